@@ -73,7 +73,7 @@ def from_numpy(a, *, shards=None, dim=None, layout=None, device="cpu",
     a = np.asarray(a)
     dt = D.from_numpy_dtype(a.dtype)
     lay = _layout(a.shape, shards, dim, layout, device)
-    return _finish(apply("from_numpy", np.ascontiguousarray(a), lay, dt), requires_grad)
+    return _finish(apply("from_numpy", np.require(a, requirements="C"), lay, dt), requires_grad)
 
 
 def tensor(data, *, dtype=None, shards=None, dim=None, layout=None, device="cpu",

@@ -28,13 +28,26 @@ def _cast(xp, a, dtype):
 
 # ------------------------------------------------------------------------------ elementwise
 @kernel("ufunc")
-def ufunc(xp, *arrays, fn, cast=None, out=None):
+def ufunc(xp, *arrays, fn, cast=None, out=None, alloc=None):
     """``xp.<fn>(*arrays)`` computed in dtype ``cast`` and returned as dtype ``out``.
 
     Python scalars stay Python scalars, so NumPy's weak scalar typing keeps the array's dtype.
+    ``alloc(shape, dtype)`` may offer a recycled output block (the worker's buffer pool).
     """
     args = [_cast(xp, a, cast) for a in arrays]
-    return _cast(xp, getattr(xp, fn)(*args), out)
+    f = getattr(xp, fn)
+    if alloc is not None and out is not None:
+        shape = xp.broadcast_shapes(*[a.shape for a in args if hasattr(a, "shape")])
+        buf = alloc(shape, out) if shape else None
+        if buf is not None:
+            try:
+                return f(*args, out=buf)
+            except TypeError:  # the ufunc's natural dtype differs from ``out``
+                pass
+    return _cast(xp, f(*args), out)
+
+
+POOLED = ("ufunc",)  # kernels that accept ``alloc=``
 
 
 @kernel("sigmoid")

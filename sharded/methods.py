@@ -120,8 +120,7 @@ def fill_(self, value):
     if isinstance(value, ShardedTensor) and value.ndim:
         raise ArgumentError(f"fill_ only supports 0-dimension value tensors, got one with "
                             f"{value.ndim} dimensions")
-    apply("fill_", self, F._operand(value))
-    return self
+    return apply("fill_", self, F._operand(value), target=self)
 
 
 def zero_(self):
@@ -138,8 +137,7 @@ def copy_(self, src):
     >>> st.zeros(2, 2).copy_(st.tensor([1., 2.])).tolist()
     [[1.0, 2.0], [1.0, 2.0]]
     """
-    apply("fill_", self, F._operand(src))
-    return self
+    return apply("fill_", self, F._operand(src), target=self)
 
 
 def requires_grad_(self, requires_grad=True):

@@ -79,7 +79,11 @@ def session_of(args):
 def apply(name, *args, **params):
     """Run primitive ``name`` on ``args`` and wrap what it returns (the one dispatch point)."""
     sess = session_of(args)
-    return wrap(PRIMITIVES[name].impl(sess.executor, *args, **params), sess)
+    res = PRIMITIVES[name].impl(sess.executor, *args, **params)
+    target = params.get("target")
+    if target is not None:  # in place: the shards already belong to ``target``
+        return target
+    return wrap(res, sess)
 
 
 class ShardedTensor:

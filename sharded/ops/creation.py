@@ -112,7 +112,7 @@ def from_numpy(ex, arr: np.ndarray, layout, dtype) -> Result:
                 shared = ("x", ex.put(arr)) if arr.nbytes > INLINE_BYTES else ("c", arr)
             arg = shared
         else:
-            piece = arr[tuple(slice(o, o + n) for o, n in zip(offs, shp))]
+            piece = np.asarray(arr[tuple(slice(o, o + n) for o, n in zip(offs, shp))])
             arg = ("x", ex.put(piece)) if piece.nbytes > INLINE_BYTES else ("c", piece)
         k = ex.new_key()
         ex.submit(w, "copy", (arg,), (k,), {"dtype": dt}, ("from_numpy", s))

@@ -253,8 +253,9 @@ def astype(ex, x, dtype) -> Result:
 
 
 @primitive("fill_", kind="elementwise")
-def fill_(ex, x, value) -> Result:
-    """Write ``value`` (a scalar or a 0-d tensor) into every element of ``x`` in place."""
-    dt = x._dtype.np.str
-    return plan(ex, "where", (True, value, x), {"cast": dt, "out": dt}, x._dtype, "fill_",
-                target=x)
+def fill_(ex, x, value, target) -> Result:
+    """Write ``value`` (a scalar or a broadcastable tensor) into ``target`` in place, converted
+    to its dtype (``fill_``, ``copy_``)."""
+    dt = target._dtype.np.str
+    return plan(ex, "where", (True, value, x), {"cast": dt, "out": dt}, target._dtype, "fill_",
+                target=target)

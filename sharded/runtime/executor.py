@@ -62,6 +62,11 @@ class Executor:
         with self._lock:
             q = self._queues[w]
             if any(a[0] == "x" for a in args):
+                if q and not self._refs[w]:
+                    # A batch starts only once all its refs resolve: ship the independent
+                    # commands queued so far first, so they do not wait for other workers.
+                    self._flush(w)
+                    q = self._queues[w]
                 refs = self._refs[w]
                 args = tuple(("r", _append(refs, a[1])) if a[0] == "x" else a for a in args)
             q.append((kernel, args, outs, params, label, inplace))

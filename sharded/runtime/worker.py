@@ -20,11 +20,16 @@ on, and the errors are returned for the driver to raise at its next read.
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 
 from ..backend import get_backend
-from ..kernels import KERNELS
+from ..kernels import KERNELS, POOLED
+
+_POOLED = frozenset(KERNELS[k] for k in POOLED)
+POOL_MIN_BYTES = 1 << 20
+POOL_MAX_BYTES = 1 << 30
 
 
 class Worker:
@@ -47,6 +52,8 @@ class Worker:
         self.poisoned: dict = {}
         self.copy_exports = copy_exports
         self.commands_run = 0
+        self.pool: dict = {}
+        self.pool_bytes = 0
 
     # ------------------------------------------------------------------ running
     def run(self, cmds, *refs):
@@ -58,7 +65,7 @@ class Worker:
                 head = cmd[0]
                 if head == "free":
                     for k in cmd[1]:
-                        store.pop(k, None)
+                        self._recycle(store.pop(k, None))
                         poisoned.pop(k, None)
                     continue
                 if head == "export":
@@ -68,7 +75,11 @@ class Worker:
                 _, args, outs, params, label, inplace = cmd
                 try:
                     vals = [self._arg(a, refs) for a in args]
-                    res = KERNELS[head](self.xp, *vals, **(params or {}))
+                    fn = KERNELS[head]
+                    if fn in _POOLED and not inplace:
+                        res = fn(self.xp, *vals, alloc=self._take, **params)
+                    else:
+                        res = fn(self.xp, *vals, **(params or {}))
                     if len(outs) == 1:
                         res = (res,)
                     for k, r in zip(outs, res):
@@ -119,6 +130,26 @@ class Worker:
         part = self.backend.to_host(part)
         return np.array(part, copy=True) if self.copy_exports else np.ascontiguousarray(part)
 
+    # ------------------------------------------------------------------ buffer pool
+    def _recycle(self, arr):
+        """Keep a freed block for reuse: a fresh allocation of a big block costs page faults
+        (the kernel zeroes every page), a reused one is already mapped."""
+        if (arr is None or arr.nbytes < POOL_MIN_BYTES or self.pool_bytes + arr.nbytes >
+                POOL_MAX_BYTES or not arr.flags.owndata or not arr.flags.c_contiguous
+                or sys.getrefcount(arr) > 2):  # a view elsewhere still uses its memory
+            return
+        self.pool.setdefault((arr.shape, arr.dtype.str), []).append(arr)
+        self.pool_bytes += arr.nbytes
+
+    def _take(self, shape, dtype):
+        """A pooled block of ``shape``/``dtype`` (contents undefined), or None."""
+        free = self.pool.get((tuple(shape), np.dtype(dtype).str))
+        if not free:
+            return None
+        arr = free.pop()
+        self.pool_bytes -= arr.nbytes
+        return arr
+
     # ------------------------------------------------------------------ reading
     def fetch(self, items):
         """Host copies of ``(key, slices)`` items; a failed shard comes back as its error."""
@@ -139,7 +170,8 @@ class Worker:
         return {"worker": self.index, "device": self.device, "pid": os.getpid(),
                 "live_shards": len(self.store),
                 "live_bytes": int(sum(a.nbytes for a in self.store.values())),
-                "rss_bytes": _rss_bytes(), "commands_run": self.commands_run}
+                "pool_bytes": self.pool_bytes, "rss_bytes": _rss_bytes(),
+                "commands_run": self.commands_run}
 
     def ping(self):
         return self.index
