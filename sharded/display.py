@@ -6,8 +6,6 @@ three along each dim, as torch shows them) are fetched from the shards that hold
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 THRESHOLD = 1000
@@ -42,13 +40,30 @@ def corners(t, summarize: bool) -> np.ndarray:
     return out
 
 
+def _float_format(vals):
+    """torch's choice: integral values print as ``3.``, wide ranges in scientific notation,
+    everything else with four decimals."""
+    fin = vals[np.isfinite(vals)]
+    if fin.size == 0:
+        return "{:.4f}"
+    big, nz = np.abs(fin).max(), np.abs(fin[fin != 0])
+    if np.all(fin == np.round(fin)) and big < 1e8:
+        return "{:.0f}."
+    if big >= 1e8 or (nz.size and (nz.min() < 1e-4 or big / nz.min() > 1e3)):
+        return "{:.4e}"
+    return "{:.4f}"
+
+
 def _tokens(a: np.ndarray) -> np.ndarray:
     flat = a.reshape(-1)
     if flat.size == 0:
         return np.array([], dtype=object).reshape(a.shape)
-    text = np.array2string(flat, separator=" ", threshold=sys.maxsize,
-                           max_line_width=sys.maxsize, precision=4, floatmode="maxprec_equal")
-    toks = text.strip("[]").split()
+    if flat.dtype.kind == "f":
+        fmt = _float_format(flat.astype(np.float64))
+        toks = [("nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")) if not np.isfinite(v)
+                else fmt.format(v) for v in flat.astype(np.float64)]
+    else:
+        toks = [str(v) for v in flat.tolist()]
     width = max(len(s) for s in toks)
     return np.array([s.rjust(width) for s in toks], dtype=object).reshape(a.shape)
 

@@ -56,7 +56,8 @@ class Layout:
     dim : int, optional
         The dimension to split (default 0).
     shards : int, optional
-        Number of equal-ish chunks along ``dim`` (default: the number of workers).
+        Number of equal-ish chunks along ``dim`` (default: the number of workers, capped at
+        the size of ``dim`` so that no default shard is empty).
     chunks : sequence of int or dict, optional
         Explicit, possibly uneven chunk sizes along ``dim`` (or ``{dim: sizes}`` for several).
     grid : tuple of int, optional
@@ -154,7 +155,9 @@ class Layout:
             dim = normalize_dim(0 if r["dim"] is None else r["dim"], nd)
             chunks = r["chunks"]
             if chunks is None:
-                k = num_workers if r["shards"] is None else _check_count(r["shards"], "shards")
+                # default: one shard per worker, but no empty shards for short dims
+                k = max(1, min(num_workers, shape[dim])) if r["shards"] is None else \
+                    _check_count(r["shards"], "shards")
                 sizes[dim] = split_sizes(shape[dim], k)
             else:
                 for d, cs in (chunks.items() if isinstance(chunks, dict) else [(dim, chunks)]):

@@ -128,7 +128,7 @@ class Worker:
                 "cause": f"KeyError: shard {key} is not on worker {self.index}"})
         part = arr if sl is None else arr[sl]
         part = self.backend.to_host(part)
-        return np.array(part, copy=True) if self.copy_exports else np.ascontiguousarray(part)
+        return np.array(part, copy=True) if self.copy_exports else np.asarray(part, order="C")
 
     # ------------------------------------------------------------------ buffer pool
     def _recycle(self, arr):
