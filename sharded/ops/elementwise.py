@@ -89,14 +89,16 @@ def out_layout(shape, tensors, num_workers: int) -> Layout:
 
 
 def _const_args(arr, layout: Layout):
-    """Per-shard pieces of a NumPy operand (each worker receives only its block)."""
+    """Per-shard pieces of a NumPy operand: each worker receives only the blocks it needs,
+    and equal pieces (a broadcast row) are one object, so a batch pickles them once."""
     off = layout.ndim - arr.ndim
-    out = []
+    out, seen = [], {}
     for _, offs, shp in layout.shards():
-        sl = tuple(slice(0, 1) if arr.shape[i] == 1 else slice(offs[i + off],
-                                                               offs[i + off] + shp[i + off])
-                   for i in range(arr.ndim))
-        out.append(("c", arr[sl]))
+        bounds = tuple((0, 1) if arr.shape[i] == 1 else (offs[i + off], offs[i + off] + shp[i + off])
+                       for i in range(arr.ndim))
+        if bounds not in seen:
+            seen[bounds] = ("c", arr[tuple(slice(lo, hi) for lo, hi in bounds)])
+        out.append(seen[bounds])
     return out
 
 

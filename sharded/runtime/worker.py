@@ -87,6 +87,7 @@ class Worker:
                             store[k][...] = r
                         else:
                             store[k] = self.xp.asarray(r)
+                    vals = res = r = None  # no stale references: freed blocks can be pooled
                 except _Poisoned as p:
                     for k in outs:
                         poisoned[k] = p.record
