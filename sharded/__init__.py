@@ -11,9 +11,10 @@ Session(...)
 """
 
 from . import dtypes
+from . import methods as _methods
+from .creation import *  # noqa: F403
 from .dtypes import (
     DType,
-    bool_ as bool,  # noqa: A004 - torch's name
     float16,
     float32,
     float64,
@@ -25,6 +26,9 @@ from .dtypes import (
     promote_types,
     set_default_dtype,
     uint8,
+)
+from .dtypes import (
+    bool_ as bool,
 )
 from .errors import (
     ArgumentError,
@@ -39,14 +43,12 @@ from .errors import (
     ShardingError,
     WorkerLost,
 )
+from .functional import *  # noqa: F403
+from .functional import abs, all, any, max, min, pow, sum
+from .info import info, stats, synchronize
 from .layout import Layout
 from .runtime import init, is_initialized, shutdown
 from .tensor import ShardedTensor, Size
-from . import methods as _methods  # noqa: F401,E402 - binds operators onto ShardedTensor
-from .creation import *  # noqa: F401,F403,E402
-from .functional import *  # noqa: F401,F403,E402
-from .functional import abs, all, any, max, min, pow, sum  # noqa: A004,E402
-from .info import info, stats, synchronize  # noqa: E402
 
 half, double, short, long = float16, float64, int16, int64
 Tensor = ShardedTensor

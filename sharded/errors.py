@@ -41,8 +41,11 @@ class BackendUnavailable(ShardedError, RuntimeError):
     """A device was asked for whose backend (e.g. CuPy on ``cuda``) is missing here."""
 
 
-class SessionClosed(ShardedError, RuntimeError):
-    """A tensor was used after ``st.shutdown()`` freed the workers that held its shards."""
+class SessionClosed(ShardedError, RuntimeError, ValueError):
+    """A tensor was used after ``st.shutdown()`` freed the workers that held its shards.
+
+    Also a ``ValueError``: the tensor is no longer a valid argument.
+    """
 
 
 class WorkerLost(ShardedError, RuntimeError):

@@ -110,7 +110,7 @@ def remainder(input, other):
     return _ew("remainder", input, other)
 
 
-def pow(input, exponent):  # noqa: A001 - torch's name
+def pow(input, exponent):
     """``input ** exponent``.
 
     Examples
@@ -132,7 +132,7 @@ def minimum(input, other):
     return _ew("minimum", input, other)
 
 
-def clamp(input, min=None, max=None):  # noqa: A002 - torch's names
+def clamp(input, min=None, max=None):
     """Clamp into ``[min, max]`` (either may be a tensor).
 
     Examples
@@ -180,7 +180,7 @@ def _unary(name, doc):
 
 neg = _unary("neg", "``-input``.")
 negative = neg
-abs = _unary("abs", "Absolute value.")  # noqa: A001
+abs = _unary("abs", "Absolute value.")
 exp = _unary("exp", "``e ** input``.")
 log = _unary("log", "Natural logarithm.")
 log1p = _unary("log1p", "``log(1 + input)``, accurate for small inputs.")
@@ -257,7 +257,7 @@ def _count(x, dims) -> int:
     return math.prod(x.shape[d] for d in dims)
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):  # noqa: A001
+def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Sum over all elements, one dim or a tuple of dims.
 
     Integer and bool inputs sum in int64, like torch.
@@ -369,7 +369,7 @@ def _maxmin(name, input, dim, keepdim, other):
     return (MaxResult if name == "max" else MinResult)(vals, idx)
 
 
-def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
+def max(input, dim=None, keepdim=False, *, other=None):
     """``max(x)``: the largest element; ``max(x, dim)``: ``(values, indices)`` along ``dim``;
     ``max(x, y)``: elementwise maximum.
 
@@ -382,7 +382,7 @@ def max(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
     return _maxmin("max", input, dim, keepdim, other)
 
 
-def min(input, dim=None, keepdim=False, *, other=None):  # noqa: A001
+def min(input, dim=None, keepdim=False, *, other=None):
     """Like :func:`max`, for the minimum."""
     return _maxmin("min", input, dim, keepdim, other)
 
@@ -406,7 +406,7 @@ def argmin(input, dim=None, keepdim=False):
     return apply("argmin", x, None if dim is None else normalize_dim(dim, x.ndim), keepdim)
 
 
-def all(input, dim=None, keepdim=False):  # noqa: A001
+def all(input, dim=None, keepdim=False):
     """True if every element is non-zero.
 
     Examples
@@ -419,7 +419,7 @@ def all(input, dim=None, keepdim=False):  # noqa: A001
     return apply("all", x, _dims(x, dim), keepdim)
 
 
-def any(input, dim=None, keepdim=False):  # noqa: A001
+def any(input, dim=None, keepdim=False):
     """True if any element is non-zero."""
     x = _tensor(input)
     return apply("any", x, _dims(x, dim), keepdim)

@@ -60,6 +60,8 @@ class Layout:
         the size of ``dim`` so that no default shard is empty).
     chunks : sequence of int or dict, optional
         Explicit, possibly uneven chunk sizes along ``dim`` (or ``{dim: sizes}`` for several).
+    boundaries : sequence of int or dict, optional
+        The same as cut positions: ``(3, 5)`` or ``(0, 3, 5, 7)`` both cut 7 rows into 3, 2, 2.
     grid : tuple of int, optional
         Number of chunks per dimension for a block grid; see :meth:`block`.
     workers : sequence of int, optional
@@ -75,7 +77,10 @@ class Layout:
 
     __slots__ = ("_req", "shape", "bounds", "is_replicated", "workers", "_shards", "_hash")
 
-    def __init__(self, dim=None, shards=None, *, chunks=None, grid=None, workers=None):
+    def __init__(self, dim=None, shards=None, *, chunks=None, boundaries=None, grid=None,
+                 workers=None):
+        if boundaries is not None:
+            chunks = _Cuts(boundaries)
         given = [n for n, v in (("shards", shards), ("chunks", chunks), ("grid", grid))
                  if v is not None]
         if len(given) > 1:
@@ -160,6 +165,8 @@ class Layout:
                     _check_count(r["shards"], "shards")
                 sizes[dim] = split_sizes(shape[dim], k)
             else:
+                if isinstance(chunks, _Cuts):
+                    chunks = chunks.sizes(shape, dim)
                 for d, cs in (chunks.items() if isinstance(chunks, dict) else [(dim, chunks)]):
                     d = normalize_dim(d, nd)
                     cs = tuple(int(c) for c in cs)
@@ -308,6 +315,32 @@ class Layout:
         chunks = {d: self.chunk_sizes(d) for d in self.split_dims}
         return f"Layout(shape={self.shape}, grid={self.grid}, chunks={chunks}, " \
                f"workers={self.workers})"
+
+
+class _Cuts:
+    """Chunk boundaries as given by the user, turned into sizes once the shape is known."""
+
+    def __init__(self, cuts):
+        self.cuts = cuts
+
+    def sizes(self, shape, dim):
+        items = self.cuts.items() if isinstance(self.cuts, dict) else [(dim, self.cuts)]
+        out = {}
+        for d, cuts in items:
+            n = shape[normalize_dim(d, len(shape))]
+            pts = [int(c) for c in cuts]
+            pts = ([] if pts[:1] == [0] else [0]) + pts + ([] if pts[-1:] == [n] else [n])
+            if any(b < a for a, b in zip(pts, pts[1:])) or pts[-1] != n:
+                raise LayoutMismatch(f"boundaries {tuple(cuts)} are not increasing cut points "
+                                     f"of dim {d} of size {n}")
+            out[d] = tuple(b - a for a, b in zip(pts, pts[1:]))
+        return out
+
+    def __eq__(self, other):
+        return isinstance(other, _Cuts) and self.cuts == other.cuts
+
+    def __repr__(self):
+        return repr(self.cuts)
 
 
 def _check_count(k, what: str) -> int:

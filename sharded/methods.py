@@ -99,7 +99,7 @@ ShardedTensor.__imod__ = ShardedTensor.remainder_
 ShardedTensor.__ipow__ = ShardedTensor.pow_
 
 
-def clamp_(self, min=None, max=None):  # noqa: A002 - torch's names
+def clamp_(self, min=None, max=None):
     """In-place :func:`~sharded.functional.clamp`."""
     if min is None and max is None:
         raise ArgumentError("clamp_(): at least one of 'min' or 'max' must not be None")

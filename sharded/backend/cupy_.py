@@ -25,7 +25,7 @@ class CupyBackend:
         self.xp.cuda.Device(self.index).synchronize()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def backend(index: int) -> CupyBackend:
     """The backend of GPU ``index``; :class:`BackendUnavailable` says why it cannot exist."""
     try:

@@ -15,7 +15,7 @@ import numpy as np
 from .. import dtypes as D
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..layout import Layout
-from .movement import align, free_temps
+from .movement import align, free_temps, region
 from .registry import Result, primitive
 
 
@@ -94,8 +94,7 @@ def _const_args(arr, layout: Layout):
     off = layout.ndim - arr.ndim
     out, seen = [], {}
     for _, offs, shp in layout.shards():
-        bounds = tuple((0, 1) if arr.shape[i] == 1 else (offs[i + off], offs[i + off] + shp[i + off])
-                       for i in range(arr.ndim))
+        bounds = region(arr, offs, shp, off)
         if bounds not in seen:
             seen[bounds] = ("c", arr[tuple(slice(lo, hi) for lo, hi in bounds)])
         out.append(seen[bounds])

@@ -17,8 +17,9 @@ from ..layout import Layout
 from .registry import Result, primitive
 
 
-def _region(lay: Layout, offs, shp, off: int):
-    """The block of an operand with layout ``lay`` that a target block needs (broadcasting)."""
+def region(lay, offs, shp, off: int):
+    """The block of an operand (anything with ``shape``/``ndim``: a layout, an array) that a
+    target block at ``offs``/``shp`` needs, its dims aligned right (broadcasting)."""
     return tuple((0, 1) if lay.shape[i] == 1 else (offs[i + off], offs[i + off] + shp[i + off])
                  for i in range(lay.ndim))
 
@@ -44,14 +45,14 @@ def align(ex, t, out: Layout):
     shards = lay.shards()
     args, plans = [], []
     for s, (w, offs, shp) in enumerate(out.shards()):
-        region = _region(lay, offs, shp, off)
+        need = region(lay, offs, shp, off)
         if lay.is_replicated and w in lay.workers:
             j = lay.workers.index(w)
-            sl = tuple(slice(lo, hi) for lo, hi in region)
+            sl = tuple(slice(lo, hi) for lo, hi in need)
             args.append(("k", keys[j], _local_slices(sl, lay.shape)))
             continue
-        pieces = lay.overlaps(region)
-        rshape = tuple(hi - lo for lo, hi in region)
+        pieces = lay.overlaps(need)
+        rshape = tuple(hi - lo for lo, hi in need)
         if not pieces:
             args.append(("c", np.empty(rshape, dtype)))
             continue
@@ -72,8 +73,8 @@ def align(ex, t, out: Layout):
                     ex.bytes_moved += math.prod(d.stop - d.start for d in dst) * t._dtype.itemsize
         handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
         for s, w, rshape, pieces in plans:
-            pargs = [("k", keys[j], src) if shards[j][0] == w else ("x", next(handles[shards[j][0]]))
-                     for j, src, dst in pieces]
+            pargs = [("k", keys[j], src) if shards[j][0] == w else
+                     ("x", next(handles[shards[j][0]])) for j, src, _ in pieces]
             key = ex.new_key()
             ex.submit(w, "assemble", pargs, (key,),
                       {"shape": rshape, "dtype": dtype, "places": [d for _, _, d in pieces]},

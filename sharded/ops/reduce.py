@@ -52,7 +52,6 @@ def plan_reduce(ex, x, fn, dims, keepdim, out_dtype, arg=False, flat=False, labe
     """
     lay, keys = x._layout, x._keys
     label = label or fn
-    nd = lay.ndim
     dims = tuple(sorted(dims))
     chunk, combine = ("arg_chunk", "arg_combine") if arg else ("reduce_chunk", "reduce_combine")
     nparts = 2 if arg else 1

@@ -1,3 +1,3 @@
 """The unit suite's interop tests, run unchanged on the multi-node Ray cluster."""
 
-from tests.unit.test_interop import *  # noqa: F401,F403
+from tests.unit.test_interop import *

@@ -69,3 +69,13 @@ def test_error_messages_name_values():
         resolve((4, 4), 2, dim=5)
     with pytest.raises(st.LayoutMismatch, match=r"\(3, 3\).*7"):
         Layout(chunks=(3, 3)).bind((7,), 2)
+
+
+def test_boundaries_are_cut_points():
+    a = Layout(boundaries=(3, 5)).bind((7, 2), 2)
+    b = Layout(boundaries=(0, 3, 5, 7)).bind((7, 2), 2)
+    assert a == b and a.chunk_sizes(0) == (3, 2, 2)
+    c = Layout(dim=1, boundaries=[1]).bind((2, 4), 2)
+    assert c.chunk_sizes(1) == (1, 3)
+    with pytest.raises(st.LayoutMismatch, match="boundaries"):
+        Layout(boundaries=(5, 3)).bind((7,), 2)

@@ -6,7 +6,7 @@ from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
 
 rng = np.random.default_rng(0)
 A = rng.standard_normal((7, 6))
-I = rng.integers(-5, 5, (7, 6))
+INTS = rng.integers(-5, 5, (7, 6))
 
 DIMS = [None, 0, 1, -1, (0, 1), (1, 0)]
 
@@ -32,30 +32,30 @@ def test_reductions_every_layout(place, dim, keepdim):
 
 @pytest.mark.parametrize("place", PLACEMENTS, ids=PLACEMENT_IDS)
 def test_arg_reductions_every_layout(place):
-    x = st.from_numpy(I, **place)  # many ties: the first index must win, as numpy/torch
-    assert x.argmax().item() == I.argmax() and x.argmin().item() == I.argmin()
+    x = st.from_numpy(INTS, **place)  # many ties: the first index must win, as numpy/torch
+    assert x.argmax().item() == INTS.argmax() and x.argmin().item() == INTS.argmin()
     for d in (0, 1):
-        assert_matches_numpy(x.argmax(d), I.argmax(d), dtype=st.int64)
-        assert_matches_numpy(x.argmin(d, keepdim=True), np.expand_dims(I.argmin(d), d))
+        assert_matches_numpy(x.argmax(d), INTS.argmax(d), dtype=st.int64)
+        assert_matches_numpy(x.argmin(d, keepdim=True), np.expand_dims(INTS.argmin(d), d))
         v, i = x.max(d)
-        assert_matches_numpy(v, I.max(d)) and assert_matches_numpy(i, I.argmax(d))
+        assert_matches_numpy(v, INTS.max(d)) and assert_matches_numpy(i, INTS.argmax(d))
         res = st.min(x, dim=d, keepdim=True)
-        assert_matches_numpy(res.values, I.min(d, keepdims=True))
-        assert_matches_numpy(res.indices, np.expand_dims(I.argmin(d), d))
-    assert x.max().item() == I.max() and x.min().item() == I.min()
+        assert_matches_numpy(res.values, INTS.min(d, keepdims=True))
+        assert_matches_numpy(res.indices, np.expand_dims(INTS.argmin(d), d))
+    assert x.max().item() == INTS.max() and x.min().item() == INTS.min()
     assert x.argmax(keepdim=True).shape == (1, 1)
 
 
 def test_integer_and_bool_reduction_dtypes():
-    i = st.tensor(I.astype(np.int32), shards=3)
-    assert i.sum().dtype == st.int64 and i.sum().item() == I.sum()
+    i = st.tensor(INTS.astype(np.int32), shards=3)
+    assert i.sum().dtype == st.int64 and i.sum().item() == INTS.sum()
     assert i.prod(0).dtype == st.int64
-    assert (i > 0).sum().dtype == st.int64 and (i > 0).sum().item() == (I > 0).sum()
+    assert (i > 0).sum().dtype == st.int64 and (i > 0).sum().item() == (INTS > 0).sum()
     assert i.amax().dtype == st.int32
     assert i.sum(dtype=st.float64).dtype == st.float64
     with pytest.raises(st.DTypeError, match="int32"):
         i.mean()
-    assert i.mean(dtype=st.float64).item() == pytest.approx(I.mean())
+    assert i.mean(dtype=st.float64).item() == pytest.approx(INTS.mean())
 
 
 def test_nan_propagates_and_wins_argmax():
