@@ -35,22 +35,46 @@ from .errors import (
     BackendUnavailable,
     DimError,
     DTypeError,
+    IndexOutOfRange,
     LayoutMismatch,
     OpFailed,
     SessionClosed,
     ShapeError,
     ShardedError,
     ShardingError,
+    ViewError,
     WorkerLost,
 )
 from .functional import *  # noqa: F403
 from .functional import abs, all, any, max, min, pow, sum
 from .info import info, stats, synchronize
+from .shape import (
+    broadcast_to,
+    cat,
+    chunk,
+    clone,
+    flatten,
+    flip,
+    narrow,
+    permute,
+    reshape,
+    roll,
+    select,
+    split,
+    squeeze,
+    stack,
+    swapaxes,
+    t,
+    transpose,
+    unbind,
+    unsqueeze,
+)
 from .layout import Layout
 from .runtime import init, is_initialized, shutdown
 from .tensor import ShardedTensor, Size
 
 half, double, short, long = float16, float64, int16, int64
 Tensor = ShardedTensor
+concatenate = cat
 
 __version__ = "0.1.0"

@@ -40,6 +40,15 @@ class Storage:
         weakref.finalize(self, _free, session.executor, layout.workers, keys)
 
 
+def contiguous_strides(shape) -> tuple:
+    """Row-major strides (in elements) of ``shape``, as torch reports them."""
+    out, acc = [], 1
+    for n in reversed(tuple(shape)):
+        out.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(out))
+
+
 class Size(tuple):
     """The shape of a tensor: a tuple that prints like ``torch.Size``."""
 
@@ -79,8 +88,12 @@ def session_of(args):
 def apply(name, *args, **params):
     """Run primitive ``name`` on ``args`` and wrap what it returns (the one dispatch point)."""
     sess = session_of(args)
-    res = PRIMITIVES[name].impl(sess.executor, *args, **params)
     target = params.get("target")
+    if target is not None and target._readonly:
+        raise ArgumentError("unsupported operation: more than one element of the written-to "
+                            "tensor refers to a single memory location (an expanded view); "
+                            "clone() it first")
+    res = PRIMITIVES[name].impl(sess.executor, *args, **params)
     if target is not None:  # in place: the shards already belong to ``target``
         return target
     return wrap(res, sess)
@@ -108,6 +121,8 @@ class ShardedTensor:
         self.requires_grad = requires_grad
         self.grad = None
         self.grad_fn = None
+        # torch's view metadata: strides/offset into the base's storage (None: contiguous)
+        self._strides, self._offset, self._base, self._readonly = None, 0, None, False
 
     # ------------------------------------------------------------------ metadata
     @property
@@ -146,6 +161,32 @@ class ShardedTensor:
 
     def element_size(self) -> int:
         return self._dtype.itemsize
+
+    def stride(self, dim=None):
+        """Strides in elements, as torch reports them for this (possibly viewed) tensor.
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> st.zeros(2, 3).t().stride()
+        (1, 3)
+        """
+        s = self._strides if self._strides is not None else contiguous_strides(self.shape)
+        if dim is None:
+            return tuple(s)
+        from .layout import normalize_dim
+        return s[normalize_dim(dim, self.ndim)]
+
+    def storage_offset(self) -> int:
+        """Offset of the first element in the base's storage (torch semantics)."""
+        return self._offset
+
+    def is_contiguous(self) -> bool:
+        """Whether the strides are row-major (dims of size 1 are ignored, as in torch)."""
+        if self._strides is None:
+            return True
+        want = contiguous_strides(self.shape)
+        return all(a == b for a, b, n in zip(self._strides, want, self.shape) if n > 1)
 
     @property
     def layout(self):

@@ -127,3 +127,74 @@ def squeeze_dims(ex, t, dims) -> Result:
         ex.submit(w, "reshape", (("k", k, None),), (nk,), {"shape": shp}, ("squeeze", s))
         keys.append(nk)
     return Result(out, t._dtype, tuple(keys))
+
+
+@primitive("cat")
+def cat(ex, *ts, dim) -> Result:
+    """Concatenate along ``dim``. Split along ``dim``: the result's chunks are the inputs'
+    chunks in order (each copied where it lives). Unsplit: the first input's layout, every
+    shard the concatenation of the inputs' matching blocks."""
+    import itertools
+    first = ts[0]._layout
+    d = dim
+    sizes = [t._layout.shape[d] for t in ts]
+    shape = list(first.shape)
+    shape[d] = sum(sizes)
+    dtype = ts[0]._dtype
+    keys = []
+    if first.is_replicated or first.grid[d] == 1:
+        bounds = list(first.bounds)
+        bounds[d] = (0, shape[d])
+        out = Layout.from_bounds(shape, bounds, first.workers, first.is_replicated)
+        per, temps = [], []
+        for t, n in zip(ts, sizes):
+            b = list(first.bounds)
+            b[d] = (0, n)
+            a, tt = align(ex, t, Layout.from_bounds(
+                [n if k == d else s for k, s in enumerate(first.shape)], b, first.workers,
+                first.is_replicated))
+            per.append(a)
+            temps += tt
+        for s, (w, _, _) in enumerate(out.shards()):
+            k = ex.new_key()
+            ex.submit(w, "concat", tuple(a[s] for a in per), (k,), {"axis": d}, ("cat", s))
+            keys.append(k)
+        free_temps(ex, temps)
+        return Result(out, dtype, tuple(keys))
+    aligned, chunk_bounds, start = [], [0], 0
+    for t, n in zip(ts, sizes):
+        lay = t._layout
+        b = list(first.bounds)
+        b[d] = lay.bounds[d] if not lay.is_replicated else (0, n)
+        grid = [len(x) - 1 for x in b]
+        cnt = 1
+        for g in grid:
+            cnt *= g
+        tshape = [n if k == d else s for k, s in enumerate(first.shape)]
+        same = (not lay.is_replicated and tuple(tuple(x) for x in b) == lay.bounds)
+        ws = lay.workers if same else [(i + start) % ex.num_workers for i in range(cnt)]
+        target = Layout.from_bounds(tshape, b, ws)
+        args, temps = align(ex, t, target)
+        aligned.append((target, args, temps))
+        for v in target.chunk_sizes(d):
+            chunk_bounds.append(chunk_bounds[-1] + v)
+        start += grid[d]
+    bounds = list(first.bounds)
+    bounds[d] = tuple(chunk_bounds)
+    owner = [(i, k) for i, (tg, _, _) in enumerate(aligned) for k in range(tg.grid[d])]
+    grid = [len(x) - 1 for x in bounds]
+    workers, srcs = [], []
+    for c in itertools.product(*(range(g) for g in grid)):
+        i, k = owner[c[d]]
+        tg, args, _ = aligned[i]
+        j = tg.index(c[:d] + (k,) + c[d + 1:])
+        workers.append(tg.workers[j])
+        srcs.append(args[j])
+    out = Layout.from_bounds(shape, bounds, workers)
+    for s, (w, a) in enumerate(zip(workers, srcs)):
+        k = ex.new_key()
+        ex.submit(w, "copy", (a,), (k,), None, ("cat", s))
+        keys.append(k)
+    for _, _, temps in aligned:
+        free_temps(ex, temps)
+    return Result(out, dtype, tuple(keys))

@@ -84,7 +84,8 @@ class Worker:
                         res = (res,)
                     for k, r in zip(outs, res):
                         if inplace:
-                            store[k][...] = r
+                            if r is not store[k]:  # kernels may write in place themselves
+                                store[k][...] = r
                         else:
                             store[k] = self.xp.asarray(r)
                     vals = res = r = None  # no stale references: freed blocks can be pooled
