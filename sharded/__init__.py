@@ -48,6 +48,8 @@ from .errors import (
 from .functional import *  # noqa: F403
 from .functional import abs, all, any, max, min, pow, sum
 from .info import info, stats, synchronize
+from .layout import Layout
+from .runtime import init, is_initialized, shutdown
 from .shape import (
     broadcast_to,
     cat,
@@ -69,8 +71,6 @@ from .shape import (
     unbind,
     unsqueeze,
 )
-from .layout import Layout
-from .runtime import init, is_initialized, shutdown
 from .tensor import ShardedTensor, Size
 
 half, double, short, long = float16, float64, int16, int64

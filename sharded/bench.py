@@ -34,7 +34,8 @@ def _dask():
         return None
 
 
-def run(size: int = 50_000_000, repeat: int = 5, tiny_ops: int = 200, out=print) -> list:
+def run(size: int = 50_000_000, repeat: int = 5, tiny_ops: int = 200, reshard_gb: float = 2.0,
+        out=print) -> list:
     """Run the cases; returns rows ``(name, sharded_s, numpy_s, dask_s, target)``."""
     import sharded as st
 
@@ -113,30 +114,85 @@ def run(size: int = 50_000_000, repeat: int = 5, tiny_ops: int = 200, out=print)
 
     case(f"{tiny_ops} chained tiny ops (1,000 el, 4 shards)", st_tiny, np_tiny, da_tiny,
          "<= 0.05 s")
+
+    m, mn = x > 0.5, xn > 0.5
+    md = xd > 0.5 if da is not None else None
+
+    def st_mask():
+        keep["r"] = None
+        keep["r"] = x[m]
+        st.synchronize()
+
+    def np_mask():
+        keep["r"] = None
+        keep["r"] = xn[mn]
+
+    def da_mask():
+        keep["r"] = None
+        keep["r"] = xd[md].persist()
+
+    case(f"x[mask] of {size:,} (half selected)", st_mask, np_mask, da_mask, "")
+    x = y = xn = yn = xd = yd = m = mn = md = None  # free the arrays before the reshard case
+    keep.clear()
+    if reshard_gb:
+        rows.append(_reshard_case(st, da, reshard_gb, max(1, min(repeat, 3)), nw))
     report(rows, nw, out)
     return rows
 
 
+def _reshard_case(st, da, gb: float, repeat: int, nw: int):
+    """Row split -> column split of a square float64 matrix of ``gb`` GB, against NumPy's
+    transposed copy and dask's rechunk; the name carries sharded's GB/s."""
+    n = int((gb * 1e9 / 8) ** 0.5)
+    st.manual_seed(1)
+    a = st.rand(n, n, dtype=st.float64, dim=0)
+    an = a.numpy()
+    keep = {}
+
+    def st_reshard():
+        keep["r"] = None
+        keep["r"] = a.reshard(dim=1)
+        st.synchronize()
+
+    def np_copy():
+        keep["r"] = None
+        keep["r"] = np.ascontiguousarray(an.T)
+
+    ts = _median_time(st_reshard, repeat)
+    keep.clear()
+    tn = _median_time(np_copy, repeat)
+    keep.clear()
+    td = float("nan")
+    if da is not None:
+        ad = da.from_array(an, chunks=(-(-n // nw), n)).persist()
+        td = _median_time(lambda: ad.rechunk((n, -(-n // nw))).persist(), repeat)
+        del ad
+    return (f"reshard {n * n * 8 / 1e9:.1f} GB rows->cols ({n * n * 8 / ts / 1e9:.2f} GB/s)",
+            ts, tn, td, "vs numpy a.T copy")
+
+
 def report(rows, num_workers, out=print) -> None:
     out(f"sharded benchmark: {num_workers} workers; median of repeated runs; seconds")
-    head = f"{'case':44} {'sharded':>9} {'numpy':>9} {'dask':>9} {'/numpy':>7} {'/dask':>7}  target"
+    head = f"{'case':50} {'sharded':>9} {'numpy':>9} {'dask':>9} {'/numpy':>7} {'/dask':>7}  target"
     out(head)
     out("-" * len(head))
     for name, ts, tn, td, target in rows:
-        out(f"{name:44} {ts:9.4f} {tn:9.4f} {td:9.4f} {ts / tn:7.2f} {ts / td:7.2f}  {target}")
+        out(f"{name:50} {ts:9.4f} {tn:9.4f} {td:9.4f} {ts / tn:7.2f} {ts / td:7.2f}  {target}")
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="sharded bench", description=__doc__)
     p.add_argument("--size", type=int, default=50_000_000, help="elements of the big arrays")
     p.add_argument("--repeat", type=int, default=5, help="timed runs per case (median)")
+    p.add_argument("--reshard-gb", type=float, default=2.0,
+                   help="size of the reshard case in GB (0 skips it)")
     p.add_argument("--address", default=None, help="Ray cluster address (default: embedded)")
     p.add_argument("--workers", type=int, default=None, help="number of worker actors")
     a = p.parse_args(argv)
     import sharded as st
     st.init(address=a.address, num_workers=a.workers)
     try:
-        run(a.size, a.repeat)
+        run(a.size, a.repeat, reshard_gb=a.reshard_gb)
     finally:
         st.shutdown()
     return 0

@@ -65,12 +65,21 @@ def align(ex, t, out: Layout):
         plans.append((s, w, rshape, pieces))
     temps = []
     if plans:
+        item = t._dtype.itemsize
         req = collections.defaultdict(list)
-        for s, w, rshape, pieces in plans:
+        for i, (s, w, rshape, pieces) in enumerate(plans):
+            split = []
             for j, src, dst in pieces:
-                if shards[j][0] != w:
-                    req[shards[j][0]].append((keys[j], _local_slices(src, shards[j][2])))
-                    ex.bytes_moved += math.prod(d.stop - d.start for d in dst) * t._dtype.itemsize
+                if shards[j][0] == w:
+                    split.append((j, src, dst))
+                    continue
+                for sub_src, sub_dst in _split_piece(src, dst, item, ex.transfer_bytes):
+                    nbytes = math.prod(d.stop - d.start for d in sub_dst) * item
+                    req[shards[j][0]].append((keys[j], _local_slices(sub_src, shards[j][2]),
+                                              nbytes))
+                    ex.bytes_moved += nbytes
+                    split.append((j, sub_src, sub_dst))
+            plans[i] = (s, w, rshape, split)
         handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
         for s, w, rshape, pieces in plans:
             pargs = [("k", keys[j], src) if shards[j][0] == w else
@@ -82,6 +91,24 @@ def align(ex, t, out: Layout):
             temps.append((w, key))
             args[s] = ("k", key, None)
     return args, temps
+
+
+def _split_piece(src, dst, itemsize, limit):
+    """Cut a piece into sub-pieces of at most ``limit`` bytes (along its leading dims), so
+    transfers stream through bounded buffers."""
+    ext = [d.stop - d.start for d in dst]
+    if math.prod(ext) * itemsize <= limit or not ext:
+        return [(src, dst)]
+    d = next(i for i, n in enumerate(ext) if n > 1)
+    row = math.prod(ext[d + 1:]) * itemsize
+    step = max(1, limit // max(row, 1))
+    out = []
+    for a in range(0, ext[d], step):
+        b = min(ext[d], a + step)
+        s2 = src[:d] + (slice(src[d].start + a, src[d].start + b),) + src[d + 1:]
+        d2 = dst[:d] + (slice(dst[d].start + a, dst[d].start + b),) + dst[d + 1:]
+        out += _split_piece(s2, d2, itemsize, limit) if b - a == 1 and row > limit else [(s2, d2)]
+    return out
 
 
 def free_temps(ex, temps) -> None:
