@@ -47,7 +47,7 @@ from .errors import (
 )
 from .functional import *  # noqa: F403
 from .functional import abs, all, any, max, min, pow, sum
-from .info import info, stats, synchronize
+from .info import info, stats, synchronize, trace_memory
 from .layout import Layout
 from .runtime import init, is_initialized, shutdown
 from .shape import (
