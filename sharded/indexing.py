@@ -65,23 +65,25 @@ def _basic_entries(x, key):
 
 
 def _view_strides(x, entries):
-    strides, offset, it = [], x.storage_offset(), iter(range(x.ndim))
-    xs = x.stride()
+    """torch's strides and storage offset of ``x[key]``: entries apply left to right to an
+    intermediate result, an int selects, a slice steps, and ``None`` unsqueezes there (its
+    stride is ``size * stride`` of the dim it lands before, 1 at the end)."""
+    sizes, strides, offset = list(x.shape), list(x.stride()), x.storage_offset()
+    d = 0
     for e in entries:
         if e[0] == "new":
-            strides.append(None)
-            continue
-        d = next(it)
-        if e[0] == "int":
-            offset += e[1] * xs[d]
+            strides.insert(d, sizes[d] * strides[d] if d < len(sizes) else 1)
+            sizes.insert(d, 1)
+            d += 1
+        elif e[0] == "int":
+            offset += e[1] * strides[d]
+            del sizes[d], strides[d]
         else:
             n = len(range(*e[1:]))
-            offset += (e[1] * xs[d]) if n else 0
-            strides.append(xs[d] * e[3])
-    out = []
-    for i in range(len(strides) - 1, -1, -1):  # torch: a new axis strides over what follows
-        out.append(strides[i] if strides[i] is not None else (out[-1] if out else 1))
-    return list(reversed(out)), offset
+            offset += (e[1] * strides[d]) if n else 0
+            sizes[d], strides[d] = n, strides[d] * e[3]
+            d += 1
+    return strides, offset
 
 
 def _to_numpy_key(k):

@@ -19,7 +19,7 @@ import numbers
 from . import dtypes as D
 from .errors import ArgumentError, DimError, ShapeError, ViewError
 from .layout import Layout, normalize_dim
-from .ops.views import fallback_layout, reshape_bounds
+from .ops.views import expand_plan, fallback_layout, reshape_bounds
 from .tensor import ShardedTensor, apply, contiguous_strides
 
 
@@ -69,6 +69,7 @@ def view_strides(shape, strides, new):
 def _as_view(out: ShardedTensor, base: ShardedTensor, strides, offset) -> ShardedTensor:
     out._strides, out._offset = tuple(strides), offset
     out._base = base._base if base._base is not None else base
+    out._vc = base._vc  # a view and its base share one version counter
     out._readonly = base._readonly or 0 in [s for s, n in zip(strides, out.shape) if n > 1]
     return out
 
@@ -194,7 +195,8 @@ def t(x):
 
 
 def squeeze(x, dim=None):
-    """Drop size-1 dims (all of them, or those in ``dim`` that have size 1).
+    """Drop size-1 dims (all of them, or those in ``dim`` that have size 1); a view with the
+    remaining dims' strides, as in torch.
 
     Examples
     --------
@@ -209,11 +211,14 @@ def squeeze(x, dim=None):
         drop = {normalize_dim(d, x.ndim) for d in ds if x.shape[normalize_dim(d, x.ndim)] == 1}
     if not drop:
         return x
-    return reshape(x, tuple(n for d, n in enumerate(x.shape) if d not in drop))
+    keep = [d for d in range(x.ndim) if d not in drop]
+    xs = x.stride()
+    return _local_view(x, [x.shape[d] for d in keep], [xs[d] for d in keep])
 
 
 def unsqueeze(x, dim):
-    """Insert a size-1 dim at ``dim`` (a view).
+    """Insert a size-1 dim at ``dim`` (a view; its stride is torch's: ``size * stride`` of
+    the dim it lands before, 1 at the end).
 
     Examples
     --------
@@ -222,9 +227,21 @@ def unsqueeze(x, dim):
     sharded.Size([2, 3, 1])
     """
     d = normalize_dim(dim, x.ndim + 1)
-    s = list(x.shape)
+    s, xs = list(x.shape), list(x.stride())
+    xs.insert(d, s[d] * xs[d] if d < x.ndim else 1)
     s.insert(d, 1)
-    return view(x, s)
+    return _local_view(x, s, xs)
+
+
+def _local_view(x, shape, strides):
+    """``x`` with size-1 dims added or removed: a view with ``strides`` when every shard stays
+    whole (always, unless a size-1 dim is split into empty chunks), else a resharded copy."""
+    shape = tuple(shape)
+    if x.numel() == 0:
+        return _empty_like_shape(x, shape)
+    if not x.layout.is_replicated and reshape_bounds(x.layout, shape) is None:
+        return reshape(x, shape)
+    return _as_view(apply("reshape_view", x, shape), x, strides, x.storage_offset())
 
 
 def expand(x, *sizes):
@@ -260,7 +277,7 @@ def expand(x, *sizes):
     if tuple(shape) == tuple(x.shape):
         return x
     src = x
-    if any(x.layout.grid[i] > 1 for i in range(x.ndim) if x.shape[i] != shape[i + off]):
+    if expand_plan(x.layout, tuple(shape)) is None:  # a split size-1 dim: gather it first
         src = x.reshard(layout=Layout(chunks={d: [x.shape[d]] for d in range(x.ndim)}))
     return _as_view(apply("expand", src, tuple(shape)), x, strides, x.storage_offset())
 

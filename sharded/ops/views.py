@@ -86,7 +86,7 @@ def _lead(dims, sizes):
     return next((i for i, d in enumerate(dims) if sizes[d] > 1), 0)
 
 
-def reshape_bounds(lay: Layout, new):
+def _bounds_keeping_shards(lay: Layout, new):
     """Chunk bounds of ``new`` that keep every shard of ``lay`` whole, or None."""
     old = lay.shape
     groups = dim_groups(old, new)
@@ -114,54 +114,111 @@ def reshape_bounds(lay: Layout, new):
     return bounds
 
 
+def compact(lay: Layout):
+    """``lay`` without its empty chunks, and the shard of ``lay`` each kept shard is; None
+    when nothing would be dropped. Empty shards hold no data, so a view may leave them out:
+    a size-1 dim cut into chunks (1, 0, 0) then no longer blocks a shard-local reshape."""
+    if lay.is_replicated or 0 in lay.shape:
+        return None
+    keep = [[c for c in range(len(b) - 1) if b[c + 1] > b[c]] for b in lay.bounds]
+    if all(len(k) == len(b) - 1 for k, b in zip(keep, lay.bounds)):
+        return None
+    bounds = [(0,) + tuple(b[c + 1] for c in k) for b, k in zip(lay.bounds, keep)]
+    sources = [lay.index(cs) for cs in itertools.product(*keep)]
+    return Layout.from_bounds(lay.shape, bounds, [lay.workers[j] for j in sources]), sources
+
+
+def reshape_plan(lay: Layout, new):
+    """``(bounds of new, source shard of each new shard, workers)`` of a shard-local reshape
+    of ``lay`` to ``new``, or None when data would have to move between workers."""
+    b = _bounds_keeping_shards(lay, new)
+    if b is not None:
+        return b, list(range(len(lay.workers))), lay.workers
+    c = compact(lay)
+    if c is None:
+        return None
+    small, sources = c
+    b = _bounds_keeping_shards(small, new)
+    return None if b is None else (b, sources, small.workers)
+
+
+def reshape_bounds(lay: Layout, new):
+    """Chunk bounds of ``new`` that keep every (non-empty) shard of ``lay`` whole, or None."""
+    plan = reshape_plan(lay, new)
+    return None if plan is None else plan[0]
+
+
 def fallback_layout(lay: Layout, new, num_workers: int) -> Layout:
-    """A row-split layout of the old shape from which ``reshape(new)`` is local."""
+    """A layout of the old shape, split along one dim, from which ``reshape(new)`` is local:
+    the dim group offering the most whole-row units is split (so the copy stays spread over
+    the workers)."""
     old = lay.shape
-    go, gn = dim_groups(old, new)[0]
-    q, r = _lead(go, old), _lead(gn, new)
-    p_old = math.prod(old[d] for d in go[q + 1:])
-    p_new = math.prod(new[d] for d in gn[r + 1:])
-    unit = p_new // math.gcd(p_new, p_old)
-    units = old[go[q]] // unit
+    best = None
+    for go, gn in dim_groups(old, new):
+        if not go or not gn:
+            continue
+        q, r = _lead(go, old), _lead(gn, new)
+        p_old = math.prod(old[d] for d in go[q + 1:])
+        p_new = math.prod(new[d] for d in gn[r + 1:])
+        unit = p_new // math.gcd(p_new, p_old)
+        units = old[go[q]] // unit
+        if best is None or units > best[0]:
+            best = (units, unit, go[q])
+    units, unit, d = best
     k = max(1, min(num_workers, units))
     from ..layout import split_sizes
     sizes = [s * unit for s in split_sizes(units, k)]
-    return Layout(chunks={go[q]: sizes}).bind(old, num_workers)
+    return Layout(chunks={d: sizes}).bind(old, num_workers)
 
 
 @primitive("reshape_view", kind="view")
 def reshape_view(ex, x, shape, copy=False) -> Result:
     """``x`` with a new shape, shard by shard (the caller checked :func:`reshape_bounds`).
     ``copy=False`` insists on NumPy views (``view``); ``True`` lets NumPy copy a shard that
-    cannot be viewed (``reshape``)."""
+    cannot be viewed (``reshape``). Empty shards may be dropped (see :func:`compact`)."""
     lay = x._layout
     shape = tuple(shape)
     if lay.is_replicated:
         out = Layout.from_bounds(shape, [(0, n) for n in shape], lay.workers, replicated=True)
+        sources = list(range(len(lay.workers)))
     else:
-        bounds = reshape_bounds(lay, shape)
-        if bounds is None:
+        plan = reshape_plan(lay, shape)
+        if plan is None:
             raise LayoutMismatch(f"reshape of layout {lay} to {shape} is not shard-local")
-        out = Layout.from_bounds(shape, bounds, lay.workers)
-    return _views(ex, x, out, list(range(len(out.workers))), "reshape" if copy else "view",
+        bounds, sources, workers = plan
+        out = Layout.from_bounds(shape, bounds, workers)
+    return _views(ex, x, out, sources, "reshape" if copy else "view",
                   lambda s, j, shp: {"shape": shp}, "view")
 
 
 # ----------------------------------------------------------------------------- expand
+def expand_plan(lay: Layout, shape):
+    """``(layout, sources)`` of ``lay`` expanded to ``shape`` as a view, or None when a
+    size-1 dim to be expanded is split (into chunks holding data)."""
+    sources = list(range(len(lay.workers)))
+    off = len(shape) - lay.ndim
+    grown = [i for i in range(lay.ndim) if lay.shape[i] != shape[i + off]]
+    if not lay.is_replicated and any(lay.grid[i] > 1 for i in grown):
+        c = compact(lay)
+        if c is None or any(c[0].grid[i] > 1 for i in grown):
+            return None
+        lay, sources = c
+    bounds = [(0, n) for n in shape]
+    for i in range(lay.ndim):
+        if i not in grown:
+            bounds[i + off] = lay.bounds[i]
+    return Layout.from_bounds(shape, bounds, lay.workers, lay.is_replicated), sources
+
+
 @primitive("expand", kind="view")
 def expand(ex, x, shape) -> Result:
     """A read-only view repeating size-1 dims to ``shape`` (the caller checked sizes)."""
-    lay = x._layout
-    off = len(shape) - lay.ndim
-    bounds = [(0, n) for n in shape]
-    for i in range(lay.ndim):
-        if lay.shape[i] == shape[i + off]:
-            bounds[i + off] = lay.bounds[i]
-        elif lay.grid[i] > 1:
-            raise LayoutMismatch(f"dim {i} of size 1 is split into {lay.grid[i]} chunks")
-    out = Layout.from_bounds(shape, bounds, lay.workers, lay.is_replicated)
-    return _views(ex, x, out, list(range(len(out.workers))), "broadcast_to",
-                  lambda s, j, shp: {"shape": shp}, "expand")
+    plan = expand_plan(x._layout, shape)
+    if plan is None:
+        raise LayoutMismatch(f"expand of layout {x._layout} to {shape}: a size-1 dim is split")
+    out, sources = plan
+    return _views(ex, x, out, sources, "broadcast_to", lambda s, j, shp: {"shape": shp},
+                  "expand")
 
 
 # ----------------------------------------------------------------------------- indexing
