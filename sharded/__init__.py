@@ -48,6 +48,8 @@ from .errors import (
 from .functional import *  # noqa: F403
 from .functional import abs, all, any, max, min, pow, sum
 from .info import info, stats, synchronize, trace_memory
+from . import autograd, gradients  # noqa: E402 - autograd hooks and the gradient table
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .layout import Layout
 from .runtime import init, is_initialized, shutdown
 from .shape import (

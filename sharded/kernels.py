@@ -350,3 +350,14 @@ def put_points(xp, a, *values, coords):
 @kernel("concat")
 def concat(xp, *blocks, axis):
     return xp.concatenate(blocks, axis=axis)
+
+
+@kernel("add_points")
+def add_points(xp, a, *values, coords):
+    """Add ``values[i]`` at points ``coords[i]`` of ``a`` in place (repeats accumulate)."""
+    for v, c in zip(values, coords):
+        if xp is np:
+            np.add.at(a, c, v)
+        else:  # CuPy's scatter_add is the same operation
+            xp.add.at(a, c, v) if hasattr(xp.add, "at") else xp.scatter_add(a, c, v)
+    return a

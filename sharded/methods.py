@@ -177,3 +177,53 @@ def _iter(self):
 
 
 ShardedTensor.__iter__ = _iter
+
+
+# ------------------------------------------------------------------ autograd
+from . import autograd as _ag  # noqa: E402
+
+
+def backward(self, gradient=None, retain_graph=None, create_graph=False):
+    """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (``gradient`` is required
+    unless ``self`` has one element).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> a = st.ones(4, requires_grad=True)
+    >>> (a * 5).sum().backward(); a.grad.tolist()
+    [5.0, 5.0, 5.0, 5.0]
+    """
+    _ag.backward(self, gradient, retain_graph, create_graph)
+
+
+def detach(self):
+    """A tensor sharing this one's shards, cut from the graph (``requires_grad=False``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.ones(2, requires_grad=True).detach().requires_grad
+    False
+    """
+    return _ag._alias(self)
+
+
+def detach_(self):
+    """Cut this tensor from the graph in place."""
+    self.grad_fn, self.requires_grad = None, False
+    return self
+
+
+def retain_grad(self):
+    """Keep ``.grad`` for this non-leaf tensor after backward."""
+    if self.grad_fn is not None:
+        self._retains_grad = True
+    return self
+
+
+ShardedTensor.backward = backward
+ShardedTensor.detach = detach
+ShardedTensor.detach_ = detach_
+ShardedTensor.retain_grad = retain_grad
+ShardedTensor.retains_grad = property(lambda self: self._retains_grad)

@@ -85,18 +85,37 @@ def session_of(args):
     return sess or _session.current()
 
 
+class _Hooks:
+    """Set by ``autograd`` (which sits above this module): records ops for backward."""
+
+    check_inplace = None  # (name, target) -> None; raises for a leaf that requires grad
+    record = None  # (name, args, params, out, target) -> None
+
+
+hooks = _Hooks()
+
+
 def apply(name, *args, **params):
-    """Run primitive ``name`` on ``args`` and wrap what it returns (the one dispatch point)."""
+    """Run primitive ``name`` on ``args`` and wrap what it returns (the one dispatch point:
+    autograd records here, in-place ops bump version counters here)."""
     sess = session_of(args)
     target = params.get("target")
-    if target is not None and target._readonly:
-        raise ArgumentError("unsupported operation: more than one element of the written-to "
-                            "tensor refers to a single memory location (an expanded view); "
-                            "clone() it first")
+    if target is not None:
+        if target._readonly:
+            raise ArgumentError("unsupported operation: more than one element of the written-"
+                                "to tensor refers to a single memory location (an expanded "
+                                "view); clone() it first")
+        if hooks.check_inplace is not None:
+            hooks.check_inplace(name, target)
     res = PRIMITIVES[name].impl(sess.executor, *args, **params)
     if target is not None:  # in place: the shards already belong to ``target``
-        return target
-    return wrap(res, sess)
+        target._vc[0] += 1
+        out = target
+    else:
+        out = wrap(res, sess)
+    if hooks.record is not None:
+        hooks.record(name, args, params, out, target)
+    return out
 
 
 class ShardedTensor:
@@ -115,14 +134,17 @@ class ShardedTensor:
     __array_priority__ = 1000
     __array_ufunc__ = None  # numpy defers to our reflected operators (a + x -> x.__radd__)
 
-    def __init__(self, session, layout, dtype, keys, requires_grad=False):
-        self._storage = Storage(session, layout, keys)
+    def __init__(self, session, layout, dtype, keys, requires_grad=False, storage=None):
+        self._storage = storage or Storage(session, layout, keys)
         self._layout, self._dtype, self._keys = layout, dtype, keys
         self.requires_grad = requires_grad
         self.grad = None
         self.grad_fn = None
         # torch's view metadata: strides/offset into the base's storage (None: contiguous)
         self._strides, self._offset, self._base, self._readonly = None, 0, None, False
+        self._vc = [0]  # version counter, shared with views: in-place ops bump it
+        self._out_index = 0  # which output of its grad_fn this tensor is
+        self._retains_grad = False
 
     # ------------------------------------------------------------------ metadata
     @property

@@ -225,3 +225,55 @@ def cat(ex, *ts, dim) -> Result:
     for _, _, temps in aligned:
         free_temps(ex, temps)
     return Result(out, dtype, tuple(keys))
+
+
+@primitive("scatter_add")
+def scatter_add(ex, x, coords, values, target) -> Result:
+    """Add ``values`` (a tensor of the coordinates' shape, split by rows as ``gather`` makes
+    it) into ``x`` at ``coords`` in place; repeated coordinates accumulate. The inverse of a
+    gather: each block of ``values`` sends every shard of ``x`` the points it owns."""
+    from .indexing import _flat_start, _locate
+    lay, vlay = x._layout, values._layout
+    flat = [c.reshape(-1) for c in coords]
+    if lay.is_replicated:
+        src, local = np.zeros(flat[0].shape, np.int64), flat
+    else:
+        src, local = _locate(lay, flat)
+    gshape = tuple(vlay.shape)
+    req, plan = collections.defaultdict(list), []
+    for r, (vw, offs, shp) in enumerate(vlay.shards()):
+        lo, n = _flat_start(offs, gshape), int(np.prod(shp))
+        s_r = src[lo:lo + n]
+        for j in np.unique(s_r):
+            sel = np.nonzero(s_r == j)[0]
+            lc = tuple(c[lo:lo + n][sel] for c in local)
+            pick = np.unravel_index(sel, shp)  # the points, in the values block's coords
+            for jj in (range(len(lay.workers)) if lay.is_replicated else [int(j)]):
+                w = lay.shards()[jj][0]
+                if w == vw:
+                    plan.append((jj, w, ("k", values._keys[r], pick), lc))
+                else:
+                    req[vw].append((values._keys[r], pick))
+                    ex.bytes_moved += len(sel) * values._dtype.itemsize
+                    plan.append((jj, w, vw, lc))
+    handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
+    for jj, w, arg, lc in plan:
+        a = arg if isinstance(arg, tuple) else ("x", next(handles[arg]))
+        ex.submit(w, "add_points", (("k", x._keys[jj], None), a), (x._keys[jj],),
+                  {"coords": [lc]}, ("scatter_add", jj), inplace=True)
+    return Result(lay, x._dtype, x._keys)
+
+
+@primitive("mask_scatter")
+def mask_scatter(ex, x, mask, values, target) -> Result:
+    """``x[mask] = values`` in place where ``values`` is the result of ``x[mask]`` on the same
+    layout (one block per shard, on the same worker): the inverse of a mask selection."""
+    lay = x._layout
+    nd = mask._layout.ndim
+    lead = Layout.from_bounds(lay.shape[:nd], lay.bounds[:nd], lay.workers, lay.is_replicated)
+    margs, temps = align(ex, mask, lead)
+    for s, ((w, _, _), a) in enumerate(zip(lay.shards(), margs)):
+        ex.submit(w, "put_mask", (("k", x._keys[s], None), a, ("k", values._keys[s], None)),
+                  (x._keys[s],), None, ("mask_scatter", s), inplace=True)
+    free_temps(ex, temps)
+    return Result(lay, x._dtype, x._keys)
