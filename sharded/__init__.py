@@ -48,7 +48,8 @@ from .errors import (
 from .functional import *  # noqa: F403
 from .functional import abs, all, any, max, min, pow, sum
 from .info import info, stats, synchronize, trace_memory
-from . import autograd, gradients  # noqa: E402 - autograd hooks and the gradient table
+from . import autograd, gradients, linalg  # noqa: E402 - autograd hooks, gradient table
+from .linalg import bmm, dot, matmul, mm, mv, outer
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .layout import Layout
 from .runtime import init, is_initialized, shutdown

@@ -326,3 +326,14 @@ def _mask_select(gs, node):
     z = zeros_like(x, dtype=gs[0].dtype)
     apply("mask_scatter", z, mask, gs[0], target=z)
     return (z, None)
+
+
+# ------------------------------------------------------------------------ linalg
+@vjp("matmul")
+def _matmul(gs, node):
+    a, b, _ = node.args
+    g = gs[0]
+    # d(a @ b) = da @ b + a @ db; a's gradient is row-split like a, b's (a weight) is the
+    # k-split product a^T g: partial products summed across the workers by the tree
+    return (unbroadcast(g @ b.mT, a) if _needs(a) else None,
+            unbroadcast(a.mT @ g, b) if _needs(b) else None, None)

@@ -36,6 +36,12 @@ for _n, _f in _OPERATORS.items():
     setattr(ShardedTensor, f"__r{_n}__", _binary(_f, reflected=True))
 for _n, _f in {"lt": F.lt, "le": F.le, "gt": F.gt, "ge": F.ge, "eq": F.eq, "ne": F.ne}.items():
     setattr(ShardedTensor, f"__{_n}__", _binary(_f))
+from . import linalg as _la  # noqa: E402
+
+ShardedTensor.__matmul__ = _binary(_la.matmul)
+ShardedTensor.__rmatmul__ = _binary(_la.matmul, reflected=True)
+for _n in ("matmul", "mm", "bmm", "mv", "dot", "outer"):
+    setattr(ShardedTensor, _n, getattr(_la, _n))
 ShardedTensor.__neg__ = F.neg
 ShardedTensor.__abs__ = F.abs
 ShardedTensor.__invert__ = F.bitwise_not

@@ -41,11 +41,18 @@ def align(ex, t, out: Layout):
     if lay is out or lay == out:
         return [("k", k, None) for k in keys], []
     off = out.ndim - lay.ndim
+    return fetch_regions(ex, t, [(w, region(lay, offs, shp, off))
+                                 for w, offs, shp in out.shards()])
+
+
+def fetch_regions(ex, t, wanted):
+    """Like :func:`align` for an explicit list of ``(worker, region)`` wants (regions may
+    overlap, e.g. every output shard of a matmul needing all of a weight)."""
+    lay, keys = t._layout, t._keys
     dtype = t._dtype.np.str
     shards = lay.shards()
     args, plans = [], []
-    for s, (w, offs, shp) in enumerate(out.shards()):
-        need = region(lay, offs, shp, off)
+    for s, (w, need) in enumerate(wanted):
         if lay.is_replicated and w in lay.workers:
             j = lay.workers.index(w)
             sl = tuple(slice(lo, hi) for lo, hi in need)
