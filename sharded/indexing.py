@@ -90,7 +90,9 @@ def _to_numpy_key(k):
     if isinstance(k, ShardedTensor):
         return k.numpy()
     if isinstance(k, (list, tuple)):
-        return np.asarray(k)
+        a = np.asarray([v.numpy() if isinstance(v, ShardedTensor) else v for v in k])
+        # ``x[[]]`` selects nothing (NumPy and torch), though ``asarray([])`` is float
+        return a.astype(np.int64) if a.size == 0 and a.dtype.kind == "f" else a
     return k
 
 

@@ -100,7 +100,7 @@ def mask_select(ex, x, mask) -> Result:
     """``x[mask]`` for a bool tensor covering ``x``'s leading dims, ``x`` split on dim 0 only
     (the caller reshards otherwise). Shards select locally; the driver reads only counts."""
     lay = x._layout
-    margs, temps = align(ex, mask, _lead_layout(lay, mask._layout.ndim))
+    margs, temps = _mask_args(ex, mask, lay)
     keys, counts = [], []
     for s, ((w, _, _), a) in enumerate(zip(lay.shards(), margs)):
         k, c = ex.new_key(), ex.new_key()
@@ -112,6 +112,8 @@ def mask_select(ex, x, mask) -> Result:
     n = [int(v) for v in ex.fetch([(w, c, None) for w, c in counts])]
     free_temps(ex, counts)
     rest = lay.shape[mask._layout.ndim:]
+    if lay.is_replicated:  # every replica selected the same elements: count them once
+        n = n[:1]
     shape = (sum(n),) + tuple(rest)
     bounds = [tuple(np.cumsum([0] + n).tolist())] + [(0, m) for m in rest]
     if lay.is_replicated:
@@ -119,6 +121,19 @@ def mask_select(ex, x, mask) -> Result:
     else:
         out = Layout.from_bounds(shape, bounds, lay.workers)
     return Result(out, x._dtype, tuple(keys))
+
+
+def _mask_args(ex, mask, lay: Layout):
+    """The mask's block for every shard of ``lay``. An empty shard gets an empty mask: the
+    aligned block of a size-1 mask dim is read whole (broadcasting), which would not match
+    a shard holding none of that dim."""
+    nd = mask._layout.ndim
+    margs, temps = align(ex, mask, _lead_layout(lay, nd))
+    if not lay.is_replicated:
+        for s, (_, _, shp) in enumerate(lay.shards()):
+            if 0 in shp[:nd]:
+                margs[s] = ("c", np.zeros(shp[:nd], dtype=bool))
+    return margs, temps
 
 
 def _lead_layout(lay: Layout, nd: int) -> Layout:
@@ -130,7 +145,7 @@ def _lead_layout(lay: Layout, nd: int) -> Layout:
 def put_mask(ex, x, mask, value, target) -> Result:
     """``x[mask] = value`` in place, shard by shard (``value``: a scalar or 0-d tensor)."""
     lay = x._layout
-    margs, temps = align(ex, mask, _lead_layout(lay, mask._layout.ndim))
+    margs, temps = _mask_args(ex, mask, lay)
     if hasattr(value, "_layout"):
         vargs, vt = align(ex, value, lay)
         temps += vt

@@ -280,7 +280,9 @@ def index_basic(ex, x, entries) -> Result:
     sources, keys = [], []
     for combo in itertools.product(*(p[1] for p in dim_plans)):
         it = iter(combo)
-        keys.append(tuple(None if p is None else next(it)[1] for p in per))
+        # a trailing Ellipsis keeps an all-int key a 0-d view (NumPy returns a scalar copy
+        # for ``a[1, 2]`` but a view for ``a[1, 2, ...]``)
+        keys.append(tuple(None if p is None else next(it)[1] for p in per) + (Ellipsis,))
         sources.append(0 if lay.is_replicated else lay.index([t[0] for t in combo]))
     if lay.is_replicated:
         out = Layout.from_bounds(shape, [(0, n) for n in shape], lay.workers, replicated=True)

@@ -56,9 +56,9 @@ def placements(draw, shape):
 
 @hs.composite
 def sharded_arrays(draw, max_dims=3, min_dims=1, max_side=4, min_side=0):
-    shape = tuple(draw(hs.lists(hs.integers(min_side, max_side), min_size=min_dims,
-                                max_size=max_dims)))
-    a = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape) + 1
+    sides = [n for n in range(min_side, max_side + 1) if n] * 4 + [0] * (min_side == 0)
+    shape = tuple(draw(hs.lists(hs.sampled_from(sides), min_size=min_dims, max_size=max_dims)))
+    a = np.arange(1, int(np.prod(shape)) + 1, dtype=np.float64).reshape(shape)
     return a, draw(placements(shape))
 
 
@@ -181,6 +181,8 @@ VIEWS = {
     "unsqueeze": (lambda x: x.unsqueeze(2), lambda a: a[:, :, None]),
     "getitem_int": (lambda x: x[3], lambda a: a[3]),
     "getitem_neg_int": (lambda x: x[-2, 1:], lambda a: a[-2, 1:]),
+    "getitem_scalar": (lambda x: x[-2, 3], lambda a: a[-2, 3, ...]),
+    "select_select": (lambda x: x.select(1, 2).select(0, 5), lambda a: a[5, 2, ...]),
     "getitem_step": (lambda x: x[1::2, ::3], lambda a: a[1::2, ::3]),
     "getitem_neg_step": (lambda x: x[::-2, 4:0:-2], lambda a: a[::-2, 4:0:-2]),
     "getitem_none_ellipsis": (lambda x: x[None, ..., -3], lambda a: a[None, ..., -3]),
