@@ -408,6 +408,10 @@ def cat(tensors, dim=0):
         raise ArgumentError("cat() expects a non-empty list of tensors")
     ts = [t if isinstance(t, ShardedTensor) else _tensor(t) for t in ts]
     ref = ts[0]
+    for i, t in enumerate(ts):
+        if t.ndim == 0:
+            raise ShapeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                             f"concatenated")
     d = normalize_dim(dim, ref.ndim)
     for i, t in enumerate(ts):
         if t.ndim != ref.ndim or any(a != b for k, (a, b) in enumerate(zip(t.shape, ref.shape))
@@ -457,7 +461,9 @@ def flip(x, dims):
 
 
 def roll(x, shifts, dims=None):
-    """Rotate elements along ``dims`` by ``shifts`` (flattened when ``dims`` is None).
+    """Rotate elements along ``dims`` by ``shifts`` (flattened when ``dims`` is None). The
+    result keeps ``x``'s layout: every shard receives the (at most two) pieces that rotate
+    into it, worker to worker.
 
     Examples
     --------
@@ -466,19 +472,31 @@ def roll(x, shifts, dims=None):
     [3, 4, 0, 1, 2]
     """
     if dims is None:
+        if not isinstance(shifts, numbers.Integral):
+            if len(shifts) != 1:
+                raise ArgumentError(f"roll: shifts {list(shifts)} need dims of the same length")
+            shifts = shifts[0]
         return reshape(roll(flatten(x), shifts, 0), x.shape)
-    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
-    dims = [dims] if isinstance(dims, int) else list(dims)
+    shifts = [shifts] if isinstance(shifts, numbers.Integral) else list(shifts)
+    dims = [dims] if isinstance(dims, numbers.Integral) else list(dims)
     if len(shifts) != len(dims):
         raise ArgumentError(f"roll: shifts {shifts} and dims {dims} must have the same length")
     out = x
     for s, d in zip(shifts, dims):
         d = normalize_dim(d, x.ndim)
         n = x.shape[d]
-        s = s % n if n else 0
+        s = int(s) % n if n else 0
         if s:
-            out = cat([narrow(out, d, n - s, s), narrow(out, d, 0, n - s)], d)
+            src, out = out, _empty_like_layout(x)
+            narrow(out, d, s, n - s).copy_(narrow(src, d, 0, n - s))
+            narrow(out, d, 0, s).copy_(narrow(src, d, n - s, s))
     return out if out is not x else clone(x)
+
+
+def _empty_like_layout(x):
+    """An uninitialised tensor with ``x``'s shape, dtype and layout."""
+    from .creation import empty
+    return empty(tuple(x.shape), dtype=x.dtype, layout=x.layout)
 
 
 def _tensor(v):
