@@ -10,8 +10,9 @@ Session(...)
 36.0
 """
 
-from . import dtypes
+from . import autograd, dtypes, gradients, linalg, nn, optim
 from . import methods as _methods
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import *  # noqa: F403
 from .dtypes import (
     DType,
@@ -48,10 +49,8 @@ from .errors import (
 from .functional import *  # noqa: F403
 from .functional import abs, all, any, max, min, pow, sum
 from .info import info, stats, synchronize, trace_memory
-from . import autograd, gradients, linalg  # noqa: E402 - autograd hooks, gradient table
-from .linalg import bmm, dot, matmul, mm, mv, outer
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .layout import Layout
+from .linalg import bmm, dot, matmul, mm, mv, outer
 from .runtime import init, is_initialized, shutdown
 from .shape import (
     broadcast_to,

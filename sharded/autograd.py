@@ -27,6 +27,11 @@ class AutogradError(ShardedError, RuntimeError):
     """Backward cannot run: a freed graph, a modified saved tensor, a missing rule..."""
 
 
+class GradShapeError(AutogradError, ShapeError):
+    """A ``gradient=`` whose shape differs from its output's (a RuntimeError, as in torch,
+    and a ValueError)."""
+
+
 _state = threading.local()
 
 
@@ -98,10 +103,11 @@ class Node:
 
     __slots__ = ("prim", "args", "params", "saved", "versions", "n_out", "freed", "__weakref__")
 
-    def __init__(self, prim, args, params, saved, n_out):
+    def __init__(self, prim, args, params, saved, n_out, saves=()):
         self.prim, self.args, self.params, self.n_out = prim, args, params, n_out
         self.saved = saved
-        self.versions = [(t, t._vc[0]) for t in args if isinstance(t, ShardedTensor)] + [
+        read = [args[i] for i in saves if isinstance(args[i], ShardedTensor)]
+        self.versions = [(t, t._vc[0]) for t in read] + [
             (t, t._vc[0]) for ts in saved.values() for t in ts]
         self.freed = False
 
@@ -120,10 +126,21 @@ class Node:
 
 
 def _check_inplace(name, target):
-    if is_grad_enabled() and target.requires_grad and target.grad_fn is None:
-        raise AutogradError(f"a leaf tensor that requires grad is being used in an in-place "
-                            f"operation ({name}); wrap it in st.no_grad() or use an "
-                            f"out-of-place op")
+    base = target._base
+    if not is_grad_enabled() or not (target.requires_grad or (
+            base is not None and base.requires_grad)):
+        return
+    base = target._base
+    if target.grad_fn is None or (base is not None and base.requires_grad
+                                  and base.grad_fn is None):
+        raise AutogradError(f"a leaf tensor that requires grad (or a view of one) is being "
+                            f"used in an in-place operation ({name}); wrap it in st.no_grad() "
+                            f"or use an out-of-place op")
+    from .gradients import GRADIENTS
+    rule = GRADIENTS.get(name)
+    if rule is not None and 0 in rule.saves:  # the rule reads the value about to be overwritten
+        with no_grad():
+            _state.old_value = target.clone()
 
 
 def _record(name, args, params, out, target):
@@ -137,18 +154,49 @@ def _record(name, args, params, out, target):
     if rule is not None and not rule.differentiable:
         return
     if target is not None:  # the op consumed target's old value: keep its graph position
-        old = _alias(target)
+        old = getattr(_state, "old_value", None)
+        old = _alias(target) if old is None else old
+        _state.old_value = None
         old.requires_grad, old.grad_fn = target.requires_grad, target.grad_fn
         old._out_index = target._out_index
         args = tuple(old if a is target else a for a in args)
+    args = tuple(_snapshot(a) for a in args)
     saved = {}
     if rule is not None and rule.save_out:
         saved["out"] = tuple(_alias(o) for o in outs)
     node = Node(name, args, {k: v for k, v in params.items() if k != "target"}, saved,
-                len(outs))
+                len(outs), rule.saves if rule is not None else ())
     for i, o in enumerate(outs):
         if o.dtype.is_floating_point:
             o.requires_grad, o.grad_fn, o._out_index = True, node, i
+    if target is not None and target._base is not None and target._view_chain:
+        _copy_slices(target)
+
+
+def _snapshot(a):
+    """A non-leaf input as it is now: later in-place ops change the tensor's grad_fn, but this
+    node's gradient must reach the node that produced the value it used."""
+    if not isinstance(a, ShardedTensor) or a.grad_fn is None:
+        return a
+    s = _alias(a)
+    s.requires_grad, s.grad_fn, s._out_index = a.requires_grad, a.grad_fn, a._out_index
+    s._retains_grad, s._origin = a._retains_grad, a
+    return s
+
+
+def _copy_slices(view):
+    """After an in-place op on ``view``, route the base's gradient through it: the base's new
+    grad_fn sends the view's region to the view's graph and the rest to the base's old one
+    (torch's CopySlices)."""
+    base = view._base
+    old = _alias(base)
+    old.requires_grad, old.grad_fn, old._out_index = base.requires_grad, base.grad_fn, \
+        base._out_index
+    new_view = _alias(view)
+    new_view.requires_grad, new_view.grad_fn = True, view.grad_fn
+    new_view._out_index = view._out_index
+    node = Node("copy_slices", (old, new_view), {"chain": view._view_chain}, {}, 1)
+    base.requires_grad, base.grad_fn, base._out_index = True, node, 0
 
 
 hooks.check_inplace = _check_inplace
@@ -248,7 +296,8 @@ def _run(roots, root_grads, retain_graph, create_graph, capture=None):
             with set_grad_enabled(create_graph):
                 g = _conform(g, a, node.prim)
             if a._retains_grad and a.grad_fn is not None:
-                a.grad = _accumulate(a.grad, g)
+                origin = getattr(a, "_origin", a)
+                origin.grad = _accumulate(origin.grad, g)
             send(a, g)
         if not retain_graph:
             node.freed = True
@@ -272,7 +321,7 @@ def _root_grads(outputs, grad_outputs):
             from .creation import tensor
             g = tensor(g, dtype=o.dtype)
         if tuple(g.shape) != tuple(o.shape):
-            raise ShapeError(f"mismatch in shape: grad_output[{i}] has a shape of "
+            raise GradShapeError(f"mismatch in shape: grad_output[{i}] has a shape of "
                              f"{tuple(g.shape)} and output[{i}] has a shape of "
                              f"{tuple(o.shape)}")
         out.append(g)

@@ -17,19 +17,23 @@ from .tensor import ShardedTensor, apply
 
 @dataclass(frozen=True)
 class Rule:
+    """A VJP; ``saves`` are the positions of the inputs whose *values* it reads (their
+    versions are checked at backward), ``save_out`` whether it reads the outputs."""
+
     fn: object
     save_out: bool = False
     differentiable: bool = True
+    saves: tuple = ()
 
 
 GRADIENTS: dict[str, Rule] = {}
 
 
-def vjp(*names, save_out=False):
+def vjp(*names, save_out=False, saves=()):
     """Register the decorated function as the VJP of primitives ``names``."""
     def deco(fn):
         for n in names:
-            GRADIENTS[n] = Rule(fn, save_out)
+            GRADIENTS[n] = Rule(fn, save_out, saves=tuple(saves))
         return fn
     return deco
 
@@ -74,7 +78,7 @@ def _sub(gs, node):
     return unbroadcast(gs[0], a), unbroadcast(-gs[0], b) if _needs(b) else None
 
 
-@vjp("mul")
+@vjp("mul", saves=(0, 1))
 def _mul(gs, node):
     a, b = node.args
     g = gs[0]
@@ -82,7 +86,7 @@ def _mul(gs, node):
             unbroadcast(g * a, b) if _needs(b) else None)
 
 
-@vjp("div")
+@vjp("div", saves=(0, 1))
 def _div(gs, node):
     a, b = node.args
     g = gs[0]
@@ -90,7 +94,7 @@ def _div(gs, node):
             unbroadcast(-g * a / (b * b), b) if _needs(b) else None)
 
 
-@vjp("pow", save_out=True)
+@vjp("pow", save_out=True, saves=(0, 1))
 def _pow(gs, node):
     a, b = node.args
     g = gs[0]
@@ -101,7 +105,7 @@ def _pow(gs, node):
     return ga, gb
 
 
-@vjp("maximum", "minimum")
+@vjp("maximum", "minimum", saves=(0, 1))
 def _maxmin(gs, node):
     a, b = node.args
     g = gs[0]
@@ -116,7 +120,7 @@ def _neg(gs, node):
     return (-gs[0],)
 
 
-@vjp("abs")
+@vjp("abs", saves=(0,))
 def _abs(gs, node):
     (a,) = node.args
     return (gs[0] * F.where(a > 0, 1.0, F.where(a < 0, -1.0, 0.0)),)
@@ -127,12 +131,12 @@ def _exp(gs, node):
     return (gs[0] * _out(node),)
 
 
-@vjp("log")
+@vjp("log", saves=(0,))
 def _log(gs, node):
     return (gs[0] / node.args[0],)
 
 
-@vjp("log1p")
+@vjp("log1p", saves=(0,))
 def _log1p(gs, node):
     return (gs[0] / (node.args[0] + 1),)
 
@@ -142,12 +146,12 @@ def _sqrt(gs, node):
     return (gs[0] / (2 * _out(node)),)
 
 
-@vjp("sin")
+@vjp("sin", saves=(0,))
 def _sin(gs, node):
     return (gs[0] * F.cos(node.args[0]),)
 
 
-@vjp("cos")
+@vjp("cos", saves=(0,))
 def _cos(gs, node):
     return (-gs[0] * F.sin(node.args[0]),)
 
@@ -164,12 +168,12 @@ def _sigmoid(gs, node):
     return (gs[0] * y * (1 - y),)
 
 
-@vjp("relu")
+@vjp("relu", saves=(0,))
 def _relu(gs, node):
     return (gs[0] * (node.args[0] > 0),)
 
 
-@vjp("clamp")
+@vjp("clamp", saves=(0, 1, 2))
 def _clamp(gs, node):
     a, lo, hi = node.args
     g = gs[0]
@@ -181,7 +185,7 @@ def _clamp(gs, node):
             unbroadcast(g * (a > hi), hi) if _needs(hi) else None)
 
 
-@vjp("where")
+@vjp("where", saves=(0,))
 def _where(gs, node):
     c, a, b = node.args
     g = gs[0]
@@ -189,7 +193,7 @@ def _where(gs, node):
             unbroadcast(F.where(c, 0.0, g), b) if _needs(b) else None)
 
 
-@vjp("remainder")
+@vjp("remainder", saves=(0, 1))
 def _remainder(gs, node):
     a, b = node.args
     g = gs[0]
@@ -223,14 +227,14 @@ def _sum(gs, node):
     return (_expand_back(gs[0], x, dims, keepdim),) + (None,) * (len(node.args) - 1)
 
 
-@vjp("prod", save_out=True)
+@vjp("prod", save_out=True, saves=(0,))
 def _prod(gs, node):
     x, dims, keepdim = node.args[:3]
     out = _expand_back(_out(node), x, dims, keepdim)
     return (_expand_back(gs[0], x, dims, keepdim) * out / x,) + (None,) * (len(node.args) - 1)
 
 
-@vjp("amax", "amin", save_out=True)
+@vjp("amax", "amin", save_out=True, saves=(0,))
 def _amaxmin(gs, node):
     x, dims, keepdim = node.args[:3]
     hit = x == _expand_back(_out(node), x, dims, keepdim)
@@ -294,8 +298,9 @@ def _expand(gs, node):
 @vjp("index_basic")
 def _index_basic(gs, node):
     x, entries = node.args
-    key = tuple(None if e[0] == "new" else (e[1] if e[0] == "int" else slice(*e[1:]))
-                for e in entries)
+    # a normalised negative-step slice may stop at -1, which must mean "past the start"
+    key = tuple(None if e[0] == "new" else (e[1] if e[0] == "int" else slice(
+        e[1], None if e[2] < 0 else e[2], e[3])) for e in entries)
     z = zeros_like(x, dtype=gs[0].dtype)
     z[key] = gs[0]
     return (z, None)
@@ -320,7 +325,7 @@ def _gather(gs, node):
     return (z, None, None)
 
 
-@vjp("mask_select")
+@vjp("mask_select", saves=(1,))
 def _mask_select(gs, node):
     x, mask = node.args
     z = zeros_like(x, dtype=gs[0].dtype)
@@ -329,7 +334,7 @@ def _mask_select(gs, node):
 
 
 # ------------------------------------------------------------------------ linalg
-@vjp("matmul")
+@vjp("matmul", saves=(0, 1))
 def _matmul(gs, node):
     a, b, _ = node.args
     g = gs[0]
@@ -337,3 +342,22 @@ def _matmul(gs, node):
     # k-split product a^T g: partial products summed across the workers by the tree
     return (unbroadcast(g @ b.mT, a) if _needs(a) else None,
             unbroadcast(a.mT @ g, b) if _needs(b) else None, None)
+
+
+def replay(t, chain):
+    """Apply a view's recorded steps to ``t`` (a tensor laid out like the view's base)."""
+    for name, args, params in chain:
+        t = apply(name, t, *args, **params)
+    return t
+
+
+@vjp("copy_slices")
+def _copy_slices(gs, node):
+    g = gs[0]
+    chain = node.params["chain"]
+    old, _ = node.args
+    rest = None
+    if _needs(old):  # the region the view overwrote gets no gradient
+        rest = g.clone()
+        replay(rest, chain).zero_()
+    return rest, replay(g, chain)

@@ -113,6 +113,8 @@ def apply(name, *args, **params):
         out = target
     else:
         out = wrap(res, sess)
+        if PRIMITIVES[name].meta.get("kind") == "view":  # how to make this view again
+            out._view_chain = args[0]._view_chain + ((name, args[1:], params),)
     if hooks.record is not None:
         hooks.record(name, args, params, out, target)
     return out
@@ -145,6 +147,7 @@ class ShardedTensor:
         self._vc = [0]  # version counter, shared with views: in-place ops bump it
         self._out_index = 0  # which output of its grad_fn this tensor is
         self._retains_grad = False
+        self._view_chain = ()  # (primitive, args, params) steps from the base to this view
 
     # ------------------------------------------------------------------ metadata
     @property
