@@ -170,7 +170,12 @@ def _sigmoid(gs, node):
 
 @vjp("relu", saves=(0,))
 def _relu(gs, node):
-    return (gs[0] * (node.args[0] > 0),)
+    return (apply("relu_grad", gs[0], node.args[0]),)
+
+
+@vjp("relu_grad", saves=(1,))
+def _relu_grad(gs, node):  # linear in g; zero almost everywhere in a
+    return apply("relu_grad", gs[0], node.args[1]), None
 
 
 @vjp("clamp", saves=(0, 1, 2))

@@ -61,6 +61,12 @@ def relu(xp, a, cast=None, out=None):
     return _cast(xp, xp.maximum(a, a.dtype.type(0)), out)
 
 
+@kernel("relu_grad")
+def relu_grad(xp, g, a, cast=None, out=None):
+    """``g`` where ``a > 0``, else 0: the ReLU backward in one pass."""
+    return _cast(xp, g * (a > 0), out)
+
+
 @kernel("clamp")
 def clamp(xp, a, lo=None, hi=None, cast=None, out=None):
     a = _cast(xp, a, cast)
