@@ -37,7 +37,7 @@ def ufunc(xp, *arrays, fn, cast=None, out=None, alloc=None):
     args = [_cast(xp, a, cast) for a in arrays]
     f = getattr(xp, fn)
     if alloc is not None and out is not None:
-        shape = xp.broadcast_shapes(*[a.shape for a in args if hasattr(a, "shape")])
+        shape = np.broadcast_shapes(*[a.shape for a in args if hasattr(a, "shape")])
         buf = alloc(shape, out) if shape else None
         if buf is not None:
             try:

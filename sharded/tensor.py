@@ -349,7 +349,8 @@ class ShardedTensor:
 
     # ------------------------------------------------------------------ dtype casts
     def to(self, *args, **kwargs):
-        """Convert dtype (``x.to(st.float64)``); ``x.to("cpu")`` is a no-op on CPU tensors.
+        """Convert dtype and/or device: ``x.to(st.float64)``, ``x.to("cuda")``,
+        ``x.to("cuda:1", st.float16)``; returns ``x`` itself when nothing changes.
 
         Examples
         --------
@@ -370,14 +371,21 @@ class ShardedTensor:
                 dtype = a
         out = self
         if device is not None:
-            from .backend import parse_device
-            if parse_device(device) != self.device:
-                from .errors import BackendUnavailable
-                raise BackendUnavailable(f"moving shards from {self.device} to "
-                                         f"{parse_device(device)} is not supported yet")
-        if dtype is not None and D.as_dtype(dtype) != self._dtype:
+            from .devices import to_device
+            out = to_device(out, device)
+        if dtype is not None and D.as_dtype(dtype) != out._dtype:
             out = apply("astype", out, D.as_dtype(dtype))
         return out
+
+    def cuda(self, device=None):
+        """The tensor on GPU workers (``device``: ``"cuda:N"`` or N; default: all GPUs)."""
+        dev = "cuda" if device is None else (f"cuda:{device}" if isinstance(device, int)
+                                             else device)
+        return self.to(dev)
+
+    def cpu(self):
+        """The tensor on CPU workers (itself if it is there already)."""
+        return self.to("cpu")
 
     def type(self, dtype=None):
         """The type name (``"sharded.FloatTensor"``), or a copy converted to ``dtype``."""
