@@ -299,6 +299,16 @@ def test_view_that_needs_other_workers_raises_and_reshape_reshards():
     assert moved() > before
 
 
+def test_resharding_reshape_stays_spread_over_the_workers():
+    a = np.arange(42.0).reshape(1, 42)
+    x = st.from_numpy(a, shards=4, dim=1)  # chunks 11, 11, 10, 10: not rows of 7
+    with pytest.raises(st.ViewError):
+        x.view(1, 6, 7)
+    r = x.reshape(1, 6, 7)
+    assert_matches_numpy(r, a.reshape(1, 6, 7))
+    assert r.layout.num_shards > 1  # split along the 6 rows, not gathered on one worker
+
+
 def test_view_raises_like_torch_on_incompatible_strides():
     x = st.from_numpy(A.copy(), shards=1)
     with pytest.raises(st.ViewError, match=r"view size \[42\].*size \[6, 7\].*stride \[1, 6\]"):
