@@ -208,7 +208,7 @@ class ShardedTensor:
 
     def is_contiguous(self) -> bool:
         """Whether the strides are row-major (dims of size 1 are ignored, as in torch)."""
-        if self._strides is None:
+        if self._strides is None or self.numel() == 0:  # empty tensors count as contiguous
             return True
         want = contiguous_strides(self.shape)
         return all(a == b for a, b, n in zip(self._strides, want, self.shape) if n > 1)

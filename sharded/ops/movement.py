@@ -20,8 +20,9 @@ from .registry import Result, primitive
 def region(lay, offs, shp, off: int):
     """The block of an operand (anything with ``shape``/``ndim``: a layout, an array) that a
     target block at ``offs``/``shp`` needs, its dims aligned right (broadcasting)."""
-    return tuple((0, 1) if lay.shape[i] == 1 else (offs[i + off], offs[i + off] + shp[i + off])
-                 for i in range(lay.ndim))
+    # a broadcast dim is read whole, unless the target block holds none of that dim
+    return tuple((0, min(1, shp[i + off])) if lay.shape[i] == 1 else
+                 (offs[i + off], offs[i + off] + shp[i + off]) for i in range(lay.ndim))
 
 
 def _local_slices(sl, shard_shape):
@@ -165,9 +166,10 @@ def squeeze_dims(ex, t, dims) -> Result:
 
 @primitive("cat")
 def cat(ex, *ts, dim) -> Result:
-    """Concatenate along ``dim``. Split along ``dim``: the result's chunks are the inputs'
-    chunks in order (each copied where it lives). Unsplit: the first input's layout, every
-    shard the concatenation of the inputs' matching blocks."""
+    """Concatenate along ``dim``. If any input is split along ``dim``, the result's chunks are
+    the inputs' chunks in order (each copied where it lives, unsplit inputs as one chunk).
+    If none is, the first input's layout, every shard the concatenation of the inputs'
+    matching blocks."""
     import itertools
     first = ts[0]._layout
     d = dim
@@ -176,7 +178,7 @@ def cat(ex, *ts, dim) -> Result:
     shape[d] = sum(sizes)
     dtype = ts[0]._dtype
     keys = []
-    if first.is_replicated or first.grid[d] == 1:
+    if all(t._layout.is_replicated or t._layout.grid[d] == 1 for t in ts):
         bounds = list(first.bounds)
         bounds[d] = (0, shape[d])
         out = Layout.from_bounds(shape, bounds, first.workers, first.is_replicated)

@@ -5,7 +5,7 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 import sharded as st
@@ -116,10 +116,6 @@ def test_cat_along_an_unsplit_dim_keeps_the_first_layout():
     assert_matches_numpy(s, np.stack([A, A], 1))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "sharded/ops/movement.py cat(): the layout is chosen from the FIRST input only "
-    "(`if first.is_replicated or first.grid[d] == 1`), so cat([one_row, x_split_by_rows]) "
-    "gathers all of x onto the first input's single worker instead of keeping x's shards"))
 def test_cat_keeps_the_shards_of_a_split_input_after_an_unsplit_one():
     x = st.from_numpy(A, shards=3)
     head = st.from_numpy(B[:1], shards=1)  # e.g. a class token prepended to a sharded batch
@@ -130,10 +126,6 @@ def test_cat_keeps_the_shards_of_a_split_input_after_an_unsplit_one():
     assert moved() - before <= B[:1].nbytes
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "sharded/ops/movement.py region() (line ~23) reads a size-1 operand dim whole, (0, 1), "
-    "even for a target shard holding none of that dim (a size-1 dim cut into chunks (0, 1)): "
-    "cat's 'concat' kernel then gets blocks of shape (2, 0) and (2, 1) and fails"))
 def test_cat_when_the_first_input_splits_a_size_one_dim():
     x = st.from_numpy(np.ones((2, 1)), layout=st.Layout(chunks={1: [0, 1]}))
     y = st.from_numpy(np.full((2, 1), 2.0))
@@ -266,8 +258,6 @@ def test_hypothesis_joining_matches_numpy():
     def run(case, shift):
         arrays, d = case
         ts = [st.from_numpy(a, **p) for a, p in arrays]
-        lay = ts[0].layout  # (see the xfail test on split size-1 dims above)
-        assume(not any(lay.grid[k] > 1 and lay.shape[k] == 1 for k in range(lay.ndim) if k != d))
         nps = [a for a, _ in arrays]
         cat = st.cat(ts, d)
         assert_matches_numpy(cat, np.concatenate(nps, d))

@@ -446,9 +446,6 @@ def test_stride_offset_contiguity_like_torch(name, place):
     assert v.stride(-1) == torch_stride[-1] and v.stride(0) == torch_stride[0]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "sharded/tensor.py ShardedTensor.is_contiguous() compares strides even when the tensor "
-    "has no elements; torch (and NumPy's flags) call every empty tensor contiguous"))
 def test_empty_views_are_contiguous_like_torch():
     x = st.from_numpy(A, shards=3)
     e = x[:, ::2][:0]
