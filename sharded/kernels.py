@@ -375,3 +375,4 @@ def matmul(xp, a, b, out=None, stack=False):
     dim of 1 (a partial product, one entry of a stack that is summed afterwards)."""
     r = _cast(xp, xp.matmul(_cast(xp, a, out), _cast(xp, b, out)), out)
     return r[None] if stack else r
+from . import kernels_linalg  # noqa: E402,F401

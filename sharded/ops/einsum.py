@@ -1,0 +1,170 @@
+"""Planning ``einsum``: parse the equation and reduce it to transposes, sums and (batched)
+matrix products. Pure shape logic; ``linalg.einsum`` runs the steps with sharded ops.
+
+Two operands ``a`` (subscripts ``sa``) and ``b`` (``sb``) contract as one batched matmul:
+indices in both and kept are the batch, indices in both and not kept are contracted (the
+``k`` of the product), indices of one operand only are its rows (``a``) or columns (``b``).
+Indices of one operand that nothing else needs are summed away first. More operands contract
+left to right. A repeated index inside one operand (a diagonal or trace) is not supported.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+
+from ..errors import ArgumentError, ShapeError
+
+_POOL = string.ascii_uppercase + string.ascii_lowercase
+
+
+def parse(equation: str, ndims):
+    """``(input subscripts, output subscripts)`` with ``...`` expanded to fresh letters.
+
+    Examples
+    --------
+    >>> parse("...ij,jk->...ik", [3, 2])
+    (['Aij', 'jk'], 'Aik')
+    >>> parse("ij,jk", [2, 2])
+    (['ij', 'jk'], 'ik')
+    """
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    ins = lhs.split(",")
+    if len(ins) != len(ndims):
+        raise ArgumentError(f"einsum(): {equation!r} names {len(ins)} operands but "
+                            f"{len(ndims)} were given")
+    used = set(eq) - set(".,->")
+    for c in used:
+        if not c.isalpha():
+            raise ArgumentError(f"einsum(): invalid subscript {c!r} in {equation!r}")
+    fresh = [c for c in _POOL if c not in used]
+    ell = 0
+    for s, nd in zip(ins, ndims):
+        letters = len(s.replace("...", ""))
+        if "..." in s:
+            ell = max(ell, nd - letters)
+        elif letters != nd:
+            raise ShapeError(f"einsum(): subscripts {s!r} name {letters} dims but the operand "
+                             f"has {nd}")
+    if ell > len(fresh):
+        raise ArgumentError("einsum(): too many dims under '...'")
+    ell_chars = "".join(fresh[:ell])
+    out_ins = []
+    for s, nd in zip(ins, ndims):
+        if "..." in s:
+            n = nd - len(s.replace("...", ""))
+            if n < 0:
+                raise ShapeError(f"einsum(): subscripts {s!r} name more dims than the operand's "
+                                 f"{nd}")
+            s = s.replace("...", ell_chars[ell - n:])
+        out_ins.append(s)
+    if arrow:
+        out = rhs.replace("...", ell_chars)
+        for c in out:
+            if not any(c in s for s in out_ins):
+                raise ArgumentError(f"einsum(): output subscript {c!r} does not appear in the "
+                                    f"inputs of {equation!r}")
+        if len(set(out)) != len(out):
+            raise ArgumentError(f"einsum(): output subscripts of {equation!r} repeat")
+    else:
+        counts = {}
+        for s in out_ins:
+            for c in s:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell_chars + "".join(sorted(c for c, n in counts.items()
+                                         if n == 1 and c not in ell_chars))
+    for s in out_ins:
+        if len(set(s)) != len(s):
+            raise ArgumentError(f"einsum(): repeated subscript in {s!r} (a diagonal or trace) "
+                                f"is not supported")
+    return out_ins, out
+
+
+def sizes(subs, shapes):
+    """Size of every index; size-1 dims broadcast; a clash names both sizes."""
+    out = {}
+    for s, shp in zip(subs, shapes):
+        for c, n in zip(s, shp):
+            if out.get(c, 1) not in (1, n) and n != 1:
+                raise ShapeError(f"einsum(): subscript {c!r} has size {n} for one operand and "
+                                 f"{out[c]} for another (shapes {[tuple(x) for x in shapes]})")
+            out[c] = max(out.get(c, 1), n)
+    return out
+
+
+def pair_plan(sa: str, sb: str, keep: str):
+    """Index groups of one pairwise contraction: ``(batch, rows, k, cols)``."""
+    batch = [c for c in sa if c in sb and c in keep]
+    k = [c for c in sa if c in sb and c not in keep]
+    rows = [c for c in sa if c not in sb]
+    cols = [c for c in sb if c not in sa]
+    return batch, rows, k, cols
+
+
+# ------------------------------------------------------------------------------ running
+# The steps below use only tensor methods (permute, reshape, sum, expand, ``@``), so this
+# module needs no import of the tensor class.
+def tensordot(a, b, dims=2):
+    """``a`` and ``b`` contracted over ``dims`` as one matmul of flattened dims."""
+    if isinstance(dims, int):
+        if dims < 0 or dims > min(a.ndim, b.ndim):
+            raise ShapeError(f"tensordot expects 0 <= dims <= {min(a.ndim, b.ndim)}, got {dims}")
+        ca, cb = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        ca, cb = ([d] if isinstance(d, int) else list(d) for d in dims)
+        ca, cb = [d % a.ndim for d in ca], [d % b.ndim for d in cb]
+    if len(ca) != len(cb) or any(a.shape[i] != b.shape[j] for i, j in zip(ca, cb)):
+        raise ShapeError(f"tensordot: contracted dims {ca} of {tuple(a.shape)} and {cb} of "
+                         f"{tuple(b.shape)} do not match")
+    fa = [d for d in range(a.ndim) if d not in ca]
+    fb = [d for d in range(b.ndim) if d not in cb]
+    k = math.prod(a.shape[d] for d in ca)
+    sa, sb = [a.shape[d] for d in fa], [b.shape[d] for d in fb]
+    am = a.permute(fa + ca).reshape(math.prod(sa), k)
+    bm = b.permute(cb + fb).reshape(k, math.prod(sb))
+    return (am @ bm).reshape(sa + sb)
+
+
+def einsum(equation, ts):
+    """Run ``equation`` on tensors ``ts``: sum lone indices, contract pairwise left to right
+    (each pair one batched matmul), permute to the output order."""
+    subs, out = parse(equation, [t.ndim for t in ts])
+    size = sizes(subs, [t.shape for t in ts])
+    ts, subs = list(ts), list(subs)
+    for i in range(len(ts)):  # indices needed by no one else: sum them now
+        others = out + "".join(s for j, s in enumerate(subs) if j != i)
+        ts[i], subs[i] = _sum_out(ts[i], subs[i], others)
+    cur, cs = ts[0], subs[0]
+    for j in range(1, len(ts)):
+        keep = out + "".join(subs[j + 1:])
+        cur, cs = _sum_out(cur, cs, keep + subs[j])
+        b, bs = _sum_out(ts[j], subs[j], keep + cs)
+        cur, cs = _contract(cur, cs, b, bs, keep)
+    cur, cs = _sum_out(cur, cs, out)
+    res = cur.permute([cs.index(c) for c in out]) if cs != out else cur
+    if tuple(res.shape) != tuple(size[c] for c in out):  # a broadcast size-1 output index
+        res = res.expand(tuple(size[c] for c in out))
+    return res
+
+
+def _sum_out(t, s, keep):
+    drop = [i for i, c in enumerate(s) if c not in keep]
+    if not drop:
+        return t, s
+    return t.sum(drop), "".join(c for c in s if c in keep)
+
+
+def _contract(a, sa, b, sb, keep):
+    batch, rows, k, cols = pair_plan(sa, sb, keep)
+    sz = dict(zip(sa, a.shape))
+    szb = dict(zip(sb, b.shape))
+    am = a.permute([sa.index(c) for c in batch + rows + k])
+    bm = b.permute([sb.index(c) for c in batch + k + cols])
+    nr, nk, nc = (math.prod(sz[c] for c in rows), math.prod(sz[c] for c in k),
+                  math.prod(szb[c] for c in cols))
+    am = am.reshape([sz[c] for c in batch] + [nr, nk])
+    bm = bm.reshape([szb[c] for c in batch] + [nk, nc])
+    r = am @ bm
+    r = r.reshape(list(r.shape[:len(batch)]) + [sz[c] for c in rows] + [szb[c] for c in cols])
+    return r, "".join(batch + rows + cols)
