@@ -9,6 +9,7 @@ environment variable (``ENV_VARS``), which is how docker-compose and the Docker 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -118,6 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"seconds (default %(default)s; ${v['timeout']})")
     wait.add_argument("--this-node", action="store_true",
                       help="also require a node with this machine's IP (a worker's healthcheck)")
+    wait.add_argument("--ip", default=None, help="also require an alive node with this IP")
+    wait.add_argument("--json", action="store_true",
+                      help='print {"alive": [nodes], "error": text} as the last line')
 
     client = sub.add_parser(
         "client", help="join with a 0-CPU node, wait for the cluster, run a driver command "
@@ -187,10 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 rc.wait_for_port(args.address, args.connect_timeout)
             return _exec(cmd, args.dry_run)
         if args.role == "wait":
-            ip = rc.node_ip(towards=args.address) if args.this_node else None
-            nodes = rc.wait_for_nodes(args.address, args.nodes, args.timeout, ip=ip)
-            print(f"sharded: {len(nodes)} Ray nodes alive at {args.address}")
-            return 0
+            return _wait(args)
         if args.role == "client":
             return _client(args)
         if args.role == "node-ip":
@@ -204,6 +205,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except rc.ClusterError as e:
         print(f"sharded: error: {e}", file=sys.stderr)
         return 1
+
+
+def _wait(args: argparse.Namespace) -> int:
+    ip = args.ip or (rc.node_ip(towards=args.address) if args.this_node else None)
+    try:
+        nodes = rc.wait_for_nodes(args.address, args.nodes, args.timeout, ip=ip)
+    except rc.NodesNotReady as e:
+        if not args.json:
+            raise
+        print(json.dumps({"alive": [], "arrived": e.arrived, "error": str(e)}))
+        return 1
+    if args.json:
+        print(json.dumps({"alive": nodes}))
+    else:
+        print(f"sharded: {len(nodes)} Ray nodes alive at {args.address}")
+    return 0
 
 
 def _client(args: argparse.Namespace) -> int:

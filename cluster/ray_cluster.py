@@ -14,7 +14,7 @@ Only Ray is needed here, not ``sharded``.
 
 from __future__ import annotations
 
-import argparse
+import json
 import os
 import signal
 import socket
@@ -464,9 +464,47 @@ def _launch(role: str, argv: list[str], address: str, launcher: Sequence[str],
     return node
 
 
-def _await_start(node: RayNode, n: int, ip: str | None, timeout: float) -> RayNode:
+def _wait_via(launcher: Sequence[str], address: str, n: int, timeout: float,
+              ip: str | None = None, proc: subprocess.Popen | None = None) -> list[dict]:
+    """:func:`wait_for_nodes`, run through ``launcher`` when there is one.
+
+    A node started in another network namespace (or host) may be unreachable from here, so the
+    wait runs where the node runs, as ``python -m cluster.ray_cluster wait --json``.
+    """
+    if not launcher:
+        return wait_for_nodes(address, n, timeout, ip=ip, proc=proc)
+    cmd = [*launcher, sys.executable, "-m", "cluster.ray_cluster", "wait", "--address", address,
+           "--nodes", str(n), "--timeout", str(timeout), "--json", *(["--ip", ip] if ip else [])]
+    env = ray_env()
+    # The waiting interpreter must find this package wherever the launcher runs it.
+    root = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+    waiter = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=env)
     try:
-        wait_for_nodes(node.address, n, timeout, ip=ip, proc=node.process)
+        while waiter.poll() is None:
+            if proc is not None and proc.poll() is not None:
+                raise RayStartError(f"ray exited with code {proc.returncode} while waiting for "
+                                    f"{n} nodes at {address}")
+            time.sleep(0.2)
+    finally:
+        if waiter.poll() is None:
+            waiter.kill()
+        out, err = waiter.communicate()
+    try:
+        report = json.loads(out.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise ClusterError(f"`{' '.join(cmd)}` exited {waiter.returncode}: {err[-2000:]}") from None
+    if waiter.returncode != 0:
+        raise NodesNotReady(address, n, report.get("arrived", 0), timeout,
+                            report.get("error", ""))
+    return report["alive"]
+
+
+def _await_start(node: RayNode, n: int, ip: str | None, timeout: float,
+                 launcher: Sequence[str]) -> RayNode:
+    try:
+        _wait_via(launcher, node.address, n, timeout, ip=ip, proc=node.process)
     except RayStartError as e:
         node.stop(timeout=5)
         raise RayStartError(f"{e}\n--- {node.log_path} ---\n{node.log_tail()}") from None
@@ -548,7 +586,7 @@ def start_head(
         node_ip_address=ip, temp_dir=temp_dir, ray_args=ray_args,
     )
     node = _launch("head", argv, f"{ip}:{port}", launcher, log_dir, env)
-    return _await_start(node, 1, ip, timeout)
+    return _await_start(node, 1, ip, timeout, launcher)
 
 
 def start_worker(
@@ -579,10 +617,9 @@ def start_worker(
         address, object_store_memory=object_store_memory, num_cpus=num_cpus, num_gpus=num_gpus,
         node_ip_address=node_ip_address, temp_dir=temp_dir, ray_args=ray_args,
     )
-    wait_for_port(address, timeout)
-    before = len(alive_nodes(address))
+    before = len(_wait_via(launcher, address, 1, timeout))
     node = _launch("worker", argv, address, launcher, log_dir, env)
-    return _await_start(node, before + 1, node_ip_address, timeout)
+    return _await_start(node, before + 1, node_ip_address, timeout, launcher)
 
 
 def stop(node: RayNode | None = None, timeout: float = DEFAULT_STOP_TIMEOUT) -> int:
