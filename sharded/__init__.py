@@ -1,0 +1,56 @@
+"""sharded: a PyTorch-style tensor whose storage is split across Ray worker actors.
+
+Examples
+--------
+>>> import sharded as st
+>>> st.init(executor="local", num_workers=2)  # doctest: +ELLIPSIS
+Session(...)
+>>> x = st.arange(6, dtype=st.float64, shards=2)
+>>> (x * 2 + 1).sum().item()
+36.0
+"""
+
+from . import dtypes
+from . import methods as _methods
+from .creation import *  # noqa: F403
+from .dtypes import (
+    DType,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    promote_types,
+    set_default_dtype,
+    uint8,
+)
+from .dtypes import (
+    bool_ as bool,
+)
+from .errors import (
+    ArgumentError,
+    BackendUnavailable,
+    DimError,
+    DTypeError,
+    LayoutMismatch,
+    OpFailed,
+    SessionClosed,
+    ShapeError,
+    ShardedError,
+    ShardingError,
+    WorkerLost,
+)
+from .functional import *  # noqa: F403
+from .functional import abs, all, any, max, min, pow, sum
+from .info import info, stats, synchronize
+from .layout import Layout
+from .runtime import init, is_initialized, shutdown
+from .tensor import ShardedTensor, Size
+
+half, double, short, long = float16, float64, int16, int64
+Tensor = ShardedTensor
+
+__version__ = "0.1.0"

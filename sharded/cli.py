@@ -1,0 +1,88 @@
+"""The ``sharded`` command: ``demo``, ``info`` and ``bench``.
+
+Without ``--address`` (and without ``RAY_ADDRESS``) each command starts an embedded local Ray;
+with one it joins that cluster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def _init(address, workers):
+    import sharded as st
+    if workers is None and not (address or os.environ.get("RAY_ADDRESS")):
+        workers = max(2, os.cpu_count() or 1)  # the tour needs at least two workers
+    return st.init(address=address, num_workers=workers)
+
+
+def cmd_demo(args) -> int:
+    from .demo import tour
+    _init(args.address, args.workers)
+    import sharded as st
+    try:
+        tour(size=args.size)
+    finally:
+        st.shutdown()
+    return 0
+
+
+def cmd_info(args) -> int:
+    import sharded as st
+    _init(args.address, args.workers)
+    try:
+        info = st.info()
+        print(f"executor: {info['executor']}   address: {info['address'] or 'embedded'}")
+        print(f"nodes ({len(info['nodes'])}):")
+        for n in info["nodes"]:
+            extra = "" if "cpus" not in n else (
+                f"  cpus {n['cpus']:g}  gpus {n['gpus']:g}  memory "
+                f"{n['memory_bytes'] / 2**30:.1f} GiB  object store "
+                f"{n['object_store_bytes'] / 2**30:.1f} GiB")
+            print(f"  {n['node'][:16]}  {n['address']}{extra}")
+        print(f"workers ({len(info['workers'])}):")
+        for w in info["workers"]:
+            print(f"  {w['name']:18} node {str(w['node'])[:8]}  {w['device']:6} pid {w['pid']:>7}"
+                  f"  rss {w['rss_bytes'] / 2**20:8.1f} MiB  live shards {w['live_shards']:>4}"
+                  f"  ({w['live_bytes'] / 2**20:.1f} MiB)")
+        print(f"live shards: {info['live_shards']}   bytes moved: {info['bytes_moved']}")
+    finally:
+        st.shutdown()
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from .bench import main as bench_main
+    rest = ["--size", str(args.size), "--repeat", str(args.repeat)]
+    if args.address:
+        rest += ["--address", args.address]
+    if args.workers:
+        rest += ["--workers", str(args.workers)]
+    return bench_main(rest)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="sharded", description="Sharded tensors on Ray actors.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    for name, fn, helptext in (("demo", cmd_demo, "a tour of the tensor on >= 2 workers"),
+                               ("info", cmd_info, "nodes, workers, memory and live shards"),
+                               ("bench", cmd_bench, "timings against numpy and dask.array")):
+        s = sub.add_parser(name, help=helptext)
+        s.add_argument("--address", default=None,
+                       help="Ray cluster to join (default: $RAY_ADDRESS, else embedded Ray)")
+        s.add_argument("--workers", type=int, default=None, help="number of worker actors")
+        if name == "demo":
+            s.add_argument("--size", type=int, default=2_000_000,
+                           help="elements of the vectorized-vs-loop example")
+        if name == "bench":
+            s.add_argument("--size", type=int, default=50_000_000)
+            s.add_argument("--repeat", type=int, default=5)
+        s.set_defaults(fn=fn)
+    args = p.parse_args(argv)
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""Printing: torch-like ``repr`` (summarised when big) and the sharding map.
+
+A big tensor is never gathered for printing: only its corner elements (the first and last
+three along each dim, as torch shows them) are fetched from the shards that hold them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+THRESHOLD = 1000
+EDGE = 3
+
+
+def _index_sets(shape, summarize):
+    return [list(range(n)) if not summarize or n <= 2 * EDGE
+            else list(range(EDGE)) + list(range(n - EDGE, n)) for n in shape]
+
+
+def corners(t, summarize: bool) -> np.ndarray:
+    """The elements of ``t`` at :func:`_index_sets` positions, fetched shard by shard."""
+    lay = t._layout
+    sets = _index_sets(lay.shape, summarize)
+    out = np.zeros([len(s) for s in sets], dtype=t.dtype.np)
+    if out.size == 0:
+        return out
+    shards = [(0, lay.shards()[0])] if lay.is_replicated else list(enumerate(lay.shards()))
+    items, places = [], []
+    for i, (w, offs, shp) in shards:
+        local, where = [], []
+        for d, s in enumerate(sets):
+            pos = [j for j, g in enumerate(s) if offs[d] <= g < offs[d] + shp[d]]
+            local.append([s[j] - offs[d] for j in pos])
+            where.append(pos)
+        if all(local):
+            items.append((w, t._keys[i], np.ix_(*local)))
+            places.append(np.ix_(*where))
+    for part, pl in zip(t._executor().fetch(items), places):
+        out[pl] = part
+    return out
+
+
+def _float_format(vals):
+    """torch's choice: integral values print as ``3.``, wide ranges in scientific notation,
+    everything else with four decimals."""
+    fin = vals[np.isfinite(vals)]
+    if fin.size == 0:
+        return "{:.4f}"
+    big, nz = np.abs(fin).max(), np.abs(fin[fin != 0])
+    if np.all(fin == np.round(fin)) and big < 1e8:
+        return "{:.0f}."
+    if big >= 1e8 or (nz.size and (nz.min() < 1e-4 or big / nz.min() > 1e3)):
+        return "{:.4e}"
+    return "{:.4f}"
+
+
+def _tokens(a: np.ndarray) -> np.ndarray:
+    flat = a.reshape(-1)
+    if flat.size == 0:
+        return np.array([], dtype=object).reshape(a.shape)
+    if flat.dtype.kind == "f":
+        fmt = _float_format(flat.astype(np.float64))
+        toks = [("nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")) if not np.isfinite(v)
+                else fmt.format(v) for v in flat.astype(np.float64)]
+    else:
+        toks = [str(v) for v in flat.tolist()]
+    width = max(len(s) for s in toks)
+    return np.array([s.rjust(width) for s in toks], dtype=object).reshape(a.shape)
+
+
+def _block(tok, summarized, depth, indent):
+    if tok.ndim == 0:
+        return tok.item()
+    cut = summarized[depth] and tok.shape[0] == 2 * EDGE
+    if tok.ndim == 1:
+        parts = list(tok)
+        if cut:
+            parts.insert(EDGE, "...")
+        return "[" + ", ".join(parts) + "]"
+    rows = [_block(tok[i], summarized, depth + 1, indent) for i in range(tok.shape[0])]
+    if cut:
+        rows.insert(EDGE, "...")
+    sep = "," + "\n" * (tok.ndim - 1) + " " * (indent + depth + 1)
+    return "[" + sep.join(rows) + "]"
+
+
+def tensor_repr(t) -> str:
+    """``tensor([...], dtype=..., shards=N)`` like torch's repr."""
+    from . import dtypes as D
+    lay = t._layout
+    if t._storage.session.closed:
+        return f"<ShardedTensor shape={tuple(lay.shape)} dtype={t.dtype.name}: its session " \
+               f"was shut down>"
+    summarize = t.numel() > THRESHOLD
+    vals = corners(t, summarize)
+    summarized = [summarize and n > 2 * EDGE for n in lay.shape]
+    body = _block(_tokens(vals), summarized, 0, len("tensor("))
+    if t.numel() == 0:
+        body = "[]"
+    extra = []
+    if t.numel() == 0 and lay.ndim != 1:
+        extra.append(f"size={tuple(lay.shape)}")
+    if t.dtype not in (D.get_default_dtype(), D.int64, D.bool_):
+        extra.append(f"dtype={t.dtype!r}")
+    dev = t.device
+    if dev != "cpu":
+        extra.append(f"device='{dev}'")
+    extra.append(f"shards={len(lay.shards())}" + (" (replicated)" if lay.is_replicated else ""))
+    if getattr(t, "grad_fn", None) is not None:
+        extra.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        extra.append("requires_grad=True")
+    return "tensor(" + body + ", " + ", ".join(extra) + ")"
+
+
+def sharding_map(t) -> str:
+    """A text map: one line per shard (block, worker, node, device), plus a 2-D grid."""
+    lay = t._layout
+    place = t.placement()
+    nodes = {p["node"] for p in place}
+    lines = [f"ShardedTensor shape={tuple(lay.shape)} dtype={t.dtype.name} grid={lay.grid}"
+             f"{' replicated' if lay.is_replicated else ''}: {len(place)} shards on "
+             f"{len({p['worker'] for p in place})} workers / {len(nodes)} nodes"]
+    for p in place:
+        block = ", ".join(f"{o}:{o + n}" for o, n in zip(p["offsets"], p["shape"]))
+        lines.append(f"  shard {p['shard']:>3}  [{block}]  worker {p['worker']:>2}  "
+                     f"node {str(p['node'])[:8]}  {p['device']}")
+    if lay.ndim == 2 and not lay.is_replicated and min(lay.grid) > 1 or (
+            lay.ndim == 2 and lay.grid[1] > 1 and not lay.is_replicated):
+        lines.append("  grid (worker per block):")
+        for r in range(lay.grid[0]):
+            row = [f"w{lay.workers[lay.index((r, c))]}" for c in range(lay.grid[1])]
+            lines.append("    " + " ".join(f"{x:>4}" for x in row))
+    return "\n".join(lines)

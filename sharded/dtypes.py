@@ -1,0 +1,209 @@
+"""Dtypes and torch's type-promotion rules.
+
+A dtype is a small immutable object (``st.float32``) wrapping a NumPy dtype. Promotion follows
+torch, not NumPy: a Python scalar or a 0-d tensor only changes the result's *category*
+(bool < integer < floating), never its width, so ``int32 tensor + 5`` stays int32 and
+``int64 tensor + 2.5`` becomes the default float dtype (float32).
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import DTypeError
+
+
+@dataclass(frozen=True)
+class DType:
+    """A tensor element type, e.g. ``st.float32``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.float32.itemsize, st.float32.is_floating_point
+    (4, True)
+    """
+
+    name: str
+
+    @property
+    def np(self) -> np.dtype:
+        """The NumPy dtype that stores this type."""
+        return _NP[self.name]
+
+    @property
+    def itemsize(self) -> int:
+        return self.np.itemsize
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self.np.kind == "f"
+
+    @property
+    def is_signed(self) -> bool:
+        return self.np.kind in "if"
+
+    def __repr__(self) -> str:
+        return f"sharded.{self.name}"
+
+
+_NAMES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
+_NP = {n: np.dtype(n) for n in _NAMES}
+_BY_NP = {v: DType(k) for k, v in _NP.items()}
+
+bool_ = DType("bool")
+uint8, int8, int16 = DType("uint8"), DType("int8"), DType("int16")
+int32, int64 = DType("int32"), DType("int64")
+float16, float32, float64 = DType("float16"), DType("float32"), DType("float64")
+ALL = tuple(DType(n) for n in _NAMES)
+
+_default_float = float32
+
+
+def get_default_dtype() -> DType:
+    """The dtype of floating tensors created from Python floats (float32 unless changed).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.get_default_dtype()
+    sharded.float32
+    """
+    return _default_float
+
+
+def set_default_dtype(dt) -> None:
+    """Set the default floating dtype, like ``torch.set_default_dtype``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.set_default_dtype(st.float64); st.set_default_dtype(st.float32)
+    """
+    global _default_float
+    d = as_dtype(dt)
+    if not d.is_floating_point:
+        raise DTypeError(f"default dtype must be floating point, got {d}")
+    _default_float = d
+
+
+def as_dtype(dt) -> DType:
+    """Convert ``st.float32``, ``"float32"``, ``np.float32``, ``float`` ... to a :class:`DType`.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.dtypes.as_dtype("int8")
+    sharded.int8
+    """
+    if isinstance(dt, DType):
+        return dt
+    if dt is builtins.float:
+        return _default_float
+    if dt is builtins.int:
+        return int64
+    if dt is builtins.bool:
+        return bool_
+    try:
+        npdt = np.dtype(dt)
+    except TypeError:
+        raise DTypeError(f"unsupported dtype {dt!r}; supported: {', '.join(_NAMES)}") from None
+    return from_numpy_dtype(npdt)
+
+
+def category(dt: DType) -> int:
+    """0 for bool, 1 for integers, 2 for floating point: the order promotion respects."""
+    k = dt.np.kind
+    return 0 if k == "b" else (2 if k == "f" else 1)
+
+
+def promote_types(a: DType, b: DType) -> DType:
+    """Promotion of two tensor dtypes, as ``torch.promote_types``.
+
+    Within a category the wider type wins (``uint8, int8 -> int16``); across categories the
+    higher category's type wins unchanged (``int64, float16 -> float16``), unlike NumPy.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.promote_types(st.uint8, st.int8), st.promote_types(st.int64, st.float32)
+    (sharded.int16, sharded.float32)
+    """
+    ca, cb = category(a), category(b)
+    if ca != cb:
+        return a if ca > cb else b
+    return _BY_NP[np.promote_types(a.np, b.np)]
+
+
+def scalar_dtype(v) -> DType:
+    """The dtype torch gives a Python scalar: bool, int64 or the default float."""
+    if isinstance(v, (builtins.bool, np.bool_)):
+        return bool_
+    if isinstance(v, (builtins.int, np.integer)):
+        return int64
+    if isinstance(v, (builtins.float, np.floating)):
+        return _default_float
+    raise DTypeError(f"unsupported scalar {v!r} of type {type(v).__name__}")
+
+
+def _combine(higher, lower):
+    """torch's combine_categories: ``lower`` matters only where it raises the category."""
+    if higher is None:
+        return lower
+    if lower is None or category(higher) == 2:
+        return higher
+    if higher == bool_ or category(lower) == 2:
+        return promote_types(higher, lower)
+    return higher
+
+
+def _promote_all(dts):
+    out = None
+    for d in dts:
+        out = d if out is None else promote_types(out, d)
+    return out
+
+
+def result_type(tensors=(), zero_dim=(), scalars=()) -> DType:
+    """torch's result type of an op over dimensioned tensors, 0-d tensors and Python scalars.
+
+    Dimensioned tensors decide; 0-d tensors and then scalars only count where they raise the
+    category (bool < integer < floating).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.dtypes.result_type([st.int32], scalars=[2.5]), st.dtypes.result_type([st.int8], [], [7])
+    (sharded.float32, sharded.int8)
+    """
+    wrapped = _promote_all([scalar_dtype(s) for s in scalars])
+    out = _combine(_promote_all(tensors), _combine(_promote_all(zero_dim), wrapped))
+    if out is None:
+        raise DTypeError("result_type needs at least one operand")
+    return out
+
+
+def from_numpy_dtype(npdt) -> DType:
+    """The :class:`DType` of a NumPy dtype; raises :class:`DTypeError` for unsupported ones."""
+    npdt = np.dtype(npdt)
+    if npdt not in _BY_NP:
+        raise DTypeError(f"unsupported dtype {npdt}; supported: {', '.join(_NAMES)}")
+    return _BY_NP[npdt]
+
+
+def infer_dtype(data) -> DType:
+    """The dtype ``st.tensor(data)`` gives: NumPy arrays keep theirs; Python floats -> default."""
+    if isinstance(data, np.ndarray):
+        return from_numpy_dtype(data.dtype)
+    arr = np.asarray(data)
+    if arr.dtype.kind == "f":
+        return _default_float
+    if arr.dtype.kind in "iu":
+        return int64 if arr.dtype.kind == "i" or arr.dtype.itemsize == 8 else from_numpy_dtype(
+            arr.dtype)
+    if arr.dtype.kind == "b":
+        return bool_
+    raise DTypeError(f"cannot infer a dtype for data of NumPy kind {arr.dtype}")

@@ -1,0 +1,73 @@
+"""Typed errors of sharded.
+
+Every error a user can trigger subclasses the builtin a PyTorch or NumPy user would catch for the
+same mistake (``ValueError`` for bad values, ``TypeError`` for bad dtypes, ``IndexError`` for bad
+dims), and also :class:`ShardedError`, so ``except st.ShardedError`` catches all of ours.
+Messages name the offending values.
+"""
+
+from __future__ import annotations
+
+
+class ShardedError(Exception):
+    """Base class of every error raised by sharded."""
+
+
+class ShardingError(ShardedError, ValueError):
+    """An invalid ``shards=``, ``dim=`` or layout request, e.g. ``shards=0``."""
+
+
+class LayoutMismatch(ShardedError, ValueError):
+    """A layout that does not fit the tensor it is applied to (wrong rank, wrong boundaries)."""
+
+
+class ShapeError(ShardedError, ValueError):
+    """Shapes that do not broadcast or do not match, e.g. ``(2, 3) + (4,)``."""
+
+
+class ArgumentError(ShardedError, ValueError):
+    """An argument value an op cannot accept, e.g. ``item()`` on a tensor of 6 elements."""
+
+
+class DimError(ShardedError, IndexError):
+    """A dimension index out of range for the tensor's rank."""
+
+
+class DTypeError(ShardedError, TypeError):
+    """An unsupported dtype, or an op that is not defined for the operand's dtype."""
+
+
+class BackendUnavailable(ShardedError, RuntimeError):
+    """A device was asked for whose backend (e.g. CuPy on ``cuda``) is missing here."""
+
+
+class SessionClosed(ShardedError, RuntimeError, ValueError):
+    """A tensor was used after ``st.shutdown()`` freed the workers that held its shards.
+
+    Also a ``ValueError``: the tensor is no longer a valid argument.
+    """
+
+
+class WorkerLost(ShardedError, RuntimeError):
+    """A worker actor died; the shards it held are gone."""
+
+
+class OpFailed(ShardedError, RuntimeError):
+    """An op failed inside a worker. Raised at the next read, naming the op and the shard.
+
+    Attributes
+    ----------
+    op : str
+        Name of the op that failed (e.g. ``"add"``).
+    shard : int or None
+        Index of the shard whose kernel raised.
+    worker : int
+        Index of the worker actor that ran it.
+    cause : str
+        ``"ExceptionType: message"`` of the original exception.
+    """
+
+    def __init__(self, op: str, shard, worker: int, cause: str):
+        self.op, self.shard, self.worker, self.cause = op, shard, worker, cause
+        where = f"shard {shard} on worker {worker}" if shard is not None else f"worker {worker}"
+        super().__init__(f"op '{op}' failed on {where}: {cause}")

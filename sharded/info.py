@@ -1,0 +1,60 @@
+"""Cluster and worker introspection: ``st.stats()``, ``st.info()``, ``st.synchronize()``."""
+
+from __future__ import annotations
+
+from .runtime import session as _session
+
+
+def synchronize() -> None:
+    """Wait until every queued op has run on every worker; raise the first op error.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.synchronize()
+    """
+    _session.current().executor.sync()
+
+
+def stats() -> dict:
+    """Per-worker live shards and memory, plus bytes moved between workers.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> sorted(st.stats())
+    ['bytes_moved', 'commands', 'live_shards', 'workers']
+    """
+    ex = _session.current().executor
+    ws = ex.stats()
+    for w, info in zip(ws, ex.workers):
+        w["node"], w["name"] = info.node, info.name
+    return {"workers": ws, "live_shards": sum(w["live_shards"] for w in ws),
+            "bytes_moved": ex.bytes_moved, "commands": ex.commands}
+
+
+def info() -> dict:
+    """The session: executor kind, nodes (with their resources) and workers with stats.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.info()["executor"] in ("ray", "local")
+    True
+    """
+    sess = _session.current()
+    out = {"executor": sess.executor.kind, "address": sess.address, "nodes": [],
+           **stats()}
+    if sess.executor.kind == "ray":
+        import ray
+        for n in ray.nodes():
+            if n.get("Alive"):
+                r = n["Resources"]
+                out["nodes"].append({"node": n["NodeID"], "address": n["NodeManagerAddress"],
+                                     "cpus": r.get("CPU", 0), "gpus": r.get("GPU", 0),
+                                     "memory_bytes": int(r.get("memory", 0)),
+                                     "object_store_bytes": int(r.get("object_store_memory",
+                                                                     0))})
+    else:
+        out["nodes"].append({"node": "local", "address": "in-process"})
+    return out

@@ -1,0 +1,233 @@
+"""Executors: queue per-shard commands per worker and ship them in batches.
+
+An op never waits: it appends one command per shard to its worker's queue and returns. A queue
+is flushed (one call carrying the whole batch) when data is read, when it reaches
+:data:`MAX_BATCH` commands, when another worker needs data from it, or by the Ray executor's
+timer. Batches from one driver run in order on each worker, so a command always sees the
+results of the commands queued before it. At most :data:`MAX_INFLIGHT` batches per worker are
+outstanding (back-pressure): past that, the driver waits for the oldest.
+
+Errors travel back as records and are raised, typed, at the next read (:class:`OpFailed` names
+the op and the shard). :class:`LocalExecutor` runs the same protocol in-process with
+:class:`~sharded.runtime.worker.Worker` objects, for tests and for machines without Ray.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import threading
+
+from ..errors import OpFailed, SessionClosed
+from .worker import Worker, is_failed
+
+MAX_BATCH = 512
+MAX_INFLIGHT = 8
+
+
+class WorkerInfo(collections.namedtuple("WorkerInfo", "index name node device")):
+    """Static facts about one worker: index, actor name, node id, device."""
+
+
+class Executor:
+    """The protocol shared by every executor; subclasses say how a batch reaches a worker."""
+
+    kind = "base"
+
+    def __init__(self, workers_info):
+        self.workers = list(workers_info)
+        n = len(self.workers)
+        self._queues = [[] for _ in range(n)]
+        self._refs = [[] for _ in range(n)]
+        self._inflight = [collections.deque() for _ in range(n)]
+        self._errors: list = []
+        self._lock = threading.RLock()
+        self._keys = itertools.count(1)
+        self.closed = False
+        self.bytes_moved = 0
+        self.commands = 0
+
+    @property
+    def num_workers(self) -> int:
+        return len(self.workers)
+
+    # ----------------------------------------------------------------- queueing
+    def new_key(self) -> int:
+        return next(self._keys)
+
+    def submit(self, w: int, kernel: str, args, outs, params=None, label=None, inplace=False):
+        """Queue ``kernel`` on worker ``w``. ``args`` items are ``("k", key, slices)``,
+        ``("c", value)`` or ``("x", handle)`` for data exported or put earlier."""
+        self._check_open()
+        with self._lock:
+            q = self._queues[w]
+            if any(a[0] == "x" for a in args):
+                if q and not self._refs[w]:
+                    # A batch starts only once all its refs resolve: ship the independent
+                    # commands queued so far first, so they do not wait for other workers.
+                    self._flush(w)
+                    q = self._queues[w]
+                refs = self._refs[w]
+                args = tuple(("r", _append(refs, a[1])) if a[0] == "x" else a for a in args)
+            q.append((kernel, args, outs, params, label, inplace))
+            self.commands += 1
+            if len(q) >= MAX_BATCH:
+                self._flush(w)
+
+    def free(self, w: int, keys) -> None:
+        """Drop shards (called from tensor finalizers; never blocks)."""
+        if self.closed:
+            return
+        with self._lock:
+            self._queues[w].append(("free", tuple(keys)))
+
+    def export(self, requests) -> dict:
+        """Hand pieces of shards to other workers: ``{w: [(key, slices), ...]}`` ->
+        ``{w: [handle, ...]}``; a handle is passed to :meth:`submit` as ``("x", handle)``."""
+        self._check_open()
+        out = {}
+        with self._lock:
+            for w, items in requests.items():
+                self._queues[w].extend(("export", k, sl) for k, sl in items)
+                out[w] = self._flush(w, nexp=len(items))
+        return out
+
+    def put(self, value):
+        """Make driver-side data (e.g. a NumPy block) available to a later command."""
+        return value
+
+    def flush_all(self) -> None:
+        with self._lock:
+            for w in range(self.num_workers):
+                if self._queues[w]:
+                    self._flush(w)
+
+    def _flush(self, w: int, nexp: int = 0):
+        cmds, refs = self._queues[w], self._refs[w]
+        self._queues[w], self._refs[w] = [], []
+        errs, exports = self._dispatch(w, cmds, refs, nexp)
+        infl = self._inflight[w]
+        infl.append(errs)
+        if len(infl) > MAX_INFLIGHT:
+            self._collect([infl.popleft()])
+        return exports
+
+    # ------------------------------------------------------------------ reading
+    def fetch(self, items):
+        """Read ``[(w, key, slices)]`` as host arrays; first raises any pending op error."""
+        self._check_open()
+        with self._lock:
+            self.flush_all()
+            by_w = collections.defaultdict(list)
+            for i, (w, key, sl) in enumerate(items):
+                by_w[w].append((i, key, sl))
+            handles = {w: self._fetch(w, [(k, s) for _, k, s in its]) for w, its in by_w.items()}
+            pending = self._drain_inflight()
+            values = self._wait(pending + list(handles.values()))
+            self._record(values[:len(pending)])
+            self._raise_errors()
+        out = [None] * len(items)
+        for res, (w, its) in zip(values[len(pending):], by_w.items()):
+            for (i, _, _), arr in zip(its, res):
+                if is_failed(arr):
+                    r = arr.record
+                    raise OpFailed(r["op"], r["shard"], r["worker"], r["cause"])
+                out[i] = arr
+        return out
+
+    def sync(self) -> None:
+        """Wait until every queued command has run; raise the first op error, if any."""
+        self._check_open()
+        with self._lock:
+            self.flush_all()
+            self._collect(self._drain_inflight())
+            self._raise_errors()
+
+    def stats(self) -> list:
+        """Per-worker statistics (live shards and bytes, resident memory), after a sync."""
+        with self._lock:
+            self.sync()
+            return self._wait([self._stats(w) for w in range(self.num_workers)])
+
+    def _drain_inflight(self):
+        out = []
+        for d in self._inflight:
+            out.extend(d)
+            d.clear()
+        return out
+
+    def _collect(self, handles):
+        self._record(self._wait(handles))
+
+    def _record(self, results):
+        for errs in results:
+            self._errors.extend(e for e in errs if not e["cascade"])
+
+    def _raise_errors(self):
+        if self._errors:
+            r, self._errors = self._errors[0], []
+            raise OpFailed(r["op"], r["shard"], r["worker"], r["cause"])
+
+    def _check_open(self):
+        if self.closed:
+            raise SessionClosed("this tensor belongs to a session that was shut down "
+                                "(st.shutdown() freed its shards); create it again after st.init()")
+
+    def close(self) -> None:
+        self.closed = True
+
+    # ------------------------------------------------------------ subclass hooks
+    def _dispatch(self, w, cmds, refs, nexp):
+        """Send a batch; return (handle of its error list, [handles of its exports])."""
+        raise NotImplementedError
+
+    def _fetch(self, w, items):
+        raise NotImplementedError
+
+    def _stats(self, w):
+        raise NotImplementedError
+
+    def _wait(self, handles) -> list:
+        raise NotImplementedError
+
+
+def _append(lst, v) -> int:
+    lst.append(v)
+    return len(lst) - 1
+
+
+class LocalExecutor(Executor):
+    """Runs every worker in this process, one :class:`Worker` object each.
+
+    Batches execute when flushed, exactly as they would on actors, so behaviour (ordering,
+    deferred errors, exports) matches the Ray executor; only parallelism is missing.
+
+    Examples
+    --------
+    >>> ex = LocalExecutor(2)
+    >>> ex.num_workers
+    2
+    """
+
+    kind = "local"
+
+    def __init__(self, num_workers: int = 2, devices=None):
+        devices = list(devices) if devices is not None else ["cpu"] * num_workers
+        self._workers = [Worker(i, d, copy_exports=True) for i, d in enumerate(devices)]
+        super().__init__([WorkerInfo(i, f"sharded-worker-{i}", "local", d)
+                          for i, d in enumerate(devices)])
+
+    def _dispatch(self, w, cmds, refs, nexp):
+        res = self._workers[w].run(cmds, *refs)
+        if nexp:
+            return res[0], list(res[1:])
+        return res, []
+
+    def _fetch(self, w, items):
+        return self._workers[w].fetch(items)
+
+    def _stats(self, w):
+        return self._workers[w].stats()
+
+    def _wait(self, handles):
+        return list(handles)

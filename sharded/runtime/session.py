@@ -1,0 +1,133 @@
+"""Sessions: connecting to (or starting) a Ray cluster and owning the worker actors.
+
+``st.init()`` with no address and no ``RAY_ADDRESS`` starts an embedded local Ray; an address
+(``"auto"``, ``"host:port"``, ``"ray://host:port"``) connects to an existing cluster. Ray is
+left running if it was already initialised by the program, and shut down on ``st.shutdown()``
+only if ``st.init`` started or connected it. ``executor="local"`` runs everything in-process.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+
+from ..errors import ShardingError
+from .executor import LocalExecutor
+
+_lock = threading.RLock()
+_current = None
+
+
+class Session:
+    """One connection: an executor (its workers) plus how Ray was obtained."""
+
+    def __init__(self, executor, owns_ray: bool, address):
+        self.executor, self.owns_ray, self.address = executor, owns_ray, address
+        self.id = uuid.uuid4().hex[:8]
+
+    @property
+    def closed(self) -> bool:
+        return self.executor.closed
+
+    def __repr__(self):
+        ex = self.executor
+        return (f"Session(executor={ex.kind!r}, workers={ex.num_workers}, "
+                f"nodes={len({w.node for w in ex.workers})}, address={self.address!r})")
+
+
+def init(address=None, num_workers=None, executor="ray", devices=None) -> Session:
+    """Start or connect the workers; idempotent (a second call returns the live session).
+
+    Parameters
+    ----------
+    address : str, optional
+        Ray cluster to join (``"auto"``, ``"host:port"``, ``"ray://host:port"``). Default:
+        ``$RAY_ADDRESS`` if set, else an embedded local Ray.
+    num_workers : int, optional
+        Worker actors to start (default: one per CPU of the cluster).
+    executor : {"ray", "local"}
+        ``"local"`` runs the workers in this process (no Ray needed).
+    devices : list of str, optional
+        Local executor only: the device of each worker (``"cpu"``, ``"cuda:0"``...).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.init(executor="local", num_workers=2)
+    Session(executor='local', workers=2, nodes=1, address=None)
+    >>> st.shutdown()
+    """
+    global _current
+    with _lock:
+        if _current is not None and not _current.closed:
+            return _current
+        if executor == "local":
+            n = num_workers if num_workers is not None else (len(devices) if devices else 2)
+            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+                raise ShardingError(f"num_workers must be a positive int, got {n!r}")
+            if devices is not None and len(devices) != n:
+                raise ShardingError(f"{len(devices)} devices given for {n} workers")
+            _current = Session(LocalExecutor(n, devices), False, None)
+        elif executor == "ray":
+            _current = _init_ray(address, num_workers)
+        else:
+            raise ShardingError(f"executor must be 'ray' or 'local', got {executor!r}")
+        return _current
+
+
+def _init_ray(address, num_workers) -> Session:
+    import ray
+
+    from .ray_executor import RayExecutor
+
+    owns = not ray.is_initialized()
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if owns:
+        kw = dict(log_to_driver=False, configure_logging=False)
+        if address:
+            ray.init(address=address, **kw)
+        else:
+            ray.init(include_dashboard=False, **kw)
+    try:
+        ex = RayExecutor(num_workers, namespace=f"sharded-{uuid.uuid4().hex[:8]}")
+    except BaseException:
+        if owns:
+            ray.shutdown()
+        raise
+    return Session(ex, owns, address)
+
+
+def shutdown() -> None:
+    """Free every worker (and their shards); stop Ray if :func:`init` started it.
+
+    Tensors created before keep existing as Python objects but raise
+    :class:`~sharded.errors.SessionClosed` when used.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.shutdown()
+    """
+    global _current
+    with _lock:
+        s, _current = _current, None
+        if s is None:
+            return
+        s.executor.close()
+        if s.owns_ray:
+            import ray
+            ray.shutdown()
+
+
+def current() -> Session:
+    """The live session, starting the embedded default one if there is none."""
+    s = _current
+    if s is None or s.closed:
+        s = init()
+    return s
+
+
+def is_initialized() -> bool:
+    """Whether a live session exists."""
+    return _current is not None and not _current.closed

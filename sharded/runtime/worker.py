@@ -1,0 +1,204 @@
+"""The worker: a key -> array store that runs batches of kernel commands.
+
+A plain class with no Ray import, so the in-process executor uses it directly and the Ray
+executor wraps it in an actor. A batch is a list of commands run in order:
+
+``("free", keys)``
+    drop shards whose last driver reference died.
+``("export", key, slices)``
+    hand a (slice of a) shard to another worker; the batch returns it as an extra value.
+``(kernel, args, outs, params, label, inplace)``
+    run ``KERNELS[kernel](xp, *args, **params)`` and store the result(s) under ``outs``;
+    ``inplace`` writes into the existing array instead (views of it see the change).
+
+Arguments are ``("k", key, slices)`` (a stored shard, optionally sliced), ``("c", value)`` (a
+constant shipped in the batch) or ``("r", i)`` (the batch's i-th extra argument: data exported
+by another worker or put by the driver). A failing command poisons its outputs; the batch goes
+on, and the errors are returned for the driver to raise at its next read.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+from ..backend import get_backend
+from ..kernels import KERNELS, POOLED
+
+_POOLED = frozenset(KERNELS[k] for k in POOLED)
+POOL_MIN_BYTES = 1 << 20
+POOL_MAX_BYTES = 1 << 30
+
+
+class Worker:
+    """Holds shards by key and runs kernels on them.
+
+    Examples
+    --------
+    >>> w = Worker(0)
+    >>> w.run([("full", (), (1,), {"shape": (2,), "value": 3.0, "dtype": "float64"}, None, 0)])
+    []
+    >>> w.fetch([(1, None)])[0]
+    array([3., 3.])
+    """
+
+    def __init__(self, index: int, device: str = "cpu", copy_exports: bool = False):
+        self.index, self.device = index, device
+        self.backend = get_backend(device)
+        self.xp = self.backend.xp
+        self.store: dict = {}
+        self.poisoned: dict = {}
+        self.copy_exports = copy_exports
+        self.commands_run = 0
+        self.pool: dict = {}
+        self.pool_bytes = 0
+
+    # ------------------------------------------------------------------ running
+    def run(self, cmds, *refs):
+        """Run a batch; returns the error records, followed by one value per export."""
+        errors, exports = [], []
+        store, poisoned = self.store, self.poisoned
+        with np.errstate(all="ignore"):  # torch does not warn on inf/nan results either
+            for cmd in cmds:
+                head = cmd[0]
+                if head == "free":
+                    for k in cmd[1]:
+                        self._recycle(store.pop(k, None))
+                        poisoned.pop(k, None)
+                    continue
+                if head == "export":
+                    exports.append(self._export(cmd[1], cmd[2]))
+                    continue
+                self.commands_run += 1
+                _, args, outs, params, label, inplace = cmd
+                try:
+                    vals = [self._arg(a, refs) for a in args]
+                    fn = KERNELS[head]
+                    if fn in _POOLED and not inplace:
+                        res = fn(self.xp, *vals, alloc=self._take, **params)
+                    else:
+                        res = fn(self.xp, *vals, **(params or {}))
+                    if len(outs) == 1:
+                        res = (res,)
+                    for k, r in zip(outs, res):
+                        if inplace:
+                            store[k][...] = r
+                        else:
+                            store[k] = self.xp.asarray(r)
+                    vals = res = r = None  # no stale references: freed blocks can be pooled
+                except _Poisoned as p:
+                    for k in outs:
+                        poisoned[k] = p.record
+                    errors.append(dict(p.record, cascade=True))
+                except Exception as e:  # reported to the driver, which raises it typed
+                    rec = {"op": label[0] if label else head,
+                           "shard": label[1] if label else None,
+                           "worker": self.index, "cause": f"{type(e).__name__}: {e}"}
+                    for k in outs:
+                        if not inplace:
+                            store.pop(k, None)
+                        poisoned[k] = rec
+                    errors.append(dict(rec, cascade=False))
+        return errors if not exports else (errors, *exports)
+
+    def _arg(self, a, refs):
+        tag = a[0]
+        if tag == "k":
+            key, sl = a[1], a[2]
+            arr = self.store.get(key)
+            if arr is None:
+                raise _Poisoned(self.poisoned.get(key) or {
+                    "op": "read", "shard": None, "worker": self.index,
+                    "cause": f"KeyError: shard {key} is not on worker {self.index}"})
+            return arr if sl is None else arr[sl]
+        if tag == "c":
+            v = a[1]
+            return self.backend.to_device(v) if isinstance(v, np.ndarray) else v
+        v = refs[a[1]]
+        if isinstance(v, _Failed):
+            raise _Poisoned(v.record)
+        return self.backend.to_device(v)
+
+    def _export(self, key, sl):
+        arr = self.store.get(key)
+        if arr is None:
+            return _Failed(self.poisoned.get(key) or {
+                "op": "export", "shard": None, "worker": self.index,
+                "cause": f"KeyError: shard {key} is not on worker {self.index}"})
+        part = arr if sl is None else arr[sl]
+        part = self.backend.to_host(part)
+        return np.array(part, copy=True) if self.copy_exports else np.asarray(part, order="C")
+
+    # ------------------------------------------------------------------ buffer pool
+    def _recycle(self, arr):
+        """Keep a freed block for reuse: a fresh allocation of a big block costs page faults
+        (the kernel zeroes every page), a reused one is already mapped."""
+        if (arr is None or arr.nbytes < POOL_MIN_BYTES or self.pool_bytes + arr.nbytes >
+                POOL_MAX_BYTES or not arr.flags.owndata or not arr.flags.c_contiguous
+                or sys.getrefcount(arr) > 2):  # a view elsewhere still uses its memory
+            return
+        self.pool.setdefault((arr.shape, arr.dtype.str), []).append(arr)
+        self.pool_bytes += arr.nbytes
+
+    def _take(self, shape, dtype):
+        """A pooled block of ``shape``/``dtype`` (contents undefined), or None."""
+        free = self.pool.get((tuple(shape), np.dtype(dtype).str))
+        if not free:
+            return None
+        arr = free.pop()
+        self.pool_bytes -= arr.nbytes
+        return arr
+
+    # ------------------------------------------------------------------ reading
+    def fetch(self, items):
+        """Host copies of ``(key, slices)`` items; a failed shard comes back as its error."""
+        out = []
+        for key, sl in items:
+            arr = self.store.get(key)
+            if arr is None:
+                out.append(_Failed(self.poisoned.get(key) or {
+                    "op": "read", "shard": None, "worker": self.index,
+                    "cause": f"KeyError: shard {key} is not on worker {self.index}"}))
+                continue
+            part = self.backend.to_host(arr if sl is None else arr[sl])
+            out.append(np.array(part, copy=True) if self.copy_exports else part)
+        return out
+
+    def stats(self) -> dict:
+        """Live shards, their bytes, and this process's resident memory."""
+        return {"worker": self.index, "device": self.device, "pid": os.getpid(),
+                "live_shards": len(self.store),
+                "live_bytes": int(sum(a.nbytes for a in self.store.values())),
+                "pool_bytes": self.pool_bytes, "rss_bytes": _rss_bytes(),
+                "commands_run": self.commands_run}
+
+    def ping(self):
+        return self.index
+
+
+class _Failed:
+    """Stands in for data that could not be produced (its error record travels instead)."""
+
+    def __init__(self, record):
+        self.record = record
+
+
+class _Poisoned(Exception):
+    def __init__(self, record):
+        super().__init__(record["cause"])
+        self.record = record
+
+
+def is_failed(v) -> bool:
+    return isinstance(v, _Failed)
+
+
+def _rss_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:  # not Linux: report peak instead of current
+        import resource
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -1,0 +1,368 @@
+"""ShardedTensor: driver-side metadata plus the keys of its shards inside worker actors.
+
+The driver holds no data. Methods are thin calls into ``functional`` (ops) and the runtime;
+data reaches the driver only on ``numpy()``, ``tolist()``, ``item()`` and printing. Dropping
+the last reference to a tensor frees its shards on their workers (a finaliser queues a free
+command, so worker memory stays flat in long loops).
+"""
+
+from __future__ import annotations
+
+import builtins
+import collections
+import weakref
+
+import numpy as np
+
+from . import dtypes as D
+from .errors import ArgumentError, SessionClosed
+from .ops.registry import PRIMITIVES, Result
+from .runtime import session as _session
+
+
+def _free(ex, workers, keys):
+    if ex.closed:
+        return
+    by_w = collections.defaultdict(list)
+    for w, k in zip(workers, keys):
+        by_w[w].append(k)
+    for w, ks in by_w.items():
+        ex.free(w, ks)
+
+
+class Storage:
+    """The shards of one tensor: ``keys[i]`` lives on worker ``layout.workers[i]``."""
+
+    __slots__ = ("session", "keys", "__weakref__")
+
+    def __init__(self, session, layout, keys):
+        self.session, self.keys = session, keys
+        weakref.finalize(self, _free, session.executor, layout.workers, keys)
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple that prints like ``torch.Size``."""
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self):
+        return f"sharded.Size({list(self)})"
+
+
+def wrap(res, session):
+    """Turn planner results into tensors."""
+    if isinstance(res, Result):
+        return ShardedTensor(session, res.layout, res.dtype, res.keys)
+    return tuple(wrap(r, session) for r in res)
+
+
+def session_of(args):
+    """The session of the tensor arguments (all must share it and be alive)."""
+    sess = None
+    for a in args:
+        if isinstance(a, ShardedTensor):
+            s = a._storage.session
+            if s.closed:
+                raise SessionClosed("this tensor belongs to a session that was shut down "
+                                    "(st.shutdown() freed its shards); create it again after "
+                                    "st.init()")
+            if sess is not None and s is not sess:
+                raise SessionClosed("tensors from two different sessions cannot be combined")
+            sess = s
+    return sess or _session.current()
+
+
+def apply(name, *args, **params):
+    """Run primitive ``name`` on ``args`` and wrap what it returns (the one dispatch point)."""
+    sess = session_of(args)
+    res = PRIMITIVES[name].impl(sess.executor, *args, **params)
+    target = params.get("target")
+    if target is not None:  # in place: the shards already belong to ``target``
+        return target
+    return wrap(res, sess)
+
+
+class ShardedTensor:
+    """A tensor whose storage is split into shards held by worker actors.
+
+    Create one with ``st.tensor``, ``st.zeros``, ``st.rand``... rather than directly.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.arange(6, shards=2)
+    >>> (x * 2).tolist()
+    [0, 2, 4, 6, 8, 10]
+    """
+
+    __array_priority__ = 1000
+    __array_ufunc__ = None  # numpy defers to our reflected operators (a + x -> x.__radd__)
+
+    def __init__(self, session, layout, dtype, keys, requires_grad=False):
+        self._storage = Storage(session, layout, keys)
+        self._layout, self._dtype, self._keys = layout, dtype, keys
+        self.requires_grad = requires_grad
+        self.grad = None
+        self.grad_fn = None
+
+    # ------------------------------------------------------------------ metadata
+    @property
+    def shape(self) -> Size:
+        return Size(self._layout.shape)
+
+    def size(self, dim=None):
+        """The shape, or the size of dimension ``dim``.
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> st.zeros(2, 3).size(), st.zeros(2, 3).size(-1)
+        (sharded.Size([2, 3]), 3)
+        """
+        if dim is None:
+            return self.shape
+        from .layout import normalize_dim
+        return self._layout.shape[normalize_dim(dim, self.ndim)]
+
+    @property
+    def dtype(self) -> D.DType:
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._layout.ndim
+
+    def dim(self) -> int:
+        return self._layout.ndim
+
+    def numel(self) -> int:
+        return self.shape.numel()
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def layout(self):
+        """The bound :class:`~sharded.layout.Layout`: chunk bounds and the worker of each
+        shard."""
+        return self._layout
+
+    @property
+    def device(self) -> str:
+        """The device of the shards: ``"cpu"``, ``"cuda:0"``..., or ``"mixed(cpu, cuda:0)"``."""
+        ws = self._storage.session.executor.workers
+        devs = sorted({ws[w].device for w in self._layout.workers})
+        return devs[0] if len(devs) == 1 else f"mixed({', '.join(devs)})"
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.startswith("cuda")
+
+    def is_floating_point(self) -> bool:
+        return self._dtype.is_floating_point
+
+    def placement(self) -> list:
+        """One dict per shard: ``worker``, ``node`` (Ray node id), ``device``, ``offsets``,
+        ``shape``.
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> [p["offsets"] for p in st.zeros(4, shards=2).placement()]
+        [(0,), (2,)]
+        """
+        ws = self._storage.session.executor.workers
+        return [{"shard": i, "worker": w, "node": ws[w].node, "device": ws[w].device,
+                 "offsets": offs, "shape": shp}
+                for i, (w, offs, shp) in enumerate(self._layout.shards())]
+
+    def visualize(self, file=None) -> str:
+        """Print (and return) a map of which worker and node hold which block.
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> _ = st.zeros(4, 2, shards=2).visualize()  # doctest: +ELLIPSIS
+        ShardedTensor shape=(4, 2) ...
+        """
+        from .display import sharding_map
+        text = sharding_map(self)
+        print(text, file=file)
+        return text
+
+    # ------------------------------------------------------------------ reading
+    def _executor(self):
+        ex = self._storage.session.executor
+        ex._check_open()
+        return ex
+
+    def numpy(self) -> np.ndarray:
+        """Gather every shard into a new NumPy array (a copy: writing to it does not change
+        the tensor, unlike torch's shared-memory ``numpy()`` on CPU).
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> st.arange(4, shards=2).numpy()
+        array([0, 1, 2, 3])
+        """
+        lay = self._layout
+        ex = self._executor()
+        out = np.empty(lay.shape, dtype=self._dtype.np)
+        if lay.is_replicated:
+            return np.array(ex.fetch([(lay.workers[0], self._keys[0], None)])[0], copy=True,
+                            dtype=self._dtype.np).reshape(lay.shape)
+        items = [(w, k, None) for (w, _, shp), k in zip(lay.shards(), self._keys)
+                 if 0 not in shp]
+        parts = iter(ex.fetch(items))
+        for (w, offs, shp) in lay.shards():
+            if 0 in shp:
+                continue
+            out[tuple(slice(o, o + n) for o, n in zip(offs, shp))] = next(parts)
+        return out
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def item(self):
+        """The value of a one-element tensor as a Python number.
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> st.tensor([2.5]).item()
+        2.5
+        """
+        n = self.numel()
+        if n != 1:
+            raise ArgumentError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        return self.numpy().reshape(()).item()
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise ArgumentError(f"Boolean value of Tensor with {self.numel()} values is "
+                                f"ambiguous")
+        return builtins.bool(self.item())
+
+    def __float__(self):
+        return builtins.float(self.item())
+
+    def __int__(self):
+        return builtins.int(self.item())
+
+    def __index__(self):
+        if self._dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return builtins.int(self.item())
+
+    def __len__(self):
+        if not self.ndim:
+            raise TypeError("len() of a 0-d tensor")
+        return self._layout.shape[0]
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        from .display import tensor_repr
+        return tensor_repr(self)
+
+    # ------------------------------------------------------------------ dtype casts
+    def to(self, *args, **kwargs):
+        """Convert dtype (``x.to(st.float64)``); ``x.to("cpu")`` is a no-op on CPU tensors.
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> st.arange(3).to(st.float64).dtype
+        sharded.float64
+        """
+        dtype = kwargs.pop("dtype", None)
+        device = kwargs.pop("device", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, ShardedTensor):
+                dtype = a.dtype
+            elif isinstance(a, str) and (a == "cpu" or a.startswith("cuda")):
+                device = a
+            else:
+                dtype = a
+        out = self
+        if device is not None:
+            from .backend import parse_device
+            if parse_device(device) != self.device:
+                from .errors import BackendUnavailable
+                raise BackendUnavailable(f"moving shards from {self.device} to "
+                                         f"{parse_device(device)} is not supported yet")
+        if dtype is not None and D.as_dtype(dtype) != self._dtype:
+            out = apply("astype", out, D.as_dtype(dtype))
+        return out
+
+    def type(self, dtype=None):
+        """The type name (``"sharded.FloatTensor"``), or a copy converted to ``dtype``."""
+        if dtype is None:
+            names = {"float32": "Float", "float64": "Double", "float16": "Half",
+                     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                     "uint8": "Byte", "bool": "Bool"}
+            return f"sharded.{names[self._dtype.name]}Tensor"
+        return self.to(dtype)
+
+    def float(self):
+        return self.to(D.float32)
+
+    def double(self):
+        return self.to(D.float64)
+
+    def half(self):
+        return self.to(D.float16)
+
+    def int(self):
+        return self.to(D.int32)
+
+    def long(self):
+        return self.to(D.int64)
+
+    def short(self):
+        return self.to(D.int16)
+
+    def byte(self):
+        return self.to(D.uint8)
+
+    def bool(self):
+        return self.to(D.bool_)
+
+    # ------------------------------------------------------------------ layout
+    def reshard(self, dim=None, shards=None, layout=None):
+        """A copy laid out anew (``dim=``/``shards=``, or ``layout=``), moved worker to
+        worker.
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> st.zeros(4, 6, shards=2).reshard(dim=1, shards=3).layout.grid
+        (1, 3)
+        """
+        from .layout import resolve
+        ex = self._executor()
+        lay = resolve(self._layout.shape, ex.num_workers, shards=shards, dim=dim, layout=layout)
+        return apply("reshard", self, lay)
+
+    def replicate(self):
+        """A copy held whole by every worker."""
+        from .layout import Layout
+        return self.reshard(layout=Layout.replicated())

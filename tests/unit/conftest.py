@@ -1,0 +1,12 @@
+import pytest
+
+import sharded as st
+
+
+@pytest.fixture(scope="package", autouse=True)
+def local_session():
+    """The in-process executor with 3 workers (so 2 or 5 shards map unevenly onto them)."""
+    st.shutdown()
+    st.init(executor="local", num_workers=3)
+    yield
+    st.shutdown()

@@ -1,0 +1,108 @@
+import numpy as np
+import pytest
+
+import sharded as st
+from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
+
+
+@pytest.mark.parametrize("place", PLACEMENTS, ids=PLACEMENT_IDS)
+def test_from_numpy_roundtrip_every_layout(place):
+    a = np.arange(42, dtype=np.float64).reshape(7, 6)
+    x = st.from_numpy(a, **place)
+    assert_matches_numpy(x, a, dtype=st.float64)
+    assert np.asarray(x).tolist() == a.tolist()
+
+
+def test_tensor_dtype_inference_like_torch():
+    assert st.tensor([1.0, 2.0]).dtype == st.float32
+    assert st.tensor([1, 2]).dtype == st.int64
+    assert st.tensor([True, False]).dtype == st.bool
+    assert st.tensor(np.arange(3, dtype=np.int16)).dtype == st.int16
+    assert st.tensor(3.5).shape == () and st.tensor(3.5).item() == 3.5
+    assert st.tensor([[1, 2]], dtype=st.float64).dtype == st.float64
+
+
+def test_filled_creators():
+    assert_matches_numpy(st.zeros(5, 3, shards=2), np.zeros((5, 3), np.float32), dtype="float32")
+    assert_matches_numpy(st.ones((2, 3)), np.ones((2, 3)), dtype=st.float32)
+    assert_matches_numpy(st.full((3,), 7), np.full(3, 7), dtype=st.int64)
+    assert_matches_numpy(st.full((3,), 2.5, dtype=st.float64), np.full(3, 2.5))
+    assert_matches_numpy(st.zeros(size=(2, 2), dtype=st.int32), np.zeros((2, 2), np.int32))
+    assert st.empty(4, 2, shards=3).shape == (4, 2)
+    assert st.zeros(0, 3).numel() == 0
+    assert_matches_numpy(st.eye(5, shards=3), np.eye(5))
+    assert_matches_numpy(st.eye(3, 5, layout=st.Layout.block((2, 2))), np.eye(3, 5))
+
+
+def test_ranges():
+    x = st.arange(2, 10, 4)
+    assert x.dtype == st.int64 and x.tolist() == [2, 6]
+    assert_matches_numpy(st.arange(10, shards=3), np.arange(10))
+    assert_matches_numpy(st.arange(0, 1, 0.1, shards=4), np.arange(0, 1, 0.1), dtype=st.float32)
+    assert_matches_numpy(st.arange(5, 0, -2), np.arange(5, 0, -2))
+    assert st.arange(3, 3).numel() == 0
+    assert_matches_numpy(st.linspace(-1, 1, 11, shards=3), np.linspace(-1, 1, 11))
+    assert_matches_numpy(st.linspace(0, 1, 1), np.linspace(0, 1, 1))
+    assert_matches_numpy(st.logspace(0, 3, 4, shards=2), np.logspace(0, 3, 4), rtol=1e-6)
+    assert_matches_numpy(st.logspace(0, 3, 4, base=2), np.logspace(0, 3, 4, base=2))
+
+
+def test_like_creators_keep_shape_dtype_layout():
+    x = st.rand(6, 4, shards=3, dtype=st.float64)
+    for y in (st.zeros_like(x), st.ones_like(x), st.empty_like(x), st.rand_like(x),
+              st.randn_like(x), st.full_like(x, 3)):
+        assert y.shape == x.shape and y.dtype == x.dtype and y.layout == x.layout
+    assert st.full_like(x, 3).sum().item() == 72
+    assert st.zeros_like(x, dtype=st.int32).dtype == st.int32
+
+
+@pytest.mark.parametrize("fn", ["rand", "randn"])
+def test_rng_identical_for_every_sharding(fn):
+    f = getattr(st, fn)
+    st.manual_seed(1234)
+    ref = f(7, 5, shards=1).numpy()
+    for place in PLACEMENTS:
+        st.manual_seed(1234)
+        np.testing.assert_array_equal(f(7, 5, **place).numpy(), ref)
+    st.manual_seed(1234)
+    a, b = f(7, 5).numpy(), f(7, 5).numpy()
+    assert not np.array_equal(a, b), "successive draws must differ"
+
+
+def test_rng_distributions():
+    st.manual_seed(0)
+    u = st.rand(20000, shards=4, dtype=st.float64).numpy()
+    assert 0 <= u.min() and u.max() < 1 and abs(u.mean() - 0.5) < 0.01
+    n = st.randn(20000, shards=3).numpy()
+    assert n.dtype == np.float32 and abs(n.mean()) < 0.03 and abs(n.std() - 1) < 0.03
+    r = st.randint(3, 9, (5000,), shards=2).numpy()
+    assert r.dtype == np.int64 and r.min() == 3 and r.max() == 8
+    assert st.randint(4, (3, 3)).numpy().max() < 4
+    st.manual_seed(5)
+    p1 = st.randperm(50, shards=1).numpy()
+    st.manual_seed(5)
+    p3 = st.randperm(50, shards=3).numpy()
+    np.testing.assert_array_equal(p1, p3)
+    assert sorted(p1.tolist()) == list(range(50))
+
+
+def test_requires_grad_stored():
+    x = st.zeros(3, requires_grad=True)
+    assert x.requires_grad and x.is_leaf
+    with pytest.raises(st.ArgumentError, match="int64"):
+        st.zeros(3, dtype=st.int64, requires_grad=True)
+
+
+@pytest.mark.parametrize("call, err, text", [
+    (lambda: st.zeros(-1, 2), st.ArgumentError, "-1"),
+    (lambda: st.zeros(2, shards=0), st.ShardingError, "0"),
+    (lambda: st.zeros(2, 2, dim=3), st.DimError, "dim 3"),
+    (lambda: st.zeros(2, dtype="complex64"), st.DTypeError, "complex64"),
+    (lambda: st.arange(0, 3, 0), st.ArgumentError, "step"),
+    (lambda: st.randint(5, 2, (3,)), st.ArgumentError, "low=5"),
+    (lambda: st.zeros(2, device="cuda"), st.BackendUnavailable, "cuda:0"),
+    (lambda: st.zeros(3, layout=st.Layout(chunks=(1, 1))), st.LayoutMismatch, "add up"),
+])
+def test_bad_creation_input(call, err, text):
+    with pytest.raises(err, match=text):
+        call()

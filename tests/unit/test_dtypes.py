@@ -1,0 +1,44 @@
+import numpy as np
+import pytest
+
+import sharded as st
+from sharded.dtypes import as_dtype, result_type
+
+
+@pytest.mark.parametrize("a, b, out", [
+    ("uint8", "int8", "int16"), ("int32", "int64", "int64"), ("bool", "int8", "int8"),
+    ("int64", "float16", "float16"), ("float16", "float32", "float32"),
+    ("int32", "float32", "float32"), ("bool", "float64", "float64"),
+])
+def test_promote_types_like_torch(a, b, out):
+    assert st.promote_types(as_dtype(a), as_dtype(b)) == as_dtype(out)
+
+
+def test_scalars_only_raise_category():
+    assert result_type([st.int32], scalars=[5]) == st.int32
+    assert result_type([st.int64], scalars=[2.5]) == st.float32
+    assert result_type([st.float16], scalars=[2.5]) == st.float16
+    assert result_type([st.bool], scalars=[1]) == st.int64
+    assert result_type([st.int8], zero_dim=[st.int64]) == st.int8
+    assert result_type([st.int8], zero_dim=[st.float64]) == st.float64
+
+
+def test_as_dtype_accepts_many_spellings():
+    assert as_dtype("float32") == as_dtype(np.float32) == st.float32
+    assert as_dtype(float) == st.float32 and as_dtype(int) == st.int64
+    assert st.half == st.float16 and st.long == st.int64 and st.double == st.float64
+    with pytest.raises(st.DTypeError, match="complex64"):
+        as_dtype("complex64")
+    with pytest.raises(TypeError):
+        as_dtype(np.uint64)
+
+
+def test_default_dtype_roundtrip():
+    assert st.get_default_dtype() == st.float32
+    st.set_default_dtype(st.float64)
+    try:
+        assert st.tensor([1.5]).dtype == st.float64
+    finally:
+        st.set_default_dtype(st.float32)
+    with pytest.raises(st.DTypeError):
+        st.set_default_dtype(st.int32)
