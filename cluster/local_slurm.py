@@ -103,6 +103,37 @@ class LocalSlurm:
         kwargs.setdefault("env", self.env)
         return subprocess.run([*self.prefix(node), *argv], **kwargs)
 
+    def submit(self, argv: Sequence[str], cwd: str | os.PathLike | None = None) -> int:
+        """``sbatch --parsable ARGV`` from the controller's host; returns the job id."""
+        res = self.run(["sbatch", "--parsable", *argv], capture_output=True, text=True,
+                       cwd=cwd, timeout=60)
+        if res.returncode != 0:
+            raise LocalSlurmError(f"sbatch {' '.join(argv)} failed ({res.returncode}): "
+                                  f"{res.stderr.strip()}")
+        return int(res.stdout.strip().split(";")[0])
+
+    def wait_job(self, job_id: int, timeout: float = 300.0) -> tuple[str, int]:
+        """Wait until a job ends; return ``(state, exit_code)``, e.g. ``("COMPLETED", 0)``.
+
+        Polls ``scontrol`` twice a second (``sbatch --wait`` backs off to 32 s between polls).
+        On timeout the job is cancelled and :class:`LocalSlurmError` raised.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            res = self.run(["scontrol", "show", "job", "-o", str(job_id)], capture_output=True,
+                           text=True, timeout=30)
+            fields = dict(f.split("=", 1) for f in res.stdout.split() if "=" in f)
+            state = fields.get("JobState", "UNKNOWN")
+            if state not in ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "UNKNOWN",
+                             "SUSPENDED"):
+                code, _, sig = fields.get("ExitCode", "255:0").partition(":")
+                return state, int(code) if int(code) or not int(sig or 0) else 128 + int(sig)
+            if time.monotonic() > deadline:
+                self.run(["scancel", str(job_id)], capture_output=True, timeout=30)
+                raise LocalSlurmError(f"job {job_id} still {state} after {timeout:g} s\n"
+                                      f"{self.logs()}")
+            time.sleep(0.5)
+
     # -- lifecycle ----------------------------------------------------------------------------
     def write_config(self, slurmctld_port: int, slurmd_port: int) -> str:
         """Write ``slurm.conf`` and return its text."""

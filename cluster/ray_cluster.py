@@ -638,41 +638,54 @@ def stop(node: RayNode | None = None, timeout: float = DEFAULT_STOP_TIMEOUT) -> 
     return len(nodes)
 
 
-def stop_temp_dir(temp_dir: str, timeout: float = DEFAULT_STOP_TIMEOUT) -> int:
-    """Stop the Ray processes on this machine whose command line mentions ``temp_dir``.
+def _ray_processes(temp_dir: str) -> list[int]:
+    """Pids of the Ray processes using ``temp_dir``, and all their descendants."""
+    root = os.path.abspath(temp_dir)
+    session, flag = f"{root}/session_".encode(), f"--temp-dir={root}".encode()
+    cmdlines, children = {}, {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdlines[int(entry.name)] = (entry / "cmdline").read_bytes()
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # exited meanwhile, or not ours to read
+        children.setdefault(ppid, []).append(int(entry.name))
+    # Daemons name their session dir; the `ray start --block` parent names the temp dir.  Not
+    # the launcher (a batch script) whose arguments merely mention the directory.
+    found = [pid for pid, cmd in cmdlines.items()
+             if session in cmd or (flag in cmd and b"ray.scripts.scripts" in cmd)]
+    # Worker processes rename themselves ("ray::IDLE"): reach them as descendants.
+    todo, seen = list(found), set(found)
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
+    seen.discard(os.getpid())
+    return sorted(seen)
 
-    The ``ray start --block`` parents get SIGTERM first (they stop their children cleanly),
-    whatever is left after ``timeout`` seconds gets SIGKILL.  Returns how many processes were
-    found.  Scoping by temp dir leaves other Ray clusters on a shared node alone.
+
+def stop_temp_dir(temp_dir: str, timeout: float = DEFAULT_STOP_TIMEOUT) -> int:
+    """Stop the Ray processes on this machine that use ``temp_dir`` (and their children).
+
+    The ``ray start --block`` parents get SIGTERM first (they stop their node cleanly), whatever
+    is left after ``timeout`` seconds gets SIGKILL.  Returns how many processes were found.
+    Scoping by temp dir leaves other Ray clusters on a shared node alone.
 
     Examples
     --------
     >>> stop_temp_dir("/tmp/sharded-ray-1234")  # doctest: +SKIP
     0
     """
-    needle = os.fsencode(os.path.abspath(temp_dir))
-
-    def matching() -> list[tuple[int, bytes]]:
-        found = []
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit() or int(entry.name) == os.getpid():
-                continue
-            try:
-                cmd = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue  # exited meanwhile, or not ours to read
-            if needle in cmd:
-                found.append((int(entry.name), cmd))
-        return found
-
-    first = matching()
-    for pid, cmd in first:
-        if b"ray.scripts.scripts" in cmd or b"ray start" in cmd.replace(b"\0", b" "):
-            _kill(pid, signal.SIGTERM)
+    first = _ray_processes(temp_dir)
+    for pid in first:
+        _kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
-    while matching() and time.monotonic() < deadline:
+    while _ray_processes(temp_dir) and time.monotonic() < deadline:
         time.sleep(0.25)
-    for pid, _ in matching():
+    for pid in _ray_processes(temp_dir):
         _kill(pid, signal.SIGKILL)
     return len(first)
 

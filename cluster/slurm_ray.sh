@@ -158,7 +158,8 @@ sr_start() {
 
     local head_ip
     head_ip=$("${SR_STEP[@]}" -w "$SR_HEAD" "$SR_PYTHON" -m cluster.ray_cluster node-ip \
-        "${ip_opts[@]}") || sr_die "could not determine the IP address of head node $SR_HEAD"
+        "${ip_opts[@]}" </dev/null) ||
+        sr_die "could not determine the IP address of head node $SR_HEAD"
     export RAY_ADDRESS="$head_ip:$SR_PORT"
 
     sr_install_traps
@@ -166,14 +167,14 @@ sr_start() {
         "${SR_WORKERS[*]}; logs in $SR_LOG_DIR"
     "${SR_STEP[@]}" -w "$SR_HEAD" "$SR_PYTHON" -m cluster.ray_cluster head \
         --node-ip-address "$head_ip" "${head_opts[@]}" "${node_opts[@]}" \
-        >"$SR_LOG_DIR/head-$SR_HEAD.log" 2>&1 &
+        </dev/null >"$SR_LOG_DIR/head-$SR_HEAD.log" 2>&1 &
     SR_PIDS+=($!)
     SR_ROLES+=("head $SR_HEAD")
     # Workers start at once: the helper waits for the head's port itself (--connect-timeout).
     for n in "${SR_WORKERS[@]}"; do
         "${SR_STEP[@]}" -w "$n" "$SR_PYTHON" -m cluster.ray_cluster worker \
             --address "$RAY_ADDRESS" --connect-timeout "$SR_TIMEOUT" "${ip_opts[@]}" \
-            "${node_opts[@]}" >"$SR_LOG_DIR/worker-$n.log" 2>&1 &
+            "${node_opts[@]}" </dev/null >"$SR_LOG_DIR/worker-$n.log" 2>&1 &
         SR_PIDS+=($!)
         SR_ROLES+=("worker $n")
     done
@@ -185,7 +186,7 @@ sr_start() {
 # with the node's log when one of the Ray steps dies first.
 sr_wait_nodes() {
     "${SR_STEP[@]}" -w "$SR_HEAD" "$SR_PYTHON" -m cluster.ray_cluster wait \
-        --address "$RAY_ADDRESS" --nodes "$1" --timeout "$SR_TIMEOUT" >&2 &
+        --address "$RAY_ADDRESS" --nodes "$1" --timeout "$SR_TIMEOUT" </dev/null >&2 &
     local waiter=$! i
     while kill -0 "$waiter" 2>/dev/null; do
         for i in "${!SR_PIDS[@]}"; do
@@ -203,7 +204,8 @@ sr_wait_nodes() {
 }
 
 # Run "$@" as the Ray driver on the head node and return its exit status.  Background + wait
-# so that a signal reaches the trap (and stops Ray) while the program runs.
+# so that a signal reaches the trap (and stops Ray) while the program runs.  (Every other step
+# reads /dev/null: srun would otherwise pass this script's stdin to it.)
 sr_run() {
     local cmd=("$@")
     [ "${SLURMD_NODENAME:-}" = "$SR_HEAD" ] || cmd=("${SR_STEP[@]}" -w "$SR_HEAD" "$@")
