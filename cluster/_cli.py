@@ -34,7 +34,8 @@ def parse_bytes(text: str) -> int:
     try:
         value = float(number) * _UNITS[unit]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size like 2000000, 512M or 2G") from None
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a size like 2000000, 512M or 2G") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"size must be positive, got {text!r}")
     return int(value)

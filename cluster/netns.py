@@ -14,6 +14,7 @@ Example
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import signal
@@ -22,6 +23,7 @@ import time
 from collections.abc import Sequence
 
 SUBNET = "10.231.0"  # private range; only ever configured inside our own namespaces
+_instances = itertools.count()  # distinct namespace names for several instances per process
 
 
 class NetnsError(RuntimeError):
@@ -57,13 +59,13 @@ class VirtualHosts:
     n : int
         Number of hosts (2 to 250).
     tag : str, optional
-        Name prefix of the namespaces (default ``shd<pid>``, unique per process).
+        Name prefix of the namespaces (default ``shd<pid>-<n>``, unique per instance).
 
     Examples
     --------
     >>> with VirtualHosts(2) as hosts:  # doctest: +SKIP
     ...     print(hosts.ip(0), hosts.prefix(1))
-    10.231.0.1 ['nsenter', '--net=/run/netns/shd4242-h1']
+    10.231.0.1 ['nsenter', '--net=/run/netns/shd4242-0-h1']
     """
 
     def __init__(self, n: int = 2, tag: str | None = None):
@@ -73,7 +75,7 @@ class VirtualHosts:
         if why:
             raise NetnsError(f"network namespaces unavailable: {why}")
         self.n = n
-        self.tag = tag or f"shd{os.getpid()}"
+        self.tag = tag or f"shd{os.getpid()}-{next(_instances)}"
         self.names = [f"{self.tag}-h{i}" for i in range(n)]
         self.switch = f"{self.tag}-sw"
         self._created: list[str] = []

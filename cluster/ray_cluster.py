@@ -24,11 +24,21 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from cluster.errors import ClusterError, NodesNotReady, RayStartError
+from cluster.host import DEFAULT_STOP_TIMEOUT, detect_num_gpus, node_ip, stop_temp_dir
+
+__all__ = [
+    "DEFAULT_PORT", "DEFAULT_CLIENT_PORT", "DEFAULT_DASHBOARD_PORT", "DEFAULT_WAIT_TIMEOUT",
+    "DEFAULT_STOP_TIMEOUT", "ENV_VARS", "ClusterError", "RayStartError", "NodesNotReady",
+    "RayNode", "ray_cli", "ray_env", "detect_num_gpus", "node_ip", "head_command",
+    "worker_command", "wait_for_port", "alive_nodes", "wait_for_nodes", "start_head",
+    "start_worker", "stop", "stop_temp_dir",
+]
+
 DEFAULT_PORT = 6379  # GCS port: the cluster address is HEAD_IP:DEFAULT_PORT
 DEFAULT_CLIENT_PORT = 10001  # Ray Client server (ray://HEAD_IP:10001) for drivers off-cluster
 DEFAULT_DASHBOARD_PORT = 8265
 DEFAULT_WAIT_TIMEOUT = 120.0  # seconds; a cold start of many nodes on a busy cluster is slow
-DEFAULT_STOP_TIMEOUT = 30.0
 
 # Environment variables read by the command line as option defaults.  docker-compose, the Docker
 # entrypoint and the Slurm scripts configure nodes through these, so their names live here once.
@@ -49,121 +59,9 @@ ENV_VARS: dict[str, str] = {
 }
 
 
-class ClusterError(RuntimeError):
-    """A Ray node could not be started, reached or stopped."""
-
-
-class RayStartError(ClusterError):
-    """``ray start`` exited before its node joined the cluster."""
-
-
-class NodesNotReady(ClusterError, TimeoutError):
-    """Fewer Ray nodes than expected registered before the timeout.
-
-    Attributes ``address``, ``expected``, ``arrived`` and ``timeout`` carry the values named in
-    the message, so launchers can report or retry without parsing text.
-    """
-
-    def __init__(self, address: str, expected: int, arrived: int, timeout: float, why: str = ""):
-        self.address, self.expected, self.arrived, self.timeout = address, expected, arrived, timeout
-        self.why = why
-        msg = (
-            f"only {arrived} of {expected} Ray nodes registered at {address} "
-            f"within {timeout:g} s"
-        )
-        super().__init__(msg + (f": {why}" if why else ""))
-
-
 def ray_cli() -> list[str]:
     """The ``ray`` command of *this* interpreter (srun/Docker PATHs may point at another one)."""
     return [sys.executable, "-m", "ray.scripts.scripts"]
-
-
-def detect_num_gpus(env: Mapping[str, str] | None = None) -> int:
-    """Count the GPUs this node may use.
-
-    ``CUDA_VISIBLE_DEVICES`` wins when set, because Slurm (``--gres=gpu:N``) and container
-    runtimes restrict a job through it; otherwise the GPUs listed by ``nvidia-smi -L``; else 0.
-
-    Examples
-    --------
-    >>> detect_num_gpus({"CUDA_VISIBLE_DEVICES": "0,1"})
-    2
-    >>> detect_num_gpus({"CUDA_VISIBLE_DEVICES": ""})
-    0
-    """
-    env = os.environ if env is None else env
-    visible = env.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        ids = [v.strip() for v in visible.split(",") if v.strip()]
-        # "-1" and "NoDevFiles" are how CUDA and Slurm spell "no GPU".
-        if not ids or ids[0].startswith("-1") or ids[0] == "NoDevFiles":
-            return 0
-        return len(ids)
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20, check=True
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return 0  # no driver, no tool, or a hung GPU: a CPU node
-    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
-
-
-def _interface_ip(interface: str) -> str:
-    import fcntl
-    import struct
-
-    siocgifaddr = 0x8915  # Linux ioctl: an interface's IPv4 address, no iproute2 needed
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        try:
-            packed = fcntl.ioctl(s.fileno(), siocgifaddr, struct.pack("256s", interface[:15].encode()))
-        except OSError as e:
-            raise ClusterError(f"interface {interface!r} has no IPv4 address: {e}") from e
-    return socket.inet_ntoa(packed[20:24])
-
-
-def node_ip(interface: str | None = None, towards: str | None = None) -> str:
-    """The IP address other Ray nodes should use to reach this one.
-
-    Parameters
-    ----------
-    interface : str, optional
-        Take the IPv4 address of this network interface (e.g. ``ib0`` for InfiniBand).
-    towards : str, optional
-        ``host`` or ``host:port`` of a peer (the head); the address of the interface that routes
-        there is returned.  Default: the interface of the default route.
-
-    Raises
-    ------
-    ClusterError
-        Only a loopback address was found, which no other node could reach.
-
-    Examples
-    --------
-    >>> node_ip(towards="127.0.0.1")
-    '127.0.0.1'
-    """
-    if interface:
-        return _interface_ip(interface)
-    host = towards.rsplit(":", 1)[0] if towards else "192.0.2.1"
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        try:
-            # A UDP connect sends nothing; it only asks the kernel which source address routes
-            # to `host`.  192.0.2.1 (TEST-NET) stands for "anywhere" via the default route.
-            s.connect((host, 9))
-            ip = s.getsockname()[0]
-        except OSError as e:
-            raise ClusterError(
-                f"no route to {host} to pick this node's IP; pass --node-ip-address or "
-                f"--interface ({e})"
-            ) from e
-    if ip.startswith("127.") and not host.startswith("127."):
-        raise ClusterError(
-            f"only loopback address {ip} found towards {host}; pass --node-ip-address or "
-            "--interface"
-        )
-    return ip
-
 
 def _common_args(
     num_cpus: float | None,
@@ -382,7 +280,7 @@ def wait_for_nodes(
         try:
             nodes = alive_nodes(address, rpc_timeout=max(1.0, min(10.0, left)))
             why = ""
-        except Exception as e:  # noqa: BLE001 - GCS restarting/unreachable: keep polling
+        except Exception as e:  # GCS restarting or not yet reachable: keep polling
             why = f"GCS query failed: {e}"
         have_ip = ip is None or any(node["ip"] == ip for node in nodes)
         if len(nodes) >= n and have_ip:
@@ -636,65 +534,6 @@ def stop(node: RayNode | None = None, timeout: float = DEFAULT_STOP_TIMEOUT) -> 
     for each in nodes:
         each.stop(timeout)
     return len(nodes)
-
-
-def _ray_processes(temp_dir: str) -> list[int]:
-    """Pids of the Ray processes using ``temp_dir``, and all their descendants."""
-    root = os.path.abspath(temp_dir)
-    session, flag = f"{root}/session_".encode(), f"--temp-dir={root}".encode()
-    cmdlines, children = {}, {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdlines[int(entry.name)] = (entry / "cmdline").read_bytes()
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue  # exited meanwhile, or not ours to read
-        children.setdefault(ppid, []).append(int(entry.name))
-    # Daemons name their session dir; the `ray start --block` parent names the temp dir.  Not
-    # the launcher (a batch script) whose arguments merely mention the directory.
-    found = [pid for pid, cmd in cmdlines.items()
-             if session in cmd or (flag in cmd and b"ray.scripts.scripts" in cmd)]
-    # Worker processes rename themselves ("ray::IDLE"): reach them as descendants.
-    todo, seen = list(found), set(found)
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in seen:
-                seen.add(child)
-                todo.append(child)
-    seen.discard(os.getpid())
-    return sorted(seen)
-
-
-def stop_temp_dir(temp_dir: str, timeout: float = DEFAULT_STOP_TIMEOUT) -> int:
-    """Stop the Ray processes on this machine that use ``temp_dir`` (and their children).
-
-    The ``ray start --block`` parents get SIGTERM first (they stop their node cleanly), whatever
-    is left after ``timeout`` seconds gets SIGKILL.  Returns how many processes were found.
-    Scoping by temp dir leaves other Ray clusters on a shared node alone.
-
-    Examples
-    --------
-    >>> stop_temp_dir("/tmp/sharded-ray-1234")  # doctest: +SKIP
-    0
-    """
-    first = _ray_processes(temp_dir)
-    for pid in first:
-        _kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while _ray_processes(temp_dir) and time.monotonic() < deadline:
-        time.sleep(0.25)
-    for pid in _ray_processes(temp_dir):
-        _kill(pid, signal.SIGKILL)
-    return len(first)
-
-
-def _kill(pid: int, sig: int) -> None:
-    try:
-        os.kill(pid, sig)
-    except OSError:
-        pass  # already gone
 
 
 if __name__ == "__main__":
