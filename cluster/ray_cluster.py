@@ -272,7 +272,10 @@ def wait_for_nodes(
     if n < 1:
         raise ValueError(f"wait_for_nodes needs n >= 1, got {n}")
     start = time.monotonic()
-    wait_for_port(address, timeout, proc)
+    try:
+        wait_for_port(address, timeout, proc)
+    except NodesNotReady as e:  # say "0 of n", not "0 of 1"
+        raise NodesNotReady(address, n, 0, timeout, e.why) from None
     nodes: list[dict] = []
     why = ""
     while True:
