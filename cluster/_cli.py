@@ -215,7 +215,8 @@ def _wait(args: argparse.Namespace) -> int:
     except rc.NodesNotReady as e:
         if not args.json:
             raise
-        print(json.dumps({"alive": [], "arrived": e.arrived, "error": str(e)}))
+        print(json.dumps({"alive": [], "arrived": e.arrived, "ip": e.ip, "why": e.why,
+                          "error": str(e)}))
         return 1
     if args.json:
         print(json.dumps({"alive": nodes}))

@@ -107,8 +107,7 @@ def node_ip(interface: str | None = None, towards: str | None = None) -> str:
 
 def _ray_processes(temp_dir: str) -> list[int]:
     """Pids of the Ray processes using ``temp_dir``, and all their descendants."""
-    root = os.path.abspath(temp_dir)
-    session, flag = f"{root}/session_".encode(), f"--temp-dir={root}".encode()
+    root = os.path.abspath(temp_dir).encode()
     cmdlines, children = {}, {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -119,10 +118,12 @@ def _ray_processes(temp_dir: str) -> list[int]:
         except (OSError, ValueError, IndexError):
             continue  # exited meanwhile, or not ours to read
         children.setdefault(ppid, []).append(int(entry.name))
-    # Daemons name their session dir; the `ray start --block` parent names the temp dir.  Not
-    # the launcher (a batch script) whose arguments merely mention the directory.
+    # Daemons name their session dir (TEMP_DIR[/NODE]/session_...); the `ray start --block`
+    # parent names the temp dir.  Not a launcher (a batch script, srun) whose arguments merely
+    # mention the directory.
     found = [pid for pid, cmd in cmdlines.items()
-             if session in cmd or (flag in cmd and b"ray.scripts.scripts" in cmd)]
+             if (root + b"/" in cmd or root + b"\0" in cmd)
+             and (b"/session_" in cmd or b"ray.scripts.scripts" in cmd)]
     # Worker processes rename themselves ("ray::IDLE"): reach them as descendants.
     todo, seen = list(found), set(found)
     while todo:

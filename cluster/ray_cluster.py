@@ -292,9 +292,7 @@ def wait_for_nodes(
             raise RayStartError(f"ray exited with code {proc.returncode} while waiting for "
                                 f"{n} nodes at {address} ({len(nodes)} alive)")
         if left <= 0:
-            if not have_ip and not why:
-                why = f"no alive node has IP {ip}"
-            raise NodesNotReady(address, n, len(nodes), timeout, why)
+            raise NodesNotReady(address, n, len(nodes), timeout, why, ip=None if have_ip else ip)
         time.sleep(min(poll, max(left, 0.0)))
 
 
@@ -398,7 +396,7 @@ def _wait_via(launcher: Sequence[str], address: str, n: int, timeout: float,
         raise ClusterError(f"`{' '.join(cmd)}` exited {waiter.returncode}: {err[-2000:]}") from None
     if waiter.returncode != 0:
         raise NodesNotReady(address, n, report.get("arrived", 0), timeout,
-                            report.get("error", ""))
+                            report.get("why", ""), report.get("ip"))
     return report["alive"]
 
 
@@ -412,7 +410,7 @@ def _await_start(node: RayNode, n: int, ip: str | None, timeout: float,
     except NodesNotReady as e:
         node.stop(timeout=5)
         why = "; ".join(filter(None, [e.why, f"log: {node.log_path}"]))
-        raise NodesNotReady(e.address, e.expected, e.arrived, e.timeout, why) from None
+        raise NodesNotReady(e.address, e.expected, e.arrived, e.timeout, why, e.ip) from None
     return node
 
 

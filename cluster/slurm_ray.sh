@@ -45,7 +45,8 @@ Ray options (for both scripts; `--opt value` or `--opt=value`):
                            (default: Ray's, 30% of the node's RAM)
   --interface IF           advertise each node's address on this interface, e.g. ib0
                            (default: the head's default-route address; workers the route to it)
-  --temp-dir DIR           Ray's session files on every node (default /tmp/sharded-ray-JOBID)
+  --temp-dir DIR           Ray's session files, in DIR/NODE on every node
+                           (default /tmp/sharded-ray-JOBID)
   --log-dir DIR            where each node's `ray start` output goes
                            (default SUBMIT_DIR/sharded-ray-JOBID-logs)
   --timeout S              seconds to wait for all nodes to register before giving up (default 300)
@@ -144,7 +145,7 @@ sr_start() {
     # --overlap: Ray steps run for the whole job and must not block other steps (the program,
     # the user's own srun calls) from the same CPUs.
     SR_STEP=(srun --nodes=1 --ntasks=1 --overlap)
-    local node_opts=(--temp-dir "$SR_TEMP_DIR" "${SR_RAY_ARGS[@]}")
+    local node_opts=("${SR_RAY_ARGS[@]}")
     if [ -n "$SR_NUM_CPUS" ]; then
         SR_STEP+=(--cpus-per-task="$SR_NUM_CPUS")
         node_opts+=(--num-cpus "$SR_NUM_CPUS")
@@ -166,7 +167,8 @@ sr_start() {
     sr_log "starting Ray: head $SR_HEAD ($RAY_ADDRESS), ${#SR_WORKERS[@]} workers" \
         "${SR_WORKERS[*]}; logs in $SR_LOG_DIR"
     "${SR_STEP[@]}" -w "$SR_HEAD" "$SR_PYTHON" -m cluster.ray_cluster head \
-        --node-ip-address "$head_ip" "${head_opts[@]}" "${node_opts[@]}" \
+        --node-ip-address "$head_ip" "${head_opts[@]}" --temp-dir "$SR_TEMP_DIR/$SR_HEAD" \
+        "${node_opts[@]}" \
         </dev/null >"$SR_LOG_DIR/head-$SR_HEAD.log" 2>&1 &
     SR_PIDS+=($!)
     SR_ROLES+=("head $SR_HEAD")
@@ -174,7 +176,8 @@ sr_start() {
     for n in "${SR_WORKERS[@]}"; do
         "${SR_STEP[@]}" -w "$n" "$SR_PYTHON" -m cluster.ray_cluster worker \
             --address "$RAY_ADDRESS" --connect-timeout "$SR_TIMEOUT" "${ip_opts[@]}" \
-            "${node_opts[@]}" </dev/null >"$SR_LOG_DIR/worker-$n.log" 2>&1 &
+            --temp-dir "$SR_TEMP_DIR/$n" "${node_opts[@]}" \
+            </dev/null >"$SR_LOG_DIR/worker-$n.log" 2>&1 &
         SR_PIDS+=($!)
         SR_ROLES+=("worker $n")
     done

@@ -35,6 +35,12 @@ def local_argv(service: dict) -> list[str]:
     return [a.replace(IMAGE_ROOT, str(ROOT), 1) if a.startswith(IMAGE_ROOT) else a for a in argv]
 
 
+def role_argv(service: dict) -> list[str]:
+    """What the entrypoint receives: the role and its arguments (the role may sit in the
+    entrypoint, as for the client, whose command is only the driver program)."""
+    return [*service["entrypoint"][1:], *service.get("command", [])]
+
+
 def healthcheck_argv(service: dict) -> list[str]:
     test = service["healthcheck"]["test"]
     assert test[0] == "CMD", f"healthcheck must be exec form, got {test[0]!r}"

@@ -34,7 +34,8 @@ def _parse(role_args: list[str], env: dict[str, str], monkeypatch):
 def test_services_and_their_entrypoint(spec):
     assert set(spec["services"]) == SERVICES
     for name, service in spec["services"].items():
-        assert service["entrypoint"] == [ENTRYPOINT], name
+        assert service["entrypoint"][0] == ENTRYPOINT, name
+        assert service["entrypoint"][1:] == (["client"] if name == "client" else []), name
         assert service["build"]["dockerfile"] == "cluster/Dockerfile", name
         assert service["build"]["context"] == ".", name
 
@@ -57,7 +58,7 @@ def test_every_command_is_a_role_the_helpers_parse(spec, monkeypatch):
     known = {r.strip() for r in roles.split("|")}
     assert known == {"head", "worker", "client"}
     for name, service in spec["services"].items():
-        role, *args = service["command"]
+        role, *args = compose.role_argv(service)
         assert role in known, name
         args = _parse([role, *args], compose.service_env(service), monkeypatch)
         assert args.role == role
@@ -124,9 +125,13 @@ def test_workers_gpu_profile_and_client(spec, monkeypatch):
     assert "cupy" in gpu["build"]["args"]["GPU_PACKAGES"]
     assert "SHARDED_RAY_NUM_GPUS" not in gpu["environment"]  # detected in the container
     client = s["client"]
-    args = _parse(client["command"], compose.service_env(client), monkeypatch)
+    args = _parse(compose.role_argv(client), compose.service_env(client), monkeypatch)
     assert args.nodes == 1 + s["ray-worker"]["deploy"]["replicas"]  # head + CPU workers
-    assert [a for a in args.command if a != "--"] == ["sharded", "demo"]
+    assert args.command == ["sharded", "demo"]
+    # `docker compose run client python x.py` replaces the command: still a parsed client.
+    mine = _parse(["client", "python", "x.py", "--flag"], compose.service_env(client),
+                  monkeypatch)
+    assert mine.command == ["python", "x.py", "--flag"] and mine.nodes == args.nodes
     assert client["depends_on"]["ray-worker"]["condition"] == "service_healthy"
     assert "profiles" not in client and "ports" not in client
 
