@@ -9,6 +9,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -86,16 +87,39 @@ def test_sbatch_runs_a_sharded_program_on_every_node(slurm, tmp_path):
     assert _ray_leftovers(slurm, temp_dir) == []
 
 
-def test_sbatch_reports_a_failing_program_and_still_stops_ray(slurm, tmp_path):
+def test_scancel_stops_ray_on_every_node(slurm, tmp_path):
+    n = len(slurm.nodes)
     ray_opts, temp_dir = _ray_options(slurm, tmp_path)
     out = tmp_path / "job.out"
-    # One node keeps it quick; the exit status must be the program's.
-    job = slurm.submit(["--nodes=1", "--cpus-per-task=2", f"--output={out}",
-                        str(ROOT / "scripts/sbatch_ray.sh"), *ray_opts, "--",
-                        sys.executable, "-c", "import sys; sys.exit(3)"], cwd=ROOT)
-    state, code = slurm.wait_job(job, timeout=180)
-    text = out.read_text(errors="replace") if out.exists() else "<no job output>"
-    assert (state, code) == ("FAILED", 3), f"{text}\n{_logs(tmp_path, slurm)}"
+    program = "import time; print('PROGRAM STARTED', flush=True); time.sleep(600)"
+    job = slurm.submit([f"--nodes={n}", "--ntasks-per-node=1", "--cpus-per-task=2",
+                        f"--output={out}", str(ROOT / "scripts/sbatch_ray.sh"), *ray_opts, "--",
+                        sys.executable, "-c", program], cwd=ROOT)
+    deadline = time.monotonic() + 180
+    while "PROGRAM STARTED" not in (out.read_text(errors="replace") if out.exists() else ""):
+        assert time.monotonic() < deadline, _logs(tmp_path, slurm)
+        time.sleep(0.5)
+    slurm.run(["scancel", str(job)], check=True, timeout=30)
+    state, _ = slurm.wait_job(job, timeout=120)
+    text = out.read_text(errors="replace")
+    assert state == "CANCELLED", f"{text}\n{_logs(tmp_path, slurm)}"
+    assert "terminated (scancel or time limit?)" in text
+    deadline = time.monotonic() + 30  # Slurm's KillWait, then SIGKILL, covers the rest
+    while _ray_leftovers(slurm, temp_dir) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _ray_leftovers(slurm, temp_dir) == []
+
+
+def test_salloc_runs_a_program_and_returns_its_status(slurm, tmp_path):
+    ray_opts, temp_dir = _ray_options(slurm, tmp_path)
+    # One node keeps it quick; the exit status must be the program's, and Ray must stop.
+    res = slurm.run(["salloc", "--nodes=1", "--cpus-per-task=2", "bash",
+                     str(ROOT / "scripts/salloc_ray.sh"), *ray_opts, "--", sys.executable, "-c",
+                     "import os, sys; print('ADDRESS', os.environ['RAY_ADDRESS']); sys.exit(3)"],
+                    capture_output=True, text=True, timeout=240, cwd=ROOT, stdin=subprocess.DEVNULL)
+    text = res.stdout + res.stderr
+    assert res.returncode == 3, f"{text}\n{_logs(tmp_path, slurm)}"
+    assert f"ADDRESS {slurm.addrs[0]}:6379" in text
     assert "program exited with status 3" in text and "Ray stopped" in text
     assert _ray_leftovers(slurm, temp_dir) == []
 
