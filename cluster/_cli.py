@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -230,6 +231,9 @@ def _client(args: argparse.Namespace) -> int:
     if command[:1] == ["--"]:
         command = command[1:]
     command = command or ["sharded", "demo"]
+    # `docker stop` sends SIGTERM: turn it into SystemExit so that subprocess.call kills the
+    # driver and the finally below stops this client's Ray node.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     ip = rc.node_ip(towards=args.address)
     # 0 CPUs and GPUs: sharded's worker actors must not land on the client.
     node = rc.start_worker(args.address, num_cpus=0, num_gpus=0, node_ip_address=ip,

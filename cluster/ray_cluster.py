@@ -63,6 +63,7 @@ def ray_cli() -> list[str]:
     """The ``ray`` command of *this* interpreter (srun/Docker PATHs may point at another one)."""
     return [sys.executable, "-m", "ray.scripts.scripts"]
 
+
 def _common_args(
     num_cpus: float | None,
     num_gpus: int | None,
@@ -450,8 +451,18 @@ def start_head(
         Address to advertise (default: the address of this node's default route, chosen by Ray).
     temp_dir : str, optional
         Root of Ray's session files; one per cluster keeps clusters on a shared machine apart.
+    client_port, dashboard_port : int
+        Ray Client server and dashboard ports.
+    ray_args : sequence of str
+        Extra ``ray start`` arguments.
     launcher : sequence of str
-        Prefix for the command, e.g. ``["ip", "netns", "exec", "ns1"]`` or an ``srun`` line.
+        Prefix for the command, e.g. ``["nsenter", "--net=/run/netns/ns1"]`` or an ``srun``
+        line; then ``node_ip_address`` is required, and waiting runs through it too.
+    log_dir : str, optional
+        Where ``ray start``'s output goes (default ``$TMPDIR`` or /tmp), as
+        ``sharded-ray-ROLE-PID-N.log``; error messages quote its end.
+    env : mapping, optional
+        Environment of the node (default this process's), passed through :func:`ray_env`.
     timeout : float
         Seconds to wait for the head to come up.
 
