@@ -31,7 +31,9 @@ def _env(service: dict, head_ip: str, temp_dir: str) -> dict[str, str]:
     # Not in compose: every container has a /tmp of its own, the namespaces share one.
     env["SHARDED_RAY_TEMP_DIR"] = temp_dir
     path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
-    return {**os.environ, "PATH": path, **env}
+    # Only what compose sets: not RAY_AUTH_*/RAY_ADDRESS an earlier ray.init() left behind.
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_AUTH", "RAY_ADDRESS"))}
+    return {**base, "PATH": path, **env}
 
 
 def _healthy(hosts, i, service, env, logs, timeout=120.0) -> None:

@@ -44,7 +44,8 @@ def two_hosts():
     """Head on host 0, worker on host 1, 2 CPUs each; yields (hosts, head, env)."""
     temp_dir = tempfile.mkdtemp(prefix="shm", dir="/tmp")  # short: Ray's socket path limit
     # Ray's workers must import this checkout's sharded and cluster packages.
-    env = rc.ray_env({**os.environ, "PYTHONPATH": os.pathsep.join(
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_AUTH", "RAY_ADDRESS"))}
+    env = rc.ray_env({**env, "PYTHONPATH": os.pathsep.join(
         filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))})
     hosts = VirtualHosts(2)
     try:

@@ -37,6 +37,10 @@ def slurm():
     workdir = tempfile.mkdtemp(prefix="shs", dir="/tmp")
     hosts = None if netns_unavailable_reason() else VirtualHosts(2).__enter__()
     instance = LocalSlurm(workdir, hosts=hosts, cpus=2)
+    # An embedded ray.init() earlier in the session may have set RAY_AUTH_MODE here; jobs must
+    # see what a user's shell would, so the scripts' own defaults are what gets tested.
+    for key in ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        instance.env.pop(key, None)
     try:
         instance.start(timeout=60)
         yield instance
