@@ -10,8 +10,9 @@ Session(...)
 36.0
 """
 
-from . import dtypes
+from . import autograd, dtypes, gradients, linalg, nn, optim
 from . import methods as _methods
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import *  # noqa: F403
 from .dtypes import (
     DType,
@@ -35,22 +36,47 @@ from .errors import (
     BackendUnavailable,
     DimError,
     DTypeError,
+    IndexOutOfRange,
     LayoutMismatch,
     OpFailed,
     SessionClosed,
     ShapeError,
     ShardedError,
     ShardingError,
+    ViewError,
     WorkerLost,
 )
 from .functional import *  # noqa: F403
 from .functional import abs, all, any, max, min, pow, sum
-from .info import info, stats, synchronize
+from .info import info, stats, synchronize, trace_memory
 from .layout import Layout
+from .linalg import bmm, dot, matmul, mm, mv, outer
 from .runtime import init, is_initialized, shutdown
+from .shape import (
+    broadcast_to,
+    cat,
+    chunk,
+    clone,
+    flatten,
+    flip,
+    narrow,
+    permute,
+    reshape,
+    roll,
+    select,
+    split,
+    squeeze,
+    stack,
+    swapaxes,
+    t,
+    transpose,
+    unbind,
+    unsqueeze,
+)
 from .tensor import ShardedTensor, Size
 
 half, double, short, long = float16, float64, int16, int64
 Tensor = ShardedTensor
+concatenate = cat
 
 __version__ = "0.1.0"

@@ -34,7 +34,8 @@ def _dask():
         return None
 
 
-def run(size: int = 50_000_000, repeat: int = 5, tiny_ops: int = 200, out=print) -> list:
+def run(size: int = 50_000_000, repeat: int = 5, tiny_ops: int = 200, reshard_gb: float = 2.0,
+        mlp_rows: int = 1_000_000, out=print) -> list:
     """Run the cases; returns rows ``(name, sharded_s, numpy_s, dask_s, target)``."""
     import sharded as st
 
@@ -113,30 +114,156 @@ def run(size: int = 50_000_000, repeat: int = 5, tiny_ops: int = 200, out=print)
 
     case(f"{tiny_ops} chained tiny ops (1,000 el, 4 shards)", st_tiny, np_tiny, da_tiny,
          "<= 0.05 s")
+
+    m, mn = x > 0.5, xn > 0.5
+    md = xd > 0.5 if da is not None else None
+
+    def st_mask():
+        keep["r"] = None
+        keep["r"] = x[m]
+        st.synchronize()
+
+    def np_mask():
+        keep["r"] = None
+        keep["r"] = xn[mn]
+
+    def da_mask():
+        keep["r"] = None
+        keep["r"] = xd[md].persist()
+
+    case(f"x[mask] of {size:,} (half selected)", st_mask, np_mask, da_mask, "")
+    x = y = xn = yn = xd = yd = m = mn = md = None  # free the arrays before the reshard case
+    keep.clear()
+    if reshard_gb:
+        rows.append(_reshard_case(st, da, reshard_gb, max(1, min(repeat, 3)), nw))
+    if mlp_rows:
+        rows += _mlp_case(st, mlp_rows, max(1, min(repeat, 3)), out)
     report(rows, nw, out)
     return rows
 
 
+def _mlp_case(st, n: int, repeat: int, out=print):
+    """One training step (forward, backward, Adam) of a 64-64-1 MLP on ``n`` x 64 float32
+    rows sharded over the workers, against the same step written in NumPy."""
+    d, h = 64, 64
+    st.manual_seed(2)
+    X = st.randn(n, d)
+    y = st.randn(n, 1)
+    model = st.nn.Sequential(st.nn.Linear(d, h), st.nn.ReLU(), st.nn.Linear(h, 1))
+    opt = st.optim.Adam(model.parameters(), lr=1e-3)
+    t = {"fwd": [], "bwd": [], "opt": []}
+    for i in range(repeat + 1):
+        opt.zero_grad()
+        t0 = time.perf_counter()
+        loss = st.nn.functional.mse_loss(model(X), y)
+        loss.item()
+        t1 = time.perf_counter()
+        loss.backward()
+        st.synchronize()
+        t2 = time.perf_counter()
+        opt.step()
+        st.synchronize()
+        t3 = time.perf_counter()
+        if i:  # the first step warms up
+            t["fwd"].append(t1 - t0)
+            t["bwd"].append(t2 - t1)
+            t["opt"].append(t3 - t2)
+    Xn, yn = X.numpy(), y.numpy()
+    params = [p.numpy() for p in model.parameters()]
+    tn = {"fwd": [], "bwd": [], "opt": []}
+    state = [(np.zeros_like(p), np.zeros_like(p)) for p in params]
+    for i in range(repeat + 1):
+        W1, b1, W2, b2 = params
+        t0 = time.perf_counter()
+        z = Xn @ W1.T + b1
+        a = np.maximum(z, 0)
+        pred = a @ W2.T + b2
+        r = pred - yn
+        float((r * r).mean())
+        t1 = time.perf_counter()
+        g = 2 * r / r.size
+        gW2, gb2 = g.T @ a, g.sum(0)
+        ga = (g @ W2) * (z > 0)
+        gW1, gb1 = ga.T @ Xn, ga.sum(0)
+        t2 = time.perf_counter()
+        for k, (p, gp) in enumerate(zip(params, (gW1, gb1, gW2, gb2))):
+            m, v = state[k]
+            m[...] = 0.9 * m + 0.1 * gp
+            v[...] = 0.999 * v + 0.001 * gp * gp
+            p -= 1e-3 / (1 - 0.9 ** (i + 1)) * m / (np.sqrt(v) / np.sqrt(1 - 0.999 ** (i + 1))
+                                                    + 1e-8)
+        t3 = time.perf_counter()
+        if i:
+            tn["fwd"].append(t1 - t0)
+            tn["bwd"].append(t2 - t1)
+            tn["opt"].append(t3 - t2)
+    med = {k: statistics.median(v) for k, v in t.items()}
+    medn = {k: statistics.median(v) for k, v in tn.items()}
+    out(f"MLP {n:,}x{d} float32: backward/forward time ratio "
+        f"{med['bwd'] / med['fwd']:.2f} (target <= 3)")
+    nan = float("nan")
+    return [(f"MLP forward {n:,}x{d} f32", med["fwd"], medn["fwd"], nan, ""),
+            (f"MLP backward {n:,}x{d} f32", med["bwd"], medn["bwd"], nan,
+             f"bwd/fwd {med['bwd'] / med['fwd']:.2f} <= 3"),
+            (f"MLP train step (fwd+bwd+Adam) {n:,}x{d}", sum(med.values()),
+             sum(medn.values()), nan, "vs numpy step")]
+
+
+def _reshard_case(st, da, gb: float, repeat: int, nw: int):
+    """Row split -> column split of a square float64 matrix of ``gb`` GB, against NumPy's
+    transposed copy and dask's rechunk; the name carries sharded's GB/s."""
+    n = int((gb * 1e9 / 8) ** 0.5)
+    st.manual_seed(1)
+    a = st.rand(n, n, dtype=st.float64, dim=0)
+    an = a.numpy()
+    keep = {}
+
+    def st_reshard():
+        keep["r"] = None
+        keep["r"] = a.reshard(dim=1)
+        st.synchronize()
+
+    def np_copy():
+        keep["r"] = None
+        keep["r"] = np.ascontiguousarray(an.T)
+
+    ts = _median_time(st_reshard, repeat)
+    keep.clear()
+    tn = _median_time(np_copy, repeat)
+    keep.clear()
+    td = float("nan")
+    if da is not None:
+        ad = da.from_array(an, chunks=(-(-n // nw), n)).persist()
+        td = _median_time(lambda: ad.rechunk((n, -(-n // nw))).persist(), repeat)
+        del ad
+    return (f"reshard {n * n * 8 / 1e9:.1f} GB rows->cols ({n * n * 8 / ts / 1e9:.2f} GB/s)",
+            ts, tn, td, "vs numpy a.T copy")
+
+
 def report(rows, num_workers, out=print) -> None:
     out(f"sharded benchmark: {num_workers} workers; median of repeated runs; seconds")
-    head = f"{'case':44} {'sharded':>9} {'numpy':>9} {'dask':>9} {'/numpy':>7} {'/dask':>7}  target"
+    head = f"{'case':50} {'sharded':>9} {'numpy':>9} {'dask':>9} {'/numpy':>7} {'/dask':>7}  target"
     out(head)
     out("-" * len(head))
     for name, ts, tn, td, target in rows:
-        out(f"{name:44} {ts:9.4f} {tn:9.4f} {td:9.4f} {ts / tn:7.2f} {ts / td:7.2f}  {target}")
+        out(f"{name:50} {ts:9.4f} {tn:9.4f} {td:9.4f} {ts / tn:7.2f} {ts / td:7.2f}  {target}")
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="sharded bench", description=__doc__)
     p.add_argument("--size", type=int, default=50_000_000, help="elements of the big arrays")
     p.add_argument("--repeat", type=int, default=5, help="timed runs per case (median)")
+    p.add_argument("--reshard-gb", type=float, default=2.0,
+                   help="size of the reshard case in GB (0 skips it)")
+    p.add_argument("--mlp-rows", type=int, default=1_000_000,
+                   help="rows of the MLP training-step case (0 skips it)")
     p.add_argument("--address", default=None, help="Ray cluster address (default: embedded)")
     p.add_argument("--workers", type=int, default=None, help="number of worker actors")
     a = p.parse_args(argv)
     import sharded as st
     st.init(address=a.address, num_workers=a.workers)
     try:
-        run(a.size, a.repeat)
+        run(a.size, a.repeat, reshard_gb=a.reshard_gb, mlp_rows=a.mlp_rows)
     finally:
         st.shutdown()
     return 0

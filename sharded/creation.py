@@ -13,8 +13,8 @@ import numbers
 import numpy as np
 
 from . import dtypes as D
-from .backend import parse_device
-from .errors import ArgumentError, BackendUnavailable
+from .devices import workers_for
+from .errors import ArgumentError
 from .layout import Layout, resolve
 from .ops import creation as C
 from .runtime import session as _session
@@ -37,15 +37,12 @@ def _shape(size) -> tuple:
 def _layout(shape, shards=None, dim=None, layout=None, device="cpu") -> Layout:
     """Bind the placement keywords to the workers whose device matches ``device``."""
     ex = _session.current().executor
-    dev = parse_device(device)
-    ids = [w.index for w in ex.workers if w.device == dev]
-    if not ids:
-        have = sorted({w.device for w in ex.workers})
-        raise BackendUnavailable(f"no worker holds device {dev!r}: this session's workers are "
-                                 f"on {', '.join(have)}")
+    ids = workers_for(ex, device)
     lay = resolve(shape, len(ids), shards=shards, dim=dim, layout=layout)
     if layout is not None and getattr(layout, "_req", None) is None:
         return lay  # an already bound layout names global workers
+    if layout is not None and layout._req.get("workers") is not None:
+        return resolve(shape, ex.num_workers, layout=layout)  # explicit global workers
     if len(ids) == ex.num_workers:
         return lay
     return lay.replace(workers=[ids[w] for w in lay.workers])

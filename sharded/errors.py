@@ -33,6 +33,15 @@ class DimError(ShardedError, IndexError):
     """A dimension index out of range for the tensor's rank."""
 
 
+class IndexOutOfRange(ShardedError, IndexError):
+    """An index outside its dimension, e.g. ``x[7]`` on 7 rows; names index, dim and size."""
+
+
+class ViewError(ShardedError, RuntimeError, ValueError):
+    """``view`` cannot share storage (torch's stride rule, or data would have to move between
+    workers); ``reshape`` copies instead."""
+
+
 class DTypeError(ShardedError, TypeError):
     """An unsupported dtype, or an op that is not defined for the operand's dtype."""
 

@@ -58,3 +58,19 @@ def info() -> dict:
     else:
         out["nodes"].append({"node": "local", "address": "in-process"})
     return out
+
+
+def trace_memory(on: bool = True) -> None:
+    """Start (zeroing the peaks) or stop tracing each worker's new allocations; while on,
+    ``st.stats()["workers"][i]["traced_peak_bytes"]`` is the most extra memory worker ``i``
+    held since the start (its live shards before the start do not count).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.trace_memory(); _ = st.ones(1000).sum().item()
+    >>> st.stats()["workers"][0]["traced_peak_bytes"] > 0
+    True
+    >>> st.trace_memory(False)
+    """
+    _session.current().executor.trace_memory(on)

@@ -37,7 +37,7 @@ def ufunc(xp, *arrays, fn, cast=None, out=None, alloc=None):
     args = [_cast(xp, a, cast) for a in arrays]
     f = getattr(xp, fn)
     if alloc is not None and out is not None:
-        shape = xp.broadcast_shapes(*[a.shape for a in args if hasattr(a, "shape")])
+        shape = np.broadcast_shapes(*[a.shape for a in args if hasattr(a, "shape")])
         buf = alloc(shape, out) if shape else None
         if buf is not None:
             try:
@@ -59,6 +59,12 @@ def sigmoid(xp, a, cast=None, out=None):
 @kernel("relu")
 def relu(xp, a, cast=None, out=None):
     return _cast(xp, xp.maximum(a, a.dtype.type(0)), out)
+
+
+@kernel("relu_grad")
+def relu_grad(xp, g, a, cast=None, out=None):
+    """``g`` where ``a > 0``, else 0: the ReLU backward in one pass."""
+    return _cast(xp, g * (a > 0), out)
 
 
 @kernel("clamp")
@@ -273,3 +279,99 @@ def arg_combine(xp, *parts, fn, squeeze=None):
 @kernel("reshape")
 def reshape(xp, a, shape):
     return a.reshape(shape)
+
+
+# ------------------------------------------------------------------ views and indexing
+@kernel("transpose")
+def transpose(xp, a, axes):
+    """A view with permuted axes."""
+    return a.transpose(axes)
+
+
+@kernel("view")
+def view(xp, a, shape):
+    """A view with a new shape; raises instead of copying (a view must share memory)."""
+    v = a.view()
+    v.shape = shape
+    return v
+
+
+@kernel("broadcast_to")
+def broadcast_to(xp, a, shape):
+    """A read-only view repeating size-1 dims (torch's ``expand``)."""
+    return xp.broadcast_to(a, shape)
+
+
+@kernel("index")
+def index(xp, a, key):
+    """Basic indexing (ints, slices, None): a view."""
+    return a[key]
+
+
+@kernel("contiguous")
+def contiguous(xp, a):
+    """A C-ordered copy (never the same memory: the result of ``contiguous()``/``clone()``
+    must not alias its input)."""
+    return xp.array(a, order="C", copy=True)
+
+
+@kernel("scatter_assemble")
+def scatter_assemble(xp, *pieces, shape, dtype, positions):
+    """Build a block from 1-D value pieces: piece ``i`` lands at flat ``positions[i]``."""
+    out = xp.empty(shape, dtype=dtype)
+    flat = out.reshape(-1)
+    for p, pos in zip(pieces, positions):
+        flat[pos] = p.reshape(-1)
+    return out
+
+
+@kernel("mask_select")
+def mask_select(xp, a, m):
+    """``a[m]`` for a bool mask over the leading dims of a block."""
+    return a[m]
+
+
+@kernel("count")
+def count(xp, m):
+    """Number of true elements of a block, as a 0-d int64 array."""
+    return xp.asarray(xp.count_nonzero(m), dtype=np.int64)
+
+
+@kernel("put_mask")
+def put_mask(xp, a, m, v):
+    """Set ``a[m] = v`` in place (``v`` a scalar or broadcastable to the selection); NumPy
+    checks shapes before writing, so a failure leaves ``a`` unchanged."""
+    a[m] = v
+    return a
+
+
+@kernel("put_points")
+def put_points(xp, a, *values, coords):
+    """``a`` with points ``coords[i]`` set to ``values[i]`` (later pieces win on repeats)."""
+    for v, c in zip(values, coords):
+        a[c] = v
+    return a
+
+
+@kernel("concat")
+def concat(xp, *blocks, axis):
+    return xp.concatenate(blocks, axis=axis)
+
+
+@kernel("add_points")
+def add_points(xp, a, *values, coords):
+    """Add ``values[i]`` at points ``coords[i]`` of ``a`` in place (repeats accumulate)."""
+    for v, c in zip(values, coords):
+        if xp is np:
+            np.add.at(a, c, v)
+        else:  # CuPy's scatter_add is the same operation
+            xp.add.at(a, c, v) if hasattr(xp.add, "at") else xp.scatter_add(a, c, v)
+    return a
+
+
+@kernel("matmul")
+def matmul(xp, a, b, out=None, stack=False):
+    """Block product (BLAS through NumPy / cuBLAS through CuPy); ``stack`` adds a leading
+    dim of 1 (a partial product, one entry of a stack that is summed afterwards)."""
+    r = _cast(xp, xp.matmul(_cast(xp, a, out), _cast(xp, b, out)), out)
+    return r[None] if stack else r

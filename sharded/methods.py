@@ -36,6 +36,12 @@ for _n, _f in _OPERATORS.items():
     setattr(ShardedTensor, f"__r{_n}__", _binary(_f, reflected=True))
 for _n, _f in {"lt": F.lt, "le": F.le, "gt": F.gt, "ge": F.ge, "eq": F.eq, "ne": F.ne}.items():
     setattr(ShardedTensor, f"__{_n}__", _binary(_f))
+from . import linalg as _la  # noqa: E402
+
+ShardedTensor.__matmul__ = _binary(_la.matmul)
+ShardedTensor.__rmatmul__ = _binary(_la.matmul, reflected=True)
+for _n in ("matmul", "mm", "bmm", "mv", "dot", "outer"):
+    setattr(ShardedTensor, _n, getattr(_la, _n))
 ShardedTensor.__neg__ = F.neg
 ShardedTensor.__abs__ = F.abs
 ShardedTensor.__invert__ = F.bitwise_not
@@ -155,3 +161,75 @@ ShardedTensor.fill_ = fill_
 ShardedTensor.zero_ = zero_
 ShardedTensor.copy_ = copy_
 ShardedTensor.requires_grad_ = requires_grad_
+
+
+# ------------------------------------------------------------------ views and indexing
+from . import indexing as _ix  # noqa: E402
+from . import shape as S  # noqa: E402
+
+for _n in ("view reshape flatten permute transpose swapaxes t squeeze unsqueeze expand "
+           "expand_as contiguous clone narrow select split chunk unbind flip roll").split():
+    setattr(ShardedTensor, _n, getattr(S, _n))
+ShardedTensor.__getitem__ = _ix.getitem
+ShardedTensor.__setitem__ = _ix.setitem
+ShardedTensor.T = property(lambda self: S.permute(self, tuple(reversed(range(self.ndim)))))
+ShardedTensor.mT = property(lambda self: S.transpose(self, -2, -1))
+
+
+def _iter(self):
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return iter(S.unbind(self, 0))
+
+
+ShardedTensor.__iter__ = _iter
+
+
+# ------------------------------------------------------------------ autograd
+from . import autograd as _ag  # noqa: E402
+
+
+def backward(self, gradient=None, retain_graph=None, create_graph=False):
+    """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (``gradient`` is required
+    unless ``self`` has one element).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> a = st.ones(4, requires_grad=True)
+    >>> (a * 5).sum().backward(); a.grad.tolist()
+    [5.0, 5.0, 5.0, 5.0]
+    """
+    _ag.backward(self, gradient, retain_graph, create_graph)
+
+
+def detach(self):
+    """A tensor sharing this one's shards, cut from the graph (``requires_grad=False``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.ones(2, requires_grad=True).detach().requires_grad
+    False
+    """
+    return _ag._alias(self)
+
+
+def detach_(self):
+    """Cut this tensor from the graph in place."""
+    self.grad_fn, self.requires_grad = None, False
+    return self
+
+
+def retain_grad(self):
+    """Keep ``.grad`` for this non-leaf tensor after backward."""
+    if self.grad_fn is not None:
+        self._retains_grad = True
+    return self
+
+
+ShardedTensor.backward = backward
+ShardedTensor.detach = detach
+ShardedTensor.detach_ = detach_
+ShardedTensor.retain_grad = retain_grad
+ShardedTensor.retains_grad = property(lambda self: self._retains_grad)

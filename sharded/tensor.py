@@ -40,6 +40,15 @@ class Storage:
         weakref.finalize(self, _free, session.executor, layout.workers, keys)
 
 
+def contiguous_strides(shape) -> tuple:
+    """Row-major strides (in elements) of ``shape``, as torch reports them."""
+    out, acc = [], 1
+    for n in reversed(tuple(shape)):
+        out.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(out))
+
+
 class Size(tuple):
     """The shape of a tensor: a tuple that prints like ``torch.Size``."""
 
@@ -76,14 +85,39 @@ def session_of(args):
     return sess or _session.current()
 
 
+class _Hooks:
+    """Set by ``autograd`` (which sits above this module): records ops for backward."""
+
+    check_inplace = None  # (name, target) -> None; raises for a leaf that requires grad
+    record = None  # (name, args, params, out, target) -> None
+
+
+hooks = _Hooks()
+
+
 def apply(name, *args, **params):
-    """Run primitive ``name`` on ``args`` and wrap what it returns (the one dispatch point)."""
+    """Run primitive ``name`` on ``args`` and wrap what it returns (the one dispatch point:
+    autograd records here, in-place ops bump version counters here)."""
     sess = session_of(args)
-    res = PRIMITIVES[name].impl(sess.executor, *args, **params)
     target = params.get("target")
+    if target is not None:
+        if target._readonly:
+            raise ArgumentError("unsupported operation: more than one element of the written-"
+                                "to tensor refers to a single memory location (an expanded "
+                                "view); clone() it first")
+        if hooks.check_inplace is not None:
+            hooks.check_inplace(name, target)
+    res = PRIMITIVES[name].impl(sess.executor, *args, **params)
     if target is not None:  # in place: the shards already belong to ``target``
-        return target
-    return wrap(res, sess)
+        target._vc[0] += 1
+        out = target
+    else:
+        out = wrap(res, sess)
+        if PRIMITIVES[name].meta.get("kind") == "view":  # how to make this view again
+            out._view_chain = args[0]._view_chain + ((name, args[1:], params),)
+    if hooks.record is not None:
+        hooks.record(name, args, params, out, target)
+    return out
 
 
 class ShardedTensor:
@@ -102,12 +136,18 @@ class ShardedTensor:
     __array_priority__ = 1000
     __array_ufunc__ = None  # numpy defers to our reflected operators (a + x -> x.__radd__)
 
-    def __init__(self, session, layout, dtype, keys, requires_grad=False):
-        self._storage = Storage(session, layout, keys)
+    def __init__(self, session, layout, dtype, keys, requires_grad=False, storage=None):
+        self._storage = storage or Storage(session, layout, keys)
         self._layout, self._dtype, self._keys = layout, dtype, keys
         self.requires_grad = requires_grad
         self.grad = None
         self.grad_fn = None
+        # torch's view metadata: strides/offset into the base's storage (None: contiguous)
+        self._strides, self._offset, self._base, self._readonly = None, 0, None, False
+        self._vc = [0]  # version counter, shared with views: in-place ops bump it
+        self._out_index = 0  # which output of its grad_fn this tensor is
+        self._retains_grad = False
+        self._view_chain = ()  # (primitive, args, params) steps from the base to this view
 
     # ------------------------------------------------------------------ metadata
     @property
@@ -146,6 +186,32 @@ class ShardedTensor:
 
     def element_size(self) -> int:
         return self._dtype.itemsize
+
+    def stride(self, dim=None):
+        """Strides in elements, as torch reports them for this (possibly viewed) tensor.
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> st.zeros(2, 3).t().stride()
+        (1, 3)
+        """
+        s = self._strides if self._strides is not None else contiguous_strides(self.shape)
+        if dim is None:
+            return tuple(s)
+        from .layout import normalize_dim
+        return s[normalize_dim(dim, self.ndim)]
+
+    def storage_offset(self) -> int:
+        """Offset of the first element in the base's storage (torch semantics)."""
+        return self._offset
+
+    def is_contiguous(self) -> bool:
+        """Whether the strides are row-major (dims of size 1 are ignored, as in torch)."""
+        if self._strides is None or self.numel() == 0:  # empty tensors count as contiguous
+            return True
+        want = contiguous_strides(self.shape)
+        return all(a == b for a, b, n in zip(self._strides, want, self.shape) if n > 1)
 
     @property
     def layout(self):
@@ -283,7 +349,8 @@ class ShardedTensor:
 
     # ------------------------------------------------------------------ dtype casts
     def to(self, *args, **kwargs):
-        """Convert dtype (``x.to(st.float64)``); ``x.to("cpu")`` is a no-op on CPU tensors.
+        """Convert dtype and/or device: ``x.to(st.float64)``, ``x.to("cuda")``,
+        ``x.to("cuda:1", st.float16)``; returns ``x`` itself when nothing changes.
 
         Examples
         --------
@@ -304,14 +371,21 @@ class ShardedTensor:
                 dtype = a
         out = self
         if device is not None:
-            from .backend import parse_device
-            if parse_device(device) != self.device:
-                from .errors import BackendUnavailable
-                raise BackendUnavailable(f"moving shards from {self.device} to "
-                                         f"{parse_device(device)} is not supported yet")
-        if dtype is not None and D.as_dtype(dtype) != self._dtype:
+            from .devices import to_device
+            out = to_device(out, device)
+        if dtype is not None and D.as_dtype(dtype) != out._dtype:
             out = apply("astype", out, D.as_dtype(dtype))
         return out
+
+    def cuda(self, device=None):
+        """The tensor on GPU workers (``device``: ``"cuda:N"`` or N; default: all GPUs)."""
+        dev = "cuda" if device is None else (f"cuda:{device}" if isinstance(device, int)
+                                             else device)
+        return self.to(dev)
+
+    def cpu(self):
+        """The tensor on CPU workers (itself if it is there already)."""
+        return self.to("cpu")
 
     def type(self, dtype=None):
         """The type name (``"sharded.FloatTensor"``), or a copy converted to ``dtype``."""

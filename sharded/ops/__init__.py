@@ -6,4 +6,4 @@ Planners turn an op on sharded operands into per-worker commands: they read oper
 class, so every rule here is testable on the in-process executor.
 """
 
-from . import creation, elementwise, movement, reduce  # noqa: F401 - register primitives
+from . import creation, elementwise, indexing, matmul, movement, reduce, views  # noqa: F401

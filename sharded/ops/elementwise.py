@@ -199,6 +199,7 @@ SPECS = {
     "tanh": ("ufunc", "tanh", _floating),
     "sigmoid": ("sigmoid", None, _floating),
     "relu": ("relu", None, _promote),
+    "relu_grad": ("relu_grad", None, _promote),
     "eq": ("ufunc", "equal", _compare),
     "ne": ("ufunc", "not_equal", _compare),
     "lt": ("ufunc", "less", _compare),

@@ -23,6 +23,7 @@ from .worker import Worker, is_failed
 
 MAX_BATCH = 512
 MAX_INFLIGHT = 8
+TRANSFER_BYTES = 32 << 20  # the largest piece of data one export call carries
 
 
 class WorkerInfo(collections.namedtuple("WorkerInfo", "index name node device")):
@@ -46,6 +47,7 @@ class Executor:
         self.closed = False
         self.bytes_moved = 0
         self.commands = 0
+        self.transfer_bytes = TRANSFER_BYTES
 
     @property
     def num_workers(self) -> int:
@@ -82,15 +84,42 @@ class Executor:
             self._queues[w].append(("free", tuple(keys)))
 
     def export(self, requests) -> dict:
-        """Hand pieces of shards to other workers: ``{w: [(key, slices), ...]}`` ->
-        ``{w: [handle, ...]}``; a handle is passed to :meth:`submit` as ``("x", handle)``."""
+        """Hand pieces of shards to other workers: ``{w: [(key, slices[, nbytes]), ...]}`` ->
+        ``{w: [handle, ...]}``; a handle is passed to :meth:`submit` as ``("x", handle)``.
+
+        Pieces whose sizes are given are shipped in batches of at most
+        :data:`TRANSFER_BYTES`, one call each, so a source worker holds at most one transfer
+        buffer of copies at a time (the rest already sit in the object store).
+        """
         self._check_open()
         out = {}
         with self._lock:
             for w, items in requests.items():
-                self._queues[w].extend(("export", k, sl) for k, sl in items)
-                out[w] = self._flush(w, nexp=len(items))
+                handles, batch, size = [], [], 0
+                for it in items:
+                    nb = it[2] if len(it) > 2 else 0
+                    if batch and size + nb > self.transfer_bytes:
+                        handles += self._export_batch(w, batch)
+                        batch, size = [], 0
+                    batch.append(it[:2])
+                    size += nb
+                handles += self._export_batch(w, batch)
+                out[w] = handles
         return out
+
+    def _export_batch(self, w, items):
+        if not items:
+            return []
+        self._queues[w].extend(("export", k, sl) for k, sl in items)
+        return self._flush(w, nexp=len(items))
+
+    def trace_memory(self, on: bool) -> None:
+        """Start (and zero) or stop tracing every worker's allocations; while on,
+        :meth:`stats` reports each worker's peak of new allocations (``traced_peak_bytes``)."""
+        with self._lock:
+            for w in range(self.num_workers):
+                self._queues[w].append(("trace", bool(on)))
+            self.sync()
 
     def put(self, value):
         """Make driver-side data (e.g. a NumPy block) available to a later command."""

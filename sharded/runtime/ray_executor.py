@@ -16,7 +16,7 @@ import ray
 from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from ..errors import OpFailed, ShardingError, WorkerLost
+from ..errors import BackendUnavailable, OpFailed, ShardingError, WorkerLost
 from .executor import Executor, WorkerInfo
 from .worker import Worker
 
@@ -63,9 +63,19 @@ class RayExecutor(Executor):
 
     kind = "ray"
 
-    def __init__(self, num_workers=None, namespace="sharded"):
+    def __init__(self, num_workers=None, namespace="sharded", gpu_workers=None,
+                 gpu_fraction=1.0):
         nodes = [n for n in ray.nodes() if n.get("Alive")]
         total = sum(n["Resources"].get("CPU", 0) for n in nodes)
+        gpus = sum(n["Resources"].get("GPU", 0) for n in nodes)
+        if not 0 < gpu_fraction <= 1:
+            raise ShardingError(f"gpu_fraction must be in (0, 1], got {gpu_fraction!r}")
+        if gpu_workers is None:
+            gpu_workers = int(gpus / gpu_fraction + 1e-9)
+        elif gpu_workers * gpu_fraction > gpus + 1e-9:
+            raise BackendUnavailable(f"{gpu_workers} GPU workers of {gpu_fraction} GPU each "
+                                     f"need {gpu_workers * gpu_fraction:g} GPUs; the cluster "
+                                     f"has {gpus:g}")
         if num_workers is None:
             num_workers = max(1, int(total))
         if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
@@ -79,6 +89,14 @@ class RayExecutor(Executor):
                            scheduling_strategy=NodeAffinitySchedulingStrategy(nid, soft=False)
                            ).remote(i, "cpu")
             for i, nid in enumerate(placement)]
+        # GPU workers: Ray gives each its GPU (or a fraction of one) as CUDA device 0 of the
+        # process; they are labelled cuda:0, cuda:1, ... across the cluster.
+        self._actors += [
+            _Actor.options(name=f"sharded-gpu-worker-{j}", namespace=namespace, num_cpus=0,
+                           num_gpus=gpu_fraction, max_concurrency=1, max_restarts=0
+                           ).remote(num_workers + j, "cuda:0")
+            for j in range(gpu_workers)]
+        devices = ["cpu"] * num_workers + [f"cuda:{j}" for j in range(gpu_workers)]
         try:
             node_ids = ray.get([a.node_id.remote() for a in self._actors],
                                timeout=READY_TIMEOUT_S)
@@ -86,7 +104,9 @@ class RayExecutor(Executor):
             self._kill()
             raise WorkerLost(f"{num_workers} worker actors did not start within "
                              f"{READY_TIMEOUT_S}s (cluster CPUs: {total})") from None
-        super().__init__([WorkerInfo(i, f"sharded-worker-{i}", nid, "cpu")
+        names = [f"sharded-worker-{i}" for i in range(num_workers)] + [
+            f"sharded-gpu-worker-{j}" for j in range(gpu_workers)]
+        super().__init__([WorkerInfo(i, names[i], nid, devices[i])
                           for i, nid in enumerate(node_ids)])
         self._run1 = [a.run for a in self._actors]
         self._stop = threading.Event()

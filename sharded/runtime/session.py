@@ -36,7 +36,8 @@ class Session:
                 f"nodes={len({w.node for w in ex.workers})}, address={self.address!r})")
 
 
-def init(address=None, num_workers=None, executor="ray", devices=None) -> Session:
+def init(address=None, num_workers=None, executor="ray", devices=None, gpu_workers=None,
+         gpu_fraction=1.0) -> Session:
     """Start or connect the workers; idempotent (a second call returns the live session).
 
     Parameters
@@ -50,6 +51,11 @@ def init(address=None, num_workers=None, executor="ray", devices=None) -> Sessio
         ``"local"`` runs the workers in this process (no Ray needed).
     devices : list of str, optional
         Local executor only: the device of each worker (``"cpu"``, ``"cuda:0"``...).
+    gpu_workers : int, optional
+        Ray only: GPU worker actors to start besides the CPU ones (default: as many as the
+        cluster's GPUs allow at ``gpu_fraction`` each; 0 on a cluster without GPUs).
+    gpu_fraction : float
+        GPUs reserved by each GPU worker (0.5 puts two workers on every GPU).
 
     Examples
     --------
@@ -70,13 +76,13 @@ def init(address=None, num_workers=None, executor="ray", devices=None) -> Sessio
                 raise ShardingError(f"{len(devices)} devices given for {n} workers")
             _current = Session(LocalExecutor(n, devices), False, None)
         elif executor == "ray":
-            _current = _init_ray(address, num_workers)
+            _current = _init_ray(address, num_workers, gpu_workers, gpu_fraction)
         else:
             raise ShardingError(f"executor must be 'ray' or 'local', got {executor!r}")
         return _current
 
 
-def _init_ray(address, num_workers) -> Session:
+def _init_ray(address, num_workers, gpu_workers=None, gpu_fraction=1.0) -> Session:
     import ray
 
     from .ray_executor import RayExecutor
@@ -90,7 +96,8 @@ def _init_ray(address, num_workers) -> Session:
         else:
             ray.init(include_dashboard=False, **kw)
     try:
-        ex = RayExecutor(num_workers, namespace=f"sharded-{uuid.uuid4().hex[:8]}")
+        ex = RayExecutor(num_workers, namespace=f"sharded-{uuid.uuid4().hex[:8]}",
+                         gpu_workers=gpu_workers, gpu_fraction=gpu_fraction)
     except BaseException:
         if owns:
             ray.shutdown()

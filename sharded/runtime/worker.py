@@ -7,6 +7,8 @@ executor wraps it in an actor. A batch is a list of commands run in order:
     drop shards whose last driver reference died.
 ``("export", key, slices)``
     hand a (slice of a) shard to another worker; the batch returns it as an extra value.
+``("trace", on)``
+    start or stop tracing allocations (memory statistics of an operation).
 ``(kernel, args, outs, params, label, inplace)``
     run ``KERNELS[kernel](xp, *args, **params)`` and store the result(s) under ``outs``;
     ``inplace`` writes into the existing array instead (views of it see the change).
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tracemalloc
 
 import numpy as np
 
@@ -71,6 +74,9 @@ class Worker:
                 if head == "export":
                     exports.append(self._export(cmd[1], cmd[2]))
                     continue
+                if head == "trace":
+                    _trace(cmd[1])
+                    continue
                 self.commands_run += 1
                 _, args, outs, params, label, inplace = cmd
                 try:
@@ -84,7 +90,8 @@ class Worker:
                         res = (res,)
                     for k, r in zip(outs, res):
                         if inplace:
-                            store[k][...] = r
+                            if r is not store[k]:  # kernels may write in place themselves
+                                store[k][...] = r
                         else:
                             store[k] = self.xp.asarray(r)
                     vals = res = r = None  # no stale references: freed blocks can be pooled
@@ -172,7 +179,9 @@ class Worker:
                 "live_shards": len(self.store),
                 "live_bytes": int(sum(a.nbytes for a in self.store.values())),
                 "pool_bytes": self.pool_bytes, "rss_bytes": _rss_bytes(),
-                "commands_run": self.commands_run}
+                "commands_run": self.commands_run,
+                "traced_peak_bytes": tracemalloc.get_traced_memory()[1]
+                if tracemalloc.is_tracing() else None}
 
     def ping(self):
         return self.index
@@ -193,6 +202,20 @@ class _Poisoned(Exception):
 
 def is_failed(v) -> bool:
     return isinstance(v, _Failed)
+
+
+def _trace(on: bool) -> None:
+    """Trace allocations (NumPy reports its data buffers too) from now on, or stop.
+
+    Only blocks allocated while tracing count, so the peak is the extra memory an operation
+    needed; data mapped from the object store is not an allocation and does not count."""
+    if on:
+        if not tracemalloc.is_tracing():
+            tracemalloc.start()
+        tracemalloc.reset_peak()
+        tracemalloc.clear_traces()
+    elif tracemalloc.is_tracing():
+        tracemalloc.stop()
 
 
 def _rss_bytes() -> int:

@@ -94,3 +94,35 @@ def test_stats_report_every_worker():
     assert all(w["rss_bytes"] > 0 for w in s["workers"])
     info = st.info()
     assert info["executor"] == "ray" and len(info["nodes"]) == 2
+
+
+def test_reshard_streams_through_bounded_buffers():
+    ex = st.runtime.current().executor
+    st.manual_seed(0)
+    x = st.rand(2000, 1000, dtype=st.float64, shards=4)  # 4 MB per shard
+    a = x.numpy()
+    old = ex.transfer_bytes
+    ex.transfer_bytes = 1 << 20
+    try:
+        moved = st.stats()["bytes_moved"]
+        st.trace_memory(True)
+        y = x.reshard(dim=1)
+        st.synchronize()
+        peaks = [w["traced_peak_bytes"] for w in st.stats()["workers"]]
+        st.trace_memory(False)
+    finally:
+        ex.transfer_bytes = old
+    shard = 2000 * 1000 * 8 // 4
+    assert max(peaks) <= shard + (1 << 20) + (256 << 10), peaks
+    assert st.stats()["bytes_moved"] - moved == 2000 * 1000 * 8 * 3 // 4
+    assert_matches_numpy(y, a)
+    assert y.layout.grid == (1, 4)
+
+
+def test_views_move_no_bytes():
+    x = st.rand(8, 6, shards=4)
+    before = st.stats()["bytes_moved"]
+    v = x.t().reshape(6, 8)[1:, ::2].unsqueeze(0).squeeze(0)
+    x.view(8, 2, 3).permute(2, 0, 1)
+    assert st.stats()["bytes_moved"] == before
+    assert_matches_numpy(v, x.numpy().T[1:, ::2])

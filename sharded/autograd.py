@@ -1,0 +1,441 @@
+"""Reverse-mode autograd over sharded primitives.
+
+Every primitive applied to a tensor that requires grad records a :class:`Node` (its
+``grad_fn``). ``backward`` walks the nodes reachable from the targets in reverse topological
+order and applies each primitive's vector-Jacobian product from the gradient table
+(``gradients.py``). VJPs are written with sharded ops, so backward runs shard-parallel, and
+every gradient is resharded to its primal's layout: the gradient of a replicated parameter
+used with row-sharded data is a sum over all shards, combined by a tree reduction across the
+workers and then broadcast back to every replica (an all-reduce, never via the driver).
+
+torch's rules hold: in-place ops on a leaf that requires grad raise; each tensor carries a
+version counter (shared with its views) and a node checks the versions of what it saved, so
+modifying a saved tensor before backward raises; a graph is freed by ``backward`` unless
+``retain_graph=True``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+from .errors import ArgumentError, ShapeError, ShardedError
+from .tensor import ShardedTensor, hooks
+
+
+class AutogradError(ShardedError, RuntimeError):
+    """Backward cannot run: a freed graph, a modified saved tensor, a missing rule..."""
+
+
+class GradShapeError(AutogradError, ShapeError):
+    """A ``gradient=`` whose shape differs from its output's (a RuntimeError, as in torch,
+    and a ValueError)."""
+
+
+_state = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    """Whether ops are being recorded for backward."""
+    return getattr(_state, "enabled", True)
+
+
+class set_grad_enabled(contextlib.ContextDecorator):
+    """Turn recording on or off inside a ``with`` block (or for a decorated function).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> with st.set_grad_enabled(False):
+    ...     y = st.ones(2, requires_grad=True) * 2
+    >>> y.requires_grad
+    False
+    """
+
+    def __init__(self, mode: bool):
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        self.prev = is_grad_enabled()
+        _state.enabled = self.mode
+        return self
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+        return False
+
+
+class no_grad(set_grad_enabled):
+    """Do not record ops (``with st.no_grad():`` or ``@st.no_grad()``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.ones(3, requires_grad=True)
+    >>> with st.no_grad():
+    ...     y = x * 2
+    >>> y.requires_grad
+    False
+    """
+
+    def __init__(self):
+        super().__init__(False)
+
+
+class enable_grad(set_grad_enabled):
+    """Record ops even inside ``no_grad``."""
+
+    def __init__(self):
+        super().__init__(True)
+
+
+# ------------------------------------------------------------------------------- nodes
+def _alias(t: ShardedTensor) -> ShardedTensor:
+    """Another tensor object over the same shards (no graph), e.g. a saved output."""
+    a = ShardedTensor(t._storage.session, t._layout, t._dtype, t._keys, storage=t._storage)
+    a._strides, a._offset, a._base, a._readonly = t._strides, t._offset, t._base, t._readonly
+    a._vc = t._vc
+    return a
+
+
+class Node:
+    """The record of one primitive application: how to send gradients to its inputs."""
+
+    __slots__ = ("prim", "args", "params", "saved", "versions", "n_out", "freed", "__weakref__")
+
+    def __init__(self, prim, args, params, saved, n_out, saves=()):
+        self.prim, self.args, self.params, self.n_out = prim, args, params, n_out
+        self.saved = saved
+        read = [args[i] for i in saves if isinstance(args[i], ShardedTensor)]
+        self.versions = [(t, t._vc[0]) for t in read] + [
+            (t, t._vc[0]) for ts in saved.values() for t in ts]
+        self.freed = False
+
+    def name(self) -> str:
+        """torch-style name, e.g. ``MulBackward0``."""
+        camel = "".join(p.capitalize() for p in self.prim.rstrip("_").split("_"))
+        return f"{camel}Backward0"
+
+    @property
+    def next_functions(self):
+        return tuple((a.grad_fn, a._out_index) if isinstance(a, ShardedTensor)
+                     and a.requires_grad else (None, 0) for a in self.args)
+
+    def __repr__(self):
+        return f"<{self.name()}>"
+
+
+def _check_inplace(name, target):
+    base = target._base
+    if not is_grad_enabled() or not (target.requires_grad or (
+            base is not None and base.requires_grad)):
+        return
+    base = target._base
+    if target.grad_fn is None or (base is not None and base.requires_grad
+                                  and base.grad_fn is None):
+        raise AutogradError(f"a leaf tensor that requires grad (or a view of one) is being "
+                            f"used in an in-place operation ({name}); wrap it in st.no_grad() "
+                            f"or use an out-of-place op")
+    from .gradients import GRADIENTS
+    rule = GRADIENTS.get(name)
+    if rule is not None and 0 in rule.saves:  # the rule reads the value about to be overwritten
+        with no_grad():
+            _state.old_value = target.clone()
+
+
+def _record(name, args, params, out, target):
+    if not is_grad_enabled():
+        return
+    if not any(isinstance(a, ShardedTensor) and a.requires_grad for a in args):
+        return
+    from .gradients import GRADIENTS
+    rule = GRADIENTS.get(name)
+    outs = out if isinstance(out, tuple) else (out,)
+    if rule is not None and not rule.differentiable:
+        return
+    if target is not None:  # the op consumed target's old value: keep its graph position
+        old = getattr(_state, "old_value", None)
+        old = _alias(target) if old is None else old
+        _state.old_value = None
+        old.requires_grad, old.grad_fn = target.requires_grad, target.grad_fn
+        old._out_index = target._out_index
+        args = tuple(old if a is target else a for a in args)
+    args = tuple(_snapshot(a) for a in args)
+    saved = {}
+    if rule is not None and rule.save_out:
+        saved["out"] = tuple(_alias(o) for o in outs)
+    node = Node(name, args, {k: v for k, v in params.items() if k != "target"}, saved,
+                len(outs), rule.saves if rule is not None else ())
+    for i, o in enumerate(outs):
+        if o.dtype.is_floating_point:
+            o.requires_grad, o.grad_fn, o._out_index = True, node, i
+    if target is not None and target._base is not None and target._view_chain:
+        _copy_slices(target)
+
+
+def _snapshot(a):
+    """A non-leaf input as it is now: later in-place ops change the tensor's grad_fn, but this
+    node's gradient must reach the node that produced the value it used."""
+    if not isinstance(a, ShardedTensor) or a.grad_fn is None:
+        return a
+    s = _alias(a)
+    s.requires_grad, s.grad_fn, s._out_index = a.requires_grad, a.grad_fn, a._out_index
+    s._retains_grad, s._origin = a._retains_grad, a
+    return s
+
+
+def _copy_slices(view):
+    """After an in-place op on ``view``, route the base's gradient through it: the base's new
+    grad_fn sends the view's region to the view's graph and the rest to the base's old one
+    (torch's CopySlices)."""
+    base = view._base
+    old = _alias(base)
+    old.requires_grad, old.grad_fn, old._out_index = base.requires_grad, base.grad_fn, \
+        base._out_index
+    new_view = _alias(view)
+    new_view.requires_grad, new_view.grad_fn = True, view.grad_fn
+    new_view._out_index = view._out_index
+    node = Node("copy_slices", (old, new_view), {"chain": view._view_chain}, {}, 1)
+    base.requires_grad, base.grad_fn, base._out_index = True, node, 0
+
+
+hooks.check_inplace = _check_inplace
+hooks.record = _record
+
+
+# ------------------------------------------------------------------------------ backward
+def _topo(roots):
+    """Nodes reachable from ``roots`` in topological order (inputs before users)."""
+    order, seen = [], set()
+    for r in roots:
+        if r is None or id(r) in seen:
+            continue
+        stack = [(r, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                order.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            for a in node.args:
+                if isinstance(a, ShardedTensor) and a.grad_fn is not None and \
+                        id(a.grad_fn) not in seen:
+                    stack.append((a.grad_fn, False))
+    return order
+
+
+def _accumulate(old, new):
+    return new if old is None else old + new
+
+
+def _conform(g, t, prim):
+    """Check a gradient against its primal and lay it out like the primal."""
+    if tuple(g.shape) != tuple(t.shape):
+        raise AutogradError(f"the gradient rule of '{prim}' returned shape {tuple(g.shape)} "
+                            f"for an input of shape {tuple(t.shape)}")
+    if g.dtype != t.dtype:
+        g = g.to(t.dtype)
+    if g.layout != t.layout:  # e.g. a replicated parameter: all-reduce its partial sums
+        g = g.reshard(layout=t.layout)
+    return g
+
+
+def _run(roots, root_grads, retain_graph, create_graph, capture=None):
+    """Backpropagate; returns captured gradients for the tensors in ``capture``."""
+    from .gradients import GRADIENTS
+    captured = {} if capture is None else {id(t): None for t in capture}
+    pending = {}  # id(node) -> list of output grads
+
+    def send(t, g):
+        if t.grad_fn is None:
+            if id(t) in captured:
+                captured[id(t)] = _accumulate(captured[id(t)], g)
+            elif capture is None and t.requires_grad:
+                t.grad = g.clone() if t.grad is None and (g._readonly or g._base is not None
+                                                          ) else _accumulate(t.grad, g)
+            return
+        slot = pending.setdefault(id(t.grad_fn), [None] * t.grad_fn.n_out)
+        slot[t._out_index] = _accumulate(slot[t._out_index], g)
+
+    for r, g in zip(roots, root_grads):
+        send(r, g)
+    nodes = _topo([r.grad_fn for r in roots])
+    targets = {(id(t.grad_fn), t._out_index): t for t in (capture or []) if t.grad_fn}
+    for node in reversed(nodes):
+        gouts = pending.pop(id(node), None)
+        if gouts is None or all(g is None for g in gouts):
+            continue
+        for i, g in enumerate(gouts):
+            t = targets.get((id(node), i))
+            if t is not None and g is not None:
+                captured[id(t)] = _accumulate(captured[id(t)], g)
+        if node.freed:
+            raise AutogradError(f"trying to backward through the graph a second time (through "
+                                f"{node.name()}); its saved tensors were freed. Specify "
+                                f"retain_graph=True the first time")
+        for t, v in node.versions:
+            if t._vc[0] != v:
+                raise AutogradError(f"one of the tensors needed for gradient computation has "
+                                    f"been modified by an inplace operation: it was saved by "
+                                    f"{node.name()} at version {v} and is now at version "
+                                    f"{t._vc[0]}")
+        rule = GRADIENTS.get(node.prim)
+        if rule is None:
+            raise AutogradError(f"the derivative of '{node.prim}' is not implemented")
+        with set_grad_enabled(create_graph):
+            gins = rule.fn(gouts, node)
+        if len(gins) != len(node.args):
+            raise AutogradError(f"the gradient rule of '{node.prim}' returned {len(gins)} "
+                                f"gradients for {len(node.args)} inputs")
+        for a, g in zip(node.args, gins):
+            if g is None or not isinstance(a, ShardedTensor) or not a.requires_grad:
+                continue
+            with set_grad_enabled(create_graph):
+                g = _conform(g, a, node.prim)
+            if a._retains_grad and a.grad_fn is not None:
+                origin = getattr(a, "_origin", a)
+                origin.grad = _accumulate(origin.grad, g)
+            send(a, g)
+        if not retain_graph:
+            node.freed = True
+            node.saved = {}
+    return [captured[id(t)] for t in capture] if capture is not None else None
+
+
+def _root_grads(outputs, grad_outputs):
+    out = []
+    for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
+        if not isinstance(o, ShardedTensor) or not o.requires_grad:
+            raise AutogradError(f"element {i} of tensors does not require grad and does not "
+                                f"have a grad_fn")
+        if g is None:
+            if o.numel() != 1:
+                raise AutogradError(f"grad can be implicitly created only for scalar outputs "
+                                    f"(got shape {tuple(o.shape)}); pass gradient=")
+            from .creation import ones_like
+            g = ones_like(o)
+        elif not isinstance(g, ShardedTensor):
+            from .creation import tensor
+            g = tensor(g, dtype=o.dtype)
+        if tuple(g.shape) != tuple(o.shape):
+            raise GradShapeError(f"mismatch in shape: grad_output[{i}] has a shape of "
+                             f"{tuple(g.shape)} and output[{i}] has a shape of "
+                             f"{tuple(o.shape)}")
+        out.append(g)
+    return out
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([1.0], requires_grad=True)
+    >>> st.autograd.backward(-(x * x).sum()); x.grad.tolist()
+    [-2.0]
+    """
+    tensors = [tensors] if isinstance(tensors, ShardedTensor) else list(tensors)
+    if grad_tensors is None:
+        grad_tensors = [None] * len(tensors)
+    elif isinstance(grad_tensors, ShardedTensor):
+        grad_tensors = [grad_tensors]
+    gs = _root_grads(tensors, grad_tensors)
+    _run(tensors, gs, create_graph if retain_graph is None else retain_graph, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=False):
+    """Gradients of ``outputs`` with respect to ``inputs`` (``.grad`` is left alone).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([3.0], requires_grad=True)
+    >>> st.autograd.grad((x * x).sum(), x)[0].tolist()
+    [6.0]
+    """
+    outputs = [outputs] if isinstance(outputs, ShardedTensor) else list(outputs)
+    single = isinstance(inputs, ShardedTensor)
+    inputs = [inputs] if single else list(inputs)
+    for i, t in enumerate(inputs):
+        if not isinstance(t, ShardedTensor) or not t.requires_grad:
+            raise AutogradError(f"input {i} of grad() does not require grad")
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif isinstance(grad_outputs, ShardedTensor):
+        grad_outputs = [grad_outputs]
+    gs = _root_grads(outputs, grad_outputs)
+    res = _run(outputs, gs, create_graph if retain_graph is None else retain_graph,
+               create_graph, capture=inputs)
+    for i, r in enumerate(res):
+        if r is None and not allow_unused:
+            raise AutogradError(f"one of the differentiated tensors (input {i}) appears to "
+                                f"not have been used in the graph; set allow_unused=True if "
+                                f"this is the desired behavior")
+    return tuple(res)
+
+
+def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) -> bool:
+    """Compare the autograd Jacobian of ``fn`` with central finite differences (float64).
+
+    ``inputs`` are float64 tensors that require grad; ``fn`` returns a tensor (or a tuple, of
+    which every floating output is checked).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([0.3, 0.7], dtype=st.float64, requires_grad=True)
+    >>> st.autograd.gradcheck(lambda t: (t * t).exp(), (x,))
+    True
+    """
+    import numpy as np
+
+    from .creation import from_numpy
+    inputs = (inputs,) if isinstance(inputs, ShardedTensor) else tuple(inputs)
+    diff = [i for i, t in enumerate(inputs) if isinstance(t, ShardedTensor) and t.requires_grad]
+    for i in diff:
+        if inputs[i].dtype.name != "float64":
+            raise ArgumentError(f"gradcheck expects float64 inputs, input {i} is "
+                                f"{inputs[i].dtype.name}")
+
+    def outs(args):
+        o = fn(*args)
+        o = o if isinstance(o, tuple) else (o,)
+        return [t for t in o if isinstance(t, ShardedTensor) and t.dtype.is_floating_point]
+
+    base = outs(inputs)
+    for k, out in enumerate(base):
+        n_out = out.numel()
+        for i in diff:
+            x = inputs[i]
+            xv = x.numpy()
+            numeric = np.zeros((n_out, xv.size))
+            for j in range(xv.size):
+                vals = []
+                for sgn in (1, -1):
+                    pert = xv.copy().reshape(-1)
+                    pert[j] += sgn * eps
+                    args = list(inputs)
+                    with no_grad():
+                        args[i] = from_numpy(pert.reshape(xv.shape), layout=x.layout)
+                        vals.append(outs(args)[k].numpy().reshape(-1))
+                numeric[:, j] = (vals[0] - vals[1]) / (2 * eps)
+            analytic = np.zeros((n_out, xv.size))
+            for r in range(n_out):
+                e = np.zeros(n_out)
+                e[r] = 1.0
+                go = from_numpy(e.reshape(tuple(out.shape)), layout=out.layout)
+                g = grad(out, x, grad_outputs=go, retain_graph=True, allow_unused=True)[0]
+                if g is not None:
+                    analytic[r] = g.numpy().reshape(-1)
+            if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
+                if raise_exception:
+                    raise AutogradError(
+                        f"Jacobian mismatch for output {k} with respect to input {i}:\n"
+                        f"numerical:{numeric}\nanalytical:{analytic}")
+                return False
+    return True

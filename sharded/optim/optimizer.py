@@ -1,0 +1,123 @@
+"""Optimizer base class, SGD and Adam."""
+
+from __future__ import annotations
+
+import math
+
+from ..autograd import no_grad
+from ..errors import ArgumentError
+
+
+class Optimizer:
+    """Holds parameter groups (``params`` or a list of dicts) and per-parameter state."""
+
+    def __init__(self, params, defaults):
+        params = list(params)
+        if not params:
+            raise ArgumentError("optimizer got an empty parameter list")
+        groups = params if isinstance(params[0], dict) else [{"params": params}]
+        self.param_groups = []
+        for g in groups:
+            g = dict(g)
+            g["params"] = list(g["params"])
+            for k, v in defaults.items():
+                g.setdefault(k, v)
+            self.param_groups.append(g)
+        self.state = {}
+
+    def zero_grad(self, set_to_none=True):
+        """Reset the gradients of every parameter."""
+        for g in self.param_groups:
+            for p in g["params"]:
+                if set_to_none:
+                    p.grad = None
+                elif p.grad is not None:
+                    p.grad = p.grad.detach().zero_()
+
+    def step(self):
+        raise NotImplementedError
+
+    def _params(self):
+        for g in self.param_groups:
+            for p in g["params"]:
+                if p.grad is not None:
+                    yield g, p, self.state.setdefault(id(p), {})
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, as ``torch.optim.SGD``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> w = st.nn.Parameter(st.ones(2))
+    >>> opt = st.optim.SGD([w], lr=0.5)
+    >>> (w * w).sum().backward(); opt.step(); w.tolist()
+    [0.0, 0.0]
+    """
+
+    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
+                 nesterov=False):
+        if lr < 0 or momentum < 0 or weight_decay < 0:
+            raise ArgumentError(f"invalid SGD hyper-parameters lr={lr}, momentum={momentum}, "
+                                f"weight_decay={weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ArgumentError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov))
+
+    @no_grad()
+    def step(self):
+        for g, p, state in self._params():
+            d = p.grad
+            if g["weight_decay"]:
+                d = d + g["weight_decay"] * p
+            if g["momentum"]:
+                buf = state.get("momentum_buffer")
+                if buf is None:
+                    buf = state["momentum_buffer"] = d.clone()
+                else:
+                    buf.mul_(g["momentum"]).add_(d, alpha=1 - g["dampening"])
+                d = d + g["momentum"] * buf if g["nesterov"] else buf
+            p.sub_(d * g["lr"])
+
+
+class Adam(Optimizer):
+    """Adam, as ``torch.optim.Adam`` (bias-corrected moments, optional weight decay).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> w = st.nn.Parameter(st.ones(2))
+    >>> opt = st.optim.Adam([w], lr=0.1)
+    >>> (w * w).sum().backward(); opt.step(); [round(v, 4) for v in w.tolist()]
+    [0.9, 0.9]
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+        if lr < 0 or eps < 0 or not all(0 <= b < 1 for b in betas):
+            raise ArgumentError(f"invalid Adam hyper-parameters lr={lr}, betas={betas}, "
+                                f"eps={eps}")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay))
+
+    @no_grad()
+    def step(self):
+        from ..creation import zeros_like
+        for g, p, state in self._params():
+            grad = p.grad
+            if g["weight_decay"]:
+                grad = grad + g["weight_decay"] * p
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = zeros_like(p)
+                state["exp_avg_sq"] = zeros_like(p)
+            b1, b2 = g["betas"]
+            state["step"] += 1
+            t = state["step"]
+            m, v = state["exp_avg"], state["exp_avg_sq"]
+            m.mul_(b1).add_(grad, alpha=1 - b1)
+            v.mul_(b2).add_(grad * grad, alpha=1 - b2)
+            bc1, bc2 = 1 - b1 ** t, 1 - b2 ** t
+            denom = v.sqrt() / math.sqrt(bc2) + g["eps"]
+            p.sub_(m / denom * (g["lr"] / bc1))

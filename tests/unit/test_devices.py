@@ -1,0 +1,46 @@
+"""Device handling on a machine without GPU workers (the GPU suite is tests/gpu)."""
+
+import pytest
+
+import sharded as st
+from sharded.devices import matches, normalize
+
+
+def test_cpu_tensors_and_noop_moves():
+    x = st.ones(4, shards=2)
+    assert x.device == "cpu" and not x.is_cuda
+    assert x.to("cpu") is x and x.cpu() is x
+    assert x.to("cpu", st.float64).dtype == st.float64
+    assert all(p["device"] == "cpu" for p in x.placement())
+
+
+def test_asking_for_a_gpu_names_device_and_reason():
+    with pytest.raises(st.BackendUnavailable, match="'cuda'.*no GPU worker"):
+        st.zeros(3, device="cuda")
+    with pytest.raises(st.BackendUnavailable, match="cuda:1"):
+        st.ones(3).to("cuda:1")
+    with pytest.raises(st.BackendUnavailable):
+        st.ones(3).cuda()
+    with pytest.raises(st.BackendUnavailable, match="unknown device"):
+        st.zeros(3, device="tpu")
+
+
+def test_device_matching_rules():
+    assert normalize("cuda") == "cuda" and normalize("cuda:2") == "cuda:2"
+    assert matches("cuda:1", "cuda") and not matches("cpu", "cuda")
+    assert matches("cuda:1", "cuda:1") and not matches("cuda:0", "cuda:1")
+
+
+def test_gpu_workers_without_cupy_or_gpu_fail_clearly():
+    try:
+        import cupy  # noqa: F401
+        pytest.skip("CuPy is installed here; covered by tests/gpu")
+    except ImportError:
+        pass
+    st.shutdown()
+    try:
+        with pytest.raises(st.BackendUnavailable, match="CuPy"):
+            st.init(executor="local", devices=["cuda:0", "cpu"])
+    finally:
+        st.shutdown()
+        st.init(executor="local", num_workers=3)
