@@ -238,7 +238,7 @@ sr_stop() {
     # A killed srun makes slurmd kill the whole step; leftovers on this node go by temp dir.
     for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
     wait "${pids[@]}" 2>/dev/null || true
-    "$SR_PYTHON" -m cluster.ray_cluster stop --temp-dir "$SR_TEMP_DIR" --timeout 5 >/dev/null 2>&1 ||
-        true
+    "$SR_PYTHON" -m cluster.ray_cluster stop --temp-dir "$SR_TEMP_DIR" --timeout 5 \
+        >/dev/null 2>&1 || true
     sr_log "Ray stopped"
 }

@@ -14,7 +14,8 @@ PACKAGES=(slurmctld slurmd slurm-client munge iproute2 util-linux procps)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+        missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
     echo "install_system_deps: all present: ${PACKAGES[*]}"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Start a Ray cluster inside an interactive Slurm allocation.
 #
-#   salloc -N 2 --cpus-per-task=8 bash scripts/salloc_ray.sh [OPTIONS] [--shell | --print | -- PROGRAM...]
+#   salloc -N 2 --cpus-per-task=8 bash scripts/salloc_ray.sh [OPTIONS] [MODE]
+#   MODE: --shell (default) | --print | -- PROGRAM [ARGS...]
 #   bash scripts/salloc_ray.sh --help
 
 set -euo pipefail
@@ -65,7 +66,8 @@ done
 sr_start
 
 exports="export RAY_ADDRESS=$RAY_ADDRESS"
-[ -z "${RAY_AUTH_TOKEN:-}" ] || exports+=" RAY_AUTH_MODE=$RAY_AUTH_MODE RAY_AUTH_TOKEN=$RAY_AUTH_TOKEN"
+[ -z "${RAY_AUTH_TOKEN:-}" ] ||
+    exports+=" RAY_AUTH_MODE=$RAY_AUTH_MODE RAY_AUTH_TOKEN=$RAY_AUTH_TOKEN"
 case $mode in
 run)
     status=0
