@@ -324,7 +324,7 @@ def _apply_swaps(x, piv, start=0):
         x[start + moved] = x[idx[moved]]
 
 
-def getrf(xp, a, piv, base=8):
+def getrf(xp, a, piv, base=4):
     """Recursive LU with partial pivoting of a tall block, in place (``a = P L U``, L unit
     lower below, U on and above the diagonal); ``piv[i]`` is the row swapped with row ``i``.
     Returns the index of the first exactly zero pivot, or -1. Nearly all flops are in the
@@ -388,7 +388,7 @@ def lu_panel(xp, m, p, c0, c1, n):
     ``lu_update`` swaps them), turn the right-hand-side rows into multipliers; returns the
     panel (to broadcast), the swaps and ``[zero pivot or -1, sum log|U_ii|, sign, parity]``."""
     b = c1 - c0
-    pan = xp.array(m[p:n, c0:c1])
+    pan = xp.asfortranarray(m[p:n, c0:c1])  # column order: the eliminations walk columns
     piv = np.zeros(b, np.int64)
     zero = getrf(xp, pan, piv)
     _apply_swaps(m[p:n, :c0], piv)
