@@ -49,12 +49,7 @@ def _layout(shape, shards=None, dim=None, layout=None, device="cpu") -> Layout:
 
 
 def _finish(t: ShardedTensor, requires_grad: bool) -> ShardedTensor:
-    if requires_grad:
-        if not t.dtype.is_floating_point:
-            raise ArgumentError(f"only floating point tensors can require gradients, "
-                                f"got {t.dtype.name}")
-        t.requires_grad = True
-    return t
+    return t.requires_grad_(True) if requires_grad else t
 
 
 def from_numpy(a, *, shards=None, dim=None, layout=None, device="cpu",
