@@ -18,8 +18,15 @@ from .kernels import _cast, kernel
 # ------------------------------------------------------------------------------ products
 @kernel("matmul_acc")
 def matmul_acc(xp, c, a, b, out=None):
-    """``c += a @ b`` in place (one more k panel of a blocked product)."""
-    c += _cast(xp, xp.matmul(_cast(xp, a, out), _cast(xp, b, out)), c.dtype)
+    """``c += a @ b`` in place (one more k panel of a blocked product), in row chunks so the
+    temporary product stays small (recycled, not page-faulted afresh)."""
+    a, b = _cast(xp, a, out), _cast(xp, b, out)
+    if c.ndim != 2 or a.ndim != 2:
+        c += _cast(xp, xp.matmul(a, b), c.dtype)
+        return c
+    step = max(64, (1 << 24) // max(1, c.shape[1] * c.itemsize))
+    for r in range(0, c.shape[0], step):
+        c[r:r + step] += _cast(xp, a[r:r + step] @ b, c.dtype)
     return c
 
 
@@ -358,10 +365,33 @@ def getrf(xp, a, piv, base=4):
 
 
 def _unit_lower_solve(xp, lo, rhs):
-    """``L^-1 rhs`` for the unit lower triangle of ``lo`` (LAPACK's solve sees a matrix whose
-    partial pivoting never swaps, since multipliers are at most 1 in magnitude)."""
-    lmat = xp.tril(lo, -1) + xp.eye(lo.shape[0], dtype=lo.dtype)
-    return xp.linalg.solve(lmat, rhs)
+    """``L^-1 rhs`` for the unit lower triangle of ``lo`` (a fresh array)."""
+    x = xp.array(rhs)
+    _trsm(xp, lo, x)
+    return x
+
+
+def _trsm(xp, lo, x, base=16):
+    """``x = L^-1 x`` in place, L the unit lower triangle of ``lo``: halves recursively (the
+    off-diagonal block is one matrix product), small triangles row by row. Half the flops of
+    a general solve, and no LAPACK call overhead on small blocks."""
+    h = lo.shape[0]
+    if h <= base:
+        for i in range(1, h):
+            x[i] -= lo[i, :i] @ x[:i]
+        return
+    k = h // 2
+    _trsm(xp, lo[:k, :k], x[:k], base)
+    x[k:] -= lo[k:, :k] @ x[:k]
+    _trsm(xp, lo[k:, k:], x[k:], base)
+
+
+def _sub_product(xp, c, a, b, limit=1 << 24):
+    """``c -= a @ b`` in row chunks: the temporary product stays under ``limit`` bytes, so it
+    is recycled by the allocator instead of page-faulting fresh memory at every step."""
+    step = max(64, limit // max(1, b.shape[1] * c.itemsize))
+    for r in range(0, c.shape[0], step):
+        c[r:r + step] -= a[r:r + step] @ b
 
 
 @kernel("lu_init")
@@ -374,11 +404,19 @@ def lu_init(xp, *blocks, n, r, na, dtype):
     c = 0
     for a, b in zip(blocks[:na], blocks[na:] if r else [None] * na):
         w = a.shape[0]
-        m[:n, c:c + w] = a.T
+        _put_t(m[:n, c:c + w], a)
         if r:
-            m[n:, c:c + w] = b.T
+            _put_t(m[n:, c:c + w], b)
         c += w
     return m
+
+
+def _put_t(dst, src, tile=256):
+    """``dst[...] = src.T`` tile by tile (twice as fast as one strided copy: both sides of a
+    tile stay in cache)."""
+    for i in range(0, src.shape[0], tile):
+        for j in range(0, src.shape[1], tile):
+            dst[j:j + tile, i:i + tile] = src[i:i + tile, j:j + tile].T
 
 
 @kernel("lu_panel")
@@ -420,7 +458,7 @@ def lu_update(xp, m, panel, piv, p, n, c0, c1, s0, s1):
     if c1 > c0:
         u12 = _unit_lower_solve(xp, panel[:b], m[p:p + b, c0:c1])
         m[p:p + b, c0:c1] = u12
-        m[p + b:, c0:c1] -= panel[b:] @ u12
+        _sub_product(xp, m[p + b:, c0:c1], panel[b:], u12)
     return ()
 
 
@@ -439,7 +477,7 @@ def lu_back_update(xp, m, vt, p, e, n):
     """``W_i^T -= V_p^T L_pi`` for this worker's earlier blocks (M's columns ``:e``)."""
     b = vt.shape[1]
     if e > 0:
-        m[n:, :e] -= vt @ m[p:p + b, :e]
+        _sub_product(xp, m[n:, :e], vt, m[p:p + b, :e])
     return ()
 
 
@@ -484,7 +522,7 @@ def chol_update(xp, m, panel, p, cols):
     (local start, global start, width)); rows above a block's diagonal are skipped."""
     for c0, g0, w in cols:
         lj = panel[g0 - p:g0 - p + w]
-        m[g0:, c0:c0 + w] -= panel[g0 - p:] @ lj.T
+        _sub_product(xp, m[g0:, c0:c0 + w], panel[g0 - p:], lj.T)
     return ()
 
 
@@ -492,3 +530,4 @@ def chol_update(xp, m, panel, p, cols):
 def t_copy(xp, m, c0, c1):
     """Rows of U = L^T: the transpose of M's columns ``c0:c1`` as a C-ordered block."""
     return xp.ascontiguousarray(m[:, c0:c1].T)
+

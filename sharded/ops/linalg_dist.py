@@ -333,7 +333,9 @@ class _LU:
             args, own = nxt_args, order[k][0]
             nxt = order[k + 1][0] if k + 1 < len(order) else None
             prm = {"p": self.pos[k], "n": self.n}
-            for w in self.wlist:
+            # the next panel's owner goes last: its export may wait on back-pressure, and
+            # every other worker's update must be dispatched (flush_all) before that
+            for w in sorted(self.wlist, key=lambda v: v == nxt):
                 pa, ia = args[w]
                 t = self._trail(w, k)
                 # step k's swaps reach every column once, in order: the owner's panel kernel
@@ -343,10 +345,12 @@ class _LU:
                     c1n = order[k + 1][2]
                     ex.submit(w, "lu_update", (self._m(w), pa, ia), (),
                               dict(prm, c0=t, c1=c1n, **sw), (f"linalg.{self.op}", k))
+                    ex.flush_all()
                     nxt_args = self._panel(k + 1)
                     t, sw = c1n, dict(s0=0, s1=0)
                 ex.submit(w, "lu_update", (self._m(w), pa, ia), (),
                           dict(prm, c0=t, c1=self.width[w], **sw), (f"linalg.{self.op}", k))
+            ex.flush_all()
 
     def back(self):
         ex = self.ex
@@ -364,6 +368,7 @@ class _LU:
                 ex.submit(v, "lu_back_update", (self._m(v), vargs[v]), (),
                           {"p": p, "e": ends[v], "n": self.n}, (f"linalg.{self.op}", j))
             ex.free(w, [vk])
+            ex.flush_all()
 
     def status(self):
         """Read every panel's status and pivots (the driver's one wait)."""
@@ -498,18 +503,20 @@ def cholesky_dist(ex, a) -> Result:
     for i in range(len(owners)):
         args = nargs
         nxt = owners[i + 1] if i + 1 < len(owners) else None
-        for w, bl in blocks.items():
-            later = [x[1:] for x in bl if x[0] > i]
+        for w in sorted(blocks, key=lambda v: v == nxt):  # the exporting worker last
+            later = [x[1:] for x in blocks[w] if x[0] > i]
             if not later:
                 continue
             if w == nxt:  # look-ahead: next panel's block, the panel, then the rest
                 ex.submit(w, "chol_update", (("k", m[w], None), args[w]), (),
                           {"p": cuts[i], "cols": later[:1]}, ("linalg.cholesky", i))
+                ex.flush_all()
                 nargs = panel(i + 1)
                 later = later[1:]
             if later:
                 ex.submit(w, "chol_update", (("k", m[w], None), args[w]), (),
                           {"p": cuts[i], "cols": later}, ("linalg.cholesky", i))
+        ex.flush_all()
     vals = ex.fetch([(w, k, None) for w, k in stats])
     bad = [int(v[0]) for v in vals if v[0] >= 0]
     if bad:
