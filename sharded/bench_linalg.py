@@ -1,0 +1,162 @@
+"""Linear-algebra benchmarks against NumPy and dask.array, measured in the same run.
+
+Cases (the issue's targets): matmul 4096^2 float64 (<= 1.15 x numpy), QR of 2,000,000 x 64
+float64 (<= 0.2 x numpy.linalg.qr), lstsq of the same, solve of 8192^2 (<= 1.5 x numpy).
+sharded's operands are made by ``st.rand`` in the default layout (rows split over the
+workers); dask gets the same data in one row chunk per worker (its ``tsqr`` needs one column
+of blocks). Times are medians of ``repeat`` runs after a warm-up, except the slow NumPy and
+dask runs (above :data:`SLOW_S` seconds), which are timed once. A dask case that cannot run
+here (``dask.array.linalg.solve`` needs SciPy, not a dependency) reports NaN.
+
+Worker BLAS threads: Ray starts each actor with ``OMP_NUM_THREADS`` set to its CPUs (1), so
+OpenBLAS runs one thread per worker and two workers on two cores do not oversubscribe, while
+NumPy in the driver uses both cores.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+
+import numpy as np
+
+SLOW_S = 8.0  # a run longer than this is not repeated
+
+
+def _time(fn, repeat: int) -> float:
+    t = time.perf_counter()
+    fn()  # warm-up: first-touch page faults, code paths
+    first = time.perf_counter() - t
+    if first > SLOW_S:
+        return first
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def _dask():
+    try:
+        import dask
+        import dask.array as da
+        dask.config.set(scheduler="threads")
+        return da
+    except ImportError:
+        return None
+
+
+def run(repeat: int = 3, out=print, n_mm: int = 4096, m_qr: int = 2_000_000, k_qr: int = 64,
+        n_solve: int = 8192) -> list:
+    """Run the cases; returns rows ``(name, sharded_s, numpy_s, dask_s, target)``.
+
+    Examples
+    --------
+    >>> from sharded.bench_linalg import run
+    >>> rows = run(1, out=lambda s: None, n_mm=64, m_qr=1000, k_qr=4, n_solve=64)
+    ... # doctest: +SKIP
+    """
+    import sharded as st
+
+    sess = st.init()
+    nw = sess.executor.num_workers
+    da = _dask()
+    rows, keep = [], {}
+
+    def case(name, f_st, f_np, f_da, target):
+        def wrap(f):
+            def g():
+                keep.clear()  # drop the last result first, as a loop rebinding it would
+                keep["r"] = f()
+            return g
+        ts = _time(wrap(f_st), repeat)
+        tn = _time(wrap(f_np), repeat)
+        td = float("nan")
+        if da is not None and f_da is not None:
+            try:
+                td = _time(wrap(f_da), repeat)
+            except ImportError:  # dask's routine needs SciPy
+                td = float("nan")
+        keep.clear()
+        rows.append((name, ts, tn, td, target))
+        out(f"  {name}: sharded {ts:.3f}s numpy {tn:.3f}s dask {td:.3f}s")
+
+    def chunks(n, m):
+        return (math.ceil(n / nw), m)
+
+    # ---------------------------------------------------------------- matmul
+    st.manual_seed(0)
+    a = st.rand(n_mm, n_mm, dtype=st.float64)
+    b = st.rand(n_mm, n_mm, dtype=st.float64)
+    an, bn = a.numpy(), b.numpy()
+    ad = bd = None
+    if da is not None:
+        ad = da.from_array(an, chunks=chunks(n_mm, n_mm)).persist()
+        bd = da.from_array(bn, chunks=chunks(n_mm, n_mm)).persist()
+
+    def st_mm():
+        r = a @ b
+        st.synchronize()
+        return r
+
+    case(f"matmul {n_mm}x{n_mm} float64", st_mm, lambda: an @ bn,
+         (lambda: (ad @ bd).persist()) if da is not None else None, "<= 1.15 x numpy")
+    a = b = an = bn = ad = bd = None
+
+    # ---------------------------------------------------------------- tall QR and lstsq
+    x = st.rand(m_qr, k_qr, dtype=st.float64)
+    y = st.rand(m_qr, dtype=st.float64)
+    xn, yn = x.numpy(), y.numpy()
+    xd = yd = None
+    if da is not None:
+        xd = da.from_array(xn, chunks=chunks(m_qr, k_qr)).persist()
+        yd = da.from_array(yn, chunks=(math.ceil(m_qr / nw),)).persist()
+
+    def st_qr():
+        q, r = st.linalg.qr(x)
+        st.synchronize()
+        return q, r
+
+    def da_qr():
+        q, r = da.linalg.qr(xd)
+        return q.persist(), r.persist()
+
+    case(f"qr {m_qr:,}x{k_qr} float64", st_qr, lambda: np.linalg.qr(xn),
+         da_qr if da is not None else None, "<= 0.2 x numpy")
+
+    def st_lstsq():
+        s = st.linalg.lstsq(x, y)
+        st.synchronize()
+        return s
+
+    def da_lstsq():
+        return [t.persist() for t in da.linalg.lstsq(xd, yd)]
+
+    case(f"lstsq {m_qr:,}x{k_qr} float64", st_lstsq,
+         lambda: np.linalg.lstsq(xn, yn, rcond=None), da_lstsq if da is not None else None, "")
+    x = y = xn = yn = xd = yd = None
+
+    # ---------------------------------------------------------------- solve
+    big = st.rand(n_solve, n_solve, dtype=st.float64)
+    rhs = st.rand(n_solve, dtype=st.float64)
+    bign, rhsn = big.numpy(), rhs.numpy()
+    bd_ = rd = None
+    if da is not None:
+        bd_ = da.from_array(bign, chunks=chunks(n_solve, n_solve)).persist()
+        rd = da.from_array(rhsn, chunks=(math.ceil(n_solve / nw),)).persist()
+
+    def st_solve():
+        s = st.linalg.solve(big, rhs)
+        st.synchronize()
+        return s
+
+    case(f"solve {n_solve}x{n_solve} float64", st_solve, lambda: np.linalg.solve(bign, rhsn),
+         (lambda: da.linalg.solve(bd_, rd).persist()) if da is not None else None,
+         "<= 1.5 x numpy")
+    big = rhs = bign = rhsn = bd_ = rd = None
+    keep.clear()
+    from .bench import report
+    report(rows, nw, out)
+    return rows
