@@ -233,3 +233,38 @@ ShardedTensor.detach = detach
 ShardedTensor.detach_ = detach_
 ShardedTensor.retain_grad = retain_grad
 ShardedTensor.retains_grad = property(lambda self: self._retains_grad)
+
+
+# ------------------------------------------------------------------ linear algebra
+def _linalg_methods():
+    """torch's linear-algebra methods (``x.det()``, ``x.inverse()``, ``x.norm()``...), each
+    the ``st.linalg`` function with ``self`` first."""
+    la = _la
+
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+        """torch's ``Tensor.norm``: ``'fro'`` (default) and numbers are vector norms over
+        ``dim`` (all elements by default), ``'nuc'`` the nuclear norm of matrices.
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> st.tensor([3., 4.]).norm().item()
+        5.0
+        """
+        if p == "nuc":
+            return la.matrix_norm(self, "nuc", dim or (-2, -1), keepdim, dtype=dtype)
+        return la.vector_norm(self, 2 if p == "fro" else p, dim, keepdim, dtype=dtype)
+
+    def logdet(self):
+        """``log(det(self))`` (NaN for a negative determinant, as torch)."""
+        sign, logabs = la.slogdet(self)
+        return F.where(sign > 0, logabs, F.where(sign == 0, -np.inf, np.nan))
+
+    table = {"det": la.det, "slogdet": la.slogdet, "logdet": logdet, "inverse": la.inv,
+             "cholesky": la.cholesky, "qr": la.qr, "pinverse": la.pinv, "norm": norm,
+             "inner": la.inner, "vdot": la.vdot, "ger": la.ger, "tensordot": la.tensordot}
+    for name, fn in table.items():
+        setattr(ShardedTensor, name, fn)
+
+
+_linalg_methods()

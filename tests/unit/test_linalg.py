@@ -421,3 +421,17 @@ def test_gradcheck_distributed(name, dist_small):
     args = (leaf(a, shards=2),) + ((leaf(rng.standard_normal((n, 2)), shards=3),)
                                    if name == "solve" else ())
     assert gradcheck(fns[name], args)
+
+
+def test_tensor_methods():
+    a = rng.standard_normal((4, 4)) + 4 * np.eye(4)
+    x = t(a, shards=2)
+    assert_matches_numpy(x.det(), np.linalg.det(a), **TOL)
+    assert_matches_numpy(x.inverse(), np.linalg.inv(a), **TOL)
+    assert_matches_numpy(x.logdet(), np.log(np.linalg.det(a)), **TOL)
+    assert_matches_numpy(x.norm(), np.linalg.norm(a), **TOL)
+    assert_matches_numpy(x.norm(1, dim=0), np.linalg.norm(a, 1, axis=0), **TOL)
+    assert_matches_numpy(x.norm("nuc"), np.linalg.norm(a, "nuc"), **TOL)
+    assert_matches_numpy(x.pinverse(), np.linalg.pinv(a), **TOL)
+    assert_matches_numpy(x.tensordot(x, 1), a @ a, **TOL)
+    assert math.isnan(t([[1.0, 2.0], [3.0, 4.0]]).logdet().item())
