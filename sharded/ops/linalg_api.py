@@ -86,7 +86,8 @@ def _batched(op, *ts, **params):
 # ------------------------------------------------------------------------------ solvers
 def solve_ex(A, B, *, left=True, check_errors=False):
     """:func:`solve` returning ``(result, info)`` without checking for singular matrices
-    (``info`` is non-zero where the matrix is singular; no wait for the workers).
+    (``info`` is non-zero where the matrix is singular; no wait for the workers). One split
+    2-D matrix is solved on one worker here (up to ``GATHER_LIMIT`` bytes).
 
     Examples
     --------
@@ -99,10 +100,6 @@ def solve_ex(A, B, *, left=True, check_errors=False):
         r = solve_ex(A.mT, B.mT, check_errors=check_errors)
         return ExResult(r.result.mT, r.info)
     bm, vector = _rhs("solve", A, B)
-    if dist.is_big(A):
-        x = apply("lu_solve", A, bm)
-        from ..creation import zeros
-        return ExResult(x.squeeze(-1) if vector else x, zeros((), dtype=D.int32))
     x, info = _batched("solve", A, bm, check=check_errors, want_info=True)
     return ExResult(x.squeeze(-1) if vector else x, info)
 

@@ -58,10 +58,13 @@ def is_big(t) -> bool:
 
 
 def is_tall(t) -> bool:
-    """A 2-D matrix with at least as many rows as columns, split over several shards."""
+    """A 2-D matrix with at least as many rows as columns, split over several shards, whose
+    k x k factor R is small enough to sit whole on every worker (``GATHER_LIMIT``)."""
+    from .linalg import GATHER_LIMIT
     lay = t._layout
     return (lay.ndim == 2 and not lay.is_replicated and lay.num_shards > 1
-            and lay.shape[0] >= lay.shape[1])
+            and lay.shape[0] >= lay.shape[1]
+            and lay.shape[1] ** 2 * t._dtype.itemsize <= GATHER_LIMIT)
 
 
 def row_layout(lay, num_workers):
