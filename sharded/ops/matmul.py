@@ -263,10 +263,13 @@ def _run_blocks(ex, g, out, panels, dt) -> Result:
     shards = out.shards()
     # split each panel into pieces of at most ``limit`` bytes on either side
     per_block = []
-    for _, offs, shp in shards:
+    for w, offs, shp in shards:
         ps = []
         for lo, hi in panels:
-            width = max(_size(g.reg_a(offs, shp, (lo, hi))), _size(g.reg_b(offs, shp, (lo, hi))))
+            # only pieces that travel are cut (a local panel is one product)
+            width = max([_size(r) for t, r in ((g.a, g.reg_a(offs, shp, (lo, hi))),
+                                               (g.b, g.reg_b(offs, shp, (lo, hi))))
+                         if held(t._layout, w, r) < _size(r)], default=0)
             cut = max(1, -(-width * g.item // limit))
             ps += [(lo + (hi - lo) * i // cut, lo + (hi - lo) * (i + 1) // cut) for i in range(cut)]
         per_block.append([p for p in ps if p[1] > p[0]])
