@@ -304,12 +304,13 @@ def svdvals(A):
     return _batched("svdvals", A)
 
 
-def qr(A, mode="reduced"):
+def qr(A, mode="reduced", *, method="auto"):
     """QR decomposition with ``R``'s diagonal non-negative (the unique QR of a full-rank
     matrix, whatever the layout; LAPACK/torch may differ by column signs). A tall matrix
     split by rows (any number of blocks, uneven too) uses CholeskyQR2 with a TSQR fallback
-    for ill-conditioned input: ``Q`` keeps ``A``'s row layout, ``R`` is replicated. ``mode``
-    is ``"reduced"``, ``"complete"`` or ``"r"``.
+    for ill-conditioned input (``method="tsqr"`` or ``"cholqr2"`` forces one): ``Q`` keeps
+    ``A``'s row layout, ``R`` is replicated. ``mode`` is ``"reduced"``, ``"complete"`` or
+    ``"r"``.
 
     Examples
     --------
@@ -322,8 +323,10 @@ def qr(A, mode="reduced"):
     if mode not in ("reduced", "complete", "r"):
         raise ArgumentError(f"qr received unrecognized mode {mode!r} but expected one of "
                             f"'reduced' (default), 'r', or 'complete'")
+    if method not in ("auto", "tsqr", "cholqr2"):
+        raise ArgumentError(f"qr: method must be 'auto', 'tsqr' or 'cholqr2', got {method!r}")
     if dist.is_tall(A) and (mode != "complete" or A.shape[0] == A.shape[1]):
-        q, r = apply("qr_tall", A)
+        q, r = apply("qr_tall", A, method=method)
         if mode == "r":
             from ..creation import empty
             return QRResult(empty(0, dtype=A.dtype), r)

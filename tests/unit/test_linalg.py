@@ -308,6 +308,11 @@ def test_tall_qr_lstsq_svd(place):
     q2n = q2.numpy()
     assert np.abs(q2n.T @ q2n - np.eye(7)).max() < 1e-10
     assert np.abs(q2n @ r2.numpy() - ill).max() < 1e-10
+    with pytest.raises(L.LinAlgError, match="method='tsqr'"):
+        L.qr(t(ill, **place), method="cholqr2")
+    q3, r3 = L.qr(x, method="tsqr")  # the same unique QR by the other algorithm
+    assert_matches_numpy(q3, qn, **TOL)
+    assert_matches_numpy(r3, rn, **TOL)
     b = rng.standard_normal((100, 3))
     sol = L.lstsq(x, t(b, shards=2))
     ref = np.linalg.lstsq(a, b, rcond=None)
