@@ -50,7 +50,7 @@ from .functional import *  # noqa: F403
 from .functional import abs, all, any, max, min, pow, sum
 from .info import info, stats, synchronize, trace_memory
 from .layout import Layout
-from .linalg import bmm, dot, matmul, mm, mv, outer
+from .linalg import bmm, dot, einsum, inner, matmul, mm, mv, outer, tensordot, vdot
 from .runtime import init, is_initialized, shutdown
 from .shape import (
     broadcast_to,

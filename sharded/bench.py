@@ -35,7 +35,7 @@ def _dask():
 
 
 def run(size: int = 50_000_000, repeat: int = 5, tiny_ops: int = 200, reshard_gb: float = 2.0,
-        mlp_rows: int = 1_000_000, out=print) -> list:
+        mlp_rows: int = 1_000_000, linalg: bool = True, out=print) -> list:
     """Run the cases; returns rows ``(name, sharded_s, numpy_s, dask_s, target)``."""
     import sharded as st
 
@@ -139,6 +139,9 @@ def run(size: int = 50_000_000, repeat: int = 5, tiny_ops: int = 200, reshard_gb
     if mlp_rows:
         rows += _mlp_case(st, mlp_rows, max(1, min(repeat, 3)), out)
     report(rows, nw, out)
+    if linalg:
+        from .bench_linalg import run as run_linalg
+        rows += run_linalg(repeat=max(1, min(repeat, 3)), out=out)
     return rows
 
 
@@ -257,13 +260,16 @@ def main(argv=None) -> int:
                    help="size of the reshard case in GB (0 skips it)")
     p.add_argument("--mlp-rows", type=int, default=1_000_000,
                    help="rows of the MLP training-step case (0 skips it)")
+    p.add_argument("--no-linalg", action="store_true",
+                   help="skip the linear-algebra cases (matmul, QR, lstsq, solve)")
     p.add_argument("--address", default=None, help="Ray cluster address (default: embedded)")
     p.add_argument("--workers", type=int, default=None, help="number of worker actors")
     a = p.parse_args(argv)
     import sharded as st
     st.init(address=a.address, num_workers=a.workers)
     try:
-        run(a.size, a.repeat, reshard_gb=a.reshard_gb, mlp_rows=a.mlp_rows)
+        run(a.size, a.repeat, reshard_gb=a.reshard_gb, mlp_rows=a.mlp_rows,
+            linalg=not a.no_linalg)
     finally:
         st.shutdown()
     return 0

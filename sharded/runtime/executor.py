@@ -138,6 +138,11 @@ class Executor:
         infl = self._inflight[w]
         infl.append(errs)
         if len(infl) > MAX_INFLIGHT:
+            # Before waiting on this worker, ship what the others have queued: the wait holds
+            # the lock, so the timer could not start their work meanwhile.
+            for v, q in enumerate(self._queues):
+                if q and v != w:
+                    self._flush(v)
             self._collect([infl.popleft()])
         return exports
 

@@ -93,8 +93,8 @@ def _init_ray(address, num_workers, gpu_workers=None, gpu_fraction=1.0) -> Sessi
         kw = dict(log_to_driver=False, configure_logging=False)
         if address:
             ray.init(address=address, **kw)
-        else:
-            ray.init(include_dashboard=False, **kw)
+        else:  # "local": a new instance, never one that `ray start` left on this machine
+            ray.init(address="local", include_dashboard=False, **kw)
     try:
         ex = RayExecutor(num_workers, namespace=f"sharded-{uuid.uuid4().hex[:8]}",
                          gpu_workers=gpu_workers, gpu_fraction=gpu_fraction)

@@ -88,6 +88,8 @@ class Worker:
                         res = fn(self.xp, *vals, **(params or {}))
                     if len(outs) == 1:
                         res = (res,)
+                    elif not outs:  # a kernel run for its effect (or its error) only
+                        res = ()
                     for k, r in zip(outs, res):
                         if inplace:
                             if r is not store[k]:  # kernels may write in place themselves
