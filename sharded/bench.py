@@ -14,8 +14,14 @@ import time
 import numpy as np
 
 
-def _median_time(fn, repeat: int) -> float:
+def _median_time(fn, repeat: int, slow_s: float = float("inf")) -> float:
+    """Median of ``repeat`` timed runs after a warm-up; a warm-up slower than ``slow_s`` is
+    the answer itself (a run that long is not repeated)."""
+    t = time.perf_counter()
     fn()  # warm-up: first-touch page faults, imports, actor code paths
+    first = time.perf_counter() - t
+    if first > slow_s:
+        return first
     times = []
     for _ in range(repeat):
         t = time.perf_counter()

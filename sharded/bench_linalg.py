@@ -16,36 +16,16 @@ NumPy in the driver uses both cores.
 from __future__ import annotations
 
 import math
-import statistics
-import time
 
 import numpy as np
+
+from .bench import _dask, _median_time
 
 SLOW_S = 8.0  # a run longer than this is not repeated
 
 
 def _time(fn, repeat: int) -> float:
-    t = time.perf_counter()
-    fn()  # warm-up: first-touch page faults, code paths
-    first = time.perf_counter() - t
-    if first > SLOW_S:
-        return first
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
-
-
-def _dask():
-    try:
-        import dask
-        import dask.array as da
-        dask.config.set(scheduler="threads")
-        return da
-    except ImportError:
-        return None
+    return _median_time(fn, repeat, SLOW_S)
 
 
 def run(repeat: int = 3, out=print, n_mm: int = 4096, m_qr: int = 2_000_000, k_qr: int = 64,

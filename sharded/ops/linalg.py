@@ -26,6 +26,7 @@ import numpy as np
 from .. import dtypes as D
 from ..errors import ArgumentError, ShapeError, ShardedError
 from ..layout import Layout
+from .elementwise import broadcast_shapes
 from .matmul import Arr, gather
 from .movement import reshard
 from .registry import Result, primitive
@@ -102,15 +103,10 @@ def out_specs(op, shapes, dt, params):
 
 # ------------------------------------------------------------------------------ planning
 def _broadcast(shapes, op):
-    nd = max((len(s) for s in shapes), default=0)
-    out = []
-    for i in range(nd):
-        sizes = {s[i - nd + len(s)] for s in shapes if i - nd + len(s) >= 0} - {1}
-        if len(sizes) > 1:
-            raise ShapeError(f"linalg.{op}: batch dims {' and '.join(map(str, shapes))} "
-                             f"cannot be broadcast")
-        out.append(sizes.pop() if sizes else 1)
-    return tuple(out)
+    try:
+        return broadcast_shapes(*shapes)
+    except ShapeError as e:
+        raise ShapeError(f"linalg.{op}: batch dims cannot be broadcast: {e}") from None
 
 
 def whole_matrices(ex, t, op):
