@@ -10,7 +10,7 @@ Session(...)
 36.0
 """
 
-from . import autograd, dtypes, gradients, linalg, nn, optim
+from . import autograd, dtypes, gradients, kernels, linalg, nn, optim
 from . import methods as _methods
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import *  # noqa: F403

@@ -20,7 +20,9 @@ import contextlib
 import threading
 
 from .errors import ArgumentError, ShapeError, ShardedError
-from .tensor import ShardedTensor, hooks
+from .core.dispatch import apply, hooks
+from .core.registry import NONDIFF, PRIMITIVES
+from .tensor import ShardedTensor
 
 
 class AutogradError(ShardedError, RuntimeError):
@@ -136,8 +138,7 @@ def _check_inplace(name, target):
         raise AutogradError(f"a leaf tensor that requires grad (or a view of one) is being "
                             f"used in an in-place operation ({name}); wrap it in st.no_grad() "
                             f"or use an out-of-place op")
-    from .gradients import GRADIENTS
-    rule = GRADIENTS.get(name)
+    rule = PRIMITIVES.get(name)
     if rule is not None and 0 in rule.saves:  # the rule reads the value about to be overwritten
         with no_grad():
             _state.old_value = target.clone()
@@ -148,8 +149,7 @@ def _record(name, args, params, out, target):
         return
     if not any(isinstance(a, ShardedTensor) and a.requires_grad for a in args):
         return
-    from .gradients import GRADIENTS
-    rule = GRADIENTS.get(name)
+    rule = PRIMITIVES.get(name)
     outs = out if isinstance(out, tuple) else (out,)
     if rule is not None and not rule.differentiable:
         return
@@ -199,6 +199,29 @@ def _copy_slices(view):
     base.requires_grad, base.grad_fn, base._out_index = True, node, 0
 
 
+def replay(t, chain):
+    """Apply a view's recorded steps to ``t`` (a tensor laid out like the view's base)."""
+    for name, args, params in chain:
+        t = apply(name, t, *args, **params)
+    return t
+
+
+def _copy_slices_vjp(gs, node):
+    """The base's gradient after an in-place op on a view: the view's region goes to the
+    view's graph, the rest (the overwritten region zeroed) to the base's old one."""
+    g = gs[0]
+    chain = node.params["chain"]
+    old, _ = node.args
+    rest = None
+    if isinstance(old, ShardedTensor) and old.requires_grad:
+        rest = g.clone()
+        replay(rest, chain).zero_()
+    return rest, replay(g, chain)
+
+
+# gradient rules of nodes the engine makes itself (not primitives)
+_ENGINE_RULES = {"copy_slices": _copy_slices_vjp}
+
 hooks.check_inplace = _check_inplace
 hooks.record = _record
 
@@ -245,7 +268,6 @@ def _conform(g, t, prim):
 
 def _run(roots, root_grads, retain_graph, create_graph, capture=None):
     """Backpropagate; returns captured gradients for the tensors in ``capture``."""
-    from .gradients import GRADIENTS
     captured = {} if capture is None else {id(t): None for t in capture}
     pending = {}  # id(node) -> list of output grads
 
@@ -282,11 +304,11 @@ def _run(roots, root_grads, retain_graph, create_graph, capture=None):
                                     f"been modified by an inplace operation: it was saved by "
                                     f"{node.name()} at version {v} and is now at version "
                                     f"{t._vc[0]}")
-        rule = GRADIENTS.get(node.prim)
-        if rule is None:
+        rule = _ENGINE_RULES.get(node.prim) or PRIMITIVES[node.prim].vjp
+        if rule is None or rule == NONDIFF:
             raise AutogradError(f"the derivative of '{node.prim}' is not implemented")
         with set_grad_enabled(create_graph):
-            gins = rule.fn(gouts, node)
+            gins = rule(gouts, node)
         if len(gins) != len(node.args):
             raise AutogradError(f"the gradient rule of '{node.prim}' returned {len(gins)} "
                                 f"gradients for {len(node.args)} inputs")

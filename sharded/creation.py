@@ -18,7 +18,8 @@ from .errors import ArgumentError
 from .layout import Layout, resolve
 from .ops import creation as C
 from .runtime import session as _session
-from .tensor import ShardedTensor, apply
+from .core.dispatch import apply
+from .tensor import ShardedTensor
 
 
 def _shape(size) -> tuple:

@@ -39,27 +39,3 @@ def workers_for(ex, device) -> list:
         raise BackendUnavailable(f"device {dev!r} is not available: {why}; this session's "
                                  f"workers are on {', '.join(have)}")
     return ids
-
-
-def to_device(x, device):
-    """``x`` with every shard on a worker of ``device`` (``x`` itself if already there).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> x = st.ones(4)
-    >>> x.to("cpu") is x
-    True
-    """
-    ex = x._executor()
-    dev = normalize(device)
-    if all(matches(ex.workers[w].device, dev) for w in x.layout.workers):
-        return x
-    targets = workers_for(ex, dev)
-    lay = x.layout
-    n = len(lay.workers)
-    workers = targets if lay.is_replicated else [targets[i % len(targets)] for i in range(n)]
-    from .layout import Layout
-    new = Layout.from_bounds(lay.shape, lay.bounds, workers, lay.is_replicated)
-    from .tensor import apply
-    return apply("reshard", x, new)

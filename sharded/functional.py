@@ -15,7 +15,8 @@ import numpy as np
 from . import dtypes as D
 from .errors import ArgumentError, DTypeError
 from .layout import normalize_dim
-from .tensor import ShardedTensor, apply
+from .core.dispatch import apply
+from .tensor import ShardedTensor
 
 _SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
 

@@ -8,40 +8,17 @@ broadcast dims. Derived ops (``mean``, ``var``, ``softmax``, ``mse_loss``...) ne
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from . import functional as F
 from .creation import zeros_like
-from .tensor import ShardedTensor, apply
-
-
-@dataclass(frozen=True)
-class Rule:
-    """A VJP; ``saves`` are the positions of the inputs whose *values* it reads (their
-    versions are checked at backward), ``save_out`` whether it reads the outputs."""
-
-    fn: object
-    save_out: bool = False
-    differentiable: bool = True
-    saves: tuple = ()
-
-
-GRADIENTS: dict[str, Rule] = {}
-
-
-def vjp(*names, save_out=False, saves=()):
-    """Register the decorated function as the VJP of primitives ``names``."""
-    def deco(fn):
-        for n in names:
-            GRADIENTS[n] = Rule(fn, save_out, saves=tuple(saves))
-        return fn
-    return deco
+from .core.registry import nondiff, vjp
+from .core.dispatch import apply
+from .tensor import ShardedTensor
 
 
 for _n in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
            "logical_not", "isnan", "isfinite", "bitwise_and", "bitwise_or", "bitwise_xor",
            "bitwise_not", "all", "any", "argmax", "argmin", "floor_divide"):
-    GRADIENTS[_n] = Rule(None, differentiable=False)
+    nondiff(_n)
 
 
 def _needs(a) -> bool:
@@ -349,21 +326,4 @@ def _matmul(gs, node):
             unbroadcast(a.mT @ g, b) if _needs(b) else None, None)
 
 
-def replay(t, chain):
-    """Apply a view's recorded steps to ``t`` (a tensor laid out like the view's base)."""
-    for name, args, params in chain:
-        t = apply(name, t, *args, **params)
-    return t
-
-
-@vjp("copy_slices")
-def _copy_slices(gs, node):
-    g = gs[0]
-    chain = node.params["chain"]
-    old, _ = node.args
-    rest = None
-    if _needs(old):  # the region the view overwrote gets no gradient
-        rest = g.clone()
-        replay(rest, chain).zero_()
-    return rest, replay(g, chain)
 from . import gradients_linalg  # noqa: E402,F401

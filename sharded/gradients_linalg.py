@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from .autograd import AutogradError
 from .gradients import unbroadcast, vjp
+from .ops import linalg_dist as _dist  # noqa: F401  (its primitives get VJPs below)
+from .ops import linalg as _batched  # noqa: F401
 
 
 def _la():

@@ -18,7 +18,8 @@ import numbers
 import numpy as np
 
 from .errors import ArgumentError, IndexOutOfRange
-from .tensor import ShardedTensor, apply
+from .core.dispatch import apply
+from .tensor import ShardedTensor
 
 
 def _is_int(k) -> bool:

@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-KERNELS: dict = {}
+from .core.registry import kernel as _register
 
 
-def kernel(name: str):
+def kernel(name: str, pooled=False):
     """Register a kernel under ``name``."""
-    def deco(fn):
-        KERNELS[name] = fn
-        return fn
-    return deco
+    return _register(name=name, pooled=pooled)
 
 
 def _cast(xp, a, dtype):
@@ -27,7 +24,7 @@ def _cast(xp, a, dtype):
 
 
 # ------------------------------------------------------------------------------ elementwise
-@kernel("ufunc")
+@kernel("ufunc", pooled=True)
 def ufunc(xp, *arrays, fn, cast=None, out=None, alloc=None):
     """``xp.<fn>(*arrays)`` computed in dtype ``cast`` and returned as dtype ``out``.
 
@@ -47,7 +44,6 @@ def ufunc(xp, *arrays, fn, cast=None, out=None, alloc=None):
     return _cast(xp, f(*args), out)
 
 
-POOLED = ("ufunc",)  # kernels that accept ``alloc=``
 
 
 @kernel("sigmoid")
@@ -98,28 +94,11 @@ def empty(xp, shape, dtype):
     return xp.empty(shape, dtype=dtype)
 
 
-@kernel("copy")
-def copy(xp, a, dtype=None):
-    """A fresh, writable array owned by the worker (incoming data may be read-only views)."""
-    return xp.array(a, dtype=dtype, copy=True)
-
-
 @kernel("copy_all")
 def copy_all(xp, *arrays):
     """Owned copies of every argument (one output each)."""
     out = tuple(xp.array(a, copy=True) for a in arrays)
     return out[0] if len(out) == 1 else out
-
-
-@kernel("assemble")
-def assemble(xp, *pieces, shape, dtype, places):
-    """Build a block of ``shape`` from ``pieces``, piece ``i`` landing at ``places[i]``."""
-    if len(pieces) == 1 and tuple(pieces[0].shape) == tuple(shape):
-        return xp.array(pieces[0], dtype=dtype, copy=True)
-    out = xp.empty(shape, dtype=dtype)
-    for p, dst in zip(pieces, places):
-        out[dst] = p
-    return out
 
 
 @kernel("arange")

@@ -22,7 +22,7 @@ from .ops import einsum as E
 from .ops import linalg_derived as DV
 from .ops.elementwise import broadcast_shapes
 from .ops.linalg import GATHER_LIMIT, LinAlgError, check_float
-from .tensor import apply
+from .core.dispatch import apply
 
 __all__ = [
     "LinAlgError", "GATHER_LIMIT", "matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer",

@@ -12,7 +12,8 @@ import numpy as np
 
 from . import functional as F
 from .errors import ArgumentError
-from .tensor import ShardedTensor, apply
+from .core.dispatch import apply
+from .tensor import ShardedTensor
 
 _OPERAND = (ShardedTensor, np.ndarray, bool, int, float, np.generic)
 

@@ -20,7 +20,8 @@ from . import dtypes as D
 from .errors import ArgumentError, DimError, ShapeError, ViewError
 from .layout import Layout, normalize_dim
 from .ops.views import expand_plan, fallback_layout, reshape_bounds
-from .tensor import ShardedTensor, apply, contiguous_strides
+from .core.dispatch import apply
+from .tensor import ShardedTensor, contiguous_strides
 
 
 def _sizes(args) -> tuple:

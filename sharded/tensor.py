@@ -9,25 +9,17 @@ command, so worker memory stays flat in long loops).
 from __future__ import annotations
 
 import builtins
-import collections
 import weakref
 
 import numpy as np
 
 from . import dtypes as D
-from .errors import ArgumentError, SessionClosed
-from .ops.registry import PRIMITIVES, Result
-from .runtime import session as _session
+from .errors import ArgumentError
 
 
 def _free(ex, workers, keys):
-    if ex.closed:
-        return
-    by_w = collections.defaultdict(list)
-    for w, k in zip(workers, keys):
-        by_w[w].append(k)
-    for w, ks in by_w.items():
-        ex.free(w, ks)
+    if not ex.closed:
+        ex.free_pairs(zip(workers, keys))
 
 
 class Storage:
@@ -60,64 +52,6 @@ class Size(tuple):
 
     def __repr__(self):
         return f"sharded.Size({list(self)})"
-
-
-def wrap(res, session):
-    """Turn planner results into tensors."""
-    if isinstance(res, Result):
-        return ShardedTensor(session, res.layout, res.dtype, res.keys)
-    return tuple(wrap(r, session) for r in res)
-
-
-def session_of(args):
-    """The session of the tensor arguments (all must share it and be alive)."""
-    sess = None
-    for a in args:
-        if isinstance(a, ShardedTensor):
-            s = a._storage.session
-            if s.closed:
-                raise SessionClosed("this tensor belongs to a session that was shut down "
-                                    "(st.shutdown() freed its shards); create it again after "
-                                    "st.init()")
-            if sess is not None and s is not sess:
-                raise SessionClosed("tensors from two different sessions cannot be combined")
-            sess = s
-    return sess or _session.current()
-
-
-class _Hooks:
-    """Set by ``autograd`` (which sits above this module): records ops for backward."""
-
-    check_inplace = None  # (name, target) -> None; raises for a leaf that requires grad
-    record = None  # (name, args, params, out, target) -> None
-
-
-hooks = _Hooks()
-
-
-def apply(name, *args, **params):
-    """Run primitive ``name`` on ``args`` and wrap what it returns (the one dispatch point:
-    autograd records here, in-place ops bump version counters here)."""
-    sess = session_of(args)
-    target = params.get("target")
-    if target is not None:
-        if target._readonly:
-            raise ArgumentError("unsupported operation: more than one element of the written-"
-                                "to tensor refers to a single memory location (an expanded "
-                                "view); clone() it first")
-        if hooks.check_inplace is not None:
-            hooks.check_inplace(name, target)
-    res = PRIMITIVES[name].impl(sess.executor, *args, **params)
-    if target is not None:  # in place: the shards already belong to ``target``
-        target._vc[0] += 1
-        out = target
-    else:
-        out = wrap(res, sess)
-        if PRIMITIVES[name].meta.get("kind") == "view":  # how to make this view again
-            out._view_chain = args[0]._view_chain + ((name, args[1:], params),)
-    if hooks.record is not None:
-        hooks.record(name, args, params, out, target)
-    return out
 
 
 class ShardedTensor:
@@ -346,97 +280,3 @@ class ShardedTensor:
     def __repr__(self):
         from .display import tensor_repr
         return tensor_repr(self)
-
-    # ------------------------------------------------------------------ dtype casts
-    def to(self, *args, **kwargs):
-        """Convert dtype and/or device: ``x.to(st.float64)``, ``x.to("cuda")``,
-        ``x.to("cuda:1", st.float16)``; returns ``x`` itself when nothing changes.
-
-        Examples
-        --------
-        >>> import sharded as st
-        >>> st.arange(3).to(st.float64).dtype
-        sharded.float64
-        """
-        dtype = kwargs.pop("dtype", None)
-        device = kwargs.pop("device", None)
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, ShardedTensor):
-                dtype = a.dtype
-            elif isinstance(a, str) and (a == "cpu" or a.startswith("cuda")):
-                device = a
-            else:
-                dtype = a
-        out = self
-        if device is not None:
-            from .devices import to_device
-            out = to_device(out, device)
-        if dtype is not None and D.as_dtype(dtype) != out._dtype:
-            out = apply("astype", out, D.as_dtype(dtype))
-        return out
-
-    def cuda(self, device=None):
-        """The tensor on GPU workers (``device``: ``"cuda:N"`` or N; default: all GPUs)."""
-        dev = "cuda" if device is None else (f"cuda:{device}" if isinstance(device, int)
-                                             else device)
-        return self.to(dev)
-
-    def cpu(self):
-        """The tensor on CPU workers (itself if it is there already)."""
-        return self.to("cpu")
-
-    def type(self, dtype=None):
-        """The type name (``"sharded.FloatTensor"``), or a copy converted to ``dtype``."""
-        if dtype is None:
-            names = {"float32": "Float", "float64": "Double", "float16": "Half",
-                     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                     "uint8": "Byte", "bool": "Bool"}
-            return f"sharded.{names[self._dtype.name]}Tensor"
-        return self.to(dtype)
-
-    def float(self):
-        return self.to(D.float32)
-
-    def double(self):
-        return self.to(D.float64)
-
-    def half(self):
-        return self.to(D.float16)
-
-    def int(self):
-        return self.to(D.int32)
-
-    def long(self):
-        return self.to(D.int64)
-
-    def short(self):
-        return self.to(D.int16)
-
-    def byte(self):
-        return self.to(D.uint8)
-
-    def bool(self):
-        return self.to(D.bool_)
-
-    # ------------------------------------------------------------------ layout
-    def reshard(self, dim=None, shards=None, layout=None):
-        """A copy laid out anew (``dim=``/``shards=``, or ``layout=``), moved worker to
-        worker.
-
-        Examples
-        --------
-        >>> import sharded as st
-        >>> st.zeros(4, 6, shards=2).reshard(dim=1, shards=3).layout.grid
-        (1, 3)
-        """
-        from .layout import resolve
-        ex = self._executor()
-        lay = resolve(self._layout.shape, ex.num_workers, shards=shards, dim=dim, layout=layout)
-        return apply("reshard", self, lay)
-
-    def replicate(self):
-        """A copy held whole by every worker."""
-        from .layout import Layout
-        return self.reshard(layout=Layout.replicated())

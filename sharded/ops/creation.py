@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 from ..layout import Layout
-from .registry import Result, primitive
+from ..core.dataflow import Operand as Result
+from ..core.registry import primitive
 
 # Blocks above this size travel through the object store instead of inside the batch.
 INLINE_BYTES = 1 << 16

@@ -16,7 +16,8 @@ from .. import dtypes as D
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..layout import Layout
 from .movement import align, free_temps, region
-from .registry import Result, primitive
+from ..core.dataflow import Operand as Result
+from ..core.registry import primitive
 
 
 def is_tensor(o) -> bool:

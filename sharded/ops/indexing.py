@@ -16,7 +16,8 @@ import numpy as np
 
 from ..layout import Layout, split_sizes
 from .movement import align, free_temps
-from .registry import Result, primitive
+from ..core.dataflow import Operand as Result
+from ..core.registry import primitive
 
 
 def _locate(lay: Layout, coords):

@@ -29,7 +29,8 @@ from ..layout import Layout
 from .elementwise import broadcast_shapes
 from .matmul import Arr, gather
 from .movement import reshard
-from .registry import Result, primitive
+from ..core.dataflow import Operand as Result
+from ..core.registry import primitive
 
 GATHER_LIMIT = 1 << 28  # bytes: a split matrix this small may be gathered on one worker
 

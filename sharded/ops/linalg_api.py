@@ -14,7 +14,8 @@ import math
 from .. import dtypes as D
 from .. import functional as F
 from ..errors import ArgumentError, ShapeError
-from ..tensor import ShardedTensor, apply
+from ..core.dispatch import apply
+from ..tensor import ShardedTensor
 from . import linalg_dist as dist
 from .linalg import GATHER_LIMIT, LinAlgError, check_float  # noqa: F401
 

@@ -43,7 +43,8 @@ from .linalg import fail
 from .matmul import Arr, even_bounds, gather
 from .movement import free_temps, reshard
 from .reduce import plan_reduce
-from .registry import Result, primitive
+from ..core.dataflow import Operand as Result
+from ..core.registry import primitive
 
 DIST_MIN_BYTES = 1 << 20  # smaller split matrices are gathered on one worker instead
 COND_MAX = 1e6  # CholeskyQR2 is used while cond(R) stays below this, TSQR above

@@ -38,7 +38,8 @@ import numpy as np
 from ..layout import Layout, split_sizes
 from .movement import fetch_regions, free_temps
 from .reduce import plan_reduce
-from .registry import Result, primitive
+from ..core.dataflow import Operand as Result
+from ..core.registry import primitive
 
 FLOP_RATE = 2e10  # flops per second one worker is assumed to sustain
 BYTE_RATE = 1e9  # bytes per second assumed between workers

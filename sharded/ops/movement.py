@@ -9,122 +9,16 @@ replicated copy, or pieces exported by other workers and assembled on the target
 from __future__ import annotations
 
 import collections
-import math
 
 import numpy as np
 
-from ..layout import Layout
-from .registry import Result, primitive
-
-
-def region(lay, offs, shp, off: int):
-    """The block of an operand (anything with ``shape``/``ndim``: a layout, an array) that a
-    target block at ``offs``/``shp`` needs, its dims aligned right (broadcasting)."""
-    # a broadcast dim is read whole, unless the target block holds none of that dim
-    return tuple((0, min(1, shp[i + off])) if lay.shape[i] == 1 else
-                 (offs[i + off], offs[i + off] + shp[i + off]) for i in range(lay.ndim))
-
-
-def _local_slices(sl, shard_shape):
-    """``None`` when ``sl`` covers the whole shard (saves a slicing step in the kernel)."""
-    if all(s.start == 0 and s.stop == n for s, n in zip(sl, shard_shape)):
-        return None
-    return sl
-
-
-def align(ex, t, out: Layout):
-    """Per-shard arguments giving ``t``'s values over each block of ``out``.
-
-    Returns ``(args, temps)``: ``args[s]`` is a command argument valid on the worker of shard
-    ``s``; ``temps`` lists ``(worker, key)`` of assembled blocks to free after use.
-    """
-    lay, keys = t._layout, t._keys
-    if lay is out or lay == out:
-        return [("k", k, None) for k in keys], []
-    off = out.ndim - lay.ndim
-    return fetch_regions(ex, t, [(w, region(lay, offs, shp, off))
-                                 for w, offs, shp in out.shards()])
-
-
-def fetch_regions(ex, t, wanted):
-    """Like :func:`align` for an explicit list of ``(worker, region)`` wants (regions may
-    overlap, e.g. every output shard of a matmul needing all of a weight)."""
-    lay, keys = t._layout, t._keys
-    dtype = t._dtype.np.str
-    shards = lay.shards()
-    args, plans = [], []
-    for s, (w, need) in enumerate(wanted):
-        if lay.is_replicated and w in lay.workers:
-            j = lay.workers.index(w)
-            sl = tuple(slice(lo, hi) for lo, hi in need)
-            args.append(("k", keys[j], _local_slices(sl, lay.shape)))
-            continue
-        pieces = lay.overlaps(need)
-        rshape = tuple(hi - lo for lo, hi in need)
-        if not pieces:
-            args.append(("c", np.empty(rshape, dtype)))
-            continue
-        j, src, dst = pieces[0]
-        if len(pieces) == 1 and shards[j][0] == w and all(
-                d.stop - d.start == n for d, n in zip(dst, rshape)):
-            args.append(("k", keys[j], _local_slices(src, shards[j][2])))
-            continue
-        args.append(None)
-        plans.append((s, w, rshape, pieces))
-    temps = []
-    if plans:
-        item = t._dtype.itemsize
-        req = collections.defaultdict(list)
-        for i, (s, w, rshape, pieces) in enumerate(plans):
-            split = []
-            for j, src, dst in pieces:
-                if shards[j][0] == w:
-                    split.append((j, src, dst))
-                    continue
-                for sub_src, sub_dst in _split_piece(src, dst, item, ex.transfer_bytes):
-                    nbytes = math.prod(d.stop - d.start for d in sub_dst) * item
-                    req[shards[j][0]].append((keys[j], _local_slices(sub_src, shards[j][2]),
-                                              nbytes))
-                    ex.bytes_moved += nbytes
-                    split.append((j, sub_src, sub_dst))
-            plans[i] = (s, w, rshape, split)
-        handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
-        for s, w, rshape, pieces in plans:
-            pargs = [("k", keys[j], src) if shards[j][0] == w else
-                     ("x", next(handles[shards[j][0]])) for j, src, _ in pieces]
-            key = ex.new_key()
-            ex.submit(w, "assemble", pargs, (key,),
-                      {"shape": rshape, "dtype": dtype, "places": [d for _, _, d in pieces]},
-                      label=("reshard", s))
-            temps.append((w, key))
-            args[s] = ("k", key, None)
-    return args, temps
-
-
-def _split_piece(src, dst, itemsize, limit):
-    """Cut a piece into sub-pieces of at most ``limit`` bytes (along its leading dims), so
-    transfers stream through bounded buffers."""
-    ext = [d.stop - d.start for d in dst]
-    if math.prod(ext) * itemsize <= limit or not ext:
-        return [(src, dst)]
-    d = next(i for i, n in enumerate(ext) if n > 1)
-    row = math.prod(ext[d + 1:]) * itemsize
-    step = max(1, limit // max(row, 1))
-    out = []
-    for a in range(0, ext[d], step):
-        b = min(ext[d], a + step)
-        s2 = src[:d] + (slice(src[d].start + a, src[d].start + b),) + src[d + 1:]
-        d2 = dst[:d] + (slice(dst[d].start + a, dst[d].start + b),) + dst[d + 1:]
-        out += _split_piece(s2, d2, itemsize, limit) if b - a == 1 and row > limit else [(s2, d2)]
-    return out
-
-
-def free_temps(ex, temps) -> None:
-    by_w = collections.defaultdict(list)
-    for w, k in temps:
-        by_w[w].append(k)
-    for w, ks in by_w.items():
-        ex.free(w, ks)
+from .. import dtypes as D
+from ..core.dataflow import Operand as Result
+from ..core.dataflow import align, fetch_regions, free_temps, region  # noqa: F401
+from ..core.dispatch import apply, is_tensor
+from ..core.registry import bind, primitive
+from ..devices import matches, normalize, workers_for
+from ..layout import Layout, resolve
 
 
 @primitive("reshard")
@@ -286,3 +180,113 @@ def mask_scatter(ex, x, mask, values, target) -> Result:
                   (x._keys[s],), None, ("mask_scatter", s), inplace=True)
     free_temps(ex, temps)
     return Result(lay, x._dtype, x._keys)
+
+
+# ------------------------------------------------------------------ devices and dtypes
+def to_device(x, device):
+    """``x`` with every shard on a worker of ``device`` (``x`` itself if already there).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.ones(4)
+    >>> x.to("cpu") is x
+    True
+    """
+    ex = x._executor()
+    dev = normalize(device)
+    if all(matches(ex.workers[w].device, dev) for w in x.layout.workers):
+        return x
+    targets = workers_for(ex, dev)
+    lay = x.layout
+    n = len(lay.workers)
+    workers = targets if lay.is_replicated else [targets[i % len(targets)] for i in range(n)]
+    new = Layout.from_bounds(lay.shape, lay.bounds, workers, lay.is_replicated)
+    return apply("reshard", x, new)
+
+
+@bind("to")
+def to(self, *args, **kwargs):
+    """Convert dtype and/or device: ``x.to(st.float64)``, ``x.to("cuda")``,
+    ``x.to("cuda:1", st.float16)``; returns ``x`` itself when nothing changes.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.arange(3).to(st.float64).dtype
+    sharded.float64
+    """
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if is_tensor(a):
+            dtype = a.dtype
+        elif isinstance(a, str) and (a == "cpu" or a.startswith("cuda")):
+            device = a
+        else:
+            dtype = a
+    out = self
+    if device is not None:
+        out = to_device(out, device)
+    if dtype is not None and D.as_dtype(dtype) != out._dtype:
+        out = apply("astype", out, D.as_dtype(dtype))
+    return out
+
+@bind("cuda")
+def cuda(self, device=None):
+    """The tensor on GPU workers (``device``: ``"cuda:N"`` or N; default: all GPUs)."""
+    dev = "cuda" if device is None else (f"cuda:{device}" if isinstance(device, int)
+                                         else device)
+    return self.to(dev)
+
+@bind("cpu")
+def cpu(self):
+    """The tensor on CPU workers (itself if it is there already)."""
+    return self.to("cpu")
+
+@bind("type")
+def type_name(self, dtype=None):
+    """The type name (``"sharded.FloatTensor"``), or a copy converted to ``dtype``."""
+    if dtype is None:
+        names = {"float32": "Float", "float64": "Double", "float16": "Half",
+                 "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                 "uint8": "Byte", "bool": "Bool"}
+        return f"sharded.{names[self._dtype.name]}Tensor"
+    return self.to(dtype)
+
+def _caster(name, dtype):
+    def cast(self):
+        return to(self, dtype)
+    cast.__name__, cast.__doc__ = name, f"``x.to({dtype})``."
+    return cast
+
+
+for _name, _dt in {"float": D.float32, "double": D.float64, "half": D.float16,
+                   "int": D.int32, "long": D.int64, "short": D.int16, "byte": D.uint8,
+                   "bool": D.bool_}.items():
+    bind(_name)(_caster(_name, _dt))
+
+
+# ------------------------------------------------------------------ layout
+@bind("reshard")
+def reshard_tensor(self, dim=None, shards=None, layout=None):
+    """A copy laid out anew (``dim=``/``shards=``, or ``layout=``), moved worker to
+    worker.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.zeros(4, 6, shards=2).reshard(dim=1, shards=3).layout.grid
+    (1, 3)
+    """
+    ex = self._executor()
+    lay = resolve(self._layout.shape, ex.num_workers, shards=shards, dim=dim, layout=layout)
+    return apply("reshard", self, lay)
+
+@bind("replicate")
+def replicate(self):
+    """A copy held whole by every worker."""
+    from .layout import Layout
+    return reshard_tensor(self, layout=Layout.replicated())

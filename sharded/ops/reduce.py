@@ -21,7 +21,8 @@ import itertools
 from .. import dtypes as D
 from ..errors import ArgumentError
 from ..layout import Layout
-from .registry import Result, primitive
+from ..core.dataflow import Operand as Result
+from ..core.registry import primitive
 
 
 def _groups(lay: Layout, dims):

@@ -15,7 +15,8 @@ import math
 
 from ..errors import LayoutMismatch
 from ..layout import Layout
-from .registry import Result, primitive
+from ..core.dataflow import Operand as Result
+from ..core.registry import primitive
 
 
 def _views(ex, x, out: Layout, sources, kernel, params_of, label) -> Result:

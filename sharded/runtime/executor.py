@@ -83,6 +83,14 @@ class Executor:
         with self._lock:
             self._queues[w].append(("free", tuple(keys)))
 
+    def free_pairs(self, pairs) -> None:
+        """Drop shards given as ``(worker, key)`` pairs: one free command per worker."""
+        by_w = collections.defaultdict(list)
+        for w, k in pairs:
+            by_w[w].append(k)
+        for w, ks in by_w.items():
+            self.free(w, ks)
+
     def export(self, requests) -> dict:
         """Hand pieces of shards to other workers: ``{w: [(key, slices[, nbytes]), ...]}`` ->
         ``{w: [handle, ...]}``; a handle is passed to :meth:`submit` as ``("x", handle)``.

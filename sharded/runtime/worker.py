@@ -28,9 +28,11 @@ import tracemalloc
 import numpy as np
 
 from ..backend import get_backend
-from ..kernels import KERNELS, POOLED
 
-_POOLED = frozenset(KERNELS[k] for k in POOLED)
+# name -> kernel ``f(xp, *arrays, **params)``: the one kernel table. The op families fill it
+# when they define their primitives (``sharded.core.registry``); a Ray worker process imports
+# the ``sharded`` package before it unpickles its actor, so the table is full there too.
+KERNELS: dict = {}
 POOL_MIN_BYTES = 1 << 20
 POOL_MAX_BYTES = 1 << 30
 
@@ -82,7 +84,7 @@ class Worker:
                 try:
                     vals = [self._arg(a, refs) for a in args]
                     fn = KERNELS[head]
-                    if fn in _POOLED and not inplace:
+                    if getattr(fn, "pooled", False) and not inplace:
                         res = fn(self.xp, *vals, alloc=self._take, **params)
                     else:
                         res = fn(self.xp, *vals, **(params or {}))

@@ -1,0 +1,173 @@
+"""Dataflow pieces every planner shares: the operand record, aligning an operand to a target
+layout, fetching regions, freeing temporaries, and the kernels that assemble moved blocks.
+
+:func:`align` tells, for every shard of a target layout, where the matching block of an operand
+comes from: the operand's own shard on the same worker (no bytes move), a slice of a local
+replicated copy, or pieces exported by other workers and assembled on the target worker
+(worker to worker; the driver only plans). Broadcast dimensions of size 1 are read whole.
+Planners read operands through ``_layout``, ``_dtype`` and ``_keys``: tensors and
+:class:`Operand` records both have them.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+
+import numpy as np
+
+from ..layout import Layout
+from .registry import kernel
+
+
+class Operand:
+    """Shards a planner made or reads: a bound layout, a dtype and one key per shard.
+
+    Planners return Operands (dispatch wraps them into tensors) and build them for
+    intermediate results that never become tensors.
+    """
+
+    __slots__ = ("_layout", "_dtype", "_keys")
+
+    def __init__(self, layout: Layout, dtype, keys):
+        self._layout, self._dtype, self._keys = layout, dtype, tuple(keys)
+
+    layout = property(lambda self: self._layout)
+    dtype = property(lambda self: self._dtype)
+    keys = property(lambda self: self._keys)
+
+    def __iter__(self):  # ``layout, dtype, keys = op``
+        return iter((self._layout, self._dtype, self._keys))
+
+    def __repr__(self):
+        return f"Operand({self._layout!r}, {self._dtype}, {len(self._keys)} keys)"
+
+
+def new_operand(ex, layout: Layout, dtype) -> Operand:
+    """An Operand with a fresh key for every shard of ``layout`` (to be filled by commands)."""
+    return Operand(layout, dtype, [ex.new_key() for _ in layout.shards()])
+
+
+def region(lay, offs, shp, off: int):
+    """The block of an operand (anything with ``shape``/``ndim``: a layout, an array) that a
+    target block at ``offs``/``shp`` needs, its dims aligned right (broadcasting)."""
+    # a broadcast dim is read whole, unless the target block holds none of that dim
+    return tuple((0, min(1, shp[i + off])) if lay.shape[i] == 1 else
+                 (offs[i + off], offs[i + off] + shp[i + off]) for i in range(lay.ndim))
+
+
+def _local_slices(sl, shard_shape):
+    """``None`` when ``sl`` covers the whole shard (saves a slicing step in the kernel)."""
+    if all(s.start == 0 and s.stop == n for s, n in zip(sl, shard_shape)):
+        return None
+    return sl
+
+
+def align(ex, t, out: Layout):
+    """Per-shard arguments giving ``t``'s values over each block of ``out``.
+
+    Returns ``(args, temps)``: ``args[s]`` is a command argument valid on the worker of shard
+    ``s``; ``temps`` lists ``(worker, key)`` of assembled blocks to free after use.
+    """
+    lay, keys = t._layout, t._keys
+    if lay is out or lay == out:
+        return [("k", k, None) for k in keys], []
+    off = out.ndim - lay.ndim
+    return fetch_regions(ex, t, [(w, region(lay, offs, shp, off))
+                                 for w, offs, shp in out.shards()])
+
+
+def fetch_regions(ex, t, wanted):
+    """Like :func:`align` for an explicit list of ``(worker, region)`` wants (regions may
+    overlap, e.g. every output shard of a matmul needing all of a weight)."""
+    lay, keys = t._layout, t._keys
+    dtype = t._dtype.np.str
+    shards = lay.shards()
+    args, plans = [], []
+    for s, (w, need) in enumerate(wanted):
+        if lay.is_replicated and w in lay.workers:
+            j = lay.workers.index(w)
+            sl = tuple(slice(lo, hi) for lo, hi in need)
+            args.append(("k", keys[j], _local_slices(sl, lay.shape)))
+            continue
+        pieces = lay.overlaps(need)
+        rshape = tuple(hi - lo for lo, hi in need)
+        if not pieces:
+            args.append(("c", np.empty(rshape, dtype)))
+            continue
+        j, src, dst = pieces[0]
+        if len(pieces) == 1 and shards[j][0] == w and all(
+                d.stop - d.start == n for d, n in zip(dst, rshape)):
+            args.append(("k", keys[j], _local_slices(src, shards[j][2])))
+            continue
+        args.append(None)
+        plans.append((s, w, rshape, pieces))
+    temps = []
+    if plans:
+        item = t._dtype.itemsize
+        req = collections.defaultdict(list)
+        for i, (s, w, rshape, pieces) in enumerate(plans):
+            split = []
+            for j, src, dst in pieces:
+                if shards[j][0] == w:
+                    split.append((j, src, dst))
+                    continue
+                for sub_src, sub_dst in _split_piece(src, dst, item, ex.transfer_bytes):
+                    nbytes = math.prod(d.stop - d.start for d in sub_dst) * item
+                    req[shards[j][0]].append((keys[j], _local_slices(sub_src, shards[j][2]),
+                                              nbytes))
+                    ex.bytes_moved += nbytes
+                    split.append((j, sub_src, sub_dst))
+            plans[i] = (s, w, rshape, split)
+        handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
+        for s, w, rshape, pieces in plans:
+            pargs = [("k", keys[j], src) if shards[j][0] == w else
+                     ("x", next(handles[shards[j][0]])) for j, src, _ in pieces]
+            key = ex.new_key()
+            ex.submit(w, "assemble", pargs, (key,),
+                      {"shape": rshape, "dtype": dtype, "places": [d for _, _, d in pieces]},
+                      label=("reshard", s))
+            temps.append((w, key))
+            args[s] = ("k", key, None)
+    return args, temps
+
+
+def _split_piece(src, dst, itemsize, limit):
+    """Cut a piece into sub-pieces of at most ``limit`` bytes (along its leading dims), so
+    transfers stream through bounded buffers."""
+    ext = [d.stop - d.start for d in dst]
+    if math.prod(ext) * itemsize <= limit or not ext:
+        return [(src, dst)]
+    d = next(i for i, n in enumerate(ext) if n > 1)
+    row = math.prod(ext[d + 1:]) * itemsize
+    step = max(1, limit // max(row, 1))
+    out = []
+    for a in range(0, ext[d], step):
+        b = min(ext[d], a + step)
+        s2 = src[:d] + (slice(src[d].start + a, src[d].start + b),) + src[d + 1:]
+        d2 = dst[:d] + (slice(dst[d].start + a, dst[d].start + b),) + dst[d + 1:]
+        out += _split_piece(s2, d2, itemsize, limit) if b - a == 1 and row > limit else [(s2, d2)]
+    return out
+
+
+def free_temps(ex, temps) -> None:
+    """Free planner-internal blocks: ``temps`` lists ``(worker, key)`` pairs."""
+    ex.free_pairs(temps)
+
+
+# ------------------------------------------------------------------------------ kernels
+@kernel
+def copy(xp, a, dtype=None):
+    """A fresh, writable array owned by the worker (incoming data may be read-only views)."""
+    return xp.array(a, dtype=dtype, copy=True)
+
+
+@kernel
+def assemble(xp, *pieces, shape, dtype, places):
+    """Build a block of ``shape`` from ``pieces``, piece ``i`` landing at ``places[i]``."""
+    if len(pieces) == 1 and tuple(pieces[0].shape) == tuple(shape):
+        return xp.array(pieces[0], dtype=dtype, copy=True)
+    out = xp.empty(shape, dtype=dtype)
+    for p, dst in zip(pieces, places):
+        out[dst] = p
+    return out

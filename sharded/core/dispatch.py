@@ -1,0 +1,142 @@
+"""Dispatch: the one point where a primitive runs on tensors (``apply``).
+
+``apply(name, *args, **params)`` finds the session of the tensor arguments, checks in-place
+targets, runs the primitive's planner, wraps the :class:`~sharded.core.dataflow.Operand`
+records it returns into tensors, bumps version counters of in-place targets and lets autograd
+record the op. Operands of every primitive are tensors, Python scalars, NumPy arrays or
+planner-specific values; :func:`operand` and :func:`as_tensor` turn user values into those.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import dtypes as D
+from ..devices import workers_for
+from ..errors import ArgumentError, DTypeError, SessionClosed
+from ..layout import Layout, resolve
+from ..runtime import session as _session
+from ..tensor import ShardedTensor
+from .dataflow import Operand
+from .registry import PRIMITIVES
+
+_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
+
+
+def wrap(res, session):
+    """Turn planner results (an Operand or a tuple of them) into tensors."""
+    if isinstance(res, Operand):
+        return ShardedTensor(session, res.layout, res.dtype, res.keys)
+    return tuple(wrap(r, session) for r in res)
+
+
+def session_of(args):
+    """The session of the tensor arguments (all must share it and be alive)."""
+    sess = None
+    for a in args:
+        if isinstance(a, ShardedTensor):
+            s = a._storage.session
+            if s.closed:
+                raise SessionClosed("this tensor belongs to a session that was shut down "
+                                    "(st.shutdown() freed its shards); create it again after "
+                                    "st.init()")
+            if sess is not None and s is not sess:
+                raise SessionClosed("tensors from two different sessions cannot be combined")
+            sess = s
+    return sess or _session.current()
+
+
+class _Hooks:
+    """Set by ``autograd`` (which sits above the op families): records ops for backward."""
+
+    check_inplace = None  # (name, target) -> None; raises for a leaf that requires grad
+    record = None  # (name, args, params, out, target) -> None
+
+
+hooks = _Hooks()
+
+
+def apply(name, *args, **params):
+    """Run primitive ``name`` on ``args`` and wrap what it returns (autograd records here,
+    in-place ops bump version counters here)."""
+    sess = session_of(args)
+    target = params.get("target")
+    prim = PRIMITIVES[name]
+    if target is not None:
+        if target._readonly:
+            raise ArgumentError("unsupported operation: more than one element of the written-"
+                                "to tensor refers to a single memory location (an expanded "
+                                "view); clone() it first")
+        if hooks.check_inplace is not None:
+            hooks.check_inplace(name, target)
+    res = prim.plan(sess.executor, *args, **params)
+    if target is not None:  # in place: the shards already belong to ``target``
+        target._vc[0] += 1
+        out = target
+    else:
+        out = wrap(res, sess)
+        if prim.kind == "view":  # how to make this view again
+            out._view_chain = args[0]._view_chain + ((name, args[1:], params),)
+    if hooks.record is not None:
+        hooks.record(name, args, params, out, target)
+    return out
+
+
+# ------------------------------------------------------------------ user values -> operands
+def is_tensor(o) -> bool:
+    return isinstance(o, ShardedTensor)
+
+
+def operand(o):
+    """Tensors, scalars and NumPy arrays pass through (NumPy scalars become Python ones);
+    lists and tuples become NumPy arrays; anything else is a :class:`DTypeError`."""
+    if isinstance(o, (ShardedTensor, np.ndarray)):
+        return o
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, _SCALARS):
+        return o
+    if isinstance(o, (list, tuple)):
+        return np.asarray(o)
+    raise DTypeError(f"unsupported operand {o!r} of type {type(o).__name__}")
+
+
+def size_of(size) -> tuple:
+    """``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros([2, 3])`` all mean shape (2, 3)."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)) or (
+            len(size) == 1 and hasattr(size[0], "__len__") and not isinstance(size[0], str)):
+        size = tuple(size[0])
+    for s in size:
+        if isinstance(s, bool) or not isinstance(s, numbers.Integral):
+            raise ArgumentError(f"size must be a sequence of ints, got {tuple(size)!r}")
+        if s < 0:
+            raise ArgumentError(f"negative dimension {s} in size {tuple(size)}")
+    return tuple(int(s) for s in size)
+
+
+def placement(shape, shards=None, dim=None, layout=None, device="cpu") -> Layout:
+    """Bind the placement keywords (``shards=``, ``dim=``, ``layout=``, ``device=``) of a new
+    tensor of ``shape`` to the current session's workers of that device."""
+    ex = _session.current().executor
+    ids = workers_for(ex, device)
+    lay = resolve(shape, len(ids), shards=shards, dim=dim, layout=layout)
+    if layout is not None and getattr(layout, "_req", None) is None:
+        return lay  # an already bound layout names global workers
+    if layout is not None and layout._req.get("workers") is not None:
+        return resolve(shape, ex.num_workers, layout=layout)  # explicit global workers
+    if len(ids) == ex.num_workers:
+        return lay
+    return lay.replace(workers=[ids[w] for w in lay.workers])
+
+
+def as_tensor(data, dtype=None, shards=None, dim=None, layout=None, device="cpu"):
+    """``data`` (a tensor: itself; nested lists, scalars, NumPy arrays: a sharded copy) as a
+    tensor. Python floats give the default dtype, ints int64, bools bool (torch's rules)."""
+    if isinstance(data, ShardedTensor):
+        return data if dtype is None or D.as_dtype(dtype) == data.dtype else data.to(dtype)
+    dt = D.as_dtype(dtype) if dtype is not None else D.infer_dtype(data)
+    a = np.asarray(data, dtype=dt.np)
+    lay = placement(a.shape, shards, dim, layout, device)
+    return apply("from_numpy", np.require(a, requirements="C"), lay, dt)

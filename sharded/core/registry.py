@@ -1,0 +1,165 @@
+"""The registry: one record per primitive, defined in one block of its op-family module.
+
+A :class:`Primitive` holds everything about one op: its kernel(s) (pure
+``f(xp, *arrays, **params)`` run inside workers, named like the primitive), its pure rules
+(``out_spec``: shapes and dtypes of the result; ``layout_rule``: the output layout), its
+planner (``plan(ex, *args, **params)``: submits commands and returns :class:`Operand`
+records), its VJP (or :data:`NONDIFF`), and the public names it binds on
+:class:`~sharded.tensor.ShardedTensor`. A family module defines a primitive JAX-style: the
+planner, then its rules right under it::
+
+    @primitive("mul", kernels=[mul_kernel], vjp=..., saves=(0, 1))
+    def mul_plan(ex, a, b, target=None): ...
+
+Kernels that only serve planners (assembling a block, a combine step) are registered with
+:func:`kernel` and belong to the module that submits them. Workers find kernels by name in the
+one kernel table (:data:`sharded.runtime.worker.KERNELS`), which this module fills.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..runtime.worker import KERNELS
+from ..tensor import ShardedTensor
+
+NONDIFF = "non-differentiable"  # an explicit VJP decision: no gradient flows through this op
+
+
+class Primitive:
+    """One primitive: name, planner, kernels, rules, VJP and bound names (see module doc)."""
+
+    __slots__ = ("name", "plan", "kernels", "out_spec", "layout_rule", "vjp", "saves",
+                 "save_out", "kind", "names")
+
+    def __init__(self, name, plan, kernels=(), out_spec=None, layout_rule=None, vjp=None,
+                 saves=(), save_out=False, kind="op"):
+        self.name, self.plan, self.kind = name, plan, kind
+        self.kernels = tuple(k.__name__ for k in kernels)
+        self.out_spec, self.layout_rule = out_spec, layout_rule
+        self.vjp, self.saves, self.save_out = vjp, tuple(saves), save_out
+        self.names: list = []
+
+    @property
+    def impl(self):
+        """The planner (the name tools and older code use)."""
+        return self.plan
+
+    @property
+    def differentiable(self) -> bool:
+        return self.vjp is not NONDIFF
+
+    def def_vjp(self, fn=None, *, saves=None, save_out=None):
+        """Attach the VJP ``fn(grads, node) -> one gradient per input`` (a decorator).
+
+        ``saves``: positions of inputs whose values the rule reads (their versions are checked
+        at backward); ``save_out``: whether it reads the outputs (``node.saved["out"]``).
+        """
+        def deco(f):
+            self.vjp = f
+            if saves is not None:
+                self.saves = tuple(saves)
+            if save_out is not None:
+                self.save_out = save_out
+            return f
+        return deco(fn) if fn is not None else deco
+
+    def __repr__(self):
+        return f"Primitive({self.name!r}, kernels={self.kernels}, kind={self.kind!r})"
+
+
+PRIMITIVES: dict[str, Primitive] = {}
+
+
+def kernel(fn=None, *, name=None, pooled=False):
+    """Register a worker kernel under its function name (or ``name``).
+
+    ``pooled`` kernels accept ``alloc=`` (a recycled output block from the worker's pool).
+    """
+    def deco(f):
+        key = name or f.__name__
+        if key in KERNELS and KERNELS[key] is not f:
+            raise KeyError(f"kernel {key!r} is defined twice ({KERNELS[key].__module__} and "
+                           f"{f.__module__})")
+        f.pooled = pooled
+        KERNELS[key] = f
+        return f
+    return deco(fn) if fn is not None else deco
+
+
+def primitive(name, *, kernels=(), out_spec=None, layout_rule=None, vjp=None, saves=(),
+              save_out=False, kind="op"):
+    """Register the decorated planner as primitive ``name`` (returns the planner; the record
+    is ``PRIMITIVES[name]``, whose ``def_vjp`` attaches a gradient rule)."""
+    def deco(plan):
+        if name in PRIMITIVES:
+            raise KeyError(f"primitive {name!r} is defined twice")
+        for k in kernels:
+            kernel(k, pooled=getattr(k, "pooled", False))
+        PRIMITIVES[name] = Primitive(name, plan, kernels, out_spec, layout_rule, vjp, saves,
+                                     save_out, kind)
+        return plan
+    return deco
+
+
+def vjp(*names, saves=(), save_out=False):
+    """Attach the decorated function as the VJP of the primitives ``names`` (defined above
+    it in the same module)."""
+    def deco(fn):
+        for n in names:
+            PRIMITIVES[n].def_vjp(fn, saves=saves, save_out=save_out)
+        return fn
+    return deco
+
+
+def nondiff(*names) -> None:
+    """Mark primitives as non-differentiable (comparisons, argmax...)."""
+    for n in names:
+        PRIMITIVES[n].vjp = NONDIFF
+
+
+# ------------------------------------------------------------------------ public names
+_OPERAND = (ShardedTensor, np.ndarray, bool, int, float, np.generic)
+_REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__",
+              "__rmod__", "__rpow__", "__rand__", "__ror__", "__rxor__", "__rmatmul__"}
+_BINARY = {"__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__",
+           "__pow__", "__and__", "__or__", "__xor__", "__matmul__", "__lt__", "__le__",
+           "__gt__", "__ge__", "__eq__", "__ne__"}
+
+
+def _operator(fn, reflected):
+    def op(self, other):
+        if not isinstance(other, _OPERAND):
+            return NotImplemented
+        return fn(other, self) if reflected else fn(self, other)
+    op.__name__, op.__doc__ = fn.__name__, fn.__doc__
+    return op
+
+
+def bind(*names, prim=None):
+    """Bind the decorated function as ``ShardedTensor`` methods/operators ``names``.
+
+    A plain name is a method (``x.add(y)`` is ``add(x, y)``); a binary dunder is an operator
+    that returns ``NotImplemented`` for foreign operands, reflected for ``__r*__``. ``prim``
+    records the names on that primitive (so the registry lists what each one binds).
+
+    Examples
+    --------
+    >>> from sharded.core.registry import bind
+    >>> @bind("twice")
+    ... def twice(x):
+    ...     return x * 2
+    >>> import sharded as st
+    >>> st.tensor([1, 2]).twice().tolist()
+    [2, 4]
+    """
+    def deco(fn):
+        for n in names:
+            if n in _BINARY or n in _REFLECTED:
+                setattr(ShardedTensor, n, _operator(fn, n in _REFLECTED))
+            else:
+                setattr(ShardedTensor, n, fn)
+        if prim is not None:
+            PRIMITIVES[prim].names.extend(names)
+        return fn
+    return deco
