@@ -1,0 +1,92 @@
+"""The registry's invariants: every primitive is one complete block (planner, kernels, a VJP
+decision, bound names) defined in one op-family module."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import sharded as st
+from sharded.autograd import AutogradError
+from sharded.core import registry as R
+from sharded.runtime.worker import KERNELS
+
+PRIMS = sorted(R.PRIMITIVES)
+
+
+def test_registry_is_populated():
+    assert len(PRIMS) > 80
+    assert {"add", "sum", "permute", "matmul", "linalg_qr", "random", "reshard"} <= set(PRIMS)
+
+
+@pytest.mark.parametrize("name", PRIMS)
+def test_primitive_is_one_complete_block(name):
+    p = R.PRIMITIVES[name]
+    assert callable(p.plan), f"{name}: no planner"
+    assert p.kernels, f"{name}: declares no kernel"
+    for k in p.kernels:
+        assert k in KERNELS, f"{name}: kernel {k!r} is not registered"
+        params = list(inspect.signature(KERNELS[k]).parameters)
+        assert params[0] == "xp", f"kernel {k!r} must take xp first, got {params}"
+    assert p.vjp is R.NONDIFF or callable(p.vjp), f"{name}: no VJP decision"
+    src = inspect.getsourcefile(p.plan)
+    assert "/sharded/ops/" in src or "/sharded/core/" in src, f"{name}: planner in {src}"
+    if callable(p.vjp):
+        assert inspect.getsourcefile(p.vjp) == src, (
+            f"{name}: VJP in {inspect.getsourcefile(p.vjp)}, planner in {src}")
+
+
+@pytest.mark.parametrize("name", PRIMS)
+def test_bound_names_exist(name):
+    for n in R.PRIMITIVES[name].names:
+        assert hasattr(st.ShardedTensor, n), f"{name} binds {n!r} but the tensor lacks it"
+
+
+def test_main_kernel_is_named_like_its_primitive():
+    # the kernel that carries a primitive's name is that primitive's (or a shared one)
+    for name in PRIMS:
+        if name in KERNELS:
+            assert name in R.PRIMITIVES[name].kernels or KERNELS[name].__module__ in (
+                "sharded.core.dataflow", "sharded.core.tree"), name
+
+
+def test_missing_vjp_is_named_by_the_engine():
+    @R.primitive("_test_twice", kernels=[KERNELS["copy"]])
+    def _twice(ex, x):
+        return R.PRIMITIVES["mul"].plan(ex, x, 2)
+
+    try:
+        x = st.tensor([1.0, 2.0], requires_grad=True)
+        y = st.core.dispatch.apply("_test_twice", x)
+        np.testing.assert_allclose(y.numpy(), [2.0, 4.0])
+        with pytest.raises(AutogradError, match="_test_twice"):
+            y.sum().backward()
+    finally:
+        del R.PRIMITIVES["_test_twice"]
+
+
+def test_nondiff_ops_record_nothing():
+    x = st.tensor([1.0, 2.0], requires_grad=True)
+    assert (x > 1).grad_fn is None
+    assert x.argmax().grad_fn is None
+
+
+def test_kernel_defined_twice_is_refused():
+    def copy(xp, a):
+        return a
+
+    with pytest.raises(KeyError, match="copy"):
+        R.kernel(copy)
+
+
+def test_bind_adds_method_and_reflected_operator():
+    @R.bind("_test_plus_one")
+    def plus_one(x):
+        return x + 1
+
+    try:
+        assert st.tensor([1, 2])._test_plus_one().tolist() == [2, 3]
+    finally:
+        delattr(st.ShardedTensor, "_test_plus_one")
+    assert (2 - st.tensor([1, 2])).tolist() == [1, 0]  # __rsub__ reflected
+    assert st.tensor([1, 2]).__add__(object()) is NotImplemented
