@@ -35,7 +35,7 @@ class Primitive:
     def __init__(self, name, plan, kernels=(), out_spec=None, layout_rule=None, vjp=None,
                  saves=(), save_out=False, kind="op"):
         self.name, self.plan, self.kind = name, plan, kind
-        self.kernels = tuple(k.__name__ for k in kernels)
+        self.kernels = tuple(k if isinstance(k, str) else k.kernel_name for k in kernels)
         self.out_spec, self.layout_rule = out_spec, layout_rule
         self.vjp, self.saves, self.save_out = vjp, tuple(saves), save_out
         self.names: list = []
@@ -81,7 +81,7 @@ def kernel(fn=None, *, name=None, pooled=False):
         if key in KERNELS and KERNELS[key] is not f:
             raise KeyError(f"kernel {key!r} is defined twice ({KERNELS[key].__module__} and "
                            f"{f.__module__})")
-        f.pooled = pooled
+        f.pooled, f.kernel_name = pooled, key
         KERNELS[key] = f
         return f
     return deco(fn) if fn is not None else deco
@@ -90,12 +90,19 @@ def kernel(fn=None, *, name=None, pooled=False):
 def primitive(name, *, kernels=(), out_spec=None, layout_rule=None, vjp=None, saves=(),
               save_out=False, kind="op"):
     """Register the decorated planner as primitive ``name`` (returns the planner; the record
-    is ``PRIMITIVES[name]``, whose ``def_vjp`` attaches a gradient rule)."""
+    is ``PRIMITIVES[name]``, whose ``def_vjp`` attaches a gradient rule).
+
+    ``kernels`` lists the kernels its commands run: kernel functions (registered under their
+    name unless ``@kernel`` registered them already) or names of registered kernels.
+    """
     def deco(plan):
         if name in PRIMITIVES:
             raise KeyError(f"primitive {name!r} is defined twice")
-        for k in kernels:
-            kernel(k, pooled=getattr(k, "pooled", False))
+        for k in kernels:  # a function not yet registered registers under its own name
+            if not isinstance(k, str) and getattr(k, "kernel_name", None) is None:
+                kernel(k)
+            elif isinstance(k, str) and k not in KERNELS:
+                raise KeyError(f"primitive {name!r} names unknown kernel {k!r}")
         PRIMITIVES[name] = Primitive(name, plan, kernels, out_spec, layout_rule, vjp, saves,
                                      save_out, kind)
         return plan
