@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from cluster.netns import VirtualHosts, netns_unavailable_reason
+from tests.support.netns import VirtualHosts, netns_unavailable_reason
 from tests.cluster import compose
 
 pytestmark = pytest.mark.skipif(
