@@ -19,9 +19,12 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from .errors import ArgumentError, ShapeError, ShardedError
+import numpy as np
+
 from .core.dispatch import apply, hooks
 from .core.registry import NONDIFF, PRIMITIVES
+from .errors import ArgumentError, ShapeError, ShardedError
+from .ops.creation import from_numpy, ones_like, tensor
 from .tensor import ShardedTensor
 
 
@@ -337,10 +340,8 @@ def _root_grads(outputs, grad_outputs):
             if o.numel() != 1:
                 raise AutogradError(f"grad can be implicitly created only for scalar outputs "
                                     f"(got shape {tuple(o.shape)}); pass gradient=")
-            from .creation import ones_like
             g = ones_like(o)
         elif not isinstance(g, ShardedTensor):
-            from .creation import tensor
             g = tensor(g, dtype=o.dtype)
         if tuple(g.shape) != tuple(o.shape):
             raise GradShapeError(f"mismatch in shape: grad_output[{i}] has a shape of "
@@ -414,9 +415,6 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
     >>> st.autograd.gradcheck(lambda t: (t * t).exp(), (x,))
     True
     """
-    import numpy as np
-
-    from .creation import from_numpy
     inputs = (inputs,) if isinstance(inputs, ShardedTensor) else tuple(inputs)
     diff = [i for i, t in enumerate(inputs) if isinstance(t, ShardedTensor) and t.requires_grad]
     for i in diff:
