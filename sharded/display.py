@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import dtypes as D
+
 THRESHOLD = 1000
 EDGE = 3
 
@@ -86,7 +88,6 @@ def _block(tok, summarized, depth, indent):
 
 def tensor_repr(t) -> str:
     """``tensor([...], dtype=..., shards=N)`` like torch's repr."""
-    from . import dtypes as D
     lay = t._layout
     if t._storage.session.closed:
         return f"<ShardedTensor shape={tuple(lay.shape)} dtype={t.dtype.name}: its session " \

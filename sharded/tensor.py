@@ -14,7 +14,9 @@ import weakref
 import numpy as np
 
 from . import dtypes as D
+from .display import sharding_map, tensor_repr
 from .errors import ArgumentError
+from .layout import normalize_dim
 
 
 def _free(ex, workers, keys):
@@ -99,7 +101,6 @@ class ShardedTensor:
         """
         if dim is None:
             return self.shape
-        from .layout import normalize_dim
         return self._layout.shape[normalize_dim(dim, self.ndim)]
 
     @property
@@ -133,7 +134,6 @@ class ShardedTensor:
         s = self._strides if self._strides is not None else contiguous_strides(self.shape)
         if dim is None:
             return tuple(s)
-        from .layout import normalize_dim
         return s[normalize_dim(dim, self.ndim)]
 
     def storage_offset(self) -> int:
@@ -211,7 +211,6 @@ class ShardedTensor:
         >>> _ = st.zeros(4, 2, shards=2).visualize()  # doctest: +ELLIPSIS
         ShardedTensor shape=(4, 2) ...
         """
-        from .display import sharding_map
         text = sharding_map(self)
         print(text, file=file)
         return text
@@ -294,5 +293,4 @@ class ShardedTensor:
     __hash__ = object.__hash__
 
     def __repr__(self):
-        from .display import tensor_repr
         return tensor_repr(self)
