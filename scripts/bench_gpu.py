@@ -8,23 +8,18 @@ bandwidth (target >= 70%), matmul 16384^2 float32 over GPU shards against one Cu
 """
 
 import argparse
-import statistics
 import sys
-import time
 
 import numpy as np
 
+import sharded as st
+from sharded.backend import get_backend
+from sharded.tools.timing import median_time
+
 
 def _time(fn, sync, repeat):
-    fn()
-    sync()
-    out = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        sync()
-        out.append(time.perf_counter() - t)
-    return statistics.median(out)
+    """Median seconds of ``fn`` followed by ``sync`` (the work is asynchronous)."""
+    return median_time(lambda: (fn(), sync()), repeat)
 
 
 def _add_case(st, be, nw, n, repeat):
@@ -75,9 +70,6 @@ def main(argv=None):
     p.add_argument("--log2-add", type=int, default=28)
     p.add_argument("--matmul", type=int, default=16384)
     a = p.parse_args(argv)
-
-    import sharded as st
-    from sharded.backend import get_backend
 
     be = get_backend("cuda:0")
     ngpu = be.xp.cuda.runtime.getDeviceCount()

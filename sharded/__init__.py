@@ -13,7 +13,6 @@ Session(...)
 from . import autograd, dtypes, gradients, kernels, linalg, nn, optim
 from . import methods as _methods
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .creation import *  # noqa: F403
 from .dtypes import (
     DType,
     float16,
@@ -51,6 +50,8 @@ from .functional import abs, all, any, max, min, pow, sum
 from .info import info, stats, synchronize, trace_memory
 from .layout import Layout
 from .linalg import bmm, dot, einsum, inner, matmul, mm, mv, outer, tensordot, vdot
+from .ops.creation import *  # noqa: F403
+from .ops.random import *  # noqa: F403
 from .runtime import init, is_initialized, shutdown
 from .shape import (
     broadcast_to,

@@ -21,9 +21,10 @@ import threading
 
 import numpy as np
 
-from .errors import ArgumentError, ShapeError, ShardedError
-from .core.dispatch import apply, as_tensor, hooks
+from .core.dispatch import apply, hooks
 from .core.registry import NONDIFF, PRIMITIVES
+from .errors import ArgumentError, ShapeError, ShardedError
+from .ops.creation import from_numpy, ones_like, tensor
 from .tensor import ShardedTensor
 
 
@@ -339,9 +340,9 @@ def _root_grads(outputs, grad_outputs):
             if o.numel() != 1:
                 raise AutogradError(f"grad can be implicitly created only for scalar outputs "
                                     f"(got shape {tuple(o.shape)}); pass gradient=")
-            g = apply("full", o._layout, 1, o.dtype)  # ones like o, laid out like o
+            g = ones_like(o)
         elif not isinstance(g, ShardedTensor):
-            g = as_tensor(g, dtype=o.dtype)
+            g = tensor(g, dtype=o.dtype)
         if tuple(g.shape) != tuple(o.shape):
             raise GradShapeError(f"mismatch in shape: grad_output[{i}] has a shape of "
                              f"{tuple(g.shape)} and output[{i}] has a shape of "
@@ -440,14 +441,14 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
                     pert[j] += sgn * eps
                     args = list(inputs)
                     with no_grad():
-                        args[i] = as_tensor(pert.reshape(xv.shape), layout=x.layout)
+                        args[i] = from_numpy(pert.reshape(xv.shape), layout=x.layout)
                         vals.append(outs(args)[k].numpy().reshape(-1))
                 numeric[:, j] = (vals[0] - vals[1]) / (2 * eps)
             analytic = np.zeros((n_out, xv.size))
             for r in range(n_out):
                 e = np.zeros(n_out)
                 e[r] = 1.0
-                go = as_tensor(e.reshape(tuple(out.shape)), layout=out.layout)
+                go = from_numpy(e.reshape(tuple(out.shape)), layout=out.layout)
                 g = grad(out, x, grad_outputs=go, retain_graph=True, allow_unused=True)[0]
                 if g is not None:
                     analytic[r] = g.numpy().reshape(-1)

@@ -10,18 +10,20 @@ import argparse
 import os
 import sys
 
+import sharded as st
+
+from .tools.bench import main as bench_main
+from .tools.demo import tour
+
 
 def _init(address, workers):
-    import sharded as st
     if workers is None and not (address or os.environ.get("RAY_ADDRESS")):
         workers = max(2, os.cpu_count() or 1)  # the tour needs at least two workers
     return st.init(address=address, num_workers=workers)
 
 
 def cmd_demo(args) -> int:
-    from .demo import tour
     _init(args.address, args.workers)
-    import sharded as st
     try:
         tour(size=args.size)
     finally:
@@ -30,7 +32,6 @@ def cmd_demo(args) -> int:
 
 
 def cmd_info(args) -> int:
-    import sharded as st
     _init(args.address, args.workers)
     try:
         info = st.info()
@@ -56,7 +57,6 @@ def cmd_info(args) -> int:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["bench"]:  # the benchmark parses its own options
-        from .bench import main as bench_main
         return bench_main(argv[1:])
     p = argparse.ArgumentParser(prog="sharded", description="Sharded tensors on Ray actors.")
     sub = p.add_subparsers(dest="cmd", required=True)

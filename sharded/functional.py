@@ -37,7 +37,7 @@ def _operand(o):
 def _ew(name, *operands):
     ops = [_operand(o) for o in operands]
     if not builtins.any(isinstance(o, ShardedTensor) for o in ops):
-        from .creation import tensor
+        from .ops.creation import tensor
         ops[0] = tensor(ops[0])
     return apply(name, *ops)
 
@@ -234,7 +234,7 @@ MinResult = collections.namedtuple("min", ["values", "indices"])
 def _tensor(x):
     if isinstance(x, ShardedTensor):
         return x
-    from .creation import tensor
+    from .ops.creation import tensor
     return tensor(x)
 
 

@@ -9,7 +9,7 @@ broadcast dims. Derived ops (``mean``, ``var``, ``softmax``, ``mse_loss``...) ne
 from __future__ import annotations
 
 from . import functional as F
-from .creation import zeros_like
+from .ops.creation import zeros_like
 from .core.registry import nondiff, vjp
 from .core.dispatch import apply
 from .tensor import ShardedTensor
@@ -231,7 +231,7 @@ def _max_dim(gs, node):
     idx = _out(node, 1)
     if not keepdim:
         idx = idx.unsqueeze(dim)
-    from .creation import arange
+    from .ops.creation import arange
     shape = [1] * x.ndim
     shape[dim] = x.shape[dim]
     pos = arange(x.shape[dim]).reshape(shape)

@@ -26,7 +26,7 @@ def _needs(a) -> bool:
 
 def _tril(x, k=0):
     """Lower triangle (on and below diagonal ``k``) of the last two dims, by a mask."""
-    from .creation import arange
+    from .ops.creation import arange
     n, m = x.shape[-2], x.shape[-1]
     keep = (arange(n).reshape(n, 1) - arange(m).reshape(1, m)) >= -k
     return x * keep
@@ -113,10 +113,10 @@ def _qr_grad(q, r, gq, gr):
     ``G = gR R^T + tril(N - N^T, -1) - Q^T gQ`` and ``gA = (gQ + Q G) R^-T``."""
     la = _la()
     if gq is None:
-        from .creation import zeros_like
+        from .ops.creation import zeros_like
         gq = zeros_like(q)
     if gr is None:
-        from .creation import zeros_like
+        from .ops.creation import zeros_like
         gr = zeros_like(r)
     qtg = q.mT @ gq  # k x k, summed across row shards
     grr = gr @ r.mT

@@ -1,8 +1,10 @@
-"""Cluster and worker introspection: ``st.stats()``, ``st.info()``, ``st.synchronize()``."""
+"""Cluster and worker introspection: ``st.stats()``, ``st.info()``, ``st.synchronize()``,
+``st.trace_memory()`` (the nodes themselves come from :mod:`sharded.runtime.nodes`)."""
 
 from __future__ import annotations
 
 from .runtime import session as _session
+from .runtime.nodes import nodes
 
 
 def synchronize() -> None:
@@ -43,21 +45,8 @@ def info() -> dict:
     True
     """
     sess = _session.current()
-    out = {"executor": sess.executor.kind, "address": sess.address, "nodes": [],
-           **stats()}
-    if sess.executor.kind == "ray":
-        import ray
-        for n in ray.nodes():
-            if n.get("Alive"):
-                r = n["Resources"]
-                out["nodes"].append({"node": n["NodeID"], "address": n["NodeManagerAddress"],
-                                     "cpus": r.get("CPU", 0), "gpus": r.get("GPU", 0),
-                                     "memory_bytes": int(r.get("memory", 0)),
-                                     "object_store_bytes": int(r.get("object_store_memory",
-                                                                     0))})
-    else:
-        out["nodes"].append({"node": "local", "address": "in-process"})
-    return out
+    return {"executor": sess.executor.kind, "address": sess.address,
+            "nodes": nodes(sess.executor), **stats()}
 
 
 def trace_memory(on: bool = True) -> None:

@@ -147,21 +147,11 @@ def copy_(self, src):
     return apply("fill_", self, F._operand(src), target=self)
 
 
-def requires_grad_(self, requires_grad=True):
-    """Record operations on this tensor for autograd (floating dtypes only)."""
-    if requires_grad and not self.dtype.is_floating_point:
-        raise ArgumentError(f"only floating point tensors can require gradients, got "
-                            f"{self.dtype.name}")
-    self.requires_grad = requires_grad
-    return self
-
-
 ShardedTensor.clamp_ = clamp_
 ShardedTensor.clip_ = clamp_
 ShardedTensor.fill_ = fill_
 ShardedTensor.zero_ = zero_
 ShardedTensor.copy_ = copy_
-ShardedTensor.requires_grad_ = requires_grad_
 
 
 # ------------------------------------------------------------------ views and indexing

@@ -76,7 +76,7 @@ def _as_view(out: ShardedTensor, base: ShardedTensor, strides, offset) -> Sharde
 
 
 def _empty_like_shape(x, shape):
-    from .creation import empty
+    from .ops.creation import empty
     return empty(shape, dtype=x.dtype, device=x.device)
 
 
@@ -496,10 +496,10 @@ def roll(x, shifts, dims=None):
 
 def _empty_like_layout(x):
     """An uninitialised tensor with ``x``'s shape, dtype and layout."""
-    from .creation import empty
+    from .ops.creation import empty
     return empty(tuple(x.shape), dtype=x.dtype, layout=x.layout)
 
 
 def _tensor(v):
-    from .creation import tensor
+    from .ops.creation import tensor
     return tensor(v)

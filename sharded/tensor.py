@@ -171,6 +171,22 @@ class ShardedTensor:
     def is_floating_point(self) -> bool:
         return self._dtype.is_floating_point
 
+    def requires_grad_(self, requires_grad=True):
+        """Record operations on this tensor for autograd (floating dtypes only); returns
+        ``self``.
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> st.ones(2).requires_grad_().requires_grad
+        True
+        """
+        if requires_grad and not self._dtype.is_floating_point:
+            raise ArgumentError(f"only floating point tensors can require gradients, got "
+                                f"{self._dtype.name}")
+        self.requires_grad = requires_grad
+        return self
+
     def placement(self) -> list:
         """One dict per shard: ``worker``, ``node`` (Ray node id), ``device``, ``offsets``,
         ``shape``.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import functional as F
 from ..errors import ArgumentError, ShapeError
 from ..functional import log_softmax, relu, sigmoid, softmax, tanh
+from ..ops.creation import arange
 from ..tensor import ShardedTensor
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear", "mse_loss",
@@ -72,7 +73,6 @@ def cross_entropy(input, target, reduction="mean"):
         if tuple(target.shape) != tuple(input.shape[:cls_dim]) + tuple(input.shape[2:]):
             raise ShapeError(f"cross_entropy: index target shape {tuple(target.shape)} does "
                              f"not fit input {tuple(input.shape)}")
-        from ..creation import arange
         c = input.shape[cls_dim]
         shape = [1] * input.ndim
         shape[cls_dim] = c

@@ -8,6 +8,8 @@ import math
 from .. import dtypes as D
 from ..autograd import no_grad
 from ..layout import Layout
+from ..ops.creation import empty
+from ..ops.random import rand
 from ..tensor import ShardedTensor
 from . import functional as F
 
@@ -26,7 +28,6 @@ class Parameter(ShardedTensor):
 
     def __init__(self, data=None, requires_grad=True):
         if data is None:
-            from ..creation import empty
             data = empty(0)
         super().__init__(data._storage.session, data._layout, data._dtype, data._keys,
                          storage=data._storage)
@@ -159,7 +160,6 @@ class Linear(Module):
 
     def __init__(self, in_features, out_features, bias=True, dtype=None, layout=None):
         super().__init__()
-        from ..creation import rand
         self.in_features, self.out_features = in_features, out_features
         bound = 1 / math.sqrt(in_features) if in_features else 0.0
         lay = layout if layout is not None else Layout.replicated()

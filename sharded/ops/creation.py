@@ -1,109 +1,56 @@
-"""Creation planners: every shard is made where it lives, from its offsets alone.
+"""Creation: tensors made on their workers from their offsets alone (random ones: ``random.py``).
 
-Values never depend on the layout: ``arange``/``linspace`` compute element ``i`` from ``i``,
-and the random generator is counter based: element ``i`` (its row-major position in the
-global tensor) of the ``n``-th draw is ``hash(seed, counter + i)``. So ``st.manual_seed(s);
-st.rand(shape, shards=k)`` gives identical values for every ``k``, dim and layout.
+Every function takes ``shards=`` (default: one per worker), ``dim=`` (the split dim, default 0)
+or ``layout=st.Layout(...)``, and ``dtype=``, ``device=``, ``requires_grad=``. Shards are made
+where they live; only ``tensor``/``from_numpy`` ship data from the driver. Values never depend
+on the layout: ``arange``/``linspace`` compute element ``i`` from ``i``.
+
+Each primitive below is one block: its worker kernel (named like the primitive), its planner
+(one command per shard) and its public function. None has tensor inputs, so none has a VJP.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
-from ..layout import Layout
-from ..core.dataflow import Operand as Result
-from ..core.registry import primitive
+from .. import dtypes as D
+from ..core.dataflow import Operand
+from ..core.dispatch import apply, is_tensor, placement, size_of
+from ..core.dispatch import as_tensor as _as_tensor
+from ..core.registry import kernel, nondiff, primitive
+from ..errors import ArgumentError
 
 # Blocks above this size travel through the object store instead of inside the batch.
 INLINE_BYTES = 1 << 16
 
-_DEFAULT_SEED = 67280421310721  # torch's default initial seed
-_rng = {"seed": _DEFAULT_SEED, "counter": 0}
 
-
-def manual_seed(seed: int) -> None:
-    """Seed the global generator and restart its counter."""
-    _rng["seed"], _rng["counter"] = int(seed), 0
-
-
-def initial_seed() -> int:
-    return _rng["seed"]
-
-
-def _draw(n: int):
-    """Reserve ``n`` counters of the global stream; returns (seed, first counter)."""
-    c = _rng["counter"]
-    _rng["counter"] = c + n
-    return _rng["seed"], c
-
-
-def _each(ex, layout: Layout, kernel, params_of, dtype, label) -> Result:
+def _each(ex, layout, kernel_name, params_of, dtype, label) -> Operand:
+    """One command per shard of ``layout``: ``kernel_name`` with ``params_of(offsets,
+    shape)`` makes the block from its position alone."""
     keys = []
     for s, (w, offs, shp) in enumerate(layout.shards()):
         k = ex.new_key()
-        ex.submit(w, kernel, (), (k,), params_of(offs, shp), (label, s))
+        ex.submit(w, kernel_name, (), (k,), params_of(offs, shp), (label, s))
         keys.append(k)
-    return Result(layout, dtype, tuple(keys))
+    return Operand(layout, dtype, keys)
 
 
-@primitive("full", kind="creation")
-def full(ex, layout, value, dtype) -> Result:
-    dt = dtype.np.str
-    return _each(ex, layout, "full", lambda o, s: {"shape": s, "value": value, "dtype": dt},
-                 dtype, "full")
+def _finish(t, requires_grad: bool):
+    return t.requires_grad_(True) if requires_grad else t
 
 
-@primitive("empty", kind="creation")
-def empty(ex, layout, dtype) -> Result:
-    dt = dtype.np.str
-    return _each(ex, layout, "empty", lambda o, s: {"shape": s, "dtype": dt}, dtype, "empty")
+def _dtype(dtype, default):
+    return D.as_dtype(dtype) if dtype is not None else default
 
 
-@primitive("arange", kind="creation")
-def arange(ex, layout, start, step, dtype) -> Result:
-    dt = dtype.np.str
-    return _each(ex, layout, "arange", lambda o, s: {
-        "start": start, "step": step, "first": o[0], "count": s[0], "dtype": dt}, dtype, "arange")
-
-
-@primitive("linspace", kind="creation")
-def linspace(ex, layout, start, stop, num, dtype, base=None) -> Result:
-    dt = dtype.np.str
-    return _each(ex, layout, "linspace", lambda o, s: {
-        "start": float(start), "stop": float(stop), "num": num, "first": o[0], "count": s[0],
-        "dtype": dt, "base": base}, dtype, "linspace" if base is None else "logspace")
-
-
-@primitive("eye", kind="creation")
-def eye(ex, layout, dtype) -> Result:
-    dt = dtype.np.str
-    return _each(ex, layout, "eye", lambda o, s: {"shape": s, "offsets": o, "dtype": dt},
-                 dtype, "eye")
-
-
-@primitive("random", kind="creation")
-def random(ex, layout, dist, dtype, low=0, high=1) -> Result:
-    seed, counter = _draw(math.prod(layout.shape))
-    dt = dtype.np.str
-    return _each(ex, layout, "random", lambda o, s: {
-        "shape": s, "offsets": o, "gshape": layout.shape, "seed": seed, "counter": counter,
-        "dist": dist, "dtype": dt, "low": low, "high": high}, dtype, f"random_{dist}")
-
-
-@primitive("randperm", kind="creation")
-def randperm(ex, layout, n, dtype) -> Result:
-    seed, counter = _draw(n)
-    dt = dtype.np.str
-    return _each(ex, layout, "randperm", lambda o, s: {
-        "n": n, "lo": o[0], "hi": o[0] + s[0], "seed": seed, "counter": counter, "dtype": dt},
-        dtype, "randperm")
-
-
+# ------------------------------------------------------------------------------ from_numpy
 @primitive("from_numpy", kind="creation")
-def from_numpy(ex, arr: np.ndarray, layout, dtype) -> Result:
-    """Ship the blocks of a driver-side array to their workers (large blocks via put)."""
+def _plan_from_numpy(ex, arr: np.ndarray, layout, dtype) -> Operand:
+    """Ship the blocks of a driver-side array to their workers (large blocks via put); the
+    worker's ``copy`` kernel (core.dataflow) makes them owned and writable."""
     dt = dtype.np.str
     keys = []
     shared = None
@@ -118,4 +65,313 @@ def from_numpy(ex, arr: np.ndarray, layout, dtype) -> Result:
         k = ex.new_key()
         ex.submit(w, "copy", (arg,), (k,), {"dtype": dt}, ("from_numpy", s))
         keys.append(k)
-    return Result(layout, dtype, tuple(keys))
+    return Operand(layout, dtype, keys)
+
+
+def from_numpy(a, *, shards=None, dim=None, layout=None, device="cpu",
+               requires_grad=False):
+    """A sharded copy of NumPy array ``a`` (its dtype is kept).
+
+    Examples
+    --------
+    >>> import numpy as np, sharded as st
+    >>> st.from_numpy(np.arange(6.).reshape(3, 2), shards=3).sum().item()
+    15.0
+    """
+    a = np.asarray(a)
+    dt = D.from_numpy_dtype(a.dtype)
+    lay = placement(a.shape, shards, dim, layout, device)
+    return _finish(apply("from_numpy", np.require(a, requirements="C"), lay, dt), requires_grad)
+
+
+def tensor(data, *, dtype=None, shards=None, dim=None, layout=None, device="cpu",
+           requires_grad=False):
+    """A sharded tensor from nested lists, scalars, a NumPy array or a tensor (always a copy).
+
+    Python floats give the default dtype (float32), ints int64, bools bool.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.tensor([[1, 2], [3, 4]]).dtype
+    sharded.int64
+    """
+    if is_tensor(data):  # a copy, as torch.tensor(t) makes one (as_tensor would not)
+        data = data.numpy()
+    t = _as_tensor(data, dtype=dtype, shards=shards, dim=dim, layout=layout, device=device)
+    return _finish(t, requires_grad)
+
+
+as_tensor = tensor  # the public st.as_tensor always copies too
+
+
+# ------------------------------------------------------------------------------ full
+@kernel(name="full")
+def full_kernel(xp, shape, value, dtype):
+    return xp.full(shape, value, dtype=dtype)
+
+
+@primitive("full", kind="creation")
+def _plan_full(ex, layout, value, dtype) -> Operand:
+    dt = dtype.np.str
+    return _each(ex, layout, "full", lambda o, s: {"shape": s, "value": value, "dtype": dt},
+                 dtype, "full")
+
+
+def full(size, fill_value, *, dtype=None, shards=None, dim=None, layout=None, device="cpu",
+         requires_grad=False):
+    """A tensor filled with ``fill_value``; its dtype follows the value (int -> int64).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.full((2,), 7).tolist()
+    [7, 7]
+    """
+    shape = size_of((size,) if isinstance(size, numbers.Integral) else (tuple(size),))
+    dt = _dtype(dtype, D.scalar_dtype(fill_value))
+    lay = placement(shape, shards, dim, layout, device)
+    return _finish(apply("full", lay, fill_value, dt), requires_grad)
+
+
+# ------------------------------------------------------------------------------ empty
+@kernel(name="empty")
+def empty_kernel(xp, shape, dtype):
+    return xp.empty(shape, dtype=dtype)
+
+
+@primitive("empty", kind="creation")
+def _plan_empty(ex, layout, dtype) -> Operand:
+    dt = dtype.np.str
+    return _each(ex, layout, "empty", lambda o, s: {"shape": s, "dtype": dt}, dtype, "empty")
+
+
+def _creator(name, make):
+    """``name(*size, dtype=..., ...)``: a tensor of ``size`` made by ``make(layout, dtype)``
+    (``zeros``, ``ones``, ``empty`` share their argument handling)."""
+    def f(*size, dtype=None, shards=None, dim=None, layout=None, device="cpu",
+          requires_grad=False, **kw):
+        if "size" in kw:
+            size = (kw.pop("size"),)
+        if kw:
+            raise TypeError(f"{name}() got unexpected keyword arguments {sorted(kw)}")
+        shape = size_of(size)
+        lay = placement(shape, shards, dim, layout, device)
+        return _finish(make(lay, _dtype(dtype, D.get_default_dtype())), requires_grad)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"""A tensor of the given size filled by ``{name}`` (default dtype float32).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.{name}(2, 3, shards=2).shape
+    sharded.Size([2, 3])
+    """
+    return f
+
+
+zeros = _creator("zeros", lambda lay, dt: apply("full", lay, 0, dt))
+ones = _creator("ones", lambda lay, dt: apply("full", lay, 1, dt))
+empty = _creator("empty", lambda lay, dt: apply("empty", lay, dt))
+
+
+# ------------------------------------------------------------------------------ arange
+@kernel(name="arange")
+def arange_kernel(xp, start, step, first, count, dtype):
+    """Elements ``first .. first+count-1`` of ``start + i*step`` (computed per index, so any
+    shard yields exactly the values the whole range would)."""
+    i = xp.arange(first, first + count, dtype=np.int64)
+    if np.dtype(dtype).kind in "iub" and float(start).is_integer() and float(step).is_integer():
+        return (int(start) + i * int(step)).astype(dtype)
+    return (start + i * float(step)).astype(dtype)
+
+
+@primitive("arange", kind="creation")
+def _plan_arange(ex, layout, start, step, dtype) -> Operand:
+    dt = dtype.np.str
+    return _each(ex, layout, "arange", lambda o, s: {
+        "start": start, "step": step, "first": o[0], "count": s[0], "dtype": dt}, dtype, "arange")
+
+
+def arange(start, end=None, step=1, *, dtype=None, shards=None, dim=None, layout=None,
+           device="cpu", requires_grad=False):
+    """Values ``start, start+step, ...`` below ``end``; int64 when all arguments are ints.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.arange(2, 10, 4).tolist(), st.arange(2, 10, 4).dtype
+    ([2, 6], sharded.int64)
+    """
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise ArgumentError("arange(): step must be nonzero")
+    n = max(0, math.ceil((end - start) / step))
+    ints = all(isinstance(v, numbers.Integral) for v in (start, end, step))
+    dt = _dtype(dtype, D.int64 if ints else D.get_default_dtype())
+    lay = placement((n,), shards, dim, layout, device)
+    return _finish(apply("arange", lay, start, step, dt), requires_grad)
+
+
+# ------------------------------------------------------------------------------ linspace
+@kernel(name="linspace")
+def linspace_kernel(xp, start, stop, num, first, count, dtype, base=None):
+    """Elements ``first..first+count-1`` of ``numpy.linspace(start, stop, num)`` (optionally
+    ``base ** ...`` for logspace), computed in float64 like NumPy."""
+    i = xp.arange(first, first + count, dtype=np.float64)
+    step = (stop - start) / (num - 1) if num > 1 else 0.0
+    y = start + i * step
+    if num > 1 and first + count == num:
+        y[-1:] = stop  # NumPy pins the last element to stop exactly
+    if base is not None:
+        y = xp.power(float(base), y)
+    return y.astype(dtype)
+
+
+@primitive("linspace", kind="creation")
+def _plan_linspace(ex, layout, start, stop, num, dtype, base=None) -> Operand:
+    dt = dtype.np.str
+    return _each(ex, layout, "linspace", lambda o, s: {
+        "start": float(start), "stop": float(stop), "num": num, "first": o[0], "count": s[0],
+        "dtype": dt, "base": base}, dtype, "linspace")
+
+
+def linspace(start, end, steps, *, dtype=None, shards=None, dim=None, layout=None,
+             device="cpu", requires_grad=False):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.linspace(0, 1, 5).tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    return _spaced(start, end, steps, None, dtype, shards, dim, layout, device, requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, shards=None, dim=None, layout=None,
+             device="cpu", requires_grad=False):
+    """``base ** linspace(start, end, steps)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.logspace(0, 2, 3).tolist()
+    [1.0, 10.0, 100.0]
+    """
+    return _spaced(start, end, steps, base, dtype, shards, dim, layout, device, requires_grad)
+
+
+def _spaced(start, end, steps, base, dtype, shards, dim, layout, device, requires_grad):
+    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 0:
+        raise ArgumentError(f"number of steps must be a non-negative int, got {steps!r}")
+    dt = _dtype(dtype, D.get_default_dtype())
+    lay = placement((int(steps),), shards, dim, layout, device)
+    return _finish(apply("linspace", lay, start, end, int(steps), dt, base), requires_grad)
+
+
+# ------------------------------------------------------------------------------ eye
+@kernel(name="eye")
+def eye_kernel(xp, shape, offsets, dtype):
+    r = xp.arange(offsets[0], offsets[0] + shape[0])[:, None]
+    c = xp.arange(offsets[1], offsets[1] + shape[1])[None, :]
+    return (r == c).astype(dtype)
+
+
+@primitive("eye", kind="creation")
+def _plan_eye(ex, layout, dtype) -> Operand:
+    dt = dtype.np.str
+    return _each(ex, layout, "eye", lambda o, s: {"shape": s, "offsets": o, "dtype": dt},
+                 dtype, "eye")
+
+
+def eye(n, m=None, *, dtype=None, shards=None, dim=None, layout=None, device="cpu",
+        requires_grad=False):
+    """The ``n x m`` identity matrix.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.eye(3, shards=3).sum().item()
+    3.0
+    """
+    shape = size_of((n, n if m is None else m))
+    dt = _dtype(dtype, D.get_default_dtype())
+    return _finish(apply("eye", placement(shape, shards, dim, layout, device), dt),
+                   requires_grad)
+
+
+# Creation has no tensor inputs: nothing to differentiate (requires_grad= makes a leaf).
+nondiff("from_numpy", "full", "empty", "arange", "linspace", "eye")
+
+
+# ------------------------------------------------------------------------------ *_like
+def _like_kw(input, dtype, shards, dim, layout, device, requires_grad) -> dict:
+    """Keywords of a ``*_like`` call: the input's dtype, device and own layout unless given
+    (same shape, so the input's layout fits)."""
+    place = {"shards": shards, "dim": dim, "layout": layout}
+    if all(v is None for v in place.values()):
+        place = {"layout": input.layout}
+    return {"dtype": dtype or input.dtype, "device": device or input.device,
+            "requires_grad": requires_grad, **place}
+
+
+def zeros_like(input, *, dtype=None, shards=None, dim=None, layout=None, device=None,
+               requires_grad=False):
+    """``zeros`` with the shape, dtype and layout of ``input``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.zeros_like(st.ones(2, 3)).shape
+    sharded.Size([2, 3])
+    """
+    return zeros(input.shape, **_like_kw(input, dtype, shards, dim, layout, device,
+                                         requires_grad))
+
+
+def ones_like(input, *, dtype=None, shards=None, dim=None, layout=None, device=None,
+              requires_grad=False):
+    """``ones`` with the shape, dtype and layout of ``input``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.ones_like(st.zeros(2, 3, dtype=st.int32)).sum().item()
+    6
+    """
+    return ones(input.shape, **_like_kw(input, dtype, shards, dim, layout, device,
+                                        requires_grad))
+
+
+def empty_like(input, *, dtype=None, shards=None, dim=None, layout=None, device=None,
+               requires_grad=False):
+    """``empty`` with the shape, dtype and layout of ``input`` (values are undefined).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.empty_like(st.ones(2, 3)).shape
+    sharded.Size([2, 3])
+    """
+    return empty(input.shape, **_like_kw(input, dtype, shards, dim, layout, device,
+                                         requires_grad))
+
+
+def full_like(input, fill_value, *, dtype=None, shards=None, dim=None, layout=None,
+              device=None, requires_grad=False):
+    """``full`` with the shape, dtype and layout of ``input``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.full_like(st.ones(2, 3), 7).tolist()
+    [[7.0, 7.0, 7.0], [7.0, 7.0, 7.0]]
+    """
+    return full(input.shape, fill_value, **_like_kw(input, dtype, shards, dim, layout, device,
+                                                    requires_grad))
+
+
+__all__ = ["from_numpy", "tensor", "as_tensor", "zeros", "ones", "empty", "full", "arange",
+           "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like", "full_like"]

@@ -31,7 +31,7 @@ ExResult = collections.namedtuple("ExResult", ["result", "info"])
 def _t(x):
     if isinstance(x, ShardedTensor):
         return x
-    from ..creation import tensor
+    from .creation import tensor
     return tensor(x)
 
 
@@ -138,7 +138,7 @@ def inv(A):
     """
     A = _square("inv", A)
     if dist.is_big(A):
-        from ..creation import eye
+        from .creation import eye
         eye_ = eye(A.shape[0], dtype=A.dtype, layout=dist.rows_like(A))
         return apply("lu_solve", A, eye_, op="inv")
     return _batched("inv", A)
@@ -329,11 +329,11 @@ def qr(A, mode="reduced", *, method="auto"):
     if dist.is_tall(A) and (mode != "complete" or A.shape[0] == A.shape[1]):
         q, r = apply("qr_tall", A, method=method)
         if mode == "r":
-            from ..creation import empty
+            from .creation import empty
             return QRResult(empty(0, dtype=A.dtype), r)
         return QRResult(q, r)
     if mode == "r":
-        from ..creation import empty
+        from .creation import empty
         return QRResult(empty(0, dtype=A.dtype), _batched("qr", A, mode="r"))
     return QRResult(*_batched("qr", A, mode=mode))
 
@@ -363,7 +363,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
         q, r = apply("qr_tall", A)
         x = solve(r, matmul(q.mT, bm))
         res = F.sum((matmul(A, x) - bm) ** 2, 0)
-        from ..creation import full
+        from .creation import full
         sv = svdvals(r)
         out = (x, res, full((), A.shape[1], dtype=D.int64), sv)
     else:

@@ -6,6 +6,7 @@ import math
 
 from ..autograd import no_grad
 from ..errors import ArgumentError
+from ..ops.creation import zeros_like
 
 
 class Optimizer:
@@ -103,7 +104,6 @@ class Adam(Optimizer):
 
     @no_grad()
     def step(self):
-        from ..creation import zeros_like
         for g, p, state in self._params():
             grad = p.grad
             if g["weight_decay"]:

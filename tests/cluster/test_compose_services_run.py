@@ -17,8 +17,8 @@ import time
 
 import pytest
 
-from cluster.netns import VirtualHosts, netns_unavailable_reason
 from tests.cluster import compose
+from tests.support.netns import VirtualHosts, netns_unavailable_reason
 
 pytestmark = pytest.mark.skipif(
     netns_unavailable_reason() is not None,

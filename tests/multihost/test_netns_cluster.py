@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from cluster import ray_cluster as rc
-from cluster.netns import VirtualHosts, netns_unavailable_reason
 from cluster.smoke import parse_report
+from tests.support.netns import VirtualHosts, netns_unavailable_reason
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZE = 12

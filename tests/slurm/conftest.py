@@ -13,8 +13,8 @@ import tempfile
 
 import pytest
 
-from cluster.local_slurm import LocalSlurm, missing_binaries
-from cluster.netns import VirtualHosts, netns_unavailable_reason
+from tests.support.local_slurm import LocalSlurm, missing_binaries
+from tests.support.netns import VirtualHosts, netns_unavailable_reason
 
 IN_CI = os.environ.get("CI") == "true"
 

@@ -19,13 +19,15 @@ import math
 
 import numpy as np
 
-from .bench import _dask, _median_time
+import sharded as st
+
+from .timing import dask_array, median_time, report
 
 SLOW_S = 8.0  # a run longer than this is not repeated
 
 
 def _time(fn, repeat: int) -> float:
-    return _median_time(fn, repeat, SLOW_S)
+    return median_time(fn, repeat, SLOW_S)
 
 
 def run(repeat: int = 3, out=print, n_mm: int = 4096, m_qr: int = 2_000_000, k_qr: int = 64,
@@ -34,15 +36,13 @@ def run(repeat: int = 3, out=print, n_mm: int = 4096, m_qr: int = 2_000_000, k_q
 
     Examples
     --------
-    >>> from sharded.bench_linalg import run
+    >>> from sharded.tools.bench_linalg import run
     >>> rows = run(1, out=lambda s: None, n_mm=64, m_qr=1000, k_qr=4, n_solve=64)
     ... # doctest: +SKIP
     """
-    import sharded as st
-
     sess = st.init()
     nw = sess.executor.num_workers
-    da = _dask()
+    da = dask_array()
     rows, keep = [], {}
 
     def case(name, f_st, f_np, f_da, target):
@@ -137,6 +137,5 @@ def run(repeat: int = 3, out=print, n_mm: int = 4096, m_qr: int = 2_000_000, k_q
          "<= 1.5 x numpy")
     big = rhs = bign = rhsn = bd_ = rd = None
     keep.clear()
-    from .bench import report
     report(rows, nw, out)
     return rows

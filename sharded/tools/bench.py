@@ -13,41 +13,18 @@ import time
 
 import numpy as np
 
+import sharded as st
 
-def _median_time(fn, repeat: int, slow_s: float = float("inf")) -> float:
-    """Median of ``repeat`` timed runs after a warm-up; a warm-up slower than ``slow_s`` is
-    the answer itself (a run that long is not repeated)."""
-    t = time.perf_counter()
-    fn()  # warm-up: first-touch page faults, imports, actor code paths
-    first = time.perf_counter() - t
-    if first > slow_s:
-        return first
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
-
-
-def _dask():
-    try:
-        import dask
-        import dask.array as da
-        dask.config.set(scheduler="threads")
-        return da
-    except ImportError:
-        return None
+from .bench_linalg import run as run_linalg
+from .timing import dask_array, median_time, report
 
 
 def run(size: int = 50_000_000, repeat: int = 5, tiny_ops: int = 200, reshard_gb: float = 2.0,
         mlp_rows: int = 1_000_000, linalg: bool = True, out=print) -> list:
     """Run the cases; returns rows ``(name, sharded_s, numpy_s, dask_s, target)``."""
-    import sharded as st
-
     sess = st.init()
     nw = sess.executor.num_workers
-    da = _dask()
+    da = dask_array()
     st.manual_seed(0)
     x = st.rand(size, dtype=st.float64)
     y = st.rand(size, dtype=st.float64)
@@ -60,11 +37,11 @@ def run(size: int = 50_000_000, repeat: int = 5, tiny_ops: int = 200, reshard_gb
     keep = {}
 
     def case(name, f_st, f_np, f_da, target):
-        ts = _median_time(f_st, repeat)
+        ts = median_time(f_st, repeat)
         keep.clear()
-        tn = _median_time(f_np, repeat)
+        tn = median_time(f_np, repeat)
         keep.clear()
-        td = _median_time(f_da, repeat) if da is not None else float("nan")
+        td = median_time(f_da, repeat) if da is not None else float("nan")
         keep.clear()
         rows.append((name, ts, tn, td, target))
 
@@ -146,7 +123,6 @@ def run(size: int = 50_000_000, repeat: int = 5, tiny_ops: int = 200, reshard_gb
         rows += _mlp_case(st, mlp_rows, max(1, min(repeat, 3)), out)
     report(rows, nw, out)
     if linalg:
-        from .bench_linalg import run as run_linalg
         rows += run_linalg(repeat=max(1, min(repeat, 3)), out=out)
     return rows
 
@@ -236,26 +212,17 @@ def _reshard_case(st, da, gb: float, repeat: int, nw: int):
         keep["r"] = None
         keep["r"] = np.ascontiguousarray(an.T)
 
-    ts = _median_time(st_reshard, repeat)
+    ts = median_time(st_reshard, repeat)
     keep.clear()
-    tn = _median_time(np_copy, repeat)
+    tn = median_time(np_copy, repeat)
     keep.clear()
     td = float("nan")
     if da is not None:
         ad = da.from_array(an, chunks=(-(-n // nw), n)).persist()
-        td = _median_time(lambda: ad.rechunk((n, -(-n // nw))).persist(), repeat)
+        td = median_time(lambda: ad.rechunk((n, -(-n // nw))).persist(), repeat)
         del ad
     return (f"reshard {n * n * 8 / 1e9:.1f} GB rows->cols ({n * n * 8 / ts / 1e9:.2f} GB/s)",
             ts, tn, td, "vs numpy a.T copy")
-
-
-def report(rows, num_workers, out=print) -> None:
-    out(f"sharded benchmark: {num_workers} workers; median of repeated runs; seconds")
-    head = f"{'case':50} {'sharded':>9} {'numpy':>9} {'dask':>9} {'/numpy':>7} {'/dask':>7}  target"
-    out(head)
-    out("-" * len(head))
-    for name, ts, tn, td, target in rows:
-        out(f"{name:50} {ts:9.4f} {tn:9.4f} {td:9.4f} {ts / tn:7.2f} {ts / td:7.2f}  {target}")
 
 
 def main(argv=None) -> int:
@@ -271,7 +238,6 @@ def main(argv=None) -> int:
     p.add_argument("--address", default=None, help="Ray cluster address (default: embedded)")
     p.add_argument("--workers", type=int, default=None, help="number of worker actors")
     a = p.parse_args(argv)
-    import sharded as st
     st.init(address=a.address, num_workers=a.workers)
     try:
         run(a.size, a.repeat, reshard_gb=a.reshard_gb, mlp_rows=a.mlp_rows,

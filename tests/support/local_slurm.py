@@ -2,8 +2,8 @@
 
 Everything lives in one directory: a generated ``slurm.conf``, a fresh munge key and socket,
 state, spool and logs, so it never touches ``/etc/slurm`` or a system munged.  With
-:class:`cluster.netns.VirtualHosts` every Slurm node is its own network host (own IP, own slurmd
-port), so ``srun -w node2`` really reaches another address; without it there is one node on
+:class:`tests.support.netns.VirtualHosts` every Slurm node is its own network host (own IP, own
+slurmd port), so ``srun -w node2`` really reaches another address; without it there is one node on
 127.0.0.1.  The daemons run as root, as in a container (``SlurmUser=root``).
 
 Example
@@ -23,7 +23,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from cluster.netns import VirtualHosts
+from tests.support.netns import VirtualHosts
 
 SLURM_BINARIES = ("munged", "slurmctld", "slurmd", "sbatch", "salloc", "srun", "sinfo")
 

@@ -10,6 +10,8 @@ import time
 
 import numpy as np
 
+import sharded as st
+
 
 def _check(label, got, expected):
     ok = np.allclose(np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64))
@@ -20,8 +22,6 @@ def _check(label, got, expected):
 
 def tour(size: int = 2_000_000) -> None:
     """Run the tour on the current session (started by the caller or on demand)."""
-    import sharded as st
-
     sess = st.runtime.current()
     ex = sess.executor
     print(f"== sharded demo: {ex.num_workers} workers on "

@@ -1,0 +1,276 @@
+"""Random tensors from a counter-based generator: the same values for every sharding.
+
+Element ``i`` (its row-major position in the global tensor) of the ``n``-th draw is
+``hash(seed, counter + i)``, computed by the worker that holds it. So ``st.manual_seed(s);
+st.rand(shape, shards=k)`` gives identical values for every ``k``, dim and layout, and no
+generator state travels between workers: the driver only reserves a range of counters per draw.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .. import dtypes as D
+from ..core.dataflow import Operand
+from ..core.dispatch import apply, placement, size_of
+from ..core.registry import kernel, nondiff, primitive
+from ..errors import ArgumentError
+
+_DEFAULT_SEED = 67280421310721  # torch's default initial seed
+_rng = {"seed": _DEFAULT_SEED, "counter": 0}
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the generator: later random tensors are reproducible for any sharding.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.manual_seed(1); a = st.rand(4, shards=1).tolist()
+    >>> st.manual_seed(1); a == st.rand(4, shards=3).tolist()
+    True
+    """
+    _rng["seed"], _rng["counter"] = int(seed), 0
+
+
+def initial_seed() -> int:
+    """The seed of the generator (the last ``manual_seed``, else torch's default).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.manual_seed(7); st.initial_seed()
+    7
+    """
+    return _rng["seed"]
+
+
+def _draw(n: int):
+    """Reserve ``n`` counters of the global stream; returns (seed, first counter)."""
+    c = _rng["counter"]
+    _rng["counter"] = c + n
+    return _rng["seed"], c
+
+
+# ------------------------------------------------------------------- counter-based bits
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+def _mix64(x):
+    """SplitMix64's finaliser: a bijection of uint64 that scrambles every input bit."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * _M1
+    x = x ^ (x >> np.uint64(27))
+    x = x * _M2
+    return x ^ (x >> np.uint64(31))
+
+
+def _global_index(xp, shape, offsets, gshape):
+    """Row-major global position of every element of a block: the RNG counter."""
+    idx = xp.zeros((1,) * len(shape), dtype=np.uint64)
+    stride = 1
+    for d in reversed(range(len(shape))):
+        r = xp.arange(offsets[d], offsets[d] + shape[d], dtype=np.uint64) * np.uint64(stride)
+        idx = idx + r.reshape((1,) * d + (shape[d],) + (1,) * (len(shape) - d - 1))
+        stride *= gshape[d]
+    return xp.broadcast_to(idx, shape)
+
+
+def random_bits(xp, idx, seed: int, counter: int, stream: int = 0):
+    """64 random bits per element, a pure function of (seed, stream, counter + global index).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sharded.ops.random import random_bits
+    >>> a = random_bits(np, np.arange(4, dtype=np.uint64), 1, 0)
+    >>> bool((a[2:] == random_bits(np, np.arange(2, dtype=np.uint64), 1, 2)).all())
+    True
+    """
+    with np.errstate(over="ignore"):
+        key = _mix64(np.uint64(seed % 2**64) ^ _mix64(np.uint64(stream + 1) * _GOLDEN))
+        return _mix64((idx + np.uint64(counter % 2**64) + np.uint64(1)) * _GOLDEN + key)
+
+
+def _unit(xp, bits, dtype):
+    """Uniform [0, 1) floats from random bits, using as many bits as the dtype's mantissa."""
+    mant = {2: 11, 4: 24}.get(np.dtype(dtype).itemsize, 53)
+    return ((bits >> np.uint64(64 - mant)).astype(np.float64) * 2.0 ** -mant).astype(dtype)
+
+
+# ------------------------------------------------------------------------------ random
+@kernel(name="random")
+def random_kernel(xp, shape, offsets, gshape, seed, counter, dist, dtype, low=0, high=1):
+    """A block of a random tensor; values depend only on the global element position."""
+    idx = _global_index(xp, shape, offsets, gshape)
+    bits = random_bits(xp, idx, seed, counter)
+    if dist == "uniform":
+        return _unit(xp, bits, dtype)
+    if dist == "normal":
+        u1 = 1.0 - _unit(xp, bits, np.float64)  # (0, 1]: log stays finite
+        u2 = _unit(xp, random_bits(xp, idx, seed, counter, stream=1), np.float64)
+        return (xp.sqrt(-2.0 * xp.log(u1)) * xp.cos(2 * np.pi * u2)).astype(dtype)
+    if dist == "integers":
+        span = np.uint64(high - low)
+        return ((bits % span).astype(np.int64) + low).astype(dtype)
+    raise ValueError(f"unknown distribution {dist!r}")
+
+
+@primitive("random", kind="creation")
+def _plan_random(ex, layout, dist, dtype, low=0, high=1) -> Operand:
+    seed, counter = _draw(math.prod(layout.shape))
+    dt = dtype.np.str
+    keys = []
+    for s, (w, offs, shp) in enumerate(layout.shards()):
+        k = ex.new_key()
+        ex.submit(w, "random", (), (k,), {
+            "shape": shp, "offsets": offs, "gshape": layout.shape, "seed": seed,
+            "counter": counter, "dist": dist, "dtype": dt, "low": low, "high": high},
+            ("random", s))
+        keys.append(k)
+    return Operand(layout, dtype, keys)
+
+
+def _finish(t, requires_grad: bool):
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def _sampler(name, dist):
+    """``name(*size, ...)``: a tensor of ``size`` drawn from ``dist`` (``rand``, ``randn``)."""
+    def f(*size, dtype=None, shards=None, dim=None, layout=None, device="cpu",
+          requires_grad=False, **kw):
+        if "size" in kw:
+            size = (kw.pop("size"),)
+        if kw:
+            raise TypeError(f"{name}() got unexpected keyword arguments {sorted(kw)}")
+        dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
+        lay = placement(size_of(size), shards, dim, layout, device)
+        return _finish(apply("random", lay, dist, dt), requires_grad)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"""A tensor of the given size drawn by ``{name}`` (default dtype float32),
+    identical for every sharding after the same ``manual_seed``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.{name}(2, 3, shards=2).shape
+    sharded.Size([2, 3])
+    """
+    return f
+
+
+rand = _sampler("rand", "uniform")
+randn = _sampler("randn", "normal")
+
+
+def randint(low, high=None, size=None, *, dtype=None, shards=None, dim=None, layout=None,
+            device="cpu", requires_grad=False):
+    """Integers uniform in ``[low, high)``: ``randint(high, size)`` or
+    ``randint(low, high, size)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.manual_seed(0); int(st.randint(3, 5, (10,)).min().item()) >= 3
+    True
+    """
+    if size is None:
+        low, high, size = 0, low, high
+    if size is None or high is None:
+        raise ArgumentError("randint() needs high and size: randint(high, size) or "
+                            "randint(low, high, size)")
+    if high <= low:
+        raise ArgumentError(f"randint(): low={low} must be below high={high}")
+    shape = size_of((tuple(size),) if not isinstance(size, numbers.Integral) else (size,))
+    dt = D.as_dtype(dtype) if dtype is not None else D.int64
+    lay = placement(shape, shards, dim, layout, device)
+    return _finish(apply("random", lay, "integers", dt, int(low), int(high)), requires_grad)
+
+
+# ------------------------------------------------------------------------------ randperm
+@kernel(name="randperm")
+def randperm_kernel(xp, n, lo, hi, seed, counter, dtype):
+    """Entries ``lo:hi`` of a random permutation of ``range(n)``: every worker ranks the same n
+    random keys, so the permutation is identical for any sharding."""
+    keys = random_bits(xp, xp.arange(n, dtype=np.uint64), seed, counter)
+    return xp.argsort(keys, kind="stable")[lo:hi].astype(dtype)
+
+
+@primitive("randperm", kind="creation")
+def _plan_randperm(ex, layout, n, dtype) -> Operand:
+    seed, counter = _draw(n)
+    dt = dtype.np.str
+    keys = []
+    for s, (w, offs, shp) in enumerate(layout.shards()):
+        k = ex.new_key()
+        ex.submit(w, "randperm", (), (k,), {
+            "n": n, "lo": offs[0], "hi": offs[0] + shp[0], "seed": seed, "counter": counter,
+            "dtype": dt}, ("randperm", s))
+        keys.append(k)
+    return Operand(layout, dtype, keys)
+
+
+def randperm(n, *, dtype=None, shards=None, dim=None, layout=None, device="cpu",
+             requires_grad=False):
+    """A random permutation of ``0 .. n-1`` (identical for any sharding).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> sorted(st.randperm(5).tolist())
+    [0, 1, 2, 3, 4]
+    """
+    dt = D.as_dtype(dtype) if dtype is not None else D.int64
+    lay = placement(size_of((n,)), shards, dim, layout, device)
+    return _finish(apply("randperm", lay, int(n), dt), requires_grad)
+
+
+# Random tensors have no tensor inputs: nothing to differentiate.
+nondiff("random", "randperm")
+
+
+# ------------------------------------------------------------------------------ *_like
+def _like_kw(input, dtype, shards, dim, layout, device, requires_grad) -> dict:
+    """Keywords of a ``*_like`` call: the input's dtype, device and own layout unless given
+    (same shape, so the input's layout fits)."""
+    place = {"shards": shards, "dim": dim, "layout": layout}
+    if all(v is None for v in place.values()):
+        place = {"layout": input.layout}
+    return {"dtype": dtype or input.dtype, "device": device or input.device,
+            "requires_grad": requires_grad, **place}
+
+
+def rand_like(input, *, dtype=None, shards=None, dim=None, layout=None, device=None,
+              requires_grad=False):
+    """``rand`` with the shape, dtype and layout of ``input``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.rand_like(st.ones(2, 3)).shape
+    sharded.Size([2, 3])
+    """
+    return rand(input.shape, **_like_kw(input, dtype, shards, dim, layout, device,
+                                        requires_grad))
+
+
+def randn_like(input, *, dtype=None, shards=None, dim=None, layout=None, device=None,
+               requires_grad=False):
+    """``randn`` with the shape, dtype and layout of ``input``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.randn_like(st.ones(2, 3, dtype=st.float64)).dtype
+    sharded.float64
+    """
+    return randn(input.shape, **_like_kw(input, dtype, shards, dim, layout, device,
+                                         requires_grad))
+
+
+__all__ = ["rand", "randn", "randint", "randperm", "rand_like", "randn_like", "manual_seed",
+           "initial_seed"]

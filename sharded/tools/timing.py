@@ -1,0 +1,61 @@
+"""Timing helpers shared by the benchmarks: one median timer, the dask loader, the table."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+
+def median_time(fn, repeat: int, slow_s: float = float("inf")) -> float:
+    """Median of ``repeat`` timed runs after a warm-up; a warm-up slower than ``slow_s`` is
+    the answer itself (a run that long is not repeated).
+
+    Examples
+    --------
+    >>> from sharded.tools.timing import median_time
+    >>> median_time(lambda: None, 3) < 1.0
+    True
+    """
+    t = time.perf_counter()
+    fn()  # warm-up: first-touch page faults, imports, actor code paths
+    first = time.perf_counter() - t
+    if first > slow_s:
+        return first
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def dask_array():
+    """``dask.array`` with the threaded scheduler, or ``None`` when dask is not installed
+    (it is an optional benchmark dependency, so it is imported only here)."""
+    try:
+        import dask
+        import dask.array as da
+    except ImportError:
+        return None
+    dask.config.set(scheduler="threads")
+    return da
+
+
+def report(rows, num_workers, out=print) -> None:
+    """Print rows ``(name, sharded_s, numpy_s, dask_s, target)`` as a table with ratios.
+
+    Examples
+    --------
+    >>> from sharded.tools.timing import report
+    >>> report([("add", 1.0, 2.0, 4.0, "")], 2)  # doctest: +NORMALIZE_WHITESPACE
+    sharded benchmark: 2 workers; median of repeated runs; seconds
+    case ... sharded numpy dask /numpy /dask target
+    ---...
+    add ... 1.0000 2.0000 4.0000 0.50 0.25
+    """
+    out(f"sharded benchmark: {num_workers} workers; median of repeated runs; seconds")
+    head = f"{'case':50} {'sharded':>9} {'numpy':>9} {'dask':>9} {'/numpy':>7} {'/dask':>7}  target"
+    out(head)
+    out("-" * len(head))
+    for name, ts, tn, td, target in rows:
+        out(f"{name:50} {ts:9.4f} {tn:9.4f} {td:9.4f} {ts / tn:7.2f} {ts / td:7.2f}  {target}")
