@@ -52,28 +52,10 @@ from .layout import Layout
 from .linalg import bmm, dot, einsum, inner, matmul, mm, mv, outer, tensordot, vdot
 from .ops.creation import *  # noqa: F403
 from .ops.random import *  # noqa: F403
+from .ops.joining import cat, chunk, flip, narrow, roll, select, split, stack, unbind
+from .ops.reshape import broadcast_to, flatten, reshape, squeeze, unsqueeze
+from .ops.views import clone, permute, swapaxes, t, transpose
 from .runtime import init, is_initialized, shutdown
-from .shape import (
-    broadcast_to,
-    cat,
-    chunk,
-    clone,
-    flatten,
-    flip,
-    narrow,
-    permute,
-    reshape,
-    roll,
-    select,
-    split,
-    squeeze,
-    stack,
-    swapaxes,
-    t,
-    transpose,
-    unbind,
-    unsqueeze,
-)
 from .tensor import ShardedTensor, Size
 
 half, double, short, long = float16, float64, int16, int64

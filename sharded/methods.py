@@ -154,28 +154,6 @@ ShardedTensor.zero_ = zero_
 ShardedTensor.copy_ = copy_
 
 
-# ------------------------------------------------------------------ views and indexing
-from . import indexing as _ix  # noqa: E402
-from . import shape as S  # noqa: E402
-
-for _n in ("view reshape flatten permute transpose swapaxes t squeeze unsqueeze expand "
-           "expand_as contiguous clone narrow select split chunk unbind flip roll").split():
-    setattr(ShardedTensor, _n, getattr(S, _n))
-ShardedTensor.__getitem__ = _ix.getitem
-ShardedTensor.__setitem__ = _ix.setitem
-ShardedTensor.T = property(lambda self: S.permute(self, tuple(reversed(range(self.ndim)))))
-ShardedTensor.mT = property(lambda self: S.transpose(self, -2, -1))
-
-
-def _iter(self):
-    if self.ndim == 0:
-        raise TypeError("iteration over a 0-d tensor")
-    return iter(S.unbind(self, 0))
-
-
-ShardedTensor.__iter__ = _iter
-
-
 # ------------------------------------------------------------------ autograd
 from . import autograd as _ag  # noqa: E402
 

@@ -171,3 +171,50 @@ def assemble(xp, *pieces, shape, dtype, places):
     for p, dst in zip(pieces, places):
         out[dst] = p
     return out
+
+
+# ------------------------------------------------- shared by the view, joining and linalg planners
+def reshard(ex, t, layout: Layout) -> Operand:
+    """A copy of ``t`` (a tensor or an :class:`Operand`) laid out as ``layout`` (a bound layout
+    of the same shape): the planner of the ``reshard`` primitive, for planners that move
+    their own intermediate operands too.
+
+    Blocks that already sit on the right worker are copied locally; the rest travel worker to
+    worker and are assembled where they land.
+    """
+    args, temps = align(ex, t, layout)
+    keys = []
+    dtype = t._dtype.np.str
+    for s, ((w, _, _), a) in enumerate(zip(layout.shards(), args)):
+        if a[0] == "k" and any(w == tw and a[1] == tk for tw, tk in temps):
+            keys.append(a[1])  # assembled for us already: take it over instead of copying
+            continue
+        k = ex.new_key()
+        ex.submit(w, "copy", (a,), (k,), {"dtype": dtype}, label=("reshard", s))
+        keys.append(k)
+    free_temps(ex, [(w, k) for w, k in temps if k not in keys])
+    return Operand(layout, t._dtype, keys)
+
+
+def map_shards(ex, x, out: Layout, sources, kernel, params_of, label) -> Operand:
+    """One ``kernel`` command per shard ``s`` of ``out``, reading shard ``sources[s]`` of
+    ``x`` on the same worker (views, local copies: no byte moves); ``params_of(s, j, shape)``
+    gives the command's parameters."""
+    keys = []
+    for s, (w, _, shp) in enumerate(out.shards()):
+        j = sources[s]
+        k = ex.new_key()
+        ex.submit(w, kernel, (("k", x._keys[j], None),), (k,), params_of(s, j, shp), (label, s))
+        keys.append(k)
+    return Operand(out, x._dtype, keys)
+
+
+def as_view(out, base, strides, offset):
+    """Mark tensor ``out`` (just made by a view primitive from ``base``) a view of ``base``'s
+    storage with torch's ``strides`` and storage ``offset``: it shares the base's version
+    counter, and an expanded view (a zero stride over a dim of size > 1) is read-only."""
+    out._strides, out._offset = tuple(strides), offset
+    out._base = base._base if base._base is not None else base
+    out._vc = base._vc  # a view and its base share one version counter
+    out._readonly = base._readonly or 0 in [s for s, n in zip(strides, out.shape) if n > 1]
+    return out

@@ -2,4 +2,14 @@
 planner, VJP, public names), registered in :mod:`sharded.core.registry`."""
 
 from ..core import registry  # noqa: F401  (``sharded.ops.registry``: the table they fill)
-from . import creation, elementwise, indexing, matmul, movement, random, reduce, views  # noqa: F401
+from . import (  # noqa: F401
+    creation,
+    elementwise,
+    indexing,
+    joining,
+    matmul,
+    random,
+    reduce,
+    reshape,
+    views,
+)

@@ -15,7 +15,7 @@ import numpy as np
 from .. import dtypes as D
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..layout import Layout
-from .movement import align, free_temps, region
+from ..core.dataflow import align, free_temps, region
 from ..core.dataflow import Operand as Result
 from ..core.registry import primitive
 

@@ -1,27 +1,236 @@
-"""Advanced indexing: gathers and scatters of points across shards, and boolean masks.
+"""``x[key]`` and ``x[key] = value`` with numpy/torch semantics: basic keys, advanced keys
+(gathers and scatters of points across shards) and boolean masks.
 
-The driver turns an advanced key into source coordinates with NumPy's own indexing rules (on
-zero-stride index grids, so it costs memory of the result's size, not the tensor's), then
-plans per (source shard, result shard) pair: the source worker extracts its points, the result
-worker scatters them into place. Points that already sit on the result's worker never move.
-A boolean mask aligned with the tensor's row split is applied shard-locally; only the counts
-(one int per shard) travel to the driver to lay out the data-dependent result.
+Basic keys (ints, slices with steps, ``None``, ``...``) give views that share storage (the
+``index_basic`` view primitive in :mod:`sharded.ops.views`). Any advanced part (integer
+lists/arrays/tensors, boolean masks) gives a copy: the driver works out the source coordinates
+with NumPy's own rules on zero-stride index grids (so every mix of advanced and basic indices
+means exactly what it means in NumPy, at a memory cost of the result's size, not the
+tensor's), then plans per (source shard, result shard) pair: the source worker extracts its
+points, the result worker scatters them into place; points that already sit on the result's
+worker never move. Integer and boolean *tensor* indices are read to the driver for planning
+(index data, not the tensor's data). A boolean tensor mask over the leading dims of a tensor
+split by rows selects shard-locally and its result stays sharded; only the counts (one int
+per shard) travel to the driver to lay out the data-dependent result. Out-of-range indices
+raise :class:`~sharded.errors.IndexOutOfRange` naming the index, the dim and its size, before
+anything is changed.
 """
 
 from __future__ import annotations
 
 import collections
+import numbers
 
 import numpy as np
 
-from ..layout import Layout, split_sizes
-from .movement import align, free_temps
-from ..core.dataflow import Operand as Result
-from ..core.registry import primitive
+from ..core.dataflow import Operand, align, as_view, free_temps
+from ..core.dispatch import apply, is_tensor
+from ..core.registry import bind, kernel, primitive, vjp
+from ..errors import ArgumentError, IndexOutOfRange
+from ..layout import Layout
 
 
-def _locate(lay: Layout, coords):
-    """Shard index and shard-local coordinates of every point (coords: one array per dim)."""
+# ------------------------------------------------------------------------ keys
+def _is_int(k) -> bool:
+    return isinstance(k, numbers.Integral) and not isinstance(k, (bool, np.bool_))
+
+
+def basic_entries(shape, key):
+    """The normalised entries of a basic key (what ``index_basic`` takes), or None if any
+    part of ``key`` is advanced: ``("int", i)``, ``("slice", start, stop, step)`` (one per
+    indexed dim, values normalised by ``slice.indices``) and ``("new",)`` for ``None``.
+
+    Examples
+    --------
+    >>> basic_entries((4, 5), (-1, None))
+    [('int', 3), ('new',), ('slice', 0, 5, 1)]
+    >>> basic_entries((4, 5), [0, 1]) is None
+    True
+    """
+    if not isinstance(key, tuple):
+        key = (key,)
+    if any(not (_is_int(k) or isinstance(k, slice) or k is None or k is Ellipsis)
+           for k in key):
+        return None
+    if sum(k is Ellipsis for k in key) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    ndim = len(shape)
+    used = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if used > ndim:
+        raise IndexOutOfRange(f"too many indices for tensor of dimension {ndim} (got {used})")
+    if Ellipsis in key:
+        i = key.index(Ellipsis)
+        key = key[:i] + (slice(None),) * (ndim - used) + key[i + 1:]
+    else:
+        key = key + (slice(None),) * (ndim - used)
+    out, d = [], 0
+    for k in key:
+        if k is None:
+            out.append(("new",))
+            continue
+        n = shape[d]
+        if _is_int(k):
+            i = int(k)
+            if not -n <= i < n:
+                raise IndexOutOfRange(f"index {i} is out of bounds for dimension {d} with "
+                                      f"size {n}")
+            out.append(("int", i % n))
+        else:
+            if k.step == 0:
+                raise ArgumentError("slice step cannot be zero")
+            out.append(("slice",) + k.indices(n))
+        d += 1
+    return out
+
+
+def index_strides(shape, strides, offset, entries):
+    """torch's strides and storage offset of ``x[key]``: entries apply left to right to an
+    intermediate result, an int selects, a slice steps, and ``None`` unsqueezes there (its
+    stride is ``size * stride`` of the dim it lands before, 1 at the end).
+
+    Examples
+    --------
+    >>> index_strides((4, 5), (5, 1), 0, [("int", 1), ("slice", 0, 5, 2)])
+    ([2], 5)
+    """
+    sizes, strides = list(shape), list(strides)
+    d = 0
+    for e in entries:
+        if e[0] == "new":
+            strides.insert(d, sizes[d] * strides[d] if d < len(sizes) else 1)
+            sizes.insert(d, 1)
+            d += 1
+        elif e[0] == "int":
+            offset += e[1] * strides[d]
+            del sizes[d], strides[d]
+        else:
+            n = len(range(*e[1:]))
+            offset += (e[1] * strides[d]) if n else 0
+            sizes[d], strides[d] = n, strides[d] * e[3]
+            d += 1
+    return strides, offset
+
+
+def _to_numpy_key(k):
+    if is_tensor(k):
+        return k.numpy()
+    if isinstance(k, (list, tuple)):
+        a = np.asarray([v.numpy() if is_tensor(v) else v for v in k])
+        # ``x[[]]`` selects nothing (NumPy and torch), though ``asarray([])`` is float
+        return a.astype(np.int64) if a.size == 0 and a.dtype.kind == "f" else a
+    return k
+
+
+def coords_of(shape, key):
+    """Source coordinates (one int array per dim) of an advanced key, by NumPy's rules.
+
+    Examples
+    --------
+    >>> [c.tolist() for c in coords_of((3, 4), ([0, 2], -1))]
+    [[0, 2], [3, 3]]
+    """
+    if not isinstance(key, tuple):
+        key = (key,)
+    key = tuple(_to_numpy_key(k) for k in key)
+    shape = tuple(shape)
+    grids = []
+    for d, n in enumerate(shape):
+        g = np.arange(n).reshape((1,) * d + (n,) + (1,) * (len(shape) - d - 1))
+        grids.append(np.broadcast_to(g, shape))
+    try:
+        return [g[key] for g in grids] if grids else []
+    except IndexError as e:
+        raise IndexOutOfRange(f"{e} (tensor shape {list(shape)})") from None
+
+
+def _mask_of(x, key):
+    """The bool tensor mask of ``x[mask]``, if the shard-local mask path applies."""
+    if isinstance(key, tuple) and len(key) == 1:
+        key = key[0]
+    if (is_tensor(key) and key.dtype.name == "bool" and 0 < key.ndim <= x.ndim
+            and tuple(key.shape) == tuple(x.shape[:key.ndim])):
+        return key
+    return None
+
+
+# ------------------------------------------------------------------ getitem and setitem
+@bind("__getitem__")
+def getitem(x, key):
+    """``x[key]``: a view for basic keys, a gathered copy for advanced ones.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.arange(12, shards=3).view(3, 4)
+    >>> x[1:, ::2].tolist(), x[[0, 2], -1].tolist(), x[x > 9].tolist()
+    ([[4, 6], [8, 10]], [3, 11], [10, 11])
+    """
+    entries = basic_entries(x.shape, key)
+    if entries is not None:
+        strides, offset = index_strides(x.shape, x.stride(), x.storage_offset(), entries)
+        return as_view(apply("index_basic", x, entries), x, strides, offset)
+    mask = _mask_of(x, key)
+    if mask is not None:
+        lay = x.layout  # selects shard-locally when only dim 0 is split
+        src = x if lay.is_replicated or all(g == 1 for g in lay.grid[1:]) else x.reshard(dim=0)
+        return apply("mask_select", src, mask)
+    coords = coords_of(x.shape, key)
+    return apply("gather", x, coords, coords[0].shape if coords else ())
+
+
+@bind("__setitem__")
+def setitem(x, key, value):
+    """``x[key] = value`` in place (scalars, NumPy arrays, tensors; broadcasting).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.zeros(4)
+    >>> x[1:3] = 5; x[[0]] = -1; x[x > 4] = 2
+    >>> x.tolist()
+    [-1.0, 2.0, 2.0, 0.0]
+    """
+    if x._readonly:
+        raise ArgumentError("unsupported operation: more than one element of the written-to "
+                            "tensor refers to a single memory location (an expanded view)")
+    if basic_entries(x.shape, key) is not None:
+        getitem(x, key).copy_(value)
+        return
+    mask = _mask_of(x, key)
+    lay = x.layout
+    scalar = not (is_tensor(value) or isinstance(value, (np.ndarray, list, tuple))) or (
+        is_tensor(value) and value.ndim == 0)
+    if mask is not None and scalar and (mask.ndim == x.ndim or lay.is_replicated or all(
+            g == 1 for g in lay.grid[mask.ndim:])):
+        if is_tensor(value):
+            value = value.to(x.dtype)
+        apply("put_mask", x, mask, value, target=x)
+        return
+    coords = coords_of(x.shape, key)
+    if is_tensor(value):
+        value = value.numpy()  # advanced assignment reads a tensor value on the driver
+    value = np.asarray(value, dtype=x.dtype.np) if not np.isscalar(value) else value
+    if np.ndim(value):
+        try:
+            np.broadcast_to(value, coords[0].shape)
+        except ValueError:
+            raise ArgumentError(f"shape mismatch: value of shape {np.shape(value)} cannot be "
+                                f"broadcast to indexing result of shape "
+                                f"{coords[0].shape}") from None
+    apply("put_points", x, coords, value, target=x)
+
+
+# ------------------------------------------------------------------ points across shards
+def locate(lay: Layout, coords):
+    """Shard index and shard-local coordinates of every point (coords: one array per dim).
+
+    Examples
+    --------
+    >>> lay = Layout(dim=0, shards=2).bind((4,), 2)
+    >>> [a.tolist() for a in (locate(lay, [np.array([0, 3])])[0],) + tuple(
+    ...     locate(lay, [np.array([0, 3])])[1])]
+    [[0, 1], [0, 1]]
+    """
     shard = np.zeros(coords[0].shape, dtype=np.int64)
     local = []
     for d, c in enumerate(coords):
@@ -34,23 +243,46 @@ def _locate(lay: Layout, coords):
     return shard, local
 
 
+def _flat_start(offs, shape) -> int:
+    """Flat C-order position of a row-split block's first element."""
+    if not shape:
+        return 0
+    return int(offs[0]) * int(np.prod(shape[1:], dtype=np.int64))
+
+
 def row_layout(shape, num_workers: int) -> Layout:
-    """The default layout of a new result: rows split evenly over the workers."""
+    """The default layout of a new result: rows split evenly over the workers.
+
+    Examples
+    --------
+    >>> row_layout((5, 2), 2).bounds
+    ((0, 3, 5), (0, 2))
+    """
     if not shape:
         return Layout().bind(shape, num_workers)
     k = max(1, min(num_workers, shape[0]))
     return Layout(dim=0, shards=k).bind(shape, num_workers)
 
 
-@primitive("gather", kind="index")
-def gather(ex, x, coords, shape) -> Result:
+@kernel
+def gather(xp, *pieces, shape, dtype, positions):
+    """Build a block from 1-D value pieces: piece ``i`` lands at flat ``positions[i]``."""
+    out = xp.empty(shape, dtype=dtype)
+    flat = out.reshape(-1)
+    for p, pos in zip(pieces, positions):
+        flat[pos] = p.reshape(-1)
+    return out
+
+
+@primitive("gather", kernels=[gather], kind="index")
+def _gather_plan(ex, x, coords, shape) -> Operand:
     """The elements of ``x`` at ``coords`` (one int array per dim, all of result ``shape``),
     as a new tensor split by rows over the workers."""
     lay = x._layout
     out = row_layout(shape, ex.num_workers)
     local = [c.reshape(-1) for c in coords]
     if not lay.is_replicated:
-        src, local = _locate(lay, local)
+        src, local = locate(lay, local)
     shards = lay.shards()
     dt = x._dtype.np.str
     plans = []  # per result shard: [(source shard, positions, local coords, source worker)]
@@ -82,46 +314,117 @@ def gather(ex, x, coords, shape) -> Result:
         args = [("k", x._keys[j], lc) if sw == w else ("x", next(handles[sw]))
                 for j, _, lc, sw in pieces]
         k = ex.new_key()
-        ex.submit(w, "scatter_assemble", tuple(args), (k,),
+        ex.submit(w, "gather", tuple(args), (k,),
                   {"shape": shp, "dtype": dt, "positions": [p[1] for p in pieces]},
-                  ("getitem", r))
+                  ("gather", r))
         keys.append(k)
-    return Result(out, x._dtype, tuple(keys))
+    return Operand(out, x._dtype, keys)
 
 
-def _flat_start(offs, shape) -> int:
-    """Flat C-order position of a row-split block's first element."""
-    if not shape:
-        return 0
-    return int(offs[0]) * int(np.prod(shape[1:], dtype=np.int64))
+@vjp("gather")
+def _gather_vjp(gs, node):
+    x, coords, _ = node.args
+    z = apply("full", x._layout, 0, gs[0].dtype)  # zeros like x, in the gradient's dtype
+    apply("scatter_add", z, coords, gs[0], target=z)  # repeated indices accumulate
+    return (z, None, None)
 
 
-@primitive("mask_select", kind="index")
-def mask_select(ex, x, mask) -> Result:
-    """``x[mask]`` for a bool tensor covering ``x``'s leading dims, ``x`` split on dim 0 only
-    (the caller reshards otherwise). Shards select locally; the driver reads only counts."""
-    lay = x._layout
-    margs, temps = _mask_args(ex, mask, lay)
-    keys, counts = [], []
-    for s, ((w, _, _), a) in enumerate(zip(lay.shards(), margs)):
-        k, c = ex.new_key(), ex.new_key()
-        ex.submit(w, "mask_select", (("k", x._keys[s], None), a), (k,), None, ("getitem", s))
-        ex.submit(w, "count", (a,), (c,), None, ("getitem", s))
-        keys.append(k)
-        counts.append((w, c))
-    free_temps(ex, temps)
-    n = [int(v) for v in ex.fetch([(w, c, None) for w, c in counts])]
-    free_temps(ex, counts)
-    rest = lay.shape[mask._layout.ndim:]
-    if lay.is_replicated:  # every replica selected the same elements: count them once
-        n = n[:1]
-    shape = (sum(n),) + tuple(rest)
-    bounds = [tuple(np.cumsum([0] + n).tolist())] + [(0, m) for m in rest]
+@kernel
+def scatter_add(xp, a, *values, coords):
+    """Add ``values[i]`` at points ``coords[i]`` of ``a`` in place (repeats accumulate)."""
+    for v, c in zip(values, coords):
+        if xp is np:
+            np.add.at(a, c, v)
+        else:  # CuPy's scatter_add is the same operation
+            xp.add.at(a, c, v) if hasattr(xp.add, "at") else xp.scatter_add(a, c, v)
+    return a
+
+
+@primitive("scatter_add", kernels=[scatter_add], kind="index")
+def _scatter_add_plan(ex, x, coords, values, target) -> Operand:
+    """Add ``values`` (a tensor of the coordinates' shape, split by rows as ``gather`` makes
+    it) into ``x`` at ``coords`` in place; repeated coordinates accumulate. The inverse of a
+    gather: each block of ``values`` sends every shard of ``x`` the points it owns."""
+    lay, vlay = x._layout, values._layout
+    flat = [c.reshape(-1) for c in coords]
     if lay.is_replicated:
-        out = Layout.from_bounds(shape, [(0, m) for m in shape], lay.workers, replicated=True)
+        src, local = np.zeros(flat[0].shape, np.int64), flat
     else:
-        out = Layout.from_bounds(shape, bounds, lay.workers)
-    return Result(out, x._dtype, tuple(keys))
+        src, local = locate(lay, flat)
+    gshape = tuple(vlay.shape)
+    req, plan = collections.defaultdict(list), []
+    for r, (vw, offs, shp) in enumerate(vlay.shards()):
+        lo, n = _flat_start(offs, gshape), int(np.prod(shp))
+        s_r = src[lo:lo + n]
+        for j in np.unique(s_r):
+            sel = np.nonzero(s_r == j)[0]
+            lc = tuple(c[lo:lo + n][sel] for c in local)
+            pick = np.unravel_index(sel, shp)  # the points, in the values block's coords
+            for jj in (range(len(lay.workers)) if lay.is_replicated else [int(j)]):
+                w = lay.shards()[jj][0]
+                if w == vw:
+                    plan.append((jj, w, ("k", values._keys[r], pick), lc))
+                else:
+                    req[vw].append((values._keys[r], pick))
+                    ex.bytes_moved += len(sel) * values._dtype.itemsize
+                    plan.append((jj, w, vw, lc))
+    handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
+    for jj, w, arg, lc in plan:
+        a = arg if isinstance(arg, tuple) else ("x", next(handles[arg]))
+        ex.submit(w, "scatter_add", (("k", x._keys[jj], None), a), (x._keys[jj],),
+                  {"coords": [lc]}, ("scatter_add", jj), inplace=True)
+    return Operand(lay, x._dtype, x._keys)
+
+
+@vjp("scatter_add")
+def _scatter_add_vjp(gs, node):  # x + scatter(values): values' gradient is gathered back
+    _, coords, values = node.args
+    return (gs[0], None, apply("gather", gs[0], coords, tuple(values.shape)))
+
+
+@kernel
+def put_points(xp, a, *values, coords):
+    """``a`` with points ``coords[i]`` set to ``values[i]`` (later pieces win on repeats)."""
+    for v, c in zip(values, coords):
+        a[c] = v
+    return a
+
+
+@primitive("put_points", kernels=[put_points], kind="index")
+def _put_points_plan(ex, x, coords, values, target) -> Operand:
+    """``x[coords] = values`` in place; ``values`` is a scalar or a driver array of the
+    coordinates' shape (a tensor value is read first by the caller)."""
+    lay = x._layout
+    flat = [c.reshape(-1) for c in coords]
+    vals = None if np.ndim(values) == 0 else np.broadcast_to(values, coords[0].shape).reshape(-1)
+    if lay.is_replicated:
+        targets = [(s, flat, slice(None)) for s in range(len(lay.workers))]
+    else:
+        src, local = locate(lay, flat)
+        targets = []
+        for j in np.unique(src):
+            sel = np.nonzero(src == j)[0]
+            targets.append((int(j), [c[sel] for c in local], sel))
+    for j, lc, sel in targets:
+        v = values if vals is None else vals[sel]
+        w = lay.workers[j] if lay.is_replicated else lay.shards()[j][0]
+        ex.submit(w, "put_points", (("k", x._keys[j], None), ("c", v)), (x._keys[j],),
+                  {"coords": [tuple(lc)]}, ("put_points", j), inplace=True)
+    return Operand(lay, x._dtype, x._keys)
+
+
+@vjp("put_points")
+def _put_points_vjp(gs, node):  # overwritten points get no gradient; values are driver data
+    _, coords, _ = node.args
+    g = gs[0].clone()
+    apply("put_points", g, coords, 0, target=g)
+    return (g, None, None)
+
+
+# ------------------------------------------------------------------------ boolean masks
+def _lead_layout(lay: Layout, nd: int) -> Layout:
+    """``lay`` restricted to its first ``nd`` dims (where a leading-dims mask must live)."""
+    return Layout.from_bounds(lay.shape[:nd], lay.bounds[:nd], lay.workers, lay.is_replicated)
 
 
 def _mask_args(ex, mask, lay: Layout):
@@ -137,49 +440,106 @@ def _mask_args(ex, mask, lay: Layout):
     return margs, temps
 
 
-def _lead_layout(lay: Layout, nd: int) -> Layout:
-    """``lay`` restricted to its first ``nd`` dims (where a leading-dims mask must live)."""
-    return Layout.from_bounds(lay.shape[:nd], lay.bounds[:nd], lay.workers, lay.is_replicated)
+@kernel
+def mask_select(xp, a, m):
+    """``a[m]`` for a bool mask over the leading dims of a block."""
+    return a[m]
 
 
-@primitive("put_mask", kind="index")
-def put_mask(ex, x, mask, value, target) -> Result:
+@kernel
+def count(xp, m):
+    """Number of true elements of a block, as a 0-d int64 array."""
+    return xp.asarray(xp.count_nonzero(m), dtype=np.int64)
+
+
+@primitive("mask_select", kernels=[mask_select, count], kind="index")
+def _mask_select_plan(ex, x, mask) -> Operand:
+    """``x[mask]`` for a bool tensor covering ``x``'s leading dims, ``x`` split on dim 0 only
+    (the caller reshards otherwise). Shards select locally; the driver reads only counts."""
+    lay = x._layout
+    margs, temps = _mask_args(ex, mask, lay)
+    keys, counts = [], []
+    for s, ((w, _, _), a) in enumerate(zip(lay.shards(), margs)):
+        k, c = ex.new_key(), ex.new_key()
+        ex.submit(w, "mask_select", (("k", x._keys[s], None), a), (k,), None,
+                  ("mask_select", s))
+        ex.submit(w, "count", (a,), (c,), None, ("mask_select", s))
+        keys.append(k)
+        counts.append((w, c))
+    free_temps(ex, temps)
+    n = [int(v) for v in ex.fetch([(w, c, None) for w, c in counts])]
+    free_temps(ex, counts)
+    rest = lay.shape[mask._layout.ndim:]
+    if lay.is_replicated:  # every replica selected the same elements: count them once
+        n = n[:1]
+    shape = (sum(n),) + tuple(rest)
+    bounds = [tuple(np.cumsum([0] + n).tolist())] + [(0, m) for m in rest]
+    if lay.is_replicated:
+        out = Layout.from_bounds(shape, [(0, m) for m in shape], lay.workers, replicated=True)
+    else:
+        out = Layout.from_bounds(shape, bounds, lay.workers)
+    return Operand(out, x._dtype, keys)
+
+
+@vjp("mask_select", saves=(1,))
+def _mask_select_vjp(gs, node):
+    x, mask = node.args
+    z = apply("full", x._layout, 0, gs[0].dtype)  # zeros like x, in the gradient's dtype
+    apply("mask_scatter", z, mask, gs[0], target=z)
+    return (z, None)
+
+
+@kernel
+def put_mask(xp, a, m, v):
+    """Set ``a[m] = v`` in place (``v`` a scalar or broadcastable to the selection); NumPy
+    checks shapes before writing, so a failure leaves ``a`` unchanged."""
+    a[m] = v
+    return a
+
+
+@primitive("put_mask", kernels=[put_mask], kind="index")
+def _put_mask_plan(ex, x, mask, value, target) -> Operand:
     """``x[mask] = value`` in place, shard by shard (``value``: a scalar or 0-d tensor)."""
     lay = x._layout
     margs, temps = _mask_args(ex, mask, lay)
-    if hasattr(value, "_layout"):
+    if is_tensor(value):
         vargs, vt = align(ex, value, lay)
         temps += vt
     else:
         vargs = [("c", value)] * len(margs)
     for s, ((w, _, _), a, v) in enumerate(zip(lay.shards(), margs, vargs)):
         ex.submit(w, "put_mask", (("k", x._keys[s], None), a, v), (x._keys[s],), None,
-                  ("setitem", s), inplace=True)
+                  ("put_mask", s), inplace=True)
     free_temps(ex, temps)
-    return Result(lay, x._dtype, x._keys)
+    return Operand(lay, x._dtype, x._keys)
 
 
-@primitive("put_points", kind="index")
-def put_points(ex, x, coords, values, target) -> Result:
-    """``x[coords] = values`` in place; ``values`` is a scalar or a driver array of the
-    coordinates' shape (a ShardedTensor value is read first by the caller)."""
+@vjp("put_mask", saves=(1,))
+def _put_mask_vjp(gs, node):
+    _, mask, value = node.args
+    g = gs[0].clone()
+    apply("put_mask", g, mask, 0, target=g)  # overwritten elements get no gradient
+    # a 0-d tensor value was written at every selected element: it gets their sum
+    gv = gs[0][mask].sum() if is_tensor(value) and value.requires_grad else None
+    return (g, None, gv)
+
+
+@primitive("mask_scatter", kernels=[put_mask], kind="index")
+def _mask_scatter_plan(ex, x, mask, values, target) -> Operand:
+    """``x[mask] = values`` in place where ``values`` is the result of ``x[mask]`` on the same
+    layout (one block per shard, on the same worker): the inverse of a mask selection."""
     lay = x._layout
-    flat = [c.reshape(-1) for c in coords]
-    vals = None if np.ndim(values) == 0 else np.broadcast_to(values, coords[0].shape).reshape(-1)
-    if lay.is_replicated:
-        targets = [(s, flat, slice(None)) for s in range(len(lay.workers))]
-    else:
-        src, local = _locate(lay, flat)
-        targets = []
-        for j in np.unique(src):
-            sel = np.nonzero(src == j)[0]
-            targets.append((int(j), [c[sel] for c in local], sel))
-    for j, lc, sel in targets:
-        v = values if vals is None else vals[sel]
-        w = lay.workers[j] if lay.is_replicated else lay.shards()[j][0]
-        ex.submit(w, "put_points", (("k", x._keys[j], None), ("c", v)), (x._keys[j],),
-                  {"coords": [tuple(lc)]}, ("setitem", j), inplace=True)
-    return Result(lay, x._dtype, x._keys)
+    margs, temps = align(ex, mask, _lead_layout(lay, mask._layout.ndim))
+    for s, ((w, _, _), a) in enumerate(zip(lay.shards(), margs)):
+        ex.submit(w, "put_mask", (("k", x._keys[s], None), a, ("k", values._keys[s], None)),
+                  (x._keys[s],), None, ("mask_scatter", s), inplace=True)
+    free_temps(ex, temps)
+    return Operand(lay, x._dtype, x._keys)
 
 
-__all__ = ["gather", "mask_select", "put_mask", "put_points", "row_layout", "split_sizes"]
+@vjp("mask_scatter", saves=(1,))
+def _mask_scatter_vjp(gs, node):
+    _, mask, _ = node.args
+    g = gs[0].clone()
+    apply("put_mask", g, mask, 0, target=g)  # overwritten elements get no gradient
+    return (g, None, apply("mask_select", gs[0], mask))

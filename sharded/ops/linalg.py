@@ -28,7 +28,7 @@ from ..errors import ArgumentError, ShapeError, ShardedError
 from ..layout import Layout
 from .elementwise import broadcast_shapes
 from .matmul import Arr, gather
-from .movement import reshard
+from ..core.dataflow import reshard
 from ..core.dataflow import Operand as Result
 from ..core.registry import primitive
 
@@ -218,7 +218,7 @@ def run_batched(ex, op, inputs, params, check=True, want_info=False):
         for o, k in zip(outs, keys):
             o.append(k)
     for ft in ftemps:
-        from .movement import free_temps
+        from ..core.dataflow import free_temps
         free_temps(ex, ft)
     for t in temps:
         free_results(ex, [Result(t._layout, t._dtype, t._keys)])

@@ -238,8 +238,7 @@ def eigvals(A, *, as_real=False):
     A = _square("eigvals", A)
     re, im = _batched("eigvals", A)
     if as_real:
-        from ..shape import stack
-        return stack([re, im], -1)
+        return apply("cat", re.unsqueeze(-1), im.unsqueeze(-1), dim=re.ndim)  # stack
     if (im != 0).any().item():
         raise D.DTypeError("linalg.eigvals: the matrix has complex eigenvalues and sharded has "
                            "no complex dtype; pass as_real=True for (real, imag) pairs")

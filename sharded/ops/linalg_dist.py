@@ -41,7 +41,7 @@ from .. import dtypes as D
 from ..layout import Layout
 from .linalg import fail
 from .matmul import Arr, even_bounds, gather
-from .movement import free_temps, reshard
+from ..core.dataflow import free_temps, reshard
 from .reduce import plan_reduce
 from ..core.dataflow import Operand as Result
 from ..core.registry import primitive

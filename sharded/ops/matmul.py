@@ -36,7 +36,7 @@ import math
 import numpy as np
 
 from ..layout import Layout, split_sizes
-from .movement import fetch_regions, free_temps
+from ..core.dataflow import fetch_regions, free_temps
 from .reduce import plan_reduce
 from ..core.dataflow import Operand as Result
 from ..core.registry import primitive

@@ -1,38 +1,39 @@
-"""View primitives: results whose shards are NumPy views of the input's shards.
+"""Views with torch's names and sharing semantics: ``permute`` (``transpose``, ``t``, ``.T``,
+``.mT``), basic indexing (``index_basic``, what ``x[1:, ::2, None]`` makes), and the copies
+``contiguous``/``clone``.
 
-A view gets new shard keys, but each new array shares memory with the base shard on the same
+A view gets new shard keys, but each new shard is a NumPy view of the base shard on the same
 worker, so in-place ops on either side are seen by the other (torch's semantics) and no byte
-moves. Layout rules: ``permute`` permutes the chunk bounds; ``reshape_view`` keeps each shard
-whole when every group of merged/split dims is split only on its leading dim and the chunk
-boundaries land on whole rows of the new shape (see :func:`reshape_bounds`); ``expand`` needs
-the expanded dims unsplit; basic indexing keeps, per dim, the chunks the index touches.
+moves. ``x.stride()``, ``x.storage_offset()`` and ``x.is_contiguous()`` describe the logical
+tensor as torch would (:func:`~sharded.core.dataflow.as_view` records them). Reshaping views
+(``view``, ``reshape``, ``squeeze``, ``expand``...) are in :mod:`sharded.ops.reshape`.
+
+Layout rules: ``permute`` permutes the chunk bounds; basic indexing keeps, per dim, the chunks
+the index touches. Kernels are registered by name in the workers' table; where a public
+function shares its primitive's name (``permute``, ``contiguous``), it takes over the module
+attribute below the kernel's block.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 
-from ..errors import LayoutMismatch
-from ..layout import Layout
-from ..core.dataflow import Operand as Result
-from ..core.registry import primitive
-
-
-def _views(ex, x, out: Layout, sources, kernel, params_of, label) -> Result:
-    """One ``kernel`` command per output shard, reading source shard ``sources[s]``."""
-    keys = []
-    for s, (w, _, shp) in enumerate(out.shards()):
-        j = sources[s]
-        k = ex.new_key()
-        ex.submit(w, kernel, (("k", x._keys[j], None),), (k,), params_of(s, j, shp), (label, s))
-        keys.append(k)
-    return Result(out, x._dtype, tuple(keys))
+from ..core.dataflow import Operand, as_view, map_shards
+from ..core.dispatch import apply
+from ..core.registry import bind, kernel, primitive, vjp
+from ..errors import DimError
+from ..layout import Layout, normalize_dim
 
 
 # ----------------------------------------------------------------------------- permute
-@primitive("permute", kind="view")
-def permute(ex, x, dims) -> Result:
+@kernel
+def permute(xp, a, axes):
+    """A view with permuted axes."""
+    return a.transpose(axes)
+
+
+@primitive("permute", kernels=[permute], kind="view")
+def _permute_plan(ex, x, dims) -> Operand:
     """Axes reordered to ``dims``: chunk bounds travel with their dims, shards stay put."""
     lay = x._layout
     shape = [lay.shape[d] for d in dims]
@@ -48,181 +49,103 @@ def permute(ex, x, dims) -> Result:
                 old[d] = c[i]
             sources.append(lay.index(old))
         out = Layout.from_bounds(shape, bounds, [lay.workers[j] for j in sources])
-    return _views(ex, x, out, sources, "transpose", lambda s, j, shp: {"axes": tuple(dims)},
-                  "permute")
+    return map_shards(ex, x, out, sources, "permute", lambda s, j, shp: {"axes": tuple(dims)},
+                      "permute")
 
 
-# ----------------------------------------------------------------------------- reshape
-def dim_groups(old, new):
-    """Pair runs of ``old`` dims with runs of ``new`` dims of equal product (None if the
-    shapes do not tile; callers handle zero-size tensors separately)."""
-    groups, i, j = [], 0, 0
-    while i < len(old) or j < len(new):
-        go, gn, po, pn = [], [], 1, 1
-        if i < len(old):
-            go.append(i)
-            po *= old[i]
-            i += 1
-        if j < len(new):
-            gn.append(j)
-            pn *= new[j]
-            j += 1
-        while po != pn:
-            if po < pn and i < len(old):
-                go.append(i)
-                po *= old[i]
-                i += 1
-            elif pn < po and j < len(new):
-                gn.append(j)
-                pn *= new[j]
-                j += 1
-            else:
-                return None
-        groups.append((go, gn))
-    return groups
+@vjp("permute")
+def _permute_vjp(gs, node):
+    x, dims = node.args
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d] = i
+    return (gs[0].permute(inv), None)
 
 
-def _lead(dims, sizes):
-    """Position in ``dims`` of the first dim larger than 1 (0 if all are 1)."""
-    return next((i for i, d in enumerate(dims) if sizes[d] > 1), 0)
+@bind("permute", prim="permute")
+def permute(x, *dims):
+    """Reorder dims (a view; chunk bounds move with their dims, no data moves).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.zeros(2, 3, 4).permute(2, 0, 1).shape
+    sharded.Size([4, 2, 3])
+    """
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    dims = tuple(normalize_dim(int(d), x.ndim) for d in dims)
+    if sorted(dims) != list(range(x.ndim)):
+        raise DimError(f"permute(): dims {dims} are not a permutation of {x.ndim} dims")
+    st_ = x.stride()
+    return as_view(apply("permute", x, dims), x, [st_[d] for d in dims], x.storage_offset())
 
 
-def _bounds_keeping_shards(lay: Layout, new):
-    """Chunk bounds of ``new`` that keep every shard of ``lay`` whole, or None."""
-    old = lay.shape
-    groups = dim_groups(old, new)
-    if groups is None:
-        return None
-    bounds = [(0, n) for n in new]
-    for go, gn in groups:
-        if not go or not gn:
-            continue
-        q, r = _lead(go, old), _lead(gn, new)
-        if any(lay.grid[d] > 1 for i, d in enumerate(go) if i != q):
-            return None
-        b = lay.bounds[go[q]]
-        if len(b) == 2:
-            continue
-        if any(new[d] > 1 for d in gn[:r]):
-            return None
-        p_old = math.prod(old[d] for d in go[q + 1:])
-        p_new = math.prod(new[d] for d in gn[r + 1:])
-        if any(v * p_old % p_new for v in b):
-            return None
-        bounds[gn[r]] = tuple(v * p_old // p_new for v in b)
-    if math.prod(len(b) - 1 for b in bounds) != len(lay.workers):
-        return None
-    return bounds
+@bind("transpose", "swapaxes")
+def transpose(x, dim0, dim1):
+    """Swap two dims (a view).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.zeros(2, 3).transpose(0, 1).shape
+    sharded.Size([3, 2])
+    """
+    if x.ndim == 0:
+        return x
+    a, b = normalize_dim(dim0, x.ndim), normalize_dim(dim1, x.ndim)
+    dims = list(range(x.ndim))
+    dims[a], dims[b] = b, a
+    return permute(x, dims)
 
 
-def compact(lay: Layout):
-    """``lay`` without its empty chunks, and the shard of ``lay`` each kept shard is; None
-    when nothing would be dropped. Empty shards hold no data, so a view may leave them out:
-    a size-1 dim cut into chunks (1, 0, 0) then no longer blocks a shard-local reshape."""
-    if lay.is_replicated or 0 in lay.shape:
-        return None
-    keep = [[c for c in range(len(b) - 1) if b[c + 1] > b[c]] for b in lay.bounds]
-    if all(len(k) == len(b) - 1 for k, b in zip(keep, lay.bounds)):
-        return None
-    bounds = [(0,) + tuple(b[c + 1] for c in k) for b, k in zip(lay.bounds, keep)]
-    sources = [lay.index(cs) for cs in itertools.product(*keep)]
-    return Layout.from_bounds(lay.shape, bounds, [lay.workers[j] for j in sources]), sources
+swapaxes = transpose
 
 
-def reshape_plan(lay: Layout, new):
-    """``(bounds of new, source shard of each new shard, workers)`` of a shard-local reshape
-    of ``lay`` to ``new``, or None when data would have to move between workers."""
-    b = _bounds_keeping_shards(lay, new)
-    if b is not None:
-        return b, list(range(len(lay.workers))), lay.workers
-    c = compact(lay)
-    if c is None:
-        return None
-    small, sources = c
-    b = _bounds_keeping_shards(small, new)
-    return None if b is None else (b, sources, small.workers)
+@bind("t")
+def t(x):
+    """Transpose of a tensor of at most 2 dims (a view), as ``torch.t``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.zeros(2, 5).t().shape
+    sharded.Size([5, 2])
+    """
+    if x.ndim > 2:
+        raise DimError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
+    return transpose(x, 0, 1) if x.ndim == 2 else x
 
 
-def reshape_bounds(lay: Layout, new):
-    """Chunk bounds of ``new`` that keep every (non-empty) shard of ``lay`` whole, or None."""
-    plan = reshape_plan(lay, new)
-    return None if plan is None else plan[0]
+def _reversed_dims(x):
+    """``x.T``: all dims reversed (a view).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.zeros(2, 3, 4).T.shape
+    sharded.Size([4, 3, 2])
+    """
+    return permute(x, tuple(reversed(range(x.ndim))))
 
 
-def fallback_layout(lay: Layout, new, num_workers: int) -> Layout:
-    """A layout of the old shape, split along one dim, from which ``reshape(new)`` is local:
-    the dim group offering the most whole-row units is split (so the copy stays spread over
-    the workers)."""
-    old = lay.shape
-    best = None
-    for go, gn in dim_groups(old, new):
-        if not go or not gn:
-            continue
-        q, r = _lead(go, old), _lead(gn, new)
-        p_old = math.prod(old[d] for d in go[q + 1:])
-        p_new = math.prod(new[d] for d in gn[r + 1:])
-        unit = p_new // math.gcd(p_new, p_old)
-        units = old[go[q]] // unit
-        if best is None or units > best[0]:
-            best = (units, unit, go[q])
-    units, unit, d = best
-    k = max(1, min(num_workers, units))
-    from ..layout import split_sizes
-    sizes = [s * unit for s in split_sizes(units, k)]
-    return Layout(chunks={d: sizes}).bind(old, num_workers)
+def _matrix_transpose(x):
+    """``x.mT``: the last two dims swapped (a view).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.zeros(5, 2, 3).mT.shape
+    sharded.Size([5, 3, 2])
+    """
+    return transpose(x, -2, -1)
 
 
-@primitive("reshape_view", kind="view")
-def reshape_view(ex, x, shape, copy=False) -> Result:
-    """``x`` with a new shape, shard by shard (the caller checked :func:`reshape_bounds`).
-    ``copy=False`` insists on NumPy views (``view``); ``True`` lets NumPy copy a shard that
-    cannot be viewed (``reshape``). Empty shards may be dropped (see :func:`compact`)."""
-    lay = x._layout
-    shape = tuple(shape)
-    if lay.is_replicated:
-        out = Layout.from_bounds(shape, [(0, n) for n in shape], lay.workers, replicated=True)
-        sources = list(range(len(lay.workers)))
-    else:
-        plan = reshape_plan(lay, shape)
-        if plan is None:
-            raise LayoutMismatch(f"reshape of layout {lay} to {shape} is not shard-local")
-        bounds, sources, workers = plan
-        out = Layout.from_bounds(shape, bounds, workers)
-    return _views(ex, x, out, sources, "reshape" if copy else "view",
-                  lambda s, j, shp: {"shape": shp}, "view")
+bind("T")(property(_reversed_dims))
+bind("mT")(property(_matrix_transpose))
 
 
-# ----------------------------------------------------------------------------- expand
-def expand_plan(lay: Layout, shape):
-    """``(layout, sources)`` of ``lay`` expanded to ``shape`` as a view, or None when a
-    size-1 dim to be expanded is split (into chunks holding data)."""
-    sources = list(range(len(lay.workers)))
-    off = len(shape) - lay.ndim
-    grown = [i for i in range(lay.ndim) if lay.shape[i] != shape[i + off]]
-    if not lay.is_replicated and any(lay.grid[i] > 1 for i in grown):
-        c = compact(lay)
-        if c is None or any(c[0].grid[i] > 1 for i in grown):
-            return None
-        lay, sources = c
-    bounds = [(0, n) for n in shape]
-    for i in range(lay.ndim):
-        if i not in grown:
-            bounds[i + off] = lay.bounds[i]
-    return Layout.from_bounds(shape, bounds, lay.workers, lay.is_replicated), sources
-
-
-@primitive("expand", kind="view")
-def expand(ex, x, shape) -> Result:
-    """A read-only view repeating size-1 dims to ``shape`` (the caller checked sizes)."""
-    plan = expand_plan(x._layout, shape)
-    if plan is None:
-        raise LayoutMismatch(f"expand of layout {x._layout} to {shape}: a size-1 dim is split")
-    out, sources = plan
-    return _views(ex, x, out, sources, "broadcast_to", lambda s, j, shp: {"shape": shp},
-                  "expand")
-
-
-# ----------------------------------------------------------------------------- indexing
+# ----------------------------------------------------------------------- basic indexing
 def _dim_chunks(bounds, sel):
     """Per-dim plan of a basic index: ``[(chunk, local index or slice, count)]``.
 
@@ -254,11 +177,17 @@ def _dim_chunks(bounds, sel):
     return [t[:3] for t in out]
 
 
-@primitive("index_basic", kind="view")
-def index_basic(ex, x, entries) -> Result:
-    """Basic indexing as a view. ``entries`` is the normalised key in order: ``("int", i)``
-    and ``("slice", start, stop, step)`` consume one input dim each, ``("new",)`` inserts a
-    size-1 dim (``None``)."""
+@kernel
+def index_basic(xp, a, key):
+    """Basic indexing (ints, slices, None): a view."""
+    return a[key]
+
+
+@primitive("index_basic", kernels=[index_basic], kind="view")
+def _index_basic_plan(ex, x, entries) -> Operand:
+    """Basic indexing as a view. ``entries`` is the normalised key in order (``x[key]`` in
+    :mod:`sharded.ops.indexing` makes it): ``("int", i)`` and ``("slice", start, stop,
+    step)`` consume one input dim each, ``("new",)`` inserts a size-1 dim (``None``)."""
     lay = x._layout
     dims = iter(range(lay.ndim))
     per = []  # per entry: list of (chunk, local key, count), or None for a new axis
@@ -291,12 +220,61 @@ def index_basic(ex, x, entries) -> Result:
         keys = keys * len(sources)
     else:
         out = Layout.from_bounds(shape, bounds, [lay.workers[j] for j in sources])
-    return _views(ex, x, out, sources, "index", lambda s, j, shp: {"key": keys[s]},
-                  "getitem")
+    return map_shards(ex, x, out, sources, "index_basic", lambda s, j, shp: {"key": keys[s]},
+                      "index_basic")
 
 
-@primitive("contiguous", kind="view")
-def contiguous(ex, x) -> Result:
+@vjp("index_basic")
+def _index_basic_vjp(gs, node):
+    x, entries = node.args
+    # a normalised negative-step slice may stop at -1, which must mean "past the start"
+    key = tuple(None if e[0] == "new" else (e[1] if e[0] == "int" else slice(
+        e[1], None if e[2] < 0 else e[2], e[3])) for e in entries)
+    z = apply("full", x._layout, 0, gs[0].dtype)  # zeros like x, in the gradient's dtype
+    z[key] = gs[0]
+    return (z, None)
+
+# ------------------------------------------------------------------ contiguous and clone
+@kernel
+def contiguous(xp, a):
+    """A C-ordered copy (never the same memory: the result of ``contiguous()``/``clone()``
+    must not alias its input)."""
+    return xp.array(a, order="C", copy=True)
+
+
+@primitive("contiguous", kernels=[contiguous], kind="view")
+def _contiguous_plan(ex, x) -> Operand:
     """A C-ordered copy of every shard (same layout, no data moves)."""
-    return _views(ex, x, x._layout, list(range(len(x._layout.workers))), "contiguous",
-                  lambda s, j, shp: None, "contiguous")
+    return map_shards(ex, x, x._layout, list(range(len(x._layout.workers))), "contiguous",
+                      lambda s, j, shp: None, "contiguous")
+
+
+@vjp("contiguous")
+def _contiguous_vjp(gs, node):
+    return (gs[0],)
+
+
+@bind("contiguous", prim="contiguous")
+def contiguous(x):
+    """``x`` itself if contiguous, else a C-ordered copy (shards stay on their workers).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.zeros(2, 3).t().contiguous().is_contiguous()
+    True
+    """
+    return x if x.is_contiguous() else apply("contiguous", x)
+
+
+@bind("clone", prim="contiguous")
+def clone(x):
+    """A copy with its own storage (same layout).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.zeros(2); y = x.clone(); y += 1; x.tolist()
+    [0.0, 0.0]
+    """
+    return apply("contiguous", x)

@@ -434,3 +434,59 @@ def test_hypothesis_setitem_matches_numpy():
         x[ks] = v
         assert_matches_numpy(x, b)
     run()
+
+
+# ------------------------------------------------------------------ kernels and rules
+def test_indexing_kernels_with_numpy():
+    from sharded.runtime.worker import KERNELS as K
+    out = K["gather"](np, np.array([5.0, 6.0]), np.array([7.0]), shape=(3,), dtype="<f8",
+                      positions=[np.array([0, 2]), np.array([1])])
+    assert out.tolist() == [5.0, 7.0, 6.0]
+    a = np.zeros(4)
+    assert K["scatter_add"](np, a, np.array([1.0, 2.0]), coords=[(np.array([3, 3]),)]) is a
+    assert a.tolist() == [0, 0, 0, 3.0]
+    assert K["put_points"](np, a, np.array([9.0]), coords=[(np.array([0]),)]).tolist() == [
+        9.0, 0, 0, 3.0]
+    m = np.array([True, False, True, False])
+    assert K["mask_select"](np, a, m).tolist() == [9.0, 0.0]
+    assert int(K["count"](np, m)) == 2
+    assert K["put_mask"](np, a, m, -1.0).tolist() == [-1.0, 0, -1.0, 3.0]
+
+
+def test_key_rules_are_pure():
+    from sharded.ops.indexing import basic_entries, coords_of, index_strides
+    e = basic_entries((4, 5), (Ellipsis, slice(None, None, -2)))
+    assert e == [("slice", 0, 4, 1), ("slice", 4, -1, -2)]
+    assert index_strides((4, 5), (5, 1), 0, e) == ([5, -2], 4)
+    assert basic_entries((4,), np.array([1])) is None
+    with pytest.raises(st.IndexOutOfRange, match="index 4 is out of bounds for dimension 0"):
+        basic_entries((4,), 4)
+    assert [c.tolist() for c in coords_of((2, 3), (slice(None), [2]))] == [[[0], [1]],
+                                                                           [[2], [2]]]
+
+
+@pytest.mark.parametrize("place", [dict(shards=2), dict(shards=3, dim=1)], ids=["rows", "cols"])
+def test_gradients_through_advanced_and_mask_assignment(place):
+    from sharded.autograd import gradcheck
+
+    def points(t):
+        y = t * 1
+        y[[0, 2], [1, 1]] = 3.0
+        return y
+
+    def mask(t):
+        y = t * 1
+        y[t > 0] = 0.5
+        return y
+
+    a = np.arange(12.0).reshape(4, 3) - 5.5
+    x = st.from_numpy(a, requires_grad=True, **place)
+    assert gradcheck(points, (x,)) and gradcheck(mask, (x,))
+    v = st.tensor(2.0, dtype=st.float64, requires_grad=True)
+    y = x * 1
+    y[x > 0] = v
+    (y * y).sum().backward()
+    assert v.grad.item() == pytest.approx(2 * 2.0 * (a > 0).sum())
+    g = st.autograd.grad((x[[0, 0, 3], [1, 1, 2]] ** 2).sum(), x, create_graph=True)[0]
+    assert_matches_numpy(st.autograd.grad(g.sum(), x)[0],
+                         np.array([[0, 4, 0], [0] * 3, [0] * 3, [0, 0, 2]], dtype=float))

@@ -1,5 +1,5 @@
 """Joining and splitting: cat, stack, split, chunk, unbind, flip and roll against NumPy, on
-every layout and on inputs laid out differently, with the layout rules of ``sharded.shape``."""
+every layout and on inputs laid out differently, with the layout rules of ``sharded.ops.joining``."""
 
 import itertools
 
@@ -269,3 +269,21 @@ def test_hypothesis_joining_matches_numpy():
         for p, w in zip(st.split(cat, [a.shape[d] for a in nps], d), nps):
             assert_matches_numpy(p, w)
     run()
+
+
+def test_joining_kernels_with_numpy():
+    from sharded.core.registry import PRIMITIVES
+    from sharded.runtime.worker import KERNELS as K
+    a, b = np.ones((2, 1)), np.zeros((2, 2))
+    assert K["cat"](np, a, b, axis=1).tolist() == [[1, 0, 0], [1, 0, 0]]
+    assert PRIMITIVES["cat"].kernels == ("cat", "copy")
+    assert PRIMITIVES["reshard"].kernels == ("copy",)
+
+
+def test_replicate_and_iteration():
+    x = st.arange(6, shards=3).view(3, 2)
+    r = x.replicate()
+    assert r.layout.is_replicated and r.tolist() == x.tolist()
+    assert [row.tolist() for row in x] == [[0, 1], [2, 3], [4, 5]]
+    with pytest.raises(TypeError, match="0-d"):
+        iter(st.tensor(1.0))
