@@ -305,7 +305,7 @@ def argmin(input, dim=None, keepdim=False):
     Examples
     --------
     >>> import sharded as st
-    >>> st.argmin(st.tensor([[1, 5], [7, 2]])).item()
+    >>> st.argmin(st.tensor([[3, 5], [7, 2]])).item()
     3
     """
     x = _tensor(input)
