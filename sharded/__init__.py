@@ -46,11 +46,58 @@ from .errors import (
     ViewError,
     WorkerLost,
 )
-from .functional import *  # noqa: F403
-from .functional import abs, all, any, max, min, pow, sum
+from .functional import log_softmax, logsumexp, mean, softmax, std, var
 from .info import info, stats, synchronize, trace_memory
 from .layout import Layout
 from .linalg import bmm, dot, einsum, inner, matmul, mm, mv, outer, tensordot, vdot
+from .ops.arithmetic import (
+    abs,
+    add,
+    clamp,
+    clip,
+    div,
+    floor_divide,
+    maximum,
+    minimum,
+    mul,
+    neg,
+    negative,
+    pow,
+    remainder,
+    sub,
+    where,
+)
+from .ops.logical import (
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    eq,
+    ge,
+    gt,
+    le,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    lt,
+    ne,
+)
+from .ops.reduce import (
+    MaxResult,
+    MinResult,
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    max,
+    min,
+    prod,
+    sum,
+)
+from .ops.unary import cos, exp, isfinite, isnan, log, log1p, relu, sigmoid, sin, sqrt, tanh
 from .runtime import init, is_initialized, shutdown
 from .shape import (
     broadcast_to,

@@ -20,13 +20,13 @@ def _needs(a) -> bool:
     return isinstance(a, ShardedTensor) and a.requires_grad
 
 
+# ------------------------------------------------------------------------ movement
 @vjp("squeeze_dims")
 def _squeeze(gs, node):
     x = node.args[0]
     return (gs[0].reshape(tuple(x.shape)), None)
 
 
-# ------------------------------------------------------------------------ movement
 @vjp("reshard")
 def _reshard(gs, node):
     return (gs[0], None)  # the engine lays the gradient out like the input
