@@ -75,6 +75,9 @@ def add(input, other, *, alpha=1):
     return E.call("add", input, other if alpha == 1 else mul(other, alpha))
 
 
+_inplace("add", "__iadd__")  # x += y is x.add_(y): the object keeps its identity
+
+
 # ---------------------------------------------------------------------------------- sub
 _elementwise("sub", "subtract")
 
@@ -96,6 +99,9 @@ def sub(input, other, *, alpha=1):
     [2, 3]
     """
     return E.call("sub", input, other if alpha == 1 else mul(other, alpha))
+
+
+_inplace("sub", "__isub__")
 
 
 # ---------------------------------------------------------------------------------- mul
@@ -121,6 +127,9 @@ def mul(input, other):
     [3.0, 6.0]
     """
     return E.call("mul", input, other)
+
+
+_inplace("mul", "__imul__")
 
 
 # ---------------------------------------------------------------------------------- div
@@ -153,6 +162,9 @@ def div(input, other, *, rounding_mode=None):
     raise ArgumentError(f"rounding_mode must be None or 'floor', got {rounding_mode!r}")
 
 
+_inplace("div", "__itruediv__")
+
+
 # ------------------------------------------------------------------------- floor_divide
 _elementwise("floor_divide", "floor_divide")
 nondiff("floor_divide")  # piecewise constant: zero almost everywhere
@@ -169,6 +181,9 @@ def floor_divide(input, other):
     [-2, 1]
     """
     return E.call("floor_divide", input, other)
+
+
+_inplace("floor_divide", "__ifloordiv__")
 
 
 # ---------------------------------------------------------------------------- remainder
@@ -193,6 +208,9 @@ def remainder(input, other):
     [1, 1]
     """
     return E.call("remainder", input, other)
+
+
+_inplace("remainder", "__imod__")
 
 
 # ---------------------------------------------------------------------------------- pow
@@ -236,6 +254,9 @@ def pow(input, exponent):
     return E.call("pow", input, exponent)
 
 
+_inplace("pow", "__ipow__")
+
+
 # -------------------------------------------------------------------- maximum, minimum
 _elementwise("maximum", "maximum")
 _elementwise("minimum", "minimum")
@@ -264,6 +285,9 @@ def maximum(input, other):
     return E.call("maximum", input, other)
 
 
+_inplace("maximum")
+
+
 @bind("minimum", prim="minimum")
 def minimum(input, other):
     """Elementwise minimum (NaN propagates).
@@ -277,11 +301,7 @@ def minimum(input, other):
     return E.call("minimum", input, other)
 
 
-# x += y is x.add_(y): the object keeps its identity
-for _n, _op in (("add", "__iadd__"), ("sub", "__isub__"), ("mul", "__imul__"),
-                ("div", "__itruediv__"), ("pow", "__ipow__"), ("remainder", "__imod__"),
-                ("floor_divide", "__ifloordiv__"), ("maximum", None), ("minimum", None)):
-    _inplace(_n, *([_op] if _op else []))
+_inplace("minimum")
 
 
 # ------------------------------------------------------------------------------ neg

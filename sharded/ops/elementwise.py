@@ -239,7 +239,7 @@ def ufunc_kernel(name, fn):
     return kernel(k, pooled=True)
 
 
-_cast = cast
+_cast = cast  # inside kernels the keyword ``cast`` (a dtype) hides the function
 
 
 def named_kernel(name):
