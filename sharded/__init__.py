@@ -10,7 +10,7 @@ Session(...)
 36.0
 """
 
-from . import autograd, dtypes, gradients, kernels, linalg, nn, optim
+from . import autograd, dtypes, kernels, linalg, nn, optim
 from . import methods as _methods
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .dtypes import (
@@ -45,8 +45,7 @@ from .errors import (
     ViewError,
     WorkerLost,
 )
-from .functional import *  # noqa: F403
-from .functional import abs, all, any, max, min, pow, sum
+from .functional import log_softmax, logsumexp, mean, softmax, std, var
 from .info import info, stats, synchronize, trace_memory
 from .layout import Layout
 from .linalg import bmm, dot, einsum, inner, matmul, mm, mv, outer, tensordot, vdot
@@ -55,6 +54,54 @@ from .ops.random import *  # noqa: F403
 from .ops.joining import cat, chunk, flip, narrow, roll, select, split, stack, unbind
 from .ops.reshape import broadcast_to, flatten, reshape, squeeze, unsqueeze
 from .ops.views import clone, permute, swapaxes, t, transpose
+from .ops.arithmetic import (
+    abs,
+    add,
+    clamp,
+    clip,
+    div,
+    floor_divide,
+    maximum,
+    minimum,
+    mul,
+    neg,
+    negative,
+    pow,
+    remainder,
+    sub,
+    where,
+)
+from .ops.logical import (
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    eq,
+    ge,
+    gt,
+    le,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    lt,
+    ne,
+)
+from .ops.reduce import (
+    MaxResult,
+    MinResult,
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    max,
+    min,
+    prod,
+    sum,
+)
+from .ops.unary import cos, exp, isfinite, isnan, log, log1p, relu, sigmoid, sin, sqrt, tanh
 from .runtime import init, is_initialized, shutdown
 from .tensor import ShardedTensor, Size
 

@@ -22,7 +22,7 @@ import threading
 import numpy as np
 
 from .core.dispatch import apply, hooks
-from .core.registry import NONDIFF, PRIMITIVES
+from .core.registry import NONDIFF, PRIMITIVES, bind
 from .errors import ArgumentError, ShapeError, ShardedError
 from .ops.creation import from_numpy, ones_like, tensor
 from .tensor import ShardedTensor
@@ -459,3 +459,50 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
                         f"numerical:{numeric}\nanalytical:{analytic}")
                 return False
     return True
+
+
+# ------------------------------------------------------------------ tensor methods
+@bind("backward")
+def _backward_method(self, gradient=None, retain_graph=None, create_graph=False):
+    """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (``gradient`` is required
+    unless ``self`` has one element).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> a = st.ones(4, requires_grad=True)
+    >>> (a * 5).sum().backward(); a.grad.tolist()
+    [5.0, 5.0, 5.0, 5.0]
+    """
+    backward(self, gradient, retain_graph, create_graph)
+
+
+@bind("detach")
+def detach(self):
+    """A tensor sharing this one's shards, cut from the graph (``requires_grad=False``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.ones(2, requires_grad=True).detach().requires_grad
+    False
+    """
+    return _alias(self)
+
+
+@bind("detach_")
+def detach_(self):
+    """Cut this tensor from the graph in place."""
+    self.grad_fn, self.requires_grad = None, False
+    return self
+
+
+@bind("retain_grad")
+def retain_grad(self):
+    """Keep ``.grad`` for this non-leaf tensor after backward."""
+    if self.grad_fn is not None:
+        self._retains_grad = True
+    return self
+
+
+ShardedTensor.retains_grad = property(lambda self: self._retains_grad)

@@ -218,3 +218,16 @@ def as_view(out, base, strides, offset):
     out._vc = base._vc  # a view and its base share one version counter
     out._readonly = base._readonly or 0 in [s for s, n in zip(strides, out.shape) if n > 1]
     return out
+
+
+@kernel
+def copy_all(xp, *arrays):
+    """Owned copies of every argument (one output each)."""
+    out = tuple(xp.array(a, copy=True) for a in arrays)
+    return out[0] if len(out) == 1 else out
+
+
+@kernel
+def reshape(xp, a, shape):
+    """``a`` with a new shape (a view where NumPy can make one): planners' re-blocking step."""
+    return a.reshape(shape)

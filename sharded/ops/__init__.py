@@ -3,13 +3,16 @@ planner, VJP, public names), registered in :mod:`sharded.core.registry`."""
 
 from ..core import registry  # noqa: F401  (``sharded.ops.registry``: the table they fill)
 from . import (  # noqa: F401
+    arithmetic,
     creation,
     elementwise,
     indexing,
     joining,
+    logical,
     matmul,
     random,
     reduce,
     reshape,
+    unary,
     views,
 )

@@ -1,11 +1,18 @@
-"""Elementwise primitives: one shared planner, one table of kernels and dtype rules.
+"""Shared machinery of the elementwise families: the planner, broadcasting, dtype rules and the
+kernel and function factories that :mod:`.arithmetic`, :mod:`.unary` and :mod:`.logical`
+build their primitives from.
+
+This module defines no primitive. It is the one module that other op-family modules import
+(``ops never import each other`` otherwise): every elementwise primitive plans the same way,
+so the rule is written once here and each family module wraps it in a planner of its own
+(a VJP must live in the file of its planner).
 
 Output layout rule: the output takes the layout of the first operand that is sharded and has
 the output's full shape (so ``x + y`` on equal layouts, and ``x + row``, stay local); failing
 that, the largest sharded operand's chunking on its non-broadcast dims; an all-replicated op
-stays replicated. Every other operand is aligned to that layout (:func:`movement.align`):
-replicated operands and broadcast rows are read locally, mismatched layouts travel worker to
-worker. Python scalars and small NumPy arrays ride in the command itself.
+stays replicated. Every other operand is aligned to that layout (:func:`~sharded.core.
+dataflow.align`): replicated operands and broadcast rows are read locally, mismatched layouts
+travel worker to worker. Python scalars and small NumPy arrays ride in the command itself.
 """
 
 from __future__ import annotations
@@ -13,15 +20,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
-from ..errors import ArgumentError, DTypeError, ShapeError
+from ..core.dataflow import Operand, align, free_temps, region
+from ..core.dispatch import apply, as_tensor, is_tensor, operand
+from ..core.registry import kernel
+from ..errors import DTypeError, ShapeError
 from ..layout import Layout
-from ..core.dataflow import align, free_temps, region
-from ..core.dataflow import Operand as Result
-from ..core.registry import primitive
-
-
-def is_tensor(o) -> bool:
-    return hasattr(o, "_layout")
 
 
 def broadcast_shapes(*shapes):
@@ -43,19 +46,30 @@ def broadcast_shapes(*shapes):
     return tuple(out)
 
 
+def _sharded(o) -> bool:
+    """A tensor or an :class:`Operand` (planners also run on internal operands)."""
+    return hasattr(o, "_layout")
+
+
 def _shape(o):
-    if is_tensor(o):
+    if _sharded(o):
         return o._layout.shape
     return np.shape(o) if isinstance(o, np.ndarray) else ()
 
 
 def operand_dtypes(operands):
-    """torch's result type over tensors, NumPy arrays (as tensors) and Python scalars."""
+    """torch's result type over tensors, NumPy arrays (as tensors) and Python scalars.
+
+    Examples
+    --------
+    >>> operand_dtypes([np.ones(2, np.int32), 2.5]).name
+    'float32'
+    """
     dims, zero, scalars = [], [], []
     for o in operands:
         if o is None:
             continue
-        if is_tensor(o):
+        if _sharded(o):
             (dims if o._layout.ndim else zero).append(o._dtype)
         elif isinstance(o, np.ndarray):
             (dims if o.ndim else zero).append(D.from_numpy_dtype(o.dtype))
@@ -67,7 +81,15 @@ def operand_dtypes(operands):
 
 
 def out_layout(shape, tensors, num_workers: int) -> Layout:
-    """The output layout of an elementwise op (see the module docstring)."""
+    """The output layout of an elementwise op (see the module docstring).
+
+    Examples
+    --------
+    >>> from sharded.core.dataflow import Operand
+    >>> lay = Layout.from_bounds((4, 2), [(0, 2, 4), (0, 2)], [0, 1])
+    >>> out_layout((4, 2), [Operand(lay, None, (1, 2))], 2) is lay
+    True
+    """
     sharded = [t for t in tensors if not t._layout.is_replicated]
     for t in sharded:
         if t._layout.shape == shape:
@@ -102,9 +124,9 @@ def _const_args(arr, layout: Layout):
     return out
 
 
-def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Result:
+def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Operand:
     """Queue ``kernel`` on every output shard; ``target`` makes it in-place on that tensor."""
-    tensors = [o for o in operands if is_tensor(o)]
+    tensors = [o for o in operands if _sharded(o)]
     shape = broadcast_shapes(*[_shape(o) for o in operands if o is not None])
     if target is not None:
         if shape != target._layout.shape:
@@ -117,7 +139,7 @@ def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Result:
     per_op, temps = [], []
     nshards = len(keys)
     for o in operands:
-        if is_tensor(o):
+        if _sharded(o):
             a, t = align(ex, o, layout)
             per_op.append(a)
             temps += t
@@ -131,134 +153,151 @@ def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Result:
                   inplace)
     if temps:
         free_temps(ex, temps)
-    return Result(layout, out_dtype, keys)
+    return Operand(layout, out_dtype, keys)
+
+
+def plan_rule(ex, name, rule, operands, target=None, check=None) -> Operand:
+    """Plan primitive ``name`` (kernel ``name``) with dtype ``rule``: the body every
+    elementwise planner shares (``target``: in place, the result must fit its dtype;
+    ``check(cast)`` may raise for values the op rejects)."""
+    cast, out = rule(operands)
+    if target is not None:
+        tdt = target._dtype
+        if D.category(out) > D.category(tdt):
+            raise DTypeError(f"result type {out.name} of {name}_ can't be cast to the "
+                             f"in-place output's dtype {tdt.name}")
+        out = tdt
+    if check is not None:
+        check(cast)
+    params = {"cast": None if cast is None else cast.np.str, "out": out.np.str}
+    return plan(ex, name, operands, params, out, name, target)
 
 
 # ----------------------------------------------------------------------------- dtype rules
-def _promote(ops):
+# A rule maps the operands to ``(cast, out)``: the dtype the kernel computes in (None: the
+# operands' own) and the result dtype.
+def promote(ops):
+    """torch's promotion: compute in and return the result type."""
     rt = operand_dtypes(ops)
     return rt, rt
 
 
-def _floating(ops):
+def floating(ops):
+    """Like :func:`promote`, integers and bools giving the default float dtype."""
     rt = operand_dtypes(ops)
     rt = rt if rt.is_floating_point else D.get_default_dtype()
     return rt, rt
 
 
-def _compare(ops):
+def compare(ops):
+    """Compare in the promoted dtype, return bool."""
     return operand_dtypes(ops), D.bool_
 
 
-def _logical(ops):
+def logical(ops):
+    """Truth values of the operands as they are, return bool."""
     return None, D.bool_
 
 
-def _bitwise(ops):
+def bitwise(ops):
+    """Bool and integer dtypes only (promoted)."""
     rt = operand_dtypes(ops)
     if rt.is_floating_point:
         raise DTypeError(f"bitwise ops are only defined for bool and integer dtypes, got {rt}")
     return rt, rt
 
 
-def _negate(ops):
-    rt = operand_dtypes(ops)
-    if rt == D.bool_:
-        raise DTypeError("negation (-) of a bool tensor is not supported; use ~ or "
-                         "logical_not() instead")
-    return rt, rt
+# ------------------------------------------------------------------------------ kernels
+def cast(xp, a, dtype):
+    """``a`` as ``dtype`` (Python scalars and arrays of that dtype as they are)."""
+    if dtype is None or not hasattr(a, "dtype") or a.dtype == dtype:
+        return a
+    return a.astype(dtype)
 
 
-def _where(ops):
-    cond = ops[0]
-    cdt = cond._dtype if is_tensor(cond) else D.from_numpy_dtype(np.asarray(cond).dtype)
-    if cdt != D.bool_:
-        raise DTypeError(f"where() expects a bool condition, got {cdt}")
-    rt = operand_dtypes(ops[1:])
-    return rt, rt
+def ufunc_kernel(name, fn):
+    """The kernel of primitive ``name``: ``xp.<fn>(*arrays)`` computed in dtype ``cast`` and
+    returned as dtype ``out`` (registered under ``name``, using the worker's buffer pool).
+
+    Python scalars stay Python scalars, so NumPy's weak scalar typing keeps the array's dtype.
+    ``alloc(shape, dtype)`` may offer a recycled output block (the worker's buffer pool).
+    """
+    def k(xp, *arrays, cast=None, out=None, alloc=None):
+        args = [_cast(xp, a, cast) for a in arrays]
+        f = getattr(xp, fn)
+        if alloc is not None and out is not None:
+            shape = np.broadcast_shapes(*[a.shape for a in args if hasattr(a, "shape")])
+            buf = alloc(shape, out) if shape else None
+            if buf is not None:
+                try:
+                    return f(*args, out=buf)
+                except TypeError:  # the ufunc's natural dtype differs from ``out``
+                    pass
+        return _cast(xp, f(*args), out)
+    k.__name__ = k.__qualname__ = name
+    k.__doc__ = f"Kernel of ``{name}``: ``xp.{fn}`` computed in ``cast``, returned as ``out``."
+    return kernel(k, pooled=True)
 
 
-# name: (kernel, numpy ufunc, dtype rule)
-SPECS = {
-    "add": ("ufunc", "add", _promote),
-    "sub": ("ufunc", "subtract", _promote),
-    "mul": ("ufunc", "multiply", _promote),
-    "div": ("ufunc", "divide", _floating),
-    "floor_divide": ("ufunc", "floor_divide", _promote),
-    "remainder": ("ufunc", "remainder", _promote),
-    "pow": ("ufunc", "power", _promote),
-    "maximum": ("ufunc", "maximum", _promote),
-    "minimum": ("ufunc", "minimum", _promote),
-    "neg": ("ufunc", "negative", _negate),
-    "abs": ("ufunc", "absolute", _promote),
-    "exp": ("ufunc", "exp", _floating),
-    "log": ("ufunc", "log", _floating),
-    "log1p": ("ufunc", "log1p", _floating),
-    "sqrt": ("ufunc", "sqrt", _floating),
-    "sin": ("ufunc", "sin", _floating),
-    "cos": ("ufunc", "cos", _floating),
-    "tanh": ("ufunc", "tanh", _floating),
-    "sigmoid": ("sigmoid", None, _floating),
-    "relu": ("relu", None, _promote),
-    "relu_grad": ("relu_grad", None, _promote),
-    "eq": ("ufunc", "equal", _compare),
-    "ne": ("ufunc", "not_equal", _compare),
-    "lt": ("ufunc", "less", _compare),
-    "le": ("ufunc", "less_equal", _compare),
-    "gt": ("ufunc", "greater", _compare),
-    "ge": ("ufunc", "greater_equal", _compare),
-    "logical_and": ("ufunc", "logical_and", _logical),
-    "logical_or": ("ufunc", "logical_or", _logical),
-    "logical_xor": ("ufunc", "logical_xor", _logical),
-    "logical_not": ("ufunc", "logical_not", _logical),
-    "isnan": ("ufunc", "isnan", _logical),
-    "isfinite": ("ufunc", "isfinite", _logical),
-    "bitwise_and": ("ufunc", "bitwise_and", _bitwise),
-    "bitwise_or": ("ufunc", "bitwise_or", _bitwise),
-    "bitwise_xor": ("ufunc", "bitwise_xor", _bitwise),
-    "bitwise_not": ("ufunc", "invert", _bitwise),
-    "clamp": ("clamp", None, _promote),
-    "where": ("where", None, _where),
-}
+_cast = cast  # inside kernels the keyword ``cast`` (a dtype) hides the function
 
 
-def _make(name, kernel, fn, rule):
-    def impl(ex, *operands, target=None):
-        cast, out = rule(operands)
-        if target is not None:
-            tdt = target._dtype
-            if D.category(out) > D.category(tdt):
-                raise DTypeError(f"result type {out.name} of {name}_ can't be cast to the "
-                                 f"in-place output's dtype {tdt.name}")
-            out = tdt
-        if name == "pow" and D.category(cast) == 1:
-            e = operands[1]
-            if isinstance(e, (int, np.integer)) and not isinstance(e, bool) and e < 0:
-                raise ArgumentError(f"integers to negative integer powers are not allowed "
-                                    f"(exponent {e} on a {cast.name} tensor)")
-        params = {"cast": None if cast is None else cast.np.str, "out": out.np.str}
-        if fn is not None:
-            params["fn"] = fn
-        return plan(ex, kernel, operands, params, out, name, target)
-    impl.__name__ = name
-    impl.__doc__ = f"Elementwise ``{name}`` planner (kernel ``{kernel}``, {rule.__name__[1:]})."
-    return primitive(name, kind="elementwise")(impl)
+def named_kernel(name):
+    """Register the decorated function as the kernel of primitive ``name`` (the module
+    attribute of that name is the public function, so the kernel's own name differs)."""
+    def deco(f):
+        f.__name__ = f.__qualname__ = name
+        return kernel(f)
+    return deco
 
 
-for _name, (_k, _fn, _rule) in SPECS.items():
-    _make(_name, _k, _fn, _rule)
+# ------------------------------------------------------------------- public functions
+def call(name, *operands):
+    """Run elementwise primitive ``name`` on user values (at least one becomes a tensor)."""
+    ops = [operand(o) for o in operands]
+    if not any(is_tensor(o) for o in ops):
+        ops[0] = as_tensor(ops[0])
+    return apply(name, *ops)
 
 
-@primitive("astype", kind="elementwise")
-def astype(ex, x, dtype) -> Result:
-    """``x`` converted to ``dtype`` (a copy, laid out like ``x``)."""
-    return plan(ex, "astype", (x,), {"out": dtype.np.str}, dtype, "to")
+def call_(name, x, *operands):
+    """Run primitive ``name`` in place on ``x`` (the ``name_`` methods); returns ``x``."""
+    apply(name, *[operand(o) for o in (x,) + operands], target=x)
+    return x
 
 
-@primitive("fill_", kind="elementwise")
-def fill_(ex, x, value, target) -> Result:
-    """Write ``value`` (a scalar or a broadcastable tensor) into ``target`` in place, converted
-    to its dtype (``fill_``, ``copy_``)."""
-    dt = target._dtype.np.str
-    return plan(ex, "where", (True, value, x), {"cast": dt, "out": dt}, target._dtype, "fill_",
-                target=target)
+def inplace_unary(name):
+    """The in-place method ``name_`` of a unary primitive (bind it in the family module)."""
+    def op(self):
+        apply(name, self, target=self)
+        return self
+    op.__name__ = op.__qualname__ = name + "_"
+    op.__doc__ = f"""In-place ``{name}``: writes into this tensor's shards and returns it.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([0.5, 2.0])
+    >>> x.{name}_() is x
+    True
+    """
+    return op
+
+
+# --------------------------------------------------------------------------- gradients
+def needs(a) -> bool:
+    """Whether ``a`` is a tensor that requires a gradient."""
+    return is_tensor(a) and a.requires_grad
+
+
+def unbroadcast(g, a):
+    """``g`` summed back to the shape of operand ``a`` (None if ``a`` needs no gradient)."""
+    if not needs(a):
+        return None
+    shape = tuple(a.shape)
+    if tuple(g.shape) == shape:
+        return g
+    lead = g.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                      if n == 1 and g.shape[lead + i] != 1)
+    return (g.sum(dims, keepdim=True) if dims else g).reshape(shape)

@@ -42,7 +42,7 @@ from ..layout import Layout
 from .linalg import fail
 from .matmul import Arr, even_bounds, gather
 from ..core.dataflow import free_temps, reshard
-from .reduce import plan_reduce
+from ..core.tree import plan_reduce
 from ..core.dataflow import Operand as Result
 from ..core.registry import primitive
 

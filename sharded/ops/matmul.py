@@ -37,7 +37,7 @@ import numpy as np
 
 from ..layout import Layout, split_sizes
 from ..core.dataflow import fetch_regions, free_temps
-from .reduce import plan_reduce
+from ..core.tree import plan_reduce
 from ..core.dataflow import Operand as Result
 from ..core.registry import primitive
 

@@ -1,193 +1,265 @@
-"""Reductions as chunk / combine triples (Dask style), planned over the block grid.
+"""Reductions: sum, prod, amax, amin, all, any, max/min along a dim, argmax and argmin.
 
-Each shard reduces locally (``reduce_chunk``: keepdims partials). Shards that share their
-coordinates along the kept dims form a *group*; if the reduced dims are not split, a group is
-one shard and nothing moves. Otherwise partials are first combined on each worker, then
-pairwise across workers in a tree (log2 rounds, one export call per source worker per round).
-A group's result lands on the worker of its first shard, so the output stays aligned with the
-input (``x - x.max(dim, keepdim=True)`` is local when ``dim`` is not split).
-
-``sum``/``prod``/``amax``/``amin``/``all``/``any`` use ``reduce_chunk``/``reduce_combine``;
-``argmax``/``argmin`` and ``max``/``min`` with a dim carry ``(value, global index)`` pairs
-through ``arg_chunk``/``arg_combine``. ``mean``, ``var``, ``logsumexp``... are derived from
-these in ``functional.py``.
+Every reduction is a chunk / combine pair run by the shared planner
+:func:`sharded.core.tree.plan_reduce` (each shard reduces locally; partials of a split dim
+combine pairwise across workers, the result landing on the worker of each group's first
+shard). ``sum``/``prod``/``amax``/``amin``/``all``/``any`` use the ``reduce_chunk``/
+``reduce_combine`` kernels; ``argmax``/``argmin`` and ``max``/``min`` with a dim carry
+``(value, global index)`` pairs through ``arg_chunk``/``arg_combine``. ``mean``, ``var``,
+``logsumexp``... are derived from these in :mod:`sharded.functional`.
 """
 
 from __future__ import annotations
 
 import collections
-import itertools
 
 from .. import dtypes as D
+from ..core.dispatch import apply, as_tensor, is_tensor, placement
+from ..core.registry import bind, nondiff, primitive, vjp
+from ..core.tree import (
+    arg_chunk,
+    arg_combine,
+    plan_reduce,
+    reduce_chunk,
+    reduce_combine,
+    reduce_layout,
+)
 from ..errors import ArgumentError
-from ..layout import Layout
-from ..core.dataflow import Operand as Result
-from ..core.registry import primitive
+from ..layout import normalize_dim
 
+_VALUES = [reduce_chunk, reduce_combine]  # the kernels of value reductions
+_ARGS = [arg_chunk, arg_combine]  # the kernels of (value, index) reductions
 
-def _groups(lay: Layout, dims):
-    """Map output-block coords -> shard indices (in C order) that reduce into it."""
-    grid = lay.grid
-    kept = [d for d in range(lay.ndim) if d not in dims]
-    groups = collections.OrderedDict()
-    for coords in itertools.product(*(range(g) for g in grid)):
-        key = tuple(coords[d] for d in kept)
-        groups.setdefault(key, []).append(lay.index(coords))
-    return groups
-
-
-def _out_layout(lay: Layout, dims, keepdim, roots):
-    bounds = [(0, 1) if d in dims else lay.bounds[d] for d in range(lay.ndim)]
-    shape = [1 if d in dims else lay.shape[d] for d in range(lay.ndim)]
-    if not keepdim:
-        bounds = [b for d, b in enumerate(bounds) if d not in dims]
-        shape = [n for d, n in enumerate(shape) if d not in dims]
-    return Layout.from_bounds(shape, bounds, roots, replicated=lay.is_replicated)
-
-
-def plan_reduce(ex, x, fn, dims, keepdim, out_dtype, arg=False, flat=False, label=None):
-    """Plan a reduction of ``x`` over ``dims``.
-
-    ``arg`` carries (value, index) pairs and returns two results; ``flat`` (argmax without a
-    dim) reduces everything to indices into the flattened tensor.
-    """
-    lay, keys = x._layout, x._keys
-    label = label or fn
-    dims = tuple(sorted(dims))
-    chunk, combine = ("arg_chunk", "arg_combine") if arg else ("reduce_chunk", "reduce_combine")
-    nparts = 2 if arg else 1
-    shards = lay.shards()
-    if fn in ("max", "min") and any(lay.shape[d] == 0 for d in dims):
-        raise ArgumentError(f"{label}(): cannot reduce over dimension(s) {dims} of size 0 "
-                            f"(shape {lay.shape}); the operation has no identity")
-
-    def chunk_params(s):
-        if arg:
-            return {"fn": fn, "axis": None if flat else dims[0], "offsets": shards[s][1],
-                    "gshape": lay.shape}
-        return {"fn": fn, "axis": dims, "dtype": out_dtype.np.str}
-
-    def new_keys():
-        return tuple(ex.new_key() for _ in range(nparts))
-
-    if lay.is_replicated:
-        groups = collections.OrderedDict((s, [s]) for s in range(len(shards)))
-    else:
-        groups = _groups(lay, dims)
-    # parts[g] = list of (worker, keys) partials of group g, in shard order
-    parts, roots = [], []
-    for members in groups.values():
-        roots.append(shards[members[0]][0])
-        live = [s for s in members if all(shards[s][2][d] > 0 for d in dims)] or members[:1]
-        by_w = collections.OrderedDict()
-        for s in live:
-            k = new_keys()
-            w = shards[s][0]
-            ex.submit(w, chunk, (("k", keys[s], None),), k, chunk_params(s), (label, s))
-            by_w.setdefault(w, []).append(k)
-        gparts = []
-        for w, ks in by_w.items():  # combine partials that already share a worker
-            if len(ks) > 1:
-                k = new_keys()
-                ex.submit(w, combine, tuple(("k", kk, None) for p in ks for kk in p), k,
-                          {"fn": fn}, (label, None))
-                ex.free(w, [kk for p in ks for kk in p])
-                ks = [k]
-            gparts.append((w, ks[0]))
-        parts.append(gparts)
-    # pairwise tree across workers; the root's partial goes first so the result lands there
-    for g, root in enumerate(roots):
-        parts[g].sort(key=lambda p, r=root: p[0] != r)
-        if parts[g][0][0] != root:
-            parts[g].insert(0, (root, None))
-    while any(len(p) > 1 for p in parts):
-        req = collections.defaultdict(list)
-        pairs = []
-        for g, gp in enumerate(parts):
-            nxt = []
-            for i in range(0, len(gp), 2):
-                if i + 1 < len(gp):
-                    (wa, ka), (wb, kb) = gp[i], gp[i + 1]
-                    req[wb].extend((k, None) for k in kb)
-                    pairs.append((g, len(nxt), wa, ka, wb, kb))
-                nxt.append(gp[i])
-            parts[g] = nxt
-        handles = {w: iter(h) for w, h in ex.export(req).items()}
-        for g, pos, wa, ka, wb, kb in pairs:
-            hb = [("x", next(handles[wb])) for _ in kb]
-            k = new_keys()
-            if ka is None:  # the root had no partial: the transfer becomes its partial
-                ex.submit(wa, "copy_all", tuple(hb), k, None, (label, None))
-            else:
-                ex.submit(wa, combine, tuple(("k", kk, None) for kk in ka) + tuple(hb), k,
-                          {"fn": fn}, (label, None))
-                ex.free(wa, ka)
-            ex.free(wb, kb)
-            parts[g][pos] = (wa, k)
-    out = _out_layout(lay, dims, keepdim, roots)
-    finals = [gp[0][1] for gp in parts]
-    if not keepdim and dims:
-        shapes = [shp for _, _, shp in out.shards()]
-        reshaped = []
-        for (w, _, _), fk, shp in zip(out.shards(), finals, shapes):
-            k = new_keys()
-            for a, b in zip(fk, k):
-                ex.submit(w, "reshape", (("k", a, None),), (b,), {"shape": shp}, (label, None))
-            ex.free(w, fk)
-            reshaped.append(k)
-        finals = reshaped
-    results = [Result(out, out_dtype, tuple(f[i] for f in finals)) for i in range(nparts)]
-    if arg:
-        results[1] = Result(out, D.int64, results[1].keys)
-    return results
+MaxResult = collections.namedtuple("max", ["values", "indices"])
+MinResult = collections.namedtuple("min", ["values", "indices"])
 
 
 def sum_dtype(dt):
-    """torch: integer and bool sums accumulate in int64; floats keep their dtype."""
+    """torch: integer and bool sums accumulate in int64; floats keep their dtype.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> sum_dtype(st.int8).name, sum_dtype(st.float16).name
+    ('int64', 'float16')
+    """
     return dt if dt.is_floating_point else D.int64
 
 
-@primitive("sum", kind="reduce")
-def sum_(ex, x, dims, keepdim=False, dtype=None):
+def dims_of(x, dim, axis=None, empty_means_all=True):
+    """Normalise ``dim=``/``axis=`` to a sorted tuple of dims (``None``: all of them).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> dims_of(st.ones(2, 3, 4), (-1, 0))
+    (0, 2)
+    """
+    if axis is not None:
+        if dim is not None:
+            raise ArgumentError("give dim= or axis=, not both")
+        dim = axis
+    nd = x.ndim
+    if dim is None or (empty_means_all and isinstance(dim, (tuple, list)) and not dim):
+        return tuple(range(nd))
+    ds = [dim] if isinstance(dim, int) else list(dim)
+    out = tuple(sorted(normalize_dim(d, nd) for d in ds))
+    if len(set(out)) != len(out):
+        raise ArgumentError(f"dim {tuple(ds)} appears multiple times in the list of dims")
+    return out
+
+
+def _tensor(x):
+    return x if is_tensor(x) else as_tensor(x)
+
+
+def _layout_rule(layout, dims, keepdim=False, *rest):
+    """The output layout of a reduction of ``layout`` over ``dims``."""
+    return reduce_layout(layout, tuple(sorted(dims)), keepdim)
+
+
+def _expand_back(g, x, dims, keepdim):
+    """A reduced gradient broadcast back over the reduced dims of ``x``."""
+    if not keepdim:
+        for d in sorted(dims):
+            g = g.unsqueeze(d)
+    return g.expand(tuple(x.shape))
+
+
+def _nones(node):
+    return (None,) * (len(node.args) - 1)
+
+
+# ------------------------------------------------------------------------------ sum
+@primitive("sum", kernels=_VALUES, layout_rule=_layout_rule, kind="reduce")
+def _sum_plan(ex, x, dims, keepdim=False, dtype=None):
     return plan_reduce(ex, x, "sum", dims, keepdim, dtype or sum_dtype(x._dtype))[0]
 
 
-@primitive("prod", kind="reduce")
-def prod(ex, x, dims, keepdim=False, dtype=None):
+@vjp("sum")
+def _sum_vjp(gs, node):
+    x, dims, keepdim = node.args[:3]
+    return (_expand_back(gs[0], x, dims, keepdim),) + _nones(node)
+
+
+@bind("sum", prim="sum")
+def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):
+    """Sum over all elements, one dim or a tuple of dims.
+
+    Integer and bool inputs sum in int64, like torch.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.sum(st.ones(2, 3), dim=1).tolist()
+    [3.0, 3.0]
+    """
+    x = _tensor(input)
+    return apply("sum", x, dims_of(x, dim, axis), keepdim,
+                 None if dtype is None else D.as_dtype(dtype))
+
+
+# ----------------------------------------------------------------------------- prod
+@primitive("prod", kernels=_VALUES, layout_rule=_layout_rule, kind="reduce")
+def _prod_plan(ex, x, dims, keepdim=False, dtype=None):
     return plan_reduce(ex, x, "prod", dims, keepdim, dtype or sum_dtype(x._dtype))[0]
 
 
-@primitive("amax", kind="reduce")
-def amax(ex, x, dims, keepdim=False):
+@vjp("prod", save_out=True, saves=(0,))
+def _prod_vjp(gs, node):
+    x, dims, keepdim = node.args[:3]
+    out = _expand_back(node.saved["out"][0], x, dims, keepdim)
+    return (_expand_back(gs[0], x, dims, keepdim) * out / x,) + _nones(node)
+
+
+@bind("prod", prim="prod")
+def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None):
+    """Product of elements (over all, one dim or a tuple of dims).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.prod(st.tensor([1, 2, 3, 4])).item()
+    24
+    """
+    x = _tensor(input)
+    return apply("prod", x, dims_of(x, dim, axis), keepdim,
+                 None if dtype is None else D.as_dtype(dtype))
+
+
+# ----------------------------------------------------------------------- amax, amin
+@primitive("amax", kernels=_VALUES, layout_rule=_layout_rule, kind="reduce")
+def _amax_plan(ex, x, dims, keepdim=False):
     return plan_reduce(ex, x, "max", dims, keepdim, x._dtype, label="amax")[0]
 
 
-@primitive("amin", kind="reduce")
-def amin(ex, x, dims, keepdim=False):
+@primitive("amin", kernels=_VALUES, layout_rule=_layout_rule, kind="reduce")
+def _amin_plan(ex, x, dims, keepdim=False):
     return plan_reduce(ex, x, "min", dims, keepdim, x._dtype, label="amin")[0]
 
 
-@primitive("all", kind="reduce")
-def all_(ex, x, dims, keepdim=False):
-    return plan_reduce(ex, x, "all", dims, keepdim, D.bool_)[0]
+@vjp("amax", "amin", save_out=True, saves=(0,))
+def _amaxmin_vjp(gs, node):
+    x, dims, keepdim = node.args[:3]
+    hit = x == _expand_back(node.saved["out"][0], x, dims, keepdim)
+    count = hit.sum(dims, keepdim=True)  # ties share the gradient evenly, as torch
+    return (_expand_back(gs[0], x, dims, keepdim) * hit / count,) + _nones(node)
 
 
-@primitive("any", kind="reduce")
-def any_(ex, x, dims, keepdim=False):
-    return plan_reduce(ex, x, "any", dims, keepdim, D.bool_)[0]
+@bind("amax", prim="amax")
+def amax(input, dim=(), keepdim=False):
+    """Maximum over all elements, a dim or a tuple of dims (values only).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.amax(st.tensor([[1, 5], [3, 2]]), dim=0).tolist()
+    [3, 5]
+    """
+    x = _tensor(input)
+    return apply("amax", x, dims_of(x, dim), keepdim)
 
 
-@primitive("max_dim", kind="reduce")
-def max_dim(ex, x, dim, keepdim=False):
+@bind("amin", prim="amin")
+def amin(input, dim=(), keepdim=False):
+    """Minimum over all elements, a dim or a tuple of dims (values only).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.amin(st.tensor([[1, 5], [3, 2]]), dim=0).tolist()
+    [1, 2]
+    """
+    x = _tensor(input)
+    return apply("amin", x, dims_of(x, dim), keepdim)
+
+
+# ------------------------------------------------------------------ max_dim, min_dim
+@primitive("max_dim", kernels=_ARGS, kind="reduce")
+def _max_dim_plan(ex, x, dim, keepdim=False):
     """``(values, indices)`` of the maximum along ``dim`` (torch's ``max(x, dim)``)."""
     return tuple(plan_reduce(ex, x, "max", (dim,), keepdim, x._dtype, arg=True, label="max"))
 
 
-@primitive("min_dim", kind="reduce")
-def min_dim(ex, x, dim, keepdim=False):
+@primitive("min_dim", kernels=_ARGS, kind="reduce")
+def _min_dim_plan(ex, x, dim, keepdim=False):
+    """``(values, indices)`` of the minimum along ``dim`` (torch's ``min(x, dim)``)."""
     return tuple(plan_reduce(ex, x, "min", (dim,), keepdim, x._dtype, arg=True, label="min"))
 
 
+@vjp("max_dim", "min_dim", save_out=True)
+def _max_dim_vjp(gs, node):
+    x, dim, keepdim = node.args[:3]
+    idx = node.saved["out"][1]
+    if not keepdim:
+        idx = idx.unsqueeze(dim)
+    n = x.shape[dim]
+    shape = [1] * x.ndim
+    shape[dim] = n
+    pos = apply("arange", placement((n,)), 0, 1, D.int64).reshape(shape)  # arange(n)
+    return (_expand_back(gs[0], x, (dim,), keepdim) * (pos == idx),) + _nones(node)
+
+
+def _maxmin(name, input, dim, keepdim, other):
+    x = _tensor(input)
+    if is_tensor(dim):
+        dim, other = None, dim
+    if other is not None:
+        return x.maximum(other) if name == "max" else x.minimum(other)
+    if dim is None:
+        return apply("a" + name, x, tuple(range(x.ndim)), keepdim)
+    vals, idx = apply(f"{name}_dim", x, normalize_dim(dim, x.ndim), keepdim)
+    return (MaxResult if name == "max" else MinResult)(vals, idx)
+
+
+@bind("max", prim="max_dim")
+def max(input, dim=None, keepdim=False, *, other=None):
+    """``max(x)``: the largest element; ``max(x, dim)``: ``(values, indices)`` along ``dim``;
+    ``max(x, y)``: elementwise maximum.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.max(st.tensor([[1, 5], [3, 2]]), dim=1).indices.tolist()
+    [1, 0]
+    """
+    return _maxmin("max", input, dim, keepdim, other)
+
+
+@bind("min", prim="min_dim")
+def min(input, dim=None, keepdim=False, *, other=None):
+    """Like :func:`max`, for the minimum.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.min(st.tensor([[1, 5], [3, 2]]), dim=1).values.tolist()
+    [1, 2]
+    """
+    return _maxmin("min", input, dim, keepdim, other)
+
+
+# -------------------------------------------------------------------- argmax, argmin
 def _arg(ex, x, fn, dim, keepdim, label):
     if dim is None:
         nd = x._layout.ndim
@@ -195,16 +267,89 @@ def _arg(ex, x, fn, dim, keepdim, label):
                                 flat=True, label=label)
     else:
         vals, idx = plan_reduce(ex, x, fn, (dim,), keepdim, x._dtype, arg=True, label=label)
-    for w, k in zip(vals.layout.workers, vals.keys):
-        ex.free(w, [k])
+    ex.free_pairs(list(zip(vals.layout.workers, vals.keys)))  # only the indices are kept
     return idx
 
 
-@primitive("argmax", kind="reduce")
-def argmax(ex, x, dim=None, keepdim=False):
+@primitive("argmax", kernels=_ARGS, kind="reduce")
+def _argmax_plan(ex, x, dim=None, keepdim=False):
     return _arg(ex, x, "max", dim, keepdim, "argmax")
 
 
-@primitive("argmin", kind="reduce")
-def argmin(ex, x, dim=None, keepdim=False):
+@primitive("argmin", kernels=_ARGS, kind="reduce")
+def _argmin_plan(ex, x, dim=None, keepdim=False):
     return _arg(ex, x, "min", dim, keepdim, "argmin")
+
+
+nondiff("argmax", "argmin")  # integer indices: no gradient
+
+
+@bind("argmax", prim="argmax")
+def argmax(input, dim=None, keepdim=False):
+    """Index of the maximum (into the flattened tensor when ``dim`` is None).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.argmax(st.tensor([[1, 5], [7, 2]])).item()
+    2
+    """
+    x = _tensor(input)
+    return apply("argmax", x, None if dim is None else normalize_dim(dim, x.ndim), keepdim)
+
+
+@bind("argmin", prim="argmin")
+def argmin(input, dim=None, keepdim=False):
+    """Index of the minimum (into the flattened tensor when ``dim`` is None).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.argmin(st.tensor([[3, 5], [7, 2]])).item()
+    3
+    """
+    x = _tensor(input)
+    return apply("argmin", x, None if dim is None else normalize_dim(dim, x.ndim), keepdim)
+
+
+# -------------------------------------------------------------------------- all, any
+@primitive("all", kernels=_VALUES, layout_rule=_layout_rule, kind="reduce")
+def _all_plan(ex, x, dims, keepdim=False):
+    return plan_reduce(ex, x, "all", dims, keepdim, D.bool_)[0]
+
+
+@primitive("any", kernels=_VALUES, layout_rule=_layout_rule, kind="reduce")
+def _any_plan(ex, x, dims, keepdim=False):
+    return plan_reduce(ex, x, "any", dims, keepdim, D.bool_)[0]
+
+
+nondiff("all", "any")  # bool results: no gradient
+
+
+@bind("all", prim="all")
+def all(input, dim=None, keepdim=False):
+    """True if every element is non-zero.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.all(st.tensor([1, 0])).item()
+    False
+    """
+    x = _tensor(input)
+    return apply("all", x, dims_of(x, dim), keepdim)
+
+
+@bind("any", prim="any")
+def any(input, dim=None, keepdim=False):
+    """True if any element is non-zero.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.any(st.tensor([1, 0])).item()
+    True
+    """
+    x = _tensor(input)
+    return apply("any", x, dims_of(x, dim), keepdim)
+

@@ -234,13 +234,7 @@ def reshape_view(xp, a, shape):
     return v
 
 
-@kernel
-def reshape(xp, a, shape):
-    """A block with a new shape: a view when NumPy can make one, else a copy."""
-    return a.reshape(shape)
-
-
-@primitive("reshape_view", kernels=[reshape_view, reshape], kind="view")
+@primitive("reshape_view", kernels=[reshape_view, "reshape"], kind="view")
 def _reshape_view_plan(ex, x, shape, copy=False) -> Operand:
     """``x`` with a new shape, shard by shard (the caller checked :func:`reshape_bounds`).
     ``copy=False`` insists on NumPy views (``view``); ``True`` lets NumPy copy a shard that

@@ -1,0 +1,239 @@
+"""The chunk -> combine tree: reductions planned over the block grid (Dask style).
+
+Each shard reduces locally (a *chunk* kernel: keepdims partials). Shards that share their
+coordinates along the kept dims form a *group*; if the reduced dims are not split, a group is
+one shard and nothing moves. Otherwise partials are first combined on each worker, then
+pairwise across workers in a tree (:func:`combine_tree`: log2 rounds, one export call per
+source worker per round). A group's result lands on the worker of its first shard, so the
+output stays aligned with the input (``x - x.max(dim, keepdim=True)`` is local when ``dim``
+is not split).
+
+:func:`plan_reduce` is the planner every reduction shares (the reduce family, and matmul and
+linalg, which sum partial products); its pure pieces are :func:`reduce_groups` and
+:func:`reduce_layout`. ``reduce_chunk``/``reduce_combine`` reduce values;
+``arg_chunk``/``arg_combine`` carry ``(value, global index)`` pairs.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+
+import numpy as np
+
+from .. import dtypes as D
+from ..errors import ArgumentError
+from ..layout import Layout
+from .dataflow import Operand
+from .registry import kernel
+
+
+# --------------------------------------------------------------------------- pure rules
+def reduce_groups(lay: Layout, dims):
+    """Map output-block coords -> indices of the shards (in C order) that reduce into it.
+
+    Examples
+    --------
+    >>> from sharded.layout import Layout
+    >>> lay = Layout.from_bounds((4, 2), [(0, 2, 4), (0, 2)], [0, 1])
+    >>> dict(reduce_groups(lay, (0,)))
+    {(0,): [0, 1]}
+    """
+    if lay.is_replicated:  # every copy reduces on its own worker
+        return collections.OrderedDict(((s,), [s]) for s in range(len(lay.shards())))
+    kept = [d for d in range(lay.ndim) if d not in dims]
+    groups = collections.OrderedDict()
+    for coords in itertools.product(*(range(g) for g in lay.grid)):
+        key = tuple(coords[d] for d in kept)
+        groups.setdefault(key, []).append(lay.index(coords))
+    return groups
+
+
+def reduce_layout(lay: Layout, dims, keepdim, roots=None) -> Layout:
+    """The layout of ``lay`` reduced over ``dims``: one block per group, on ``roots`` (the
+    worker of each group's first shard unless given).
+
+    Examples
+    --------
+    >>> from sharded.layout import Layout
+    >>> lay = Layout.from_bounds((4, 2), [(0, 2, 4), (0, 2)], [0, 1])
+    >>> reduce_layout(lay, (0,), False).shape
+    (2,)
+    """
+    if roots is None:
+        shards = lay.shards()
+        roots = [shards[m[0]][0] for m in reduce_groups(lay, dims).values()]
+    bounds = [(0, 1) if d in dims else lay.bounds[d] for d in range(lay.ndim)]
+    shape = [1 if d in dims else lay.shape[d] for d in range(lay.ndim)]
+    if not keepdim:
+        bounds = [b for d, b in enumerate(bounds) if d not in dims]
+        shape = [n for d, n in enumerate(shape) if d not in dims]
+    return Layout.from_bounds(shape, bounds, roots, replicated=lay.is_replicated)
+
+
+# ---------------------------------------------------------------------- combine tree
+def combine_tree(ex, parts, roots, combine, params, nparts, label):
+    """Combine each group's partials pairwise across workers, the result on its root.
+
+    ``parts[g]`` lists ``(worker, keys)`` partials of group ``g`` (one partial per worker,
+    ``keys`` a tuple of ``nparts`` keys), ``roots[g]`` the worker that must hold the result;
+    ``combine`` is the kernel merging two or more partials (``params`` its keywords). Runs
+    log2(workers) rounds, one export call per source worker per round, and frees every
+    consumed partial. Returns the final ``keys`` of each group (on ``roots[g]``).
+    """
+    parts = [list(gp) for gp in parts]
+    # the root's partial goes first so the result lands there
+    for g, root in enumerate(roots):
+        parts[g].sort(key=lambda p, r=root: p[0] != r)
+        if parts[g][0][0] != root:
+            parts[g].insert(0, (root, None))
+    while any(len(p) > 1 for p in parts):
+        req = collections.defaultdict(list)
+        pairs = []
+        for g, gp in enumerate(parts):
+            nxt = []
+            for i in range(0, len(gp), 2):
+                if i + 1 < len(gp):
+                    (wa, ka), (wb, kb) = gp[i], gp[i + 1]
+                    req[wb].extend((k, None) for k in kb)
+                    pairs.append((g, len(nxt), wa, ka, wb, kb))
+                nxt.append(gp[i])
+            parts[g] = nxt
+        handles = {w: iter(h) for w, h in ex.export(req).items()}
+        for g, pos, wa, ka, wb, kb in pairs:
+            hb = [("x", next(handles[wb])) for _ in kb]
+            k = tuple(ex.new_key() for _ in range(nparts))
+            if ka is None:  # the root had no partial: the transfer becomes its partial
+                ex.submit(wa, "copy_all", tuple(hb), k, None, (label, None))
+            else:
+                ex.submit(wa, combine, tuple(("k", kk, None) for kk in ka) + tuple(hb), k,
+                          params, (label, None))
+                ex.free(wa, ka)
+            ex.free(wb, kb)
+            parts[g][pos] = (wa, k)
+    return [gp[0][1] for gp in parts]
+
+
+# -------------------------------------------------------------------------- planner
+def plan_reduce(ex, x, fn, dims, keepdim, out_dtype, arg=False, flat=False, label=None):
+    """Plan a reduction of ``x`` (a tensor or :class:`Operand`) over ``dims`` with ``fn``
+    (``sum``, ``prod``, ``max``, ``min``, ``all``, ``any``); returns a list of Operands.
+
+    ``arg`` carries (value, index) pairs and returns two results; ``flat`` (argmax without a
+    dim) reduces everything to indices into the flattened tensor.
+    """
+    lay, keys = x._layout, x._keys
+    label = label or fn
+    dims = tuple(sorted(dims))
+    chunk, combine = ("arg_chunk", "arg_combine") if arg else ("reduce_chunk", "reduce_combine")
+    nparts = 2 if arg else 1
+    shards = lay.shards()
+    if fn in ("max", "min") and any(lay.shape[d] == 0 for d in dims):
+        raise ArgumentError(f"{label}(): cannot reduce over dimension(s) {dims} of size 0 "
+                            f"(shape {lay.shape}); the operation has no identity")
+
+    def chunk_params(s):
+        if arg:
+            return {"fn": fn, "axis": None if flat else dims[0], "offsets": shards[s][1],
+                    "gshape": lay.shape}
+        return {"fn": fn, "axis": dims, "dtype": out_dtype.np.str}
+
+    def new_keys():
+        return tuple(ex.new_key() for _ in range(nparts))
+
+    # parts[g] = list of (worker, keys) partials of group g, in shard order
+    parts, roots = [], []
+    for members in reduce_groups(lay, dims).values():
+        roots.append(shards[members[0]][0])
+        live = [s for s in members if all(shards[s][2][d] > 0 for d in dims)] or members[:1]
+        by_w = collections.OrderedDict()
+        for s in live:
+            k = new_keys()
+            w = shards[s][0]
+            ex.submit(w, chunk, (("k", keys[s], None),), k, chunk_params(s), (label, s))
+            by_w.setdefault(w, []).append(k)
+        gparts = []
+        for w, ks in by_w.items():  # combine partials that already share a worker
+            if len(ks) > 1:
+                k = new_keys()
+                ex.submit(w, combine, tuple(("k", kk, None) for p in ks for kk in p), k,
+                          {"fn": fn}, (label, None))
+                ex.free(w, [kk for p in ks for kk in p])
+                ks = [k]
+            gparts.append((w, ks[0]))
+        parts.append(gparts)
+    finals = combine_tree(ex, parts, roots, combine, {"fn": fn}, nparts, label)
+    out = reduce_layout(lay, dims, keepdim, roots)
+    if not keepdim and dims:
+        reshaped = []
+        for (w, _, shp), fk in zip(out.shards(), finals):
+            k = new_keys()
+            for a, b in zip(fk, k):
+                ex.submit(w, "reshape", (("k", a, None),), (b,), {"shape": shp}, (label, None))
+            ex.free(w, fk)
+            reshaped.append(k)
+        finals = reshaped
+    results = [Operand(out, out_dtype, tuple(f[i] for f in finals)) for i in range(nparts)]
+    if arg:
+        results[1] = Operand(out, D.int64, results[1].keys)
+    return results
+
+
+# ------------------------------------------------------------------------------ kernels
+_REDUCE = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "all": "all", "any": "any"}
+_COMBINE = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",
+            "all": "logical_and", "any": "logical_or"}
+
+
+def _finish(xp, out, squeeze):
+    return xp.squeeze(out, axis=squeeze) if squeeze else out
+
+
+@kernel
+def reduce_chunk(xp, a, fn, axis, dtype=None, squeeze=None):
+    """Reduce a block over ``axis`` keeping dims (a partial of a cross-shard reduction)."""
+    kw = {"dtype": dtype} if fn in ("sum", "prod") else {}
+    return _finish(xp, xp.asarray(getattr(xp, _REDUCE[fn])(a, axis=axis, keepdims=True, **kw)),
+                   squeeze)
+
+
+@kernel
+def reduce_combine(xp, *parts, fn, squeeze=None):
+    """Combine partials of the same block position, in order."""
+    f = getattr(xp, _COMBINE[fn])
+    out = parts[0]
+    for p in parts[1:]:
+        out = f(out, p)
+    return _finish(xp, out, squeeze)
+
+
+@kernel
+def arg_chunk(xp, a, fn, axis, offsets, gshape, squeeze=None):
+    """``(values, global indices)`` of the max/min of a block along ``axis`` (``None``: the
+    whole block, indices into the flattened global tensor, as torch's argmax)."""
+    f = xp.argmax if fn == "max" else xp.argmin
+    if axis is None:
+        i = int(f(a))
+        coords = np.unravel_index(i, a.shape)
+        g = np.ravel_multi_index([c + o for c, o in zip(coords, offsets)], gshape)
+        keep = (1,) * a.ndim
+        v, idx = a.reshape(-1)[i:i + 1].reshape(keep), xp.full(keep, g, dtype=np.int64)
+    else:
+        i = xp.expand_dims(f(a, axis=axis), axis)
+        v, idx = xp.take_along_axis(a, i, axis=axis), (i + offsets[axis]).astype(np.int64)
+    return _finish(xp, v, squeeze), _finish(xp, idx, squeeze)
+
+
+@kernel
+def arg_combine(xp, *parts, fn, squeeze=None):
+    """Combine ``(v1, i1, v2, i2, ...)`` pairs: the better value wins, ties go to the lower
+    index (so the result is independent of the combine order); NaN beats everything."""
+    v, idx = parts[0], parts[1]
+    for vb, ib in zip(parts[2::2], parts[3::2]):
+        better = (vb > v) if fn == "max" else (vb < v)
+        take = better | ((vb == v) & (ib < idx))
+        if v.dtype.kind == "f":
+            nb, na = xp.isnan(vb), xp.isnan(v)
+            take = (take & ~na) | (nb & ~na) | (nb & na & (ib < idx))
+        v, idx = xp.where(take, vb, v), xp.where(take, ib, idx)
+    return _finish(xp, v, squeeze), _finish(xp, idx, squeeze)

@@ -1,0 +1,29 @@
+"""Unary math primitives and activations."""
+
+import numpy as np
+import pytest
+
+import sharded as st
+from tests.helpers import assert_matches_numpy
+
+A = np.linspace(-3, 3, 42).reshape(7, 6)
+B = np.cos(np.arange(42.0)).reshape(7, 6) + 2.0
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "log1p", "sqrt", "abs", "sin", "cos", "tanh",
+                                  "neg"])
+def test_unary_math(name):
+    x = st.from_numpy(B, shards=3)
+    ref = {"neg": np.negative, "abs": np.abs}.get(name, getattr(np, name, None))
+    assert_matches_numpy(getattr(st, name)(x), ref(B), rtol=1e-12)
+    assert_matches_numpy(getattr(x, name)(), ref(B), rtol=1e-12)
+
+
+def test_activations():
+    x = st.from_numpy(A, shards=3)
+    assert_matches_numpy(st.sigmoid(x), 1 / (1 + np.exp(-A)), rtol=1e-12)
+    assert_matches_numpy(st.relu(x), np.maximum(A, 0))
+    z = st.tensor([1.0, float("nan"), float("inf"), -float("inf")])
+    assert z.isnan().tolist() == [False, True, False, False]
+    assert st.isfinite(z).tolist() == [True, False, False, False]
+    assert_matches_numpy(st.sigmoid(st.tensor([-1000.0, 1000.0])), np.array([0.0, 1.0]))
