@@ -10,7 +10,7 @@ Session(...)
 36.0
 """
 
-from . import autograd, dtypes, gradients, kernels, linalg, nn, optim
+from . import autograd, dtypes, gradients, kernels, nn, optim
 from . import methods as _methods
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .creation import *  # noqa: F403
@@ -50,7 +50,9 @@ from .functional import *  # noqa: F403
 from .functional import abs, all, any, max, min, pow, sum
 from .info import info, stats, synchronize, trace_memory
 from .layout import Layout
-from .linalg import bmm, dot, einsum, inner, matmul, mm, mv, outer, tensordot, vdot
+from .ops import linalg
+from .ops.einsum import einsum, tensordot
+from .ops.matmul import bmm, dot, inner, matmul, mm, mv, outer, vdot
 from .runtime import init, is_initialized, shutdown
 from .shape import (
     broadcast_to,

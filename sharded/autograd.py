@@ -19,14 +19,10 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from .errors import ArgumentError, ShapeError, ShardedError
 from .core.dispatch import apply, hooks
 from .core.registry import NONDIFF, PRIMITIVES
+from .errors import ArgumentError, AutogradError, ShapeError, ShardedError  # noqa: F401
 from .tensor import ShardedTensor
-
-
-class AutogradError(ShardedError, RuntimeError):
-    """Backward cannot run: a freed graph, a modified saved tensor, a missing rule..."""
 
 
 class GradShapeError(AutogradError, ShapeError):

@@ -9,11 +9,10 @@ broadcast dims. Derived ops (``mean``, ``var``, ``softmax``, ``mse_loss``...) ne
 from __future__ import annotations
 
 from . import functional as F
-from .creation import zeros_like
-from .core.registry import nondiff, vjp
 from .core.dispatch import apply
+from .core.registry import nondiff, vjp
+from .creation import zeros_like
 from .tensor import ShardedTensor
-
 
 for _n in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
            "logical_not", "isnan", "isfinite", "bitwise_and", "bitwise_or", "bitwise_xor",
@@ -313,17 +312,3 @@ def _mask_select(gs, node):
     z = zeros_like(x, dtype=gs[0].dtype)
     apply("mask_scatter", z, mask, gs[0], target=z)
     return (z, None)
-
-
-# ------------------------------------------------------------------------ linalg
-@vjp("matmul", saves=(0, 1))
-def _matmul(gs, node):
-    a, b, _ = node.args
-    g = gs[0]
-    # d(a @ b) = da @ b + a @ db; a's gradient is row-split like a, b's (a weight) is the
-    # k-split product a^T g: partial products summed across the workers by the tree
-    return (unbroadcast(g @ b.mT, a) if _needs(a) else None,
-            unbroadcast(a.mT @ g, b) if _needs(b) else None, None)
-
-
-from . import gradients_linalg  # noqa: E402,F401

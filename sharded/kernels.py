@@ -346,12 +346,3 @@ def add_points(xp, a, *values, coords):
         else:  # CuPy's scatter_add is the same operation
             xp.add.at(a, c, v) if hasattr(xp.add, "at") else xp.scatter_add(a, c, v)
     return a
-
-
-@kernel("matmul")
-def matmul(xp, a, b, out=None, stack=False):
-    """Block product (BLAS through NumPy / cuBLAS through CuPy); ``stack`` adds a leading
-    dim of 1 (a partial product, one entry of a stack that is summed afterwards)."""
-    r = _cast(xp, xp.matmul(_cast(xp, a, out), _cast(xp, b, out)), out)
-    return r[None] if stack else r
-from . import kernels_linalg  # noqa: E402,F401

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import functional as F
-from .errors import ArgumentError
 from .core.dispatch import apply
+from .errors import ArgumentError
 from .tensor import ShardedTensor
 
 _OPERAND = (ShardedTensor, np.ndarray, bool, int, float, np.generic)
@@ -37,12 +37,6 @@ for _n, _f in _OPERATORS.items():
     setattr(ShardedTensor, f"__r{_n}__", _binary(_f, reflected=True))
 for _n, _f in {"lt": F.lt, "le": F.le, "gt": F.gt, "ge": F.ge, "eq": F.eq, "ne": F.ne}.items():
     setattr(ShardedTensor, f"__{_n}__", _binary(_f))
-from . import linalg as _la  # noqa: E402
-
-ShardedTensor.__matmul__ = _binary(_la.matmul)
-ShardedTensor.__rmatmul__ = _binary(_la.matmul, reflected=True)
-for _n in ("matmul", "mm", "bmm", "mv", "dot", "outer"):
-    setattr(ShardedTensor, _n, getattr(_la, _n))
 ShardedTensor.__neg__ = F.neg
 ShardedTensor.__abs__ = F.abs
 ShardedTensor.__invert__ = F.bitwise_not
@@ -234,38 +228,3 @@ ShardedTensor.detach = detach
 ShardedTensor.detach_ = detach_
 ShardedTensor.retain_grad = retain_grad
 ShardedTensor.retains_grad = property(lambda self: self._retains_grad)
-
-
-# ------------------------------------------------------------------ linear algebra
-def _linalg_methods():
-    """torch's linear-algebra methods (``x.det()``, ``x.inverse()``, ``x.norm()``...), each
-    the ``st.linalg`` function with ``self`` first."""
-    la = _la
-
-    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
-        """torch's ``Tensor.norm``: ``'fro'`` (default) and numbers are vector norms over
-        ``dim`` (all elements by default), ``'nuc'`` the nuclear norm of matrices.
-
-        Examples
-        --------
-        >>> import sharded as st
-        >>> st.tensor([3., 4.]).norm().item()
-        5.0
-        """
-        if p == "nuc":
-            return la.matrix_norm(self, "nuc", dim or (-2, -1), keepdim, dtype=dtype)
-        return la.vector_norm(self, 2 if p == "fro" else p, dim, keepdim, dtype=dtype)
-
-    def logdet(self):
-        """``log(det(self))`` (NaN for a negative determinant, as torch)."""
-        sign, logabs = la.slogdet(self)
-        return F.where(sign > 0, logabs, F.where(sign == 0, -np.inf, np.nan))
-
-    table = {"det": la.det, "slogdet": la.slogdet, "logdet": logdet, "inverse": la.inv,
-             "cholesky": la.cholesky, "qr": la.qr, "pinverse": la.pinv, "norm": norm,
-             "inner": la.inner, "vdot": la.vdot, "ger": la.ger, "tensordot": la.tensordot}
-    for name, fn in table.items():
-        setattr(ShardedTensor, name, fn)
-
-
-_linalg_methods()

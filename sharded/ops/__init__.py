@@ -2,4 +2,4 @@
 planner, VJP, public names), registered in :mod:`sharded.core.registry`."""
 
 from ..core import registry  # noqa: F401  (``sharded.ops.registry``: the table they fill)
-from . import creation, elementwise, indexing, matmul, movement, reduce, views  # noqa: F401
+from . import creation, einsum, elementwise, indexing, linalg, matmul, movement, reduce, views  # noqa: F401  # noqa: F401

@@ -9,9 +9,10 @@ import pytest
 
 import sharded as st
 from sharded.autograd import gradcheck
-from sharded.ops import linalg as OL
-from sharded.ops import linalg_dist as LD
+from sharded.core.dataflow import Operand
 from sharded.ops import matmul as MM
+from sharded.ops.linalg import batched as OL
+from sharded.ops.linalg import lu as LD
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
 
 L = st.linalg
@@ -71,7 +72,7 @@ def test_layout_rules():
     assert_matches_numpy(blk @ blk, blk.numpy() @ blk.numpy(), **TOL)
     # a big 2x2 block grid on 4 workers: SUMMA blocks, one per worker (the planner is pure)
     lay = st.Layout.block((2, 2)).bind((1000, 1000), 4)
-    a = MM.Arr(lay, st.float64, range(4))
+    a = Operand(lay, st.float64, range(4))
     _, plan = MM.choose(SimpleNamespace(num_workers=4), a, a)
     assert plan[0] == "blocks" and plan[1].grid == (2, 2) and sorted(plan[1].workers) == [0, 1,
                                                                                        2, 3]
