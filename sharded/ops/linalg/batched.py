@@ -226,7 +226,7 @@ def run_batched(ex, op, inputs, params, check=True, want_info=False):
                    dtypes=[d.np.str for _, d in specs], boffs=tuple(offs), bshape=bshape,
                    want_info=want_info, check=check)
         ex.submit(w, "linalg", tuple(a[s] for a in args), tuple(keys) + tuple(extra), prm,
-                  (f"linalg.{op}", s))
+                  (f"linalg_{op}", s))
         for o, k in zip(outs, keys):
             o.append(k)
     for ft in ftemps:

@@ -80,7 +80,7 @@ def plan_cholesky_dist(ex, a) -> Operand:
     for w, bl in blocks.items():
         m[w] = ex.new_key()
         ex.submit(w, "concat_cols", tuple(("k", cols.keys[i], None) for i, *_ in bl), (m[w],),
-                  {"dtype": dt.np.str}, ("linalg.cholesky", None))
+                  {"dtype": dt.np.str}, ("cholesky_dist", None))
     ex.free_pairs(list(zip(owners, cols.keys)))
     stats, keep = [], []
 
@@ -89,7 +89,7 @@ def plan_cholesky_dist(ex, a) -> Operand:
         _, c0, g0, wd = next(x for x in blocks[w] if x[0] == i)
         pk, sk = ex.new_key(), ex.new_key()
         ex.submit(w, "chol_panel", (("k", m[w], None),), (pk, sk),
-                  {"p": g0, "c0": c0, "c1": c0 + wd}, ("linalg.cholesky", i))
+                  {"p": g0, "c0": c0, "c1": c0 + wd}, ("cholesky_dist", i))
         stats.append((w, sk))
         keep.extend([(w, pk), (w, sk)])
         return broadcast_block(ex, w, pk, [v for v in blocks if any(x[0] > i for x in blocks[v])])
@@ -104,13 +104,13 @@ def plan_cholesky_dist(ex, a) -> Operand:
                 continue
             if w == nxt:  # look-ahead: next panel's block, the panel, then the rest
                 ex.submit(w, "chol_update", (("k", m[w], None), args[w]), (),
-                          {"p": cuts[i], "cols": later[:1]}, ("linalg.cholesky", i))
+                          {"p": cuts[i], "cols": later[:1]}, ("cholesky_dist", i))
                 ex.flush_all()
                 nargs = panel(i + 1)
                 later = later[1:]
             if later:
                 ex.submit(w, "chol_update", (("k", m[w], None), args[w]), (),
-                          {"p": cuts[i], "cols": later}, ("linalg.cholesky", i))
+                          {"p": cuts[i], "cols": later}, ("cholesky_dist", i))
         ex.flush_all()
     vals = ex.fetch([(w, k, None) for w, k in stats])
     bad = [int(v[0]) for v in vals if v[0] >= 0]
@@ -125,7 +125,7 @@ def plan_cholesky_dist(ex, a) -> Operand:
         _, c0, _, wd = next(x for x in blocks[w] if x[0] == i)
         k = ex.new_key()
         ex.submit(w, "t_copy", (("k", m[w], None),), (k,), {"c0": c0, "c1": c0 + wd},
-                  ("linalg.cholesky", i))
+                  ("cholesky_dist", i))
         keys.append(k)
     ex.free_pairs(keep + list(m.items()))
     return Operand(Layout.from_bounds((n, n), [cuts, (0, n)], owners), dt, tuple(keys))

@@ -247,6 +247,7 @@ class _LU:
 
     def __init__(self, ex, a, b, op):
         self.ex, self.op, self.shape = ex, op, a._layout.shape
+        self.label = "lu_slogdet" if op == "slogdet" else "lu_solve"  # the primitive's name
         self.a, self.tmp = by_rows(ex, a)
         lay = self.a._layout
         self.n = n = lay.shape[0]
@@ -287,7 +288,7 @@ class _LU:
             k = ex.new_key()
             ex.submit(w, "lu_init", tuple(args + bl), (k,),
                       {"n": n, "r": r, "na": len(mine[w]), "dtype": self.dt.np.str},
-                      (f"linalg.{op}", None))
+                      (self.label, None))
             self.m[w] = k
         free_temps(ex, temps)
         self.keep = []  # (worker, key) to free at the end
@@ -299,7 +300,7 @@ class _LU:
         ex, (w, c0, c1) = self.ex, self.order[k]
         pk, ik, sk = ex.new_key(), ex.new_key(), ex.new_key()
         ex.submit(w, "lu_panel", (self._m(w),), (pk, ik, sk),
-                  {"p": self.pos[k], "c0": c0, "c1": c1, "n": self.n}, (f"linalg.{self.op}", k))
+                  {"p": self.pos[k], "c0": c0, "c1": c1, "n": self.n}, (self.label, k))
         self.keep += [(w, pk), (w, ik), (w, sk)]
         self.stats.append((w, sk))
         self.pivs.append((w, ik))
@@ -340,12 +341,12 @@ class _LU:
                 if w == nxt:  # look-ahead: the next panel first, then the rest
                     c1n = order[k + 1][2]
                     ex.submit(w, "lu_update", (self._m(w), pa, ia), (),
-                              dict(prm, c0=t, c1=c1n, **sw), (f"linalg.{self.op}", k))
+                              dict(prm, c0=t, c1=c1n, **sw), (self.label, k))
                     ex.flush_all()
                     nxt_args = self._panel(k + 1)
                     t, sw = c1n, dict(s0=0, s1=0)
                 ex.submit(w, "lu_update", (self._m(w), pa, ia), (),
-                          dict(prm, c0=t, c1=self.width[w], **sw), (f"linalg.{self.op}", k))
+                          dict(prm, c0=t, c1=self.width[w], **sw), (self.label, k))
             ex.flush_all()
 
     def back(self):
@@ -355,14 +356,14 @@ class _LU:
             p = self.pos[j]
             vk = ex.new_key()
             ex.submit(w, "lu_back_diag", (self._m(w),), (vk,),
-                      {"p": p, "c0": c0, "c1": c1, "n": self.n}, (f"linalg.{self.op}", j))
+                      {"p": p, "c0": c0, "c1": c1, "n": self.n}, (self.label, j))
             ends = {v: max([c1_ for v_, _, c1_ in self.order[:j] if v_ == v], default=0)
                     for v in self.wlist}
             need = [v for v in self.wlist if ends[v] > 0]
             vargs = broadcast_block(ex, w, vk, need + [w])
             for v in need:
                 ex.submit(v, "lu_back_update", (self._m(v), vargs[v]), (),
-                          {"p": p, "e": ends[v], "n": self.n}, (f"linalg.{self.op}", j))
+                          {"p": p, "e": ends[v], "n": self.n}, (self.label, j))
             ex.free(w, [vk])
             ex.flush_all()
 
@@ -413,7 +414,7 @@ class _LU:
             k = ex.new_key()
             ex.submit(w, "rows_from_t", tuple(args), (k,),
                       {"shape": tuple(shp), "dtype": self.dt.np.str,
-                       "rows": [sel for _, sel in pieces]}, (f"linalg.{self.op}", s))
+                       "rows": [sel for _, sel in pieces]}, (self.label, s))
             keys.append(k)
         return Operand(out, self.dt, tuple(keys))
 

@@ -187,7 +187,7 @@ def _replicate(ex, src, key, dt, shape):
             keys.append(key)
             continue
         k = ex.new_key()
-        ex.submit(w, "copy", (args[w],), (k,), None, ("qr", None))
+        ex.submit(w, "copy", (args[w],), (k,), None, ("qr_tall", None))
         keys.append(k)
     return Operand(Layout.from_bounds(shape, [(0, s) for s in shape], ws, replicated=True), dt,
                   tuple(keys))
@@ -200,12 +200,12 @@ def _cholqr2(ex, a, strict):
     parts = []
     for s, (w, _, _) in enumerate(shards):
         g = ex.new_key()
-        ex.submit(w, "gram", (("k", keys[s], None),), (g,), None, ("qr", s))
+        ex.submit(w, "gram", (("k", keys[s], None),), (g,), None, ("qr_tall", s))
         parts.append((w, g))
-    root, gk = _sum_gram(ex, parts, k, "qr")
+    root, gk = _sum_gram(ex, parts, k, "qr_tall")
     r1, r1i, st = ex.new_key(), ex.new_key(), ex.new_key()
     ex.submit(root, "chol_r", (("k", gk, None),), (r1, r1i, st), {"cond_max": COND_MAX},
-              ("qr", None))
+              ("qr_tall", None))
     ex.free(root, [gk])
     ok = int(ex.fetch([(root, st, None)])[0][0]) < 0
     ex.free(root, [st])
@@ -221,23 +221,23 @@ def _cholqr2(ex, a, strict):
     for s, (w, _, _) in enumerate(shards):
         q, g = ex.new_key(), ex.new_key()
         ex.submit(w, "cholqr_step", (("k", keys[s], None), rinv[w]), (q, g),
-                  {"out": dt.np.str}, ("qr", s))
+                  {"out": dt.np.str}, ("qr_tall", s))
         qs.append(q)
         parts.append((w, g))
     ex.free(root, [r1i])
-    root2, gk2 = _sum_gram(ex, parts, k, "qr")
+    root2, gk2 = _sum_gram(ex, parts, k, "qr_tall")
     r2, r2i, st2 = ex.new_key(), ex.new_key(), ex.new_key()
     ex.submit(root2, "chol_r", (("k", gk2, None),), (r2, r2i, st2), {"cond_max": math.inf},
-              ("qr", None))
+              ("qr_tall", None))
     ex.free(root2, [gk2, st2])
     rinv2 = broadcast_block(ex, root2, r2i, lay.workers)
     for s, (w, _, _) in enumerate(shards):
-        ex.submit(w, "scale_rows", (("k", qs[s], None), rinv2[w]), (), None, ("qr", s))
+        ex.submit(w, "scale_rows", (("k", qs[s], None), rinv2[w]), (), None, ("qr_tall", s))
     ex.free(root2, [r2i])
     r1_at = broadcast_block(ex, root, r1, [root2])[root2]
     rk = ex.new_key()
     ex.submit(root2, "r_product", (("k", r2, None), r1_at), (rk,), {"out": dt.np.str},
-              ("qr", None))
+              ("qr_tall", None))
     ex.free_pairs([(root, r1), (root2, r2)])
     return Operand(lay, dt, tuple(qs)), _replicate(ex, root2, rk, dt, (k, k))
 
@@ -250,7 +250,7 @@ def _tsqr(ex, a):
     leaves = []
     for s, (w, _, _) in enumerate(shards):
         q, r = ex.new_key(), ex.new_key()
-        ex.submit(w, "local_qr", (("k", keys[s], None),), (q, r), None, ("qr", s))
+        ex.submit(w, "local_qr", (("k", keys[s], None),), (q, r), None, ("qr_tall", s))
         leaves.append((w, q, r))
     req = collections.defaultdict(list)
     for w, _, r in leaves:
@@ -260,7 +260,7 @@ def _tsqr(ex, a):
     rargs = [("k", r, None) if w == root else ("x", next(hs[w])) for w, _, r in leaves]
     rk, q2 = ex.new_key(), [ex.new_key() for _ in leaves]
     ex.submit(root, "stack_qr", tuple(rargs), (rk,) + tuple(q2), {"out": dt.np.str},
-              ("qr", None))
+              ("qr_tall", None))
     ex.free_pairs([(w, r) for w, _, r in leaves])
     req = collections.defaultdict(list)
     for (w, _, _), qk in zip(leaves, q2):
@@ -271,7 +271,7 @@ def _tsqr(ex, a):
     for s, ((w, q, _), qk) in enumerate(zip(leaves, q2)):
         arg = ("k", qk, None) if w == root else ("x", next(hs))
         nk = ex.new_key()
-        ex.submit(w, "mul_small", (("k", q, None), arg), (nk,), {"out": dt.np.str}, ("qr", s))
+        ex.submit(w, "mul_small", (("k", q, None), arg), (nk,), {"out": dt.np.str}, ("qr_tall", s))
         out.append(nk)
     ex.free_pairs([(w, q) for w, q, _ in leaves] + [(root, qk) for qk in q2])
     return Operand(lay, dt, tuple(out)), _replicate(ex, root, rk, dt, (k, k))
