@@ -200,8 +200,9 @@ def _cast(a, dtype):
     return a.astype(dtype)
 
 
-@kernel(name="matmul")
-def matmul_kernel(xp, a, b, out=None, stack=False):
+# the public ``matmul`` below takes this name in the module; the kernel stays registered
+@kernel
+def matmul(xp, a, b, out=None, stack=False):
     """Block product (BLAS through NumPy / cuBLAS through CuPy); ``stack`` adds a leading
     dim of 1 (a partial product, one entry of a stack that is summed afterwards)."""
     r = _cast(xp.matmul(_cast(a, out), _cast(b, out)), out)
@@ -343,7 +344,7 @@ def reduce_scatter(ex, ws, keys, n, m, dt, label) -> Operand:
     return Operand(Layout.from_bounds((n, m), [rb, (0, m)], targets), dt, tuple(out))
 
 
-@primitive("matmul", kind="linalg")
+@primitive("matmul", kind="linalg", kernels=[matmul, matmul_acc, add_n])
 def plan_matmul(ex, a, b, out_dtype) -> Operand:
     """``a @ b`` for operands of at least 2 dims whose batch dims broadcast (the caller
     handles 1-D operands, dtypes and shape checks); the strategy is :func:`choose`'s."""

@@ -476,3 +476,4 @@ def linalg(xp, *arrays, op, shapes, dtypes, boffs=(), bshape=(), want_info=False
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+linalg_kernel = linalg  # the kernel every batched primitive runs (named for imports)

@@ -63,7 +63,8 @@ def t_copy(xp, m, c0, c1):
 
 
 # ------------------------------------------------------------------------------ Cholesky
-@primitive("cholesky_dist", kind="linalg")
+@primitive("cholesky_dist", kind="linalg",
+           kernels=[concat_cols, chol_panel, chol_update, t_copy])
 def plan_cholesky_dist(ex, a) -> Operand:
     """``U`` (``A = U^T U``) of a big split SPD matrix, rows blocked cyclically."""
     n = a._layout.shape[0]

@@ -17,7 +17,7 @@ from ...core.dispatch import apply, placement
 from ...core.registry import bind, primitive, vjp
 from ...errors import ArgumentError, AutogradError
 from ...layout import Layout
-from .batched import ExResult, matrix, plan_batched, square
+from .batched import ExResult, linalg_kernel, matrix, plan_batched, square
 from .cholesky import chol_grad
 from .lu import is_big
 from .tall import is_tall, qr_grad
@@ -43,7 +43,7 @@ def _zeros_like(x):
 
 
 # ------------------------------------------------------------------------------ cholesky
-primitive("linalg_cholesky", kind="linalg")(plan_batched("cholesky"))
+primitive("linalg_cholesky", kind="linalg", kernels=[linalg_kernel])(plan_batched("cholesky"))
 
 
 @vjp("linalg_cholesky", save_out=True)
@@ -54,7 +54,7 @@ def linalg_cholesky_vjp(gs, node):
     return (chol_grad(lo, gl),)
 
 
-@bind("cholesky")
+@bind("cholesky", prim="linalg_cholesky")
 def cholesky(A, *, upper=False):
     """Cholesky factor ``L`` (``A = L L^T``; ``U = L^T`` with ``upper=True``) of symmetric
     positive-definite matrices; a failure raises :class:`LinAlgError` naming the element.
@@ -88,7 +88,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
 
 
 # ------------------------------------------------------------------------------ qr
-primitive("linalg_qr", kind="linalg")(plan_batched("qr"))
+primitive("linalg_qr", kind="linalg", kernels=[linalg_kernel])(plan_batched("qr"))
 
 
 @vjp("linalg_qr", save_out=True)
@@ -104,7 +104,7 @@ def linalg_qr_vjp(gs, node):
     return (qr_grad(q, r, gs[0], gs[1]),)
 
 
-@bind("qr")
+@bind("qr", prim="linalg_qr")
 def qr(A, mode="reduced", *, method="auto"):
     """QR decomposition with ``R``'s diagonal non-negative (the unique QR of a full-rank
     matrix, whatever the layout; LAPACK/torch may differ by column signs). A tall matrix
@@ -137,7 +137,7 @@ def qr(A, mode="reduced", *, method="auto"):
 
 
 # ------------------------------------------------------------------------------ svd
-primitive("linalg_svd", kind="linalg")(plan_batched("svd"))
+primitive("linalg_svd", kind="linalg", kernels=[linalg_kernel])(plan_batched("svd"))
 
 
 @vjp("linalg_svd", save_out=True)
@@ -192,7 +192,7 @@ def svd(A, full_matrices=True):
     return SVDResult(*apply("linalg_svd", A, full_matrices=full_matrices))
 
 
-primitive("linalg_svdvals", kind="linalg")(plan_batched("svdvals"))
+primitive("linalg_svdvals", kind="linalg", kernels=[linalg_kernel])(plan_batched("svdvals"))
 
 
 @vjp("linalg_svdvals", saves=(0,))
@@ -218,7 +218,7 @@ def svdvals(A):
 
 
 # ------------------------------------------------------------------------------ eigen
-primitive("linalg_eigh", kind="linalg")(plan_batched("eigh"))
+primitive("linalg_eigh", kind="linalg", kernels=[linalg_kernel])(plan_batched("eigh"))
 
 
 def _eigh_grad(w, v, gw, gv):
@@ -253,7 +253,7 @@ def eigh(A, UPLO="L"):
     return EighResult(*apply("linalg_eigh", A, uplo=UPLO))
 
 
-primitive("linalg_eigvalsh", kind="linalg")(plan_batched("eigvalsh"))
+primitive("linalg_eigvalsh", kind="linalg", kernels=[linalg_kernel])(plan_batched("eigvalsh"))
 
 
 @vjp("linalg_eigvalsh", saves=(0,))
@@ -276,7 +276,7 @@ def eigvalsh(A, UPLO="L"):
     return apply("linalg_eigvalsh", A, uplo=UPLO)
 
 
-primitive("linalg_eigvals", kind="linalg")(plan_batched("eigvals"))
+primitive("linalg_eigvals", kind="linalg", kernels=[linalg_kernel])(plan_batched("eigvals"))
 
 
 @vjp("linalg_eigvals")

@@ -431,7 +431,8 @@ class _LU:
         return sign
 
 
-@primitive("lu_solve", kind="linalg")
+@primitive("lu_solve", kind="linalg", kernels=[lu_init, lu_panel, lu_update, lu_back_diag,
+                                               lu_back_update, rows_from_t])
 def plan_lu_solve(ex, a, b, op="solve") -> Operand:
     """``A^-1 B`` of a big split square matrix by block LU (see the module docstring)."""
     f = _LU(ex, a, b, op)
@@ -462,7 +463,7 @@ def lu_solve_vjp(gs, node):
     return solve_vjp(gs, node)
 
 
-@primitive("lu_slogdet", kind="linalg")
+@primitive("lu_slogdet", kind="linalg", kernels=[lu_init, lu_panel, lu_update])
 def plan_lu_slogdet(ex, a):
     """``(sign, log|det|)`` of a big split square matrix from its block LU."""
     f = _LU(ex, a, None, "slogdet")

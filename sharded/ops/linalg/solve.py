@@ -17,7 +17,16 @@ from ... import dtypes as D
 from ...core.dispatch import apply, placement
 from ...core.registry import bind, primitive, vjp
 from ...errors import AutogradError, ShapeError
-from .batched import ExResult, check_float, dims_str, matrix, plan_batched, square, t_
+from .batched import (
+    ExResult,
+    check_float,
+    dims_str,
+    linalg_kernel,
+    matrix,
+    plan_batched,
+    square,
+    t_,
+)
 from .lu import inv_any, inv_big, is_big, logdet_vjp, needs, solve_any, solve_vjp, unbroadcast
 from .tall import is_tall
 
@@ -43,7 +52,7 @@ def _rhs(op, a, b):
 
 
 # ------------------------------------------------------------------------------ solve
-primitive("linalg_solve", kind="linalg")(plan_batched("solve"))
+primitive("linalg_solve", kind="linalg", kernels=[linalg_kernel])(plan_batched("solve"))
 
 
 @vjp("linalg_solve", save_out=True, saves=(0,))
@@ -94,7 +103,7 @@ def solve(A, B, *, left=True):
 
 
 # ------------------------------------------------------------------------------ inv
-primitive("linalg_inv", kind="linalg")(plan_batched("inv"))
+primitive("linalg_inv", kind="linalg", kernels=[linalg_kernel])(plan_batched("inv"))
 
 
 @vjp("linalg_inv", save_out=True)
@@ -103,7 +112,7 @@ def linalg_inv_vjp(gs, node):
     return (-(x.mT @ gs[0] @ x.mT),)  # d(A^-1) = -A^-1 dA A^-1
 
 
-@bind("inverse")
+@bind("inverse", prim="linalg_inv")
 def inv(A):
     """The inverse of (a batch of) square matrices; singular ones raise :class:`LinAlgError`.
 
@@ -131,7 +140,7 @@ def inv_ex(A, *, check_errors=False):
 
 
 # ------------------------------------------------------------------------------ det
-primitive("linalg_det", kind="linalg")(plan_batched("det"))
+primitive("linalg_det", kind="linalg", kernels=[linalg_kernel])(plan_batched("det"))
 
 
 @vjp("linalg_det", save_out=True, saves=(0,))
@@ -142,7 +151,7 @@ def linalg_det_vjp(gs, node):
     return (scale * inv_any(a).mT,)  # d det = det * tr(A^-1 dA)
 
 
-primitive("linalg_slogdet", kind="linalg")(plan_batched("slogdet"))
+primitive("linalg_slogdet", kind="linalg", kernels=[linalg_kernel])(plan_batched("slogdet"))
 
 
 @vjp("linalg_slogdet", saves=(0,))
@@ -150,7 +159,7 @@ def linalg_slogdet_vjp(gs, node):
     return logdet_vjp(gs, node)
 
 
-@bind("det")
+@bind("det", prim="linalg_det")
 def det(A):
     """Determinant of (a batch of) square matrices (a big split matrix: from its block LU).
 
@@ -167,7 +176,7 @@ def det(A):
     return apply("linalg_det", A)
 
 
-@bind("slogdet")
+@bind("slogdet", prim="linalg_slogdet")
 def slogdet(A):
     """``(sign, log|det|)`` of (a batch of) square matrices.
 
@@ -199,7 +208,7 @@ def logdet(A):
 
 
 # ------------------------------------------------------------------------------ lstsq
-primitive("linalg_lstsq", kind="linalg")(plan_batched("lstsq"))
+primitive("linalg_lstsq", kind="linalg", kernels=[linalg_kernel])(plan_batched("lstsq"))
 
 
 @vjp("linalg_lstsq", save_out=True, saves=(0, 1))

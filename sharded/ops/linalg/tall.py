@@ -277,7 +277,8 @@ def _tsqr(ex, a):
     return Operand(lay, dt, tuple(out)), _replicate(ex, root, rk, dt, (k, k))
 
 
-@primitive("qr_tall", kind="linalg")
+@primitive("qr_tall", kind="linalg", kernels=[gram, chol_r, cholqr_step, scale_rows, mul_small,
+                                              r_product, local_qr, stack_qr])
 def plan_qr_tall(ex, a, method="auto"):
     """Reduced QR of a tall matrix split by rows: ``(Q like A's rows, R replicated)``."""
     t, tmp = by_rows(ex, a)
