@@ -10,8 +10,7 @@ Session(...)
 36.0
 """
 
-from . import autograd, dtypes, kernels, linalg, nn, optim
-from . import methods as _methods
+from . import autograd, dtypes, nn, optim
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .dtypes import (
     DType,
@@ -48,12 +47,7 @@ from .errors import (
 from .functional import log_softmax, logsumexp, mean, softmax, std, var
 from .info import info, stats, synchronize, trace_memory
 from .layout import Layout
-from .linalg import bmm, dot, einsum, inner, matmul, mm, mv, outer, tensordot, vdot
-from .ops.creation import *  # noqa: F403
-from .ops.random import *  # noqa: F403
-from .ops.joining import cat, chunk, flip, narrow, roll, select, split, stack, unbind
-from .ops.reshape import broadcast_to, flatten, reshape, squeeze, unsqueeze
-from .ops.views import clone, permute, swapaxes, t, transpose
+from .ops import linalg
 from .ops.arithmetic import (
     abs,
     add,
@@ -71,6 +65,9 @@ from .ops.arithmetic import (
     sub,
     where,
 )
+from .ops.creation import *  # noqa: F403
+from .ops.einsum import einsum, tensordot
+from .ops.joining import cat, chunk, flip, narrow, roll, select, split, stack, unbind
 from .ops.logical import (
     bitwise_and,
     bitwise_not,
@@ -87,6 +84,8 @@ from .ops.logical import (
     lt,
     ne,
 )
+from .ops.matmul import bmm, dot, inner, matmul, mm, mv, outer, vdot
+from .ops.random import *  # noqa: F403
 from .ops.reduce import (
     MaxResult,
     MinResult,
@@ -101,7 +100,9 @@ from .ops.reduce import (
     prod,
     sum,
 )
+from .ops.reshape import broadcast_to, flatten, reshape, squeeze, unsqueeze
 from .ops.unary import cos, exp, isfinite, isnan, log, log1p, relu, sigmoid, sin, sqrt, tanh
+from .ops.views import clone, permute, swapaxes, t, transpose
 from .runtime import init, is_initialized, shutdown
 from .tensor import ShardedTensor, Size
 

@@ -23,13 +23,9 @@ import numpy as np
 
 from .core.dispatch import apply, hooks
 from .core.registry import NONDIFF, PRIMITIVES, bind
-from .errors import ArgumentError, ShapeError, ShardedError
+from .errors import ArgumentError, AutogradError, ShapeError, ShardedError  # noqa: F401
 from .ops.creation import from_numpy, ones_like, tensor
 from .tensor import ShardedTensor
-
-
-class AutogradError(ShardedError, RuntimeError):
-    """Backward cannot run: a freed graph, a modified saved tensor, a missing rule..."""
 
 
 class GradShapeError(AutogradError, ShapeError):

@@ -80,3 +80,7 @@ class OpFailed(ShardedError, RuntimeError):
         self.op, self.shard, self.worker, self.cause = op, shard, worker, cause
         where = f"shard {shard} on worker {worker}" if shard is not None else f"worker {worker}"
         super().__init__(f"op '{op}' failed on {where}: {cause}")
+
+
+class AutogradError(ShardedError, RuntimeError):
+    """Backward cannot run: a freed graph, a modified saved tensor, a missing rule..."""

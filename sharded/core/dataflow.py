@@ -12,11 +12,12 @@ Planners read operands through ``_layout``, ``_dtype`` and ``_keys``: tensors an
 from __future__ import annotations
 
 import collections
+import itertools
 import math
 
 import numpy as np
 
-from ..layout import Layout
+from ..layout import Layout, split_sizes
 from .registry import kernel
 
 
@@ -231,3 +232,70 @@ def copy_all(xp, *arrays):
 def reshape(xp, a, shape):
     """``a`` with a new shape (a view where NumPy can make one): planners' re-blocking step."""
     return a.reshape(shape)
+# ------------------------------------------------------------------ regions for products
+def even_bounds(n: int, p: int) -> tuple:
+    """Cut points of ``n`` into ``min(p, n)`` nearly equal chunks (``(0, 0)`` for ``n == 0``).
+
+    Examples
+    --------
+    >>> even_bounds(7, 3)
+    (0, 3, 5, 7)
+    """
+    if n == 0:
+        return (0, 0)
+    return tuple(itertools.accumulate(split_sizes(n, max(1, min(p, n))), initial=0))
+
+
+def _size(reg) -> int:
+    return math.prod(max(0, hi - lo) for lo, hi in reg)
+
+
+def _whole_or(sl, shape):
+    return None if all(s.start == 0 and s.stop == n for s, n in zip(sl, shape)) else sl
+
+
+def gather_regions(ex, t, wanted):
+    """Command arguments giving ``t``'s region ``wanted[i] = (worker, region)`` on that worker.
+
+    Like :func:`fetch_regions`, but a region that is one remote piece travels as a direct
+    handle (no assembly copy), and equal requests share one transfer (matmul panels and
+    linear-algebra blocks read whole matrices many times). Returns ``(args, temps)``.
+    """
+    lay, keys = t._layout, t._keys
+    dt = t._dtype.np.str
+    item = t._dtype.itemsize
+    shards = lay.shards()
+    uniq = list(dict.fromkeys((w, tuple(tuple(r) for r in reg)) for w, reg in wanted))
+    res, req, direct, multi = {}, collections.defaultdict(list), [], []
+    for u in uniq:
+        w, reg = u
+        shape = tuple(hi - lo for lo, hi in reg)
+        sl = tuple(slice(lo, hi) for lo, hi in reg)
+        if _size(reg) == 0:
+            res[u] = ("c", np.empty(shape, dt))
+        elif lay.is_replicated and w in lay.workers:
+            res[u] = ("k", keys[lay.workers.index(w)], _whole_or(sl, lay.shape))
+        else:
+            pieces = lay.overlaps(reg)
+            if len(pieces) == 1 and _size(reg) == math.prod(
+                    d.stop - d.start for d in pieces[0][2]):
+                j, src, _ = pieces[0]
+                if shards[j][0] == w:
+                    res[u] = ("k", keys[j], _whole_or(src, shards[j][2]))
+                    continue
+                nbytes = _size(reg) * item
+                if nbytes <= ex.transfer_bytes:
+                    req[shards[j][0]].append((keys[j], _whole_or(src, shards[j][2]), nbytes))
+                    direct.append((u, shards[j][0]))
+                    ex.bytes_moved += nbytes
+                    continue
+            multi.append(u)
+    temps = []
+    if req:
+        handles = {w: iter(h) for w, h in ex.export(req).items()}
+        for u, src_w in direct:
+            res[u] = ("x", next(handles[src_w]))
+    if multi:
+        args, temps = fetch_regions(ex, t, [(w, list(reg)) for w, reg in multi])
+        res.update(zip(multi, args))
+    return [res[(w, tuple(tuple(r) for r in reg))] for w, reg in wanted], temps

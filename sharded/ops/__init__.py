@@ -5,9 +5,11 @@ from ..core import registry  # noqa: F401  (``sharded.ops.registry``: the table 
 from . import (  # noqa: F401
     arithmetic,
     creation,
+    einsum,
     elementwise,
     indexing,
     joining,
+    linalg,
     logical,
     matmul,
     random,

@@ -1,5 +1,6 @@
-"""Planning ``einsum``: parse the equation and reduce it to transposes, sums and (batched)
-matrix products. Pure shape logic; ``linalg.einsum`` runs the steps with sharded ops.
+"""``einsum`` and ``tensordot``: parse the equation and reduce it to transposes, sums and
+(batched) matrix products, run with tensor methods (``permute``, ``reshape``, ``sum``, ``@``),
+so this module defines no primitive and needs no gradient rule of its own.
 
 Two operands ``a`` (subscripts ``sa``) and ``b`` (``sb``) contract as one batched matmul:
 indices in both and kept are the batch, indices in both and not kept are contracted (the
@@ -13,6 +14,8 @@ from __future__ import annotations
 import math
 import string
 
+from ..core.dispatch import as_tensor, is_tensor
+from ..core.registry import bind
 from ..errors import ArgumentError, ShapeError
 
 _POOL = string.ascii_uppercase + string.ascii_lowercase
@@ -103,10 +106,22 @@ def pair_plan(sa: str, sb: str, keep: str):
 
 
 # ------------------------------------------------------------------------------ running
-# The steps below use only tensor methods (permute, reshape, sum, expand, ``@``), so this
-# module needs no import of the tensor class.
+def _t(x):
+    return x if is_tensor(x) else as_tensor(x)
+
+
+@bind("tensordot")
 def tensordot(a, b, dims=2):
-    """``a`` and ``b`` contracted over ``dims`` as one matmul of flattened dims."""
+    """Contract ``dims`` (an int: a's last and b's first dims; or two lists) as one matmul
+    of the flattened free and contracted dims.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.linalg.tensordot(st.ones(3, 4, 5), st.ones(4, 5, 2), dims=2).shape
+    sharded.Size([3, 2])
+    """
+    a, b = _t(a), _t(b)
     if isinstance(dims, int):
         if dims < 0 or dims > min(a.ndim, b.ndim):
             raise ShapeError(f"tensordot expects 0 <= dims <= {min(a.ndim, b.ndim)}, got {dims}")
@@ -126,9 +141,23 @@ def tensordot(a, b, dims=2):
     return (am @ bm).reshape(sa + sb)
 
 
-def einsum(equation, ts):
-    """Run ``equation`` on tensors ``ts``: sum lone indices, contract pairwise left to right
-    (each pair one batched matmul), permute to the output order."""
+def einsum(equation, *operands):
+    """Einstein summation for expressions that reduce to transposes, sums and (batched)
+    matmuls; no repeated index inside one operand. Lone indices are summed first, operands
+    contract pairwise left to right (each pair one batched matmul), then permute to the
+    output order.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.linalg.einsum("bij,bjk->bik", st.ones(2, 3, 4), st.ones(2, 4, 5)).shape
+    sharded.Size([2, 3, 5])
+    >>> st.linalg.einsum("ij->j", st.ones(3, 2)).tolist()
+    [3.0, 3.0]
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    ts = [_t(o) for o in operands]
     subs, out = parse(equation, [t.ndim for t in ts])
     size = sizes(subs, [t.shape for t in ts])
     ts, subs = list(ts), list(subs)

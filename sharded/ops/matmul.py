@@ -30,35 +30,21 @@ worker; ``x.T @ g`` of row-sharded ``x`` and ``g`` (a weight gradient) is a k-sp
 from __future__ import annotations
 
 import collections
-import itertools
 import math
 
-import numpy as np
-
-from ..layout import Layout, split_sizes
-from ..core.dataflow import fetch_regions, free_temps
+from .. import dtypes as D
+from ..core.dataflow import Operand, even_bounds, free_temps
+from ..core.dataflow import gather_regions as gather
+from ..core.dispatch import apply, as_tensor, is_tensor
+from ..core.registry import bind, kernel, primitive, vjp
+from ..errors import ShapeError
+from ..layout import Layout
 from ..core.tree import plan_reduce
-from ..core.dataflow import Operand as Result
-from ..core.registry import primitive
 
 FLOP_RATE = 2e10  # flops per second one worker is assumed to sustain
 BYTE_RATE = 1e9  # bytes per second assumed between workers
 TRANSFER_COST = 1e-3  # seconds of latency charged per transferred piece
 SMALL_RESULT = 1 << 20  # k-split results below this many bytes are summed into one block
-
-
-class Arr:
-    """A tensor-like handle on planner-internal shards (what the movement helpers read)."""
-
-    def __init__(self, layout, dtype, keys):
-        self._layout, self._dtype, self._keys = layout, dtype, tuple(keys)
-
-
-def even_bounds(n: int, p: int) -> tuple:
-    """Cut points of ``n`` into ``min(p, n)`` nearly equal chunks (``(0, 0)`` for ``n == 0``)."""
-    if n == 0:
-        return (0, 0)
-    return tuple(itertools.accumulate(split_sizes(n, max(1, min(p, n))), initial=0))
 
 
 def _size(reg) -> int:
@@ -73,57 +59,6 @@ def held(lay, w, reg) -> int:
         return _size(reg) if w in lay.workers else 0
     return sum(math.prod(d.stop - d.start for d in dst) for j, _, dst in lay.overlaps(reg)
                if lay.workers[j] == w)
-
-
-def gather(ex, t, wanted):
-    """Command arguments giving ``t``'s region ``wanted[i] = (worker, region)`` on that worker.
-
-    Like :func:`movement.fetch_regions`, but a region that is one remote piece travels as a
-    direct handle (no assembly copy), and equal requests share one transfer. Returns
-    ``(args, temps)``.
-    """
-    lay, keys = t._layout, t._keys
-    dt = t._dtype.np.str
-    item = t._dtype.itemsize
-    shards = lay.shards()
-    uniq = list(dict.fromkeys((w, tuple(tuple(r) for r in reg)) for w, reg in wanted))
-    res, req, direct, multi = {}, collections.defaultdict(list), [], []
-    for u in uniq:
-        w, reg = u
-        shape = tuple(hi - lo for lo, hi in reg)
-        sl = tuple(slice(lo, hi) for lo, hi in reg)
-        if _size(reg) == 0:
-            res[u] = ("c", np.empty(shape, dt))
-        elif lay.is_replicated and w in lay.workers:
-            res[u] = ("k", keys[lay.workers.index(w)], _whole_or(sl, lay.shape))
-        else:
-            pieces = lay.overlaps(reg)
-            if len(pieces) == 1 and _size(reg) == math.prod(
-                    d.stop - d.start for d in pieces[0][2]):
-                j, src, _ = pieces[0]
-                if shards[j][0] == w:
-                    res[u] = ("k", keys[j], _whole_or(src, shards[j][2]))
-                    continue
-                nbytes = _size(reg) * item
-                if nbytes <= ex.transfer_bytes:
-                    req[shards[j][0]].append((keys[j], _whole_or(src, shards[j][2]), nbytes))
-                    direct.append((u, shards[j][0]))
-                    ex.bytes_moved += nbytes
-                    continue
-            multi.append(u)
-    temps = []
-    if req:
-        handles = {w: iter(h) for w, h in ex.export(req).items()}
-        for u, src_w in direct:
-            res[u] = ("x", next(handles[src_w]))
-    if multi:
-        args, temps = fetch_regions(ex, t, [(w, list(reg)) for w, reg in multi])
-        res.update(zip(multi, args))
-    return [res[(w, tuple(tuple(r) for r in reg))] for w, reg in wanted], temps
-
-
-def _whole_or(sl, shape):
-    return None if all(s.start == 0 and s.stop == n for s, n in zip(sl, shape)) else sl
 
 
 # ------------------------------------------------------------------------------ geometry
@@ -258,8 +193,47 @@ def choose(ex, a, b):
     return g, cands[best][1]
 
 
+# ------------------------------------------------------------------------------ kernels
+def _cast(a, dtype):
+    if dtype is None or not hasattr(a, "dtype") or a.dtype == dtype:
+        return a
+    return a.astype(dtype)
+
+
+# the public ``matmul`` below takes this name in the module; the kernel stays registered
+@kernel
+def matmul(xp, a, b, out=None, stack=False):
+    """Block product (BLAS through NumPy / cuBLAS through CuPy); ``stack`` adds a leading
+    dim of 1 (a partial product, one entry of a stack that is summed afterwards)."""
+    r = _cast(xp.matmul(_cast(a, out), _cast(b, out)), out)
+    return r[None] if stack else r
+
+
+@kernel
+def matmul_acc(xp, c, a, b, out=None):
+    """``c += a @ b`` in place (one more k panel of a blocked product), in row chunks so the
+    temporary product stays small (recycled, not page-faulted afresh)."""
+    a, b = _cast(a, out), _cast(b, out)
+    if c.ndim != 2 or a.ndim != 2:
+        c += _cast(xp.matmul(a, b), c.dtype)
+        return c
+    step = max(64, (1 << 24) // max(1, c.shape[1] * c.itemsize))
+    for r in range(0, c.shape[0], step):
+        c[r:r + step] += _cast(a[r:r + step] @ b, c.dtype)
+    return c
+
+
+@kernel
+def add_n(xp, *parts):
+    """The sum of equally shaped blocks, in a fresh array (a reduce-scatter's last step)."""
+    out = xp.array(parts[0], copy=True)
+    for p in parts[1:]:
+        out += p
+    return out
+
+
 # ------------------------------------------------------------------------------ execution
-def _run_blocks(ex, g, out, panels, dt) -> Result:
+def _run_blocks(ex, g, out, panels, dt) -> Operand:
     limit = ex.transfer_bytes
     shards = out.shards()
     # split each panel into pieces of at most ``limit`` bytes on either side
@@ -298,10 +272,10 @@ def _run_blocks(ex, g, out, panels, dt) -> Result:
                           ("matmul", s), inplace=True)
         keys.append(k)
     free_temps(ex, ta + tb)
-    return Result(out, dt, tuple(keys))
+    return Operand(out, dt, tuple(keys))
 
 
-def _run_ksplit(ex, g, src, dt) -> Result:
+def _run_ksplit(ex, g, src, dt) -> Operand:
     lay = (g.a if src == "a" else g.b)._layout
     keys = (g.a if src == "a" else g.b)._keys
     other = g.b if src == "a" else g.a
@@ -337,14 +311,14 @@ def _run_ksplit(ex, g, src, dt) -> Result:
             pk = pk2
         stack = Layout.from_bounds((len(ws), g.n, g.m),
                                    [tuple(range(len(ws) + 1)), (0, g.n), (0, g.m)], ws)
-        res = plan_reduce(ex, Arr(stack, dt, pk), "sum", (0,), False, dt, label="matmul")[0]
+        res = plan_reduce(ex, Operand(stack, dt, pk), "sum", (0,), False, dt, label="matmul")[0]
         for w, k in zip(ws, pk):
             ex.free(w, [k])
         return res
     return reduce_scatter(ex, ws, pk, g.n, g.m, dt, "matmul")
 
 
-def reduce_scatter(ex, ws, keys, n, m, dt, label) -> Result:
+def reduce_scatter(ex, ws, keys, n, m, dt, label) -> Operand:
     """Sum equal-shaped (n, m) blocks ``keys`` held by workers ``ws`` into row chunks, chunk
     ``r`` landing on ``ws[r]``: every piece moves once (no gather on one worker)."""
     rb = even_bounds(n, len(ws))
@@ -367,11 +341,11 @@ def reduce_scatter(ex, ws, keys, n, m, dt, label) -> Result:
         out.append(k)
     for u, ku in zip(ws, keys):
         ex.free(u, [ku])
-    return Result(Layout.from_bounds((n, m), [rb, (0, m)], targets), dt, tuple(out))
+    return Operand(Layout.from_bounds((n, m), [rb, (0, m)], targets), dt, tuple(out))
 
 
-@primitive("matmul", kind="linalg")
-def matmul(ex, a, b, out_dtype) -> Result:
+@primitive("matmul", kind="linalg", kernels=[matmul, matmul_acc, add_n])
+def plan_matmul(ex, a, b, out_dtype) -> Operand:
     """``a @ b`` for operands of at least 2 dims whose batch dims broadcast (the caller
     handles 1-D operands, dtypes and shape checks); the strategy is :func:`choose`'s."""
     g, plan = choose(ex, a, b)
@@ -383,3 +357,192 @@ def matmul(ex, a, b, out_dtype) -> Result:
     if plan[0] == "ksplit":
         return _run_ksplit(ex, g, plan[1], out_dtype)
     return _run_blocks(ex, g, plan[1], plan[2], out_dtype)
+
+
+def _unbroadcast(g, a):
+    """``g`` summed back to the shape of operand ``a`` (None if ``a`` needs no gradient)."""
+    if not (is_tensor(a) and a.requires_grad):
+        return None
+    shape = tuple(a.shape)
+    if tuple(g.shape) == shape:
+        return g
+    lead = g.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                      if n == 1 and g.shape[lead + i] != 1)
+    return (g.sum(dims, keepdim=True) if dims else g).reshape(shape)
+
+
+@vjp("matmul", saves=(0, 1))
+def matmul_vjp(gs, node):
+    a, b, _ = node.args
+    g = gs[0]
+    # d(a @ b) = da @ b + a @ db; a's gradient is row-split like a, b's (a weight) is the
+    # k-split product a^T g: partial products summed across the workers by the tree
+    return (_unbroadcast(g @ b.mT, a), _unbroadcast(a.mT @ g, b), None)
+
+
+# ------------------------------------------------------------------------------ public
+def _t(x):
+    return x if is_tensor(x) else as_tensor(x)
+
+
+def _dims(s) -> str:
+    return "x".join(map(str, s))
+
+
+def _batch_shape(sa, sb):
+    """The broadcast batch shape; :class:`ShapeError` names both shapes if they clash."""
+    nd = max(len(sa), len(sb))
+    out = []
+    for i in range(nd):
+        sizes = {s[i - nd + len(s)] for s in (sa, sb) if i - nd + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            raise ShapeError(f"shapes {tuple(sa)} and {tuple(sb)} cannot be broadcast together "
+                             f"(dimension {i}: sizes {sorted(sizes)})")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+@bind("matmul", "__matmul__", "__rmatmul__", prim="matmul")
+def matmul(input, other):
+    """Matrix product with torch's rules for 1-D and batched (broadcast) operands.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> a = st.arange(6.).reshape(3, 2)
+    >>> (a @ st.tensor([[1.], [1.]])).tolist()
+    [[1.0], [5.0], [9.0]]
+    """
+    a, b = _t(input), _t(other)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ShapeError(f"both arguments to matmul need to be at least 1D, but they are "
+                         f"{a.ndim}D and {b.ndim}D")
+    dt = D.promote_types(a.dtype, b.dtype)
+    a, b = a.to(dt), b.to(dt)
+    squeeze = []
+    if a.ndim == 1:
+        a = a.unsqueeze(0)
+        squeeze.append(-2)
+    if b.ndim == 1:
+        b = b.unsqueeze(1)
+        squeeze.append(-1)
+    if a.shape[-1] != b.shape[-2]:
+        raise ShapeError(f"mat1 and mat2 shapes cannot be multiplied "
+                         f"({_dims(a.shape)} and {_dims(b.shape)})")
+    _batch_shape(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+    out = apply("matmul", a, b, dt)
+    for d in squeeze:
+        out = out.squeeze(d)
+    return out
+
+
+@bind("mm", prim="matmul")
+def mm(input, mat2):
+    """Product of two 2-D tensors.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.mm(st.eye(2), st.ones(2, 3)).shape
+    sharded.Size([2, 3])
+    """
+    if _t(input).ndim != 2 or _t(mat2).ndim != 2:
+        raise ShapeError(f"mm expects 2-D tensors, got {_t(input).ndim}-D and {_t(mat2).ndim}-D")
+    return matmul(input, mat2)
+
+
+@bind("bmm", prim="matmul")
+def bmm(input, mat2):
+    """Batched product of two 3-D tensors with equal batch sizes.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.bmm(st.ones(4, 2, 3), st.ones(4, 3, 5)).shape
+    sharded.Size([4, 2, 5])
+    """
+    a, b = _t(input), _t(mat2)
+    if a.ndim != 3 or b.ndim != 3 or a.shape[0] != b.shape[0]:
+        raise ShapeError(f"bmm expects 3-D tensors with equal batch sizes, got "
+                         f"{tuple(a.shape)} and {tuple(b.shape)}")
+    return matmul(a, b)
+
+
+@bind("mv", prim="matmul")
+def mv(input, vec):
+    """Matrix-vector product.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.mv(st.eye(2), st.tensor([1., 2.])).tolist()
+    [1.0, 2.0]
+    """
+    if _t(input).ndim != 2 or _t(vec).ndim != 1:
+        raise ShapeError(f"mv expects a 2-D and a 1-D tensor, got {_t(input).ndim}-D and "
+                         f"{_t(vec).ndim}-D")
+    return matmul(input, vec)
+
+
+@bind("dot", "vdot", prim="matmul")
+def dot(input, other):
+    """Inner product of two 1-D tensors (a 0-d tensor).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.dot(st.tensor([1., 2.]), st.tensor([3., 4.])).item()
+    11.0
+    """
+    a, b = _t(input), _t(other)
+    if a.ndim != 1 or b.ndim != 1 or a.shape != b.shape:
+        raise ShapeError(f"dot expects two 1-D tensors of equal size, got "
+                         f"{tuple(a.shape)} and {tuple(b.shape)}")
+    return matmul(a, b)
+
+
+vdot = dot  # real dtypes only: no conjugation to do
+
+
+@bind("inner", prim="matmul")
+def inner(input, other):
+    """Sum of products over the last dim of both: one matmul of the flattened free dims.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.linalg.inner(st.ones(2, 3), st.ones(4, 3)).shape
+    sharded.Size([2, 4])
+    """
+    a, b = _t(input), _t(other)
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    if a.shape[-1] != b.shape[-1]:
+        raise ShapeError(f"tensordot: contracted dims [{a.ndim - 1}] of {tuple(a.shape)} and "
+                         f"[{b.ndim - 1}] of {tuple(b.shape)} do not match")
+    k = a.shape[-1]
+    fa, fb = list(a.shape[:-1]), list(b.shape[:-1])
+    # as tensordot over the last dims: b's contracted dim moved first
+    am = a.permute(list(range(a.ndim))).reshape(math.prod(fa), k)
+    bm = b.permute([b.ndim - 1] + list(range(b.ndim - 1))).reshape(k, math.prod(fb))
+    return (am @ bm).reshape(fa + fb)
+
+
+@bind("outer", "ger", prim="matmul")
+def outer(input, vec2):
+    """Outer product of two 1-D tensors: ``input[:, None] * vec2[None, :]``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.outer(st.tensor([1, 2]), st.tensor([1, 10])).tolist()
+    [[1, 10], [2, 20]]
+    """
+    a, b = _t(input), _t(vec2)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ShapeError(f"outer expects two 1-D tensors, got {a.ndim}-D and {b.ndim}-D")
+    return a.unsqueeze(1) * b.unsqueeze(0)
+
+
+ger = outer

@@ -120,7 +120,7 @@ def random_kernel(xp, shape, offsets, gshape, seed, counter, dist, dtype, low=0,
     raise ValueError(f"unknown distribution {dist!r}")
 
 
-@primitive("random", kind="creation")
+@primitive("random", kernels=[random_kernel], kind="creation")
 def _plan_random(ex, layout, dist, dtype, low=0, high=1) -> Operand:
     seed, counter = _draw(math.prod(layout.shape))
     dt = dtype.np.str
@@ -200,7 +200,7 @@ def randperm_kernel(xp, n, lo, hi, seed, counter, dtype):
     return xp.argsort(keys, kind="stable")[lo:hi].astype(dtype)
 
 
-@primitive("randperm", kind="creation")
+@primitive("randperm", kernels=[randperm_kernel], kind="creation")
 def _plan_randperm(ex, layout, n, dtype) -> Operand:
     seed, counter = _draw(n)
     dt = dtype.np.str

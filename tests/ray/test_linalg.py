@@ -1,13 +1,19 @@
-"""The unit suite's linalg tests on the multi-node Ray cluster (4 workers over 2 nodes): real
-worker-to-worker transfers for panels, pivots and partial products. The layout-pair sweep and
-the gradchecks run on a subset to keep the suite short."""
+"""The unit suite's linalg, matmul and einsum tests on the multi-node Ray cluster (4 workers
+over 2 nodes): real worker-to-worker transfers for panels, pivots and partial products. The
+layout-pair sweep and the gradchecks run on a subset to keep the suite short."""
 
 import pytest
 
 import sharded as st
 from sharded.autograd import gradcheck
+from tests.unit.test_einsum import *
 from tests.unit.test_linalg import *
-from tests.unit.test_linalg import A77, B77, GRADS, TOL, assert_matches_numpy, leaf, t
+from tests.unit.test_linalg import GRADS, TOL, assert_matches_numpy, leaf, t
+from tests.unit.test_linalg_derived import *
+from tests.unit.test_linalg_lu import *
+from tests.unit.test_linalg_tall import *
+from tests.unit.test_matmul import *
+from tests.unit.test_matmul import A77, B77
 
 del test_matmul_every_layout_pair, test_gradcheck, test_gradcheck_distributed  # noqa: F821
 

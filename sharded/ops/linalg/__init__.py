@@ -1,0 +1,60 @@
+"""``st.linalg``: matrix products, batched decompositions and distributed big-matrix solvers.
+
+* Products (``matmul``/``@``, ``mm``, ``bmm``, ``mv``, ``dot``, ``vdot``, ``inner``, ``outer``,
+  ``tensordot``, ``einsum``, ``multi_dot``, ``vecdot``): torch's shape rules, the layout
+  strategy (local, k-split + tree, SUMMA blocks, reshard first) in ``ops/matmul.py``;
+  ``einsum``/``tensordot`` in ``ops/einsum.py``.
+* Batched decompositions over sharded batch dims, one kernel per shard (``batched.py``; the
+  primitives and their gradients in ``solve.py`` and ``decomp.py``).
+* One big split matrix: CholeskyQR2/TSQR ``qr`` with Q row-sharded, ``lstsq`` and tall
+  ``svd`` through it (``tall.py``), block-LU ``solve``/``inv``/``det`` (``lu.py``), blocked
+  ``cholesky`` (``cholesky.py``); nothing is gathered on one worker or the driver.
+* Norms, ``matrix_rank`` and ``pinv`` are compositions of the above (``derived.py``).
+
+Singular or non-positive-definite inputs raise :class:`LinAlgError` at call time, naming the
+batch element; the ``*_ex`` variants return torch's ``info`` instead of raising.
+
+This package is the public namespace; the products are re-exported from their own family
+modules (this ``__init__`` only names them, it defines no primitive).
+"""
+
+from __future__ import annotations
+
+from ..einsum import einsum, tensordot
+from ..matmul import bmm, dot, inner, matmul, mm, mv, outer, vdot
+from .batched import GATHER_LIMIT, LinAlgError
+from .decomp import (
+    EighResult,
+    QRResult,
+    SVDResult,
+    cholesky,
+    cholesky_ex,
+    eigh,
+    eigvals,
+    eigvalsh,
+    qr,
+    svd,
+    svdvals,
+)
+from .derived import matrix_norm, matrix_rank, multi_dot, norm, pinv, vecdot, vector_norm
+from .solve import (
+    ExResult,
+    LstsqResult,
+    SlogdetResult,
+    det,
+    inv,
+    inv_ex,
+    lstsq,
+    slogdet,
+    solve,
+    solve_ex,
+    tensorsolve,
+)
+
+__all__ = [
+    "LinAlgError", "GATHER_LIMIT", "matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer",
+    "tensordot", "einsum", "multi_dot", "vecdot", "solve", "solve_ex", "inv", "inv_ex", "det",
+    "slogdet", "cholesky", "cholesky_ex", "eigvals", "eigvalsh", "eigh", "svd", "svdvals",
+    "qr", "lstsq", "tensorsolve", "matrix_norm", "vector_norm", "norm", "matrix_rank", "pinv",
+    "QRResult", "SVDResult", "EighResult", "SlogdetResult", "LstsqResult", "ExResult",
+]

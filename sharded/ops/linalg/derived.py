@@ -1,0 +1,209 @@
+"""Linear-algebra ops derived from primitives: ``vecdot``, ``multi_dot``, vector and matrix
+norms, ``matrix_rank`` and ``pinv``.
+
+They are compositions of tensor methods (``abs``, ``sum``, ``amax``, ``sqrt``, ``where``,
+``@``) and of :func:`~.decomp.svd`/:func:`~.decomp.svdvals`, so they run on any layout and
+need no gradient rule of their own.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ... import dtypes as D
+from ...core.registry import bind
+from ...errors import ArgumentError
+from .batched import check_float, matrix, t_
+from .decomp import svd, svdvals
+
+
+# ------------------------------------------------------------------------------ products
+def vecdot(x, y, *, dim=-1):
+    """Dot products along ``dim`` (batched, broadcasting), as ``torch.linalg.vecdot``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.linalg.vecdot(st.ones(3, 2), st.ones(2)).tolist()
+    [2.0, 2.0, 2.0]
+    """
+    return (t_(x) * t_(y)).sum(dim)
+
+
+def multi_dot(tensors):
+    """Product of a chain of matrices (first may be 1-D, last may be 1-D), left to right.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.linalg.multi_dot([st.eye(2), st.ones(2, 3), st.ones(3)]).tolist()
+    [3.0, 3.0]
+    """
+    ts = [t_(t) for t in tensors]
+    if len(ts) < 2:
+        raise ArgumentError(f"multi_dot(): expected at least 2 tensors, got {len(ts)}")
+    out = ts[0]
+    for t in ts[1:]:
+        out = out @ t
+    return out
+
+
+# ------------------------------------------------------------------------------ rules
+def _vector_norm(x, ord, dims, keepdim):
+    """``ord``-norm of ``x`` over ``dims``."""
+    if ord == math.inf:
+        return x.abs().amax(dims, keepdim)
+    if ord == -math.inf:
+        return x.abs().amin(dims, keepdim)
+    if ord == 0:  # the number of non-zeros
+        return (x != 0).to(x.dtype).sum(dims, keepdim)
+    if ord == 1:
+        return x.abs().sum(dims, keepdim)
+    if ord == 2:
+        return (x * x).sum(dims, keepdim).sqrt()
+    return (x.abs() ** ord).sum(dims, keepdim) ** (1.0 / ord)
+
+
+def _matrix_norm(a, ord, r, c, keepdim, svdvals):
+    """Matrix norm of ``a`` over dims ``(r, c)``; ``svdvals`` gives singular values (for the
+    2, -2 and nuclear norms) of a tensor whose matrices are its last two dims."""
+    if ord == "fro":
+        return _vector_norm(a, 2, (r, c), keepdim)
+    if ord in ("nuc", 2, -2):
+        s = svdvals(a.permute([d for d in range(a.ndim) if d not in (r, c)] + [r, c]))
+        out = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        if keepdim:
+            for d in sorted((r, c)):
+                out = out.unsqueeze(d)
+        return out
+    if ord in (math.inf, -math.inf, 1, -1):
+        # inf: the largest absolute row sum; 1: the largest absolute column sum
+        red, over = (c, r) if ord in (math.inf, -math.inf) else (r, c)
+        sums = a.abs().sum(red, keepdim=True)
+        out = sums.amax(over, keepdim=True) if ord > 0 else sums.amin(over, keepdim=True)
+        return out if keepdim else out.squeeze((r, c))
+    raise ArgumentError(f"linalg.matrix_norm: order {ord!r} not supported (use 'fro', 'nuc', "
+                        f"inf, -inf, 1, -1, 2 or -2)")
+
+
+def _tolerance(a, s, atol, rtol):
+    """torch's rank tolerance ``max(atol, rtol * s_max)``; ``rtol`` defaults to
+    ``eps * max(m, n)`` unless only ``atol`` is given."""
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else \
+            float(np.finfo(a.dtype.np).eps) * max(a.shape[-2:])
+    tol = s.amax(-1, keepdim=True) * rtol if s.shape[-1] else s.sum(-1, keepdim=True)
+    return tol.maximum(float(atol)) if atol is not None else tol
+
+
+def _pinv(u, s, vh, tol):
+    """``V diag(1/s) U^T`` with singular values under ``tol`` treated as zero."""
+    keep = s > tol
+    sinv = (1.0 / s.where(keep, 1.0)).where(keep, 0.0)
+    return (vh.mT * sinv.unsqueeze(-2)) @ u.mT
+
+
+# ------------------------------------------------------------------------------ norms
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """``ord``-norm over ``dim`` (all elements by default): sums and maxima, any layout.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.linalg.vector_norm(st.tensor([3., 4.])).item()
+    5.0
+    """
+    x = t_(x)
+    if dtype is not None:
+        x = x.to(dtype)
+    if not x.dtype.is_floating_point:
+        raise D.DTypeError(f"linalg.vector_norm: expected a floating point tensor, got "
+                           f"{x.dtype.name}")
+    return _vector_norm(x, ord, tuple(range(x.ndim)) if dim is None else dim, keepdim)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """Matrix norm over ``dim``: ``'fro'``, ``'nuc'``, ``inf``, ``-inf``, ``1``, ``-1``,
+    ``2``, ``-2`` (the nuclear and 2-norms through :func:`svdvals`).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.linalg.matrix_norm(st.tensor([[1., -2.], [3., 4.]]), ord=1).item()
+    6.0
+    """
+    A = t_(A) if dtype is None else t_(A).to(dtype)
+    matrix("matrix_norm", A)
+    check_float("matrix_norm", A)
+    r, c = (d % A.ndim for d in dim)
+    return _matrix_norm(A, ord, r, c, keepdim, svdvals)
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """``vector_norm`` or ``matrix_norm`` by torch's rule: a 2-tuple ``dim`` (or a 2-D input
+    with ``ord`` given) is a matrix norm, anything else a vector norm.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.linalg.norm(st.tensor([[3., 4.]])).item()
+    5.0
+    """
+    A = t_(A)
+    dim = (dim,) if isinstance(dim, int) else dim
+    if (dim is not None and len(dim) == 2) or (dim is None and ord is not None and A.ndim == 2):
+        return matrix_norm(A, "fro" if ord is None else ord, dim or (-2, -1), keepdim,
+                           dtype=dtype)
+    if isinstance(ord, str):
+        raise ArgumentError(f"linalg.norm: order {ord!r} needs a matrix (2 dims)")
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    """Number of singular values above ``max(atol, rtol * largest)`` (torch's default
+    ``rtol = eps * max(m, n)``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.linalg.matrix_rank(st.tensor([[1., 2.], [2., 4.]])).item()
+    1
+    """
+    A = t_(A)
+    check_float("matrix_rank", A)
+    s = svdvals(A)
+    return (s > _tolerance(A, s, atol, rtol)).sum(-1)
+
+
+@bind("pinverse")
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """Moore-Penrose pseudo-inverse through the SVD (singular values under the tolerance of
+    :func:`matrix_rank` count as zero).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.linalg.pinv(st.tensor([[2., 0.], [0., 0.]])).tolist()
+    [[0.5, 0.0], [0.0, 0.0]]
+    """
+    A = matrix("pinv", A)
+    u, s, vh = svd(A, full_matrices=False)
+    return _pinv(u, s, vh, _tolerance(A, s, atol, rtol))
+
+
+@bind("norm")
+def tensor_norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+    """torch's ``Tensor.norm``: ``'fro'`` (default) and numbers are vector norms over
+    ``dim`` (all elements by default), ``'nuc'`` the nuclear norm of matrices.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.tensor([3., 4.]).norm().item()
+    5.0
+    """
+    if p == "nuc":
+        return matrix_norm(self, "nuc", dim or (-2, -1), keepdim, dtype=dtype)
+    return vector_norm(self, 2 if p == "fro" else p, dim, keepdim, dtype=dtype)

@@ -1,0 +1,111 @@
+"""st.matmul and the products (mm, bmm, mv, dot, inner, outer, vecdot, multi_dot) against
+numpy on every layout pair, and the planner's layout choices (``sharded/ops/matmul.py``)."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import sharded as st
+from sharded.core.dataflow import Operand
+from sharded.ops import matmul as MM
+from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
+
+L = st.linalg
+rng = np.random.default_rng(7)
+TOL = dict(rtol=1e-10, atol=1e-10)
+
+
+def ex():
+    return st.runtime.session.current().executor
+
+
+def t(a, **place):
+    return st.from_numpy(np.asarray(a, dtype=np.float64), **place)
+
+
+# ------------------------------------------------------------------------------ products
+A76, B65 = rng.standard_normal((7, 6)), rng.standard_normal((6, 5))
+B75 = rng.standard_normal((7, 5))
+A77, B77 = rng.standard_normal((7, 7)), rng.standard_normal((7, 7))
+
+
+@pytest.mark.parametrize("pb", PLACEMENTS, ids=PLACEMENT_IDS)
+@pytest.mark.parametrize("pa", PLACEMENTS, ids=PLACEMENT_IDS)
+def test_matmul_every_layout_pair(pa, pb):
+    a, b = t(A77, **pa), t(B77, **pb)
+    assert_matches_numpy(a @ b, A77 @ B77, **TOL)
+    assert_matches_numpy(a.mT @ b, A77.T @ B77, **TOL)  # rows of a: the contraction dim
+    assert_matches_numpy(a @ b.mT, A77 @ B77.T, **TOL)
+
+
+def test_layout_rules():
+    x, w = t(A76, shards=3), t(B65, layout=st.Layout.replicated())
+    moved = ex().bytes_moved
+    y = x @ w
+    assert y.layout.bounds[0] == x.layout.bounds[0] and ex().bytes_moved == moved  # local
+    r = t(A76, layout=st.Layout.replicated()) @ w
+    assert r.layout.is_replicated
+    g = x.mT @ t(B75, shards=3)  # k-split, small: summed into one block
+    assert g.layout.num_shards == 1
+    big_x, big_g = rng.standard_normal((600, 400)), rng.standard_normal((600, 400))
+    gg = t(big_x, shards=3).mT @ t(big_g, shards=3)  # k-split, big: reduce-scattered rows
+    assert gg.layout.grid == (3, 1) and len(set(gg.layout.workers)) == 3
+    assert_matches_numpy(gg, big_x.T @ big_g, **TOL)
+    c = t(A76, layout=st.Layout.replicated()) @ t(B65, shards=3, dim=1)  # columns stay put
+    assert c.layout.grid == (1, 3)
+    blk = t(rng.standard_normal((8, 8)), layout=st.Layout.block((2, 2)))
+    assert_matches_numpy(blk @ blk, blk.numpy() @ blk.numpy(), **TOL)
+    # a big 2x2 block grid on 4 workers: SUMMA blocks, one per worker (the planner is pure)
+    lay = st.Layout.block((2, 2)).bind((1000, 1000), 4)
+    a = Operand(lay, st.float64, range(4))
+    _, plan = MM.choose(SimpleNamespace(num_workers=4), a, a)
+    assert plan[0] == "blocks" and plan[1].grid == (2, 2) and sorted(plan[1].workers) == [0, 1,
+                                                                                       2, 3]
+
+
+@pytest.mark.parametrize("pa, pb", [
+    (dict(shards=2), dict(shards=2)), (dict(shards=3, dim=1), dict(shards=2, dim=2)),
+    (dict(shards=2, dim=2), dict(layout=st.Layout.replicated())),
+    (dict(layout=st.Layout.replicated()), dict(shards=3))], ids=["batch", "rows-cols", "k", "rep"])
+def test_batched_matmul_and_broadcast(pa, pb):
+    a3, b3 = rng.standard_normal((4, 3, 5)), rng.standard_normal((4, 5, 2))
+    b2 = rng.standard_normal((5, 2))
+    a = t(a3, **pa)
+    assert_matches_numpy(a @ t(b3, **pb), a3 @ b3, **TOL)
+    assert_matches_numpy(a @ t(b2), a3 @ b2, **TOL)
+    assert_matches_numpy(t(b2).mT @ a.mT, b2.T @ a3.transpose(0, 2, 1), **TOL)
+    a4 = rng.standard_normal((2, 1, 3, 5))
+    assert_matches_numpy(t(a4, shards=2) @ t(b3, **pb), a4 @ b3, **TOL)
+    assert_matches_numpy(st.bmm(a, t(b3, **pb)), a3 @ b3, **TOL)
+
+
+def test_vectors_and_family():
+    v, m = rng.standard_normal(7), rng.standard_normal((7, 7))
+    for pv in (dict(shards=3), dict(layout=st.Layout(chunks=(4, 0, 3)))):
+        x, a = t(v, **pv), t(m, shards=2, dim=1)
+        assert_matches_numpy(a @ x, m @ v, **TOL)
+        assert_matches_numpy(x @ a, v @ m, **TOL)
+        assert abs((x @ x).item() - v @ v) < 1e-12 and (x @ x).ndim == 0
+        assert abs(st.dot(x, x).item() - v @ v) < 1e-12
+        assert_matches_numpy(st.mv(a, x), m @ v, **TOL)
+        assert_matches_numpy(st.outer(x, x), np.outer(v, v), **TOL)
+    assert_matches_numpy(st.mm(t(A76, shards=2), t(B65)), A76 @ B65, **TOL)
+    assert_matches_numpy(L.inner(t(A76), t(B75.T @ A76)), np.inner(A76, B75.T @ A76), **TOL)
+    assert_matches_numpy(L.vecdot(t(A76, shards=2), t(A76[0])), A76 @ A76[0], **TOL)
+    assert_matches_numpy(L.multi_dot([t(A76), t(B65), t(B65.T)]), A76 @ B65 @ B65.T, **TOL)
+    assert_matches_numpy(L.matmul(st.arange(6).reshape(2, 3), st.arange(3)), [5, 14],
+                         dtype=st.int64)
+
+
+def test_product_errors_name_shapes():
+    with pytest.raises(st.ShapeError, match=r"7x6 and 5x6"):
+        t(A76) @ t(B65.T)
+    with pytest.raises(st.ShapeError, match="at least 1D"):
+        st.matmul(st.tensor(1.0), t(B65))
+    with pytest.raises(st.ShapeError, match="cannot be broadcast"):
+        t(np.ones((2, 3, 4))) @ t(np.ones((3, 4, 5)))
+    with pytest.raises(st.ShapeError, match="equal batch sizes"):
+        st.bmm(t(np.ones((2, 3, 4))), t(np.ones((3, 4, 5))))
+    with pytest.raises(st.ShapeError, match="do not match"):
+        L.tensordot(t(A76), t(B65), ([0], [0]))
