@@ -48,66 +48,21 @@ from .functional import log_softmax, logsumexp, mean, softmax, std, var
 from .info import info, stats, synchronize, trace_memory
 from .layout import Layout
 from .ops import linalg
-from .ops.arithmetic import (
-    abs,
-    add,
-    clamp,
-    clip,
-    div,
-    floor_divide,
-    maximum,
-    minimum,
-    mul,
-    neg,
-    negative,
-    pow,
-    remainder,
-    sub,
-    where,
-)
+from .ops.arithmetic import *  # noqa: F403
 from .ops.creation import *  # noqa: F403
-from .ops.einsum import einsum, tensordot
-from .ops.joining import cat, chunk, flip, narrow, roll, select, split, stack, unbind
-from .ops.logical import (
-    bitwise_and,
-    bitwise_not,
-    bitwise_or,
-    bitwise_xor,
-    eq,
-    ge,
-    gt,
-    le,
-    logical_and,
-    logical_not,
-    logical_or,
-    logical_xor,
-    lt,
-    ne,
-)
-from .ops.matmul import bmm, dot, inner, matmul, mm, mv, outer, vdot
+from .ops.einsum import *  # noqa: F403
+from .ops.joining import *  # noqa: F403
+from .ops.logical import *  # noqa: F403
+from .ops.matmul import *  # noqa: F403
 from .ops.random import *  # noqa: F403
-from .ops.reduce import (
-    MaxResult,
-    MinResult,
-    all,
-    amax,
-    amin,
-    any,
-    argmax,
-    argmin,
-    max,
-    min,
-    prod,
-    sum,
-)
-from .ops.reshape import broadcast_to, flatten, reshape, squeeze, unsqueeze
-from .ops.unary import cos, exp, isfinite, isnan, log, log1p, relu, sigmoid, sin, sqrt, tanh
-from .ops.views import clone, permute, swapaxes, t, transpose
+from .ops.reduce import *  # noqa: F403
+from .ops.reshape import *  # noqa: F403
+from .ops.unary import *  # noqa: F403
+from .ops.views import *  # noqa: F403
 from .runtime import init, is_initialized, shutdown
 from .tensor import ShardedTensor, Size
 
 half, double, short, long = float16, float64, int16, int64
 Tensor = ShardedTensor
-concatenate = cat
 
 __version__ = "0.1.0"

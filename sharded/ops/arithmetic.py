@@ -19,6 +19,24 @@ from ..errors import ArgumentError, DTypeError
 from . import elementwise as E
 from .elementwise import needs, unbroadcast
 
+__all__ = [
+    "abs",
+    "add",
+    "clamp",
+    "clip",
+    "div",
+    "floor_divide",
+    "maximum",
+    "minimum",
+    "mul",
+    "neg",
+    "negative",
+    "pow",
+    "remainder",
+    "sub",
+    "where",
+]
+
 
 def _elementwise(name, fn, rule=E.promote):
     """Register primitive ``name``: kernel ``xp.<fn>``, the shared planner with ``rule``."""

@@ -18,6 +18,11 @@ from ..core.dispatch import as_tensor, is_tensor
 from ..core.registry import bind
 from ..errors import ArgumentError, ShapeError
 
+__all__ = [
+    "einsum",
+    "tensordot",
+]
+
 _POOL = string.ascii_uppercase + string.ascii_lowercase
 
 

@@ -25,6 +25,19 @@ from ..devices import matches, normalize, workers_for
 from ..errors import ArgumentError, ShapeError
 from ..layout import Layout, normalize_dim, resolve
 
+__all__ = [
+    "cat",
+    "chunk",
+    "flip",
+    "narrow",
+    "roll",
+    "select",
+    "split",
+    "stack",
+    "unbind",
+    "concatenate",
+]
+
 
 # ----------------------------------------------------------------------------- reshard
 @primitive("reshard", kernels=[dataflow.copy])
@@ -460,3 +473,6 @@ def roll(x, shifts, dims=None):
             narrow(out, d, s, n - s).copy_(narrow(src, d, 0, n - s))
             narrow(out, d, 0, s).copy_(narrow(src, d, n - s, s))
     return out if out is not x else x.clone()
+
+
+concatenate = cat  # the Array API / NumPy name

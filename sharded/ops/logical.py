@@ -14,6 +14,23 @@ from __future__ import annotations
 from ..core.registry import bind, nondiff, primitive
 from . import elementwise as E
 
+__all__ = [
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
+    "eq",
+    "ge",
+    "gt",
+    "le",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "lt",
+    "ne",
+]
+
 
 def _primitive(name, fn, rule):
     """Register nondiff primitive ``name``: kernel ``xp.<fn>``, the shared planner with

@@ -37,9 +37,20 @@ from ..core.dataflow import Operand, even_bounds, free_temps
 from ..core.dataflow import gather_regions as gather
 from ..core.dispatch import apply, as_tensor, is_tensor
 from ..core.registry import bind, kernel, primitive, vjp
+from ..core.tree import plan_reduce
 from ..errors import ShapeError
 from ..layout import Layout
-from ..core.tree import plan_reduce
+
+__all__ = [
+    "bmm",
+    "dot",
+    "inner",
+    "matmul",
+    "mm",
+    "mv",
+    "outer",
+    "vdot",
+]
 
 FLOP_RATE = 2e10  # flops per second one worker is assumed to sustain
 BYTE_RATE = 1e9  # bytes per second assumed between workers

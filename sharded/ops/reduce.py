@@ -27,6 +27,21 @@ from ..core.tree import (
 from ..errors import ArgumentError
 from ..layout import normalize_dim
 
+__all__ = [
+    "MaxResult",
+    "MinResult",
+    "all",
+    "amax",
+    "amin",
+    "any",
+    "argmax",
+    "argmin",
+    "max",
+    "min",
+    "prod",
+    "sum",
+]
+
 _VALUES = [reduce_chunk, reduce_combine]  # the kernels of value reductions
 _ARGS = [arg_chunk, arg_combine]  # the kernels of (value, index) reductions
 

@@ -26,6 +26,14 @@ from ..errors import DimError, LayoutMismatch, ShapeError, ViewError
 from ..layout import Layout, normalize_dim, split_sizes
 from ..tensor import contiguous_strides
 
+__all__ = [
+    "broadcast_to",
+    "flatten",
+    "reshape",
+    "squeeze",
+    "unsqueeze",
+]
+
 
 # ------------------------------------------------------------------ strides bookkeeping
 def _sizes(args) -> tuple:

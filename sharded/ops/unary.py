@@ -13,6 +13,20 @@ from ..core.dispatch import apply
 from ..core.registry import bind, nondiff, primitive, vjp
 from . import elementwise as E
 
+__all__ = [
+    "cos",
+    "exp",
+    "isfinite",
+    "isnan",
+    "log",
+    "log1p",
+    "relu",
+    "sigmoid",
+    "sin",
+    "sqrt",
+    "tanh",
+]
+
 
 def _unary(name, fn, rule=E.floating, kernel=None):
     """Register unary primitive ``name``: kernel ``xp.<fn>`` (or ``kernel``), the shared

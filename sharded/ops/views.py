@@ -24,6 +24,14 @@ from ..core.registry import bind, kernel, primitive, vjp
 from ..errors import DimError
 from ..layout import Layout, normalize_dim
 
+__all__ = [
+    "clone",
+    "permute",
+    "swapaxes",
+    "t",
+    "transpose",
+]
+
 
 # ----------------------------------------------------------------------------- permute
 @kernel

@@ -15,12 +15,6 @@ import sharded as st
 
 EXCLUDED = ("sharded.tools", "sharded.runtime.ray_executor", "sharded.backend.cupy_")
 
-# Examples that fail in modules other helpers are rewriting: the lead clears this set after
-# merging their branches (an entry whose example passes fails the test, so none lingers).
-KNOWN_FAILING = {
-    "sharded.functional.bitwise_not",  # the example applies bitwise_not to a float tensor
-}
-
 FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 
 
@@ -69,8 +63,5 @@ def test_docstring_example(test):
     finally:
         if not st.is_initialized():  # the example shut its session down
             st.init(executor="local", num_workers=2)
-    if test.name in KNOWN_FAILING:
-        assert runner.failures, f"{test.name} passes now: remove it from KNOWN_FAILING"
-        pytest.xfail("known failing example in a module being rewritten")
     assert not runner.failures, "".join(report)
 

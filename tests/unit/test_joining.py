@@ -1,5 +1,6 @@
 """Joining and splitting: cat, stack, split, chunk, unbind, flip and roll against NumPy, on
-every layout and on inputs laid out differently, with the layout rules of ``sharded.ops.joining``."""
+every layout and on inputs laid out differently, with the layout rules of
+``sharded.ops.joining``."""
 
 import itertools
 

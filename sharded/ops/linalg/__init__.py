@@ -21,7 +21,7 @@ modules (this ``__init__`` only names them, it defines no primitive).
 from __future__ import annotations
 
 from ..einsum import einsum, tensordot
-from ..matmul import bmm, dot, inner, matmul, mm, mv, outer, vdot
+from ..matmul import bmm, dot, ger, inner, matmul, mm, mv, outer, vdot
 from .batched import GATHER_LIMIT, LinAlgError
 from .decomp import (
     EighResult,
@@ -56,5 +56,5 @@ __all__ = [
     "tensordot", "einsum", "multi_dot", "vecdot", "solve", "solve_ex", "inv", "inv_ex", "det",
     "slogdet", "cholesky", "cholesky_ex", "eigvals", "eigvalsh", "eigh", "svd", "svdvals",
     "qr", "lstsq", "tensorsolve", "matrix_norm", "vector_norm", "norm", "matrix_rank", "pinv",
-    "QRResult", "SVDResult", "EighResult", "SlogdetResult", "LstsqResult", "ExResult",
+    "QRResult", "SVDResult", "EighResult", "SlogdetResult", "LstsqResult", "ExResult", "ger",
 ]
