@@ -57,6 +57,20 @@ class _Hooks:
 
 hooks = _Hooks()
 
+# When true, every op whose primitive has an ``out_spec`` checks the planner's result against
+# it (the test suites turn this on, so the pure rules and the planners cannot drift apart).
+CHECK_SPECS = False
+
+
+def _check_spec(prim, args, params, out):
+    spec = prim.out_spec(*args, **params)
+    specs = spec if isinstance(spec[0], tuple) and isinstance(spec[1], tuple) else (spec,)
+    outs = out if isinstance(out, tuple) else (out,)
+    got = [(tuple(o.shape), o.dtype) for o in outs]
+    want = [(tuple(s), dt) for s, dt in specs]
+    if got != want:
+        raise AssertionError(f"{prim.name}: planner made {got}, out_spec says {want}")
+
 
 def apply(name, *args, **params):
     """Run primitive ``name`` on ``args`` and wrap what it returns (autograd records here,
@@ -79,6 +93,8 @@ def apply(name, *args, **params):
         out = wrap(res, sess)
         if prim.kind == "view":  # how to make this view again
             out._view_chain = args[0]._view_chain + ((name, args[1:], params),)
+    if CHECK_SPECS and prim.out_spec is not None:
+        _check_spec(prim, args, params, out)
     if hooks.record is not None:
         hooks.record(name, args, params, out, target)
     return out

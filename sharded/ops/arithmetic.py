@@ -46,7 +46,8 @@ def _elementwise(name, fn, rule=E.promote):
         return E.plan_rule(ex, name, rule, operands, target)
     plan.__name__ = plan.__qualname__ = name
     plan.__doc__ = f"Elementwise ``{name}`` planner (``xp.{fn}``, {rule.__name__})."
-    return primitive(name, kernels=[k], layout_rule=E.out_layout, kind="elementwise")(plan)
+    return primitive(name, kernels=[k], out_spec=E.spec(rule), layout_rule=E.out_layout,
+                     kind="elementwise")(plan)
 
 
 def _inplace(name, *operators):
@@ -235,7 +236,8 @@ _inplace("remainder", "__imod__")
 _pow_kernel = E.ufunc_kernel("pow", "power")
 
 
-@primitive("pow", kernels=[_pow_kernel], layout_rule=E.out_layout, kind="elementwise")
+@primitive("pow", kernels=[_pow_kernel], out_spec=E.spec(E.promote), layout_rule=E.out_layout,
+           kind="elementwise")
 def _pow_plan(ex, *operands, target=None):
     """Elementwise ``pow`` planner (``xp.power``, promote); integers to negative integer
     powers raise, as torch."""
@@ -399,7 +401,8 @@ def _clamp_kernel(xp, a, lo=None, hi=None, cast=None, out=None):
     return E.cast(xp, a, out)
 
 
-@primitive("clamp", kernels=[_clamp_kernel], layout_rule=E.out_layout, kind="elementwise")
+@primitive("clamp", kernels=[_clamp_kernel], out_spec=E.spec(E.promote),
+           layout_rule=E.out_layout, kind="elementwise")
 def _clamp_plan(ex, a, lo=None, hi=None, target=None):
     """Elementwise ``clamp`` planner (bounds may be None, scalars or tensors; promote)."""
     return E.plan_rule(ex, "clamp", E.promote, (a, lo, hi), target)
@@ -468,7 +471,8 @@ def _where_rule(ops):
     return rt, rt
 
 
-@primitive("where", kernels=[_where_kernel], layout_rule=E.out_layout, kind="elementwise")
+@primitive("where", kernels=[_where_kernel], out_spec=E.spec(_where_rule),
+           layout_rule=E.out_layout, kind="elementwise")
 def _where_plan(ex, cond, a, b, target=None):
     """Elementwise ``where`` planner (a bool condition; the values promote)."""
     return E.plan_rule(ex, "where", _where_rule, (cond, a, b), target)
@@ -515,7 +519,8 @@ def _astype_kernel(xp, a, out):
     return a.astype(out, copy=True)
 
 
-@primitive("astype", kernels=[_astype_kernel], layout_rule=E.out_layout, kind="elementwise")
+@primitive("astype", kernels=[_astype_kernel], out_spec=lambda x, dtype: (x.shape, dtype),
+           layout_rule=E.out_layout, kind="elementwise")
 def _astype_plan(ex, x, dtype):
     """``x`` converted to ``dtype`` (a copy, laid out like ``x``; ``x.to(dtype)``)."""
     return E.plan(ex, "astype", (x,), {"out": dtype.np.str}, dtype, "astype")
@@ -533,7 +538,8 @@ def _fill_kernel(xp, value, a, cast=None, out=None):
     return E.cast(xp, xp.where(True, E.cast(xp, value, cast), E.cast(xp, a, cast)), out)
 
 
-@primitive("fill_", kernels=[_fill_kernel], layout_rule=E.out_layout, kind="elementwise")
+@primitive("fill_", kernels=[_fill_kernel], out_spec=E.spec(E.promote),
+           layout_rule=E.out_layout, kind="elementwise")
 def _fill_plan(ex, x, value, target):
     """Write ``value`` (a scalar or a broadcastable tensor) into ``target`` in place, converted
     to its dtype (``fill_``, ``copy_``)."""

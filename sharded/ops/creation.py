@@ -47,7 +47,14 @@ def _dtype(dtype, default):
 
 
 # ------------------------------------------------------------------------------ from_numpy
-@primitive("from_numpy", kernels=["copy"], kind="creation")
+def _spec(layout, *args, **params):
+    """``out_spec`` of the creation primitives: the layout's shape and the dtype argument."""
+    dts = [a for a in (*args, *params.values()) if isinstance(a, D.DType)]
+    return tuple(layout.shape), dts[0]
+
+
+@primitive("from_numpy", kernels=["copy"], kind="creation",
+           out_spec=lambda arr, layout, dtype: (tuple(layout.shape), dtype))
 def _plan_from_numpy(ex, arr: np.ndarray, layout, dtype) -> Operand:
     """Ship the blocks of a driver-side array to their workers (large blocks via put); the
     worker's ``copy`` kernel (core.dataflow) makes them owned and writable."""
@@ -111,7 +118,7 @@ def full_kernel(xp, shape, value, dtype):
     return xp.full(shape, value, dtype=dtype)
 
 
-@primitive("full", kernels=[full_kernel], kind="creation")
+@primitive("full", kernels=[full_kernel], kind="creation", out_spec=_spec)
 def _plan_full(ex, layout, value, dtype) -> Operand:
     dt = dtype.np.str
     return _each(ex, layout, "full", lambda o, s: {"shape": s, "value": value, "dtype": dt},
@@ -140,7 +147,7 @@ def empty_kernel(xp, shape, dtype):
     return xp.empty(shape, dtype=dtype)
 
 
-@primitive("empty", kernels=[empty_kernel], kind="creation")
+@primitive("empty", kernels=[empty_kernel], kind="creation", out_spec=_spec)
 def _plan_empty(ex, layout, dtype) -> Operand:
     dt = dtype.np.str
     return _each(ex, layout, "empty", lambda o, s: {"shape": s, "dtype": dt}, dtype, "empty")
@@ -186,7 +193,7 @@ def arange_kernel(xp, start, step, first, count, dtype):
     return (start + i * float(step)).astype(dtype)
 
 
-@primitive("arange", kernels=[arange_kernel], kind="creation")
+@primitive("arange", kernels=[arange_kernel], kind="creation", out_spec=_spec)
 def _plan_arange(ex, layout, start, step, dtype) -> Operand:
     dt = dtype.np.str
     return _each(ex, layout, "arange", lambda o, s: {
@@ -229,7 +236,7 @@ def linspace_kernel(xp, start, stop, num, first, count, dtype, base=None):
     return y.astype(dtype)
 
 
-@primitive("linspace", kernels=[linspace_kernel], kind="creation")
+@primitive("linspace", kernels=[linspace_kernel], kind="creation", out_spec=_spec)
 def _plan_linspace(ex, layout, start, stop, num, dtype, base=None) -> Operand:
     dt = dtype.np.str
     return _each(ex, layout, "linspace", lambda o, s: {
@@ -279,7 +286,7 @@ def eye_kernel(xp, shape, offsets, dtype):
     return (r == c).astype(dtype)
 
 
-@primitive("eye", kernels=[eye_kernel], kind="creation")
+@primitive("eye", kernels=[eye_kernel], kind="creation", out_spec=_spec)
 def _plan_eye(ex, layout, dtype) -> Operand:
     dt = dtype.np.str
     return _each(ex, layout, "eye", lambda o, s: {"shape": s, "offsets": o, "dtype": dt},

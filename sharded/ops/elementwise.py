@@ -156,6 +156,23 @@ def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Operand
     return Operand(layout, out_dtype, keys)
 
 
+def spec(rule):
+    """The ``out_spec`` of an elementwise primitive with dtype ``rule``: the broadcast shape
+    of the operands and the rule's result dtype (an in-place op keeps its target's dtype).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> spec(promote)(np.zeros((2, 1), np.int64), 1.5)
+    ((2, 1), sharded.float32)
+    """
+    def out_spec(*operands, target=None, **params):
+        shape = broadcast_shapes(*[_shape(o) for o in operands if o is not None])
+        return shape, target._dtype if target is not None else rule(operands)[1]
+    out_spec.__name__ = f"spec_{rule.__name__}"
+    return out_spec
+
+
 def plan_rule(ex, name, rule, operands, target=None, check=None) -> Operand:
     """Plan primitive ``name`` (kernel ``name``) with dtype ``rule``: the body every
     elementwise planner shares (``target``: in place, the result must fit its dtype;

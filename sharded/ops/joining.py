@@ -40,7 +40,8 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------- reshard
-@primitive("reshard", kernels=[dataflow.copy])
+@primitive("reshard", kernels=[dataflow.copy],
+           out_spec=lambda t, layout: (tuple(t.shape), t.dtype))
 def _reshard_plan(ex, t, layout: Layout) -> Operand:
     """A copy of ``t`` laid out as ``layout`` (a bound layout of the same shape), moved worker
     to worker (:func:`sharded.core.dataflow.reshard`, which planners call on their own
@@ -194,7 +195,9 @@ def cat(xp, *blocks, axis):
     return xp.concatenate(blocks, axis=axis)
 
 
-@primitive("cat", kernels=[cat, dataflow.copy])
+@primitive("cat", kernels=[cat, dataflow.copy], out_spec=lambda *ts, dim: (
+    tuple(sum(t.shape[dim] for t in ts) if d == dim else n for d, n in enumerate(ts[0].shape)),
+    ts[0].dtype))
 def _cat_plan(ex, *ts, dim) -> Operand:
     """Concatenate along ``dim``. If any input is split along ``dim``, the result's chunks are
     the inputs' chunks in order (each copied where it lives, unsplit inputs as one chunk).

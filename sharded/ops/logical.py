@@ -41,7 +41,8 @@ def _primitive(name, fn, rule):
         return E.plan_rule(ex, name, rule, operands, target)
     plan.__name__ = plan.__qualname__ = name
     plan.__doc__ = f"Elementwise ``{name}`` planner (``xp.{fn}``, {rule.__name__})."
-    primitive(name, kernels=[k], layout_rule=E.out_layout, kind="elementwise")(plan)
+    primitive(name, kernels=[k], out_spec=E.spec(rule), layout_rule=E.out_layout,
+                     kind="elementwise")(plan)
     nondiff(name)  # bool or integer results: no gradient flows through
 
 

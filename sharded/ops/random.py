@@ -120,7 +120,8 @@ def random_kernel(xp, shape, offsets, gshape, seed, counter, dist, dtype, low=0,
     raise ValueError(f"unknown distribution {dist!r}")
 
 
-@primitive("random", kernels=[random_kernel], kind="creation")
+@primitive("random", kernels=[random_kernel], kind="creation",
+           out_spec=lambda layout, dist, dtype, low=0, high=1: (tuple(layout.shape), dtype))
 def _plan_random(ex, layout, dist, dtype, low=0, high=1) -> Operand:
     seed, counter = _draw(math.prod(layout.shape))
     dt = dtype.np.str
@@ -200,7 +201,8 @@ def randperm_kernel(xp, n, lo, hi, seed, counter, dtype):
     return xp.argsort(keys, kind="stable")[lo:hi].astype(dtype)
 
 
-@primitive("randperm", kernels=[randperm_kernel], kind="creation")
+@primitive("randperm", kernels=[randperm_kernel], kind="creation",
+           out_spec=lambda layout, n, dtype: (tuple(layout.shape), dtype))
 def _plan_randperm(ex, layout, n, dtype) -> Operand:
     seed, counter = _draw(n)
     dt = dtype.np.str

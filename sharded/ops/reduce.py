@@ -88,6 +88,28 @@ def _tensor(x):
     return x if is_tensor(x) else as_tensor(x)
 
 
+def _spec(dtype_of):
+    """The ``out_spec`` of a value reduction: the reduced shape, dtype ``dtype_of(x.dtype)``
+    unless the call names one."""
+    def out_spec(x, dims, keepdim=False, dtype=None):
+        shape = tuple(1 if d in dims else n for d, n in enumerate(x.shape) if keepdim or
+                      d not in dims)
+        return shape, dtype or dtype_of(x.dtype)
+    return out_spec
+
+
+def _arg_spec(x, dim=None, keepdim=False):
+    """``out_spec`` of argmax/argmin: int64 indices over ``dim`` (all dims when None)."""
+    dims = range(x.ndim) if dim is None else (dim,)
+    return _spec(lambda dt: D.int64)(x, tuple(dims), keepdim)
+
+
+def _dim_spec(x, dim, keepdim=False):
+    """``out_spec`` of max/min along a dim: values like ``x``, int64 indices."""
+    values = _spec(lambda dt: dt)(x, (dim,), keepdim)
+    return values, (values[0], D.int64)
+
+
 def _layout_rule(layout, dims, keepdim=False, *rest):
     """The output layout of a reduction of ``layout`` over ``dims``."""
     return reduce_layout(layout, tuple(sorted(dims)), keepdim)
@@ -106,7 +128,8 @@ def _nones(node):
 
 
 # ------------------------------------------------------------------------------ sum
-@primitive("sum", kernels=_VALUES, layout_rule=_layout_rule, kind="reduce")
+@primitive("sum", kernels=_VALUES, out_spec=_spec(sum_dtype), layout_rule=_layout_rule,
+           kind="reduce")
 def _sum_plan(ex, x, dims, keepdim=False, dtype=None):
     return plan_reduce(ex, x, "sum", dims, keepdim, dtype or sum_dtype(x._dtype))[0]
 
@@ -135,7 +158,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):
 
 
 # ----------------------------------------------------------------------------- prod
-@primitive("prod", kernels=_VALUES, layout_rule=_layout_rule, kind="reduce")
+@primitive("prod", kernels=_VALUES, out_spec=_spec(sum_dtype), layout_rule=_layout_rule,
+           kind="reduce")
 def _prod_plan(ex, x, dims, keepdim=False, dtype=None):
     return plan_reduce(ex, x, "prod", dims, keepdim, dtype or sum_dtype(x._dtype))[0]
 
@@ -163,12 +187,14 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None):
 
 
 # ----------------------------------------------------------------------- amax, amin
-@primitive("amax", kernels=_VALUES, layout_rule=_layout_rule, kind="reduce")
+@primitive("amax", kernels=_VALUES, out_spec=_spec(lambda dt: dt), layout_rule=_layout_rule,
+           kind="reduce")
 def _amax_plan(ex, x, dims, keepdim=False):
     return plan_reduce(ex, x, "max", dims, keepdim, x._dtype, label="amax")[0]
 
 
-@primitive("amin", kernels=_VALUES, layout_rule=_layout_rule, kind="reduce")
+@primitive("amin", kernels=_VALUES, out_spec=_spec(lambda dt: dt), layout_rule=_layout_rule,
+           kind="reduce")
 def _amin_plan(ex, x, dims, keepdim=False):
     return plan_reduce(ex, x, "min", dims, keepdim, x._dtype, label="amin")[0]
 
@@ -210,13 +236,13 @@ def amin(input, dim=(), keepdim=False):
 
 
 # ------------------------------------------------------------------ max_dim, min_dim
-@primitive("max_dim", kernels=_ARGS, kind="reduce")
+@primitive("max_dim", kernels=_ARGS, out_spec=_dim_spec, kind="reduce")
 def _max_dim_plan(ex, x, dim, keepdim=False):
     """``(values, indices)`` of the maximum along ``dim`` (torch's ``max(x, dim)``)."""
     return tuple(plan_reduce(ex, x, "max", (dim,), keepdim, x._dtype, arg=True, label="max"))
 
 
-@primitive("min_dim", kernels=_ARGS, kind="reduce")
+@primitive("min_dim", kernels=_ARGS, out_spec=_dim_spec, kind="reduce")
 def _min_dim_plan(ex, x, dim, keepdim=False):
     """``(values, indices)`` of the minimum along ``dim`` (torch's ``min(x, dim)``)."""
     return tuple(plan_reduce(ex, x, "min", (dim,), keepdim, x._dtype, arg=True, label="min"))
@@ -286,12 +312,12 @@ def _arg(ex, x, fn, dim, keepdim, label):
     return idx
 
 
-@primitive("argmax", kernels=_ARGS, kind="reduce")
+@primitive("argmax", kernels=_ARGS, out_spec=_arg_spec, kind="reduce")
 def _argmax_plan(ex, x, dim=None, keepdim=False):
     return _arg(ex, x, "max", dim, keepdim, "argmax")
 
 
-@primitive("argmin", kernels=_ARGS, kind="reduce")
+@primitive("argmin", kernels=_ARGS, out_spec=_arg_spec, kind="reduce")
 def _argmin_plan(ex, x, dim=None, keepdim=False):
     return _arg(ex, x, "min", dim, keepdim, "argmin")
 
@@ -328,12 +354,14 @@ def argmin(input, dim=None, keepdim=False):
 
 
 # -------------------------------------------------------------------------- all, any
-@primitive("all", kernels=_VALUES, layout_rule=_layout_rule, kind="reduce")
+@primitive("all", kernels=_VALUES, out_spec=_spec(lambda dt: D.bool_),
+           layout_rule=_layout_rule, kind="reduce")
 def _all_plan(ex, x, dims, keepdim=False):
     return plan_reduce(ex, x, "all", dims, keepdim, D.bool_)[0]
 
 
-@primitive("any", kernels=_VALUES, layout_rule=_layout_rule, kind="reduce")
+@primitive("any", kernels=_VALUES, out_spec=_spec(lambda dt: D.bool_),
+           layout_rule=_layout_rule, kind="reduce")
 def _any_plan(ex, x, dims, keepdim=False):
     return plan_reduce(ex, x, "any", dims, keepdim, D.bool_)[0]
 

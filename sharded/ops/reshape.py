@@ -242,7 +242,8 @@ def reshape_view(xp, a, shape):
     return v
 
 
-@primitive("reshape_view", kernels=[reshape_view, "reshape"], kind="view")
+@primitive("reshape_view", kernels=[reshape_view, "reshape"], kind="view",
+           out_spec=lambda x, shape, copy=False: (tuple(shape), x.dtype))
 def _reshape_view_plan(ex, x, shape, copy=False) -> Operand:
     """``x`` with a new shape, shard by shard (the caller checked :func:`reshape_bounds`).
     ``copy=False`` insists on NumPy views (``view``); ``True`` lets NumPy copy a shard that
@@ -394,7 +395,9 @@ def squeeze_dims(xp, a, shape):
     return a.reshape(shape)
 
 
-@primitive("squeeze_dims", kernels=[squeeze_dims])
+@primitive("squeeze_dims", kernels=[squeeze_dims],
+           out_spec=lambda t, dims: (tuple(n for d, n in enumerate(t.shape) if d not in dims),
+                                     t.dtype))
 def _squeeze_dims_plan(ex, t, dims) -> Operand:
     """Drop size-1 dimensions ``dims`` that are not split (a local reshape on every shard;
     reductions use it to drop their kept dims)."""
@@ -437,7 +440,8 @@ def expand(xp, a, shape):
     return xp.broadcast_to(a, shape)
 
 
-@primitive("expand", kernels=[expand], kind="view")
+@primitive("expand", kernels=[expand], kind="view",
+           out_spec=lambda x, shape: (tuple(shape), x.dtype))
 def _expand_plan(ex, x, shape) -> Operand:
     """A read-only view repeating size-1 dims to ``shape`` (the caller checked sizes)."""
     plan = expand_plan(x._layout, shape)

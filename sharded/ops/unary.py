@@ -37,7 +37,8 @@ def _unary(name, fn, rule=E.floating, kernel=None):
         return E.plan_rule(ex, name, rule, (x,), target)
     plan.__name__ = plan.__qualname__ = name
     plan.__doc__ = f"Elementwise ``{name}`` planner ({rule.__name__})."
-    return primitive(name, kernels=[k], layout_rule=E.out_layout, kind="elementwise")(plan)
+    return primitive(name, kernels=[k], out_spec=E.spec(rule), layout_rule=E.out_layout,
+                     kind="elementwise")(plan)
 
 
 def _public(name, doc, example, result, inplace=True):
@@ -191,8 +192,8 @@ def _relu_grad_kernel(xp, g, a, cast=None, out=None):
     return E.cast(xp, g * (a > 0), out)
 
 
-@primitive("relu_grad", kernels=[_relu_grad_kernel], layout_rule=E.out_layout,
-           kind="elementwise")
+@primitive("relu_grad", kernels=[_relu_grad_kernel], out_spec=E.spec(E.promote),
+           layout_rule=E.out_layout, kind="elementwise")
 def _relu_grad_plan(ex, g, a, target=None):
     """Elementwise ``relu_grad`` planner (promote): the gradient ``g`` masked by ``a > 0``."""
     return E.plan_rule(ex, "relu_grad", E.promote, (g, a), target)

@@ -40,7 +40,8 @@ def permute(xp, a, axes):
     return a.transpose(axes)
 
 
-@primitive("permute", kernels=[permute], kind="view")
+@primitive("permute", kernels=[permute], kind="view",
+           out_spec=lambda x, dims: (tuple(x.shape[d] for d in dims), x.dtype))
 def _permute_plan(ex, x, dims) -> Operand:
     """Axes reordered to ``dims``: chunk bounds travel with their dims, shards stay put."""
     lay = x._layout
@@ -191,7 +192,14 @@ def index_basic(xp, a, key):
     return a[key]
 
 
-@primitive("index_basic", kernels=[index_basic], kind="view")
+def _index_basic_spec(x, entries):
+    """``out_spec`` of a basic index: ints drop their dim, slices keep their length, new
+    axes add a 1."""
+    return tuple(1 if e[0] == "new" else len(range(*e[1:])) for e in entries
+                 if e[0] != "int"), x.dtype
+
+
+@primitive("index_basic", kernels=[index_basic], kind="view", out_spec=_index_basic_spec)
 def _index_basic_plan(ex, x, entries) -> Operand:
     """Basic indexing as a view. ``entries`` is the normalised key in order (``x[key]`` in
     :mod:`sharded.ops.indexing` makes it): ``("int", i)`` and ``("slice", start, stop,
@@ -250,7 +258,8 @@ def contiguous(xp, a):
     return xp.array(a, order="C", copy=True)
 
 
-@primitive("contiguous", kernels=[contiguous], kind="view")
+@primitive("contiguous", kernels=[contiguous], kind="view",
+           out_spec=lambda x: (tuple(x.shape), x.dtype))
 def _contiguous_plan(ex, x) -> Operand:
     """A C-ordered copy of every shard (same layout, no data moves)."""
     return map_shards(ex, x, x._layout, list(range(len(x._layout.workers))), "contiguous",

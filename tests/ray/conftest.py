@@ -3,6 +3,9 @@
 import pytest
 
 import sharded as st
+from sharded.core import dispatch
+
+dispatch.CHECK_SPECS = True  # planners agree with their primitives' out_spec on Ray too
 
 NODES, CPUS_PER_NODE = 2, 2
 

@@ -1,6 +1,10 @@
 import pytest
 
 import sharded as st
+from sharded.core import dispatch
+
+# every op checks its planner's result against its primitive's pure out_spec
+dispatch.CHECK_SPECS = True
 
 
 @pytest.fixture(scope="package", autouse=True)

@@ -90,3 +90,29 @@ def test_bind_adds_method_and_reflected_operator():
         delattr(st.ShardedTensor, "_test_plus_one")
     assert (2 - st.tensor([1, 2])).tolist() == [1, 0]  # __rsub__ reflected
     assert st.tensor([1, 2]).__add__(object()) is NotImplemented
+
+
+SPEC_KINDS = ("elementwise", "reduce", "view", "creation")
+
+
+@pytest.mark.parametrize("name", [n for n in PRIMS if R.PRIMITIVES[n].kind in SPEC_KINDS])
+def test_shape_and_dtype_rules_are_registered(name):
+    # these families have pure shape/dtype rules; the suite checks them on every call
+    assert callable(R.PRIMITIVES[name].out_spec), f"{name}: no out_spec"
+
+
+def test_out_spec_disagreement_is_caught(monkeypatch):
+    from sharded.core import dispatch
+
+    monkeypatch.setattr(dispatch, "CHECK_SPECS", True)
+    monkeypatch.setattr(R.PRIMITIVES["neg"], "out_spec", lambda x, **kw: ((7,), x.dtype))
+    with pytest.raises(AssertionError, match="neg"):
+        -st.tensor([1.0, 2.0])
+
+
+def test_elementwise_rules_are_pure():
+    a = st.zeros(4, 1, shards=2)
+    shape, dtype = R.PRIMITIVES["add"].out_spec(a, np.ones(3, np.int64))
+    assert (shape, dtype) == ((4, 3), st.float32)
+    lay = R.PRIMITIVES["add"].layout_rule((4, 3), [a], 2)
+    assert lay.shape == (4, 3) and lay.grid == (2, 1)
