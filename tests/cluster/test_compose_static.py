@@ -93,10 +93,15 @@ def test_head_ports_agree_with_its_options(spec, monkeypatch):
     assert args.dashboard is True
     published = {}
     for mapping in head["ports"]:
-        host_ip, host_port, container_port = mapping.split(":")
+        host_ip, host_port, container_port = compose.interpolate(mapping, {}).split(":")
         assert host_ip == "127.0.0.1"  # never open to the network by default
         published[int(container_port)] = int(host_port)
     assert published == {p: p for p in (args.port, args.client_port, args.dashboard_port)}
+    # The host side moves with SHARDED_HOST_*_PORT (the Docker test uses free ports).
+    moved = {"SHARDED_HOST_GCS_PORT": "16379", "SHARDED_HOST_CLIENT_PORT": "20001",
+             "SHARDED_HOST_DASHBOARD_PORT": "18265"}
+    assert sorted(compose.interpolate(m, moved) for m in head["ports"]) == [
+        "127.0.0.1:16379:6379", "127.0.0.1:18265:8265", "127.0.0.1:20001:10001"]
     # Every node reaches the head under its service name and GCS port.
     for name, service in spec["services"].items():
         assert compose.service_env(service)["SHARDED_RAY_ADDRESS"] == f"ray-head:{args.port}"

@@ -1,0 +1,1 @@
+"""Support code for the tests (daemons, images, clusters they bring up)."""
