@@ -145,3 +145,16 @@ def test_interpolation_defaults_and_overrides():
     assert compose.interpolate("${RAY_AUTH_MODE:-disabled}", {}) == "disabled"
     assert compose.interpolate("${RAY_AUTH_MODE:-disabled}", {"RAY_AUTH_MODE": "token"}) == "token"
     assert compose.interpolate("${X:-}", {}) == ""
+
+
+def _patterns(path) -> list[str]:
+    return [line.strip() for line in path.read_text().splitlines()
+            if line.strip() and not line.lstrip().startswith("#")]
+
+
+def test_both_dockerignore_files_filter_the_same():
+    # BuildKit reads cluster/Dockerfile.dockerignore; the classic builder and docker-compose 1.x
+    # read only .dockerignore at the root of the context.
+    root = _patterns(compose.ROOT / ".dockerignore")
+    assert root == _patterns(compose.ROOT / "cluster/Dockerfile.dockerignore")
+    assert root[0] == "**" and {"!sharded/", "!cluster/"} <= set(root)
