@@ -5,8 +5,8 @@ shards sit on three distinct nodes, then `docker compose down -v` leaving nothin
 Needs root, docker.io, docker-compose and debootstrap (scripts/install_system_deps.sh); a daemon
 is started if none answers.  Without a registry the Dockerfile's base image is a stand-in built
 from Debian packages (scripts/python_standin_image.py).  Under CI=true this test never skips:
-a missing tool is a failure.  From nothing it takes a few minutes (stand-in ~1 min, the image's
-pip install ~1 min, the cluster ~1 min); with both images cached, about one minute.
+a missing tool is a failure.  From nothing it takes about 4 minutes (stand-in 1-2 min, the
+image's pip install ~1 min, the cluster ~1 min); with both images cached, about one minute.
 """
 
 from __future__ import annotations

@@ -3,8 +3,11 @@ run as a project whose containers, network and volumes can be listed and removed
 
 * ``dockerd()`` uses the daemon that answers ``docker info``, or starts ``dockerd`` (as root,
   in the background, log in a file) and waits for it with a bounded timeout; ``stop()`` stops
-  only a daemon it started.  Extra daemon flags: ``SHARDED_DOCKERD_FLAGS`` (none by default;
-  Debian's dockerd runs here with its defaults, overlay2 and iptables).
+  only a daemon it started.  Extra daemon flags: ``SHARDED_DOCKERD_FLAGS``, none by default:
+  dockerd's defaults (overlay2, iptables for the bridge networks' NAT) work wherever the
+  kernel has overlayfs and iptables; ``--storage-driver=vfs`` is the slow way out without
+  overlayfs.  Without iptables (``--iptables=false``) ``docker build`` could not reach the
+  package indexes, so there is no fallback that keeps the test meaningful.
 * ``ensure_base_image()`` runs scripts/python_standin_image.py: ``python:3.11-slim`` built from
   Debian packages when no registry is reachable from the build machine, reused while its inputs
   are unchanged (the image's label holds their digest), and left alone when it is the official
