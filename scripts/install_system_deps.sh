@@ -13,10 +13,11 @@ set -euo pipefail
 # debugging leftovers.
 PACKAGES=(slurmctld slurmd slurm-client munge iproute2 util-linux procps)
 # The Docker Compose test (tests/cluster/test_compose_docker.py): docker.io (dockerd, containerd,
-# runc, iptables), docker-compose (1.29) and debootstrap, which builds the stand-in for the
-# Dockerfile's python:3.11-slim where no image registry is reachable.  Without recommends:
-# apparmor, git, needrestart are not needed and needrestart's hooks only slow apt down.
-DOCKER_PACKAGES=(docker.io docker-compose debootstrap)
+# runc, iptables), docker-compose (1.29), and debootstrap with Debian's keyring (not preinstalled
+# on Ubuntu), which build the stand-in for the Dockerfile's python:3.11-slim where no image
+# registry is reachable.  Without recommends: apparmor, git, needrestart are not needed and
+# needrestart's hooks only slow apt down.
+DOCKER_PACKAGES=(docker.io docker-compose debootstrap debian-archive-keyring)
 
 missing_of() {
     local p
