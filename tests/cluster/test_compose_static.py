@@ -93,10 +93,15 @@ def test_head_ports_agree_with_its_options(spec, monkeypatch):
     assert args.dashboard is True
     published = {}
     for mapping in head["ports"]:
-        host_ip, host_port, container_port = mapping.split(":")
+        host_ip, host_port, container_port = compose.interpolate(mapping, {}).split(":")
         assert host_ip == "127.0.0.1"  # never open to the network by default
         published[int(container_port)] = int(host_port)
     assert published == {p: p for p in (args.port, args.client_port, args.dashboard_port)}
+    # The host side moves with SHARDED_HOST_*_PORT (the Docker test uses free ports).
+    moved = {"SHARDED_HOST_GCS_PORT": "16379", "SHARDED_HOST_CLIENT_PORT": "20001",
+             "SHARDED_HOST_DASHBOARD_PORT": "18265"}
+    assert sorted(compose.interpolate(m, moved) for m in head["ports"]) == [
+        "127.0.0.1:16379:6379", "127.0.0.1:18265:8265", "127.0.0.1:20001:10001"]
     # Every node reaches the head under its service name and GCS port.
     for name, service in spec["services"].items():
         assert compose.service_env(service)["SHARDED_RAY_ADDRESS"] == f"ray-head:{args.port}"
@@ -140,3 +145,16 @@ def test_interpolation_defaults_and_overrides():
     assert compose.interpolate("${RAY_AUTH_MODE:-disabled}", {}) == "disabled"
     assert compose.interpolate("${RAY_AUTH_MODE:-disabled}", {"RAY_AUTH_MODE": "token"}) == "token"
     assert compose.interpolate("${X:-}", {}) == ""
+
+
+def _patterns(path) -> list[str]:
+    return [line.strip() for line in path.read_text().splitlines()
+            if line.strip() and not line.lstrip().startswith("#")]
+
+
+def test_both_dockerignore_files_filter_the_same():
+    # BuildKit reads cluster/Dockerfile.dockerignore; the classic builder and docker-compose 1.x
+    # read only .dockerignore at the root of the context.
+    root = _patterns(compose.ROOT / ".dockerignore")
+    assert root == _patterns(compose.ROOT / "cluster/Dockerfile.dockerignore")
+    assert root[0] == "**" and {"!sharded/", "!cluster/"} <= set(root)

@@ -1,2 +1,1 @@
-"""Test harnesses: a throwaway local Slurm (:mod:`tests.support.local_slurm`) and virtual
-network hosts (:mod:`tests.support.netns`) for the Slurm, multi-host and cluster tests."""
+"""Test harnesses: a local Slurm controller and nodes, network namespaces, Docker and compose."""
