@@ -36,7 +36,8 @@ def parse_bytes(text: str) -> int:
         value = float(number) * _UNITS[unit]
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a size like 2000000, 512M or 2G") from None
+            f"{text!r} is not a size like 2000000, 512M or 2G"
+        ) from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"size must be positive, got {text!r}")
     return int(value)
@@ -53,27 +54,51 @@ def _env_bool(key: str) -> bool:
 
 def _add_node_options(p: argparse.ArgumentParser) -> None:
     v = rc.ENV_VARS
-    p.add_argument("--num-cpus", type=float, default=_env("num_cpus"),
-                   help=f"CPUs this node offers (default: Ray detects; ${v['num_cpus']})")
-    p.add_argument("--num-gpus", type=int, default=_env("num_gpus"),
-                   help="GPUs this node offers (default: CUDA_VISIBLE_DEVICES, else nvidia-smi; "
-                        f"${v['num_gpus']})")
-    p.add_argument("--object-store-memory", type=parse_bytes,
-                   default=_env("object_store_memory"),
-                   help="object store size, e.g. 2G (default: Ray's, 30%% of RAM; "
-                        f"${v['object_store_memory']})")
-    p.add_argument("--node-ip-address", default=_env("node_ip_address"),
-                   help=f"address other nodes use for this one (${v['node_ip_address']})")
-    p.add_argument("--interface", default=_env("interface"),
-                   help="take the node address from this interface, e.g. ib0 "
-                        f"(${v['interface']})")
-    p.add_argument("--temp-dir", default=_env("temp_dir"),
-                   help=f"root of Ray's session files (default /tmp/ray; ${v['temp_dir']})")
-    p.add_argument("--ray-arg", action="append", default=[], metavar="ARG",
-                   help="extra argument for `ray start`, repeatable (e.g. --ray-arg=--node-"
-                        "manager-port=6800)")
-    p.add_argument("--dry-run", action="store_true",
-                   help="print the ray start command instead of running it")
+    p.add_argument(
+        "--num-cpus",
+        type=float,
+        default=_env("num_cpus"),
+        help=f"CPUs this node offers (default: Ray detects; ${v['num_cpus']})",
+    )
+    p.add_argument(
+        "--num-gpus",
+        type=int,
+        default=_env("num_gpus"),
+        help="GPUs this node offers (default: CUDA_VISIBLE_DEVICES, else nvidia-smi; "
+        f"${v['num_gpus']})",
+    )
+    p.add_argument(
+        "--object-store-memory",
+        type=parse_bytes,
+        default=_env("object_store_memory"),
+        help="object store size, e.g. 2G (default: Ray's, 30%% of RAM; "
+        f"${v['object_store_memory']})",
+    )
+    p.add_argument(
+        "--node-ip-address",
+        default=_env("node_ip_address"),
+        help=f"address other nodes use for this one (${v['node_ip_address']})",
+    )
+    p.add_argument(
+        "--interface",
+        default=_env("interface"),
+        help=f"take the node address from this interface, e.g. ib0 (${v['interface']})",
+    )
+    p.add_argument(
+        "--temp-dir",
+        default=_env("temp_dir"),
+        help=f"root of Ray's session files (default /tmp/ray; ${v['temp_dir']})",
+    )
+    p.add_argument(
+        "--ray-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="extra argument for `ray start`, repeatable (e.g. --ray-arg=--node-manager-port=6800)",
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="print the ray start command instead of running it"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -86,76 +111,137 @@ def build_parser() -> argparse.ArgumentParser:
     sub = top.add_subparsers(dest="role", required=True, metavar="ROLE")
 
     head = sub.add_parser("head", help="run a Ray head node in the foreground")
-    head.add_argument("--port", type=int, default=int(_env("port", rc.DEFAULT_PORT)),
-                      help=f"GCS port, the cluster address's port (default %(default)s; "
-                           f"${v['port']})")
-    head.add_argument("--client-port", type=int,
-                      default=int(_env("client_port", rc.DEFAULT_CLIENT_PORT)),
-                      help=f"Ray Client server port (default %(default)s; ${v['client_port']})")
-    head.add_argument("--dashboard", action=argparse.BooleanOptionalAction,
-                      default=_env_bool("dashboard"),
-                      help=f"run the Ray dashboard (needs ray[default]; ${v['dashboard']})")
-    head.add_argument("--dashboard-port", type=int,
-                      default=int(_env("dashboard_port", rc.DEFAULT_DASHBOARD_PORT)),
-                      help=f"dashboard port (default %(default)s; ${v['dashboard_port']})")
+    head.add_argument(
+        "--port",
+        type=int,
+        default=int(_env("port", rc.DEFAULT_PORT)),
+        help=f"GCS port, the cluster address's port (default %(default)s; ${v['port']})",
+    )
+    head.add_argument(
+        "--client-port",
+        type=int,
+        default=int(_env("client_port", rc.DEFAULT_CLIENT_PORT)),
+        help=f"Ray Client server port (default %(default)s; ${v['client_port']})",
+    )
+    head.add_argument(
+        "--dashboard",
+        action=argparse.BooleanOptionalAction,
+        default=_env_bool("dashboard"),
+        help=f"run the Ray dashboard (needs ray[default]; ${v['dashboard']})",
+    )
+    head.add_argument(
+        "--dashboard-port",
+        type=int,
+        default=int(_env("dashboard_port", rc.DEFAULT_DASHBOARD_PORT)),
+        help=f"dashboard port (default %(default)s; ${v['dashboard_port']})",
+    )
     _add_node_options(head)
 
     worker = sub.add_parser("worker", help="run a Ray worker node joining a head")
-    worker.add_argument("--address", default=_env("address"), required=_env("address") is None,
-                        help=f"head's HOST:PORT (${v['address']})")
-    worker.add_argument("--connect-timeout", type=float,
-                        default=float(_env("timeout", rc.DEFAULT_WAIT_TIMEOUT)),
-                        help="seconds to wait for the head to accept connections "
-                             "(default %(default)s)")
+    worker.add_argument(
+        "--address",
+        default=_env("address"),
+        required=_env("address") is None,
+        help=f"head's HOST:PORT (${v['address']})",
+    )
+    worker.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=float(_env("timeout", rc.DEFAULT_WAIT_TIMEOUT)),
+        help="seconds to wait for the head to accept connections (default %(default)s)",
+    )
     _add_node_options(worker)
 
-    wait = sub.add_parser("wait", help="wait until N nodes are alive; exit 1 naming how many "
-                                       "arrived on timeout")
-    wait.add_argument("--address", default=_env("address"), required=_env("address") is None,
-                      help=f"head's HOST:PORT (${v['address']})")
-    wait.add_argument("--nodes", type=int, default=int(_env("nodes", 1)),
-                      help=f"alive nodes to wait for, head included (default %(default)s; "
-                           f"${v['nodes']})")
-    wait.add_argument("--timeout", type=float,
-                      default=float(_env("timeout", rc.DEFAULT_WAIT_TIMEOUT)),
-                      help=f"seconds (default %(default)s; ${v['timeout']})")
-    wait.add_argument("--this-node", action="store_true",
-                      help="also require a node with this machine's IP (a worker's healthcheck)")
+    wait = sub.add_parser(
+        "wait", help="wait until N nodes are alive; exit 1 naming how many arrived on timeout"
+    )
+    wait.add_argument(
+        "--address",
+        default=_env("address"),
+        required=_env("address") is None,
+        help=f"head's HOST:PORT (${v['address']})",
+    )
+    wait.add_argument(
+        "--nodes",
+        type=int,
+        default=int(_env("nodes", 1)),
+        help=f"alive nodes to wait for, head included (default %(default)s; ${v['nodes']})",
+    )
+    wait.add_argument(
+        "--timeout",
+        type=float,
+        default=float(_env("timeout", rc.DEFAULT_WAIT_TIMEOUT)),
+        help=f"seconds (default %(default)s; ${v['timeout']})",
+    )
+    wait.add_argument(
+        "--this-node",
+        action="store_true",
+        help="also require a node with this machine's IP (a worker's healthcheck)",
+    )
     wait.add_argument("--ip", default=None, help="also require an alive node with this IP")
-    wait.add_argument("--json", action="store_true",
-                      help='print {"alive": [nodes], "error": text} as the last line')
+    wait.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"alive": [nodes], "error": text} as the last line',
+    )
 
     client = sub.add_parser(
-        "client", help="join with a 0-CPU node, wait for the cluster, run a driver command "
-                       "with RAY_ADDRESS set, then leave (a Ray driver must run on a Ray node)")
-    client.add_argument("--address", default=_env("address"), required=_env("address") is None,
-                        help=f"head's HOST:PORT (${v['address']})")
-    client.add_argument("--nodes", type=int, default=int(_env("nodes", 1)),
-                        help="cluster nodes to wait for, not counting this client "
-                             f"(default %(default)s; ${v['nodes']})")
-    client.add_argument("--timeout", type=float,
-                        default=float(_env("timeout", rc.DEFAULT_WAIT_TIMEOUT)),
-                        help="seconds to wait for the nodes (default %(default)s)")
+        "client",
+        help="join with a 0-CPU node, wait for the cluster, run a driver command "
+        "with RAY_ADDRESS set, then leave (a Ray driver must run on a Ray node)",
+    )
+    client.add_argument(
+        "--address",
+        default=_env("address"),
+        required=_env("address") is None,
+        help=f"head's HOST:PORT (${v['address']})",
+    )
+    client.add_argument(
+        "--nodes",
+        type=int,
+        default=int(_env("nodes", 1)),
+        help="cluster nodes to wait for, not counting this client "
+        f"(default %(default)s; ${v['nodes']})",
+    )
+    client.add_argument(
+        "--timeout",
+        type=float,
+        default=float(_env("timeout", rc.DEFAULT_WAIT_TIMEOUT)),
+        help="seconds to wait for the nodes (default %(default)s)",
+    )
     client.add_argument("--temp-dir", default=_env("temp_dir"), help="root of Ray's files")
-    client.add_argument("command", nargs=argparse.REMAINDER,
-                        help="driver command (default: sharded demo)")
+    client.add_argument(
+        "command", nargs=argparse.REMAINDER, help="driver command (default: sharded demo)"
+    )
 
     ip = sub.add_parser("node-ip", help="print the IP other nodes should use for this one")
     ip.add_argument("--interface", default=_env("interface"), help="take it from this interface")
     ip.add_argument("--towards", default=None, help="HOST[:PORT] of a peer to route towards")
 
     stop = sub.add_parser("stop", help="stop Ray nodes on this machine")
-    stop.add_argument("--temp-dir", default=_env("temp_dir"),
-                      help="stop only processes using this Ray temp dir (without it: `ray stop`, "
-                           "which stops every Ray process of this user on this machine)")
-    stop.add_argument("--timeout", type=float, default=rc.DEFAULT_STOP_TIMEOUT,
-                      help="seconds before SIGKILL (default %(default)s)")
+    stop.add_argument(
+        "--temp-dir",
+        default=_env("temp_dir"),
+        help="stop only processes using this Ray temp dir (without it: `ray stop`, "
+        "which stops every Ray process of this user on this machine)",
+    )
+    stop.add_argument(
+        "--timeout",
+        type=float,
+        default=rc.DEFAULT_STOP_TIMEOUT,
+        help="seconds before SIGKILL (default %(default)s)",
+    )
     return top
 
 
 def _node_kwargs(args: argparse.Namespace) -> dict:
-    return dict(object_store_memory=args.object_store_memory, num_cpus=args.num_cpus,
-                num_gpus=args.num_gpus, temp_dir=args.temp_dir, ray_args=args.ray_arg)
+    return dict(
+        object_store_memory=args.object_store_memory,
+        num_cpus=args.num_cpus,
+        num_gpus=args.num_gpus,
+        temp_dir=args.temp_dir,
+        ray_args=args.ray_arg,
+    )
 
 
 def _exec(argv: Sequence[str], dry_run: bool) -> int:
@@ -180,8 +266,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.role == "head":
             ip = args.node_ip_address or rc.node_ip(args.interface)
             cmd = rc.head_command(
-                args.port, dashboard=args.dashboard, dashboard_port=args.dashboard_port,
-                client_port=args.client_port, node_ip_address=ip, **_node_kwargs(args))
+                args.port,
+                dashboard=args.dashboard,
+                dashboard_port=args.dashboard_port,
+                client_port=args.client_port,
+                node_ip_address=ip,
+                **_node_kwargs(args),
+            )
             print(f"sharded: Ray head at {ip}:{args.port}", file=sys.stderr)
             return _exec(cmd, args.dry_run)
         if args.role == "worker":
@@ -216,8 +307,11 @@ def _wait(args: argparse.Namespace) -> int:
     except rc.NodesNotReady as e:
         if not args.json:
             raise
-        print(json.dumps({"alive": [], "arrived": e.arrived, "ip": e.ip, "why": e.why,
-                          "error": str(e)}))
+        print(
+            json.dumps(
+                {"alive": [], "arrived": e.arrived, "ip": e.ip, "why": e.why, "error": str(e)}
+            )
+        )
         return 1
     if args.json:
         print(json.dumps({"alive": nodes}))
@@ -236,8 +330,14 @@ def _client(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     ip = rc.node_ip(towards=args.address)
     # 0 CPUs and GPUs: sharded's worker actors must not land on the client.
-    node = rc.start_worker(args.address, num_cpus=0, num_gpus=0, node_ip_address=ip,
-                           temp_dir=args.temp_dir, timeout=args.timeout)
+    node = rc.start_worker(
+        args.address,
+        num_cpus=0,
+        num_gpus=0,
+        node_ip_address=ip,
+        temp_dir=args.temp_dir,
+        timeout=args.timeout,
+    )
     try:
         rc.wait_for_nodes(args.address, args.nodes + 1, args.timeout)
         env = dict(rc.ray_env(), RAY_ADDRESS=args.address)

@@ -19,14 +19,25 @@ class NodesNotReady(ClusterError, TimeoutError):
     retry without parsing text.
     """
 
-    def __init__(self, address: str, expected: int, arrived: int, timeout: float, why: str = "",
-                 ip: str | None = None):
+    def __init__(
+        self,
+        address: str,
+        expected: int,
+        arrived: int,
+        timeout: float,
+        why: str = "",
+        ip: str | None = None,
+    ):
         self.address, self.expected, self.arrived = address, expected, arrived
         self.timeout, self.why, self.ip = timeout, why, ip
         if ip is not None and arrived >= expected:
-            msg = (f"no node with IP {ip} among the {arrived} Ray nodes registered at {address} "
-                   f"within {timeout:g} s")
+            msg = (
+                f"no node with IP {ip} among the {arrived} Ray nodes registered at {address} "
+                f"within {timeout:g} s"
+            )
         else:
-            msg = (f"only {arrived} of {expected} Ray nodes registered at {address} "
-                   f"within {timeout:g} s")
+            msg = (
+                f"only {arrived} of {expected} Ray nodes registered at {address} "
+                f"within {timeout:g} s"
+            )
         super().__init__(msg + (f": {why}" if why else ""))

@@ -121,9 +121,12 @@ def _ray_processes(temp_dir: str) -> list[int]:
     # Daemons name their session dir (TEMP_DIR[/NODE]/session_...); the `ray start --block`
     # parent names the temp dir.  Not a launcher (a batch script, srun) whose arguments merely
     # mention the directory.
-    found = [pid for pid, cmd in cmdlines.items()
-             if (root + b"/" in cmd or root + b"\0" in cmd)
-             and (b"/session_" in cmd or b"ray.scripts.scripts" in cmd)]
+    found = [
+        pid
+        for pid, cmd in cmdlines.items()
+        if (root + b"/" in cmd or root + b"\0" in cmd)
+        and (b"/session_" in cmd or b"ray.scripts.scripts" in cmd)
+    ]
     # Worker processes rename themselves ("ray::IDLE"): reach them as descendants.
     todo, seen = list(found), set(found)
     while todo:

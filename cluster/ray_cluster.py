@@ -28,11 +28,29 @@ from cluster.errors import ClusterError, NodesNotReady, RayStartError
 from cluster.host import DEFAULT_STOP_TIMEOUT, detect_num_gpus, node_ip, stop_temp_dir
 
 __all__ = [
-    "DEFAULT_PORT", "DEFAULT_CLIENT_PORT", "DEFAULT_DASHBOARD_PORT", "DEFAULT_WAIT_TIMEOUT",
-    "DEFAULT_STOP_TIMEOUT", "ENV_VARS", "ClusterError", "RayStartError", "NodesNotReady",
-    "RayNode", "ray_cli", "ray_env", "detect_num_gpus", "node_ip", "head_command",
-    "worker_command", "wait_for_port", "alive_nodes", "wait_for_nodes", "start_head",
-    "start_worker", "stop", "stop_temp_dir",
+    "DEFAULT_PORT",
+    "DEFAULT_CLIENT_PORT",
+    "DEFAULT_DASHBOARD_PORT",
+    "DEFAULT_WAIT_TIMEOUT",
+    "DEFAULT_STOP_TIMEOUT",
+    "ENV_VARS",
+    "ClusterError",
+    "RayStartError",
+    "NodesNotReady",
+    "RayNode",
+    "ray_cli",
+    "ray_env",
+    "detect_num_gpus",
+    "node_ip",
+    "head_command",
+    "worker_command",
+    "wait_for_port",
+    "alive_nodes",
+    "wait_for_nodes",
+    "start_head",
+    "start_worker",
+    "stop",
+    "stop_temp_dir",
 ]
 
 DEFAULT_PORT = 6379  # GCS port: the cluster address is HEAD_IP:DEFAULT_PORT
@@ -109,15 +127,21 @@ def head_command(
     ['start', '--head', '--port=6380']
     """
     if dashboard:
-        dash = ["--include-dashboard=true", "--dashboard-host=0.0.0.0",
-                f"--dashboard-port={dashboard_port}"]
+        dash = [
+            "--include-dashboard=true",
+            "--dashboard-host=0.0.0.0",
+            f"--dashboard-port={dashboard_port}",
+        ]
     else:
         dash = ["--include-dashboard=false"]  # saves a process and ~200 MB per head
     return [
-        *ray_cli(), "start", "--head", f"--port={port}",
-        f"--ray-client-server-port={client_port}", *dash,
-        *_common_args(num_cpus, num_gpus, object_store_memory, node_ip_address, temp_dir,
-                      ray_args),
+        *ray_cli(),
+        "start",
+        "--head",
+        f"--port={port}",
+        f"--ray-client-server-port={client_port}",
+        *dash,
+        *_common_args(num_cpus, num_gpus, object_store_memory, node_ip_address, temp_dir, ray_args),
     ]
 
 
@@ -139,9 +163,10 @@ def worker_command(
     ['start', '--address=10.0.0.1:6379']
     """
     return [
-        *ray_cli(), "start", f"--address={address}",
-        *_common_args(num_cpus, num_gpus, object_store_memory, node_ip_address, temp_dir,
-                      ray_args),
+        *ray_cli(),
+        "start",
+        f"--address={address}",
+        *_common_args(num_cpus, num_gpus, object_store_memory, node_ip_address, temp_dir, ray_args),
     ]
 
 
@@ -224,8 +249,11 @@ def alive_nodes(address: str, rpc_timeout: float = 10.0) -> list[dict]:
         timeout=rpc_timeout, state_filter=GcsNodeInfo.GcsNodeState.ALIVE
     )
     return [
-        {"node_id": info.node_id.hex(), "ip": info.node_manager_address,
-         "resources": dict(info.resources_total)}
+        {
+            "node_id": info.node_id.hex(),
+            "ip": info.node_manager_address,
+            "resources": dict(info.resources_total),
+        }
         for info in infos.values()
     ]
 
@@ -290,8 +318,10 @@ def wait_for_nodes(
         if len(nodes) >= n and have_ip:
             return nodes
         if proc is not None and proc.poll() is not None:
-            raise RayStartError(f"ray exited with code {proc.returncode} while waiting for "
-                                f"{n} nodes at {address} ({len(nodes)} alive)")
+            raise RayStartError(
+                f"ray exited with code {proc.returncode} while waiting for "
+                f"{n} nodes at {address} ({len(nodes)} alive)"
+            )
         if left <= 0:
             raise NodesNotReady(address, n, len(nodes), timeout, why, ip=None if have_ip else ip)
         time.sleep(min(poll, max(left, 0.0)))
@@ -349,23 +379,39 @@ class RayNode:
 _STARTED: list[RayNode] = []
 
 
-def _launch(role: str, argv: list[str], address: str, launcher: Sequence[str],
-            log_dir: str | None, env: Mapping[str, str] | None) -> RayNode:
+def _launch(
+    role: str,
+    argv: list[str],
+    address: str,
+    launcher: Sequence[str],
+    log_dir: str | None,
+    env: Mapping[str, str] | None,
+) -> RayNode:
     log_dir_path = Path(log_dir or os.environ.get("TMPDIR", "/tmp"))
     log_dir_path.mkdir(parents=True, exist_ok=True)
     log_path = log_dir_path / f"sharded-ray-{role}-{os.getpid()}-{len(_STARTED)}.log"
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(
-            [*launcher, *argv], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env=ray_env(env), start_new_session=True,  # own group: stop() can kill it whole
+            [*launcher, *argv],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=ray_env(env),
+            start_new_session=True,  # own group: stop() can kill it whole
         )
     node = RayNode(role, address, proc, log_path)
     _STARTED.append(node)
     return node
 
 
-def _wait_via(launcher: Sequence[str], address: str, n: int, timeout: float,
-              ip: str | None = None, proc: subprocess.Popen | None = None) -> list[dict]:
+def _wait_via(
+    launcher: Sequence[str],
+    address: str,
+    n: int,
+    timeout: float,
+    ip: str | None = None,
+    proc: subprocess.Popen | None = None,
+) -> list[dict]:
     """:func:`wait_for_nodes`, run through ``launcher`` when there is one.
 
     A node started in another network namespace (or host) may be unreachable from here, so the
@@ -373,19 +419,35 @@ def _wait_via(launcher: Sequence[str], address: str, n: int, timeout: float,
     """
     if not launcher:
         return wait_for_nodes(address, n, timeout, ip=ip, proc=proc)
-    cmd = [*launcher, sys.executable, "-m", "cluster.ray_cluster", "wait", "--address", address,
-           "--nodes", str(n), "--timeout", str(timeout), "--json", *(["--ip", ip] if ip else [])]
+    cmd = [
+        *launcher,
+        sys.executable,
+        "-m",
+        "cluster.ray_cluster",
+        "wait",
+        "--address",
+        address,
+        "--nodes",
+        str(n),
+        "--timeout",
+        str(timeout),
+        "--json",
+        *(["--ip", ip] if ip else []),
+    ]
     env = ray_env()
     # The waiting interpreter must find this package wherever the launcher runs it.
     root = str(Path(__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
-    waiter = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env=env)
+    waiter = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     try:
         while waiter.poll() is None:
             if proc is not None and proc.poll() is not None:
-                raise RayStartError(f"ray exited with code {proc.returncode} while waiting for "
-                                    f"{n} nodes at {address}")
+                raise RayStartError(
+                    f"ray exited with code {proc.returncode} while waiting for "
+                    f"{n} nodes at {address}"
+                )
             time.sleep(0.2)
     finally:
         if waiter.poll() is None:
@@ -396,13 +458,15 @@ def _wait_via(launcher: Sequence[str], address: str, n: int, timeout: float,
     except (ValueError, IndexError):
         raise ClusterError(f"`{' '.join(cmd)}` exited {waiter.returncode}: {err[-2000:]}") from None
     if waiter.returncode != 0:
-        raise NodesNotReady(address, n, report.get("arrived", 0), timeout,
-                            report.get("why", ""), report.get("ip"))
+        raise NodesNotReady(
+            address, n, report.get("arrived", 0), timeout, report.get("why", ""), report.get("ip")
+        )
     return report["alive"]
 
 
-def _await_start(node: RayNode, n: int, ip: str | None, timeout: float,
-                 launcher: Sequence[str]) -> RayNode:
+def _await_start(
+    node: RayNode, n: int, ip: str | None, timeout: float, launcher: Sequence[str]
+) -> RayNode:
     try:
         _wait_via(launcher, node.address, n, timeout, ip=ip, proc=node.process)
     except RayStartError as e:
@@ -491,9 +555,16 @@ def start_head(
         raise ClusterError(f"start_head with launcher {list(launcher)} needs node_ip_address")
     ip = node_ip_address or node_ip()
     argv = head_command(
-        port, object_store_memory=object_store_memory, num_cpus=num_cpus, num_gpus=num_gpus,
-        dashboard=dashboard, dashboard_port=dashboard_port, client_port=client_port,
-        node_ip_address=ip, temp_dir=temp_dir, ray_args=ray_args,
+        port,
+        object_store_memory=object_store_memory,
+        num_cpus=num_cpus,
+        num_gpus=num_gpus,
+        dashboard=dashboard,
+        dashboard_port=dashboard_port,
+        client_port=client_port,
+        node_ip_address=ip,
+        temp_dir=temp_dir,
+        ray_args=ray_args,
     )
     node = _launch("head", argv, f"{ip}:{port}", launcher, log_dir, env)
     return _await_start(node, 1, ip, timeout, launcher)
@@ -524,8 +595,13 @@ def start_worker(
     >>> worker.stop()  # doctest: +SKIP
     """
     argv = worker_command(
-        address, object_store_memory=object_store_memory, num_cpus=num_cpus, num_gpus=num_gpus,
-        node_ip_address=node_ip_address, temp_dir=temp_dir, ray_args=ray_args,
+        address,
+        object_store_memory=object_store_memory,
+        num_cpus=num_cpus,
+        num_gpus=num_gpus,
+        node_ip_address=node_ip_address,
+        temp_dir=temp_dir,
+        ray_args=ray_args,
     )
     before = len(_wait_via(launcher, address, 1, timeout))
     node = _launch("worker", argv, address, launcher, log_dir, env)

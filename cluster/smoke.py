@@ -45,8 +45,9 @@ def run(workers: int | None = None, shards: int = 4, size: int = 12) -> dict:
         "expected_sum": float(ref.sum()),
         "doubled": doubled.tolist(),
         "nodes": sorted({str(p["node"]) for p in placement}),
-        "placement": [{k: (list(v) if isinstance(v, tuple) else v) for k, v in p.items()}
-                      for p in placement],
+        "placement": [
+            {k: (list(v) if isinstance(v, tuple) else v) for k, v in p.items()} for p in placement
+        ],
     }
 
 
@@ -71,12 +72,20 @@ def parse_report(output: str) -> dict:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m cluster.smoke", description=__doc__.split("\n")[0])
-    p.add_argument("--workers", type=int, default=None,
-                   help="worker actors (default: sharded's, one per CPU of the cluster)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker actors (default: sharded's, one per CPU of the cluster)",
+    )
     p.add_argument("--shards", type=int, default=4, help="shards of the tensor (default 4)")
     p.add_argument("--size", type=int, default=12, help="elements (default 12)")
-    p.add_argument("--min-nodes", type=int, default=1,
-                   help="fail unless the shards sit on at least this many nodes (default 1)")
+    p.add_argument(
+        "--min-nodes",
+        type=int,
+        default=1,
+        help="fail unless the shards sit on at least this many nodes (default 1)",
+    )
     args = p.parse_args(argv)
     report = run(args.workers, args.shards, args.size)
     print(json.dumps({"sharded-smoke": report}, default=str), flush=True)
@@ -84,11 +93,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("sharded smoke: results differ from numpy", file=sys.stderr)
         return 1
     if len(report["nodes"]) < args.min_nodes:
-        print(f"sharded smoke: shards on {len(report['nodes'])} nodes, wanted at least "
-              f"{args.min_nodes}", file=sys.stderr)
+        print(
+            f"sharded smoke: shards on {len(report['nodes'])} nodes, wanted at least "
+            f"{args.min_nodes}",
+            file=sys.stderr,
+        )
         return 1
-    print(f"sharded smoke: ok, {args.shards} shards on {len(report['nodes'])} nodes",
-          file=sys.stderr)
+    print(
+        f"sharded smoke: ok, {args.shards} shards on {len(report['nodes'])} nodes", file=sys.stderr
+    )
     return 0
 
 

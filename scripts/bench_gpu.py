@@ -37,8 +37,13 @@ def _add_case(st, be, nw, n, repeat):
     src = xp.ones(n, dtype=np.float32)
     t_copy = _time(lambda: buf.__setitem__(Ellipsis, src), be.synchronize, repeat)
     bw_add, bw_copy = 3 * 4 * n / t_add, 2 * 4 * n / t_copy
-    return (f"add {n:,} float32, GB/s (vs device copy)", bw_add / 1e9, bw_copy / 1e9,
-            bw_add / bw_copy, ">= 0.70")
+    return (
+        f"add {n:,} float32, GB/s (vs device copy)",
+        bw_add / 1e9,
+        bw_copy / 1e9,
+        bw_add / bw_copy,
+        ">= 0.70",
+    )
 
 
 def _matmul_case(st, be, nw, m, repeat):
@@ -50,8 +55,13 @@ def _matmul_case(st, be, nw, m, repeat):
     keep.clear()
     ac, bc = xp.random.rand(m, m, dtype=np.float32), xp.random.rand(m, m, dtype=np.float32)
     t_cp = _time(lambda: keep.__setitem__("r", ac @ bc), be.synchronize, repeat)
-    return (f"matmul {m}^2 float32, TFLOP/s (vs one cupy matmul)", 2 * m ** 3 / t_st / 1e12,
-            2 * m ** 3 / t_cp / 1e12, t_cp / t_st, ">= 0.90")
+    return (
+        f"matmul {m}^2 float32, TFLOP/s (vs one cupy matmul)",
+        2 * m**3 / t_st / 1e12,
+        2 * m**3 / t_cp / 1e12,
+        t_cp / t_st,
+        ">= 0.90",
+    )
 
 
 def _tutorial_case(st, repeat, k=5000):
@@ -76,9 +86,11 @@ def main(argv=None):
     devices = [f"cuda:{g}" for g in range(ngpu) for _ in range(a.gpu_workers)] + ["cpu"]
     st.init(executor="local", devices=devices)
     nw = len(devices) - 1
-    rows = [_add_case(st, be, nw, 2 ** a.log2_add, a.repeat),
-            _matmul_case(st, be, nw, a.matmul, a.repeat),
-            _tutorial_case(st, a.repeat)]
+    rows = [
+        _add_case(st, be, nw, 2**a.log2_add, a.repeat),
+        _matmul_case(st, be, nw, a.matmul, a.repeat),
+        _tutorial_case(st, a.repeat),
+    ]
     print(f"GPU benchmark: {nw} GPU workers on {ngpu} GPU(s)")
     print(f"{'case':52} {'sharded':>10} {'baseline':>10} {'ratio':>8}  target")
     for name, s, b, r, target in rows:

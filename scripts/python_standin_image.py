@@ -49,11 +49,21 @@ LABEL = "org.sharded.standin-inputs"
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 IMAGE_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 DEBIAN_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
-PIP_KEYS = {"index-url", "extra-index-url", "trusted-host", "proxy", "timeout",
-            "default-timeout", "retries"}
+PIP_KEYS = {
+    "index-url",
+    "extra-index-url",
+    "trusted-host",
+    "proxy",
+    "timeout",
+    "default-timeout",
+    "retries",
+}
 APT_KEYS = ["Acquire::http::Proxy", "Acquire::https::Proxy", "Acquire::Check-Valid-Until"]
-ENV = ["PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8",
-       "PYTHON_VERSION=3.11"]
+ENV = [
+    "PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "LANG=C.UTF-8",
+    "PYTHON_VERSION=3.11",
+]
 
 
 def log(msg: str) -> None:
@@ -61,6 +71,7 @@ def log(msg: str) -> None:
 
 
 # --- the host's configuration ------------------------------------------------------------------
+
 
 def _deb822_entries(text: str) -> list[dict[str, str]]:
     entries = []
@@ -92,11 +103,15 @@ def _one_line_entries(text: str) -> list[dict[str, str]]:
         if words and words[0].startswith("["):
             end = next(i for i, w in enumerate(words) if w.endswith("]"))
             opts = " ".join(words[: end + 1]).strip("[]")
-            words = words[end + 1:]
+            words = words[end + 1 :]
         if len(words) < 3:
             continue
-        entry = {"Types": "deb", "URIs": words[0], "Suites": words[1],
-                 "Components": " ".join(words[2:])}
+        entry = {
+            "Types": "deb",
+            "URIs": words[0],
+            "Suites": words[1],
+            "Components": " ".join(words[2:]),
+        }
         m = re.search(r"signed-by=(\S+)", opts)
         if m:
             entry["Signed-By"] = m.group(1)
@@ -121,17 +136,23 @@ def host_debian_sources(suite: str = SUITE, root: Path = Path("/etc/apt")) -> li
         suites = [s for s in e.get("Suites", "").split() if s in wanted]
         signed = e.get("Signed-By", "")
         # Only Debian's own archive (a third-party repository's key is not in the image).
-        if ("deb" not in e.get("Types", "deb").split() or not suites
-                or "main" not in e.get("Components", "").split()
-                or (signed and "debian-archive" not in signed)):
+        if (
+            "deb" not in e.get("Types", "deb").split()
+            or not suites
+            or "main" not in e.get("Components", "").split()
+            or (signed and "debian-archive" not in signed)
+        ):
             continue
         out.append({"URIs": e["URIs"].split()[0], "Suites": " ".join(suites)})
     return out
 
 
 def image_sources(entries: list[dict]) -> str:
-    blocks = [f"Types: deb\nURIs: {e['URIs']}\nSuites: {e['Suites']}\nComponents: main\n"
-              f"Signed-By: {DEBIAN_KEYRING}\n" for e in entries]
+    blocks = [
+        f"Types: deb\nURIs: {e['URIs']}\nSuites: {e['Suites']}\nComponents: main\n"
+        f"Signed-By: {DEBIAN_KEYRING}\n"
+        for e in entries
+    ]
     return "\n".join(blocks)
 
 
@@ -144,8 +165,9 @@ def debootstrap_mirror(entries: list[dict], suite: str = SUITE) -> str | None:
 
 def _pip_config(python: str) -> dict[str, str]:
     try:
-        res = subprocess.run([python, "-m", "pip", "config", "list"], capture_output=True,
-                             text=True, timeout=60)
+        res = subprocess.run(
+            [python, "-m", "pip", "config", "list"], capture_output=True, text=True, timeout=60
+        )
     except (OSError, subprocess.TimeoutExpired):
         return {}
     found: dict[str, str] = {}
@@ -178,8 +200,9 @@ def image_apt_conf() -> str:
     lines = []
     for key in APT_KEYS:
         try:
-            res = subprocess.run(["apt-config", "dump", key], capture_output=True, text=True,
-                                 timeout=30)
+            res = subprocess.run(
+                ["apt-config", "dump", key], capture_output=True, text=True, timeout=30
+            )
         except (OSError, subprocess.TimeoutExpired):
             continue
         for line in res.stdout.splitlines():
@@ -211,10 +234,14 @@ def digest(inp: dict) -> str:
 
 # --- the image ---------------------------------------------------------------------------------
 
+
 def image_label(tag: str, docker: str = "docker") -> str | None:
     """The stand-in label of ``tag``: None when there is no such image, "" when it has none."""
-    res = subprocess.run([docker, "image", "inspect", "--format",
-                          "{{json .Config.Labels}}", tag], capture_output=True, text=True)
+    res = subprocess.run(
+        [docker, "image", "inspect", "--format", "{{json .Config.Labels}}", tag],
+        capture_output=True,
+        text=True,
+    )
     if res.returncode != 0:
         return None
     labels = json.loads(res.stdout.strip() or "null") or {}
@@ -231,8 +258,14 @@ def build(tag: str, inp: dict, docker: str = "docker", workdir: str | None = Non
     tmp = Path(tempfile.mkdtemp(prefix="python-standin-", dir=workdir or "/var/tmp"))
     rootfs = tmp / "rootfs"
     try:
-        cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}",
-               "--components=main", inp["suite"], str(rootfs)]
+        cmd = [
+            "debootstrap",
+            "--variant=minbase",
+            f"--include={','.join(PACKAGES)}",
+            "--components=main",
+            inp["suite"],
+            str(rootfs),
+        ]
         if inp["mirror"]:
             cmd.append(inp["mirror"])
         _run(cmd, stdout=subprocess.DEVNULL)
@@ -256,8 +289,12 @@ def build(tag: str, inp: dict, docker: str = "docker", workdir: str | None = Non
             marker.unlink()
         bin_ = rootfs / "usr/local/bin"
         bin_.mkdir(parents=True, exist_ok=True)
-        for name, target in [("python", "/usr/bin/python3"), ("python3", "/usr/bin/python3"),
-                             ("pip", "/usr/bin/pip3"), ("pip3", "/usr/bin/pip3")]:
+        for name, target in [
+            ("python", "/usr/bin/python3"),
+            ("python3", "/usr/bin/python3"),
+            ("pip", "/usr/bin/pip3"),
+            ("pip3", "/usr/bin/pip3"),
+        ]:
             (bin_ / name).unlink(missing_ok=True)
             (bin_ / name).symlink_to(target)
         _run(["chroot", str(rootfs), "apt-get", "clean"])
@@ -269,9 +306,20 @@ def build(tag: str, inp: dict, docker: str = "docker", workdir: str | None = Non
         cmd = [docker, "import"]
         for c in changes:
             cmd += ["--change", c]
-        tar = subprocess.Popen(["tar", "--numeric-owner", "--exclude=./dev/*", "--exclude=./proc/*",
-                                "--exclude=./sys/*", "-C", str(rootfs), "-c", "."],
-                               stdout=subprocess.PIPE)
+        tar = subprocess.Popen(
+            [
+                "tar",
+                "--numeric-owner",
+                "--exclude=./dev/*",
+                "--exclude=./proc/*",
+                "--exclude=./sys/*",
+                "-C",
+                str(rootfs),
+                "-c",
+                ".",
+            ],
+            stdout=subprocess.PIPE,
+        )
         _run([*cmd, "-", tag], stdin=tar.stdout, stdout=subprocess.DEVNULL)
         tar.stdout.close()
         if tar.wait() != 0:
@@ -281,8 +329,13 @@ def build(tag: str, inp: dict, docker: str = "docker", workdir: str | None = Non
     log(f"built {tag} ({digest(inp)}) in {time.monotonic() - t0:.0f} s")
 
 
-def ensure(tag: str = TAG, suite: str = SUITE, force: bool = False, docker: str = "docker",
-           python: str = sys.executable) -> str:
+def ensure(
+    tag: str = TAG,
+    suite: str = SUITE,
+    force: bool = False,
+    docker: str = "docker",
+    python: str = sys.executable,
+) -> str:
     """Make ``tag`` usable as the Dockerfile's base; return what was done: "built", "cached"
     (the stand-in with the same inputs) or "official" (an image without the stand-in label)."""
     inp = inputs(suite, python)
@@ -299,8 +352,11 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--tag", default=TAG, help=f"image tag (default {TAG})")
     p.add_argument("--suite", default=SUITE, help=f"Debian suite (default {SUITE})")
-    p.add_argument("--check", action="store_true",
-                   help="exit 0 if the tag is up to date (or the official image), 1 if not")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="exit 0 if the tag is up to date (or the official image), 1 if not",
+    )
     p.add_argument("--force", action="store_true", help="rebuild even when up to date")
     p.add_argument("--print-inputs", action="store_true", help="show the inputs and digest")
     args = p.parse_args(argv)

@@ -109,7 +109,8 @@ class Node:
         self.saved = saved
         read = [args[i] for i in saves if isinstance(args[i], ShardedTensor)]
         self.versions = [(t, t._vc[0]) for t in read] + [
-            (t, t._vc[0]) for ts in saved.values() for t in ts]
+            (t, t._vc[0]) for ts in saved.values() for t in ts
+        ]
         self.freed = False
 
     def name(self) -> str:
@@ -119,8 +120,12 @@ class Node:
 
     @property
     def next_functions(self):
-        return tuple((a.grad_fn, a._out_index) if isinstance(a, ShardedTensor)
-                     and a.requires_grad else (None, 0) for a in self.args)
+        return tuple(
+            (a.grad_fn, a._out_index)
+            if isinstance(a, ShardedTensor) and a.requires_grad
+            else (None, 0)
+            for a in self.args
+        )
 
     def __repr__(self):
         return f"<{self.name()}>"
@@ -128,15 +133,17 @@ class Node:
 
 def _check_inplace(name, target):
     base = target._base
-    if not is_grad_enabled() or not (target.requires_grad or (
-            base is not None and base.requires_grad)):
+    if not is_grad_enabled() or not (
+        target.requires_grad or (base is not None and base.requires_grad)
+    ):
         return
     base = target._base
-    if target.grad_fn is None or (base is not None and base.requires_grad
-                                  and base.grad_fn is None):
-        raise AutogradError(f"a leaf tensor that requires grad (or a view of one) is being "
-                            f"used in an in-place operation ({name}); wrap it in st.no_grad() "
-                            f"or use an out-of-place op")
+    if target.grad_fn is None or (base is not None and base.requires_grad and base.grad_fn is None):
+        raise AutogradError(
+            f"a leaf tensor that requires grad (or a view of one) is being "
+            f"used in an in-place operation ({name}); wrap it in st.no_grad() "
+            f"or use an out-of-place op"
+        )
     rule = PRIMITIVES.get(name)
     if rule is not None and 0 in rule.saves:  # the rule reads the value about to be overwritten
         with no_grad():
@@ -163,8 +170,14 @@ def _record(name, args, params, out, target):
     saved = {}
     if rule is not None and rule.save_out:
         saved["out"] = tuple(_alias(o) for o in outs)
-    node = Node(name, args, {k: v for k, v in params.items() if k != "target"}, saved,
-                len(outs), rule.saves if rule is not None else ())
+    node = Node(
+        name,
+        args,
+        {k: v for k, v in params.items() if k != "target"},
+        saved,
+        len(outs),
+        rule.saves if rule is not None else (),
+    )
     for i, o in enumerate(outs):
         if o.dtype.is_floating_point:
             o.requires_grad, o.grad_fn, o._out_index = True, node, i
@@ -189,8 +202,11 @@ def _copy_slices(view):
     (torch's CopySlices)."""
     base = view._base
     old = _alias(base)
-    old.requires_grad, old.grad_fn, old._out_index = base.requires_grad, base.grad_fn, \
-        base._out_index
+    old.requires_grad, old.grad_fn, old._out_index = (
+        base.requires_grad,
+        base.grad_fn,
+        base._out_index,
+    )
     new_view = _alias(view)
     new_view.requires_grad, new_view.grad_fn = True, view.grad_fn
     new_view._out_index = view._out_index
@@ -243,8 +259,11 @@ def _topo(roots):
             seen.add(id(node))
             stack.append((node, True))
             for a in node.args:
-                if isinstance(a, ShardedTensor) and a.grad_fn is not None and \
-                        id(a.grad_fn) not in seen:
+                if (
+                    isinstance(a, ShardedTensor)
+                    and a.grad_fn is not None
+                    and id(a.grad_fn) not in seen
+                ):
                     stack.append((a.grad_fn, False))
     return order
 
@@ -256,8 +275,10 @@ def _accumulate(old, new):
 def _conform(g, t, prim):
     """Check a gradient against its primal and lay it out like the primal."""
     if tuple(g.shape) != tuple(t.shape):
-        raise AutogradError(f"the gradient rule of '{prim}' returned shape {tuple(g.shape)} "
-                            f"for an input of shape {tuple(t.shape)}")
+        raise AutogradError(
+            f"the gradient rule of '{prim}' returned shape {tuple(g.shape)} "
+            f"for an input of shape {tuple(t.shape)}"
+        )
     if g.dtype != t.dtype:
         g = g.to(t.dtype)
     if g.layout != t.layout:  # e.g. a replicated parameter: all-reduce its partial sums
@@ -275,8 +296,11 @@ def _run(roots, root_grads, retain_graph, create_graph, capture=None):
             if id(t) in captured:
                 captured[id(t)] = _accumulate(captured[id(t)], g)
             elif capture is None and t.requires_grad:
-                t.grad = g.clone() if t.grad is None and (g._readonly or g._base is not None
-                                                          ) else _accumulate(t.grad, g)
+                t.grad = (
+                    g.clone()
+                    if t.grad is None and (g._readonly or g._base is not None)
+                    else _accumulate(t.grad, g)
+                )
             return
         slot = pending.setdefault(id(t.grad_fn), [None] * t.grad_fn.n_out)
         slot[t._out_index] = _accumulate(slot[t._out_index], g)
@@ -294,23 +318,29 @@ def _run(roots, root_grads, retain_graph, create_graph, capture=None):
             if t is not None and g is not None:
                 captured[id(t)] = _accumulate(captured[id(t)], g)
         if node.freed:
-            raise AutogradError(f"trying to backward through the graph a second time (through "
-                                f"{node.name()}); its saved tensors were freed. Specify "
-                                f"retain_graph=True the first time")
+            raise AutogradError(
+                f"trying to backward through the graph a second time (through "
+                f"{node.name()}); its saved tensors were freed. Specify "
+                f"retain_graph=True the first time"
+            )
         for t, v in node.versions:
             if t._vc[0] != v:
-                raise AutogradError(f"one of the tensors needed for gradient computation has "
-                                    f"been modified by an inplace operation: it was saved by "
-                                    f"{node.name()} at version {v} and is now at version "
-                                    f"{t._vc[0]}")
+                raise AutogradError(
+                    f"one of the tensors needed for gradient computation has "
+                    f"been modified by an inplace operation: it was saved by "
+                    f"{node.name()} at version {v} and is now at version "
+                    f"{t._vc[0]}"
+                )
         rule = _ENGINE_RULES.get(node.prim) or PRIMITIVES[node.prim].vjp
         if rule is None or rule == NONDIFF:
             raise AutogradError(f"the derivative of '{node.prim}' is not implemented")
         with set_grad_enabled(create_graph):
             gins = rule(gouts, node)
         if len(gins) != len(node.args):
-            raise AutogradError(f"the gradient rule of '{node.prim}' returned {len(gins)} "
-                                f"gradients for {len(node.args)} inputs")
+            raise AutogradError(
+                f"the gradient rule of '{node.prim}' returned {len(gins)} "
+                f"gradients for {len(node.args)} inputs"
+            )
         for a, g in zip(node.args, gins):
             if g is None or not isinstance(a, ShardedTensor) or not a.requires_grad:
                 continue
@@ -330,19 +360,24 @@ def _root_grads(outputs, grad_outputs):
     out = []
     for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
         if not isinstance(o, ShardedTensor) or not o.requires_grad:
-            raise AutogradError(f"element {i} of tensors does not require grad and does not "
-                                f"have a grad_fn")
+            raise AutogradError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
         if g is None:
             if o.numel() != 1:
-                raise AutogradError(f"grad can be implicitly created only for scalar outputs "
-                                    f"(got shape {tuple(o.shape)}); pass gradient=")
+                raise AutogradError(
+                    f"grad can be implicitly created only for scalar outputs "
+                    f"(got shape {tuple(o.shape)}); pass gradient="
+                )
             g = ones_like(o)
         elif not isinstance(g, ShardedTensor):
             g = tensor(g, dtype=o.dtype)
         if tuple(g.shape) != tuple(o.shape):
-            raise GradShapeError(f"mismatch in shape: grad_output[{i}] has a shape of "
-                             f"{tuple(g.shape)} and output[{i}] has a shape of "
-                             f"{tuple(o.shape)}")
+            raise GradShapeError(
+                f"mismatch in shape: grad_output[{i}] has a shape of "
+                f"{tuple(g.shape)} and output[{i}] has a shape of "
+                f"{tuple(o.shape)}"
+            )
         out.append(g)
     return out
 
@@ -366,8 +401,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
     _run(tensors, gs, create_graph if retain_graph is None else retain_graph, create_graph)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=False):
+def grad(
+    outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False
+):
     """Gradients of ``outputs`` with respect to ``inputs`` (``.grad`` is left alone).
 
     Examples
@@ -388,13 +424,20 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     elif isinstance(grad_outputs, ShardedTensor):
         grad_outputs = [grad_outputs]
     gs = _root_grads(outputs, grad_outputs)
-    res = _run(outputs, gs, create_graph if retain_graph is None else retain_graph,
-               create_graph, capture=inputs)
+    res = _run(
+        outputs,
+        gs,
+        create_graph if retain_graph is None else retain_graph,
+        create_graph,
+        capture=inputs,
+    )
     for i, r in enumerate(res):
         if r is None and not allow_unused:
-            raise AutogradError(f"one of the differentiated tensors (input {i}) appears to "
-                                f"not have been used in the graph; set allow_unused=True if "
-                                f"this is the desired behavior")
+            raise AutogradError(
+                f"one of the differentiated tensors (input {i}) appears to "
+                f"not have been used in the graph; set allow_unused=True if "
+                f"this is the desired behavior"
+            )
     return tuple(res)
 
 
@@ -415,8 +458,9 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
     diff = [i for i, t in enumerate(inputs) if isinstance(t, ShardedTensor) and t.requires_grad]
     for i in diff:
         if inputs[i].dtype.name != "float64":
-            raise ArgumentError(f"gradcheck expects float64 inputs, input {i} is "
-                                f"{inputs[i].dtype.name}")
+            raise ArgumentError(
+                f"gradcheck expects float64 inputs, input {i} is {inputs[i].dtype.name}"
+            )
 
     def outs(args):
         o = fn(*args)
@@ -452,7 +496,8 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
                 if raise_exception:
                     raise AutogradError(
                         f"Jacobian mismatch for output {k} with respect to input {i}:\n"
-                        f"numerical:{numeric}\nanalytical:{analytic}")
+                        f"numerical:{numeric}\nanalytical:{analytic}"
+                    )
                 return False
     return True
 

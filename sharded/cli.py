@@ -38,16 +38,23 @@ def cmd_info(args) -> int:
         print(f"executor: {info['executor']}   address: {info['address'] or 'embedded'}")
         print(f"nodes ({len(info['nodes'])}):")
         for n in info["nodes"]:
-            extra = "" if "cpus" not in n else (
-                f"  cpus {n['cpus']:g}  gpus {n['gpus']:g}  memory "
-                f"{n['memory_bytes'] / 2**30:.1f} GiB  object store "
-                f"{n['object_store_bytes'] / 2**30:.1f} GiB")
+            extra = (
+                ""
+                if "cpus" not in n
+                else (
+                    f"  cpus {n['cpus']:g}  gpus {n['gpus']:g}  memory "
+                    f"{n['memory_bytes'] / 2**30:.1f} GiB  object store "
+                    f"{n['object_store_bytes'] / 2**30:.1f} GiB"
+                )
+            )
             print(f"  {n['node'][:16]}  {n['address']}{extra}")
         print(f"workers ({len(info['workers'])}):")
         for w in info["workers"]:
-            print(f"  {w['name']:18} node {str(w['node'])[:8]}  {w['device']:6} pid {w['pid']:>7}"
-                  f"  rss {w['rss_bytes'] / 2**20:8.1f} MiB  live shards {w['live_shards']:>4}"
-                  f"  ({w['live_bytes'] / 2**20:.1f} MiB)")
+            print(
+                f"  {w['name']:18} node {str(w['node'])[:8]}  {w['device']:6} pid {w['pid']:>7}"
+                f"  rss {w['rss_bytes'] / 2**20:8.1f} MiB  live shards {w['live_shards']:>4}"
+                f"  ({w['live_bytes'] / 2**20:.1f} MiB)"
+            )
         print(f"live shards: {info['live_shards']}   bytes moved: {info['bytes_moved']}")
     finally:
         st.shutdown()
@@ -60,17 +67,28 @@ def main(argv=None) -> int:
         return bench_main(argv[1:])
     p = argparse.ArgumentParser(prog="sharded", description="Sharded tensors on Ray actors.")
     sub = p.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("bench", help="timings against numpy and dask.array (sharded bench --help "
-                                 "lists its options)")
-    for name, fn, helptext in (("demo", cmd_demo, "a tour of the tensor on >= 2 workers"),
-                               ("info", cmd_info, "nodes, workers, memory and live shards")):
+    sub.add_parser(
+        "bench",
+        help="timings against numpy and dask.array (sharded bench --help lists its options)",
+    )
+    for name, fn, helptext in (
+        ("demo", cmd_demo, "a tour of the tensor on >= 2 workers"),
+        ("info", cmd_info, "nodes, workers, memory and live shards"),
+    ):
         s = sub.add_parser(name, help=helptext)
-        s.add_argument("--address", default=None,
-                       help="Ray cluster to join (default: $RAY_ADDRESS, else embedded Ray)")
+        s.add_argument(
+            "--address",
+            default=None,
+            help="Ray cluster to join (default: $RAY_ADDRESS, else embedded Ray)",
+        )
         s.add_argument("--workers", type=int, default=None, help="number of worker actors")
         if name == "demo":
-            s.add_argument("--size", type=int, default=2_000_000,
-                           help="elements of the vectorized-vs-loop example")
+            s.add_argument(
+                "--size",
+                type=int,
+                default=2_000_000,
+                help="elements of the vectorized-vs-loop example",
+            )
         s.set_defaults(fn=fn)
     args = p.parse_args(argv)
     return args.fn(args)

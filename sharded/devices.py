@@ -33,9 +33,14 @@ def workers_for(ex, device) -> list:
     ids = [w.index for w in ex.workers if matches(w.device, dev)]
     if not ids:
         have = sorted({w.device for w in ex.workers})
-        why = "no GPU worker exists in this session (start one on a node with a GPU, or " \
-              "st.init(executor='local', devices=[...]) where CuPy sees a GPU)" \
-            if dev.startswith("cuda") else "every worker is a GPU worker"
-        raise BackendUnavailable(f"device {dev!r} is not available: {why}; this session's "
-                                 f"workers are on {', '.join(have)}")
+        why = (
+            "no GPU worker exists in this session (start one on a node with a GPU, or "
+            "st.init(executor='local', devices=[...]) where CuPy sees a GPU)"
+            if dev.startswith("cuda")
+            else "every worker is a GPU worker"
+        )
+        raise BackendUnavailable(
+            f"device {dev!r} is not available: {why}; this session's "
+            f"workers are on {', '.join(have)}"
+        )
     return ids

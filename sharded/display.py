@@ -15,8 +15,12 @@ EDGE = 3
 
 
 def _index_sets(shape, summarize):
-    return [list(range(n)) if not summarize or n <= 2 * EDGE
-            else list(range(EDGE)) + list(range(n - EDGE, n)) for n in shape]
+    return [
+        list(range(n))
+        if not summarize or n <= 2 * EDGE
+        else list(range(EDGE)) + list(range(n - EDGE, n))
+        for n in shape
+    ]
 
 
 def corners(t, summarize: bool) -> np.ndarray:
@@ -62,8 +66,12 @@ def _tokens(a: np.ndarray) -> np.ndarray:
         return np.array([], dtype=object).reshape(a.shape)
     if flat.dtype.kind == "f":
         fmt = _float_format(flat.astype(np.float64))
-        toks = [("nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")) if not np.isfinite(v)
-                else fmt.format(v) for v in flat.astype(np.float64)]
+        toks = [
+            ("nan" if np.isnan(v) else ("inf" if v > 0 else "-inf"))
+            if not np.isfinite(v)
+            else fmt.format(v)
+            for v in flat.astype(np.float64)
+        ]
     else:
         toks = [str(v) for v in flat.tolist()]
     width = max(len(s) for s in toks)
@@ -90,8 +98,10 @@ def tensor_repr(t) -> str:
     """``tensor([...], dtype=..., shards=N)`` like torch's repr."""
     lay = t._layout
     if t._storage.session.closed:
-        return f"<ShardedTensor shape={tuple(lay.shape)} dtype={t.dtype.name}: its session " \
-               f"was shut down>"
+        return (
+            f"<ShardedTensor shape={tuple(lay.shape)} dtype={t.dtype.name}: its session "
+            f"was shut down>"
+        )
     summarize = t.numel() > THRESHOLD
     vals = corners(t, summarize)
     summarized = [summarize and n > 2 * EDGE for n in lay.shape]
@@ -119,15 +129,23 @@ def sharding_map(t) -> str:
     lay = t._layout
     place = t.placement()
     nodes = {p["node"] for p in place}
-    lines = [f"ShardedTensor shape={tuple(lay.shape)} dtype={t.dtype.name} grid={lay.grid}"
-             f"{' replicated' if lay.is_replicated else ''}: {len(place)} shards on "
-             f"{len({p['worker'] for p in place})} workers / {len(nodes)} nodes"]
+    lines = [
+        f"ShardedTensor shape={tuple(lay.shape)} dtype={t.dtype.name} grid={lay.grid}"
+        f"{' replicated' if lay.is_replicated else ''}: {len(place)} shards on "
+        f"{len({p['worker'] for p in place})} workers / {len(nodes)} nodes"
+    ]
     for p in place:
         block = ", ".join(f"{o}:{o + n}" for o, n in zip(p["offsets"], p["shape"]))
-        lines.append(f"  shard {p['shard']:>3}  [{block}]  worker {p['worker']:>2}  "
-                     f"node {str(p['node'])[:8]}  {p['device']}")
-    if lay.ndim == 2 and not lay.is_replicated and min(lay.grid) > 1 or (
-            lay.ndim == 2 and lay.grid[1] > 1 and not lay.is_replicated):
+        lines.append(
+            f"  shard {p['shard']:>3}  [{block}]  worker {p['worker']:>2}  "
+            f"node {str(p['node'])[:8]}  {p['device']}"
+        )
+    if (
+        lay.ndim == 2
+        and not lay.is_replicated
+        and min(lay.grid) > 1
+        or (lay.ndim == 2 and lay.grid[1] > 1 and not lay.is_replicated)
+    ):
         lines.append("  grid (worker per block):")
         for r in range(lay.grid[0]):
             row = [f"w{lay.workers[lay.index((r, c))]}" for c in range(lay.grid[1])]

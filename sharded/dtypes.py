@@ -202,8 +202,11 @@ def infer_dtype(data) -> DType:
     if arr.dtype.kind == "f":
         return _default_float
     if arr.dtype.kind in "iu":
-        return int64 if arr.dtype.kind == "i" or arr.dtype.itemsize == 8 else from_numpy_dtype(
-            arr.dtype)
+        return (
+            int64
+            if arr.dtype.kind == "i" or arr.dtype.itemsize == 8
+            else from_numpy_dtype(arr.dtype)
+        )
     if arr.dtype.kind == "b":
         return bool_
     raise DTypeError(f"cannot infer a dtype for data of NumPy kind {arr.dtype}")

@@ -2,9 +2,7 @@
 
 Each function says in one line what it computes from primitives (reached through the public
 functions and tensor methods of the op families), so autograd differentiates the primitives
-it is made of. ``sharded.functional`` also re-exports the primitives' public functions
-(``F.add``, ``F.where``, ``F.sum``...) for code written before the op families; new code
-imports them from :mod:`sharded.ops` or calls tensor methods.
+it is made of.
 """
 
 from __future__ import annotations
@@ -14,81 +12,14 @@ import math
 
 from . import dtypes as D
 from .core.dispatch import apply, as_tensor, is_tensor
-from .core.dispatch import operand as _operand  # noqa: F401  (F._operand, older callers)
 from .core.registry import bind
 from .errors import DTypeError
 from .layout import normalize_dim
-from .ops.arithmetic import (
-    abs,
-    add,
-    clamp,
-    clip,
-    div,
-    floor_divide,
-    maximum,
-    minimum,
-    mul,
-    neg,
-    negative,
-    pow,
-    remainder,
-    sub,
-    where,
-)
-from .ops.logical import (
-    bitwise_and,
-    bitwise_not,
-    bitwise_or,
-    bitwise_xor,
-    eq,
-    ge,
-    gt,
-    le,
-    logical_and,
-    logical_not,
-    logical_or,
-    logical_xor,
-    lt,
-    ne,
-)
-from .ops.reduce import (
-    MaxResult,
-    MinResult,
-    all,
-    amax,
-    amin,
-    any,
-    argmax,
-    argmin,
-    dims_of,
-    max,
-    min,
-    prod,
-    sum,
-)
-from .ops.unary import (
-    cos,
-    exp,
-    isfinite,
-    isnan,
-    log,
-    log1p,
-    relu,
-    sigmoid,
-    sin,
-    sqrt,
-    tanh,
-)
+from .ops.reduce import amax, dims_of, sum
+from .ops.selection import where
+from .ops.unary import exp, isfinite, log, sqrt
 
-# the names ``from sharded.functional import *`` (and so ``sharded``) exports
-__all__ = [
-    "abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bitwise_and", "bitwise_not",
-    "bitwise_or", "bitwise_xor", "clamp", "clip", "cos", "div", "eq", "exp", "floor_divide", "ge",
-    "gt", "isfinite", "isnan", "le", "log", "log1p", "log_softmax", "logical_and", "logical_not",
-    "logical_or", "logical_xor", "logsumexp", "lt", "max", "maximum", "mean", "min", "minimum",
-    "mul", "ne", "neg", "negative", "pow", "prod", "relu", "remainder", "sigmoid", "sin",
-    "softmax", "sqrt", "std", "sub", "sum", "tanh", "var", "where", "MaxResult", "MinResult",
-]
+__all__ = ["mean", "var", "std", "logsumexp", "softmax", "log_softmax"]
 
 
 def _tensor(x):
@@ -113,8 +44,10 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     x = _tensor(input)
     dt = D.as_dtype(dtype) if dtype is not None else x.dtype
     if not dt.is_floating_point:
-        raise DTypeError(f"mean(): could not infer output dtype. Input dtype must be a "
-                         f"floating point dtype (or pass dtype=). Got: {x.dtype.name}")
+        raise DTypeError(
+            f"mean(): could not infer output dtype. Input dtype must be a "
+            f"floating point dtype (or pass dtype=). Got: {x.dtype.name}"
+        )
     dims = dims_of(x, dim, axis)
     return sum(x, dims, keepdim, dtype=dt) / _count(x, dims)
 

@@ -31,8 +31,12 @@ def stats() -> dict:
     ws = ex.stats()
     for w, info in zip(ws, ex.workers):
         w["node"], w["name"] = info.node, info.name
-    return {"workers": ws, "live_shards": sum(w["live_shards"] for w in ws),
-            "bytes_moved": ex.bytes_moved, "commands": ex.commands}
+    return {
+        "workers": ws,
+        "live_shards": sum(w["live_shards"] for w in ws),
+        "bytes_moved": ex.bytes_moved,
+        "commands": ex.commands,
+    }
 
 
 def info() -> dict:
@@ -45,8 +49,12 @@ def info() -> dict:
     True
     """
     sess = _session.current()
-    return {"executor": sess.executor.kind, "address": sess.address,
-            "nodes": nodes(sess.executor), **stats()}
+    return {
+        "executor": sess.executor.kind,
+        "address": sess.address,
+        "nodes": nodes(sess.executor),
+        **stats(),
+    }
 
 
 def trace_memory(on: bool = True) -> None:

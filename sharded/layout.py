@@ -43,8 +43,10 @@ def normalize_dim(dim: int, ndim: int) -> int:
         raise DimError(f"dim must be an int, got {dim!r}")
     lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
     if not lo <= dim <= hi:
-        raise DimError(f"dim {dim} is out of range for a {ndim}-d tensor "
-                       f"(expected to be in range of [{lo}, {hi}])")
+        raise DimError(
+            f"dim {dim} is out of range for a {ndim}-d tensor "
+            f"(expected to be in range of [{lo}, {hi}])"
+        )
     return dim % ndim if ndim else 0
 
 
@@ -77,18 +79,21 @@ class Layout:
 
     __slots__ = ("_req", "shape", "bounds", "is_replicated", "workers", "_shards", "_hash")
 
-    def __init__(self, dim=None, shards=None, *, chunks=None, boundaries=None, grid=None,
-                 workers=None):
+    def __init__(
+        self, dim=None, shards=None, *, chunks=None, boundaries=None, grid=None, workers=None
+    ):
         if boundaries is not None:
             chunks = _Cuts(boundaries)
-        given = [n for n, v in (("shards", shards), ("chunks", chunks), ("grid", grid))
-                 if v is not None]
+        given = [
+            n for n, v in (("shards", shards), ("chunks", chunks), ("grid", grid)) if v is not None
+        ]
         if len(given) > 1:
             raise ShardingError(f"give only one of shards=, chunks=, grid= (got {given})")
         if grid is not None and dim is not None:
             raise ShardingError("dim= has no meaning with grid=; grid gives chunks per dim")
-        self._req = dict(dim=dim, shards=shards, chunks=chunks, grid=grid, workers=workers,
-                         replicated=False)
+        self._req = dict(
+            dim=dim, shards=shards, chunks=chunks, grid=grid, workers=workers, replicated=False
+        )
         self.shape = self.bounds = self.workers = self._shards = self._hash = None
         self.is_replicated = False
 
@@ -152,8 +157,9 @@ class Layout:
         if r["grid"] is not None:
             grid = tuple(r["grid"])
             if len(grid) != nd:
-                raise LayoutMismatch(f"grid {grid} has {len(grid)} dims but the tensor has "
-                                     f"shape {shape}")
+                raise LayoutMismatch(
+                    f"grid {grid} has {len(grid)} dims but the tensor has shape {shape}"
+                )
             for d, g in enumerate(grid):
                 sizes[d] = split_sizes(shape[d], _check_count(g, f"grid[{d}]"))
         elif nd:
@@ -161,18 +167,22 @@ class Layout:
             chunks = r["chunks"]
             if chunks is None:
                 # default: one shard per worker, but no empty shards for short dims
-                k = max(1, min(num_workers, shape[dim])) if r["shards"] is None else \
-                    _check_count(r["shards"], "shards")
+                k = (
+                    max(1, min(num_workers, shape[dim]))
+                    if r["shards"] is None
+                    else _check_count(r["shards"], "shards")
+                )
                 sizes[dim] = split_sizes(shape[dim], k)
             else:
                 if isinstance(chunks, _Cuts):
                     chunks = chunks.sizes(shape, dim)
-                for d, cs in (chunks.items() if isinstance(chunks, dict) else [(dim, chunks)]):
+                for d, cs in chunks.items() if isinstance(chunks, dict) else [(dim, chunks)]:
                     d = normalize_dim(d, nd)
                     cs = tuple(int(c) for c in cs)
                     if any(c < 0 for c in cs) or sum(cs) != shape[d] or not cs:
-                        raise LayoutMismatch(f"chunks {cs} do not add up to size {shape[d]} "
-                                             f"of dim {d}")
+                        raise LayoutMismatch(
+                            f"chunks {cs} do not add up to size {shape[d]} of dim {d}"
+                        )
                     sizes[d] = cs
         elif r["shards"] not in (None, 1) and r["chunks"] is None:
             _check_count(r["shards"], "shards")  # a 0-d tensor is always one shard
@@ -221,8 +231,9 @@ class Layout:
                 out = []
                 for i, coords in enumerate(itertools.product(*(range(g) for g in self.grid))):
                     offs = tuple(self.bounds[d][c] for d, c in enumerate(coords))
-                    shp = tuple(self.bounds[d][c + 1] - self.bounds[d][c]
-                                for d, c in enumerate(coords))
+                    shp = tuple(
+                        self.bounds[d][c + 1] - self.bounds[d][c] for d, c in enumerate(coords)
+                    )
                     out.append((self.workers[i], offs, shp))
                 self._shards = tuple(out)
         return self._shards
@@ -256,8 +267,11 @@ class Layout:
         """
         if self.is_replicated:
             sl = tuple(slice(lo, hi) for lo, hi in region)
-            return [] if any(lo >= hi for lo, hi in region) else [
-                (0, sl, tuple(slice(0, hi - lo) for lo, hi in region))]
+            return (
+                []
+                if any(lo >= hi for lo, hi in region)
+                else [(0, sl, tuple(slice(0, hi - lo) for lo, hi in region))]
+            )
         per_dim = []
         for d, (lo, hi) in enumerate(region):
             if lo >= hi:
@@ -280,10 +294,12 @@ class Layout:
 
     def replace(self, shape=None, bounds=None, workers=None) -> Layout:
         """A bound layout with some fields changed."""
-        return Layout.from_bounds(self.shape if shape is None else shape,
-                                  self.bounds if bounds is None else bounds,
-                                  self.workers if workers is None else workers,
-                                  self.is_replicated)
+        return Layout.from_bounds(
+            self.shape if shape is None else shape,
+            self.bounds if bounds is None else bounds,
+            self.workers if workers is None else workers,
+            self.is_replicated,
+        )
 
     # ------------------------------------------------------------- dunders
     def _key(self):
@@ -313,8 +329,9 @@ class Layout:
         if self.is_replicated:
             return f"Layout(shape={self.shape}, replicated on workers {self.workers})"
         chunks = {d: self.chunk_sizes(d) for d in self.split_dims}
-        return f"Layout(shape={self.shape}, grid={self.grid}, chunks={chunks}, " \
-               f"workers={self.workers})"
+        return (
+            f"Layout(shape={self.shape}, grid={self.grid}, chunks={chunks}, workers={self.workers})"
+        )
 
 
 class _Cuts:
@@ -331,8 +348,9 @@ class _Cuts:
             pts = [int(c) for c in cuts]
             pts = ([] if pts[:1] == [0] else [0]) + pts + ([] if pts[-1:] == [n] else [n])
             if any(b < a for a, b in zip(pts, pts[1:])) or pts[-1] != n:
-                raise LayoutMismatch(f"boundaries {tuple(cuts)} are not increasing cut points "
-                                     f"of dim {d} of size {n}")
+                raise LayoutMismatch(
+                    f"boundaries {tuple(cuts)} are not increasing cut points of dim {d} of size {n}"
+                )
             out[d] = tuple(b - a for a, b in zip(pts, pts[1:]))
         return out
 

@@ -182,8 +182,9 @@ class ShardedTensor:
         True
         """
         if requires_grad and not self._dtype.is_floating_point:
-            raise ArgumentError(f"only floating point tensors can require gradients, got "
-                                f"{self._dtype.name}")
+            raise ArgumentError(
+                f"only floating point tensors can require gradients, got {self._dtype.name}"
+            )
         self.requires_grad = requires_grad
         return self
 
@@ -198,9 +199,17 @@ class ShardedTensor:
         [(0,), (2,)]
         """
         ws = self._storage.session.executor.workers
-        return [{"shard": i, "worker": w, "node": ws[w].node, "device": ws[w].device,
-                 "offsets": offs, "shape": shp}
-                for i, (w, offs, shp) in enumerate(self._layout.shards())]
+        return [
+            {
+                "shard": i,
+                "worker": w,
+                "node": ws[w].node,
+                "device": ws[w].device,
+                "offsets": offs,
+                "shape": shp,
+            }
+            for i, (w, offs, shp) in enumerate(self._layout.shards())
+        ]
 
     def visualize(self, file=None) -> str:
         """Print (and return) a map of which worker and node hold which block.
@@ -235,12 +244,14 @@ class ShardedTensor:
         ex = self._executor()
         out = np.empty(lay.shape, dtype=self._dtype.np)
         if lay.is_replicated:
-            return np.array(ex.fetch([(lay.workers[0], self._keys[0], None)])[0], copy=True,
-                            dtype=self._dtype.np).reshape(lay.shape)
-        items = [(w, k, None) for (w, _, shp), k in zip(lay.shards(), self._keys)
-                 if 0 not in shp]
+            return np.array(
+                ex.fetch([(lay.workers[0], self._keys[0], None)])[0],
+                copy=True,
+                dtype=self._dtype.np,
+            ).reshape(lay.shape)
+        items = [(w, k, None) for (w, _, shp), k in zip(lay.shards(), self._keys) if 0 not in shp]
         parts = iter(ex.fetch(items))
-        for (w, offs, shp) in lay.shards():
+        for w, offs, shp in lay.shards():
             if 0 in shp:
                 continue
             out[tuple(slice(o, o + n) for o, n in zip(offs, shp))] = next(parts)
@@ -269,8 +280,7 @@ class ShardedTensor:
 
     def __bool__(self):
         if self.numel() != 1:
-            raise ArgumentError(f"Boolean value of Tensor with {self.numel()} values is "
-                                f"ambiguous")
+            raise ArgumentError(f"Boolean value of Tensor with {self.numel()} values is ambiguous")
         return builtins.bool(self.item())
 
     def __float__(self):
@@ -281,8 +291,7 @@ class ShardedTensor:
 
     def __index__(self):
         if self._dtype.is_floating_point or self.numel() != 1:
-            raise TypeError("only integer tensors of a single element can be converted to an "
-                            "index")
+            raise TypeError("only integer tensors of a single element can be converted to an index")
         return builtins.int(self.item())
 
     def __len__(self):

@@ -21,8 +21,9 @@ def assert_matches_numpy(t, expected, rtol=1e-6, atol=1e-6, dtype=None):
     if exp.dtype.kind in "biu" and got.dtype.kind in "biu":
         np.testing.assert_array_equal(got, exp)
     else:
-        np.testing.assert_allclose(got.astype(np.float64), exp.astype(np.float64), rtol=rtol,
-                                   atol=atol, equal_nan=True)
+        np.testing.assert_allclose(
+            got.astype(np.float64), exp.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True
+        )
 
 
 # Layouts every op is checked on: even, uneven (7 rows on 3), empty shards, other dim, a 2-D

@@ -32,6 +32,8 @@ def get_backend(device):
     d = parse_device(device)
     if d == "cpu":
         from . import numpy_
+
         return numpy_.BACKEND
     from . import cupy_
+
     return cupy_.backend(int(d[5:]))

@@ -31,8 +31,10 @@ def backend(index: int) -> CupyBackend:
     try:
         import cupy as cp
     except ImportError as e:
-        raise BackendUnavailable(f"device 'cuda:{index}' needs CuPy, which is not installed "
-                                 f"here ({e}); install sharded[gpu]") from None
+        raise BackendUnavailable(
+            f"device 'cuda:{index}' needs CuPy, which is not installed "
+            f"here ({e}); install sharded[gpu]"
+        ) from None
     try:
         n = cp.cuda.runtime.getDeviceCount()
     except Exception as e:  # CUDA driver missing or broken

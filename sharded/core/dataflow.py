@@ -53,8 +53,12 @@ def region(lay, offs, shp, off: int):
     """The block of an operand (anything with ``shape``/``ndim``: a layout, an array) that a
     target block at ``offs``/``shp`` needs, its dims aligned right (broadcasting)."""
     # a broadcast dim is read whole, unless the target block holds none of that dim
-    return tuple((0, min(1, shp[i + off])) if lay.shape[i] == 1 else
-                 (offs[i + off], offs[i + off] + shp[i + off]) for i in range(lay.ndim))
+    return tuple(
+        (0, min(1, shp[i + off]))
+        if lay.shape[i] == 1
+        else (offs[i + off], offs[i + off] + shp[i + off])
+        for i in range(lay.ndim)
+    )
 
 
 def _local_slices(sl, shard_shape):
@@ -74,8 +78,7 @@ def align(ex, t, out: Layout):
     if lay is out or lay == out:
         return [("k", k, None) for k in keys], []
     off = out.ndim - lay.ndim
-    return fetch_regions(ex, t, [(w, region(lay, offs, shp, off))
-                                 for w, offs, shp in out.shards()])
+    return fetch_regions(ex, t, [(w, region(lay, offs, shp, off)) for w, offs, shp in out.shards()])
 
 
 def fetch_regions(ex, t, wanted):
@@ -97,8 +100,11 @@ def fetch_regions(ex, t, wanted):
             args.append(("c", np.empty(rshape, dtype)))
             continue
         j, src, dst = pieces[0]
-        if len(pieces) == 1 and shards[j][0] == w and all(
-                d.stop - d.start == n for d, n in zip(dst, rshape)):
+        if (
+            len(pieces) == 1
+            and shards[j][0] == w
+            and all(d.stop - d.start == n for d, n in zip(dst, rshape))
+        ):
             args.append(("k", keys[j], _local_slices(src, shards[j][2])))
             continue
         args.append(None)
@@ -115,19 +121,27 @@ def fetch_regions(ex, t, wanted):
                     continue
                 for sub_src, sub_dst in _split_piece(src, dst, item, ex.transfer_bytes):
                     nbytes = math.prod(d.stop - d.start for d in sub_dst) * item
-                    req[shards[j][0]].append((keys[j], _local_slices(sub_src, shards[j][2]),
-                                              nbytes))
+                    req[shards[j][0]].append(
+                        (keys[j], _local_slices(sub_src, shards[j][2]), nbytes)
+                    )
                     ex.bytes_moved += nbytes
                     split.append((j, sub_src, sub_dst))
             plans[i] = (s, w, rshape, split)
         handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
         for s, w, rshape, pieces in plans:
-            pargs = [("k", keys[j], src) if shards[j][0] == w else
-                     ("x", next(handles[shards[j][0]])) for j, src, _ in pieces]
+            pargs = [
+                ("k", keys[j], src) if shards[j][0] == w else ("x", next(handles[shards[j][0]]))
+                for j, src, _ in pieces
+            ]
             key = ex.new_key()
-            ex.submit(w, "assemble", pargs, (key,),
-                      {"shape": rshape, "dtype": dtype, "places": [d for _, _, d in pieces]},
-                      label=("reshard", s))
+            ex.submit(
+                w,
+                "assemble",
+                pargs,
+                (key,),
+                {"shape": rshape, "dtype": dtype, "places": [d for _, _, d in pieces]},
+                label=("reshard", s),
+            )
             temps.append((w, key))
             args[s] = ("k", key, None)
     return args, temps
@@ -140,13 +154,13 @@ def _split_piece(src, dst, itemsize, limit):
     if math.prod(ext) * itemsize <= limit or not ext:
         return [(src, dst)]
     d = next(i for i, n in enumerate(ext) if n > 1)
-    row = math.prod(ext[d + 1:]) * itemsize
+    row = math.prod(ext[d + 1 :]) * itemsize
     step = max(1, limit // max(row, 1))
     out = []
     for a in range(0, ext[d], step):
         b = min(ext[d], a + step)
-        s2 = src[:d] + (slice(src[d].start + a, src[d].start + b),) + src[d + 1:]
-        d2 = dst[:d] + (slice(dst[d].start + a, dst[d].start + b),) + dst[d + 1:]
+        s2 = src[:d] + (slice(src[d].start + a, src[d].start + b),) + src[d + 1 :]
+        d2 = dst[:d] + (slice(dst[d].start + a, dst[d].start + b),) + dst[d + 1 :]
         out += _split_piece(s2, d2, itemsize, limit) if b - a == 1 and row > limit else [(s2, d2)]
     return out
 
@@ -232,6 +246,8 @@ def copy_all(xp, *arrays):
 def reshape(xp, a, shape):
     """``a`` with a new shape (a view where NumPy can make one): planners' re-blocking step."""
     return a.reshape(shape)
+
+
 # ------------------------------------------------------------------ regions for products
 def even_bounds(n: int, p: int) -> tuple:
     """Cut points of ``n`` into ``min(p, n)`` nearly equal chunks (``(0, 0)`` for ``n == 0``).
@@ -277,8 +293,7 @@ def gather_regions(ex, t, wanted):
             res[u] = ("k", keys[lay.workers.index(w)], _whole_or(sl, lay.shape))
         else:
             pieces = lay.overlaps(reg)
-            if len(pieces) == 1 and _size(reg) == math.prod(
-                    d.stop - d.start for d in pieces[0][2]):
+            if len(pieces) == 1 and _size(reg) == math.prod(d.stop - d.start for d in pieces[0][2]):
                 j, src, _ = pieces[0]
                 if shards[j][0] == w:
                     res[u] = ("k", keys[j], _whole_or(src, shards[j][2]))

@@ -39,9 +39,11 @@ def session_of(args):
         if isinstance(a, ShardedTensor):
             s = a._storage.session
             if s.closed:
-                raise SessionClosed("this tensor belongs to a session that was shut down "
-                                    "(st.shutdown() freed its shards); create it again after "
-                                    "st.init()")
+                raise SessionClosed(
+                    "this tensor belongs to a session that was shut down "
+                    "(st.shutdown() freed its shards); create it again after "
+                    "st.init()"
+                )
             if sess is not None and s is not sess:
                 raise SessionClosed("tensors from two different sessions cannot be combined")
             sess = s
@@ -80,9 +82,11 @@ def apply(name, *args, **params):
     prim = PRIMITIVES[name]
     if target is not None:
         if target._readonly:
-            raise ArgumentError("unsupported operation: more than one element of the written-"
-                                "to tensor refers to a single memory location (an expanded "
-                                "view); clone() it first")
+            raise ArgumentError(
+                "unsupported operation: more than one element of the written-"
+                "to tensor refers to a single memory location (an expanded "
+                "view); clone() it first"
+            )
         if hooks.check_inplace is not None:
             hooks.check_inplace(name, target)
     res = prim.plan(sess.executor, *args, **params)
@@ -121,8 +125,11 @@ def operand(o):
 
 def size_of(size) -> tuple:
     """``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros([2, 3])`` all mean shape (2, 3)."""
-    if len(size) == 1 and isinstance(size[0], (tuple, list)) or (
-            len(size) == 1 and hasattr(size[0], "__len__") and not isinstance(size[0], str)):
+    if (
+        len(size) == 1
+        and isinstance(size[0], (tuple, list))
+        or (len(size) == 1 and hasattr(size[0], "__len__") and not isinstance(size[0], str))
+    ):
         size = tuple(size[0])
     for s in size:
         if isinstance(s, bool) or not isinstance(s, numbers.Integral):

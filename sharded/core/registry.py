@@ -29,11 +29,31 @@ NONDIFF = "non-differentiable"  # an explicit VJP decision: no gradient flows th
 class Primitive:
     """One primitive: name, planner, kernels, rules, VJP and bound names (see module doc)."""
 
-    __slots__ = ("name", "plan", "kernels", "out_spec", "layout_rule", "vjp", "saves",
-                 "save_out", "kind", "names")
+    __slots__ = (
+        "name",
+        "plan",
+        "kernels",
+        "out_spec",
+        "layout_rule",
+        "vjp",
+        "saves",
+        "save_out",
+        "kind",
+        "names",
+    )
 
-    def __init__(self, name, plan, kernels=(), out_spec=None, layout_rule=None, vjp=None,
-                 saves=(), save_out=False, kind="op"):
+    def __init__(
+        self,
+        name,
+        plan,
+        kernels=(),
+        out_spec=None,
+        layout_rule=None,
+        vjp=None,
+        saves=(),
+        save_out=False,
+        kind="op",
+    ):
         self.name, self.plan, self.kind = name, plan, kind
         self.kernels = tuple(k if isinstance(k, str) else k.kernel_name for k in kernels)
         self.out_spec, self.layout_rule = out_spec, layout_rule
@@ -55,6 +75,7 @@ class Primitive:
         ``saves``: positions of inputs whose values the rule reads (their versions are checked
         at backward); ``save_out``: whether it reads the outputs (``node.saved["out"]``).
         """
+
         def deco(f):
             self.vjp = f
             if saves is not None:
@@ -62,6 +83,7 @@ class Primitive:
             if save_out is not None:
                 self.save_out = save_out
             return f
+
         return deco(fn) if fn is not None else deco
 
     def __repr__(self):
@@ -76,25 +98,38 @@ def kernel(fn=None, *, name=None, pooled=False):
 
     ``pooled`` kernels accept ``alloc=`` (a recycled output block from the worker's pool).
     """
+
     def deco(f):
         key = name or f.__name__
         if key in KERNELS and KERNELS[key] is not f:
-            raise KeyError(f"kernel {key!r} is defined twice ({KERNELS[key].__module__} and "
-                           f"{f.__module__})")
+            raise KeyError(
+                f"kernel {key!r} is defined twice ({KERNELS[key].__module__} and {f.__module__})"
+            )
         f.pooled, f.kernel_name = pooled, key
         KERNELS[key] = f
         return f
+
     return deco(fn) if fn is not None else deco
 
 
-def primitive(name, *, kernels=(), out_spec=None, layout_rule=None, vjp=None, saves=(),
-              save_out=False, kind="op"):
+def primitive(
+    name,
+    *,
+    kernels=(),
+    out_spec=None,
+    layout_rule=None,
+    vjp=None,
+    saves=(),
+    save_out=False,
+    kind="op",
+):
     """Register the decorated planner as primitive ``name`` (returns the planner; the record
     is ``PRIMITIVES[name]``, whose ``def_vjp`` attaches a gradient rule).
 
     ``kernels`` lists the kernels its commands run: kernel functions (registered under their
     name unless ``@kernel`` registered them already) or names of registered kernels.
     """
+
     def deco(plan):
         if name in PRIMITIVES:
             raise KeyError(f"primitive {name!r} is defined twice")
@@ -103,19 +138,23 @@ def primitive(name, *, kernels=(), out_spec=None, layout_rule=None, vjp=None, sa
                 kernel(k)
             elif isinstance(k, str) and k not in KERNELS:
                 raise KeyError(f"primitive {name!r} names unknown kernel {k!r}")
-        PRIMITIVES[name] = Primitive(name, plan, kernels, out_spec, layout_rule, vjp, saves,
-                                     save_out, kind)
+        PRIMITIVES[name] = Primitive(
+            name, plan, kernels, out_spec, layout_rule, vjp, saves, save_out, kind
+        )
         return plan
+
     return deco
 
 
 def vjp(*names, saves=(), save_out=False):
     """Attach the decorated function as the VJP of the primitives ``names`` (defined above
     it in the same module)."""
+
     def deco(fn):
         for n in names:
             PRIMITIVES[n].def_vjp(fn, saves=saves, save_out=save_out)
         return fn
+
     return deco
 
 
@@ -127,11 +166,38 @@ def nondiff(*names) -> None:
 
 # ------------------------------------------------------------------------ public names
 _OPERAND = (ShardedTensor, np.ndarray, bool, int, float, np.generic)
-_REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__",
-              "__rmod__", "__rpow__", "__rand__", "__ror__", "__rxor__", "__rmatmul__"}
-_BINARY = {"__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__",
-           "__pow__", "__and__", "__or__", "__xor__", "__matmul__", "__lt__", "__le__",
-           "__gt__", "__ge__", "__eq__", "__ne__"}
+_REFLECTED = {
+    "__radd__",
+    "__rsub__",
+    "__rmul__",
+    "__rtruediv__",
+    "__rfloordiv__",
+    "__rmod__",
+    "__rpow__",
+    "__rand__",
+    "__ror__",
+    "__rxor__",
+    "__rmatmul__",
+}
+_BINARY = {
+    "__add__",
+    "__sub__",
+    "__mul__",
+    "__truediv__",
+    "__floordiv__",
+    "__mod__",
+    "__pow__",
+    "__and__",
+    "__or__",
+    "__xor__",
+    "__matmul__",
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__eq__",
+    "__ne__",
+}
 
 
 def _operator(fn, reflected):
@@ -139,6 +205,7 @@ def _operator(fn, reflected):
         if not isinstance(other, _OPERAND):
             return NotImplemented
         return fn(other, self) if reflected else fn(self, other)
+
     op.__name__, op.__doc__ = fn.__name__, fn.__doc__
     return op
 
@@ -160,6 +227,7 @@ def bind(*names, prim=None):
     >>> st.tensor([1, 2]).twice().tolist()
     [2, 4]
     """
+
     def deco(fn):
         for n in names:
             if n in _BINARY or n in _REFLECTED:
@@ -169,4 +237,5 @@ def bind(*names, prim=None):
         if prim is not None:
             PRIMITIVES[prim].names.extend(names)
         return fn
+
     return deco

@@ -106,8 +106,14 @@ def combine_tree(ex, parts, roots, combine, params, nparts, label):
             if ka is None:  # the root had no partial: the transfer becomes its partial
                 ex.submit(wa, "copy_all", tuple(hb), k, None, (label, None))
             else:
-                ex.submit(wa, combine, tuple(("k", kk, None) for kk in ka) + tuple(hb), k,
-                          params, (label, None))
+                ex.submit(
+                    wa,
+                    combine,
+                    tuple(("k", kk, None) for kk in ka) + tuple(hb),
+                    k,
+                    params,
+                    (label, None),
+                )
                 ex.free(wa, ka)
             ex.free(wb, kb)
             parts[g][pos] = (wa, k)
@@ -129,13 +135,19 @@ def plan_reduce(ex, x, fn, dims, keepdim, out_dtype, arg=False, flat=False, labe
     nparts = 2 if arg else 1
     shards = lay.shards()
     if fn in ("max", "min") and any(lay.shape[d] == 0 for d in dims):
-        raise ArgumentError(f"{label}(): cannot reduce over dimension(s) {dims} of size 0 "
-                            f"(shape {lay.shape}); the operation has no identity")
+        raise ArgumentError(
+            f"{label}(): cannot reduce over dimension(s) {dims} of size 0 "
+            f"(shape {lay.shape}); the operation has no identity"
+        )
 
     def chunk_params(s):
         if arg:
-            return {"fn": fn, "axis": None if flat else dims[0], "offsets": shards[s][1],
-                    "gshape": lay.shape}
+            return {
+                "fn": fn,
+                "axis": None if flat else dims[0],
+                "offsets": shards[s][1],
+                "gshape": lay.shape,
+            }
         return {"fn": fn, "axis": dims, "dtype": out_dtype.np.str}
 
     def new_keys():
@@ -156,8 +168,14 @@ def plan_reduce(ex, x, fn, dims, keepdim, out_dtype, arg=False, flat=False, labe
         for w, ks in by_w.items():  # combine partials that already share a worker
             if len(ks) > 1:
                 k = new_keys()
-                ex.submit(w, combine, tuple(("k", kk, None) for p in ks for kk in p), k,
-                          {"fn": fn}, (label, None))
+                ex.submit(
+                    w,
+                    combine,
+                    tuple(("k", kk, None) for p in ks for kk in p),
+                    k,
+                    {"fn": fn},
+                    (label, None),
+                )
                 ex.free(w, [kk for p in ks for kk in p])
                 ks = [k]
             gparts.append((w, ks[0]))
@@ -181,8 +199,14 @@ def plan_reduce(ex, x, fn, dims, keepdim, out_dtype, arg=False, flat=False, labe
 
 # ------------------------------------------------------------------------------ kernels
 _REDUCE = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "all": "all", "any": "any"}
-_COMBINE = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum",
-            "all": "logical_and", "any": "logical_or"}
+_COMBINE = {
+    "sum": "add",
+    "prod": "multiply",
+    "max": "maximum",
+    "min": "minimum",
+    "all": "logical_and",
+    "any": "logical_or",
+}
 
 
 def _finish(xp, out, squeeze):
@@ -193,8 +217,9 @@ def _finish(xp, out, squeeze):
 def reduce_chunk(xp, a, fn, axis, dtype=None, squeeze=None):
     """Reduce a block over ``axis`` keeping dims (a partial of a cross-shard reduction)."""
     kw = {"dtype": dtype} if fn in ("sum", "prod") else {}
-    return _finish(xp, xp.asarray(getattr(xp, _REDUCE[fn])(a, axis=axis, keepdims=True, **kw)),
-                   squeeze)
+    return _finish(
+        xp, xp.asarray(getattr(xp, _REDUCE[fn])(a, axis=axis, keepdims=True, **kw)), squeeze
+    )
 
 
 @kernel
@@ -217,7 +242,7 @@ def arg_chunk(xp, a, fn, axis, offsets, gshape, squeeze=None):
         coords = np.unravel_index(i, a.shape)
         g = np.ravel_multi_index([c + o for c, o in zip(coords, offsets)], gshape)
         keep = (1,) * a.ndim
-        v, idx = a.reshape(-1)[i:i + 1].reshape(keep), xp.full(keep, g, dtype=np.int64)
+        v, idx = a.reshape(-1)[i : i + 1].reshape(keep), xp.full(keep, g, dtype=np.int64)
     else:
         i = xp.expand_dims(f(a, axis=axis), axis)
         v, idx = xp.take_along_axis(a, i, axis=axis), (i + offsets[axis]).astype(np.int64)

@@ -18,5 +18,15 @@ from .modules import (
     Tanh,
 )
 
-__all__ = ["functional", "Parameter", "Module", "Linear", "Sequential", "ReLU", "Sigmoid",
-           "Tanh", "MSELoss", "CrossEntropyLoss"]
+__all__ = [
+    "functional",
+    "Parameter",
+    "Module",
+    "Linear",
+    "Sequential",
+    "ReLU",
+    "Sigmoid",
+    "Tanh",
+    "MSELoss",
+    "CrossEntropyLoss",
+]

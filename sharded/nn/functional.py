@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from .. import functional as F
 from ..errors import ArgumentError, ShapeError
-from ..functional import log_softmax, relu, sigmoid, softmax, tanh
+from ..functional import log_softmax, softmax
 from ..ops.creation import arange
+from ..ops.selection import where
+from ..ops.unary import relu, sigmoid, tanh
 from ..tensor import ShardedTensor
 
-__all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear", "mse_loss",
-           "cross_entropy"]
+__all__ = [
+    "relu",
+    "sigmoid",
+    "tanh",
+    "softmax",
+    "log_softmax",
+    "linear",
+    "mse_loss",
+    "cross_entropy",
+]
 
 
 def _reduce(loss, reduction: str):
@@ -45,8 +54,10 @@ def mse_loss(input, target, reduction="mean"):
     2.0
     """
     if isinstance(target, ShardedTensor) and tuple(target.shape) != tuple(input.shape):
-        raise ShapeError(f"mse_loss: target shape {tuple(target.shape)} differs from input "
-                         f"shape {tuple(input.shape)}")
+        raise ShapeError(
+            f"mse_loss: target shape {tuple(target.shape)} differs from input "
+            f"shape {tuple(input.shape)}"
+        )
     d = input - target
     return _reduce(d * d, reduction)
 
@@ -66,16 +77,20 @@ def cross_entropy(input, target, reduction="mean"):
     logp = log_softmax(input, cls_dim)
     if target.dtype.is_floating_point:  # probabilities
         if tuple(target.shape) != tuple(input.shape):
-            raise ShapeError(f"cross_entropy: probability target shape "
-                             f"{tuple(target.shape)} differs from input {tuple(input.shape)}")
+            raise ShapeError(
+                f"cross_entropy: probability target shape "
+                f"{tuple(target.shape)} differs from input {tuple(input.shape)}"
+            )
         loss = -(logp * target).sum(cls_dim)
     else:  # class indices: pick log p of the true class with a one-hot mask
         if tuple(target.shape) != tuple(input.shape[:cls_dim]) + tuple(input.shape[2:]):
-            raise ShapeError(f"cross_entropy: index target shape {tuple(target.shape)} does "
-                             f"not fit input {tuple(input.shape)}")
+            raise ShapeError(
+                f"cross_entropy: index target shape {tuple(target.shape)} does "
+                f"not fit input {tuple(input.shape)}"
+            )
         c = input.shape[cls_dim]
         shape = [1] * input.ndim
         shape[cls_dim] = c
         onehot = arange(c).reshape(shape) == (target.unsqueeze(cls_dim) if cls_dim else target)
-        loss = -F.where(onehot, logp, 0.0).sum(cls_dim)
+        loss = -where(onehot, logp, 0.0).sum(cls_dim)
     return _reduce(loss, reduction)

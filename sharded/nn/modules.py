@@ -29,15 +29,20 @@ class Parameter(ShardedTensor):
     def __init__(self, data=None, requires_grad=True):
         if data is None:
             data = empty(0)
-        super().__init__(data._storage.session, data._layout, data._dtype, data._keys,
-                         storage=data._storage)
+        super().__init__(
+            data._storage.session, data._layout, data._dtype, data._keys, storage=data._storage
+        )
         self._vc = data._vc
         self.requires_grad = requires_grad
 
     def _set_data(self, t: ShardedTensor) -> None:
         """Point this parameter at ``t``'s shards (used by ``Module.to``)."""
-        self._storage, self._layout, self._dtype, self._keys = (t._storage, t._layout,
-                                                                 t._dtype, t._keys)
+        self._storage, self._layout, self._dtype, self._keys = (
+            t._storage,
+            t._layout,
+            t._dtype,
+            t._keys,
+        )
         self._vc[0] += 1
 
     def __repr__(self):
@@ -167,8 +172,10 @@ class Linear(Module):
             w = rand(out_features, in_features, dtype=dtype, layout=lay) * (2 * bound) - bound
             self.weight = Parameter(w)
             if bias:
-                b = rand(out_features, dtype=dtype, layout=Layout.replicated()) * (2 * bound) \
+                b = (
+                    rand(out_features, dtype=dtype, layout=Layout.replicated()) * (2 * bound)
                     - bound
+                )
                 self.bias = Parameter(b)
             else:
                 self.bias = None
@@ -177,8 +184,10 @@ class Linear(Module):
         return F.linear(x, self.weight, self.bias)
 
     def extra_repr(self):
-        return f"in_features={self.in_features}, out_features={self.out_features}, " \
-               f"bias={self.bias is not None}"
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
 
 
 class Sequential(Module):

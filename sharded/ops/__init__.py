@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     random,
     reduce,
     reshape,
+    selection,
     unary,
     views,
 )

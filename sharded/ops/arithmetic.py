@@ -1,5 +1,6 @@
 """Arithmetic primitives: add, sub, mul, div, floor_divide, remainder, pow, maximum, minimum,
-neg, abs, clamp, where, astype and fill_, with their operators and in-place methods.
+neg and abs, with their operators and in-place methods (clamp, where, astype and fill_ are in
+:mod:`.selection`).
 
 Each primitive is one block: its kernel (named like the primitive), its planner (the shared
 elementwise rule of :mod:`.elementwise`, the one op module this family imports), its VJP and
@@ -13,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
-from ..core.dispatch import apply, is_tensor, operand
+from ..core.dispatch import apply, operand
 from ..core.registry import bind, nondiff, primitive, vjp
 from ..errors import ArgumentError, DTypeError
 from . import elementwise as E
@@ -22,8 +23,6 @@ from .elementwise import needs, unbroadcast
 __all__ = [
     "abs",
     "add",
-    "clamp",
-    "clip",
     "div",
     "floor_divide",
     "maximum",
@@ -34,7 +33,6 @@ __all__ = [
     "pow",
     "remainder",
     "sub",
-    "where",
 ]
 
 
@@ -44,20 +42,29 @@ def _elementwise(name, fn, rule=E.promote):
 
     def plan(ex, *operands, target=None):
         return E.plan_rule(ex, name, rule, operands, target)
+
     plan.__name__ = plan.__qualname__ = name
     plan.__doc__ = f"Elementwise ``{name}`` planner (``xp.{fn}``, {rule.__name__})."
-    return primitive(name, kernels=[k], out_spec=E.spec(rule), layout_rule=E.out_layout,
-                     kind="elementwise")(plan)
+    return primitive(
+        name, kernels=[k], out_spec=E.spec(rule), layout_rule=E.out_layout, kind="elementwise"
+    )(plan)
+
+
+def _where(cond, a, b):
+    """``where`` (a primitive of :mod:`.selection`), reached by name for the VJPs below."""
+    return E.call("where", cond, a, b)
 
 
 def _inplace(name, *operators):
     """The in-place method ``name_`` (and ``operators`` such as ``__iadd__``): ``name``
     written into this tensor's shards."""
+
     def op(self, other, **kw):
         if kw.get("alpha", 1) != 1:
             other = mul(other, kw.pop("alpha"))
         apply(name, self, operand(other), target=self)
         return self
+
     op.__name__ = op.__qualname__ = name + "_"
     op.__doc__ = f"""In-place ``{name}``: writes into this tensor's shards and returns it.
 
@@ -131,8 +138,10 @@ _elementwise("mul", "multiply")
 def _mul_vjp(gs, node):
     a, b = node.args
     g = gs[0]
-    return (unbroadcast(g * b, a) if needs(a) else None,
-            unbroadcast(g * a, b) if needs(b) else None)
+    return (
+        unbroadcast(g * b, a) if needs(a) else None,
+        unbroadcast(g * a, b) if needs(b) else None,
+    )
 
 
 @bind("mul", "multiply", "__mul__", "__rmul__", prim="mul")
@@ -159,8 +168,10 @@ _elementwise("div", "divide", E.floating)
 def _div_vjp(gs, node):
     a, b = node.args
     g = gs[0]
-    return (unbroadcast(g / b, a) if needs(a) else None,
-            unbroadcast(-g * a / (b * b), b) if needs(b) else None)
+    return (
+        unbroadcast(g / b, a) if needs(a) else None,
+        unbroadcast(-g * a / (b * b), b) if needs(b) else None,
+    )
 
 
 @bind("div", "true_divide", "__truediv__", "__rtruediv__", prim="div")
@@ -236,17 +247,30 @@ _inplace("remainder", "__imod__")
 _pow_kernel = E.ufunc_kernel("pow", "power")
 
 
-@primitive("pow", kernels=[_pow_kernel], out_spec=E.spec(E.promote), layout_rule=E.out_layout,
-           kind="elementwise")
+@primitive(
+    "pow",
+    kernels=[_pow_kernel],
+    out_spec=E.spec(E.promote),
+    layout_rule=E.out_layout,
+    kind="elementwise",
+)
 def _pow_plan(ex, *operands, target=None):
     """Elementwise ``pow`` planner (``xp.power``, promote); integers to negative integer
     powers raise, as torch."""
+
     def check(cast):
         e = operands[1]
-        if (D.category(cast) == 1 and isinstance(e, (int, np.integer))
-                and not isinstance(e, bool) and e < 0):
-            raise ArgumentError(f"integers to negative integer powers are not allowed "
-                                f"(exponent {e} on a {cast.name} tensor)")
+        if (
+            D.category(cast) == 1
+            and isinstance(e, (int, np.integer))
+            and not isinstance(e, bool)
+            and e < 0
+        ):
+            raise ArgumentError(
+                f"integers to negative integer powers are not allowed "
+                f"(exponent {e} on a {cast.name} tensor)"
+            )
+
     return E.plan_rule(ex, "pow", E.promote, operands, target, check=check)
 
 
@@ -257,7 +281,7 @@ def _pow_vjp(gs, node):
     ga = unbroadcast(g * b * a ** (b - 1), a) if needs(a) else None
     gb = None
     if needs(b):  # d(a^b)/db = a^b log a, taken as 0 where a == 0 (as torch)
-        gb = unbroadcast(g * where(a != 0, node.saved["out"][0] * abs(a).log(), 0.0), b)
+        gb = unbroadcast(g * _where(a != 0, node.saved["out"][0] * abs(a).log(), 0.0), b)
     return ga, gb
 
 
@@ -287,9 +311,11 @@ def _maxmin_vjp(gs, node):
     a, b = node.args
     g = gs[0]
     win = (a > b) if node.prim == "maximum" else (a < b)
-    share = where(win, 1.0, where(a == b, 0.5, 0.0))  # ties split the gradient
-    return (unbroadcast(g * share, a) if needs(a) else None,
-            unbroadcast(g * (1.0 - share), b) if needs(b) else None)
+    share = _where(win, 1.0, _where(a == b, 0.5, 0.0))  # ties split the gradient
+    return (
+        unbroadcast(g * share, a) if needs(a) else None,
+        unbroadcast(g * (1.0 - share), b) if needs(b) else None,
+    )
 
 
 @bind("maximum", prim="maximum")
@@ -328,8 +354,9 @@ _inplace("minimum")
 def _negate(ops):
     rt = E.operand_dtypes(ops)
     if rt == D.bool_:
-        raise DTypeError("negation (-) of a bool tensor is not supported; use ~ or "
-                         "logical_not() instead")
+        raise DTypeError(
+            "negation (-) of a bool tensor is not supported; use ~ or logical_not() instead"
+        )
     return rt, rt
 
 
@@ -371,7 +398,7 @@ _elementwise("abs", "absolute")
 @vjp("abs", saves=(0,))
 def _abs_vjp(gs, node):
     (a,) = node.args
-    return (gs[0] * where(a > 0, 1.0, where(a < 0, -1.0, 0.0)),)
+    return (gs[0] * _where(a > 0, 1.0, _where(a < 0, -1.0, 0.0)),)
 
 
 @bind("abs", "__abs__", prim="abs")
@@ -388,211 +415,3 @@ def abs(input):
 
 
 bind("abs_", prim="abs")(E.inplace_unary("abs"))
-
-
-# ---------------------------------------------------------------------------- clamp
-@E.named_kernel("clamp")
-def _clamp_kernel(xp, a, lo=None, hi=None, cast=None, out=None):
-    a = E.cast(xp, a, cast)
-    if lo is not None:
-        a = xp.maximum(a, E.cast(xp, lo, cast))
-    if hi is not None:
-        a = xp.minimum(a, E.cast(xp, hi, cast))
-    return E.cast(xp, a, out)
-
-
-@primitive("clamp", kernels=[_clamp_kernel], out_spec=E.spec(E.promote),
-           layout_rule=E.out_layout, kind="elementwise")
-def _clamp_plan(ex, a, lo=None, hi=None, target=None):
-    """Elementwise ``clamp`` planner (bounds may be None, scalars or tensors; promote)."""
-    return E.plan_rule(ex, "clamp", E.promote, (a, lo, hi), target)
-
-
-@vjp("clamp", saves=(0, 1, 2))
-def _clamp_vjp(gs, node):
-    a, lo, hi = node.args
-    g = gs[0]
-    inside = [c for c in ((a >= lo) if lo is not None else None,
-                          (a <= hi) if hi is not None else None) if c is not None]
-    inside = inside[0] if len(inside) == 1 else inside[0] & inside[1]
-    return (g * inside if needs(a) else None,
-            unbroadcast(g * (a < lo), lo) if needs(lo) else None,
-            unbroadcast(g * (a > hi), hi) if needs(hi) else None)
-
-
-@bind("clamp", "clip", prim="clamp")
-def clamp(input, min=None, max=None):
-    """Clamp into ``[min, max]`` (either may be a tensor).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.clamp(st.tensor([-1., 0.5, 2.]), min=0, max=1).tolist()
-    [0.0, 0.5, 1.0]
-    """
-    if min is None and max is None:
-        raise ArgumentError("clamp(): at least one of 'min' or 'max' must not be None")
-    ops = [operand(o) if o is not None else None for o in (input, min, max)]
-    return apply("clamp", *ops)
-
-
-clip = clamp
-
-
-@bind("clamp_", "clip_", prim="clamp")
-def clamp_(self, min=None, max=None):
-    """In-place :func:`clamp`.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.tensor([-1., 2.]).clamp_(min=0).tolist()
-    [0.0, 2.0]
-    """
-    if min is None and max is None:
-        raise ArgumentError("clamp_(): at least one of 'min' or 'max' must not be None")
-    ops = [operand(o) if o is not None else None for o in (min, max)]
-    apply("clamp", self, *ops, target=self)
-    return self
-
-
-# ---------------------------------------------------------------------------- where
-@E.named_kernel("where")
-def _where_kernel(xp, cond, a, b, cast=None, out=None):
-    return E.cast(xp, xp.where(cond, E.cast(xp, a, cast), E.cast(xp, b, cast)), out)
-
-
-def _where_rule(ops):
-    cond = ops[0]
-    cdt = cond._dtype if is_tensor(cond) else D.from_numpy_dtype(np.asarray(cond).dtype)
-    if cdt != D.bool_:
-        raise DTypeError(f"where() expects a bool condition, got {cdt}")
-    rt = E.operand_dtypes(ops[1:])
-    return rt, rt
-
-
-@primitive("where", kernels=[_where_kernel], out_spec=E.spec(_where_rule),
-           layout_rule=E.out_layout, kind="elementwise")
-def _where_plan(ex, cond, a, b, target=None):
-    """Elementwise ``where`` planner (a bool condition; the values promote)."""
-    return E.plan_rule(ex, "where", _where_rule, (cond, a, b), target)
-
-
-@vjp("where", saves=(0,))
-def _where_vjp(gs, node):
-    c, a, b = node.args
-    g = gs[0]
-    return (None, unbroadcast(where(c, g, 0.0), a) if needs(a) else None,
-            unbroadcast(where(c, 0.0, g), b) if needs(b) else None)
-
-
-def where(condition, input, other):
-    """``input`` where ``condition`` is true, else ``other``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> x = st.tensor([1., -2.])
-    >>> st.where(x > 0, x, 0.).tolist()
-    [1.0, 0.0]
-    """
-    return E.call("where", condition, input, other)
-
-
-@bind("where", prim="where")
-def _where_method(self, condition, other):
-    """``x.where(cond, y)`` is ``st.where(cond, x, y)``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> x = st.tensor([1., -2.])
-    >>> x.where(x > 0, 7.).tolist()
-    [1.0, 7.0]
-    """
-    return where(condition, self, other)
-
-
-# --------------------------------------------------------------------------- astype
-@E.named_kernel("astype")
-def _astype_kernel(xp, a, out):
-    return a.astype(out, copy=True)
-
-
-@primitive("astype", kernels=[_astype_kernel], out_spec=lambda x, dtype: (x.shape, dtype),
-           layout_rule=E.out_layout, kind="elementwise")
-def _astype_plan(ex, x, dtype):
-    """``x`` converted to ``dtype`` (a copy, laid out like ``x``; ``x.to(dtype)``)."""
-    return E.plan(ex, "astype", (x,), {"out": dtype.np.str}, dtype, "astype")
-
-
-@vjp("astype")
-def _astype_vjp(gs, node):
-    return (gs[0].to(node.args[0].dtype), None)
-
-
-# ---------------------------------------------------------------------------- fill_
-@E.named_kernel("fill_")
-def _fill_kernel(xp, value, a, cast=None, out=None):
-    """``value`` broadcast over ``a``'s block, in ``a``'s dtype."""
-    return E.cast(xp, xp.where(True, E.cast(xp, value, cast), E.cast(xp, a, cast)), out)
-
-
-@primitive("fill_", kernels=[_fill_kernel], out_spec=E.spec(E.promote),
-           layout_rule=E.out_layout, kind="elementwise")
-def _fill_plan(ex, x, value, target):
-    """Write ``value`` (a scalar or a broadcastable tensor) into ``target`` in place, converted
-    to its dtype (``fill_``, ``copy_``)."""
-    dt = target._dtype.np.str
-    return E.plan(ex, "fill_", (value, x), {"cast": dt, "out": dt}, target._dtype, "fill_",
-                  target=target)
-
-
-@vjp("fill_")
-def _fill_vjp(gs, node):
-    x, value = node.args
-    g = gs[0]
-    return (apply("full", g._layout, 0, g._dtype) if needs(x) else None,
-            unbroadcast(g, value))
-
-
-@bind("fill_", prim="fill_")
-def fill_(self, value):
-    """Set every element to ``value`` (a number or a one-element tensor).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.zeros(3).fill_(2).tolist()
-    [2.0, 2.0, 2.0]
-    """
-    if is_tensor(value) and value.ndim:
-        raise ArgumentError(f"fill_ only supports 0-dimension value tensors, got one with "
-                            f"{value.ndim} dimensions")
-    return apply("fill_", self, operand(value), target=self)
-
-
-@bind("zero_", prim="fill_")
-def zero_(self):
-    """Set every element to zero, in place.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.ones(2).zero_().tolist()
-    [0.0, 0.0]
-    """
-    return fill_(self, 0)
-
-
-@bind("copy_", prim="fill_")
-def copy_(self, src):
-    """Copy ``src`` (broadcastable; converted to this dtype) into this tensor, in place.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.zeros(2, 2).copy_(st.tensor([1., 2.])).tolist()
-    [[1.0, 2.0], [1.0, 2.0]]
-    """
-    return apply("fill_", self, operand(src), target=self)

@@ -53,8 +53,12 @@ def _spec(layout, *args, **params):
     return tuple(layout.shape), dts[0]
 
 
-@primitive("from_numpy", kernels=["copy"], kind="creation",
-           out_spec=lambda arr, layout, dtype: (tuple(layout.shape), dtype))
+@primitive(
+    "from_numpy",
+    kernels=["copy"],
+    kind="creation",
+    out_spec=lambda arr, layout, dtype: (tuple(layout.shape), dtype),
+)
 def _plan_from_numpy(ex, arr: np.ndarray, layout, dtype) -> Operand:
     """Ship the blocks of a driver-side array to their workers (large blocks via put); the
     worker's ``copy`` kernel (core.dataflow) makes them owned and writable."""
@@ -75,8 +79,7 @@ def _plan_from_numpy(ex, arr: np.ndarray, layout, dtype) -> Operand:
     return Operand(layout, dtype, keys)
 
 
-def from_numpy(a, *, shards=None, dim=None, layout=None, device="cpu",
-               requires_grad=False):
+def from_numpy(a, *, shards=None, dim=None, layout=None, device="cpu", requires_grad=False):
     """A sharded copy of NumPy array ``a`` (its dtype is kept).
 
     Examples
@@ -91,8 +94,9 @@ def from_numpy(a, *, shards=None, dim=None, layout=None, device="cpu",
     return _finish(apply("from_numpy", np.require(a, requirements="C"), lay, dt), requires_grad)
 
 
-def tensor(data, *, dtype=None, shards=None, dim=None, layout=None, device="cpu",
-           requires_grad=False):
+def tensor(
+    data, *, dtype=None, shards=None, dim=None, layout=None, device="cpu", requires_grad=False
+):
     """A sharded tensor from nested lists, scalars, a NumPy array or a tensor (always a copy).
 
     Python floats give the default dtype (float32), ints int64, bools bool.
@@ -121,12 +125,22 @@ def full_kernel(xp, shape, value, dtype):
 @primitive("full", kernels=[full_kernel], kind="creation", out_spec=_spec)
 def _plan_full(ex, layout, value, dtype) -> Operand:
     dt = dtype.np.str
-    return _each(ex, layout, "full", lambda o, s: {"shape": s, "value": value, "dtype": dt},
-                 dtype, "full")
+    return _each(
+        ex, layout, "full", lambda o, s: {"shape": s, "value": value, "dtype": dt}, dtype, "full"
+    )
 
 
-def full(size, fill_value, *, dtype=None, shards=None, dim=None, layout=None, device="cpu",
-         requires_grad=False):
+def full(
+    size,
+    fill_value,
+    *,
+    dtype=None,
+    shards=None,
+    dim=None,
+    layout=None,
+    device="cpu",
+    requires_grad=False,
+):
     """A tensor filled with ``fill_value``; its dtype follows the value (int -> int64).
 
     Examples
@@ -156,8 +170,17 @@ def _plan_empty(ex, layout, dtype) -> Operand:
 def _creator(name, make):
     """``name(*size, dtype=..., ...)``: a tensor of ``size`` made by ``make(layout, dtype)``
     (``zeros``, ``ones``, ``empty`` share their argument handling)."""
-    def f(*size, dtype=None, shards=None, dim=None, layout=None, device="cpu",
-          requires_grad=False, **kw):
+
+    def f(
+        *size,
+        dtype=None,
+        shards=None,
+        dim=None,
+        layout=None,
+        device="cpu",
+        requires_grad=False,
+        **kw,
+    ):
         if "size" in kw:
             size = (kw.pop("size"),)
         if kw:
@@ -165,6 +188,7 @@ def _creator(name, make):
         shape = size_of(size)
         lay = placement(shape, shards, dim, layout, device)
         return _finish(make(lay, _dtype(dtype, D.get_default_dtype())), requires_grad)
+
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"""A tensor of the given size filled by ``{name}`` (default dtype float32).
 
@@ -196,12 +220,28 @@ def arange_kernel(xp, start, step, first, count, dtype):
 @primitive("arange", kernels=[arange_kernel], kind="creation", out_spec=_spec)
 def _plan_arange(ex, layout, start, step, dtype) -> Operand:
     dt = dtype.np.str
-    return _each(ex, layout, "arange", lambda o, s: {
-        "start": start, "step": step, "first": o[0], "count": s[0], "dtype": dt}, dtype, "arange")
+    return _each(
+        ex,
+        layout,
+        "arange",
+        lambda o, s: {"start": start, "step": step, "first": o[0], "count": s[0], "dtype": dt},
+        dtype,
+        "arange",
+    )
 
 
-def arange(start, end=None, step=1, *, dtype=None, shards=None, dim=None, layout=None,
-           device="cpu", requires_grad=False):
+def arange(
+    start,
+    end=None,
+    step=1,
+    *,
+    dtype=None,
+    shards=None,
+    dim=None,
+    layout=None,
+    device="cpu",
+    requires_grad=False,
+):
     """Values ``start, start+step, ...`` below ``end``; int64 when all arguments are ints.
 
     Examples
@@ -239,13 +279,36 @@ def linspace_kernel(xp, start, stop, num, first, count, dtype, base=None):
 @primitive("linspace", kernels=[linspace_kernel], kind="creation", out_spec=_spec)
 def _plan_linspace(ex, layout, start, stop, num, dtype, base=None) -> Operand:
     dt = dtype.np.str
-    return _each(ex, layout, "linspace", lambda o, s: {
-        "start": float(start), "stop": float(stop), "num": num, "first": o[0], "count": s[0],
-        "dtype": dt, "base": base}, dtype, "linspace")
+    return _each(
+        ex,
+        layout,
+        "linspace",
+        lambda o, s: {
+            "start": float(start),
+            "stop": float(stop),
+            "num": num,
+            "first": o[0],
+            "count": s[0],
+            "dtype": dt,
+            "base": base,
+        },
+        dtype,
+        "linspace",
+    )
 
 
-def linspace(start, end, steps, *, dtype=None, shards=None, dim=None, layout=None,
-             device="cpu", requires_grad=False):
+def linspace(
+    start,
+    end,
+    steps,
+    *,
+    dtype=None,
+    shards=None,
+    dim=None,
+    layout=None,
+    device="cpu",
+    requires_grad=False,
+):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
 
     Examples
@@ -257,8 +320,19 @@ def linspace(start, end, steps, *, dtype=None, shards=None, dim=None, layout=Non
     return _spaced(start, end, steps, None, dtype, shards, dim, layout, device, requires_grad)
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, shards=None, dim=None, layout=None,
-             device="cpu", requires_grad=False):
+def logspace(
+    start,
+    end,
+    steps,
+    base=10.0,
+    *,
+    dtype=None,
+    shards=None,
+    dim=None,
+    layout=None,
+    device="cpu",
+    requires_grad=False,
+):
     """``base ** linspace(start, end, steps)``.
 
     Examples
@@ -289,12 +363,14 @@ def eye_kernel(xp, shape, offsets, dtype):
 @primitive("eye", kernels=[eye_kernel], kind="creation", out_spec=_spec)
 def _plan_eye(ex, layout, dtype) -> Operand:
     dt = dtype.np.str
-    return _each(ex, layout, "eye", lambda o, s: {"shape": s, "offsets": o, "dtype": dt},
-                 dtype, "eye")
+    return _each(
+        ex, layout, "eye", lambda o, s: {"shape": s, "offsets": o, "dtype": dt}, dtype, "eye"
+    )
 
 
-def eye(n, m=None, *, dtype=None, shards=None, dim=None, layout=None, device="cpu",
-        requires_grad=False):
+def eye(
+    n, m=None, *, dtype=None, shards=None, dim=None, layout=None, device="cpu", requires_grad=False
+):
     """The ``n x m`` identity matrix.
 
     Examples
@@ -305,8 +381,7 @@ def eye(n, m=None, *, dtype=None, shards=None, dim=None, layout=None, device="cp
     """
     shape = size_of((n, n if m is None else m))
     dt = _dtype(dtype, D.get_default_dtype())
-    return _finish(apply("eye", placement(shape, shards, dim, layout, device), dt),
-                   requires_grad)
+    return _finish(apply("eye", placement(shape, shards, dim, layout, device), dt), requires_grad)
 
 
 # Creation has no tensor inputs: nothing to differentiate (requires_grad= makes a leaf).
@@ -320,12 +395,17 @@ def _like_kw(input, dtype, shards, dim, layout, device, requires_grad) -> dict:
     place = {"shards": shards, "dim": dim, "layout": layout}
     if all(v is None for v in place.values()):
         place = {"layout": input.layout}
-    return {"dtype": dtype or input.dtype, "device": device or input.device,
-            "requires_grad": requires_grad, **place}
+    return {
+        "dtype": dtype or input.dtype,
+        "device": device or input.device,
+        "requires_grad": requires_grad,
+        **place,
+    }
 
 
-def zeros_like(input, *, dtype=None, shards=None, dim=None, layout=None, device=None,
-               requires_grad=False):
+def zeros_like(
+    input, *, dtype=None, shards=None, dim=None, layout=None, device=None, requires_grad=False
+):
     """``zeros`` with the shape, dtype and layout of ``input``.
 
     Examples
@@ -334,12 +414,12 @@ def zeros_like(input, *, dtype=None, shards=None, dim=None, layout=None, device=
     >>> st.zeros_like(st.ones(2, 3)).shape
     sharded.Size([2, 3])
     """
-    return zeros(input.shape, **_like_kw(input, dtype, shards, dim, layout, device,
-                                         requires_grad))
+    return zeros(input.shape, **_like_kw(input, dtype, shards, dim, layout, device, requires_grad))
 
 
-def ones_like(input, *, dtype=None, shards=None, dim=None, layout=None, device=None,
-              requires_grad=False):
+def ones_like(
+    input, *, dtype=None, shards=None, dim=None, layout=None, device=None, requires_grad=False
+):
     """``ones`` with the shape, dtype and layout of ``input``.
 
     Examples
@@ -348,12 +428,12 @@ def ones_like(input, *, dtype=None, shards=None, dim=None, layout=None, device=N
     >>> st.ones_like(st.zeros(2, 3, dtype=st.int32)).sum().item()
     6
     """
-    return ones(input.shape, **_like_kw(input, dtype, shards, dim, layout, device,
-                                        requires_grad))
+    return ones(input.shape, **_like_kw(input, dtype, shards, dim, layout, device, requires_grad))
 
 
-def empty_like(input, *, dtype=None, shards=None, dim=None, layout=None, device=None,
-               requires_grad=False):
+def empty_like(
+    input, *, dtype=None, shards=None, dim=None, layout=None, device=None, requires_grad=False
+):
     """``empty`` with the shape, dtype and layout of ``input`` (values are undefined).
 
     Examples
@@ -362,12 +442,20 @@ def empty_like(input, *, dtype=None, shards=None, dim=None, layout=None, device=
     >>> st.empty_like(st.ones(2, 3)).shape
     sharded.Size([2, 3])
     """
-    return empty(input.shape, **_like_kw(input, dtype, shards, dim, layout, device,
-                                         requires_grad))
+    return empty(input.shape, **_like_kw(input, dtype, shards, dim, layout, device, requires_grad))
 
 
-def full_like(input, fill_value, *, dtype=None, shards=None, dim=None, layout=None,
-              device=None, requires_grad=False):
+def full_like(
+    input,
+    fill_value,
+    *,
+    dtype=None,
+    shards=None,
+    dim=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+):
     """``full`` with the shape, dtype and layout of ``input``.
 
     Examples
@@ -376,9 +464,27 @@ def full_like(input, fill_value, *, dtype=None, shards=None, dim=None, layout=No
     >>> st.full_like(st.ones(2, 3), 7).tolist()
     [[7.0, 7.0, 7.0], [7.0, 7.0, 7.0]]
     """
-    return full(input.shape, fill_value, **_like_kw(input, dtype, shards, dim, layout, device,
-                                                    requires_grad))
+    return full(
+        input.shape,
+        fill_value,
+        **_like_kw(input, dtype, shards, dim, layout, device, requires_grad),
+    )
 
 
-__all__ = ["from_numpy", "tensor", "as_tensor", "zeros", "ones", "empty", "full", "arange",
-           "linspace", "logspace", "eye", "zeros_like", "ones_like", "empty_like", "full_like"]
+__all__ = [
+    "from_numpy",
+    "tensor",
+    "as_tensor",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "arange",
+    "linspace",
+    "logspace",
+    "eye",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+]

@@ -40,8 +40,9 @@ def parse(equation: str, ndims):
     lhs, arrow, rhs = eq.partition("->")
     ins = lhs.split(",")
     if len(ins) != len(ndims):
-        raise ArgumentError(f"einsum(): {equation!r} names {len(ins)} operands but "
-                            f"{len(ndims)} were given")
+        raise ArgumentError(
+            f"einsum(): {equation!r} names {len(ins)} operands but {len(ndims)} were given"
+        )
     used = set(eq) - set(".,->")
     for c in used:
         if not c.isalpha():
@@ -53,8 +54,9 @@ def parse(equation: str, ndims):
         if "..." in s:
             ell = max(ell, nd - letters)
         elif letters != nd:
-            raise ShapeError(f"einsum(): subscripts {s!r} name {letters} dims but the operand "
-                             f"has {nd}")
+            raise ShapeError(
+                f"einsum(): subscripts {s!r} name {letters} dims but the operand has {nd}"
+            )
     if ell > len(fresh):
         raise ArgumentError("einsum(): too many dims under '...'")
     ell_chars = "".join(fresh[:ell])
@@ -63,16 +65,19 @@ def parse(equation: str, ndims):
         if "..." in s:
             n = nd - len(s.replace("...", ""))
             if n < 0:
-                raise ShapeError(f"einsum(): subscripts {s!r} name more dims than the operand's "
-                                 f"{nd}")
-            s = s.replace("...", ell_chars[ell - n:])
+                raise ShapeError(
+                    f"einsum(): subscripts {s!r} name more dims than the operand's {nd}"
+                )
+            s = s.replace("...", ell_chars[ell - n :])
         out_ins.append(s)
     if arrow:
         out = rhs.replace("...", ell_chars)
         for c in out:
             if not any(c in s for s in out_ins):
-                raise ArgumentError(f"einsum(): output subscript {c!r} does not appear in the "
-                                    f"inputs of {equation!r}")
+                raise ArgumentError(
+                    f"einsum(): output subscript {c!r} does not appear in the "
+                    f"inputs of {equation!r}"
+                )
         if len(set(out)) != len(out):
             raise ArgumentError(f"einsum(): output subscripts of {equation!r} repeat")
     else:
@@ -80,12 +85,14 @@ def parse(equation: str, ndims):
         for s in out_ins:
             for c in s:
                 counts[c] = counts.get(c, 0) + 1
-        out = ell_chars + "".join(sorted(c for c, n in counts.items()
-                                         if n == 1 and c not in ell_chars))
+        out = ell_chars + "".join(
+            sorted(c for c, n in counts.items() if n == 1 and c not in ell_chars)
+        )
     for s in out_ins:
         if len(set(s)) != len(s):
-            raise ArgumentError(f"einsum(): repeated subscript in {s!r} (a diagonal or trace) "
-                                f"is not supported")
+            raise ArgumentError(
+                f"einsum(): repeated subscript in {s!r} (a diagonal or trace) is not supported"
+            )
     return out_ins, out
 
 
@@ -95,8 +102,10 @@ def sizes(subs, shapes):
     for s, shp in zip(subs, shapes):
         for c, n in zip(s, shp):
             if out.get(c, 1) not in (1, n) and n != 1:
-                raise ShapeError(f"einsum(): subscript {c!r} has size {n} for one operand and "
-                                 f"{out[c]} for another (shapes {[tuple(x) for x in shapes]})")
+                raise ShapeError(
+                    f"einsum(): subscript {c!r} has size {n} for one operand and "
+                    f"{out[c]} for another (shapes {[tuple(x) for x in shapes]})"
+                )
             out[c] = max(out.get(c, 1), n)
     return out
 
@@ -135,8 +144,10 @@ def tensordot(a, b, dims=2):
         ca, cb = ([d] if isinstance(d, int) else list(d) for d in dims)
         ca, cb = [d % a.ndim for d in ca], [d % b.ndim for d in cb]
     if len(ca) != len(cb) or any(a.shape[i] != b.shape[j] for i, j in zip(ca, cb)):
-        raise ShapeError(f"tensordot: contracted dims {ca} of {tuple(a.shape)} and {cb} of "
-                         f"{tuple(b.shape)} do not match")
+        raise ShapeError(
+            f"tensordot: contracted dims {ca} of {tuple(a.shape)} and {cb} of "
+            f"{tuple(b.shape)} do not match"
+        )
     fa = [d for d in range(a.ndim) if d not in ca]
     fb = [d for d in range(b.ndim) if d not in cb]
     k = math.prod(a.shape[d] for d in ca)
@@ -171,7 +182,7 @@ def einsum(equation, *operands):
         ts[i], subs[i] = _sum_out(ts[i], subs[i], others)
     cur, cs = ts[0], subs[0]
     for j in range(1, len(ts)):
-        keep = out + "".join(subs[j + 1:])
+        keep = out + "".join(subs[j + 1 :])
         cur, cs = _sum_out(cur, cs, keep + subs[j])
         b, bs = _sum_out(ts[j], subs[j], keep + cs)
         cur, cs = _contract(cur, cs, b, bs, keep)
@@ -195,10 +206,13 @@ def _contract(a, sa, b, sb, keep):
     szb = dict(zip(sb, b.shape))
     am = a.permute([sa.index(c) for c in batch + rows + k])
     bm = b.permute([sb.index(c) for c in batch + k + cols])
-    nr, nk, nc = (math.prod(sz[c] for c in rows), math.prod(sz[c] for c in k),
-                  math.prod(szb[c] for c in cols))
+    nr, nk, nc = (
+        math.prod(sz[c] for c in rows),
+        math.prod(sz[c] for c in k),
+        math.prod(szb[c] for c in cols),
+    )
     am = am.reshape([sz[c] for c in batch] + [nr, nk])
     bm = bm.reshape([szb[c] for c in batch] + [nk, nc])
     r = am @ bm
-    r = r.reshape(list(r.shape[:len(batch)]) + [sz[c] for c in rows] + [szb[c] for c in cols])
+    r = r.reshape(list(r.shape[: len(batch)]) + [sz[c] for c in rows] + [szb[c] for c in cols])
     return r, "".join(batch + rows + cols)

@@ -40,8 +40,10 @@ def broadcast_shapes(*shapes):
     for i in range(nd):
         sizes = {s[i - nd + len(s)] for s in shapes if i - nd + len(s) >= 0} - {1}
         if len(sizes) > 1:
-            raise ShapeError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be "
-                             f"broadcast together (dimension {i}: sizes {sorted(sizes)})")
+            raise ShapeError(
+                f"shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be "
+                f"broadcast together (dimension {i}: sizes {sorted(sizes)})"
+            )
         out.append(sizes.pop() if sizes else 1)
     return tuple(out)
 
@@ -130,8 +132,10 @@ def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Operand
     shape = broadcast_shapes(*[_shape(o) for o in operands if o is not None])
     if target is not None:
         if shape != target._layout.shape:
-            raise ShapeError(f"output with shape {target._layout.shape} doesn't match the "
-                             f"broadcast shape {shape}")
+            raise ShapeError(
+                f"output with shape {target._layout.shape} doesn't match the "
+                f"broadcast shape {shape}"
+            )
         layout, keys = target._layout, target._keys
     else:
         layout = out_layout(shape, tensors, ex.num_workers)
@@ -149,8 +153,7 @@ def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Operand
             per_op.append((("c", o),) * nshards)
     inplace = target is not None
     for s, (w, _, _) in enumerate(layout.shards()):
-        ex.submit(w, kernel, tuple(a[s] for a in per_op), (keys[s],), params, (label, s),
-                  inplace)
+        ex.submit(w, kernel, tuple(a[s] for a in per_op), (keys[s],), params, (label, s), inplace)
     if temps:
         free_temps(ex, temps)
     return Operand(layout, out_dtype, keys)
@@ -166,9 +169,11 @@ def spec(rule):
     >>> spec(promote)(np.zeros((2, 1), np.int64), 1.5)
     ((2, 1), sharded.float32)
     """
+
     def out_spec(*operands, target=None, **params):
         shape = broadcast_shapes(*[_shape(o) for o in operands if o is not None])
         return shape, target._dtype if target is not None else rule(operands)[1]
+
     out_spec.__name__ = f"spec_{rule.__name__}"
     return out_spec
 
@@ -181,8 +186,10 @@ def plan_rule(ex, name, rule, operands, target=None, check=None) -> Operand:
     if target is not None:
         tdt = target._dtype
         if D.category(out) > D.category(tdt):
-            raise DTypeError(f"result type {out.name} of {name}_ can't be cast to the "
-                             f"in-place output's dtype {tdt.name}")
+            raise DTypeError(
+                f"result type {out.name} of {name}_ can't be cast to the "
+                f"in-place output's dtype {tdt.name}"
+            )
         out = tdt
     if check is not None:
         check(cast)
@@ -239,6 +246,7 @@ def ufunc_kernel(name, fn):
     Python scalars stay Python scalars, so NumPy's weak scalar typing keeps the array's dtype.
     ``alloc(shape, dtype)`` may offer a recycled output block (the worker's buffer pool).
     """
+
     def k(xp, *arrays, cast=None, out=None, alloc=None):
         args = [_cast(xp, a, cast) for a in arrays]
         f = getattr(xp, fn)
@@ -251,6 +259,7 @@ def ufunc_kernel(name, fn):
                 except TypeError:  # the ufunc's natural dtype differs from ``out``
                     pass
         return _cast(xp, f(*args), out)
+
     k.__name__ = k.__qualname__ = name
     k.__doc__ = f"Kernel of ``{name}``: ``xp.{fn}`` computed in ``cast``, returned as ``out``."
     return kernel(k, pooled=True)
@@ -262,9 +271,11 @@ _cast = cast  # inside kernels the keyword ``cast`` (a dtype) hides the function
 def named_kernel(name):
     """Register the decorated function as the kernel of primitive ``name`` (the module
     attribute of that name is the public function, so the kernel's own name differs)."""
+
     def deco(f):
         f.__name__ = f.__qualname__ = name
         return kernel(f)
+
     return deco
 
 
@@ -285,9 +296,11 @@ def call_(name, x, *operands):
 
 def inplace_unary(name):
     """The in-place method ``name_`` of a unary primitive (bind it in the family module)."""
+
     def op(self):
         apply(name, self, target=self)
         return self
+
     op.__name__ = op.__qualname__ = name + "_"
     op.__doc__ = f"""In-place ``{name}``: writes into this tensor's shards and returns it.
 
@@ -315,6 +328,7 @@ def unbroadcast(g, a):
     if tuple(g.shape) == shape:
         return g
     lead = g.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
-                                      if n == 1 and g.shape[lead + i] != 1)
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
+    )
     return (g.sum(dims, keepdim=True) if dims else g).reshape(shape)

@@ -49,8 +49,7 @@ def basic_entries(shape, key):
     """
     if not isinstance(key, tuple):
         key = (key,)
-    if any(not (_is_int(k) or isinstance(k, slice) or k is None or k is Ellipsis)
-           for k in key):
+    if any(not (_is_int(k) or isinstance(k, slice) or k is None or k is Ellipsis) for k in key):
         return None
     if sum(k is Ellipsis for k in key) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -60,7 +59,7 @@ def basic_entries(shape, key):
         raise IndexOutOfRange(f"too many indices for tensor of dimension {ndim} (got {used})")
     if Ellipsis in key:
         i = key.index(Ellipsis)
-        key = key[:i] + (slice(None),) * (ndim - used) + key[i + 1:]
+        key = key[:i] + (slice(None),) * (ndim - used) + key[i + 1 :]
     else:
         key = key + (slice(None),) * (ndim - used)
     out, d = [], 0
@@ -72,8 +71,7 @@ def basic_entries(shape, key):
         if _is_int(k):
             i = int(k)
             if not -n <= i < n:
-                raise IndexOutOfRange(f"index {i} is out of bounds for dimension {d} with "
-                                      f"size {n}")
+                raise IndexOutOfRange(f"index {i} is out of bounds for dimension {d} with size {n}")
             out.append(("int", i % n))
         else:
             if k.step == 0:
@@ -147,8 +145,12 @@ def _mask_of(x, key):
     """The bool tensor mask of ``x[mask]``, if the shard-local mask path applies."""
     if isinstance(key, tuple) and len(key) == 1:
         key = key[0]
-    if (is_tensor(key) and key.dtype.name == "bool" and 0 < key.ndim <= x.ndim
-            and tuple(key.shape) == tuple(x.shape[:key.ndim])):
+    if (
+        is_tensor(key)
+        and key.dtype.name == "bool"
+        and 0 < key.ndim <= x.ndim
+        and tuple(key.shape) == tuple(x.shape[: key.ndim])
+    ):
         return key
     return None
 
@@ -191,17 +193,23 @@ def setitem(x, key, value):
     [-1.0, 2.0, 2.0, 0.0]
     """
     if x._readonly:
-        raise ArgumentError("unsupported operation: more than one element of the written-to "
-                            "tensor refers to a single memory location (an expanded view)")
+        raise ArgumentError(
+            "unsupported operation: more than one element of the written-to "
+            "tensor refers to a single memory location (an expanded view)"
+        )
     if basic_entries(x.shape, key) is not None:
         getitem(x, key).copy_(value)
         return
     mask = _mask_of(x, key)
     lay = x.layout
     scalar = not (is_tensor(value) or isinstance(value, (np.ndarray, list, tuple))) or (
-        is_tensor(value) and value.ndim == 0)
-    if mask is not None and scalar and (mask.ndim == x.ndim or lay.is_replicated or all(
-            g == 1 for g in lay.grid[mask.ndim:])):
+        is_tensor(value) and value.ndim == 0
+    )
+    if (
+        mask is not None
+        and scalar
+        and (mask.ndim == x.ndim or lay.is_replicated or all(g == 1 for g in lay.grid[mask.ndim :]))
+    ):
         if is_tensor(value):
             value = value.to(x.dtype)
         apply("put_mask", x, mask, value, target=x)
@@ -214,9 +222,11 @@ def setitem(x, key, value):
         try:
             np.broadcast_to(value, coords[0].shape)
         except ValueError:
-            raise ArgumentError(f"shape mismatch: value of shape {np.shape(value)} cannot be "
-                                f"broadcast to indexing result of shape "
-                                f"{coords[0].shape}") from None
+            raise ArgumentError(
+                f"shape mismatch: value of shape {np.shape(value)} cannot be "
+                f"broadcast to indexing result of shape "
+                f"{coords[0].shape}"
+            ) from None
     apply("put_points", x, coords, value, target=x)
 
 
@@ -289,13 +299,13 @@ def _gather_plan(ex, x, coords, shape) -> Operand:
     req = collections.defaultdict(list)
     for w, offs, shp in out.shards():
         lo, n = _flat_start(offs, shape), int(np.prod(shp))
-        part = [c[lo:lo + n] for c in local]
+        part = [c[lo : lo + n] for c in local]
         if not n:
             groups = []
         elif lay.is_replicated:  # read the replica on this worker (or the first one)
             groups = [(lay.workers.index(w) if w in lay.workers else 0, np.arange(n), part)]
         else:
-            s_r = src[lo:lo + n]
+            s_r = src[lo : lo + n]
             groups = []
             for j in np.unique(s_r):
                 sel = np.nonzero(s_r == j)[0]
@@ -311,12 +321,19 @@ def _gather_plan(ex, x, coords, shape) -> Operand:
     handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
     keys = []
     for r, ((w, _, shp), pieces) in enumerate(zip(out.shards(), plans)):
-        args = [("k", x._keys[j], lc) if sw == w else ("x", next(handles[sw]))
-                for j, _, lc, sw in pieces]
+        args = [
+            ("k", x._keys[j], lc) if sw == w else ("x", next(handles[sw]))
+            for j, _, lc, sw in pieces
+        ]
         k = ex.new_key()
-        ex.submit(w, "gather", tuple(args), (k,),
-                  {"shape": shp, "dtype": dt, "positions": [p[1] for p in pieces]},
-                  ("gather", r))
+        ex.submit(
+            w,
+            "gather",
+            tuple(args),
+            (k,),
+            {"shape": shp, "dtype": dt, "positions": [p[1] for p in pieces]},
+            ("gather", r),
+        )
         keys.append(k)
     return Operand(out, x._dtype, keys)
 
@@ -355,12 +372,12 @@ def _scatter_add_plan(ex, x, coords, values, target) -> Operand:
     req, plan = collections.defaultdict(list), []
     for r, (vw, offs, shp) in enumerate(vlay.shards()):
         lo, n = _flat_start(offs, gshape), int(np.prod(shp))
-        s_r = src[lo:lo + n]
+        s_r = src[lo : lo + n]
         for j in np.unique(s_r):
             sel = np.nonzero(s_r == j)[0]
-            lc = tuple(c[lo:lo + n][sel] for c in local)
+            lc = tuple(c[lo : lo + n][sel] for c in local)
             pick = np.unravel_index(sel, shp)  # the points, in the values block's coords
-            for jj in (range(len(lay.workers)) if lay.is_replicated else [int(j)]):
+            for jj in range(len(lay.workers)) if lay.is_replicated else [int(j)]:
                 w = lay.shards()[jj][0]
                 if w == vw:
                     plan.append((jj, w, ("k", values._keys[r], pick), lc))
@@ -371,8 +388,15 @@ def _scatter_add_plan(ex, x, coords, values, target) -> Operand:
     handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
     for jj, w, arg, lc in plan:
         a = arg if isinstance(arg, tuple) else ("x", next(handles[arg]))
-        ex.submit(w, "scatter_add", (("k", x._keys[jj], None), a), (x._keys[jj],),
-                  {"coords": [lc]}, ("scatter_add", jj), inplace=True)
+        ex.submit(
+            w,
+            "scatter_add",
+            (("k", x._keys[jj], None), a),
+            (x._keys[jj],),
+            {"coords": [lc]},
+            ("scatter_add", jj),
+            inplace=True,
+        )
     return Operand(lay, x._dtype, x._keys)
 
 
@@ -408,8 +432,15 @@ def _put_points_plan(ex, x, coords, values, target) -> Operand:
     for j, lc, sel in targets:
         v = values if vals is None else vals[sel]
         w = lay.workers[j] if lay.is_replicated else lay.shards()[j][0]
-        ex.submit(w, "put_points", (("k", x._keys[j], None), ("c", v)), (x._keys[j],),
-                  {"coords": [tuple(lc)]}, ("put_points", j), inplace=True)
+        ex.submit(
+            w,
+            "put_points",
+            (("k", x._keys[j], None), ("c", v)),
+            (x._keys[j],),
+            {"coords": [tuple(lc)]},
+            ("put_points", j),
+            inplace=True,
+        )
     return Operand(lay, x._dtype, x._keys)
 
 
@@ -461,15 +492,14 @@ def _mask_select_plan(ex, x, mask) -> Operand:
     keys, counts = [], []
     for s, ((w, _, _), a) in enumerate(zip(lay.shards(), margs)):
         k, c = ex.new_key(), ex.new_key()
-        ex.submit(w, "mask_select", (("k", x._keys[s], None), a), (k,), None,
-                  ("mask_select", s))
+        ex.submit(w, "mask_select", (("k", x._keys[s], None), a), (k,), None, ("mask_select", s))
         ex.submit(w, "count", (a,), (c,), None, ("mask_select", s))
         keys.append(k)
         counts.append((w, c))
     free_temps(ex, temps)
     n = [int(v) for v in ex.fetch([(w, c, None) for w, c in counts])]
     free_temps(ex, counts)
-    rest = lay.shape[mask._layout.ndim:]
+    rest = lay.shape[mask._layout.ndim :]
     if lay.is_replicated:  # every replica selected the same elements: count them once
         n = n[:1]
     shape = (sum(n),) + tuple(rest)
@@ -508,8 +538,15 @@ def _put_mask_plan(ex, x, mask, value, target) -> Operand:
     else:
         vargs = [("c", value)] * len(margs)
     for s, ((w, _, _), a, v) in enumerate(zip(lay.shards(), margs, vargs)):
-        ex.submit(w, "put_mask", (("k", x._keys[s], None), a, v), (x._keys[s],), None,
-                  ("put_mask", s), inplace=True)
+        ex.submit(
+            w,
+            "put_mask",
+            (("k", x._keys[s], None), a, v),
+            (x._keys[s],),
+            None,
+            ("put_mask", s),
+            inplace=True,
+        )
     free_temps(ex, temps)
     return Operand(lay, x._dtype, x._keys)
 
@@ -531,8 +568,15 @@ def _mask_scatter_plan(ex, x, mask, values, target) -> Operand:
     lay = x._layout
     margs, temps = align(ex, mask, _lead_layout(lay, mask._layout.ndim))
     for s, ((w, _, _), a) in enumerate(zip(lay.shards(), margs)):
-        ex.submit(w, "put_mask", (("k", x._keys[s], None), a, ("k", values._keys[s], None)),
-                  (x._keys[s],), None, ("mask_scatter", s), inplace=True)
+        ex.submit(
+            w,
+            "put_mask",
+            (("k", x._keys[s], None), a, ("k", values._keys[s], None)),
+            (x._keys[s],),
+            None,
+            ("mask_scatter", s),
+            inplace=True,
+        )
     free_temps(ex, temps)
     return Operand(lay, x._dtype, x._keys)
 

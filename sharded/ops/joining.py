@@ -40,8 +40,7 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------- reshard
-@primitive("reshard", kernels=[dataflow.copy],
-           out_spec=lambda t, layout: (tuple(t.shape), t.dtype))
+@primitive("reshard", kernels=[dataflow.copy], out_spec=lambda t, layout: (tuple(t.shape), t.dtype))
 def _reshard_plan(ex, t, layout: Layout) -> Operand:
     """A copy of ``t`` laid out as ``layout`` (a bound layout of the same shape), moved worker
     to worker (:func:`sharded.core.dataflow.reshard`, which planners call on their own
@@ -139,8 +138,7 @@ def to(self, *args, **kwargs):
 @bind("cuda")
 def cuda(self, device=None):
     """The tensor on GPU workers (``device``: ``"cuda:N"`` or N; default: all GPUs)."""
-    dev = "cuda" if device is None else (f"cuda:{device}" if isinstance(device, int)
-                                         else device)
+    dev = "cuda" if device is None else (f"cuda:{device}" if isinstance(device, int) else device)
     return self.to(dev)
 
 
@@ -168,9 +166,17 @@ def type_name(self, dtype=None):
     ('sharded.FloatTensor', sharded.int64)
     """
     if dtype is None:
-        names = {"float32": "Float", "float64": "Double", "float16": "Half",
-                 "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                 "uint8": "Byte", "bool": "Bool"}
+        names = {
+            "float32": "Float",
+            "float64": "Double",
+            "float16": "Half",
+            "int64": "Long",
+            "int32": "Int",
+            "int16": "Short",
+            "int8": "Char",
+            "uint8": "Byte",
+            "bool": "Bool",
+        }
         return f"sharded.{names[self._dtype.name]}Tensor"
     return self.to(dtype)
 
@@ -178,13 +184,21 @@ def type_name(self, dtype=None):
 def _caster(name, dtype):
     def cast(self):
         return to(self, dtype)
+
     cast.__name__, cast.__doc__ = name, f"``x.to({dtype})``."
     return cast
 
 
-for _name, _dt in {"float": D.float32, "double": D.float64, "half": D.float16,
-                   "int": D.int32, "long": D.int64, "short": D.int16, "byte": D.uint8,
-                   "bool": D.bool_}.items():
+for _name, _dt in {
+    "float": D.float32,
+    "double": D.float64,
+    "half": D.float16,
+    "int": D.int32,
+    "long": D.int64,
+    "short": D.int16,
+    "byte": D.uint8,
+    "bool": D.bool_,
+}.items():
     bind(_name)(_caster(_name, _dt))
 
 
@@ -195,9 +209,14 @@ def cat(xp, *blocks, axis):
     return xp.concatenate(blocks, axis=axis)
 
 
-@primitive("cat", kernels=[cat, dataflow.copy], out_spec=lambda *ts, dim: (
-    tuple(sum(t.shape[dim] for t in ts) if d == dim else n for d, n in enumerate(ts[0].shape)),
-    ts[0].dtype))
+@primitive(
+    "cat",
+    kernels=[cat, dataflow.copy],
+    out_spec=lambda *ts, dim: (
+        tuple(sum(t.shape[dim] for t in ts) if d == dim else n for d, n in enumerate(ts[0].shape)),
+        ts[0].dtype,
+    ),
+)
 def _cat_plan(ex, *ts, dim) -> Operand:
     """Concatenate along ``dim``. If any input is split along ``dim``, the result's chunks are
     the inputs' chunks in order (each copied where it lives, unsplit inputs as one chunk).
@@ -218,9 +237,16 @@ def _cat_plan(ex, *ts, dim) -> Operand:
         for t, n in zip(ts, sizes):
             b = list(first.bounds)
             b[d] = (0, n)
-            a, tt = align(ex, t, Layout.from_bounds(
-                [n if k == d else s for k, s in enumerate(first.shape)], b, first.workers,
-                first.is_replicated))
+            a, tt = align(
+                ex,
+                t,
+                Layout.from_bounds(
+                    [n if k == d else s for k, s in enumerate(first.shape)],
+                    b,
+                    first.workers,
+                    first.is_replicated,
+                ),
+            )
             per.append(a)
             temps += tt
         for s, (w, _, _) in enumerate(out.shards()):
@@ -239,7 +265,7 @@ def _cat_plan(ex, *ts, dim) -> Operand:
         for g in grid:
             cnt *= g
         tshape = [n if k == d else s for k, s in enumerate(first.shape)]
-        same = (not lay.is_replicated and tuple(tuple(x) for x in b) == lay.bounds)
+        same = not lay.is_replicated and tuple(tuple(x) for x in b) == lay.bounds
         ws = lay.workers if same else [(i + start) % ex.num_workers for i in range(cnt)]
         target = Layout.from_bounds(tshape, b, ws)
         args, temps = align(ex, t, target)
@@ -255,7 +281,7 @@ def _cat_plan(ex, *ts, dim) -> Operand:
     for c in itertools.product(*(range(g) for g in grid)):
         i, k = owner[c[d]]
         tg, args, _ = aligned[i]
-        j = tg.index(c[:d] + (k,) + c[d + 1:])
+        j = tg.index(c[:d] + (k,) + c[d + 1 :])
         workers.append(tg.workers[j])
         srcs.append(args[j])
     out = Layout.from_bounds(shape, bounds, workers)
@@ -295,15 +321,17 @@ def cat(tensors, dim=0):
     ref = ts[0]
     for i, t in enumerate(ts):
         if t.ndim == 0:
-            raise ShapeError(f"zero-dimensional tensor (at position {i}) cannot be "
-                             f"concatenated")
+            raise ShapeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     d = normalize_dim(dim, ref.ndim)
     for i, t in enumerate(ts):
-        if t.ndim != ref.ndim or any(a != b for k, (a, b) in enumerate(zip(t.shape, ref.shape))
-                                     if k != d):
-            raise ShapeError(f"cat(): sizes of tensors must match except in dimension {d}; "
-                             f"tensor 0 has shape {list(ref.shape)}, tensor {i} has "
-                             f"{list(t.shape)}")
+        if t.ndim != ref.ndim or any(
+            a != b for k, (a, b) in enumerate(zip(t.shape, ref.shape)) if k != d
+        ):
+            raise ShapeError(
+                f"cat(): sizes of tensors must match except in dimension {d}; "
+                f"tensor 0 has shape {list(ref.shape)}, tensor {i} has "
+                f"{list(t.shape)}"
+            )
     dt = ts[0].dtype
     for t in ts[1:]:
         dt = D.promote_types(dt, t.dtype)
@@ -325,8 +353,10 @@ def stack(tensors, dim=0):
         raise ArgumentError("stack expects a non-empty list of tensors")
     for i, t in enumerate(ts):
         if t.shape != ts[0].shape:
-            raise ShapeError(f"stack expects each tensor to be equal size, but got "
-                             f"{list(ts[0].shape)} at entry 0 and {list(t.shape)} at entry {i}")
+            raise ShapeError(
+                f"stack expects each tensor to be equal size, but got "
+                f"{list(ts[0].shape)} at entry 0 and {list(t.shape)} at entry {i}"
+            )
     d = normalize_dim(dim, ts[0].ndim + 1)
     return cat([t.unsqueeze(d) for t in ts], d)
 

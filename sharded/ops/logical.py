@@ -39,10 +39,12 @@ def _primitive(name, fn, rule):
 
     def plan(ex, *operands, target=None):
         return E.plan_rule(ex, name, rule, operands, target)
+
     plan.__name__ = plan.__qualname__ = name
     plan.__doc__ = f"Elementwise ``{name}`` planner (``xp.{fn}``, {rule.__name__})."
-    primitive(name, kernels=[k], out_spec=E.spec(rule), layout_rule=E.out_layout,
-                     kind="elementwise")(plan)
+    primitive(
+        name, kernels=[k], out_spec=E.spec(rule), layout_rule=E.out_layout, kind="elementwise"
+    )(plan)
     nondiff(name)  # bool or integer results: no gradient flows through
 
 
@@ -52,6 +54,7 @@ def _binary(name, fn, rule, doc, example, result, operators=()):
 
     def f(input, other):
         return E.call(name, input, other)
+
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"""{doc}
 
@@ -70,6 +73,7 @@ def _unary(name, fn, rule, doc, example, result, operators=()):
 
     def f(input):
         return E.call(name, input)
+
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"""{doc}
 
@@ -86,37 +90,78 @@ _XY = "st.tensor([1, 2, 3]), 2"  # the comparison examples
 _PQ = "st.tensor([True, False]), st.tensor([True, True])"  # the logical/bitwise examples
 
 # ----------------------------------------------------------------------- comparisons
-eq = _binary("eq", "equal", E.compare, "``input == other``.", _XY, "[False, True, False]",
-             ("__eq__",))
-ne = _binary("ne", "not_equal", E.compare, "``input != other``.", _XY, "[True, False, True]",
-             ("__ne__",))
-lt = _binary("lt", "less", E.compare, "``input < other``.", _XY, "[True, False, False]",
-             ("__lt__",))
-le = _binary("le", "less_equal", E.compare, "``input <= other``.", _XY,
-             "[True, True, False]", ("__le__",))
-gt = _binary("gt", "greater", E.compare, "``input > other``.", _XY, "[False, False, True]",
-             ("__gt__",))
-ge = _binary("ge", "greater_equal", E.compare, "``input >= other``.", _XY,
-             "[False, True, True]", ("__ge__",))
+eq = _binary(
+    "eq", "equal", E.compare, "``input == other``.", _XY, "[False, True, False]", ("__eq__",)
+)
+ne = _binary(
+    "ne", "not_equal", E.compare, "``input != other``.", _XY, "[True, False, True]", ("__ne__",)
+)
+lt = _binary(
+    "lt", "less", E.compare, "``input < other``.", _XY, "[True, False, False]", ("__lt__",)
+)
+le = _binary(
+    "le", "less_equal", E.compare, "``input <= other``.", _XY, "[True, True, False]", ("__le__",)
+)
+gt = _binary(
+    "gt", "greater", E.compare, "``input > other``.", _XY, "[False, False, True]", ("__gt__",)
+)
+ge = _binary(
+    "ge", "greater_equal", E.compare, "``input >= other``.", _XY, "[False, True, True]", ("__ge__",)
+)
 
 # ---------------------------------------------------------------------------- logical
-logical_and = _binary("logical_and", "logical_and", E.logical, "Elementwise logical AND.",
-                      _PQ, "[True, False]")
-logical_or = _binary("logical_or", "logical_or", E.logical, "Elementwise logical OR.", _PQ,
-                     "[True, True]")
-logical_xor = _binary("logical_xor", "logical_xor", E.logical, "Elementwise logical XOR.",
-                      _PQ, "[False, True]")
-logical_not = _unary("logical_not", "logical_not", E.logical, "Elementwise logical NOT.",
-                     "st.tensor([1.0, 0.0])", "[False, True]")
+logical_and = _binary(
+    "logical_and", "logical_and", E.logical, "Elementwise logical AND.", _PQ, "[True, False]"
+)
+logical_or = _binary(
+    "logical_or", "logical_or", E.logical, "Elementwise logical OR.", _PQ, "[True, True]"
+)
+logical_xor = _binary(
+    "logical_xor", "logical_xor", E.logical, "Elementwise logical XOR.", _PQ, "[False, True]"
+)
+logical_not = _unary(
+    "logical_not",
+    "logical_not",
+    E.logical,
+    "Elementwise logical NOT.",
+    "st.tensor([1.0, 0.0])",
+    "[False, True]",
+)
 
 # ---------------------------------------------------------------------------- bitwise
-bitwise_and = _binary("bitwise_and", "bitwise_and", E.bitwise,
-                      "Bitwise AND (logical on bool).", _PQ, "[True, False]",
-                      ("__and__", "__rand__"))
-bitwise_or = _binary("bitwise_or", "bitwise_or", E.bitwise, "Bitwise OR (logical on bool).",
-                     _PQ, "[True, True]", ("__or__", "__ror__"))
-bitwise_xor = _binary("bitwise_xor", "bitwise_xor", E.bitwise,
-                      "Bitwise XOR (logical on bool).", _PQ, "[False, True]",
-                      ("__xor__", "__rxor__"))
-bitwise_not = _unary("bitwise_not", "invert", E.bitwise, "Bitwise NOT (logical NOT on bool).",
-                     "st.tensor([0, 5])", "[-1, -6]", ("__invert__",))
+bitwise_and = _binary(
+    "bitwise_and",
+    "bitwise_and",
+    E.bitwise,
+    "Bitwise AND (logical on bool).",
+    _PQ,
+    "[True, False]",
+    ("__and__", "__rand__"),
+)
+bitwise_or = _binary(
+    "bitwise_or",
+    "bitwise_or",
+    E.bitwise,
+    "Bitwise OR (logical on bool).",
+    _PQ,
+    "[True, True]",
+    ("__or__", "__ror__"),
+)
+bitwise_xor = _binary(
+    "bitwise_xor",
+    "bitwise_xor",
+    E.bitwise,
+    "Bitwise XOR (logical on bool).",
+    _PQ,
+    "[False, True]",
+    ("__xor__", "__rxor__"),
+)
+bitwise_not = _unary(
+    "bitwise_not",
+    "invert",
+    E.bitwise,
+    "Bitwise NOT (logical NOT on bool).",
+    "st.tensor([0, 5])",
+    "[-1, -6]",
+    ("__invert__",),
+)

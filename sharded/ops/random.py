@@ -99,7 +99,7 @@ def random_bits(xp, idx, seed: int, counter: int, stream: int = 0):
 def _unit(xp, bits, dtype):
     """Uniform [0, 1) floats from random bits, using as many bits as the dtype's mantissa."""
     mant = {2: 11, 4: 24}.get(np.dtype(dtype).itemsize, 53)
-    return ((bits >> np.uint64(64 - mant)).astype(np.float64) * 2.0 ** -mant).astype(dtype)
+    return ((bits >> np.uint64(64 - mant)).astype(np.float64) * 2.0**-mant).astype(dtype)
 
 
 # ------------------------------------------------------------------------------ random
@@ -120,18 +120,36 @@ def random_kernel(xp, shape, offsets, gshape, seed, counter, dist, dtype, low=0,
     raise ValueError(f"unknown distribution {dist!r}")
 
 
-@primitive("random", kernels=[random_kernel], kind="creation",
-           out_spec=lambda layout, dist, dtype, low=0, high=1: (tuple(layout.shape), dtype))
+@primitive(
+    "random",
+    kernels=[random_kernel],
+    kind="creation",
+    out_spec=lambda layout, dist, dtype, low=0, high=1: (tuple(layout.shape), dtype),
+)
 def _plan_random(ex, layout, dist, dtype, low=0, high=1) -> Operand:
     seed, counter = _draw(math.prod(layout.shape))
     dt = dtype.np.str
     keys = []
     for s, (w, offs, shp) in enumerate(layout.shards()):
         k = ex.new_key()
-        ex.submit(w, "random", (), (k,), {
-            "shape": shp, "offsets": offs, "gshape": layout.shape, "seed": seed,
-            "counter": counter, "dist": dist, "dtype": dt, "low": low, "high": high},
-            ("random", s))
+        ex.submit(
+            w,
+            "random",
+            (),
+            (k,),
+            {
+                "shape": shp,
+                "offsets": offs,
+                "gshape": layout.shape,
+                "seed": seed,
+                "counter": counter,
+                "dist": dist,
+                "dtype": dt,
+                "low": low,
+                "high": high,
+            },
+            ("random", s),
+        )
         keys.append(k)
     return Operand(layout, dtype, keys)
 
@@ -142,8 +160,17 @@ def _finish(t, requires_grad: bool):
 
 def _sampler(name, dist):
     """``name(*size, ...)``: a tensor of ``size`` drawn from ``dist`` (``rand``, ``randn``)."""
-    def f(*size, dtype=None, shards=None, dim=None, layout=None, device="cpu",
-          requires_grad=False, **kw):
+
+    def f(
+        *size,
+        dtype=None,
+        shards=None,
+        dim=None,
+        layout=None,
+        device="cpu",
+        requires_grad=False,
+        **kw,
+    ):
         if "size" in kw:
             size = (kw.pop("size"),)
         if kw:
@@ -151,6 +178,7 @@ def _sampler(name, dist):
         dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
         lay = placement(size_of(size), shards, dim, layout, device)
         return _finish(apply("random", lay, dist, dt), requires_grad)
+
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"""A tensor of the given size drawn by ``{name}`` (default dtype float32),
     identical for every sharding after the same ``manual_seed``.
@@ -168,8 +196,18 @@ rand = _sampler("rand", "uniform")
 randn = _sampler("randn", "normal")
 
 
-def randint(low, high=None, size=None, *, dtype=None, shards=None, dim=None, layout=None,
-            device="cpu", requires_grad=False):
+def randint(
+    low,
+    high=None,
+    size=None,
+    *,
+    dtype=None,
+    shards=None,
+    dim=None,
+    layout=None,
+    device="cpu",
+    requires_grad=False,
+):
     """Integers uniform in ``[low, high)``: ``randint(high, size)`` or
     ``randint(low, high, size)``.
 
@@ -182,8 +220,9 @@ def randint(low, high=None, size=None, *, dtype=None, shards=None, dim=None, lay
     if size is None:
         low, high, size = 0, low, high
     if size is None or high is None:
-        raise ArgumentError("randint() needs high and size: randint(high, size) or "
-                            "randint(low, high, size)")
+        raise ArgumentError(
+            "randint() needs high and size: randint(high, size) or randint(low, high, size)"
+        )
     if high <= low:
         raise ArgumentError(f"randint(): low={low} must be below high={high}")
     shape = size_of((tuple(size),) if not isinstance(size, numbers.Integral) else (size,))
@@ -201,23 +240,40 @@ def randperm_kernel(xp, n, lo, hi, seed, counter, dtype):
     return xp.argsort(keys, kind="stable")[lo:hi].astype(dtype)
 
 
-@primitive("randperm", kernels=[randperm_kernel], kind="creation",
-           out_spec=lambda layout, n, dtype: (tuple(layout.shape), dtype))
+@primitive(
+    "randperm",
+    kernels=[randperm_kernel],
+    kind="creation",
+    out_spec=lambda layout, n, dtype: (tuple(layout.shape), dtype),
+)
 def _plan_randperm(ex, layout, n, dtype) -> Operand:
     seed, counter = _draw(n)
     dt = dtype.np.str
     keys = []
     for s, (w, offs, shp) in enumerate(layout.shards()):
         k = ex.new_key()
-        ex.submit(w, "randperm", (), (k,), {
-            "n": n, "lo": offs[0], "hi": offs[0] + shp[0], "seed": seed, "counter": counter,
-            "dtype": dt}, ("randperm", s))
+        ex.submit(
+            w,
+            "randperm",
+            (),
+            (k,),
+            {
+                "n": n,
+                "lo": offs[0],
+                "hi": offs[0] + shp[0],
+                "seed": seed,
+                "counter": counter,
+                "dtype": dt,
+            },
+            ("randperm", s),
+        )
         keys.append(k)
     return Operand(layout, dtype, keys)
 
 
-def randperm(n, *, dtype=None, shards=None, dim=None, layout=None, device="cpu",
-             requires_grad=False):
+def randperm(
+    n, *, dtype=None, shards=None, dim=None, layout=None, device="cpu", requires_grad=False
+):
     """A random permutation of ``0 .. n-1`` (identical for any sharding).
 
     Examples
@@ -242,12 +298,17 @@ def _like_kw(input, dtype, shards, dim, layout, device, requires_grad) -> dict:
     place = {"shards": shards, "dim": dim, "layout": layout}
     if all(v is None for v in place.values()):
         place = {"layout": input.layout}
-    return {"dtype": dtype or input.dtype, "device": device or input.device,
-            "requires_grad": requires_grad, **place}
+    return {
+        "dtype": dtype or input.dtype,
+        "device": device or input.device,
+        "requires_grad": requires_grad,
+        **place,
+    }
 
 
-def rand_like(input, *, dtype=None, shards=None, dim=None, layout=None, device=None,
-              requires_grad=False):
+def rand_like(
+    input, *, dtype=None, shards=None, dim=None, layout=None, device=None, requires_grad=False
+):
     """``rand`` with the shape, dtype and layout of ``input``.
 
     Examples
@@ -256,12 +317,12 @@ def rand_like(input, *, dtype=None, shards=None, dim=None, layout=None, device=N
     >>> st.rand_like(st.ones(2, 3)).shape
     sharded.Size([2, 3])
     """
-    return rand(input.shape, **_like_kw(input, dtype, shards, dim, layout, device,
-                                        requires_grad))
+    return rand(input.shape, **_like_kw(input, dtype, shards, dim, layout, device, requires_grad))
 
 
-def randn_like(input, *, dtype=None, shards=None, dim=None, layout=None, device=None,
-               requires_grad=False):
+def randn_like(
+    input, *, dtype=None, shards=None, dim=None, layout=None, device=None, requires_grad=False
+):
     """``randn`` with the shape, dtype and layout of ``input``.
 
     Examples
@@ -270,9 +331,16 @@ def randn_like(input, *, dtype=None, shards=None, dim=None, layout=None, device=
     >>> st.randn_like(st.ones(2, 3, dtype=st.float64)).dtype
     sharded.float64
     """
-    return randn(input.shape, **_like_kw(input, dtype, shards, dim, layout, device,
-                                         requires_grad))
+    return randn(input.shape, **_like_kw(input, dtype, shards, dim, layout, device, requires_grad))
 
 
-__all__ = ["rand", "randn", "randint", "randperm", "rand_like", "randn_like", "manual_seed",
-           "initial_seed"]
+__all__ = [
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "rand_like",
+    "randn_like",
+    "manual_seed",
+    "initial_seed",
+]

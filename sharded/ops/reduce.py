@@ -91,10 +91,13 @@ def _tensor(x):
 def _spec(dtype_of):
     """The ``out_spec`` of a value reduction: the reduced shape, dtype ``dtype_of(x.dtype)``
     unless the call names one."""
+
     def out_spec(x, dims, keepdim=False, dtype=None):
-        shape = tuple(1 if d in dims else n for d, n in enumerate(x.shape) if keepdim or
-                      d not in dims)
+        shape = tuple(
+            1 if d in dims else n for d, n in enumerate(x.shape) if keepdim or d not in dims
+        )
         return shape, dtype or dtype_of(x.dtype)
+
     return out_spec
 
 
@@ -128,8 +131,9 @@ def _nones(node):
 
 
 # ------------------------------------------------------------------------------ sum
-@primitive("sum", kernels=_VALUES, out_spec=_spec(sum_dtype), layout_rule=_layout_rule,
-           kind="reduce")
+@primitive(
+    "sum", kernels=_VALUES, out_spec=_spec(sum_dtype), layout_rule=_layout_rule, kind="reduce"
+)
 def _sum_plan(ex, x, dims, keepdim=False, dtype=None):
     return plan_reduce(ex, x, "sum", dims, keepdim, dtype or sum_dtype(x._dtype))[0]
 
@@ -153,13 +157,15 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     [3.0, 3.0]
     """
     x = _tensor(input)
-    return apply("sum", x, dims_of(x, dim, axis), keepdim,
-                 None if dtype is None else D.as_dtype(dtype))
+    return apply(
+        "sum", x, dims_of(x, dim, axis), keepdim, None if dtype is None else D.as_dtype(dtype)
+    )
 
 
 # ----------------------------------------------------------------------------- prod
-@primitive("prod", kernels=_VALUES, out_spec=_spec(sum_dtype), layout_rule=_layout_rule,
-           kind="reduce")
+@primitive(
+    "prod", kernels=_VALUES, out_spec=_spec(sum_dtype), layout_rule=_layout_rule, kind="reduce"
+)
 def _prod_plan(ex, x, dims, keepdim=False, dtype=None):
     return plan_reduce(ex, x, "prod", dims, keepdim, dtype or sum_dtype(x._dtype))[0]
 
@@ -182,19 +188,22 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     24
     """
     x = _tensor(input)
-    return apply("prod", x, dims_of(x, dim, axis), keepdim,
-                 None if dtype is None else D.as_dtype(dtype))
+    return apply(
+        "prod", x, dims_of(x, dim, axis), keepdim, None if dtype is None else D.as_dtype(dtype)
+    )
 
 
 # ----------------------------------------------------------------------- amax, amin
-@primitive("amax", kernels=_VALUES, out_spec=_spec(lambda dt: dt), layout_rule=_layout_rule,
-           kind="reduce")
+@primitive(
+    "amax", kernels=_VALUES, out_spec=_spec(lambda dt: dt), layout_rule=_layout_rule, kind="reduce"
+)
 def _amax_plan(ex, x, dims, keepdim=False):
     return plan_reduce(ex, x, "max", dims, keepdim, x._dtype, label="amax")[0]
 
 
-@primitive("amin", kernels=_VALUES, out_spec=_spec(lambda dt: dt), layout_rule=_layout_rule,
-           kind="reduce")
+@primitive(
+    "amin", kernels=_VALUES, out_spec=_spec(lambda dt: dt), layout_rule=_layout_rule, kind="reduce"
+)
 def _amin_plan(ex, x, dims, keepdim=False):
     return plan_reduce(ex, x, "min", dims, keepdim, x._dtype, label="amin")[0]
 
@@ -304,8 +313,9 @@ def min(input, dim=None, keepdim=False, *, other=None):
 def _arg(ex, x, fn, dim, keepdim, label):
     if dim is None:
         nd = x._layout.ndim
-        vals, idx = plan_reduce(ex, x, fn, tuple(range(nd)), keepdim, x._dtype, arg=True,
-                                flat=True, label=label)
+        vals, idx = plan_reduce(
+            ex, x, fn, tuple(range(nd)), keepdim, x._dtype, arg=True, flat=True, label=label
+        )
     else:
         vals, idx = plan_reduce(ex, x, fn, (dim,), keepdim, x._dtype, arg=True, label=label)
     ex.free_pairs(list(zip(vals.layout.workers, vals.keys)))  # only the indices are kept
@@ -354,14 +364,24 @@ def argmin(input, dim=None, keepdim=False):
 
 
 # -------------------------------------------------------------------------- all, any
-@primitive("all", kernels=_VALUES, out_spec=_spec(lambda dt: D.bool_),
-           layout_rule=_layout_rule, kind="reduce")
+@primitive(
+    "all",
+    kernels=_VALUES,
+    out_spec=_spec(lambda dt: D.bool_),
+    layout_rule=_layout_rule,
+    kind="reduce",
+)
 def _all_plan(ex, x, dims, keepdim=False):
     return plan_reduce(ex, x, "all", dims, keepdim, D.bool_)[0]
 
 
-@primitive("any", kernels=_VALUES, out_spec=_spec(lambda dt: D.bool_),
-           layout_rule=_layout_rule, kind="reduce")
+@primitive(
+    "any",
+    kernels=_VALUES,
+    out_spec=_spec(lambda dt: D.bool_),
+    layout_rule=_layout_rule,
+    kind="reduce",
+)
 def _any_plan(ex, x, dims, keepdim=False):
     return plan_reduce(ex, x, "any", dims, keepdim, D.bool_)[0]
 
@@ -395,4 +415,3 @@ def any(input, dim=None, keepdim=False):
     """
     x = _tensor(input)
     return apply("any", x, dims_of(x, dim), keepdim)
-

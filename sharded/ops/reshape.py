@@ -101,6 +101,7 @@ def _whole(lay: Layout):
     """Every shard of ``lay`` read by the same position of the result."""
     return list(range(len(lay.workers)))
 
+
 # ----------------------------------------------------------------------------- reshape
 def dim_groups(old, new):
     """Pair runs of ``old`` dims with runs of ``new`` dims of equal product (None if the
@@ -160,8 +161,8 @@ def _bounds_keeping_shards(lay: Layout, new):
             continue
         if any(new[d] > 1 for d in gn[:r]):
             return None
-        p_old = math.prod(old[d] for d in go[q + 1:])
-        p_new = math.prod(new[d] for d in gn[r + 1:])
+        p_old = math.prod(old[d] for d in go[q + 1 :])
+        p_new = math.prod(new[d] for d in gn[r + 1 :])
         if any(v * p_old % p_new for v in b):
             return None
         bounds[gn[r]] = tuple(v * p_old // p_new for v in b)
@@ -222,8 +223,8 @@ def fallback_layout(lay: Layout, new, num_workers: int) -> Layout:
         if not go or not gn:
             continue
         q, r = _lead(go, old), _lead(gn, new)
-        p_old = math.prod(old[d] for d in go[q + 1:])
-        p_new = math.prod(new[d] for d in gn[r + 1:])
+        p_old = math.prod(old[d] for d in go[q + 1 :])
+        p_new = math.prod(new[d] for d in gn[r + 1 :])
         unit = p_new // math.gcd(p_new, p_old)
         units = old[go[q]] // unit
         if best is None or units > best[0]:
@@ -242,8 +243,12 @@ def reshape_view(xp, a, shape):
     return v
 
 
-@primitive("reshape_view", kernels=[reshape_view, "reshape"], kind="view",
-           out_spec=lambda x, shape, copy=False: (tuple(shape), x.dtype))
+@primitive(
+    "reshape_view",
+    kernels=[reshape_view, "reshape"],
+    kind="view",
+    out_spec=lambda x, shape, copy=False: (tuple(shape), x.dtype),
+)
 def _reshape_view_plan(ex, x, shape, copy=False) -> Operand:
     """``x`` with a new shape, shard by shard (the caller checked :func:`reshape_bounds`).
     ``copy=False`` insists on NumPy views (``view``); ``True`` lets NumPy copy a shard that
@@ -259,8 +264,15 @@ def _reshape_view_plan(ex, x, shape, copy=False) -> Operand:
             raise LayoutMismatch(f"reshape of layout {lay} to {shape} is not shard-local")
         bounds, sources, workers = plan
         out = Layout.from_bounds(shape, bounds, workers)
-    return map_shards(ex, x, out, sources, "reshape" if copy else "reshape_view",
-                      lambda s, j, shp: {"shape": shp}, "reshape_view")
+    return map_shards(
+        ex,
+        x,
+        out,
+        sources,
+        "reshape" if copy else "reshape_view",
+        lambda s, j, shp: {"shape": shp},
+        "reshape_view",
+    )
 
 
 @vjp("reshape_view")
@@ -282,14 +294,18 @@ def view(x, *shape):
     new = infer_shape(_sizes(shape), x.numel())
     strides = view_strides(x.shape, x.stride(), new)
     if strides is None:
-        raise ViewError(f"view size {list(new)} is not compatible with input tensor's size "
-                        f"{list(x.shape)} and stride {list(x.stride())} (at least one dimension "
-                        f"spans across two contiguous subspaces); use .reshape(...) instead")
+        raise ViewError(
+            f"view size {list(new)} is not compatible with input tensor's size "
+            f"{list(x.shape)} and stride {list(x.stride())} (at least one dimension "
+            f"spans across two contiguous subspaces); use .reshape(...) instead"
+        )
     if x.numel() == 0:
         return _empty(x, new)
     if not x.layout.is_replicated and reshape_bounds(x.layout, new) is None:
-        raise ViewError(f"view {list(new)} of a tensor of shape {list(x.shape)} laid out as "
-                        f"{x.layout} would move data between workers; use .reshape(...)")
+        raise ViewError(
+            f"view {list(new)} of a tensor of shape {list(x.shape)} laid out as "
+            f"{x.layout} would move data between workers; use .reshape(...)"
+        )
     return as_view(apply("reshape_view", x, new), x, strides, x.storage_offset())
 
 
@@ -330,10 +346,11 @@ def flatten(x, start_dim=0, end_dim=-1):
         return reshape(x, 1)
     a, b = normalize_dim(start_dim, x.ndim), normalize_dim(end_dim, x.ndim)
     if a > b:
-        raise DimError(f"flatten() has invalid args: start_dim {start_dim} cannot come after "
-                       f"end_dim {end_dim}")
+        raise DimError(
+            f"flatten() has invalid args: start_dim {start_dim} cannot come after end_dim {end_dim}"
+        )
     s = x.shape
-    return reshape(x, s[:a] + (math.prod(s[a:b + 1]),) + s[b + 1:])
+    return reshape(x, s[:a] + (math.prod(s[a : b + 1]),) + s[b + 1 :])
 
 
 # ------------------------------------------------------------------ squeeze and unsqueeze
@@ -395,19 +412,23 @@ def squeeze_dims(xp, a, shape):
     return a.reshape(shape)
 
 
-@primitive("squeeze_dims", kernels=[squeeze_dims],
-           out_spec=lambda t, dims: (tuple(n for d, n in enumerate(t.shape) if d not in dims),
-                                     t.dtype))
+@primitive(
+    "squeeze_dims",
+    kernels=[squeeze_dims],
+    out_spec=lambda t, dims: (tuple(n for d, n in enumerate(t.shape) if d not in dims), t.dtype),
+)
 def _squeeze_dims_plan(ex, t, dims) -> Operand:
     """Drop size-1 dimensions ``dims`` that are not split (a local reshape on every shard;
     reductions use it to drop their kept dims)."""
     lay = t._layout
     dims = set(dims)
     keep = [d for d in range(lay.ndim) if d not in dims]
-    out = Layout.from_bounds([lay.shape[d] for d in keep], [lay.bounds[d] for d in keep],
-                             lay.workers, lay.is_replicated)
-    return map_shards(ex, t, out, _whole(out), "squeeze_dims", lambda s, j, shp: {"shape": shp},
-                      "squeeze_dims")
+    out = Layout.from_bounds(
+        [lay.shape[d] for d in keep], [lay.bounds[d] for d in keep], lay.workers, lay.is_replicated
+    )
+    return map_shards(
+        ex, t, out, _whole(out), "squeeze_dims", lambda s, j, shp: {"shape": shp}, "squeeze_dims"
+    )
 
 
 @vjp("squeeze_dims")
@@ -440,16 +461,16 @@ def expand(xp, a, shape):
     return xp.broadcast_to(a, shape)
 
 
-@primitive("expand", kernels=[expand], kind="view",
-           out_spec=lambda x, shape: (tuple(shape), x.dtype))
+@primitive(
+    "expand", kernels=[expand], kind="view", out_spec=lambda x, shape: (tuple(shape), x.dtype)
+)
 def _expand_plan(ex, x, shape) -> Operand:
     """A read-only view repeating size-1 dims to ``shape`` (the caller checked sizes)."""
     plan = expand_plan(x._layout, shape)
     if plan is None:
         raise LayoutMismatch(f"expand of layout {x._layout} to {shape}: a size-1 dim is split")
     out, sources = plan
-    return map_shards(ex, x, out, sources, "expand", lambda s, j, shp: {"shape": shp},
-                      "expand")
+    return map_shards(ex, x, out, sources, "expand", lambda s, j, shp: {"shape": shp}, "expand")
 
 
 @vjp("expand")
@@ -459,8 +480,9 @@ def _expand_vjp(gs, node):
         return (None, None)
     shape = tuple(x.shape)
     lead = g.ndim - len(shape)  # sum over the new leading dims and the stretched size-1 dims
-    dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
-                                      if n == 1 and g.shape[lead + i] != 1)
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
+    )
     return ((g.sum(dims, keepdim=True) if dims else g).reshape(shape), None)
 
 
@@ -476,8 +498,10 @@ def expand(x, *sizes):
     """
     sizes = _sizes(sizes)
     if len(sizes) < x.ndim:
-        raise ShapeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater "
-                         f"or equal to the number of dimensions in the tensor ({x.ndim})")
+        raise ShapeError(
+            f"expand: the number of sizes provided ({len(sizes)}) must be greater "
+            f"or equal to the number of dimensions in the tensor ({x.ndim})"
+        )
     off = len(sizes) - x.ndim
     shape, strides = [], []
     xs = x.stride()
@@ -491,8 +515,10 @@ def expand(x, *sizes):
         have = x.shape[i - off]
         n = have if n == -1 else n
         if have != n and have != 1:
-            raise ShapeError(f"expand: the expanded size {n} must match the existing size "
-                             f"{have} at non-singleton dimension {i}; target sizes {list(sizes)}")
+            raise ShapeError(
+                f"expand: the expanded size {n} must match the existing size "
+                f"{have} at non-singleton dimension {i}; target sizes {list(sizes)}"
+            )
         shape.append(n)
         strides.append(xs[i - off] if have == n else 0)
     if tuple(shape) == tuple(x.shape):

@@ -35,16 +35,20 @@ def _unary(name, fn, rule=E.floating, kernel=None):
 
     def plan(ex, x, target=None):
         return E.plan_rule(ex, name, rule, (x,), target)
+
     plan.__name__ = plan.__qualname__ = name
     plan.__doc__ = f"Elementwise ``{name}`` planner ({rule.__name__})."
-    return primitive(name, kernels=[k], out_spec=E.spec(rule), layout_rule=E.out_layout,
-                     kind="elementwise")(plan)
+    return primitive(
+        name, kernels=[k], out_spec=E.spec(rule), layout_rule=E.out_layout, kind="elementwise"
+    )(plan)
 
 
 def _public(name, doc, example, result, inplace=True):
     """The public function ``name`` (also the method ``x.name()``; ``x.name_()`` in place)."""
+
     def f(input):
         return E.call(name, input)
+
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"""{doc}
 
@@ -192,8 +196,13 @@ def _relu_grad_kernel(xp, g, a, cast=None, out=None):
     return E.cast(xp, g * (a > 0), out)
 
 
-@primitive("relu_grad", kernels=[_relu_grad_kernel], out_spec=E.spec(E.promote),
-           layout_rule=E.out_layout, kind="elementwise")
+@primitive(
+    "relu_grad",
+    kernels=[_relu_grad_kernel],
+    out_spec=E.spec(E.promote),
+    layout_rule=E.out_layout,
+    kind="elementwise",
+)
 def _relu_grad_plan(ex, g, a, target=None):
     """Elementwise ``relu_grad`` planner (promote): the gradient ``g`` masked by ``a > 0``."""
     return E.plan_rule(ex, "relu_grad", E.promote, (g, a), target)
@@ -209,7 +218,13 @@ _unary("isnan", "isnan", E.logical)
 _unary("isfinite", "isfinite", E.logical)
 nondiff("isnan", "isfinite")  # bool results: no gradient
 
-isnan = _public("isnan", "True where the element is NaN.", "[1.0, float('nan')]",
-                "[False, True]", inplace=False)
-isfinite = _public("isfinite", "True where the element is neither inf nor NaN.",
-                   "[1.0, float('inf')]", "[True, False]", inplace=False)
+isnan = _public(
+    "isnan", "True where the element is NaN.", "[1.0, float('nan')]", "[False, True]", inplace=False
+)
+isfinite = _public(
+    "isfinite",
+    "True where the element is neither inf nor NaN.",
+    "[1.0, float('inf')]",
+    "[True, False]",
+    inplace=False,
+)

@@ -40,8 +40,12 @@ def permute(xp, a, axes):
     return a.transpose(axes)
 
 
-@primitive("permute", kernels=[permute], kind="view",
-           out_spec=lambda x, dims: (tuple(x.shape[d] for d in dims), x.dtype))
+@primitive(
+    "permute",
+    kernels=[permute],
+    kind="view",
+    out_spec=lambda x, dims: (tuple(x.shape[d] for d in dims), x.dtype),
+)
 def _permute_plan(ex, x, dims) -> Operand:
     """Axes reordered to ``dims``: chunk bounds travel with their dims, shards stay put."""
     lay = x._layout
@@ -58,8 +62,9 @@ def _permute_plan(ex, x, dims) -> Operand:
                 old[d] = c[i]
             sources.append(lay.index(old))
         out = Layout.from_bounds(shape, bounds, [lay.workers[j] for j in sources])
-    return map_shards(ex, x, out, sources, "permute", lambda s, j, shp: {"axes": tuple(dims)},
-                      "permute")
+    return map_shards(
+        ex, x, out, sources, "permute", lambda s, j, shp: {"axes": tuple(dims)}, "permute"
+    )
 
 
 @vjp("permute")
@@ -195,8 +200,9 @@ def index_basic(xp, a, key):
 def _index_basic_spec(x, entries):
     """``out_spec`` of a basic index: ints drop their dim, slices keep their length, new
     axes add a 1."""
-    return tuple(1 if e[0] == "new" else len(range(*e[1:])) for e in entries
-                 if e[0] != "int"), x.dtype
+    return tuple(
+        1 if e[0] == "new" else len(range(*e[1:])) for e in entries if e[0] != "int"
+    ), x.dtype
 
 
 @primitive("index_basic", kernels=[index_basic], kind="view", out_spec=_index_basic_spec)
@@ -236,19 +242,25 @@ def _index_basic_plan(ex, x, entries) -> Operand:
         keys = keys * len(sources)
     else:
         out = Layout.from_bounds(shape, bounds, [lay.workers[j] for j in sources])
-    return map_shards(ex, x, out, sources, "index_basic", lambda s, j, shp: {"key": keys[s]},
-                      "index_basic")
+    return map_shards(
+        ex, x, out, sources, "index_basic", lambda s, j, shp: {"key": keys[s]}, "index_basic"
+    )
 
 
 @vjp("index_basic")
 def _index_basic_vjp(gs, node):
     x, entries = node.args
     # a normalised negative-step slice may stop at -1, which must mean "past the start"
-    key = tuple(None if e[0] == "new" else (e[1] if e[0] == "int" else slice(
-        e[1], None if e[2] < 0 else e[2], e[3])) for e in entries)
+    key = tuple(
+        None
+        if e[0] == "new"
+        else (e[1] if e[0] == "int" else slice(e[1], None if e[2] < 0 else e[2], e[3]))
+        for e in entries
+    )
     z = apply("full", x._layout, 0, gs[0].dtype)  # zeros like x, in the gradient's dtype
     z[key] = gs[0]
     return (z, None)
+
 
 # ------------------------------------------------------------------ contiguous and clone
 @kernel
@@ -258,12 +270,20 @@ def contiguous(xp, a):
     return xp.array(a, order="C", copy=True)
 
 
-@primitive("contiguous", kernels=[contiguous], kind="view",
-           out_spec=lambda x: (tuple(x.shape), x.dtype))
+@primitive(
+    "contiguous", kernels=[contiguous], kind="view", out_spec=lambda x: (tuple(x.shape), x.dtype)
+)
 def _contiguous_plan(ex, x) -> Operand:
     """A C-ordered copy of every shard (same layout, no data moves)."""
-    return map_shards(ex, x, x._layout, list(range(len(x._layout.workers))), "contiguous",
-                      lambda s, j, shp: None, "contiguous")
+    return map_shards(
+        ex,
+        x,
+        x._layout,
+        list(range(len(x._layout.workers))),
+        "contiguous",
+        lambda s, j, shp: None,
+        "contiguous",
+    )
 
 
 @vjp("contiguous")

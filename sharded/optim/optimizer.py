@@ -57,15 +57,26 @@ class SGD(Optimizer):
     [0.0, 0.0]
     """
 
-    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
-                 nesterov=False):
+    def __init__(
+        self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False
+    ):
         if lr < 0 or momentum < 0 or weight_decay < 0:
-            raise ArgumentError(f"invalid SGD hyper-parameters lr={lr}, momentum={momentum}, "
-                                f"weight_decay={weight_decay}")
+            raise ArgumentError(
+                f"invalid SGD hyper-parameters lr={lr}, momentum={momentum}, "
+                f"weight_decay={weight_decay}"
+            )
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ArgumentError("Nesterov momentum requires a momentum and zero dampening")
-        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                momentum=momentum,
+                dampening=dampening,
+                weight_decay=weight_decay,
+                nesterov=nesterov,
+            ),
+        )
 
     @no_grad()
     def step(self):
@@ -97,10 +108,10 @@ class Adam(Optimizer):
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
         if lr < 0 or eps < 0 or not all(0 <= b < 1 for b in betas):
-            raise ArgumentError(f"invalid Adam hyper-parameters lr={lr}, betas={betas}, "
-                                f"eps={eps}")
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
-                                      weight_decay=weight_decay))
+            raise ArgumentError(f"invalid Adam hyper-parameters lr={lr}, betas={betas}, eps={eps}")
+        super().__init__(
+            params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
+        )
 
     @no_grad()
     def step(self):
@@ -118,6 +129,6 @@ class Adam(Optimizer):
             m, v = state["exp_avg"], state["exp_avg_sq"]
             m.mul_(b1).add_(grad, alpha=1 - b1)
             v.mul_(b2).add_(grad * grad, alpha=1 - b2)
-            bc1, bc2 = 1 - b1 ** t, 1 - b2 ** t
+            bc1, bc2 = 1 - b1**t, 1 - b2**t
             denom = v.sqrt() / math.sqrt(bc2) + g["eps"]
             p.sub_(m / denom * (g["lr"] / bc1))

@@ -166,10 +166,10 @@ class Executor:
             handles = {w: self._fetch(w, [(k, s) for _, k, s in its]) for w, its in by_w.items()}
             pending = self._drain_inflight()
             values = self._wait(pending + list(handles.values()))
-            self._record(values[:len(pending)])
+            self._record(values[: len(pending)])
             self._raise_errors()
         out = [None] * len(items)
-        for res, (w, its) in zip(values[len(pending):], by_w.items()):
+        for res, (w, its) in zip(values[len(pending) :], by_w.items()):
             for (i, _, _), arr in zip(its, res):
                 if is_failed(arr):
                     r = arr.record
@@ -212,8 +212,10 @@ class Executor:
 
     def _check_open(self):
         if self.closed:
-            raise SessionClosed("this tensor belongs to a session that was shut down "
-                                "(st.shutdown() freed its shards); create it again after st.init()")
+            raise SessionClosed(
+                "this tensor belongs to a session that was shut down "
+                "(st.shutdown() freed its shards); create it again after st.init()"
+            )
 
     def close(self) -> None:
         self.closed = True
@@ -256,8 +258,9 @@ class LocalExecutor(Executor):
     def __init__(self, num_workers: int = 2, devices=None):
         devices = list(devices) if devices is not None else ["cpu"] * num_workers
         self._workers = [Worker(i, d, copy_exports=True) for i, d in enumerate(devices)]
-        super().__init__([WorkerInfo(i, f"sharded-worker-{i}", "local", d)
-                          for i, d in enumerate(devices)])
+        super().__init__(
+            [WorkerInfo(i, f"sharded-worker-{i}", "local", d) for i, d in enumerate(devices)]
+        )
 
     def _dispatch(self, w, cmds, refs, nexp):
         res = self._workers[w].run(cmds, *refs)

@@ -29,8 +29,14 @@ def nodes(executor) -> list:
     for n in ray.nodes():
         if n.get("Alive"):
             r = n["Resources"]
-            out.append({"node": n["NodeID"], "address": n["NodeManagerAddress"],
-                        "cpus": r.get("CPU", 0), "gpus": r.get("GPU", 0),
-                        "memory_bytes": int(r.get("memory", 0)),
-                        "object_store_bytes": int(r.get("object_store_memory", 0))})
+            out.append(
+                {
+                    "node": n["NodeID"],
+                    "address": n["NodeManagerAddress"],
+                    "cpus": r.get("CPU", 0),
+                    "gpus": r.get("GPU", 0),
+                    "memory_bytes": int(r.get("memory", 0)),
+                    "object_store_bytes": int(r.get("object_store_memory", 0)),
+                }
+            )
     return out

@@ -63,8 +63,7 @@ class RayExecutor(Executor):
 
     kind = "ray"
 
-    def __init__(self, num_workers=None, namespace="sharded", gpu_workers=None,
-                 gpu_fraction=1.0):
+    def __init__(self, num_workers=None, namespace="sharded", gpu_workers=None, gpu_fraction=1.0):
         nodes = [n for n in ray.nodes() if n.get("Alive")]
         total = sum(n["Resources"].get("CPU", 0) for n in nodes)
         gpus = sum(n["Resources"].get("GPU", 0) for n in nodes)
@@ -73,9 +72,11 @@ class RayExecutor(Executor):
         if gpu_workers is None:
             gpu_workers = int(gpus / gpu_fraction + 1e-9)
         elif gpu_workers * gpu_fraction > gpus + 1e-9:
-            raise BackendUnavailable(f"{gpu_workers} GPU workers of {gpu_fraction} GPU each "
-                                     f"need {gpu_workers * gpu_fraction:g} GPUs; the cluster "
-                                     f"has {gpus:g}")
+            raise BackendUnavailable(
+                f"{gpu_workers} GPU workers of {gpu_fraction} GPU each "
+                f"need {gpu_workers * gpu_fraction:g} GPUs; the cluster "
+                f"has {gpus:g}"
+            )
         if num_workers is None:
             num_workers = max(1, int(total))
         if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
@@ -84,30 +85,44 @@ class RayExecutor(Executor):
         # Fractional CPUs when oversubscribed, so every actor fits on its node.
         need = min([1.0] + [caps[n] / used[n] for n in used if used[n] and caps[n]])
         self._actors = [
-            _Actor.options(name=f"sharded-worker-{i}", namespace=namespace, num_cpus=need,
-                           max_concurrency=1, max_restarts=0,
-                           scheduling_strategy=NodeAffinitySchedulingStrategy(nid, soft=False)
-                           ).remote(i, "cpu")
-            for i, nid in enumerate(placement)]
+            _Actor.options(
+                name=f"sharded-worker-{i}",
+                namespace=namespace,
+                num_cpus=need,
+                max_concurrency=1,
+                max_restarts=0,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(nid, soft=False),
+            ).remote(i, "cpu")
+            for i, nid in enumerate(placement)
+        ]
         # GPU workers: Ray gives each its GPU (or a fraction of one) as CUDA device 0 of the
         # process; they are labelled cuda:0, cuda:1, ... across the cluster.
         self._actors += [
-            _Actor.options(name=f"sharded-gpu-worker-{j}", namespace=namespace, num_cpus=0,
-                           num_gpus=gpu_fraction, max_concurrency=1, max_restarts=0
-                           ).remote(num_workers + j, "cuda:0")
-            for j in range(gpu_workers)]
+            _Actor.options(
+                name=f"sharded-gpu-worker-{j}",
+                namespace=namespace,
+                num_cpus=0,
+                num_gpus=gpu_fraction,
+                max_concurrency=1,
+                max_restarts=0,
+            ).remote(num_workers + j, "cuda:0")
+            for j in range(gpu_workers)
+        ]
         devices = ["cpu"] * num_workers + [f"cuda:{j}" for j in range(gpu_workers)]
         try:
-            node_ids = ray.get([a.node_id.remote() for a in self._actors],
-                               timeout=READY_TIMEOUT_S)
+            node_ids = ray.get([a.node_id.remote() for a in self._actors], timeout=READY_TIMEOUT_S)
         except GetTimeoutError:
             self._kill()
-            raise WorkerLost(f"{num_workers} worker actors did not start within "
-                             f"{READY_TIMEOUT_S}s (cluster CPUs: {total})") from None
+            raise WorkerLost(
+                f"{num_workers} worker actors did not start within "
+                f"{READY_TIMEOUT_S}s (cluster CPUs: {total})"
+            ) from None
         names = [f"sharded-worker-{i}" for i in range(num_workers)] + [
-            f"sharded-gpu-worker-{j}" for j in range(gpu_workers)]
-        super().__init__([WorkerInfo(i, names[i], nid, devices[i])
-                          for i, nid in enumerate(node_ids)])
+            f"sharded-gpu-worker-{j}" for j in range(gpu_workers)
+        ]
+        super().__init__(
+            [WorkerInfo(i, names[i], nid, devices[i]) for i, nid in enumerate(node_ids)]
+        )
         self._run1 = [a.run for a in self._actors]
         self._stop = threading.Event()
         self._timer = threading.Thread(target=self._tick, name="sharded-flush", daemon=True)

@@ -32,12 +32,15 @@ class Session:
 
     def __repr__(self):
         ex = self.executor
-        return (f"Session(executor={ex.kind!r}, workers={ex.num_workers}, "
-                f"nodes={len({w.node for w in ex.workers})}, address={self.address!r})")
+        return (
+            f"Session(executor={ex.kind!r}, workers={ex.num_workers}, "
+            f"nodes={len({w.node for w in ex.workers})}, address={self.address!r})"
+        )
 
 
-def init(address=None, num_workers=None, executor="ray", devices=None, gpu_workers=None,
-         gpu_fraction=1.0) -> Session:
+def init(
+    address=None, num_workers=None, executor="ray", devices=None, gpu_workers=None, gpu_fraction=1.0
+) -> Session:
     """Start or connect the workers; idempotent (a second call returns the live session).
 
     Parameters
@@ -96,8 +99,12 @@ def _init_ray(address, num_workers, gpu_workers=None, gpu_fraction=1.0) -> Sessi
         else:  # "local": a new instance, never one that `ray start` left on this machine
             ray.init(address="local", include_dashboard=False, **kw)
     try:
-        ex = RayExecutor(num_workers, namespace=f"sharded-{uuid.uuid4().hex[:8]}",
-                         gpu_workers=gpu_workers, gpu_fraction=gpu_fraction)
+        ex = RayExecutor(
+            num_workers,
+            namespace=f"sharded-{uuid.uuid4().hex[:8]}",
+            gpu_workers=gpu_workers,
+            gpu_fraction=gpu_fraction,
+        )
     except BaseException:
         if owns:
             ray.shutdown()
@@ -124,6 +131,7 @@ def shutdown() -> None:
         s.executor.close()
         if s.owns_ray:
             import ray
+
             ray.shutdown()
 
 

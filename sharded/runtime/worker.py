@@ -104,9 +104,12 @@ class Worker:
                         poisoned[k] = p.record
                     errors.append(dict(p.record, cascade=True))
                 except Exception as e:  # reported to the driver, which raises it typed
-                    rec = {"op": label[0] if label else head,
-                           "shard": label[1] if label else None,
-                           "worker": self.index, "cause": f"{type(e).__name__}: {e}"}
+                    rec = {
+                        "op": label[0] if label else head,
+                        "shard": label[1] if label else None,
+                        "worker": self.index,
+                        "cause": f"{type(e).__name__}: {e}",
+                    }
                     for k in outs:
                         if not inplace:
                             store.pop(k, None)
@@ -120,9 +123,15 @@ class Worker:
             key, sl = a[1], a[2]
             arr = self.store.get(key)
             if arr is None:
-                raise _Poisoned(self.poisoned.get(key) or {
-                    "op": "read", "shard": None, "worker": self.index,
-                    "cause": f"KeyError: shard {key} is not on worker {self.index}"})
+                raise _Poisoned(
+                    self.poisoned.get(key)
+                    or {
+                        "op": "read",
+                        "shard": None,
+                        "worker": self.index,
+                        "cause": f"KeyError: shard {key} is not on worker {self.index}",
+                    }
+                )
             return arr if sl is None else arr[sl]
         if tag == "c":
             v = a[1]
@@ -135,9 +144,15 @@ class Worker:
     def _export(self, key, sl):
         arr = self.store.get(key)
         if arr is None:
-            return _Failed(self.poisoned.get(key) or {
-                "op": "export", "shard": None, "worker": self.index,
-                "cause": f"KeyError: shard {key} is not on worker {self.index}"})
+            return _Failed(
+                self.poisoned.get(key)
+                or {
+                    "op": "export",
+                    "shard": None,
+                    "worker": self.index,
+                    "cause": f"KeyError: shard {key} is not on worker {self.index}",
+                }
+            )
         part = arr if sl is None else arr[sl]
         part = self.backend.to_host(part)
         return np.array(part, copy=True) if self.copy_exports else np.asarray(part, order="C")
@@ -146,9 +161,14 @@ class Worker:
     def _recycle(self, arr):
         """Keep a freed block for reuse: a fresh allocation of a big block costs page faults
         (the kernel zeroes every page), a reused one is already mapped."""
-        if (arr is None or arr.nbytes < POOL_MIN_BYTES or self.pool_bytes + arr.nbytes >
-                POOL_MAX_BYTES or not arr.flags.owndata or not arr.flags.c_contiguous
-                or sys.getrefcount(arr) > 2):  # a view elsewhere still uses its memory
+        if (
+            arr is None
+            or arr.nbytes < POOL_MIN_BYTES
+            or self.pool_bytes + arr.nbytes > POOL_MAX_BYTES
+            or not arr.flags.owndata
+            or not arr.flags.c_contiguous
+            or sys.getrefcount(arr) > 2
+        ):  # a view elsewhere still uses its memory
             return
         self.pool.setdefault((arr.shape, arr.dtype.str), []).append(arr)
         self.pool_bytes += arr.nbytes
@@ -169,9 +189,17 @@ class Worker:
         for key, sl in items:
             arr = self.store.get(key)
             if arr is None:
-                out.append(_Failed(self.poisoned.get(key) or {
-                    "op": "read", "shard": None, "worker": self.index,
-                    "cause": f"KeyError: shard {key} is not on worker {self.index}"}))
+                out.append(
+                    _Failed(
+                        self.poisoned.get(key)
+                        or {
+                            "op": "read",
+                            "shard": None,
+                            "worker": self.index,
+                            "cause": f"KeyError: shard {key} is not on worker {self.index}",
+                        }
+                    )
+                )
                 continue
             part = self.backend.to_host(arr if sl is None else arr[sl])
             out.append(np.array(part, copy=True) if self.copy_exports else part)
@@ -179,13 +207,19 @@ class Worker:
 
     def stats(self) -> dict:
         """Live shards, their bytes, and this process's resident memory."""
-        return {"worker": self.index, "device": self.device, "pid": os.getpid(),
-                "live_shards": len(self.store),
-                "live_bytes": int(sum(a.nbytes for a in self.store.values())),
-                "pool_bytes": self.pool_bytes, "rss_bytes": _rss_bytes(),
-                "commands_run": self.commands_run,
-                "traced_peak_bytes": tracemalloc.get_traced_memory()[1]
-                if tracemalloc.is_tracing() else None}
+        return {
+            "worker": self.index,
+            "device": self.device,
+            "pid": os.getpid(),
+            "live_shards": len(self.store),
+            "live_bytes": int(sum(a.nbytes for a in self.store.values())),
+            "pool_bytes": self.pool_bytes,
+            "rss_bytes": _rss_bytes(),
+            "commands_run": self.commands_run,
+            "traced_peak_bytes": tracemalloc.get_traced_memory()[1]
+            if tracemalloc.is_tracing()
+            else None,
+        }
 
     def ping(self):
         return self.index
@@ -228,4 +262,5 @@ def _rss_bytes() -> int:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except OSError:  # not Linux: report peak instead of current
         import resource
+
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -19,8 +19,15 @@ from .bench_linalg import run as run_linalg
 from .timing import dask_array, median_time, report
 
 
-def run(size: int = 50_000_000, repeat: int = 5, tiny_ops: int = 200, reshard_gb: float = 2.0,
-        mlp_rows: int = 1_000_000, linalg: bool = True, out=print) -> list:
+def run(
+    size: int = 50_000_000,
+    repeat: int = 5,
+    tiny_ops: int = 200,
+    reshard_gb: float = 2.0,
+    mlp_rows: int = 1_000_000,
+    linalg: bool = True,
+    out=print,
+) -> list:
     """Run the cases; returns rows ``(name, sharded_s, numpy_s, dask_s, target)``."""
     sess = st.init()
     nw = sess.executor.num_workers
@@ -74,8 +81,13 @@ def run(size: int = 50_000_000, repeat: int = 5, tiny_ops: int = 200, reshard_gb
         keep["r"] = (2 * xd + 3 * yd - 1).persist()
 
     case(f"2*x + 3*y - 1 on {size:,}", st_expr, np_expr, da_expr, "")
-    case(f"sum of {size:,}", lambda: x.sum().item(), lambda: xn.sum(),
-         lambda: xd.sum().compute(), "<= 1.0 x numpy")
+    case(
+        f"sum of {size:,}",
+        lambda: x.sum().item(),
+        lambda: xn.sum(),
+        lambda: xd.sum().compute(),
+        "<= 1.0 x numpy",
+    )
 
     def st_tiny():
         z = st.zeros(1000, shards=4)
@@ -95,8 +107,9 @@ def run(size: int = 50_000_000, repeat: int = 5, tiny_ops: int = 200, reshard_gb
             z = z + 1
         return z.compute()
 
-    case(f"{tiny_ops} chained tiny ops (1,000 el, 4 shards)", st_tiny, np_tiny, da_tiny,
-         "<= 0.05 s")
+    case(
+        f"{tiny_ops} chained tiny ops (1,000 el, 4 shards)", st_tiny, np_tiny, da_tiny, "<= 0.05 s"
+    )
 
     m, mn = x > 0.5, xn > 0.5
     md = xd > 0.5 if da is not None else None
@@ -175,8 +188,12 @@ def _mlp_case(st, n: int, repeat: int, out=print):
             m, v = state[k]
             m[...] = 0.9 * m + 0.1 * gp
             v[...] = 0.999 * v + 0.001 * gp * gp
-            p -= 1e-3 / (1 - 0.9 ** (i + 1)) * m / (np.sqrt(v) / np.sqrt(1 - 0.999 ** (i + 1))
-                                                    + 1e-8)
+            p -= (
+                1e-3
+                / (1 - 0.9 ** (i + 1))
+                * m
+                / (np.sqrt(v) / np.sqrt(1 - 0.999 ** (i + 1)) + 1e-8)
+            )
         t3 = time.perf_counter()
         if i:
             tn["fwd"].append(t1 - t0)
@@ -184,14 +201,28 @@ def _mlp_case(st, n: int, repeat: int, out=print):
             tn["opt"].append(t3 - t2)
     med = {k: statistics.median(v) for k, v in t.items()}
     medn = {k: statistics.median(v) for k, v in tn.items()}
-    out(f"MLP {n:,}x{d} float32: backward/forward time ratio "
-        f"{med['bwd'] / med['fwd']:.2f} (target <= 3)")
+    out(
+        f"MLP {n:,}x{d} float32: backward/forward time ratio "
+        f"{med['bwd'] / med['fwd']:.2f} (target <= 3)"
+    )
     nan = float("nan")
-    return [(f"MLP forward {n:,}x{d} f32", med["fwd"], medn["fwd"], nan, ""),
-            (f"MLP backward {n:,}x{d} f32", med["bwd"], medn["bwd"], nan,
-             f"bwd/fwd {med['bwd'] / med['fwd']:.2f} <= 3"),
-            (f"MLP train step (fwd+bwd+Adam) {n:,}x{d}", sum(med.values()),
-             sum(medn.values()), nan, "vs numpy step")]
+    return [
+        (f"MLP forward {n:,}x{d} f32", med["fwd"], medn["fwd"], nan, ""),
+        (
+            f"MLP backward {n:,}x{d} f32",
+            med["bwd"],
+            medn["bwd"],
+            nan,
+            f"bwd/fwd {med['bwd'] / med['fwd']:.2f} <= 3",
+        ),
+        (
+            f"MLP train step (fwd+bwd+Adam) {n:,}x{d}",
+            sum(med.values()),
+            sum(medn.values()),
+            nan,
+            "vs numpy step",
+        ),
+    ]
 
 
 def _reshard_case(st, da, gb: float, repeat: int, nw: int):
@@ -221,27 +252,39 @@ def _reshard_case(st, da, gb: float, repeat: int, nw: int):
         ad = da.from_array(an, chunks=(-(-n // nw), n)).persist()
         td = median_time(lambda: ad.rechunk((n, -(-n // nw))).persist(), repeat)
         del ad
-    return (f"reshard {n * n * 8 / 1e9:.1f} GB rows->cols ({n * n * 8 / ts / 1e9:.2f} GB/s)",
-            ts, tn, td, "vs numpy a.T copy")
+    return (
+        f"reshard {n * n * 8 / 1e9:.1f} GB rows->cols ({n * n * 8 / ts / 1e9:.2f} GB/s)",
+        ts,
+        tn,
+        td,
+        "vs numpy a.T copy",
+    )
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="sharded bench", description=__doc__)
     p.add_argument("--size", type=int, default=50_000_000, help="elements of the big arrays")
     p.add_argument("--repeat", type=int, default=5, help="timed runs per case (median)")
-    p.add_argument("--reshard-gb", type=float, default=2.0,
-                   help="size of the reshard case in GB (0 skips it)")
-    p.add_argument("--mlp-rows", type=int, default=1_000_000,
-                   help="rows of the MLP training-step case (0 skips it)")
-    p.add_argument("--no-linalg", action="store_true",
-                   help="skip the linear-algebra cases (matmul, QR, lstsq, solve)")
+    p.add_argument(
+        "--reshard-gb", type=float, default=2.0, help="size of the reshard case in GB (0 skips it)"
+    )
+    p.add_argument(
+        "--mlp-rows",
+        type=int,
+        default=1_000_000,
+        help="rows of the MLP training-step case (0 skips it)",
+    )
+    p.add_argument(
+        "--no-linalg",
+        action="store_true",
+        help="skip the linear-algebra cases (matmul, QR, lstsq, solve)",
+    )
     p.add_argument("--address", default=None, help="Ray cluster address (default: embedded)")
     p.add_argument("--workers", type=int, default=None, help="number of worker actors")
     a = p.parse_args(argv)
     st.init(address=a.address, num_workers=a.workers)
     try:
-        run(a.size, a.repeat, reshard_gb=a.reshard_gb, mlp_rows=a.mlp_rows,
-            linalg=not a.no_linalg)
+        run(a.size, a.repeat, reshard_gb=a.reshard_gb, mlp_rows=a.mlp_rows, linalg=not a.no_linalg)
     finally:
         st.shutdown()
     return 0

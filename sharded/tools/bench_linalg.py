@@ -30,8 +30,14 @@ def _time(fn, repeat: int) -> float:
     return median_time(fn, repeat, SLOW_S)
 
 
-def run(repeat: int = 3, out=print, n_mm: int = 4096, m_qr: int = 2_000_000, k_qr: int = 64,
-        n_solve: int = 8192) -> list:
+def run(
+    repeat: int = 3,
+    out=print,
+    n_mm: int = 4096,
+    m_qr: int = 2_000_000,
+    k_qr: int = 64,
+    n_solve: int = 8192,
+) -> list:
     """Run the cases; returns rows ``(name, sharded_s, numpy_s, dask_s, target)``.
 
     Examples
@@ -50,7 +56,9 @@ def run(repeat: int = 3, out=print, n_mm: int = 4096, m_qr: int = 2_000_000, k_q
             def g():
                 keep.clear()  # drop the last result first, as a loop rebinding it would
                 keep["r"] = f()
+
             return g
+
         ts = _time(wrap(f_st), repeat)
         tn = _time(wrap(f_np), repeat)
         td = float("nan")
@@ -81,8 +89,13 @@ def run(repeat: int = 3, out=print, n_mm: int = 4096, m_qr: int = 2_000_000, k_q
         st.synchronize()
         return r
 
-    case(f"matmul {n_mm}x{n_mm} float64", st_mm, lambda: an @ bn,
-         (lambda: (ad @ bd).persist()) if da is not None else None, "<= 1.15 x numpy")
+    case(
+        f"matmul {n_mm}x{n_mm} float64",
+        st_mm,
+        lambda: an @ bn,
+        (lambda: (ad @ bd).persist()) if da is not None else None,
+        "<= 1.15 x numpy",
+    )
     a = b = an = bn = ad = bd = None
 
     # ---------------------------------------------------------------- tall QR and lstsq
@@ -103,8 +116,13 @@ def run(repeat: int = 3, out=print, n_mm: int = 4096, m_qr: int = 2_000_000, k_q
         q, r = da.linalg.qr(xd)
         return q.persist(), r.persist()
 
-    case(f"qr {m_qr:,}x{k_qr} float64", st_qr, lambda: np.linalg.qr(xn),
-         da_qr if da is not None else None, "<= 0.2 x numpy")
+    case(
+        f"qr {m_qr:,}x{k_qr} float64",
+        st_qr,
+        lambda: np.linalg.qr(xn),
+        da_qr if da is not None else None,
+        "<= 0.2 x numpy",
+    )
 
     def st_lstsq():
         s = st.linalg.lstsq(x, y)
@@ -114,8 +132,13 @@ def run(repeat: int = 3, out=print, n_mm: int = 4096, m_qr: int = 2_000_000, k_q
     def da_lstsq():
         return [t.persist() for t in da.linalg.lstsq(xd, yd)]
 
-    case(f"lstsq {m_qr:,}x{k_qr} float64", st_lstsq,
-         lambda: np.linalg.lstsq(xn, yn, rcond=None), da_lstsq if da is not None else None, "")
+    case(
+        f"lstsq {m_qr:,}x{k_qr} float64",
+        st_lstsq,
+        lambda: np.linalg.lstsq(xn, yn, rcond=None),
+        da_lstsq if da is not None else None,
+        "",
+    )
     x = y = xn = yn = xd = yd = None
 
     # ---------------------------------------------------------------- solve
@@ -132,9 +155,13 @@ def run(repeat: int = 3, out=print, n_mm: int = 4096, m_qr: int = 2_000_000, k_q
         st.synchronize()
         return s
 
-    case(f"solve {n_solve}x{n_solve} float64", st_solve, lambda: np.linalg.solve(bign, rhsn),
-         (lambda: da.linalg.solve(bd_, rd).persist()) if da is not None else None,
-         "<= 1.5 x numpy")
+    case(
+        f"solve {n_solve}x{n_solve} float64",
+        st_solve,
+        lambda: np.linalg.solve(bign, rhsn),
+        (lambda: da.linalg.solve(bd_, rd).persist()) if da is not None else None,
+        "<= 1.5 x numpy",
+    )
     big = rhs = bign = rhsn = bd_ = rd = None
     keep.clear()
     report(rows, nw, out)

@@ -24,8 +24,10 @@ def tour(size: int = 2_000_000) -> None:
     """Run the tour on the current session (started by the caller or on demand)."""
     sess = st.runtime.current()
     ex = sess.executor
-    print(f"== sharded demo: {ex.num_workers} workers on "
-          f"{len({w.node for w in ex.workers})} node(s), executor '{ex.kind}'")
+    print(
+        f"== sharded demo: {ex.num_workers} workers on "
+        f"{len({w.node for w in ex.workers})} node(s), executor '{ex.kind}'"
+    )
 
     print("\n-- creating tensors")
     data = [[1, 2], [3, 4]]
@@ -50,17 +52,26 @@ def tour(size: int = 2_000_000) -> None:
     _check("broadcast sum is 12", (a + b).sum().item(), 12)
     t = st.arange(6, dtype=st.float64, shards=3)
     tn = np.arange(6.0)
-    _check("2*t + 3*t**2 - 1", (2 * t + 3 * t ** 2 - 1).numpy(), 2 * tn + 3 * tn ** 2 - 1)
-    _check("exp / sqrt / sigmoid", st.sigmoid(st.sqrt(st.exp(t))).numpy(),
-           1 / (1 + np.exp(-np.sqrt(np.exp(tn)))))
+    _check("2*t + 3*t**2 - 1", (2 * t + 3 * t**2 - 1).numpy(), 2 * tn + 3 * tn**2 - 1)
+    _check(
+        "exp / sqrt / sigmoid",
+        st.sigmoid(st.sqrt(st.exp(t))).numpy(),
+        1 / (1 + np.exp(-np.sqrt(np.exp(tn)))),
+    )
 
     print("\n-- reductions")
     m = st.from_numpy(np.arange(12.0).reshape(3, 4), shards=3)
     mn = np.arange(12.0).reshape(3, 4)
-    _check("sum over all / dim 0 / dim 1", [m.sum().item()] + m.sum(0).tolist() + m.sum(
-        1).tolist(), [mn.sum()] + mn.sum(0).tolist() + mn.sum(1).tolist())
-    _check("mean, std, max(dim=1).indices", [m.mean().item(), m.std().item()] + m.max(
-        1).indices.tolist(), [mn.mean(), mn.std(ddof=1)] + mn.argmax(1).tolist())
+    _check(
+        "sum over all / dim 0 / dim 1",
+        [m.sum().item()] + m.sum(0).tolist() + m.sum(1).tolist(),
+        [mn.sum()] + mn.sum(0).tolist() + mn.sum(1).tolist(),
+    )
+    _check(
+        "mean, std, max(dim=1).indices",
+        [m.mean().item(), m.std().item()] + m.max(1).indices.tolist(),
+        [mn.mean(), mn.std(ddof=1)] + mn.argmax(1).tolist(),
+    )
     _check("softmax(dim=1) rows sum to 1", st.softmax(m, 1).sum(1).numpy(), np.ones(3))
 
     print("\n-- in-place ops and NumPy interop")
@@ -86,9 +97,13 @@ def tour(size: int = 2_000_000) -> None:
     vec_s = time.perf_counter() - t0
     expected = float(np.sum(np.arange(size, dtype=np.float64) ** 2))
     _check("vectorized sum of squares", total, expected)
-    print(f"  python loop (extrapolated): {loop_s:.3f} s   sharded vectorized: {vec_s:.4f} s"
-          f"   speed-up x{loop_s / vec_s:.0f}")
+    print(
+        f"  python loop (extrapolated): {loop_s:.3f} s   sharded vectorized: {vec_s:.4f} s"
+        f"   speed-up x{loop_s / vec_s:.0f}"
+    )
 
     stats = st.stats()
-    print(f"\n== done: {stats['live_shards']} live shards on {len(stats['workers'])} workers, "
-          f"{stats['bytes_moved']} bytes moved between workers")
+    print(
+        f"\n== done: {stats['live_shards']} live shards on {len(stats['workers'])} workers, "
+        f"{stats['bytes_moved']} bytes moved between workers"
+    )

@@ -28,8 +28,10 @@ WORKERS = 2  # docker-compose.yml's ray-worker replicas
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 if not IN_CI:
-    pytestmark = pytest.mark.skipif(docker_env.unavailable_reason() is not None,
-                                    reason=f"Docker: {docker_env.unavailable_reason()}")
+    pytestmark = pytest.mark.skipif(
+        docker_env.unavailable_reason() is not None,
+        reason=f"Docker: {docker_env.unavailable_reason()}",
+    )
 
 
 def _log(msg: str) -> None:
@@ -46,8 +48,10 @@ def daemon(tmp_path_factory):
 
 
 def _ray_node_addresses(compose) -> list[str]:
-    code = ("import json, ray; ray.init(address='auto', logging_level='error'); "
-            "print(json.dumps([n['NodeManagerAddress'] for n in ray.nodes() if n['Alive']]))")
+    code = (
+        "import json, ray; ray.init(address='auto', logging_level='error'); "
+        "print(json.dumps([n['NodeManagerAddress'] for n in ray.nodes() if n['Alive']]))"
+    )
     res = compose("exec", "-T", "ray-head", "python", "-c", code, timeout=120)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
@@ -58,9 +62,11 @@ def test_compose_cluster_in_docker(daemon):
     base = docker_env.ensure_base_image()
     times["base image"] = time.monotonic() - t0
     _log(f"python:3.11-slim {base} in {times['base image']:.0f} s")
-    ports = {"SHARDED_HOST_GCS_PORT": docker_env.free_port(),
-             "SHARDED_HOST_CLIENT_PORT": docker_env.free_port(),
-             "SHARDED_HOST_DASHBOARD_PORT": docker_env.free_port()}
+    ports = {
+        "SHARDED_HOST_GCS_PORT": docker_env.free_port(),
+        "SHARDED_HOST_CLIENT_PORT": docker_env.free_port(),
+        "SHARDED_HOST_DASHBOARD_PORT": docker_env.free_port(),
+    }
     compose = docker_env.Compose(PROJECT, {k: str(v) for k, v in ports.items()})
     compose.down()  # what an interrupted earlier run may have left
     try:
@@ -69,8 +75,20 @@ def test_compose_cluster_in_docker(daemon):
         times["build"] = time.monotonic() - t
         t = time.monotonic()
         compose("up", "-d", "ray-head", "ray-worker", timeout=300)
-        compose("exec", "-T", "ray-head", "python", "-m", "cluster.ray_cluster", "wait",
-                "--nodes", str(1 + WORKERS), "--timeout", "240", timeout=300)
+        compose(
+            "exec",
+            "-T",
+            "ray-head",
+            "python",
+            "-m",
+            "cluster.ray_cluster",
+            "wait",
+            "--nodes",
+            str(1 + WORKERS),
+            "--timeout",
+            "240",
+            timeout=300,
+        )
         times["cluster up"] = time.monotonic() - t
 
         # Three containers, each on the project's network only; the head's ports published
@@ -82,16 +100,19 @@ def test_compose_cluster_in_docker(daemon):
             assert set(c["NetworkSettings"]["Networks"]) == {network}, c["Name"]
             for bindings in (c["NetworkSettings"]["Ports"] or {}).values():
                 assert all(b["HostIp"] == "127.0.0.1" for b in bindings or []), c["Name"]
-        head = next(c for c in nodes if c["Config"]["Labels"]["com.docker.compose.service"]
-                    == "ray-head")
-        published = {int(b["HostPort"]) for v in head["NetworkSettings"]["Ports"].values()
-                     for b in v or []}
+        head = next(
+            c for c in nodes if c["Config"]["Labels"]["com.docker.compose.service"] == "ray-head"
+        )
+        published = {
+            int(b["HostPort"]) for v in head["NetworkSettings"]["Ports"].values() for b in v or []
+        }
         assert published == set(ports.values())
         with socket.create_connection(("127.0.0.1", ports["SHARDED_HOST_GCS_PORT"]), 10):
             pass
         # Ray's nodes talk over that network: their addresses lie in its subnet.
         subnet = ipaddress.ip_network(
-            docker_env.inspect("network", [network])[0]["IPAM"]["Config"][0]["Subnet"])
+            docker_env.inspect("network", [network])[0]["IPAM"]["Config"][0]["Subnet"]
+        )
         addresses = _ray_node_addresses(compose)
         assert len(addresses) == 1 + WORKERS
         assert all(ipaddress.ip_address(a) in subnet for a in addresses), (addresses, subnet)
@@ -105,8 +126,21 @@ def test_compose_cluster_in_docker(daemon):
         assert "== done" in out, out[-4000:]
 
         t = time.monotonic()
-        res = compose("run", "--rm", "client", "python", "-m", "cluster.smoke", "--workers",
-                      "3", "--shards", "3", "--min-nodes", "3", timeout=300)
+        res = compose(
+            "run",
+            "--rm",
+            "client",
+            "python",
+            "-m",
+            "cluster.smoke",
+            "--workers",
+            "3",
+            "--shards",
+            "3",
+            "--min-nodes",
+            "3",
+            timeout=300,
+        )
         times["smoke"] = time.monotonic() - t
         report = parse_report(res.stdout)
         assert report["ok"], report

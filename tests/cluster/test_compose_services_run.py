@@ -22,7 +22,8 @@ from tests.support.netns import VirtualHosts, netns_unavailable_reason
 
 pytestmark = pytest.mark.skipif(
     netns_unavailable_reason() is not None,
-    reason=f"compose services run on network-namespace hosts: {netns_unavailable_reason()}")
+    reason=f"compose services run on network-namespace hosts: {netns_unavailable_reason()}",
+)
 
 
 def _env(service: dict, head_ip: str, temp_dir: str) -> dict[str, str]:
@@ -41,12 +42,14 @@ def _healthy(hosts, i, service, env, logs, timeout=120.0) -> None:
     argv = compose.healthcheck_argv(service)
     deadline = time.monotonic() + timeout
     while True:
-        res = hosts.run(i, argv, env=env, capture_output=True, text=True, timeout=60,
-                        cwd=compose.ROOT)
+        res = hosts.run(
+            i, argv, env=env, capture_output=True, text=True, timeout=60, cwd=compose.ROOT
+        )
         if res.returncode == 0:
             return
         assert time.monotonic() < deadline, (
-            f"healthcheck of host {i} never passed: {res.stderr[-2000:]}{_tails(logs)}")
+            f"healthcheck of host {i} never passed: {res.stderr[-2000:]}{_tails(logs)}"
+        )
         time.sleep(1)
 
 
@@ -65,17 +68,33 @@ def test_compose_services_bring_up_a_cluster_and_run_the_demo():
                     env = _env(spec[name], head_ip, f"{temp_dir}/{i}")
                     log = open(os.path.join(temp_dir, f"{name}-{i}.log"), "w+")
                     logs.append(log)
-                    nodes.append((name, hosts.popen(i, compose.local_argv(spec[name]), env=env,
-                                                    stdout=log, stderr=subprocess.STDOUT,
-                                                    cwd=compose.ROOT)))
+                    nodes.append(
+                        (
+                            name,
+                            hosts.popen(
+                                i,
+                                compose.local_argv(spec[name]),
+                                env=env,
+                                stdout=log,
+                                stderr=subprocess.STDOUT,
+                                cwd=compose.ROOT,
+                            ),
+                        )
+                    )
                     # The workers wait for a healthy head (depends_on); Compose would start
                     # the replicas together, one at a time spares a 2-core machine.
                     _healthy(hosts, i, spec[name], env, logs)
 
                 client = spec["client"]
-                res = hosts.run(1 + replicas, compose.local_argv(client),
-                                env=_env(client, head_ip, f"{temp_dir}/c"), capture_output=True,
-                                text=True, timeout=300, cwd=compose.ROOT)
+                res = hosts.run(
+                    1 + replicas,
+                    compose.local_argv(client),
+                    env=_env(client, head_ip, f"{temp_dir}/c"),
+                    capture_output=True,
+                    text=True,
+                    timeout=300,
+                    cwd=compose.ROOT,
+                )
                 out = res.stdout + res.stderr
                 assert res.returncode == 0, out[-5000:] + _tails(logs)
                 assert "== sharded demo:" in out and "MISMATCH" not in out

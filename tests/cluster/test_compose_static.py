@@ -53,8 +53,11 @@ def test_dockerfile_installs_the_project_and_uses_the_entrypoint():
 
 
 def test_every_command_is_a_role_the_helpers_parse(spec, monkeypatch):
-    roles = re.search(r"^(\S.*)\)\n\s+exec \"\$python\" -m cluster.ray_cluster",
-                      (compose.ROOT / "cluster/entrypoint.sh").read_text(), re.M).group(1)
+    roles = re.search(
+        r"^(\S.*)\)\n\s+exec \"\$python\" -m cluster.ray_cluster",
+        (compose.ROOT / "cluster/entrypoint.sh").read_text(),
+        re.M,
+    ).group(1)
     known = {r.strip() for r in roles.split("|")}
     assert known == {"head", "worker", "client"}
     for name, service in spec["services"].items():
@@ -89,7 +92,10 @@ def test_head_ports_agree_with_its_options(spec, monkeypatch):
     head = spec["services"]["ray-head"]
     args = _parse(["head"], compose.service_env(head), monkeypatch)
     assert (args.port, args.client_port, args.dashboard_port) == (
-        rc.DEFAULT_PORT, rc.DEFAULT_CLIENT_PORT, rc.DEFAULT_DASHBOARD_PORT)
+        rc.DEFAULT_PORT,
+        rc.DEFAULT_CLIENT_PORT,
+        rc.DEFAULT_DASHBOARD_PORT,
+    )
     assert args.dashboard is True
     published = {}
     for mapping in head["ports"]:
@@ -98,10 +104,16 @@ def test_head_ports_agree_with_its_options(spec, monkeypatch):
         published[int(container_port)] = int(host_port)
     assert published == {p: p for p in (args.port, args.client_port, args.dashboard_port)}
     # The host side moves with SHARDED_HOST_*_PORT (the Docker test uses free ports).
-    moved = {"SHARDED_HOST_GCS_PORT": "16379", "SHARDED_HOST_CLIENT_PORT": "20001",
-             "SHARDED_HOST_DASHBOARD_PORT": "18265"}
+    moved = {
+        "SHARDED_HOST_GCS_PORT": "16379",
+        "SHARDED_HOST_CLIENT_PORT": "20001",
+        "SHARDED_HOST_DASHBOARD_PORT": "18265",
+    }
     assert sorted(compose.interpolate(m, moved) for m in head["ports"]) == [
-        "127.0.0.1:16379:6379", "127.0.0.1:18265:8265", "127.0.0.1:20001:10001"]
+        "127.0.0.1:16379:6379",
+        "127.0.0.1:18265:8265",
+        "127.0.0.1:20001:10001",
+    ]
     # Every node reaches the head under its service name and GCS port.
     for name, service in spec["services"].items():
         assert compose.service_env(service)["SHARDED_RAY_ADDRESS"] == f"ray-head:{args.port}"
@@ -134,8 +146,7 @@ def test_workers_gpu_profile_and_client(spec, monkeypatch):
     assert args.nodes == 1 + s["ray-worker"]["deploy"]["replicas"]  # head + CPU workers
     assert args.command == ["sharded", "demo"]
     # `docker compose run client python x.py` replaces the command: still a parsed client.
-    mine = _parse(["client", "python", "x.py", "--flag"], compose.service_env(client),
-                  monkeypatch)
+    mine = _parse(["client", "python", "x.py", "--flag"], compose.service_env(client), monkeypatch)
     assert mine.command == ["python", "x.py", "--flag"] and mine.nodes == args.nodes
     assert client["depends_on"]["ray-worker"]["condition"] == "service_healthy"
     assert "profiles" not in client and "ports" not in client
@@ -148,8 +159,11 @@ def test_interpolation_defaults_and_overrides():
 
 
 def _patterns(path) -> list[str]:
-    return [line.strip() for line in path.read_text().splitlines()
-            if line.strip() and not line.lstrip().startswith("#")]
+    return [
+        line.strip()
+        for line in path.read_text().splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
 
 
 def test_both_dockerignore_files_filter_the_same():

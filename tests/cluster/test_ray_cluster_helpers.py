@@ -18,16 +18,27 @@ from cluster import ray_cluster as rc
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("visible, n", [("0,1", 2), ("3", 1), ("", 0), ("-1", 0),
-                                        ("NoDevFiles", 0), ("GPU-a1b2,GPU-c3d4,GPU-e5f6", 3)])
+@pytest.mark.parametrize(
+    "visible, n",
+    [
+        ("0,1", 2),
+        ("3", 1),
+        ("", 0),
+        ("-1", 0),
+        ("NoDevFiles", 0),
+        ("GPU-a1b2,GPU-c3d4,GPU-e5f6", 3),
+    ],
+)
 def test_gpus_from_cuda_visible_devices(visible, n):
     assert rc.detect_num_gpus({"CUDA_VISIBLE_DEVICES": visible}) == n
 
 
 def test_gpus_from_nvidia_smi(tmp_path, monkeypatch):
     fake = tmp_path / "nvidia-smi"
-    fake.write_text("#!/bin/sh\necho 'GPU 0: NVIDIA H100 (UUID: GPU-1)'\n"
-                    "echo 'GPU 1: NVIDIA H100 (UUID: GPU-2)'\n")
+    fake.write_text(
+        "#!/bin/sh\necho 'GPU 0: NVIDIA H100 (UUID: GPU-1)'\n"
+        "echo 'GPU 1: NVIDIA H100 (UUID: GPU-2)'\n"
+    )
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path))
     assert rc.detect_num_gpus({}) == 2
@@ -36,13 +47,27 @@ def test_gpus_from_nvidia_smi(tmp_path, monkeypatch):
 
 
 def test_head_command():
-    cmd = rc.head_command(6400, object_store_memory=10**8, num_cpus=2, num_gpus=1,
-                          node_ip_address="10.0.0.1", temp_dir="/tmp/x", ray_args=["--foo"])
+    cmd = rc.head_command(
+        6400,
+        object_store_memory=10**8,
+        num_cpus=2,
+        num_gpus=1,
+        node_ip_address="10.0.0.1",
+        temp_dir="/tmp/x",
+        ray_args=["--foo"],
+    )
     assert cmd[:3] == [sys.executable, "-m", "ray.scripts.scripts"]
     assert cmd[3:6] == ["start", "--head", "--port=6400"]
-    for arg in ("--num-cpus=2", "--num-gpus=1", "--object-store-memory=100000000",
-                "--node-ip-address=10.0.0.1", "--temp-dir=/tmp/x", "--include-dashboard=false",
-                f"--ray-client-server-port={rc.DEFAULT_CLIENT_PORT}", "--foo"):
+    for arg in (
+        "--num-cpus=2",
+        "--num-gpus=1",
+        "--object-store-memory=100000000",
+        "--node-ip-address=10.0.0.1",
+        "--temp-dir=/tmp/x",
+        "--include-dashboard=false",
+        f"--ray-client-server-port={rc.DEFAULT_CLIENT_PORT}",
+        "--foo",
+    ):
         assert arg in cmd
     assert cmd[-1] == "--block"  # the launcher owns the node's lifetime
     dash = rc.head_command(dashboard=True, num_gpus=0)
@@ -70,8 +95,16 @@ def test_cli_reads_options_from_the_environment(monkeypatch, capsys):
     assert "--address=head:6500" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("text, n", [("1000", 1000), ("512M", 512 * 2**20), ("2g", 2 * 2**30),
-                                     ("1.5GiB", 3 * 2**29), ("2gb", 2 * 2**30)])
+@pytest.mark.parametrize(
+    "text, n",
+    [
+        ("1000", 1000),
+        ("512M", 512 * 2**20),
+        ("2g", 2 * 2**30),
+        ("1.5GiB", 3 * 2**29),
+        ("2gb", 2 * 2**30),
+    ],
+)
 def test_parse_bytes(text, n):
     assert _cli.parse_bytes(text) == n
 
@@ -110,9 +143,24 @@ def test_waiting_for_an_absent_cluster_names_how_many_arrived():
     assert isinstance(err, TimeoutError) and isinstance(err, rc.ClusterError)
     assert (err.expected, err.arrived, err.timeout) == (2, 0, 1)
     assert str(err).startswith(f"only 0 of 2 Ray nodes registered at 127.0.0.1:{port} within 1 s")
-    res = subprocess.run([sys.executable, "-m", "cluster.ray_cluster", "wait", "--address",
-                          f"127.0.0.1:{port}", "--nodes", "3", "--timeout", "1"],
-                         capture_output=True, text=True, cwd=ROOT, timeout=60)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cluster.ray_cluster",
+            "wait",
+            "--address",
+            f"127.0.0.1:{port}",
+            "--nodes",
+            "3",
+            "--timeout",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
     assert res.returncode == 1
     assert "only 0 of 3 Ray nodes registered" in res.stderr
 
@@ -128,16 +176,26 @@ def test_bad_addresses_and_counts_are_refused():
 
 def test_stop_temp_dir_kills_only_that_clusters_ray_processes(tmp_path):
     temp_dir = tmp_path / "ray"
-    sleeper = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', " \
-              "'import time; time.sleep(60)']); time.sleep(60)"
+    sleeper = (
+        "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', "
+        "'import time; time.sleep(60)']); time.sleep(60)"
+    )
     # Stand-ins: a "daemon" naming its session dir (with a child, like raylet's workers), a
     # launcher merely mentioning the temp dir, and another cluster's daemon.
-    daemon = subprocess.Popen([sys.executable, "-c", sleeper,
-                               f"--session-dir={temp_dir}/session_1"])
-    launcher = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
-                                 f"--temp-dir={temp_dir}"])
-    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)",
-                              f"--session-dir={tmp_path}/other/session_1"])
+    daemon = subprocess.Popen(
+        [sys.executable, "-c", sleeper, f"--session-dir={temp_dir}/session_1"]
+    )
+    launcher = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", f"--temp-dir={temp_dir}"]
+    )
+    other = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time; time.sleep(60)",
+            f"--session-dir={tmp_path}/other/session_1",
+        ]
+    )
     try:
         time.sleep(0.5)  # let the daemon start its child
         found = rc.stop_temp_dir(str(temp_dir), timeout=5)
@@ -150,8 +208,13 @@ def test_stop_temp_dir_kills_only_that_clusters_ray_processes(tmp_path):
             p.wait()
 
 
-SCRIPTS = ["scripts/sbatch_ray.sh", "scripts/salloc_ray.sh", "cluster/slurm_ray.sh",
-           "cluster/entrypoint.sh", "scripts/install_system_deps.sh"]
+SCRIPTS = [
+    "scripts/sbatch_ray.sh",
+    "scripts/salloc_ray.sh",
+    "cluster/slurm_ray.sh",
+    "cluster/entrypoint.sh",
+    "scripts/install_system_deps.sh",
+]
 
 
 @pytest.mark.parametrize("path", SCRIPTS)
@@ -165,15 +228,22 @@ def _options_in(text: str) -> set[str]:
     return set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", text))
 
 
-@pytest.mark.parametrize("script, own", [("scripts/sbatch_ray.sh", set()),
-                                         ("scripts/salloc_ray.sh", {"--shell", "--print"})])
+@pytest.mark.parametrize(
+    "script, own",
+    [("scripts/sbatch_ray.sh", set()), ("scripts/salloc_ray.sh", {"--shell", "--print"})],
+)
 def test_help_explains_every_option(script, own):
-    res = subprocess.run(["bash", str(ROOT / script), "--help"], capture_output=True, text=True,
-                         timeout=30, env={"PATH": "/usr/bin:/bin"})
+    res = subprocess.run(
+        ["bash", str(ROOT / script), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={"PATH": "/usr/bin:/bin"},
+    )
     assert res.returncode == 0, res.stderr
     parser = (ROOT / "cluster/slurm_ray.sh").read_text()
-    block = parser[parser.index("sr_parse_option() {"):]
-    block = block[:block.index("\n}\n")]
+    block = parser[parser.index("sr_parse_option() {") :]
+    block = block[: block.index("\n}\n")]
     accepted = _options_in(block) | own
     assert len(accepted) >= 12
     documented = _options_in(res.stdout)
@@ -182,15 +252,30 @@ def test_help_explains_every_option(script, own):
 
 
 def test_entrypoint_help_and_roles(tmp_path):
-    res = subprocess.run([str(ROOT / "cluster/entrypoint.sh"), "help"], capture_output=True,
-                         text=True, timeout=60, env={"PATH": f"{Path(sys.executable).parent}:"
-                                                             "/usr/bin:/bin"})
+    res = subprocess.run(
+        [str(ROOT / "cluster/entrypoint.sh"), "help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"},
+    )
     assert res.returncode == 0, res.stderr
     for role in ("head", "worker", "client"):
         assert f"python -m cluster.ray_cluster {role}" in res.stdout
-    res = subprocess.run([str(ROOT / "cluster/entrypoint.sh"), "head", "--dry-run",
-                          "--node-ip-address", "10.9.8.7", "--num-gpus", "0"],
-                         capture_output=True, text=True, timeout=60,
-                         env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"})
+    res = subprocess.run(
+        [
+            str(ROOT / "cluster/entrypoint.sh"),
+            "head",
+            "--dry-run",
+            "--node-ip-address",
+            "10.9.8.7",
+            "--num-gpus",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"},
+    )
     assert res.returncode == 0, res.stderr
     assert "start --head --port=6379" in res.stdout and "--block" in res.stdout

@@ -53,13 +53,14 @@ def test_moving_between_devices_and_float16():
 
 def test_matmul_and_autograd_on_gpu():
     x = st.from_numpy(A, device="cuda", shards=2, requires_grad=True)
-    w = st.from_numpy(B[:6].T.copy(), device="cuda", layout=st.Layout.replicated(),
-                      requires_grad=True)
+    w = st.from_numpy(
+        B[:6].T.copy(), device="cuda", layout=st.Layout.replicated(), requires_grad=True
+    )
     out = (x @ w).tanh().sum()
     out.backward()
     t = np.tanh(A @ B[:6].T)
     assert out.item() == pytest.approx(t.sum())
-    assert_matches_numpy(w.grad, A.T @ (1 - t ** 2), rtol=1e-10)
+    assert_matches_numpy(w.grad, A.T @ (1 - t**2), rtol=1e-10)
     assert w.grad.device == "cuda:0"
 
 

@@ -25,7 +25,8 @@ SIZE = 12
 
 pytestmark = pytest.mark.skipif(
     netns_unavailable_reason() is not None,
-    reason=f"multi-host test needs network namespaces: {netns_unavailable_reason()}")
+    reason=f"multi-host test needs network namespaces: {netns_unavailable_reason()}",
+)
 
 
 def _ray_pids(hosts: VirtualHosts) -> list[str]:
@@ -45,18 +46,34 @@ def two_hosts():
     temp_dir = tempfile.mkdtemp(prefix="shm", dir="/tmp")  # short: Ray's socket path limit
     # Ray's workers must import this checkout's sharded and cluster packages.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_AUTH", "RAY_ADDRESS"))}
-    env = rc.ray_env({**env, "PYTHONPATH": os.pathsep.join(
-        filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))})
+    env = rc.ray_env(
+        {
+            **env,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        }
+    )
     hosts = VirtualHosts(2)
     try:
         with hosts:
-            common = dict(num_cpus=2, num_gpus=0, object_store_memory=100 * 2**20,
-                          temp_dir=temp_dir, log_dir=temp_dir, env=env, timeout=90)
-            head = rc.start_head(port=rc.DEFAULT_PORT, node_ip_address=hosts.ip(0),
-                                 launcher=hosts.prefix(0), **common)
+            common = dict(
+                num_cpus=2,
+                num_gpus=0,
+                object_store_memory=100 * 2**20,
+                temp_dir=temp_dir,
+                log_dir=temp_dir,
+                env=env,
+                timeout=90,
+            )
+            head = rc.start_head(
+                port=rc.DEFAULT_PORT,
+                node_ip_address=hosts.ip(0),
+                launcher=hosts.prefix(0),
+                **common,
+            )
             try:
-                rc.start_worker(head.address, node_ip_address=hosts.ip(1),
-                                launcher=hosts.prefix(1), **common)
+                rc.start_worker(
+                    head.address, node_ip_address=hosts.ip(1), launcher=hosts.prefix(1), **common
+                )
                 yield hosts, head, env
             finally:
                 rc.stop()  # workers first, then the head
@@ -70,10 +87,27 @@ def two_hosts():
 def test_shards_of_one_tensor_live_on_two_hosts(two_hosts):
     hosts, head, env = two_hosts
     # The driver must run on a Ray node (Ray requires it): host 0, next to the head.
-    res = hosts.run(0, [sys.executable, "-m", "cluster.smoke", "--workers", "4", "--shards", "4",
-                        "--size", str(SIZE), "--min-nodes", "2"],
-                    env={**env, "RAY_ADDRESS": head.address}, capture_output=True, text=True,
-                    timeout=180, cwd=ROOT)
+    res = hosts.run(
+        0,
+        [
+            sys.executable,
+            "-m",
+            "cluster.smoke",
+            "--workers",
+            "4",
+            "--shards",
+            "4",
+            "--size",
+            str(SIZE),
+            "--min-nodes",
+            "2",
+        ],
+        env={**env, "RAY_ADDRESS": head.address},
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=ROOT,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     report = parse_report(res.stdout)
     ref = np.arange(SIZE, dtype=np.float64)
@@ -81,9 +115,26 @@ def test_shards_of_one_tensor_live_on_two_hosts(two_hosts):
     np.testing.assert_array_equal(np.array(report["doubled"]), ref * 2 + 1)
 
     # Map the shards' Ray node ids to the hosts' IPs, as the GCS sees them from host 0.
-    wait = hosts.run(0, [sys.executable, "-m", "cluster.ray_cluster", "wait", "--address",
-                         head.address, "--nodes", "2", "--timeout", "30", "--json"],
-                     env=env, capture_output=True, text=True, timeout=60)
+    wait = hosts.run(
+        0,
+        [
+            sys.executable,
+            "-m",
+            "cluster.ray_cluster",
+            "wait",
+            "--address",
+            head.address,
+            "--nodes",
+            "2",
+            "--timeout",
+            "30",
+            "--json",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert wait.returncode == 0, wait.stderr
     alive = json.loads(wait.stdout.strip().splitlines()[-1])["alive"]
     ip_of = {n["node_id"]: n["ip"] for n in alive}
@@ -93,9 +144,25 @@ def test_shards_of_one_tensor_live_on_two_hosts(two_hosts):
 
 def test_waiting_for_more_nodes_than_exist_names_how_many_arrived(two_hosts):
     hosts, head, env = two_hosts
-    res = hosts.run(1, [sys.executable, "-m", "cluster.ray_cluster", "wait", "--address",
-                        head.address, "--nodes", "3", "--timeout", "2"],
-                    env=env, capture_output=True, text=True, timeout=60)
+    res = hosts.run(
+        1,
+        [
+            sys.executable,
+            "-m",
+            "cluster.ray_cluster",
+            "wait",
+            "--address",
+            head.address,
+            "--nodes",
+            "3",
+            "--timeout",
+            "2",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 1
     assert f"only 2 of 3 Ray nodes registered at {head.address} within 2 s" in res.stderr
 

@@ -15,9 +15,14 @@ def ray_cluster():
     from ray.cluster_utils import Cluster
 
     st.shutdown()
-    cluster = Cluster(initialize_head=True, head_node_args={
-        "num_cpus": CPUS_PER_NODE, "object_store_memory": 300 * 2**20,
-        "include_dashboard": False})
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={
+            "num_cpus": CPUS_PER_NODE,
+            "object_store_memory": 300 * 2**20,
+            "include_dashboard": False,
+        },
+    )
     for _ in range(NODES - 1):
         cluster.add_node(num_cpus=CPUS_PER_NODE, object_store_memory=300 * 2**20)
     cluster.wait_for_nodes()

@@ -17,10 +17,13 @@ from tests.unit.test_matmul import A77, B77
 
 del test_matmul_every_layout_pair, test_gradcheck, test_gradcheck_distributed  # noqa: F821
 
-PAIRS = [(dict(shards=2), dict(shards=3)), (dict(shards=3, dim=1), dict(shards=4)),
-         (dict(layout=st.Layout.block((2, 2))), dict(layout=st.Layout.block((2, 2)))),
-         (dict(layout=st.Layout(chunks=(4, 0, 3))), dict(layout=st.Layout.replicated())),
-         (dict(layout=st.Layout.replicated()), dict(shards=3, dim=1))]
+PAIRS = [
+    (dict(shards=2), dict(shards=3)),
+    (dict(shards=3, dim=1), dict(shards=4)),
+    (dict(layout=st.Layout.block((2, 2))), dict(layout=st.Layout.block((2, 2)))),
+    (dict(layout=st.Layout(chunks=(4, 0, 3))), dict(layout=st.Layout.replicated())),
+    (dict(layout=st.Layout.replicated()), dict(shards=3, dim=1)),
+]
 
 
 @pytest.mark.parametrize("pa, pb", PAIRS, ids=["rows", "kcols", "grid", "uneven-rep", "rep-cols"])

@@ -21,8 +21,10 @@ IN_CI = os.environ.get("CI") == "true"
 
 def _unavailable(reason: str):
     if IN_CI:
-        pytest.fail(f"Slurm tests must run in CI: {reason} (scripts/install_system_deps.sh "
-                    "installs slurmctld slurmd slurm-client munge)")
+        pytest.fail(
+            f"Slurm tests must run in CI: {reason} (scripts/install_system_deps.sh "
+            "installs slurmctld slurmd slurm-client munge)"
+        )
     pytest.skip(reason)
 
 

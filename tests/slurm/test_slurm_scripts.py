@@ -25,14 +25,33 @@ def _ray_options(slurm, tmp: Path) -> tuple[list[str], str]:
     # A short temp dir per run (Ray's socket paths are length-limited); its name also finds
     # any leftover process of this run afterwards.
     temp_dir = tempfile.mkdtemp(prefix="r", dir=slurm.dir)
-    return ["--python", sys.executable, "--object-store-memory", "100M", "--timeout", "120",
-            f"--temp-dir={temp_dir}", f"--log-dir={tmp / 'ray-logs'}"], temp_dir
+    return [
+        "--python",
+        sys.executable,
+        "--object-store-memory",
+        "100M",
+        "--timeout",
+        "120",
+        f"--temp-dir={temp_dir}",
+        f"--log-dir={tmp / 'ray-logs'}",
+    ], temp_dir
 
 
 def _smoke_command(n_nodes: int) -> list[str]:
     # One worker per CPU of the 2-CPU nodes: the workers, hence the shards, span every node.
-    return [sys.executable, "-m", "cluster.smoke", "--workers", str(2 * n_nodes),
-            "--shards", "4", "--size", str(SIZE), "--min-nodes", str(n_nodes)]
+    return [
+        sys.executable,
+        "-m",
+        "cluster.smoke",
+        "--workers",
+        str(2 * n_nodes),
+        "--shards",
+        "4",
+        "--size",
+        str(SIZE),
+        "--min-nodes",
+        str(n_nodes),
+    ]
 
 
 def _logs(tmp: Path, slurm) -> str:
@@ -54,8 +73,18 @@ def _ray_leftovers(slurm, temp_dir: str) -> list[str]:
             cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        is_ray = any(k in cmd for k in ("raylet", "gcs_server", "ray.scripts", "default_worker",
-                                        "ray::", "dashboard/agent", "log_monitor"))
+        is_ray = any(
+            k in cmd
+            for k in (
+                "raylet",
+                "gcs_server",
+                "ray.scripts",
+                "default_worker",
+                "ray::",
+                "dashboard/agent",
+                "log_monitor",
+            )
+        )
         if temp_dir in cmd or (int(entry.name) in pids and is_ray):
             left.append(cmd[:200])
     return left
@@ -75,9 +104,20 @@ def test_sbatch_runs_a_sharded_program_on_every_node(slurm, tmp_path):
     n = len(slurm.nodes)
     ray_opts, temp_dir = _ray_options(slurm, tmp_path)
     out = tmp_path / "job.out"
-    job = slurm.submit([f"--nodes={n}", "--ntasks-per-node=1", "--cpus-per-task=2",
-                        f"--output={out}", "--time=10", str(ROOT / "scripts/sbatch_ray.sh"),
-                        *ray_opts, "--", *_smoke_command(n)], cwd=ROOT)
+    job = slurm.submit(
+        [
+            f"--nodes={n}",
+            "--ntasks-per-node=1",
+            "--cpus-per-task=2",
+            f"--output={out}",
+            "--time=10",
+            str(ROOT / "scripts/sbatch_ray.sh"),
+            *ray_opts,
+            "--",
+            *_smoke_command(n),
+        ],
+        cwd=ROOT,
+    )
     state, code = slurm.wait_job(job, timeout=240)
     text = out.read_text(errors="replace") if out.exists() else "<no job output>"
     assert (state, code) == ("COMPLETED", 0), f"{text}\n{_logs(tmp_path, slurm)}"
@@ -92,9 +132,21 @@ def test_scancel_stops_ray_on_every_node(slurm, tmp_path):
     ray_opts, temp_dir = _ray_options(slurm, tmp_path)
     out = tmp_path / "job.out"
     program = "import time; print('PROGRAM STARTED', flush=True); time.sleep(600)"
-    job = slurm.submit([f"--nodes={n}", "--ntasks-per-node=1", "--cpus-per-task=2",
-                        f"--output={out}", str(ROOT / "scripts/sbatch_ray.sh"), *ray_opts, "--",
-                        sys.executable, "-c", program], cwd=ROOT)
+    job = slurm.submit(
+        [
+            f"--nodes={n}",
+            "--ntasks-per-node=1",
+            "--cpus-per-task=2",
+            f"--output={out}",
+            str(ROOT / "scripts/sbatch_ray.sh"),
+            *ray_opts,
+            "--",
+            sys.executable,
+            "-c",
+            program,
+        ],
+        cwd=ROOT,
+    )
     deadline = time.monotonic() + 180
     while "PROGRAM STARTED" not in (out.read_text(errors="replace") if out.exists() else ""):
         assert time.monotonic() < deadline, _logs(tmp_path, slurm)
@@ -113,10 +165,25 @@ def test_scancel_stops_ray_on_every_node(slurm, tmp_path):
 def test_salloc_runs_a_program_and_returns_its_status(slurm, tmp_path):
     ray_opts, temp_dir = _ray_options(slurm, tmp_path)
     # One node keeps it quick; the exit status must be the program's, and Ray must stop.
-    res = slurm.run(["salloc", "--nodes=1", "--cpus-per-task=2", "bash",
-                     str(ROOT / "scripts/salloc_ray.sh"), *ray_opts, "--", sys.executable, "-c",
-                     "import os, sys; print('ADDRESS', os.environ['RAY_ADDRESS']); sys.exit(3)"],
-                    capture_output=True, text=True, timeout=240, cwd=ROOT, stdin=subprocess.DEVNULL)
+    res = slurm.run(
+        [
+            "salloc",
+            "--nodes=1",
+            "--cpus-per-task=2",
+            "bash",
+            str(ROOT / "scripts/salloc_ray.sh"),
+            *ray_opts,
+            "--",
+            sys.executable,
+            "-c",
+            "import os, sys; print('ADDRESS', os.environ['RAY_ADDRESS']); sys.exit(3)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+    )
     text = res.stdout + res.stderr
     assert res.returncode == 3, f"{text}\n{_logs(tmp_path, slurm)}"
     assert f"ADDRESS {slurm.addrs[0]}:6379" in text
@@ -129,9 +196,23 @@ def test_salloc_shell_runs_a_sharded_program(slurm, tmp_path):
     ray_opts, temp_dir = _ray_options(slurm, tmp_path)
     # The default mode opens a shell on the head node; a piped script stands in for the user.
     script = " ".join(_smoke_command(n)) + "\nexit $?\n"
-    res = slurm.run(["salloc", f"--nodes={n}", "--ntasks-per-node=1", "--cpus-per-task=2",
-                     "--time=10", "bash", str(ROOT / "scripts/salloc_ray.sh"), *ray_opts],
-                    input=script, capture_output=True, text=True, timeout=240, cwd=ROOT)
+    res = slurm.run(
+        [
+            "salloc",
+            f"--nodes={n}",
+            "--ntasks-per-node=1",
+            "--cpus-per-task=2",
+            "--time=10",
+            "bash",
+            str(ROOT / "scripts/salloc_ray.sh"),
+            *ray_opts,
+        ],
+        input=script,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=ROOT,
+    )
     text = res.stdout + res.stderr
     assert res.returncode == 0, f"{text}\n{_logs(tmp_path, slurm)}"
     _check_report(text, n)
@@ -141,8 +222,12 @@ def test_salloc_shell_runs_a_sharded_program(slurm, tmp_path):
 
 def test_scripts_refuse_to_run_outside_an_allocation():
     for script in ("sbatch_ray.sh", "salloc_ray.sh"):
-        res = subprocess.run(["bash", str(ROOT / "scripts" / script), "--", "true"],
-                             capture_output=True, text=True, timeout=30,
-                             env={"PATH": "/usr/bin:/bin"})
+        res = subprocess.run(
+            ["bash", str(ROOT / "scripts" / script), "--", "true"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={"PATH": "/usr/bin:/bin"},
+        )
         assert res.returncode == 1
         assert "not inside a Slurm allocation" in res.stderr

@@ -47,8 +47,10 @@ def unavailable_reason() -> str | None:
     if compose_command() is None:
         missing.append("docker-compose")
     if missing:
-        return (f"missing {', '.join(missing)}: run `sudo bash scripts/install_system_deps.sh` "
-                f"(docker.io, docker-compose, debootstrap)")
+        return (
+            f"missing {', '.join(missing)}: run `sudo bash scripts/install_system_deps.sh` "
+            f"(docker.io, docker-compose, debootstrap)"
+        )
     return None
 
 
@@ -56,8 +58,10 @@ def compose_command() -> list[str] | None:
     """``docker-compose`` (Debian's 1.29) if installed, else the ``docker compose`` plugin."""
     if shutil.which("docker-compose"):
         return ["docker-compose"]
-    if shutil.which("docker") and subprocess.run(
-            ["docker", "compose", "version"], capture_output=True).returncode == 0:
+    if (
+        shutil.which("docker")
+        and subprocess.run(["docker", "compose", "version"], capture_output=True).returncode == 0
+    ):
         return ["docker", "compose"]
     return None
 
@@ -66,23 +70,28 @@ def run(cmd: list[str], timeout: float, check: bool = True, **kw) -> subprocess.
     """Run ``cmd`` capturing its output; on failure raise with the command and its output."""
     t0 = time.monotonic()
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                             stdin=subprocess.DEVNULL, **kw)
+        res = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, **kw
+        )
     except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (
-            e.stdout or "")
+        out = (
+            (e.stdout or b"").decode(errors="replace")
+            if isinstance(e.stdout, bytes)
+            else (e.stdout or "")
+        )
         raise DockerError(f"`{shlex.join(cmd)}` ran past {timeout:.0f} s:\n{out[-4000:]}") from None
     res.seconds = time.monotonic() - t0
     if check and res.returncode != 0:
-        raise DockerError(f"`{shlex.join(cmd)}` exited {res.returncode} after "
-                          f"{res.seconds:.0f} s:\n{(res.stdout + res.stderr)[-6000:]}")
+        raise DockerError(
+            f"`{shlex.join(cmd)}` exited {res.returncode} after "
+            f"{res.seconds:.0f} s:\n{(res.stdout + res.stderr)[-6000:]}"
+        )
     return res
 
 
 def docker_answers() -> bool:
     try:
-        return subprocess.run(["docker", "info"], capture_output=True,
-                              timeout=30).returncode == 0
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=30).returncode == 0
     except subprocess.TimeoutExpired:
         return False
 
@@ -116,15 +125,21 @@ def dockerd(log: Path, timeout: float = 90) -> Daemon:
     flags = shlex.split(os.environ.get("SHARDED_DOCKERD_FLAGS", ""))
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as f:
-        proc = subprocess.Popen(["dockerd", *flags], stdout=f, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            ["dockerd", *flags],
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     deadline = time.monotonic() + timeout
     while not docker_answers():
         if proc.poll() is not None or time.monotonic() > deadline:
             Daemon(proc, log).stop(10)
             tail = log.read_text(errors="replace")[-3000:]
-            raise DockerError(f"dockerd {'exited' if proc.poll() is not None else 'not up'} "
-                              f"(log {log}):\n{tail}")
+            raise DockerError(
+                f"dockerd {'exited' if proc.poll() is not None else 'not up'} (log {log}):\n{tail}"
+            )
         time.sleep(0.5)
     return Daemon(proc, log)
 
@@ -155,8 +170,7 @@ class Compose:
         if cmd is None:
             raise DockerError("neither docker-compose nor `docker compose` is installed")
         self.project = project
-        self.base = [*cmd, "-p", project, "-f", str(COMPOSE_FILE), "--project-directory",
-                     str(ROOT)]
+        self.base = [*cmd, "-p", project, "-f", str(COMPOSE_FILE), "--project-directory", str(ROOT)]
         # Only what the caller sets: no RAY_* from the test process (token auth is the file's
         # default, disabled, unless a caller passes RAY_AUTH_*).
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
@@ -167,9 +181,11 @@ class Compose:
 
     def _ids(self, kind: str) -> list[str]:
         label = f"label=com.docker.compose.project={self.project}"
-        cmd = {"container": ["docker", "ps", "-a", "-q", "--no-trunc", "--filter", label],
-               "network": ["docker", "network", "ls", "-q", "--no-trunc", "--filter", label],
-               "volume": ["docker", "volume", "ls", "-q", "--filter", label]}[kind]
+        cmd = {
+            "container": ["docker", "ps", "-a", "-q", "--no-trunc", "--filter", label],
+            "network": ["docker", "network", "ls", "-q", "--no-trunc", "--filter", label],
+            "volume": ["docker", "volume", "ls", "-q", "--filter", label],
+        }[kind]
         return run(cmd, timeout=60).stdout.split()
 
     def resources(self) -> dict[str, list[str]]:
@@ -191,5 +207,6 @@ class Compose:
         return res.stdout + res.stderr
 
     def down(self, timeout: float = 180) -> subprocess.CompletedProcess:
-        return self("down", "-v", "--remove-orphans", "--timeout", "30", timeout=timeout,
-                    check=False)
+        return self(
+            "down", "-v", "--remove-orphans", "--timeout", "30", timeout=timeout, check=False
+        )

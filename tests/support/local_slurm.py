@@ -74,8 +74,13 @@ class LocalSlurm:
     >>> slurm.stop()  # doctest: +SKIP
     """
 
-    def __init__(self, workdir: str | os.PathLike, hosts: VirtualHosts | None = None,
-                 cpus: int = 2, memory_mb: int = 4000):
+    def __init__(
+        self,
+        workdir: str | os.PathLike,
+        hosts: VirtualHosts | None = None,
+        cpus: int = 2,
+        memory_mb: int = 4000,
+    ):
         self.dir = Path(workdir).resolve()
         self.hosts = hosts
         self.cpus, self.memory_mb = cpus, memory_mb
@@ -90,8 +95,11 @@ class LocalSlurm:
         self.socket = self.dir / "munge" / "munge.socket"
         self._daemons: list[tuple[str, subprocess.Popen]] = []
         path = os.environ.get("PATH", "")
-        self.env = dict(os.environ, SLURM_CONF=str(self.conf),
-                        PATH=os.pathsep.join([path, "/usr/sbin", "/sbin"]))
+        self.env = dict(
+            os.environ,
+            SLURM_CONF=str(self.conf),
+            PATH=os.pathsep.join([path, "/usr/sbin", "/sbin"]),
+        )
 
     # -- running commands -------------------------------------------------------------------
     def prefix(self, node: int = 0) -> list[str]:
@@ -105,11 +113,13 @@ class LocalSlurm:
 
     def submit(self, argv: Sequence[str], cwd: str | os.PathLike | None = None) -> int:
         """``sbatch --parsable ARGV`` from the controller's host; returns the job id."""
-        res = self.run(["sbatch", "--parsable", *argv], capture_output=True, text=True,
-                       cwd=cwd, timeout=60)
+        res = self.run(
+            ["sbatch", "--parsable", *argv], capture_output=True, text=True, cwd=cwd, timeout=60
+        )
         if res.returncode != 0:
-            raise LocalSlurmError(f"sbatch {' '.join(argv)} failed ({res.returncode}): "
-                                  f"{res.stderr.strip()}")
+            raise LocalSlurmError(
+                f"sbatch {' '.join(argv)} failed ({res.returncode}): {res.stderr.strip()}"
+            )
         return int(res.stdout.strip().split(";")[0])
 
     def wait_job(self, job_id: int, timeout: float = 300.0) -> tuple[str, int]:
@@ -120,18 +130,29 @@ class LocalSlurm:
         """
         deadline = time.monotonic() + timeout
         while True:
-            res = self.run(["scontrol", "show", "job", "-o", str(job_id)], capture_output=True,
-                           text=True, timeout=30)
+            res = self.run(
+                ["scontrol", "show", "job", "-o", str(job_id)],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
             fields = dict(f.split("=", 1) for f in res.stdout.split() if "=" in f)
             state = fields.get("JobState", "UNKNOWN")
-            if state not in ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "UNKNOWN",
-                             "SUSPENDED"):
+            if state not in (
+                "PENDING",
+                "CONFIGURING",
+                "RUNNING",
+                "COMPLETING",
+                "UNKNOWN",
+                "SUSPENDED",
+            ):
                 code, _, sig = fields.get("ExitCode", "255:0").partition(":")
                 return state, int(code) if int(code) or not int(sig or 0) else 128 + int(sig)
             if time.monotonic() > deadline:
                 self.run(["scancel", str(job_id)], capture_output=True, timeout=30)
-                raise LocalSlurmError(f"job {job_id} still {state} after {timeout:g} s\n"
-                                      f"{self.logs()}")
+                raise LocalSlurmError(
+                    f"job {job_id} still {state} after {timeout:g} s\n{self.logs()}"
+                )
             time.sleep(0.5)
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -176,8 +197,10 @@ class LocalSlurm:
             "SlurmctldTimeout=30",
         ]
         for name, addr in zip(self.nodes, self.addrs):
-            lines.append(f"NodeName={name} NodeAddr={addr} NodeHostname={self.hostname} "
-                         f"CPUs={self.cpus} RealMemory={self.memory_mb} State=UNKNOWN")
+            lines.append(
+                f"NodeName={name} NodeAddr={addr} NodeHostname={self.hostname} "
+                f"CPUs={self.cpus} RealMemory={self.memory_mb} State=UNKNOWN"
+            )
         lines.append("PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP")
         text = "\n".join(lines) + "\n"
         self.conf.write_text(text)
@@ -186,8 +209,14 @@ class LocalSlurm:
     def _spawn(self, name: str, argv: list[str], node: int | None = None) -> None:
         log = open(self.dir / f"{name}.stdout", "ab")
         prefix = self.prefix(node) if node is not None else []
-        proc = subprocess.Popen([*prefix, *argv], stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, env=self.env, start_new_session=True)
+        proc = subprocess.Popen(
+            [*prefix, *argv],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=self.env,
+            start_new_session=True,
+        )
         log.close()
         self._daemons.append((name, proc))
 
@@ -195,8 +224,10 @@ class LocalSlurm:
         """Start the daemons and wait until every node is idle; cleans up if that fails."""
         missing = missing_binaries()
         if missing:
-            raise LocalSlurmError(f"Slurm/munge programs not found: {', '.join(missing)} "
-                                  "(apt-get install slurmctld slurmd slurm-client munge)")
+            raise LocalSlurmError(
+                f"Slurm/munge programs not found: {', '.join(missing)} "
+                "(apt-get install slurmctld slurmd slurm-client munge)"
+            )
         try:
             self._start(timeout)
         except BaseException:
@@ -211,11 +242,19 @@ class LocalSlurm:
         key = self.dir / "munge" / "munge.key"
         key.write_bytes(os.urandom(1024))
         os.chmod(key, 0o600)
-        self._spawn("munged", [
-            "munged", "--foreground", "--force", f"--socket={self.socket}", f"--key-file={key}",
-            f"--pid-file={self.dir}/munge/munged.pid", f"--log-file={self.dir}/munged.log",
-            f"--seed-file={self.dir}/munge/munged.seed",
-        ])
+        self._spawn(
+            "munged",
+            [
+                "munged",
+                "--foreground",
+                "--force",
+                f"--socket={self.socket}",
+                f"--key-file={key}",
+                f"--pid-file={self.dir}/munge/munged.pid",
+                f"--log-file={self.dir}/munged.log",
+                f"--seed-file={self.dir}/munge/munged.seed",
+            ],
+        )
         self._wait(lambda: self.socket.exists(), timeout, "munged socket")
         # In network namespaces every node has its own address, so the default ports are free;
         # on 127.0.0.1 pick unused ones so a real Slurm on this machine is not disturbed.
@@ -223,8 +262,11 @@ class LocalSlurm:
         self.write_config(*ports)
         self._spawn("slurmctld", ["slurmctld", "-D", "-c", "-f", str(self.conf)], node=0)
         for i, name in enumerate(self.nodes):
-            self._spawn(f"slurmd-{name}", ["slurmd", "-D", "-f", str(self.conf), "-N", name],
-                        node=i if self.hosts is not None else None)
+            self._spawn(
+                f"slurmd-{name}",
+                ["slurmd", "-D", "-f", str(self.conf), "-N", name],
+                node=i if self.hosts is not None else None,
+            )
         self._wait(self._all_idle, timeout, f"{len(self.nodes)} idle Slurm nodes")
 
     def _all_idle(self) -> bool:

@@ -130,8 +130,20 @@ class VirtualHosts:
             _ip("netns", "add", name)
             self._created.append(name)
             # Created straight into the namespaces: the root namespace never sees the links.
-            _ip("link", "add", "eth0", "netns", name, "type", "veth",
-                "peer", "name", f"p{i}", "netns", self.switch)
+            _ip(
+                "link",
+                "add",
+                "eth0",
+                "netns",
+                name,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                f"p{i}",
+                "netns",
+                self.switch,
+            )
             _ip(*sw, "link", "set", f"p{i}", "master", "br0")
             _ip(*sw, "link", "set", f"p{i}", "up")
             host = ["netns", "exec", name, "ip"]

@@ -54,11 +54,11 @@ def test_backward_with_gradient_and_grad_function():
     g = st.from_numpy(np.ones((4, 3)) * 2, shards=3)
     y.backward(gradient=g)
     assert_matches_numpy(x.grad, 4 * x.numpy())
-    (gx,) = st.autograd.grad((x ** 3).sum(), x)
+    (gx,) = st.autograd.grad((x**3).sum(), x)
     assert_matches_numpy(gx, 3 * x.numpy() ** 2)
     # second derivative through create_graph
     z = leaf([2.0])
-    (g1,) = st.autograd.grad((z ** 3).sum(), z, create_graph=True)
+    (g1,) = st.autograd.grad((z**3).sum(), z, create_graph=True)
     (g2,) = st.autograd.grad(g1.sum(), z)
     assert g1.tolist() == [12.0] and g2.tolist() == [12.0]
 
@@ -99,35 +99,68 @@ def test_inplace_on_non_leaf_is_recorded():
 A = rng.uniform(0.5, 1.5, (5, 4))
 B = rng.uniform(0.5, 1.5, (5, 4))
 UNARY = {
-    "exp": st.exp, "log": st.log, "log1p": st.log1p, "sqrt": st.sqrt, "sin": st.sin,
-    "cos": st.cos, "tanh": st.tanh, "sigmoid": st.sigmoid, "neg": st.neg,
-    "abs": lambda t: st.abs(t - 1), "relu": lambda t: st.relu(t - 1),
-    "clamp": lambda t: st.clamp(t, 0.8, 1.2), "pow_scalar": lambda t: t ** 3,
-    "rpow": lambda t: 2 ** t,
+    "exp": st.exp,
+    "log": st.log,
+    "log1p": st.log1p,
+    "sqrt": st.sqrt,
+    "sin": st.sin,
+    "cos": st.cos,
+    "tanh": st.tanh,
+    "sigmoid": st.sigmoid,
+    "neg": st.neg,
+    "abs": lambda t: st.abs(t - 1),
+    "relu": lambda t: st.relu(t - 1),
+    "clamp": lambda t: st.clamp(t, 0.8, 1.2),
+    "pow_scalar": lambda t: t**3,
+    "rpow": lambda t: 2**t,
 }
 BINARY = {
-    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-    "div": lambda a, b: a / b, "pow": lambda a, b: a ** b, "maximum": st.maximum,
-    "minimum": st.minimum, "where": lambda a, b: st.where(a > 1, a, b),
-    "remainder": lambda a, b: a % (b + 2), "clamp_t": lambda a, b: st.clamp(a, max=b),
-    "matmul": lambda a, b: a @ b.t(), "broadcast": lambda a, b: a * b[0] + b[:, :1],
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "pow": lambda a, b: a**b,
+    "maximum": st.maximum,
+    "minimum": st.minimum,
+    "where": lambda a, b: st.where(a > 1, a, b),
+    "remainder": lambda a, b: a % (b + 2),
+    "clamp_t": lambda a, b: st.clamp(a, max=b),
+    "matmul": lambda a, b: a @ b.t(),
+    "broadcast": lambda a, b: a * b[0] + b[:, :1],
 }
 REDUCE = {
-    "sum": lambda t: t.sum(), "sum0": lambda t: t.sum(0), "mean1": lambda t: t.mean(1, True),
-    "prod": lambda t: t.prod(1), "amax": lambda t: t.amax(0), "amin": lambda t: t.amin(),
-    "max_dim": lambda t: t.max(1).values, "min_dim": lambda t: t.min(0, True).values,
-    "var": lambda t: t.var(0), "std": lambda t: t.std(), "logsumexp": lambda t: t.logsumexp(1),
-    "softmax": lambda t: st.softmax(t, 0), "log_softmax": lambda t: st.log_softmax(t, 1),
+    "sum": lambda t: t.sum(),
+    "sum0": lambda t: t.sum(0),
+    "mean1": lambda t: t.mean(1, True),
+    "prod": lambda t: t.prod(1),
+    "amax": lambda t: t.amax(0),
+    "amin": lambda t: t.amin(),
+    "max_dim": lambda t: t.max(1).values,
+    "min_dim": lambda t: t.min(0, True).values,
+    "var": lambda t: t.var(0),
+    "std": lambda t: t.std(),
+    "logsumexp": lambda t: t.logsumexp(1),
+    "softmax": lambda t: st.softmax(t, 0),
+    "log_softmax": lambda t: st.log_softmax(t, 1),
 }
 VIEWS = {
-    "t": lambda t: t.t() * 1, "view": lambda t: t.view(5, 4, 1), "reshape": lambda t: t.reshape(-1),
-    "permute": lambda t: t.unsqueeze(0).permute(2, 0, 1), "squeeze": lambda t: t[None].squeeze(0),
-    "expand": lambda t: t[:, :1].expand(5, 3) * 1, "index": lambda t: t[1:4:2, ::3],
-    "int_index": lambda t: t[-1], "gather": lambda t: t[[0, 0, 3], [1, 1, 2]],
-    "mask": lambda t: t[t > 1], "cat": lambda t: st.cat([t, t * 2], 1),
-    "stack": lambda t: st.stack([t, t], 0), "flip": lambda t: st.flip(t, [0]),
-    "roll": lambda t: st.roll(t, 2, 1), "split": lambda t: st.split(t, 2)[1],
-    "reshard": lambda t: t.reshard(dim=1) * 1, "contiguous": lambda t: t.t().contiguous(),
+    "t": lambda t: t.t() * 1,
+    "view": lambda t: t.view(5, 4, 1),
+    "reshape": lambda t: t.reshape(-1),
+    "permute": lambda t: t.unsqueeze(0).permute(2, 0, 1),
+    "squeeze": lambda t: t[None].squeeze(0),
+    "expand": lambda t: t[:, :1].expand(5, 3) * 1,
+    "index": lambda t: t[1:4:2, ::3],
+    "int_index": lambda t: t[-1],
+    "gather": lambda t: t[[0, 0, 3], [1, 1, 2]],
+    "mask": lambda t: t[t > 1],
+    "cat": lambda t: st.cat([t, t * 2], 1),
+    "stack": lambda t: st.stack([t, t], 0),
+    "flip": lambda t: st.flip(t, [0]),
+    "roll": lambda t: st.roll(t, 2, 1),
+    "split": lambda t: st.split(t, 2)[1],
+    "reshard": lambda t: t.reshard(dim=1) * 1,
+    "contiguous": lambda t: t.t().contiguous(),
 }
 PLACES = [dict(shards=2), dict(shards=3, dim=1), dict(layout=st.Layout.replicated())]
 
@@ -139,8 +172,11 @@ def test_gradcheck_unary(name, place):
     assert gradcheck(f, (leaf(A, **place),))
 
 
-@pytest.mark.parametrize("pa, pb", [(PLACES[0], PLACES[0]), (PLACES[0], PLACES[1]),
-                                    (PLACES[2], PLACES[0])], ids=["same", "mixed", "repl"])
+@pytest.mark.parametrize(
+    "pa, pb",
+    [(PLACES[0], PLACES[0]), (PLACES[0], PLACES[1]), (PLACES[2], PLACES[0])],
+    ids=["same", "mixed", "repl"],
+)
 @pytest.mark.parametrize("name", sorted(BINARY))
 def test_gradcheck_binary(name, pa, pb):
     assert gradcheck(BINARY[name], (leaf(A, **pa), leaf(B, **pb)))

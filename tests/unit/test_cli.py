@@ -15,8 +15,9 @@ def local_cli(monkeypatch):
     """Commands get a two-worker local session instead of an embedded Ray; the package's
     three-worker session comes back afterwards (each command shuts its session down)."""
     st.shutdown()
-    monkeypatch.setattr(cli, "_init", lambda address, workers: st.init(
-        executor="local", num_workers=workers or 2))
+    monkeypatch.setattr(
+        cli, "_init", lambda address, workers: st.init(executor="local", num_workers=workers or 2)
+    )
     yield
     st.shutdown()
     st.init(executor="local", num_workers=3)
@@ -50,6 +51,7 @@ def test_unknown_command_is_an_argparse_error(capsys):
 
 
 def test_module_entry_point():
-    r = subprocess.run([sys.executable, "-m", "sharded.cli", "--help"], capture_output=True,
-                       text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "sharded.cli", "--help"], capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0 and "demo" in r.stdout and "bench" in r.stdout

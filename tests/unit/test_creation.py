@@ -49,8 +49,14 @@ def test_ranges():
 
 def test_like_creators_keep_shape_dtype_layout():
     x = st.rand(6, 4, shards=3, dtype=st.float64)
-    for y in (st.zeros_like(x), st.ones_like(x), st.empty_like(x), st.rand_like(x),
-              st.randn_like(x), st.full_like(x, 3)):
+    for y in (
+        st.zeros_like(x),
+        st.ones_like(x),
+        st.empty_like(x),
+        st.rand_like(x),
+        st.randn_like(x),
+        st.full_like(x, 3),
+    ):
         assert y.shape == x.shape and y.dtype == x.dtype and y.layout == x.layout
     assert st.full_like(x, 3).sum().item() == 72
     assert st.zeros_like(x, dtype=st.int32).dtype == st.int32
@@ -93,16 +99,19 @@ def test_requires_grad_stored():
         st.zeros(3, dtype=st.int64, requires_grad=True)
 
 
-@pytest.mark.parametrize("call, err, text", [
-    (lambda: st.zeros(-1, 2), st.ArgumentError, "-1"),
-    (lambda: st.zeros(2, shards=0), st.ShardingError, "0"),
-    (lambda: st.zeros(2, 2, dim=3), st.DimError, "dim 3"),
-    (lambda: st.zeros(2, dtype="complex64"), st.DTypeError, "complex64"),
-    (lambda: st.arange(0, 3, 0), st.ArgumentError, "step"),
-    (lambda: st.randint(5, 2, (3,)), st.ArgumentError, "low=5"),
-    (lambda: st.zeros(2, device="cuda"), st.BackendUnavailable, "no GPU worker"),
-    (lambda: st.zeros(3, layout=st.Layout(chunks=(1, 1))), st.LayoutMismatch, "add up"),
-])
+@pytest.mark.parametrize(
+    "call, err, text",
+    [
+        (lambda: st.zeros(-1, 2), st.ArgumentError, "-1"),
+        (lambda: st.zeros(2, shards=0), st.ShardingError, "0"),
+        (lambda: st.zeros(2, 2, dim=3), st.DimError, "dim 3"),
+        (lambda: st.zeros(2, dtype="complex64"), st.DTypeError, "complex64"),
+        (lambda: st.arange(0, 3, 0), st.ArgumentError, "step"),
+        (lambda: st.randint(5, 2, (3,)), st.ArgumentError, "low=5"),
+        (lambda: st.zeros(2, device="cuda"), st.BackendUnavailable, "no GPU worker"),
+        (lambda: st.zeros(3, layout=st.Layout(chunks=(1, 1))), st.LayoutMismatch, "add up"),
+    ],
+)
 def test_bad_creation_input(call, err, text):
     with pytest.raises(err, match=text):
         call()

@@ -34,6 +34,7 @@ def test_device_matching_rules():
 def test_gpu_workers_without_cupy_or_gpu_fail_clearly():
     try:
         import cupy  # noqa: F401
+
         pytest.skip("CuPy is installed here; covered by tests/gpu")
     except ImportError:
         pass

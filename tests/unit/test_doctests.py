@@ -20,8 +20,11 @@ FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 
 def _modules():
     names = ["sharded"] + [m.name for m in pkgutil.walk_packages(st.__path__, "sharded.")]
-    return [importlib.import_module(n) for n in sorted(names)
-            if not any(n == e or n.startswith(e + ".") for e in EXCLUDED)]
+    return [
+        importlib.import_module(n)
+        for n in sorted(names)
+        if not any(n == e or n.startswith(e + ".") for e in EXCLUDED)
+    ]
 
 
 def _examples():
@@ -64,4 +67,3 @@ def test_docstring_example(test):
         if not st.is_initialized():  # the example shut its session down
             st.init(executor="local", num_workers=2)
     assert not runner.failures, "".join(report)
-

@@ -5,11 +5,18 @@ import sharded as st
 from sharded.dtypes import as_dtype, result_type
 
 
-@pytest.mark.parametrize("a, b, out", [
-    ("uint8", "int8", "int16"), ("int32", "int64", "int64"), ("bool", "int8", "int8"),
-    ("int64", "float16", "float16"), ("float16", "float32", "float32"),
-    ("int32", "float32", "float32"), ("bool", "float64", "float64"),
-])
+@pytest.mark.parametrize(
+    "a, b, out",
+    [
+        ("uint8", "int8", "int16"),
+        ("int32", "int64", "int64"),
+        ("bool", "int8", "int8"),
+        ("int64", "float16", "float16"),
+        ("float16", "float32", "float32"),
+        ("int32", "float32", "float32"),
+        ("bool", "float64", "float64"),
+    ],
+)
 def test_promote_types_like_torch(a, b, out):
     assert st.promote_types(as_dtype(a), as_dtype(b)) == as_dtype(out)
 

@@ -17,8 +17,20 @@ def t(a, **place):
 
 A76 = rng.standard_normal((7, 6))
 
-EINSUM = ["ij,jk->ik", "bij,bjk->bik", "bij,bjk->ik", "ij->ji", "ij->", "i,j->ij", "ij,ij->i",
-          "...ij,jk->...ik", "bij,jk", "abc,cd,ae->bde", "ij,ij->", "ijk->kj"]
+EINSUM = [
+    "ij,jk->ik",
+    "bij,bjk->bik",
+    "bij,bjk->ik",
+    "ij->ji",
+    "ij->",
+    "i,j->ij",
+    "ij,ij->i",
+    "...ij,jk->...ik",
+    "bij,jk",
+    "abc,cd,ae->bde",
+    "ij,ij->",
+    "ijk->kj",
+]
 
 
 @pytest.mark.parametrize("eq", EINSUM)
@@ -37,10 +49,12 @@ def test_einsum_against_numpy(eq):
 def test_tensordot_and_einsum_errors():
     a3 = rng.standard_normal((3, 4, 5))
     b3 = rng.standard_normal((4, 5, 2))
-    assert_matches_numpy(L.tensordot(t(a3, shards=3), t(b3, shards=2, dim=1)),
-                         np.tensordot(a3, b3), **TOL)
-    assert_matches_numpy(L.tensordot(t(a3), t(b3), ([1], [0])), np.tensordot(a3, b3, ([1], [0])),
-                         **TOL)
+    assert_matches_numpy(
+        L.tensordot(t(a3, shards=3), t(b3, shards=2, dim=1)), np.tensordot(a3, b3), **TOL
+    )
+    assert_matches_numpy(
+        L.tensordot(t(a3), t(b3), ([1], [0])), np.tensordot(a3, b3, ([1], [0])), **TOL
+    )
     with pytest.raises(st.ArgumentError, match="repeated subscript"):
         L.einsum("ii->i", t(np.eye(3)))
     with pytest.raises(st.ShapeError, match="name 2 dims"):

@@ -19,18 +19,21 @@ def test_binary_ops_on_every_layout(place):
     assert_matches_numpy(x / y, A / B)
     assert_matches_numpy(x // y, A // B)
     assert_matches_numpy(x % y, A % B)
-    assert_matches_numpy(y ** x, B ** A)
+    assert_matches_numpy(y**x, B**A)
     assert_matches_numpy(st.maximum(x, y), np.maximum(A, B))
     assert_matches_numpy(st.minimum(x, y), np.minimum(A, B))
 
 
-@pytest.mark.parametrize("px, py", [
-    (dict(shards=2), dict(shards=3)),
-    (dict(shards=3), dict(shards=3, dim=1)),
-    (dict(layout=st.Layout.block((2, 2))), dict(shards=2)),
-    (dict(shards=2), dict(layout=st.Layout.replicated())),
-    (dict(layout=st.Layout(chunks=(4, 0, 3))), dict(layout=st.Layout(chunks=(1, 6)))),
-])
+@pytest.mark.parametrize(
+    "px, py",
+    [
+        (dict(shards=2), dict(shards=3)),
+        (dict(shards=3), dict(shards=3, dim=1)),
+        (dict(layout=st.Layout.block((2, 2))), dict(shards=2)),
+        (dict(shards=2), dict(layout=st.Layout.replicated())),
+        (dict(layout=st.Layout(chunks=(4, 0, 3))), dict(layout=st.Layout(chunks=(1, 6)))),
+    ],
+)
 def test_mismatched_layouts_are_aligned(px, py):
     x, y = st.from_numpy(A, **px), st.from_numpy(B, **py)
     z = x * y + x
@@ -45,8 +48,17 @@ def test_rank_mismatch_broadcast_sums_to_12():
     assert_matches_numpy(a + b, np.array([[2, 3], [3, 4]]))
 
 
-@pytest.mark.parametrize("sa, sb", [((7, 6), (6,)), ((7, 1), (1, 6)), ((7, 6), (7, 1)),
-                                    ((1, 6), (7, 6)), ((7, 6), ()), ((2, 1, 6), (7, 1))])
+@pytest.mark.parametrize(
+    "sa, sb",
+    [
+        ((7, 6), (6,)),
+        ((7, 1), (1, 6)),
+        ((7, 6), (7, 1)),
+        ((1, 6), (7, 6)),
+        ((7, 6), ()),
+        ((2, 1, 6), (7, 1)),
+    ],
+)
 @pytest.mark.parametrize("shards", [1, 3])
 def test_broadcasting_shapes(sa, sb, shards):
     a = np.arange(np.prod(sa), dtype=np.float64).reshape(sa) + 1
@@ -61,7 +73,7 @@ def test_scalars_and_numpy_operands_reflected():
     assert_matches_numpy(2 * x + 3, 2 * A + 3)
     assert_matches_numpy(1 - x, 1 - A)
     assert_matches_numpy(2 / (x + 10), 2 / (A + 10))
-    assert_matches_numpy(2 ** x, 2 ** A)
+    assert_matches_numpy(2**x, 2**A)
     assert_matches_numpy(A[0] + x, A[0] + A)
     assert_matches_numpy(x - B, A - B)
     assert_matches_numpy(B - x, B - A)
@@ -71,11 +83,19 @@ def test_scalars_and_numpy_operands_reflected():
     assert_matches_numpy(+x, A)
 
 
-@pytest.mark.parametrize("a, b, out", [
-    ("int32", 5, "int32"), ("int64", 2.5, "float32"), ("int8", "int16", "int16"),
-    ("uint8", "int8", "int16"), ("float16", 3.0, "float16"), ("bool", 1, "int64"),
-    ("int32", "float64", "float64"), ("float32", "float64", "float64"),
-])
+@pytest.mark.parametrize(
+    "a, b, out",
+    [
+        ("int32", 5, "int32"),
+        ("int64", 2.5, "float32"),
+        ("int8", "int16", "int16"),
+        ("uint8", "int8", "int16"),
+        ("float16", 3.0, "float16"),
+        ("bool", 1, "int64"),
+        ("int32", "float64", "float64"),
+        ("float32", "float64", "float64"),
+    ],
+)
 def test_result_dtypes_follow_torch(a, b, out):
     x = st.ones(4, dtype=a, shards=2)
     other = b if not isinstance(b, str) else st.ones(4, dtype=b, shards=3)
@@ -97,6 +117,7 @@ def test_pure_rules_without_an_executor():
     assert E.out_layout((4, 6), [x], 2) is lay  # full shape: the output follows it
     out = E.out_layout((3, 4, 6), [x], 2)  # broadcast over a new leading dim: same chunks
     assert out.shape == (3, 4, 6) and out.bounds[1] == (0, 2, 4) and list(out.workers) == [0, 1]
-    rep = Operand(st.layout.Layout.from_bounds((6,), [(0, 6)], [0, 1], replicated=True),
-                  st.float32, (3, 4))
+    rep = Operand(
+        st.layout.Layout.from_bounds((6,), [(0, 6)], [0, 1], replicated=True), st.float32, (3, 4)
+    )
     assert E.out_layout((6,), [rep], 2).is_replicated

@@ -13,6 +13,7 @@ def test_worker_error_surfaces_at_next_read_naming_op_and_shard():
     assert_matches_numpy(bad, np.zeros(6, np.int64))
     # a genuine worker-side failure: a kernel fed inconsistent params
     from sharded.runtime import current
+
     ex = current().executor
     k = ex.new_key()
     ex.submit(1, "reshape", (("k", x._keys[1], None),), (k,), {"shape": (7,)}, ("view", 1))
@@ -25,6 +26,7 @@ def test_worker_error_surfaces_at_next_read_naming_op_and_shard():
 
 def test_failed_result_raises_when_read():
     from sharded.runtime import current
+
     ex = current().executor
     x = st.arange(4, shards=2)
     k = ex.new_key()

@@ -67,8 +67,10 @@ def test_free_pairs_sends_one_free_per_worker(ex):
     ex.sync()
     assert _live(ex) == [2, 1]
     ex.free_pairs(keys)
-    assert [q for q in ex._queues] == [[("free", (keys[0][1], keys[2][1]))],
-                                       [("free", (keys[1][1],))]]
+    assert [q for q in ex._queues] == [
+        [("free", (keys[0][1], keys[2][1]))],
+        [("free", (keys[1][1],))],
+    ]
     assert _live(ex) == [0, 0]
 
 

@@ -12,7 +12,7 @@ from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
 from tests.unit.test_views import examples, moved, sharded_arrays
 
 A = np.arange(42.0).reshape(7, 6) * 1.5 - 20
-M = (A.astype(np.int64) % 3 == 0)
+M = A.astype(np.int64) % 3 == 0
 
 KEYS = {
     "int": np.s_[2],
@@ -69,8 +69,10 @@ def _values(shape):
         "int_scalar": (3, 3),
         "numpy": (full, full),
         "tensor": (st.from_numpy(full, shards=2), full),
-        "tensor_cols": (st.from_numpy(full, shards=2, dim=-1) if full.ndim else
-                        st.from_numpy(full), full),
+        "tensor_cols": (
+            st.from_numpy(full, shards=2, dim=-1) if full.ndim else st.from_numpy(full),
+            full,
+        ),
         "row": (st.from_numpy(row), row),
         "numpy_row": (row, row),
         "zero_d": (st.tensor(-2.0), -2.0),
@@ -106,8 +108,14 @@ def test_setitem_value_dtype_is_converted_and_int_tensor(place):
 
 
 # ---------------------------------------------------------------- tensor indices
-MASK_PLACES = [dict(), dict(shards=3), dict(shards=2, dim=1), dict(layout=st.Layout.block((2, 2))),
-               dict(layout=st.Layout(chunks=(4, 0, 3))), dict(layout=st.Layout.replicated())]
+MASK_PLACES = [
+    dict(),
+    dict(shards=3),
+    dict(shards=2, dim=1),
+    dict(layout=st.Layout.block((2, 2))),
+    dict(layout=st.Layout(chunks=(4, 0, 3))),
+    dict(layout=st.Layout.replicated()),
+]
 MASK_IDS = ["default", "rows", "cols", "block", "uneven", "repl"]
 
 
@@ -125,11 +133,21 @@ def test_tensor_masks_get_and_set(place, mplace):
         mask = st.from_numpy(m, **_fit(mplace, m.ndim))
         x = st.from_numpy(A.copy(), **place)
         assert_matches_numpy(x[mask], A[m])
-        assert_matches_numpy(x[mask, 1:] if m.ndim == 1 else x[mask][1:],
-                             A[m, 1:] if m.ndim == 1 else A[m][1:])
-        for v, nv in ((-1.5, -1.5), (st.tensor(4.0), 4.0),
-                      (st.from_numpy(-np.arange(int(m.sum()) * (6 if m.ndim == 1 else 1),
-                                                dtype=np.float64).reshape(A[m].shape)), None)):
+        assert_matches_numpy(
+            x[mask, 1:] if m.ndim == 1 else x[mask][1:], A[m, 1:] if m.ndim == 1 else A[m][1:]
+        )
+        for v, nv in (
+            (-1.5, -1.5),
+            (st.tensor(4.0), 4.0),
+            (
+                st.from_numpy(
+                    -np.arange(int(m.sum()) * (6 if m.ndim == 1 else 1), dtype=np.float64).reshape(
+                        A[m].shape
+                    )
+                ),
+                None,
+            ),
+        ):
             a = A.copy()
             a[m] = nv if nv is not None else v.numpy()
             x[mask] = v
@@ -145,8 +163,9 @@ def test_mask_selection_stays_sharded_and_moves_nothing():
     assert_matches_numpy(r, A[A > 0])
     assert moved() == before
     assert r.layout.num_shards == 3  # each shard selected its own elements
-    assert r.layout.chunk_sizes(0) == tuple(int((A[s] > 0).sum()) for s in
-                                            (slice(0, 3), slice(3, 5), slice(5, 7)))
+    assert r.layout.chunk_sizes(0) == tuple(
+        int((A[s] > 0).sum()) for s in (slice(0, 3), slice(3, 5), slice(5, 7))
+    )
     rows = x[st.from_numpy(M[:, 0], shards=3)]
     assert_matches_numpy(rows, A[M[:, 0]])
     assert rows.layout.num_shards == 3 and moved() == before
@@ -156,8 +175,11 @@ def test_mask_selection_stays_sharded_and_moves_nothing():
     assert_matches_numpy(x[st.zeros(7, dtype=st.bool, shards=3)], np.zeros((0, 6)))
 
 
-@pytest.mark.parametrize("iplace", [dict(), dict(shards=2), dict(layout=st.Layout.replicated())],
-                         ids=["default", "2", "repl"])
+@pytest.mark.parametrize(
+    "iplace",
+    [dict(), dict(shards=2), dict(layout=st.Layout.replicated())],
+    ids=["default", "2", "repl"],
+)
 @pytest.mark.parametrize("place", PLACEMENTS, ids=PLACEMENT_IDS)
 def test_integer_tensor_indices_gather_across_shards(place, iplace):
     idx = np.array([[5, 0, 3], [-1, 2, 2]])
@@ -192,18 +214,27 @@ def test_gather_moves_only_points_from_other_workers():
 
 # ---------------------------------------------------------------- errors
 OOR = [  # key, index, dim, size named in the message
-    (np.s_[7], 7, 0, 7), (np.s_[-8], -8, 0, 7), (np.s_[0, 6], 6, 1, 6), (np.s_[:, -7], -7, 1, 6),
-    (np.s_[[0, 7]], 7, 0, 7), (np.s_[:, [0, -7]], -7, 1, 6), (np.s_[[1], [2, 9]], 9, 1, 6),
-    (np.s_[..., 6], 6, 1, 6), (np.s_[None, 3, 10], 10, 1, 6),
+    (np.s_[7], 7, 0, 7),
+    (np.s_[-8], -8, 0, 7),
+    (np.s_[0, 6], 6, 1, 6),
+    (np.s_[:, -7], -7, 1, 6),
+    (np.s_[[0, 7]], 7, 0, 7),
+    (np.s_[:, [0, -7]], -7, 1, 6),
+    (np.s_[[1], [2, 9]], 9, 1, 6),
+    (np.s_[..., 6], 6, 1, 6),
+    (np.s_[None, 3, 10], 10, 1, 6),
 ]
 
 
-@pytest.mark.parametrize("place", [dict(shards=3), dict(shards=2, dim=1),
-                                   dict(layout=st.Layout.replicated())], ids=["rows", "cols",
-                                                                              "repl"])
+@pytest.mark.parametrize(
+    "place",
+    [dict(shards=3), dict(shards=2, dim=1), dict(layout=st.Layout.replicated())],
+    ids=["rows", "cols", "repl"],
+)
 @pytest.mark.parametrize("key, index, dim, size", OOR, ids=[str(i) for i in range(len(OOR))])
-def test_out_of_range_raises_naming_index_dim_size_and_changes_nothing(key, index, dim, size,
-                                                                       place):
+def test_out_of_range_raises_naming_index_dim_size_and_changes_nothing(
+    key, index, dim, size, place
+):
     x = st.from_numpy(A.copy(), **place)
     with pytest.raises(IndexError):
         A[key]
@@ -248,8 +279,12 @@ def test_other_index_errors():
 
 def test_overlapping_setitem_reads_before_writing():
     # NumPy's answer for assignments whose value overlaps the target (torch asks for a clone)
-    for place in (dict(shards=3), dict(shards=1), dict(shards=2, dim=1),
-                  dict(layout=st.Layout.replicated())):
+    for place in (
+        dict(shards=3),
+        dict(shards=1),
+        dict(shards=2, dim=1),
+        dict(layout=st.Layout.replicated()),
+    ):
         x, a = st.from_numpy(A.copy(), **place), A.copy()
         x[1:] = x[:-1]
         a[1:] = a[:-1]
@@ -275,10 +310,17 @@ VIEW_KINDS = {
 }
 
 
-@pytest.mark.parametrize("place", [dict(shards=1), dict(shards=3), dict(shards=3, dim=1),
-                                   dict(layout=st.Layout(chunks=(4, 0, 3))),
-                                   dict(layout=st.Layout.replicated())],
-                         ids=["1", "rows", "cols", "uneven", "repl"])
+@pytest.mark.parametrize(
+    "place",
+    [
+        dict(shards=1),
+        dict(shards=3),
+        dict(shards=3, dim=1),
+        dict(layout=st.Layout(chunks=(4, 0, 3))),
+        dict(layout=st.Layout.replicated()),
+    ],
+    ids=["1", "rows", "cols", "uneven", "repl"],
+)
 @pytest.mark.parametrize("view", list(VIEW_KINDS))
 def test_advanced_indexing_of_views_reads_and_writes_the_base(view, place):
     f, g = VIEW_KINDS[view]
@@ -319,15 +361,16 @@ def index_keys(draw, shape, allow_tensors=True):
     if pos is None:
         dims = list(shape[:n_used])
     else:  # the ellipsis stands for the dims between the leading and trailing ones indexed
-        dims = list(shape[:pos]) + list(shape[nd - (n_used - pos):] if n_used > pos else [])
+        dims = list(shape[:pos]) + list(shape[nd - (n_used - pos) :] if n_used > pos else [])
     length = draw(hs.integers(1, 3))  # int lists of one key share a length (they broadcast)
     parts_np, parts_st = [], []
     for i, n in enumerate(dims):
         if pos is not None and i == pos:
             parts_np.append(Ellipsis)
             parts_st.append(Ellipsis)
-        kinds = ["slice", "slice", "none_slice"] + (["int", "int", "list", "list", "mask"]
-                                                     if n else [])
+        kinds = ["slice", "slice", "none_slice"] + (
+            ["int", "int", "list", "list", "mask"] if n else []
+        )
         k = draw(hs.sampled_from(kinds))
         if k in ("slice", "none_slice"):
             b = hs.one_of(hs.none(), hs.none(), hs.integers(-n - 2, n + 2))
@@ -345,8 +388,11 @@ def index_keys(draw, shape, allow_tensors=True):
         elif k == "list":
             v = draw(hs.lists(hs.integers(-n, n - 1), min_size=length, max_size=length))
             parts_np.append(v)
-            parts_st.append(st.tensor(v, shards=draw(hs.integers(1, 2)))
-                            if allow_tensors and draw(hs.booleans()) else v)
+            parts_st.append(
+                st.tensor(v, shards=draw(hs.integers(1, 2)))
+                if allow_tensors and draw(hs.booleans())
+                else v
+            )
         else:
             v = draw(hs.lists(hs.booleans(), min_size=n, max_size=n))
             parts_np.append(np.array(v))
@@ -368,11 +414,26 @@ def indexed(draw, allow_tensors=True):
     kn, ks = draw(index_keys(a.shape, allow_tensors))
     if a.ndim and draw(hs.integers(0, 9)) == 0:  # a bool tensor over the leading dims
         k = draw(hs.integers(1, a.ndim))
-        m = draw(hs.lists(hs.booleans(), min_size=int(np.prod(a.shape[:k])),
-                          max_size=int(np.prod(a.shape[:k]))))
+        m = draw(
+            hs.lists(
+                hs.booleans(),
+                min_size=int(np.prod(a.shape[:k])),
+                max_size=int(np.prod(a.shape[:k])),
+            )
+        )
         m = np.array(m, bool).reshape(a.shape[:k])
-        kn, ks = m, st.from_numpy(m, **draw(hs.sampled_from(
-            [dict(), dict(layout=st.Layout.replicated())] + ([dict(shards=2)] if k else []))))
+        kn, ks = (
+            m,
+            st.from_numpy(
+                m,
+                **draw(
+                    hs.sampled_from(
+                        [dict(), dict(layout=st.Layout.replicated())]
+                        + ([dict(shards=2)] if k else [])
+                    )
+                ),
+            ),
+        )
     return a, place, kn, ks
 
 
@@ -408,6 +469,7 @@ def test_hypothesis_getitem_matches_numpy():
             assert r.storage_offset() == first // a.itemsize
             x.add_(1)  # and it sees x change
             assert_matches_numpy(r, want + 1)
+
     run()
 
 
@@ -426,27 +488,43 @@ def test_hypothesis_setitem_matches_numpy():
         shape = want.shape
         full = -np.arange(1, want.size + 1, dtype=np.float64).reshape(shape) - 0.5
         row = full[(0,) * (len(shape) - 1)] if full.size else full
-        v, nv = {"scalar": (3.5, 3.5), "numpy": (full, full),
-                 "tensor": (st.from_numpy(full, shards=2), full),
-                 "row": (row, row), "row_tensor": (st.from_numpy(row), row)}[vkind]
+        v, nv = {
+            "scalar": (3.5, 3.5),
+            "numpy": (full, full),
+            "tensor": (st.from_numpy(full, shards=2), full),
+            "row": (row, row),
+            "row_tensor": (st.from_numpy(row), row),
+        }[vkind]
         b = a.copy()
         b[kn] = nv
         x[ks] = v
         assert_matches_numpy(x, b)
+
     run()
 
 
 # ------------------------------------------------------------------ kernels and rules
 def test_indexing_kernels_with_numpy():
     from sharded.runtime.worker import KERNELS as K
-    out = K["gather"](np, np.array([5.0, 6.0]), np.array([7.0]), shape=(3,), dtype="<f8",
-                      positions=[np.array([0, 2]), np.array([1])])
+
+    out = K["gather"](
+        np,
+        np.array([5.0, 6.0]),
+        np.array([7.0]),
+        shape=(3,),
+        dtype="<f8",
+        positions=[np.array([0, 2]), np.array([1])],
+    )
     assert out.tolist() == [5.0, 7.0, 6.0]
     a = np.zeros(4)
     assert K["scatter_add"](np, a, np.array([1.0, 2.0]), coords=[(np.array([3, 3]),)]) is a
     assert a.tolist() == [0, 0, 0, 3.0]
     assert K["put_points"](np, a, np.array([9.0]), coords=[(np.array([0]),)]).tolist() == [
-        9.0, 0, 0, 3.0]
+        9.0,
+        0,
+        0,
+        3.0,
+    ]
     m = np.array([True, False, True, False])
     assert K["mask_select"](np, a, m).tolist() == [9.0, 0.0]
     assert int(K["count"](np, m)) == 2
@@ -455,14 +533,14 @@ def test_indexing_kernels_with_numpy():
 
 def test_key_rules_are_pure():
     from sharded.ops.indexing import basic_entries, coords_of, index_strides
+
     e = basic_entries((4, 5), (Ellipsis, slice(None, None, -2)))
     assert e == [("slice", 0, 4, 1), ("slice", 4, -1, -2)]
     assert index_strides((4, 5), (5, 1), 0, e) == ([5, -2], 4)
     assert basic_entries((4,), np.array([1])) is None
     with pytest.raises(st.IndexOutOfRange, match="index 4 is out of bounds for dimension 0"):
         basic_entries((4,), 4)
-    assert [c.tolist() for c in coords_of((2, 3), (slice(None), [2]))] == [[[0], [1]],
-                                                                           [[2], [2]]]
+    assert [c.tolist() for c in coords_of((2, 3), (slice(None), [2]))] == [[[0], [1]], [[2], [2]]]
 
 
 @pytest.mark.parametrize("place", [dict(shards=2), dict(shards=3, dim=1)], ids=["rows", "cols"])
@@ -488,5 +566,7 @@ def test_gradients_through_advanced_and_mask_assignment(place):
     (y * y).sum().backward()
     assert v.grad.item() == pytest.approx(2 * 2.0 * (a > 0).sum())
     g = st.autograd.grad((x[[0, 0, 3], [1, 1, 2]] ** 2).sum(), x, create_graph=True)[0]
-    assert_matches_numpy(st.autograd.grad(g.sum(), x)[0],
-                         np.array([[0, 4, 0], [0] * 3, [0] * 3, [0, 0, 2]], dtype=float))
+    assert_matches_numpy(
+        st.autograd.grad(g.sum(), x)[0],
+        np.array([[0, 4, 0], [0] * 3, [0] * 3, [0, 0, 2]], dtype=float),
+    )

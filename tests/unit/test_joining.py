@@ -18,15 +18,25 @@ B = -np.arange(18.0).reshape(3, 6)
 C = np.arange(14.0).reshape(7, 2) + 100
 
 # placements that fit any 2-D shape (PLACEMENTS' uneven one is for 7 rows)
-MIXED = [dict(shards=1), dict(shards=2), dict(shards=3), dict(shards=3, dim=1),
-         dict(layout=st.Layout.block((2, 2))), dict(layout=st.Layout(boundaries=(1,))),
-         dict(layout=st.Layout.replicated())]
+MIXED = [
+    dict(shards=1),
+    dict(shards=2),
+    dict(shards=3),
+    dict(shards=3, dim=1),
+    dict(layout=st.Layout.block((2, 2))),
+    dict(layout=st.Layout(boundaries=(1,))),
+    dict(layout=st.Layout.replicated()),
+]
 MIXED_IDS = ["1", "2", "3", "dim1", "block", "cut1", "repl"]
 
 
-@pytest.mark.parametrize("pq", list(itertools.product(range(len(MIXED)), repeat=2)),
-                         ids=[f"{MIXED_IDS[i]}+{MIXED_IDS[j]}" for i, j in
-                              itertools.product(range(len(MIXED)), repeat=2)])
+@pytest.mark.parametrize(
+    "pq",
+    list(itertools.product(range(len(MIXED)), repeat=2)),
+    ids=[
+        f"{MIXED_IDS[i]}+{MIXED_IDS[j]}" for i, j in itertools.product(range(len(MIXED)), repeat=2)
+    ],
+)
 def test_cat_and_stack_of_differently_laid_out_inputs(pq):
     p, q = MIXED[pq[0]], MIXED[pq[1]]
     x, y, z = st.from_numpy(A, **p), st.from_numpy(B, **q), st.from_numpy(C, **q)
@@ -45,19 +55,25 @@ def test_cat_and_stack_of_differently_laid_out_inputs(pq):
 def test_cat_stack_of_views_and_dtypes(place):
     x = st.from_numpy(A, **place)
     assert_matches_numpy(st.cat([x.t(), x.t()[:2]]), np.concatenate([A.T, A.T[:2]]))
-    assert_matches_numpy(st.cat([x[::2], x[[1, 1]], x[x[:, 0] > 0]]),
-                         np.concatenate([A[::2], A[[1, 1]], A[A[:, 0] > 0]]))
+    assert_matches_numpy(
+        st.cat([x[::2], x[[1, 1]], x[x[:, 0] > 0]]),
+        np.concatenate([A[::2], A[[1, 1]], A[A[:, 0] > 0]]),
+    )
     assert_matches_numpy(st.cat([x[:0], x, x[:0]]), A)
-    assert_matches_numpy(st.stack([x[:, 0], x[:, 5], x[:, ::-1][:, 2]]),
-                         np.stack([A[:, 0], A[:, 5], A[:, ::-1][:, 2]]))
+    assert_matches_numpy(
+        st.stack([x[:, 0], x[:, 5], x[:, ::-1][:, 2]]),
+        np.stack([A[:, 0], A[:, 5], A[:, ::-1][:, 2]]),
+    )
     assert_matches_numpy(st.concatenate([x, x], 1), np.concatenate([A, A], 1))
     i = st.from_numpy(np.arange(12, dtype=np.int32).reshape(2, 6))
     r = st.cat([i, x])  # promotes as torch: int32 + float64 -> float64
     assert_matches_numpy(r, np.concatenate([np.arange(12).reshape(2, 6), A]), dtype=st.float64)
-    assert_matches_numpy(st.cat([st.arange(3), st.ones(2)]), np.array([0, 1, 2, 1, 1], np.float32),
-                         dtype=st.float32)
-    assert_matches_numpy(st.cat([st.tensor([True]), st.tensor([2])]), np.array([1, 2]),
-                         dtype=st.int64)
+    assert_matches_numpy(
+        st.cat([st.arange(3), st.ones(2)]), np.array([0, 1, 2, 1, 1], np.float32), dtype=st.float32
+    )
+    assert_matches_numpy(
+        st.cat([st.tensor([True]), st.tensor([2])]), np.array([1, 2]), dtype=st.int64
+    )
     assert_matches_numpy(st.stack([st.tensor(1.0), st.tensor(2.0)]), np.array([1.0, 2.0]))
     assert_matches_numpy(st.cat([x[:1], np.ones((1, 6))]), np.concatenate([A[:1], np.ones((1, 6))]))
 
@@ -206,8 +222,21 @@ def test_flip_and_roll_match_numpy(place):
     for dims in (0, 1, [0, 1], (-1,), [1, 0], ()):
         r = st.flip(x, dims)
         assert_matches_numpy(r, np.flip(A, dims) if dims != () else A)
-    for s, d in [(1, 0), (-1, 0), (3, 1), (8, 0), (0, 1), (-13, 1), (7, 0), ((1, 2), (0, 1)),
-                 ((2, 2), (1, 1)), ((-3, 1), (-1, -2)), (7, None), (-50, None), (0, None)]:
+    for s, d in [
+        (1, 0),
+        (-1, 0),
+        (3, 1),
+        (8, 0),
+        (0, 1),
+        (-13, 1),
+        (7, 0),
+        ((1, 2), (0, 1)),
+        ((2, 2), (1, 1)),
+        ((-3, 1), (-1, -2)),
+        (7, None),
+        (-50, None),
+        (0, None),
+    ]:
         assert_matches_numpy(st.roll(x, s, d), np.roll(A, s, d))
     assert_matches_numpy(x.flip([0]), A[::-1])
     assert_matches_numpy(x.roll(2, 1), np.roll(A, 2, 1))
@@ -253,8 +282,11 @@ def join_cases(draw):
 
 
 def test_hypothesis_joining_matches_numpy():
-    @settings(max_examples=examples(60), deadline=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=examples(60),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(join_cases(), hs.integers(-5, 5))
     def run(case, shift):
         arrays, d = case
@@ -265,16 +297,19 @@ def test_hypothesis_joining_matches_numpy():
         assert_matches_numpy(st.roll(cat, shift, d), np.roll(np.concatenate(nps, d), shift, d))
         assert_matches_numpy(st.flip(cat, d), np.flip(np.concatenate(nps, d), d))
         same = [t for t, a in zip(ts, nps) if a.shape == nps[0].shape]
-        assert_matches_numpy(st.stack(same, d), np.stack([a for a in nps if a.shape ==
-                                                          nps[0].shape], d))
+        assert_matches_numpy(
+            st.stack(same, d), np.stack([a for a in nps if a.shape == nps[0].shape], d)
+        )
         for p, w in zip(st.split(cat, [a.shape[d] for a in nps], d), nps):
             assert_matches_numpy(p, w)
+
     run()
 
 
 def test_joining_kernels_with_numpy():
     from sharded.core.registry import PRIMITIVES
     from sharded.runtime.worker import KERNELS as K
+
     a, b = np.ones((2, 1)), np.zeros((2, 2))
     assert K["cat"](np, a, b, axis=1).tolist() == [[1, 0, 0], [1, 0, 0]]
     assert PRIMITIVES["cat"].kernels == ("cat", "copy")

@@ -14,8 +14,7 @@ def test_bind_default_round_robin():
     lay = resolve((7, 4), 2, shards=3)
     assert lay.grid == (3, 1)
     assert lay.workers == (0, 1, 0)
-    assert [s[1:] for s in lay.shards()] == [((0, 0), (3, 4)), ((3, 0), (2, 4)),
-                                             ((5, 0), (2, 4))]
+    assert [s[1:] for s in lay.shards()] == [((0, 0), (3, 4)), ((3, 0), (2, 4)), ((5, 0), (2, 4))]
 
 
 def test_bind_dim_chunks_block_replicated():
@@ -47,15 +46,23 @@ def test_layout_equality_and_repr():
     assert "grid" in repr(a) and "Layout(" in repr(Layout(dim=1))
 
 
-@pytest.mark.parametrize("kw, err", [
-    (dict(shards=0), st.ShardingError),
-    (dict(shards=-2), st.ShardingError),
-    (dict(shards=2.5), st.ShardingError),
-    (dict(dim=2), st.DimError),
-    (dict(layout=Layout(chunks=(3, 3))), st.LayoutMismatch),
-    (dict(layout=Layout.block((2, 2, 2))), st.LayoutMismatch),
-    (dict(layout=Layout(workers=(0, 9)), ), st.ShardingError),
-])
+@pytest.mark.parametrize(
+    "kw, err",
+    [
+        (dict(shards=0), st.ShardingError),
+        (dict(shards=-2), st.ShardingError),
+        (dict(shards=2.5), st.ShardingError),
+        (dict(dim=2), st.DimError),
+        (dict(layout=Layout(chunks=(3, 3))), st.LayoutMismatch),
+        (dict(layout=Layout.block((2, 2, 2))), st.LayoutMismatch),
+        (
+            dict(
+                layout=Layout(workers=(0, 9)),
+            ),
+            st.ShardingError,
+        ),
+    ],
+)
 def test_bad_placements_raise_typed_errors(kw, err):
     with pytest.raises(err) as e:
         resolve((7, 4), 2, **kw)

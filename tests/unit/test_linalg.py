@@ -38,8 +38,12 @@ def dist_small(monkeypatch):
 
 # ------------------------------------------------------------------------------ batched
 A233, B235 = rng.standard_normal((2, 3, 3)), rng.standard_normal((2, 3, 5))
-BATCH_PLACES = [dict(shards=2), dict(layout=st.Layout(chunks=(0, 2))), dict(shards=3, dim=1),
-                dict(layout=st.Layout.replicated())]
+BATCH_PLACES = [
+    dict(shards=2),
+    dict(layout=st.Layout(chunks=(0, 2))),
+    dict(shards=3, dim=1),
+    dict(layout=st.Layout.replicated()),
+]
 BATCH_IDS = ["batch", "uneven", "matrix-split", "repl"]
 
 
@@ -49,10 +53,12 @@ def test_tutorial_solve_and_batched_ops(place):
     x = L.solve(a, b)  # the tutorial's A (2,3,3), B (2,3,5)
     assert x.shape == (2, 3, 5)
     assert np.abs(A233 @ x.numpy() - B235).max() < 1e-12
-    assert_matches_numpy(L.solve(a, t(B235[..., 0])), np.linalg.solve(A233, B235[..., :1])[..., 0],
-                         **TOL)
-    assert_matches_numpy(L.solve(a.mT, t(B235.transpose(0, 2, 1)), left=False).mT,
-                         np.linalg.solve(A233, B235), **TOL)
+    assert_matches_numpy(
+        L.solve(a, t(B235[..., 0])), np.linalg.solve(A233, B235[..., :1])[..., 0], **TOL
+    )
+    assert_matches_numpy(
+        L.solve(a.mT, t(B235.transpose(0, 2, 1)), left=False).mT, np.linalg.solve(A233, B235), **TOL
+    )
     assert_matches_numpy(L.inv(a), np.linalg.inv(A233), **TOL)
     assert_matches_numpy(L.det(a), np.linalg.det(A233), **TOL)
     sign, logabs = L.slogdet(a)
@@ -67,8 +73,9 @@ def test_batched_decompositions_match_numpy():
     for place in (dict(shards=2), dict(layout=rep)):
         s = t(spd, **place)
         assert_matches_numpy(L.cholesky(s), np.linalg.cholesky(spd), **TOL)
-        assert_matches_numpy(L.cholesky(s, upper=True),
-                             np.linalg.cholesky(spd).transpose(0, 2, 1), **TOL)
+        assert_matches_numpy(
+            L.cholesky(s, upper=True), np.linalg.cholesky(spd).transpose(0, 2, 1), **TOL
+        )
         w, v = L.eigh(s)
         assert_matches_numpy(w, np.linalg.eigh(spd)[0], **TOL)
         assert_matches_numpy(v @ (w.unsqueeze(-1) * v.mT), spd, **TOL)
@@ -106,8 +113,9 @@ def test_bad_input_raises_typed_errors_and_changes_nothing():
     for fn in (lambda: L.solve(a, b), lambda: L.inv(a)):
         with pytest.raises(L.LinAlgError, match=r"Batch element 1\b.*singular") as e:
             fn()
-        assert isinstance(e.value, (RuntimeError, ValueError, st.ShardedError,
-                                    np.linalg.LinAlgError))
+        assert isinstance(
+            e.value, (RuntimeError, ValueError, st.ShardedError, np.linalg.LinAlgError)
+        )
     assert_matches_numpy(a, sing)
     assert_matches_numpy(b, np.ones((3, 3, 1)))
     not_pd = np.stack([np.eye(3), np.diag([1.0, -1.0, 1.0])])
@@ -134,8 +142,9 @@ def test_bad_input_raises_typed_errors_and_changes_nothing():
 
 def test_gather_limit_is_documented_and_enforced(monkeypatch):
     m = t(rng.standard_normal((40, 40)), shards=2)
-    assert_matches_numpy(L.eigvalsh(m + m.mT), np.linalg.eigvalsh(m.numpy() + m.numpy().T),
-                         **TOL)  # a small split matrix is gathered on one worker
+    assert_matches_numpy(
+        L.eigvalsh(m + m.mT), np.linalg.eigvalsh(m.numpy() + m.numpy().T), **TOL
+    )  # a small split matrix is gathered on one worker
     monkeypatch.setattr(OL, "GATHER_LIMIT", 1000)
     with pytest.raises(st.ArgumentError, match="1,000-byte limit"):
         L.eigvals(m)
@@ -158,8 +167,10 @@ GRADS = {
     "cholesky": (lambda s: L.cholesky(s @ s.mT + st.from_numpy(I3)), (S3,)),
     "cholesky_upper": (lambda s: L.cholesky(s @ s.mT + st.from_numpy(I3), upper=True), (S3,)),
     "qr": (lambda a: L.qr(a), (rng.standard_normal((2, 5, 3)),)),
-    "lstsq": (lambda a, b: L.lstsq(a, b).solution, (rng.standard_normal((2, 5, 3)),
-                                                   rng.standard_normal((2, 5, 2)))),
+    "lstsq": (
+        lambda a, b: L.lstsq(a, b).solution,
+        (rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 5, 2))),
+    ),
     "fro": (L.matrix_norm, (A3,)),
     "nuc": (lambda a: L.matrix_norm(a, "nuc"), (A3,)),
     "spectral": (lambda a: L.matrix_norm(a, 2), (A3,)),
@@ -170,21 +181,27 @@ GRADS = {
     "svdvals_tall": (lambda a: L.matrix_norm(a, 2), (T63,)),
     # singular vectors and eigenvectors are defined up to sign: check sign-invariant functions
     "svd": (lambda a: _svd_parts(L.svd(a, full_matrices=False)), (rng.standard_normal((2, 5, 3)),)),
-    "svd_wide": (lambda a: _svd_parts(L.svd(a, full_matrices=False)),
-                 (rng.standard_normal((2, 3, 5)),)),
+    "svd_wide": (
+        lambda a: _svd_parts(L.svd(a, full_matrices=False)),
+        (rng.standard_normal((2, 3, 5)),),
+    ),
     "svd_full_square": (lambda a: _svd_parts(L.svd(a)), (rng.standard_normal((2, 3, 3)),)),
     "svd_full_tall": (lambda a: (lambda r: (r.U[..., :, :3] ** 2, r.S))(L.svd(a)), (T63[None],)),
-    "svd_tall": (lambda a: (lambda r: (r.U * r.S) @ r.Vh + r.U ** 2)(L.svd(a, full_matrices=False)),
-                 (T63,)),
-    "eigh": (lambda a: (lambda r: (r.eigenvalues, r.eigenvectors ** 2))(L.eigh(a + a.mT)),
-             (rng.standard_normal((2, 4, 4)),)),
+    "svd_tall": (
+        lambda a: (lambda r: (r.U * r.S) @ r.Vh + r.U**2)(L.svd(a, full_matrices=False)),
+        (T63,),
+    ),
+    "eigh": (
+        lambda a: (lambda r: (r.eigenvalues, r.eigenvectors**2))(L.eigh(a + a.mT)),
+        (rng.standard_normal((2, 4, 4)),),
+    ),
     "eigh_values_only": (lambda a: L.eigh(a + a.mT).eigenvalues, (rng.standard_normal((4, 4)),)),
     "eigvalsh": (lambda a: L.eigvalsh(a + a.mT), (rng.standard_normal((2, 4, 4)),)),
 }
 
 
 def _svd_parts(r):
-    return r.U ** 2, r.S, r.Vh ** 2
+    return r.U**2, r.S, r.Vh**2
 
 
 @pytest.mark.parametrize("name", sorted(GRADS))
@@ -197,11 +214,15 @@ def test_gradcheck(name):
 def test_gradcheck_distributed(name, dist_small):
     n = 12
     a = rng.standard_normal((n, n)) + 4 * np.eye(n)
-    fns = {"solve": lambda x, b: L.solve(x, b), "inv": L.inv,
-           "det": lambda x: L.det(x / 3),
-           "cholesky": lambda x: L.cholesky(x @ x.mT + st.eye(n, dtype=st.float64) * n)}
-    args = (leaf(a, shards=2),) + ((leaf(rng.standard_normal((n, 2)), shards=3),)
-                                   if name == "solve" else ())
+    fns = {
+        "solve": lambda x, b: L.solve(x, b),
+        "inv": L.inv,
+        "det": lambda x: L.det(x / 3),
+        "cholesky": lambda x: L.cholesky(x @ x.mT + st.eye(n, dtype=st.float64) * n),
+    }
+    args = (leaf(a, shards=2),) + (
+        (leaf(rng.standard_normal((n, 2)), shards=3),) if name == "solve" else ()
+    )
     assert gradcheck(fns[name], args)
 
 

@@ -25,9 +25,13 @@ def dist_small(monkeypatch):
     monkeypatch.setattr(LD, "DIST_MIN_BYTES", 0)
 
 
-SQUARE = [(50, dict(shards=2)), (61, dict(layout=st.Layout(chunks=(20, 0, 41)))),
-          (64, dict(shards=3, dim=1)), (70, dict(layout=st.Layout.block((2, 2)))),
-          (37, dict(shards=5))]
+SQUARE = [
+    (50, dict(shards=2)),
+    (61, dict(layout=st.Layout(chunks=(20, 0, 41)))),
+    (64, dict(shards=3, dim=1)),
+    (70, dict(layout=st.Layout.block((2, 2)))),
+    (37, dict(shards=5)),
+]
 
 
 @pytest.mark.parametrize("n, place", SQUARE, ids=["2", "uneven-empty", "cols", "block", "5"])

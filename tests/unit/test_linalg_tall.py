@@ -20,8 +20,13 @@ def t(a, **place):
     return st.from_numpy(np.asarray(a, dtype=np.float64), **place)
 
 
-TALL_PLACES = [dict(shards=2), dict(shards=3), dict(layout=st.Layout(chunks=(40, 0, 37, 3, 20))),
-               dict(shards=3, dim=1), dict(layout=st.Layout.block((2, 2)))]
+TALL_PLACES = [
+    dict(shards=2),
+    dict(shards=3),
+    dict(layout=st.Layout(chunks=(40, 0, 37, 3, 20))),
+    dict(shards=3, dim=1),
+    dict(layout=st.Layout.block((2, 2))),
+]
 TALL_IDS = ["2", "3", "uneven-empty-short", "cols", "block"]
 
 

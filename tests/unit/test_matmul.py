@@ -8,7 +8,7 @@ import pytest
 
 import sharded as st
 from sharded.core.dataflow import Operand
-from sharded.ops import matmul as MM
+from sharded.ops import matmul_plan as MM
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
 
 L = st.linalg
@@ -60,14 +60,21 @@ def test_layout_rules():
     lay = st.Layout.block((2, 2)).bind((1000, 1000), 4)
     a = Operand(lay, st.float64, range(4))
     _, plan = MM.choose(SimpleNamespace(num_workers=4), a, a)
-    assert plan[0] == "blocks" and plan[1].grid == (2, 2) and sorted(plan[1].workers) == [0, 1,
-                                                                                       2, 3]
+    assert (
+        plan[0] == "blocks" and plan[1].grid == (2, 2) and sorted(plan[1].workers) == [0, 1, 2, 3]
+    )
 
 
-@pytest.mark.parametrize("pa, pb", [
-    (dict(shards=2), dict(shards=2)), (dict(shards=3, dim=1), dict(shards=2, dim=2)),
-    (dict(shards=2, dim=2), dict(layout=st.Layout.replicated())),
-    (dict(layout=st.Layout.replicated()), dict(shards=3))], ids=["batch", "rows-cols", "k", "rep"])
+@pytest.mark.parametrize(
+    "pa, pb",
+    [
+        (dict(shards=2), dict(shards=2)),
+        (dict(shards=3, dim=1), dict(shards=2, dim=2)),
+        (dict(shards=2, dim=2), dict(layout=st.Layout.replicated())),
+        (dict(layout=st.Layout.replicated()), dict(shards=3)),
+    ],
+    ids=["batch", "rows-cols", "k", "rep"],
+)
 def test_batched_matmul_and_broadcast(pa, pb):
     a3, b3 = rng.standard_normal((4, 3, 5)), rng.standard_normal((4, 5, 2))
     b2 = rng.standard_normal((5, 2))
@@ -94,8 +101,9 @@ def test_vectors_and_family():
     assert_matches_numpy(L.inner(t(A76), t(B75.T @ A76)), np.inner(A76, B75.T @ A76), **TOL)
     assert_matches_numpy(L.vecdot(t(A76, shards=2), t(A76[0])), A76 @ A76[0], **TOL)
     assert_matches_numpy(L.multi_dot([t(A76), t(B65), t(B65.T)]), A76 @ B65 @ B65.T, **TOL)
-    assert_matches_numpy(L.matmul(st.arange(6).reshape(2, 3), st.arange(3)), [5, 14],
-                         dtype=st.int64)
+    assert_matches_numpy(
+        L.matmul(st.arange(6).reshape(2, 3), st.arange(3)), [5, 14], dtype=st.int64
+    )
 
 
 def test_product_errors_name_shapes():

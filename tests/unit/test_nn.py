@@ -25,7 +25,7 @@ def _adam_reference(X, y, w, steps, lr=0.1, b1=0.9, b2=0.999, eps=1e-8):
         g = 2 * X.T @ (X @ w - y) / len(y)
         m = b1 * m + (1 - b1) * g
         v = b2 * v + (1 - b2) * g * g
-        w = w - lr / (1 - b1 ** t) * m / (np.sqrt(v) / np.sqrt(1 - b2 ** t) + eps)
+        w = w - lr / (1 - b1**t) * m / (np.sqrt(v) / np.sqrt(1 - b2**t) + eps)
         out.append(w.copy())
     return out
 
@@ -33,8 +33,8 @@ def _adam_reference(X, y, w, steps, lr=0.1, b1=0.9, b2=0.999, eps=1e-8):
 def test_curve_fitting_with_adam_matches_numpy_step_for_step():
     xs = np.linspace(-1, 2, 64)  # asymmetric: no weight sits at round-off level
     x = st.from_numpy(xs, shards=4)
-    X = st.stack([x ** 2, x, st.ones_like(x)], dim=1)  # features, row-sharded like x
-    y = (5 * x ** 2 + 3).unsqueeze(1)
+    X = st.stack([x**2, x, st.ones_like(x)], dim=1)  # features, row-sharded like x
+    y = (5 * x**2 + 3).unsqueeze(1)
     w = st.nn.Parameter(st.zeros(3, 1, dtype=st.float64, layout=st.Layout.replicated()))
     opt = st.optim.Adam([w], lr=0.1)
     steps = 500

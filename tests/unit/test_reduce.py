@@ -24,8 +24,7 @@ def test_reductions_every_layout(place, dim, keepdim):
     assert_matches_numpy(x.amax(dim if dim is not None else (), keepdim), A.max(ax, **kw))
     assert_matches_numpy(x.amin(dim if dim is not None else (), keepdim), A.min(ax, **kw))
     assert_matches_numpy(x.var(dim, keepdim=keepdim), A.var(ax, ddof=1, **kw), rtol=1e-10)
-    assert_matches_numpy(x.std(dim, keepdim=keepdim, correction=0), A.std(ax, **kw),
-                         rtol=1e-10)
+    assert_matches_numpy(x.std(dim, keepdim=keepdim, correction=0), A.std(ax, **kw), rtol=1e-10)
     assert_matches_numpy((x > 0).all(dim, keepdim), (A > 0).all(ax, **kw))
     assert_matches_numpy((x > 0).any(dim, keepdim), (A > 0).any(ax, **kw))
 

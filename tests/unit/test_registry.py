@@ -33,7 +33,8 @@ def test_primitive_is_one_complete_block(name):
     assert "/sharded/ops/" in src or "/sharded/core/" in src, f"{name}: planner in {src}"
     if callable(p.vjp):
         assert inspect.getsourcefile(p.vjp) == src, (
-            f"{name}: VJP in {inspect.getsourcefile(p.vjp)}, planner in {src}")
+            f"{name}: VJP in {inspect.getsourcefile(p.vjp)}, planner in {src}"
+        )
 
 
 @pytest.mark.parametrize("name", PRIMS)
@@ -47,7 +48,9 @@ def test_main_kernel_is_named_like_its_primitive():
     for name in PRIMS:
         if name in KERNELS:
             assert name in R.PRIMITIVES[name].kernels or KERNELS[name].__module__ in (
-                "sharded.core.dataflow", "sharded.core.tree"), name
+                "sharded.core.dataflow",
+                "sharded.core.tree",
+            ), name
 
 
 def test_missing_vjp_is_named_by_the_engine():

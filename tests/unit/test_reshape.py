@@ -13,9 +13,14 @@ from sharded.runtime.worker import KERNELS as K
 
 def test_view_kernels_share_memory_and_copies_do_not():
     a = np.arange(6.0).reshape(2, 3)
-    for name, kw in [("permute", {"axes": (1, 0)}), ("reshape_view", {"shape": (3, 2)}),
-                     ("expand", {"shape": (2, 2, 3)}), ("index_basic", {"key": (1, Ellipsis)}),
-                     ("squeeze_dims", {"shape": (6,)}), ("reshape", {"shape": (6,)})]:
+    for name, kw in [
+        ("permute", {"axes": (1, 0)}),
+        ("reshape_view", {"shape": (3, 2)}),
+        ("expand", {"shape": (2, 2, 3)}),
+        ("index_basic", {"key": (1, Ellipsis)}),
+        ("squeeze_dims", {"shape": (6,)}),
+        ("reshape", {"shape": (6,)}),
+    ]:
         assert np.shares_memory(K[name](np, a, **kw), a), name
     assert not np.shares_memory(K["contiguous"](np, a.T), a)
     with pytest.raises(AttributeError):  # a view must not silently copy
@@ -23,9 +28,20 @@ def test_view_kernels_share_memory_and_copies_do_not():
 
 
 def test_kernels_are_named_like_their_primitives():
-    for name in ("permute", "reshape_view", "expand", "index_basic", "contiguous",
-                 "squeeze_dims", "gather", "scatter_add", "put_points", "put_mask",
-                 "mask_select", "cat"):
+    for name in (
+        "permute",
+        "reshape_view",
+        "expand",
+        "index_basic",
+        "contiguous",
+        "squeeze_dims",
+        "gather",
+        "scatter_add",
+        "put_points",
+        "put_mask",
+        "mask_select",
+        "cat",
+    ):
         assert name in PRIMITIVES[name].kernels and name in K
     for name in ("permute", "reshape_view", "expand", "index_basic", "contiguous"):
         assert PRIMITIVES[name].kind == "view"

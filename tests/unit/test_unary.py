@@ -10,8 +10,9 @@ A = np.linspace(-3, 3, 42).reshape(7, 6)
 B = np.cos(np.arange(42.0)).reshape(7, 6) + 2.0
 
 
-@pytest.mark.parametrize("name", ["exp", "log", "log1p", "sqrt", "abs", "sin", "cos", "tanh",
-                                  "neg"])
+@pytest.mark.parametrize(
+    "name", ["exp", "log", "log1p", "sqrt", "abs", "sin", "cos", "tanh", "neg"]
+)
 def test_unary_math(name):
     x = st.from_numpy(B, shards=3)
     ref = {"neg": np.negative, "abs": np.abs}.get(name, getattr(np, name, None))

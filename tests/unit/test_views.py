@@ -11,9 +11,16 @@ from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
 
 A = np.arange(42.0).reshape(7, 6) - 20.5
 A3 = np.arange(60.0).reshape(3, 4, 5) * 0.5
-PLACEMENTS3 = [dict(shards=1), dict(shards=3), dict(shards=2, dim=1), dict(shards=3, dim=2),
-               dict(layout=st.Layout.block((2, 2, 1))), dict(layout=st.Layout(chunks=(0, 3, 0))),
-               dict(layout=st.Layout(chunks={2: (1, 0, 4)})), dict(layout=st.Layout.replicated())]
+PLACEMENTS3 = [
+    dict(shards=1),
+    dict(shards=3),
+    dict(shards=2, dim=1),
+    dict(shards=3, dim=2),
+    dict(layout=st.Layout.block((2, 2, 1))),
+    dict(layout=st.Layout(chunks=(0, 3, 0))),
+    dict(layout=st.Layout(chunks={2: (1, 0, 4)})),
+    dict(layout=st.Layout.replicated()),
+]
 PLACEMENT3_IDS = ["1", "3", "dim1", "dim2", "block", "empty", "uneven2", "repl"]
 
 
@@ -95,8 +102,9 @@ def test_shape_ops_match_numpy(place):
     assert_matches_numpy(x.expand(2, 7, 6), np.broadcast_to(A, (2, 7, 6)))
     assert_matches_numpy(x.expand(3, -1, -1), np.broadcast_to(A, (3, 7, 6)))
     assert_matches_numpy(x[:1].expand_as(x), np.broadcast_to(A[:1], (7, 6)))
-    assert_matches_numpy(st.broadcast_to(x[:, 2:3], (2, 7, 5)), np.broadcast_to(A[:, 2:3],
-                                                                                 (2, 7, 5)))
+    assert_matches_numpy(
+        st.broadcast_to(x[:, 2:3], (2, 7, 5)), np.broadcast_to(A[:, 2:3], (2, 7, 5))
+    )
     assert_matches_numpy(x.t().permute(1, 0), A)
 
 
@@ -200,8 +208,7 @@ VIEWS = {
 }
 # (view, placement) pairs where the new shape cuts a shard: columns in chunks of 2 (dim1) or
 # 3 (block) cannot become whole rows of 3 resp. 2, nor a flat run of memory
-NOT_LOCAL = {("view", "dim1"), ("view_flat", "dim1"), ("view_flat", "block"),
-             ("reshape", "block")}
+NOT_LOCAL = {("view", "dim1"), ("view_flat", "dim1"), ("view_flat", "block"), ("reshape", "block")}
 
 
 @pytest.mark.parametrize("place, pid", list(zip(PLACEMENTS, PLACEMENT_IDS)), ids=PLACEMENT_IDS)
@@ -329,25 +336,38 @@ def test_view_raises_like_torch_on_incompatible_strides():
     assert_matches_numpy(r, (A + 1).T.reshape(42))
 
 
-@pytest.mark.parametrize("place", [dict(shards=3), dict(shards=2, dim=1),
-                                   dict(layout=st.Layout.block((2, 2))),
-                                   dict(layout=st.Layout(chunks=(4, 0, 3))),
-                                   dict(layout=st.Layout.replicated())],
-                         ids=["rows", "cols", "block", "uneven", "repl"])
+@pytest.mark.parametrize(
+    "place",
+    [
+        dict(shards=3),
+        dict(shards=2, dim=1),
+        dict(layout=st.Layout.block((2, 2))),
+        dict(layout=st.Layout(chunks=(4, 0, 3))),
+        dict(layout=st.Layout.replicated()),
+    ],
+    ids=["rows", "cols", "block", "uneven", "repl"],
+)
 def test_views_that_keep_split_dims_whole_move_nothing(place):
     x = st.from_numpy(A.copy(), **place)
     before = moved()
     cols_split = x.layout.grid[1] > 1
-    vs = [(x.unsqueeze(1), lambda a: a[:, None]), (x[:, None, :, None].squeeze(), lambda a: a),
-          (x.view(7, 1, 6, 1).squeeze(-1), lambda a: a[:, None]),
-          (x.reshape(7, 6, 1).permute(2, 1, 0), lambda a: a.T[None])]
+    vs = [
+        (x.unsqueeze(1), lambda a: a[:, None]),
+        (x[:, None, :, None].squeeze(), lambda a: a),
+        (x.view(7, 1, 6, 1).squeeze(-1), lambda a: a[:, None]),
+        (x.reshape(7, 6, 1).permute(2, 1, 0), lambda a: a.T[None]),
+    ]
     if not cols_split:  # merging or splitting the columns keeps row chunks whole
-        vs += [(x.view(7, 2, 3), lambda a: a.reshape(7, 2, 3)),
-               (x.view(7, 3, 2).flatten(1), lambda a: a),
-               (x.view(42).view(14, 3), lambda a: a.reshape(14, 3))]
+        vs += [
+            (x.view(7, 2, 3), lambda a: a.reshape(7, 2, 3)),
+            (x.view(7, 3, 2).flatten(1), lambda a: a),
+            (x.view(42).view(14, 3), lambda a: a.reshape(14, 3)),
+        ]
     else:  # splitting the rows keeps column chunks whole
-        vs += [(x.view(7, 1, 6), lambda a: a[:, None]),
-               (x.t().reshape(6, 7, 1), lambda a: a.T[..., None])]
+        vs += [
+            (x.view(7, 1, 6), lambda a: a[:, None]),
+            (x.t().reshape(6, 7, 1), lambda a: a.T[..., None]),
+        ]
     assert moved() == before
     x.add_(1)
     for v, g in vs:
@@ -356,9 +376,11 @@ def test_views_that_keep_split_dims_whole_move_nothing(place):
 
 
 # ---------------------------------------------------------------- expand is read-only
-@pytest.mark.parametrize("place", [dict(shards=3), dict(shards=2, dim=1),
-                                   dict(layout=st.Layout.replicated())], ids=["rows", "cols",
-                                                                              "repl"])
+@pytest.mark.parametrize(
+    "place",
+    [dict(shards=3), dict(shards=2, dim=1), dict(layout=st.Layout.replicated())],
+    ids=["rows", "cols", "repl"],
+)
 def test_expand_is_a_read_only_view(place):
     x, a = st.from_numpy(A.copy(), **place), A.copy()
     e, ea = x[:, 1:2].expand(7, 4), np.broadcast_to(a[:, 1:2], (7, 4))
@@ -369,11 +391,19 @@ def test_expand_is_a_read_only_view(place):
     a += 1
     assert_matches_numpy(e, ea)  # shares storage with x
     assert_matches_numpy(e2, np.broadcast_to(a, (2, 7, 6)))
-    for write in (lambda: e.add_(1), lambda: e.fill_(0), lambda: e.copy_(st.zeros(7, 4)),
-                  lambda: e.__setitem__(0, 5.0), lambda: e.__setitem__((slice(None), 1), 5.0),
-                  lambda: e2.mul_(2), lambda: e.t().sub_(1), lambda: e[2].relu_(),
-                  lambda: e.clamp_(0, 1), lambda: e2.__setitem__(0, 5.0),
-                  lambda: e2.__setitem__([0, 1], 5.0)):
+    for write in (
+        lambda: e.add_(1),
+        lambda: e.fill_(0),
+        lambda: e.copy_(st.zeros(7, 4)),
+        lambda: e.__setitem__(0, 5.0),
+        lambda: e.__setitem__((slice(None), 1), 5.0),
+        lambda: e2.mul_(2),
+        lambda: e.t().sub_(1),
+        lambda: e[2].relu_(),
+        lambda: e.clamp_(0, 1),
+        lambda: e2.__setitem__(0, 5.0),
+        lambda: e2.__setitem__([0, 1], 5.0),
+    ):
         with pytest.raises(st.ArgumentError, match="single memory location"):
             write()
     assert_matches_numpy(x, a)  # nothing changed
@@ -412,17 +442,27 @@ STRIDE_CASES = {
     "t_unsqueeze2": (lambda x: x.t().unsqueeze(2), lambda a: a.T[..., None], (1, 6, 1), 0),
     "squeeze": (lambda x: x[:, 2:3].squeeze(1), lambda a: a[:, 2], (6,), 2),
     "t_squeeze": (lambda x: x.t()[:, None].squeeze(1), lambda a: a.T, (1, 6), 0),
-    "expand": (lambda x: x[:, :1].expand(7, 4), lambda a: np.broadcast_to(a[:, :1], (7, 4)),
-               (6, 0), 0),
-    "expand_lead": (lambda x: x.expand(2, 7, 6), lambda a: np.broadcast_to(a, (2, 7, 6)),
-                    (0, 6, 1), 0),
+    "expand": (
+        lambda x: x[:, :1].expand(7, 4),
+        lambda a: np.broadcast_to(a[:, :1], (7, 4)),
+        (6, 0),
+        0,
+    ),
+    "expand_lead": (
+        lambda x: x.expand(2, 7, 6),
+        lambda a: np.broadcast_to(a, (2, 7, 6)),
+        (0, 6, 1),
+        0,
+    ),
     "flat_of_step": (lambda x: x[:, ::2].view(21), lambda a: a[:, ::2].reshape(21), (2,), 0),
 }
 
 
-@pytest.mark.parametrize("place", [dict(shards=1), dict(shards=3), dict(shards=2, dim=1),
-                                   dict(layout=st.Layout.replicated())],
-                         ids=["1", "rows", "cols", "repl"])
+@pytest.mark.parametrize(
+    "place",
+    [dict(shards=1), dict(shards=3), dict(shards=2, dim=1), dict(layout=st.Layout.replicated())],
+    ids=["1", "rows", "cols", "repl"],
+)
 @pytest.mark.parametrize("name", list(STRIDE_CASES))
 def test_stride_offset_contiguity_like_torch(name, place):
     f, g, torch_stride, torch_offset = STRIDE_CASES[name]
@@ -441,8 +481,9 @@ def test_stride_offset_contiguity_like_torch(name, place):
     assert all(s == n for s, n, k in zip(v.stride(), ns, va.shape) if k > 1)
     off = (va.__array_interface__["data"][0] - a.__array_interface__["data"][0]) // a.itemsize
     assert v.storage_offset() == off
-    assert v.is_contiguous() == (va.flags.c_contiguous and 0 not in [
-        s for s, k in zip(v.stride(), va.shape) if k > 1])
+    assert v.is_contiguous() == (
+        va.flags.c_contiguous and 0 not in [s for s, k in zip(v.stride(), va.shape) if k > 1]
+    )
     assert v.stride(-1) == torch_stride[-1] and v.stride(0) == torch_stride[0]
 
 
@@ -493,9 +534,12 @@ def op_chains(draw):
     ops, shape = [], a.shape
     for _ in range(draw(hs.integers(1, 4))):
         nd = len(shape)
-        kinds = ["reshape", "view", "unsqueeze", "none"] + (
-            ["permute", "transpose", "squeeze_dim", "flatten"] if nd else []) + (
-            ["squeeze"] if 1 in shape else []) + (["t"] if nd <= 2 else [])
+        kinds = (
+            ["reshape", "view", "unsqueeze", "none"]
+            + (["permute", "transpose", "squeeze_dim", "flatten"] if nd else [])
+            + (["squeeze"] if 1 in shape else [])
+            + (["t"] if nd <= 2 else [])
+        )
         k = draw(hs.sampled_from(kinds))
         if k in ("reshape", "view"):
             arg = _random_reshape(draw, shape)
@@ -514,11 +558,16 @@ def op_chains(draw):
             shape = shape if shape[arg] != 1 else np.squeeze(np.empty(shape), arg).shape
         elif k == "flatten":
             arg = tuple(sorted((draw(hs.integers(0, nd - 1)), draw(hs.integers(0, nd - 1)))))
-            shape = shape[:arg[0]] + (int(np.prod(shape[arg[0]:arg[1] + 1])),) + shape[arg[1] + 1:]
+            shape = (
+                shape[: arg[0]] + (int(np.prod(shape[arg[0] : arg[1] + 1])),) + shape[arg[1] + 1 :]
+            )
         else:
             arg = None
-            shape = {"none": (1,) + shape, "squeeze": tuple(s for s in shape if s != 1),
-                     "t": shape[::-1]}[k]
+            shape = {
+                "none": (1,) + shape,
+                "squeeze": tuple(s for s in shape if s != 1),
+                "t": shape[::-1],
+            }[k]
         ops.append((k, arg))
     return a, place, ops
 
@@ -539,7 +588,7 @@ def _np_chain(a, ops):
             a = np.squeeze(a)
         elif k == "flatten":
             i, j = arg
-            a = a.reshape(a.shape[:i] + (int(np.prod(a.shape[i:j + 1])),) + a.shape[j + 1:])
+            a = a.reshape(a.shape[:i] + (int(np.prod(a.shape[i : j + 1])),) + a.shape[j + 1 :])
         elif k == "none":
             a = a[None]
         elif k == "t":
@@ -578,8 +627,11 @@ def _st_chain(x, ops):
 
 
 def test_hypothesis_shape_op_chains_match_numpy():
-    @settings(max_examples=examples(150), deadline=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=examples(150),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(op_chains())
     def run(case):
         a, place, ops = case
@@ -592,7 +644,9 @@ def test_hypothesis_shape_op_chains_match_numpy():
             if np.shares_memory(b, base):
                 ns = _np_strides(b)
                 assert all(s == n for s, n, k in zip(y.stride(), ns, b.shape) if k > 1), (
-                    y.stride(), ns)
+                    y.stride(),
+                    ns,
+                )
                 first = b.__array_interface__["data"][0] - base.__array_interface__["data"][0]
                 assert y.storage_offset() == first // base.itemsize
                 assert y.is_contiguous() == b.flags.c_contiguous
@@ -604,4 +658,5 @@ def test_hypothesis_shape_op_chains_match_numpy():
             hit = np.zeros(base.size, bool)
             hit[_np_chain(idx, ops).ravel()] = True
             assert_matches_numpy(x, np.where(hit.reshape(base.shape), -1, 1) * (base + 1))
+
     run()

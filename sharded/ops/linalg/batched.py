@@ -49,7 +49,7 @@ _FAIL = {
     "solve": "The solver failed because the input matrix is singular.",
     "inv": "The inversion could not be completed because the input matrix is singular.",
     "cholesky": "The factorization could not be completed because the input is not "
-                "positive-definite.",
+    "positive-definite.",
 }
 
 
@@ -64,8 +64,9 @@ def check_float(op: str, *ts) -> None:
     """torch accepts only floating point inputs for linalg decompositions."""
     for t in ts:
         if t._dtype not in (D.float32, D.float64):
-            raise D.DTypeError(f"linalg.{op}: expected a float32 or float64 tensor, got "
-                               f"{t._dtype.name}")
+            raise D.DTypeError(
+                f"linalg.{op}: expected a float32 or float64 tensor, got {t._dtype.name}"
+            )
 
 
 # ------------------------------------------------------------------------------ shapes
@@ -112,9 +113,11 @@ def _broadcast(shapes, op):
     for i in range(nd):
         sizes = {s[i - nd + len(s)] for s in shapes if i - nd + len(s) >= 0} - {1}
         if len(sizes) > 1:
-            raise ShapeError(f"linalg.{op}: batch dims cannot be broadcast: shapes "
-                             f"{' and '.join(str(tuple(s)) for s in shapes)} cannot be "
-                             f"broadcast together (dimension {i}: sizes {sorted(sizes)})")
+            raise ShapeError(
+                f"linalg.{op}: batch dims cannot be broadcast: shapes "
+                f"{' and '.join(str(tuple(s)) for s in shapes)} cannot be "
+                f"broadcast together (dimension {i}: sizes {sorted(sizes)})"
+            )
         out.append(sizes.pop() if sizes else 1)
     return tuple(out)
 
@@ -141,7 +144,8 @@ def whole_matrices(ex, t, op):
             raise ArgumentError(
                 f"linalg.{op}: a split {lay.shape[-2]}x{lay.shape[-1]} matrix ({nbytes:,} "
                 f"bytes) is above the {GATHER_LIMIT:,}-byte limit for gathering on one worker "
-                f"and {op} has no distributed algorithm; use a batch of smaller matrices")
+                f"and {op} has no distributed algorithm; use a batch of smaller matrices"
+            )
         sizes = [math.prod(shp) for _, _, shp in lay.shards()]
         w = lay.workers[sizes.index(max(sizes))]
         target = Layout.from_bounds(lay.shape, [(0, s) for s in lay.shape], [w])
@@ -207,8 +211,10 @@ def run_batched(ex, op, inputs, params, check=True, want_info=False):
         for i, t in enumerate(ins):
             lay = t._layout
             off = nb - (lay.ndim - 2)
-            reg = [(0, 1) if lay.shape[j] == 1 else (offs[j + off], offs[j + off] + shp[j + off])
-                   for j in range(lay.ndim - 2)]
+            reg = [
+                (0, 1) if lay.shape[j] == 1 else (offs[j + off], offs[j + off] + shp[j + off])
+                for j in range(lay.ndim - 2)
+            ]
             wanted[i].append((w, reg + [(0, lay.shape[-2]), (0, lay.shape[-1])]))
     args, ftemps = zip(*[gather(ex, t, wt) for t, wt in zip(ins, wanted)]) if ins else ((), ())
     outs = [[] for _ in specs]
@@ -222,11 +228,24 @@ def run_batched(ex, op, inputs, params, check=True, want_info=False):
         if check:
             extra.append(ex.new_key())
             sums.append((w, extra[-1]))
-        prm = dict(params, op=op, shapes=[tuple(shp) + tuple(c) for c, _ in specs],
-                   dtypes=[d.np.str for _, d in specs], boffs=tuple(offs), bshape=bshape,
-                   want_info=want_info, check=check)
-        ex.submit(w, "linalg", tuple(a[s] for a in args), tuple(keys) + tuple(extra), prm,
-                  (f"linalg_{op}", s))
+        prm = dict(
+            params,
+            op=op,
+            shapes=[tuple(shp) + tuple(c) for c, _ in specs],
+            dtypes=[d.np.str for _, d in specs],
+            boffs=tuple(offs),
+            bshape=bshape,
+            want_info=want_info,
+            check=check,
+        )
+        ex.submit(
+            w,
+            "linalg",
+            tuple(a[s] for a in args),
+            tuple(keys) + tuple(extra),
+            prm,
+            (f"linalg_{op}", s),
+        )
         for o, k in zip(outs, keys):
             o.append(k)
     for ft in ftemps:
@@ -234,8 +253,9 @@ def run_batched(ex, op, inputs, params, check=True, want_info=False):
     free_results(ex, temps)
     results = []
     for (core, d), keys in zip(specs, outs):
-        lay = Layout.from_bounds(bshape + tuple(core), list(bounds) + [(0, c) for c in core],
-                                 workers, repl)
+        lay = Layout.from_bounds(
+            bshape + tuple(core), list(bounds) + [(0, c) for c in core], workers, repl
+        )
         results.append(Operand(lay, d, tuple(keys)))
     if want_info:
         results.append(Operand(blay, D.int32, tuple(infos)))
@@ -264,8 +284,10 @@ def matrix(op, a):
     """``a`` as a float tensor of at least 2 dims."""
     a = t_(a)
     if a.ndim < 2:
-        raise ShapeError(f"linalg.{op}: the input tensor A must have at least 2 dimensions "
-                         f"(got shape {tuple(a.shape)})")
+        raise ShapeError(
+            f"linalg.{op}: the input tensor A must have at least 2 dimensions "
+            f"(got shape {tuple(a.shape)})"
+        )
     check_float(op, a)
     return a
 
@@ -274,8 +296,10 @@ def square(op, a):
     """``a`` as a float tensor of square matrices (typed errors name the shape)."""
     a = matrix(op, a)
     if a.shape[-1] != a.shape[-2]:
-        raise ShapeError(f"linalg.{op}: A must be batches of square matrices, but they are "
-                         f"{dims_str(a.shape[-2:])} matrices")
+        raise ShapeError(
+            f"linalg.{op}: A must be batches of square matrices, but they are "
+            f"{dims_str(a.shape[-2:])} matrices"
+        )
     return a
 
 
@@ -365,6 +389,7 @@ def _op_cholesky(xp, a, shapes, dtypes, upper=False):
         if x.ndim == 2 and xp is np:
             return _cholesky_one(x)
         return xp.linalg.cholesky(x)
+
     (lo,), info = _guarded(xp, chol, [a], shapes, dtypes)
     lo = xp.tril(lo)
     return ((xp.swapaxes(lo, -1, -2).copy() if upper else lo),), info
@@ -410,12 +435,16 @@ def _op_qr(xp, a, shapes, dtypes, mode="reduced"):
     k = min(r.shape[-2:])
     d = xp.diagonal(r[..., :k, :k], axis1=-2, axis2=-1)
     s = xp.where(d < 0, -1.0, 1.0).astype(r.dtype)
-    r = r * xp.concatenate([s, xp.ones(r.shape[:-2] + (r.shape[-2] - k,), r.dtype)], -1)[
-        ..., :, None]
+    r = (
+        r
+        * xp.concatenate([s, xp.ones(r.shape[:-2] + (r.shape[-2] - k,), r.dtype)], -1)[..., :, None]
+    )
     if mode == "r":
         return (r,), None
-    q = q * xp.concatenate([s, xp.ones(q.shape[:-2] + (q.shape[-1] - k,), q.dtype)], -1)[
-        ..., None, :]
+    q = (
+        q
+        * xp.concatenate([s, xp.ones(q.shape[:-2] + (q.shape[-1] - k,), q.dtype)], -1)[..., None, :]
+    )
     return (q, r), None
 
 
@@ -435,9 +464,17 @@ def _op_lstsq(xp, a, b, shapes, dtypes, rcond=None):
 
 
 BATCHED = {
-    "solve": _op_solve, "inv": _op_inv, "cholesky": _op_cholesky, "det": _op_det,
-    "slogdet": _op_slogdet, "eigvals": _op_eigvals, "eigh": _op_eigh,
-    "eigvalsh": _op_eigvalsh, "svd": _op_svd, "svdvals": _op_svdvals, "qr": _op_qr,
+    "solve": _op_solve,
+    "inv": _op_inv,
+    "cholesky": _op_cholesky,
+    "det": _op_det,
+    "slogdet": _op_slogdet,
+    "eigvals": _op_eigvals,
+    "eigh": _op_eigh,
+    "eigvalsh": _op_eigvalsh,
+    "svd": _op_svd,
+    "svdvals": _op_svdvals,
+    "qr": _op_qr,
     "lstsq": _op_lstsq,
 }
 
@@ -448,25 +485,24 @@ def first_failure(info, boffs, bshape) -> int:
     if not bad.size:
         return -1
     local = np.unravel_index(int(bad[0]), np.shape(info)) if np.ndim(info) else ()
-    return int(np.ravel_multi_index([i + o for i, o in zip(local, boffs)], bshape)) \
-        if bshape else 0
+    return int(np.ravel_multi_index([i + o for i, o in zip(local, boffs)], bshape)) if bshape else 0
 
 
 @kernel
-def linalg(xp, *arrays, op, shapes, dtypes, boffs=(), bshape=(), want_info=False,
-           check=False, **params):
+def linalg(
+    xp, *arrays, op, shapes, dtypes, boffs=(), bshape=(), want_info=False, check=False, **params
+):
     """Batched ``op`` on one block; returns its outputs (cast to ``dtypes``, shaped
     ``shapes``), then ``info`` (if ``want_info``), then the failure summary (if ``check``)."""
     if any(0 in s for s in shapes) or any(0 in a.shape[:-2] for a in arrays):
         outs, info = tuple(xp.zeros(s, d) for s, d in zip(shapes, dtypes)), None
     else:
         outs, info = BATCHED[op](xp, *arrays, shapes=shapes, dtypes=dtypes, **params)
-    outs = [xp.asarray(o).astype(d, copy=False).reshape(s)
-            for o, s, d in zip(outs, shapes, dtypes)]
+    outs = [xp.asarray(o).astype(d, copy=False).reshape(s) for o, s, d in zip(outs, shapes, dtypes)]
     if info is None:
-        info = np.zeros(shapes[0][:len(bshape)], np.int32)
+        info = np.zeros(shapes[0][: len(bshape)], np.int32)
     if want_info:
-        outs.append(xp.asarray(info, dtype=np.int32).reshape(shapes[0][:len(bshape)]))
+        outs.append(xp.asarray(info, dtype=np.int32).reshape(shapes[0][: len(bshape)]))
     if check:
         outs.append(np.array([first_failure(info, boffs, bshape)], np.int64))
     return outs[0] if len(outs) == 1 else tuple(outs)

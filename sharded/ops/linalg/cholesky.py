@@ -32,7 +32,7 @@ def chol_panel(xp, m, p, c0, c1):
     """Step ``p``: ``L_pp = chol(A_pp)``, ``L_ip = A_ip L_pp^-T`` below, zeros above, in place;
     returns the panel (rows ``p:``) and ``[order of the failing leading minor or -1]``."""
     b = c1 - c0
-    d = m[p:p + b, c0:c1]
+    d = m[p : p + b, c0:c1]
     try:
         lo = xp.linalg.cholesky(d)
         bad = -1
@@ -40,9 +40,9 @@ def chol_panel(xp, m, p, c0, c1):
         bad = p + B.chol_order(np.asarray(d))
         lo = xp.eye(b, dtype=m.dtype)
     m[:p, c0:c1] = 0
-    m[p:p + b, c0:c1] = lo
+    m[p : p + b, c0:c1] = lo
     if m.shape[0] > p + b:
-        m[p + b:, c0:c1] = xp.linalg.solve(lo, m[p + b:, c0:c1].T).T
+        m[p + b :, c0:c1] = xp.linalg.solve(lo, m[p + b :, c0:c1].T).T
     return xp.array(m[p:, c0:c1]), np.array([bad], np.int64)
 
 
@@ -51,8 +51,8 @@ def chol_update(xp, m, panel, p, cols):
     """``A_jj' -= L_jp L_j'p^T`` for this worker's later column blocks ``cols`` (pairs of
     (local start, global start, width)); rows above a block's diagonal are skipped."""
     for c0, g0, w in cols:
-        lj = panel[g0 - p:g0 - p + w]
-        sub_product(xp, m[g0:, c0:c0 + w], panel[g0 - p:], lj.T)
+        lj = panel[g0 - p : g0 - p + w]
+        sub_product(xp, m[g0:, c0 : c0 + w], panel[g0 - p :], lj.T)
     return ()
 
 
@@ -63,8 +63,7 @@ def t_copy(xp, m, c0, c1):
 
 
 # ------------------------------------------------------------------------------ Cholesky
-@primitive("cholesky_dist", kind="linalg",
-           kernels=[concat_cols, chol_panel, chol_update, t_copy])
+@primitive("cholesky_dist", kind="linalg", kernels=[concat_cols, chol_panel, chol_update, t_copy])
 def plan_cholesky_dist(ex, a) -> Operand:
     """``U`` (``A = U^T U``) of a big split SPD matrix, rows blocked cyclically."""
     n = a._layout.shape[0]
@@ -80,8 +79,14 @@ def plan_cholesky_dist(ex, a) -> Operand:
     m, dt = {}, a._dtype
     for w, bl in blocks.items():
         m[w] = ex.new_key()
-        ex.submit(w, "concat_cols", tuple(("k", cols.keys[i], None) for i, *_ in bl), (m[w],),
-                  {"dtype": dt.np.str}, ("cholesky_dist", None))
+        ex.submit(
+            w,
+            "concat_cols",
+            tuple(("k", cols.keys[i], None) for i, *_ in bl),
+            (m[w],),
+            {"dtype": dt.np.str},
+            ("cholesky_dist", None),
+        )
     ex.free_pairs(list(zip(owners, cols.keys)))
     stats, keep = [], []
 
@@ -89,8 +94,14 @@ def plan_cholesky_dist(ex, a) -> Operand:
         w = owners[i]
         _, c0, g0, wd = next(x for x in blocks[w] if x[0] == i)
         pk, sk = ex.new_key(), ex.new_key()
-        ex.submit(w, "chol_panel", (("k", m[w], None),), (pk, sk),
-                  {"p": g0, "c0": c0, "c1": c0 + wd}, ("cholesky_dist", i))
+        ex.submit(
+            w,
+            "chol_panel",
+            (("k", m[w], None),),
+            (pk, sk),
+            {"p": g0, "c0": c0, "c1": c0 + wd},
+            ("cholesky_dist", i),
+        )
         stats.append((w, sk))
         keep.extend([(w, pk), (w, sk)])
         return broadcast_block(ex, w, pk, [v for v in blocks if any(x[0] > i for x in blocks[v])])
@@ -104,29 +115,43 @@ def plan_cholesky_dist(ex, a) -> Operand:
             if not later:
                 continue
             if w == nxt:  # look-ahead: next panel's block, the panel, then the rest
-                ex.submit(w, "chol_update", (("k", m[w], None), args[w]), (),
-                          {"p": cuts[i], "cols": later[:1]}, ("cholesky_dist", i))
+                ex.submit(
+                    w,
+                    "chol_update",
+                    (("k", m[w], None), args[w]),
+                    (),
+                    {"p": cuts[i], "cols": later[:1]},
+                    ("cholesky_dist", i),
+                )
                 ex.flush_all()
                 nargs = panel(i + 1)
                 later = later[1:]
             if later:
-                ex.submit(w, "chol_update", (("k", m[w], None), args[w]), (),
-                          {"p": cuts[i], "cols": later}, ("cholesky_dist", i))
+                ex.submit(
+                    w,
+                    "chol_update",
+                    (("k", m[w], None), args[w]),
+                    (),
+                    {"p": cuts[i], "cols": later},
+                    ("cholesky_dist", i),
+                )
         ex.flush_all()
     vals = ex.fetch([(w, k, None) for w, k in stats])
     bad = [int(v[0]) for v in vals if v[0] >= 0]
     if bad:
         ex.free_pairs(keep + list(m.items()))
         err = B.fail("cholesky", None, (n, n))
-        err.args = (err.args[0] + f" (the leading minor of order {min(bad)} is not "
-                    f"positive-definite)",)
+        err.args = (
+            err.args[0] + f" (the leading minor of order {min(bad)} is not positive-definite)",
+        )
         raise err
     keys = []
     for i, w in enumerate(owners):
         _, c0, _, wd = next(x for x in blocks[w] if x[0] == i)
         k = ex.new_key()
-        ex.submit(w, "t_copy", (("k", m[w], None),), (k,), {"c0": c0, "c1": c0 + wd},
-                  ("cholesky_dist", i))
+        ex.submit(
+            w, "t_copy", (("k", m[w], None),), (k,), {"c0": c0, "c1": c0 + wd}, ("cholesky_dist", i)
+        )
         keys.append(k)
     ex.free_pairs(keep + list(m.items()))
     return Operand(Layout.from_bounds((n, n), [cuts, (0, n)], owners), dt, tuple(keys))

@@ -86,8 +86,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     2
     """
     A = square("cholesky", A)
-    return ExResult(*apply("linalg_cholesky", A, upper=upper, check=check_errors,
-                           want_info=True))
+    return ExResult(*apply("linalg_cholesky", A, upper=upper, check=check_errors, want_info=True))
 
 
 # ------------------------------------------------------------------------------ qr
@@ -103,9 +102,11 @@ def linalg_qr_vjp(gs, node):
     mode = node.params.get("mode", "reduced")
     m, n = a.shape[-2], a.shape[-1]
     if mode == "r" or (mode == "complete" and m > n) or m < n:
-        raise AutogradError(f"the derivative of qr is implemented for mode='reduced' (or "
-                            f"'complete' with m <= n) and m >= n; got mode={mode!r} for "
-                            f"{m}x{n} matrices")
+        raise AutogradError(
+            f"the derivative of qr is implemented for mode='reduced' (or "
+            f"'complete' with m <= n) and m >= n; got mode={mode!r} for "
+            f"{m}x{n} matrices"
+        )
     q, r = node.saved["out"]
     return (qr_grad(q, r, gs[0], gs[1]),)
 
@@ -128,8 +129,10 @@ def qr(A, mode="reduced", *, method="auto"):
     """
     A = matrix("qr", A)
     if mode not in ("reduced", "complete", "r"):
-        raise ArgumentError(f"qr received unrecognized mode {mode!r} but expected one of "
-                            f"'reduced' (default), 'r', or 'complete'")
+        raise ArgumentError(
+            f"qr received unrecognized mode {mode!r} but expected one of "
+            f"'reduced' (default), 'r', or 'complete'"
+        )
     if method not in ("auto", "tsqr", "cholqr2"):
         raise ArgumentError(f"qr: method must be 'auto', 'tsqr' or 'cholqr2', got {method!r}")
     if is_tall(A) and (mode != "complete" or A.shape[0] == A.shape[1]):
@@ -243,8 +246,7 @@ def _eigh_grad(w, v, gw, gv):
     inner = gw.unsqueeze(-1) * eye if gw is not None else None
     if gv is not None:
         vtg = v.mT @ gv
-        rest = (0.5 * (vtg - vtg.mT)) * _offdiag_inverse(w.unsqueeze(-2) - w.unsqueeze(-1),
-                                                          eye)
+        rest = (0.5 * (vtg - vtg.mT)) * _offdiag_inverse(w.unsqueeze(-2) - w.unsqueeze(-1), eye)
         inner = rest if inner is None else inner + rest
     return v @ inner @ v.mT
 
@@ -302,9 +304,11 @@ def _plan_eigvals(ex, *ts, **params):
 
 @vjp("linalg_eigvals")
 def linalg_eigvals_vjp(gs, node):
-    raise AutogradError("the derivative of linalg.eigvals needs complex eigenvalues and "
-                        "eigenvectors, and sharded has no complex dtype; for a symmetric "
-                        "matrix use linalg.eigvalsh, which is differentiable")
+    raise AutogradError(
+        "the derivative of linalg.eigvals needs complex eigenvalues and "
+        "eigenvectors, and sharded has no complex dtype; for a symmetric "
+        "matrix use linalg.eigvalsh, which is differentiable"
+    )
 
 
 def eigvals(A, *, as_real=False):
@@ -327,6 +331,8 @@ def eigvals(A, *, as_real=False):
     if as_real:  # stack([re, im], -1) through the joining family's primitive
         return apply("cat", re.unsqueeze(-1), im.unsqueeze(-1), dim=re.ndim)
     if (im != 0).any().item():
-        raise D.DTypeError("linalg.eigvals: the matrix has complex eigenvalues and sharded has "
-                           "no complex dtype; pass as_real=True for (real, imag) pairs")
+        raise D.DTypeError(
+            "linalg.eigvals: the matrix has complex eigenvalues and sharded has "
+            "no complex dtype; pass as_real=True for (real, imag) pairs"
+        )
     return re

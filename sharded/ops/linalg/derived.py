@@ -84,16 +84,21 @@ def _matrix_norm(a, ord, r, c, keepdim, svdvals):
         sums = a.abs().sum(red, keepdim=True)
         out = sums.amax(over, keepdim=True) if ord > 0 else sums.amin(over, keepdim=True)
         return out if keepdim else out.squeeze((r, c))
-    raise ArgumentError(f"linalg.matrix_norm: order {ord!r} not supported (use 'fro', 'nuc', "
-                        f"inf, -inf, 1, -1, 2 or -2)")
+    raise ArgumentError(
+        f"linalg.matrix_norm: order {ord!r} not supported (use 'fro', 'nuc', "
+        f"inf, -inf, 1, -1, 2 or -2)"
+    )
 
 
 def _tolerance(a, s, atol, rtol):
     """torch's rank tolerance ``max(atol, rtol * s_max)``; ``rtol`` defaults to
     ``eps * max(m, n)`` unless only ``atol`` is given."""
     if rtol is None:
-        rtol = 0.0 if atol is not None and atol > 0 else \
-            float(np.finfo(a.dtype.np).eps) * max(a.shape[-2:])
+        rtol = (
+            0.0
+            if atol is not None and atol > 0
+            else float(np.finfo(a.dtype.np).eps) * max(a.shape[-2:])
+        )
     tol = s.amax(-1, keepdim=True) * rtol if s.shape[-1] else s.sum(-1, keepdim=True)
     return tol.maximum(float(atol)) if atol is not None else tol
 
@@ -119,8 +124,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         x = x.to(dtype)
     if not x.dtype.is_floating_point:
-        raise D.DTypeError(f"linalg.vector_norm: expected a floating point tensor, got "
-                           f"{x.dtype.name}")
+        raise D.DTypeError(
+            f"linalg.vector_norm: expected a floating point tensor, got {x.dtype.name}"
+        )
     return _vector_norm(x, ord, tuple(range(x.ndim)) if dim is None else dim, keepdim)
 
 
@@ -154,8 +160,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     A = t_(A)
     dim = (dim,) if isinstance(dim, int) else dim
     if (dim is not None and len(dim) == 2) or (dim is None and ord is not None and A.ndim == 2):
-        return matrix_norm(A, "fro" if ord is None else ord, dim or (-2, -1), keepdim,
-                           dtype=dtype)
+        return matrix_norm(A, "fro" if ord is None else ord, dim or (-2, -1), keepdim, dtype=dtype)
     if isinstance(ord, str):
         raise ArgumentError(f"linalg.norm: order {ord!r} needs a matrix (2 dims)")
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)

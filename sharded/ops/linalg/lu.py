@@ -36,8 +36,12 @@ MAX_BLOCK = 256  # elimination block (panel width) of LU and Cholesky
 def is_big(t) -> bool:
     """A 2-D matrix split over several shards and above :data:`DIST_MIN_BYTES`."""
     lay = t._layout
-    return (lay.ndim == 2 and not lay.is_replicated and lay.num_shards > 1
-            and math.prod(lay.shape) * t._dtype.itemsize > DIST_MIN_BYTES)
+    return (
+        lay.ndim == 2
+        and not lay.is_replicated
+        and lay.num_shards > 1
+        and math.prod(lay.shape) * t._dtype.itemsize > DIST_MIN_BYTES
+    )
 
 
 def rows_like(t):
@@ -98,11 +102,11 @@ def getrf(xp, a, piv, base=4):
                 a[[j, p]] = a[[p, j]]
             d = a[j, j]
             if d != 0:
-                a[j + 1:, j] /= d
+                a[j + 1 :, j] /= d
             elif zero < 0:
                 zero = j
             if j + 1 < b:
-                a[j + 1:, j + 1:] -= xp.outer(a[j + 1:, j], a[j, j + 1:])
+                a[j + 1 :, j + 1 :] -= xp.outer(a[j + 1 :, j], a[j, j + 1 :])
         return zero
     h = b // 2
     zero = getrf(xp, a[:, :h], piv[:h], base)
@@ -142,7 +146,7 @@ def sub_product(xp, c, a, b, limit=1 << 24):
     is recycled by the allocator instead of page-faulting fresh memory at every step."""
     step = max(64, limit // max(1, b.shape[1] * c.itemsize))
     for r in range(0, c.shape[0], step):
-        c[r:r + step] -= a[r:r + step] @ b
+        c[r : r + step] -= a[r : r + step] @ b
 
 
 @kernel
@@ -155,9 +159,9 @@ def lu_init(xp, *blocks, n, r, na, dtype):
     c = 0
     for a, b in zip(blocks[:na], blocks[na:] if r else [None] * na):
         w = a.shape[0]
-        _put_t(m[:n, c:c + w], a)
+        _put_t(m[:n, c : c + w], a)
         if r:
-            _put_t(m[n:, c:c + w], b)
+            _put_t(m[n:, c : c + w], b)
         c += w
     return m
 
@@ -167,7 +171,7 @@ def _put_t(dst, src, tile=256):
     tile stay in cache)."""
     for i in range(0, src.shape[0], tile):
         for j in range(0, src.shape[1], tile):
-            dst[j:j + tile, i:i + tile] = src[i:i + tile, j:j + tile].T
+            dst[j : j + tile, i : i + tile] = src[i : i + tile, j : j + tile].T
 
 
 @kernel
@@ -188,8 +192,7 @@ def lu_panel(xp, m, p, c0, c1, n):
             m[n:, c0:c1] = xp.linalg.solve(u11.T, m[n:, c0:c1].T).T
         except np.linalg.LinAlgError:
             m[n:, c0:c1] = xp.nan
-    d = np.asarray(xp.diag(pan[:b]) if not hasattr(xp, "asnumpy") else xp.asnumpy(
-        xp.diag(pan[:b])))
+    d = np.asarray(xp.diag(pan[:b]) if not hasattr(xp, "asnumpy") else xp.asnumpy(xp.diag(pan[:b])))
     with np.errstate(divide="ignore"):
         logabs = float(np.sum(np.log(np.abs(d))))
     sign = float(np.prod(np.sign(d)))
@@ -207,9 +210,9 @@ def lu_update(xp, m, panel, piv, p, n, c0, c1, s0, s1):
     if s1 > s0:
         _apply_swaps(m[p:n, s0:s1], np.asarray(piv) - p)
     if c1 > c0:
-        u12 = _unit_lower_solve(xp, panel[:b], m[p:p + b, c0:c1])
-        m[p:p + b, c0:c1] = u12
-        sub_product(xp, m[p + b:, c0:c1], panel[b:], u12)
+        u12 = _unit_lower_solve(xp, panel[:b], m[p : p + b, c0:c1])
+        m[p : p + b, c0:c1] = u12
+        sub_product(xp, m[p + b :, c0:c1], panel[b:], u12)
     return ()
 
 
@@ -218,7 +221,7 @@ def lu_back_diag(xp, m, p, c0, c1, n):
     """Back substitution, block ``p``: ``V^T = W^T L_pp^-1`` in M's right-hand-side rows;
     returns ``V^T`` for the other workers."""
     b = c1 - c0
-    lmat = xp.tril(m[p:p + b, c0:c1], -1) + xp.eye(b, dtype=m.dtype)
+    lmat = xp.tril(m[p : p + b, c0:c1], -1) + xp.eye(b, dtype=m.dtype)
     m[n:, c0:c1] = xp.linalg.solve(lmat.T, m[n:, c0:c1].T).T
     return xp.array(m[n:, c0:c1])
 
@@ -228,7 +231,7 @@ def lu_back_update(xp, m, vt, p, e, n):
     """``W_i^T -= V_p^T L_pi`` for this worker's earlier blocks (M's columns ``:e``)."""
     b = vt.shape[1]
     if e > 0:
-        sub_product(xp, m[n:, :e], vt, m[p:p + b, :e])
+        sub_product(xp, m[n:, :e], vt, m[p : p + b, :e])
     return ()
 
 
@@ -262,9 +265,10 @@ class _LU:
                 self.rows[w].extend(range(offs[0], offs[0] + shp[0]))
                 mine[w].append(s)
         nb = max(16, min(MAX_BLOCK, -(-n // (4 * max(1, len(self.wlist))))))
-        local = {w: [(c, min(c + nb, len(self.rows[w]))) for c in range(0, len(self.rows[w]),
-                                                                         nb)]
-                 for w in self.wlist}
+        local = {
+            w: [(c, min(c + nb, len(self.rows[w]))) for c in range(0, len(self.rows[w]), nb)]
+            for w in self.wlist
+        }
         self.order, ptr = [], dict.fromkeys(self.wlist, 0)
         while len(self.order) < sum(len(v) for v in local.values()):
             for w in self.wlist:  # one block from each worker in turn
@@ -277,8 +281,11 @@ class _LU:
         self.width = {w: len(self.rows[w]) for w in self.wlist}
         bargs, temps = [], []
         if r:
-            wanted = [(shards[s][0], [(shards[s][1][0], shards[s][1][0] + shards[s][2][0]),
-                                      (0, r)]) for w in self.wlist for s in mine[w]]
+            wanted = [
+                (shards[s][0], [(shards[s][1][0], shards[s][1][0] + shards[s][2][0]), (0, r)])
+                for w in self.wlist
+                for s in mine[w]
+            ]
             bargs, temps = gather(ex, b, wanted)
         self.m = {}
         it = iter(bargs)
@@ -286,9 +293,14 @@ class _LU:
             args = [("k", lay_key, None) for lay_key in (self.a._keys[s] for s in mine[w])]
             bl = [next(it) for _ in mine[w]] if r else []
             k = ex.new_key()
-            ex.submit(w, "lu_init", tuple(args + bl), (k,),
-                      {"n": n, "r": r, "na": len(mine[w]), "dtype": self.dt.np.str},
-                      (self.label, None))
+            ex.submit(
+                w,
+                "lu_init",
+                tuple(args + bl),
+                (k,),
+                {"n": n, "r": r, "na": len(mine[w]), "dtype": self.dt.np.str},
+                (self.label, None),
+            )
             self.m[w] = k
         free_temps(ex, temps)
         self.keep = []  # (worker, key) to free at the end
@@ -299,8 +311,14 @@ class _LU:
     def _panel(self, k):
         ex, (w, c0, c1) = self.ex, self.order[k]
         pk, ik, sk = ex.new_key(), ex.new_key(), ex.new_key()
-        ex.submit(w, "lu_panel", (self._m(w),), (pk, ik, sk),
-                  {"p": self.pos[k], "c0": c0, "c1": c1, "n": self.n}, (self.label, k))
+        ex.submit(
+            w,
+            "lu_panel",
+            (self._m(w),),
+            (pk, ik, sk),
+            {"p": self.pos[k], "c0": c0, "c1": c1, "n": self.n},
+            (self.label, k),
+        )
         self.keep += [(w, pk), (w, ik), (w, sk)]
         self.stats.append((w, sk))
         self.pivs.append((w, ik))
@@ -308,8 +326,9 @@ class _LU:
         args = {w: (("k", pk, None), ("k", ik, None))}
         if others:
             hp, hi = ex.export({w: [(pk, None), (ik, None)]})[w]
-            ex.bytes_moved += (self.n + self.r - self.pos[k]) * (c1 - c0) * self.dt.itemsize * \
-                len(others)
+            ex.bytes_moved += (
+                (self.n + self.r - self.pos[k]) * (c1 - c0) * self.dt.itemsize * len(others)
+            )
             args.update({v: (("x", hp), ("x", hi)) for v in others})
         return args
 
@@ -340,13 +359,25 @@ class _LU:
                 sw = dict(s0=order[k][2] if w == own else 0, s1=self.width[w])
                 if w == nxt:  # look-ahead: the next panel first, then the rest
                     c1n = order[k + 1][2]
-                    ex.submit(w, "lu_update", (self._m(w), pa, ia), (),
-                              dict(prm, c0=t, c1=c1n, **sw), (self.label, k))
+                    ex.submit(
+                        w,
+                        "lu_update",
+                        (self._m(w), pa, ia),
+                        (),
+                        dict(prm, c0=t, c1=c1n, **sw),
+                        (self.label, k),
+                    )
                     ex.flush_all()
                     nxt_args = self._panel(k + 1)
                     t, sw = c1n, dict(s0=0, s1=0)
-                ex.submit(w, "lu_update", (self._m(w), pa, ia), (),
-                          dict(prm, c0=t, c1=self.width[w], **sw), (self.label, k))
+                ex.submit(
+                    w,
+                    "lu_update",
+                    (self._m(w), pa, ia),
+                    (),
+                    dict(prm, c0=t, c1=self.width[w], **sw),
+                    (self.label, k),
+                )
             ex.flush_all()
 
     def back(self):
@@ -355,15 +386,29 @@ class _LU:
             w, c0, c1 = self.order[j]
             p = self.pos[j]
             vk = ex.new_key()
-            ex.submit(w, "lu_back_diag", (self._m(w),), (vk,),
-                      {"p": p, "c0": c0, "c1": c1, "n": self.n}, (self.label, j))
-            ends = {v: max([c1_ for v_, _, c1_ in self.order[:j] if v_ == v], default=0)
-                    for v in self.wlist}
+            ex.submit(
+                w,
+                "lu_back_diag",
+                (self._m(w),),
+                (vk,),
+                {"p": p, "c0": c0, "c1": c1, "n": self.n},
+                (self.label, j),
+            )
+            ends = {
+                v: max([c1_ for v_, _, c1_ in self.order[:j] if v_ == v], default=0)
+                for v in self.wlist
+            }
             need = [v for v in self.wlist if ends[v] > 0]
             vargs = broadcast_block(ex, w, vk, need + [w])
             for v in need:
-                ex.submit(v, "lu_back_update", (self._m(v), vargs[v]), (),
-                          {"p": p, "e": ends[v], "n": self.n}, (self.label, j))
+                ex.submit(
+                    v,
+                    "lu_back_update",
+                    (self._m(v), vargs[v]),
+                    (),
+                    {"p": p, "e": ends[v], "n": self.n},
+                    (self.label, j),
+                )
             ex.free(w, [vk])
             ex.flush_all()
 
@@ -387,15 +432,15 @@ class _LU:
                 perm[p + i], perm[q] = perm[q], perm[p + i]
         src = np.empty((n, 2), np.int64)  # position -> (worker, local column)
         for (w, c0, c1), p in zip(self.order, self.pos):
-            src[p:p + c1 - c0, 0] = w
-            src[p:p + c1 - c0, 1] = np.arange(c0, c1)
+            src[p : p + c1 - c0, 0] = w
+            src[p : p + c1 - c0, 1] = np.arange(c0, c1)
         lay = self.a._layout
         out = Layout.from_bounds((n, r), [lay.bounds[0], (0, r)], lay.workers)
         dest = np.empty(n, np.int64)
         dest[perm] = np.arange(n)  # position holding each unknown
         plans, req = [], collections.defaultdict(list)
         for s, (w, offs, shp) in enumerate(out.shards()):
-            q = dest[offs[0]:offs[0] + shp[0]]
+            q = dest[offs[0] : offs[0] + shp[0]]
             pieces = []
             for v in np.unique(src[q, 0]):
                 sel = np.flatnonzero(src[q, 0] == v)
@@ -412,9 +457,14 @@ class _LU:
         for s, w, shp, pieces in plans:
             args = [a if isinstance(a, tuple) else ("x", next(hs[a])) for a, _ in pieces]
             k = ex.new_key()
-            ex.submit(w, "rows_from_t", tuple(args), (k,),
-                      {"shape": tuple(shp), "dtype": self.dt.np.str,
-                       "rows": [sel for _, sel in pieces]}, (self.label, s))
+            ex.submit(
+                w,
+                "rows_from_t",
+                tuple(args),
+                (k,),
+                {"shape": tuple(shp), "dtype": self.dt.np.str, "rows": [sel for _, sel in pieces]},
+                (self.label, s),
+            )
             keys.append(k)
         return Operand(out, self.dt, tuple(keys))
 
@@ -431,8 +481,11 @@ class _LU:
         return sign
 
 
-@primitive("lu_solve", kind="linalg", kernels=[lu_init, lu_panel, lu_update, lu_back_diag,
-                                               lu_back_update, rows_from_t])
+@primitive(
+    "lu_solve",
+    kind="linalg",
+    kernels=[lu_init, lu_panel, lu_update, lu_back_diag, lu_back_update, rows_from_t],
+)
 def plan_lu_solve(ex, a, b, op="solve") -> Operand:
     """``A^-1 B`` of a big split square matrix by block LU (see the module docstring)."""
     f = _LU(ex, a, b, op)
@@ -508,6 +561,7 @@ def unbroadcast(g, a):
     if tuple(g.shape) == shape:
         return g
     lead = g.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
-                                      if n == 1 and g.shape[lead + i] != 1)
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
+    )
     return (g.sum(dims, keepdim=True) if dims else g).reshape(shape)

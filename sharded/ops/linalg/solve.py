@@ -31,8 +31,9 @@ from .lu import inv_any, inv_big, is_big, logdet_vjp, needs, solve_any, solve_vj
 from .tall import is_tall
 
 SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
-LstsqResult = collections.namedtuple("LstsqResult",
-                                     ["solution", "residuals", "rank", "singular_values"])
+LstsqResult = collections.namedtuple(
+    "LstsqResult", ["solution", "residuals", "rank", "singular_values"]
+)
 
 
 def _same(op, a, b):
@@ -46,8 +47,10 @@ def _rhs(op, a, b):
     vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1]))
     bm = b.unsqueeze(-1) if vector else b
     if bm.ndim < 2 or bm.shape[-2] != a.shape[-2]:
-        raise ShapeError(f"linalg.{op}: incompatible shapes of A and B for the equation AX = B "
-                         f"({dims_str(a.shape)} and {dims_str(b.shape)})")
+        raise ShapeError(
+            f"linalg.{op}: incompatible shapes of A and B for the equation AX = B "
+            f"({dims_str(a.shape)} and {dims_str(b.shape)})"
+        )
     return bm, vector
 
 
@@ -232,11 +235,13 @@ def linalg_lstsq_vjp(gs, node):
     residual ``E = B - A X``: ``gA = E Y^T - A Y X^T``, ``gB = A Y``."""
     a, b = node.args
     if any(g is not None for g in gs[1:]):
-        raise AutogradError("lstsq: only the solution is differentiable (not residuals, rank "
-                            "or singular values)")
+        raise AutogradError(
+            "lstsq: only the solution is differentiable (not residuals, rank or singular values)"
+        )
     if a.shape[-2] < a.shape[-1]:
-        raise AutogradError(f"the derivative of lstsq needs a tall A (m >= n), got "
-                            f"{tuple(a.shape)}")
+        raise AutogradError(
+            f"the derivative of lstsq needs a tall A (m >= n), got {tuple(a.shape)}"
+        )
     x = node.saved["out"][0]
     y = solve_any(a.mT @ a, gs[0])
     ay = a @ y
@@ -263,8 +268,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
     vector = B.ndim == A.ndim - 1
     bm = B.unsqueeze(-1) if vector else B
     if bm.shape[-2] != A.shape[-2]:
-        raise ShapeError(f"linalg.lstsq: A and B must have the same number of rows, got "
-                         f"{tuple(A.shape)} and {tuple(B.shape)}")
+        raise ShapeError(
+            f"linalg.lstsq: A and B must have the same number of rows, got "
+            f"{tuple(A.shape)} and {tuple(B.shape)}"
+        )
     if is_tall(A) and A.ndim == 2 and bm.ndim == 2:
         q, r = apply("qr_tall", A)
         x = solve(r, q.mT @ bm)
@@ -296,7 +303,9 @@ def tensorsolve(A, B, dims=None):
     xshape = tuple(A.shape[nb:])
     n = math.prod(B.shape)
     if tuple(A.shape[:nb]) != tuple(B.shape) or math.prod(xshape) != n:
-        raise ShapeError(f"linalg.tensorsolve: expected prod(A.shape[B.ndim:]) == B.numel() "
-                         f"with A.shape[:B.ndim] == B.shape, got A {tuple(A.shape)} and B "
-                         f"{tuple(B.shape)}")
+        raise ShapeError(
+            f"linalg.tensorsolve: expected prod(A.shape[B.ndim:]) == B.numel() "
+            f"with A.shape[:B.ndim] == B.shape, got A {tuple(A.shape)} and B "
+            f"{tuple(B.shape)}"
+        )
     return solve(A.reshape(n, n), B.reshape(n)).reshape(xshape)

@@ -33,9 +33,13 @@ def is_tall(t) -> bool:
     """A 2-D matrix with at least as many rows as columns, split over several shards, whose
     k x k factor R is small enough to sit whole on every worker (``GATHER_LIMIT``)."""
     lay = t._layout
-    return (lay.ndim == 2 and not lay.is_replicated and lay.num_shards > 1
-            and lay.shape[0] >= lay.shape[1]
-            and lay.shape[1] ** 2 * t._dtype.itemsize <= B.GATHER_LIMIT)
+    return (
+        lay.ndim == 2
+        and not lay.is_replicated
+        and lay.num_shards > 1
+        and lay.shape[0] >= lay.shape[1]
+        and lay.shape[1] ** 2 * t._dtype.itemsize <= B.GATHER_LIMIT
+    )
 
 
 # ------------------------------------------------------------------------------ tall QR
@@ -127,9 +131,7 @@ def stack_qr(xp, *rs, out):
     s = xp.where(xp.diag(r) < 0, -1.0, 1.0).astype(r.dtype)
     q, r = q * s[None, :], r * s[:, None]
     cuts = np.cumsum([0] + [x.shape[0] for x in rs])
-    return (r.astype(out),) + tuple(q[cuts[i]:cuts[i + 1]] for i in range(len(rs)))
-
-
+    return (r.astype(out),) + tuple(q[cuts[i] : cuts[i + 1]] for i in range(len(rs)))
 
 
 # ------------------------------------------------------------------------------ tall QR
@@ -170,10 +172,18 @@ def broadcast_block(ex, src, key, workers):
 def _sum_gram(ex, parts, k, label):
     """Tree-sum (1, k, k) Gram partials ``[(worker, key)]`` onto the first one's worker."""
     ws = [w for w, _ in parts]
-    stack = Layout.from_bounds((len(parts), k, k), [tuple(range(len(parts) + 1)), (0, k),
-                                                    (0, k)], ws)
-    res = plan_reduce(ex, Operand(stack, D.float64, [q for _, q in parts]), "sum", (0,), False,
-                      D.float64, label=label)[0]
+    stack = Layout.from_bounds(
+        (len(parts), k, k), [tuple(range(len(parts) + 1)), (0, k), (0, k)], ws
+    )
+    res = plan_reduce(
+        ex,
+        Operand(stack, D.float64, [q for _, q in parts]),
+        "sum",
+        (0,),
+        False,
+        D.float64,
+        label=label,
+    )[0]
     ex.free_pairs(parts)
     return res.layout.workers[0], res.keys[0]
 
@@ -189,8 +199,9 @@ def _replicate(ex, src, key, dt, shape):
         k = ex.new_key()
         ex.submit(w, "copy", (args[w],), (k,), None, ("qr_tall", None))
         keys.append(k)
-    return Operand(Layout.from_bounds(shape, [(0, s) for s in shape], ws, replicated=True), dt,
-                  tuple(keys))
+    return Operand(
+        Layout.from_bounds(shape, [(0, s) for s in shape], ws, replicated=True), dt, tuple(keys)
+    )
 
 
 def _cholqr2(ex, a, strict):
@@ -204,31 +215,46 @@ def _cholqr2(ex, a, strict):
         parts.append((w, g))
     root, gk = _sum_gram(ex, parts, k, "qr_tall")
     r1, r1i, st = ex.new_key(), ex.new_key(), ex.new_key()
-    ex.submit(root, "chol_r", (("k", gk, None),), (r1, r1i, st), {"cond_max": COND_MAX},
-              ("qr_tall", None))
+    ex.submit(
+        root, "chol_r", (("k", gk, None),), (r1, r1i, st), {"cond_max": COND_MAX}, ("qr_tall", None)
+    )
     ex.free(root, [gk])
     ok = int(ex.fetch([(root, st, None)])[0][0]) < 0
     ex.free(root, [st])
     if not ok:
         ex.free_pairs([(root, r1), (root, r1i)])
         if strict:
-            raise B.LinAlgError(f"linalg.qr: CholeskyQR2 needs cond(A) <= {COND_MAX:g}; this "
-                              f"{lay.shape[0]}x{k} matrix is worse conditioned (use "
-                              f"method='tsqr')")
+            raise B.LinAlgError(
+                f"linalg.qr: CholeskyQR2 needs cond(A) <= {COND_MAX:g}; this "
+                f"{lay.shape[0]}x{k} matrix is worse conditioned (use "
+                f"method='tsqr')"
+            )
         return None
     rinv = broadcast_block(ex, root, r1i, lay.workers)
     qs, parts = [], []
     for s, (w, _, _) in enumerate(shards):
         q, g = ex.new_key(), ex.new_key()
-        ex.submit(w, "cholqr_step", (("k", keys[s], None), rinv[w]), (q, g),
-                  {"out": dt.np.str}, ("qr_tall", s))
+        ex.submit(
+            w,
+            "cholqr_step",
+            (("k", keys[s], None), rinv[w]),
+            (q, g),
+            {"out": dt.np.str},
+            ("qr_tall", s),
+        )
         qs.append(q)
         parts.append((w, g))
     ex.free(root, [r1i])
     root2, gk2 = _sum_gram(ex, parts, k, "qr_tall")
     r2, r2i, st2 = ex.new_key(), ex.new_key(), ex.new_key()
-    ex.submit(root2, "chol_r", (("k", gk2, None),), (r2, r2i, st2), {"cond_max": math.inf},
-              ("qr_tall", None))
+    ex.submit(
+        root2,
+        "chol_r",
+        (("k", gk2, None),),
+        (r2, r2i, st2),
+        {"cond_max": math.inf},
+        ("qr_tall", None),
+    )
     ex.free(root2, [gk2, st2])
     rinv2 = broadcast_block(ex, root2, r2i, lay.workers)
     for s, (w, _, _) in enumerate(shards):
@@ -236,8 +262,9 @@ def _cholqr2(ex, a, strict):
     ex.free(root2, [r2i])
     r1_at = broadcast_block(ex, root, r1, [root2])[root2]
     rk = ex.new_key()
-    ex.submit(root2, "r_product", (("k", r2, None), r1_at), (rk,), {"out": dt.np.str},
-              ("qr_tall", None))
+    ex.submit(
+        root2, "r_product", (("k", r2, None), r1_at), (rk,), {"out": dt.np.str}, ("qr_tall", None)
+    )
     ex.free_pairs([(root, r1), (root2, r2)])
     return Operand(lay, dt, tuple(qs)), _replicate(ex, root2, rk, dt, (k, k))
 
@@ -259,8 +286,9 @@ def _tsqr(ex, a):
     hs = {w: iter(h) for w, h in ex.export(req).items()}
     rargs = [("k", r, None) if w == root else ("x", next(hs[w])) for w, _, r in leaves]
     rk, q2 = ex.new_key(), [ex.new_key() for _ in leaves]
-    ex.submit(root, "stack_qr", tuple(rargs), (rk,) + tuple(q2), {"out": dt.np.str},
-              ("qr_tall", None))
+    ex.submit(
+        root, "stack_qr", tuple(rargs), (rk,) + tuple(q2), {"out": dt.np.str}, ("qr_tall", None)
+    )
     ex.free_pairs([(w, r) for w, _, r in leaves])
     req = collections.defaultdict(list)
     for (w, _, _), qk in zip(leaves, q2):
@@ -277,8 +305,11 @@ def _tsqr(ex, a):
     return Operand(lay, dt, tuple(out)), _replicate(ex, root, rk, dt, (k, k))
 
 
-@primitive("qr_tall", kind="linalg", kernels=[gram, chol_r, cholqr_step, scale_rows, mul_small,
-                                              r_product, local_qr, stack_qr])
+@primitive(
+    "qr_tall",
+    kind="linalg",
+    kernels=[gram, chol_r, cholqr_step, scale_rows, mul_small, r_product, local_qr, stack_qr],
+)
 def plan_qr_tall(ex, a, method="auto"):
     """Reduced QR of a tall matrix split by rows: ``(Q like A's rows, R replicated)``."""
     t, tmp = by_rows(ex, a)
@@ -290,8 +321,6 @@ def plan_qr_tall(ex, a, method="auto"):
     if tmp is not None:
         ex.free_pairs(list(zip(tmp._layout.workers, tmp._keys)))
     return res
-
-
 
 
 def qr_grad(q, r, gq, gr):
