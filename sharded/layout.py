@@ -18,7 +18,7 @@ import bisect
 import itertools
 import math
 
-from .errors import DimError, LayoutMismatch, ShardingError
+from .errors import DimError, LayoutMismatch, ShapeError, ShardingError
 
 
 def split_sizes(n: int, k: int) -> tuple[int, ...]:
@@ -48,6 +48,28 @@ def normalize_dim(dim: int, ndim: int) -> int:
             f"(expected to be in range of [{lo}, {hi}])"
         )
     return dim % ndim if ndim else 0
+
+
+def broadcast_shapes(*shapes, what=""):
+    """numpy/torch broadcasting of ``shapes``; :class:`ShapeError` names them if they clash
+    (after ``what``, e.g. ``"linalg.solve: batch dims cannot be broadcast: "``).
+
+    Examples
+    --------
+    >>> broadcast_shapes((2, 1), (2,))
+    (2, 2)
+    """
+    nd = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(nd):
+        sizes = {s[i - nd + len(s)] for s in shapes if i - nd + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            raise ShapeError(
+                f"{what}shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be "
+                f"broadcast together (dimension {i}: sizes {sorted(sizes)})"
+            )
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
 
 
 class Layout:

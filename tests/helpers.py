@@ -39,3 +39,16 @@ PLACEMENTS = [
     dict(layout=st.Layout.replicated()),
 ]
 PLACEMENT_IDS = ["1", "2", "3", "5empty", "dim1", "block", "uneven", "repl"]
+
+
+LINALG_TOL = dict(rtol=1e-10, atol=1e-10)
+
+
+def current_executor():
+    """The executor of the current session (planner-level tests submit to it directly)."""
+    return st.runtime.session.current().executor
+
+
+def float64_tensor(a, **place):
+    """``a`` as a float64 tensor with the placement keywords ``place``."""
+    return st.from_numpy(np.asarray(a, dtype=np.float64), **place)

@@ -154,6 +154,20 @@ def placement(shape, shards=None, dim=None, layout=None, device="cpu") -> Layout
     return lay.replace(workers=[ids[w] for w in lay.workers])
 
 
+def like_kw(input, dtype, shards, dim, layout, device, requires_grad) -> dict:
+    """Keywords of a ``*_like`` call: the input's dtype, device and own layout unless given
+    (same shape, so the input's layout fits)."""
+    place = {"shards": shards, "dim": dim, "layout": layout}
+    if all(v is None for v in place.values()):
+        place = {"layout": input.layout}
+    return {
+        "dtype": dtype or input.dtype,
+        "device": device or input.device,
+        "requires_grad": requires_grad,
+        **place,
+    }
+
+
 def as_tensor(data, dtype=None, shards=None, dim=None, layout=None, device="cpu"):
     """``data`` (a tensor: itself; nested lists, scalars, NumPy arrays: a sharded copy) as a
     tensor. Python floats give the default dtype, ints int64, bools bool (torch's rules)."""
@@ -163,3 +177,23 @@ def as_tensor(data, dtype=None, shards=None, dim=None, layout=None, device="cpu"
     a = np.asarray(data, dtype=dt.np)
     lay = placement(a.shape, shards, dim, layout, device)
     return apply("from_numpy", np.require(a, requirements="C"), lay, dt)
+
+
+# ------------------------------------------------------------------ helpers of the VJPs
+def needs(a) -> bool:
+    """Whether ``a`` is a tensor that requires a gradient."""
+    return is_tensor(a) and a.requires_grad
+
+
+def unbroadcast(g, a):
+    """``g`` summed back to the shape of operand ``a`` (None if ``a`` needs no gradient)."""
+    if not needs(a):
+        return None
+    shape = tuple(a.shape)
+    if tuple(g.shape) == shape:
+        return g
+    lead = g.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
+    )
+    return (g.sum(dims, keepdim=True) if dims else g).reshape(shape)

@@ -14,11 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
-from ..core.dispatch import apply, operand
+from ..core.dispatch import apply, needs, operand, unbroadcast
 from ..core.registry import bind, nondiff, primitive, vjp
 from ..errors import ArgumentError, DTypeError
 from . import elementwise as E
-from .elementwise import needs, unbroadcast
 
 __all__ = [
     "abs",

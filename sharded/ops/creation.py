@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..core.dataflow import Operand
-from ..core.dispatch import apply, is_tensor, placement, size_of
+from ..core.dispatch import apply, is_tensor, like_kw, placement, size_of
 from ..core.dispatch import as_tensor as _as_tensor
 from ..core.registry import kernel, nondiff, primitive
 from ..errors import ArgumentError
@@ -389,18 +389,6 @@ nondiff("from_numpy", "full", "empty", "arange", "linspace", "eye")
 
 
 # ------------------------------------------------------------------------------ *_like
-def _like_kw(input, dtype, shards, dim, layout, device, requires_grad) -> dict:
-    """Keywords of a ``*_like`` call: the input's dtype, device and own layout unless given
-    (same shape, so the input's layout fits)."""
-    place = {"shards": shards, "dim": dim, "layout": layout}
-    if all(v is None for v in place.values()):
-        place = {"layout": input.layout}
-    return {
-        "dtype": dtype or input.dtype,
-        "device": device or input.device,
-        "requires_grad": requires_grad,
-        **place,
-    }
 
 
 def zeros_like(
@@ -414,7 +402,7 @@ def zeros_like(
     >>> st.zeros_like(st.ones(2, 3)).shape
     sharded.Size([2, 3])
     """
-    return zeros(input.shape, **_like_kw(input, dtype, shards, dim, layout, device, requires_grad))
+    return zeros(input.shape, **like_kw(input, dtype, shards, dim, layout, device, requires_grad))
 
 
 def ones_like(
@@ -428,7 +416,7 @@ def ones_like(
     >>> st.ones_like(st.zeros(2, 3, dtype=st.int32)).sum().item()
     6
     """
-    return ones(input.shape, **_like_kw(input, dtype, shards, dim, layout, device, requires_grad))
+    return ones(input.shape, **like_kw(input, dtype, shards, dim, layout, device, requires_grad))
 
 
 def empty_like(
@@ -442,7 +430,7 @@ def empty_like(
     >>> st.empty_like(st.ones(2, 3)).shape
     sharded.Size([2, 3])
     """
-    return empty(input.shape, **_like_kw(input, dtype, shards, dim, layout, device, requires_grad))
+    return empty(input.shape, **like_kw(input, dtype, shards, dim, layout, device, requires_grad))
 
 
 def full_like(
@@ -467,7 +455,7 @@ def full_like(
     return full(
         input.shape,
         fill_value,
-        **_like_kw(input, dtype, shards, dim, layout, device, requires_grad),
+        **like_kw(input, dtype, shards, dim, layout, device, requires_grad),
     )
 
 

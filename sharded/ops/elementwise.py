@@ -24,28 +24,7 @@ from ..core.dataflow import Operand, align, free_temps, region
 from ..core.dispatch import apply, as_tensor, is_tensor, operand
 from ..core.registry import kernel
 from ..errors import DTypeError, ShapeError
-from ..layout import Layout
-
-
-def broadcast_shapes(*shapes):
-    """numpy/torch broadcasting of ``shapes``; :class:`ShapeError` names them if they clash.
-
-    Examples
-    --------
-    >>> broadcast_shapes((2, 1), (2,))
-    (2, 2)
-    """
-    nd = max((len(s) for s in shapes), default=0)
-    out = []
-    for i in range(nd):
-        sizes = {s[i - nd + len(s)] for s in shapes if i - nd + len(s) >= 0} - {1}
-        if len(sizes) > 1:
-            raise ShapeError(
-                f"shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be "
-                f"broadcast together (dimension {i}: sizes {sorted(sizes)})"
-            )
-        out.append(sizes.pop() if sizes else 1)
-    return tuple(out)
+from ..layout import Layout, broadcast_shapes
 
 
 def _sharded(o) -> bool:
@@ -315,20 +294,3 @@ def inplace_unary(name):
 
 
 # --------------------------------------------------------------------------- gradients
-def needs(a) -> bool:
-    """Whether ``a`` is a tensor that requires a gradient."""
-    return is_tensor(a) and a.requires_grad
-
-
-def unbroadcast(g, a):
-    """``g`` summed back to the shape of operand ``a`` (None if ``a`` needs no gradient)."""
-    if not needs(a):
-        return None
-    shape = tuple(a.shape)
-    if tuple(g.shape) == shape:
-        return g
-    lead = g.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
-    )
-    return (g.sum(dims, keepdim=True) if dims else g).reshape(shape)

@@ -11,10 +11,10 @@ import math
 
 from .. import dtypes as D
 from ..core.dataflow import Operand
-from ..core.dispatch import apply, as_tensor, is_tensor
+from ..core.dispatch import apply, as_tensor, is_tensor, unbroadcast
 from ..core.registry import bind, kernel, primitive, vjp
 from ..errors import ShapeError
-from ..layout import Layout
+from ..layout import Layout, broadcast_shapes
 from .matmul_plan import choose, run_blocks, run_ksplit
 
 __all__ = [
@@ -82,27 +82,13 @@ def plan_matmul(ex, a, b, out_dtype) -> Operand:
     return run_blocks(ex, g, plan[1], plan[2], out_dtype)
 
 
-def _unbroadcast(g, a):
-    """``g`` summed back to the shape of operand ``a`` (None if ``a`` needs no gradient)."""
-    if not (is_tensor(a) and a.requires_grad):
-        return None
-    shape = tuple(a.shape)
-    if tuple(g.shape) == shape:
-        return g
-    lead = g.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
-    )
-    return (g.sum(dims, keepdim=True) if dims else g).reshape(shape)
-
-
 @vjp("matmul", saves=(0, 1))
 def matmul_vjp(gs, node):
     a, b, _ = node.args
     g = gs[0]
     # d(a @ b) = da @ b + a @ db; a's gradient is row-split like a, b's (a weight) is the
     # k-split product a^T g: partial products summed across the workers by the tree
-    return (_unbroadcast(g @ b.mT, a), _unbroadcast(a.mT @ g, b), None)
+    return (unbroadcast(g @ b.mT, a), unbroadcast(a.mT @ g, b), None)
 
 
 # ------------------------------------------------------------------------------ public
@@ -112,21 +98,6 @@ def _t(x):
 
 def _dims(s) -> str:
     return "x".join(map(str, s))
-
-
-def _batch_shape(sa, sb):
-    """The broadcast batch shape; :class:`ShapeError` names both shapes if they clash."""
-    nd = max(len(sa), len(sb))
-    out = []
-    for i in range(nd):
-        sizes = {s[i - nd + len(s)] for s in (sa, sb) if i - nd + len(s) >= 0} - {1}
-        if len(sizes) > 1:
-            raise ShapeError(
-                f"shapes {tuple(sa)} and {tuple(sb)} cannot be broadcast together "
-                f"(dimension {i}: sizes {sorted(sizes)})"
-            )
-        out.append(sizes.pop() if sizes else 1)
-    return tuple(out)
 
 
 @bind("matmul", "__matmul__", "__rmatmul__", prim="matmul")
@@ -158,7 +129,7 @@ def matmul(input, other):
         raise ShapeError(
             f"mat1 and mat2 shapes cannot be multiplied ({_dims(a.shape)} and {_dims(b.shape)})"
         )
-    _batch_shape(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+    broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
     out = apply("matmul", a, b, dt)
     for d in squeeze:
         out = out.squeeze(d)

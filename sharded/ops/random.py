@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..core.dataflow import Operand
-from ..core.dispatch import apply, placement, size_of
+from ..core.dispatch import apply, like_kw, placement, size_of
 from ..core.registry import kernel, nondiff, primitive
 from ..errors import ArgumentError
 
@@ -292,18 +292,6 @@ nondiff("random", "randperm")
 
 
 # ------------------------------------------------------------------------------ *_like
-def _like_kw(input, dtype, shards, dim, layout, device, requires_grad) -> dict:
-    """Keywords of a ``*_like`` call: the input's dtype, device and own layout unless given
-    (same shape, so the input's layout fits)."""
-    place = {"shards": shards, "dim": dim, "layout": layout}
-    if all(v is None for v in place.values()):
-        place = {"layout": input.layout}
-    return {
-        "dtype": dtype or input.dtype,
-        "device": device or input.device,
-        "requires_grad": requires_grad,
-        **place,
-    }
 
 
 def rand_like(
@@ -317,7 +305,7 @@ def rand_like(
     >>> st.rand_like(st.ones(2, 3)).shape
     sharded.Size([2, 3])
     """
-    return rand(input.shape, **_like_kw(input, dtype, shards, dim, layout, device, requires_grad))
+    return rand(input.shape, **like_kw(input, dtype, shards, dim, layout, device, requires_grad))
 
 
 def randn_like(
@@ -331,7 +319,7 @@ def randn_like(
     >>> st.randn_like(st.ones(2, 3, dtype=st.float64)).dtype
     sharded.float64
     """
-    return randn(input.shape, **_like_kw(input, dtype, shards, dim, layout, device, requires_grad))
+    return randn(input.shape, **like_kw(input, dtype, shards, dim, layout, device, requires_grad))
 
 
 __all__ = [

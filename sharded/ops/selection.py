@@ -11,11 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
-from ..core.dispatch import apply, is_tensor, operand
+from ..core.dispatch import apply, is_tensor, needs, operand, unbroadcast
 from ..core.registry import bind, primitive, vjp
 from ..errors import ArgumentError, DTypeError
 from . import elementwise as E
-from .elementwise import needs, unbroadcast
 
 __all__ = ["clamp", "clip", "where"]
 

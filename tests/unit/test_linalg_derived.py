@@ -6,15 +6,12 @@ import numpy as np
 import pytest
 
 import sharded as st
-from tests.helpers import assert_matches_numpy
+from tests.helpers import LINALG_TOL, assert_matches_numpy, float64_tensor
 
 L = st.linalg
 rng = np.random.default_rng(7)
-TOL = dict(rtol=1e-10, atol=1e-10)
-
-
-def t(a, **place):
-    return st.from_numpy(np.asarray(a, dtype=np.float64), **place)
+TOL = LINALG_TOL
+t = float64_tensor
 
 
 @pytest.mark.parametrize("ord", ["fro", "nuc", 2, -2, 1, -1, math.inf, -math.inf])

@@ -8,15 +8,12 @@ import pytest
 
 import sharded as st
 from sharded.ops.linalg import lu as LD
-from tests.helpers import assert_matches_numpy
+from tests.helpers import LINALG_TOL, assert_matches_numpy, float64_tensor
 
 L = st.linalg
 rng = np.random.default_rng(7)
-TOL = dict(rtol=1e-10, atol=1e-10)
-
-
-def t(a, **place):
-    return st.from_numpy(np.asarray(a, dtype=np.float64), **place)
+TOL = LINALG_TOL
+t = float64_tensor
 
 
 @pytest.fixture

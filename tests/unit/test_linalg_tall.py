@@ -5,19 +5,13 @@ import numpy as np
 import pytest
 
 import sharded as st
-from tests.helpers import assert_matches_numpy
+from tests.helpers import LINALG_TOL, assert_matches_numpy, current_executor, float64_tensor
 
 L = st.linalg
 rng = np.random.default_rng(7)
-TOL = dict(rtol=1e-10, atol=1e-10)
-
-
-def ex():
-    return st.runtime.session.current().executor
-
-
-def t(a, **place):
-    return st.from_numpy(np.asarray(a, dtype=np.float64), **place)
+TOL = LINALG_TOL
+ex = current_executor
+t = float64_tensor
 
 
 TALL_PLACES = [

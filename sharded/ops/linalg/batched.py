@@ -30,7 +30,7 @@ from ...core.dataflow import gather_regions as gather
 from ...core.dispatch import as_tensor, is_tensor
 from ...core.registry import PRIMITIVES, kernel
 from ...errors import ArgumentError, ShapeError, ShardedError
-from ...layout import Layout
+from ...layout import Layout, broadcast_shapes
 
 ExResult = collections.namedtuple("ExResult", ["result", "info"])  # the *_ex functions
 
@@ -106,20 +106,6 @@ def out_specs(op, shapes, dt, params):
 
 
 # ------------------------------------------------------------------------------ planning
-def _broadcast(shapes, op):
-    """torch's broadcast of the batch shapes; a clash names them all."""
-    nd = max((len(s) for s in shapes), default=0)
-    out = []
-    for i in range(nd):
-        sizes = {s[i - nd + len(s)] for s in shapes if i - nd + len(s) >= 0} - {1}
-        if len(sizes) > 1:
-            raise ShapeError(
-                f"linalg.{op}: batch dims cannot be broadcast: shapes "
-                f"{' and '.join(str(tuple(s)) for s in shapes)} cannot be "
-                f"broadcast together (dimension {i}: sizes {sorted(sizes)})"
-            )
-        out.append(sizes.pop() if sizes else 1)
-    return tuple(out)
 
 
 def reshard(ex, t, layout) -> Operand:
@@ -199,7 +185,9 @@ def run_batched(ex, op, inputs, params, check=True, want_info=False):
         ins.append(t2)
         if tmp is not None:
             temps.append(tmp)
-    bshape = _broadcast([t._layout.shape[:-2] for t in ins], op)
+    bshape = broadcast_shapes(
+        *[t._layout.shape[:-2] for t in ins], what=f"linalg.{op}: batch dims cannot be broadcast: "
+    )
     nb = len(bshape)
     dt = inputs[0]._dtype
     specs = out_specs(op, [t._layout.shape[-2:] for t in ins], dt, params)

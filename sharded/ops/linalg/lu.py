@@ -23,7 +23,7 @@ import numpy as np
 
 from ...core.dataflow import Operand, free_temps
 from ...core.dataflow import gather_regions as gather
-from ...core.dispatch import apply, session_of
+from ...core.dispatch import apply, needs, session_of, unbroadcast
 from ...core.registry import kernel, primitive, vjp
 from ...layout import Layout
 from . import batched as B
@@ -549,19 +549,3 @@ def lu_slogdet_vjp(gs, node):
 
 
 # ------------------------------------------------------------------------------ helpers
-def needs(a) -> bool:
-    return getattr(a, "requires_grad", False)
-
-
-def unbroadcast(g, a):
-    """``g`` summed back to the shape of operand ``a`` (None if ``a`` needs no gradient)."""
-    if not needs(a):
-        return None
-    shape = tuple(a.shape)
-    if tuple(g.shape) == shape:
-        return g
-    lead = g.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
-    )
-    return (g.sum(dims, keepdim=True) if dims else g).reshape(shape)

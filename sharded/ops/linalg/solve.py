@@ -14,7 +14,7 @@ import collections
 import math
 
 from ... import dtypes as D
-from ...core.dispatch import apply, placement
+from ...core.dispatch import apply, needs, placement, unbroadcast
 from ...core.registry import bind, primitive, vjp
 from ...errors import AutogradError, ShapeError
 from .batched import (
@@ -27,7 +27,7 @@ from .batched import (
     square,
     t_,
 )
-from .lu import inv_any, inv_big, is_big, logdet_vjp, needs, solve_any, solve_vjp, unbroadcast
+from .lu import inv_any, inv_big, is_big, logdet_vjp, solve_any, solve_vjp
 from .tall import is_tall
 
 SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
