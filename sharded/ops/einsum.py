@@ -6,7 +6,10 @@ Two operands ``a`` (subscripts ``sa``) and ``b`` (``sb``) contract as one batche
 indices in both and kept are the batch, indices in both and not kept are contracted (the
 ``k`` of the product), indices of one operand only are its rows (``a``) or columns (``b``).
 Indices of one operand that nothing else needs are summed away first. More operands contract
-left to right. A repeated index inside one operand (a diagonal or trace) is not supported.
+left to right. A repeated index inside one operand (``'ii->i'``, ``'ii->'``) first takes the
+diagonal over its dims (a masked sum: a new tensor, where torch's ``'ii->i'`` is a view of
+the input). The result is contiguous, except when a single operand is only permuted
+(``'ij->ji'``): that is a view, as in torch.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from __future__ import annotations
 import math
 import string
 
-from ..core.dispatch import as_tensor, is_tensor
+from .. import dtypes as D
+from ..core.dispatch import apply, as_tensor, is_tensor, placement
 from ..core.registry import bind
 from ..errors import ArgumentError, ShapeError
 
@@ -88,25 +92,21 @@ def parse(equation: str, ndims):
         out = ell_chars + "".join(
             sorted(c for c, n in counts.items() if n == 1 and c not in ell_chars)
         )
-    for s in out_ins:
-        if len(set(s)) != len(s):
-            raise ArgumentError(
-                f"einsum(): repeated subscript in {s!r} (a diagonal or trace) is not supported"
-            )
     return out_ins, out
 
 
 def sizes(subs, shapes):
-    """Size of every index; size-1 dims broadcast; a clash names both sizes."""
+    """Size of every index; size-1 dims broadcast (also to 0); a clash names both sizes."""
     out = {}
     for s, shp in zip(subs, shapes):
         for c, n in zip(s, shp):
-            if out.get(c, 1) not in (1, n) and n != 1:
+            if c not in out or out[c] == 1:
+                out[c] = n
+            elif n not in (1, out[c]):
                 raise ShapeError(
                     f"einsum(): subscript {c!r} has size {n} for one operand and "
                     f"{out[c]} for another (shapes {[tuple(x) for x in shapes]})"
                 )
-            out[c] = max(out.get(c, 1), n)
     return out
 
 
@@ -158,8 +158,8 @@ def tensordot(a, b, dims=2):
 
 
 def einsum(equation, *operands):
-    """Einstein summation for expressions that reduce to transposes, sums and (batched)
-    matmuls; no repeated index inside one operand. Lone indices are summed first, operands
+    """Einstein summation, reduced to diagonals, transposes, sums and (batched) matmuls:
+    repeated indices of one operand take its diagonal, lone indices are summed, operands
     contract pairwise left to right (each pair one batched matmul), then permute to the
     output order.
 
@@ -170,13 +170,17 @@ def einsum(equation, *operands):
     sharded.Size([2, 3, 5])
     >>> st.linalg.einsum("ij->j", st.ones(3, 2)).tolist()
     [3.0, 3.0]
+    >>> st.linalg.einsum("ii->", st.tensor([[1., 2.], [3., 4.]])).item()
+    5.0
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     ts = [_t(o) for o in operands]
     subs, out = parse(equation, [t.ndim for t in ts])
+    # torch returns a permuted view when one operand is only transposed, else a new tensor
+    only_permuted = len(ts) == 1 and sorted(subs[0]) == sorted(out)
+    ts, subs = map(list, zip(*[_diagonals(t, s, i) for i, (t, s) in enumerate(zip(ts, subs))]))
     size = sizes(subs, [t.shape for t in ts])
-    ts, subs = list(ts), list(subs)
     for i in range(len(ts)):  # indices needed by no one else: sum them now
         others = out + "".join(s for j, s in enumerate(subs) if j != i)
         ts[i], subs[i] = _sum_out(ts[i], subs[i], others)
@@ -190,7 +194,35 @@ def einsum(equation, *operands):
     res = cur.permute([cs.index(c) for c in out]) if cs != out else cur
     if tuple(res.shape) != tuple(size[c] for c in out):  # a broadcast size-1 output index
         res = res.expand(tuple(size[c] for c in out))
-    return res
+    return res if only_permuted else res.contiguous()
+
+
+def _diagonals(t, s, i):
+    """Operand ``t`` (number ``i``, subscripts ``s``) with each repeated subscript replaced
+    by the diagonal over its dims, kept at the first one (``'ii'`` -> ``'i'``)."""
+    while len(set(s)) != len(s):
+        c = next(c for c in s if s.count(c) > 1)
+        p = s.index(c)
+        q = s.index(c, p + 1)
+        if t.shape[p] != t.shape[q]:
+            raise ShapeError(
+                f"einsum(): subscript {c!r} is repeated for operand {i} but the sizes don't "
+                f"match, {t.shape[q]} != {t.shape[p]}"
+            )
+        t, s = _diagonal(t, p, q), s[:q] + s[q + 1 :]
+    return t, s
+
+
+def _diagonal(t, p, q):
+    """The diagonal of dims ``p < q`` at ``p`` (``q`` dropped): ``t`` where an identity mask
+    is set, 0 elsewhere, summed over ``q``: elementwise ops and a sum, so any layout works
+    and the gradient (the incoming one on the diagonal, 0 off it) comes from their rules.
+    A ``where``, not a product with the mask: ``inf * 0`` off the diagonal would be NaN."""
+    n = t.shape[p]
+    dev = t.device if not t.device.startswith("mixed") else "cpu"
+    shape = [n if d in (p, q) else 1 for d in range(t.ndim)]
+    mask = apply("eye", placement((n, n), device=dev), D.bool_).reshape(shape)
+    return t.where(mask, 0).sum(q).to(t.dtype)  # an integer sum widens; one term is exact
 
 
 def _sum_out(t, s, keep):
@@ -200,8 +232,16 @@ def _sum_out(t, s, keep):
     return t.sum(drop), "".join(c for c in s if c in keep)
 
 
+def _match(a, sa, b, sb):
+    """``a`` with its size-1 dims expanded to ``b``'s size of the same index (to 0 too): the
+    product's reshapes need equal sizes on both sides."""
+    want = [b.shape[sb.index(c)] if c in sb and n == 1 else n for c, n in zip(sa, a.shape)]
+    return a.expand(want) if want != list(a.shape) else a
+
+
 def _contract(a, sa, b, sb, keep):
     batch, rows, k, cols = pair_plan(sa, sb, keep)
+    a, b = _match(a, sa, b, sb), _match(b, sb, a, sa)
     sz = dict(zip(sa, a.shape))
     szb = dict(zip(sb, b.shape))
     am = a.permute([sa.index(c) for c in batch + rows + k])

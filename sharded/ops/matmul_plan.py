@@ -71,16 +71,20 @@ class _Geo:
         ba, bb = la.shape[:-2], lb.shape[:-2]
         self.nb = max(len(ba), len(bb))
         pad = lambda s: (1,) * (self.nb - len(s)) + tuple(s)  # noqa: E731
-        self.batch = tuple(max(x, y) for x, y in zip(pad(ba), pad(bb)))
+        self.batch = tuple(x if y == 1 else y for x, y in zip(pad(ba), pad(bb)))  # 0 wins
         self.shape = self.batch + (self.n, self.m)
         self.item = a._dtype.itemsize
 
     def _breg(self, lay, offs, shp):
         off = self.nb - (lay.ndim - 2)
-        return [
-            (0, 1) if lay.shape[i] == 1 else (offs[i + off], offs[i + off] + shp[i + off])
-            for i in range(lay.ndim - 2)
-        ]
+        reg = []
+        for i in range(lay.ndim - 2):
+            lo, n = offs[i + off], shp[i + off]
+            # a broadcast size-1 dim gives its one entry, or none to an empty output block
+            # (a size-1 batch split into empty chunks)
+            bcast = lay.shape[i] == 1 and self.batch[i + off] != 1
+            reg.append((0, min(n, 1)) if bcast else (lo, lo + n))
+        return reg
 
     def reg_a(self, offs, shp, kt):
         nb = self.nb

@@ -238,3 +238,22 @@ def test_tensor_methods():
     assert_matches_numpy(x.pinverse(), np.linalg.pinv(a), **TOL)
     assert_matches_numpy(x.tensordot(x, 1), a @ a, **TOL)
     assert math.isnan(t([[1.0, 2.0], [3.0, 4.0]]).logdet().item())
+
+
+# ------------------------------------------------------------------------------ issue 12
+# Expected values are torch's (CPU): torch.linalg.lstsq(A, B) for A=[[2,1],[1,3]], B=[[1],[2]].
+@pytest.mark.parametrize(
+    "place",
+    [dict(shards=1), dict(layout=st.Layout.replicated()), dict(shards=2)],
+    ids=["1", "repl", "2"],
+)
+def test_lstsq_square_is_not_zeros(place):
+    # a square system has an empty (0,) residual: that alone made the kernel return zeros
+    A, B = st.tensor([[2.0, 1], [1, 3]], **place), st.tensor([[1.0], [2]], **place)
+    r = L.lstsq(A, B)
+    assert_matches_numpy(r.solution, [[0.2], [0.6]], rtol=1e-6, atol=1e-6, dtype=st.float32)
+    assert r.residuals.shape == (0,) and r.rank.item() == 2
+    v = L.lstsq(A, st.tensor([1.0, 2], **place)).solution
+    assert_matches_numpy(v, [0.2, 0.6], rtol=1e-6, atol=1e-6, dtype=st.float32)
+    wide = L.lstsq(t([[1.0, 0, 1]]), t([[2.0]])).solution  # wide: empty residuals too
+    assert_matches_numpy(wide, [[1.0], [0.0], [1.0]], **TOL)

@@ -41,3 +41,30 @@ def test_vector_norms_and_norm():
     assert_matches_numpy(L.norm(x, 2), np.linalg.norm(a, 2), **TOL)
     assert_matches_numpy(L.norm(x, dim=0), np.linalg.norm(a, axis=0), **TOL)
     assert_matches_numpy(L.norm(x, "nuc"), np.linalg.norm(a, "nuc"), **TOL)
+
+
+# ------------------------------------------------------------------------------ issue 12
+# Expected values are torch's (CPU).
+def test_vector_norm_half_accumulates_in_float32():
+    # 300**2 overflows float16 (max 65504): torch sums the squares in float32
+    x = st.tensor([300.0, 1], dtype=st.float16)
+    assert_matches_numpy(L.vector_norm(x), 300.0, dtype=st.float16)
+    assert_matches_numpy(L.vector_norm(x, dtype=st.float32), 300.0017, rtol=1e-6, dtype="float32")
+    m = st.tensor([[300.0, 1], [3, 4]], dtype=st.float16, shards=2)
+    assert_matches_numpy(L.vector_norm(m, 3, dim=1), [300.0, 4.4961], rtol=1e-3, dtype="float16")
+    assert_matches_numpy(L.vector_norm(m, 1, dim=1), [301.0, 7.0], dtype=st.float16)
+    assert_matches_numpy(x.norm(), 300.0, dtype=st.float16)
+
+
+@pytest.mark.parametrize("ord", [2, 3, 0.5, 1, -1, -2, math.inf, -math.inf])
+def test_vector_norm_gradient_at_zero_is_zero(ord):
+    # torch's subgradient: 0 where the norm is 0 (d sqrt(s)/ds = inf times a 0 gave NaN)
+    x = st.tensor([0.0, 0.0], requires_grad=True)
+    n = L.vector_norm(x, ord)
+    assert_matches_numpy(n, 0.0, dtype=st.float32)
+    n.backward()
+    assert_matches_numpy(x.grad, [0.0, 0.0], dtype=st.float32)
+    # rows with and without a zero norm in one batch: [0,0] and [3,4]
+    y = st.tensor([[0.0, 0.0], [3.0, 4.0]], requires_grad=True, shards=2)
+    L.vector_norm(y, dim=1).sum().backward()
+    assert_matches_numpy(y.grad, [[0.0, 0.0], [0.6, 0.8]])

@@ -118,3 +118,30 @@ def test_product_errors_name_shapes():
         st.bmm(t(np.ones((2, 3, 4))), t(np.ones((3, 4, 5))))
     with pytest.raises(st.ShapeError, match="do not match"):
         L.tensordot(t(A76), t(B65), ([0], [0]))
+
+
+# ------------------------------------------------------------------------------ issue 12
+# Expected shapes and values are torch's (CPU).
+EMPTY_BATCH = [((0, 6, 3), (3, 2), (0, 6, 2)), ((1, 1, 4), (0, 4, 4), (0, 1, 4))]
+EMPTY_PLACES = [dict(shards=1), dict(shards=2, dim=1), dict(layout=st.Layout.replicated())]
+
+
+@pytest.mark.parametrize("sa, sb, shape", EMPTY_BATCH, ids=["a0", "b0"])
+@pytest.mark.parametrize("pb", EMPTY_PLACES, ids=["1", "2", "repl"])
+@pytest.mark.parametrize("pa", EMPTY_PLACES, ids=["1", "2", "repl"])
+def test_size0_batch_dims(sa, sb, shape, pa, pb):
+    # a size-0 batch dim broadcast against a size-1 one is 0, not 1 (was (1,6,2) of garbage)
+    a = st.zeros(*sa, requires_grad=True, **pa)
+    b = st.ones(*sb, requires_grad=True, **pb)
+    r = a @ b
+    assert_matches_numpy(r, np.zeros(shape), dtype=st.float32)
+    r.sum().backward()
+    assert_matches_numpy(a.grad, np.zeros(sa)) and assert_matches_numpy(b.grad, np.zeros(sb))
+
+
+@pytest.mark.parametrize("pa", [dict(shards=1), dict(shards=3)], ids=["1", "3"])
+def test_size1_batch_split_into_empty_chunks(pa):
+    # a size-1 batch dim on 3 shards has two empty chunks: their blocks must be empty
+    a, b = st.ones(1, 2, 3, **pa), st.ones(1, 3, 2, shards=3)
+    assert_matches_numpy(a @ b, np.full((1, 2, 2), 3.0), dtype=st.float32)
+    assert_matches_numpy(a @ st.ones(4, 3, 2, shards=3), np.full((4, 2, 2), 3.0))

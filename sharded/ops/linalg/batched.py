@@ -482,7 +482,9 @@ def linalg(
 ):
     """Batched ``op`` on one block; returns its outputs (cast to ``dtypes``, shaped
     ``shapes``), then ``info`` (if ``want_info``), then the failure summary (if ``check``)."""
-    if any(0 in s for s in shapes) or any(0 in a.shape[:-2] for a in arrays):
+    # lstsq's residuals are empty (0,) for every square or wide system: not an empty problem
+    core = shapes[:1] + shapes[2:] if op == "lstsq" else shapes
+    if any(0 in s for s in core) or any(0 in a.shape[:-2] for a in arrays):
         outs, info = tuple(xp.zeros(s, d) for s, d in zip(shapes, dtypes)), None
     else:
         outs, info = BATCHED[op](xp, *arrays, shapes=shapes, dtypes=dtypes, **params)

@@ -52,7 +52,7 @@ def multi_dot(tensors):
 
 # ------------------------------------------------------------------------------ rules
 def _vector_norm(x, ord, dims, keepdim):
-    """``ord``-norm of ``x`` over ``dims``."""
+    """``ord``-norm of ``x`` over ``dims``, with torch's subgradient 0 where the norm is 0."""
     if ord == math.inf:
         return x.abs().amax(dims, keepdim)
     if ord == -math.inf:
@@ -62,8 +62,22 @@ def _vector_norm(x, ord, dims, keepdim):
     if ord == 1:
         return x.abs().sum(dims, keepdim)
     if ord == 2:
-        return (x * x).sum(dims, keepdim).sqrt()
-    return (x.abs() ** ord).sum(dims, keepdim) ** (1.0 / ord)
+        return _root((x * x).sum(dims, keepdim), 2)
+    a = x.abs()
+    if ord < 1:  # d|x|^p/dx is infinite at 0 for p < 1: mask it so 0 * inf gives no NaN
+        nz = a != 0
+        a = (a.where(nz, 1.0) ** ord).where(nz, 0.0 if ord > 0 else math.inf)
+    else:
+        a = a**ord
+    return _root(a.sum(dims, keepdim), ord)
+
+
+def _root(s, p):
+    """``s ** (1/p)``; its derivative at ``s == 0`` (infinite, times a zero gradient) is
+    taken as 0, as torch does: the value passes through a ``where`` that hides the 0s."""
+    nz = s != 0
+    r = s.where(nz, 1.0) ** (1.0 / p) if p != 2 else s.where(nz, 1.0).sqrt()
+    return r.where(nz, 0.0 if p > 0 else math.inf)
 
 
 def _matrix_norm(a, ord, r, c, keepdim, svdvals):
@@ -127,7 +141,10 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         raise D.DTypeError(
             f"linalg.vector_norm: expected a floating point tensor, got {x.dtype.name}"
         )
-    return _vector_norm(x, ord, tuple(range(x.ndim)) if dim is None else dim, keepdim)
+    dims = tuple(range(x.ndim)) if dim is None else dim
+    if x.dtype.itemsize < 4:  # torch accumulates half precision in float32 (300**2 > 65504)
+        return _vector_norm(x.float(), ord, dims, keepdim).to(x.dtype)
+    return _vector_norm(x, ord, dims, keepdim)
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):

@@ -275,7 +275,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if is_tall(A) and A.ndim == 2 and bm.ndim == 2:
         q, r = apply("qr_tall", A)
         x = solve(r, q.mT @ bm)
-        res = ((A @ x - bm) ** 2).sum(0)
+        if A.shape[0] > A.shape[1]:
+            res = ((A @ x - bm) ** 2).sum(0)
+        else:  # torch's residuals are empty for a square system
+            res = apply("full", placement((0,)), 0, A.dtype)
         sv = apply("linalg_svdvals", r)  # r is small and replicated: one batched kernel
         out = (x, res, apply("full", placement(()), A.shape[1], D.int64), sv)
     else:
