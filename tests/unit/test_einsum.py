@@ -139,3 +139,52 @@ def test_einsum_result_is_contiguous():
     assert not v.is_contiguous() and v.stride() == (1, 3)
     v[0, 0] = 5.0
     assert x[0, 0].item() == 5.0
+
+
+# ------------------------------------------------------------------------------ property
+def _random_place(r, ndim):
+    """One of: 1..5 shards along a random dim (uneven and empty chunks), or replicated."""
+    if ndim == 0 or r.random() < 0.2:
+        return dict(layout=st.Layout.replicated())
+    return dict(shards=int(r.integers(1, 6)), dim=int(r.integers(0, ndim)))
+
+
+def _random_equation(r):
+    """Two operands over letters 'abcd' (repeats allowed within an operand), output any
+    subset of the letters used, each letter one size in 0..3 (size 1 may broadcast)."""
+    size = {c: int(r.choice([0, 1, 2, 3])) for c in "abcd"}
+    subs = ["".join(r.choice(list("abcd"), int(r.integers(0, 4)))) for _ in range(2)]
+    used = sorted(set("".join(subs)))
+    out = "".join(c for c in used if r.random() < 0.5)
+    shapes = [[size[c] if r.random() < 0.8 else 1 for c in s] for s in subs]
+    for s, shp in zip(subs, shapes):  # a repeated letter needs equal sizes in one operand
+        for i, c in enumerate(s):
+            shp[i] = shp[s.index(c)]
+    return f"{subs[0]},{subs[1]}->{out}", shapes
+
+
+def test_einsum_and_matmul_property():
+    # fixed seed, bounded count: random equations and layouts (empty chunks, size-0 and
+    # broadcast size-1 dims, repeated subscripts) against numpy
+    r = np.random.default_rng(12)
+    for _ in range(60):
+        eq, shapes = _random_equation(r)
+        arrs = [r.standard_normal(s) for s in shapes]
+        ins = [t(a, **_random_place(r, a.ndim)) for a in arrs]
+        # numpy's reference on operands broadcast to the full sizes first (torch's rule)
+        full = {}
+        for s, a in zip(eq.split("->")[0].split(","), arrs):
+            for c, n in zip(s, a.shape):
+                full[c] = n if full.get(c, 1) == 1 else full[c]
+        subs = eq.split("->")[0].split(",")
+        bc = [np.broadcast_to(a, [full[c] for c in s]) for s, a in zip(subs, arrs)]
+        assert_matches_numpy(L.einsum(eq, *ins), np.einsum(eq, *bc), **TOL)
+    for _ in range(40):
+        nb = [int(r.choice([0, 1, 2])) for _ in range(int(r.integers(0, 3)))]
+        n, k, m = (int(r.integers(0, 4)) for _ in range(3))
+        sa = [b if r.random() < 0.7 else 1 for b in nb] + [n, k]
+        sb = [b if r.random() < 0.7 else 1 for b in nb][int(r.integers(0, len(nb) + 1)) :]
+        sb += [k, m]
+        a, b = r.standard_normal(sa), r.standard_normal(sb)
+        ta, tb = t(a, **_random_place(r, a.ndim)), t(b, **_random_place(r, b.ndim))
+        assert_matches_numpy(ta @ tb, a @ b, **TOL)
