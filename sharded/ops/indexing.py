@@ -301,11 +301,6 @@ def setitem(x, key, value):
     >>> x.tolist()
     [-1.0, 2.0, 2.0, 1.0]
     """
-    if x._readonly:
-        raise ArgumentError(
-            "unsupported operation: more than one element of the written-to "
-            "tensor refers to a single memory location (an expanded view)"
-        )
     value = _strip_ones(wrap_scalar(value, x.dtype))
     if isinstance(value, (list, tuple)):
         try:
@@ -318,6 +313,7 @@ def setitem(x, key, value):
     if (
         mask is not None
         and scalar
+        and not x._readonly
         and (mask.ndim == x.ndim or lay.is_replicated or all(g == 1 for g in lay.grid[mask.ndim :]))
     ):
         if is_tensor(value):
@@ -330,6 +326,10 @@ def setitem(x, key, value):
         return
     dst = _basic(x, basic, always=False)
     coords = coords_of(dst.shape, adv)
+    if dst._readonly:  # torch writes points of an expanded view into the memory they share
+        rep = [s == 0 and n > 1 for s, n in zip(dst.stride(), dst.shape)]
+        dst = dst[tuple(slice(0, 1) if r else slice(None) for r in rep)]
+        coords = [np.zeros_like(c) if r else c for c, r in zip(coords, rep)]
     if is_tensor(value):
         value = value.numpy()  # advanced assignment reads a tensor value on the driver
     value = np.asarray(value, dtype=x.dtype.np) if not np.isscalar(value) else value
