@@ -246,7 +246,9 @@ def wrap_scalar(value, dtype):
         raise ArgumentError(
             f"value {value!r} cannot be converted to type {dtype.name} without overflow"
         )
-    return int(value) % (info.max + 1) if isinstance(value, numbers.Integral) else value
+    if isinstance(value, numbers.Integral):
+        return int(value) % (info.max + 1) if kind == "u" else int(value)
+    return value
 
 
 def _strip_ones(value):

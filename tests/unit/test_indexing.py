@@ -1,4 +1,5 @@
-"""``x[key]`` and ``x[key] = value`` against NumPy on every layout: basic keys (views), integer
+"""``x[key]`` and ``x[key] = value`` on every layout against NumPy read with torch's key rule
+(:func:`torch_ref`; torch's own answers in ``TORCH_ANSWERS``): basic keys (views), integer
 lists/tensors (gathers across shards), boolean masks (data-dependent sizes), mixes of them,
 out-of-range errors that change nothing, and generated index expressions."""
 
@@ -49,13 +50,55 @@ KEYS = {
 }
 
 
+def _torch_split(key):
+    """``(first, then)``: torch applies ints as selections and ``None``/bools as new dims
+    before the advanced indices (a bool then indexes its new dim by ``[0]`` or ``[]``), so
+    that ``a[key]`` is ``a[first][then]`` with NumPy's rules for the rest."""
+    key = key if isinstance(key, tuple) else (key,)
+    first, then, advanced = [], [], False
+    for k in key:
+        if isinstance(k, (bool, np.bool_)):
+            first.append(None)
+            then.append(np.arange(int(k)))
+            advanced = True
+        elif isinstance(k, (int, np.integer)):
+            first.append(k)
+        elif k is None or isinstance(k, slice):
+            first.append(k)
+            then.append(slice(None))
+        elif k is Ellipsis:
+            first.append(k)
+            then.append(k)
+        else:
+            arr = np.asarray(k)
+            first += [slice(None)] * (arr.ndim if arr.dtype == bool else 1)
+            then.append(k)
+            advanced = True
+    return (tuple(first), tuple(then)) if advanced else (key, None)
+
+
+def torch_ref(a, key):
+    """``a[key]`` for a NumPy array as torch reads ``key`` (a view where the key is basic)."""
+    first, then = _torch_split(key)
+    return a[first] if then is None else a[first][then]
+
+
+def torch_set(a, key, value):
+    """``a[key] = value`` in place, as torch reads ``key``."""
+    first, then = _torch_split(key)
+    if then is None:
+        a[first] = value
+    else:
+        a[first][then] = value  # ``a[first]`` is a view: the write reaches ``a``
+
+
 @pytest.mark.parametrize("place", PLACEMENTS, ids=PLACEMENT_IDS)
 @pytest.mark.parametrize("name", list(KEYS))
 def test_getitem_matches_numpy(name, place):
     key = KEYS[name]
     x = st.from_numpy(A, **place)
     r = x[key]
-    assert_matches_numpy(r, A[key])
+    assert_matches_numpy(r, torch_ref(A, key))
     assert_matches_numpy(x, A)  # reading never changes the tensor
 
 
@@ -84,12 +127,12 @@ def _values(shape):
 @pytest.mark.parametrize("name", [k for k in KEYS if k != "scalar_true"])
 def test_setitem_matches_numpy(name, place):
     key = KEYS[name]
-    shape = A[key].shape
+    shape = torch_ref(A, key).shape
     for vname, (v, nv) in _values(shape).items():
         x, a = st.from_numpy(A.copy(), **place), A.copy()
         layout = x.layout
         x[key] = v
-        a[key] = nv
+        torch_set(a, key, nv)
         assert_matches_numpy(x, a)
         assert x.layout == layout, vname  # in place: same shards
 
@@ -439,7 +482,7 @@ def indexed(draw, allow_tensors=True):
 
 def _numpy_result(a, key):
     try:
-        return a[key], None
+        return torch_ref(a, key), None
     except IndexError as e:
         return None, e
 
@@ -496,7 +539,7 @@ def test_hypothesis_setitem_matches_numpy():
             "row_tensor": (st.from_numpy(row), row),
         }[vkind]
         b = a.copy()
-        b[kn] = nv
+        torch_set(b, kn, nv)
         x[ks] = v
         assert_matches_numpy(x, b)
 
