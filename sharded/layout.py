@@ -368,8 +368,12 @@ class _Cuts:
         for d, cuts in items:
             n = shape[normalize_dim(d, len(shape))]
             pts = [int(c) for c in cuts]
-            pts = ([] if pts[:1] == [0] else [0]) + pts + ([] if pts[-1:] == [n] else [n])
-            if any(b < a for a, b in zip(pts, pts[1:])) or pts[-1] != n:
+            # the outer cut points are optional; strip them first, so that (0,) on a dim of
+            # size 0 is one empty chunk rather than none
+            inner = pts[1:] if pts[:1] == [0] else pts
+            inner = inner[:-1] if inner[-1:] == [n] else inner
+            pts = [0] + inner + [n]
+            if any(b < a for a, b in zip(pts, pts[1:])):
                 raise LayoutMismatch(
                     f"boundaries {tuple(cuts)} are not increasing cut points of dim {d} of size {n}"
                 )

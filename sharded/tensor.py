@@ -15,7 +15,7 @@ import numpy as np
 
 from . import dtypes as D
 from .display import sharding_map, tensor_repr
-from .errors import ArgumentError
+from .errors import ArgumentError, DimError
 from .layout import normalize_dim
 
 
@@ -101,7 +101,13 @@ class ShardedTensor:
         """
         if dim is None:
             return self.shape
-        return self._layout.shape[normalize_dim(dim, self.ndim)]
+        return self._layout.shape[self._dim(dim)]
+
+    def _dim(self, dim) -> int:
+        """``dim`` as an index into the shape; a 0-d tensor has none (torch's message)."""
+        if self.ndim == 0:
+            raise DimError(f"Dimension specified as {dim} but tensor has no dimensions")
+        return normalize_dim(dim, self.ndim)
 
     @property
     def dtype(self) -> D.DType:
@@ -134,7 +140,7 @@ class ShardedTensor:
         s = self._strides if self._strides is not None else contiguous_strides(self.shape)
         if dim is None:
             return tuple(s)
-        return s[normalize_dim(dim, self.ndim)]
+        return s[self._dim(dim)]
 
     def storage_offset(self) -> int:
         """Offset of the first element in the base's storage (torch semantics)."""

@@ -227,11 +227,13 @@ def map_shards(ex, x, out: Layout, sources, kernel, params_of, label) -> Operand
 def as_view(out, base, strides, offset):
     """Mark tensor ``out`` (just made by a view primitive from ``base``) a view of ``base``'s
     storage with torch's ``strides`` and storage ``offset``: it shares the base's version
-    counter, and an expanded view (a zero stride over a dim of size > 1) is read-only."""
+    counter. Writes are refused where the view's own strides overlap in memory (a zero stride
+    over a dim of size > 1), as torch: a view of an expanded view that does not overlap, such
+    as one of its rows, is writable."""
     out._strides, out._offset = tuple(strides), offset
     out._base = base._base if base._base is not None else base
     out._vc = base._vc  # a view and its base share one version counter
-    out._readonly = base._readonly or 0 in [s for s, n in zip(strides, out.shape) if n > 1]
+    out._readonly = 0 in [s for s, n in zip(strides, out.shape) if n > 1]
     return out
 
 

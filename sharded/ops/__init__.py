@@ -11,6 +11,7 @@ from . import (  # noqa: F401
     joining,
     linalg,
     logical,
+    masking,
     matmul,
     random,
     reduce,

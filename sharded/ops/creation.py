@@ -254,6 +254,13 @@ def arange(
         start, end = 0, start
     if step == 0:
         raise ArgumentError("arange(): step must be nonzero")
+    if not all(math.isfinite(v) for v in (start, end)):
+        raise ArgumentError(f"arange(): unsupported range: {start} -> {end}")
+    if (end - start) * step < 0:  # torch refuses a range that runs away from its end
+        raise ArgumentError(
+            f"arange(): upper bound and lower bound inconsistent with step sign "
+            f"(start={start}, end={end}, step={step})"
+        )
     n = max(0, math.ceil((end - start) / step))
     ints = all(isinstance(v, numbers.Integral) for v in (start, end, step))
     dt = _dtype(dtype, D.int64 if ints else D.get_default_dtype())

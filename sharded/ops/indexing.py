@@ -1,18 +1,18 @@
-"""``x[key]`` and ``x[key] = value`` with numpy/torch semantics: basic keys, advanced keys
-(gathers and scatters of points across shards) and boolean masks.
+"""``x[key]`` and ``x[key] = value`` with torch's semantics: basic keys (views), advanced
+keys (gathers and scatters of points across shards) and boolean masks.
 
-Basic keys (ints, slices with steps, ``None``, ``...``) give views that share storage (the
-``index_basic`` view primitive in :mod:`sharded.ops.views`). Any advanced part (integer
-lists/arrays/tensors, boolean masks) gives a copy: the driver works out the source coordinates
-with NumPy's own rules on zero-stride index grids (so every mix of advanced and basic indices
-means exactly what it means in NumPy, at a memory cost of the result's size, not the
-tensor's), then plans per (source shard, result shard) pair: the source worker extracts its
-points, the result worker scatters them into place; points that already sit on the result's
-worker never move. Integer and boolean *tensor* indices are read to the driver for planning
-(index data, not the tensor's data). A boolean tensor mask over the leading dims of a tensor
-split by rows selects shard-locally and its result stays sharded; only the counts (one int
-per shard) travel to the driver to lay out the data-dependent result. Out-of-range indices
-raise :class:`~sharded.errors.IndexOutOfRange` naming the index, the dim and its size, before
+A key is read as torch reads it (:func:`split_key`): its basic part (ints, 0-d integer
+tensors, slices with steps, ``None``, ``...``) applies first and gives a view that shares
+storage (the ``index_basic`` view primitive in :mod:`sharded.ops.views`); an advanced part
+(integer lists/arrays/tensors, boolean masks, bools) then gives a copy: the driver works out
+the source coordinates with NumPy's rules on zero-stride index grids of the view (at a memory
+cost of the result's size, not the tensor's), then plans per (source shard, result shard)
+pair: the source worker extracts its points, the result worker scatters them into place;
+points that already sit on the result's worker never move. Integer and boolean *tensor*
+indices are read to the driver for planning (index data, not the tensor's data). A boolean
+tensor mask over the leading dims of a tensor selects shard-locally
+(:mod:`sharded.ops.masking`). Out-of-range indices raise
+:class:`~sharded.errors.IndexOutOfRange` naming the index, the dim and its size, before
 anything is changed.
 """
 
@@ -23,7 +23,7 @@ import numbers
 
 import numpy as np
 
-from ..core.dataflow import Operand, align, as_view, free_temps
+from ..core.dataflow import Operand, as_view
 from ..core.dispatch import apply, is_tensor
 from ..core.registry import bind, kernel, primitive, vjp
 from ..errors import ArgumentError, IndexOutOfRange
@@ -111,32 +111,87 @@ def index_strides(shape, strides, offset, entries):
 
 def _to_numpy_key(k):
     if is_tensor(k):
-        return k.numpy()
+        a = k.numpy()
+        # torch reads a uint8 tensor index as a mask (deprecated there, but still its meaning)
+        return a.astype(bool) if a.dtype == np.uint8 else a
     if isinstance(k, (list, tuple)):
         a = np.asarray([v.numpy() if is_tensor(v) else v for v in k])
         # ``x[[]]`` selects nothing (NumPy and torch), though ``asarray([])`` is float
         return a.astype(np.int64) if a.size == 0 and a.dtype.kind == "f" else a
-    return k
+    return np.asarray(k)
 
 
-def coords_of(shape, key):
-    """Source coordinates (one int array per dim) of an advanced key, by NumPy's rules.
+def split_key(key):
+    """torch's reading of ``key`` as ``(basic, advanced)``: ``x[key]`` is
+    ``x[basic][advanced]``, ``advanced`` None when the key is basic (a view).
+
+    torch applies ints (and 0-d integer tensors) as selections and ``None`` as new dims
+    *before* the advanced indices, so an int never joins the advanced indices as in NumPy:
+    ``a[0, :, [0]]`` is ``a[0][:, [0]]``. A bool (or 0-d bool/uint8 tensor) is a new dim
+    indexed by ``[0]`` (True) or ``[]`` (False). ``advanced`` indexes ``x[basic]``: ints are
+    gone from it, and every dim that ``basic`` kept or made is a full slice.
 
     Examples
     --------
-    >>> [c.tolist() for c in coords_of((3, 4), ([0, 2], -1))]
+    >>> split_key((0, slice(1, None), [0]))
+    ((0, slice(1, None, None), slice(None, None, None)), (slice(None, None, None), array([0])))
+    >>> split_key((True, 2))
+    ((None, 2), (array([0]),))
+    """
+    if not isinstance(key, tuple):
+        key = (key,)
+    basic, adv, advanced = [], [], False
+    for k in key:
+        if (is_tensor(k) or isinstance(k, np.ndarray)) and k.ndim == 0:
+            dt = np.dtype(k.dtype.np if is_tensor(k) else k.dtype)
+            if dt.kind in "iub":  # read the one index element on the driver
+                # torch reads a 0-d uint8 tensor as a bool (a mask), other integers as ints
+                k = bool(k.item()) if dt.kind == "b" or dt == np.uint8 else int(k.item())
+        full = slice(None)
+        if _is_int(k):
+            basic.append(int(k))
+        elif isinstance(k, (bool, np.bool_)):
+            basic.append(None)
+            adv.append(np.arange(1 if k else 0))
+            advanced = True
+        elif k is None or isinstance(k, slice):
+            basic.append(k)
+            adv.append(full)
+        elif k is Ellipsis:
+            basic.append(k)
+            adv.append(k)
+        else:
+            a = _to_numpy_key(k)
+            if a.dtype.kind not in "iub":
+                raise IndexOutOfRange(
+                    f"tensors used as indices must be long, int, byte or bool tensors, "
+                    f"got {a.dtype} index {k!r}"
+                )
+            basic.extend([full] * (a.ndim if a.dtype == bool else 1))
+            adv.append(a)
+            advanced = True
+    return tuple(basic), (tuple(adv) if advanced else None)
+
+
+def coords_of(shape, key):
+    """Source coordinates (one int array per dim) of an advanced key without ints (what
+    :func:`split_key` makes), by NumPy's rules, which are torch's for such keys.
+
+    Examples
+    --------
+    >>> [c.tolist() for c in coords_of((3, 4), ([0, 2], [3]))]
     [[0, 2], [3, 3]]
     """
     if not isinstance(key, tuple):
         key = (key,)
-    key = tuple(_to_numpy_key(k) for k in key)
+    key = tuple(_to_numpy_key(k) if isinstance(k, list) or is_tensor(k) else k for k in key)
     shape = tuple(shape)
     grids = []
     for d, n in enumerate(shape):
         g = np.arange(n).reshape((1,) * d + (n,) + (1,) * (len(shape) - d - 1))
         grids.append(np.broadcast_to(g, shape))
     try:
-        return [g[key] for g in grids] if grids else []
+        return [g[key] for g in grids]
     except IndexError as e:
         raise IndexOutOfRange(f"{e} (tensor shape {list(shape)})") from None
 
@@ -155,10 +210,63 @@ def _mask_of(x, key):
     return None
 
 
+def _basic(x, basic, always=True):
+    """``x[basic]`` as a view (``x`` itself for an all-``:`` key unless ``always``)."""
+    entries = basic_entries(x.shape, basic)  # checks the key even when it changes nothing
+    if not always and all(e[0] == "slice" and e[1:] == (0, n, 1) for e, n in zip(entries, x.shape)):
+        if len(entries) == x.ndim:  # every entry a full slice (no int, no new dim)
+            return x
+    strides, offset = index_strides(x.shape, x.stride(), x.storage_offset(), entries)
+    return as_view(apply("index_basic", x, entries), x, strides, offset)
+
+
+def wrap_scalar(value, dtype):
+    """A Python number as torch writes it into ``dtype``: an int outside the type wraps
+    where torch accepts it (``-1`` in uint8 is 255; an unsigned type takes ``-max..max``)
+    and raises :class:`~sharded.errors.ArgumentError` where torch refuses it (``256`` in
+    uint8, ``-2.7`` in uint8, ``nan`` in any integer type). Other values pass unchanged.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> wrap_scalar(-1, st.uint8), wrap_scalar(-128, st.int8), wrap_scalar(2.5, st.int8)
+    (255, -128, 2.5)
+    """
+    kind = dtype.np.kind
+    if kind not in "iu" or isinstance(value, (bool, np.bool_)):
+        return value
+    if not isinstance(value, numbers.Real):
+        return value
+    info = np.iinfo(dtype.np)
+    if isinstance(value, numbers.Integral):
+        ok = (-info.max if kind == "u" else info.min) <= int(value) <= info.max
+    else:  # a float is truncated, so it must lie inside the type itself
+        ok = bool(np.isfinite(value)) and info.min <= float(value) <= info.max
+    if not ok:
+        raise ArgumentError(
+            f"value {value!r} cannot be converted to type {dtype.name} without overflow"
+        )
+    if isinstance(value, numbers.Integral):
+        return int(value) % (info.max + 1) if kind == "u" else int(value)
+    return value
+
+
+def _strip_ones(value):
+    """``value`` without its leading size-1 dims: torch drops them before broadcasting a
+    value into ``x[key]`` (``x[1:] = ones(1, 2)`` writes two elements)."""
+    shape = value.shape if is_tensor(value) or isinstance(value, np.ndarray) else ()
+    k = next((i for i, n in enumerate(shape) if n != 1), len(shape))
+    if not k:
+        return value
+    return value[(0,) * k] if is_tensor(value) else value.reshape(shape[k:])
+
+
 # ------------------------------------------------------------------ getitem and setitem
 @bind("__getitem__")
 def getitem(x, key):
-    """``x[key]``: a view for basic keys, a gathered copy for advanced ones.
+    """``x[key]`` with torch's rules: a view for basic keys (ints, 0-d integer tensors,
+    slices, ``None``, ``...``), a gathered copy for advanced ones (lists, arrays, tensors,
+    masks, bools).
 
     Examples
     --------
@@ -166,55 +274,64 @@ def getitem(x, key):
     >>> x = st.arange(12, shards=3).view(3, 4)
     >>> x[1:, ::2].tolist(), x[[0, 2], -1].tolist(), x[x > 9].tolist()
     ([[4, 6], [8, 10]], [3, 11], [10, 11])
+    >>> x[0, :, None][[1, 3]].shape, x.view(1, 3, 4)[0, :, [0]].shape
+    (sharded.Size([2, 1]), sharded.Size([3, 1]))
     """
-    entries = basic_entries(x.shape, key)
-    if entries is not None:
-        strides, offset = index_strides(x.shape, x.stride(), x.storage_offset(), entries)
-        return as_view(apply("index_basic", x, entries), x, strides, offset)
     mask = _mask_of(x, key)
     if mask is not None:
         lay = x.layout  # selects shard-locally when only dim 0 is split
         src = x if lay.is_replicated or all(g == 1 for g in lay.grid[1:]) else x.reshard(dim=0)
         return apply("mask_select", src, mask)
-    coords = coords_of(x.shape, key)
-    return apply("gather", x, coords, coords[0].shape if coords else ())
+    basic, adv = split_key(key)
+    if adv is None:
+        return _basic(x, basic)
+    src = _basic(x, basic, always=False)
+    coords = coords_of(src.shape, adv)
+    return apply("gather", src, coords, coords[0].shape)
 
 
 @bind("__setitem__")
 def setitem(x, key, value):
-    """``x[key] = value`` in place (scalars, NumPy arrays, tensors; broadcasting).
+    """``x[key] = value`` in place (scalars, NumPy arrays, tensors; broadcasting after
+    dropping the value's leading size-1 dims, as torch).
 
     Examples
     --------
     >>> import sharded as st
     >>> x = st.zeros(4)
-    >>> x[1:3] = 5; x[[0]] = -1; x[x > 4] = 2
+    >>> x[1:3] = 5; x[[0]] = -1; x[x > 4] = 2; x[3:] = st.ones(1, 1)
     >>> x.tolist()
-    [-1.0, 2.0, 2.0, 0.0]
+    [-1.0, 2.0, 2.0, 1.0]
     """
-    if x._readonly:
-        raise ArgumentError(
-            "unsupported operation: more than one element of the written-to "
-            "tensor refers to a single memory location (an expanded view)"
-        )
-    if basic_entries(x.shape, key) is not None:
-        getitem(x, key).copy_(value)
-        return
+    value = _strip_ones(wrap_scalar(value, x.dtype))
+    if isinstance(value, (list, tuple)):
+        try:
+            value = _strip_ones(np.asarray(value, dtype=x.dtype.np))
+        except OverflowError as e:
+            raise ArgumentError(f"value {value!r} does not fit {x.dtype.name}: {e}") from None
     mask = _mask_of(x, key)
     lay = x.layout
-    scalar = not (is_tensor(value) or isinstance(value, (np.ndarray, list, tuple))) or (
-        is_tensor(value) and value.ndim == 0
-    )
+    scalar = not (is_tensor(value) or isinstance(value, np.ndarray)) or value.ndim == 0
     if (
         mask is not None
         and scalar
+        and not x._readonly
         and (mask.ndim == x.ndim or lay.is_replicated or all(g == 1 for g in lay.grid[mask.ndim :]))
     ):
         if is_tensor(value):
             value = value.to(x.dtype)
         apply("put_mask", x, mask, value, target=x)
         return
-    coords = coords_of(x.shape, key)
+    basic, adv = split_key(key)
+    if adv is None:
+        _basic(x, basic).copy_(value)
+        return
+    dst = _basic(x, basic, always=False)
+    coords = coords_of(dst.shape, adv)
+    if dst._readonly:  # torch writes points of an expanded view into the memory they share
+        rep = [s == 0 and n > 1 for s, n in zip(dst.stride(), dst.shape)]
+        dst = dst[tuple(slice(0, 1) if r else slice(None) for r in rep)]
+        coords = [np.zeros_like(c) if r else c for c, r in zip(coords, rep)]
     if is_tensor(value):
         value = value.numpy()  # advanced assignment reads a tensor value on the driver
     value = np.asarray(value, dtype=x.dtype.np) if not np.isscalar(value) else value
@@ -227,7 +344,7 @@ def setitem(x, key, value):
                 f"broadcast to indexing result of shape "
                 f"{coords[0].shape}"
             ) from None
-    apply("put_points", x, coords, value, target=x)
+    apply("put_points", dst, coords, value, target=dst)
 
 
 # ------------------------------------------------------------------ points across shards
@@ -450,140 +567,3 @@ def _put_points_vjp(gs, node):  # overwritten points get no gradient; values are
     g = gs[0].clone()
     apply("put_points", g, coords, 0, target=g)
     return (g, None, None)
-
-
-# ------------------------------------------------------------------------ boolean masks
-def _lead_layout(lay: Layout, nd: int) -> Layout:
-    """``lay`` restricted to its first ``nd`` dims (where a leading-dims mask must live)."""
-    return Layout.from_bounds(lay.shape[:nd], lay.bounds[:nd], lay.workers, lay.is_replicated)
-
-
-def _mask_args(ex, mask, lay: Layout):
-    """The mask's block for every shard of ``lay``. An empty shard gets an empty mask: the
-    aligned block of a size-1 mask dim is read whole (broadcasting), which would not match
-    a shard holding none of that dim."""
-    nd = mask._layout.ndim
-    margs, temps = align(ex, mask, _lead_layout(lay, nd))
-    if not lay.is_replicated:
-        for s, (_, _, shp) in enumerate(lay.shards()):
-            if 0 in shp[:nd]:
-                margs[s] = ("c", np.zeros(shp[:nd], dtype=bool))
-    return margs, temps
-
-
-@kernel
-def mask_select(xp, a, m):
-    """``a[m]`` for a bool mask over the leading dims of a block."""
-    return a[m]
-
-
-@kernel
-def count(xp, m):
-    """Number of true elements of a block, as a 0-d int64 array."""
-    return xp.asarray(xp.count_nonzero(m), dtype=np.int64)
-
-
-@primitive("mask_select", kernels=[mask_select, count], kind="index")
-def _mask_select_plan(ex, x, mask) -> Operand:
-    """``x[mask]`` for a bool tensor covering ``x``'s leading dims, ``x`` split on dim 0 only
-    (the caller reshards otherwise). Shards select locally; the driver reads only counts."""
-    lay = x._layout
-    margs, temps = _mask_args(ex, mask, lay)
-    keys, counts = [], []
-    for s, ((w, _, _), a) in enumerate(zip(lay.shards(), margs)):
-        k, c = ex.new_key(), ex.new_key()
-        ex.submit(w, "mask_select", (("k", x._keys[s], None), a), (k,), None, ("mask_select", s))
-        ex.submit(w, "count", (a,), (c,), None, ("mask_select", s))
-        keys.append(k)
-        counts.append((w, c))
-    free_temps(ex, temps)
-    n = [int(v) for v in ex.fetch([(w, c, None) for w, c in counts])]
-    free_temps(ex, counts)
-    rest = lay.shape[mask._layout.ndim :]
-    if lay.is_replicated:  # every replica selected the same elements: count them once
-        n = n[:1]
-    shape = (sum(n),) + tuple(rest)
-    bounds = [tuple(np.cumsum([0] + n).tolist())] + [(0, m) for m in rest]
-    if lay.is_replicated:
-        out = Layout.from_bounds(shape, [(0, m) for m in shape], lay.workers, replicated=True)
-    else:
-        out = Layout.from_bounds(shape, bounds, lay.workers)
-    return Operand(out, x._dtype, keys)
-
-
-@vjp("mask_select", saves=(1,))
-def _mask_select_vjp(gs, node):
-    x, mask = node.args
-    z = apply("full", x._layout, 0, gs[0].dtype)  # zeros like x, in the gradient's dtype
-    apply("mask_scatter", z, mask, gs[0], target=z)
-    return (z, None)
-
-
-@kernel
-def put_mask(xp, a, m, v):
-    """Set ``a[m] = v`` in place (``v`` a scalar or broadcastable to the selection); NumPy
-    checks shapes before writing, so a failure leaves ``a`` unchanged."""
-    a[m] = v
-    return a
-
-
-@primitive("put_mask", kernels=[put_mask], kind="index")
-def _put_mask_plan(ex, x, mask, value, target) -> Operand:
-    """``x[mask] = value`` in place, shard by shard (``value``: a scalar or 0-d tensor)."""
-    lay = x._layout
-    margs, temps = _mask_args(ex, mask, lay)
-    if is_tensor(value):
-        vargs, vt = align(ex, value, lay)
-        temps += vt
-    else:
-        vargs = [("c", value)] * len(margs)
-    for s, ((w, _, _), a, v) in enumerate(zip(lay.shards(), margs, vargs)):
-        ex.submit(
-            w,
-            "put_mask",
-            (("k", x._keys[s], None), a, v),
-            (x._keys[s],),
-            None,
-            ("put_mask", s),
-            inplace=True,
-        )
-    free_temps(ex, temps)
-    return Operand(lay, x._dtype, x._keys)
-
-
-@vjp("put_mask", saves=(1,))
-def _put_mask_vjp(gs, node):
-    _, mask, value = node.args
-    g = gs[0].clone()
-    apply("put_mask", g, mask, 0, target=g)  # overwritten elements get no gradient
-    # a 0-d tensor value was written at every selected element: it gets their sum
-    gv = gs[0][mask].sum() if is_tensor(value) and value.requires_grad else None
-    return (g, None, gv)
-
-
-@primitive("mask_scatter", kernels=[put_mask], kind="index")
-def _mask_scatter_plan(ex, x, mask, values, target) -> Operand:
-    """``x[mask] = values`` in place where ``values`` is the result of ``x[mask]`` on the same
-    layout (one block per shard, on the same worker): the inverse of a mask selection."""
-    lay = x._layout
-    margs, temps = align(ex, mask, _lead_layout(lay, mask._layout.ndim))
-    for s, ((w, _, _), a) in enumerate(zip(lay.shards(), margs)):
-        ex.submit(
-            w,
-            "put_mask",
-            (("k", x._keys[s], None), a, ("k", values._keys[s], None)),
-            (x._keys[s],),
-            None,
-            ("mask_scatter", s),
-            inplace=True,
-        )
-    free_temps(ex, temps)
-    return Operand(lay, x._dtype, x._keys)
-
-
-@vjp("mask_scatter", saves=(1,))
-def _mask_scatter_vjp(gs, node):
-    _, mask, _ = node.args
-    g = gs[0].clone()
-    apply("put_mask", g, mask, 0, target=g)  # overwritten elements get no gradient
-    return (g, None, apply("mask_select", gs[0], mask))

@@ -422,7 +422,7 @@ def split(x, split_size_or_sections, dim=0):
 @bind("chunk")
 def chunk(x, chunks, dim=0):
     """Split into ``chunks`` views of ``ceil(n / chunks)`` along ``dim`` (fewer if it runs
-    out, as ``torch.chunk``).
+    out, as ``torch.chunk``; an empty dim gives ``chunks`` empty views).
 
     Examples
     --------
@@ -433,7 +433,9 @@ def chunk(x, chunks, dim=0):
     if chunks <= 0:
         raise ArgumentError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = x.shape[normalize_dim(dim, x.ndim)]
-    return split(x, max(1, -(-n // chunks)), dim)
+    if n == 0:  # torch: ``chunks`` empty pieces (a split of size 0 would give only one)
+        return split(x, [0] * chunks, dim)
+    return split(x, -(-n // chunks), dim)
 
 
 @bind("unbind")

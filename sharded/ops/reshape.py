@@ -457,15 +457,19 @@ def expand_plan(lay: Layout, shape):
 
 @kernel
 def expand(xp, a, shape):
-    """A read-only view repeating size-1 dims (NumPy's ``broadcast_to``)."""
-    return xp.broadcast_to(a, shape)
+    """A view repeating size-1 dims with zero strides, writable where ``a`` is: torch lets
+    a view of it write when no two elements share memory (``x.expand(3, 2)[2:]``), and the
+    driver refuses the overlapping ones (NumPy's ``broadcast_to`` is always read-only)."""
+    off = len(shape) - a.ndim
+    strides = [0] * off + [0 if n != m else s for n, m, s in zip(a.shape, shape[off:], a.strides)]
+    return xp.lib.stride_tricks.as_strided(a, shape, strides)
 
 
 @primitive(
     "expand", kernels=[expand], kind="view", out_spec=lambda x, shape: (tuple(shape), x.dtype)
 )
 def _expand_plan(ex, x, shape) -> Operand:
-    """A read-only view repeating size-1 dims to ``shape`` (the caller checked sizes)."""
+    """A view repeating size-1 dims to ``shape`` (the caller checked sizes)."""
     plan = expand_plan(x._layout, shape)
     if plan is None:
         raise LayoutMismatch(f"expand of layout {x._layout} to {shape}: a size-1 dim is split")
@@ -488,7 +492,9 @@ def _expand_vjp(gs, node):
 
 @bind("expand", prim="expand")
 def expand(x, *sizes):
-    """Repeat size-1 dims without copying (a read-only view; ``-1`` keeps a size).
+    """Repeat size-1 dims without copying (a view; ``-1`` keeps a size). As in torch, an
+    in-place write to it raises where two of its elements share memory, and works where
+    none do (``st.zeros(1).expand(1, 1)``, or a view of one expanded row).
 
     Examples
     --------
@@ -543,7 +549,7 @@ def expand_as(x, other):
 
 
 def broadcast_to(x, shape):
-    """``x`` expanded to ``shape`` (a read-only view), as ``torch.broadcast_to``.
+    """``x`` expanded to ``shape`` (a view), as ``torch.broadcast_to``.
 
     Examples
     --------

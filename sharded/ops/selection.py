@@ -215,7 +215,8 @@ def _fill_vjp(gs, node):
 
 @bind("fill_", prim="fill_")
 def fill_(self, value):
-    """Set every element to ``value`` (a number or a one-element tensor).
+    """Set every element to ``value`` (a number or a one-element tensor). As in torch, a
+    number may fill an expanded view (``st.zeros(1).expand(3).fill_(7)``).
 
     Examples
     --------
@@ -227,6 +228,10 @@ def fill_(self, value):
         raise ArgumentError(
             f"fill_ only supports 0-dimension value tensors, got one with {value.ndim} dimensions"
         )
+    if self._readonly and not is_tensor(value):
+        # torch fills an expanded view with a number: write each shared element once
+        self[tuple(slice(0, 1) if s == 0 else slice(None) for s in self.stride())].fill_(value)
+        return self
     return apply("fill_", self, operand(value), target=self)
 
 

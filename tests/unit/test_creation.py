@@ -115,3 +115,16 @@ def test_requires_grad_stored():
 def test_bad_creation_input(call, err, text):
     with pytest.raises(err, match=text):
         call()
+
+
+def test_arange_refuses_a_step_running_away_from_end_like_torch():
+    # torch: RuntimeError "upper bound and lower bound inconsistent with step sign" (issue 12)
+    for args in ((0, 5, -1), (5, 0, 1), (0.0, 5, -1), (-1,), (2.5, 1.0, 0.5)):
+        with pytest.raises(st.ArgumentError, match="inconsistent with step sign"):
+            st.arange(*args)
+    with pytest.raises(st.ArgumentError, match="step must be nonzero"):
+        st.arange(0, 5, 0)
+    with pytest.raises(st.ArgumentError, match="unsupported range"):
+        st.arange(0, float("inf"))
+    assert st.arange(0, 0, -1).shape == (0,) and st.arange(0, 0, -1).dtype == st.int64
+    assert st.arange(5, 0, -2, shards=2).tolist() == [5, 3, 1]

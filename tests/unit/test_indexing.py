@@ -1,4 +1,5 @@
-"""``x[key]`` and ``x[key] = value`` against NumPy on every layout: basic keys (views), integer
+"""``x[key]`` and ``x[key] = value`` on every layout against NumPy read with torch's key rule
+(:func:`torch_ref`; torch's own answers in ``TORCH_ANSWERS``): basic keys (views), integer
 lists/tensors (gathers across shards), boolean masks (data-dependent sizes), mixes of them,
 out-of-range errors that change nothing, and generated index expressions."""
 
@@ -9,6 +10,7 @@ from hypothesis import strategies as hs
 
 import sharded as st
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
+from tests.unit.test_indexing_torch import torch_ref, torch_set
 from tests.unit.test_views import examples, moved, sharded_arrays
 
 A = np.arange(42.0).reshape(7, 6) * 1.5 - 20
@@ -55,7 +57,7 @@ def test_getitem_matches_numpy(name, place):
     key = KEYS[name]
     x = st.from_numpy(A, **place)
     r = x[key]
-    assert_matches_numpy(r, A[key])
+    assert_matches_numpy(r, torch_ref(A, key))
     assert_matches_numpy(x, A)  # reading never changes the tensor
 
 
@@ -84,12 +86,12 @@ def _values(shape):
 @pytest.mark.parametrize("name", [k for k in KEYS if k != "scalar_true"])
 def test_setitem_matches_numpy(name, place):
     key = KEYS[name]
-    shape = A[key].shape
+    shape = torch_ref(A, key).shape
     for vname, (v, nv) in _values(shape).items():
         x, a = st.from_numpy(A.copy(), **place), A.copy()
         layout = x.layout
         x[key] = v
-        a[key] = nv
+        torch_set(a, key, nv)
         assert_matches_numpy(x, a)
         assert x.layout == layout, vname  # in place: same shards
 
@@ -439,7 +441,7 @@ def indexed(draw, allow_tensors=True):
 
 def _numpy_result(a, key):
     try:
-        return a[key], None
+        return torch_ref(a, key), None
     except IndexError as e:
         return None, e
 
@@ -496,7 +498,7 @@ def test_hypothesis_setitem_matches_numpy():
             "row_tensor": (st.from_numpy(row), row),
         }[vkind]
         b = a.copy()
-        b[kn] = nv
+        torch_set(b, kn, nv)
         x[ks] = v
         assert_matches_numpy(x, b)
 

@@ -323,3 +323,14 @@ def test_replicate_and_iteration():
     assert [row.tolist() for row in x] == [[0, 1], [2, 3], [4, 5]]
     with pytest.raises(TypeError, match="0-d"):
         iter(st.tensor(1.0))
+
+
+def test_chunk_of_an_empty_dim_gives_chunks_empty_pieces_like_torch():
+    # torch's answers (issue 12): chunk(zeros(0, 3), k) is k pieces of (0, 3)
+    for k in (1, 2, 3):
+        pieces = st.chunk(st.zeros(0, 3), k)
+        assert [tuple(p.shape) for p in pieces] == [(0, 3)] * k
+    assert [tuple(p.shape) for p in st.chunk(st.zeros(3, 0), 2, 1)] == [(3, 0), (3, 0)]
+    assert [tuple(p.shape) for p in st.split(st.zeros(0, 3), 2)] == [(0, 3)]  # split: one
+    assert [tuple(p.shape) for p in st.chunk(st.zeros(6), 4)] == [(2,), (2,), (2,)]
+    assert [tuple(p.shape) for p in st.chunk(st.zeros(1, 3), 2)] == [(1, 3)]

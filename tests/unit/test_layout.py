@@ -86,3 +86,15 @@ def test_boundaries_are_cut_points():
     assert c.chunk_sizes(1) == (1, 3)
     with pytest.raises(st.LayoutMismatch, match="boundaries"):
         Layout(boundaries=(5, 3)).bind((7,), 2)
+
+
+def test_boundaries_on_an_empty_dim():
+    # issue 12: (0,) cuts a size-0 dim into one empty chunk (it was a LayoutMismatch)
+    lay = Layout(boundaries=(0,), dim=0).bind((0, 3), 2)
+    assert lay.bounds == ((0, 0), (0, 3))
+    assert Layout(boundaries={1: (0,)}).bind((3, 0), 2).bounds == ((0, 3), (0, 0))
+    assert Layout(boundaries=(0, 3, 5, 7)).bind((7,), 2).chunk_sizes(0) == (3, 2, 2)
+    assert Layout(boundaries=(3, 5)).bind((7,), 2).chunk_sizes(0) == (3, 2, 2)
+    assert st.zeros(0, 3, layout=Layout(boundaries=(0,), dim=0)).shape == (0, 3)
+    with pytest.raises(st.LayoutMismatch, match="boundaries"):
+        Layout(boundaries=(1,)).bind((0,), 2)
