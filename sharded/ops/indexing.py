@@ -28,6 +28,7 @@ from ..core.dispatch import apply, is_tensor
 from ..core.registry import bind, kernel, primitive, vjp
 from ..errors import ArgumentError, IndexOutOfRange
 from ..layout import Layout
+from ..tensor import check_not_published
 
 
 # ------------------------------------------------------------------------ keys
@@ -193,6 +194,7 @@ def setitem(x, key, value):
     [-1.0, 2.0, 2.0, 0.0]
     """
     if x._readonly:
+        check_not_published(x)
         raise ArgumentError(
             "unsupported operation: more than one element of the written-to "
             "tensor refers to a single memory location (an expanded view)"
