@@ -54,8 +54,7 @@ def publish(name: str, x: ShardedTensor) -> None:
     >>> import sharded as st
     >>> x = st.arange(4.0, shards=2)
     >>> st.publish("weights", x)
-    >>> x.add_(1)  # the snapshot does not change
-    sharded.tensor([1., 2., 3., 4.])
+    >>> _ = x.add_(1)  # the snapshot does not change
     >>> st.get("weights").tolist()
     [0.0, 1.0, 2.0, 3.0]
     >>> st.unpublish("weights")
@@ -87,7 +86,7 @@ def get(name: str) -> ShardedTensor:
     >>> y = st.get("b")
     >>> (y * 2).tolist()
     [2.0, 2.0, 2.0]
-    >>> y.add_(1)
+    >>> y.add_(1)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     sharded.errors.PublishedReadOnly: 'b' is a published snapshot (version 1); ...

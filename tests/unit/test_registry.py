@@ -1,121 +1,114 @@
-"""The registry's invariants: every primitive is one complete block (planner, kernels, a VJP
-decision, bound names) defined in one op-family module."""
+"""The registry of published tensors and the clients' key spaces, as a plain class."""
 
-import inspect
+from __future__ import annotations
 
-import numpy as np
 import pytest
 
-import sharded as st
-from sharded.autograd import AutogradError
-from sharded.core import registry as R
-from sharded.runtime.worker import KERNELS
-
-PRIMS = sorted(R.PRIMITIVES)
+from sharded.errors import ArgumentError, PublishedNotFound
+from sharded.runtime.registry import KEY_BITS, Registry, key_range, owner_of
 
 
-def test_registry_is_populated():
-    assert len(PRIMS) > 80
-    assert {"add", "sum", "permute", "matmul", "linalg_qr", "random", "reshard"} <= set(PRIMS)
+def _rec(client, *keys, workers=(0, 1)):
+    return dict(
+        shape=(4,),
+        dtype="float32",
+        bounds=((0, 2, 4),),
+        workers=workers,
+        replicated=False,
+        keys=tuple((client << KEY_BITS) + k for k in keys),
+        nbytes=16,
+    )
 
 
-@pytest.mark.parametrize("name", PRIMS)
-def test_primitive_is_one_complete_block(name):
-    p = R.PRIMITIVES[name]
-    assert callable(p.plan), f"{name}: no planner"
-    assert p.kernels, f"{name}: declares no kernel"
-    for k in p.kernels:
-        assert k in KERNELS, f"{name}: kernel {k!r} is not registered"
-        params = list(inspect.signature(KERNELS[k]).parameters)
-        assert params[0] == "xp", f"kernel {k!r} must take xp first, got {params}"
-    assert p.vjp is R.NONDIFF or callable(p.vjp), f"{name}: no VJP decision"
-    src = inspect.getsourcefile(p.plan)
-    assert "/sharded/ops/" in src or "/sharded/core/" in src, f"{name}: planner in {src}"
-    if callable(p.vjp):
-        assert inspect.getsourcefile(p.vjp) == src, (
-            f"{name}: VJP in {inspect.getsourcefile(p.vjp)}, planner in {src}"
-        )
+class Clock:
+    t = 0.0
+
+    def __call__(self):
+        return self.t
 
 
-@pytest.mark.parametrize("name", PRIMS)
-def test_bound_names_exist(name):
-    for n in R.PRIMITIVES[name].names:
-        assert hasattr(st.ShardedTensor, n), f"{name} binds {n!r} but the tensor lacks it"
+def test_key_ranges_are_disjoint_and_owned():
+    assert key_range(0) == (0, 1 << KEY_BITS)
+    lo1, hi1 = key_range(1)
+    lo2, _ = key_range(2)
+    assert hi1 == lo2 and owner_of(lo1 + 5) == 1 and owner_of(hi1 - 1) == 1 and owner_of(7) == 0
 
 
-def test_main_kernel_is_named_like_its_primitive():
-    # the kernel that carries a primitive's name is that primitive's (or a shared one)
-    for name in PRIMS:
-        if name in KERNELS:
-            assert name in R.PRIMITIVES[name].kernels or KERNELS[name].__module__ in (
-                "sharded.core.dataflow",
-                "sharded.core.tree",
-            ), name
+def test_commit_acquire_replace_release():
+    reg = Registry(num_workers=2)
+    a, b = reg.register(), reg.register()
+    assert (a, b) == (1, 2)
+    assert reg.commit(a, "w", _rec(a, 1, 2)) == {}
+    v1 = reg.acquire(b, "w")
+    assert v1["version"] == 1 and v1["keys"] == _rec(a, 1, 2)["keys"] and v1["publisher"] == a
+    # replacing while b holds version 1: nothing is freed yet
+    assert reg.commit(a, "w", _rec(a, 3, 4)) == {}
+    assert reg.acquire(b, "w")["version"] == 2
+    assert [(e["version"], e["holders"]) for e in reg.entries()] == [(1, [b]), (2, [b])]
+    # dropping version 1 frees its shards, one free per worker
+    k1, k2 = _rec(a, 1, 2)["keys"]
+    assert reg.release(b, 1) == {0: [("free", (k1,))], 1: [("free", (k2,))]}
+    assert reg.release(b, 1) == {}  # releasing twice is harmless
+    assert reg.names() == ["w"]
 
 
-def test_missing_vjp_is_named_by_the_engine():
-    @R.primitive("_test_twice", kernels=[KERNELS["copy"]])
-    def _twice(ex, x):
-        return R.PRIMITIVES["mul"].plan(ex, x, 2)
-
-    try:
-        x = st.tensor([1.0, 2.0], requires_grad=True)
-        y = st.core.dispatch.apply("_test_twice", x)
-        np.testing.assert_allclose(y.numpy(), [2.0, 4.0])
-        with pytest.raises(AutogradError, match="_test_twice"):
-            y.sum().backward()
-    finally:
-        del R.PRIMITIVES["_test_twice"]
-
-
-def test_nondiff_ops_record_nothing():
-    x = st.tensor([1.0, 2.0], requires_grad=True)
-    assert (x > 1).grad_fn is None
-    assert x.argmax().grad_fn is None
-
-
-def test_kernel_defined_twice_is_refused():
-    def copy(xp, a):
-        return a
-
-    with pytest.raises(KeyError, match="copy"):
-        R.kernel(copy)
+def test_unpublish_frees_when_no_client_holds_it():
+    reg = Registry(num_workers=2)
+    a = reg.register()
+    reg.commit(a, "x", _rec(a, 1, 2))
+    reg.acquire(a, "x")
+    reg.acquire(a, "x")  # two tensors of one version: two holds
+    assert reg.unpublish("x") == {}
+    assert reg.names() == [] and len(reg.entries()) == 1
+    assert reg.release(a, 1) == {}
+    assert len(reg.release(a, 1)) == 2
+    assert reg.entries() == []
+    with pytest.raises(PublishedNotFound, match="no tensor is published under 'x'"):
+        reg.unpublish("x")
+    with pytest.raises(PublishedNotFound, match="'y'"):
+        reg.acquire(a, "y")
+    with pytest.raises(KeyError):
+        reg.acquire(a, "y")
+    with pytest.raises(ArgumentError, match="non-empty str, got 3"):
+        reg.commit(a, 3, _rec(a, 1, 2))
 
 
-def test_bind_adds_method_and_reflected_operator():
-    @R.bind("_test_plus_one")
-    def plus_one(x):
-        return x + 1
-
-    try:
-        assert st.tensor([1, 2])._test_plus_one().tolist() == [2, 3]
-    finally:
-        delattr(st.ShardedTensor, "_test_plus_one")
-    assert (2 - st.tensor([1, 2])).tolist() == [1, 0]  # __rsub__ reflected
-    assert st.tensor([1, 2]).__add__(object()) is NotImplemented
-
-
-SPEC_KINDS = ("elementwise", "reduce", "view", "creation")
+def test_unregister_drops_range_but_keeps_published_keys():
+    reg = Registry(num_workers=2)
+    a, b = reg.register(), reg.register()
+    reg.commit(a, "p", _rec(a, 5, 6))
+    reg.acquire(a, "p")
+    acts = reg.unregister(a)
+    lo, hi = key_range(a)
+    k5, k6 = _rec(a, 5, 6)["keys"]
+    assert acts == {0: [("drop_range", lo, hi, (k5,))], 1: [("drop_range", lo, hi, (k6,))]}
+    assert reg.entries()[0]["holders"] == []  # a's hold went with it
+    assert reg.heartbeat(a) is False and reg.heartbeat(b) is True
+    assert reg.clients() == [b]
 
 
-@pytest.mark.parametrize("name", [n for n in PRIMS if R.PRIMITIVES[n].kind in SPEC_KINDS])
-def test_shape_and_dtype_rules_are_registered(name):
-    # these families have pure shape/dtype rules; the suite checks them on every call
-    assert callable(R.PRIMITIVES[name].out_spec), f"{name}: no out_spec"
+def test_expired_lease_unregisters_and_frees_held_old_version():
+    clock = Clock()
+    reg = Registry(num_workers=1, lease_s=5, clock=clock)
+    a, b = reg.register(), reg.register()
+    reg.commit(a, "w", _rec(a, 1, workers=(0,)))
+    reg.acquire(b, "w")
+    reg.commit(a, "w", _rec(a, 2, workers=(0,)))  # version 1 lives on: b holds it
+    clock.t = 3
+    reg.heartbeat(a)
+    clock.t = 6  # b silent since 0: dead; a renewed at 3: alive
+    dead, acts = reg.expire()
+    lo, hi = key_range(b)
+    (k1,) = _rec(a, 1)["keys"][:1]
+    assert dead == [b]
+    assert acts == {0: [("free", (k1,)), ("drop_range", lo, hi, ())]}
+    assert [e["version"] for e in reg.entries()] == [2]
+    assert reg.clients() == [a]
 
 
-def test_out_spec_disagreement_is_caught(monkeypatch):
-    from sharded.core import dispatch
-
-    monkeypatch.setattr(dispatch, "CHECK_SPECS", True)
-    monkeypatch.setattr(R.PRIMITIVES["neg"], "out_spec", lambda x, **kw: ((7,), x.dtype))
-    with pytest.raises(AssertionError, match="neg"):
-        -st.tensor([1.0, 2.0])
-
-
-def test_elementwise_rules_are_pure():
-    a = st.zeros(4, 1, shards=2)
-    shape, dtype = R.PRIMITIVES["add"].out_spec(a, np.ones(3, np.int64))
-    assert (shape, dtype) == ((4, 3), st.float32)
-    lay = R.PRIMITIVES["add"].layout_rule((4, 3), [a], 2)
-    assert lay.shape == (4, 3) and lay.grid == (2, 1)
+def test_configure_first_proposal_wins():
+    reg = Registry()
+    assert reg.get_config() is None
+    assert reg.configure({"names": ["w0", "w1"], "total_workers": 2})["names"] == ["w0", "w1"]
+    assert reg.configure({"names": ["x"], "total_workers": 1})["names"] == ["w0", "w1"]
+    assert reg.num_workers == 2
