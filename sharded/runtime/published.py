@@ -50,7 +50,7 @@ class PublishClient:
 
     def publish(self, name, workers, keys, meta) -> int:
         """Alias the shards ``keys`` (on ``workers``) under fresh keys, wait until that ran,
-        then make them the current version of ``name``; returns the version."""
+        then make them the current version of ``name``; returns the committed record."""
         check_name(name)
         self.drain()
         ex = self.ex
