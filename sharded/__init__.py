@@ -37,6 +37,8 @@ from .errors import (
     IndexOutOfRange,
     LayoutMismatch,
     OpFailed,
+    PublishedNotFound,
+    PublishedReadOnly,
     SessionClosed,
     ShapeError,
     ShardedError,
@@ -61,6 +63,7 @@ from .ops.selection import *  # noqa: F403
 from .ops.unary import *  # noqa: F403
 from .ops.views import *  # noqa: F403
 from .runtime import init, is_initialized, shutdown
+from .service import get, list_published, publish, published_entries, unpublish
 from .tensor import ShardedTensor, Size
 
 half, double, short, long = float16, float64, int16, int64

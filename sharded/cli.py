@@ -1,7 +1,7 @@
-"""The ``sharded`` command: ``demo``, ``info`` and ``bench``.
+"""The ``sharded`` command: ``demo``, ``info``, ``bench`` and ``service status|stop``.
 
 Without ``--address`` (and without ``RAY_ADDRESS``) each command starts an embedded local Ray;
-with one it joins that cluster.
+with one it joins that cluster. ``service`` needs a running cluster (default ``auto``).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import sys
 
 import sharded as st
 
+from .runtime.session import service_status, service_stop
 from .tools.bench import main as bench_main
 from .tools.demo import tour
 
@@ -61,6 +62,37 @@ def cmd_info(args) -> int:
     return 0
 
 
+def cmd_service(args) -> int:
+    if args.action == "stop":
+        killed = service_stop(args.address, args.namespace)
+        print(f"namespace {args.namespace!r}: stopped {len(killed)} actors")
+        for name in killed:
+            print(f"  {name}")
+        return 0
+    info = service_status(args.address, args.namespace)
+    if info is None:
+        print(f"namespace {args.namespace!r}: no sharded service (no {'sharded-registry'!r})")
+        return 1
+    print(f"namespace {args.namespace!r}: clients {info['clients']}")
+    print(f"workers ({len(info['workers'])}):")
+    for w in info["workers"]:
+        if "error" in w:
+            print(f"  {w['name']:18} unreachable: {w['error']}")
+            continue
+        print(
+            f"  {w['name']:18} node {str(w['node'])[:8]}  {w['device']:6} "
+            f"rss {w['rss_bytes'] / 2**20:8.1f} MiB  shards {w['live_shards']:>4} "
+            f"({w['live_bytes'] / 2**20:.1f} MiB)"
+        )
+    print(f"published ({len(info['published'])}):")
+    for e in info["published"]:
+        print(
+            f"  {e['name']:20} v{e['version']:<4} shape {tuple(e['shape'])}  {e['dtype']:8} "
+            f"{e['nbytes']:>12} bytes  holders {e['holders']}"
+        )
+    return 0
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["bench"]:  # the benchmark parses its own options
@@ -90,6 +122,11 @@ def main(argv=None) -> int:
                 help="elements of the vectorized-vs-loop example",
             )
         s.set_defaults(fn=fn)
+    s = sub.add_parser("service", help="a named namespace: status (workers, published) or stop")
+    s.add_argument("action", choices=("status", "stop"))
+    s.add_argument("--address", default=None, help="Ray cluster (default: $RAY_ADDRESS, auto)")
+    s.add_argument("--namespace", required=True, help="the namespace given to st.init")
+    s.set_defaults(fn=cmd_service)
     args = p.parse_args(argv)
     return args.fn(args)
 

@@ -84,3 +84,15 @@ class OpFailed(ShardedError, RuntimeError):
 
 class AutogradError(ShardedError, RuntimeError):
     """Backward cannot run: a freed graph, a modified saved tensor, a missing rule..."""
+
+
+class PublishedNotFound(ShardedError, KeyError):
+    """No tensor is published under the name given to ``st.get`` or ``st.unpublish``."""
+
+    def __str__(self):  # KeyError would quote the whole message
+        return str(self.args[0]) if self.args else ""
+
+
+class PublishedReadOnly(ShardedError, RuntimeError):
+    """An in-place op on a published snapshot (``st.get``) or a view of one; publish a new
+    version instead (``st.publish(name, x)`` replaces it atomically)."""

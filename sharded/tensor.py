@@ -15,13 +15,24 @@ import numpy as np
 
 from . import dtypes as D
 from .display import sharding_map, tensor_repr
-from .errors import ArgumentError, DimError
+from .errors import ArgumentError, DimError, PublishedReadOnly
 from .layout import normalize_dim
 
 
 def _free(ex, workers, keys):
     if not ex.closed:
         ex.free_pairs(zip(workers, keys))
+
+
+def check_not_published(t) -> None:
+    """Raise :class:`PublishedReadOnly` if ``t`` is (a view of) a published snapshot, whose
+    ``_readonly`` flag is ``("published", name, version)``."""
+    ro = t._readonly
+    if isinstance(ro, tuple):
+        raise PublishedReadOnly(
+            f"{ro[1]!r} is a published snapshot (version {ro[2]}); in-place ops cannot "
+            "change it: clone() it, or publish a new version with st.publish"
+        )
 
 
 class Storage:

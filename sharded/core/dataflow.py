@@ -233,7 +233,12 @@ def as_view(out, base, strides, offset):
     out._strides, out._offset = tuple(strides), offset
     out._base = base._base if base._base is not None else base
     out._vc = base._vc  # a view and its base share one version counter
-    out._readonly = 0 in [s for s, n in zip(strides, out.shape) if n > 1]
+    # a published snapshot's flag (a tuple naming it) passes to every view of it; otherwise
+    # only a view whose own elements overlap in memory is read-only
+    published = isinstance(base._readonly, tuple)
+    out._readonly = (
+        base._readonly if published else 0 in [s for s, n in zip(strides, out.shape) if n > 1]
+    )
     return out
 
 

@@ -18,7 +18,7 @@ from ..devices import workers_for
 from ..errors import ArgumentError, DTypeError, SessionClosed
 from ..layout import Layout, resolve
 from ..runtime import session as _session
-from ..tensor import ShardedTensor
+from ..tensor import ShardedTensor, check_not_published
 from .dataflow import Operand
 from .registry import PRIMITIVES
 
@@ -82,6 +82,7 @@ def apply(name, *args, **params):
     prim = PRIMITIVES[name]
     if target is not None:
         if target._readonly:
+            check_not_published(target)
             raise ArgumentError(
                 "unsupported operation: more than one element of the written-"
                 "to tensor refers to a single memory location (an expanded "

@@ -28,6 +28,7 @@ from ..core.dispatch import apply, is_tensor
 from ..core.registry import bind, kernel, primitive, vjp
 from ..errors import ArgumentError, IndexOutOfRange
 from ..layout import Layout
+from ..tensor import check_not_published
 
 
 # ------------------------------------------------------------------------ keys
@@ -303,6 +304,7 @@ def setitem(x, key, value):
     >>> x.tolist()
     [-1.0, 2.0, 2.0, 1.0]
     """
+    check_not_published(x)  # a published snapshot (or a view of one) is never written
     value = _strip_ones(wrap_scalar(value, x.dtype))
     if isinstance(value, (list, tuple)):
         try:

@@ -14,6 +14,7 @@ from .. import dtypes as D
 from ..core.dispatch import apply, is_tensor, needs, operand, unbroadcast
 from ..core.registry import bind, primitive, vjp
 from ..errors import ArgumentError, DTypeError
+from ..tensor import check_not_published
 from . import elementwise as E
 
 __all__ = ["clamp", "clip", "where"]
@@ -228,6 +229,7 @@ def fill_(self, value):
         raise ArgumentError(
             f"fill_ only supports 0-dimension value tensors, got one with {value.ndim} dimensions"
         )
+    check_not_published(self)  # a published snapshot is never written, not even this way
     if self._readonly and not is_tensor(value):
         # torch fills an expanded view with a number: write each shared element once
         self[tuple(slice(0, 1) if s == 0 else slice(None) for s in self.stride())].fill_(value)

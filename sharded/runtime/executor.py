@@ -19,6 +19,7 @@ import itertools
 import threading
 
 from ..errors import OpFailed, SessionClosed
+from .registry import key_range
 from .worker import Worker, is_failed
 
 MAX_BATCH = 512
@@ -35,7 +36,7 @@ class Executor:
 
     kind = "base"
 
-    def __init__(self, workers_info):
+    def __init__(self, workers_info, client: int = 0):
         self.workers = list(workers_info)
         n = len(self.workers)
         self._queues = [[] for _ in range(n)]
@@ -43,7 +44,11 @@ class Executor:
         self._inflight = [collections.deque() for _ in range(n)]
         self._errors: list = []
         self._lock = threading.RLock()
-        self._keys = itertools.count(1)
+        # Keys come from this client's own range (registry.key_range): clients sharing the
+        # workers of a namespace never collide, and making a key stays one next().
+        self.client = client
+        self._keys = itertools.count(key_range(client)[0] + 1)
+        self.published = None  # the PublishClient, made on first use (sharded.service)
         self.closed = False
         self.bytes_moved = 0
         self.commands = 0
@@ -90,6 +95,22 @@ class Executor:
             by_w[w].append(k)
         for w, ks in by_w.items():
             self.free(w, ks)
+
+    def send(self, actions) -> None:
+        """Queue raw worker commands ``{w: [command, ...]}`` (e.g. frees the registry asks
+        for); they run after everything this client queued before on ``w``."""
+        if self.closed:
+            return
+        with self._lock:
+            for w, cmds in actions.items():
+                self._queues[w].extend(cmds)
+
+    def quiesce(self) -> None:
+        """Ship every queued command and wait until it ran, without raising op errors (they
+        stay pending for the next read): after this, another client's commands cannot
+        overtake ours."""
+        with self._lock:
+            self.flush_all()
 
     def export(self, requests) -> dict:
         """Hand pieces of shards to other workers: ``{w: [(key, slices[, nbytes]), ...]}`` ->

@@ -6,6 +6,11 @@ different nodes. Batches go out as ``actor.run.remote(batch, *refs)``: Ray resol
 (data exported by other workers, or put by the driver) before the batch starts, and moves
 them node to node through the object store, never through the driver. A timer thread flushes
 queues that sit idle, so work starts even when the program does not read for a while.
+
+In a named namespace (``shared=True``) the workers are detached and shared by every client of
+the namespace: the first client creates them, the others find them by name; each client takes
+a key range and a lease from the namespace's registry (:mod:`sharded.runtime.ray_service`),
+renews the lease from a heartbeat thread, and on close frees only its own shards.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from ..errors import BackendUnavailable, OpFailed, ShardingError, WorkerLost
+from . import ray_service
 from .executor import Executor, WorkerInfo
+from .published import PublishClient
 from .worker import Worker
 
 FLUSH_INTERVAL_S = 0.005
@@ -55,6 +62,9 @@ class RayExecutor(Executor):
         Defaults to the cluster's CPU count.
     namespace : str
         Ray namespace holding this session's actors (names are unique per namespace).
+    shared : bool
+        Detached workers shared with the other clients of ``namespace`` (see the module
+        docstring); the first client's worker counts win.
 
     Examples
     --------
@@ -63,7 +73,14 @@ class RayExecutor(Executor):
 
     kind = "ray"
 
-    def __init__(self, num_workers=None, namespace="sharded", gpu_workers=None, gpu_fraction=1.0):
+    def __init__(
+        self,
+        num_workers=None,
+        namespace="sharded",
+        gpu_workers=None,
+        gpu_fraction=1.0,
+        shared=False,
+    ):
         nodes = [n for n in ray.nodes() if n.get("Alive")]
         total = sum(n["Resources"].get("CPU", 0) for n in nodes)
         gpus = sum(n["Resources"].get("GPU", 0) for n in nodes)
@@ -84,14 +101,34 @@ class RayExecutor(Executor):
         placement, caps, used = _slots(nodes, num_workers)
         # Fractional CPUs when oversubscribed, so every actor fits on its node.
         need = min([1.0] + [caps[n] / used[n] for n in used if used[n] and caps[n]])
+        names = [f"sharded-worker-{i}" for i in range(num_workers)] + [
+            f"sharded-gpu-worker-{j}" for j in range(gpu_workers)
+        ]
+        opts = dict(namespace=namespace, max_concurrency=1, max_restarts=0)
+        self.shared, self._reg = shared, None
+        if shared:
+            self._reg = ray_service.registry(namespace, create=True)
+            cfg = self._reg.configure(
+                dict(
+                    names=names,
+                    placement=placement,
+                    need=need,
+                    num_workers=num_workers,
+                    gpu_workers=gpu_workers,
+                    gpu_fraction=gpu_fraction,
+                    total_workers=len(names),
+                )
+            )
+            names, placement, need = cfg["names"], cfg["placement"], cfg["need"]
+            num_workers, gpu_workers = cfg["num_workers"], cfg["gpu_workers"]
+            gpu_fraction = cfg["gpu_fraction"]
+            opts.update(lifetime="detached", get_if_exists=True)
         self._actors = [
             _Actor.options(
-                name=f"sharded-worker-{i}",
-                namespace=namespace,
+                name=names[i],
                 num_cpus=need,
-                max_concurrency=1,
-                max_restarts=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(nid, soft=False),
+                **opts,
             ).remote(i, "cpu")
             for i, nid in enumerate(placement)
         ]
@@ -99,12 +136,7 @@ class RayExecutor(Executor):
         # process; they are labelled cuda:0, cuda:1, ... across the cluster.
         self._actors += [
             _Actor.options(
-                name=f"sharded-gpu-worker-{j}",
-                namespace=namespace,
-                num_cpus=0,
-                num_gpus=gpu_fraction,
-                max_concurrency=1,
-                max_restarts=0,
+                name=names[num_workers + j], num_cpus=0, num_gpus=gpu_fraction, **opts
             ).remote(num_workers + j, "cuda:0")
             for j in range(gpu_workers)
         ]
@@ -112,19 +144,23 @@ class RayExecutor(Executor):
         try:
             node_ids = ray.get([a.node_id.remote() for a in self._actors], timeout=READY_TIMEOUT_S)
         except GetTimeoutError:
-            self._kill()
+            if not shared:
+                self._kill()
             raise WorkerLost(
                 f"{num_workers} worker actors did not start within "
                 f"{READY_TIMEOUT_S}s (cluster CPUs: {total})"
             ) from None
-        names = [f"sharded-worker-{i}" for i in range(num_workers)] + [
-            f"sharded-gpu-worker-{j}" for j in range(gpu_workers)
-        ]
+        client = self._reg.register() if shared else 0
         super().__init__(
-            [WorkerInfo(i, names[i], nid, devices[i]) for i, nid in enumerate(node_ids)]
+            [WorkerInfo(i, names[i], nid, devices[i]) for i, nid in enumerate(node_ids)],
+            client=client,
         )
-        self._run1 = [a.run for a in self._actors]
         self._stop = threading.Event()
+        if shared:
+            self.published = PublishClient(self, self._reg)
+            self.lease_s = self._reg.lease()
+            threading.Thread(target=self._beat, name="sharded-heartbeat", daemon=True).start()
+        self._run1 = [a.run for a in self._actors]
         self._timer = threading.Thread(target=self._tick, name="sharded-flush", daemon=True)
         self._timer.start()
 
@@ -138,6 +174,27 @@ class RayExecutor(Executor):
                     pass
                 finally:
                     self._lock.release()
+
+    def _beat(self):
+        """Renew the lease; send the releases of dropped published tensors."""
+        period = max(0.05, self.lease_s / 5)
+        while not self._stop.wait(period):
+            try:
+                if not self._reg.heartbeat(self.client):
+                    # The registry gave us up (we were silent too long) and our shards are
+                    # gone: the session is over; tensors raise SessionClosed.
+                    self.closed = True
+                    return
+                self.published.drain()
+            except Exception:  # the registry is busy or gone: try again next period
+                pass
+
+    def quiesce(self):
+        with self._lock:
+            self.flush_all()
+            refs = [r for d in self._inflight for r in d]
+        if refs:
+            ray.wait(refs, num_returns=len(refs), timeout=ray_service.CALL_TIMEOUT_S)
 
     def put(self, value):
         return ray.put(value)
@@ -166,6 +223,18 @@ class RayExecutor(Executor):
 
     def close(self):
         self._stop.set()
+        if self.shared:
+            # Our commands run first, then the registry drops our key range (but what we
+            # published) and our holds; the shared workers stay.
+            try:
+                if not self.closed:
+                    self.quiesce()
+                self._reg.unregister(self.client)
+            except Exception:  # the registry's lease expiry frees them instead
+                pass
+            with self._lock:
+                super().close()
+            return
         with self._lock:
             super().close()
             self._kill()

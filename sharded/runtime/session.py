@@ -8,11 +8,12 @@ only if ``st.init`` started or connected it. ``executor="local"`` runs everythin
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 import uuid
 
-from ..errors import ShardingError
+from ..errors import ArgumentError, ShardingError
 from .executor import LocalExecutor
 
 _lock = threading.RLock()
@@ -39,7 +40,13 @@ class Session:
 
 
 def init(
-    address=None, num_workers=None, executor="ray", devices=None, gpu_workers=None, gpu_fraction=1.0
+    address=None,
+    num_workers=None,
+    executor="ray",
+    devices=None,
+    gpu_workers=None,
+    gpu_fraction=1.0,
+    namespace=None,
 ) -> Session:
     """Start or connect the workers; idempotent (a second call returns the live session).
 
@@ -59,6 +66,11 @@ def init(
         cluster's GPUs allow at ``gpu_fraction`` each; 0 on a cluster without GPUs).
     gpu_fraction : float
         GPUs reserved by each GPU worker (0.5 puts two workers on every GPU).
+    namespace : str, optional
+        Ray only: join this named namespace, whose worker actors are detached and shared by
+        every client of the same cluster and namespace (the first client creates them, with
+        its ``num_workers``/``gpu_workers``), so tensors can be published for the others
+        (``st.publish``). Default: a private namespace whose workers end with this session.
 
     Examples
     --------
@@ -71,7 +83,14 @@ def init(
     with _lock:
         if _current is not None and not _current.closed:
             return _current
+        if namespace is not None and (not isinstance(namespace, str) or not namespace):
+            raise ArgumentError(f"namespace must be a non-empty str, got {namespace!r}")
         if executor == "local":
+            if namespace is not None:
+                raise ArgumentError(
+                    f"namespace={namespace!r} needs executor='ray': in-process workers "
+                    "cannot be shared with other clients"
+                )
             n = num_workers if num_workers is not None else (len(devices) if devices else 2)
             if isinstance(n, bool) or not isinstance(n, int) or n < 1:
                 raise ShardingError(f"num_workers must be a positive int, got {n!r}")
@@ -79,13 +98,13 @@ def init(
                 raise ShardingError(f"{len(devices)} devices given for {n} workers")
             _current = Session(LocalExecutor(n, devices), False, None)
         elif executor == "ray":
-            _current = _init_ray(address, num_workers, gpu_workers, gpu_fraction)
+            _current = _init_ray(address, num_workers, gpu_workers, gpu_fraction, namespace)
         else:
             raise ShardingError(f"executor must be 'ray' or 'local', got {executor!r}")
         return _current
 
 
-def _init_ray(address, num_workers, gpu_workers=None, gpu_fraction=1.0) -> Session:
+def _init_ray(address, num_workers, gpu_workers=None, gpu_fraction=1.0, namespace=None) -> Session:
     import ray
 
     from .ray_executor import RayExecutor
@@ -93,7 +112,7 @@ def _init_ray(address, num_workers, gpu_workers=None, gpu_fraction=1.0) -> Sessi
     owns = not ray.is_initialized()
     address = address or os.environ.get("RAY_ADDRESS") or None
     if owns:
-        kw = dict(log_to_driver=False, configure_logging=False)
+        kw = dict(log_to_driver=False, configure_logging=False, namespace=namespace)
         if address:
             ray.init(address=address, **kw)
         else:  # "local": a new instance, never one that `ray start` left on this machine
@@ -101,15 +120,25 @@ def _init_ray(address, num_workers, gpu_workers=None, gpu_fraction=1.0) -> Sessi
     try:
         ex = RayExecutor(
             num_workers,
-            namespace=f"sharded-{uuid.uuid4().hex[:8]}",
+            namespace=namespace or f"sharded-{uuid.uuid4().hex[:8]}",
             gpu_workers=gpu_workers,
             gpu_fraction=gpu_fraction,
+            shared=namespace is not None,
         )
     except BaseException:
         if owns:
             ray.shutdown()
         raise
+    if namespace is not None:
+        # Leave the namespace cleanly at exit (frees our unpublished shards at once rather
+        # than when the lease runs out).
+        atexit.register(_exit_shutdown, ex)
     return Session(ex, owns, address)
+
+
+def _exit_shutdown(ex) -> None:
+    if _current is not None and _current.executor is ex:
+        shutdown()
 
 
 def shutdown() -> None:
@@ -146,3 +175,18 @@ def current() -> Session:
 def is_initialized() -> bool:
     """Whether a live session exists."""
     return _current is not None and not _current.closed
+
+
+def service_status(address, namespace: str):
+    """Workers and published tensors of a named namespace (None if no service runs there);
+    connects without joining as a client. See :func:`sharded.runtime.ray_service.status`."""
+    from . import ray_service
+
+    return ray_service.status(address, namespace)
+
+
+def service_stop(address, namespace: str) -> list:
+    """Kill a named namespace's workers and registry; returns the actor names killed."""
+    from . import ray_service
+
+    return ray_service.stop(address, namespace)

@@ -9,6 +9,12 @@ executor wraps it in an actor. A batch is a list of commands run in order:
     hand a (slice of a) shard to another worker; the batch returns it as an extra value.
 ``("trace", on)``
     start or stop tracing allocations (memory statistics of an operation).
+``("alias", src, dst)``
+    publish: store a read-only view of shard ``src`` under ``dst`` (no copy). Until either is
+    freed, an in-place write into memory the snapshot shares first gives the snapshot its own
+    copy (copy on write), so the published version never changes.
+``("drop_range", lo, hi, keep)``
+    drop every key in ``[lo, hi)`` but ``keep``: what a departed client left behind.
 ``(kernel, args, outs, params, label, inplace)``
     run ``KERNELS[kernel](xp, *args, **params)`` and store the result(s) under ``outs``;
     ``inplace`` writes into the existing array instead (views of it see the change).
@@ -59,6 +65,8 @@ class Worker:
         self.commands_run = 0
         self.pool: dict = {}
         self.pool_bytes = 0
+        self.cow: set = set()  # published keys that may still share memory with a writable shard
+        self.published_seen = False  # no copy-on-write checks until something is published
 
     # ------------------------------------------------------------------ running
     def run(self, cmds, *refs):
@@ -72,6 +80,8 @@ class Worker:
                     for k in cmd[1]:
                         self._recycle(store.pop(k, None))
                         poisoned.pop(k, None)
+                    if self.cow:
+                        self.cow.difference_update(cmd[1])
                     continue
                 if head == "export":
                     exports.append(self._export(cmd[1], cmd[2]))
@@ -79,8 +89,16 @@ class Worker:
                 if head == "trace":
                     _trace(cmd[1])
                     continue
+                if head == "alias":
+                    self._alias(cmd[1], cmd[2], errors)
+                    continue
+                if head == "drop_range":
+                    self._drop_range(*cmd[1:])
+                    continue
                 self.commands_run += 1
                 _, args, outs, params, label, inplace = cmd
+                if inplace and self.published_seen:
+                    self._detach(outs)
                 try:
                     vals = [self._arg(a, refs) for a in args]
                     fn = KERNELS[head]
@@ -116,6 +134,48 @@ class Worker:
                         poisoned[k] = rec
                     errors.append(dict(rec, cascade=False))
         return errors if not exports else (errors, *exports)
+
+    # ------------------------------------------------------------------ publishing
+    def _alias(self, src, dst, errors):
+        arr = self.store.get(src)
+        if arr is None:
+            rec = self.poisoned.get(src) or {
+                "op": "publish",
+                "shard": None,
+                "worker": self.index,
+                "cause": f"KeyError: shard {src} is not on worker {self.index}",
+            }
+            self.poisoned[dst] = rec
+            errors.append(dict(rec, cascade=False))
+            return
+        self.store[dst] = _readonly_view(arr)
+        self.cow.add(dst)
+        self.published_seen = True
+
+    def _detach(self, outs):
+        """Copy on write: before writing into ``outs``, give every published snapshot that
+        shares their memory a copy of its own (the writer keeps its views intact); a target
+        that is itself read-only (a reader's reshape that kept the snapshot's memory) gets
+        its own writable copy."""
+        store = self.store
+        for k in outs:
+            tgt = store.get(k)
+            if tgt is None:
+                continue
+            if isinstance(tgt, np.ndarray) and not tgt.flags.writeable:
+                store[k] = tgt = tgt.copy()
+            for p in [p for p in self.cow if p in store]:
+                if self.xp.may_share_memory(store[p], tgt):
+                    store[p] = _readonly_view(store[p].copy())
+                    self.cow.discard(p)
+
+    def _drop_range(self, lo, hi, keep):
+        keep = set(keep)
+        for k in [k for k in self.store if lo <= k < hi and k not in keep]:
+            self._recycle(self.store.pop(k, None))
+        for k in [k for k in self.poisoned if lo <= k < hi and k not in keep]:
+            del self.poisoned[k]
+        self.cow = {k for k in self.cow if k in self.store}
 
     def _arg(self, a, refs):
         tag = a[0]
@@ -236,6 +296,15 @@ class _Poisoned(Exception):
     def __init__(self, record):
         super().__init__(record["cause"])
         self.record = record
+
+
+def _readonly_view(arr):
+    """A view that refuses writes (NumPy; CuPy has no such flag), so a kernel that writes
+    into a published snapshot by mistake fails instead of changing it."""
+    v = arr.view()
+    if isinstance(v, np.ndarray):
+        v.flags.writeable = False
+    return v
 
 
 def is_failed(v) -> bool:

@@ -1,0 +1,143 @@
+"""Published tensors: immutable named snapshots shared by the clients of a namespace.
+
+``st.init(address=..., namespace="lab")`` joins a named namespace whose worker actors are
+detached and shared; in it, ``st.publish("w", x)`` makes a snapshot of ``x`` that any client
+of the namespace reads with ``st.get("w")``, also after the publisher exited. In a private
+session (no ``namespace``, or ``executor="local"``) the same calls work within the one client.
+The protocol (key spaces, registry, leases) is described in :mod:`sharded.runtime.registry`.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from . import dtypes as D
+from .errors import SessionClosed
+from .layout import Layout
+from .runtime import session as _session
+from .runtime.published import InProcessRegistry, PublishClient
+from .runtime.registry import record_nbytes
+from .tensor import ShardedTensor
+
+# ``ShardedTensor._readonly`` of a published snapshot is ``(PUBLISHED, name, version)``; views
+# inherit it, and in-place ops raise PublishedReadOnly instead of the expanded-view error.
+PUBLISHED = "published"
+
+
+def _client() -> PublishClient:
+    ex = _session.current().executor
+    ex._check_open()
+    if ex.published is None:  # a private session: the registry lives in this process
+        ex.published = PublishClient(ex, InProcessRegistry(ex))
+    return ex.published
+
+
+class _PublishedStorage:
+    """Shards owned by the registry: dropping the last tensor releases the hold."""
+
+    __slots__ = ("session", "keys", "__weakref__")
+
+    def __init__(self, session, client, version, keys):
+        self.session, self.keys = session, keys
+        weakref.finalize(self, client.release_later, version)
+
+
+def publish(name: str, x: ShardedTensor) -> None:
+    """Publish an immutable snapshot of ``x`` under ``name``, replacing any earlier version.
+
+    Nothing is copied: the workers keep ``x``'s shards under the name, and copy a shard only
+    if ``x`` (or a view of it) is later written in place. Readers that hold the version it
+    replaces keep it until they drop it.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.arange(4.0, shards=2)
+    >>> st.publish("weights", x)
+    >>> _ = x.add_(1)  # the snapshot does not change
+    >>> st.get("weights").tolist()
+    [0.0, 1.0, 2.0, 3.0]
+    >>> st.unpublish("weights")
+    """
+    if not isinstance(x, ShardedTensor):
+        raise TypeError(f"publish expects a ShardedTensor, got {type(x).__name__}")
+    c = _client()
+    if x._storage.session.executor is not c.ex:
+        raise SessionClosed("publish: the tensor belongs to another session")
+    lay = x.layout
+    meta = dict(
+        shape=tuple(lay.shape),
+        bounds=lay.bounds,
+        replicated=lay.is_replicated,
+        dtype=x.dtype.name,
+        nbytes=record_nbytes(lay.shape, x.dtype.itemsize),
+    )
+    c.publish(name, lay.workers, x._keys, meta)
+
+
+def get(name: str) -> ShardedTensor:
+    """The current version of ``name``: a read-only tensor (in-place ops raise
+    :class:`~sharded.errors.PublishedReadOnly`) that keeps its version while it lives.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.publish("b", st.ones(3))
+    >>> y = st.get("b")
+    >>> (y * 2).tolist()
+    [2.0, 2.0, 2.0]
+    >>> y.add_(1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    sharded.errors.PublishedReadOnly: 'b' is a published snapshot (version 1); ...
+    >>> st.unpublish("b")
+    """
+    c = _client()
+    rec = c.acquire(name)
+    sess = _session.current()
+    lay = Layout.from_bounds(rec["shape"], rec["bounds"], rec["workers"], rec["replicated"])
+    keys = tuple(rec["keys"])
+    storage = _PublishedStorage(sess, c, rec["version"], keys)
+    t = ShardedTensor(sess, lay, D.as_dtype(rec["dtype"]), keys, storage=storage)
+    t._readonly = (PUBLISHED, rec["name"], rec["version"])
+    return t
+
+
+def list_published() -> list:
+    """Names published in this namespace, sorted.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.publish("a", st.zeros(2)); st.list_published()
+    ['a']
+    >>> st.unpublish("a"); st.list_published()
+    []
+    """
+    return _client().names()
+
+
+def unpublish(name: str) -> None:
+    """Remove ``name``; its shards are freed once no client holds a tensor of it.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.publish("tmp", st.zeros(2)); st.unpublish("tmp"); "tmp" in st.list_published()
+    False
+    """
+    _client().unpublish(name)
+
+
+def published_entries() -> list:
+    """Every live version (current or still held): name, version, shape, dtype, nbytes,
+    holders (client numbers), publisher.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.publish("e", st.zeros(2, 3)); [(e["name"], e["shape"]) for e in st.published_entries()]
+    [('e', (2, 3))]
+    >>> st.unpublish("e")
+    """
+    return _client().entries()
