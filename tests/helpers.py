@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import strategies as hs
 
 import sharded as st
 
@@ -52,3 +53,49 @@ def current_executor():
 def float64_tensor(a, **place):
     """``a`` as a float64 tensor with the placement keywords ``place``."""
     return st.from_numpy(np.asarray(a, dtype=np.float64), **place)
+
+
+# ------------------------------------------------------- shared by the hypothesis tests
+def moved():
+    """Bytes moved between workers so far (the counter of ``st.stats()``)."""
+    return st.stats()["bytes_moved"]
+
+
+def on_ray() -> bool:
+    return st.runtime.current().executor.kind == "ray"
+
+
+def examples(n: int) -> int:
+    """Hypothesis example counts: full on the in-process executor, fewer on a Ray cluster
+    (every example there is a few dozen actor round trips)."""
+    return n if not on_ray() else max(10, n // 5)
+
+
+# ---------------------------------------------------------------- layouts for hypothesis
+@hs.composite
+def placements(draw, shape):
+    """A random placement for ``shape``: shards=1..4 on any dim (empty shards included), an
+    uneven explicit chunking, a block grid, or replicated."""
+    nd = len(shape)
+    kind = draw(hs.sampled_from(["shards", "chunks", "block", "repl"] if nd else ["shards"]))
+    if kind == "repl":
+        return dict(layout=st.Layout.replicated())
+    if kind == "shards":
+        if not nd:
+            return {}
+        return dict(shards=draw(hs.integers(1, 4)), dim=draw(hs.integers(0, nd - 1)))
+    if kind == "block":
+        return dict(layout=st.Layout.block(tuple(draw(hs.integers(1, 2)) for _ in shape)))
+    d = draw(hs.integers(0, nd - 1))
+    n = shape[d]
+    cuts = sorted(draw(hs.lists(hs.integers(0, n), min_size=0, max_size=3)))
+    sizes = [b - a for a, b in zip([0] + cuts, cuts + [n])]
+    return dict(layout=st.Layout(chunks={d: sizes}))
+
+
+@hs.composite
+def sharded_arrays(draw, max_dims=3, min_dims=1, max_side=4, min_side=0):
+    sides = [n for n in range(min_side, max_side + 1) if n] * 4 + [0] * (min_side == 0)
+    shape = tuple(draw(hs.lists(hs.sampled_from(sides), min_size=min_dims, max_size=max_dims)))
+    a = np.arange(1, int(np.prod(shape)) + 1, dtype=np.float64).reshape(shape)
+    return a, draw(placements(shape))

@@ -9,9 +9,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 import sharded as st
-from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
+from tests.helpers import (
+    PLACEMENT_IDS,
+    PLACEMENTS,
+    assert_matches_numpy,
+    examples,
+    moved,
+    sharded_arrays,
+)
 from tests.unit.test_indexing_torch import torch_ref, torch_set
-from tests.unit.test_views import examples, moved, sharded_arrays
 
 A = np.arange(42.0).reshape(7, 6) * 1.5 - 20
 M = A.astype(np.int64) % 3 == 0

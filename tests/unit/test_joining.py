@@ -10,8 +10,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 import sharded as st
-from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
-from tests.unit.test_views import examples, moved, placements
+from tests.helpers import (
+    PLACEMENT_IDS,
+    PLACEMENTS,
+    assert_matches_numpy,
+    examples,
+    moved,
+    placements,
+)
 
 A = np.arange(42.0).reshape(7, 6) - 10.5
 B = -np.arange(18.0).reshape(3, 6)

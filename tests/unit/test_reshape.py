@@ -1,5 +1,6 @@
-"""The reshape and views families at the kernel and rule level (NumPy as ``xp``); their
-behaviour on tensors is tested in ``test_views.py``."""
+"""The reshape and views families at the kernel and rule level (NumPy as ``xp``), and which
+writes into expanded views torch allows; the other tensor-level behaviour is tested in
+``test_views.py``."""
 
 import numpy as np
 import pytest
@@ -9,6 +10,9 @@ from sharded.core.registry import PRIMITIVES
 from sharded.layout import Layout
 from sharded.ops import reshape as R
 from sharded.runtime.worker import KERNELS as K
+from tests.helpers import assert_matches_numpy
+
+A = np.arange(42.0).reshape(7, 6) - 20.5
 
 
 def test_view_kernels_share_memory_and_copies_do_not():
@@ -62,3 +66,80 @@ def test_reshape_rules():
     with pytest.raises(st.ShapeError):
         R.infer_shape((-1, -1), 6)
     assert R.view_strides((2, 3), (1, 2), (6,)) is None
+
+
+# ------------------------------------------------- expand: which writes torch allows
+@pytest.mark.parametrize(
+    "place",
+    [dict(shards=3), dict(shards=2, dim=1), dict(layout=st.Layout.replicated())],
+    ids=["rows", "cols", "repl"],
+)
+def test_expand_refuses_writes_where_elements_share_memory(place):
+    x, a = st.from_numpy(A.copy(), **place), A.copy()
+    e, ea = x[:, 1:2].expand(7, 4), np.broadcast_to(a[:, 1:2], (7, 4))
+    e2 = x.expand(2, 7, 6)
+    assert e.stride() == (6, 0) and e2.stride() == (0, 6, 1)
+    assert not e.is_contiguous()
+    x.add_(1)
+    a += 1
+    assert_matches_numpy(e, ea)  # shares storage with x
+    assert_matches_numpy(e2, np.broadcast_to(a, (2, 7, 6)))
+    for write in (  # torch raises for each of these (an overlapping destination)
+        lambda: e.add_(1),
+        lambda: e.fill_(st.tensor(0.0)),
+        lambda: e.copy_(st.zeros(7, 4)),
+        lambda: e.__setitem__(0, 5.0),
+        lambda: e2.mul_(2),
+        lambda: e.t().sub_(1),
+        lambda: e[2].relu_(),
+        lambda: e.clamp_(0, 1),
+    ):
+        with pytest.raises(st.ArgumentError, match="single memory location"):
+            write()
+    assert_matches_numpy(x, a)  # nothing changed
+    c = e.contiguous()  # a copy may be written
+    c.add_(1)
+    assert_matches_numpy(c, ea + 1)
+    assert_matches_numpy(x, a)
+
+
+@pytest.mark.parametrize(
+    "place",
+    [dict(shards=3), dict(shards=2, dim=1), dict(layout=st.Layout.replicated())],
+    ids=["rows", "cols", "repl"],
+)
+def test_expand_writes_that_torch_allows_reach_the_base(place):
+    # torch's answers: fill_ with a number, a non-overlapping view of an expanded view, and
+    # advanced assignment write into the memory the repeated elements share
+    cases = [
+        (lambda x: x[:, 1:2].expand(7, 4).fill_(0), lambda a: a.__setitem__(np.s_[:, 1], 0)),
+        (lambda x: x[:, 1:2].expand(7, 4).__setitem__(np.s_[:, 1], 5.0), None),
+        (lambda x: x.expand(2, 7, 6).__setitem__(0, 5.0), lambda a: a.fill(5.0)),
+        (lambda x: x.expand(2, 7, 6).__setitem__([0, 1], 5.0), lambda a: a.fill(5.0)),
+    ]
+    for write, numpy_write in cases:
+        x, a = st.from_numpy(A.copy(), **place), A.copy()
+        write(x)
+        (numpy_write or (lambda a: a.__setitem__(np.s_[:, 1], 5.0)))(a)
+        assert_matches_numpy(x, a)
+
+
+def test_expand_regressions_match_torch():
+    # issue 12: only views whose elements overlap in memory are read-only in torch
+    assert_matches_numpy(st.zeros(1).expand(3).fill_(7), np.full(3, 7.0))
+    b = st.zeros(1, 2)
+    assert_matches_numpy(b.expand(3, 2)[2:].fill_(7), np.full((1, 2), 7.0))
+    assert_matches_numpy(b, np.full((1, 2), 7.0))
+    b = st.ones(3)
+    assert_matches_numpy(b.expand(1, 3).mul_(2), np.full((1, 3), 2.0))  # no OpFailed later
+    assert_matches_numpy(b, np.full(3, 2.0))
+    b = st.zeros(3, 1)
+    b.expand(3, 2)[:, 0].add_(1)  # a column of the expanded view: no overlap
+    assert_matches_numpy(b, np.ones((3, 1)))
+    b = st.zeros(3, 1)
+    b.expand(3, 2)[b.expand(3, 2) == 0] = 5  # a mask write (torch: allowed, deprecated)
+    assert_matches_numpy(b, np.full((3, 1), 5.0))
+    with pytest.raises(st.ArgumentError, match="single memory location"):
+        st.ones(3).expand(2, 3).mul_(2)
+    with pytest.raises(st.ArgumentError, match="single memory location"):
+        st.zeros(1).expand(3).zero_().add_(1)

@@ -7,7 +7,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 import sharded as st
-from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
+from tests.helpers import (
+    PLACEMENT_IDS,
+    PLACEMENTS,
+    assert_matches_numpy,
+    examples,
+    moved,
+    sharded_arrays,
+)
 
 A = np.arange(42.0).reshape(7, 6) - 20.5
 A3 = np.arange(60.0).reshape(3, 4, 5) * 0.5
@@ -22,51 +29,6 @@ PLACEMENTS3 = [
     dict(layout=st.Layout.replicated()),
 ]
 PLACEMENT3_IDS = ["1", "3", "dim1", "dim2", "block", "empty", "uneven2", "repl"]
-
-
-def moved():
-    """Bytes moved between workers so far (the counter of ``st.stats()``)."""
-    return st.stats()["bytes_moved"]
-
-
-def on_ray() -> bool:
-    return st.runtime.current().executor.kind == "ray"
-
-
-def examples(n: int) -> int:
-    """Hypothesis example counts: full on the in-process executor, fewer on a Ray cluster
-    (every example there is a few dozen actor round trips)."""
-    return n if not on_ray() else max(10, n // 5)
-
-
-# ---------------------------------------------------------------- layouts for hypothesis
-@hs.composite
-def placements(draw, shape):
-    """A random placement for ``shape``: shards=1..4 on any dim (empty shards included), an
-    uneven explicit chunking, a block grid, or replicated."""
-    nd = len(shape)
-    kind = draw(hs.sampled_from(["shards", "chunks", "block", "repl"] if nd else ["shards"]))
-    if kind == "repl":
-        return dict(layout=st.Layout.replicated())
-    if kind == "shards":
-        if not nd:
-            return {}
-        return dict(shards=draw(hs.integers(1, 4)), dim=draw(hs.integers(0, nd - 1)))
-    if kind == "block":
-        return dict(layout=st.Layout.block(tuple(draw(hs.integers(1, 2)) for _ in shape)))
-    d = draw(hs.integers(0, nd - 1))
-    n = shape[d]
-    cuts = sorted(draw(hs.lists(hs.integers(0, n), min_size=0, max_size=3)))
-    sizes = [b - a for a, b in zip([0] + cuts, cuts + [n])]
-    return dict(layout=st.Layout(chunks={d: sizes}))
-
-
-@hs.composite
-def sharded_arrays(draw, max_dims=3, min_dims=1, max_side=4, min_side=0):
-    sides = [n for n in range(min_side, max_side + 1) if n] * 4 + [0] * (min_side == 0)
-    shape = tuple(draw(hs.lists(hs.sampled_from(sides), min_size=min_dims, max_size=max_dims)))
-    a = np.arange(1, int(np.prod(shape)) + 1, dtype=np.float64).reshape(shape)
-    return a, draw(placements(shape))
 
 
 # ---------------------------------------------------------------- values
@@ -373,83 +335,6 @@ def test_views_that_keep_split_dims_whole_move_nothing(place):
     for v, g in vs:
         assert v._base is x  # all of them are views (as ``torch.Tensor._base``)
         assert_matches_numpy(v, g(A + 1))
-
-
-# ---------------------------------------------------------------- expand is read-only
-@pytest.mark.parametrize(
-    "place",
-    [dict(shards=3), dict(shards=2, dim=1), dict(layout=st.Layout.replicated())],
-    ids=["rows", "cols", "repl"],
-)
-def test_expand_refuses_writes_where_elements_share_memory(place):
-    x, a = st.from_numpy(A.copy(), **place), A.copy()
-    e, ea = x[:, 1:2].expand(7, 4), np.broadcast_to(a[:, 1:2], (7, 4))
-    e2 = x.expand(2, 7, 6)
-    assert e.stride() == (6, 0) and e2.stride() == (0, 6, 1)
-    assert not e.is_contiguous()
-    x.add_(1)
-    a += 1
-    assert_matches_numpy(e, ea)  # shares storage with x
-    assert_matches_numpy(e2, np.broadcast_to(a, (2, 7, 6)))
-    for write in (  # torch raises for each of these (an overlapping destination)
-        lambda: e.add_(1),
-        lambda: e.fill_(st.tensor(0.0)),
-        lambda: e.copy_(st.zeros(7, 4)),
-        lambda: e.__setitem__(0, 5.0),
-        lambda: e2.mul_(2),
-        lambda: e.t().sub_(1),
-        lambda: e[2].relu_(),
-        lambda: e.clamp_(0, 1),
-    ):
-        with pytest.raises(st.ArgumentError, match="single memory location"):
-            write()
-    assert_matches_numpy(x, a)  # nothing changed
-    c = e.contiguous()  # a copy may be written
-    c.add_(1)
-    assert_matches_numpy(c, ea + 1)
-    assert_matches_numpy(x, a)
-
-
-@pytest.mark.parametrize(
-    "place",
-    [dict(shards=3), dict(shards=2, dim=1), dict(layout=st.Layout.replicated())],
-    ids=["rows", "cols", "repl"],
-)
-def test_expand_writes_that_torch_allows_reach_the_base(place):
-    # torch's answers: fill_ with a number, a non-overlapping view of an expanded view, and
-    # advanced assignment write into the memory the repeated elements share
-    cases = [
-        (lambda x: x[:, 1:2].expand(7, 4).fill_(0), lambda a: a.__setitem__(np.s_[:, 1], 0)),
-        (lambda x: x[:, 1:2].expand(7, 4).__setitem__(np.s_[:, 1], 5.0), None),
-        (lambda x: x.expand(2, 7, 6).__setitem__(0, 5.0), lambda a: a.fill(5.0)),
-        (lambda x: x.expand(2, 7, 6).__setitem__([0, 1], 5.0), lambda a: a.fill(5.0)),
-    ]
-    for write, numpy_write in cases:
-        x, a = st.from_numpy(A.copy(), **place), A.copy()
-        write(x)
-        (numpy_write or (lambda a: a.__setitem__(np.s_[:, 1], 5.0)))(a)
-        assert_matches_numpy(x, a)
-
-
-def test_expand_regressions_match_torch():
-    # issue 12: only views whose elements overlap in memory are read-only in torch
-    assert_matches_numpy(st.zeros(1).expand(3).fill_(7), np.full(3, 7.0))
-    b = st.zeros(1, 2)
-    assert_matches_numpy(b.expand(3, 2)[2:].fill_(7), np.full((1, 2), 7.0))
-    assert_matches_numpy(b, np.full((1, 2), 7.0))
-    b = st.ones(3)
-    assert_matches_numpy(b.expand(1, 3).mul_(2), np.full((1, 3), 2.0))  # no OpFailed later
-    assert_matches_numpy(b, np.full(3, 2.0))
-    b = st.zeros(3, 1)
-    b.expand(3, 2)[:, 0].add_(1)  # a column of the expanded view: no overlap
-    assert_matches_numpy(b, np.ones((3, 1)))
-    b = st.zeros(3, 1)
-    b.expand(3, 2)[b.expand(3, 2) == 0] = 5  # a mask write (torch: allowed, deprecated)
-    assert_matches_numpy(b, np.full((3, 1), 5.0))
-    with pytest.raises(st.ArgumentError, match="single memory location"):
-        st.ones(3).expand(2, 3).mul_(2)
-    with pytest.raises(st.ArgumentError, match="single memory location"):
-        st.zeros(1).expand(3).zero_().add_(1)
 
 
 # ---------------------------------------------------------------- strides
