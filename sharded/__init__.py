@@ -33,6 +33,7 @@ from .errors import (
     ArgumentError,
     BackendUnavailable,
     DimError,
+    DivisionByZero,
     DTypeError,
     IndexOutOfRange,
     LayoutMismatch,
@@ -41,6 +42,7 @@ from .errors import (
     ShapeError,
     ShardedError,
     ShardingError,
+    ValueOverflow,
     ViewError,
     WorkerLost,
 )

@@ -172,6 +172,8 @@ def plan_rule(ex, name, rule, operands, target=None, check=None) -> Operand:
         out = tdt
     if check is not None:
         check(cast)
+    if cast is not None:  # Python ints wrap into an integer cast dtype, as torch (uint8 > -1)
+        operands = tuple(D.wrap_int(o, cast) for o in operands)
     params = {"cast": None if cast is None else cast.np.str, "out": out.np.str}
     return plan(ex, name, operands, params, out, name, target)
 
