@@ -59,7 +59,7 @@ def _where(cond, a, b):
 def _scaled(input, other, alpha):
     """``alpha * other`` in the dtype torch gives ``input + alpha * other`` (``uint8 + 2 *
     bool`` stays uint8): alpha never takes part in the promotion."""
-    if alpha == 1:
+    if alpha == 1 and not isinstance(alpha, bool):
         return other
     rt = E.operand_dtypes([operand(input), operand(other)])
     if isinstance(alpha, bool) and rt != D.bool_:

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 import sharded as st
-from tests.helpers import assert_matches_numpy
 
 
 def test_worker_error_surfaces_at_next_read_naming_op_and_shard():
