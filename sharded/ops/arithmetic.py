@@ -252,7 +252,7 @@ def _int_div_kernel(name, fn):
         a, b = E.cast(xp, a, cast), E.cast(xp, b, cast)
         if cast is not None and np.dtype(cast).kind in "iub" and bool(xp.any(xp.asarray(b) == 0)):
             raise ZeroDivisionError(f"ZeroDivisionError: integer {name} by zero")
-        return E.cast(xp, getattr(xp, fn)(a, b), out)
+        return E.result(xp, getattr(xp, fn)(a, b), out)
 
     return E.named_kernel(name)(k)
 
@@ -328,13 +328,13 @@ def _pow_kernel(xp, a, b, cast=None, out=None):
     gives (torch: ``2 ** -1 == 0``, ``1`` for base 1, ``+-1`` for base -1) where NumPy raises."""
     a, b = E.cast(xp, a, cast), E.cast(xp, b, cast)
     if cast is None or np.dtype(cast).kind != "i" or not bool(xp.any(xp.asarray(b) < 0)):
-        return E.cast(xp, xp.power(a, b), out)
+        return E.result(xp, xp.power(a, b), out)
     neg = xp.asarray(b) < 0
     r = xp.power(a, xp.where(neg, 0, b).astype(np.dtype(cast)))
     base = xp.asarray(a)
     odd = (xp.asarray(b) % 2) != 0
     special = xp.where(base == 1, 1, xp.where(base == -1, xp.where(odd, -1, 1), 0))
-    return E.cast(xp, xp.where(neg, special, r).astype(r.dtype), out)
+    return E.result(xp, xp.where(neg, special, r).astype(r.dtype), out)
 
 
 @primitive(

@@ -27,7 +27,7 @@ def _clamp_kernel(xp, a, lo=None, hi=None, cast=None, out=None):
         a = xp.maximum(a, E.cast(xp, lo, cast))
     if hi is not None:
         a = xp.minimum(a, E.cast(xp, hi, cast))
-    return E.cast(xp, a, out)
+    return E.result(xp, a, out)
 
 
 @primitive(
@@ -105,7 +105,7 @@ def clamp_(self, min=None, max=None):
 # ---------------------------------------------------------------------------- where
 @E.named_kernel("where")
 def _where_kernel(xp, cond, a, b, cast=None, out=None):
-    return E.cast(xp, xp.where(cond, E.cast(xp, a, cast), E.cast(xp, b, cast)), out)
+    return E.result(xp, xp.where(cond, E.cast(xp, a, cast), E.cast(xp, b, cast)), out)
 
 
 def _where_rule(ops):
