@@ -33,6 +33,7 @@ from .errors import (
     ArgumentError,
     BackendUnavailable,
     DimError,
+    DivisionByZero,
     DTypeError,
     IndexOutOfRange,
     LayoutMismatch,
@@ -43,6 +44,7 @@ from .errors import (
     ShapeError,
     ShardedError,
     ShardingError,
+    ValueOverflow,
     ViewError,
     WorkerLost,
 )

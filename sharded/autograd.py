@@ -109,7 +109,7 @@ class Node:
         self.saved = saved
         read = [args[i] for i in saves if isinstance(args[i], ShardedTensor)]
         self.versions = [(t, t._vc[0]) for t in read] + [
-            (t, t._vc[0]) for ts in saved.values() for t in ts
+            (t, t._vc[0]) for ts in saved.values() for t in ts if t is not None
         ]
         self.freed = False
 
@@ -168,8 +168,9 @@ def _record(name, args, params, out, target):
         args = tuple(old if a is target else a for a in args)
     args = tuple(_snapshot(a) for a in args)
     saved = {}
-    if rule is not None and rule.save_out:
-        saved["out"] = tuple(_alias(o) for o in outs)
+    if rule is not None and rule.save_out:  # True: every output; a tuple: those positions
+        keep = range(len(outs)) if rule.save_out is True else rule.save_out
+        saved["out"] = tuple(_alias(o) if i in keep else None for i, o in enumerate(outs))
     node = Node(
         name,
         args,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import DTypeError
+from .errors import DTypeError, ValueOverflow
 
 
 @dataclass(frozen=True)
@@ -210,3 +210,86 @@ def infer_dtype(data) -> DType:
     if arr.dtype.kind == "b":
         return bool_
     raise DTypeError(f"cannot infer a dtype for data of NumPy kind {arr.dtype}")
+
+
+# ------------------------------------------------------------ Python ints outside a dtype
+# torch converts a Python int to an integer dtype the C way, modulo 2**bits. Two rules:
+# an operand of a binary op (``uint8 > -1``, ``uint8 * -3``) wraps whenever it fits 64 bits;
+# a fill value, a clamp bound or tensor data must first pass c10's ``overflows`` check: a
+# signed dtype takes its own range, an unsigned one ``[-max, max]`` (``-3`` -> 253 for uint8).
+def _is_int(v) -> bool:
+    return isinstance(v, (builtins.int, np.integer)) and not isinstance(
+        v, (builtins.bool, np.bool_)
+    )
+
+
+def wrap_int(v, dt: DType):
+    """``v`` as torch's binary ops see it against a ``dt`` operand: a Python int wrapped into
+    the integer dtype ``dt`` (other values and dtypes unchanged).
+
+    Raises :class:`ValueOverflow` for ints beyond 64 bits, as torch.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> wrap_int(-1, st.uint8), wrap_int(300, st.int8), wrap_int(2.5, st.uint8)
+    (255, 44, 2.5)
+    """
+    if not _is_int(v) or dt.np.kind not in "iu":
+        return v
+    v = builtins.int(v)
+    info = np.iinfo(dt.np)
+    lo, hi = builtins.int(info.min), builtins.int(info.max)
+    if lo <= v <= hi:
+        return v
+    if not -(2**63) <= v < 2**64:
+        raise ValueOverflow(f"Python int {v} is too big to convert to {dt.name}")
+    return (v - lo) % (hi - lo + 1) + lo
+
+
+def check_int(v, dt: DType):
+    """``v`` converted as torch converts a fill value, clamp bound or tensor element: ints
+    outside c10's ``overflows`` range raise :class:`ValueOverflow`, the rest wrap.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> check_int(-3, st.uint8)
+    253
+    """
+    if not _is_int(v) or dt.np.kind not in "iu":
+        return v
+    v = builtins.int(v)
+    info = np.iinfo(dt.np)
+    lo, hi = builtins.int(info.min), builtins.int(info.max)
+    if not ((-hi <= v <= hi) if lo == 0 else (lo <= v <= hi)):
+        raise ValueOverflow(f"value {v} cannot be converted to type {dt.name} without overflow")
+    return wrap_int(v, dt)
+
+
+def int_array(data, dt: DType):
+    """Nested Python ints ``data`` as a NumPy array of integer dtype ``dt``, each element
+    checked and wrapped by :func:`check_int` (NumPy itself refuses ``-3`` for uint8); other
+    data is returned unchanged.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> int_array([-1, 7], st.uint8).tolist()
+    [255, 7]
+    """
+    if dt.np.kind not in "iu" or isinstance(data, np.ndarray):
+        return data
+    try:
+        a = np.asarray(data)
+    except (OverflowError, ValueError):
+        return data
+    if a.dtype.kind not in "iu" or a.size == 0:
+        return data
+    info = np.iinfo(dt.np)
+    lo, hi = builtins.int(info.min), builtins.int(info.max)
+    bad = (a < -hi) | (a > hi) if lo == 0 else (a < lo) | (a > hi)
+    if bad.any():
+        v = builtins.int(a[bad].flat[0])
+        raise ValueOverflow(f"value {v} cannot be converted to type {dt.name} without overflow")
+    return a.astype(dt.np)

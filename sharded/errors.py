@@ -46,6 +46,15 @@ class DTypeError(ShardedError, TypeError):
     """An unsupported dtype, or an op that is not defined for the operand's dtype."""
 
 
+class DivisionByZero(ShardedError, ZeroDivisionError, RuntimeError):
+    """Integer ``//`` or ``%`` by zero (torch raises ``RuntimeError: ZeroDivisionError``)."""
+
+
+class ValueOverflow(ShardedError, OverflowError, RuntimeError):
+    """A Python number that cannot be converted to a dtype, e.g. ``full((2,), 300,
+    dtype=int8)`` (torch: "value cannot be converted to type int8_t without overflow")."""
+
+
 class BackendUnavailable(ShardedError, RuntimeError):
     """A device was asked for whose backend (e.g. CuPy on ``cuda``) is missing here."""
 

@@ -30,6 +30,12 @@ def _count(x, dims) -> int:
     return math.prod(x.shape[d] for d in dims)
 
 
+def _shift(x, dims):
+    """The max over ``dims`` (kept) that softmax-like ops subtract; 0 for an empty tensor,
+    whose max does not exist (sum(exp) of nothing is 0: logsumexp -inf, softmax empty)."""
+    return amax(x, dims, keepdim=True) if x.numel() else 0.0
+
+
 # mean = sum(x) / count, summed in the output dtype
 @bind("mean")
 def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
@@ -85,7 +91,11 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
     >>> round(st.std(st.tensor([2., 4.])).item(), 4)
     1.4142
     """
-    return sqrt(var(input, dim, unbiased, keepdim, correction=correction, axis=axis))
+    v = var(input, dim, unbiased, keepdim, correction=correction, axis=axis)
+    # torch's std has gradient 0 where std is 0 (sqrt's would be inf * 0 = nan): the inner
+    # where keeps sqrt off 0, the outer one selects 0 there, so no nan reaches var's gradient
+    flat = v == 0
+    return where(flat, 0.0, sqrt(where(flat, 1.0, v)))
 
 
 # logsumexp = m + log(sum(exp(x - m))), m the finite max
@@ -103,7 +113,7 @@ def logsumexp(input, dim=None, keepdim=False):
     if not x.dtype.is_floating_point:
         x = x.to(D.get_default_dtype())
     dims = dims_of(x, dim)
-    m = amax(x, dims, keepdim=True)
+    m = _shift(x, dims)
     m = where(isfinite(m), m, 0.0)  # all -inf (or inf) rows must not give nan
     # lse = m + log(sum(exp(x - m)))
     out = log(sum(exp(x - m), dims, keepdim=True)) + m
@@ -126,15 +136,15 @@ def softmax(input, dim, dtype=None):
         x = x.to(dtype)
     elif not x.dtype.is_floating_point:
         x = x.to(D.get_default_dtype())
-    d = (normalize_dim(dim, x.ndim),)
-    e = exp(x - amax(x, d, keepdim=True))
+    d = dims_of(x, normalize_dim(dim, x.ndim))  # () for a 0-d tensor
+    e = exp(x - _shift(x, d))
     return e / sum(e, d, keepdim=True)
 
 
-# log_softmax = x - logsumexp(x)
+# log_softmax = (x - max) - log(sum(exp(x - max)))
 @bind("log_softmax")
 def log_softmax(input, dim, dtype=None):
-    """``x - logsumexp(x, dim)``: log-probabilities without overflow.
+    """``x - logsumexp(x, dim)``: log-probabilities without overflow (shifted by the max).
 
     Examples
     --------
@@ -145,4 +155,9 @@ def log_softmax(input, dim, dtype=None):
     x = _tensor(input)
     if dtype is not None:
         x = x.to(dtype)
-    return x - logsumexp(x, dim, keepdim=True)
+    elif not x.dtype.is_floating_point:
+        x = x.to(D.get_default_dtype())
+    d = dims_of(x, normalize_dim(dim, x.ndim))
+    # torch shifts by the unmasked max: a row holding inf gives nan everywhere (not -inf)
+    s = x - _shift(x, d)
+    return s - log(sum(exp(s), d, keepdim=True))

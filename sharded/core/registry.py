@@ -73,7 +73,8 @@ class Primitive:
         """Attach the VJP ``fn(grads, node) -> one gradient per input`` (a decorator).
 
         ``saves``: positions of inputs whose values the rule reads (their versions are checked
-        at backward); ``save_out``: whether it reads the outputs (``node.saved["out"]``).
+        at backward); ``save_out``: whether it reads the outputs (``node.saved["out"]``; a tuple
+        of output positions saves only those, the others are None).
         """
 
         def deco(f):

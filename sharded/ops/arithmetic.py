@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
-from ..core.dispatch import apply, needs, operand, unbroadcast
+from ..core.dispatch import apply, is_tensor, needs, operand, unbroadcast
 from ..core.registry import bind, nondiff, primitive, vjp
-from ..errors import ArgumentError, DTypeError
+from ..errors import ArgumentError, DivisionByZero, DTypeError
 from . import elementwise as E
 
 __all__ = [
@@ -35,12 +35,14 @@ __all__ = [
 ]
 
 
-def _elementwise(name, fn, rule=E.promote):
-    """Register primitive ``name``: kernel ``xp.<fn>``, the shared planner with ``rule``."""
-    k = E.ufunc_kernel(name, fn)
+def _elementwise(name, fn, rule=E.promote, k=None, check=None):
+    """Register primitive ``name``: kernel ``k`` (default ``xp.<fn>``), the shared planner
+    with ``rule`` and ``check(operands, cast)`` (raises before anything is queued)."""
+    k = k or E.ufunc_kernel(name, fn)
 
     def plan(ex, *operands, target=None):
-        return E.plan_rule(ex, name, rule, operands, target)
+        chk = None if check is None else (lambda cast: check(operands, cast))
+        return E.plan_rule(ex, name, rule, operands, target, check=chk)
 
     plan.__name__ = plan.__qualname__ = name
     plan.__doc__ = f"Elementwise ``{name}`` planner (``xp.{fn}``, {rule.__name__})."
@@ -54,13 +56,32 @@ def _where(cond, a, b):
     return E.call("where", cond, a, b)
 
 
+def _scaled(input, other, alpha):
+    """``alpha * other`` in the dtype torch gives ``input + alpha * other`` (``uint8 + 2 *
+    bool`` stays uint8): alpha never takes part in the promotion."""
+    if alpha == 1 and not isinstance(alpha, bool):
+        return other
+    rt = E.operand_dtypes([operand(input), operand(other)])
+    if isinstance(alpha, bool) and rt != D.bool_:
+        raise DTypeError(f"Boolean alpha only supported for Boolean results, got {rt.name}")
+    if isinstance(alpha, float) and not rt.is_floating_point:
+        raise DTypeError(
+            f"For integral input tensors, argument alpha must not be a floating point number "
+            f"(alpha={alpha}, result dtype {rt.name})"
+        )
+    if rt == D.bool_:
+        alpha = bool(alpha)  # bool + 2 * bool stays bool in torch
+    if not is_tensor(other):
+        return other * alpha
+    return mul(other if other.dtype == rt else other.to(rt), alpha)
+
+
 def _inplace(name, *operators):
     """The in-place method ``name_`` (and ``operators`` such as ``__iadd__``): ``name``
     written into this tensor's shards."""
 
     def op(self, other, **kw):
-        if kw.get("alpha", 1) != 1:
-            other = mul(other, kw.pop("alpha"))
+        other = _scaled(self, other, kw.pop("alpha", 1))
         apply(name, self, operand(other), target=self)
         return self
 
@@ -97,14 +118,30 @@ def add(input, other, *, alpha=1):
     >>> st.add(st.tensor([[1], [2]]), st.tensor([1, 2])).sum().item()
     12
     """
-    return E.call("add", input, other if alpha == 1 else mul(other, alpha))
+    return E.call("add", input, _scaled(input, other, alpha))
 
 
 _inplace("add", "__iadd__")  # x += y is x.add_(y): the object keeps its identity
 
 
 # ---------------------------------------------------------------------------------- sub
-_elementwise("sub", "subtract")
+def _sub_rule(ops):
+    """torch refuses ``-`` with any bool operand (a tensor or a Python bool)."""
+    dts = [E.operand_dtypes([o]) for o in ops if o is not None]
+    if all(d == D.bool_ for d in dts):
+        raise DTypeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
+        )
+    if D.bool_ in dts:
+        raise DTypeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    return E.promote(ops)
+
+
+_elementwise("sub", "subtract", _sub_rule)
 
 
 @vjp("sub")
@@ -123,7 +160,8 @@ def sub(input, other, *, alpha=1):
     >>> st.sub(st.tensor([3, 4]), 1).tolist()
     [2, 3]
     """
-    return E.call("sub", input, other if alpha == 1 else mul(other, alpha))
+    _sub_rule([operand(input), operand(other)])  # bool operands raise before alpha applies
+    return E.call("sub", input, _scaled(input, other, alpha))
 
 
 _inplace("sub", "__isub__")
@@ -160,7 +198,17 @@ _inplace("mul", "__imul__")
 
 
 # ---------------------------------------------------------------------------------- div
-_elementwise("div", "divide", E.floating)
+def _div_rule(ops):
+    """:func:`~.elementwise.floating`; a float16 tensor divided by a Python number computes
+    in float32, as torch's kernel does (``2 / 1e-3`` is 2000, not the 1999 of a divisor
+    first rounded to half)."""
+    cast, out = E.floating(ops)
+    if out == D.float16 and not E._sharded(ops[1]) and np.ndim(ops[1]) == 0:
+        cast = D.float32
+    return cast, out
+
+
+_elementwise("div", "divide", _div_rule)
 
 
 @vjp("div", saves=(0, 1))
@@ -195,7 +243,36 @@ _inplace("div", "__itruediv__")
 
 
 # ------------------------------------------------------------------------- floor_divide
-_elementwise("floor_divide", "floor_divide")
+def _int_div_kernel(name, fn):
+    """Kernel of ``name`` (``xp.<fn>``) that raises on an integer divisor holding a zero, as
+    torch; with a tensor divisor that surfaces as :class:`~sharded.errors.OpFailed` at the
+    next read (checking the data on the driver would block every op)."""
+
+    def k(xp, a, b, cast=None, out=None):
+        a, b = E.cast(xp, a, cast), E.cast(xp, b, cast)
+        if cast is not None and np.dtype(cast).kind in "iub" and bool(xp.any(xp.asarray(b) == 0)):
+            raise ZeroDivisionError(f"ZeroDivisionError: integer {name} by zero")
+        return E.result(xp, getattr(xp, fn)(a, b), out)
+
+    return E.named_kernel(name)(k)
+
+
+def _int_div_check(operands, cast):
+    """An integer ``//`` or ``%`` by a scalar zero raises at once, before anything is queued."""
+    b = operands[1]
+    if D.category(cast) < 2 and not E._sharded(b) and np.ndim(b) == 0:
+        if D.wrap_int(b, cast) == 0:
+            raise DivisionByZero(
+                f"ZeroDivisionError: integer division by zero (divisor {b!r}, {cast.name})"
+            )
+
+
+_elementwise(
+    "floor_divide",
+    "floor_divide",
+    k=_int_div_kernel("floor_divide", "floor_divide"),
+    check=_int_div_check,
+)
 nondiff("floor_divide")  # piecewise constant: zero almost everywhere
 
 
@@ -216,7 +293,9 @@ _inplace("floor_divide", "__ifloordiv__")
 
 
 # ---------------------------------------------------------------------------- remainder
-_elementwise("remainder", "remainder")
+_elementwise(
+    "remainder", "remainder", k=_int_div_kernel("remainder", "remainder"), check=_int_div_check
+)
 
 
 @vjp("remainder", saves=(0, 1))
@@ -243,7 +322,19 @@ _inplace("remainder", "__imod__")
 
 
 # ---------------------------------------------------------------------------------- pow
-_pow_kernel = E.ufunc_kernel("pow", "power")
+@E.named_kernel("pow")
+def _pow_kernel(xp, a, b, cast=None, out=None):
+    """``xp.power``; a negative integer power of a signed integer is what C's integer pow
+    gives (torch: ``2 ** -1 == 0``, ``1`` for base 1, ``+-1`` for base -1) where NumPy raises."""
+    a, b = E.cast(xp, a, cast), E.cast(xp, b, cast)
+    if cast is None or np.dtype(cast).kind != "i" or not bool(xp.any(xp.asarray(b) < 0)):
+        return E.result(xp, xp.power(a, b), out)
+    neg = xp.asarray(b) < 0
+    r = xp.power(a, xp.where(neg, 0, b).astype(np.dtype(cast)))
+    base = xp.asarray(a)
+    odd = (xp.asarray(b) % 2) != 0
+    special = xp.where(base == 1, 1, xp.where(base == -1, xp.where(odd, -1, 1), 0))
+    return E.result(xp, xp.where(neg, special, r).astype(r.dtype), out)
 
 
 @primitive(
@@ -273,14 +364,29 @@ def _pow_plan(ex, *operands, target=None):
     return E.plan_rule(ex, "pow", E.promote, operands, target, check=check)
 
 
-@vjp("pow", save_out=True, saves=(0, 1))
+def _log(a):
+    """``log(a)`` of a tensor or a Python number (NaN below 0, -inf at 0, as torch)."""
+    if is_tensor(a):
+        return a.log()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.log(np.float64(a)))
+
+
+@vjp("pow", saves=(0, 1))  # the inputs, not the output: y = x**p; y[0] = 1 still backprops
 def _pow_vjp(gs, node):
     a, b = node.args
     g = gs[0]
-    ga = unbroadcast(g * b * a ** (b - 1), a) if needs(a) else None
-    gb = None
-    if needs(b):  # d(a^b)/db = a^b log a, taken as 0 where a == 0 (as torch)
-        gb = unbroadcast(g * _where(a != 0, node.saved["out"][0] * abs(a).log(), 0.0), b)
+    ga = gb = None
+    if needs(a):  # b * a^(b-1), exactly 0 where b == 0 (0**0 has gradient 0, as torch)
+        if is_tensor(b):
+            ga = unbroadcast(_where(b == 0, 0.0, g * b * a ** (b - 1)), a)
+        else:
+            ga = g * b * a ** (b - 1) if b != 0 else apply("full", g._layout, 0, g._dtype)
+    if needs(b):  # a^b log a, taken as 0 where a == 0 and b >= 0 (as torch)
+        out = a**b
+        zero = (a == 0) & (b >= 0) if is_tensor(a) else (b >= 0 if a == 0 else None)
+        term = out * _log(a)
+        gb = unbroadcast(g * (term if zero is None else _where(zero, 0.0, term)), b)
     return ga, gb
 
 
@@ -309,11 +415,13 @@ _elementwise("minimum", "minimum")
 def _maxmin_vjp(gs, node):
     a, b = node.args
     g = gs[0]
-    win = (a > b) if node.prim == "maximum" else (a < b)
-    share = _where(win, 1.0, _where(a == b, 0.5, 0.0))  # ties split the gradient
+    # torch: ties split the gradient; otherwise only the operand that strictly loses gets
+    # none, so with a NaN (no order) both operands receive the full gradient
+    a_loses, b_loses = (a < b, a > b) if node.prim == "maximum" else (a > b, a < b)
+    tie = a == b
     return (
-        unbroadcast(g * share, a) if needs(a) else None,
-        unbroadcast(g * (1.0 - share), b) if needs(b) else None,
+        unbroadcast(g * _where(tie, 0.5, _where(a_loses, 0.0, 1.0)), a) if needs(a) else None,
+        unbroadcast(g * _where(tie, 0.5, _where(b_loses, 0.0, 1.0)), b) if needs(b) else None,
     )
 
 

@@ -109,6 +109,8 @@ def tensor(
     """
     if is_tensor(data):  # a copy, as torch.tensor(t) makes one (as_tensor would not)
         data = data.numpy()
+    elif dtype is not None:  # Python ints wrap into an integer dtype as torch (-3 -> 253)
+        data = D.int_array(data, D.as_dtype(dtype))
     t = _as_tensor(data, dtype=dtype, shards=shards, dim=dim, layout=layout, device=device)
     return _finish(t, requires_grad)
 
@@ -151,6 +153,7 @@ def full(
     """
     shape = size_of((size,) if isinstance(size, numbers.Integral) else (tuple(size),))
     dt = _dtype(dtype, D.scalar_dtype(fill_value))
+    fill_value = D.check_int(fill_value, dt)  # -2 -> 254 for uint8; 300 raises for int8
     lay = placement(shape, shards, dim, layout, device)
     return _finish(apply("full", lay, fill_value, dt), requires_grad)
 

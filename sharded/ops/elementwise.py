@@ -172,6 +172,8 @@ def plan_rule(ex, name, rule, operands, target=None, check=None) -> Operand:
         out = tdt
     if check is not None:
         check(cast)
+    if cast is not None:  # Python ints wrap into an integer cast dtype, as torch (uint8 > -1)
+        operands = tuple(D.wrap_int(o, cast) for o in operands)
     params = {"cast": None if cast is None else cast.np.str, "out": out.np.str}
     return plan(ex, name, operands, params, out, name, target)
 
@@ -237,11 +239,18 @@ def ufunc_kernel(name, fn):
                     return f(*args, out=buf)
                 except TypeError:  # the ufunc's natural dtype differs from ``out``
                     pass
-        return _cast(xp, f(*args), out)
+        return result(xp, f(*args), out)
 
     k.__name__ = k.__qualname__ = name
     k.__doc__ = f"Kernel of ``{name}``: ``xp.{fn}`` computed in ``cast``, returned as ``out``."
     return kernel(k, pooled=True)
+
+
+def result(xp, r, dtype):
+    """A kernel's output block: ``r`` as ``dtype`` and C-contiguous (a ufunc over a transposed
+    view keeps its memory order, and the store's later in-place reshapes need C order)."""
+    r = cast(xp, r, dtype)
+    return xp.ascontiguousarray(r) if hasattr(r, "flags") and not r.flags.c_contiguous else r
 
 
 _cast = cast  # inside kernels the keyword ``cast`` (a dtype) hides the function

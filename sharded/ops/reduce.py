@@ -81,7 +81,7 @@ def dims_of(x, dim, axis=None, empty_means_all=True):
     out = tuple(sorted(normalize_dim(d, nd) for d in ds))
     if len(set(out)) != len(out):
         raise ArgumentError(f"dim {tuple(ds)} appears multiple times in the list of dims")
-    return out
+    return out if nd else ()  # a 0-d tensor takes dim 0 / -1 and reduces over nothing
 
 
 def _tensor(x):
@@ -170,11 +170,19 @@ def _prod_plan(ex, x, dims, keepdim=False, dtype=None):
     return plan_reduce(ex, x, "prod", dims, keepdim, dtype or sum_dtype(x._dtype))[0]
 
 
-@vjp("prod", save_out=True, saves=(0,))
+@vjp("prod", saves=(0,))
 def _prod_vjp(gs, node):
+    # d prod / d x_i = product of the other elements, right at zeros too (torch): with no
+    # zero it is prod / x_i; at the only zero, the product of the non-zeros; else 0
     x, dims, keepdim = node.args[:3]
-    out = _expand_back(node.saved["out"][0], x, dims, keepdim)
-    return (_expand_back(gs[0], x, dims, keepdim) * out / x,) + _nones(node)
+    zero = x == 0
+    nonzero = apply("where", zero, 1.0, x)
+    nz = zero.sum(dims, keepdim=True)
+    p = nonzero.prod(dims, keepdim=True)
+    others = apply(
+        "where", zero, apply("where", nz == 1, p, 0.0), apply("where", nz == 0, p / nonzero, 0.0)
+    )
+    return (_expand_back(gs[0], x, dims, keepdim) * others,) + _nones(node)
 
 
 @bind("prod", prim="prod")
@@ -257,7 +265,7 @@ def _min_dim_plan(ex, x, dim, keepdim=False):
     return tuple(plan_reduce(ex, x, "min", (dim,), keepdim, x._dtype, arg=True, label="min"))
 
 
-@vjp("max_dim", "min_dim", save_out=True)
+@vjp("max_dim", "min_dim", save_out=(1,))  # the indices only, as torch: values may change
 def _max_dim_vjp(gs, node):
     x, dim, keepdim = node.args[:3]
     idx = node.saved["out"][1]
@@ -278,7 +286,10 @@ def _maxmin(name, input, dim, keepdim, other):
         return x.maximum(other) if name == "max" else x.minimum(other)
     if dim is None:
         return apply("a" + name, x, tuple(range(x.ndim)), keepdim)
-    vals, idx = apply(f"{name}_dim", x, normalize_dim(dim, x.ndim), keepdim)
+    dim = normalize_dim(dim, x.ndim)
+    if x.ndim == 0:  # torch: the value and index 0, 0-d even with keepdim
+        x, keepdim = x.reshape(1), False
+    vals, idx = apply(f"{name}_dim", x, dim, keepdim)
     return (MaxResult if name == "max" else MinResult)(vals, idx)
 
 
@@ -322,6 +333,14 @@ def _arg(ex, x, fn, dim, keepdim, label):
     return idx
 
 
+def _arg_dim(x, dim):
+    """``dim`` normalised; a 0-d tensor's dim 0 / -1 is its only element (None)."""
+    if dim is None:
+        return None
+    d = normalize_dim(dim, x.ndim)
+    return d if x.ndim else None
+
+
 @primitive("argmax", kernels=_ARGS, out_spec=_arg_spec, kind="reduce")
 def _argmax_plan(ex, x, dim=None, keepdim=False):
     return _arg(ex, x, "max", dim, keepdim, "argmax")
@@ -346,7 +365,7 @@ def argmax(input, dim=None, keepdim=False):
     2
     """
     x = _tensor(input)
-    return apply("argmax", x, None if dim is None else normalize_dim(dim, x.ndim), keepdim)
+    return apply("argmax", x, _arg_dim(x, dim), keepdim)
 
 
 @bind("argmin", prim="argmin")
@@ -360,7 +379,7 @@ def argmin(input, dim=None, keepdim=False):
     3
     """
     x = _tensor(input)
-    return apply("argmin", x, None if dim is None else normalize_dim(dim, x.ndim), keepdim)
+    return apply("argmin", x, _arg_dim(x, dim), keepdim)
 
 
 # -------------------------------------------------------------------------- all, any
@@ -389,6 +408,11 @@ def _any_plan(ex, x, dims, keepdim=False):
 nondiff("all", "any")  # bool results: no gradient
 
 
+def _bool_like(r, x):
+    """torch: all/any of a uint8 tensor are uint8 (0 or 1), of anything else bool."""
+    return r.to(D.uint8) if x.dtype == D.uint8 else r
+
+
 @bind("all", prim="all")
 def all(input, dim=None, keepdim=False):
     """True if every element is non-zero.
@@ -400,7 +424,7 @@ def all(input, dim=None, keepdim=False):
     False
     """
     x = _tensor(input)
-    return apply("all", x, dims_of(x, dim), keepdim)
+    return _bool_like(apply("all", x, dims_of(x, dim), keepdim), x)
 
 
 @bind("any", prim="any")
@@ -414,4 +438,4 @@ def any(input, dim=None, keepdim=False):
     True
     """
     x = _tensor(input)
-    return apply("any", x, dims_of(x, dim), keepdim)
+    return _bool_like(apply("any", x, dims_of(x, dim), keepdim), x)

@@ -28,7 +28,7 @@ def _clamp_kernel(xp, a, lo=None, hi=None, cast=None, out=None):
         a = xp.maximum(a, E.cast(xp, lo, cast))
     if hi is not None:
         a = xp.minimum(a, E.cast(xp, hi, cast))
-    return E.cast(xp, a, out)
+    return E.result(xp, a, out)
 
 
 @primitive(
@@ -60,6 +60,13 @@ def _clamp_vjp(gs, node):
     )
 
 
+def _bounds(ops):
+    """Python int bounds converted as torch converts them: -3 wraps to 253 for uint8, 300
+    raises :class:`~sharded.errors.ValueOverflow` (c10's overflow check)."""
+    rt = E.operand_dtypes(ops)
+    return [ops[0]] + [D.check_int(b, rt) for b in ops[1:]]
+
+
 @bind("clamp", "clip", prim="clamp")
 def clamp(input, min=None, max=None):
     """Clamp into ``[min, max]`` (either may be a tensor).
@@ -73,7 +80,7 @@ def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise ArgumentError("clamp(): at least one of 'min' or 'max' must not be None")
     ops = [operand(o) if o is not None else None for o in (input, min, max)]
-    return apply("clamp", *ops)
+    return apply("clamp", *_bounds(ops))
 
 
 clip = clamp
@@ -91,15 +98,15 @@ def clamp_(self, min=None, max=None):
     """
     if min is None and max is None:
         raise ArgumentError("clamp_(): at least one of 'min' or 'max' must not be None")
-    ops = [operand(o) if o is not None else None for o in (min, max)]
-    apply("clamp", self, *ops, target=self)
+    ops = [operand(o) if o is not None else None for o in (self, min, max)]
+    apply("clamp", *_bounds(ops), target=self)
     return self
 
 
 # ---------------------------------------------------------------------------- where
 @E.named_kernel("where")
 def _where_kernel(xp, cond, a, b, cast=None, out=None):
-    return E.cast(xp, xp.where(cond, E.cast(xp, a, cast), E.cast(xp, b, cast)), out)
+    return E.result(xp, xp.where(cond, E.cast(xp, a, cast), E.cast(xp, b, cast)), out)
 
 
 def _where_rule(ops):

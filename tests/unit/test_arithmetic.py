@@ -88,3 +88,147 @@ def test_bad_elementwise_input(call, err, text):
         call(x)
     assert_matches_numpy(x, A)
     assert_matches_numpy(x + 1, A + 1)  # cluster still usable
+
+
+# ---------------------------------------------------- issue 12: torch parity (torch 2.13's answers)
+def _grad(f, data, **kw):
+    x = st.tensor(data, requires_grad=True, **kw)
+    f(x).sum().backward()
+    return x.grad.tolist()
+
+
+def test_pow_gradient_at_singular_points_matches_torch():
+    assert _grad(lambda x: x**0, [0.0, 1.0]) == [0.0, 0.0]
+    assert _grad(lambda x: x ** st.tensor([0.0, -1.0, 0.0]), [0.0, 0.0, 2.0]) == [
+        0.0,
+        -np.inf,
+        0.0,
+    ]
+    assert _grad(lambda x: x**0.5, [0.0, 2.0])[0] == np.inf
+    b = st.tensor([2.0, 0.0, -1.0, 0.5], requires_grad=True)
+    (st.tensor([-2.0, 0.0, 0.0, 0.0]) ** b).sum().backward()
+    g = b.grad.tolist()  # torch: [nan, 0, -inf, 0] (log of a negative base is nan)
+    assert np.isnan(g[0]) and g[1:] == [0.0, -np.inf, 0.0]
+    assert _grad(lambda b: 0.0**b, [2.0, 0.0, -1.0]) == [0.0, 0.0, -np.inf]
+
+
+def test_minimum_maximum_gradient_with_nan_and_ties_matches_torch():
+    assert _grad(lambda x: st.minimum(x, st.tensor(float("nan"))), [1.0]) == [1.0]
+    assert _grad(lambda x: st.maximum(x, st.tensor(float("nan"))), [1.0]) == [1.0]
+    a = st.tensor([1.0], requires_grad=True)
+    n = st.tensor([float("nan")], requires_grad=True)
+    st.minimum(a, n).sum().backward()
+    assert a.grad.tolist() == [1.0] and n.grad.tolist() == [1.0]
+    y = st.tensor([1.0, 2.0], requires_grad=True)
+    z = st.tensor([1.0, 1.0], requires_grad=True)
+    st.maximum(y, z).sum().backward()
+    assert y.grad.tolist() == [0.5, 1.0] and z.grad.tolist() == [0.5, 0.0]
+
+
+def test_inplace_write_after_pow_still_backprops():
+    x = st.tensor([1.0, 2.0], requires_grad=True)
+    y = x**1.5
+    y[0] = 1
+    y.sum().backward()  # torch saves x, not y
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 2.1213203], rtol=1e-6)
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_python_ints_wrap_into_the_tensor_dtype(shards):
+    u = st.tensor([0, 7], dtype=st.uint8, shards=shards)
+    assert (u > -1).tolist() == [False, False]  # -1 is 255
+    r = u * -3
+    assert r.dtype == st.uint8 and r.tolist() == [0, 235]
+    assert (u == 263).tolist() == [False, True]
+    assert (u + 256).tolist() == [0, 7] and (u // -3).tolist() == [0, 0]
+    assert (u & -1).tolist() == [0, 7]
+    assert (st.tensor([0, 7], dtype=st.int8) + 300).tolist() == [44, 51]
+    assert (st.tensor([0, 7], dtype=st.int8) * 1000).tolist() == [0, 88]
+    assert (st.tensor([0, 7]) + 2**63).tolist() == [-(2**63), -(2**63) + 7]
+    with pytest.raises(st.ValueOverflow, match="2361183241434822606848"):
+        u + 2**71
+    with pytest.raises(OverflowError):
+        st.tensor([True]) + 2**70
+
+
+def test_float16_divided_by_a_python_float_is_not_rounded_first():
+    r = st.tensor([2.0, 0.1, 3.3], dtype=st.float16) / 1e-3
+    assert r.dtype == st.float16 and r.tolist() == [2000.0, 100.0, 3300.0]
+    h = st.tensor([2.0], dtype=st.float16)
+    h /= 1e-3
+    assert h.tolist() == [2000.0]
+
+
+def test_add_alpha_keeps_torch_result_dtype():
+    u = st.tensor([1, 2], dtype=st.uint8)
+    r = st.add(u, st.tensor([True, False]), alpha=2)
+    assert r.dtype == st.uint8 and r.tolist() == [3, 2]
+    assert st.add(u, 3, alpha=100).tolist() == [45, 46]
+    assert st.add(st.tensor([1, 2], dtype=st.int8), st.tensor(3), alpha=100).tolist() == [45, 46]
+    assert st.add(st.tensor([True]), st.tensor([True]), alpha=2).tolist() == [True]
+    assert st.add(st.tensor([1.0, 2]), st.tensor([True, False]), alpha=2.5).tolist() == [3.5, 2.0]
+    with pytest.raises(st.DTypeError, match="alpha must not be a floating"):
+        st.add(u, st.tensor([True, False]), alpha=2.5)
+    with pytest.raises(st.DTypeError, match="Boolean alpha"):
+        st.add(st.tensor([1, 2]), st.tensor([1, 1]), alpha=True)
+
+
+def test_integer_power_with_negative_tensor_exponents_matches_torch():
+    assert (2 ** st.tensor([-1, 2])).tolist() == [0, 4]
+    b = st.tensor([2, -1, -1, 1, 0, 3], shards=2)
+    e = st.tensor([-1, -1, -2, -5, -1, 0], shards=3)
+    assert (b**e).tolist() == [0, -1, 1, 1, 0, 1]
+    assert ((-1) ** st.tensor([-1, -2, 3])).tolist() == [-1, 1, -1]
+    assert (0 ** st.tensor([-1, 0])).tolist() == [0, 1]
+    with pytest.raises(st.ArgumentError, match="negative integer powers"):
+        st.tensor([2, 3]) ** -1
+
+
+@pytest.mark.parametrize("op", ["floordiv", "mod"])
+def test_integer_division_by_zero_raises_like_torch(op):
+    x = st.tensor([5, 3], shards=2)
+    f = (lambda a, b: a // b) if op == "floordiv" else (lambda a, b: a % b)
+    for zero in (0, False):
+        with pytest.raises(st.DivisionByZero, match="ZeroDivisionError") as e:
+            f(x, zero)  # raised at once: nothing is queued
+        assert isinstance(e.value, ZeroDivisionError) and isinstance(e.value, RuntimeError)
+    with pytest.raises(ZeroDivisionError):
+        f(st.tensor([5], dtype=st.uint8), 256)  # 256 wraps to 0
+    with pytest.raises(ZeroDivisionError):
+        f(st.tensor([True]), 0)
+    # floats divide by zero as IEEE says
+    assert f(st.tensor([5.0, 3.0]), 0).tolist()[0] in (np.inf,) or op == "mod"
+    # a tensor divisor holding 0: torch raises too; here the worker raises and the read says so
+    bad = f(x, st.tensor([0, 1], shards=2))
+    with pytest.raises(st.OpFailed, match="ZeroDivisionError"):
+        bad.tolist()
+    assert x.tolist() == [5, 3]  # operands intact
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        lambda: st.tensor([True]) - st.tensor([False]),
+        lambda: st.tensor([True]) - True,
+        lambda: st.tensor([1]) - True,
+        lambda: st.tensor([1.0]) - st.tensor(True),
+        lambda: True - st.tensor([1.0]),
+        lambda: 1 - st.tensor([True]),
+        lambda: st.sub(st.tensor([True]), st.tensor([False]), alpha=2),
+        lambda: st.tensor([1.0]).sub(True, alpha=2),
+    ],
+)
+def test_bool_subtraction_raises_before_queuing(expr):
+    with pytest.raises(st.DTypeError, match="Subtraction, the `-` operator, with"):
+        expr()
+    st.synchronize()  # nothing failed in a worker
+
+
+def test_inplace_bool_subtraction_raises_and_leaves_the_tensor():
+    x = st.tensor([1, 2])
+    with pytest.raises(st.DTypeError, match="with a bool tensor"):
+        x -= True
+    b = st.tensor([True, False])
+    with pytest.raises(st.DTypeError, match="two bool tensors"):
+        b -= True
+    assert x.tolist() == [1, 2] and b.tolist() == [True, False]

@@ -128,3 +128,15 @@ def test_arange_refuses_a_step_running_away_from_end_like_torch():
         st.arange(0, float("inf"))
     assert st.arange(0, 0, -1).shape == (0,) and st.arange(0, 0, -1).dtype == st.int64
     assert st.arange(5, 0, -2, shards=2).tolist() == [5, 3, 1]
+
+
+# ---------------------------------------------------- issue 12: torch parity (torch 2.13's answers)
+def test_python_ints_outside_the_dtype_wrap_in_creation_like_torch():
+    assert st.full((2,), -2, dtype=st.uint8, shards=2).tolist() == [254, 254]
+    r = st.tensor(-3, dtype=st.uint8)
+    assert r.item() == 253 and r.dtype == st.uint8
+    assert st.tensor([-1, 7], dtype=st.uint8).tolist() == [255, 7]
+    with pytest.raises(st.ValueOverflow, match="300 cannot be converted to type int8"):
+        st.full((2,), 300, dtype=st.int8)
+    with pytest.raises(st.ValueOverflow, match="300 cannot be converted to type uint8"):
+        st.tensor([300, -1], dtype=st.uint8)

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 import sharded as st
+from sharded import dtypes as D
 from sharded.dtypes import as_dtype, result_type
 
 
@@ -49,3 +50,16 @@ def test_default_dtype_roundtrip():
         st.set_default_dtype(st.float32)
     with pytest.raises(st.DTypeError):
         st.set_default_dtype(st.int32)
+
+
+def test_wrap_and_check_int_follow_torch():
+    assert D.wrap_int(-1, st.uint8) == 255 and D.wrap_int(300, st.int8) == 44
+    assert D.wrap_int(2**63, st.int64) == -(2**63) and D.wrap_int(True, st.uint8) is True
+    assert D.wrap_int(-1, st.float16) == -1 and D.wrap_int(2.5, st.uint8) == 2.5
+    with pytest.raises(st.ValueOverflow):
+        D.wrap_int(2**64, st.uint8)
+    assert D.check_int(-255, st.uint8) == 1 and D.check_int(-128, st.int8) == -128
+    for v, dt in [(-256, st.uint8), (256, st.uint8), (128, st.int8), (-129, st.int8)]:
+        with pytest.raises(st.ValueOverflow):
+            D.check_int(v, dt)
+    assert D.int_array([[-1], [2]], st.uint8).tolist() == [[255], [2]]

@@ -121,3 +121,12 @@ def test_pure_rules_without_an_executor():
         st.layout.Layout.from_bounds((6,), [(0, 6)], [0, 1], replicated=True), st.float32, (3, 4)
     )
     assert E.out_layout((6,), [rep], 2).is_replicated
+
+
+def test_elementwise_result_of_a_transposed_view_reshapes():
+    # a ufunc over a transposed block keeps its memory order; the result must be C order
+    for place in (dict(shards=1), dict(shards=2, dim=1), dict(layout=st.Layout.replicated())):
+        x = st.from_numpy(np.arange(8.0).reshape(2, 4), **place)
+        y = x.transpose(0, 1) / 2.0
+        assert y.reshape(-1).tolist() == [0.0, 2.0, 0.5, 2.5, 1.0, 3.0, 1.5, 3.5]
+        assert (st.maximum(x.transpose(0, 1), 1.0)).reshape(-1).tolist()[:2] == [1.0, 4.0]

@@ -29,3 +29,44 @@ def test_logsumexp_softmax_stable(place):
     assert_matches_numpy(st.logsumexp(x), np.log(np.exp(big - big.max()).sum()) + big.max())
     ninf = st.full((2, 3), -float("inf"))
     assert st.logsumexp(ninf, 1).tolist() == [-float("inf")] * 2
+
+
+# ---------------------------------------------------- issue 12: torch parity (torch 2.13's answers)
+def test_std_gradient_is_zero_where_std_is_zero():
+    x = st.tensor([2.0, 2.0], requires_grad=True)
+    x.std().backward()
+    assert x.grad.tolist() == [0.0, 0.0]
+    y = st.tensor([[2.0, 2.0], [1.0, 3.0]], requires_grad=True, shards=2)
+    y.std(1).sum().backward()
+    np.testing.assert_allclose(y.grad.numpy(), [[0, 0], [-0.70710677, 0.70710677]], rtol=1e-6)
+    z = st.tensor([2.0], requires_grad=True)
+    z.std().backward()  # torch: nan (0 degrees of freedom)
+    assert np.isnan(z.grad.tolist()[0])
+
+
+def test_log_softmax_of_an_inf_row_is_nan_like_torch():
+    r = st.log_softmax(st.tensor([float("inf"), 1.0]), 0).tolist()
+    assert np.isnan(r).all()  # torch shifts by the unmasked max
+    assert np.isnan(st.softmax(st.tensor([float("inf"), 1.0]), 0).tolist()).all()
+    assert st.logsumexp(st.tensor([float("inf"), 1.0]), 0).item() == np.inf
+    assert np.isnan(st.log_softmax(st.tensor([-np.inf, -np.inf]), 0).tolist()).all()
+
+
+@pytest.mark.parametrize("dim", [0, -1])
+def test_derived_reductions_of_a_0d_tensor(dim):
+    x = st.tensor(3.0)
+    assert x.mean(dim).item() == 3.0 and x.logsumexp(dim).item() == 3.0
+    assert np.isnan(x.var(dim).item()) and np.isnan(x.std(dim).item())
+    assert x.var(dim, correction=0).item() == 0.0
+    assert x.softmax(dim).item() == 1.0 and x.log_softmax(dim).item() == 0.0
+    assert x.softmax(dim).shape == ()
+
+
+def test_softmax_family_over_an_empty_dim():
+    z = st.zeros(2, 0, shards=2)
+    assert st.logsumexp(z, 1).tolist() == [-np.inf, -np.inf]
+    assert st.logsumexp(z, 0).shape == (0,)
+    assert st.logsumexp(st.zeros(0), 0).item() == -np.inf
+    assert st.logsumexp(z, (0, 1)).item() == -np.inf
+    assert st.softmax(z, 1).shape == (2, 0) and st.log_softmax(z, 1).shape == (2, 0)
+    assert st.softmax(st.zeros(0, 3), 1).shape == (0, 3)

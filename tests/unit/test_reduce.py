@@ -92,3 +92,55 @@ def test_dim_and_axis_spellings():
         x.sum((0, 0))
     with pytest.raises(st.ArgumentError):
         x.sum(dim=0, axis=0)
+
+
+# ---------------------------------------------------- issue 12: torch parity (torch 2.13's answers)
+def test_prod_gradient_at_zeros_matches_torch():
+    def grad(data, **kw):
+        x = st.tensor(data, requires_grad=True)
+        x.prod(**kw).sum().backward()
+        return x.grad.tolist()
+
+    assert grad([1.0, 0.0, 3.0]) == [0.0, 3.0, 0.0]
+    assert grad([1.0, 0.0, 0.0]) == [0.0, 0.0, 0.0]
+    assert grad([[1.0, 0.0, 3.0], [2.0, 3.0, 0.0]], dim=1) == [[0.0, 3.0, 0.0], [0.0, 0.0, 6.0]]
+    assert grad([2.0, 3.0]) == [3.0, 2.0]
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_inplace_write_to_max_min_values_still_backprops(name):
+    x = st.tensor([[1.0, 2.0], [3.0, 0.0]], requires_grad=True, shards=2)
+    y = getattr(x, name)(1).values
+    y[0] = 1
+    y.sum().backward()  # torch saves the indices, not the values
+    assert x.grad.tolist() == ([[0.0, 0.0], [1.0, 0.0]] if name == "max" else [[0, 0], [0, 1.0]])
+
+
+@pytest.mark.parametrize("dim", [0, -1])
+def test_reductions_of_a_0d_tensor_along_dim_0_or_minus_1(dim):
+    x = st.tensor(3.0)
+    for name in ("sum", "mean", "amax", "amin", "prod"):
+        r = getattr(x, name)(dim)
+        assert r.shape == () and r.item() == 3.0, name
+    assert x.sum(dim, keepdim=True).shape == () and x.sum((dim,)).item() == 3.0
+    assert x.all(dim).item() is True and x.any(dim).dtype == st.bool
+    for name in ("argmax", "argmin"):
+        r = getattr(x, name)(dim)
+        assert r.shape == () and r.item() == 0 and r.dtype == st.int64
+        assert getattr(x, name)(dim, keepdim=True).shape == ()
+    v, i = x.max(dim)
+    assert v.item() == 3.0 and i.item() == 0 and v.shape == () and i.shape == ()
+    assert x.min(dim, keepdim=True).values.shape == ()
+    with pytest.raises(st.DimError, match="range of \\[-1, 0\\]"):
+        x.sum(1)
+    with pytest.raises(st.ArgumentError, match="multiple times"):
+        x.sum((0, -1))
+
+
+def test_all_any_of_uint8_are_uint8_like_torch():
+    u = st.tensor([[1, 2], [0, 3]], dtype=st.uint8, shards=2)
+    r = st.all(u, dim=1)
+    assert r.dtype == st.uint8 and r.tolist() == [1, 0]
+    assert st.all(u).dtype == st.uint8 and st.all(u).item() == 0
+    assert u.any(1).dtype == st.uint8 and u.any(1).tolist() == [1, 1]
+    assert st.all(st.tensor([[1, 2], [0, 3]], dtype=st.int8), dim=1).dtype == st.bool

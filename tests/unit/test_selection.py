@@ -30,3 +30,24 @@ def test_astype_and_fill():
     with pytest.raises(st.ArgumentError, match="0-dimension"):
         y.fill_(st.ones(2))
     assert_matches_numpy(y, np.zeros_like(A))  # the failed fill changed nothing
+
+
+# ---------------------------------------------------- issue 12: torch parity (torch 2.13's answers)
+def test_clamp_gradient_is_one_at_the_bounds_like_torch():
+    # torch 2.13 passes the gradient where min <= x <= max, bounds included
+    x = st.tensor([0.0, 2.0, 1.0, -1.0, 3.0], requires_grad=True)
+    x.clamp(0, 2).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 1.0, 0.0, 0.0]
+
+
+def test_clamp_python_int_bounds_convert_like_torch():
+    u = st.tensor([0, 7], dtype=st.uint8, shards=2)
+    assert u.clamp(min=-3).tolist() == [253, 253]  # -3 wraps to 253
+    assert u.clamp(-3, 5).tolist() == [5, 5] and u.clamp(max=-3).tolist() == [0, 7]
+    v = st.tensor([0, 7], dtype=st.uint8)
+    v.clamp_(min=-3)
+    assert v.tolist() == [253, 253]
+    for kw, dt in [({"max": 300}, st.uint8), ({"min": -256}, st.uint8), ({"max": 200}, st.int8)]:
+        with pytest.raises(st.ValueOverflow, match="cannot be converted to type"):
+            st.tensor([0, 7], dtype=dt).clamp(**kw)
+    assert st.where(st.tensor([True, False]), u, -1).tolist() == [0, 255]
