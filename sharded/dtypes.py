@@ -248,20 +248,31 @@ def wrap_int(v, dt: DType):
 
 
 def check_int(v, dt: DType):
-    """``v`` converted as torch converts a fill value, clamp bound or tensor element: ints
-    outside c10's ``overflows`` range raise :class:`ValueOverflow`, the rest wrap.
+    """``v`` converted as torch converts a fill value, clamp bound, written scalar or tensor
+    element into the integer dtype ``dt``: ints outside c10's ``overflows`` range (an unsigned
+    type takes ``-max..max``) raise :class:`ValueOverflow`, the rest wrap; a float must be
+    finite and inside the type's own range (it is truncated later). Other values and dtypes
+    pass unchanged.
 
     Examples
     --------
     >>> import sharded as st
-    >>> check_int(-3, st.uint8)
-    253
+    >>> check_int(-3, st.uint8), check_int(-128, st.int8), check_int(2.5, st.uint8)
+    (253, -128, 2.5)
     """
-    if not _is_int(v) or dt.np.kind not in "iu":
+    if dt.np.kind not in "iu" or isinstance(v, (builtins.bool, np.bool_)):
         return v
-    v = builtins.int(v)
     info = np.iinfo(dt.np)
     lo, hi = builtins.int(info.min), builtins.int(info.max)
+    if isinstance(v, (builtins.float, np.floating)):
+        if not (np.isfinite(v) and lo <= builtins.float(v) <= hi):
+            raise ValueOverflow(
+                f"value {v!r} cannot be converted to type {dt.name} without overflow"
+            )
+        return v
+    if not _is_int(v):
+        return v
+    v = builtins.int(v)
     if not ((-hi <= v <= hi) if lo == 0 else (lo <= v <= hi)):
         raise ValueOverflow(f"value {v} cannot be converted to type {dt.name} without overflow")
     return wrap_int(v, dt)

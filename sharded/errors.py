@@ -50,7 +50,7 @@ class DivisionByZero(ShardedError, ZeroDivisionError, RuntimeError):
     """Integer ``//`` or ``%`` by zero (torch raises ``RuntimeError: ZeroDivisionError``)."""
 
 
-class ValueOverflow(ShardedError, OverflowError, RuntimeError):
+class ValueOverflow(ArgumentError, OverflowError, RuntimeError):
     """A Python number that cannot be converted to a dtype, e.g. ``full((2,), 300,
     dtype=int8)`` (torch: "value cannot be converted to type int8_t without overflow")."""
 

@@ -23,6 +23,7 @@ import numbers
 
 import numpy as np
 
+from .. import dtypes as D
 from ..core.dataflow import Operand, as_view
 from ..core.dispatch import apply, is_tensor
 from ..core.registry import bind, kernel, primitive, vjp
@@ -221,37 +222,6 @@ def _basic(x, basic, always=True):
     return as_view(apply("index_basic", x, entries), x, strides, offset)
 
 
-def wrap_scalar(value, dtype):
-    """A Python number as torch writes it into ``dtype``: an int outside the type wraps
-    where torch accepts it (``-1`` in uint8 is 255; an unsigned type takes ``-max..max``)
-    and raises :class:`~sharded.errors.ArgumentError` where torch refuses it (``256`` in
-    uint8, ``-2.7`` in uint8, ``nan`` in any integer type). Other values pass unchanged.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> wrap_scalar(-1, st.uint8), wrap_scalar(-128, st.int8), wrap_scalar(2.5, st.int8)
-    (255, -128, 2.5)
-    """
-    kind = dtype.np.kind
-    if kind not in "iu" or isinstance(value, (bool, np.bool_)):
-        return value
-    if not isinstance(value, numbers.Real):
-        return value
-    info = np.iinfo(dtype.np)
-    if isinstance(value, numbers.Integral):
-        ok = (-info.max if kind == "u" else info.min) <= int(value) <= info.max
-    else:  # a float is truncated, so it must lie inside the type itself
-        ok = bool(np.isfinite(value)) and info.min <= float(value) <= info.max
-    if not ok:
-        raise ArgumentError(
-            f"value {value!r} cannot be converted to type {dtype.name} without overflow"
-        )
-    if isinstance(value, numbers.Integral):
-        return int(value) % (info.max + 1) if kind == "u" else int(value)
-    return value
-
-
 def _strip_ones(value):
     """``value`` without its leading size-1 dims: torch drops them before broadcasting a
     value into ``x[key]`` (``x[1:] = ones(1, 2)`` writes two elements)."""
@@ -305,7 +275,7 @@ def setitem(x, key, value):
     [-1.0, 2.0, 2.0, 1.0]
     """
     check_not_published(x)  # a published snapshot (or a view of one) is never written
-    value = _strip_ones(wrap_scalar(value, x.dtype))
+    value = _strip_ones(D.check_int(value, x.dtype))
     if isinstance(value, (list, tuple)):
         try:
             value = _strip_ones(np.asarray(value, dtype=x.dtype.np))
