@@ -196,7 +196,7 @@ class _Reader:
         limit = len(self.buf)
         if row > limit or not (full or row - need <= GAP):
             for i in range(lo, hi):  # rows too big for the buffer, or with big holes
-                self.copy(off + i * row, shape[1:], inner, out[i - lo])
+                self.copy(off + i * row, shape[1:], inner, out[i - lo, ...])
             return
         step = max(1, limit // row)
         sel = (slice(None),) + tuple(slice(a, b) for a, b in inner)
@@ -236,9 +236,9 @@ def ckpt_read(xp, *, path, shape, dtype, sources, piece):
     for file, offset, nbytes, crc, fshape, reg, dst in sources:
         r = _Reader(path, file, offset, nbytes, crc, xp, dtype, buf)
         try:
-            r.copy(
-                0, tuple(fshape), tuple(map(tuple, reg)), out[tuple(slice(a, b) for a, b in dst)]
-            )
+            # `...` keeps a 0-d selection a view (`out[()]` would be a copied scalar)
+            view = out[tuple(slice(a, b) for a, b in dst) + (Ellipsis,)]
+            r.copy(0, tuple(fshape), tuple(map(tuple, reg)), view)
         finally:
             r.close()
     return out
