@@ -271,7 +271,8 @@ def _reshard_case(st, da, gb: float, repeat: int, nw: int):
 def _ckpt_case(st, gb: float, repeat: int, directory=None):
     """``st.save``/``st.load`` of a float64 vector of ``gb`` GB (each worker writes and reads
     its own shards; saves are fsynced, loads CRC-checked) against ``np.save``/``np.load`` of
-    the same array in one file (not fsynced); the names carry both GB/s."""
+    the same array in one file; the names carry the GB/s of each, and of ``np.save`` followed
+    by an fsync (what ``st.save`` does)."""
     n = int(gb * 1e9 / 8)
     st.manual_seed(4)
     x = st.rand(n, dtype=st.float64)
@@ -285,6 +286,12 @@ def _ckpt_case(st, gb: float, repeat: int, directory=None):
         keep["r"] = st.load(path)
         st.synchronize()
 
+    def np_save_synced():
+        np.save(npy, xn)
+        fd = os.open(npy, os.O_RDONLY)
+        os.fsync(fd)
+        os.close(fd)
+
     def np_load():
         keep["r"] = None
         keep["r"] = np.load(npy)
@@ -292,6 +299,7 @@ def _ckpt_case(st, gb: float, repeat: int, directory=None):
     try:
         ts = median_time(lambda: st.save(x, path), repeat)
         tn = median_time(lambda: np.save(npy, xn), repeat)
+        tns = median_time(np_save_synced, repeat)
         tl = median_time(st_load, repeat)
         keep.clear()
         tnl = median_time(np_load, repeat)
@@ -301,7 +309,8 @@ def _ckpt_case(st, gb: float, repeat: int, directory=None):
     nb, nan = n * 8, float("nan")
     return [
         (
-            f"st.save {nb / 1e9:.1f} GB ({nb / ts / 1e9:.2f} GB/s; np.save {nb / tn / 1e9:.2f})",
+            f"st.save {nb / 1e9:.1f} GB ({nb / ts / 1e9:.2f} GB/s; np.save {nb / tn / 1e9:.2f}, "
+            f"+fsync {nb / tns / 1e9:.2f})",
             ts,
             tn,
             nan,
