@@ -32,6 +32,7 @@ from .dtypes import (
 from .errors import (
     ArgumentError,
     BackendUnavailable,
+    CheckpointError,
     DimError,
     DivisionByZero,
     DTypeError,
@@ -44,12 +45,14 @@ from .errors import (
     ShapeError,
     ShardedError,
     ShardingError,
+    StateDictError,
     ValueOverflow,
     ViewError,
     WorkerLost,
 )
 from .functional import log_softmax, logsumexp, mean, softmax, std, var
 from .info import info, stats, synchronize, trace_memory
+from .io import load, save
 from .layout import Layout
 from .ops import linalg
 from .ops.arithmetic import *  # noqa: F403

@@ -105,3 +105,15 @@ class PublishedNotFound(ShardedError, KeyError):
 class PublishedReadOnly(ShardedError, RuntimeError):
     """An in-place op on a published snapshot (``st.get``) or a view of one; publish a new
     version instead (``st.publish(name, x)`` replaces it atomically)."""
+
+
+class CheckpointError(ShardedError, ValueError):
+    """A checkpoint that cannot be used: a missing, truncated or corrupt file, a checksum
+    mismatch, an unknown format version, an unsafe file name in the manifest, or a path some
+    worker cannot see. The message names the file (or node and path) and what was expected
+    and found; nothing is loaded or replaced."""
+
+
+class StateDictError(ShardedError, RuntimeError):
+    """``load_state_dict`` got missing or unexpected keys (``strict=True``) or a tensor whose
+    shape differs from the parameter's (torch raises ``RuntimeError`` for the same)."""

@@ -7,6 +7,7 @@ import math
 
 from .. import dtypes as D
 from ..autograd import no_grad
+from ..errors import StateDictError
 from ..layout import Layout
 from ..ops.creation import empty
 from ..ops.random import rand
@@ -47,6 +48,17 @@ class Parameter(ShardedTensor):
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
+
+
+IncompatibleKeys = collections.namedtuple("IncompatibleKeys", "missing_keys unexpected_keys")
+
+
+def _size(t) -> str:
+    return f"sharded.Size({list(getattr(t, 'shape', ()))})"
+
+
+def _quoted(keys) -> str:
+    return ", ".join(f'"{k}"' for k in keys)
 
 
 class Module:
@@ -141,6 +153,63 @@ class Module:
 
     def float(self):
         return self.to(D.float32)
+
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        """Every parameter by its dotted name, in registration order (torch's
+        ``state_dict``): detached tensors sharing the parameters' shards unless ``keep_vars``.
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> list(st.nn.Linear(3, 2).state_dict())
+        ['weight', 'bias']
+        """
+        out = collections.OrderedDict() if destination is None else destination
+        for name, p in self._parameters.items():
+            out[prefix + name] = p if keep_vars else p.detach()
+        for mname, m in self._modules.items():
+            m.state_dict(out, prefix + mname + ".", keep_vars)
+        return out
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Copy ``state_dict``'s tensors into the parameters of the same names, in place
+        (each keeps its own layout, device and dtype). Returns ``(missing_keys,
+        unexpected_keys)``; with ``strict`` either is a :class:`StateDictError`, and so is a
+        shape mismatch always, raised before any parameter changes.
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> a, b = st.nn.Linear(3, 2), st.nn.Linear(3, 2)
+        >>> b.load_state_dict(a.state_dict())
+        IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+        >>> (a.weight == b.weight).all().item()
+        True
+        """
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = [
+            f"size mismatch for {k}: copying a param with shape {_size(v)} from checkpoint, "
+            f"the shape in current model is {_size(own[k])}."
+            for k, v in state_dict.items()
+            if k in own and tuple(getattr(v, "shape", ())) != tuple(own[k].shape)
+        ]
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: " + _quoted(unexpected) + ". ")
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: " + _quoted(missing) + ". ")
+        if errors:
+            raise StateDictError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                + "\n\t".join(errors)
+            )
+        with no_grad():
+            for k, p in own.items():
+                if k in state_dict:
+                    p.copy_(state_dict[k])
+        return IncompatibleKeys(missing, unexpected)
 
     def extra_repr(self) -> str:
         return ""

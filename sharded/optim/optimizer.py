@@ -7,6 +7,7 @@ import math
 from ..autograd import no_grad
 from ..errors import ArgumentError
 from ..ops.creation import zeros_like
+from ..tensor import ShardedTensor
 
 
 class Optimizer:
@@ -38,11 +39,89 @@ class Optimizer:
     def step(self):
         raise NotImplementedError
 
+    def state_dict(self) -> dict:
+        """torch's structure: ``{"state": {i: {...}}, "param_groups": [{..., "params":
+        [i, ...]}]}``, parameters numbered across the groups in order; the state holds the
+        live tensors (``st.save`` it, or ``load_state_dict`` copies it).
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> w = st.nn.Parameter(st.ones(2))
+        >>> opt = st.optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> (w * w).sum().backward(); opt.step()
+        >>> sd = opt.state_dict()
+        >>> list(sd["state"][0]), sd["param_groups"][0]["params"]
+        (['momentum_buffer'], [0])
+        """
+        index, groups = {}, []
+        for g in self.param_groups:
+            packed = {k: v for k, v in g.items() if k != "params"}
+            packed["params"] = [index.setdefault(id(p), len(index)) for p in g["params"]]
+            groups.append(packed)
+        state = {
+            index[id(p)]: dict(self.state[id(p)])
+            for g in self.param_groups
+            for p in g["params"]
+            if id(p) in self.state
+        }
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict) -> None:
+        """Take hyper-parameters and per-parameter state from ``state_dict`` (as made by
+        :meth:`state_dict`, possibly through ``st.save``/``st.load``). State tensors are
+        copied into the layout and dtype of their parameter, so steps after it run where
+        the parameters live and equal those of an uninterrupted run.
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> w = st.nn.Parameter(st.ones(2))
+        >>> opt = st.optim.Adam([w], lr=0.1)
+        >>> (w * w).sum().backward(); opt.step()
+        >>> opt2 = st.optim.Adam([w], lr=0.5)
+        >>> opt2.load_state_dict(opt.state_dict())
+        >>> opt2.param_groups[0]["lr"], opt2.state[id(w)]["step"]
+        (0.1, 1)
+        """
+        saved = list(state_dict["param_groups"])
+        if len(saved) != len(self.param_groups):
+            raise ArgumentError(
+                "loaded state dict has a different number of parameter groups "
+                f"({len(saved)}, the optimizer has {len(self.param_groups)})"
+            )
+        for g, s in zip(self.param_groups, saved):
+            if len(g["params"]) != len(s["params"]):
+                raise ArgumentError(
+                    "loaded state dict contains a parameter group that doesn't match the size "
+                    f"of optimizer's group ({len(s['params'])} parameters, expected "
+                    f"{len(g['params'])})"
+                )
+        by_index = {
+            i: p for g, s in zip(self.param_groups, saved) for i, p in zip(s["params"], g["params"])
+        }
+        state = {}
+        for i, values in state_dict["state"].items():
+            p = by_index.get(i)
+            if p is not None:
+                state[id(p)] = {
+                    k: _like(p, v) if isinstance(v, ShardedTensor) else v for k, v in values.items()
+                }
+        self.state = state
+        self.param_groups = [dict(s, params=g["params"]) for g, s in zip(self.param_groups, saved)]
+
     def _params(self):
         for g in self.param_groups:
             for p in g["params"]:
                 if p.grad is not None:
                     yield g, p, self.state.setdefault(id(p), {})
+
+
+def _like(p, v):
+    """A copy of state tensor ``v`` with parameter ``p``'s layout and dtype."""
+    if v.layout == p.layout and v.dtype == p.dtype:
+        return v.detach().clone()
+    return zeros_like(p).copy_(v)
 
 
 class SGD(Optimizer):

@@ -8,7 +8,10 @@ a sharded timing includes waiting for the workers (``st.synchronize()`` or a rea
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import statistics
+import tempfile
 import time
 
 import numpy as np
@@ -27,6 +30,8 @@ def run(
     mlp_rows: int = 1_000_000,
     linalg: bool = True,
     out=print,
+    ckpt_gb: float = 2.0,
+    ckpt_dir=None,
 ) -> list:
     """Run the cases; returns rows ``(name, sharded_s, numpy_s, dask_s, target)``."""
     sess = st.init()
@@ -132,6 +137,8 @@ def run(
     keep.clear()
     if reshard_gb:
         rows.append(_reshard_case(st, da, reshard_gb, max(1, min(repeat, 3)), nw))
+    if ckpt_gb:
+        rows += _ckpt_case(st, ckpt_gb, max(1, min(repeat, 3)), ckpt_dir)
     if mlp_rows:
         rows += _mlp_case(st, mlp_rows, max(1, min(repeat, 3)), out)
     report(rows, nw, out)
@@ -261,12 +268,82 @@ def _reshard_case(st, da, gb: float, repeat: int, nw: int):
     )
 
 
+def _ckpt_case(st, gb: float, repeat: int, directory=None):
+    """``st.save``/``st.load`` of a float64 vector of ``gb`` GB (each worker writes and reads
+    its own shards; saves are fsynced, loads CRC-checked) against ``np.save``/``np.load`` of
+    the same array in one file; the names carry the GB/s of each, and of ``np.save`` followed
+    by an fsync (what ``st.save`` does)."""
+    n = int(gb * 1e9 / 8)
+    st.manual_seed(4)
+    x = st.rand(n, dtype=st.float64)
+    xn = x.numpy()
+    root = tempfile.mkdtemp(prefix="sharded-bench-", dir=directory)
+    path, npy = os.path.join(root, "ckpt"), os.path.join(root, "x.npy")
+    keep = {}
+
+    def st_load():
+        keep["r"] = None
+        keep["r"] = st.load(path)
+        st.synchronize()
+
+    def np_save_synced():
+        np.save(npy, xn)
+        fd = os.open(npy, os.O_RDONLY)
+        os.fsync(fd)
+        os.close(fd)
+
+    def np_load():
+        keep["r"] = None
+        keep["r"] = np.load(npy)
+
+    try:
+        ts = median_time(lambda: st.save(x, path), repeat)
+        tn = median_time(lambda: np.save(npy, xn), repeat)
+        tns = median_time(np_save_synced, repeat)
+        tl = median_time(st_load, repeat)
+        keep.clear()
+        tnl = median_time(np_load, repeat)
+        keep.clear()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    nb, nan = n * 8, float("nan")
+    return [
+        (
+            f"st.save {nb / 1e9:.1f} GB ({nb / ts / 1e9:.2f} GB/s; np.save {nb / tn / 1e9:.2f}, "
+            f"+fsync {nb / tns / 1e9:.2f})",
+            ts,
+            tn,
+            nan,
+            "fsynced, vs np.save",
+        ),
+        (
+            f"st.load {nb / 1e9:.1f} GB ({nb / tl / 1e9:.2f} GB/s; np.load {nb / tnl / 1e9:.2f})",
+            tl,
+            tnl,
+            nan,
+            "CRC-checked, vs np.load",
+        ),
+    ]
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="sharded bench", description=__doc__)
     p.add_argument("--size", type=int, default=50_000_000, help="elements of the big arrays")
     p.add_argument("--repeat", type=int, default=5, help="timed runs per case (median)")
     p.add_argument(
         "--reshard-gb", type=float, default=2.0, help="size of the reshard case in GB (0 skips it)"
+    )
+    p.add_argument(
+        "--ckpt-gb",
+        type=float,
+        default=2.0,
+        help="size of the st.save/st.load case in GB (0 skips it)",
+    )
+    p.add_argument(
+        "--ckpt-dir",
+        default=None,
+        help="directory for the checkpoint case (default: the system's temporary directory; "
+        "on a cluster, one every node sees)",
     )
     p.add_argument(
         "--mlp-rows",
@@ -284,7 +361,15 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     st.init(address=a.address, num_workers=a.workers)
     try:
-        run(a.size, a.repeat, reshard_gb=a.reshard_gb, mlp_rows=a.mlp_rows, linalg=not a.no_linalg)
+        run(
+            a.size,
+            a.repeat,
+            reshard_gb=a.reshard_gb,
+            mlp_rows=a.mlp_rows,
+            linalg=not a.no_linalg,
+            ckpt_gb=a.ckpt_gb,
+            ckpt_dir=a.ckpt_dir,
+        )
     finally:
         st.shutdown()
     return 0
