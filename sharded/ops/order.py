@@ -196,7 +196,7 @@ def _out_shape(lay_shape, d, keepdim, q):
 
 def _radix(ex, x, d, groups, kind, arg, quantile, qn):
     """The distributed selection (module docstring); returns the finished keys per group."""
-    lay, shards = x._layout, x._layout.shards()
+    shards = x._layout.shards()
     stat_keys = {}
     for members in groups:
         for s in members:
@@ -287,7 +287,7 @@ def _radix(ex, x, d, groups, kind, arg, quantile, qn):
             ranks[t] = 0
         width = int(take.max()) if T else 0
         root = shards[members[0]][0]
-        parts, req, ext = [], collections.defaultdict(list), []
+        req, ext = collections.defaultdict(list), []
         for p, s in enumerate(members):
             ks = tuple(ex.new_key() for _ in range(3))
             params = {
@@ -485,13 +485,13 @@ def _quantile_vjp(gs, node):
     x, qs, scalar, dim, keepdim = node.args[:5]
     _, ilo, ihi, w = node.saved["out"]
     g = gs[0]
-    d = dim + (0 if scalar else 1)
-    if not keepdim:
-        g, ilo, ihi, w = (t.unsqueeze(d) for t in (g, ilo, ihi, w))
-    if not scalar:  # the q dim becomes extra points of the same scatter
-        g, ilo, ihi, w = (t.movedim(0, d) for t in (g, ilo, ihi, w))
-        g, ilo, ihi, w = (t.flatten(d, d + 1) for t in (g, ilo, ihi, w))
-    z = _scatter_grad(x, g * (1 - w), ilo, dim) + _scatter_grad(x, g * w, ihi, dim)
+    outs = [(g, ilo, ihi, w)] if scalar else [(g[j], ilo[j], ihi[j], w[j]) for j in range(len(qs))]
+    z = None
+    for g, ilo, ihi, w in outs:  # one q at a time (q is short)
+        if not keepdim:
+            g, ilo, ihi, w = (t.unsqueeze(dim) for t in (g, ilo, ihi, w))
+        part = _scatter_grad(x, g * (1 - w), ilo, dim) + _scatter_grad(x, g * w, ihi, dim)
+        z = part if z is None else z + part
     return (z,) + (None,) * (len(node.args) - 1)
 
 

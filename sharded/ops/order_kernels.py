@@ -40,7 +40,7 @@ def sort_keys(a):
 def rows_of(a, axis):
     """``a`` with ``axis`` moved last, as ``(rows, n)``."""
     m = np.moveaxis(np.asarray(a), axis, -1)
-    return m.reshape(-1, m.shape[-1]) if m.ndim else m.reshape(1, 1)
+    return m.reshape(int(np.prod(m.shape[:-1])), m.shape[-1]) if m.ndim else m.reshape(1, 1)
 
 
 # ------------------------------------------------------------------------------- top-k
