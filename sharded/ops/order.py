@@ -62,7 +62,6 @@ NanMedian = collections.namedtuple("nanmedian", ["values", "indices"])
 Mode = collections.namedtuple("mode", ["values", "indices"])
 
 CANDIDATES = 4096  # a target's candidates are extracted once at most this many remain
-_BINS_BUDGET = 1 << 16  # counts read per piece per round
 
 
 def _tensor(x):
@@ -194,125 +193,6 @@ def _out_shape(lay_shape, d, keepdim, q):
     return ((q,) if q is not None else ()) + tuple(shape)
 
 
-def _radix(ex, x, d, groups, kind, arg, quantile, qn):
-    """The distributed selection (module docstring); returns the finished keys per group."""
-    shards = x._layout.shards()
-    stat_keys = {}
-    for members in groups:
-        for s in members:
-            k = ex.new_key()
-            params = {"axis": d, "offset": shards[s][1][d]}
-            ex.submit(shards[s][0], "select_stats", (("k", x._keys[s], None),), (k,), params)
-            stat_keys[s] = k
-    order = list(stat_keys)
-    got = dict(zip(order, ex.fetch([(shards[s][0], stat_keys[s], None) for s in order])))
-    ex.free_pairs([(shards[s][0], stat_keys[s]) for s in order])
-    st_ = []  # per group: dict of planning state
-    for members in groups:
-        whole = K.merge_stats([got[s] for s in members])
-        targets, spec = K.plan_rows(whole, kind, arg, x._dtype.np)
-        T = len(targets)
-        rows, rank = targets[:, 0], targets[:, 1]
-        cs = np.stack([got[s][rows, 0] for s in members], 1) if T else np.zeros((0, len(members)))
-        st_.append(
-            dict(
-                members=members,
-                spec=spec,
-                rows=rows,
-                rank=rank.copy(),
-                cs=cs.astype(np.int64),
-                lo=whole[rows, 1].copy(),
-                hi=whole[rows, 2].copy(),
-            )
-        )
-    while True:
-        todo = []
-        for g in st_:
-            span = [int(h) - int(lo) for lo, h in zip(g["lo"], g["hi"])]
-            active = (g["cs"].sum(1) > CANDIDATES) & (np.array(span, dtype=object) > 0)
-            if active.any():
-                todo.append((g, np.nonzero(active)[0], span))
-        if not todo:
-            break
-        reads = []
-        for g, act, span in todo:
-            nb = int(max(16, min(4096, _BINS_BUDGET // max(1, len(act)))))
-            bits = nb.bit_length() - 1
-            shift = np.array([max(0, (span[t] + 1 - 1).bit_length() - bits) for t in act])
-            g["round"] = (act, shift, nb)
-            params = {
-                "axis": d,
-                "rows": g["rows"][act],
-                "lo": g["lo"][act],
-                "hi": g["hi"][act],
-                "shift": shift,
-                "nb": nb,
-            }
-            for s in g["members"]:
-                k = ex.new_key()
-                ex.submit(shards[s][0], "select_hist", (("k", x._keys[s], None),), (k,), params)
-                reads.append((g, s, k))
-        counts = ex.fetch([(shards[s][0], k, None) for _, s, k in reads])
-        ex.free_pairs([(shards[s][0], k) for _, s, k in reads])
-        per = collections.defaultdict(list)
-        for (g, _, _), c in zip(reads, counts):
-            per[id(g)].append(c)
-        for g, act, _ in todo:
-            act, shift, nb = g["round"]
-            c = np.stack(per[id(g)], 2)  # (targets, bins, pieces)
-            tot = c.sum(2)
-            cum = np.cumsum(tot, 1)
-            b = (cum <= g["rank"][act, None]).sum(1)
-            below = np.where(b > 0, cum[np.arange(len(act)), np.maximum(b - 1, 0)], 0)
-            g["rank"][act] -= below
-            for j, t in enumerate(act):
-                lo = int(g["lo"][t]) + (int(b[j]) << int(shift[j]))
-                g["hi"][t] = min(int(g["hi"][t]), lo + (1 << int(shift[j])) - 1)
-                g["lo"][t] = lo
-            g["cs"][act] = c[np.arange(len(act)), b, :]
-    finals = []
-    for g in st_:
-        members, T = g["members"], len(g["rows"])
-        P = len(members)
-        skip = np.zeros((T, P), np.int64)
-        take = np.minimum(g["cs"], g["rank"][:, None] + 1)
-        ranks = g["rank"].copy()
-        tie = g["cs"].sum(1) > CANDIDATES  # one key left: pick the piece holding the rank
-        for t in np.nonzero(tie)[0]:
-            cum = np.cumsum(g["cs"][t])
-            s = int((cum <= ranks[t]).sum())
-            take[t] = 0
-            take[t, s] = 1
-            skip[t, s] = ranks[t] - (cum[s - 1] if s else 0)
-            ranks[t] = 0
-        width = int(take.max()) if T else 0
-        root = shards[members[0]][0]
-        req, ext = collections.defaultdict(list), []
-        for p, s in enumerate(members):
-            ks = tuple(ex.new_key() for _ in range(3))
-            params = {
-                "axis": d,
-                "offset": shards[s][1][d],
-                "rows": g["rows"],
-                "lo": g["lo"],
-                "hi": g["hi"],
-                "skip": skip[:, p],
-                "take": take[:, p],
-                "width": width,
-            }
-            w = shards[s][0]
-            ex.submit(w, "select_extract", (("k", x._keys[s], None),), ks, params, ("select", s))
-            ext.append((w, ks))
-            if w != root:
-                req[w].extend((k, None) for k in ks)
-        handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
-        args = []
-        for w, ks in ext:
-            args += [("k", k, None) if w == root else ("x", next(handles[w])) for k in ks]
-        finals.append((root, g["spec"], ranks, args, ext))
-    return finals
-
-
 def _select(ex, x, d, keepdim, kind, arg, quantile, qn):
     """Planner body shared by the pick selections and quantile: Operands of the results."""
     lay, shards = x._layout, x._layout.shards()
@@ -333,7 +213,7 @@ def _select(ex, x, d, keepdim, kind, arg, quantile, qn):
         groups = list(reduce_groups(lay, (d,)).values())
         roots = [shards[m[0]][0] for m in groups]
         out = reduce_layout(lay, (d,), keepdim, roots)
-        finals = _radix(ex, x, d, groups, kind, arg, quantile, qn)
+        finals = K.radix_select(ex, x, d, groups, kind, arg, CANDIDATES)
         keys = [[] for _ in range(nout)]
         for (root, spec, ranks, args, ext), (_, _, oshp) in zip(finals, out.shards()):
             ks = tuple(ex.new_key() for _ in range(nout))
