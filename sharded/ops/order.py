@@ -336,7 +336,12 @@ def _quantile_spec(x, qs, scalar, dim, keepdim, interp, ignore):
     return tuple((shape, dt) for dt in (x.dtype, D.int64, D.int64, x.dtype))
 
 
-@primitive("quantile", out_spec=_quantile_spec, kind="reduce")
+@primitive(
+    "quantile",
+    kernels=["select_local", "select_stats", "select_hist", "select_extract", "select_finish"],
+    out_spec=_quantile_spec,
+    kind="reduce",
+)
 def _quantile_plan(ex, x, qs, scalar, dim, keepdim, interp, ignore):
     """``(values, lower index, upper index, upper weight)`` of the quantiles ``qs``."""
     res = _select(ex, x, dim, keepdim, "quantile", (qs, interp, ignore), True, len(qs))
