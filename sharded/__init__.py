@@ -61,6 +61,7 @@ from .ops.einsum import *  # noqa: F403
 from .ops.joining import *  # noqa: F403
 from .ops.logical import *  # noqa: F403
 from .ops.matmul import *  # noqa: F403
+from .ops.order import *  # noqa: F403
 from .ops.random import *  # noqa: F403
 from .ops.reduce import *  # noqa: F403
 from .ops.reshape import *  # noqa: F403

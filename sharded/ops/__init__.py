@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     logical,
     masking,
     matmul,
+    order,
     random,
     reduce,
     reshape,

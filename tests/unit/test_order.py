@@ -1,0 +1,217 @@
+"""topk, kthvalue, median, nanmedian, quantile, nanquantile and mode against NumPy (torch's
+semantics: NaN largest, lower median, NaN propagation), on every placement, with the
+distributed selection forced through several radix rounds and the tie path."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+
+import sharded as st
+import sharded.ops.order as O
+from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy, examples, placements
+
+rng = np.random.default_rng(0)
+A = rng.standard_normal((7, 6))
+AN = A.copy()
+AN[2, 3] = AN[5, 0] = np.nan
+INTS = rng.integers(-3, 3, (7, 6))
+MODES = ["linear", "lower", "higher", "midpoint", "nearest"]
+
+
+@pytest.fixture(params=[4096, 2], ids=["cand", "rounds"])
+def candidates(request, monkeypatch):
+    """Run with the default candidate limit and with 2 (forces radix rounds and ties)."""
+    monkeypatch.setattr(O, "CANDIDATES", request.param)
+    return request.param
+
+
+def _np_sorted(a, d):
+    return np.sort(a, axis=d)  # NumPy sorts NaN last, as torch orders them
+
+
+def _check_indices(x, vals, idx, d, keepdim=False):
+    """``x[idx] == vals`` along ``d`` (tie indices may differ from torch's)."""
+    i = idx.numpy() if keepdim else np.expand_dims(idx.numpy(), d)
+    got = np.take_along_axis(x, i, d)
+    v = vals.numpy() if keepdim else np.expand_dims(vals.numpy(), d)
+    np.testing.assert_array_equal(got, v)
+
+
+@pytest.mark.parametrize("place", PLACEMENTS, ids=PLACEMENT_IDS)
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_every_layout(place, largest):
+    for a in (AN, INTS):
+        x = st.from_numpy(a, **place)
+        for d in (0, 1):
+            k = 3
+            v, i = st.topk(x, k, dim=d, largest=largest)
+            s = _np_sorted(a, d)
+            exp = np.flip(s, d).take(range(k), d) if largest else s.take(range(k), d)
+            assert_matches_numpy(v, exp)
+            assert i.dtype == st.int64
+            _check_indices(a, v, i, d, keepdim=True)
+    assert st.topk(st.from_numpy(A, **place), 7, dim=0).values.shape == (7, 6)
+
+
+def test_topk_nan_first_and_method():
+    x = st.tensor([3.0, float("nan"), 1.0, 2.0, float("nan"), 0.0], shards=3)
+    r = x.topk(3)
+    assert np.isnan(r.values.numpy()[:2]).all() and r.values.tolist()[2] == 3.0
+    assert sorted(r.indices.tolist()[:2]) == [1, 4] and r.indices.tolist()[2] == 0
+    assert x.topk(3, largest=False).indices.tolist() == [5, 2, 3]
+    with pytest.raises(st.ArgumentError, match="k=7"):
+        x.topk(7)
+
+
+@pytest.mark.parametrize("place", PLACEMENTS, ids=PLACEMENT_IDS)
+def test_kthvalue_median_every_layout(place, candidates):
+    for a in (A, AN, INTS):
+        x = st.from_numpy(a, **place)
+        for d in (0, 1):
+            n = a.shape[d]
+            s = _np_sorted(a, d)
+            for k in (1, (n + 1) // 2, n):
+                r = st.kthvalue(x, k, d)
+                assert_matches_numpy(r.values, s.take(k - 1, d))
+                _check_indices(a, r.values, r.indices, d)
+            r = x.median(d, keepdim=True)
+            exp = s.take([(n - 1) // 2], d)
+            if a.dtype.kind == "f":
+                exp = np.where(np.isnan(a).any(d, keepdims=True), np.nan, exp)
+            assert_matches_numpy(r.values, exp)
+            _check_indices(a, r.values, r.indices, d, keepdim=True)
+            r = st.nanmedian(x, d)
+            if a.dtype.kind == "f":
+                cnt = (~np.isnan(a)).sum(d)
+                exp = np.take_along_axis(s, np.expand_dims((cnt - 1) // 2, d), d).squeeze(d)
+                assert_matches_numpy(r.values, exp)
+                _check_indices(a, r.values, r.indices, d)
+
+
+def test_median_whole_tensor(candidates):
+    b = rng.standard_normal(1001)
+    for sh in (1, 2, 5):
+        x = st.from_numpy(b, shards=sh)
+        assert x.median().item() == np.sort(b)[500]
+        assert st.median(x).shape == ()
+        b2 = b.copy()
+        b2[17] = np.nan
+        x = st.from_numpy(b2, shards=sh)
+        assert np.isnan(st.median(x).item())
+        assert st.nanmedian(x).item() == np.sort(b2)[499]
+        r = st.median(x, 0)
+        assert np.isnan(r.values.item()) and r.indices.item() == 17  # torch: the first NaN
+    z = st.zeros(50, shards=3)  # all ties: the rank sits in one piece
+    r = st.median(z, 0)
+    assert r.values.item() == 0.0 and 0 <= r.indices.item() < 50
+    assert np.isnan(st.nanmedian(st.full((4,), float("nan"), shards=2)).item())
+    assert st.median(st.tensor([2, 1, 2, 2, 1], shards=2)).item() == 2  # lower median, ints
+
+
+@pytest.mark.parametrize("place", PLACEMENTS, ids=PLACEMENT_IDS)
+@pytest.mark.parametrize("interp", MODES)
+def test_quantile_every_layout(place, interp, candidates):
+    q = np.array([0.0, 0.1, 0.25, 0.5, 0.7, 1.0])
+    qt = st.tensor(q, dtype=st.float64)
+    x = st.from_numpy(A, **place)
+    for d in (None, 0, 1):
+        got = st.quantile(x, qt, dim=d, interpolation=interp)
+        assert_matches_numpy(got, np.quantile(A, q, axis=d, method=interp), rtol=1e-12)
+        got = x.quantile(0.3, dim=d, keepdim=True, interpolation=interp)
+        exp = np.quantile(A, 0.3, axis=d, method=interp, keepdims=True)
+        assert_matches_numpy(got, exp, rtol=1e-12)
+    xn = st.from_numpy(AN, **place)
+    for d in (None, 0, 1):
+        assert_matches_numpy(
+            st.quantile(xn, qt, d, interpolation=interp),
+            np.quantile(AN, q, axis=d, method=interp),
+            rtol=1e-12,
+        )
+        assert_matches_numpy(
+            xn.nanquantile(qt, d, interpolation=interp),
+            np.nanquantile(AN, q, axis=d, method=interp),
+            rtol=1e-12,
+        )
+
+
+def test_quantile_errors_and_dtypes():
+    x = st.tensor([1.0, 2.0, 3.0], shards=2)
+    with pytest.raises(st.DTypeError, match="int64"):
+        st.quantile(st.tensor([1, 2]), 0.5)
+    with pytest.raises(st.ArgumentError, match="1.5"):
+        st.quantile(x, 1.5)
+    with pytest.raises(st.ArgumentError, match="cubic"):
+        st.quantile(x, 0.5, interpolation="cubic")
+    f = st.tensor(A.astype(np.float32), shards=3)
+    got = st.quantile(f, 0.4, dim=0)
+    assert got.dtype == st.float32
+    assert_matches_numpy(got, np.quantile(A.astype(np.float32), 0.4, axis=0), rtol=1e-6)
+    assert x.quantile(0.5).item() == 2.0  # x is unchanged and usable after the errors
+
+
+@pytest.mark.parametrize("place", PLACEMENTS, ids=PLACEMENT_IDS)
+def test_mode_every_layout(place):
+    x = st.from_numpy(INTS, **place)
+    for d in (0, 1):
+        r = st.mode(x, d)
+        for row, (v, i) in enumerate(zip(r.values.numpy().ravel(), r.indices.numpy().ravel())):
+            line = np.take(INTS, row, 1 - d)
+            vals, cnt = np.unique(line, return_counts=True)
+            assert v == vals[cnt.argmax()]  # the smallest most frequent value
+            assert i == np.nonzero(line == v)[0][-1]  # its last occurrence
+    assert st.mode(st.tensor([1.0, 2, 2, 3, 3, 1], shards=2)).indices.item() == 5
+
+
+def test_kthvalue_errors():
+    x = st.tensor([1.0, 2.0], shards=2)
+    with pytest.raises(st.ArgumentError, match="k=3"):
+        x.kthvalue(3)
+    with pytest.raises(st.DimError):
+        st.kthvalue(st.tensor(1.0), 1, dim=2)
+
+
+@pytest.mark.parametrize(
+    "place",
+    [
+        dict(shards=1),
+        dict(shards=3),
+        dict(shards=3, dim=1),
+        dict(layout=st.Layout(chunks=(4, 0, 3))),
+    ],
+    ids=["1", "rows", "cols", "uneven"],
+)
+def test_gradients(place):
+    a = st.from_numpy(A.copy(), **place).requires_grad_()
+    check = st.autograd.gradcheck
+    assert check(lambda t: st.topk(t, 2, dim=0).values, (a,))
+    assert check(lambda t: st.topk(t, 2, dim=1, largest=False).values, (a,))
+    assert check(lambda t: st.kthvalue(t, 3, 0).values, (a,))
+    assert check(lambda t: t.median(1).values, (a,))
+    assert check(lambda t: t.median(), (a,))
+    assert check(lambda t: st.nanmedian(t, 0, keepdim=True).values, (a,))
+    for interp in MODES:
+        assert check(lambda t, m=interp: st.quantile(t, 0.3, dim=0, interpolation=m), (a,))
+    qt = st.tensor([0.2, 0.9], dtype=st.float64)
+    assert check(lambda t: st.quantile(t, qt, dim=1, keepdim=True), (a,))
+    assert check(lambda t: st.quantile(t, qt), (a,))
+    m = st.from_numpy(np.round(A), **place).requires_grad_()
+    st.mode(m, 0).values.sum().backward()
+    assert m.grad.numpy().sum() == 6.0
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(data=hs.data())
+def test_property_random_layouts(data):
+    shape = tuple(data.draw(hs.lists(hs.integers(1, 6), min_size=1, max_size=3)))
+    a = np.round(rng.standard_normal(shape), 1)  # coarse values: many ties
+    place = data.draw(placements(shape))
+    d = data.draw(hs.integers(0, len(shape) - 1))
+    k = data.draw(hs.integers(1, shape[d]))
+    x = st.from_numpy(a, **place)
+    s = np.sort(a, axis=d)
+    assert_matches_numpy(st.topk(x, k, d, largest=False).values, s.take(range(k), d))
+    assert_matches_numpy(st.kthvalue(x, k, d).values, s.take(k - 1, d))
+    assert_matches_numpy(x.median(d).values, s.take((shape[d] - 1) // 2, d))
+    q = data.draw(hs.floats(0, 1))
+    assert_matches_numpy(st.quantile(x, q, d), np.quantile(a, q, axis=d), rtol=1e-12)
