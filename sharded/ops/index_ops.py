@@ -88,7 +88,7 @@ def index_select(input, dim, index):
     Examples
     --------
     >>> import sharded as st
-    >>> x = st.arange(6).view(3, 2)
+    >>> x = st.arange(6).reshape(3, 2)
     >>> st.index_select(x, 0, st.tensor([2, 0])).tolist()
     [[4, 5], [0, 1]]
     """
