@@ -73,7 +73,7 @@ def route_split(xp, *blocks, offs, shape, cmap, sizes, bounds, cands, nidx, wrap
     scatter = bool(vals) or fill is not None
     nd = len(sizes)
     if bad[0]:  # nothing moves: the driver raises before the next phase
-        empty = [xp.empty((nd, 0), np.int64), xp.empty(0, np.int64)] * len(cands)
+        empty = [xp.empty((nd, 0), np.int32), xp.empty(0, np.int32)] * len(cands)
         return (xp.asarray(list(bad) + [0] * len(cands), dtype=np.int64), *empty)
     if scatter:
         v = vals[0].reshape(-1) if vals else None
@@ -100,6 +100,7 @@ def route_split(xp, *blocks, offs, shape, cmap, sizes, bounds, cands, nidx, wrap
         order = xp.argsort(cid, kind="stable")
         counts = [int(c) for c in xp.bincount(cid, minlength=len(cands))[: len(cands)]]
     outs, lo = [], 0
+    small = np.int32 if max(list(sizes) + [n]) < 2**31 else np.int64
     for j, cc in enumerate(cands):
         if order is None:
             sel = slice(0, n)
@@ -107,13 +108,15 @@ def route_split(xp, *blocks, offs, shape, cmap, sizes, bounds, cands, nidx, wrap
             sel = order[lo : lo + counts[j]]
             lo += counts[j]
         base = [0] * nd if cc is None else [bounds[d][cc[d]] for d in range(nd)]
-        lc = xp.stack([coords[d][sel] - base[d] for d in range(nd)]) if nd else None
-        if lc is None:
-            lc = xp.empty((0, counts[j]), np.int64)
+        lc = xp.empty((nd, counts[j]), dtype=small)  # 32-bit where it fits: half the bytes
+        for d in range(nd):
+            lc[d] = coords[d][sel] - base[d]
         if scatter:
             outs += [lc, v[sel]]
+        elif order is None:
+            outs += [lc, xp.arange(n, dtype=small)]
         else:
-            outs += [lc, xp.arange(n, dtype=np.int64)[sel]]
+            outs += [lc, sel.astype(small)]
     return (xp.asarray([0, 0, 0] + counts, dtype=np.int64), *outs)
 
 
