@@ -7,8 +7,7 @@ indexed dim's rows move) and routed worker to worker; index values are never rea
 driver, which reads only per-block counts (one wait per op). ``masked_*`` reuse the mask
 primitives of :mod:`sharded.ops.masking` by name. ``nonzero`` reads one count per shard.
 
-Memory: a routed ``index_*`` op holds the expanded index (int64, the size of the block it
-indexes) and its coordinates on each worker, about 2 + ndim int64 words per element moved.
+Memory: a routed ``index_*`` op holds the expanded index (int64) and its bucketed coordinates.
 """
 
 from __future__ import annotations
@@ -589,7 +588,7 @@ def nonzero(input, *, as_tuple=False):
 
 @bind("argwhere")
 def argwhere(input):
-    """``nonzero(input)``: an ``(n, ndim)`` tensor of the non-zero elements' indices.
+    """``nonzero(input)``: the ``(n, ndim)`` indices of the non-zero elements.
 
     Examples
     --------
