@@ -58,6 +58,7 @@ from .ops import linalg
 from .ops.arithmetic import *  # noqa: F403
 from .ops.creation import *  # noqa: F403
 from .ops.einsum import *  # noqa: F403
+from .ops.index_ops import *  # noqa: F403
 from .ops.joining import *  # noqa: F403
 from .ops.logical import *  # noqa: F403
 from .ops.matmul import *  # noqa: F403
@@ -65,6 +66,7 @@ from .ops.order import *  # noqa: F403
 from .ops.random import *  # noqa: F403
 from .ops.reduce import *  # noqa: F403
 from .ops.reshape import *  # noqa: F403
+from .ops.scatter import *  # noqa: F403
 from .ops.selection import *  # noqa: F403
 from .ops.unary import *  # noqa: F403
 from .ops.views import *  # noqa: F403

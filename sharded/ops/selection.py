@@ -141,8 +141,9 @@ def _where_vjp(gs, node):
     )
 
 
-def where(condition, input, other):
-    """``input`` where ``condition`` is true, else ``other``.
+def where(condition, input=None, other=None):
+    """``input`` where ``condition`` is true, else ``other``; ``where(condition)`` alone is
+    ``condition.nonzero(as_tuple=True)`` (as torch).
 
     Examples
     --------
@@ -150,7 +151,13 @@ def where(condition, input, other):
     >>> x = st.tensor([1., -2.])
     >>> st.where(x > 0, x, 0.).tolist()
     [1.0, 0.0]
+    >>> [t.tolist() for t in st.where(x > 0)]
+    [[0]]
     """
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)  # the nonzero family's method, by name
+    if input is None or other is None:
+        raise ArgumentError("where() takes a condition alone or a condition, input and other")
     return E.call("where", condition, input, other)
 
 

@@ -1,0 +1,187 @@
+"""index_select / index_add / index_copy / index_fill / index_put, masked_* and nonzero
+against NumPy, with torch's answers (taken from a CPU torch) encoded where they differ."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+
+import sharded as st
+from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy, examples, placements
+
+RNG = np.random.default_rng(1)
+A = np.arange(1.0, 36.0).reshape(7, 5)
+# the shared placements, with an uneven chunking (an empty shard) that fits 3 rows
+SMALL = PLACEMENTS[:6] + [dict(layout=st.Layout(chunks=(2, 0, 1))), PLACEMENTS[7]]
+
+
+@pytest.mark.parametrize("place", PLACEMENTS, ids=PLACEMENT_IDS)
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_index_select_add_copy_fill(place, dim):
+    x = st.from_numpy(A, **place)
+    n = A.shape[dim]
+    idx = RNG.integers(0, n, size=6)
+    i = st.from_numpy(idx, shards=2)
+    assert_matches_numpy(st.index_select(x, dim, i), np.take(A, idx, axis=dim))
+    assert_matches_numpy(x.index_select(dim, i[:0]), np.take(A, idx[:0], axis=dim))
+    src_shape = list(A.shape)
+    src_shape[dim] = 6
+    src = RNG.random(src_shape)
+    exp = A.copy()
+    np.add.at(np.moveaxis(exp, dim, 0), idx, 2 * np.moveaxis(src, dim, 0))
+    assert_matches_numpy(x.index_add(dim, i, st.from_numpy(src, shards=3), alpha=2), exp)
+    uniq = RNG.permutation(n)[:3]
+    src3 = np.take(src, range(3), axis=dim)
+    exp = A.copy()
+    np.moveaxis(exp, dim, 0)[uniq] = np.moveaxis(src3, dim, 0)
+    assert_matches_numpy(x.index_copy(dim, st.from_numpy(uniq), st.from_numpy(src3)), exp)
+    exp = A.copy()
+    np.moveaxis(exp, dim, 0)[idx] = -1.0
+    assert_matches_numpy(x.index_fill(dim, i, -1.0), exp)
+    assert_matches_numpy(x.index_fill(dim, i, st.tensor(-1.0)), exp)
+    assert_matches_numpy(x, A)
+    y = x.clone()
+    assert y.index_fill_(dim, i, -1.0) is y
+    assert_matches_numpy(y, exp)
+
+
+def test_index_errors_like_torch():
+    x = st.from_numpy(A, shards=3)
+    with pytest.raises(IndexError, match="index 7 is out of bounds for dimension 0"):
+        x.index_select(0, st.tensor([0, 7]))
+    with pytest.raises(IndexError, match="Index is supposed to be a vector"):
+        x.index_select(0, st.tensor([[0]]))
+    with pytest.raises(st.errors.DTypeError, match="int32 or int64"):
+        x.index_select(0, st.tensor([0.0]))
+    with pytest.raises(st.errors.ShapeError, match="source tensor shape must match"):
+        x.index_add(0, st.tensor([0]), st.ones(1, 2, dtype=st.float64))
+    with pytest.raises(IndexError, match=r"Number of indices \(2\) should be equal"):
+        x.index_copy(0, st.tensor([0, 1]), st.ones(1, 5, dtype=st.float64))
+    with pytest.raises(st.errors.DTypeError, match="same dtype"):
+        x.index_add(0, st.tensor([0]), st.ones(1, 5))
+    with pytest.raises(st.errors.ArgumentError, match="0-dimensional value tensor"):
+        x.index_fill(0, st.tensor([0]), st.tensor([1.0, 2.0]))
+    y = x.clone()
+    with pytest.raises(IndexError, match="index -8 is out of bounds"):
+        y.index_add_(0, st.tensor([-8]), st.ones(1, 5, dtype=st.float64))
+    assert_matches_numpy(y, A)
+
+
+@pytest.mark.parametrize("place", SMALL, ids=PLACEMENT_IDS)
+def test_index_put(place):
+    a = np.arange(12.0).reshape(3, 4)
+    x = st.from_numpy(a, **place)
+    exp = a.copy()
+    exp[[0, -1]] = [1.0, 2.0, 3.0, 4.0]
+    assert_matches_numpy(
+        x.index_put((st.tensor([0, -1]),), st.tensor([1.0, 2, 3, 4], dtype=st.float64)), exp
+    )
+    got = x.index_put(
+        (st.tensor([[0], [2]]), st.tensor([1, 3])),
+        st.tensor(9.0, dtype=st.float64),
+        accumulate=True,
+    )
+    assert got.tolist() == [[0.0, 10.0, 2.0, 12.0], [4.0, 5.0, 6.0, 7.0], [8.0, 18.0, 10.0, 20.0]]
+    rows = np.array([0, 0, 2, 1, 0])
+    cols = np.array([1, 1, 3, 0, 1])
+    exp = a.copy()
+    np.add.at(exp, (rows, cols), 1.0)
+    y = x.clone()
+    y.index_put_(
+        (st.from_numpy(rows, shards=2), st.from_numpy(cols, shards=3)), 1.0, accumulate=True
+    )
+    assert_matches_numpy(y, exp)
+    y = x.clone()
+    y.index_put_((st.tensor([True, False, True]),), 0.0)  # a mask takes the indexing path
+    assert y.tolist()[1] == [4.0, 5.0, 6.0, 7.0] and y.sum().item() == 22.0
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
+        x.index_put_((st.tensor([3]),), st.tensor(1.0, dtype=st.float64))
+    assert_matches_numpy(x, a)
+
+
+@pytest.mark.parametrize("place", SMALL, ids=PLACEMENT_IDS)
+def test_masked_ops(place):
+    a = np.arange(12.0).reshape(3, 4)
+    x = st.from_numpy(a, **place)
+    m = np.array([[True], [False], [True]])
+    sm = st.from_numpy(m)
+    assert_matches_numpy(x.masked_select(sm), a[np.broadcast_to(m, a.shape)])
+    assert_matches_numpy(st.masked_select(x, x > 4.0), a[a > 4])
+    exp = a.copy()
+    exp[np.broadcast_to(m, a.shape)] = np.arange(100.0, 108.0)
+    assert_matches_numpy(x.masked_scatter(sm, st.arange(100.0, 112.0, dtype=st.float64)), exp)
+    assert_matches_numpy(x.masked_fill(sm, -1.0), np.where(m, -1.0, a))
+    assert_matches_numpy(x.masked_fill(sm, st.tensor(-2.0)), np.where(m, -2.0, a))
+    assert_matches_numpy(x, a)
+    y = x.clone()
+    assert y.masked_fill_(y > 5.0, 0.0) is y
+    assert_matches_numpy(y, np.where(a > 5, 0.0, a))
+    y = x.clone()
+    assert y.masked_scatter_(y > 5.0, st.zeros(20, dtype=st.float64)) is y
+    assert_matches_numpy(y, np.where(a > 5, 0.0, a))
+    with pytest.raises(st.errors.DTypeError, match="only supports boolean masks"):
+        x.masked_fill(st.tensor([1, 0, 1]).view(3, 1), 1.0)
+    with pytest.raises(st.errors.ShapeError, match="Number of elements of source"):
+        x.masked_scatter(x > 0, st.ones(3, dtype=st.float64))
+
+
+@pytest.mark.parametrize("place", PLACEMENTS, ids=PLACEMENT_IDS)
+def test_nonzero(place):
+    a = RNG.integers(0, 2, size=(7, 5))
+    x = st.from_numpy(a, **place)
+    assert_matches_numpy(st.nonzero(x), np.argwhere(a), dtype="int64")
+    assert_matches_numpy(x.argwhere(), np.argwhere(a))
+    for t, e in zip(x.nonzero(as_tuple=True), np.nonzero(a)):
+        assert_matches_numpy(t, e)
+    for t, e in zip(st.where(x > 0), np.nonzero(a)):
+        assert_matches_numpy(t, e)
+    assert st.nonzero(st.zeros(3, 0)).shape == (0, 2)
+    assert st.argwhere(st.tensor(0.0)).shape == (0, 0)
+    assert st.nonzero(st.tensor(5.0)).shape == (1, 0)
+    assert [t.tolist() for t in st.tensor(0.0).nonzero(as_tuple=True)] == [[]]
+
+
+@pytest.mark.parametrize(
+    "place", [dict(shards=2), dict(shards=2, dim=1), dict(layout=st.Layout(chunks=(3, 0, 1)))]
+)
+def test_gradients(place):
+    a = RNG.random((4, 3))
+    x = st.from_numpy(a, **place).requires_grad_()
+    i = st.tensor([2, 0, 2])
+    u = st.from_numpy(RNG.random((3, 3)), shards=2).requires_grad_()
+    m = st.from_numpy(a > 0.5)
+    gc = st.autograd.gradcheck
+    assert gc(lambda t: t.index_select(0, i), (x,))
+    assert gc(lambda t: t.index_select(1, i[:2]), (x,))
+    assert gc(lambda t, s: t.index_add(0, i, s, alpha=2.0), (x, u))
+    assert gc(lambda t, s: t.index_copy(0, st.tensor([3, 0, 1]), s), (x, u))
+    assert gc(lambda t: t.index_fill(1, i[:1], 2.0), (x,))
+    v = st.from_numpy(RNG.random(3), shards=2).requires_grad_()
+    assert gc(lambda t, s: t.index_put((i, st.tensor([0, 1, 1])), s, accumulate=True), (x, v))
+    assert gc(lambda t, s: t.index_put((st.tensor([3, 1, 0]), st.tensor([0, 1, 1])), s), (x, v))
+    assert gc(lambda t: t.masked_select(m), (x,))
+    assert gc(lambda t: t.masked_fill(m, 0.5), (x,))
+    w = st.from_numpy(RNG.random(14), shards=3).requires_grad_()
+    assert gc(lambda t, s: t.masked_scatter(m, s), (x, w))
+
+
+def test_masked_scatter_gradient_like_torch():
+    s = st.tensor([1.0, 2.0, 3.0, 4.0], shards=2).requires_grad_()
+    src = st.tensor([5.0, 6.0], shards=2).requires_grad_()
+    o = s.masked_scatter(st.tensor([True, False, True, False]), src)
+    o.backward(st.tensor([1.0, 2.0, 3.0, 4.0]))
+    assert s.grad.tolist() == [0.0, 2.0, 0.0, 4.0] and src.grad.tolist() == [1.0, 3.0]
+
+
+@settings(max_examples=examples(25), deadline=None)
+@given(hs.data())
+def test_index_select_and_nonzero_property(data):
+    shape = tuple(data.draw(hs.lists(hs.integers(1, 4), min_size=1, max_size=3)))
+    a = RNG.integers(0, 2, size=shape).astype(np.float64)
+    dim = data.draw(hs.integers(0, len(shape) - 1))
+    idx = RNG.integers(0, shape[dim], size=data.draw(hs.integers(0, 5)))
+    x = st.from_numpy(a, **data.draw(placements(shape)))
+    i = st.from_numpy(idx, **data.draw(placements(idx.shape)))
+    assert_matches_numpy(x.index_select(dim, i), np.take(a, idx, axis=dim))
+    assert_matches_numpy(x.nonzero(), np.argwhere(a))
+    assert_matches_numpy(x.masked_select(x > 0), a[a > 0])
