@@ -18,6 +18,7 @@ import numpy as np
 
 import sharded as st
 
+from .bench_algorithms import run as run_algorithms
 from .bench_linalg import run as run_linalg
 from .timing import dask_array, median_time, report
 
@@ -32,6 +33,7 @@ def run(
     out=print,
     ckpt_gb: float = 2.0,
     ckpt_dir=None,
+    algorithms: bool = True,
 ) -> list:
     """Run the cases; returns rows ``(name, sharded_s, numpy_s, dask_s, target)``."""
     sess = st.init()
@@ -144,6 +146,8 @@ def run(
     report(rows, nw, out)
     if linalg:
         rows += run_linalg(repeat=max(1, min(repeat, 3)), out=out)
+    if algorithms:
+        rows += run_algorithms(st, repeat=max(1, min(repeat, 3)), out=out)
     return rows
 
 
@@ -356,6 +360,11 @@ def main(argv=None) -> int:
         action="store_true",
         help="skip the linear-algebra cases (matmul, QR, lstsq, solve)",
     )
+    p.add_argument(
+        "--no-algorithms",
+        action="store_true",
+        help="skip the data-dependent algorithm cases (sort, scans, top-k, gather...)",
+    )
     p.add_argument("--address", default=None, help="Ray cluster address (default: embedded)")
     p.add_argument("--workers", type=int, default=None, help="number of worker actors")
     a = p.parse_args(argv)
@@ -369,6 +378,7 @@ def main(argv=None) -> int:
             linalg=not a.no_linalg,
             ckpt_gb=a.ckpt_gb,
             ckpt_dir=a.ckpt_dir,
+            algorithms=not a.no_algorithms,
         )
     finally:
         st.shutdown()

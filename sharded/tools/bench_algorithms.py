@@ -1,0 +1,25 @@
+"""Benchmark cases of the data-dependent algorithms (one module per family, each with a
+``cases(st, np, da, size, repeat)`` function), at the sizes the targets are stated for."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import bench_order, bench_scatter
+from .timing import dask_array, report
+
+# (family module, elements) in the order the table prints them
+FAMILIES = [
+    (bench_order, 50_000_000),
+    (bench_scatter, 10_000_000),
+]
+
+
+def run(st, repeat: int = 3, scale: float = 1.0, out=print) -> list:
+    """Run every family's cases (sizes times ``scale``), print their table, return the rows."""
+    da = dask_array()
+    rows = []
+    for module, size in FAMILIES:
+        rows += module.cases(st, np, da, max(1000, int(size * scale)), repeat)
+    report(rows, st.runtime.current().executor.num_workers, out)
+    return rows
