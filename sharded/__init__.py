@@ -62,6 +62,7 @@ from .ops.random import *  # noqa: F403
 from .ops.reduce import *  # noqa: F403
 from .ops.reshape import *  # noqa: F403
 from .ops.selection import *  # noqa: F403
+from .ops.sets import *  # noqa: F403
 from .ops.sort import *  # noqa: F403
 from .ops.unary import *  # noqa: F403
 from .ops.views import *  # noqa: F403

@@ -17,6 +17,7 @@ from . import (  # noqa: F401
     reduce,
     reshape,
     selection,
+    sets,
     sort,
     unary,
     views,

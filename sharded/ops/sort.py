@@ -20,7 +20,6 @@ NaN sorts as the largest value (first when descending), as in torch.
 from __future__ import annotations
 
 import collections
-import math
 
 import numpy as np
 
