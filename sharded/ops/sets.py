@@ -231,8 +231,10 @@ def _unique_plan(ex, x, inverse=False, counts=False):
             ]
             for j in range(p)
         ]
-        offs = [[bounds[b] for b in range(p) for _ in _pieces(ex, 0, 0, 0, *starts[b][j : j + 2], 8)]
-                for j in range(p)]  # fmt: skip
+        offs = [  # the global id of each destination's first unique, once per piece
+            [bounds[b] for b in range(p) for _ in _pieces(ex, 0, 0, 0, *starts[b][j : j + 2], 8)]
+            for j in range(p)
+        ]
         args = _exchange(ex, lambda j: plan[j], p)
         ik = []
         for j, (w, _, _) in enumerate(shards):

@@ -1,3 +1,3 @@
 """The unit suite's set tests, run unchanged on the multi-node Ray cluster."""
 
-from tests.unit.test_sets import *  # noqa: F403
+from tests.unit.test_sets import *

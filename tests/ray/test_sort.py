@@ -1,3 +1,3 @@
 """The unit suite's sort tests, run unchanged on the multi-node Ray cluster."""
 
-from tests.unit.test_sort import *  # noqa: F403
+from tests.unit.test_sort import *
