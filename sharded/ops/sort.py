@@ -24,7 +24,7 @@ import collections
 import numpy as np
 
 from .. import dtypes as D
-from ..core.dataflow import Operand, free_temps, reshard
+from ..core.dataflow import Operand, align, free_temps, reshard
 from ..core.dispatch import apply, as_tensor, is_tensor, placement
 from ..core.registry import bind, kernel, primitive, vjp
 from ..errors import ArgumentError
@@ -44,13 +44,13 @@ def _tensor(x):
 def _make_keys(xp, a, goff, sign):
     """Sort keys of 1-d ``a`` whose global positions start at ``goff``; ``sign=-1`` makes the
     index descend among equal values (a descending sort is the reverse of that order)."""
-    g = xp.arange(goff, goff + a.size, dtype=xp.int64) * sign
     if a.dtype == np.int64:  # not exact in float64: a (value, index) record, compared in order
         k = np.empty(a.size, dtype=[("v", "<i8"), ("g", "<i8")])
-        k["v"], k["g"] = a, g
+        k["v"], k["g"] = a, xp.arange(goff, goff + a.size, dtype=xp.int64) * sign
         return k
     k = xp.empty(a.size, dtype=xp.complex128)
-    k.real, k.imag = a, g
+    k.real = a
+    k.imag = xp.arange(sign * goff, sign * (goff + a.size), sign, dtype=xp.float64)
     return k
 
 
@@ -59,7 +59,10 @@ def _decode(xp, k, dtype, descending):
         k = k[::-1]
     if k.dtype.names:
         return xp.array(k["v"], dtype=dtype), xp.abs(k["g"])
-    return k.real.astype(dtype), xp.abs(k.imag).astype(xp.int64)
+    g = k.imag.astype(xp.int64)
+    if descending:
+        xp.negative(g, out=g)
+    return k.real.astype(dtype), g
 
 
 @kernel
@@ -84,8 +87,9 @@ def sort_merge(xp, *pieces, dtype, descending, template):
         k = template[:0]
     elif len(pieces) == 1:
         k = pieces[0]
-    else:  # a stable (merge) sort finds the runs and merges them
-        k = xp.sort(xp.concatenate(pieces), kind="stable")
+    else:  # a stable (merge) sort finds the runs and merges them, in place
+        k = xp.concatenate(pieces)
+        k.sort(kind="stable")
     return _decode(xp, k, dtype, descending)
 
 
@@ -199,12 +203,24 @@ def _sample_sort(ex, x, descending):
 
 
 def _settle(ex, op, lay):
-    """``op`` moved to ``lay`` (the rebalancing step), its own blocks freed."""
+    """``op`` moved to ``lay`` (the rebalancing step), its own blocks freed. A block that
+    already sits on its worker stays a view of it (no copy); only the boundary slices
+    travel."""
     if op._layout == lay:
         return op
-    out = reshard(ex, op, lay)
+    args, temps = align(ex, op, lay)
+    made = {(w, k) for w, k in temps}
+    keys = []
+    for s, ((w, _, shp), a) in enumerate(zip(lay.shards(), args)):
+        if a[0] == "k" and (w, a[1]) in made:
+            keys.append(a[1])  # assembled for us already: take it over
+            continue
+        k = ex.new_key()
+        ex.submit(w, "reshape", (a,), (k,), {"shape": shp}, label=("settle", s))
+        keys.append(k)
+    free_temps(ex, [(w, k) for w, k in temps if k not in keys])
     free_temps(ex, [(w, k) for (w, _, _), k in zip(op._layout.shards(), op._keys)])
-    return out
+    return Operand(lay, op._dtype, keys)
 
 
 def _whole_dim_layout(lay, dim, num_workers):
