@@ -330,7 +330,62 @@ def _uc_plan(ex, x, inverse=False, counts=False):
     return tuple(out)
 
 
-nondiff("unique", "unique_consecutive")
+# ------------------------------------------------------------------ unique along a dim
+@kernel
+def unique_dim_local(xp, a, dim, consecutive):
+    """Unique slices of a whole block along ``dim`` (lexicographic order, as torch), or runs
+    of equal consecutive slices; with the inverse, the counts and the result's length."""
+    rest = int(np.prod([d for i, d in enumerate(a.shape) if i != dim], dtype=np.int64))
+    m = xp.moveaxis(a, dim, 0).reshape(a.shape[dim], rest)
+    n = m.shape[0]
+    if consecutive:
+        new = xp.ones(n, dtype=bool)
+        new[1:] = (m[1:] != m[:-1]).any(axis=1) if m.shape[1] else False
+        sel, inv = xp.flatnonzero(new), xp.cumsum(new) - 1
+    else:  # sort the slices by all their elements, last key first (lexsort's order)
+        perm = xp.lexsort(m.T[::-1]) if m.shape[1] and n else xp.arange(n)
+        s = m[perm]
+        new = xp.ones(n, dtype=bool)
+        new[1:] = (s[1:] != s[:-1]).any(axis=1) if m.shape[1] else False
+        inv = xp.empty(n, dtype=xp.int64)
+        inv[perm] = xp.cumsum(new) - 1
+        sel = perm[new]
+    cnt = _counts(xp, new, n)
+    return (
+        xp.take(a, sel, axis=dim),
+        inv.astype(xp.int64),
+        cnt,
+        xp.array([sel.size], dtype=xp.int64),
+    )
+
+
+@primitive("unique_dim", kernels=[unique_dim_local])
+def _unique_dim_plan(ex, x, dim, consecutive):
+    """Unique slices along ``dim`` of a tensor held whole by one worker (one shard or
+    replicated): ``(values, inverse, counts)`` on that worker; reads the result's length."""
+    lay = x._layout
+    w = lay.workers[0]
+    ks = tuple(ex.new_key() for _ in range(4))
+    ex.submit(
+        w, "unique_dim_local", (("k", x._keys[0], None),), ks,
+        {"dim": dim, "consecutive": consecutive}, ("unique", 0),
+    )  # fmt: skip
+    (k,) = (int(v[0]) for v in ex.fetch([(w, ks[3], None)]))
+    ex.free_pairs([(w, ks[3])])
+    shape = list(lay.shape)
+    shape[dim] = k
+
+    def one(shp):
+        return Layout.from_bounds(shp, tuple((0, n) for n in shp), (w,))
+
+    return (
+        Operand(one(tuple(shape)), x._dtype, ks[:1]),
+        Operand(one((lay.shape[dim],)), D.int64, ks[1:2]),
+        Operand(one((k,)), D.int64, ks[2:3]),
+    )
+
+
+nondiff("unique", "unique_consecutive", "unique_dim")
 
 
 # ------------------------------------------------------------------------ public names
@@ -349,10 +404,17 @@ def _finish(res, shape, return_inverse, return_counts):
 
 
 def _along_dim(name, x, dim, return_inverse, return_counts):
-    raise ArgumentError(
-        f"{name}(dim={dim}) is not supported yet for a tensor of shape {tuple(x.shape)} "
-        "(only dim=None)"
-    )
+    lay = x._layout
+    if not (lay.is_replicated or lay.num_shards == 1):
+        raise ArgumentError(
+            f"{name}(dim={dim}) is supported for a tensor held by one worker (one shard or "
+            f"replicated) only; this one of shape {tuple(x.shape)} has {lay.num_shards} "
+            "shards (use dim=None, or reshard it)"
+        )
+    res = apply("unique_dim", x, normalize_dim(dim, x.ndim), name == "unique_consecutive")
+    keep = (True, return_inverse, return_counts)
+    res = tuple(r for r, k in zip(res, keep) if k)
+    return res if len(res) > 1 else res[0]
 
 
 @bind("unique", prim="unique")
@@ -372,7 +434,6 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     """
     x = _tensor(input)
     if dim is not None:
-        normalize_dim(dim, x.ndim)
         return _along_dim("unique", x, dim, return_inverse, return_counts)
     f, shape = _flat(x)
     res = apply("unique", f, bool(return_inverse), bool(return_counts))
@@ -393,7 +454,6 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     """
     x = _tensor(input)
     if dim is not None:
-        normalize_dim(dim, x.ndim)
         return _along_dim("unique_consecutive", x, dim, return_inverse, return_counts)
     f, shape = _flat(x)
     res = apply("unique_consecutive", f, bool(return_inverse), bool(return_counts))

@@ -98,11 +98,27 @@ def test_run_across_many_shards():
     check(st.unique, ref_unique, a, layout=st.Layout(chunks=(2, 1, 0, 3, 3)))
 
 
-def test_unique_dim_refused():
+def test_unique_dim_refused_when_split():
     with pytest.raises(st.errors.ArgumentError):
-        st.unique(st.tensor([[1, 2]]), dim=0)
+        st.unique(st.tensor([[1, 2], [3, 4]], shards=2), dim=0)
     with pytest.raises(st.errors.DimError):
         st.unique(st.tensor([[1, 2]]), dim=3)
+
+
+@pytest.mark.parametrize("place", [dict(shards=1), dict(layout=st.Layout.replicated())])
+def test_unique_dim(place):
+    # expected values from torch.unique / unique_consecutive with dim
+    x = st.tensor([[1, 2], [1, 2], [0, 5], [0, 5], [1, 2]], **place)
+    v, i, c = st.unique(x, dim=0, return_inverse=True, return_counts=True)
+    assert v.tolist() == [[0, 5], [1, 2]] and i.tolist() == [1, 1, 0, 0, 1]
+    assert c.tolist() == [2, 3]
+    v, i, c = st.unique_consecutive(x, dim=0, return_inverse=True, return_counts=True)
+    assert v.tolist() == [[1, 2], [0, 5], [1, 2]] and i.tolist() == [0, 0, 1, 1, 2]
+    assert c.tolist() == [2, 2, 1]
+    v, i, c = st.unique(x, dim=1, return_inverse=True, return_counts=True)
+    assert v.tolist() == x.tolist() and i.tolist() == [0, 1] and c.tolist() == [1, 1]
+    e = st.unique(st.zeros(0, 3, shards=1), dim=0)
+    assert tuple(e.shape) == (0, 3)
 
 
 def test_unique_not_differentiable():
