@@ -160,7 +160,7 @@ def _sample_sort(ex, x, descending):
         cuts = [[0, *map(int, c), shards[j][2][0]] for j, c in enumerate(got)]
     # destination b (ascending key order) lands on output shard b, or p-1-b when descending
     dest = [shards[p - 1 - b if descending else b][0] for b in range(p)]
-    item = 16
+    item = 16  # bytes per key: a complex128 or an (int64, int64) record
     req, plan = collections.defaultdict(list), []
     for b in range(p):
         pieces = []
