@@ -68,6 +68,8 @@ from .ops.reduce import *  # noqa: F403
 from .ops.reshape import *  # noqa: F403
 from .ops.scatter import *  # noqa: F403
 from .ops.selection import *  # noqa: F403
+from .ops.sets import *  # noqa: F403
+from .ops.sort import *  # noqa: F403
 from .ops.unary import *  # noqa: F403
 from .ops.views import *  # noqa: F403
 from .runtime import init, is_initialized, shutdown

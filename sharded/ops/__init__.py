@@ -21,6 +21,8 @@ from . import (  # noqa: F401
     routing,
     scatter,
     selection,
+    sets,
+    sort,
     unary,
     views,
 )

@@ -1,0 +1,72 @@
+"""Sorting-family benchmarks against NumPy and dask.array, measured in the same run.
+
+Cases (the issue's targets): sort of 20M float64 (<= 0.7 x ``np.sort``; sharded returns
+values and indices, NumPy values only) and unique of 20M int64 (<= 1.0 x ``np.unique``).
+sharded's operands are split evenly over the workers; dask gets one chunk per worker.
+Rows are ``(name, sharded_s, numpy_s, dask_s, target)`` as in :mod:`sharded.tools.bench`.
+"""
+
+from __future__ import annotations
+
+from .timing import median_time
+
+SLOW_S = 20.0  # a run longer than this is not repeated
+
+
+def cases(st, np, da, size: int = 20_000_000, repeat: int = 3) -> list:
+    """Time sort and unique of ``size`` elements; returns the rows.
+
+    Examples
+    --------
+    >>> import numpy as np, sharded as st
+    >>> rows = cases(st, np, None, size=1000, repeat=1)
+    >>> [r[0].split()[0] for r in rows]
+    ['sort', 'unique']
+    """
+    nw = st.runtime.current().executor.num_workers
+    rng = np.random.default_rng(0)
+    keep = {}
+    rows = []
+
+    def case(name, f_st, f_np, f_da, target):
+        def wrap(f):
+            def g():
+                keep.clear()  # drop the last result first, as a loop rebinding it would
+                keep["r"] = f()
+
+            return g
+
+        ts = median_time(wrap(f_st), repeat, SLOW_S)
+        tn = median_time(wrap(f_np), repeat, SLOW_S)
+        td = median_time(wrap(f_da), repeat, SLOW_S) if f_da is not None else float("nan")
+        keep.clear()
+        rows.append((name, ts, tn, td, target))
+
+    a = rng.random(size)
+    held = {"x": st.tensor(a, shards=nw)}
+
+    def st_sort():
+        r = st.sort(held["x"])
+        st.synchronize()
+        return r
+
+    # dask.array has no full sort: its column stays NaN
+    case(f"sort {size / 1e6:g}M float64", st_sort, lambda: np.sort(a), None, 0.7)
+    held.clear()
+    b = rng.integers(0, size // 2 or 1, size)
+    y = st.tensor(b, shards=nw)
+
+    def st_unique():
+        r = st.unique(y)
+        st.synchronize()
+        return r
+
+    bd = da.from_array(b, chunks=-(-size // nw)).persist() if da is not None else None
+    case(
+        f"unique {size / 1e6:g}M int64",
+        st_unique,
+        lambda: np.unique(b),
+        (lambda: da.unique(bd).compute()) if bd is not None else None,
+        1.0,
+    )
+    return rows

@@ -1,0 +1,145 @@
+"""unique and unique_consecutive against NumPy with torch's semantics (sorted output, NaNs
+each their own value, inverse shaped like the input), on 1..5 shards, uneven and empty ones."""
+
+import hypothesis.strategies as hs
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+import sharded as st
+from tests.helpers import examples, sharded_arrays
+
+
+def ref_unique(a):
+    a = np.asarray(a)
+    f = a.reshape(-1)
+    perm = np.argsort(f, kind="stable")
+    s = f[perm]
+    m = np.ones(s.size, bool)
+    m[1:] = s[1:] != s[:-1]
+    starts = np.flatnonzero(m)
+    inv = np.empty(s.size, np.int64)
+    inv[perm] = np.cumsum(m) - 1
+    return s[m], inv.reshape(a.shape), np.diff(np.append(starts, s.size))
+
+
+def ref_consecutive(a):
+    a = np.asarray(a)
+    f = a.reshape(-1)
+    m = np.ones(f.size, bool)
+    m[1:] = f[1:] != f[:-1]
+    starts = np.flatnonzero(m)
+    return f[m], (np.cumsum(m) - 1).reshape(a.shape), np.diff(np.append(starts, f.size))
+
+
+def check(fn, ref, a, **place):
+    x = st.tensor(a, **place)
+    v, i, c = fn(x, return_inverse=True, return_counts=True)
+    rv, ri, rc = ref(a)
+    assert np.array_equal(v.numpy(), rv, equal_nan=True)
+    assert v.dtype == x.dtype and i.dtype == st.int64 and c.dtype == st.int64
+    assert np.array_equal(i.numpy(), ri) and tuple(i.shape) == tuple(np.shape(a))
+    assert np.array_equal(c.numpy(), rc)
+    assert np.array_equal(fn(x).numpy(), rv, equal_nan=True)
+    v2, c2 = fn(x, return_counts=True)
+    assert np.array_equal(c2.numpy(), rc)
+
+
+RNG = np.random.default_rng(3)
+NAN = np.array([3.0, np.nan, 1.0, np.nan, 1.0, -0.0, 0.0, 2.0, 2.0, np.inf])
+DATA = {
+    "ints": RNG.integers(0, 10, 57),
+    "runs": np.repeat(RNG.integers(0, 3, 12), RNG.integers(1, 6, 12)),
+    "floats": RNG.random(31),
+    "nan": np.tile(NAN, 4),
+    "bool": RNG.random(20) > 0.3,
+    "2d": RNG.integers(0, 4, (5, 6)).astype(np.int32),
+}
+PLACES = [
+    dict(shards=1),
+    dict(shards=2),
+    dict(shards=5),
+    dict(layout=st.Layout(chunks={0: (0, 2, 0, -1)})),
+    dict(layout=st.Layout.replicated()),
+]
+
+
+def _place(place, shape):
+    lay = place.get("layout")
+    if lay is not None and lay._req.get("chunks") is not None:
+        n = shape[0]
+        return dict(layout=st.Layout(chunks={0: (0, min(2, n), 0, n - min(2, n))}))
+    return place
+
+
+@pytest.mark.parametrize("place", PLACES)
+@pytest.mark.parametrize("name", sorted(DATA))
+@pytest.mark.parametrize("which", ["unique", "unique_consecutive"])
+def test_sets(which, name, place):
+    a = DATA[name]
+    fn, ref = (st.unique, ref_unique) if which == "unique" else (
+        st.unique_consecutive, ref_consecutive)  # fmt: skip
+    check(fn, ref, a, **_place(place, a.shape))
+
+
+def test_empty_zero_d_and_methods():
+    check(st.unique, ref_unique, np.zeros(0))
+    check(st.unique_consecutive, ref_consecutive, np.zeros(0))
+    v, i, c = st.unique(st.tensor(3.0), return_inverse=True, return_counts=True)
+    assert v.tolist() == [3.0] and i.shape == () and i.item() == 0 and c.tolist() == [1]
+    x = st.tensor([2, 2, 1, 2], shards=3)
+    assert x.unique().tolist() == [1, 2] == st.unique(x, sorted=False).tolist()
+    assert x.unique_consecutive().tolist() == [2, 1, 2]
+
+
+def test_run_across_many_shards():
+    a = np.array([1, 1, 1, 1, 1, 1, 2, 2, 1])
+    check(st.unique_consecutive, ref_consecutive, a, layout=st.Layout(chunks=(2, 1, 0, 3, 3)))
+    check(st.unique, ref_unique, a, layout=st.Layout(chunks=(2, 1, 0, 3, 3)))
+
+
+def test_unique_dim_refused_when_split():
+    with pytest.raises(st.errors.ArgumentError):
+        st.unique(st.tensor([[1, 2], [3, 4]], shards=2), dim=0)
+    with pytest.raises(st.errors.DimError):
+        st.unique(st.tensor([[1, 2]]), dim=3)
+
+
+@pytest.mark.parametrize("place", [dict(shards=1), dict(layout=st.Layout.replicated())])
+def test_unique_dim(place):
+    # expected values from torch.unique / unique_consecutive with dim
+    x = st.tensor([[1, 2], [1, 2], [0, 5], [0, 5], [1, 2]], **place)
+    v, i, c = st.unique(x, dim=0, return_inverse=True, return_counts=True)
+    assert v.tolist() == [[0, 5], [1, 2]] and i.tolist() == [1, 1, 0, 0, 1]
+    assert c.tolist() == [2, 3]
+    v, i, c = st.unique_consecutive(x, dim=0, return_inverse=True, return_counts=True)
+    assert v.tolist() == [[1, 2], [0, 5], [1, 2]] and i.tolist() == [0, 0, 1, 1, 2]
+    assert c.tolist() == [2, 2, 1]
+    v, i, c = st.unique(x, dim=1, return_inverse=True, return_counts=True)
+    assert v.tolist() == x.tolist() and i.tolist() == [0, 1] and c.tolist() == [1, 1]
+    e = st.unique(st.zeros(0, 3, shards=1), dim=0)
+    assert tuple(e.shape) == (0, 3)
+
+
+def test_unique_not_differentiable():
+    x = st.tensor([1.0, 2.0], requires_grad=True)
+    assert not st.unique(x).requires_grad
+
+
+def test_unique_bounded_pieces():
+    a = RNG.integers(0, 5000, 20_000)
+    ex = st.runtime.current().executor
+    ex.transfer_bytes, old = 2048, ex.transfer_bytes
+    try:
+        check(st.unique, ref_unique, a, shards=3)
+    finally:
+        ex.transfer_bytes = old
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(ad=sharded_arrays(max_dims=3, max_side=5), mod=hs.integers(1, 6))
+def test_sets_property(ad, mod):
+    a, place = ad
+    a = (a.astype(np.int64) * 7 // 3) % mod
+    check(st.unique, ref_unique, a, **place)
+    check(st.unique_consecutive, ref_consecutive, a, **place)
