@@ -61,6 +61,9 @@ from .ops.matmul import *  # noqa: F403
 from .ops.random import *  # noqa: F403
 from .ops.reduce import *  # noqa: F403
 from .ops.reshape import *  # noqa: F403
+from .ops.scan import *  # noqa: F403
+from .ops.search import *  # noqa: F403
+from .ops.count import *  # noqa: F403
 from .ops.selection import *  # noqa: F403
 from .ops.unary import *  # noqa: F403
 from .ops.views import *  # noqa: F403

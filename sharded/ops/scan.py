@@ -1,0 +1,606 @@
+"""Scans: cumsum, cumprod, logcumsumexp, cummax/cummin (values, indices) and diff.
+
+Along a dim that is not split every shard scans on its own. Along the split dim each shard
+scans locally and keeps its *total* (the last slice of its scan: one row per line); every
+shard then receives the totals of the shards before it along the dim (tiny slices, exported
+worker to worker in one round, never through the driver), combines them in order into its
+carry and applies the carry to its block in place. Peak extra memory per worker: the output
+block plus a few slices. ``diff`` needs the first row of the next shard (a one-row halo).
+
+The cummax/cummin gradient scatters to the indices; since those never decrease along the
+dim, only one index per line can point into an earlier shard, so each shard sends one
+``(index, sum)`` pair per line to the shards before it (the same exchange, reversed).
+"""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+
+from .. import dtypes as D
+from ..core.dataflow import Operand, free_temps, gather_regions
+from ..core.dispatch import apply, as_tensor, is_tensor
+from ..core.registry import bind, kernel, nondiff, primitive, vjp
+from ..core.tree import reduce_groups
+from ..errors import ArgumentError, DTypeError
+from ..layout import Layout, normalize_dim
+
+__all__ = [
+    "CummaxResult",
+    "CumminResult",
+    "cummax",
+    "cummin",
+    "cumprod",
+    "cumsum",
+    "diff",
+    "logcumsumexp",
+]
+
+CummaxResult = collections.namedtuple("cummax", ["values", "indices"])
+CumminResult = collections.namedtuple("cummin", ["values", "indices"])
+
+
+# ------------------------------------------------------------------------------ kernels
+def _last(a, axis, reverse=False):
+    """The last (first, for a reverse scan) slice of ``a`` along ``axis``, keepdims."""
+    sl = [slice(None)] * a.ndim
+    sl[axis] = slice(0, 1) if reverse else slice(-1, None)
+    return a[tuple(sl)]
+
+
+def _flip(a, axis):
+    sl = [slice(None)] * a.ndim
+    sl[axis] = slice(None, None, -1)
+    return a[tuple(sl)]
+
+
+def _accumulate(xp, op, a, axis, dtype):
+    if op == "sum":
+        return xp.cumsum(a, axis=axis, dtype=dtype)
+    if op == "prod":
+        return xp.cumprod(a, axis=axis, dtype=dtype)
+    return xp.logaddexp.accumulate(a.astype(dtype, copy=False), axis=axis)
+
+
+_COMBINE = {"sum": "add", "prod": "multiply", "lse": "logaddexp"}
+
+
+@kernel
+def scan_local(xp, a, op, axis, dtype, reverse=False):
+    """The block's own scan along ``axis`` and its total (the last slice of the scan)."""
+    if reverse:
+        out = xp.ascontiguousarray(_flip(_accumulate(xp, op, _flip(a, axis), axis, dtype), axis))
+    else:
+        out = _accumulate(xp, op, a, axis, dtype)
+    return out, xp.array(_last(out, axis, reverse), copy=True)
+
+
+@kernel
+def scan_apply(xp, out, *totals, op, reverse=False):
+    """Combine the totals of the earlier shards (in scan order) into the carry and apply it
+    to the block in place."""
+    fn = getattr(xp, _COMBINE[op])
+    carry = totals[0]
+    for t in totals[1:]:
+        carry = fn(carry, t)
+    fn(out, carry, out=out)
+    return out
+
+
+def _take_later(xp, v, cv, fn):
+    """Where the later of two running extremes wins: ties and NaN go to the later one, as
+    torch (its indices are the last ones among equals)."""
+    win = (v >= cv) if fn == "max" else (v <= cv)
+    if v.dtype.kind in "fc":
+        win |= xp.isnan(v)
+    return win
+
+
+@kernel
+def cumarg_local(xp, a, fn, axis, offset):
+    """Running max/min of a block and the global index of the last element reaching it."""
+    v = (xp.maximum if fn == "max" else xp.minimum).accumulate(a, axis=axis)
+    hit = a == v
+    if a.dtype.kind in "fc":
+        hit |= xp.isnan(a)  # NaN stays the extreme, each later NaN takes over the index
+    shape = [1] * a.ndim
+    shape[axis] = a.shape[axis]
+    pos = xp.arange(offset, offset + a.shape[axis], dtype=np.int64).reshape(shape)
+    idx = xp.maximum.accumulate(xp.where(hit, pos, -1), axis=axis)
+    return v, idx, xp.array(_last(v, axis), copy=True), xp.array(_last(idx, axis), copy=True)
+
+
+@kernel
+def cumarg_apply(xp, v, idx, *totals, fn):
+    """Apply the carry ``(value, index)`` of the earlier shards to a block in place."""
+    cv, ci = totals[0], totals[1]
+    for k in range(2, len(totals), 2):
+        win = _take_later(xp, totals[k], cv, fn)
+        cv, ci = xp.where(win, totals[k], cv), xp.where(win, totals[k + 1], ci)
+    win = _take_later(xp, v, cv, fn)
+    xp.copyto(idx, ci, where=~win, casting="unsafe")
+    xp.copyto(v, cv, where=~win, casting="unsafe")
+    return v, idx
+
+
+# ------------------------------------------------------------------- the exchange
+def _lines(lay: Layout, d: int, reverse: bool):
+    """Shards along ``d`` sharing their other coordinates, in scan order, skipping empty
+    ones (a block with no elements has no total to give and nothing to update)."""
+    shards = lay.shards()
+    for members in reduce_groups(lay, (d,)).values():
+        live = [s for s in members if 0 not in shards[s][2]]
+        yield live[::-1] if reverse else live
+
+
+def _exchange(ex, lay, d, totals, reverse=False):
+    """For every shard, the command arguments of the totals of the shards before it (in scan
+    order) on its worker: ``totals[s]`` is a tuple of keys on shard ``s``'s worker. One
+    export round; returns ``{shard: [args...]}`` for the shards that have earlier ones."""
+    shards = lay.shards()
+    req, wants = collections.defaultdict(list), []
+    for line in _lines(lay, d, reverse):
+        for j, s in enumerate(line[1:], 1):
+            w = shards[s][0]
+            for p in line[:j]:
+                src = shards[p][0]
+                for k in totals[p]:
+                    if src == w:
+                        wants.append((s, ("k", k, None)))
+                    else:
+                        req[src].append((k, None))
+                        wants.append((s, src))
+    handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
+    out = collections.defaultdict(list)
+    for s, a in wants:
+        out[s].append(a if isinstance(a, tuple) else ("x", next(handles[a])))
+    return out
+
+
+def _free_totals(ex, lay, totals):
+    shards = lay.shards()
+    ex.free_pairs([(shards[s][0], k) for s, ks in totals.items() for k in ks])
+
+
+# ------------------------------------------------------------------ cumsum, cumprod, lse
+def _scan_dtype(x, op, dtype):
+    if dtype is not None:
+        return dtype
+    if op == "lse" or x.dtype.is_floating_point:
+        return x.dtype
+    return D.int64  # torch: integer and bool cumsum/cumprod accumulate in int64
+
+
+def _scan_spec(x, op, dim, dtype=None, reverse=False):
+    return tuple(x.shape), _scan_dtype(x, op, dtype)
+
+
+@primitive("cumscan", kernels=[scan_local, scan_apply], out_spec=_scan_spec, kind="scan")
+def _cumscan_plan(ex, x, op, dim, dtype=None, reverse=False):
+    """Inclusive scan of ``x`` along ``dim`` with ``op`` (``sum``, ``prod``, ``lse``)."""
+    lay = x._layout
+    dt = _scan_dtype(x, op, dtype)
+    shards = lay.shards()
+    keys, totals = [], {}
+    for s, (w, _, _) in enumerate(shards):
+        k, t = ex.new_key(), ex.new_key()
+        params = {"op": op, "axis": dim, "dtype": dt.np.str, "reverse": reverse}
+        ex.submit(w, "scan_local", (("k", x._keys[s], None),), (k, t), params, ("cumscan", s))
+        keys.append(k)
+        totals[s] = (t,)
+    for s, args in _exchange(ex, lay, dim, totals, reverse).items():
+        w = shards[s][0]
+        ex.submit(
+            w,
+            "scan_apply",
+            (("k", keys[s], None), *args),
+            (keys[s],),
+            {"op": op, "reverse": reverse},
+            ("cumscan", s),
+            inplace=True,
+        )
+    _free_totals(ex, lay, totals)
+    return Operand(lay, dt, keys)
+
+
+def _rev_cumsum(g, d, reverse=False):
+    return apply("cumscan", g, "sum", d, None, not reverse)
+
+
+@vjp("cumscan", saves=(0,), save_out=True)
+def _cumscan_vjp(gs, node):
+    x, op, d = node.args[:3]
+    reverse = node.args[4] if len(node.args) > 4 else False
+    g, out = gs[0], node.saved["out"][0]
+    if op == "sum":
+        gx = _rev_cumsum(g, d, reverse)
+    elif op == "lse":
+        # sum_{k>=i} g_k exp(x_i - out_k), split by sign of g so the logs exist (torch)
+        def part(gp):
+            return (apply("cumscan", gp.log() - out, "lse", d, None, not reverse) + x).exp()
+
+        gx = part(apply("where", g > 0, g, 0.0)) - part(apply("where", g < 0, -g, 0.0))
+    else:
+        gx = _cumprod_grad(g, x, out, d)
+    return (gx if gx.dtype == x.dtype else gx.to(x.dtype),) + (None,) * (len(node.args) - 1)
+
+
+def _cumprod_grad(g, x, out, d):
+    """torch's cumprod gradient, exact at zeros: before a line's first zero it is
+    ``revcumsum(g * out) / x``; at the first zero, ``revcumsum(g * cumprod(y))`` with that
+    zero replaced by 1 in ``y``; after it, 0 (every later product holds the zero)."""
+    zero = x == 0
+    nz = apply("cumscan", zero, "sum", d, None, False)
+    before, first = nz == 0, zero & (nz == 1)
+    a = _rev_cumsum(g * out, d) / apply("where", before, x, 1.0)
+    y = apply("where", first, 1.0, x)
+    b = _rev_cumsum(g * apply("cumscan", y, "prod", d, None, False), d)
+    return apply("where", before, a, apply("where", first, b, 0.0))
+
+
+def _scan(op, input, dim, dtype):
+    x = input if is_tensor(input) else as_tensor(input)
+    dtype = None if dtype is None else D.as_dtype(dtype)
+    if op == "lse" and not (dtype or x.dtype).is_floating_point:
+        raise DTypeError(f"logcumsumexp is not implemented for {x.dtype.name} tensors")
+    if x.ndim == 0:  # torch: dim 0 / -1 of a 0-d tensor is the element itself
+        normalize_dim(dim, 1)
+        return apply("cumscan", x.reshape(1), op, 0, dtype).reshape(())
+    return apply("cumscan", x, op, normalize_dim(dim, x.ndim), dtype)
+
+
+@bind("cumsum", prim="cumscan")
+def cumsum(input, dim, *, dtype=None):
+    """Cumulative sum along ``dim`` (integer and bool inputs give int64, as torch).
+
+    Along the split dim each shard adds the sum of the shards before it, exchanged worker to
+    worker.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.cumsum(st.tensor([1, 2, 3, 4], shards=2), 0).tolist()
+    [1, 3, 6, 10]
+    """
+    return _scan("sum", input, dim, dtype)
+
+
+@bind("cumprod", prim="cumscan")
+def cumprod(input, dim, *, dtype=None):
+    """Cumulative product along ``dim`` (integer and bool inputs give int64, as torch).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.cumprod(st.tensor([1, 2, 3, 4], shards=2), 0).tolist()
+    [1, 2, 6, 24]
+    """
+    return _scan("prod", input, dim, dtype)
+
+
+@bind("logcumsumexp", prim="cumscan")
+def logcumsumexp(input, dim):
+    """``log(cumsum(exp(input)))`` along ``dim``, computed stably (floating dtypes only).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> [round(v, 4) for v in st.logcumsumexp(st.tensor([0.0, 0.0]), 0).tolist()]
+    [0.0, 0.6931]
+    """
+    return _scan("lse", input, dim, None)
+
+
+def _inplace(name):
+    def method(self, dim, *, dtype=None):
+        r = (cumsum if name == "cumsum" else cumprod)(self, dim, dtype=dtype)
+        return self.copy_(r)
+
+    method.__name__ = name + "_"
+    method.__doc__ = f"In-place :func:`{name}` (the result is cast to this tensor's dtype)."
+    return method
+
+
+bind("cumsum_", prim="cumscan")(_inplace("cumsum"))
+bind("cumprod_", prim="cumscan")(_inplace("cumprod"))
+
+
+# ------------------------------------------------------------------------ cummax, cummin
+def _cumarg_spec(x, fn, dim):
+    return (tuple(x.shape), x.dtype), (tuple(x.shape), D.int64)
+
+
+@primitive("cumarg", kernels=[cumarg_local, cumarg_apply], out_spec=_cumarg_spec, kind="scan")
+def _cumarg_plan(ex, x, fn, dim):
+    """Running max/min along ``dim`` and the (last) index reaching it."""
+    lay = x._layout
+    shards = lay.shards()
+    vk, ik, totals = [], [], {}
+    for s, (w, offs, _) in enumerate(shards):
+        k = tuple(ex.new_key() for _ in range(4))
+        params = {"fn": fn, "axis": dim, "offset": 0 if lay.is_replicated else offs[dim]}
+        ex.submit(w, "cumarg_local", (("k", x._keys[s], None),), k, params, ("cumarg", s))
+        vk.append(k[0])
+        ik.append(k[1])
+        totals[s] = k[2:]
+    for s, args in _exchange(ex, lay, dim, totals).items():
+        ex.submit(
+            shards[s][0],
+            "cumarg_apply",
+            (("k", vk[s], None), ("k", ik[s], None), *args),
+            (vk[s], ik[s]),
+            {"fn": fn},
+            ("cumarg", s),
+            inplace=True,
+        )
+    _free_totals(ex, lay, totals)
+    return Operand(lay, x._dtype, vk), Operand(lay, D.int64, ik)
+
+
+@vjp("cumarg", save_out=(1,))
+def _cumarg_vjp(gs, node):
+    d = node.args[2]
+    return (apply("cumarg_grad", gs[0], node.saved["out"][1], d), None, None)
+
+
+@kernel
+def cumarg_grad_local(xp, g, idx, axis, lo):
+    """Scatter-add ``g`` to ``idx`` within the block; the part pointing before it (one index
+    per line, indices never decrease) comes back as a ``(index, sum)`` pair per line."""
+    inside = idx >= lo
+    moved = xp.moveaxis(g, axis, -1)
+    n = moved.shape[-1]
+    lines = int(np.prod(moved.shape[:-1]))
+    flat = (
+        xp.arange(lines, dtype=np.int64).reshape(moved.shape[:-1] + (1,)) * n
+        + xp.moveaxis(idx, axis, -1)
+        - lo
+    )
+    ins = xp.moveaxis(inside, axis, -1)
+    acc = xp.bincount(flat[ins], weights=moved[ins], minlength=lines * n)
+    out = xp.moveaxis(acc.reshape(moved.shape).astype(g.dtype, copy=False), -1, axis)
+    psum = xp.where(inside, 0, g).sum(axis=axis, keepdims=True)
+    pidx = idx.min(axis=axis, keepdims=True) if idx.shape[axis] else idx
+    return xp.ascontiguousarray(out), psum, pidx
+
+
+@kernel
+def cumarg_grad_apply(xp, out, *pending, axis, lo, hi):
+    """Add the ``(sum, index)`` pairs of later shards whose index falls in ``[lo, hi)``."""
+    for k in range(0, len(pending), 2):
+        psum, pidx = pending[k], pending[k + 1]
+        hit = (pidx >= lo) & (pidx < hi)
+        at = xp.clip(pidx - lo, 0, hi - lo - 1)
+        cur = xp.take_along_axis(out, at, axis)
+        xp.put_along_axis(out, at, cur + xp.where(hit, psum, 0), axis)
+    return out
+
+
+@primitive("cumarg_grad", kernels=[cumarg_grad_local, cumarg_grad_apply], kind="scan")
+def _cumarg_grad_plan(ex, g, idx, dim):
+    """The gradient of cummax/cummin: ``g`` scattered (added) to ``idx`` along ``dim``;
+    ``g`` and ``idx`` share a layout (the output's)."""
+    lay = g._layout
+    shards = lay.shards()
+    keys, pend = [], {}
+    for s, (w, offs, _) in enumerate(shards):
+        k = tuple(ex.new_key() for _ in range(3))
+        lo = 0 if lay.is_replicated else offs[dim]
+        ex.submit(
+            w,
+            "cumarg_grad_local",
+            (("k", g._keys[s], None), ("k", idx._keys[s], None)),
+            k,
+            {"axis": dim, "lo": lo},
+            ("cumarg_grad", s),
+        )
+        keys.append(k[0])
+        pend[s] = k[1:]
+    for s, args in _exchange(ex, lay, dim, pend, reverse=True).items():
+        w, offs, shp = shards[s]
+        lo = 0 if lay.is_replicated else offs[dim]
+        ex.submit(
+            w,
+            "cumarg_grad_apply",
+            (("k", keys[s], None), *args),
+            (keys[s],),
+            {"axis": dim, "lo": lo, "hi": lo + shp[dim]},
+            ("cumarg_grad", s),
+            inplace=True,
+        )
+    _free_totals(ex, lay, pend)
+    return Operand(lay, g._dtype, keys)
+
+
+nondiff("cumarg_grad")
+
+
+def _cumarg(fn, input, dim):
+    x = input if is_tensor(input) else as_tensor(input)
+    res = CummaxResult if fn == "max" else CumminResult
+    if x.ndim == 0:
+        normalize_dim(dim, 1)
+        v, i = apply("cumarg", x.reshape(1), fn, 0)
+        return res(v.reshape(()), i.reshape(()))
+    return res(*apply("cumarg", x, fn, normalize_dim(dim, x.ndim)))
+
+
+@bind("cummax", prim="cumarg")
+def cummax(input, dim):
+    """Running maximum along ``dim``: ``(values, indices)``; on ties and NaN the index is
+    the last one reaching the value, as torch.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.cummax(st.tensor([1, 3, 3, 2], shards=2), 0).indices.tolist()
+    [0, 1, 2, 2]
+    """
+    return _cumarg("max", input, dim)
+
+
+@bind("cummin", prim="cumarg")
+def cummin(input, dim):
+    """Running minimum along ``dim``: ``(values, indices)`` (ties: the last index).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.cummin(st.tensor([3, 1, 2, 0], shards=2), 0).values.tolist()
+    [3, 1, 1, 0]
+    """
+    return _cumarg("min", input, dim)
+
+
+# ---------------------------------------------------------------------------------- diff
+def _diff_layout(lay: Layout, d: int, m: int) -> Layout:
+    """``lay`` with dim ``d`` cut to ``m`` rows: each shard keeps its starting row."""
+    shape = lay.shape[:d] + (m,) + lay.shape[d + 1 :]
+    if lay.is_replicated:
+        return Layout.from_bounds(shape, [(0, n) for n in shape], lay.workers, replicated=True)
+    bounds = list(lay.bounds)
+    bounds[d] = tuple(min(b, m) for b in bounds[d])
+    return Layout.from_bounds(shape, bounds, lay.workers)
+
+
+@kernel
+def diff_block(xp, a, halo, axis):
+    """Differences of consecutive rows of a block along ``axis``, with ``halo`` (the next
+    block's first row, or an empty array) after its last row."""
+    n = a.shape[axis] - 1 + halo.shape[axis]
+    shape = list(a.shape)
+    shape[axis] = max(n, 0)
+    out = xp.empty(shape, dtype=a.dtype)
+    op = xp.logical_xor if a.dtype == np.bool_ else xp.subtract
+
+    def rows(arr, lo, hi):
+        sl = [slice(None)] * arr.ndim
+        sl[axis] = slice(lo, hi)
+        return arr[tuple(sl)]
+
+    k = a.shape[axis]
+    if k > 1:
+        op(rows(a, 1, k), rows(a, 0, k - 1), out=rows(out, 0, k - 1))
+    if halo.shape[axis] and k:
+        op(halo, rows(a, k - 1, k), out=rows(out, k - 1, k))
+    return out
+
+
+def _diff_spec(x, dim):
+    shape = list(x.shape)
+    shape[dim] = max(shape[dim] - 1, 0)
+    return tuple(shape), x.dtype
+
+
+@primitive("diff1", kernels=[diff_block], out_spec=_diff_spec, kind="scan")
+def _diff1_plan(ex, x, dim):
+    """One step of ``diff`` along ``dim``: each shard reads one halo row from the next."""
+    lay = x._layout
+    n = lay.shape[dim]
+    out = _diff_layout(lay, dim, max(n - 1, 0))
+    shards = lay.shards()
+    wanted = []
+    for w, offs, shp in shards:
+        hi = offs[dim] + shp[dim]
+        reg = [(o, o + m) for o, m in zip(offs, shp)]
+        reg[dim] = (hi, hi + 1) if (hi < n and shp[dim] and not lay.is_replicated) else (hi, hi)
+        wanted.append((w, reg))
+    hargs, temps = gather_regions(ex, x, wanted)
+    keys = []
+    for s, (w, _, _) in enumerate(shards):
+        k = ex.new_key()
+        ex.submit(
+            w, "diff_block", (("k", x._keys[s], None), hargs[s]), (k,), {"axis": dim}, ("diff", s)
+        )
+        keys.append(k)
+    free_temps(ex, temps)
+    return Operand(out, x._dtype, keys)
+
+
+@kernel
+def diff_grad_block(xp, g, axis, a, lo, hi, n):
+    """Rows ``[lo, hi)`` of the gradient of a one-step diff over ``n`` rows, from the rows
+    ``[a, ...)`` of the output gradient ``g``: ``gx[j] = g[j-1] - g[j]`` (0 outside)."""
+    gm = xp.moveaxis(g, axis, 0)
+    out = xp.zeros((hi - lo,) + gm.shape[1:], dtype=g.dtype)
+    m = n - 1  # rows of g
+    # + g[j-1] for j in [max(lo,1), min(hi, m+1))
+    s0, s1 = max(lo, 1), min(hi, m + 1)
+    if s1 > s0:
+        out[s0 - lo : s1 - lo] += gm[s0 - 1 - a : s1 - 1 - a]
+    # - g[j] for j in [lo, min(hi, m))
+    t1 = min(hi, m)
+    if t1 > lo:
+        out[: t1 - lo] -= gm[lo - a : t1 - a]
+    return xp.ascontiguousarray(xp.moveaxis(out, 0, axis))
+
+
+@primitive("diff1_grad", kernels=[diff_grad_block], kind="scan")
+def _diff1_grad_plan(ex, g, lay, dim):
+    """The gradient of ``diff1`` laid out as the input (``lay``): each shard reads the
+    output-gradient rows from one before its own to its last."""
+    n = lay.shape[dim]
+    shards = lay.shards()
+    wanted, params = [], []
+    for w, offs, shp in shards:
+        lo, hi = (0, n) if lay.is_replicated else (offs[dim], offs[dim] + shp[dim])
+        a, b = max(lo - 1, 0), min(hi, n - 1)
+        reg = [(o, o + m) for o, m in zip(offs, shp)]
+        reg[dim] = (a, max(a, b)) if hi > lo else (a, a)
+        wanted.append((w, reg))
+        params.append({"axis": dim, "a": a, "lo": lo, "hi": hi, "n": n})
+    gargs, temps = gather_regions(ex, g, wanted)
+    keys = []
+    for s, (w, _, _) in enumerate(shards):
+        k = ex.new_key()
+        ex.submit(w, "diff_grad_block", (gargs[s],), (k,), params[s], ("diff_grad", s))
+        keys.append(k)
+    free_temps(ex, temps)
+    return Operand(lay, g._dtype, keys)
+
+
+nondiff("diff1_grad")
+
+
+@vjp("diff1")
+def _diff1_vjp(gs, node):
+    x, d = node.args
+    return (apply("diff1_grad", gs[0], x._layout, d), None)
+
+
+@bind("diff")
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """``n``-th forward difference along ``dim`` (``prepend``/``append`` are concatenated
+    first; bool tensors use xor, as torch).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.diff(st.tensor([1, 3, 6, 10], shards=2)).tolist()
+    [2, 3, 4]
+    """
+    x = input if is_tensor(input) else as_tensor(input)
+    if x.ndim == 0:
+        raise ArgumentError("diff expects input to be at least one-dimensional")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ArgumentError(f"order must be non-negative but got {n!r}")
+    d = normalize_dim(dim, x.ndim)
+    parts = []
+    for name, t in (("prepend", prepend), (None, x), ("append", append)):
+        if t is None:
+            continue
+        if name is not None:
+            t = t if is_tensor(t) else as_tensor(t)
+            if t.ndim != x.ndim:
+                raise ArgumentError(
+                    f"diff expects {name} to have the same number of dimensions as input "
+                    f"({t.ndim} != {x.ndim})"
+                )
+            t = t.to(x.dtype)
+        parts.append(t)
+    if len(parts) > 1:
+        x = apply("cat", *parts, dim=d)
+    for _ in range(min(n, x.shape[d])):  # past the length every step is empty
+        x = apply("diff1", x, d)
+    return x
