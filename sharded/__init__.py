@@ -53,7 +53,9 @@ from .info import info, stats, synchronize, trace_memory
 from .layout import Layout
 from .ops import linalg
 from .ops.arithmetic import *  # noqa: F403
+from .ops.count import *  # noqa: F403
 from .ops.creation import *  # noqa: F403
+from .ops.diff import *  # noqa: F403
 from .ops.einsum import *  # noqa: F403
 from .ops.joining import *  # noqa: F403
 from .ops.logical import *  # noqa: F403
@@ -63,7 +65,6 @@ from .ops.reduce import *  # noqa: F403
 from .ops.reshape import *  # noqa: F403
 from .ops.scan import *  # noqa: F403
 from .ops.search import *  # noqa: F403
-from .ops.count import *  # noqa: F403
 from .ops.selection import *  # noqa: F403
 from .ops.unary import *  # noqa: F403
 from .ops.views import *  # noqa: F403

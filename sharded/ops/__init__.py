@@ -6,6 +6,7 @@ from . import (  # noqa: F401
     arithmetic,
     count,
     creation,
+    diff,
     einsum,
     elementwise,
     indexing,
