@@ -133,12 +133,20 @@ def _bincount_plan(ex, x, weights, length):
     return _count_plan(ex, x, weights, length, _bincount_dtype(weights), "int")
 
 
-@primitive("histc", kernels=[bin_partial], kind="reduce")
+def _histc_spec(x, weights, length, lo, hi):
+    return (length,), x.dtype
+
+
+def _histogram_spec(x, weights, edges):
+    return (max(edges.shape[0] - 1, 0),), x.dtype
+
+
+@primitive("histc", kernels=[bin_partial], out_spec=_histc_spec, kind="reduce")
 def _histc_plan(ex, x, weights, length, lo, hi):
     return _count_plan(ex, x, None, length, x._dtype, "linear", (lo, hi, length))
 
 
-@primitive("histogram_edges", kernels=[bin_partial], kind="reduce")
+@primitive("histogram_edges", kernels=[bin_partial], out_spec=_histogram_spec, kind="reduce")
 def _histogram_plan(ex, x, weights, edges):
     n = max(edges.shape[0] - 1, 0)
     return _count_plan(ex, x, weights, n, x._dtype, "edges", edges=edges)
