@@ -54,36 +54,60 @@ def _flip(a, axis):
     return a[tuple(sl)]
 
 
-def _accumulate(xp, op, a, axis, dtype):
+def _accumulate(xp, op, a, axis, dtype, out=None):
     if op == "sum":
-        return xp.cumsum(a, axis=axis, dtype=dtype)
+        return xp.cumsum(a, axis=axis, dtype=dtype, out=out)
     if op == "prod":
-        return xp.cumprod(a, axis=axis, dtype=dtype)
-    return xp.logaddexp.accumulate(a.astype(dtype, copy=False), axis=axis)
+        return xp.cumprod(a, axis=axis, dtype=dtype, out=out)
+    return xp.logaddexp.accumulate(a.astype(dtype, copy=False), axis=axis, out=out)
 
 
 _COMBINE = {"sum": "add", "prod": "multiply", "lse": "logaddexp"}
 
 
-@kernel
-def scan_local(xp, a, op, axis, dtype, reverse=False):
-    """The block's own scan along ``axis`` and its total (the last slice of the scan)."""
-    if reverse:
-        out = xp.ascontiguousarray(_flip(_accumulate(xp, op, _flip(a, axis), axis, dtype), axis))
-    else:
-        out = _accumulate(xp, op, a, axis, dtype)
-    return out, xp.array(_last(out, axis, reverse), copy=True)
+_BLOCK = 1 << 16  # elements per slab: the carry is added while the slab is still in cache
 
 
 @kernel
-def scan_apply(xp, out, *totals, op, reverse=False):
-    """Combine the totals of the earlier shards (in scan order) into the carry and apply it
-    to the block in place."""
+def scan_total(xp, a, op, axis, dtype):
+    """The block's total along ``axis`` (keepdims): what the later shards need, computed
+    before the scan so that they can start theirs with the carry folded in."""
+    if op == "sum":
+        return xp.sum(a, axis=axis, keepdims=True, dtype=dtype)
+    if op == "prod":
+        return xp.prod(a, axis=axis, keepdims=True, dtype=dtype)
+    a = a.astype(dtype, copy=False)
+    m = xp.max(a, axis=axis, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, 0)  # all -inf or +inf: exp below gives 0 or inf
+    return m + xp.log(xp.sum(xp.exp(a - m), axis=axis, keepdims=True))
+
+
+@kernel
+def scan_block(xp, a, *totals, op, axis, dtype, reverse=False):
+    """The scan of a block along ``axis`` (reversed: from the end), starting from the
+    combination of the earlier shards' ``totals`` (in scan order) when there are any.
+
+    With a carry the block is scanned slab by slab, each slab getting the carry while it is
+    in cache (one pass over memory, as an unsplit scan)."""
+    if not totals:
+        if not reverse:
+            return _accumulate(xp, op, a, axis, dtype)
+        return xp.ascontiguousarray(_flip(_accumulate(xp, op, _flip(a, axis), axis, dtype), axis))
     fn = getattr(xp, _COMBINE[op])
     carry = totals[0]
     for t in totals[1:]:
         carry = fn(carry, t)
-    fn(out, carry, out=out)
+    out = xp.empty(a.shape, dtype=dtype)
+    src, dst = (_flip(a, axis), _flip(out, axis)) if reverse else (a, out)
+    n = a.shape[axis]
+    step = max(1, _BLOCK // max(1, a.size // max(n, 1)))
+    sl = [slice(None)] * a.ndim
+    for lo in range(0, n, step):
+        sl[axis] = slice(lo, lo + step)
+        o = dst[tuple(sl)]
+        _accumulate(xp, op, src[tuple(sl)], axis, dtype, out=o)
+        fn(o, carry, out=o)
+        carry = _last(o, axis)
     return out
 
 
@@ -175,30 +199,31 @@ def _scan_spec(x, op, dim, dtype=None, reverse=False):
     return tuple(x.shape), _scan_dtype(x, op, dtype)
 
 
-@primitive("cumscan", kernels=[scan_local, scan_apply], out_spec=_scan_spec, kind="scan")
+@primitive("cumscan", kernels=[scan_total, scan_block], out_spec=_scan_spec, kind="scan")
 def _cumscan_plan(ex, x, op, dim, dtype=None, reverse=False):
-    """Inclusive scan of ``x`` along ``dim`` with ``op`` (``sum``, ``prod``, ``lse``)."""
+    """Inclusive scan of ``x`` along ``dim`` with ``op`` (``sum``, ``prod``, ``lse``): the
+    totals of all but the last shard of each line first, then every shard's scan with the
+    carry of the shards before it."""
     lay = x._layout
     dt = _scan_dtype(x, op, dtype)
     shards = lay.shards()
-    keys, totals = [], {}
+    totals = {}
+    for line in _lines(lay, dim, reverse):
+        for s in line[:-1]:
+            t = ex.new_key()
+            params = {"op": op, "axis": dim, "dtype": dt.np.str}
+            ex.submit(
+                shards[s][0], "scan_total", (("k", x._keys[s], None),), (t,), params, ("cumscan", s)
+            )
+            totals[s] = (t,)
+    carries = _exchange(ex, lay, dim, totals, reverse)
+    keys = []
     for s, (w, _, _) in enumerate(shards):
-        k, t = ex.new_key(), ex.new_key()
+        k = ex.new_key()
         params = {"op": op, "axis": dim, "dtype": dt.np.str, "reverse": reverse}
-        ex.submit(w, "scan_local", (("k", x._keys[s], None),), (k, t), params, ("cumscan", s))
+        args = (("k", x._keys[s], None), *carries.get(s, ()))
+        ex.submit(w, "scan_block", args, (k,), params, ("cumscan", s))
         keys.append(k)
-        totals[s] = (t,)
-    for s, args in _exchange(ex, lay, dim, totals, reverse).items():
-        w = shards[s][0]
-        ex.submit(
-            w,
-            "scan_apply",
-            (("k", keys[s], None), *args),
-            (keys[s],),
-            {"op": op, "reverse": reverse},
-            ("cumscan", s),
-            inplace=True,
-        )
     _free_totals(ex, lay, totals)
     return Operand(lay, dt, keys)
 

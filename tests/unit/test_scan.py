@@ -134,3 +134,15 @@ def test_scans_random_layouts(case, data):
     r = st.cummax(x, d)
     assert_matches_numpy(r.values, np.maximum.accumulate(a, d) if a.size else a)
     assert_matches_numpy(r.indices, running_arg(a, d, np.greater))
+
+
+def test_carry_applied_slab_by_slab(monkeypatch):
+    # tiny slabs: the carry must chain through every slab, reversed scans included
+    monkeypatch.setattr(st.ops.scan, "_BLOCK", 5)
+    for place in (dict(shards=3), dict(shards=2, dim=1), dict(layout=st.Layout(chunks=(4, 0, 3)))):
+        x = st.from_numpy(A, **place)
+        for d in (0, 1):
+            assert_matches_numpy(x.cumsum(d), np.cumsum(A, d), rtol=1e-12)
+            assert_matches_numpy(st.logcumsumexp(x, d), np.logaddexp.accumulate(A, d), rtol=1e-12)
+            r = st.core.dispatch.apply("cumscan", x, "sum", d, None, True)
+            assert_matches_numpy(r, np.flip(np.cumsum(np.flip(A, d), d), d), rtol=1e-12)
