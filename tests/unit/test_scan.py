@@ -146,3 +146,20 @@ def test_carry_applied_slab_by_slab(monkeypatch):
             assert_matches_numpy(st.logcumsumexp(x, d), np.logaddexp.accumulate(A, d), rtol=1e-12)
             r = st.core.dispatch.apply("cumscan", x, "sum", d, None, True)
             assert_matches_numpy(r, np.flip(np.cumsum(np.flip(A, d), d), d), rtol=1e-12)
+
+
+def _peak(f):
+    """The traced allocation peak of ``f`` (in-process: all workers share one tracer)."""
+    st.trace_memory()
+    r = f()
+    st.synchronize()
+    peak = max(w["traced_peak_bytes"] for w in st.stats()["workers"])
+    st.trace_memory(False)
+    del r
+    return peak
+
+
+def test_peak_memory_of_a_split_scan():
+    # no more than an elementwise op: the output blocks plus a few slices
+    x = st.from_numpy(rng.standard_normal((3000, 40)), shards=3)
+    assert _peak(lambda: x.cumsum(0)) <= 1.15 * _peak(lambda: x + 1)

@@ -93,3 +93,17 @@ def test_searchsorted_random_layouts(n, data):
     right = data.draw(hs.booleans())
     exp = np.searchsorted(seq, vals, side="right" if right else "left")
     assert_matches_numpy(st.searchsorted(s, v, right=right), exp)
+
+
+def test_peak_memory_of_a_split_search():
+    # in-process, one tracer sees every worker and exports are copies: the outputs
+    # (3 x 80 kB), the six pieces travelling (6 x 80 kB) and a search temporary
+    s = st.from_numpy(np.sort(rng.standard_normal(30000)), shards=3)
+    v = st.from_numpy(rng.standard_normal(30000), shards=3)
+    st.trace_memory()
+    r = st.searchsorted(s, v)
+    st.synchronize()
+    peak = max(w["traced_peak_bytes"] for w in st.stats()["workers"])
+    st.trace_memory(False)
+    assert peak <= 3.5 * 30000 * 8, peak
+    del r
