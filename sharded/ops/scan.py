@@ -157,13 +157,45 @@ def _lines(lay: Layout, d: int, reverse: bool):
         yield live[::-1] if reverse else live
 
 
-def _exchange(ex, lay, d, totals, reverse=False):
-    """For every shard, the command arguments of the totals of the shards before it (in scan
-    order) on its worker: ``totals[s]`` is a tuple of keys on shard ``s``'s worker. One
-    export round; returns ``{shard: [args...]}`` for the shards that have earlier ones."""
+_DIRECT = 4  # lines up to this many shards send every total to every later shard
+
+
+def _combine_pair(xp, op, early, late):
+    """``early`` then ``late`` (tuples of arrays: a total, or a (value, index) pair)."""
+    if op in _COMBINE:
+        return (getattr(xp, _COMBINE[op])(early[0], late[0]),)
+    win = _take_later(xp, late[0], early[0], op)
+    return tuple(xp.where(win, b, a) for a, b in zip(early, late))
+
+
+@kernel
+def scan_prefix(xp, *totals, op, width):
+    """The carries of positions 1..n-1 of a line from the totals of positions 0..n-2 (each
+    ``width`` arrays): the exclusive prefix, combined in order."""
+    parts = [totals[i : i + width] for i in range(0, len(totals), width)]
+    acc, out = tuple(parts[0]), list(parts[0])
+    for p in parts[1:]:
+        acc = _combine_pair(xp, op, acc, p)
+        out.extend(acc)
+    out = [xp.array(o, copy=True) for o in out]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _exchange(ex, lay, d, totals, reverse=False, op=None):
+    """For every shard, the command arguments of the totals before it (in scan order) on its
+    worker: ``totals[s]`` holds keys on shard ``s``'s worker. Returns ``({shard: [args]},
+    temps)``.
+
+    A short line sends every total to every later shard (one export round). A longer one,
+    when ``op`` says how totals combine, sends them to the line's first worker, which
+    combines the exclusive prefixes and sends each shard its one carry (two rounds, messages
+    linear in the shard count, so the driver's cost stays linear too)."""
     shards = lay.shards()
-    req, wants = collections.defaultdict(list), []
+    req, wants, rooted = collections.defaultdict(list), [], []
     for line in _lines(lay, d, reverse):
+        if op is not None and len(line) > _DIRECT:
+            rooted.append(line)
+            continue
         for j, s in enumerate(line[1:], 1):
             w = shards[s][0]
             for p in line[:j]:
@@ -174,11 +206,40 @@ def _exchange(ex, lay, d, totals, reverse=False):
                     else:
                         req[src].append((k, None))
                         wants.append((s, src))
+    roots = []
+    for line in rooted:  # the totals travel to the line's root in the same round
+        root = shards[line[0]][0]
+        args = []
+        for p in line[:-1]:
+            for k in totals[p]:
+                if shards[p][0] == root:
+                    args.append(("k", k, None))
+                else:
+                    req[shards[p][0]].append((k, None))
+                    args.append(shards[p][0])
+        roots.append((line, root, args))
     handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
     out = collections.defaultdict(list)
     for s, a in wants:
         out[s].append(a if isinstance(a, tuple) else ("x", next(handles[a])))
-    return out
+    temps, back, sends = [], collections.defaultdict(list), []
+    for line, root, args in roots:
+        args = [a if isinstance(a, tuple) else ("x", next(handles[a])) for a in args]
+        width = len(totals[line[0]])
+        keys = [ex.new_key() for _ in range((len(line) - 1) * width)]
+        ex.submit(root, "scan_prefix", args, keys, {"op": op, "width": width}, ("scan", None))
+        temps += [(root, k) for k in keys]
+        for j, s in enumerate(line[1:]):
+            ks = keys[j * width : (j + 1) * width]
+            if shards[s][0] == root:
+                out[s] += [("k", k, None) for k in ks]
+            else:
+                back[root] += [(k, None) for k in ks]
+                sends.append((s, root, len(ks)))
+    hb = {w: iter(h) for w, h in ex.export(back).items()} if back else {}
+    for s, root, n in sends:
+        out[s] += [("x", next(hb[root])) for _ in range(n)]
+    return out, temps
 
 
 def _free_totals(ex, lay, totals):
@@ -199,7 +260,9 @@ def _scan_spec(x, op, dim, dtype=None, reverse=False):
     return tuple(x.shape), _scan_dtype(x, op, dtype)
 
 
-@primitive("cumscan", kernels=[scan_total, scan_block], out_spec=_scan_spec, kind="scan")
+@primitive(
+    "cumscan", kernels=[scan_total, scan_block, scan_prefix], out_spec=_scan_spec, kind="scan"
+)
 def _cumscan_plan(ex, x, op, dim, dtype=None, reverse=False):
     """Inclusive scan of ``x`` along ``dim`` with ``op`` (``sum``, ``prod``, ``lse``): the
     totals of all but the last shard of each line first, then every shard's scan with the
@@ -216,7 +279,7 @@ def _cumscan_plan(ex, x, op, dim, dtype=None, reverse=False):
                 shards[s][0], "scan_total", (("k", x._keys[s], None),), (t,), params, ("cumscan", s)
             )
             totals[s] = (t,)
-    carries = _exchange(ex, lay, dim, totals, reverse)
+    carries, temps = _exchange(ex, lay, dim, totals, reverse, op)
     keys = []
     for s, (w, _, _) in enumerate(shards):
         k = ex.new_key()
@@ -225,6 +288,7 @@ def _cumscan_plan(ex, x, op, dim, dtype=None, reverse=False):
         ex.submit(w, "scan_block", args, (k,), params, ("cumscan", s))
         keys.append(k)
     _free_totals(ex, lay, totals)
+    ex.free_pairs(temps)
     return Operand(lay, dt, keys)
 
 
@@ -335,7 +399,12 @@ def _cumarg_spec(x, fn, dim):
     return (tuple(x.shape), x.dtype), (tuple(x.shape), D.int64)
 
 
-@primitive("cumarg", kernels=[cumarg_local, cumarg_apply], out_spec=_cumarg_spec, kind="scan")
+@primitive(
+    "cumarg",
+    kernels=[cumarg_local, cumarg_apply, "scan_prefix"],
+    out_spec=_cumarg_spec,
+    kind="scan",
+)
 def _cumarg_plan(ex, x, fn, dim):
     """Running max/min along ``dim`` and the (last) index reaching it."""
     lay = x._layout
@@ -348,7 +417,8 @@ def _cumarg_plan(ex, x, fn, dim):
         vk.append(k[0])
         ik.append(k[1])
         totals[s] = k[2:]
-    for s, args in _exchange(ex, lay, dim, totals).items():
+    carries, temps = _exchange(ex, lay, dim, totals, op=fn)
+    for s, args in carries.items():
         ex.submit(
             shards[s][0],
             "cumarg_apply",
@@ -359,6 +429,7 @@ def _cumarg_plan(ex, x, fn, dim):
             inplace=True,
         )
     _free_totals(ex, lay, totals)
+    ex.free_pairs(temps)
     return Operand(lay, x._dtype, vk), Operand(lay, D.int64, ik)
 
 
@@ -421,7 +492,8 @@ def _cumarg_grad_plan(ex, g, idx, dim):
         )
         keys.append(k[0])
         pend[s] = k[1:]
-    for s, args in _exchange(ex, lay, dim, pend, reverse=True).items():
+    # pending pairs aimed at different shards do not combine: every earlier shard gets all
+    for s, args in _exchange(ex, lay, dim, pend, reverse=True)[0].items():
         w, offs, shp = shards[s]
         lo = 0 if lay.is_replicated else offs[dim]
         ex.submit(

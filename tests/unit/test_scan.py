@@ -163,3 +163,24 @@ def test_peak_memory_of_a_split_scan():
     # no more than an elementwise op: the output blocks plus a few slices
     x = st.from_numpy(rng.standard_normal((3000, 40)), shards=3)
     assert _peak(lambda: x.cumsum(0)) <= 1.15 * _peak(lambda: x + 1)
+
+
+@pytest.mark.parametrize("chunks", [(3,) * 8 + (0, 2), (1,) * 26])
+def test_long_lines_combine_prefixes_at_a_root(chunks):
+    # more than a few shards along the dim: carries are combined on the line's first worker
+    a = rng.standard_normal((sum(chunks), 3))
+    a[5, 0] = np.nan
+    x = st.from_numpy(a, layout=st.Layout(chunks=chunks))
+    assert_matches_numpy(x.cumsum(0), np.cumsum(a, 0), rtol=1e-12)
+    assert_matches_numpy(x.cumprod(0), np.cumprod(a, 0), rtol=1e-12)
+    with np.errstate(invalid="ignore"):  # NaN in the NumPy reference
+        expected = np.logaddexp.accumulate(a, 0)
+    assert_matches_numpy(st.logcumsumexp(x, 0), expected, rtol=1e-12)
+    r = st.cummax(x, 0)
+    assert_matches_numpy(r.values, np.maximum.accumulate(a, 0))
+    assert_matches_numpy(r.indices, running_arg(a, 0, np.greater))
+    assert_matches_numpy(st.cummin(x, 0).indices, running_arg(a, 0, np.less))
+    xg = st.from_numpy(np.sin(np.arange(26.0)).reshape(26, 1), layout=st.Layout(chunks=(2,) * 13))
+    xg.requires_grad_()
+    assert st.autograd.gradcheck(lambda t: st.cummax(t, 0).values, (xg,))
+    assert st.autograd.gradcheck(lambda t: t.cumsum(0), (xg,))
