@@ -56,7 +56,9 @@ from .io import load, save
 from .layout import Layout
 from .ops import linalg
 from .ops.arithmetic import *  # noqa: F403
+from .ops.count import *  # noqa: F403
 from .ops.creation import *  # noqa: F403
+from .ops.diff import *  # noqa: F403
 from .ops.einsum import *  # noqa: F403
 from .ops.index_ops import *  # noqa: F403
 from .ops.joining import *  # noqa: F403
@@ -66,7 +68,9 @@ from .ops.order import *  # noqa: F403
 from .ops.random import *  # noqa: F403
 from .ops.reduce import *  # noqa: F403
 from .ops.reshape import *  # noqa: F403
+from .ops.scan import *  # noqa: F403
 from .ops.scatter import *  # noqa: F403
+from .ops.search import *  # noqa: F403
 from .ops.selection import *  # noqa: F403
 from .ops.sets import *  # noqa: F403
 from .ops.sort import *  # noqa: F403

@@ -4,7 +4,9 @@ planner, VJP, public names), registered in :mod:`sharded.core.registry`."""
 from ..core import registry  # noqa: F401  (``sharded.ops.registry``: the table they fill)
 from . import (  # noqa: F401
     arithmetic,
+    count,
     creation,
+    diff,
     einsum,
     elementwise,
     index_ops,
@@ -19,7 +21,9 @@ from . import (  # noqa: F401
     reduce,
     reshape,
     routing,
+    scan,
     scatter,
+    search,
     selection,
     sets,
     sort,

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import bench_order, bench_scatter, bench_sort
+from . import bench_order, bench_scan, bench_scatter, bench_sort
 from .timing import dask_array, report
 
 # (family module, elements) in the order the table prints them
 FAMILIES = [
     (bench_sort, 20_000_000),
+    (bench_scan, 50_000_000),
     (bench_order, 50_000_000),
     (bench_scatter, 10_000_000),
 ]
