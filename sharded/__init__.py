@@ -68,6 +68,7 @@ from .ops.order import *  # noqa: F403
 from .ops.random import *  # noqa: F403
 from .ops.reduce import *  # noqa: F403
 from .ops.reshape import *  # noqa: F403
+from .ops.rounding import *  # noqa: F403
 from .ops.scan import *  # noqa: F403
 from .ops.scatter import *  # noqa: F403
 from .ops.search import *  # noqa: F403

@@ -20,6 +20,7 @@ from . import (  # noqa: F401
     random,
     reduce,
     reshape,
+    rounding,
     routing,
     scan,
     scatter,

@@ -22,7 +22,7 @@ import numpy as np
 from .. import dtypes as D
 from ..core.dataflow import Operand, align, free_temps, region
 from ..core.dispatch import apply, as_tensor, is_tensor, operand
-from ..core.registry import kernel
+from ..core.registry import bind, kernel
 from ..errors import DTypeError, ShapeError
 from ..layout import Layout, broadcast_shapes
 
@@ -212,6 +212,34 @@ def bitwise(ops):
     return rt, rt
 
 
+_KINDS = {
+    "nonbool": ("bool", lambda d: d != D.bool_),
+    "float": ("non-floating-point", lambda d: d.is_floating_point),
+    "int": ("non-integer", lambda d: D.category(d) == 1),
+}
+
+
+def only(name, kinds):
+    """:func:`promote` for op ``name`` restricted to ``kinds`` (``"nonbool"``: torch's floor
+    or fmod; ``"float"``: frac, hypot; ``"int"``: gcd, shifts); other result types raise.
+
+    Examples
+    --------
+    >>> only("gcd", "int")([np.ones(2, np.int32), 2])[1].name
+    'int32'
+    """
+    what, ok = _KINDS[kinds]
+
+    def rule(ops):
+        rt = operand_dtypes(ops)
+        if not ok(rt):
+            raise DTypeError(f"{name} is not implemented for {what} dtype {rt.name}")
+        return rt, rt
+
+    rule.__name__ = f"only_{kinds}"
+    return rule
+
+
 # ------------------------------------------------------------------------------ kernels
 def cast(xp, a, dtype):
     """``a`` as ``dtype`` (Python scalars and arrays of that dtype as they are)."""
@@ -300,6 +328,36 @@ def inplace_unary(name):
     True
     """
     return op
+
+
+def public(name, nargs, doc, example, result, names=(), inplace=True):
+    """The public function of elementwise primitive ``name`` over ``nargs`` operands, bound as
+    the method ``x.name(...)`` (and ``names``), with ``x.name_(...)`` in place."""
+
+    def f(*operands):
+        if len(operands) != nargs:
+            raise TypeError(f"{name}() takes {nargs} arguments, got {len(operands)}")
+        return call(name, *operands)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"""{doc}
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.{name}({example}).tolist()
+    {result}
+    """
+    bind(name, *names, prim=name)(f)
+    if inplace:
+
+        def op(self, *operands):
+            return call_(name, self, *operands)
+
+        op.__name__ = op.__qualname__ = name + "_"
+        op.__doc__ = f"In-place ``{name}``: writes into this tensor's shards and returns it."
+        bind(name + "_", prim=name)(op)
+    return f
 
 
 # --------------------------------------------------------------------------- gradients
