@@ -60,6 +60,7 @@ from .ops.count import *  # noqa: F403
 from .ops.creation import *  # noqa: F403
 from .ops.diff import *  # noqa: F403
 from .ops.einsum import *  # noqa: F403
+from .ops.exp_log import *  # noqa: F403
 from .ops.index_ops import *  # noqa: F403
 from .ops.joining import *  # noqa: F403
 from .ops.logical import *  # noqa: F403
@@ -75,6 +76,7 @@ from .ops.search import *  # noqa: F403
 from .ops.selection import *  # noqa: F403
 from .ops.sets import *  # noqa: F403
 from .ops.sort import *  # noqa: F403
+from .ops.trig import *  # noqa: F403
 from .ops.unary import *  # noqa: F403
 from .ops.views import *  # noqa: F403
 from .runtime import init, is_initialized, shutdown

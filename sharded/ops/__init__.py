@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     diff,
     einsum,
     elementwise,
+    exp_log,
     index_ops,
     indexing,
     joining,
@@ -28,6 +29,7 @@ from . import (  # noqa: F401
     selection,
     sets,
     sort,
+    trig,
     unary,
     views,
 )

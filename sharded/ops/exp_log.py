@@ -1,0 +1,168 @@
+"""Exponential, logarithm and power primitives: expm1, exp2, log2, log10, logaddexp,
+logaddexp2, square, rsqrt and reciprocal (exp, log, log1p and sqrt are in :mod:`.unary`),
+with their methods, in-place methods and VJPs.
+
+Each primitive is one block: its kernel, its planner (the shared elementwise rule of
+:mod:`.elementwise`, the one op module this family imports), its VJP and its public
+function. torch's dtype rules: integers give the default float dtype, except ``square``
+(which keeps integers and turns bool into int64); ``logaddexp*`` take floating point only.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import dtypes as D
+from ..core.dispatch import needs, unbroadcast
+from ..core.registry import primitive, vjp
+from . import elementwise as E
+
+__all__ = [
+    "exp2",
+    "expm1",
+    "log2",
+    "log10",
+    "logaddexp",
+    "logaddexp2",
+    "reciprocal",
+    "rsqrt",
+    "square",
+]
+
+
+def _define(name, k, rule=E.floating):
+    """Register elementwise primitive ``name``: kernel ``k`` (registered, or an ``xp`` ufunc
+    name), the shared planner with dtype ``rule``."""
+    k = E.ufunc_kernel(name, k) if isinstance(k, str) else k
+
+    def plan(ex, *operands, target=None):
+        return E.plan_rule(ex, name, rule, operands, target)
+
+    plan.__name__ = plan.__qualname__ = name
+    plan.__doc__ = f"Elementwise ``{name}`` planner ({rule.__name__})."
+    return primitive(
+        name, kernels=[k], out_spec=E.spec(rule), layout_rule=E.out_layout, kind="elementwise"
+    )(plan)
+
+
+def _x(node):
+    return node.args[0]
+
+
+def _out(node):
+    return node.saved["out"][0]
+
+
+# ----------------------------------------------------------------------- expm1, exp2
+_define("expm1", "expm1")
+_define("exp2", "exp2")
+
+
+@vjp("expm1", save_out=True)
+def _expm1_vjp(gs, node):
+    return (gs[0] * (_out(node) + 1),)
+
+
+@vjp("exp2", save_out=True)
+def _exp2_vjp(gs, node):
+    return (gs[0] * _out(node) * math.log(2),)
+
+
+expm1 = E.public("expm1", 1, "``exp(input) - 1``, accurate near 0.", "st.tensor([0.0])", "[0.0]")
+exp2 = E.public("exp2", 1, "``2 ** input``.", "st.tensor([3.0])", "[8.0]")
+
+
+# ----------------------------------------------------------------------- log2, log10
+_define("log2", "log2")
+_define("log10", "log10")
+
+
+@vjp("log2", "log10", saves=(0,))
+def _logb_vjp(gs, node):
+    return (gs[0] / (_x(node) * math.log(2 if node.prim == "log2" else 10)),)
+
+
+log2 = E.public("log2", 1, "Base-2 logarithm.", "st.tensor([8.0])", "[3.0]")
+log10 = E.public("log10", 1, "Base-10 logarithm.", "st.tensor([100.0])", "[2.0]")
+
+
+# ------------------------------------------------------------- logaddexp, logaddexp2
+_define("logaddexp", "logaddexp", E.only("logaddexp", "float"))
+_define("logaddexp2", "logaddexp2", E.only("logaddexp2", "float"))
+
+
+@vjp("logaddexp", "logaddexp2", saves=(0, 1), save_out=True)
+def _logaddexp_vjp(gs, node):  # each operand's share: exp(x - out) (base 2 for logaddexp2)
+    a, b = node.args
+    out, g = _out(node), gs[0]
+    share = (lambda t: (t - out).exp()) if node.prim == "logaddexp" else (lambda t: exp2(t - out))
+    return (
+        unbroadcast(g * share(a), a) if needs(a) else None,
+        unbroadcast(g * share(b), b) if needs(b) else None,
+    )
+
+
+logaddexp = E.public(
+    "logaddexp",
+    2,
+    "``log(exp(input) + exp(other))`` without overflow.",
+    "st.tensor([0.0]), st.tensor([0.0])",
+    "[0.6931471824645996]",
+)
+logaddexp2 = E.public(
+    "logaddexp2",
+    2,
+    "``log2(2**input + 2**other)`` without overflow.",
+    "st.tensor([1.0]), st.tensor([1.0])",
+    "[2.0]",
+)
+
+
+# ---------------------------------------------------------------------------- square
+def _square_rule(ops):
+    """torch's square is ``pow(x, 2)``: integers kept, bool gives int64."""
+    rt = E.operand_dtypes(ops)
+    rt = D.int64 if rt == D.bool_ else rt
+    return rt, rt
+
+
+_define("square", "square", _square_rule)
+
+
+@vjp("square", saves=(0,))
+def _square_vjp(gs, node):
+    return (gs[0] * 2 * _x(node),)
+
+
+square = E.public("square", 1, "``input * input``.", "st.tensor([-3, 2])", "[9, 4]")
+
+
+# ------------------------------------------------------------------ rsqrt, reciprocal
+@E.named_kernel("rsqrt")
+def _rsqrt_kernel(xp, a, cast=None, out=None):
+    a = E.cast(xp, a, cast)
+    return E.result(xp, 1 / xp.sqrt(a), out)
+
+
+@E.named_kernel("reciprocal")
+def _reciprocal_kernel(xp, a, cast=None, out=None):
+    a = E.cast(xp, a, cast)
+    return E.result(xp, 1 / a, out)
+
+
+_define("rsqrt", _rsqrt_kernel)
+_define("reciprocal", _reciprocal_kernel)
+
+
+@vjp("rsqrt", save_out=True)
+def _rsqrt_vjp(gs, node):
+    return (gs[0] * -0.5 * _out(node) ** 3,)
+
+
+@vjp("reciprocal", save_out=True)
+def _reciprocal_vjp(gs, node):
+    return (-gs[0] * _out(node) ** 2,)
+
+
+rsqrt = E.public("rsqrt", 1, "``1 / sqrt(input)``.", "st.tensor([4.0])", "[0.5]")
+reciprocal = E.public("reciprocal", 1, "``1 / input``.", "st.tensor([4])", "[0.25]")
