@@ -74,6 +74,8 @@ from .ops.search import *  # noqa: F403
 from .ops.selection import *  # noqa: F403
 from .ops.sets import *  # noqa: F403
 from .ops.sort import *  # noqa: F403
+from .ops.tile import *  # noqa: F403
+from .ops.triangular import *  # noqa: F403
 from .ops.unary import *  # noqa: F403
 from .ops.views import *  # noqa: F403
 from .runtime import init, is_initialized, shutdown

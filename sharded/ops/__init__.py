@@ -27,6 +27,8 @@ from . import (  # noqa: F401
     selection,
     sets,
     sort,
+    tile,
+    triangular,
     unary,
     views,
 )
