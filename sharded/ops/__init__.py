@@ -21,6 +21,7 @@ from . import (  # noqa: F401
     reduce,
     reshape,
     routing,
+    sampling,
     scan,
     scatter,
     search,
