@@ -10,7 +10,7 @@ Session(...)
 36.0
 """
 
-from . import autograd, dtypes, nn, optim
+from . import autograd, cuda, dtypes, nn, optim, storage
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .dtypes import (
     DType,
@@ -54,7 +54,7 @@ from .functional import log_softmax, logsumexp, mean, softmax, std, var
 from .info import info, stats, synchronize, trace_memory
 from .io import load, save
 from .layout import Layout
-from .ops import linalg
+from .ops import linalg, random
 from .ops.arithmetic import *  # noqa: F403
 from .ops.count import *  # noqa: F403
 from .ops.creation import *  # noqa: F403
@@ -70,12 +70,15 @@ from .ops.random import *  # noqa: F403
 from .ops.reduce import *  # noqa: F403
 from .ops.reshape import *  # noqa: F403
 from .ops.rounding import *  # noqa: F403
+from .ops.sampling import *  # noqa: F403
 from .ops.scan import *  # noqa: F403
 from .ops.scatter import *  # noqa: F403
 from .ops.search import *  # noqa: F403
 from .ops.selection import *  # noqa: F403
 from .ops.sets import *  # noqa: F403
 from .ops.sort import *  # noqa: F403
+from .ops.tile import *  # noqa: F403
+from .ops.triangular import *  # noqa: F403
 from .ops.trig import *  # noqa: F403
 from .ops.unary import *  # noqa: F403
 from .ops.views import *  # noqa: F403

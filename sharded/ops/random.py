@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..core.dataflow import Operand
-from ..core.dispatch import apply, like_kw, placement, size_of
+from ..core.dispatch import apply, as_tensor, is_tensor, like_kw, placement, size_of
 from ..core.registry import kernel, nondiff, primitive
 from ..errors import ArgumentError
 
@@ -46,6 +46,39 @@ def initial_seed() -> int:
     7
     """
     return _rng["seed"]
+
+
+def get_rng_state():
+    """The generator's state as a uint8 tensor (16 bytes: seed and counter, little-endian);
+    ``set_rng_state`` of it replays the same draws.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> s = st.get_rng_state(); a = st.rand(3).tolist()
+    >>> st.set_rng_state(s); a == st.rand(3).tolist()
+    True
+    """
+    words = np.array([_rng["seed"] % 2**64, _rng["counter"] % 2**64], dtype="<u8")
+    return as_tensor(words.view(np.uint8), dtype=D.uint8)
+
+
+def set_rng_state(new_state) -> None:
+    """Restore a state returned by :func:`get_rng_state`.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.set_rng_state(st.get_rng_state())
+    """
+    raw = np.asarray(new_state.numpy() if is_tensor(new_state) else new_state)
+    if raw.dtype != np.uint8 or raw.shape != (16,):
+        raise ArgumentError(
+            "set_rng_state expects the 16-byte uint8 tensor of get_rng_state, got dtype "
+            f"{raw.dtype} and shape {tuple(raw.shape)}"
+        )
+    seed, counter = (int(v) for v in raw.view("<u8"))
+    _rng["seed"], _rng["counter"] = seed, counter
 
 
 def _draw(n: int):
@@ -331,4 +364,6 @@ __all__ = [
     "randn_like",
     "manual_seed",
     "initial_seed",
+    "get_rng_state",
+    "set_rng_state",
 ]

@@ -1,0 +1,292 @@
+"""Sampling from distributions with tensor parameters: ``normal`` (torch's overloads),
+``x.normal_``/``uniform_``/``bernoulli_``, ``bernoulli``, ``multinomial`` and ``poisson``.
+
+All draw their randomness from the counter-based ``random`` primitive (element ``i`` of a
+draw is a hash of its global position), laid out like the parameters, then transform it
+locally -- so every result is identical for any shard count and layout after the same
+``manual_seed``, and nothing but the parameters' own shards is read.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import dtypes as D
+from ..core.dataflow import Operand
+from ..core.dispatch import apply, as_tensor, is_tensor, placement, size_of
+from ..core.registry import bind, kernel, nondiff, primitive
+from ..errors import ArgumentError, DTypeError, ShapeError
+
+__all__ = ["normal", "bernoulli", "multinomial", "poisson"]
+
+
+def _t(x):
+    return x if is_tensor(x) else as_tensor(x)
+
+
+def _draw(layout, dist, dtype):
+    """A fresh uniform/normal tensor on ``layout`` (values independent of the layout)."""
+    return apply("random", layout, dist, dtype)
+
+
+def _check_std(std):
+    if is_tensor(std):
+        if std.numel() and bool((std < 0).any().item()):  # torch reads it too
+            raise ArgumentError(
+                f"normal expects all elements of std >= 0.0, got min {std.min().item()}"
+            )
+    elif std < 0:
+        raise ArgumentError(f"normal expects std >= 0.0, but found std {std}")
+
+
+def _floating(name, t):
+    if not t.dtype.is_floating_point:
+        raise DTypeError(f"{name} expects a floating point tensor, got {t.dtype}")
+
+
+def normal(
+    mean,
+    std=1.0,
+    size=None,
+    *,
+    generator=None,
+    dtype=None,
+    shards=None,
+    dim=None,
+    layout=None,
+    device="cpu",
+    requires_grad=False,
+):
+    """Normal samples: ``normal(mean_tensor, std_tensor_or_float)``, ``normal(mean_float,
+    std_tensor)`` (the tensors broadcast, the result has their dtype) or ``normal(mean,
+    std, size)``. As in torch, the gradient with respect to ``mean`` and ``std`` is zero.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.normal(st.zeros(2, 3, shards=2), 1.0).shape
+    sharded.Size([2, 3])
+    >>> st.normal(0.0, 1.0, (4,)).dtype
+    sharded.float32
+    """
+    if generator is not None:
+        raise ArgumentError("normal: generator= is not supported; seed with st.manual_seed")
+    _check_std(std)
+    if not is_tensor(mean) and not is_tensor(std):
+        if size is None:
+            raise ArgumentError("normal(mean: float, std: float) needs size")
+        shape = size_of((size,) if isinstance(size, numbers.Integral) else (tuple(size),))
+        dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
+        lay = placement(shape, shards, dim, layout, device)
+        z = _draw(lay, "normal", dt)
+        out = z * std + mean if (std != 1 or mean != 0) else z
+        return out.requires_grad_(True) if requires_grad else out
+    if size is not None:
+        raise ArgumentError("normal: size is only taken with float mean and std")
+    ts = [t for t in (mean, std) if is_tensor(t)]
+    for t in ts:
+        _floating("normal", t)
+    shape = tuple(np.broadcast_shapes(*(tuple(t.shape) for t in ts)))
+    dt = ts[0].dtype if len(ts) == 1 else D.promote_types(ts[0].dtype, ts[1].dtype)
+    base = next((t for t in ts if tuple(t.shape) == shape), None)
+    lay = base.layout if base is not None else placement(shape)
+    z = _draw(lay, "normal", dt)
+    m = mean.detach() if is_tensor(mean) else mean
+    s = std.detach() if is_tensor(std) else std
+    out = z * s + m
+    for t in ts:  # torch's NormalBackward: zero gradients, but the result is on the tape
+        if t.requires_grad:
+            out = out + t * 0
+    return out
+
+
+@bind("normal_")
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    """Fill with normal samples, in place (identical for any sharding after a seed).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.zeros(2, 2, shards=2).normal_(5.0, 0.0).tolist()
+    [[5.0, 5.0], [5.0, 5.0]]
+    """
+    _floating("normal_", self)
+    _check_std(std)
+    z = _draw(self.layout, "normal", self.dtype)
+    return self.copy_(z * std + mean)
+
+
+@bind("uniform_")
+def uniform_(self, a=0.0, b=1.0, *, generator=None, **kw):
+    """Fill with samples uniform in ``[a, b)`` (torch's ``from``/``to``), in place.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.zeros(100, shards=3).uniform_(2.0, 3.0)
+    >>> 2.0 <= x.min().item() and x.max().item() < 3.0
+    True
+    """
+    a, b = kw.pop("from", a), kw.pop("to", b)
+    if kw:
+        raise TypeError(f"uniform_() got unexpected keyword arguments {sorted(kw)}")
+    _floating("uniform_", self)
+    if a > b:
+        raise ArgumentError(
+            f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}"
+        )
+    u = _draw(self.layout, "uniform", self.dtype)
+    return self.copy_(u * (b - a) + a)
+
+
+def _check_p(name, p):
+    if not 0 <= p <= 1:
+        raise ArgumentError(f"{name} expects p to be in [0, 1], but got p={p}")
+
+
+@bind("bernoulli")
+def bernoulli(input, p=None, *, generator=None):
+    """0/1 samples, 1 with probability ``input[i]`` (or ``p`` for every element), in the
+    input's dtype.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.bernoulli(st.tensor([0.0, 1.0, 1.0], shards=2)).tolist()
+    [0.0, 1.0, 1.0]
+    """
+    x = _t(input)
+    if p is not None:
+        _check_p("bernoulli_", p)
+    u = _draw(x.layout, "uniform", D.float64)
+    prob = p if p is not None else x.detach().to(D.float64)
+    return (u < prob).to(x.dtype)
+
+
+@bind("bernoulli_")
+def bernoulli_(self, p=0.5, *, generator=None):
+    """Fill with 0/1 samples, 1 with probability ``p`` (a float or a tensor), in place.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.ones(3).bernoulli_(0.0).tolist()
+    [0.0, 0.0, 0.0]
+    """
+    if not is_tensor(p):
+        _check_p("bernoulli_", p)
+    u = _draw(self.layout, "uniform", D.float64)
+    return self.copy_(u < (p.to(D.float64) if is_tensor(p) else p))
+
+
+@bind("multinomial")
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """``num_samples`` category indices per row of non-negative weights ``input`` (1-D or
+    2-D). Without replacement: the Gumbel top-k trick (the largest ``log w - log(-log u)``);
+    with replacement: inverse-CDF search of uniforms in the rows' cumulative weights.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.multinomial(st.tensor([0.0, 1.0, 0.0]), 1).tolist()
+    [1]
+    """
+    w = _t(input)
+    _floating("multinomial", w)
+    if w.ndim not in (1, 2):
+        raise ShapeError(f"prob_dist must be 1 or 2 dim, got {w.ndim}")
+    n = w.shape[-1]
+    if isinstance(num_samples, bool) or not isinstance(num_samples, numbers.Integral):
+        raise ArgumentError(f"multinomial: num_samples must be an int, got {num_samples!r}")
+    if num_samples <= 0:
+        raise ArgumentError(f"cannot sample n_sample <= 0 samples, got {num_samples}")
+    if not replacement and num_samples > n:
+        raise ArgumentError(
+            f"cannot sample n_sample > prob_dist.size(-1) samples without replacement "
+            f"({num_samples} > {n})"
+        )
+    w = w.detach().to(D.float64)
+    bad = ~w.isfinite() | (w < 0)
+    if bool(bad.any().item()):
+        raise ArgumentError("probability tensor contains either `inf`, `nan` or element < 0")
+    total = w.sum(-1, keepdim=True)
+    if bool((total <= 0).any().item()):
+        raise ArgumentError("invalid multinomial distribution (sum of probabilities <= 0)")
+    rows = tuple(w.shape[:-1])
+    if not replacement:
+        u = _draw(w.layout, "uniform", D.float64)
+        # 1 - u in (0, 1]: the Gumbel noise stays finite
+        keys = w.log() - (-(1.0 - u).log()).log()
+        return keys.topk(num_samples, dim=-1).indices
+    cdf = (w / total).cumsum(-1)
+    u = _draw(placement(rows + (num_samples,)), "uniform", D.float64)
+    return cdf.searchsorted(u, right=True).clamp(max=n - 1)
+
+
+# ------------------------------------------------------------------------------ poisson
+_NORMAL_FROM = 1000.0  # rates above: the normal approximation (error O(1/sqrt(rate)))
+
+
+@kernel
+def poisson_block(xp, lam, u, z):
+    """Poisson samples for rates ``lam`` from uniforms ``u`` (CDF inversion, exact) or, for
+    rates above ``_NORMAL_FROM``, from normals ``z`` (rounded normal approximation)."""
+    rate = lam.astype(np.float64)
+    small = rate <= _NORMAL_FROM
+    r = xp.where(small, rate, 0.0)
+    p = xp.exp(-r)
+    cdf = p.copy()
+    k = xp.zeros(rate.shape, dtype=np.float64)
+    active = small & (u > cdf)
+    i = 0
+    while bool(active.any()):
+        i += 1
+        p = p * r / i
+        cdf = cdf + p
+        k = k + active
+        active = active & (u > cdf) & (p > 0)
+    big = xp.maximum(xp.rint(rate + xp.sqrt(xp.abs(rate)) * z), 0.0)
+    return xp.where(small, k, big).astype(lam.dtype)
+
+
+@primitive(
+    "poisson",
+    kernels=[poisson_block],
+    kind="op",
+    out_spec=lambda lam, u, z: (tuple(lam.shape), lam.dtype),
+)
+def _poisson_plan(ex, lam, u, z):
+    """Each shard transforms its own rates with the uniforms/normals laid out like them."""
+    keys = []
+    for s, (w, _, _) in enumerate(lam._layout.shards()):
+        k = ex.new_key()
+        args = tuple(("k", t._keys[s], None) for t in (lam, u, z))
+        ex.submit(w, "poisson_block", args, (k,), {}, ("poisson", s))
+        keys.append(k)
+    return Operand(lam._layout, lam._dtype, keys)
+
+
+nondiff("poisson")  # torch: the samples are not differentiable in the rates
+
+
+def poisson(input, generator=None):
+    """Poisson samples with rates ``input`` (same shape and dtype): exact CDF inversion for
+    rates up to 1000, the rounded normal approximation above.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.poisson(st.zeros(3, shards=2)).tolist()
+    [0.0, 0.0, 0.0]
+    """
+    lam = _t(input).detach().contiguous()
+    _floating("poisson", lam)
+    if lam.numel() and bool((lam < 0).any().item()):
+        raise ArgumentError(
+            f"invalid Poisson rate, expected rate to be non-negative, got {lam.min().item()}"
+        )
+    u = _draw(lam.layout, "uniform", D.float64)
+    z = _draw(lam.layout, "normal", D.float64)
+    return apply("poisson", lam, u, z)

@@ -1,0 +1,114 @@
+"""normal (torch's overloads), normal_/uniform_/bernoulli(_), multinomial, poisson and the
+generator state: identical for any layout after one seed, right in distribution, torch's
+dtypes and errors."""
+
+import numpy as np
+import pytest
+
+import sharded as st
+from tests.helpers import PLACEMENT_IDS, PLACEMENTS
+
+
+def _draws(place):
+    st.manual_seed(3)
+    m = st.zeros(7, 5, dtype=st.float64, **place)
+    ones = st.ones(7, 5, **place)
+    return [
+        st.normal(m, 2.0),
+        st.normal(1.0, ones),
+        st.normal(m, ones.double()),
+        st.normal(0.0, 1.0, (7, 5), **place),
+        st.zeros(7, 5, **place).normal_(),
+        st.zeros(7, 5, **place).uniform_(1, 2),
+        st.bernoulli(st.full((7, 5), 0.5, **place)),
+        st.zeros(7, 5, **place).bernoulli_(0.3),
+        st.poisson(st.full((7, 5), 3.0, **place)),
+        st.multinomial(ones, 3),
+        st.multinomial(ones, 9, replacement=True),
+    ]
+
+
+REF = None
+
+
+@pytest.mark.parametrize("place", PLACEMENTS, ids=PLACEMENT_IDS)
+def test_identical_for_every_layout(place):
+    global REF
+    if REF is None:
+        REF = [t.numpy() for t in _draws(dict(shards=1))]
+    for got, want in zip(_draws(place), REF):
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_distributions():
+    st.manual_seed(0)
+    n = 200_000
+    z = st.normal(st.full((n,), 3.0, dtype=st.float64, shards=3), 2.0).numpy()
+    assert abs(z.mean() - 3) < 0.02 and abs(z.std() - 2) < 0.02
+    u = st.empty(n, shards=2).uniform_(-1.0, 3.0).numpy()
+    assert u.min() >= -1 and u.max() < 3 and abs(u.mean() - 1) < 0.02
+    b = st.bernoulli(st.full((n,), 0.25, shards=2)).numpy()
+    assert set(np.unique(b)) <= {0.0, 1.0} and abs(b.mean() - 0.25) < 0.01
+    for rate in (0.5, 4.0, 40.0, 4000.0):
+        p = st.poisson(st.full((n,), rate, dtype=st.float64, shards=3)).numpy()
+        assert (p == np.round(p)).all() and abs(p.mean() / rate - 1) < 0.02
+        assert abs(p.var() / rate - 1) < 0.05
+    w = st.tensor([[1.0, 2.0, 7.0]])
+    freq = np.bincount(st.multinomial(w, n, replacement=True).numpy().ravel()) / n
+    np.testing.assert_allclose(freq, [0.1, 0.2, 0.7], atol=0.01)
+    first = st.multinomial(st.tensor([[1.0, 2.0, 7.0]] * 50_000, shards=2), 1).numpy().ravel()
+    np.testing.assert_allclose(np.bincount(first) / 50_000, [0.1, 0.2, 0.7], atol=0.01)
+    # without replacement every row is a set of distinct categories
+    rows = st.multinomial(st.rand(50, 6, shards=3) + 0.1, 6).numpy()
+    assert (np.sort(rows, axis=1) == np.arange(6)).all()
+    assert st.multinomial(st.tensor([0.0, 1.0, 0.0]), 1).tolist() == [1]
+
+
+def test_dtypes_and_errors_as_torch():
+    assert st.normal(2.0, st.ones(3)).dtype == st.float32
+    assert st.normal(st.zeros(2, dtype=st.float64), 1.0).dtype == st.float64
+    assert st.normal(0.0, 1.0, (2, 3)).shape == (2, 3)
+    assert st.bernoulli(st.full((3,), 0.5, dtype=st.float64)).dtype == st.float64
+    assert st.multinomial(st.ones(2, 3), 2).dtype == st.int64
+    assert st.poisson(st.ones(2)).dtype == st.float32
+    with pytest.raises(st.ArgumentError, match="std -1"):
+        st.normal(st.zeros(2), -1.0)
+    with pytest.raises(st.ArgumentError, match="std >= 0.0"):
+        st.normal(st.zeros(2), st.tensor([1.0, -1.0]))
+    with pytest.raises(st.DTypeError, match="int64"):
+        st.normal(st.zeros(2, dtype=st.int64), 1.0)
+    with pytest.raises(st.ArgumentError, match="p=1.5"):
+        st.bernoulli(st.zeros(2), 1.5)
+    with pytest.raises(st.ArgumentError, match="element < 0"):
+        st.multinomial(st.tensor([-1.0, 2.0]), 1)
+    with pytest.raises(st.ArgumentError, match="3 > 2"):
+        st.multinomial(st.tensor([1.0, 2.0]), 3)
+    with pytest.raises(st.ArgumentError, match="non-negative"):
+        st.poisson(st.tensor([-1.0]))
+    with pytest.raises(st.ArgumentError, match="from=2 > to=1"):
+        st.zeros(2).uniform_(2, 1)
+    x = st.ones(2)
+    with pytest.raises(st.ArgumentError):
+        x.normal_(0, -1)
+    assert x.tolist() == [1.0, 1.0]  # a refused fill leaves the tensor intact
+
+
+def test_normal_gradient_is_zero_as_torch():
+    m = st.zeros(3, shards=2).requires_grad_()
+    s = st.ones(3).requires_grad_()
+    y = st.normal(m, s)
+    assert y.requires_grad
+    y.sum().backward()
+    assert m.grad.tolist() == [0.0] * 3 and s.grad.tolist() == [0.0] * 3
+
+
+def test_rng_state_round_trip():
+    st.random.manual_seed(5)
+    state = st.random.get_rng_state()
+    assert state.dtype == st.uint8 and state.shape == (16,)
+    a = st.randn(6, shards=2).tolist()
+    st.rand(3)
+    st.set_rng_state(state)
+    assert st.randn(6, shards=3).tolist() == a
+    with pytest.raises(st.ArgumentError, match="16-byte"):
+        st.set_rng_state(st.zeros(4))
