@@ -50,7 +50,7 @@ from .errors import (
     ViewError,
     WorkerLost,
 )
-from .functional import log_softmax, logsumexp, mean, softmax, std, var
+from .functional import *  # noqa: F403
 from .info import info, stats, synchronize, trace_memory
 from .io import load, save
 from .layout import Layout

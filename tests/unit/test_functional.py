@@ -70,3 +70,39 @@ def test_softmax_family_over_an_empty_dim():
     assert st.logsumexp(z, (0, 1)).item() == -np.inf
     assert st.softmax(z, 1).shape == (2, 0) and st.log_softmax(z, 1).shape == (2, 0)
     assert st.softmax(st.zeros(0, 3), 1).shape == (0, 3)
+
+
+# torch 2.13's answers for the comparison helpers
+def test_isclose_allclose_equal_like_torch():
+    inf, nan = float("inf"), float("nan")
+    a = st.tensor([1.0, nan, inf, 2.0, -inf], shards=2)
+    b = st.tensor([1.0 + 1e-6, nan, inf, 2.1, inf], shards=3)
+    assert st.isclose(a, b).tolist() == [True, False, True, False, False]
+    assert st.isclose(a, b, equal_nan=True).tolist() == [True, True, True, False, False]
+    assert a.isclose(b).dtype == st.bool
+    assert st.allclose(a[:1], b[:1]) is True and st.allclose(a, b) is False
+    assert st.equal(a, a) is False  # NaN differs from NaN
+    assert st.equal(a[:1], a[:1]) is True
+    assert st.equal(st.ones(2), st.ones(3)) is False
+    assert st.equal(st.ones(2), st.ones(2, dtype=st.int64)) is True
+    i = st.tensor([1, 2, 3])
+    assert st.isclose(i, st.tensor([1, 3, 3])).tolist() == [True, False, True]
+    assert st.isclose(st.tensor([True, False]), st.tensor([True, True])).tolist() == [True, False]
+    with pytest.raises(st.DTypeError, match="float32 did not match float64"):
+        st.isclose(st.ones(2), st.ones(2, dtype=st.float64))
+    with pytest.raises(st.ArgumentError, match="rtol must be greater than or equal to zero"):
+        st.isclose(st.ones(2), st.ones(2), rtol=-1)
+
+
+def test_inf_predicates_isreal_positive_like_torch():
+    inf, nan = float("inf"), float("nan")
+    a = st.tensor([1.0, nan, inf, 2.0, -inf], shards=2)
+    assert st.isinf(a).tolist() == [False, False, True, False, True]
+    assert a.isposinf().tolist() == [False, False, True, False, False]
+    assert a.isneginf().tolist() == [False, False, False, False, True]
+    assert st.isreal(a).tolist() == [True] * 5 and st.isreal(a).layout == a.layout
+    i = st.tensor([1, 2, 3], shards=2)
+    assert st.isinf(i).tolist() == [False] * 3 and st.isposinf(i).dtype == st.bool
+    assert st.positive(i) is i
+    with pytest.raises(st.DTypeError, match="bool tensor is not supported"):
+        st.positive(st.tensor([True]))
