@@ -7,7 +7,7 @@ import math
 
 from .. import dtypes as D
 from ..autograd import no_grad
-from ..errors import ArgumentError, StateDictError
+from ..errors import ArgumentError, DTypeError, StateDictError
 from ..layout import Layout
 from ..ops.creation import empty
 from ..ops.random import rand
@@ -280,7 +280,7 @@ class Module:
             else:
                 dtype = D.as_dtype(a)
         if dtype is not None and not dtype.is_floating_point:
-            raise ArgumentError(
+            raise DTypeError(
                 f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}"
             )
 
