@@ -5,7 +5,20 @@ worker, inputs are row-sharded, so the forward pass is local on every shard, and
 all-reduces each parameter's gradient across the workers (see ``sharded.autograd``).
 """
 
-from . import functional
+from . import functional, init, utils
+from .containers import ModuleDict, ModuleList
+from .layers import (
+    GELU,
+    BatchNorm1d,
+    Dropout,
+    Embedding,
+    Flatten,
+    Identity,
+    LayerNorm,
+    LogSoftmax,
+    SiLU,
+    Softmax,
+)
 from .modules import (
     CrossEntropyLoss,
     Linear,
@@ -20,13 +33,27 @@ from .modules import (
 
 __all__ = [
     "functional",
+    "init",
+    "utils",
     "Parameter",
     "Module",
     "Linear",
     "Sequential",
+    "ModuleList",
+    "ModuleDict",
+    "Identity",
+    "Flatten",
+    "Dropout",
+    "LayerNorm",
+    "BatchNorm1d",
+    "Embedding",
     "ReLU",
     "Sigmoid",
     "Tanh",
+    "GELU",
+    "SiLU",
+    "Softmax",
+    "LogSoftmax",
     "MSELoss",
     "CrossEntropyLoss",
 ]

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 from ..errors import ArgumentError, ShapeError
 from ..functional import log_softmax, softmax
-from ..ops.creation import arange
+from ..ops.creation import arange, zeros_like
+from ..ops.index_ops import index_select
+from ..ops.random import rand_like
 from ..ops.selection import where
-from ..ops.unary import relu, sigmoid, tanh
+from ..ops.unary import exp, relu, sigmoid, sqrt, tanh
 from ..tensor import ShardedTensor
 
 __all__ = [
@@ -18,6 +22,12 @@ __all__ = [
     "linear",
     "mse_loss",
     "cross_entropy",
+    "dropout",
+    "layer_norm",
+    "batch_norm",
+    "embedding",
+    "gelu",
+    "silu",
 ]
 
 
@@ -94,3 +104,200 @@ def cross_entropy(input, target, reduction="mean"):
         onehot = arange(c).reshape(shape) == (target.unsqueeze(cls_dim) if cls_dim else target)
         loss = -where(onehot, logp, 0.0).sum(cls_dim)
     return _reduce(loss, reduction)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``
+    (identity unless ``training``). The mask comes from the counter-based generator
+    (``st.rand_like``), so it is the same for any sharding of ``input``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.manual_seed(0)
+    >>> out = st.nn.functional.dropout(st.ones(1000), 0.5)
+    >>> sorted(set(out.tolist()))
+    [0.0, 2.0]
+    >>> st.nn.functional.dropout(st.ones(3), 0.5, training=False).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ArgumentError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:  # torch: all zeros (and zero gradient), no division by 0
+        out = input * 0.0
+    else:
+        keep = rand_like(input, requires_grad=False) >= p  # kept with probability 1 - p
+        out = input * (keep.to(input.dtype) * (1.0 / (1.0 - p)))
+    if inplace:
+        return input.copy_(out)
+    return out
+
+
+def _norm_dims(input, normalized_shape):
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or tuple(input.shape[input.ndim - k :]) != shape or input.ndim < k:
+        raise ShapeError(
+            f"layer_norm: normalized_shape {list(shape)} does not match the trailing dims of "
+            f"input of shape {list(input.shape)}"
+        )
+    return tuple(range(input.ndim - k, input.ndim))
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalize over the trailing ``normalized_shape`` dims: ``(x - mean) / sqrt(var +
+    eps) * weight + bias`` with the biased variance (torch's ``layer_norm``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> y = st.nn.functional.layer_norm(st.tensor([[1., 2., 3.]]), (3,))
+    >>> [round(v, 4) for v in y[0].tolist()]
+    [-1.2247, 0.0, 1.2247]
+    """
+    dims = _norm_dims(input, normalized_shape)
+    mu = input.mean(dims, keepdim=True)
+    d = input - mu
+    var = (d * d).mean(dims, keepdim=True)
+    out = d / sqrt(var + eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def batch_norm(
+    input,
+    running_mean,
+    running_var,
+    weight=None,
+    bias=None,
+    training=False,
+    momentum=0.1,
+    eps=1e-5,
+):
+    """Normalize each channel (dim 1) of an (N, C) or (N, C, L) input by its batch
+    statistics when ``training`` (then the running statistics, if given, are updated in
+    place: ``running = (1 - momentum) * running + momentum * batch``, with the unbiased
+    batch variance), else by ``running_mean``/``running_var`` (torch's ``batch_norm``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([[1., 10.], [3., 30.]])
+    >>> st.nn.functional.batch_norm(x, None, None, training=True, eps=0.0).tolist()
+    [[-1.0, -1.0], [1.0, 1.0]]
+    """
+    if input.ndim not in (2, 3):
+        raise ShapeError(f"batch_norm: expected 2D or 3D input, got shape {list(input.shape)}")
+    dims = (0,) if input.ndim == 2 else (0, 2)
+    shape = (1, input.shape[1]) + ((1,) if input.ndim == 3 else ())
+    if training:
+        count = input.numel() // input.shape[1]
+        if count <= 1:
+            raise ArgumentError(
+                "Expected more than 1 value per channel when training, got input size "
+                f"{list(input.shape)}"
+            )
+        mean = input.mean(dims, keepdim=True)
+        d = input - mean
+        var = (d * d).mean(dims, keepdim=True)
+        if running_mean is not None:
+            # why no grad: the running statistics are buffers, not part of the graph
+            m = mean.detach().reshape(-1)
+            running_mean.mul_(1 - momentum).add_(m, alpha=momentum)
+        if running_var is not None:
+            unbiased = var.detach().reshape(-1) * (count / (count - 1))
+            running_var.mul_(1 - momentum).add_(unbiased, alpha=momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise ArgumentError("batch_norm: running_mean and running_var are needed in eval")
+        d = input - running_mean.reshape(shape)
+        var = running_var.reshape(shape)
+    out = d / sqrt(var + eps)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def embedding(input, weight, padding_idx=None):
+    """Rows ``weight[input]``: an (*, D) tensor for integer indices of shape (*). The
+    gradient scatters back into the rows (none into ``padding_idx``'s row).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> w = st.arange(6.).reshape(3, 2)
+    >>> st.nn.functional.embedding(st.tensor([[2, 0]]), w).tolist()
+    [[[4.0, 5.0], [0.0, 1.0]]]
+    """
+    if input.dtype.is_floating_point:
+        raise ArgumentError(f"embedding: indices must be integers, got {input.dtype}")
+    rows = index_select(weight, 0, input.reshape(-1))
+    if padding_idx is not None:
+        # torch: the padding row gets no gradient, so mask it out of the graph
+        pad = padding_idx + weight.shape[0] if padding_idx < 0 else padding_idx
+        hit = (input.reshape(-1) == pad).unsqueeze(1)
+        rows = where(hit, rows.detach(), rows)
+    return rows.reshape(tuple(input.shape) + (weight.shape[1],))
+
+
+# Chebyshev coefficients of erfc on [0, inf) (Numerical Recipes, 3rd ed., §6.2.2): relative
+# error < 1e-14 in float64, so GELU's exact form matches torch without an erf primitive.
+_ERFC_COF = (
+    -1.3026537197817094, 6.4196979235649026e-1, 1.9476473204185836e-2, -9.561514786808631e-3,
+    -9.46595344482036e-4, 3.66839497852761e-4, 4.2523324806907e-5, -2.0278578112534e-5,
+    -1.624290004647e-6, 1.303655835580e-6, 1.5626441722e-8, -8.5238095915e-8,
+    6.529054439e-9, 5.059343495e-9, -9.91364156e-10, -2.27365122e-10, 9.6467911e-11,
+    2.394038e-12, -6.886027e-12, 8.94487e-13, 3.13092e-13, -1.12708e-13, 3.81e-16,
+    7.106e-15, -1.523e-15, -9.4e-17, 1.21e-16, -2.8e-17,
+)  # fmt: skip
+
+
+def _erf(x):
+    """erf composed of tensor ops (differentiable through them): ``1 - erfc(|x|)`` with
+    the sign of ``x``, erfc by its Chebyshev expansion in ``t = 2 / (2 + |x|)``."""
+    z = x.abs()
+    t = 2.0 / (2.0 + z)
+    ty = 4.0 * t - 2.0
+    d, dd = zeros_like(x), zeros_like(x)
+    for c in _ERFC_COF[:0:-1]:
+        d, dd = ty * d - dd + c, d
+    erfc = t * exp(-z * z + 0.5 * (_ERFC_COF[0] + ty * d) - dd)
+    return where(x >= 0, 1.0 - erfc, erfc - 1.0)
+
+
+def gelu(input, approximate="none"):
+    """Gaussian error linear unit: ``x * Phi(x)`` exactly (``approximate='none'``, via an
+    erf composed of tensor ops) or torch's tanh approximation (``'tanh'``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> [round(v, 6) for v in st.nn.functional.gelu(st.tensor([-1.0, 1.0])).tolist()]
+    [-0.158655, 0.841345]
+    """
+    if approximate == "none":
+        return input * (0.5 * (1.0 + _erf(input * (1.0 / math.sqrt(2.0)))))
+    if approximate == "tanh":
+        inner = math.sqrt(2.0 / math.pi) * (input + 0.044715 * input * input * input)
+        return 0.5 * input * (1.0 + tanh(inner))
+    raise ArgumentError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+def silu(input, inplace=False):
+    """``x * sigmoid(x)`` (swish).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> round(st.nn.functional.silu(st.tensor(1.0)).item(), 6)
+    0.731059
+    """
+    out = input * sigmoid(input)
+    return input.copy_(out) if inplace else out

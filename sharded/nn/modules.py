@@ -7,7 +7,7 @@ import math
 
 from .. import dtypes as D
 from ..autograd import no_grad
-from ..errors import StateDictError
+from ..errors import ArgumentError, DTypeError, StateDictError
 from ..layout import Layout
 from ..ops.creation import empty
 from ..ops.random import rand
@@ -80,6 +80,8 @@ class Module:
     def __init__(self):
         object.__setattr__(self, "_parameters", collections.OrderedDict())
         object.__setattr__(self, "_modules", collections.OrderedDict())
+        object.__setattr__(self, "_buffers", collections.OrderedDict())
+        object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "training", True)
 
     def __setattr__(self, name, value):
@@ -91,7 +93,73 @@ class Module:
             self._parameters[name] = value
         elif isinstance(value, Module):
             self._modules[name] = value
+        elif name in self._buffers:  # reassigning a buffer keeps it a buffer (torch)
+            if value is not None and not isinstance(value, ShardedTensor):
+                raise ArgumentError(
+                    f"cannot assign {type(value).__name__} as buffer {name!r} "
+                    "(a tensor or None is expected)"
+                )
+            self._buffers[name] = value
         object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        for d in (self._parameters, self._modules, self._buffers):
+            d.pop(name, None)
+        self._non_persistent.discard(name)
+        object.__delattr__(self, name)
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """Register ``tensor`` (or None) as buffer ``name``: state that is not a parameter,
+        such as BatchNorm's running statistics; it follows ``to()`` and, when
+        ``persistent``, appears in ``state_dict``.
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> m = st.nn.Module()
+        >>> m.register_buffer("count", st.zeros(()))
+        >>> [n for n, _ in m.named_buffers()]
+        ['count']
+        """
+        if not isinstance(name, str) or not name or "." in name:
+            raise ArgumentError(f"buffer name must be a non-empty string without '.', got {name!r}")
+        if tensor is not None and not isinstance(tensor, ShardedTensor):
+            raise ArgumentError(
+                f"cannot assign {type(tensor).__name__} as buffer {name!r} "
+                "(a tensor or None is expected)"
+            )
+        if name in self._parameters or name in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent.discard(name)
+        else:
+            self._non_persistent.add(name)
+        object.__setattr__(self, name, tensor)
+
+    def register_parameter(self, name, param):
+        """Register ``param`` (a :class:`Parameter` or None) under ``name``."""
+        if param is not None and not isinstance(param, Parameter):
+            raise ArgumentError(
+                f"cannot assign {type(param).__name__} as parameter {name!r} "
+                "(a Parameter or None is expected)"
+            )
+        if param is None:
+            self._modules.pop(name, None)
+            self._parameters[name] = None
+            object.__setattr__(self, name, None)
+        else:
+            setattr(self, name, param)
+
+    def add_module(self, name, module):
+        """Register child ``module`` under ``name``."""
+        if module is not None and not isinstance(module, Module):
+            raise ArgumentError(f"{type(module).__name__} is not a Module subclass")
+        if module is None:
+            self._modules[name] = None
+            object.__setattr__(self, name, None)
+        else:
+            setattr(self, name, module)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
@@ -100,29 +168,79 @@ class Module:
         return self.forward(*args, **kwargs)
 
     def named_parameters(self, prefix="", recurse=True):
-        seen = set()
-        for name, p in self._parameters.items():
-            if id(p) not in seen:
-                seen.add(id(p))
-                yield prefix + name, p
-        if recurse:
-            for mname, m in self._modules.items():
-                for name, p in m.named_parameters(prefix + mname + ".", True):
-                    if id(p) not in seen:
-                        seen.add(id(p))
-                        yield name, p
+        yield from self._named("_parameters", prefix, recurse)
 
     def parameters(self, recurse=True):
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
+    def _named(self, kind, prefix, recurse):
+        """Each tensor of ``kind`` (``_parameters``/``_buffers``) once, by dotted name."""
+        seen = set()
+        mods = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        for mname, m in mods:
+            for name, t in getattr(m, kind).items():
+                if t is not None and id(t) not in seen:
+                    seen.add(id(t))
+                    yield (mname + "." if mname else "") + name, t
+
+    def named_buffers(self, prefix="", recurse=True):
+        """``(name, buffer)`` pairs, dotted names as in ``state_dict``.
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> [n for n, _ in st.nn.Sequential(st.nn.BatchNorm1d(2)).named_buffers()]
+        ['0.running_mean', '0.running_var', '0.num_batches_tracked']
+        """
+        yield from self._named("_buffers", prefix, recurse)
+
+    def buffers(self, recurse=True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def named_children(self):
+        for name, m in self._modules.items():
+            if m is not None:
+                yield name, m
+
     def children(self):
-        return iter(self._modules.values())
+        for _, m in self.named_children():
+            yield m
+
+    def named_modules(self, memo=None, prefix=""):
+        memo = set() if memo is None else memo
+        if id(self) in memo:
+            return
+        memo.add(id(self))
+        yield prefix, self
+        for name, m in self.named_children():
+            yield from m.named_modules(memo, prefix + ("." if prefix else "") + name)
 
     def modules(self):
-        yield self
-        for m in self._modules.values():
-            yield from m.modules()
+        for _, m in self.named_modules():
+            yield m
+
+    def apply(self, fn):
+        """Call ``fn`` on every submodule (children first) and on ``self``; returns ``self``."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` of every parameter (freeze with ``False``); returns ``self``.
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> m = st.nn.Linear(2, 2).requires_grad_(False)
+        >>> [p.requires_grad for p in m.parameters()]
+        [False, False]
+        """
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
 
     def zero_grad(self, set_to_none=True):
         for p in self.parameters():
@@ -140,23 +258,66 @@ class Module:
         return self.train(False)
 
     def to(self, *args, **kwargs):
-        """Convert every parameter (and gradient) in place, e.g. ``model.to(st.float64)``."""
+        """Convert every parameter (and gradient) and buffer in place, e.g.
+        ``model.to(st.float64)`` or ``model.to("cuda")``. As in torch, a dtype applies to
+        floating-point tensors only (an integer counter stays integer).
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> m = st.nn.BatchNorm1d(2).to(st.float64)
+        >>> m.weight.dtype, m.running_mean.dtype, m.num_batches_tracked.dtype
+        (sharded.float64, sharded.float64, sharded.int64)
+        """
+        dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+        if kwargs:
+            raise ArgumentError(f"Module.to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, ShardedTensor):
+                dtype = a.dtype
+            elif isinstance(a, str) and (a == "cpu" or a.startswith("cuda")):
+                device = a
+            else:
+                dtype = D.as_dtype(a)
+        if dtype is not None and not dtype.is_floating_point:
+            raise DTypeError(
+                f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}"
+            )
+
+        def conv(t):
+            if device is not None:
+                t = t.to(device)
+            return t.to(dtype) if dtype is not None and t.dtype.is_floating_point else t
+
+        return self._convert(conv)
+
+    def _convert(self, fn):
+        """Replace every parameter's data (in place: the Parameter objects stay, so
+        optimizers keep them), gradient and buffer by ``fn`` of it."""
         with no_grad():
-            for p in self.parameters():
-                p._set_data(p.detach().to(*args, **kwargs))
-                if p.grad is not None:
-                    p.grad = p.grad.to(*args, **kwargs)
+            for m in self.modules():
+                for p in m._parameters.values():
+                    if p is None:
+                        continue
+                    p._set_data(fn(p.detach()))
+                    if p.grad is not None:
+                        p.grad = fn(p.grad)
+                for name, b in list(m._buffers.items()):
+                    if b is not None:
+                        m._buffers[name] = fn(b)
+                        object.__setattr__(m, name, m._buffers[name])
         return self
 
     def double(self):
-        return self.to(D.float64)
+        return self._convert(lambda t: t.to(D.float64) if t.dtype.is_floating_point else t)
 
     def float(self):
-        return self.to(D.float32)
+        return self._convert(lambda t: t.to(D.float32) if t.dtype.is_floating_point else t)
 
     def state_dict(self, destination=None, prefix="", keep_vars=False):
-        """Every parameter by its dotted name, in registration order (torch's
-        ``state_dict``): detached tensors sharing the parameters' shards unless ``keep_vars``.
+        """Every parameter, then every persistent buffer, by dotted name, in registration
+        order (torch's ``state_dict``): detached tensors sharing the parameters' shards
+        unless ``keep_vars``.
 
         Examples
         --------
@@ -166,8 +327,12 @@ class Module:
         """
         out = collections.OrderedDict() if destination is None else destination
         for name, p in self._parameters.items():
-            out[prefix + name] = p if keep_vars else p.detach()
-        for mname, m in self._modules.items():
+            if p is not None:
+                out[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent:
+                out[prefix + name] = b if keep_vars else b.detach()
+        for mname, m in self.named_children():
             m.state_dict(out, prefix + mname + ".", keep_vars)
         return out
 

@@ -17,6 +17,7 @@ class Optimizer:
         params = list(params)
         if not params:
             raise ArgumentError("optimizer got an empty parameter list")
+        self.defaults = dict(defaults)
         groups = params if isinstance(params[0], dict) else [{"params": params}]
         self.param_groups = []
         for g in groups:

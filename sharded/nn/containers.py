@@ -1,0 +1,141 @@
+"""Containers that register their modules: ``ModuleList`` and ``ModuleDict``."""
+
+from __future__ import annotations
+
+import operator
+
+from ..errors import ArgumentError
+from .modules import Module
+
+__all__ = ["ModuleList", "ModuleDict"]
+
+
+class ModuleList(Module):
+    """A list of modules whose parameters the owner sees (indexing, ``append``,
+    ``extend``, ``insert``, ``len``, iteration, slicing).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> layers = st.nn.ModuleList([st.nn.Linear(2, 2) for _ in range(3)])
+    >>> len(layers), len(list(layers.parameters()))
+    (3, 6)
+    """
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def _index(self, i):
+        i = operator.index(i)
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of range for ModuleList of length {n}")
+        return str(i % n)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return type(self)(list(self._modules.values())[i])
+        return self._modules[self._index(i)]
+
+    def __setitem__(self, i, module):
+        self.add_module(self._index(i), module)
+
+    def __delitem__(self, i):
+        mods = list(self._modules.values())
+        del mods[i if isinstance(i, slice) else int(self._index(i))]
+        for k in list(self._modules):
+            delattr(self, k)
+        self.extend(mods)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        mods = list(self._modules.values())
+        mods.insert(index, module)
+        for k in list(self._modules):
+            delattr(self, k)
+        self.extend(mods)
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError("ModuleList has no forward(): iterate over it instead")
+
+
+class ModuleDict(Module):
+    """An ordered dict of modules whose parameters the owner sees.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> heads = st.nn.ModuleDict({"a": st.nn.Linear(2, 1), "b": st.nn.ReLU()})
+    >>> list(heads.keys()), [n for n, _ in heads.named_parameters()]
+    (['a', 'b'], ['a.weight', 'a.bias'])
+    """
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        if not isinstance(key, str):
+            raise ArgumentError(f"ModuleDict keys must be strings, got {type(key).__name__}")
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        delattr(self, key)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def values(self):
+        return self._modules.values()
+
+    def items(self):
+        return self._modules.items()
+
+    def pop(self, key):
+        m = self._modules[key]
+        delattr(self, key)
+        return m
+
+    def clear(self):
+        for k in list(self._modules):
+            delattr(self, k)
+
+    def update(self, modules):
+        items = modules.items() if hasattr(modules, "items") else modules
+        for k, m in items:
+            self[k] = m
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError("ModuleDict has no forward(): index it instead")

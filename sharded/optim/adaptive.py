@@ -1,0 +1,202 @@
+"""Adaptive optimizers with torch's update rules: ``AdamW``, ``RMSprop``, ``Adagrad``.
+
+Like ``SGD``/``Adam`` the updates run in place on the parameters' shards; state tensors are
+made ``zeros_like`` the parameter, so they live where the parameter lives.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..autograd import no_grad
+from ..errors import ArgumentError
+from ..ops.arithmetic import maximum
+from ..ops.creation import full_like, zeros_like
+from .optimizer import Optimizer
+
+__all__ = ["AdamW", "RMSprop", "Adagrad"]
+
+
+def _check(name, **values):
+    bad = {k: v for k, v in values.items() if not v >= 0}
+    if bad:
+        raise ArgumentError(f"invalid {name} hyper-parameters: " + ", ".join(
+            f"{k}={v}" for k, v in bad.items()))  # fmt: skip
+
+
+class AdamW(Optimizer):
+    """Adam with decoupled weight decay (``torch.optim.AdamW``): each step first shrinks
+    the parameter by ``lr * weight_decay``, then applies the Adam update (with ``amsgrad``,
+    the running maximum of the second moment).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> w = st.nn.Parameter(st.ones(2))
+    >>> opt = st.optim.AdamW([w], lr=0.1, weight_decay=0.5)
+    >>> (w * w).sum().backward(); opt.step(); [round(v, 4) for v in w.tolist()]
+    [0.85, 0.85]
+    """
+
+    def __init__(
+        self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False
+    ):
+        _check("AdamW", lr=lr, eps=eps, weight_decay=weight_decay)
+        if not all(0 <= b < 1 for b in betas):
+            raise ArgumentError(f"invalid AdamW betas {tuple(betas)}: each must be in [0, 1)")
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
+        super().__init__(params, dict(defaults, amsgrad=amsgrad))
+
+    @no_grad()
+    def step(self):
+        for g, p, state in self._params():
+            grad = p.grad
+            if g["weight_decay"]:
+                p.mul_(1 - g["lr"] * g["weight_decay"])
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = zeros_like(p)
+                state["exp_avg_sq"] = zeros_like(p)
+                if g["amsgrad"]:
+                    state["max_exp_avg_sq"] = zeros_like(p)
+            b1, b2 = g["betas"]
+            state["step"] += 1
+            t = state["step"]
+            m, v = state["exp_avg"], state["exp_avg_sq"]
+            m.mul_(b1).add_(grad, alpha=1 - b1)
+            v.mul_(b2).add_(grad * grad, alpha=1 - b2)
+            if g["amsgrad"]:
+                state["max_exp_avg_sq"].copy_(maximum(state["max_exp_avg_sq"], v))
+                v = state["max_exp_avg_sq"]
+            bc1, bc2 = 1 - b1**t, 1 - b2**t
+            denom = v.sqrt() / math.sqrt(bc2) + g["eps"]
+            p.sub_(m / denom * (g["lr"] / bc1))
+
+
+class RMSprop(Optimizer):
+    """RMSprop, as ``torch.optim.RMSprop``: ``v = alpha v + (1 - alpha) g²``, step
+    ``lr * g / (sqrt(v) + eps)`` (``centered``: the variance ``v - mean(g)²``; with
+    ``momentum`` the step goes through a buffer).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> w = st.nn.Parameter(st.ones(2))
+    >>> opt = st.optim.RMSprop([w], lr=0.01)
+    >>> (w * w).sum().backward(); opt.step(); [round(v, 4) for v in w.tolist()]
+    [0.9, 0.9]
+    """
+
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        alpha=0.99,
+        eps=1e-8,
+        weight_decay=0.0,
+        momentum=0.0,
+        centered=False,
+    ):
+        _check("RMSprop", lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum)
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                alpha=alpha,
+                eps=eps,
+                weight_decay=weight_decay,
+                momentum=momentum,
+                centered=centered,
+            ),
+        )
+
+    @no_grad()
+    def step(self):
+        for g, p, state in self._params():
+            grad = p.grad
+            if not state:
+                state["step"] = 0
+                state["square_avg"] = zeros_like(p)
+                if g["momentum"] > 0:
+                    state["momentum_buffer"] = zeros_like(p)
+                if g["centered"]:
+                    state["grad_avg"] = zeros_like(p)
+            state["step"] += 1
+            if g["weight_decay"]:
+                grad = grad + g["weight_decay"] * p
+            a = g["alpha"]
+            sq = state["square_avg"]
+            sq.mul_(a).add_(grad * grad, alpha=1 - a)
+            if g["centered"]:
+                ga = state["grad_avg"]
+                ga.mul_(a).add_(grad, alpha=1 - a)
+                avg = (sq - ga * ga).sqrt() + g["eps"]
+            else:
+                avg = sq.sqrt() + g["eps"]
+            if g["momentum"] > 0:
+                buf = state["momentum_buffer"]
+                buf.mul_(g["momentum"]).add_(grad / avg)
+                p.sub_(buf * g["lr"])
+            else:
+                p.sub_(grad / avg * g["lr"])
+
+
+class Adagrad(Optimizer):
+    """Adagrad, as ``torch.optim.Adagrad``: ``sum += g²``, step ``clr * g / (sqrt(sum) +
+    eps)`` with ``clr = lr / (1 + (t - 1) lr_decay)``. The state exists from construction
+    (``sum`` starts at ``initial_accumulator_value``), as in torch.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> w = st.nn.Parameter(st.ones(2))
+    >>> opt = st.optim.Adagrad([w], lr=0.1)
+    >>> (w * w).sum().backward(); opt.step(); [round(v, 4) for v in w.tolist()]
+    [0.9, 0.9]
+    """
+
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        lr_decay=0.0,
+        weight_decay=0.0,
+        initial_accumulator_value=0.0,
+        eps=1e-10,
+    ):
+        _check(
+            "Adagrad",
+            lr=lr,
+            lr_decay=lr_decay,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            eps=eps,
+        )
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                lr_decay=lr_decay,
+                weight_decay=weight_decay,
+                initial_accumulator_value=initial_accumulator_value,
+                eps=eps,
+            ),
+        )
+        for g in self.param_groups:
+            for p in g["params"]:
+                self.state[id(p)] = {
+                    "step": 0,
+                    "sum": full_like(p, g["initial_accumulator_value"]).detach(),
+                }
+
+    @no_grad()
+    def step(self):
+        for g, p, state in self._params():
+            grad = p.grad
+            state["step"] += 1
+            if g["weight_decay"]:
+                grad = grad + g["weight_decay"] * p
+            clr = g["lr"] / (1 + (state["step"] - 1) * g["lr_decay"])
+            state["sum"].add_(grad * grad)
+            std = state["sum"].sqrt() + g["eps"]
+            p.sub_(grad / std * clr)

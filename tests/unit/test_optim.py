@@ -1,0 +1,173 @@
+"""Optimizers step for step against numpy implementations of torch's update formulas
+(the references were checked against torch 2.13 on the same problem)."""
+
+import numpy as np
+import pytest
+
+import sharded as st
+
+RNG = np.random.default_rng(5)
+XS = RNG.standard_normal((48, 3))
+YS = XS @ np.array([[1.5], [-2.0], [0.5]]) + 0.25
+
+
+def _grad(w):
+    return 2 * XS.T @ (XS @ w - YS) / len(YS)
+
+
+def ref_sgd(w, lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False, steps=30):
+    buf, out = None, []
+    for _ in range(steps):
+        d = _grad(w) + weight_decay * w
+        if momentum:
+            buf = d.copy() if buf is None else momentum * buf + (1 - dampening) * d
+            d = d + momentum * buf if nesterov else buf
+        w = w - lr * d
+        out.append(w)
+    return out
+
+
+def ref_adamw(w, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False, steps=30):
+    b1, b2 = betas
+    m, v, vmax, out = 0 * w, 0 * w, 0 * w, []
+    for t in range(1, steps + 1):
+        g = _grad(w)
+        w = w * (1 - lr * weight_decay)
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        vmax = np.maximum(vmax, v)
+        vv = vmax if amsgrad else v
+        w = w - lr / (1 - b1**t) * m / (np.sqrt(vv) / np.sqrt(1 - b2**t) + eps)
+        out.append(w)
+    return out
+
+
+def ref_rmsprop(
+    w, lr, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False, steps=30
+):
+    sq, ga, buf, out = 0 * w, 0 * w, 0 * w, []
+    for _ in range(steps):
+        g = _grad(w) + weight_decay * w
+        sq = alpha * sq + (1 - alpha) * g * g
+        if centered:
+            ga = alpha * ga + (1 - alpha) * g
+            avg = np.sqrt(sq - ga * ga) + eps
+        else:
+            avg = np.sqrt(sq) + eps
+        if momentum:
+            buf = momentum * buf + g / avg
+            w = w - lr * buf
+        else:
+            w = w - lr * g / avg
+        out.append(w)
+    return out
+
+
+def ref_adagrad(
+    w, lr, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0, eps=1e-10, steps=30
+):
+    s, out = 0 * w + initial_accumulator_value, []
+    for t in range(1, steps + 1):
+        g = _grad(w) + weight_decay * w
+        clr = lr / (1 + (t - 1) * lr_decay)
+        s = s + g * g
+        w = w - clr * g / (np.sqrt(s) + eps)
+        out.append(w)
+    return out
+
+
+CASES = [
+    (st.optim.SGD, ref_sgd, dict(lr=0.05)),
+    (st.optim.SGD, ref_sgd, dict(lr=0.05, momentum=0.9, dampening=0.1, weight_decay=0.01)),
+    (st.optim.SGD, ref_sgd, dict(lr=0.05, momentum=0.8, nesterov=True, weight_decay=0.1)),
+    (st.optim.AdamW, ref_adamw, dict(lr=0.05)),
+    (st.optim.AdamW, ref_adamw, dict(lr=0.05, betas=(0.8, 0.99), weight_decay=0.1, amsgrad=True)),
+    (st.optim.RMSprop, ref_rmsprop, dict(lr=0.01)),
+    (st.optim.RMSprop, ref_rmsprop, dict(lr=0.01, momentum=0.5, centered=True, weight_decay=0.1)),
+    (st.optim.Adagrad, ref_adagrad, dict(lr=0.1)),
+    (
+        st.optim.Adagrad,
+        ref_adagrad,
+        dict(lr=0.1, lr_decay=0.05, weight_decay=0.1, initial_accumulator_value=0.5),
+    ),
+]
+
+
+def _run(cls, kw, steps, shards=3, w0=None):
+    X = st.from_numpy(XS, shards=shards)
+    y = st.from_numpy(YS, shards=shards)
+    w0 = np.full((3, 1), 0.3) if w0 is None else w0
+    w = st.nn.Parameter(st.from_numpy(w0.copy(), layout=st.Layout.replicated()))
+    opt = cls([w], **kw)
+    out = []
+    for _ in range(steps):
+        opt.zero_grad()
+        ((X @ w - y) ** 2).mean().backward()
+        opt.step()
+        out.append(w.numpy())
+    return out, opt, w
+
+
+@pytest.mark.parametrize("cls,ref,kw", CASES, ids=[f"{c.__name__}{i}" for i, (c, _, _) in
+                                                   enumerate(CASES)])  # fmt: skip
+def test_optimizer_matches_torch_formula_step_for_step(cls, ref, kw):
+    got, _, w = _run(cls, kw, 30)
+    want = ref(np.full((3, 1), 0.3), steps=30, **kw)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    assert w.layout.is_replicated
+
+
+def test_first_steps_equal_torchs_values():
+    # torch 2.13, w0 = [1, -1], loss = sum(w**2 * [1, 3]), 3 steps each
+    cases = {
+        "AdamW": (
+            dict(lr=0.1, weight_decay=0.1, amsgrad=True),
+            [0.6751012216400697, -0.6751012206073158],
+        ),
+        "RMSprop": (
+            dict(lr=0.01, momentum=0.9, centered=True),
+            [0.5496501653165234, -0.5496501524761682],
+        ),
+        "Adagrad": (dict(lr=0.5, lr_decay=0.1), [0.18983970694396776, -0.18983970692873933]),
+    }
+    for name, (kw, want) in cases.items():
+        w = st.nn.Parameter(st.tensor([1.0, -1.0], dtype=st.float64))
+        opt = getattr(st.optim, name)([w], **kw)
+        for _ in range(3):
+            opt.zero_grad()
+            (w * w * st.tensor([1.0, 3.0], dtype=st.float64)).sum().backward()
+            opt.step()
+        np.testing.assert_allclose(w.numpy(), want, rtol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("cls,ref,kw", CASES[3:], ids=lambda v: getattr(v, "__name__", ""))
+def test_state_dict_resume_equals_uninterrupted_run(cls, ref, kw):
+    full, _, _ = _run(cls, kw, 10)
+    first, opt, w = _run(cls, kw, 4)
+    sd = opt.state_dict()
+    w2 = st.nn.Parameter(st.from_numpy(w.numpy(), shards=2))  # another layout
+    opt2 = cls([w2], **kw)
+    opt2.load_state_dict(sd)
+    X, y = st.from_numpy(XS, shards=2), st.from_numpy(YS, shards=2)
+    for step in range(4, 10):
+        opt2.zero_grad()
+        ((X @ w2 - y) ** 2).mean().backward()
+        opt2.step()
+        np.testing.assert_allclose(w2.numpy(), full[step], rtol=1e-10, atol=1e-12)
+
+
+def test_bad_hyper_parameters_are_typed_errors():
+    p = [st.nn.Parameter(st.ones(2))]
+    with pytest.raises(st.ArgumentError, match="lr=-1"):
+        st.optim.AdamW(p, lr=-1)
+    with pytest.raises(st.ArgumentError, match=r"betas \(0.9, 1.0\)"):
+        st.optim.AdamW(p, betas=(0.9, 1.0))
+    with pytest.raises(st.ArgumentError, match="momentum=-0.5"):
+        st.optim.RMSprop(p, momentum=-0.5)
+    with pytest.raises(st.ArgumentError, match="lr_decay=-1"):
+        st.optim.Adagrad(p, lr_decay=-1)
+    with pytest.raises(st.ArgumentError, match="Nesterov"):
+        st.optim.SGD(p, lr=0.1, nesterov=True)
+    assert st.optim.AdamW(p).defaults["weight_decay"] == 0.01
+    assert st.optim.Adagrad(p).state[id(p[0])]["sum"].tolist() == [0.0, 0.0]
