@@ -14,10 +14,12 @@ from . import autograd, cuda, dtypes, nn, optim, storage
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .dtypes import (
     DType,
+    finfo,
     float16,
     float32,
     float64,
     get_default_dtype,
+    iinfo,
     int8,
     int16,
     int32,
@@ -87,6 +89,7 @@ from .service import get, list_published, publish, published_entries, unpublish
 from .tensor import ShardedTensor, Size
 
 half, double, short, long = float16, float64, int16, int64
+float, int = float32, int32  # torch's aliases (the names shadow the builtins here, as in torch)
 Tensor = ShardedTensor
 
 __version__ = "0.1.0"

@@ -304,3 +304,61 @@ def int_array(data, dt: DType):
         v = builtins.int(a[bad].flat[0])
         raise ValueOverflow(f"value {v} cannot be converted to type {dt.name} without overflow")
     return a.astype(dt.np)
+
+
+# ------------------------------------------------------------------------ type limits
+class finfo:
+    """Machine limits of a floating dtype, as ``torch.finfo`` (default: the default dtype).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> f = st.finfo(st.float16)
+    >>> f.bits, f.max, f.eps, f.dtype
+    (16, 65504.0, 0.0009765625, 'float16')
+    """
+
+    def __init__(self, type=None):
+        dt = get_default_dtype() if type is None else as_dtype(type)
+        if not dt.is_floating_point:
+            raise DTypeError(
+                f"finfo() requires a floating point input type, got {dt.name}; use iinfo"
+            )
+        f = np.finfo(dt.np)
+        self.bits, self.dtype = builtins.int(f.bits), dt.name
+        self.eps, self.resolution = builtins.float(f.eps), 10.0 ** -builtins.int(f.precision)
+        self.max, self.min = builtins.float(f.max), builtins.float(f.min)
+        self.tiny = self.smallest_normal = builtins.float(f.tiny)
+
+    def __repr__(self):
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+            f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
+            f"dtype={self.dtype})"
+        )
+
+
+class iinfo:
+    """Limits of an integer dtype, as ``torch.iinfo`` (bool is refused, as in torch).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> i = st.iinfo(st.uint8)
+    >>> i.bits, i.min, i.max, i.dtype
+    (8, 0, 255, 'uint8')
+    """
+
+    def __init__(self, type):
+        dt = as_dtype(type)
+        if dt.np.kind not in "iu":
+            raise DTypeError(
+                f"iinfo() requires an integer input type, got {dt.name}"
+                + ("" if dt.name == "bool" else "; use finfo")
+            )
+        i = np.iinfo(dt.np)
+        self.bits, self.dtype = builtins.int(i.bits), dt.name
+        self.min, self.max = builtins.int(i.min), builtins.int(i.max)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

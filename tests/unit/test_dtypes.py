@@ -63,3 +63,22 @@ def test_wrap_and_check_int_follow_torch():
         with pytest.raises(st.ValueOverflow):
             D.check_int(v, dt)
     assert D.int_array([[-1], [2]], st.uint8).tolist() == [[255], [2]]
+
+
+def test_finfo_iinfo_and_aliases_like_torch():
+    f = st.finfo(st.float16)
+    assert (f.bits, f.eps, f.max, f.min) == (16, 0.0009765625, 65504.0, -65504.0)
+    assert f.tiny == f.smallest_normal == 6.103515625e-05 and f.resolution == 0.001
+    assert f.dtype == "float16" and st.finfo().dtype == "float32"
+    assert st.finfo(st.float64).eps == np.finfo(np.float64).eps
+    i = st.iinfo(st.uint8)
+    assert (i.bits, i.min, i.max, i.dtype) == (8, 0, 255, "uint8")
+    assert st.iinfo(st.int64).min == -(2**63)
+    with pytest.raises(st.DTypeError, match="floating point input type, got int32"):
+        st.finfo(st.int32)
+    with pytest.raises(st.DTypeError, match="integer input type, got float32"):
+        st.iinfo(st.float32)
+    with pytest.raises(st.DTypeError, match="got bool"):
+        st.iinfo(st.bool)
+    assert st.float is st.float32 and st.int is st.int32
+    assert st.zeros(2, dtype=st.float).dtype == st.float32
