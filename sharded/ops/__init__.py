@@ -4,6 +4,7 @@ planner, VJP, public names), registered in :mod:`sharded.core.registry`."""
 from ..core import registry  # noqa: F401  (``sharded.ops.registry``: the table they fill)
 from . import (  # noqa: F401
     arithmetic,
+    binary_math,
     count,
     creation,
     diff,

@@ -1,0 +1,320 @@
+"""Binary math primitives: fmod, fmax, fmin, xlogy, heaviside, nan_to_num, sinc, gcd, lcm,
+bitwise_left_shift and bitwise_right_shift, with their methods, in-place methods (where torch
+has them) and VJPs.
+
+Each primitive is one block built with :func:`_define` (the shared elementwise planner and
+dtype rules of :mod:`.elementwise`, the one op module this family imports), its VJP and its
+public function. torch's dtype rules: ``fmod`` refuses bool, ``xlogy`` and ``sinc`` give the
+default float for integers, ``heaviside`` wants equal dtypes, ``nan_to_num`` keeps the dtype,
+``gcd``, ``lcm`` and the shifts take integers only. Other operands' primitives are reached by
+name (:func:`apply`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..core.dispatch import apply, needs, unbroadcast
+from ..core.registry import bind, nondiff, primitive, vjp
+from ..errors import ArgumentError, DTypeError
+from . import elementwise as E
+
+__all__ = [
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "fmax",
+    "fmin",
+    "fmod",
+    "gcd",
+    "heaviside",
+    "lcm",
+    "nan_to_num",
+    "sinc",
+    "xlogy",
+]
+
+
+def _define(name, k, rule):
+    """Register elementwise primitive ``name``: kernel ``k`` (registered, or an ``xp`` ufunc
+    name) and the shared planner with dtype ``rule``."""
+    k = E.ufunc_kernel(name, k) if isinstance(k, str) else k
+
+    def plan(ex, *operands, target=None):
+        return E.plan_rule(ex, name, rule, operands, target)
+
+    plan.__name__ = plan.__qualname__ = name
+    plan.__doc__ = f"Elementwise ``{name}`` planner ({rule.__name__})."
+    return primitive(
+        name, kernels=[k], out_spec=E.spec(rule), layout_rule=E.out_layout, kind="elementwise"
+    )(plan)
+
+
+def _zeros(g):
+    """A zero gradient shaped like ``g`` (``g * 0`` would turn an infinite ``g`` into NaN)."""
+    return apply("full", g._layout, 0, g._dtype)
+
+
+def _masked(mask, g):
+    """``g`` where ``mask`` holds, else 0 (``g * mask`` would keep NaN and inf)."""
+    return apply("where", mask, g, 0.0)
+
+
+def _grads(node, ga, gb):
+    """Each operand's gradient reduced to its shape; None for constants."""
+    a, b = node.args[:2]
+    return (
+        unbroadcast(ga(), a) if needs(a) else None,
+        unbroadcast(gb(), b) if needs(b) else None,
+    )
+
+
+# ------------------------------------------------------------------------------- fmod
+_define("fmod", "fmod", E.only("fmod", "nonbool"))
+
+
+@vjp("fmod", saves=(0, 1))
+def _fmod_vjp(gs, node):  # a - trunc(a / b) * b: d/da = 1, d/db = -trunc(a / b), as torch
+    a, b = node.args
+    g = gs[0]
+    return _grads(node, lambda: g, lambda: -g * apply("trunc", apply("div", a, b)))
+
+
+fmod = E.public(
+    "fmod",
+    2,
+    "C's remainder: the sign of ``input`` (compare :func:`remainder`).",
+    "st.tensor([5.0, -5.0]), 3.0",
+    "[2.0, -2.0]",
+)
+
+
+# ------------------------------------------------------------------------- fmax, fmin
+_define("fmax", "fmax", E.promote)
+_define("fmin", "fmin", E.promote)
+
+
+@vjp("fmax", "fmin", saves=(0, 1))
+def _fminmax_vjp(gs, node):  # the chosen operand takes the gradient (input on ties or NaN b)
+    a, b = node.args
+    pick_a = apply(
+        "logical_or", apply("ge" if node.prim == "fmax" else "le", a, b), apply("isnan", b)
+    )
+    g = gs[0]
+    return _grads(
+        node, lambda: _masked(pick_a, g), lambda: _masked(apply("logical_not", pick_a), g)
+    )
+
+
+fmax = E.public(
+    "fmax",
+    2,
+    "Elementwise maximum that ignores NaN (NaN only where both are).",
+    "st.tensor([1.0, float('nan')]), st.tensor([float('nan'), 2.0])",
+    "[1.0, 2.0]",
+    inplace=False,
+)
+fmin = E.public(
+    "fmin",
+    2,
+    "Elementwise minimum that ignores NaN (NaN only where both are).",
+    "st.tensor([1.0, float('nan')]), st.tensor([float('nan'), 2.0])",
+    "[1.0, 2.0]",
+    inplace=False,
+)
+
+
+# ------------------------------------------------------------------------------ xlogy
+@E.named_kernel("xlogy")
+def _xlogy_kernel(xp, a, b, cast=None, out=None):
+    """``a * log(b)``, 0 where ``a == 0`` unless ``b`` is NaN, as torch."""
+    a, b = E.cast(xp, a, cast), E.cast(xp, b, cast)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = a * xp.log(b)
+    r = xp.where((a == 0) & ~xp.isnan(b), 0, r)
+    return E.result(xp, r, out)
+
+
+_define("xlogy", _xlogy_kernel, E.floating)
+
+
+@vjp("xlogy", saves=(0, 1))
+def _xlogy_vjp(gs, node):  # d/da = log(b) (0 where a == 0 and b <= 0), d/db = a / b
+    a, b = node.args
+    g = gs[0]
+
+    def ga():
+        zero = apply("logical_and", apply("eq", a, 0), apply("le", b, 0))
+        return apply("where", zero, 0.0, apply("xlogy", g, b))
+
+    return _grads(node, ga, lambda: g * a / b)
+
+
+xlogy = E.public(
+    "xlogy",
+    2,
+    "``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN).",
+    "st.tensor([0.0, 2.0]), st.tensor([0.0, 1.0])",
+    "[0.0, 0.0]",
+)
+
+
+# -------------------------------------------------------------------------- heaviside
+def _heaviside_rule(ops):
+    """torch refuses mixed dtypes instead of promoting."""
+    kinds = {o._dtype for o in ops if hasattr(o, "_dtype")}
+    if len(kinds) > 1:
+        names = sorted(d.name for d in kinds)
+        raise DTypeError(f"heaviside is not implemented for different dtypes {names}")
+    rt = E.operand_dtypes(ops)
+    return rt, rt
+
+
+@E.named_kernel("heaviside")
+def _heaviside_kernel(xp, a, values, cast=None, out=None):
+    """0 below zero, ``values`` at zero, 1 above (NaN stays NaN)."""
+    a = E.cast(xp, a, cast)
+    r = xp.where(a == 0, values, xp.where(a > 0, 1, xp.where(a < 0, 0, a)))
+    return E.result(xp, r, out or a.dtype)
+
+
+_define("heaviside", _heaviside_kernel, _heaviside_rule)
+nondiff("heaviside")  # torch defines no derivative
+heaviside = E.public(
+    "heaviside",
+    2,
+    "Step function: 0 below zero, ``values`` at zero, 1 above.",
+    "st.tensor([-1.0, 0.0, 2.0]), st.tensor([0.5])",
+    "[0.0, 0.5, 1.0]",
+)
+
+
+# ------------------------------------------------------------------------- nan_to_num
+@E.named_kernel("nan_to_num")
+def _nan_to_num_kernel(xp, a, nan, posinf, neginf, cast=None, out=None):
+    """NumPy's ``nan_to_num``; a NaN ``posinf``/``neginf`` stands for None (the dtype's
+    largest / lowest finite value)."""
+    if a.dtype.kind not in "fc":
+        return E.result(xp, a, out)
+    posinf = None if posinf != posinf else posinf
+    neginf = None if neginf != neginf else neginf
+    return E.result(xp, xp.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf), out)
+
+
+def _keep_rule(ops):
+    """The input's own dtype; the replacement values take no part in promotion."""
+    rt = E.operand_dtypes(ops[:1])
+    return None, rt
+
+
+_define("nan_to_num", _nan_to_num_kernel, _keep_rule)
+
+
+@vjp("nan_to_num", saves=(0,))
+def _nan_to_num_vjp(gs, node):  # replaced entries are constants, as torch
+    return (_masked(apply("isfinite", node.args[0]), gs[0]), None, None, None)
+
+
+def _fill(name, v, default):
+    if v is None:
+        return default
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise ArgumentError(f"nan_to_num(): {name} must be a number or None, got {v!r}")
+    return float(v)
+
+
+def _nan_args(nan, posinf, neginf):
+    return (
+        _fill("nan", nan, 0.0),
+        _fill("posinf", posinf, math.nan),
+        _fill("neginf", neginf, math.nan),
+    )
+
+
+@bind("nan_to_num", prim="nan_to_num")
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """Replaces NaN with ``nan``, +inf with ``posinf`` and -inf with ``neginf`` (None: the
+    dtype's largest / lowest finite value); integer and bool tensors come back unchanged.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nan_to_num(st.tensor([float('nan'), float('inf'), 1.0]), posinf=9.0).tolist()
+    [0.0, 9.0, 1.0]
+    """
+    return E.call("nan_to_num", input, *_nan_args(nan, posinf, neginf))
+
+
+@bind("nan_to_num_", prim="nan_to_num")
+def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+    """In-place :func:`nan_to_num`.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([float('nan')]); x.nan_to_num_(nan=2.0).tolist()
+    [2.0]
+    """
+    return E.call_("nan_to_num", self, *_nan_args(nan, posinf, neginf))
+
+
+# ------------------------------------------------------------------------------- sinc
+@E.named_kernel("sinc")
+def _sinc_kernel(xp, a, cast=None, out=None):
+    """Normalised ``sin(pi x) / (pi x)``, 1 at 0 (NumPy's ``sinc``)."""
+    return E.result(xp, xp.sinc(E.cast(xp, a, cast)), out)
+
+
+_define("sinc", _sinc_kernel, E.floating)
+
+
+@vjp("sinc", saves=(0,))
+def _sinc_vjp(gs, node):  # (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at x == 0, as torch
+    x = node.args[0]
+    px = x * math.pi
+    d = (px * px.cos() - px.sin()) / (px * x)
+    return (apply("where", apply("eq", x, 0), 0.0, d) * gs[0],)
+
+
+sinc = E.public("sinc", 1, "``sin(pi x) / (pi x)``, 1 at 0.", "st.tensor([0.0, 1.0])", "[1.0, 0.0]")
+
+
+# -------------------------------------------------------------------------- gcd, lcm
+_define("gcd", "gcd", E.only("gcd", "int"))
+_define("lcm", "lcm", E.only("lcm", "int"))
+nondiff("gcd")  # integer results
+nondiff("lcm")
+gcd = E.public("gcd", 2, "Greatest common divisor.", "st.tensor([12, -18]), 8", "[4, 2]")
+lcm = E.public("lcm", 2, "Least common multiple.", "st.tensor([4, -6]), 6", "[12, 6]")
+
+
+# ------------------------------------------------------------------------------ shifts
+def _shift_kernel(name, left):
+    def k(xp, a, b, cast=None, out=None):
+        """Shift in ``cast``; amounts outside ``[0, bits)`` give 0 (left) or the sign fill
+        (right), as torch (NumPy leaves them undefined)."""
+        a, b = E.cast(xp, a, cast), E.cast(xp, b, cast)
+        a = xp.asarray(a, dtype=cast)
+        bits = a.dtype.itemsize * 8
+        over = (b < 0) | (b >= bits)
+        s = xp.where(over, 0, b).astype(a.dtype)
+        if left:
+            r = xp.where(over, 0, xp.left_shift(a, s))
+        else:
+            r = xp.where(over, xp.where(a < 0, -1, 0), xp.right_shift(a, s))
+        return E.result(xp, r, out)
+
+    return E.named_kernel(name)(k)
+
+
+_define("bitwise_left_shift", _shift_kernel("bitwise_left_shift", True), E.only("shift", "int"))
+_define("bitwise_right_shift", _shift_kernel("bitwise_right_shift", False), E.only("shift", "int"))
+nondiff("bitwise_left_shift")  # integer results
+nondiff("bitwise_right_shift")
+bitwise_left_shift = E.public(
+    "bitwise_left_shift", 2, "``input << other``.", "st.tensor([1, 3]), 2", "[4, 12]"
+)
+bitwise_right_shift = E.public(
+    "bitwise_right_shift", 2, "``input >> other`` (arithmetic).", "st.tensor([-8, 8]), 2", "[-2, 2]"
+)

@@ -1,0 +1,122 @@
+"""Binary math primitives against NumPy and torch's answers, dtype rules and gradients."""
+
+import numpy as np
+import pytest
+
+import sharded as st
+from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
+
+A = (np.arange(42.0).reshape(7, 6) - 20.5) / 4
+B = np.where(np.arange(42.0).reshape(7, 6) % 5 == 0, 1.5, -2.25)
+IA = np.arange(42).reshape(7, 6) - 20
+JA = np.arange(42).reshape(7, 6) % 7 + 1
+SOME = [PLACEMENTS[1], PLACEMENTS[4], PLACEMENTS[5]]
+IDS = [PLACEMENT_IDS[1], PLACEMENT_IDS[4], PLACEMENT_IDS[5]]
+
+
+@pytest.mark.parametrize("place", SOME, ids=IDS)
+def test_layouts(place):
+    x, y = st.from_numpy(A, **place), st.from_numpy(B)
+    assert_matches_numpy(st.fmod(x, y), np.fmod(A, B))
+    assert_matches_numpy(x.fmod(1.5), np.fmod(A, 1.5))
+    assert_matches_numpy(st.fmax(x, y), np.fmax(A, B))
+    assert_matches_numpy(x.fmin(y), np.fmin(A, B))
+    assert_matches_numpy(st.xlogy(x, np.abs(B)), A * np.log(np.abs(B)))
+    assert_matches_numpy(st.sinc(x), np.sinc(A))
+    assert_matches_numpy(x.heaviside(st.tensor([0.5], dtype=st.float64)), np.heaviside(A, 0.5))
+    i, j = st.from_numpy(IA, **place), st.from_numpy(JA)
+    assert_matches_numpy(st.gcd(i, j), np.gcd(IA, JA))
+    assert_matches_numpy(i.lcm(j), np.lcm(IA, JA))
+    assert_matches_numpy(st.bitwise_left_shift(i, j), np.left_shift(IA, JA))
+    assert_matches_numpy(i.bitwise_right_shift(j), np.right_shift(IA, JA))
+    n = A.copy()
+    n[0, 0], n[1, 1], n[2, 2] = np.nan, np.inf, -np.inf
+    assert_matches_numpy(st.from_numpy(n, **place).nan_to_num(1.0), np.nan_to_num(n, nan=1.0))
+
+
+def test_torch_values():
+    assert st.fmod(st.tensor([3, -7]), 2).tolist() == [1, -1]
+    assert st.xlogy(st.tensor([0.0, 0.0, 1.0]), st.tensor([0.0, float("nan"), 2.0])).tolist()[
+        ::2
+    ] == [0.0, pytest.approx(0.6931471824645996)]
+    assert st.nan_to_num(st.tensor([float("inf")], dtype=st.float64)).tolist() == [
+        1.7976931348623157e308
+    ]
+    assert st.nan_to_num(st.tensor([-float("inf")])).tolist() == [-3.4028234663852886e38]
+    assert st.sinc(st.tensor([0.0, 0.5])).tolist() == pytest.approx([1.0, 0.6366197466850281])
+    # torch: out-of-range shift amounts give 0 (left) or the sign fill (right)
+    s = st.tensor([10])
+    assert st.bitwise_left_shift(st.tensor([1], dtype=st.int8), s).tolist() == [1024]
+    assert st.bitwise_left_shift(st.tensor([1]), st.tensor([70])).tolist() == [0]
+    assert st.bitwise_right_shift(st.tensor([-8]), st.tensor([70])).tolist() == [-1]
+    assert st.bitwise_right_shift(st.tensor([-8]), st.tensor([-1])).tolist() == [-1]
+    u = st.tensor([3, 5], dtype=st.uint8)
+    assert st.bitwise_left_shift(u, u).tolist() == [24, 160]
+
+
+def test_dtypes():
+    i, f, b = st.tensor([3, -7]), st.tensor([1.5, -2.0]), st.tensor([True, False])
+    u = st.tensor([3, 5], dtype=st.uint8)
+    assert st.fmod(i, i).dtype == st.int64 and st.fmod(i, 2.5).dtype == st.float32
+    assert st.fmax(i, f).dtype == st.float32 and st.fmin(b, b).dtype == st.bool
+    assert st.xlogy(i, i).dtype == st.float32 and st.xlogy(b, b).dtype == st.float32
+    assert st.heaviside(u, u).dtype == st.uint8 and st.heaviside(b, b).tolist() == [True, False]
+    assert st.nan_to_num(i).dtype == st.int64 and st.nan_to_num(b).dtype == st.bool
+    assert st.sinc(i).dtype == st.float32 and st.sinc(b).dtype == st.float32
+    assert st.gcd(u, u).dtype == st.uint8 and st.lcm(i, i).tolist() == [3, 7]
+    with pytest.raises(st.DTypeError, match="fmod"):
+        st.fmod(b, b)
+    with pytest.raises(st.DTypeError, match="float32"):
+        st.heaviside(i, f)
+    for name in ("gcd", "lcm", "bitwise_left_shift", "bitwise_right_shift"):
+        with pytest.raises(st.DTypeError, match="float32"):
+            getattr(st, name)(f, f)
+        with pytest.raises(st.DTypeError, match="bool"):
+            getattr(st, name)(b, b)
+    with pytest.raises(st.ArgumentError, match="'x'"):
+        st.nan_to_num(f, posinf="x")
+
+
+def test_inplace():
+    x = st.tensor([5.0, -5.0], shards=2)
+    assert x.fmod_(3) is x and x.tolist() == [2.0, -2.0]
+    assert x.xlogy_(1.0).tolist() == [0.0, 0.0]
+    y = st.tensor([float("nan"), 1.0])
+    assert y.nan_to_num_(nan=4.0) is y and y.tolist() == [4.0, 1.0]
+    z = st.tensor([0.0, -1.0])
+    assert z.sinc_().tolist()[0] == 1.0
+    w = st.tensor([12, 18])
+    assert w.gcd_(8).tolist() == [4, 2] and w.lcm_(6).tolist() == [12, 6]
+    assert w.bitwise_left_shift_(1).tolist() == [24, 12]
+    assert w.bitwise_right_shift_(2).tolist() == [6, 3]
+    assert st.tensor([0.0]).heaviside_(st.tensor([0.5])).tolist() == [0.5]
+    k = st.tensor([3, 4])
+    with pytest.raises(st.DTypeError):
+        k.xlogy_(2)  # float result into an int tensor
+    assert k.tolist() == [3, 4]
+
+
+def test_gradients():
+    kw = dict(dtype=st.float64, shards=2, requires_grad=True)
+    x = st.tensor([1.2, -2.3, 0.7], **kw)
+    y = st.tensor([0.5, 1.7, -3.1], **kw)
+    for fn in (st.fmod, st.fmax, st.fmin):
+        assert st.autograd.gradcheck(fn, (x, y))
+    assert st.autograd.gradcheck(st.xlogy, (x, y.abs().detach().requires_grad_()))
+    assert st.autograd.gradcheck(st.sinc, (x,))
+    assert st.autograd.gradcheck(lambda t: st.nan_to_num(t * 2), (x,))
+    # torch's values at the special points
+    a = st.tensor([0.0, 0.0, 2.0], requires_grad=True)
+    b = st.tensor([0.0, -1.0, 3.0], requires_grad=True)
+    st.xlogy(a, b).sum().backward()
+    assert a.grad.tolist() == pytest.approx([0.0, 0.0, 1.0986122886681098])
+    s = st.tensor([0.0, 1.0], requires_grad=True)
+    st.sinc(s).sum().backward()
+    assert s.grad.tolist() == pytest.approx([0.0, -1.0])
+    n = st.tensor([float("nan"), float("inf"), 1.0], requires_grad=True)
+    st.nan_to_num(n).sum().backward()
+    assert n.grad.tolist() == [0.0, 0.0, 1.0]
+    p = st.tensor([1.0, float("nan")], requires_grad=True)
+    q = st.tensor([1.0, 2.0], requires_grad=True)
+    st.fmax(p, q).sum().backward()
+    assert p.grad.tolist() == [1.0, 0.0] and q.grad.tolist() == [0.0, 1.0]
