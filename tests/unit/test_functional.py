@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import sharded as st
-from tests.helpers import assert_matches_numpy
+from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
 
 rng = np.random.default_rng(0)
 A = rng.standard_normal((7, 6))
@@ -106,3 +106,40 @@ def test_inf_predicates_isreal_positive_like_torch():
     assert st.positive(i) is i
     with pytest.raises(st.DTypeError, match="bool tensor is not supported"):
         st.positive(st.tensor([True]))
+
+
+@pytest.mark.parametrize("place", PLACEMENTS[1:6:2], ids=PLACEMENT_IDS[1:6:2])
+def test_lerp_addcmul_addcdiv(place):
+    a = np.arange(12.0).reshape(3, 4) - 5
+    b = np.linspace(1, 3, 12).reshape(3, 4)
+    x, y = st.from_numpy(a, **place), st.from_numpy(b)
+    assert_matches_numpy(st.lerp(x, y, 0.25), a + 0.25 * (b - a))
+    assert_matches_numpy(x.lerp(y, y), a + b * (b - a))
+    assert_matches_numpy(st.addcmul(x, y, y, value=2), a + 2 * b * b)
+    assert_matches_numpy(x.addcdiv(x, y, value=0.5), a + 0.5 * a / b)
+    z = x.clone()
+    assert z.lerp_(y, 0.5) is z
+    assert_matches_numpy(z, (a + b) / 2)
+    assert_matches_numpy(x.clone().addcmul_(y, y), a + b * b)
+    assert_matches_numpy(x.clone().addcdiv_(y, y, value=3), a + 3)
+
+
+def test_lerp_addcmul_addcdiv_torch_rules():
+    i, f = st.tensor([1, 2]), st.tensor([1.0, 2.0])
+    assert st.lerp(
+        st.tensor([1.0, 2.0]), st.tensor([3.0, 4.0]), st.tensor([0.75, 0.25])
+    ).tolist() == [2.5, 2.5]
+    with pytest.raises(st.DTypeError, match="int64"):
+        st.lerp(i, i, 0.5)
+    with pytest.raises(st.DTypeError, match="float64"):
+        st.lerp(f, f.double(), 0.5)
+    assert st.addcmul(i, i, i).dtype == st.int64 and st.addcmul(f, i, i).dtype == st.float32
+    assert st.addcmul(i, i, i, value=0.5).tolist() == [1, 2]  # torch casts value to int
+    with pytest.raises(st.DTypeError, match="int64"):
+        st.addcdiv(f, i, i)
+    assert st.addcdiv(i, f, f).dtype == st.float32
+    kw = dict(dtype=st.float64, requires_grad=True)
+    x, y, w = st.tensor([1.0, -2.0], **kw), st.tensor([0.5, 3.0], **kw), st.tensor([0.3, 0.9], **kw)
+    assert st.autograd.gradcheck(st.lerp, (x, y, w))
+    assert st.autograd.gradcheck(lambda a, b, c: st.addcmul(a, b, c, value=2), (x, y, w))
+    assert st.autograd.gradcheck(st.addcdiv, (x, y, w))
