@@ -38,17 +38,13 @@ __all__ = [
 def _elementwise(name, fn, rule=E.promote, k=None, check=None):
     """Register primitive ``name``: kernel ``k`` (default ``xp.<fn>``), the shared planner
     with ``rule`` and ``check(operands, cast)`` (raises before anything is queued)."""
-    k = k or E.ufunc_kernel(name, fn)
+    k = k or fn
 
     def plan(ex, *operands, target=None):
         chk = None if check is None else (lambda cast: check(operands, cast))
         return E.plan_rule(ex, name, rule, operands, target, check=chk)
 
-    plan.__name__ = plan.__qualname__ = name
-    plan.__doc__ = f"Elementwise ``{name}`` planner (``xp.{fn}``, {rule.__name__})."
-    return primitive(
-        name, kernels=[k], out_spec=E.spec(rule), layout_rule=E.out_layout, kind="elementwise"
-    )(plan)
+    return E.register(name, k, rule, plan)
 
 
 def _where(cond, a, b):

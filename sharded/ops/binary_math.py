@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from ..core.dispatch import apply, needs, unbroadcast
-from ..core.registry import bind, nondiff, primitive, vjp
+from ..core.registry import bind, nondiff, vjp
 from ..errors import ArgumentError, DTypeError
 from . import elementwise as E
 
@@ -39,16 +39,11 @@ __all__ = [
 def _define(name, k, rule):
     """Register elementwise primitive ``name``: kernel ``k`` (registered, or an ``xp`` ufunc
     name) and the shared planner with dtype ``rule``."""
-    k = E.ufunc_kernel(name, k) if isinstance(k, str) else k
 
     def plan(ex, *operands, target=None):
         return E.plan_rule(ex, name, rule, operands, target)
 
-    plan.__name__ = plan.__qualname__ = name
-    plan.__doc__ = f"Elementwise ``{name}`` planner ({rule.__name__})."
-    return primitive(
-        name, kernels=[k], out_spec=E.spec(rule), layout_rule=E.out_layout, kind="elementwise"
-    )(plan)
+    return E.register(name, k, rule, plan)
 
 
 def _zeros(g):

@@ -22,7 +22,7 @@ import numpy as np
 from .. import dtypes as D
 from ..core.dataflow import Operand, align, free_temps, region
 from ..core.dispatch import apply, as_tensor, is_tensor, operand
-from ..core.registry import bind, kernel
+from ..core.registry import bind, kernel, primitive
 from ..errors import DTypeError, ShapeError
 from ..layout import Layout, broadcast_shapes
 
@@ -155,6 +155,19 @@ def spec(rule):
 
     out_spec.__name__ = f"spec_{rule.__name__}"
     return out_spec
+
+
+def register(name, k, rule, plan):
+    """Register elementwise primitive ``name`` with planner ``plan`` (a two-line closure over
+    :func:`plan_rule`, defined in the family module beside the primitive's VJP): kernel ``k``
+    (a registered kernel, or the name of an ``xp`` ufunc), ``out_spec`` from dtype ``rule``,
+    the elementwise layout rule. Returns the planner."""
+    k = ufunc_kernel(name, k) if isinstance(k, str) else k
+    plan.__name__ = plan.__qualname__ = name
+    plan.__doc__ = f"Elementwise ``{name}`` planner ({rule.__name__})."
+    return primitive(
+        name, kernels=[k], out_spec=spec(rule), layout_rule=out_layout, kind="elementwise"
+    )(plan)
 
 
 def plan_rule(ex, name, rule, operands, target=None, check=None) -> Operand:

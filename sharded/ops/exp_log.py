@@ -14,7 +14,7 @@ import math
 
 from .. import dtypes as D
 from ..core.dispatch import needs, unbroadcast
-from ..core.registry import primitive, vjp
+from ..core.registry import vjp
 from . import elementwise as E
 
 __all__ = [
@@ -33,16 +33,11 @@ __all__ = [
 def _define(name, k, rule=E.floating):
     """Register elementwise primitive ``name``: kernel ``k`` (registered, or an ``xp`` ufunc
     name), the shared planner with dtype ``rule``."""
-    k = E.ufunc_kernel(name, k) if isinstance(k, str) else k
 
     def plan(ex, *operands, target=None):
         return E.plan_rule(ex, name, rule, operands, target)
 
-    plan.__name__ = plan.__qualname__ = name
-    plan.__doc__ = f"Elementwise ``{name}`` planner ({rule.__name__})."
-    return primitive(
-        name, kernels=[k], out_spec=E.spec(rule), layout_rule=E.out_layout, kind="elementwise"
-    )(plan)
+    return E.register(name, k, rule, plan)
 
 
 def _x(node):

@@ -11,7 +11,7 @@ values; bitwise ops take bool and integer dtypes only.
 
 from __future__ import annotations
 
-from ..core.registry import bind, nondiff, primitive
+from ..core.registry import bind, nondiff
 from . import elementwise as E
 
 __all__ = [
@@ -35,16 +35,11 @@ __all__ = [
 def _primitive(name, fn, rule):
     """Register nondiff primitive ``name``: kernel ``xp.<fn>``, the shared planner with
     ``rule``."""
-    k = E.ufunc_kernel(name, fn)
 
     def plan(ex, *operands, target=None):
         return E.plan_rule(ex, name, rule, operands, target)
 
-    plan.__name__ = plan.__qualname__ = name
-    plan.__doc__ = f"Elementwise ``{name}`` planner (``xp.{fn}``, {rule.__name__})."
-    primitive(
-        name, kernels=[k], out_spec=E.spec(rule), layout_rule=E.out_layout, kind="elementwise"
-    )(plan)
+    E.register(name, fn, rule, plan)
     nondiff(name)  # bool or integer results: no gradient flows through
 
 

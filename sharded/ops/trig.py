@@ -11,7 +11,7 @@ floating point only.
 from __future__ import annotations
 
 from ..core.dispatch import needs, unbroadcast
-from ..core.registry import bind, primitive, vjp
+from ..core.registry import bind, vjp
 from . import elementwise as E
 
 __all__ = [
@@ -39,16 +39,11 @@ __all__ = [
 def _define(name, fn, rule=E.floating):
     """Register elementwise primitive ``name``: kernel ``xp.<fn>``, the shared planner with
     dtype ``rule``."""
-    k = E.ufunc_kernel(name, fn)
 
     def plan(ex, *operands, target=None):
         return E.plan_rule(ex, name, rule, operands, target)
 
-    plan.__name__ = plan.__qualname__ = name
-    plan.__doc__ = f"Elementwise ``{name}`` planner (``xp.{fn}``, {rule.__name__})."
-    return primitive(
-        name, kernels=[k], out_spec=E.spec(rule), layout_rule=E.out_layout, kind="elementwise"
-    )(plan)
+    return E.register(name, fn, rule, plan)
 
 
 def _unary(name, fn, doc, example, result):

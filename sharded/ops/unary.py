@@ -31,16 +31,12 @@ __all__ = [
 def _unary(name, fn, rule=E.floating, kernel=None):
     """Register unary primitive ``name``: kernel ``xp.<fn>`` (or ``kernel``), the shared
     planner with ``rule``."""
-    k = kernel if kernel is not None else E.ufunc_kernel(name, fn)
+    k = kernel if kernel is not None else fn
 
     def plan(ex, x, target=None):
         return E.plan_rule(ex, name, rule, (x,), target)
 
-    plan.__name__ = plan.__qualname__ = name
-    plan.__doc__ = f"Elementwise ``{name}`` planner ({rule.__name__})."
-    return primitive(
-        name, kernels=[k], out_spec=E.spec(rule), layout_rule=E.out_layout, kind="elementwise"
-    )(plan)
+    return E.register(name, k, rule, plan)
 
 
 def _public(name, doc, example, result, inplace=True):
