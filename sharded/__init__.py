@@ -61,6 +61,7 @@ from .layout import Layout
 from .ops import linalg, random
 from .ops.arithmetic import *  # noqa: F403
 from .ops.binary_math import *  # noqa: F403
+from .ops.complex_ import *  # noqa: F403
 from .ops.count import *  # noqa: F403
 from .ops.creation import *  # noqa: F403
 from .ops.diff import *  # noqa: F403

@@ -21,6 +21,7 @@ import threading
 
 import numpy as np
 
+from . import dtypes as D
 from .core.dispatch import apply, hooks
 from .core.registry import NONDIFF, PRIMITIVES, bind
 from .errors import ArgumentError, AutogradError, ShapeError, ShardedError  # noqa: F401
@@ -180,7 +181,7 @@ def _record(name, args, params, out, target):
         rule.saves if rule is not None else (),
     )
     for i, o in enumerate(outs):
-        if o.dtype.is_floating_point:
+        if D.category(o.dtype) >= 2:  # floating and complex results carry gradients
             o.requires_grad, o.grad_fn, o._out_index = True, node, i
     if target is not None and target._base is not None and target._view_chain:
         _copy_slices(target)
@@ -273,6 +274,15 @@ def _accumulate(old, new):
     return new if old is None else old + new
 
 
+# Complex gradients: the engine carries the conjugate of torch's gradient (JAX's cotangent),
+# in which a holomorphic op's rule is the real chain rule ``g * f'(z)``, so every rule written
+# for reals holds for complex too. What users see and give (``.grad``, ``autograd.grad``,
+# ``backward(gradient=)``) is torch's ``dL/d(re) + i dL/d(im)``: conjugated at the boundary.
+def _user(g):
+    """A gradient between the engine's convention and the user's (conj; reals unchanged)."""
+    return g.conj() if g is not None and g.dtype.is_complex else g
+
+
 def _conform(g, t, prim):
     """Check a gradient against its primal and lay it out like the primal."""
     if tuple(g.shape) != tuple(t.shape):
@@ -280,6 +290,8 @@ def _conform(g, t, prim):
             f"the gradient rule of '{prim}' returned shape {tuple(g.shape)} "
             f"for an input of shape {tuple(t.shape)}"
         )
+    if g.dtype.is_complex and not t.dtype.is_complex:
+        g = g.real  # a real input of a complex op: d/d(re) only, as torch
     if g.dtype != t.dtype:
         g = g.to(t.dtype)
     if g.layout != t.layout:  # e.g. a replicated parameter: all-reduce its partial sums
@@ -297,6 +309,7 @@ def _run(roots, root_grads, retain_graph, create_graph, capture=None):
             if id(t) in captured:
                 captured[id(t)] = _accumulate(captured[id(t)], g)
             elif capture is None and t.requires_grad:
+                g = _user(g)
                 t.grad = (
                     g.clone()
                     if t.grad is None and (g._readonly or g._base is not None)
@@ -349,12 +362,12 @@ def _run(roots, root_grads, retain_graph, create_graph, capture=None):
                 g = _conform(g, a, node.prim)
             if a._retains_grad and a.grad_fn is not None:
                 origin = getattr(a, "_origin", a)
-                origin.grad = _accumulate(origin.grad, g)
+                origin.grad = _accumulate(origin.grad, _user(g))
             send(a, g)
         if not retain_graph:
             node.freed = True
             node.saved = {}
-    return [captured[id(t)] for t in capture] if capture is not None else None
+    return [_user(captured[id(t)]) for t in capture] if capture is not None else None
 
 
 def _root_grads(outputs, grad_outputs):
@@ -365,6 +378,11 @@ def _root_grads(outputs, grad_outputs):
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
             )
         if g is None:
+            if o.dtype.is_complex:
+                raise AutogradError(
+                    f"grad can be implicitly created only for real scalar outputs but got "
+                    f"{o.dtype.name}"
+                )
             if o.numel() != 1:
                 raise AutogradError(
                     f"grad can be implicitly created only for scalar outputs "
@@ -379,7 +397,7 @@ def _root_grads(outputs, grad_outputs):
                 f"{tuple(g.shape)} and output[{i}] has a shape of "
                 f"{tuple(o.shape)}"
             )
-        out.append(g)
+        out.append(_user(g))
     return out
 
 

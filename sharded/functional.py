@@ -67,7 +67,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     """
     x = _tensor(input)
     dt = D.as_dtype(dtype) if dtype is not None else x.dtype
-    if not dt.is_floating_point:
+    if D.category(dt) < 2:
         raise DTypeError(
             f"mean(): could not infer output dtype. Input dtype must be a "
             f"floating point dtype (or pass dtype=). Got: {x.dtype.name}"
@@ -88,14 +88,16 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
     1.6666666269302368
     """
     x = _tensor(input)
-    if not x.dtype.is_floating_point:
+    if D.category(x.dtype) < 2:
         raise DTypeError(f"var(): input dtype should be floating point, got {x.dtype.name}")
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     dims = dims_of(x, dim, axis)
     # var = sum((x - mean)^2) / (n - correction), two passes for stability
     d = x - mean(x, dims, keepdim=True)
-    return sum(d * d, dims, keepdim) / builtins.max(_count(x, dims) - correction, 0)
+    # |d|^2 (real for complex x, as torch): d * conj(d) is re^2 + im^2
+    d2 = d.real * d.real + d.imag * d.imag if x.dtype.is_complex else d * d
+    return sum(d2, dims, keepdim) / builtins.max(_count(x, dims) - correction, 0)
 
 
 # std = sqrt(var(x))

@@ -20,9 +20,9 @@ from ..layout import Layout, resolve
 from ..runtime import session as _session
 from ..tensor import ShardedTensor, check_not_published
 from .dataflow import Operand
-from .registry import PRIMITIVES
+from .registry import NO_COMPLEX, PRIMITIVES, refuse_complex
 
-_SCALARS = (bool, int, float, np.bool_, np.integer, np.floating)
+_SCALARS = (bool, int, float, complex, np.bool_, np.integer, np.floating, np.complexfloating)
 
 
 def wrap(res, session):
@@ -90,6 +90,8 @@ def apply(name, *args, **params):
             )
         if hooks.check_inplace is not None:
             hooks.check_inplace(name, target)
+    if name in NO_COMPLEX:
+        refuse_complex(name, args)
     res = prim.plan(sess.executor, *args, **params)
     if target is not None:  # in place: the shards already belong to ``target``
         target._vc[0] += 1

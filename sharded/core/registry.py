@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import DTypeError
 from ..runtime.worker import KERNELS
 from ..tensor import ShardedTensor
 
@@ -165,8 +166,31 @@ def nondiff(*names) -> None:
         PRIMITIVES[n].vjp = NONDIFF
 
 
+# Primitives torch refuses for complex operands (orderings, rounding, clamps...): name -> what
+# torch calls the op in its message. ``dispatch.apply`` checks it before anything is queued.
+NO_COMPLEX: dict[str, str] = {}
+
+
+def no_complex(*names, label=None) -> None:
+    """Mark primitives ``names`` as refusing complex operands (``label``: the op's name in
+    the error, default the primitive's)."""
+    for n in names:
+        NO_COMPLEX[n] = label or n
+
+
+def refuse_complex(name, args) -> None:
+    """Raise :class:`~sharded.errors.DTypeError` if primitive ``name`` (marked with
+    :func:`no_complex`) got a complex tensor, NumPy array or Python number."""
+    for a in args:
+        dt = getattr(a, "dtype", None)
+        kind = None if dt is None else getattr(dt, "np", dt).kind
+        if isinstance(a, complex) or kind == "c":
+            what = dt.name if isinstance(a, ShardedTensor) else type(a).__name__
+            raise DTypeError(f"{NO_COMPLEX[name]} is not supported for complex inputs (got {what})")
+
+
 # ------------------------------------------------------------------------ public names
-_OPERAND = (ShardedTensor, np.ndarray, bool, int, float, np.generic)
+_OPERAND = (ShardedTensor, np.ndarray, bool, int, float, complex, np.generic)
 _REFLECTED = {
     "__radd__",
     "__rsub__",

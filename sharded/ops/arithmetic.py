@@ -495,12 +495,14 @@ def _positive(self):
 
 
 # ------------------------------------------------------------------------------ abs
-_elementwise("abs", "absolute")
+_elementwise("abs", "absolute", E.real_part)  # |complex| is real, as torch
 
 
 @vjp("abs", saves=(0,))
 def _abs_vjp(gs, node):
     (a,) = node.args
+    if a.dtype.is_complex:  # d|z| = re(conj(sgn z) dz) (the engine's conjugate convention)
+        return (gs[0] * E.call("sgn", a).conj(),)
     return (gs[0] * _where(a > 0, 1.0, _where(a < 0, -1.0, 0.0)),)
 
 
@@ -517,4 +519,17 @@ def abs(input):
     return E.call("abs", input)
 
 
-bind("abs_", prim="abs")(E.inplace_unary("abs"))
+@bind("abs_", prim="abs")
+def abs_(self):
+    """In-place ``abs`` (refused for complex tensors, whose modulus is real, as torch).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.tensor([-1.0]).abs_().tolist()
+    [1.0]
+    """
+    if self.dtype.is_complex:
+        raise DTypeError(f"In-place abs is not supported for complex tensors ({self.dtype.name})")
+    apply("abs", self, target=self)
+    return self

@@ -21,7 +21,7 @@ from ..core.dataflow import Operand
 from ..core.dispatch import apply, is_tensor, like_kw, placement, size_of
 from ..core.dispatch import as_tensor as _as_tensor
 from ..core.registry import kernel, nondiff, primitive
-from ..errors import ArgumentError
+from ..errors import ArgumentError, DTypeError
 
 # Blocks above this size travel through the object store instead of inside the batch.
 INLINE_BYTES = 1 << 16
@@ -267,6 +267,8 @@ def arange(
     n = max(0, math.ceil((end - start) / step))
     ints = all(isinstance(v, numbers.Integral) for v in (start, end, step))
     dt = _dtype(dtype, D.int64 if ints else D.get_default_dtype())
+    if dt.is_complex:  # torch has no complex arange kernel
+        raise DTypeError(f"arange(): complex dtype {dt.name} is not supported, as in torch")
     lay = placement((n,), shards, dim, layout, device)
     return _finish(apply("arange", lay, start, step, dt), requires_grad)
 

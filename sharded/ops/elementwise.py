@@ -54,7 +54,7 @@ def operand_dtypes(operands):
             (dims if o._layout.ndim else zero).append(o._dtype)
         elif isinstance(o, np.ndarray):
             (dims if o.ndim else zero).append(D.from_numpy_dtype(o.dtype))
-        elif isinstance(o, (bool, int, float, np.bool_, np.integer, np.floating)):
+        elif isinstance(o, (bool, int, float, complex, np.bool_, np.number)):
             scalars.append(o)
         else:
             raise DTypeError(f"unsupported operand {o!r} of type {type(o).__name__}")
@@ -201,15 +201,22 @@ def promote(ops):
 
 
 def floating(ops):
-    """Like :func:`promote`, integers and bools giving the default float dtype."""
+    """Like :func:`promote`, integers and bools giving the default float dtype (complex
+    stays complex)."""
     rt = operand_dtypes(ops)
-    rt = rt if rt.is_floating_point else D.get_default_dtype()
+    rt = rt if D.category(rt) >= 2 else D.get_default_dtype()
     return rt, rt
 
 
 def compare(ops):
     """Compare in the promoted dtype, return bool."""
     return operand_dtypes(ops), D.bool_
+
+
+def real_part(ops):
+    """Compute in the promoted dtype, return its real type (``abs``, ``angle`` of complex)."""
+    rt = operand_dtypes(ops)
+    return rt, D.to_real(rt)
 
 
 def logical(ops):
@@ -220,7 +227,7 @@ def logical(ops):
 def bitwise(ops):
     """Bool and integer dtypes only (promoted)."""
     rt = operand_dtypes(ops)
-    if rt.is_floating_point:
+    if D.category(rt) >= 2:
         raise DTypeError(f"bitwise ops are only defined for bool and integer dtypes, got {rt}")
     return rt, rt
 

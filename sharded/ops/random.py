@@ -17,7 +17,7 @@ from .. import dtypes as D
 from ..core.dataflow import Operand
 from ..core.dispatch import apply, as_tensor, is_tensor, like_kw, placement, size_of
 from ..core.registry import kernel, nondiff, primitive
-from ..errors import ArgumentError
+from ..errors import ArgumentError, DTypeError
 
 _DEFAULT_SEED = 67280421310721  # torch's default initial seed
 _rng = {"seed": _DEFAULT_SEED, "counter": 0}
@@ -135,12 +135,28 @@ def _unit(xp, bits, dtype):
     return ((bits >> np.uint64(64 - mant)).astype(np.float64) * 2.0**-mant).astype(dtype)
 
 
+def _complex_draw(xp, idx, bits, seed, counter, dist, dtype):
+    """torch's complex draws: uniform real and imaginary parts each in [0, 1); normal with
+    each part N(0, 1/2) (unit variance of the complex value). Box-Muller's cos and sin of one
+    draw are independent normals; the imaginary uniform reads stream 2."""
+    rdt = np.dtype(dtype.char.lower())  # complex64 -> float32, complex128 -> float64
+    if dist == "uniform":
+        im = _unit(xp, random_bits(xp, idx, seed, counter, stream=2), rdt)
+        return (_unit(xp, bits, rdt) + 1j * im).astype(dtype)
+    u1 = 1.0 - _unit(xp, bits, np.float64)
+    u2 = _unit(xp, random_bits(xp, idx, seed, counter, stream=1), np.float64)
+    r, t = xp.sqrt(-xp.log(u1)), 2 * np.pi * u2  # sqrt(-2 log u1) / sqrt(2)
+    return (r * xp.cos(t) + 1j * (r * xp.sin(t))).astype(dtype)
+
+
 # ------------------------------------------------------------------------------ random
 @kernel(name="random")
 def random_kernel(xp, shape, offsets, gshape, seed, counter, dist, dtype, low=0, high=1):
     """A block of a random tensor; values depend only on the global element position."""
     idx = _global_index(xp, shape, offsets, gshape)
     bits = random_bits(xp, idx, seed, counter)
+    if np.dtype(dtype).kind == "c":
+        return _complex_draw(xp, idx, bits, seed, counter, dist, np.dtype(dtype))
     if dist == "uniform":
         return _unit(xp, bits, dtype)
     if dist == "normal":
@@ -260,6 +276,8 @@ def randint(
         raise ArgumentError(f"randint(): low={low} must be below high={high}")
     shape = size_of((tuple(size),) if not isinstance(size, numbers.Integral) else (size,))
     dt = D.as_dtype(dtype) if dtype is not None else D.int64
+    if dt.is_complex:
+        raise DTypeError(f"randint(): complex dtype {dt.name} is not supported, as in torch")
     lay = placement(shape, shards, dim, layout, device)
     return _finish(apply("random", lay, "integers", dt, int(low), int(high)), requires_grad)
 

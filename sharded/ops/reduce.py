@@ -50,7 +50,7 @@ MinResult = collections.namedtuple("min", ["values", "indices"])
 
 
 def sum_dtype(dt):
-    """torch: integer and bool sums accumulate in int64; floats keep their dtype.
+    """torch: integer and bool sums accumulate in int64; floats and complex keep their dtype.
 
     Examples
     --------
@@ -58,7 +58,7 @@ def sum_dtype(dt):
     >>> sum_dtype(st.int8).name, sum_dtype(st.float16).name
     ('int64', 'float16')
     """
-    return dt if dt.is_floating_point else D.int64
+    return dt if D.category(dt) >= 2 else D.int64
 
 
 def dims_of(x, dim, axis=None, empty_means_all=True):
