@@ -60,12 +60,19 @@ def fail(op: str, index, shape=None) -> LinAlgError:
     return LinAlgError(f"linalg.{op}: {where}{_FAIL.get(op, 'the computation failed.')}{what}")
 
 
+# ops that take complex matrices too (their VJPs are holomorphic: transposes, no conjugates)
+COMPLEX_OK = {"solve", "inv", "inv_ex", "solve_ex", "det", "eigvals", "eig"}
+
+
 def check_float(op: str, *ts) -> None:
-    """torch accepts only floating point inputs for linalg decompositions."""
+    """torch accepts only floating point inputs for linalg decompositions (complex for the
+    ops in :data:`COMPLEX_OK`; the others are real-only here)."""
+    ok = (D.float32, D.float64) + ((D.complex64, D.complex128) if op in COMPLEX_OK else ())
     for t in ts:
-        if t._dtype not in (D.float32, D.float64):
+        if t._dtype not in ok:
             raise D.DTypeError(
-                f"linalg.{op}: expected a float32 or float64 tensor, got {t._dtype.name}"
+                f"linalg.{op}: expected a {' or '.join(d.name for d in ok)} tensor, got "
+                f"{t._dtype.name}"
             )
 
 
@@ -83,7 +90,9 @@ def out_specs(op, shapes, dt, params):
     if op == "slogdet":
         return [((), dt), ((), dt)]
     if op == "eigvals":
-        return [((n,), dt), ((n,), dt)]
+        return [((n,), D.to_complex(dt))]
+    if op == "eig":
+        return [((n,), D.to_complex(dt)), ((n, n), D.to_complex(dt))]
     if op == "eigh":
         return [((n,), dt), ((n, n), dt)]
     if op in ("eigvalsh", "svdvals"):
@@ -393,9 +402,14 @@ def _op_slogdet(xp, a, shapes, dtypes):
 
 
 def _op_eigvals(xp, a, shapes, dtypes):
+    # NumPy's eig runs on the host (CuPy has none); complex like torch, even when all are real
     w = np.linalg.eigvals(xp.asnumpy(a) if hasattr(xp, "asnumpy") else a)
-    w = np.asarray(w, dtype=np.result_type(w, np.complex64))
-    return (xp.asarray(w.real), xp.asarray(w.imag)), None
+    return (xp.asarray(w.astype(dtypes[0])),), None
+
+
+def _op_eig(xp, a, shapes, dtypes):
+    w, v = np.linalg.eig(xp.asnumpy(a) if hasattr(xp, "asnumpy") else a)
+    return (xp.asarray(w.astype(dtypes[0])), xp.asarray(v.astype(dtypes[1]))), None
 
 
 def _op_eigh(xp, a, shapes, dtypes, uplo="L"):
@@ -458,6 +472,7 @@ BATCHED = {
     "det": _op_det,
     "slogdet": _op_slogdet,
     "eigvals": _op_eigvals,
+    "eig": _op_eig,
     "eigh": _op_eigh,
     "eigvalsh": _op_eigvalsh,
     "svd": _op_svd,

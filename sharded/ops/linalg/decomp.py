@@ -1,6 +1,7 @@
 """Decompositions of ``st.linalg``: ``cholesky``, ``qr``, ``svd``, ``svdvals``, ``eigh``,
-``eigvalsh``, ``eigvals``, each a batched primitive (``linalg_<op>``: one ``linalg`` kernel per
-batch block, see ``batched.py``) with its gradient rule, and the public functions that pick the
+``eigvalsh``, ``eigvals`` and ``eig`` (complex results, as torch), each a batched primitive
+(``linalg_<op>``: one ``linalg`` kernel per batch block, see ``batched.py``) with its gradient
+rule, and the public functions that pick the
 distributed algorithm for one big split matrix (``cholesky.py``, ``tall.py``).
 
 Gradient rules follow torch's: the singular vectors and eigenvectors are defined up to sign,
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import collections
 
-from ... import dtypes as D
 from ...core.dispatch import apply, placement
 from ...core.registry import bind, primitive, vjp
 from ...errors import ArgumentError, AutogradError
@@ -302,37 +302,63 @@ def _plan_eigvals(ex, *ts, **params):
     return plan_batched(ex, "eigvals", ts, **params)
 
 
-@vjp("linalg_eigvals")
+def _eigvals_grad(A, gw):
+    """``gA = V^-T diag(gw) V^T`` (eigenvalues are analytic in A; the engine's convention
+    needs no conjugates); a real ``A`` keeps the real part (the engine takes it)."""
+    _, v = apply("linalg_eig", A)
+    vt = v.mT
+    return apply("linalg_solve", vt, gw.unsqueeze(-1) * vt)
+
+
+@vjp("linalg_eigvals", saves=(0,))
 def linalg_eigvals_vjp(gs, node):
-    raise AutogradError(
-        "the derivative of linalg.eigvals needs complex eigenvalues and "
-        "eigenvectors, and sharded has no complex dtype; for a symmetric "
-        "matrix use linalg.eigvalsh, which is differentiable"
-    )
+    return (_eigvals_grad(node.args[0], gs[0]),)
 
 
-def eigvals(A, *, as_real=False):
-    """Eigenvalues of (a batch of) square matrices.
-
-    sharded has no complex dtype yet: real eigenvalues come back as a real tensor (NumPy's
-    rule); if any is complex a :class:`~sharded.errors.DTypeError` says so, unless
-    ``as_real=True``, which always returns ``(..., n, 2)`` (real, imaginary) pairs, torch's
-    ``view_as_real`` layout. A big split matrix is gathered on one worker up to
-    :data:`GATHER_LIMIT` bytes; above, an error says so.
+def eigvals(A):
+    """Eigenvalues of (a batch of) square matrices, complex as in torch (``complex64`` for
+    float32 input, ``complex128`` for float64). A big split matrix is gathered on one worker
+    up to :data:`GATHER_LIMIT` bytes; above, an error says so.
 
     Examples
     --------
     >>> import sharded as st
-    >>> sorted(st.linalg.eigvals(st.tensor([[2., 0.], [0., 3.]])).tolist())
-    [2.0, 3.0]
+    >>> st.linalg.eigvals(st.tensor([[0., 1.], [-1., 0.]])).tolist()
+    [1j, -1j]
     """
     A = square("eigvals", A)
-    re, im = apply("linalg_eigvals", A)
-    if as_real:  # stack([re, im], -1) through the joining family's primitive
-        return apply("cat", re.unsqueeze(-1), im.unsqueeze(-1), dim=re.ndim)
-    if (im != 0).any().item():
-        raise D.DTypeError(
-            "linalg.eigvals: the matrix has complex eigenvalues and sharded has "
-            "no complex dtype; pass as_real=True for (real, imag) pairs"
+    return apply("linalg_eigvals", A)
+
+
+@primitive("linalg_eig", kind="linalg", kernels=[linalg_kernel])
+def _plan_eig(ex, *ts, **params):
+    """Batched ``eig``: one ``linalg`` kernel command per batch block."""
+    return plan_batched(ex, "eig", ts, **params)
+
+
+@vjp("linalg_eig", saves=(0,))
+def linalg_eig_vjp(gs, node):
+    if gs[1] is not None:
+        raise AutogradError(
+            "the derivative of linalg.eig's eigenvectors is not implemented; use "
+            "linalg.eigvals (differentiable) or linalg.eigh for symmetric matrices"
         )
-    return re
+    return (_eigvals_grad(node.args[0], gs[0]),)
+
+
+EigResult = collections.namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
+
+
+def eig(A):
+    """Eigenvalues and right eigenvectors (columns, unit norm) of (a batch of) square
+    matrices, both complex as in torch.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> w, v = st.linalg.eig(st.tensor([[2., 0.], [0., 3.]]))
+    >>> w.tolist(), v.dtype
+    ([(2+0j), (3+0j)], sharded.complex64)
+    """
+    A = square("eig", A)
+    return EigResult(*apply("linalg_eig", A))
