@@ -461,10 +461,12 @@ def grad(
 
 
 def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) -> bool:
-    """Compare the autograd Jacobian of ``fn`` with central finite differences (float64).
+    """Compare the autograd Jacobian of ``fn`` with central finite differences.
 
-    ``inputs`` are float64 tensors that require grad; ``fn`` returns a tensor (or a tuple, of
-    which every floating output is checked).
+    ``inputs`` are float64 or complex128 tensors that require grad; ``fn`` returns a tensor
+    (or a tuple, of which every floating or complex output is checked). Complex values count
+    as their (real, imaginary) pairs: the gradient of each real coordinate of an output is
+    compared in torch's convention (``d/d(re) + i d/d(im)``).
 
     Examples
     --------
@@ -472,45 +474,56 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
     >>> x = st.tensor([0.3, 0.7], dtype=st.float64, requires_grad=True)
     >>> st.autograd.gradcheck(lambda t: (t * t).exp(), (x,))
     True
+    >>> z = st.tensor([1 + 2j], dtype=st.complex128, requires_grad=True)
+    >>> st.autograd.gradcheck(lambda t: (t * t).exp(), (z,))
+    True
     """
     inputs = (inputs,) if isinstance(inputs, ShardedTensor) else tuple(inputs)
     diff = [i for i, t in enumerate(inputs) if isinstance(t, ShardedTensor) and t.requires_grad]
     for i in diff:
-        if inputs[i].dtype.name != "float64":
+        if inputs[i].dtype.name not in ("float64", "complex128"):
             raise ArgumentError(
-                f"gradcheck expects float64 inputs, input {i} is {inputs[i].dtype.name}"
+                f"gradcheck expects float64 or complex128 inputs, input {i} is "
+                f"{inputs[i].dtype.name}"
             )
 
     def outs(args):
         o = fn(*args)
         o = o if isinstance(o, tuple) else (o,)
-        return [t for t in o if isinstance(t, ShardedTensor) and t.dtype.is_floating_point]
+        return [t for t in o if isinstance(t, ShardedTensor) and D.category(t.dtype) >= 2]
+
+    def coords(v):  # real coordinates: complex values as (re, im) pairs
+        v = np.asarray(v).reshape(-1)
+        return np.concatenate([v.real, v.imag]) if v.dtype.kind == "c" else v
 
     base = outs(inputs)
     for k, out in enumerate(base):
-        n_out = out.numel()
+        cplx_out = out.dtype.is_complex
         for i in diff:
             x = inputs[i]
             xv = x.numpy()
-            numeric = np.zeros((n_out, xv.size))
-            for j in range(xv.size):
-                vals = []
-                for sgn in (1, -1):
-                    pert = xv.copy().reshape(-1)
-                    pert[j] += sgn * eps
-                    args = list(inputs)
-                    with no_grad():
-                        args[i] = from_numpy(pert.reshape(xv.shape), layout=x.layout)
-                        vals.append(outs(args)[k].numpy().reshape(-1))
-                numeric[:, j] = (vals[0] - vals[1]) / (2 * eps)
-            analytic = np.zeros((n_out, xv.size))
-            for r in range(n_out):
-                e = np.zeros(n_out)
-                e[r] = 1.0
+            steps = [1.0, 1j] if xv.dtype.kind == "c" else [1.0]
+            numeric = []
+            for step in steps:
+                for j in range(xv.size):
+                    vals = []
+                    for sgn in (1, -1):
+                        pert = xv.copy().reshape(-1)
+                        pert[j] += sgn * eps * step
+                        args = list(inputs)
+                        with no_grad():
+                            args[i] = from_numpy(pert.reshape(xv.shape), layout=x.layout)
+                            vals.append(coords(outs(args)[k].numpy()))
+                    numeric.append((vals[0] - vals[1]) / (2 * eps))
+            numeric = np.stack(numeric, axis=1)
+            analytic = np.zeros_like(numeric)
+            for r in range(numeric.shape[0]):  # seed 1 picks re(out_r), 1j picks im(out_r)
+                e = np.zeros(out.numel(), out.dtype.np)
+                e[r % out.numel()] = 1j if cplx_out and r >= out.numel() else 1.0
                 go = from_numpy(e.reshape(tuple(out.shape)), layout=out.layout)
                 g = grad(out, x, grad_outputs=go, retain_graph=True, allow_unused=True)[0]
                 if g is not None:
-                    analytic[r] = g.numpy().reshape(-1)
+                    analytic[r] = coords(g.numpy())
             if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
                 if raise_exception:
                     raise AutogradError(

@@ -60,18 +60,25 @@ def _float_format(vals):
     return "{:.4f}"
 
 
+def _float_tokens(flat) -> list:
+    fmt = _float_format(flat.astype(np.float64))
+    return [
+        ("nan" if np.isnan(v) else ("inf" if v > 0 else "-inf"))
+        if not np.isfinite(v)
+        else fmt.format(v)
+        for v in flat.astype(np.float64)
+    ]
+
+
 def _tokens(a: np.ndarray) -> np.ndarray:
     flat = a.reshape(-1)
     if flat.size == 0:
         return np.array([], dtype=object).reshape(a.shape)
     if flat.dtype.kind == "f":
-        fmt = _float_format(flat.astype(np.float64))
-        toks = [
-            ("nan" if np.isnan(v) else ("inf" if v > 0 else "-inf"))
-            if not np.isfinite(v)
-            else fmt.format(v)
-            for v in flat.astype(np.float64)
-        ]
+        toks = _float_tokens(flat)
+    elif flat.dtype.kind == "c":  # torch formats real and imaginary parts each on their own
+        ims = [i if i.startswith("-") else "+" + i for i in _float_tokens(flat.imag)]
+        toks = [r + i + "j" for r, i in zip(_float_tokens(flat.real), ims)]
     else:
         toks = [str(v) for v in flat.tolist()]
     width = max(len(s) for s in toks)
@@ -111,7 +118,7 @@ def tensor_repr(t) -> str:
     extra = []
     if t.numel() == 0 and lay.ndim != 1:
         extra.append(f"size={tuple(lay.shape)}")
-    if t.dtype not in (D.get_default_dtype(), D.int64, D.bool_):
+    if t.dtype not in (D.get_default_dtype(), D.default_complex(), D.int64, D.bool_):
         extra.append(f"dtype={t.dtype!r}")
     dev = t.device
     if dev != "cpu":

@@ -130,10 +130,10 @@ def logsumexp(input, dim=None, keepdim=False):
     1000.693
     """
     x = _tensor(input)
-    if not x.dtype.is_floating_point:
+    if D.category(x.dtype) < 2:
         x = x.to(D.get_default_dtype())
     dims = dims_of(x, dim)
-    m = _shift(x, dims)
+    m = _shift(x.real, dims)  # complex: shift by the real part's max (|exp| is exp(re))
     m = where(isfinite(m), m, 0.0)  # all -inf (or inf) rows must not give nan
     # lse = m + log(sum(exp(x - m)))
     out = log(sum(exp(x - m), dims, keepdim=True)) + m
@@ -154,6 +154,8 @@ def softmax(input, dim, dtype=None):
     x = _tensor(input)
     if dtype is not None:
         x = x.to(dtype)
+    elif x.dtype.is_complex:
+        raise DTypeError(f"softmax is not implemented for complex dtype {x.dtype.name}")
     elif not x.dtype.is_floating_point:
         x = x.to(D.get_default_dtype())
     d = dims_of(x, normalize_dim(dim, x.ndim))  # () for a 0-d tensor
@@ -175,6 +177,8 @@ def log_softmax(input, dim, dtype=None):
     x = _tensor(input)
     if dtype is not None:
         x = x.to(dtype)
+    elif x.dtype.is_complex:
+        raise DTypeError(f"log_softmax is not implemented for complex dtype {x.dtype.name}")
     elif not x.dtype.is_floating_point:
         x = x.to(D.get_default_dtype())
     d = dims_of(x, normalize_dim(dim, x.ndim))
@@ -208,7 +212,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         return close
     err = (a - b).abs()  # a non-finite error (inf against -inf, NaN) is never close
     close = close | (isfinite(err) & (err <= atol + rtol * b.abs()))
-    if equal_nan and a.dtype.is_floating_point:
+    if equal_nan and D.category(a.dtype) >= 2:
         close = close | (a.isnan() & b.isnan())
     return close
 
@@ -324,7 +328,7 @@ def positive(input):
 def _lerp_check(x, end, weight):
     """torch's lerp: floating point only, and ``end`` (and a tensor ``weight``) of the same
     dtype as ``input``."""
-    if not x.dtype.is_floating_point:
+    if D.category(x.dtype) < 2:
         raise DTypeError(f"lerp is not implemented for {x.dtype.name}")
     for what, t in (("end", end), ("weight", weight)):
         if is_tensor(t) and t.dtype != x.dtype:
@@ -383,7 +387,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):
     x = _tensor(input)
     prod = _tensor(tensor1) * tensor2
     out = D.result_type([x.dtype, prod.dtype], [], [])
-    return x + _value(out.is_floating_point, value) * prod
+    return x + _value(D.category(out) >= 2, value) * prod
 
 
 @bind("addcmul_")
@@ -396,13 +400,13 @@ def addcmul_(self, tensor1, tensor2, *, value=1):
     >>> x = st.tensor([1.0]); x.addcmul_(st.tensor([2.0]), st.tensor([3.0])).tolist()
     [7.0]
     """
-    return self.add_(_value(self.dtype.is_floating_point, value) * (_tensor(tensor1) * tensor2))
+    return self.add_(_value(D.category(self.dtype) >= 2, value) * (_tensor(tensor1) * tensor2))
 
 
 def _quotient(tensor1, tensor2):
     """``tensor1 / tensor2``; torch refuses integer division here."""
     t1, t2 = _tensor(tensor1), _tensor(tensor2)
-    if not (t1.dtype.is_floating_point or t2.dtype.is_floating_point):
+    if max(D.category(t1.dtype), D.category(t2.dtype)) < 2:
         raise DTypeError(
             f"Integer division with addcdiv is no longer supported ({t1.dtype.name} / "
             f"{t2.dtype.name}); use a floating tensor1 or tensor2"

@@ -37,6 +37,7 @@ import uuid
 
 from tqdm import tqdm
 
+from .. import dtypes as D
 from ..core.dataflow import Operand
 from ..core.dispatch import placement, session_of, wrap
 from ..errors import ArgumentError, CheckpointError, OpFailed, ShardedError
@@ -311,7 +312,7 @@ def load(path, *, shards=None, dim=None, layout=None, device=None, progress=None
     tensors = []
     for op, e in zip(ops, entries):
         t = wrap(op, sess)
-        t.requires_grad = e.requires_grad and e.dtype.is_floating_point
+        t.requires_grad = e.requires_grad and D.category(e.dtype) >= 2
         tensors.append(t)
     return M.decode(root, tensors, name)
 

@@ -380,7 +380,8 @@ def _pow_vjp(gs, node):
             ga = g * b * a ** (b - 1) if b != 0 else apply("full", g._layout, 0, g._dtype)
     if needs(b):  # a^b log a, taken as 0 where a == 0 and b >= 0 (as torch)
         out = a**b
-        zero = (a == 0) & (b >= 0) if is_tensor(a) else (b >= 0 if a == 0 else None)
+        bre = b.real if b.dtype.is_complex else b  # complex: the sign of the real part
+        zero = (a == 0) & (bre >= 0) if is_tensor(a) else (bre >= 0 if a == 0 else None)
         term = out * _log(a)
         gb = unbroadcast(g * (term if zero is None else _where(zero, 0.0, term)), b)
     return ga, gb

@@ -177,7 +177,22 @@ def _sign_kernel(name):
 
 _define("sign", _sign_kernel("sign"), E.promote)
 _define("sgn", _sign_kernel("sgn"), E.promote)  # torch's complex-aware sign; equal on reals
-vjp("sign", "sgn")(_step_vjp)
+vjp("sign")(_step_vjp)
+
+
+@vjp("sgn", saves=(0,))
+def _sgn_vjp(gs, node):
+    """Zero for reals; for complex z, sgn = z/|z| pulls ``g`` back to
+    ``g/|z| - re(g z) conj(z)/|z|^3`` (0 at z = 0), in the engine's conjugate convention."""
+    (z,) = node.args
+    if not z.dtype.is_complex:
+        return _step_vjp(gs, node)
+    g, r = gs[0], z.abs()
+    zero = r == 0
+    r = E.call("where", zero, 1.0, r)
+    return (E.call("where", zero, 0.0, g / r - (g * z).real * z.conj() / (r * r * r)),)
+
+
 sign = E.public(
     "sign", 1, "-1, 0 or 1 by sign (0 for NaN).", "st.tensor([-2.0, 0.0, 3.0])", "[-1.0, 0.0, 1.0]"
 )

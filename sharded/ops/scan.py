@@ -251,7 +251,7 @@ def _free_totals(ex, lay, totals):
 def _scan_dtype(x, op, dtype):
     if dtype is not None:
         return dtype
-    if op == "lse" or x.dtype.is_floating_point:
+    if op == "lse" or D.category(x.dtype) >= 2:
         return x.dtype
     return D.int64  # torch: integer and bool cumsum/cumprod accumulate in int64
 
