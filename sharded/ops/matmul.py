@@ -187,7 +187,7 @@ def mv(input, vec):
     return matmul(input, vec)
 
 
-@bind("dot", "vdot", prim="matmul")
+@bind("dot", prim="matmul")
 def dot(input, other):
     """Inner product of two 1-D tensors (a 0-d tensor).
 
@@ -205,7 +205,18 @@ def dot(input, other):
     return matmul(a, b)
 
 
-vdot = dot  # real dtypes only: no conjugation to do
+@bind("vdot", prim="matmul")
+def vdot(input, other):
+    """``dot(conj(input), other)``: the inner product that conjugates its first operand.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.vdot(st.tensor([1j, 2.0]), st.tensor([1j, 1.0])).item()
+    (3+0j)
+    """
+    a = _t(input)
+    return dot(a.conj() if a.dtype.is_complex else a, other)
 
 
 @bind("inner", prim="matmul")

@@ -177,6 +177,10 @@ def test_matmul_and_linalg():
     assert_matches_numpy(st.linalg.solve(mt, ct(rhs)), np.linalg.solve(m, rhs), **TOL)
     with pytest.raises(st.DTypeError, match="complex128"):
         st.linalg.cholesky(mt)  # real-only here
+    u, v = ct(np.array([1j, 2.0])), ct(np.array([1j, 1.0]))
+    assert st.vdot(u, v).item() == 3 + 0j and st.dot(u, v).item() == 1 + 0j  # torch's values
+    n = st.linalg.vector_norm(ct(np.array([3 + 4j, 0j])), ord=1)
+    assert n.dtype == st.float64 and n.item() == 5.0
 
 
 def test_eig_and_eigvals_are_complex():

@@ -137,6 +137,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     x = t_(x)
     if dtype is not None:
         x = x.to(dtype)
+    if x.dtype.is_complex:  # the norm of the moduli: a real result, as torch
+        x = x.abs()
     if not x.dtype.is_floating_point:
         raise D.DTypeError(
             f"linalg.vector_norm: expected a floating point tensor, got {x.dtype.name}"
