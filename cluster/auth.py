@@ -1,8 +1,9 @@
 """Token authentication for the clusters ``python -m cluster.ray_cluster`` starts.
 
-Ray (>= 2.52) checks a shared secret on every gRPC and HTTP request to its GCS, raylets, Ray
-Client server and dashboard when ``RAY_AUTH_MODE=token``; each process finds the token in
-``RAY_AUTH_TOKEN``, else the file named by ``RAY_AUTH_TOKEN_PATH``, else ``~/.ray/auth_token``.
+Ray (2.60, as installed here) checks a shared secret on every gRPC and HTTP request to its GCS,
+raylets, Ray Client server and dashboard when ``RAY_AUTH_MODE=token``; each process finds the
+token in ``RAY_AUTH_TOKEN``, else the file named by ``RAY_AUTH_TOKEN_PATH``, else
+``~/.ray/auth_token``.
 Without it, anyone who reaches those ports runs arbitrary code on every node, so the command
 line turns it on unless told ``--no-auth``:
 
