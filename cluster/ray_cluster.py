@@ -214,7 +214,9 @@ def ray_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
       ``~/.ray/auth_token`` file exists (any earlier local ``ray.init()`` writes one), but a
       driver given an explicit address (``RAY_ADDRESS``) does not, and is then refused.  Set
       ``RAY_AUTH_MODE=token`` and ``RAY_AUTH_TOKEN`` (as the Slurm scripts do per job) for a
-      cluster that needs a token, and give drivers the same variables.
+      cluster that needs a token, and give drivers the same variables.  The command line
+      (``python -m cluster.ray_cluster head|worker|client``) decides these variables itself
+      before this runs, token on by default (:mod:`cluster.auth`).
     * ``RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=0``: Ray drains a node for 30 s on SIGTERM (meant
       for Serve replicas); a batch job or a test wants its nodes gone at once.
 
