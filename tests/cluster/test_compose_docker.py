@@ -49,6 +49,9 @@ def daemon(tmp_path_factory):
 
 def _ray_node_addresses(compose) -> list[str]:
     code = (
+        # A driver on the head, with the token the head made (token auth is on in compose).
+        "import os; os.environ.update(RAY_AUTH_MODE='token', "
+        "RAY_AUTH_TOKEN_PATH=os.environ['SHARDED_RAY_TOKEN_FILE']); "
         "import json, ray; ray.init(address='auto', logging_level='error'); "
         "print(json.dumps([n['NodeManagerAddress'] for n in ray.nodes() if n['Alive']]))"
     )
