@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from cluster import ray_cluster as rc
+from cluster.auth import DEFAULT_TOKEN_FILE, resolve_auth
 
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 
@@ -50,6 +51,31 @@ def _env(key: str, default=None):
 
 def _env_bool(key: str) -> bool:
     return str(_env(key, "0")).lower() in ("1", "true", "yes", "on")
+
+
+def _add_auth_options(p: argparse.ArgumentParser, head: bool = False) -> None:
+    v = rc.ENV_VARS
+    p.add_argument(
+        "--no-auth",
+        action="store_true",
+        default=_env_bool("no_auth"),
+        help="run without Ray's token authentication: whoever reaches the ports runs code on "
+        f"the cluster (${v['no_auth']}=1)",
+    )
+    p.add_argument(
+        "--token-file",
+        default=_env("token_file"),
+        help=f"file holding the cluster's auth token, mode 0600 (default {DEFAULT_TOKEN_FILE}"
+        + (", created when missing" if head else ", copied from the head")
+        + f"; a token in RAY_AUTH_MODE=token/RAY_AUTH_TOKEN wins; ${v['token_file']})",
+    )
+    if head:
+        p.add_argument(
+            "--new-token",
+            action="store_true",
+            default=_env_bool("new_token"),
+            help=f"replace the token file with a fresh token (${v['new_token']}=1)",
+        )
 
 
 def _add_node_options(p: argparse.ArgumentParser) -> None:
@@ -135,7 +161,20 @@ def build_parser() -> argparse.ArgumentParser:
         default=int(_env("dashboard_port", rc.DEFAULT_DASHBOARD_PORT)),
         help=f"dashboard port (default %(default)s; ${v['dashboard_port']})",
     )
+    head.add_argument(
+        "--dashboard-host",
+        default=_env("dashboard_host", rc.DEFAULT_DASHBOARD_HOST),
+        help="address the dashboard listens on (default %(default)s: this machine only; "
+        f"the node's address or 0.0.0.0 opens it to the network; ${v['dashboard_host']})",
+    )
+    head.add_argument(
+        "--client-host",
+        default=_env("client_host", rc.DEFAULT_CLIENT_HOST),
+        help="address the Ray Client server listens on (default %(default)s: this machine "
+        f"only; the node's address or 0.0.0.0 opens it to the network; ${v['client_host']})",
+    )
     _add_node_options(head)
+    _add_auth_options(head, head=True)
 
     worker = sub.add_parser("worker", help="run a Ray worker node joining a head")
     worker.add_argument(
@@ -151,6 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds to wait for the head to accept connections (default %(default)s)",
     )
     _add_node_options(worker)
+    _add_auth_options(worker)
 
     wait = sub.add_parser(
         "wait", help="wait until N nodes are alive; exit 1 naming how many arrived on timeout"
@@ -184,6 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help='print {"alive": [nodes], "error": text} as the last line',
     )
+    _add_auth_options(wait)
 
     client = sub.add_parser(
         "client",
@@ -210,6 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds to wait for the nodes (default %(default)s)",
     )
     client.add_argument("--temp-dir", default=_env("temp_dir"), help="root of Ray's files")
+    _add_auth_options(client)
     client.add_argument(
         "command", nargs=argparse.REMAINDER, help="driver command (default: sharded demo)"
     )
@@ -249,7 +291,62 @@ def _exec(argv: Sequence[str], dry_run: bool) -> int:
         print(" ".join(argv))
         return 0
     sys.stdout.flush()
-    os.execve(argv[0], list(argv), rc.ray_env())  # replace this process: see module doc
+    # replace this process (see module doc); the head's `-m cluster._ray_start` needs the root
+    os.execve(argv[0], list(argv), rc._with_root_on_path(rc.ray_env()))
+
+
+def _use_auth(args: argparse.Namespace, head: bool = False) -> str:
+    """Put the role's ``RAY_AUTH_*`` into this process's environment (which ``ray start``, the
+    waiters and the client's driver inherit); return where the token comes from."""
+    if getattr(args, "dry_run", False):
+        return "a token resolved when run for real"  # no file made, no environment changed
+    updates, source = resolve_auth(
+        os.environ,
+        no_auth=args.no_auth,
+        token_file=args.token_file,
+        create=head,
+        new=head and args.new_token,
+        required=args.role != "wait",
+    )
+    for key, value in updates.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    return source
+
+
+def _head_notice(args: argparse.Namespace, ip: str, source: str) -> str:
+    """What the head prints: how workers, drivers and Ray Client users get in."""
+    addr = f"{ip}:{args.port}"
+    lines = [f"sharded: Ray head at {addr}"]
+    if args.no_auth:
+        lines.append(
+            "sharded: WARNING: token authentication is off (--no-auth): anyone who reaches this "
+            "node's Ray ports can run any code on the cluster as this user"
+        )
+    elif os.environ.get("RAY_AUTH_TOKEN_PATH") and "RAY_AUTH_TOKEN_PATH" not in source:
+        path = os.environ["RAY_AUTH_TOKEN_PATH"]
+        lines += [
+            f"sharded: token authentication on; the token is in {path} (mode 0600, yours only)",
+            f"sharded:   workers: copy it to each node (scp -p {path} NODE:{path}), then run",
+            f"sharded:     python -m cluster.ray_cluster worker --address {addr}"
+            + (f" --token-file {path}" if args.token_file else ""),
+            f"sharded:   drivers: export RAY_ADDRESS={addr} RAY_AUTH_MODE=token "
+            f"RAY_AUTH_TOKEN_PATH={path}",
+            f'sharded:     (or RAY_AUTH_TOKEN="$(cat {path})"); Ray Client and dashboard take '
+            "the same token",
+        ]
+    else:
+        lines.append(
+            f"sharded: token authentication on, with {source}: give workers and drivers the "
+            "same RAY_AUTH_MODE=token and token"
+        )
+    lines.append(
+        f"sharded: Ray Client server on {args.client_host}:{args.client_port}"
+        + (f", dashboard on {args.dashboard_host}:{args.dashboard_port}" if args.dashboard else "")
+    )
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -271,10 +368,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 dashboard_port=args.dashboard_port,
                 client_port=args.client_port,
                 node_ip_address=ip,
+                dashboard_host=args.dashboard_host,
+                client_host=args.client_host,
                 **_node_kwargs(args),
             )
-            print(f"sharded: Ray head at {ip}:{args.port}", file=sys.stderr)
+            source = _use_auth(args, head=True)
+            print(_head_notice(args, ip, source), file=sys.stderr)
             return _exec(cmd, args.dry_run)
+        if args.role in ("worker", "wait", "client"):
+            _use_auth(args)
         if args.role == "worker":
             ip = args.node_ip_address or (rc.node_ip(args.interface) if args.interface else None)
             cmd = rc.worker_command(args.address, node_ip_address=ip, **_node_kwargs(args))

@@ -36,6 +36,8 @@ __all__ = [
     "DEFAULT_PORT",
     "DEFAULT_CLIENT_PORT",
     "DEFAULT_DASHBOARD_PORT",
+    "DEFAULT_DASHBOARD_HOST",
+    "DEFAULT_CLIENT_HOST",
     "DEFAULT_WAIT_TIMEOUT",
     "DEFAULT_STOP_TIMEOUT",
     "ENV_VARS",
@@ -61,6 +63,11 @@ __all__ = [
 DEFAULT_PORT = 6379  # GCS port: the cluster address is HEAD_IP:DEFAULT_PORT
 DEFAULT_CLIENT_PORT = 10001  # Ray Client server (ray://HEAD_IP:10001) for drivers off-cluster
 DEFAULT_DASHBOARD_PORT = 8265
+# The dashboard and the Ray Client server run code for whoever reaches them (token auth aside):
+# they listen on loopback unless a host is asked for (compose: 0.0.0.0 inside the container,
+# published on the Docker host's loopback only).
+DEFAULT_DASHBOARD_HOST = "127.0.0.1"
+DEFAULT_CLIENT_HOST = "127.0.0.1"
 
 # Environment variables read by the command line as option defaults.  docker-compose, the Docker
 # entrypoint and the Slurm scripts configure nodes through these, so their names live here once.
@@ -70,6 +77,11 @@ ENV_VARS: dict[str, str] = {
     "client_port": "SHARDED_RAY_CLIENT_PORT",
     "dashboard": "SHARDED_RAY_DASHBOARD",
     "dashboard_port": "SHARDED_RAY_DASHBOARD_PORT",
+    "dashboard_host": "SHARDED_RAY_DASHBOARD_HOST",
+    "client_host": "SHARDED_RAY_CLIENT_HOST",
+    "no_auth": "SHARDED_RAY_NO_AUTH",
+    "token_file": "SHARDED_RAY_TOKEN_FILE",
+    "new_token": "SHARDED_RAY_NEW_TOKEN",
     "object_store_memory": "SHARDED_RAY_OBJECT_STORE_MEMORY",
     "num_cpus": "SHARDED_RAY_NUM_CPUS",
     "num_gpus": "SHARDED_RAY_NUM_GPUS",
@@ -84,6 +96,20 @@ ENV_VARS: dict[str, str] = {
 def ray_cli() -> list[str]:
     """The ``ray`` command of *this* interpreter (srun/Docker PATHs may point at another one)."""
     return [sys.executable, "-m", "ray.scripts.scripts"]
+
+
+def _ray_start_cli() -> list[str]:
+    """``ray`` plus ``--ray-client-server-host`` (see :mod:`cluster._ray_start`): the head's."""
+    return [sys.executable, "-m", "cluster._ray_start"]
+
+
+def _with_root_on_path(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with this checkout on PYTHONPATH: the head runs ``-m cluster._ray_start``."""
+    root = str(Path(__file__).resolve().parents[1])
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if root not in paths:
+        env["PYTHONPATH"] = os.pathsep.join([root, *paths])
+    return env
 
 
 def _common_args(
@@ -118,6 +144,8 @@ def head_command(
     node_ip_address: str | None = None,
     temp_dir: str | None = None,
     ray_args: Sequence[str] = (),
+    dashboard_host: str = DEFAULT_DASHBOARD_HOST,
+    client_host: str = DEFAULT_CLIENT_HOST,
 ) -> list[str]:
     """The ``ray start --head --block`` command line for a head node.
 
@@ -129,21 +157,24 @@ def head_command(
     >>> cmd = head_command(6380, num_cpus=2, num_gpus=0)
     >>> cmd[3:6]
     ['start', '--head', '--port=6380']
+    >>> "--ray-client-server-host=127.0.0.1" in cmd
+    True
     """
     if dashboard:
         dash = [
             "--include-dashboard=true",
-            "--dashboard-host=0.0.0.0",
+            f"--dashboard-host={dashboard_host}",
             f"--dashboard-port={dashboard_port}",
         ]
     else:
         dash = ["--include-dashboard=false"]  # saves a process and ~200 MB per head
     return [
-        *ray_cli(),
+        *_ray_start_cli(),
         "start",
         "--head",
         f"--port={port}",
         f"--ray-client-server-port={client_port}",
+        f"--ray-client-server-host={client_host}",
         *dash,
         *_common_args(num_cpus, num_gpus, object_store_memory, node_ip_address, temp_dir, ray_args),
     ]
@@ -183,7 +214,9 @@ def ray_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
       ``~/.ray/auth_token`` file exists (any earlier local ``ray.init()`` writes one), but a
       driver given an explicit address (``RAY_ADDRESS``) does not, and is then refused.  Set
       ``RAY_AUTH_MODE=token`` and ``RAY_AUTH_TOKEN`` (as the Slurm scripts do per job) for a
-      cluster that needs a token, and give drivers the same variables.
+      cluster that needs a token, and give drivers the same variables.  The command line
+      (``python -m cluster.ray_cluster head|worker|client``) decides these variables itself
+      before this runs, token on by default (:mod:`cluster.auth`).
     * ``RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=0``: Ray drains a node for 30 s on SIGTERM (meant
       for Serve replicas); a batch job or a test wants its nodes gone at once.
 
@@ -269,7 +302,7 @@ def _launch(
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            env=ray_env(env),
+            env=_with_root_on_path(ray_env(env)),
             start_new_session=True,  # own group: stop() can kill it whole
         )
     node = RayNode(role, address, proc, log_path)
@@ -363,6 +396,8 @@ def start_head(
     temp_dir: str | None = None,
     client_port: int = DEFAULT_CLIENT_PORT,
     dashboard_port: int = DEFAULT_DASHBOARD_PORT,
+    client_host: str = DEFAULT_CLIENT_HOST,
+    dashboard_host: str = DEFAULT_DASHBOARD_HOST,
     ray_args: Sequence[str] = (),
     launcher: Sequence[str] = (),
     log_dir: str | None = None,
@@ -390,6 +425,9 @@ def start_head(
         Root of Ray's session files; one per cluster keeps clusters on a shared machine apart.
     client_port, dashboard_port : int
         Ray Client server and dashboard ports.
+    client_host, dashboard_host : str
+        Addresses they listen on (default 127.0.0.1: this machine only; the node's address or
+        0.0.0.0 opens them to the network, where only token authentication guards them).
     ray_args : sequence of str
         Extra ``ray start`` arguments.
     launcher : sequence of str
@@ -438,6 +476,8 @@ def start_head(
         node_ip_address=ip,
         temp_dir=temp_dir,
         ray_args=ray_args,
+        dashboard_host=dashboard_host,
+        client_host=client_host,
     )
     node = _launch("head", argv, f"{ip}:{port}", launcher, log_dir, env)
     return _await_start(node, 1, ip, timeout, launcher)

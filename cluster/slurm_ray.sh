@@ -54,7 +54,8 @@ Ray options (for both scripts; `--opt value` or `--opt=value`):
                            (default $SHARDED_PYTHON, else python3 on PATH)
   --no-auth                start Ray without token authentication (default: a fresh random token
                            per job, exported with RAY_AUTH_MODE=token as RAY_AUTH_TOKEN)
-  --dashboard              also run the Ray dashboard on the head, port 8265 (needs ray[default])
+  --dashboard              also run the Ray dashboard on the head, port 8265 of its loopback
+                           (reach it with `ssh -L 8265:127.0.0.1:8265 HEAD`; needs ray[default])
   --ray-arg ARG            extra argument for every `ray start`, repeatable
                            (e.g. --ray-arg=--object-manager-port=8076)
   -h, --help               show this help
@@ -140,6 +141,11 @@ sr_start() {
         # the token never touches a file.
         RAY_AUTH_TOKEN=$("$SR_PYTHON" -c 'import secrets; print(secrets.token_hex(32))')
         export RAY_AUTH_MODE=token RAY_AUTH_TOKEN
+    elif [ "$SR_AUTH" = 0 ]; then
+        # Explicitly off for every node and the program (a stale ~/.ray/auth_token would
+        # otherwise turn it on for some processes only).
+        export RAY_AUTH_MODE=disabled
+        unset RAY_AUTH_TOKEN RAY_AUTH_TOKEN_PATH
     fi
 
     # --overlap: Ray steps run for the whole job and must not block other steps (the program,
@@ -155,6 +161,8 @@ sr_start() {
     local ip_opts=()
     [ -z "$SR_INTERFACE" ] || ip_opts=(--interface "$SR_INTERFACE")
     local head_opts=(--port "$SR_PORT")
+    # The helpers refuse to start without a token unless told so explicitly.
+    [ "$SR_AUTH" = 1 ] || node_opts+=(--no-auth)
     [ "$SR_DASHBOARD" = 0 ] || head_opts+=(--dashboard)
 
     local head_ip

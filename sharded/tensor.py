@@ -15,7 +15,7 @@ import numpy as np
 
 from . import dtypes as D
 from .display import sharding_map, tensor_repr
-from .errors import ArgumentError, DimError, PublishedReadOnly
+from .errors import ArgumentError, DimError, PublishedReadOnly, SessionClosed
 from .layout import normalize_dim
 
 
@@ -245,7 +245,12 @@ class ShardedTensor:
     # ------------------------------------------------------------------ reading
     def _executor(self):
         ex = self._storage.session.executor
-        ex._check_open()
+        if ex.closed:  # name the tensor, which the executor's own check cannot
+            raise SessionClosed(
+                f"this tensor (shape {tuple(self.shape)}, {self._dtype.name}) belongs to a "
+                "session that was shut down (st.shutdown() freed its shards); create it again "
+                "after st.init()"
+            )
         return ex
 
     def numpy(self) -> np.ndarray:

@@ -40,12 +40,15 @@ def session_of(args):
             s = a._storage.session
             if s.closed:
                 raise SessionClosed(
-                    "this tensor belongs to a session that was shut down "
-                    "(st.shutdown() freed its shards); create it again after "
-                    "st.init()"
+                    f"this tensor (shape {tuple(a.shape)}, {a.dtype.name}) belongs to a session "
+                    "that was shut down (st.shutdown() freed its shards); create it again "
+                    "after st.init()"
                 )
             if sess is not None and s is not sess:
-                raise SessionClosed("tensors from two different sessions cannot be combined")
+                raise SessionClosed(
+                    f"tensors from two different sessions cannot be combined (a tensor of shape "
+                    f"{tuple(a.shape)} with one of another session)"
+                )
             sess = s
     return sess or _session.current()
 

@@ -109,10 +109,32 @@ def tensor(
     """
     if is_tensor(data):  # a copy, as torch.tensor(t) makes one (as_tensor would not)
         data = data.numpy()
-    elif dtype is not None:  # Python ints wrap into an integer dtype as torch (-3 -> 253)
+    elif isinstance(data, (list, tuple)):
+        _check_nested(data)  # NumPy's own error for ragged lists names no position
+    if not is_tensor(data) and dtype is not None:  # Python ints wrap as torch (-3 -> 253)
         data = D.int_array(data, D.as_dtype(dtype))
     t = _as_tensor(data, dtype=dtype, shards=shards, dim=dim, layout=layout, device=device)
     return _finish(t, requires_grad)
+
+
+def _check_nested(data, dim: int = 0) -> int | None:
+    """Raise torch's error for nested sequences of unequal lengths; return the length of
+    ``data`` (None for a scalar leaf)."""
+    if isinstance(data, np.ndarray) or is_tensor(data):
+        return data.shape[0] if data.ndim else None
+    if not isinstance(data, (list, tuple)):
+        return None
+    lengths = [_check_nested(item, dim + 1) for item in data]
+    for n in lengths[1:]:
+        if n != lengths[0]:
+            if n is None:
+                msg = f"expected sequence of length {lengths[0]} at dim {dim + 1} (got a scalar)"
+            elif lengths[0] is None:
+                msg = f"expected a scalar at dim {dim + 1} (got a sequence of length {n})"
+            else:
+                msg = f"expected sequence of length {lengths[0]} at dim {dim + 1} (got {n})"
+            raise ArgumentError(msg)
+    return len(data)
 
 
 as_tensor = tensor  # the public st.as_tensor always copies too

@@ -22,7 +22,7 @@ from ..core.dataflow import Operand, align, free_temps
 from ..core.dispatch import apply, as_tensor, is_tensor, placement
 from ..core.registry import bind, kernel, primitive, vjp
 from ..devices import matches, normalize, workers_for
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, IndexOutOfRange, ShapeError
 from ..layout import Layout, normalize_dim, resolve
 
 __all__ = [
@@ -373,6 +373,20 @@ def narrow(x, dim, start, length):
     [2, 3, 4]
     """
     d = normalize_dim(dim, x.ndim)
+    size = x.shape[d]
+    # torch's bounds: a slice would silently clip (or wrap a negative stop) instead.
+    if not -size <= start <= size:
+        raise IndexOutOfRange(
+            f"narrow(): start {start} out of range for dimension {d} with size {size} "
+            f"(expected to be in range of [{-size}, {size}])"
+        )
+    if length < 0:
+        raise ArgumentError(f"narrow(): length must be non-negative, got {length}")
+    start = start + size if start < 0 else start
+    if start + length > size:
+        raise IndexOutOfRange(
+            f"narrow(): start ({start}) + length ({length}) exceeds dimension size ({size})"
+        )
     key = [slice(None)] * d + [slice(start, start + length)]
     return x[tuple(key)]
 

@@ -49,11 +49,28 @@ def daemon(tmp_path_factory):
 
 def _ray_node_addresses(compose) -> list[str]:
     code = (
+        # A driver on the head, with the token the head made (token auth is on in compose).
+        "import os; os.environ.update(RAY_AUTH_MODE='token', "
+        "RAY_AUTH_TOKEN_PATH=os.environ['SHARDED_RAY_TOKEN_FILE']); "
         "import json, ray; ray.init(address='auto', logging_level='error'); "
         "print(json.dumps([n['NodeManagerAddress'] for n in ray.nodes() if n['Alive']]))"
     )
     res = compose("exec", "-T", "ray-head", "python", "-c", code, timeout=120)
     return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+TOKEN_PROBE = """
+import os
+path = "/run/sharded-auth/token"
+print("MODE %o" % (os.stat(path).st_mode & 0o777))
+os.environ["RAY_AUTH_MODE"] = "disabled"
+from cluster.readiness import alive_nodes
+try:
+    alive_nodes("ray-head:6379", 10)
+    print("ACCEPTED")
+except Exception as e:
+    print("REFUSED", type(e).__name__)
+"""
 
 
 def test_compose_cluster_in_docker(daemon):
@@ -109,6 +126,9 @@ def test_compose_cluster_in_docker(daemon):
         assert published == set(ports.values())
         with socket.create_connection(("127.0.0.1", ports["SHARDED_HOST_GCS_PORT"]), 10):
             pass
+        # Token auth: the head made a private token this `up`; without it the GCS refuses.
+        probe = compose("exec", "-T", "ray-head", "python", "-c", TOKEN_PROBE, timeout=120)
+        assert "MODE 600" in probe.stdout and "REFUSED" in probe.stdout, probe.stdout
         # Ray's nodes talk over that network: their addresses lie in its subnet.
         subnet = ipaddress.ip_network(
             docker_env.inspect("network", [network])[0]["IPAM"]["Config"][0]["Subnet"]

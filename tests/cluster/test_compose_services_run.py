@@ -31,6 +31,8 @@ def _env(service: dict, head_ip: str, temp_dir: str) -> dict[str, str]:
     env["SHARDED_RAY_ADDRESS"] = env["SHARDED_RAY_ADDRESS"].replace("ray-head", head_ip)
     # Not in compose: every container has a /tmp of its own, the namespaces share one.
     env["SHARDED_RAY_TEMP_DIR"] = temp_dir
+    # The volume ray-auth, which the containers share, is one directory the namespaces share.
+    env["SHARDED_RAY_TOKEN_FILE"] = os.path.join(os.path.dirname(temp_dir), "auth", "token")
     path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
     # Only what compose sets: not RAY_AUTH_*/RAY_ADDRESS an earlier ray.init() left behind.
     base = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_AUTH", "RAY_ADDRESS"))}

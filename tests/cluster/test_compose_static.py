@@ -81,11 +81,28 @@ def test_healthchecks_run_the_wait_helper(spec, monkeypatch):
 
 
 def test_every_variable_is_one_the_helpers_read(spec):
-    known = set(rc.ENV_VARS.values()) | {"RAY_AUTH_MODE", "RAY_AUTH_TOKEN"}
+    known = set(rc.ENV_VARS.values())
     for name, service in spec["services"].items():
         assert set(service["environment"]) <= known, name
+
+
+def test_token_auth_is_on_with_a_token_made_per_up(spec, monkeypatch):
+    token_file = "/run/sharded-auth/token"
+    for name, service in spec["services"].items():
         env = compose.service_env(service)
-        assert env["RAY_AUTH_MODE"] in ("disabled", "token")
+        args = _parse(["worker"], env, monkeypatch)
+        assert args.no_auth is False and args.token_file == token_file, name
+        # The token never sits in the file or the image: the head writes it into the volume.
+        assert not any(k.startswith("RAY_AUTH") for k in service["environment"]), name
+        mount = "ray-auth:/run/sharded-auth" + ("" if name == "ray-head" else ":ro")
+        assert service["volumes"] == [mount], name
+        assert (env.get("SHARDED_RAY_NEW_TOKEN") == "1") == (name == "ray-head"), name
+    assert "ray-auth" in spec["volumes"]
+    head = _parse(["head"], compose.service_env(spec["services"]["ray-head"]), monkeypatch)
+    assert head.new_token and head.dashboard_host == head.client_host == "0.0.0.0"
+    # Opting out is explicit, also here.
+    no = _parse(["worker", "--address", "h:1"], {"SHARDED_RAY_NO_AUTH": "1"}, monkeypatch)
+    assert no.no_auth is True
 
 
 def test_head_ports_agree_with_its_options(spec, monkeypatch):

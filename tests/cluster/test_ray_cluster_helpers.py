@@ -56,7 +56,8 @@ def test_head_command():
         temp_dir="/tmp/x",
         ray_args=["--foo"],
     )
-    assert cmd[:3] == [sys.executable, "-m", "ray.scripts.scripts"]
+    # Ray's own `ray start`, plus --ray-client-server-host (cluster/_ray_start.py)
+    assert cmd[:3] == [sys.executable, "-m", "cluster._ray_start"]
     assert cmd[3:6] == ["start", "--head", "--port=6400"]
     for arg in (
         "--num-cpus=2",
@@ -66,12 +67,13 @@ def test_head_command():
         "--temp-dir=/tmp/x",
         "--include-dashboard=false",
         f"--ray-client-server-port={rc.DEFAULT_CLIENT_PORT}",
+        "--ray-client-server-host=127.0.0.1",
         "--foo",
     ):
         assert arg in cmd
     assert cmd[-1] == "--block"  # the launcher owns the node's lifetime
     dash = rc.head_command(dashboard=True, num_gpus=0)
-    assert "--include-dashboard=true" in dash and "--dashboard-host=0.0.0.0" in dash
+    assert "--include-dashboard=true" in dash and "--dashboard-host=127.0.0.1" in dash
 
 
 def test_worker_command_detects_gpus(monkeypatch):
