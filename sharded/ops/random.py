@@ -209,7 +209,7 @@ def _sampler(name, dist):
         if kw:
             raise TypeError(f"{name}() got unexpected keyword arguments {sorted(kw)}")
         dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
-        lay = placement(size_of(size), shards, dim, layout, device)
+        lay = placement(size_of(size), shards, dim, layout, device, dt)
         return _finish(apply("random", lay, dist, dt), requires_grad)
 
     f.__name__ = f.__qualname__ = name
@@ -260,7 +260,7 @@ def randint(
         raise ArgumentError(f"randint(): low={low} must be below high={high}")
     shape = size_of((tuple(size),) if not isinstance(size, numbers.Integral) else (size,))
     dt = D.as_dtype(dtype) if dtype is not None else D.int64
-    lay = placement(shape, shards, dim, layout, device)
+    lay = placement(shape, shards, dim, layout, device, dt)
     return _finish(apply("random", lay, "integers", dt, int(low), int(high)), requires_grad)
 
 
@@ -316,7 +316,7 @@ def randperm(
     [0, 1, 2, 3, 4]
     """
     dt = D.as_dtype(dtype) if dtype is not None else D.int64
-    lay = placement(size_of((n,)), shards, dim, layout, device)
+    lay = placement(size_of((n,)), shards, dim, layout, device, dt)
     return _finish(apply("randperm", lay, int(n), dt), requires_grad)
 
 

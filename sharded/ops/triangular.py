@@ -184,8 +184,10 @@ def _zeros(shape, dtype):
 
 @bind("diagonal")
 def diagonal(input, offset=0, dim1=0, dim2=1):
-    """The diagonal ``offset`` of the planes ``(dim1, dim2)``, as the last dim (a copy, not a
-    view: the elements are strided across shards).
+    """The diagonal ``offset`` of the planes ``(dim1, dim2)``, as the last dim: a view of
+    ``input`` (a strided slice of the flattened planes) when the planes' elements can be
+    flattened in place, as for any matrix and for the last two dims; a copy otherwise (e.g.
+    dims 0 and 2 of a 3-d tensor, where torch returns a view).
 
     Examples
     --------

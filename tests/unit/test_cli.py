@@ -20,7 +20,7 @@ def local_cli(monkeypatch):
     )
     yield
     st.shutdown()
-    st.init(executor="local", num_workers=3)
+    st.init(executor="local", num_workers=3, min_shard_bytes=0)
 
 
 def test_info_lists_nodes_and_workers(local_cli, capsys):
