@@ -31,6 +31,7 @@ from . import (  # noqa: F401
     selection,
     sets,
     sort,
+    special,
     tile,
     triangular,
     trig,
