@@ -132,6 +132,11 @@ def test_other_views_of_small_tensor_share_storage():
     assert sq.tolist() == [[0, 1, 2], [3, 44, 5], [6, 7, 8]]
     sq.diagonal(1)[0] = -1
     assert sq[0, 1].item() == -1
+    cube = st.arange(24).reshape(2, 3, 4)
+    d = cube.diagonal(0, 0, 2)  # torch: a view with strides (4, 13)
+    assert d.tolist() == [[0, 13], [4, 17], [8, 21]] and d.stride() == (4, 13)
+    d[1, 1] = -17
+    assert cube[1, 1, 1].item() == -17
 
 
 def test_ops_on_small_tensors_on_different_workers():
