@@ -27,7 +27,7 @@ def _define(name, f):
 
     @E.named_kernel(name)
     def k(xp, a, cast=None, out=None):
-        return E.result(xp, f(xp, xp.asarray(a).astype(xp.float64)), out)
+        return E.result(xp, f(xp, xp.asarray(a).astype(xp.float64, copy=False)), out)
 
     def plan(ex, x, target=None):
         return E.plan_rule(ex, name, E.floating, (x,), target)
