@@ -10,7 +10,7 @@ Session(...)
 36.0
 """
 
-from . import autograd, cuda, dtypes, nn, optim, storage
+from . import autograd, cuda, dtypes, nn, optim, special, storage
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .dtypes import (
     DType,
@@ -83,6 +83,7 @@ from .ops.search import *  # noqa: F403
 from .ops.selection import *  # noqa: F403
 from .ops.sets import *  # noqa: F403
 from .ops.sort import *  # noqa: F403
+from .ops.special import *  # noqa: F403
 from .ops.tile import *  # noqa: F403
 from .ops.triangular import *  # noqa: F403
 from .ops.trig import *  # noqa: F403

@@ -9,6 +9,7 @@ planner-specific values; :func:`operand` and :func:`as_tensor` turn user values 
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -145,11 +146,25 @@ def size_of(size) -> tuple:
     return tuple(int(s) for s in size)
 
 
-def placement(shape, shards=None, dim=None, layout=None, device="cpu") -> Layout:
+def placement(shape, shards=None, dim=None, layout=None, device="cpu", dtype=None) -> Layout:
     """Bind the placement keywords (``shards=``, ``dim=``, ``layout=``, ``device=``) of a new
-    tensor of ``shape`` to the current session's workers of that device."""
-    ex = _session.current().executor
+    tensor of ``shape`` to the current session's workers of that device.
+
+    Without ``shards=`` and ``layout=`` the tensor is split into at most one shard per worker
+    and only into shards of at least the session's ``min_shard_bytes`` (``dtype`` gives the
+    element size; 8 bytes if None); a tensor too small for two such shards lives whole on
+    one worker, the next one in round robin.
+    """
+    sess = _session.current()
+    ex = sess.executor
     ids = workers_for(ex, device)
+    if shards is None and layout is None:
+        k = default_shards(shape, dtype, len(ids), sess.min_shard_bytes, dim)
+        if k == 1:
+            lay = resolve(shape, 1, shards=1, dim=dim)
+            return lay.replace(workers=[ids[sess.next_worker(len(ids))]])
+        if k < len(ids):
+            shards = k
     lay = resolve(shape, len(ids), shards=shards, dim=dim, layout=layout)
     if layout is not None and getattr(layout, "_req", None) is None:
         return lay  # an already bound layout names global workers
@@ -158,6 +173,28 @@ def placement(shape, shards=None, dim=None, layout=None, device="cpu") -> Layout
     if len(ids) == ex.num_workers:
         return lay
     return lay.replace(workers=[ids[w] for w in lay.workers])
+
+
+def default_shards(shape, dtype, num_workers: int, min_shard_bytes: int, dim=None) -> int:
+    """How many shards a default placement makes: one per worker, no more than the split dim
+    has entries, and none smaller than ``min_shard_bytes``.
+
+    Examples
+    --------
+    >>> default_shards((2, 3), None, 4, 1 << 20), default_shards((1 << 20,), None, 4, 1 << 20)
+    (1, 4)
+    >>> default_shards((3 << 17,), None, 4, 1 << 20), default_shards((2, 3), None, 4, 0)
+    (3, 2)
+    """
+    if not shape:
+        return 1
+    d = 0 if dim is None else dim  # a bad dim gets one shard here and its error in resolve
+    n = shape[d] if isinstance(d, int) and -len(shape) <= d < len(shape) else 1
+    k = max(1, min(num_workers, n))
+    if min_shard_bytes > 0:
+        itemsize = 8 if dtype is None else dtype.itemsize
+        k = max(1, min(k, math.prod(shape) * itemsize // min_shard_bytes))
+    return k
 
 
 def like_kw(input, dtype, shards, dim, layout, device, requires_grad) -> dict:
@@ -181,7 +218,7 @@ def as_tensor(data, dtype=None, shards=None, dim=None, layout=None, device="cpu"
         return data if dtype is None or D.as_dtype(dtype) == data.dtype else data.to(dtype)
     dt = D.as_dtype(dtype) if dtype is not None else D.infer_dtype(data)
     a = np.asarray(data, dtype=dt.np)
-    lay = placement(a.shape, shards, dim, layout, device)
+    lay = placement(a.shape, shards, dim, layout, device, dt)
     return apply("from_numpy", np.require(a, requirements="C"), lay, dt)
 
 

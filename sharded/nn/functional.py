@@ -6,11 +6,12 @@ import math
 
 from ..errors import ArgumentError, ShapeError
 from ..functional import log_softmax, softmax
-from ..ops.creation import arange, zeros_like
+from ..ops.creation import arange
 from ..ops.index_ops import index_select
 from ..ops.random import rand_like
 from ..ops.selection import where
-from ..ops.unary import exp, relu, sigmoid, sqrt, tanh
+from ..ops.special import erf
+from ..ops.unary import relu, sigmoid, sqrt, tanh
 from ..tensor import ShardedTensor
 
 __all__ = [
@@ -247,34 +248,9 @@ def embedding(input, weight, padding_idx=None):
     return rows.reshape(tuple(input.shape) + (weight.shape[1],))
 
 
-# Chebyshev coefficients of erfc on [0, inf) (Numerical Recipes, 3rd ed., §6.2.2): relative
-# error < 1e-14 in float64, so GELU's exact form matches torch without an erf primitive.
-_ERFC_COF = (
-    -1.3026537197817094, 6.4196979235649026e-1, 1.9476473204185836e-2, -9.561514786808631e-3,
-    -9.46595344482036e-4, 3.66839497852761e-4, 4.2523324806907e-5, -2.0278578112534e-5,
-    -1.624290004647e-6, 1.303655835580e-6, 1.5626441722e-8, -8.5238095915e-8,
-    6.529054439e-9, 5.059343495e-9, -9.91364156e-10, -2.27365122e-10, 9.6467911e-11,
-    2.394038e-12, -6.886027e-12, 8.94487e-13, 3.13092e-13, -1.12708e-13, 3.81e-16,
-    7.106e-15, -1.523e-15, -9.4e-17, 1.21e-16, -2.8e-17,
-)  # fmt: skip
-
-
-def _erf(x):
-    """erf composed of tensor ops (differentiable through them): ``1 - erfc(|x|)`` with
-    the sign of ``x``, erfc by its Chebyshev expansion in ``t = 2 / (2 + |x|)``."""
-    z = x.abs()
-    t = 2.0 / (2.0 + z)
-    ty = 4.0 * t - 2.0
-    d, dd = zeros_like(x), zeros_like(x)
-    for c in _ERFC_COF[:0:-1]:
-        d, dd = ty * d - dd + c, d
-    erfc = t * exp(-z * z + 0.5 * (_ERFC_COF[0] + ty * d) - dd)
-    return where(x >= 0, 1.0 - erfc, erfc - 1.0)
-
-
 def gelu(input, approximate="none"):
-    """Gaussian error linear unit: ``x * Phi(x)`` exactly (``approximate='none'``, via an
-    erf composed of tensor ops) or torch's tanh approximation (``'tanh'``).
+    """Gaussian error linear unit: ``x * Phi(x)`` exactly (``approximate='none'``, through
+    the ``erf`` primitive) or torch's tanh approximation (``'tanh'``).
 
     Examples
     --------
@@ -283,7 +259,7 @@ def gelu(input, approximate="none"):
     [-0.158655, 0.841345]
     """
     if approximate == "none":
-        return input * (0.5 * (1.0 + _erf(input * (1.0 / math.sqrt(2.0)))))
+        return input * (0.5 * (1.0 + erf(input * (1.0 / math.sqrt(2.0)))))
     if approximate == "tanh":
         inner = math.sqrt(2.0 / math.pi) * (input + 0.044715 * input * input * input)
         return 0.5 * input * (1.0 + tanh(inner))

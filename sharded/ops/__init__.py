@@ -32,6 +32,7 @@ from . import (  # noqa: F401
     selection,
     sets,
     sort,
+    special,
     tile,
     triangular,
     trig,

@@ -90,7 +90,7 @@ def from_numpy(a, *, shards=None, dim=None, layout=None, device="cpu", requires_
     """
     a = np.asarray(a)
     dt = D.from_numpy_dtype(a.dtype)
-    lay = placement(a.shape, shards, dim, layout, device)
+    lay = placement(a.shape, shards, dim, layout, device, dt)
     return _finish(apply("from_numpy", np.require(a, requirements="C"), lay, dt), requires_grad)
 
 
@@ -176,7 +176,7 @@ def full(
     shape = size_of((size,) if isinstance(size, numbers.Integral) else (tuple(size),))
     dt = _dtype(dtype, D.scalar_dtype(fill_value))
     fill_value = D.check_int(fill_value, dt)  # -2 -> 254 for uint8; 300 raises for int8
-    lay = placement(shape, shards, dim, layout, device)
+    lay = placement(shape, shards, dim, layout, device, dt)
     return _finish(apply("full", lay, fill_value, dt), requires_grad)
 
 
@@ -211,8 +211,9 @@ def _creator(name, make):
         if kw:
             raise TypeError(f"{name}() got unexpected keyword arguments {sorted(kw)}")
         shape = size_of(size)
-        lay = placement(shape, shards, dim, layout, device)
-        return _finish(make(lay, _dtype(dtype, D.get_default_dtype())), requires_grad)
+        dt = _dtype(dtype, D.get_default_dtype())
+        lay = placement(shape, shards, dim, layout, device, dt)
+        return _finish(make(lay, dt), requires_grad)
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"""A tensor of the given size filled by ``{name}`` (default dtype float32).
@@ -291,7 +292,7 @@ def arange(
     dt = _dtype(dtype, D.int64 if ints else D.get_default_dtype())
     if dt.is_complex:  # torch has no complex arange kernel
         raise DTypeError(f"arange(): complex dtype {dt.name} is not supported, as in torch")
-    lay = placement((n,), shards, dim, layout, device)
+    lay = placement((n,), shards, dim, layout, device, dt)
     return _finish(apply("arange", lay, start, step, dt), requires_grad)
 
 
@@ -382,7 +383,7 @@ def _spaced(start, end, steps, base, dtype, shards, dim, layout, device, require
     if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 0:
         raise ArgumentError(f"number of steps must be a non-negative int, got {steps!r}")
     dt = _dtype(dtype, D.get_default_dtype())
-    lay = placement((int(steps),), shards, dim, layout, device)
+    lay = placement((int(steps),), shards, dim, layout, device, dt)
     return _finish(apply("linspace", lay, start, end, int(steps), dt, base), requires_grad)
 
 
@@ -415,7 +416,9 @@ def eye(
     """
     shape = size_of((n, n if m is None else m))
     dt = _dtype(dtype, D.get_default_dtype())
-    return _finish(apply("eye", placement(shape, shards, dim, layout, device), dt), requires_grad)
+    return _finish(
+        apply("eye", placement(shape, shards, dim, layout, device, dt), dt), requires_grad
+    )
 
 
 # Creation has no tensor inputs: nothing to differentiate (requires_grad= makes a leaf).

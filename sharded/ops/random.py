@@ -225,7 +225,7 @@ def _sampler(name, dist):
         if kw:
             raise TypeError(f"{name}() got unexpected keyword arguments {sorted(kw)}")
         dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
-        lay = placement(size_of(size), shards, dim, layout, device)
+        lay = placement(size_of(size), shards, dim, layout, device, dt)
         return _finish(apply("random", lay, dist, dt), requires_grad)
 
     f.__name__ = f.__qualname__ = name
@@ -278,7 +278,7 @@ def randint(
     dt = D.as_dtype(dtype) if dtype is not None else D.int64
     if dt.is_complex:
         raise DTypeError(f"randint(): complex dtype {dt.name} is not supported, as in torch")
-    lay = placement(shape, shards, dim, layout, device)
+    lay = placement(shape, shards, dim, layout, device, dt)
     return _finish(apply("random", lay, "integers", dt, int(low), int(high)), requires_grad)
 
 
@@ -334,7 +334,7 @@ def randperm(
     [0, 1, 2, 3, 4]
     """
     dt = D.as_dtype(dtype) if dtype is not None else D.int64
-    lay = placement(size_of((n,)), shards, dim, layout, device)
+    lay = placement(size_of((n,)), shards, dim, layout, device, dt)
     return _finish(apply("randperm", lay, int(n), dt), requires_grad)
 
 

@@ -79,7 +79,7 @@ def normal(
             raise ArgumentError("normal(mean: float, std: float) needs size")
         shape = size_of((size,) if isinstance(size, numbers.Integral) else (tuple(size),))
         dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
-        lay = placement(shape, shards, dim, layout, device)
+        lay = placement(shape, shards, dim, layout, device, dt)
         z = _draw(lay, "normal", dt)
         out = z * std + mean if (std != 1 or mean != 0) else z
         return out.requires_grad_(True) if requires_grad else out

@@ -1,8 +1,9 @@
 """Triangles and diagonals: ``tril``/``triu`` (one primitive: each shard masks its own block
 from its global row/column offsets, so nothing moves), their index tensors, and the diagonal
-family built from views, slices and concatenation (``diagonal``, ``diag_embed``, ``diag``,
-``trace``), plus the small structured constructors ``kron``, ``cross``, ``vander`` and
-``meshgrid``, which are compositions of differentiable primitives.
+family: ``diagonal`` (a view primitive of its own where the planes are not split, else views,
+slices and concatenation), ``diag_embed``, ``diag``, ``trace``; plus the small structured
+constructors ``kron``, ``cross``, ``vander`` and ``meshgrid``, which are compositions of
+differentiable primitives.
 """
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ import math
 import numpy as np
 
 from .. import dtypes as D
-from ..core.dataflow import map_shards
+from ..core.dataflow import as_view, map_shards
 from ..core.dispatch import apply, as_tensor, is_tensor, placement
 from ..core.registry import bind, kernel, primitive, vjp
 from ..errors import ArgumentError, ShapeError
-from ..layout import normalize_dim
+from ..layout import Layout, normalize_dim
 
 __all__ = [
     "tril",
@@ -182,10 +183,65 @@ def _zeros(shape, dtype):
     return apply("full", placement(tuple(shape)), 0, dtype)
 
 
+def _diag_shape(shape, offset, d1, d2):
+    """Shape of the diagonal ``offset`` of dims ``d1``, ``d2``: the other dims, then its
+    length."""
+    n, m = shape[d1], shape[d2]
+    length = max(min(n, m - offset) if offset >= 0 else min(n + offset, m), 0)
+    return tuple(s for d, s in enumerate(shape) if d not in (d1, d2)) + (length,)
+
+
+@kernel
+def diagonal_view(xp, a, offset, dim1, dim2):
+    """The diagonal ``offset`` of dims ``dim1``, ``dim2`` as the last dim: a writable view
+    (NumPy's own ``diagonal`` is read-only)."""
+    key = [slice(None)] * a.ndim
+    key[dim2 if offset >= 0 else dim1] = slice(abs(offset), None)
+    b = a[tuple(key)]
+    rest = [d for d in range(a.ndim) if d not in (dim1, dim2)]
+    shape = tuple(b.shape[d] for d in rest) + (max(0, min(b.shape[dim1], b.shape[dim2])),)
+    strides = tuple(b.strides[d] for d in rest) + (b.strides[dim1] + b.strides[dim2],)
+    return xp.lib.stride_tricks.as_strided(b, shape, strides)
+
+
+@primitive(
+    "diagonal_view",
+    kernels=[diagonal_view],
+    kind="view",
+    out_spec=lambda x, offset, d1, d2: (_diag_shape(tuple(x.shape), offset, d1, d2), x.dtype),
+)
+def _diagonal_view_plan(ex, x, offset, d1, d2):
+    """A view of each shard's own diagonal: dims ``d1`` and ``d2`` are not split (the caller
+    checks), so every shard holds whole planes and the other dims keep their chunks."""
+    lay = x._layout
+    shape = _diag_shape(lay.shape, offset, d1, d2)
+    bounds = [b for d, b in enumerate(lay.bounds) if d not in (d1, d2)] + [(0, shape[-1])]
+    out = Layout.from_bounds(shape, bounds, lay.workers, replicated=lay.is_replicated)
+    return map_shards(
+        ex,
+        x,
+        out,
+        list(range(len(lay.workers))),
+        "diagonal_view",
+        lambda s, j, shp: {"offset": offset, "dim1": d1, "dim2": d2},
+        "diagonal",
+    )
+
+
+@vjp("diagonal_view")
+def _diagonal_view_vjp(gs, node):  # zeros like x with the gradient written on the diagonal
+    x, offset, d1, d2 = node.args
+    z = apply("full", x._layout, 0, gs[0].dtype)
+    diagonal(z, offset, d1, d2).copy_(gs[0])
+    return (z, None, None, None)
+
+
 @bind("diagonal")
 def diagonal(input, offset=0, dim1=0, dim2=1):
-    """The diagonal ``offset`` of the planes ``(dim1, dim2)``, as the last dim (a copy, not a
-    view: the elements are strided across shards).
+    """The diagonal ``offset`` of the planes ``(dim1, dim2)``, as the last dim: a view of
+    ``input`` when neither dim is split across shards (a tensor held whole, replicated, or
+    split along other dims); otherwise a strided slice of the flattened planes, a view when
+    they flatten in place (a matrix split by rows), else a copy.
 
     Examples
     --------
@@ -197,6 +253,16 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     d1, d2 = normalize_dim(dim1, x.ndim), normalize_dim(dim2, x.ndim)
     if d1 == d2:
         raise ArgumentError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    offset = int(offset)
+    lay = x._layout
+    if lay.is_replicated or lay.grid[d1] == lay.grid[d2] == 1:
+        st_ = x.stride()
+        strides = [s for d, s in enumerate(st_) if d not in (d1, d2)] + [st_[d1] + st_[d2]]
+        start = offset * st_[d2] if offset >= 0 else -offset * st_[d1]
+        if _diag_shape(lay.shape, offset, d1, d2)[-1] == 0:
+            start = 0
+        out = apply("diagonal_view", x, offset, d1, d2)
+        return as_view(out, x, strides, x.storage_offset() + start)
     rest = [d for d in range(x.ndim) if d not in (d1, d2)]
     y = x.permute(*rest, d1, d2)
     n, m = y.shape[-2], y.shape[-1]

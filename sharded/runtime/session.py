@@ -19,6 +19,11 @@ from .executor import LocalExecutor
 _lock = threading.RLock()
 _current = None
 
+# A tensor made without shards=/layout= is split only when every shard would hold at least
+# this many bytes: smaller ones live whole on one worker, where views, printing and small ops
+# behave exactly as torch's and cost one command, not one per worker.
+DEFAULT_MIN_SHARD_BYTES = 1 << 20
+
 
 class Session:
     """One connection: an executor (its workers) plus how Ray was obtained."""
@@ -26,6 +31,14 @@ class Session:
     def __init__(self, executor, owns_ray: bool, address):
         self.executor, self.owns_ray, self.address = executor, owns_ray, address
         self.id = uuid.uuid4().hex[:8]
+        self.min_shard_bytes = DEFAULT_MIN_SHARD_BYTES
+        self._next = 0  # round robin over the workers for tensors kept whole
+
+    def next_worker(self, n: int) -> int:
+        """The next of ``n`` candidate workers for a tensor kept whole (round robin), so many
+        small tensors spread their memory over the workers."""
+        i, self._next = self._next % n, self._next + 1
+        return i
 
     @property
     def closed(self) -> bool:
@@ -47,8 +60,15 @@ def init(
     gpu_workers=None,
     gpu_fraction=1.0,
     namespace=None,
+    min_shard_bytes=None,
 ) -> Session:
     """Start or connect the workers; idempotent (a second call returns the live session).
+
+    Placement of new tensors: a tensor made without ``shards=``/``layout=`` is split into at
+    most one shard per worker, and only into as many shards as hold ``min_shard_bytes`` each;
+    a smaller tensor lives whole on one worker (successive ones go to successive workers).
+    Explicit ``shards=``/``layout=`` are always honoured. Results of ops follow the layouts of
+    their operands.
 
     Parameters
     ----------
@@ -71,17 +91,37 @@ def init(
         every client of the same cluster and namespace (the first client creates them, with
         its ``num_workers``/``gpu_workers``), so tensors can be published for the others
         (``st.publish``). Default: a private namespace whose workers end with this session.
+    min_shard_bytes : int, optional
+        The smallest shard a default placement makes (default ``1 << 20``, 1 MiB; 0 splits
+        every tensor over all workers). Given to a call that finds a live session, it
+        changes that session's threshold for tensors created afterwards (the other
+        arguments are then ignored, as always).
 
     Examples
     --------
     >>> import sharded as st
-    >>> st.init(executor="local", num_workers=2)
+    >>> s = st.init(executor="local", num_workers=2)
+    >>> s
     Session(executor='local', workers=2, nodes=1, address=None)
+    >>> st.tensor([[1, 2, 3], [4, 5, 6]]).layout.num_shards  # 48 bytes: kept whole
+    1
+    >>> st.init(min_shard_bytes=0).min_shard_bytes  # the live session, now splitting all
+    0
+    >>> st.tensor([[1, 2, 3], [4, 5, 6]]).layout.num_shards
+    2
     >>> st.shutdown()
     """
     global _current
+    if min_shard_bytes is not None and (
+        isinstance(min_shard_bytes, bool)
+        or not isinstance(min_shard_bytes, int)
+        or min_shard_bytes < 0
+    ):
+        raise ArgumentError(f"min_shard_bytes must be an int >= 0, got {min_shard_bytes!r}")
     with _lock:
         if _current is not None and not _current.closed:
+            if min_shard_bytes is not None:
+                _current.min_shard_bytes = min_shard_bytes
             return _current
         if namespace is not None and (not isinstance(namespace, str) or not namespace):
             raise ArgumentError(f"namespace must be a non-empty str, got {namespace!r}")
@@ -101,6 +141,8 @@ def init(
             _current = _init_ray(address, num_workers, gpu_workers, gpu_fraction, namespace)
         else:
             raise ShardingError(f"executor must be 'ray' or 'local', got {executor!r}")
+        if min_shard_bytes is not None:
+            _current.min_shard_bytes = min_shard_bytes
         return _current
 
 

@@ -1,4 +1,5 @@
-"""``sharded demo``: the PyTorch tensor tutorial's examples, on a sharded tensor.
+"""``sharded demo``: the PyTorch tensor tutorial's examples, on a sharded tensor, then the
+autograd tutorial's example, a linear solve and a short training loop.
 
 Every step prints what it computed next to NumPy's answer, so the tour doubles as a smoke test
 of a cluster (it raises if any result disagrees).
@@ -41,6 +42,13 @@ def tour(size: int = 2_000_000) -> None:
     _check("rand is identical for 1 and 2 shards", st.rand(4, 3, shards=1).numpy(), r.numpy())
     print("st.arange(2, 10, 4) ->", st.arange(2, 10, 4).tolist(), st.arange(2, 10, 4).dtype)
     print("st.zeros(2, 3).dtype ->", st.zeros(2, 3).dtype, "(float32 by default, like torch)")
+
+    print("\n-- views share storage (a small tensor lives whole on one worker)")
+    base = st.tensor([[1, 2, 3], [4, 5, 6]])
+    v = base.view(3, 2)
+    v[0, 0] = 100
+    print("x.view(3, 2) ->", v.tolist(), "  after v[0, 0] = 100, x =", base.tolist())
+    _check("writing through the view changes x", base.numpy(), [[100, 2, 3], [4, 5, 6]])
 
     print("\n-- where the shards live")
     big = st.rand(6, 4, shards=ex.num_workers)
@@ -102,8 +110,57 @@ def tour(size: int = 2_000_000) -> None:
         f"   speed-up x{loop_s / vec_s:.0f}"
     )
 
+    _autograd()
+    _linalg(ex.num_workers)
+    _training(ex.num_workers)
+
     stats = st.stats()
     print(
         f"\n== done: {stats['live_shards']} live shards on {len(stats['workers'])} workers, "
         f"{stats['bytes_moved']} bytes moved between workers"
     )
+
+
+def _autograd() -> None:
+    print("\n-- autograd (the tutorial's example)")
+    x = st.ones(2, 2, requires_grad=True)
+    y = x + 2
+    z = y * y * 3
+    out = z.mean()
+    out.backward()
+    print("out =", out.item(), "  x.grad =", x.grad.tolist())
+    _check("d(mean(3 (x+2)^2))/dx = 4.5", x.grad.numpy(), np.full((2, 2), 4.5))
+
+
+def _linalg(workers: int) -> None:
+    print(f"\n-- linear algebra: solve A x = b, A 256 x 256 split over {workers} workers")
+    st.manual_seed(1)
+    n = 256
+    a = st.rand(n, n, dtype=st.float64, shards=workers) + st.eye(n, dtype=st.float64) * n
+    b = st.rand(n, 1, dtype=st.float64, shards=workers)
+    x = st.linalg.solve(a, b)
+    ok = st.allclose(a @ x, b)
+    print("allclose(A @ x, b) ->", ok, "  |x| =", round(st.linalg.norm(x).item(), 6))
+    _check("A @ solve(A, b) == b", float(ok), 1.0)
+
+
+def _training(workers: int) -> None:
+    print(f"\n-- training an MLP on rows split over {workers} workers")
+    st.manual_seed(2)
+    rows = 512
+    inputs = st.randn(rows, 8, shards=workers)
+    w_true = st.randn(8, 1)
+    target = (inputs @ w_true).tanh() + 0.01 * st.randn(rows, 1, shards=workers)
+    model = st.nn.Sequential(st.nn.Linear(8, 32), st.nn.GELU(), st.nn.Linear(32, 1))
+    opt = st.optim.Adam(model.parameters(), lr=0.05)
+    loss_fn = st.nn.MSELoss()
+    losses = []
+    for epoch in range(40):
+        opt.zero_grad()
+        loss = loss_fn(model(inputs), target)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        if epoch % 8 == 0 or epoch == 39:
+            print(f"  epoch {epoch:2d}  loss {losses[-1]:.5f}")
+    _check("loss fell to under a tenth", float(losses[-1] < losses[0] / 10), 1.0)

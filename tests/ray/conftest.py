@@ -35,6 +35,6 @@ def ray_cluster():
 def ray_session(ray_cluster):
     """A session of 4 workers on the 2-node cluster (interleaved: nodes A, B, A, B)."""
     st.shutdown()
-    st.init(address=ray_cluster.address, num_workers=NODES * CPUS_PER_NODE)
+    st.init(address=ray_cluster.address, num_workers=NODES * CPUS_PER_NODE, min_shard_bytes=0)
     yield
     st.shutdown()

@@ -11,6 +11,6 @@ dispatch.CHECK_SPECS = True
 def local_session():
     """The in-process executor with 3 workers (so 2 or 5 shards map unevenly onto them)."""
     st.shutdown()
-    st.init(executor="local", num_workers=3)
+    st.init(executor="local", num_workers=3, min_shard_bytes=0)
     yield
     st.shutdown()

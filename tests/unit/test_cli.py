@@ -20,7 +20,7 @@ def local_cli(monkeypatch):
     )
     yield
     st.shutdown()
-    st.init(executor="local", num_workers=3)
+    st.init(executor="local", num_workers=3, min_shard_bytes=0)
 
 
 def test_info_lists_nodes_and_workers(local_cli, capsys):
@@ -34,6 +34,8 @@ def test_demo_tour_passes(local_cli, capsys):
     assert cli.main(["demo", "--size", "1000", "--workers", "3"]) == 0
     out = capsys.readouterr().out
     assert "== sharded demo: 3 workers" in out and "MISMATCH" not in out and "== done" in out
+    for part in ("writing through the view", "x.grad =", "A @ solve(A, b) == b", "epoch 39"):
+        assert part in out
 
 
 def test_bench_help_lists_its_options(capsys):

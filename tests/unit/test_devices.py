@@ -44,4 +44,4 @@ def test_gpu_workers_without_cupy_or_gpu_fail_clearly():
             st.init(executor="local", devices=["cuda:0", "cpu"])
     finally:
         st.shutdown()
-        st.init(executor="local", num_workers=3)
+        st.init(executor="local", num_workers=3, min_shard_bytes=0)

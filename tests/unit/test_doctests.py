@@ -51,7 +51,7 @@ def two_local_workers():
     st.init(executor="local", num_workers=2)
     yield
     st.shutdown()
-    st.init(executor="local", num_workers=3)
+    st.init(executor="local", num_workers=3, min_shard_bytes=0)
 
 
 @pytest.mark.parametrize("test", EXAMPLES, ids=[t.name for t in EXAMPLES])

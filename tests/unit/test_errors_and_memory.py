@@ -49,7 +49,7 @@ def test_tensor_after_shutdown_raises_session_closed():
             x.numpy()
         assert "shut down" in repr(x)
     finally:
-        st.init(executor="local", num_workers=3)
+        st.init(executor="local", num_workers=3, min_shard_bytes=0)
     assert (st.ones(3) + 1).tolist() == [2.0, 2.0, 2.0]
 
 

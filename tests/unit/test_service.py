@@ -17,7 +17,8 @@ def session():
     st.init(executor="local", num_workers=2)
     yield
     st.shutdown()
-    st.init(executor="local", num_workers=3)  # the package's session (tests/unit/conftest.py)
+    # the package's session (tests/unit/conftest.py)
+    st.init(executor="local", num_workers=3, min_shard_bytes=0)
 
 
 def _live():

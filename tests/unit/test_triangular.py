@@ -133,3 +133,22 @@ def test_meshgrid_as_numpy():
         st.meshgrid(tx, indexing="ab")
     with pytest.raises(st.ArgumentError, match="2D"):
         st.meshgrid(st.ones(2, 2))
+
+
+@pytest.mark.parametrize(
+    "place",
+    [dict(shards=1), dict(shards=2, dim=0), dict(layout=st.Layout.replicated())],
+    ids=["whole", "batch-split", "replicated"],
+)
+def test_diagonal_of_whole_planes_is_a_view(place):
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = st.from_numpy(a, **place)
+    for k, d1, d2 in [(0, 1, 2), (1, 2, 1), (-1, 1, 2)]:
+        d = x.diagonal(k, d1, d2)
+        assert_matches_numpy(d, np.diagonal(a, k, d1, d2))
+    d = x.diagonal(0, 1, 2)
+    assert d.stride() == (12, 5)  # torch's strides: a view
+    d[1, 2] = -1.0  # writes through to x[1, 2, 2]
+    assert x[1, 2, 2].item() == -1.0
+    g = st.from_numpy(np.arange(24.0).reshape(2, 3, 4), **place).requires_grad_(True)
+    assert st.autograd.gradcheck(lambda t: t.diagonal(1, 2, 1) * 3, (g,))

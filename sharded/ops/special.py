@@ -1,0 +1,142 @@
+"""Special functions: ``erf``, ``erfc``, ``erfinv``, ``lgamma``, ``digamma`` and
+``polygamma`` (orders 0 and 1; order 1 is the primitive ``trigamma``, digamma's derivative),
+elementwise, with their methods, in-place methods and VJPs; also ``st.special.*``.
+
+The kernels compute in float64 with NumPy/CuPy alone (no SciPy; the approximations are in
+:mod:`.special_kernels`, about 1e-15 relative) and return the result dtype: torch's rule,
+integers and bools give the default float dtype, floats keep theirs.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from ..core.dispatch import apply
+from ..core.registry import bind, nondiff, vjp
+from ..errors import ArgumentError
+from . import elementwise as E
+from . import special_kernels as K
+
+__all__ = ["digamma", "erf", "erfc", "erfinv", "lgamma", "polygamma"]
+
+
+def _define(name, f):
+    """Register elementwise primitive ``name``: ``f(xp, float64 array)`` as its kernel (the
+    operand computed in float64, the result cast to the output dtype), the shared planner."""
+
+    @E.named_kernel(name)
+    def k(xp, a, cast=None, out=None):
+        return E.result(xp, f(xp, xp.asarray(a).astype(xp.float64, copy=False)), out)
+
+    def plan(ex, x, target=None):
+        return E.plan_rule(ex, name, E.floating, (x,), target)
+
+    return E.register(name, k, E.floating, plan)
+
+
+def _public(name, doc, example, result):
+    """Public function ``name`` (the method ``x.name()``, ``x.name_()`` in place)."""
+
+    def f(input):
+        return E.call(name, input)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"""{doc}
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.{name}(st.tensor({example}, dtype=st.float64)).tolist()
+    {result}
+    """
+    bind(name, prim=name)(f)
+    bind(name + "_", prim=name)(E.inplace_unary(name))
+    return f
+
+
+def _x(node):
+    return node.args[0]
+
+
+# ------------------------------------------------------------------------------ erf, erfc
+_define("erf", K.erf)
+_define("erfc", K.erfc)
+
+
+@vjp("erf", "erfc", saves=(0,))
+def _erf_vjp(gs, node):  # d erf = 2/sqrt(pi) exp(-x^2); erfc = 1 - erf
+    x = _x(node)
+    d = (-(x * x)).exp() * K.TWO_OVER_SQRT_PI
+    return (gs[0] * d if node.prim == "erf" else -(gs[0] * d),)
+
+
+erf = _public("erf", "The error function ``2/sqrt(pi) * int_0^x exp(-t^2) dt``.", "[0.0, 1.0]",
+              "[0.0, 0.8427007929497148]")  # fmt: skip
+erfc = _public("erfc", "``1 - erf(input)``, accurate where it is tiny (``erfc(10)`` ~ 2e-45).",
+               "[0.0, 2.0]", "[1.0, 0.0046777349810472645]")  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------- erfinv
+_define("erfinv", K.erfinv)
+
+
+@vjp("erfinv", save_out=True)
+def _erfinv_vjp(gs, node):  # the inverse's derivative: sqrt(pi)/2 exp(erfinv(x)^2)
+    y = node.saved["out"][0]
+    return (gs[0] * (y * y).exp() * (math.sqrt(math.pi) / 2),)
+
+
+erfinv = _public("erfinv", "The inverse of ``erf`` on [-1, 1] (+-inf at +-1, nan outside).",
+                 "[0.0, 0.5]", "[0.0, 0.4769362762044698]")  # fmt: skip
+
+
+# ------------------------------------------------------------------- lgamma, digamma, trigamma
+_define("lgamma", K.lgamma)
+_define("digamma", K.digamma)
+_define("trigamma", K.trigamma)
+
+
+@vjp("lgamma", saves=(0,))
+def _lgamma_vjp(gs, node):
+    return (gs[0] * apply("digamma", _x(node)),)
+
+
+@vjp("digamma", saves=(0,))
+def _digamma_vjp(gs, node):
+    return (gs[0] * apply("trigamma", _x(node)),)
+
+
+# trigamma is digamma's derivative; its own (tetragamma) is not built: no double backward
+# through digamma.
+nondiff("trigamma")
+
+lgamma = _public("lgamma", "``log|Gamma(input)|`` (+inf at 0, -1, -2, ...).", "[0.5, 3.0]",
+                 "[0.5723649429247001, 0.6931471805599453]")  # fmt: skip
+digamma = _public("digamma", "``d/dx lgamma(x)`` (torch's values at the poles: -inf at 0, "
+                  "nan at the negative integers).", "[1.0, 2.0]",
+                  "[-0.5772156649015329, 0.42278433509846713]")  # fmt: skip
+
+
+def polygamma(n, input):
+    """The ``n``-th derivative of ``digamma``, for ``n`` 0 (digamma) and 1 (trigamma).
+
+    As a method the order comes first too: ``x.polygamma(1)`` is ``polygamma(1, x)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.polygamma(1, st.tensor([1.0], dtype=st.float64)).tolist()  # pi^2 / 6
+    [1.6449340668482264]
+    """
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        raise ArgumentError(f"polygamma(n, input): n must be a non-negative int, got {n!r}")
+    if n > 1:
+        raise ArgumentError(f"polygamma: order n={n} is not implemented (only 0 and 1)")
+    return E.call("digamma" if n == 0 else "trigamma", input)
+
+
+@bind("polygamma", prim="trigamma")
+def _polygamma_method(self, n):
+    """``x.polygamma(n)``: :func:`polygamma` ``(n, x)`` (torch's method order)."""
+    return polygamma(n, self)
