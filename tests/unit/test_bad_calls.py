@@ -522,4 +522,4 @@ def test_tensors_of_another_session_are_refused_and_leave_the_new_one_intact():
             check_bad_call(call, [y], st.SessionClosed, RuntimeError, ["shape (6,)"])
     finally:
         st.shutdown()
-        st.init(executor="local", num_workers=3)
+        st.init(executor="local", num_workers=3, min_shard_bytes=0)
