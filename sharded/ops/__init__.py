@@ -11,6 +11,7 @@ from . import (  # noqa: F401
     einsum,
     elementwise,
     exp_log,
+    fft,
     index_ops,
     indexing,
     joining,
