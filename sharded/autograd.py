@@ -180,7 +180,7 @@ def _record(name, args, params, out, target):
         rule.saves if rule is not None else (),
     )
     for i, o in enumerate(outs):
-        if o.dtype.is_floating_point:
+        if o.dtype.is_floating_point or o.dtype.is_complex:  # torch: complex outputs too
             o.requires_grad, o.grad_fn, o._out_index = True, node, i
     if target is not None and target._base is not None and target._view_chain:
         _copy_slices(target)

@@ -198,9 +198,10 @@ class ShardedTensor:
         >>> st.ones(2).requires_grad_().requires_grad
         True
         """
-        if requires_grad and not self._dtype.is_floating_point:
+        if requires_grad and not (self._dtype.is_floating_point or self._dtype.is_complex):
             raise ArgumentError(
-                f"only floating point tensors can require gradients, got {self._dtype.name}"
+                "only floating point and complex tensors can require gradients, got "
+                f"{self._dtype.name}"
             )
         self.requires_grad = requires_grad
         return self

@@ -22,8 +22,9 @@ def assert_matches_numpy(t, expected, rtol=1e-6, atol=1e-6, dtype=None):
     if exp.dtype.kind in "biu" and got.dtype.kind in "biu":
         np.testing.assert_array_equal(got, exp)
     else:
+        wide = np.complex128 if "c" in (got.dtype.kind, exp.dtype.kind) else np.float64
         np.testing.assert_allclose(
-            got.astype(np.float64), exp.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True
+            got.astype(wide), exp.astype(wide), rtol=rtol, atol=atol, equal_nan=True
         )
 
 

@@ -346,13 +346,14 @@ def _conj_vjp(gs, node):
     return (apply("fft_conj", gs[0]),)
 
 
-def _even(t):
-    """``t`` (1-D) cut evenly over its workers (a narrowed spectrum keeps no idle shards)."""
-    lay = t.layout
+def _even(t, like):
+    """``t`` (1-D, a narrowed ``like``) cut evenly into ``like``'s chunks and workers, so that
+    a cut spectrum keeps no idle shards."""
+    lay = like.layout
     if lay.is_replicated:
         return t
-    want = Layout.from_bounds(lay.shape, [_cuts(lay.shape[0], lay.grid[0])], lay.workers)
-    return t if want == lay else apply("reshard", t, want)
+    want = Layout.from_bounds(t.shape, [_cuts(t.shape[0], lay.grid[0])], lay.workers)
+    return t if want == t.layout else apply("reshard", t, want)
 
 
 def transform(x, kind, n, dim, norm, conj_in=False, conj_out=False, real_out=False):
@@ -365,7 +366,7 @@ def transform(x, kind, n, dim, norm, conj_in=False, conj_out=False, real_out=Fal
         return apply("fft1", resize(x, 0, n), kind, n, 0, norm, conj_in, conj_out, real_out)
     if kind == "rfft":
         y = apply("fft1", resize(x, 0, n), "fft", n, 0, norm, False, conj_out, False)
-        return _even(y.narrow(0, 0, n // 2 + 1))
+        return _even(y.narrow(0, 0, n // 2 + 1), y)
     # irfft: Y[k] = y[k] for k < h, conj(y[n - k]) above; the real part of its inverse FFT
     h = n // 2 + 1
     y = resize(x, 0, h) if m != h else x
@@ -375,4 +376,3 @@ def transform(x, kind, n, dim, norm, conj_in=False, conj_out=False, real_out=Fal
         tail = apply("fft_conj", y.narrow(0, 1, n - h).flip(0))
         y = apply("cat", y, tail, dim=0)
     return apply("fft1", y, "ifft", n, 0, norm, False, conj_out, True)
-
