@@ -159,7 +159,7 @@ def ihfft(input, n=None, dim=-1, norm=None):
     --------
     >>> import sharded as st
     >>> st.fft.ihfft(st.tensor([1.0, 2.0, 3.0, 4.0], shards=2)).tolist()
-    [(2.5+0j), (-0.5-0.5j), (-0.5+0j)]
+    [(2.5+0j), (-0.5-0.5j), (-0.5-0j)]
     """
     x, d, norm = _one("ihfft", input, n, dim, norm, "ihfft", real=True)
     if not x.dtype.is_floating_point:
