@@ -133,10 +133,14 @@ def fft_block(xp, a, *, kind, n, axis, norm, cast, dtype, conj_in, conj_out, rea
 
 
 def _unscaled(xp, a, axis, inverse):
-    """An unnormalized transform (the four-step applies the norm once, at the end)."""
-    if inverse:
-        return xp.fft.ifft(a, axis=axis, norm="forward")
-    return xp.fft.fft(a, axis=axis)
+    """An unnormalized transform (the four-step applies the norm once, at the end), in place:
+    ``a`` is a block the planner assembled for this step alone, so NumPy (>= 2.0, ``out=``)
+    may overwrite it instead of allocating a second one."""
+    fn = xp.fft.ifft if inverse else xp.fft.fft
+    kw = {"norm": "forward"} if inverse else {}
+    if xp is np and a.flags.writeable and a.dtype.kind == "c":
+        return fn(a, axis=axis, out=a, **kw)
+    return fn(a, axis=axis, **kw)
 
 
 @kernel

@@ -364,10 +364,10 @@ def _peak(f):
 
 
 def test_peak_memory_along_a_split_dim():
-    # the transpose holds one assembled block and one output block: about twice the shard
-    # (plus NumPy's work array) over what an elementwise op on the same tensor needs
+    # an elementwise op allocates its output block; a transpose holds one assembled block
+    # and the output (the four-step transforms its assembled blocks in place): ~2x, plus
+    # the transfer pieces in flight
     z = st.from_numpy(rng.standard_normal((3000, 60)) + 0j, shards=3)
-    base = _peak(lambda: z * 2)
-    assert _peak(lambda: F.fft(z, dim=0)) <= 3.2 * base
+    assert _peak(lambda: F.fft(z, dim=0)) <= 2.5 * _peak(lambda: z * 2)
     line = st.from_numpy(rng.standard_normal(1 << 16) + 0j, shards=3)
-    assert _peak(lambda: F.fft(line)) <= 3.2 * _peak(lambda: line * 2)
+    assert _peak(lambda: F.fft(line)) <= 2.5 * _peak(lambda: line * 2)
