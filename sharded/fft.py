@@ -203,9 +203,17 @@ def _c2c(name, kind, input, s, dim, norm):
     dims, sizes = _dims(name, x, s, dim)
     if not dims:
         return x.to(D.to_complex(x.dtype))
-    for d, n in reversed(list(zip(dims, sizes))):
-        x = transform(x, kind, _points(n, n, name), d, norm, False, False, False)
-    return x
+    return _group(x, kind, dims, [_points(n, n, name) for n in sizes], norm)
+
+
+def _group(x, kind, dims, sizes, norm):
+    """Complex transforms over ``dims``: one ``fftn`` (local groups, transposes between) for
+    a tensor of two or more dims; a 1-D tensor's one dim may need the four-step."""
+    if not dims:
+        return x
+    if x.ndim == 1 or len(dims) == 1:
+        return transform(x, kind, sizes[0], dims[0], norm)
+    return apply("fftn", x, kind, tuple(sizes), tuple(dims), norm, False)
 
 
 def fftn(input, s=None, dim=None, norm=None):
@@ -273,10 +281,9 @@ def rfftn(input, s=None, dim=None, norm=None):
         raise ArgumentError("rfftn must transform at least one axis")
     if not x.dtype.is_floating_point:
         x = x.to(D.get_default_dtype())
-    x = transform(x, "rfft", _points(sizes[-1], 0, "rfftn"), dims[-1], norm)
-    for d, n in reversed(list(zip(dims[:-1], sizes[:-1]))):
-        x = transform(x, "fft", _points(n, 0, "rfftn"), d, norm)
-    return x
+    sizes = [_points(n, 0, "rfftn") for n in sizes]
+    x = transform(x, "rfft", sizes[-1], dims[-1], norm)
+    return _group(x, "fft", dims[:-1], sizes[:-1], norm)
 
 
 def irfftn(input, s=None, dim=None, norm=None):
@@ -296,8 +303,7 @@ def irfftn(input, s=None, dim=None, norm=None):
         raise ArgumentError("irfftn must transform at least one axis")
     last = dims[-1]
     n_last = 2 * (x.shape[last] - 1) if s is None or s[-1] == -1 else s[-1]
-    for d, n in reversed(list(zip(dims[:-1], sizes[:-1]))):
-        x = transform(x, "ifft", _points(n, 0, "irfftn"), d, norm)
+    x = _group(x, "ifft", dims[:-1], [_points(n, 0, "irfftn") for n in sizes[:-1]], norm)
     return transform(x, "irfft", _points(n_last, 0, "irfftn"), last, norm)
 
 

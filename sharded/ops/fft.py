@@ -93,9 +93,16 @@ def whole_layout(lay: Layout, dim: int) -> Layout:
     """A layout of the same shape and workers where ``dim`` is whole: its cuts move onto the
     largest other dim (the all-to-all transpose target)."""
     other = max((d for d in range(lay.ndim) if d != dim), key=lambda d: lay.shape[d])
+    return gathered_onto(lay, [dim], other)
+
+
+def gathered_onto(lay: Layout, dims, target: int) -> Layout:
+    """``lay`` with every dim of ``dims`` whole, their cuts moved onto ``target`` (same
+    shard count and workers)."""
     bounds = list(lay.bounds)
-    bounds[other] = _cuts(lay.shape[other], lay.grid[other] * lay.grid[dim])
-    bounds[dim] = (0, lay.shape[dim])
+    bounds[target] = _cuts(lay.shape[target], math.prod(lay.grid[d] for d in [*dims, target]))
+    for d in dims:
+        bounds[d] = (0, lay.shape[d])
     return Layout.from_bounds(lay.shape, bounds, lay.workers)
 
 
@@ -331,6 +338,83 @@ def _fft1_vjp(gs, node):
         v = transform(g, "rfft", n, dim, dual, False, conj_in, False)
         v = v * hermitian_weights(n, h, v.ndim, dim, D.to_real(v.dtype))
     return (resize(v, dim, m),) + (None,) * (len(node.args) - 1)
+
+
+# ------------------------------------------------------------ n-D complex transforms
+@kernel
+def fftn_block(xp, a, *, kind, s, axes, norm, cast, dtype, real_out):
+    """One NumPy n-D transform over ``axes`` (all whole in the block)."""
+    fn = xp.fft.fftn if kind == "fft" else xp.fft.ifftn
+    r = fn(a.astype(cast, copy=False), s=s, axes=axes, norm=norm)
+    if real_out:
+        r = r.real
+    return xp.ascontiguousarray(r.astype(dtype, copy=False))
+
+
+def _nspec(x, kind, sizes, dims, norm, real_out=False):
+    shape = list(x.shape)
+    for d, n in zip(dims, sizes):
+        shape[d] = n
+    return tuple(shape), out_dtype(kind, x.dtype, real_out)
+
+
+@primitive("fftn", kernels=[fftn_block], out_spec=_nspec, kind="fft")
+def _fftn_plan(ex, x, kind, sizes, dims, norm, real_out=False):
+    """A complex transform over several dims of a tensor of two or more dims: the dims that
+    are whole go together in one local pass; then the cuts of the rest move (one all-to-all)
+    onto a dim already done (or the largest one left), and so on; a last all-to-all returns
+    the input's cuts."""
+    cdt = D.to_complex(x._dtype)
+    odt = out_dtype(kind, x._dtype, real_out)
+    todo = dict(zip(dims, sizes))
+    cur, owned = x, False
+    while todo:
+        lay = cur._layout
+        group = [d for d in todo if is_whole(lay, d)]
+        if not group:
+            free = [d for d in range(lay.ndim) if d not in todo] or list(todo)
+            t = max(free, key=lambda d: lay.shape[d])
+            moved = dataflow.reshard(ex, cur, gathered_onto(lay, [d for d in todo if d != t], t))
+            if owned:
+                _free(ex, cur)
+            cur, owned = moved, True
+            continue
+        last = len(group) == len(todo)
+        out, dt = lay, odt if last else cdt
+        for d in group:
+            out = resized(out, d, todo.pop(d))
+        params = dict(
+            kind=kind,
+            s=[out.shape[d] for d in group],
+            axes=group,
+            norm=norm,
+            cast=cdt.np.str,
+            dtype=dt.np.str,
+            real_out=real_out and last,
+        )
+        nxt = _each(ex, cur, lay, "fftn_block", lambda o, s, p=params: p, dt)
+        nxt = Operand(out, dt, nxt._keys)
+        if owned:
+            _free(ex, cur)
+        cur, owned = nxt, True
+    final = x._layout
+    for d, n in zip(dims, sizes):
+        final = resized(final, d, n)
+    if cur._layout == final:
+        return cur
+    back = dataflow.reshard(ex, cur, final)
+    _free(ex, cur)
+    return back
+
+
+@vjp("fftn")
+def _fftn_vjp(gs, node):
+    x, kind, sizes, dims, norm, real_out = node.args  # always given in full
+    back = "ifft" if kind == "fft" else "fft"
+    v = apply("fftn", gs[0], back, sizes, dims, DUAL[norm], not x.dtype.is_complex)
+    for d in dims:
+        v = resize(v, d, x.shape[d])
+    return (v,) + (None,) * 5
 
 
 # --------------------------------------------------- the 1-D split cases, composed
