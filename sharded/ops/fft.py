@@ -162,22 +162,25 @@ def fft4_columns(xp, a, *, cast, conj_in, inverse, big, c0):
     if r.size == 0:
         return r
     sign = 2j * np.pi / big * (1 if inverse else -1)
-    # w^(k1 * (c0 + j)) = w^(k1 * (c0 + jh * b)) * w^(k1 * jl): two small tables and two
-    # in-place broadcast products instead of one exp per element; exponents reduced mod N
-    # so that the angles stay exact
-    b = max(1, math.isqrt(c))
-    q = c // b
+    # w^(k1 * (c0 + j)) = w^(k1 * (c0 + jh * b)) * w^(k1 * jl): two small tables of exact
+    # angles (exponents reduced mod N) instead of one exp per element; their product is
+    # formed a few rows at a time, in cache, and applied in one pass over the block
+    b = min(_TW_COLS, c)
+    q = -(-c // b)
     k1 = np.arange(n1, dtype=np.int64)[:, None]
-    hi = np.exp(sign * ((k1 * (c0 + np.arange(q + 1, dtype=np.int64) * b)) % big))
+    hi = np.exp(sign * ((k1 * (c0 + np.arange(q, dtype=np.int64) * b)) % big))
     lo = np.exp(sign * ((k1 * np.arange(b, dtype=np.int64)) % big))
     hi, lo = xp.asarray(hi.astype(r.dtype)), xp.asarray(lo.astype(r.dtype))
-    if q:
-        body = r[:, : q * b].reshape(n1, q, b)
-        body *= hi[:, :q, None]
-        body *= lo[:, None, :]
-    if c > q * b:
-        r[:, q * b :] *= hi[:, q : q + 1] * lo[:, : c - q * b]
+    tw = xp.empty((_TW_ROWS, q, b), dtype=r.dtype)
+    for i in range(0, n1, _TW_ROWS):
+        h = min(_TW_ROWS, n1 - i)
+        t = xp.multiply(hi[i : i + h, :, None], lo[i : i + h, None, :], out=tw[:h])
+        r[i : i + h] *= t.reshape(h, q * b)[:, :c]
     return r
+
+
+_TW_COLS, _TW_ROWS = 256, 32  # twiddle table widths; a product tile of 32 x c stays in cache
+_TILE = 64  # transpose tile: a 64 x 64 complex128 tile in and out fits in L1/L2
 
 
 @kernel
@@ -190,7 +193,13 @@ def fft4_rows(xp, a, *, inverse):
 def fft4_out(xp, a, *, scale, conj_out, real_out, dtype):
     """Step 4 of four: a column block ``(N1, c)`` of the result matrix is the contiguous
     chunk ``[c0 * N1, (c0 + c) * N1)`` of the transform (its transpose, flattened)."""
-    r = xp.ascontiguousarray(a.T)
+    if xp is np:
+        r = np.empty(a.shape[::-1], dtype=a.dtype)
+        for i in range(0, a.shape[0], _TILE):  # tile by tile: a plain a.T copy misses cache
+            for j in range(0, a.shape[1], _TILE):
+                r[j : j + _TILE, i : i + _TILE] = a[i : i + _TILE, j : j + _TILE].T
+    else:  # a GPU transposes in one kernel
+        r = xp.ascontiguousarray(a.T)
     if conj_out:
         r = xp.conj(r, out=r)
     if real_out:

@@ -94,6 +94,18 @@ def test_one_dim_tensor_split_along_its_only_dim(size, place):
                 assert_matches_numpy(got, ref(name)(a, n=n, norm=norm), **TOL)
 
 
+@pytest.mark.parametrize("shards", [2, 3])
+def test_a_long_split_line(shards):
+    # 560,000 = 700 x 800: column blocks wider than one twiddle table (several tiles and a
+    # remainder), row blocks of many transpose tiles
+    b = rng.standard_normal(560_000) + 1j * rng.standard_normal(560_000)
+    z = st.from_numpy(b, shards=shards)
+    assert_matches_numpy(F.fft(z), np.fft.fft(b), rtol=1e-9, atol=1e-9)
+    assert_matches_numpy(F.ifft(z, norm="ortho"), np.fft.ifft(b, norm="ortho"), **TOL)
+    f = st.from_numpy(b.real.astype(np.float32), shards=shards)
+    assert_matches_numpy(F.rfft(f), np.fft.rfft(b.real), rtol=1e-3, atol=2e-3)
+
+
 def test_results_keep_the_input_layout():
     x = st.from_numpy(Z, layout=st.Layout(chunks=(4, 0, 3)))
     assert F.fft(x, dim=0).layout == x.layout  # split dim: transposed there and back
