@@ -63,6 +63,11 @@ def moved():
 
 
 def on_ray() -> bool:
+    """Whether the session runs on Ray. Before any session exists (a decorator evaluated at
+    import, when a module is collected for both the unit run and its Ray mirror) this says
+    True, so counts fixed at import suit the mirror, and no Ray is started to find out."""
+    if not st.is_initialized():
+        return True
     return st.runtime.current().executor.kind == "ray"
 
 

@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     einsum,
     elementwise,
     exp_log,
+    fft,
     index_ops,
     indexing,
     joining,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import bench_order, bench_scan, bench_scatter, bench_sort
+from . import bench_fft, bench_order, bench_scan, bench_scatter, bench_sort
 from .timing import dask_array, report
 
 # (family module, elements) in the order the table prints them
@@ -14,6 +14,7 @@ FAMILIES = [
     (bench_scan, 50_000_000),
     (bench_order, 50_000_000),
     (bench_scatter, 10_000_000),
+    (bench_fft, 1 << 24),
 ]
 
 
