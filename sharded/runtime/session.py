@@ -15,6 +15,7 @@ import uuid
 
 from ..errors import ArgumentError, ShardingError
 from .executor import LocalExecutor
+from .fusion import configure as configure_fusion
 
 _lock = threading.RLock()
 _current = None
@@ -47,6 +48,7 @@ def init(
     gpu_workers=None,
     gpu_fraction=1.0,
     namespace=None,
+    fusion=True,
 ) -> Session:
     """Start or connect the workers; idempotent (a second call returns the live session).
 
@@ -71,6 +73,10 @@ def init(
         every client of the same cluster and namespace (the first client creates them, with
         its ``num_workers``/``gpu_workers``), so tensors can be published for the others
         (``st.publish``). Default: a private namespace whose workers end with this session.
+    fusion : bool
+        Let the workers evaluate runs of elementwise ops block by block (one pass over
+        memory, bit-identical results; :mod:`sharded.runtime.fusion`). ``False`` runs every
+        op on its own (for measuring); so does ``SHARDED_FUSION=0`` in the workers' env.
 
     Examples
     --------
@@ -101,6 +107,8 @@ def init(
             _current = _init_ray(address, num_workers, gpu_workers, gpu_fraction, namespace)
         else:
             raise ShardingError(f"executor must be 'ray' or 'local', got {executor!r}")
+        if not fusion:
+            configure_fusion(_current.executor, False)
         return _current
 
 
