@@ -93,7 +93,7 @@ class Worker:
                 i, n, index = 0, len(cmds), fusion.References(cmds)
                 while i < n:
                     end = windows.get(i)
-                    if end is None:
+                    if end is None or not self.fusion:  # the batch may turn fusion off
                         self._step(cmds[i], refs, errors, exports)
                         i += 1
                     else:

@@ -180,7 +180,7 @@ def _cmd(kernel, args, key, **params):
 
 
 @pytest.fixture
-def _failing_kernel():
+def failing_kernel():
     """A fusable test kernel that raises on negative values (in some block)."""
 
     def k(xp, a, cast=None, out=None, alloc=None):
@@ -212,7 +212,7 @@ def _batch():
     ]
 
 
-def test_kernel_error_inside_a_group_is_recorded_as_unfused(_failing_kernel):
+def test_kernel_error_inside_a_group_is_recorded_as_unfused(failing_kernel):
     results = []
     for on in (True, False):
         w = _worker(on)
@@ -223,7 +223,7 @@ def test_kernel_error_inside_a_group_is_recorded_as_unfused(_failing_kernel):
     assert "negative value" in e1[0]["cause"] and e1[0]["op"] == "_fusion_test_fail"
 
 
-def test_worker_group_without_errors_skips_the_temporaries(_failing_kernel):
+def test_worker_group_without_errors_skips_the_temporaries(failing_kernel):
     w = _worker(True)
     w.store[1] = np.arange(21.0)
     assert w.run(_batch()) == []
@@ -252,3 +252,24 @@ def test_references_internal_only_when_freed_after_member_uses():
     assert idx.internal(2, 0, {0, 1})
     assert not idx.internal(3, 1, {0, 1, 3})  # read through a slice
     assert not idx.internal(4, 3, {3})  # never freed in the batch
+
+
+def test_switch_in_the_same_batch_applies_to_the_commands_after_it(failing_kernel):
+    w = _worker(True)
+    w.store[1] = np.arange(21.0)
+    assert w.run([("fusion", False, None, None)] + _batch()) == []
+    assert w.fused_runs == 0 and sorted(w.store) == [1, 4, 5]
+
+
+def test_init_fusion_false_turns_it_off():
+    if current().executor.kind != "local":
+        pytest.skip("starts its own in-process session")
+    st.shutdown()
+    try:
+        st.init(executor="local", num_workers=2, fusion=False)
+        x = st.rand(300_000, dtype=st.float64)
+        np.testing.assert_array_equal(((2 * x + 1) * 3).numpy(), (2 * x.numpy() + 1) * 3)
+        assert _fused_commands() == 0
+    finally:
+        st.shutdown()
+        st.init(executor="local", num_workers=3)
