@@ -187,6 +187,13 @@ def _joins(args, group) -> bool:
 def _out_shape(worker, args, refs, group):
     """The broadcast shape of a command's operands, or None where it is not known cheaply
     (missing or poisoned shards, unusual operands: the command then runs unfused)."""
+    try:
+        return _shape_of(worker, args, refs, group)
+    except Exception:  # a bad slice or operand: the kernel reports it, unfused
+        return None
+
+
+def _shape_of(worker, args, refs, group):
     shapes = []
     for a in args:
         tag = a[0]

@@ -273,3 +273,16 @@ def test_init_fusion_false_turns_it_off():
     finally:
         st.shutdown()
         st.init(executor="local", num_workers=3)
+
+
+def test_bad_slice_in_a_window_fails_like_unfused():
+    cmds = [
+        _cmd("mul", (("k", 1, (slice(0, 4), 7)),), 2, cast=None, out=F8),  # too many indices
+        _cmd("add", (("k", 2, None), ("c", 1.0)), 3, cast=None, out=F8),
+        ("free", (2,)),
+    ]
+    out = []
+    for on in (True, False):
+        w = _worker(on)
+        out.append((w.run(cmds), sorted(w.store), sorted(w.poisoned)))
+    assert out[0] == out[1] and out[0][0][0]["op"] == "mul" and out[0][2] == [3]
