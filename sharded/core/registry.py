@@ -95,10 +95,12 @@ class Primitive:
 PRIMITIVES: dict[str, Primitive] = {}
 
 
-def kernel(fn=None, *, name=None, pooled=False):
+def kernel(fn=None, *, name=None, pooled=False, fusable=False):
     """Register a worker kernel under its function name (or ``name``).
 
     ``pooled`` kernels accept ``alloc=`` (a recycled output block from the worker's pool).
+    ``fusable`` kernels are elementwise with a result dtype that does not depend on values:
+    the worker may run a chain of them block by block (:mod:`sharded.runtime.fusion`).
     """
 
     def deco(f):
@@ -107,7 +109,7 @@ def kernel(fn=None, *, name=None, pooled=False):
             raise KeyError(
                 f"kernel {key!r} is defined twice ({KERNELS[key].__module__} and {f.__module__})"
             )
-        f.pooled, f.kernel_name = pooled, key
+        f.pooled, f.fusable, f.kernel_name = pooled, fusable, key
         KERNELS[key] = f
         return f
 

@@ -291,7 +291,9 @@ def ufunc_kernel(name, fn):
 
     k.__name__ = k.__qualname__ = name
     k.__doc__ = f"Kernel of ``{name}``: ``xp.{fn}`` computed in ``cast``, returned as ``out``."
-    return kernel(k, pooled=True)
+    # A ufunc is elementwise and its dtype depends on ``cast``/``out`` only: a run of these
+    # kernels may be evaluated block by block in the worker (sharded.runtime.fusion).
+    return kernel(k, pooled=True, fusable=True)
 
 
 def result(xp, r, dtype):

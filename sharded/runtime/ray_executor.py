@@ -22,7 +22,7 @@ from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from ..errors import BackendUnavailable, OpFailed, ShardingError, WorkerLost
-from . import ray_service
+from . import ray_service, threads
 from .executor import Executor, WorkerInfo
 from .published import PublishClient
 from .worker import Worker
@@ -32,6 +32,11 @@ READY_TIMEOUT_S = 120
 
 
 class _RayWorker(Worker):
+    def __init__(self, index, device="cpu", blas_threads=None):
+        super().__init__(index, device)
+        if blas_threads:  # Ray pinned OMP_NUM_THREADS to 1: take the node's share at start
+            threads.set_threads(blas_threads)
+
     def node_id(self) -> str:
         return ray.get_runtime_context().get_node_id()
 
@@ -129,7 +134,7 @@ class RayExecutor(Executor):
                 num_cpus=need,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(nid, soft=False),
                 **opts,
-            ).remote(i, "cpu")
+            ).remote(i, "cpu", threads.share(caps[nid], used[nid]))
             for i, nid in enumerate(placement)
         ]
         # GPU workers: Ray gives each its GPU (or a fraction of one) as CUDA device 0 of the
@@ -161,8 +166,23 @@ class RayExecutor(Executor):
             self.lease_s = self._reg.lease()
             threading.Thread(target=self._beat, name="sharded-heartbeat", daemon=True).start()
         self._run1 = [a.run for a in self._actors]
+        self._share_cores(nodes, node_ids, num_workers)
         self._timer = threading.Thread(target=self._tick, name="sharded-flush", daemon=True)
         self._timer.start()
+
+    def _share_cores(self, nodes, node_ids, num_workers):
+        """Once placed, each CPU worker's BLAS takes its share of its node's cores (shared
+        workers made by another client may sit elsewhere than this client planned)."""
+        caps = {n["NodeID"]: n["Resources"].get("CPU", 0) for n in nodes}
+        per_node: dict = {}
+        for nid in node_ids[:num_workers]:
+            per_node[nid] = per_node.get(nid, 0) + 1
+        self.send(
+            {
+                w: [("threads", threads.share(caps.get(nid, 1), per_node[nid]))]
+                for w, nid in enumerate(node_ids[:num_workers])
+            }
+        )
 
     def _tick(self):
         while not self._stop.wait(FLUSH_INTERVAL_S):

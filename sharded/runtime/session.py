@@ -15,6 +15,7 @@ import uuid
 
 from ..errors import ArgumentError, ShardingError
 from .executor import LocalExecutor
+from .fusion import configure as configure_fusion
 
 _lock = threading.RLock()
 _current = None
@@ -61,6 +62,7 @@ def init(
     gpu_fraction=1.0,
     namespace=None,
     min_shard_bytes=None,
+    fusion=True,
 ) -> Session:
     """Start or connect the workers; idempotent (a second call returns the live session).
 
@@ -96,6 +98,10 @@ def init(
         every tensor over all workers). Given to a call that finds a live session, it
         changes that session's threshold for tensors created afterwards (the other
         arguments are then ignored, as always).
+    fusion : bool
+        Let the workers evaluate runs of elementwise ops block by block (one pass over
+        memory, bit-identical results; :mod:`sharded.runtime.fusion`). ``False`` runs every
+        op on its own (for measuring); so does ``SHARDED_FUSION=0`` in the workers' env.
 
     Examples
     --------
@@ -143,6 +149,8 @@ def init(
             raise ShardingError(f"executor must be 'ray' or 'local', got {executor!r}")
         if min_shard_bytes is not None:
             _current.min_shard_bytes = min_shard_bytes
+        if not fusion:
+            configure_fusion(_current.executor, False)
         return _current
 
 

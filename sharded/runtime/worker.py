@@ -9,6 +9,10 @@ executor wraps it in an actor. A batch is a list of commands run in order:
     hand a (slice of a) shard to another worker; the batch returns it as an extra value.
 ``("trace", on)``
     start or stop tracing allocations (memory statistics of an operation).
+``("threads", n)``
+    limit this process's BLAS/OpenMP pools to ``n`` threads (its share of the node's cores).
+``("fusion", on, block_elems, min_elems)``
+    evaluate runs of fusable elementwise commands block by block (:mod:`.fusion`), or not.
 ``("alias", src, dst)``
     publish: store a read-only view of shard ``src`` under ``dst`` (no copy). Until either is
     freed, an in-place write into memory the snapshot shares first gives the snapshot its own
@@ -34,6 +38,7 @@ import tracemalloc
 import numpy as np
 
 from ..backend import get_backend
+from . import fusion, threads
 
 # name -> kernel ``f(xp, *arrays, **params)``: the one kernel table. The op families fill it
 # when they define their primitives (``sharded.core.registry``); a Ray worker process imports
@@ -55,6 +60,8 @@ class Worker:
     array([3., 3.])
     """
 
+    kernels = KERNELS  # the table fusion reads (it cannot import this module)
+
     def __init__(self, index: int, device: str = "cpu", copy_exports: bool = False):
         self.index, self.device = index, device
         self.backend = get_backend(device)
@@ -67,73 +74,104 @@ class Worker:
         self.pool_bytes = 0
         self.cow: set = set()  # published keys that may still share memory with a writable shard
         self.published_seen = False  # no copy-on-write checks until something is published
+        self.fusion = os.environ.get("SHARDED_FUSION", "1") != "0"
+        self.fusion_block, self.fusion_min = fusion.BLOCK_ELEMS, fusion.MIN_ELEMS
+        self.fused_runs = self.fused_commands = 0
 
     # ------------------------------------------------------------------ running
     def run(self, cmds, *refs):
         """Run a batch; returns the error records, followed by one value per export."""
         errors, exports = [], []
-        store, poisoned = self.store, self.poisoned
+        # Runs of elementwise commands whose intermediates the batch frees are evaluated
+        # block by block (sharded.runtime.fusion); everything else runs one command at a time.
+        windows = fusion.windows(cmds, KERNELS) if self.fusion and self.xp is np else None
         with np.errstate(all="ignore"):  # torch does not warn on inf/nan results either
-            for cmd in cmds:
-                head = cmd[0]
-                if head == "free":
-                    for k in cmd[1]:
-                        self._recycle(store.pop(k, None))
-                        poisoned.pop(k, None)
-                    if self.cow:
-                        self.cow.difference_update(cmd[1])
-                    continue
-                if head == "export":
-                    exports.append(self._export(cmd[1], cmd[2]))
-                    continue
-                if head == "trace":
-                    _trace(cmd[1])
-                    continue
-                if head == "alias":
-                    self._alias(cmd[1], cmd[2], errors)
-                    continue
-                if head == "drop_range":
-                    self._drop_range(*cmd[1:])
-                    continue
-                self.commands_run += 1
-                _, args, outs, params, label, inplace = cmd
-                if inplace and self.published_seen:
-                    self._detach(outs)
-                try:
-                    vals = [self._arg(a, refs) for a in args]
-                    fn = KERNELS[head]
-                    if getattr(fn, "pooled", False) and not inplace:
-                        res = fn(self.xp, *vals, alloc=self._take, **params)
+            if not windows:
+                for cmd in cmds:
+                    self._step(cmd, refs, errors, exports)
+            else:
+                i, n, index = 0, len(cmds), fusion.References(cmds)
+                while i < n:
+                    end = windows.get(i)
+                    if end is None or not self.fusion:  # the batch may turn fusion off
+                        self._step(cmds[i], refs, errors, exports)
+                        i += 1
                     else:
-                        res = fn(self.xp, *vals, **(params or {}))
-                    if len(outs) == 1:
-                        res = (res,)
-                    elif not outs:  # a kernel run for its effect (or its error) only
-                        res = ()
-                    for k, r in zip(outs, res):
-                        if inplace:
-                            if r is not store[k]:  # kernels may write in place themselves
-                                store[k][...] = r
-                        else:
-                            store[k] = self.xp.asarray(r)
-                    vals = res = r = None  # no stale references: freed blocks can be pooled
-                except _Poisoned as p:
-                    for k in outs:
-                        poisoned[k] = p.record
-                    errors.append(dict(p.record, cascade=True))
-                except Exception as e:  # reported to the driver, which raises it typed
-                    rec = {
-                        "op": label[0] if label else head,
-                        "shard": label[1] if label else None,
-                        "worker": self.index,
-                        "cause": f"{type(e).__name__}: {e}",
-                    }
-                    for k in outs:
-                        if not inplace:
-                            store.pop(k, None)
-                        poisoned[k] = rec
-                    errors.append(dict(rec, cascade=False))
+                        fusion.run_window(self, cmds, i, end, refs, errors, index)
+                        i = end
         return errors if not exports else (errors, *exports)
+
+    def _step(self, cmd, refs, errors, exports):
+        """Run one command of a batch."""
+        head = cmd[0]
+        if head == "free":
+            self._free(cmd[1])
+        elif head == "export":
+            exports.append(self._export(cmd[1], cmd[2]))
+        elif head == "trace":
+            _trace(cmd[1])
+        elif head == "threads":
+            threads.set_threads(cmd[1])
+        elif head == "fusion":
+            self.fusion = bool(cmd[1])
+            self.fusion_block = cmd[2] or fusion.BLOCK_ELEMS
+            self.fusion_min = cmd[3] or fusion.MIN_ELEMS
+        elif head == "alias":
+            self._alias(cmd[1], cmd[2], errors)
+        elif head == "drop_range":
+            self._drop_range(*cmd[1:])
+        else:
+            self._kernel(cmd, refs, errors)
+
+    def _free(self, keys):
+        store, poisoned = self.store, self.poisoned
+        for k in keys:
+            self._recycle(store.pop(k, None))
+            poisoned.pop(k, None)
+        if self.cow:
+            self.cow.difference_update(keys)
+
+    def _kernel(self, cmd, refs, errors):
+        """Run one kernel command; a failure poisons its outputs and is recorded."""
+        store, poisoned = self.store, self.poisoned
+        self.commands_run += 1
+        head, args, outs, params, label, inplace = cmd
+        if inplace and self.published_seen:
+            self._detach(outs)
+        try:
+            vals = [self._arg(a, refs) for a in args]
+            fn = KERNELS[head]
+            if getattr(fn, "pooled", False) and not inplace:
+                res = fn(self.xp, *vals, alloc=self._take, **params)
+            else:
+                res = fn(self.xp, *vals, **(params or {}))
+            if len(outs) == 1:
+                res = (res,)
+            elif not outs:  # a kernel run for its effect (or its error) only
+                res = ()
+            for k, r in zip(outs, res):
+                if inplace:
+                    if r is not store[k]:  # kernels may write in place themselves
+                        store[k][...] = r
+                else:
+                    store[k] = self.xp.asarray(r)
+            vals = res = r = None  # no stale references: freed blocks can be pooled
+        except _Poisoned as p:
+            for k in outs:
+                poisoned[k] = p.record
+            errors.append(dict(p.record, cascade=True))
+        except Exception as e:  # reported to the driver, which raises it typed
+            rec = {
+                "op": label[0] if label else head,
+                "shard": label[1] if label else None,
+                "worker": self.index,
+                "cause": f"{type(e).__name__}: {e}",
+            }
+            for k in outs:
+                if not inplace:
+                    store.pop(k, None)
+                poisoned[k] = rec
+            errors.append(dict(rec, cascade=False))
 
     # ------------------------------------------------------------------ publishing
     def _alias(self, src, dst, errors):
@@ -276,6 +314,9 @@ class Worker:
             "pool_bytes": self.pool_bytes,
             "rss_bytes": _rss_bytes(),
             "commands_run": self.commands_run,
+            "fused_runs": self.fused_runs,
+            "fused_commands": self.fused_commands,
+            "blas_threads": threads.blas_threads(),
             "traced_peak_bytes": tracemalloc.get_traced_memory()[1]
             if tracemalloc.is_tracing()
             else None,

@@ -1,0 +1,82 @@
+"""``sharded bench`` flags (--json, --plot, --workers 1,2) on tiny sizes and the in-process
+executor: the benchmark's plumbing, not its timings."""
+
+import json
+import sys
+
+import pytest
+
+import sharded as st
+from sharded import cli
+from sharded.tools import bench_report
+
+TINY = [
+    "bench",
+    "--executor",
+    "local",
+    "--size",
+    "3000",
+    "--repeat",
+    "1",
+    "--reshard-gb",
+    "0",
+    "--ckpt-gb",
+    "0",
+    "--mlp-rows",
+    "0",
+    "--tiny-ops",
+    "3",
+    "--read-size",
+    "500",
+    "--no-linalg",
+    "--no-algorithms",
+]
+
+
+@pytest.fixture
+def own_session():
+    """The benchmark starts and shuts down its own sessions; the package's comes back."""
+    st.shutdown()
+    yield
+    st.shutdown()
+    st.init(executor="local", num_workers=3)
+
+
+def test_json_plot_and_scaling_over_worker_counts(own_session, tmp_path, capsys):
+    js, png = tmp_path / "b.json", tmp_path / "b.png"
+    argv = TINY + ["--workers", "1,2", "--json", str(js), "--plot", str(png)]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "sharded benchmark: 1 workers" in out and "sharded benchmark: 2 workers" in out
+    assert "scaling efficiency over 1, 2 workers" in out and "eff(2)" in out
+    data = json.loads(js.read_text())
+    assert [r["workers"] for r in data["runs"]] == [1, 2]
+    names = [c["name"] for c in data["runs"][0]["cases"]]
+    assert "2*x + 3*y - 1 on 3,000" in names
+    assert "read latency x.sum().item() of 500" in names
+    fused = next(c for c in data["runs"][1]["cases"] if c["name"].startswith("2*x"))
+    assert fused["target"] == "<= 0.5 x numpy" and fused["sharded_s"] > 0
+    assert fused["ratio_numpy"] == pytest.approx(fused["sharded_s"] / fused["numpy_s"])
+    eff = {s["name"]: s["efficiency"] for s in data["scaling"]}
+    assert eff["2*x + 3*y - 1 on 3,000"]["1"] == 1.0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_without_matplotlib_fails_before_running(own_session, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    assert cli.main(TINY + ["--plot", "x.png"]) == 2
+    captured = capsys.readouterr()
+    assert "--plot needs matplotlib" in captured.err and "sharded[bench]" in captured.err
+    assert "sharded benchmark" not in captured.out  # nothing was measured
+
+
+@pytest.mark.parametrize("bad", ["0", "a,b", "", "2,-1"])
+def test_workers_list_must_be_positive_ints(bad, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["bench", "--workers", bad])
+    assert e.value.code == 2 and "--workers takes positive ints" in capsys.readouterr().err
+
+
+def test_json_has_no_nan():
+    d = bench_report.to_dict([(1, [("a", 1.0, 2.0, float("nan"), "")])])
+    assert json.loads(json.dumps(d, allow_nan=False))["runs"][0]["cases"][0]["dask_s"] is None

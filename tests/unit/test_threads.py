@@ -1,0 +1,22 @@
+"""BLAS threads of a worker (sharded.runtime.threads): the share rule, and setting the count
+in this process (the Ray mirror checks real actors against their node's cores)."""
+
+import pytest
+from threadpoolctl import threadpool_limits
+
+from sharded.runtime import threads
+from sharded.runtime.worker import Worker
+
+
+@pytest.mark.parametrize(("cpus", "workers", "want"), [(16, 2, 8), (2, 2, 1), (2, 4, 1), (3, 2, 1)])
+def test_share_is_node_cpus_over_workers_at_least_one(cpus, workers, want):
+    assert threads.share(cpus, workers) == want
+
+
+def test_threads_command_sets_this_process_blas():
+    if threads.blas_threads() is None:
+        pytest.skip("no BLAS loaded")
+    with threadpool_limits(limits=None):  # restores this process's pools afterwards
+        w = Worker(0)
+        assert w.run([("threads", 1)]) == []
+        assert w.stats()["blas_threads"] == threads.blas_threads() == 1
