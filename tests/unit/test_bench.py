@@ -39,7 +39,7 @@ def own_session():
     st.shutdown()
     yield
     st.shutdown()
-    st.init(executor="local", num_workers=3)
+    st.init(executor="local", num_workers=3, min_shard_bytes=0)
 
 
 def test_json_plot_and_scaling_over_worker_counts(own_session, tmp_path, capsys):

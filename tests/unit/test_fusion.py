@@ -272,7 +272,7 @@ def test_init_fusion_false_turns_it_off():
         assert _fused_commands() == 0
     finally:
         st.shutdown()
-        st.init(executor="local", num_workers=3)
+        st.init(executor="local", num_workers=3, min_shard_bytes=0)
 
 
 def test_bad_slice_in_a_window_fails_like_unfused():
