@@ -186,3 +186,12 @@ def test_mixed_dtypes_refused_as_torch():
         st.ones(1, 1) @ st.ones(2, 1, dtype=st.float64)
     # outer is a broadcast product in torch, so it promotes
     assert st.outer(f[0], d[0]).dtype == st.float64
+
+
+def test_vecdot_as_torch():
+    # torch.linalg.vecdot conjugates x and refuses mixed dtypes ("Expected x and y to have the
+    # same dtype, but found x of type Float and y of type Long")
+    x, y = st.tensor([1 + 2j, 3j], shards=2), st.tensor([1j, 1 + 0j])
+    assert st.linalg.vecdot(x, y).item() == pytest.approx(2 - 2j)
+    with pytest.raises(st.DTypeError, match="vecdot.*float32 and int64"):
+        st.linalg.vecdot(st.ones(2), st.ones(2, dtype=st.int64))
