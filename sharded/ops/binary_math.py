@@ -6,8 +6,10 @@ Each primitive is one block built with :func:`_define` (the shared elementwise p
 dtype rules of :mod:`.elementwise`, the one op module this family imports), its VJP and its
 public function. torch's dtype rules: ``fmod`` refuses bool, ``xlogy`` and ``sinc`` give the
 default float for integers, ``heaviside`` wants equal dtypes, ``nan_to_num`` keeps the dtype,
-``gcd``, ``lcm`` and the shifts take integers only. Other operands' primitives are reached by
-name (:func:`apply`).
+``gcd``, ``lcm`` and the shifts take integers only; ``fmax``, ``fmin``, ``heaviside``, ``gcd``
+and ``lcm`` take tensors only (torch has no Number overload of them). The shifts are also the
+operators ``<<``, ``>>``, ``<<=``, ``>>=``. Other operands' primitives are reached by name
+(:func:`apply`).
 """
 
 from __future__ import annotations
