@@ -204,6 +204,8 @@ _REFLECTED = {
     "__rand__",
     "__ror__",
     "__rxor__",
+    "__rlshift__",
+    "__rrshift__",
     "__rmatmul__",
 }
 _BINARY = {
@@ -217,6 +219,8 @@ _BINARY = {
     "__and__",
     "__or__",
     "__xor__",
+    "__lshift__",
+    "__rshift__",
     "__matmul__",
     "__lt__",
     "__le__",

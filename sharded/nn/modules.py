@@ -7,6 +7,7 @@ import math
 
 from .. import dtypes as D
 from ..autograd import no_grad
+from ..devices import normalize
 from ..errors import ArgumentError, DTypeError, StateDictError
 from ..layout import Layout
 from ..ops.creation import empty
@@ -278,7 +279,12 @@ class Module:
             elif isinstance(a, str) and (a == "cpu" or a.startswith("cuda")):
                 device = a
             else:
-                dtype = D.as_dtype(a)
+                try:
+                    dtype = D.as_dtype(a)
+                except DTypeError:
+                    if not isinstance(a, str):
+                        raise
+                    device = normalize(a)  # torch: a string is a device ("xla": unknown)
         if dtype is not None and not dtype.is_floating_point:
             raise DTypeError(
                 f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}"

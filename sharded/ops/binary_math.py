@@ -6,8 +6,10 @@ Each primitive is one block built with :func:`_define` (the shared elementwise p
 dtype rules of :mod:`.elementwise`, the one op module this family imports), its VJP and its
 public function. torch's dtype rules: ``fmod`` refuses bool, ``xlogy`` and ``sinc`` give the
 default float for integers, ``heaviside`` wants equal dtypes, ``nan_to_num`` keeps the dtype,
-``gcd``, ``lcm`` and the shifts take integers only. Other operands' primitives are reached by
-name (:func:`apply`).
+``gcd``, ``lcm`` and the shifts take integers only; ``fmax``, ``fmin``, ``heaviside``, ``gcd``
+and ``lcm`` take tensors only (torch has no Number overload of them). The shifts are also the
+operators ``<<``, ``>>``, ``<<=``, ``>>=``. Other operands' primitives are reached by name
+(:func:`apply`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import math
 
 import numpy as np
 
-from ..core.dispatch import apply, needs, unbroadcast
+from ..core.dispatch import apply, as_tensor, is_tensor, needs, unbroadcast
 from ..core.registry import bind, nondiff, vjp
 from ..errors import ArgumentError, DTypeError
 from . import elementwise as E
@@ -109,6 +111,7 @@ fmax = E.public(
     "st.tensor([1.0, float('nan')]), st.tensor([float('nan'), 2.0])",
     "[1.0, 2.0]",
     inplace=False,
+    tensors=("input", "other"),
 )
 fmin = E.public(
     "fmin",
@@ -117,6 +120,7 @@ fmin = E.public(
     "st.tensor([1.0, float('nan')]), st.tensor([float('nan'), 2.0])",
     "[1.0, 2.0]",
     inplace=False,
+    tensors=("input", "other"),
 )
 
 
@@ -182,19 +186,20 @@ heaviside = E.public(
     "Step function: 0 below zero, ``values`` at zero, 1 above.",
     "st.tensor([-1.0, 0.0, 2.0]), st.tensor([0.5])",
     "[0.0, 0.5, 1.0]",
+    tensors=("input", "values"),
 )
 
 
 # ------------------------------------------------------------------------- nan_to_num
 @E.named_kernel("nan_to_num")
 def _nan_to_num_kernel(xp, a, nan, posinf, neginf, cast=None, out=None):
-    """NumPy's ``nan_to_num``; a NaN ``posinf``/``neginf`` stands for None (the dtype's
-    largest / lowest finite value)."""
+    """NumPy's ``nan_to_num`` (the driver resolved None to the dtype's finite limits, so a
+    NaN replacement is a NaN, as torch)."""
     if a.dtype.kind not in "fc":
         return E.result(xp, a, out)
-    posinf = None if posinf != posinf else posinf
-    neginf = None if neginf != neginf else neginf
-    return E.result(xp, xp.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf), out)
+    with np.errstate(over="ignore"):  # a replacement beyond the dtype's range is inf
+        r = xp.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf)
+    return E.result(xp, r, out)
 
 
 def _keep_rule(ops):
@@ -219,11 +224,14 @@ def _fill(name, v, default):
     return float(v)
 
 
-def _nan_args(nan, posinf, neginf):
+def _nan_args(x, nan, posinf, neginf):
+    """The replacement values; None is the largest / lowest finite value of ``x``'s dtype."""
+    kind = x.dtype.np.kind
+    big = float(np.finfo(x.dtype.np).max) if kind in "fc" else 0.0  # ints come back as are
     return (
         _fill("nan", nan, 0.0),
-        _fill("posinf", posinf, math.nan),
-        _fill("neginf", neginf, math.nan),
+        _fill("posinf", posinf, big),
+        _fill("neginf", neginf, -big),
     )
 
 
@@ -238,7 +246,8 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     >>> st.nan_to_num(st.tensor([float('nan'), float('inf'), 1.0]), posinf=9.0).tolist()
     [0.0, 9.0, 1.0]
     """
-    return E.call("nan_to_num", input, *_nan_args(nan, posinf, neginf))
+    x = input if is_tensor(input) else as_tensor(input)
+    return E.call("nan_to_num", x, *_nan_args(x, nan, posinf, neginf))
 
 
 @bind("nan_to_num_", prim="nan_to_num")
@@ -251,7 +260,7 @@ def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
     >>> x = st.tensor([float('nan')]); x.nan_to_num_(nan=2.0).tolist()
     [2.0]
     """
-    return E.call_("nan_to_num", self, *_nan_args(nan, posinf, neginf))
+    return E.call_("nan_to_num", self, *_nan_args(self, nan, posinf, neginf))
 
 
 # ------------------------------------------------------------------------------- sinc
@@ -280,8 +289,23 @@ _define("gcd", "gcd", E.only("gcd", "int"))
 _define("lcm", "lcm", E.only("lcm", "int"))
 nondiff("gcd")  # integer results
 nondiff("lcm")
-gcd = E.public("gcd", 2, "Greatest common divisor.", "st.tensor([12, -18]), 8", "[4, 2]")
-lcm = E.public("lcm", 2, "Least common multiple.", "st.tensor([4, -6]), 6", "[12, 6]")
+_INT_OPS = ("input", "other")  # torch has no Number overload of gcd/lcm (nor fmax, fmin)
+gcd = E.public(
+    "gcd",
+    2,
+    "Greatest common divisor.",
+    "st.tensor([12, -18]), st.tensor([8])",
+    "[4, 2]",
+    tensors=_INT_OPS,
+)
+lcm = E.public(
+    "lcm",
+    2,
+    "Least common multiple.",
+    "st.tensor([4, -6]), st.tensor([6])",
+    "[12, 6]",
+    tensors=_INT_OPS,
+)
 
 
 # ------------------------------------------------------------------------------ shifts
@@ -303,13 +327,46 @@ def _shift_kernel(name, left):
     return E.named_kernel(name)(k)
 
 
-_define("bitwise_left_shift", _shift_kernel("bitwise_left_shift", True), E.only("shift", "int"))
-_define("bitwise_right_shift", _shift_kernel("bitwise_right_shift", False), E.only("shift", "int"))
+_define(
+    "bitwise_left_shift",
+    _shift_kernel("bitwise_left_shift", True),
+    E.only("bitwise_left_shift", "int"),
+)
+_define(
+    "bitwise_right_shift",
+    _shift_kernel("bitwise_right_shift", False),
+    E.only("bitwise_right_shift", "int"),
+)
 nondiff("bitwise_left_shift")  # integer results
 nondiff("bitwise_right_shift")
 bitwise_left_shift = E.public(
-    "bitwise_left_shift", 2, "``input << other``.", "st.tensor([1, 3]), 2", "[4, 12]"
+    "bitwise_left_shift",
+    2,
+    "``input << other`` (also the operators ``<<``, ``<<=``).",
+    "st.tensor([1, 3]), 2",
+    "[4, 12]",
+    names=("__lshift__", "__rlshift__"),
 )
 bitwise_right_shift = E.public(
-    "bitwise_right_shift", 2, "``input >> other`` (arithmetic).", "st.tensor([-8, 8]), 2", "[-2, 2]"
+    "bitwise_right_shift",
+    2,
+    "``input >> other``, arithmetic (also the operators ``>>``, ``>>=``).",
+    "st.tensor([-8, 8]), 2",
+    "[-2, 2]",
+    names=("__rshift__", "__rrshift__"),
 )
+
+
+def _shift_inplace(name):
+    """``x <<= y`` / ``x >>= y``: torch shifts in place (the object keeps its identity)."""
+
+    def op(self, other):
+        return E.call_(name, self, other)
+
+    op.__name__ = op.__qualname__ = f"{name}_"
+    op.__doc__ = f"In-place ``{name}`` (the augmented shift operator)."
+    return op
+
+
+bind("__ilshift__", prim="bitwise_left_shift")(_shift_inplace("bitwise_left_shift"))
+bind("__irshift__", prim="bitwise_right_shift")(_shift_inplace("bitwise_right_shift"))

@@ -352,13 +352,35 @@ def inplace_unary(name):
     return op
 
 
-def public(name, nargs, doc, example, result, names=(), inplace=True):
+_SCALARS = (bool, int, float, complex, np.generic)
+
+
+def require_tensors(name, operands, params) -> None:
+    """torch's check for ops that have no Number overload (``fmax``, ``gcd``...): a Python or
+    NumPy scalar among ``operands`` (named ``params``) raises :class:`DTypeError`.
+
+    Examples
+    --------
+    >>> require_tensors("fmax", (np.ones(2), 2.0), ("input", "other"))
+    Traceback (most recent call last):
+    ...
+    sharded.errors.DTypeError: fmax(): argument 'other' must be a tensor, not float
+    """
+    for o, p in zip(operands, params):
+        if isinstance(o, _SCALARS):
+            raise DTypeError(f"{name}(): argument '{p}' must be a tensor, not {type(o).__name__}")
+
+
+def public(name, nargs, doc, example, result, names=(), inplace=True, tensors=()):
     """The public function of elementwise primitive ``name`` over ``nargs`` operands, bound as
-    the method ``x.name(...)`` (and ``names``), with ``x.name_(...)`` in place."""
+    the method ``x.name(...)`` (and ``names``), with ``x.name_(...)`` in place. ``tensors``
+    names the parameters when torch refuses Python numbers for them (see
+    :func:`require_tensors`)."""
 
     def f(*operands):
         if len(operands) != nargs:
             raise TypeError(f"{name}() takes {nargs} arguments, got {len(operands)}")
+        require_tensors(name, operands, tensors)
         return call(name, *operands)
 
     f.__name__ = f.__qualname__ = name
@@ -374,6 +396,7 @@ def public(name, nargs, doc, example, result, names=(), inplace=True):
     if inplace:
 
         def op(self, *operands):
+            require_tensors(name + "_", (self,) + operands, tensors)
             return call_(name, self, *operands)
 
         op.__name__ = op.__qualname__ = name + "_"

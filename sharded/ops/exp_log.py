@@ -103,6 +103,7 @@ logaddexp = E.public(
     "``log(exp(input) + exp(other))`` without overflow.",
     "st.tensor([0.0]), st.tensor([0.0])",
     "[0.6931471824645996]",
+    tensors=("input", "other"),  # torch has no Number overload
 )
 logaddexp2 = E.public(
     "logaddexp2",
@@ -110,6 +111,7 @@ logaddexp2 = E.public(
     "``log2(2**input + 2**other)`` without overflow.",
     "st.tensor([1.0]), st.tensor([1.0])",
     "[2.0]",
+    tensors=("input", "other"),  # torch has no Number overload
 )
 
 

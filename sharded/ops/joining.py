@@ -22,7 +22,7 @@ from ..core.dataflow import Operand, align, free_temps
 from ..core.dispatch import apply, as_tensor, is_tensor, placement
 from ..core.registry import bind, kernel, primitive, vjp
 from ..devices import matches, normalize, workers_for
-from ..errors import ArgumentError, IndexOutOfRange, ShapeError
+from ..errors import ArgumentError, DTypeError, IndexOutOfRange, ShapeError
 from ..layout import Layout, normalize_dim, resolve
 
 __all__ = [
@@ -105,6 +105,17 @@ def to_device(x, device):
     return apply("reshard", x, new)
 
 
+def _dtype_name(s: str) -> bool:
+    """Whether ``s`` names a dtype (``"float64"``) rather than a device."""
+    if s == "cpu" or s.startswith("cuda"):
+        return False
+    try:
+        D.as_dtype(s)
+    except DTypeError:
+        return False
+    return True
+
+
 @bind("to")
 def to(self, *args, **kwargs):
     """Convert dtype and/or device: ``x.to(st.float64)``, ``x.to("cuda")``,
@@ -123,8 +134,10 @@ def to(self, *args, **kwargs):
     for a in args:
         if is_tensor(a):
             dtype = a.dtype
-        elif isinstance(a, str) and (a == "cpu" or a.startswith("cuda")):
-            device = a
+        elif isinstance(a, str):
+            # torch reads every string as a device; dtype names ("float64") stay accepted,
+            # anything else ("xla") is an unknown device, not an unknown dtype
+            device, dtype = (None, a) if _dtype_name(a) else (a, dtype)
         else:
             dtype = a
     out = self

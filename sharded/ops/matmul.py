@@ -13,7 +13,7 @@ from .. import dtypes as D
 from ..core.dataflow import Operand
 from ..core.dispatch import apply, as_tensor, is_tensor, unbroadcast
 from ..core.registry import bind, kernel, primitive, vjp
-from ..errors import ShapeError
+from ..errors import DTypeError, ShapeError
 from ..layout import Layout, broadcast_shapes
 from .matmul_plan import choose, run_blocks, run_ksplit
 
@@ -100,6 +100,18 @@ def _dims(s) -> str:
     return "x".join(map(str, s))
 
 
+def _same_dtype(op, a, b) -> None:
+    """torch multiplies only equal dtypes (no promotion: ``int @ float`` and ``float32 @
+    float64`` raise), and no bool matrices; checked before anything is queued."""
+    if a.dtype != b.dtype:
+        raise DTypeError(
+            f"{op}: expected both operands to have the same dtype, but got "
+            f"{a.dtype.name} and {b.dtype.name}"
+        )
+    if a.dtype == D.bool_:
+        raise DTypeError(f"{op} is not implemented for bool tensors")
+
+
 @bind("matmul", "__matmul__", "__rmatmul__", prim="matmul")
 def matmul(input, other):
     """Matrix product with torch's rules for 1-D and batched (broadcast) operands.
@@ -111,13 +123,15 @@ def matmul(input, other):
     >>> (a @ st.tensor([[1.], [1.]])).tolist()
     [[1.0], [5.0], [9.0]]
     """
-    a, b = _t(input), _t(other)
+    return _matmul("matmul", _t(input), _t(other))
+
+
+def _matmul(op, a, b):
+    """``a @ b`` for tensors; ``op`` names the public function in errors."""
     if a.ndim == 0 or b.ndim == 0:
         raise ShapeError(
             f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D"
         )
-    dt = D.promote_types(a.dtype, b.dtype)
-    a, b = a.to(dt), b.to(dt)
     squeeze = []
     if a.ndim == 1:
         a = a.unsqueeze(0)
@@ -130,7 +144,8 @@ def matmul(input, other):
             f"mat1 and mat2 shapes cannot be multiplied ({_dims(a.shape)} and {_dims(b.shape)})"
         )
     broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
-    out = apply("matmul", a, b, dt)
+    _same_dtype(op, a, b)  # after the shapes, as torch
+    out = apply("matmul", a, b, a.dtype)
     for d in squeeze:
         out = out.squeeze(d)
     return out
@@ -148,7 +163,7 @@ def mm(input, mat2):
     """
     if _t(input).ndim != 2 or _t(mat2).ndim != 2:
         raise ShapeError(f"mm expects 2-D tensors, got {_t(input).ndim}-D and {_t(mat2).ndim}-D")
-    return matmul(input, mat2)
+    return _matmul("mm", _t(input), _t(mat2))
 
 
 @bind("bmm", prim="matmul")
@@ -167,7 +182,7 @@ def bmm(input, mat2):
             f"bmm expects 3-D tensors with equal batch sizes, got "
             f"{tuple(a.shape)} and {tuple(b.shape)}"
         )
-    return matmul(a, b)
+    return _matmul("bmm", a, b)
 
 
 @bind("mv", prim="matmul")
@@ -184,7 +199,7 @@ def mv(input, vec):
         raise ShapeError(
             f"mv expects a 2-D and a 1-D tensor, got {_t(input).ndim}-D and {_t(vec).ndim}-D"
         )
-    return matmul(input, vec)
+    return _matmul("mv", _t(input), _t(vec))
 
 
 @bind("dot", prim="matmul")
@@ -202,7 +217,7 @@ def dot(input, other):
         raise ShapeError(
             f"dot expects two 1-D tensors of equal size, got {tuple(a.shape)} and {tuple(b.shape)}"
         )
-    return matmul(a, b)
+    return _matmul("dot", a, b)
 
 
 @bind("vdot", prim="matmul")

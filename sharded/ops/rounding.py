@@ -253,6 +253,7 @@ nextafter = E.public(
     "nextafter",
     2,
     "The next representable value after ``input`` towards ``other``.",
-    "st.tensor([0.0], dtype=st.float64), 1.0",
+    "st.tensor([0.0], dtype=st.float64), st.tensor(1.0, dtype=st.float64)",
     "[5e-324]",
+    tensors=("input", "other"),  # torch has no Number overload
 )

@@ -9,6 +9,7 @@ locally -- so every result is identical for any shard count and layout after the
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -226,43 +227,117 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 
 
 # ------------------------------------------------------------------------------ poisson
-_NORMAL_FROM = 1000.0  # rates above: the normal approximation (error O(1/sqrt(rate)))
+# Every element draws from its own stream: SplitMix64 seeded with a 62-bit key that the
+# counter-based ``random`` primitive gives it (a pure function of its global position), so a
+# rejection sampler may take as many uniforms as it needs and the samples stay identical for
+# any shard count. (The mixer repeats :mod:`.random`'s: op modules never import each other.)
+_PTRS_FROM = 10.0  # rates from here on: PTRS (valid for rate >= 10); below: CDF inversion
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+_LOG_FACT = np.array([math.lgamma(k + 1.0) for k in range(16)])  # log(k!), k < 16
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
-@kernel
-def poisson_block(xp, lam, u, z):
-    """Poisson samples for rates ``lam`` from uniforms ``u`` (CDF inversion, exact) or, for
-    rates above ``_NORMAL_FROM``, from normals ``z`` (rounded normal approximation)."""
-    rate = lam.astype(np.float64)
-    small = rate <= _NORMAL_FROM
-    r = xp.where(small, rate, 0.0)
-    p = xp.exp(-r)
+def _uniform(xp, key, j: int):
+    """The ``j``-th uniform in [0, 1) of the streams seeded by ``key`` (SplitMix64)."""
+    with np.errstate(over="ignore"):
+        x = key + np.uint64(j + 1) * _GOLDEN
+        x = (x ^ (x >> np.uint64(30))) * _M1
+        x = (x ^ (x >> np.uint64(27))) * _M2
+        x = x ^ (x >> np.uint64(31))
+    return (x >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+
+def _log_factorial(xp, k):
+    """``log(k!)`` for integral floats ``k >= 0``: a table below 16, Stirling's series above
+    (its first omitted term, ``1 / (1188 (k+1)^9)``, is below 1e-13 there)."""
+    x = k + 1.0
+    x2 = x * x
+    series = 1 / (12 * x) * (1 - 1 / (30 * x2) * (1 - 2 / (7 * x2) * (1 - 0.75 / x2)))
+    big = (x - 0.5) * xp.log(x) - x + _HALF_LOG_2PI + series
+    table = xp.asarray(_LOG_FACT)[xp.clip(k, 0, 15).astype(np.int64)]
+    return xp.where(k < 16, table, big)
+
+
+def _invert(xp, rate, key):
+    """Exact samples for small rates: the first uniform of each stream through the CDF."""
+    u = _uniform(xp, key, 0)
+    p = xp.exp(-rate)
     cdf = p.copy()
     k = xp.zeros(rate.shape, dtype=np.float64)
-    active = small & (u > cdf)
+    active = u > cdf
     i = 0
-    while bool(active.any()):
+    while bool(active.any()):  # p underflows to 0 after a few hundred terms at most
         i += 1
-        p = p * r / i
+        p = p * rate / i
         cdf = cdf + p
         k = k + active
         active = active & (u > cdf) & (p > 0)
-    big = xp.maximum(xp.rint(rate + xp.sqrt(xp.abs(rate)) * z), 0.0)
-    return xp.where(small, k, big).astype(lam.dtype)
+    return k
+
+
+def _ptrs(xp, rate, key):
+    """Exact samples for rates >= 10: Hoermann's transformed rejection with squeeze (PTRS,
+    1993; NumPy's ``random_poisson_ptrs``), vectorised: each round draws the next two
+    uniforms of every pending stream and settles the accepted ones (about 1.15 rounds each)."""
+    out = xp.empty(rate.shape, dtype=np.float64)
+    pend = xp.arange(rate.shape[0])
+    j = 1
+    while pend.shape[0]:
+        lam, ky = rate[pend], key[pend]
+        slam, loglam = xp.sqrt(lam), xp.log(lam)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        invalpha = 1.1239 + 1.1328 / (b - 3.4)
+        vr = 0.9277 - 3.6224 / (b - 2)
+        U = _uniform(xp, ky, j) - 0.5
+        V = _uniform(xp, ky, j + 1)
+        j += 2
+        us = 0.5 - xp.abs(U)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            k = xp.floor((2 * a / us + b) * U + lam + 0.43)
+            fast = (us >= 0.07) & (V <= vr)
+            reject = (k < 0) | ~xp.isfinite(k) | ((us < 0.013) & (V > us))
+            kk = xp.where(reject, 0.0, k)
+            lhs = xp.log(V) + xp.log(invalpha) - xp.log(a / (us * us) + b)
+            rhs = -lam + kk * loglam - _log_factorial(xp, kk)
+        done = fast | (~reject & (lhs <= rhs))
+        out[pend[done]] = k[done]
+        pend = pend[~done]
+    return out
+
+
+@kernel
+def poisson_block(xp, lam, key):
+    """Poisson samples for rates ``lam``, exact in distribution: CDF inversion below rate 10,
+    PTRS from there (``key``: each element's stream seed; non-finite rates come back as they
+    are)."""
+    rate = lam.astype(np.float64).ravel()
+    key = key.astype(np.uint64).ravel()
+    out = rate.copy()
+    finite = xp.isfinite(rate)
+    for pick, sampler in (
+        (finite & (rate < _PTRS_FROM), _invert),
+        (finite & (rate >= _PTRS_FROM), _ptrs),
+    ):
+        idx = xp.nonzero(pick)[0]
+        if idx.shape[0]:
+            out[idx] = sampler(xp, rate[idx], key[idx])
+    return out.reshape(lam.shape).astype(lam.dtype)
 
 
 @primitive(
     "poisson",
     kernels=[poisson_block],
     kind="op",
-    out_spec=lambda lam, u, z: (tuple(lam.shape), lam.dtype),
+    out_spec=lambda lam, key: (tuple(lam.shape), lam.dtype),
 )
-def _poisson_plan(ex, lam, u, z):
-    """Each shard transforms its own rates with the uniforms/normals laid out like them."""
+def _poisson_plan(ex, lam, key):
+    """Each shard transforms its own rates with the stream keys laid out like them."""
     keys = []
     for s, (w, _, _) in enumerate(lam._layout.shards()):
         k = ex.new_key()
-        args = tuple(("k", t._keys[s], None) for t in (lam, u, z))
+        args = tuple(("k", t._keys[s], None) for t in (lam, key))
         ex.submit(w, "poisson_block", args, (k,), {}, ("poisson", s))
         keys.append(k)
     return Operand(lam._layout, lam._dtype, keys)
@@ -272,8 +347,8 @@ nondiff("poisson")  # torch: the samples are not differentiable in the rates
 
 
 def poisson(input, generator=None):
-    """Poisson samples with rates ``input`` (same shape and dtype): exact CDF inversion for
-    rates up to 1000, the rounded normal approximation above.
+    """Poisson samples with rates ``input`` (same shape and dtype), exact in distribution for
+    every rate: CDF inversion below 10, Hoermann's PTRS rejection sampler from there on.
 
     Examples
     --------
@@ -283,10 +358,9 @@ def poisson(input, generator=None):
     """
     lam = _t(input).detach().contiguous()
     _floating("poisson", lam)
-    if lam.numel() and bool((lam < 0).any().item()):
+    if lam.numel() and bool((~(lam >= 0)).any().item()):  # NaN too, as torch
         raise ArgumentError(
             f"invalid Poisson rate, expected rate to be non-negative, got {lam.min().item()}"
         )
-    u = _draw(lam.layout, "uniform", D.float64)
-    z = _draw(lam.layout, "normal", D.float64)
-    return apply("poisson", lam, u, z)
+    key = apply("random", lam.layout, "integers", D.int64, 0, 2**62)
+    return apply("poisson", lam, key)

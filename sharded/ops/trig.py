@@ -136,11 +136,12 @@ atan2 = E.public(
     "atan2",
     2,
     "Angle of the point ``(other, input)``, in ``[-pi, pi]``.",
-    "st.tensor([0.0]), 1.0",
+    "st.tensor([0.0]), st.tensor([1.0])",
     "[0.0]",
     names=("arctan2",),
+    tensors=("input", "other"),  # torch has no Number overload
 )
-bind("arctan2_", prim="atan2")(lambda self, other: E.call_("atan2", self, other))
+bind("arctan2_", prim="atan2")(lambda self, other: self.atan2_(other))
 
 
 # ----------------------------------------------------------------------------- hypot
@@ -158,7 +159,12 @@ def _hypot_vjp(gs, node):
 
 
 hypot = E.public(
-    "hypot", 2, "``sqrt(input**2 + other**2)`` without overflow.", "st.tensor([3.0]), 4.0", "[5.0]"
+    "hypot",
+    2,
+    "``sqrt(input**2 + other**2)`` without overflow.",
+    "st.tensor([3.0]), st.tensor([4.0])",
+    "[5.0]",
+    tensors=("input", "other"),  # torch has no Number overload
 )
 
 arcsin, arccos, arctan = asin, acos, atan

@@ -86,7 +86,7 @@ def test_inplace():
     z = st.tensor([0.0, -1.0])
     assert z.sinc_().tolist()[0] == 1.0
     w = st.tensor([12, 18])
-    assert w.gcd_(8).tolist() == [4, 2] and w.lcm_(6).tolist() == [12, 6]
+    assert w.gcd_(st.tensor(8)).tolist() == [4, 2] and w.lcm_(st.tensor([6])).tolist() == [12, 6]
     assert w.bitwise_left_shift_(1).tolist() == [24, 12]
     assert w.bitwise_right_shift_(2).tolist() == [6, 3]
     assert st.tensor([0.0]).heaviside_(st.tensor([0.5])).tolist() == [0.5]
@@ -120,3 +120,91 @@ def test_gradients():
     q = st.tensor([1.0, 2.0], requires_grad=True)
     st.fmax(p, q).sum().backward()
     assert p.grad.tolist() == [1.0, 0.0] and q.grad.tolist() == [0.0, 1.0]
+
+
+def test_shift_operators_as_torch():
+    # torch: `<<`/`>>` are bitwise_left/right_shift, reflected for `1 << x`, in place for `<<=`
+    x = st.tensor([1, -8, 3], dtype=st.int32, shards=2)
+    assert (x << 1).tolist() == [2, -16, 6] and (x << 1).dtype == st.int32
+    assert (x >> 1).tolist() == [0, -4, 1]
+    assert (1 << x).tolist() == [2, 0, 8] and (1 << x).dtype == st.int32
+    assert (2 >> x).tolist() == [1, 0, 0]
+    assert (x << 40).tolist() == [0, 0, 0] and (x >> 40).tolist() == [0, -1, 0]
+    assert (x << 2**40).tolist() == [1, -8, 3]  # the Python int wraps into int32 (to 0)
+    assert (x >> x).tolist() == [0, -1, 0] and (x << True).tolist() == [2, -16, 6]
+    assert (x << st.tensor([1, 2, 3])).tolist() == [2, -32, 24]
+    assert (x << st.tensor([1, 2, 3])).dtype == st.int64
+    u = st.tensor([1, 200, 3], dtype=st.uint8)
+    assert (u << 1).tolist() == [2, 144, 6] and (u >> 1).tolist() == [0, 100, 1]
+    w = u << st.tensor([1, 2, 3], dtype=st.int8)
+    assert w.tolist() == [2, 800, 24] and w.dtype == st.int16
+    b = st.tensor([True, False]) << 1
+    assert b.tolist() == [2, 0] and b.dtype == st.int64
+    y = x.clone()
+    z = y
+    y <<= 1
+    assert y is z and y.tolist() == [2, -16, 6] and y.dtype == st.int32
+    y >>= st.tensor([1, 2, 3])  # torch: an int64 amount shifts an int32 tensor in place
+    assert y is z and y.tolist() == [1, -4, 0] and y.dtype == st.int32
+    # torch refuses floats and bools ("lshift_cpu" not implemented for 'Float'/'Bool')
+    f, bb = st.tensor([1.0, 2.0]), st.tensor([True, False])
+    for bad in (lambda: f << 1, lambda: x << 1.0, lambda: 1.0 << x, lambda: f >> 1):
+        with pytest.raises(st.DTypeError, match="float32"):
+            bad()
+    with pytest.raises(st.DTypeError, match="bool"):
+        bb << bb
+    y = x.clone()
+    with pytest.raises(st.DTypeError, match="float32"):
+        y <<= 1.0
+    assert y.tolist() == [1, -8, 3]
+    with pytest.raises(st.DTypeError, match="float32"):
+        f <<= 1
+    with pytest.raises(TypeError):
+        x << "a"
+
+
+def test_tensor_only_operands_as_torch():
+    # torch has no Number overload of these: fmax(t, 2.0) is "argument 'other' (position 2)
+    # must be Tensor, not float" (a TypeError); fmod and xlogy do take numbers
+    f, i = st.tensor([1.0, float("nan")]), st.tensor([12, -18])
+    calls = [
+        (lambda: st.fmax(f, 2.0), "fmax.*'other'.*float"),
+        (lambda: st.fmin(2.0, f), "fmin.*'input'.*float"),
+        (lambda: f.fmax(2.0), "fmax.*'other'"),
+        (lambda: st.heaviside(f, 0.5), "heaviside.*'values'.*float"),
+        (lambda: f.heaviside_(0.5), "heaviside_.*'values'"),
+        (lambda: st.gcd(i, 8), "gcd.*'other'.*int"),
+        (lambda: st.lcm(8, i), "lcm.*'input'.*int"),
+        (lambda: i.gcd_(8), "gcd_.*'other'"),
+        (lambda: i.lcm(np.int64(8)), "lcm.*'other'.*int64"),
+        (lambda: st.fmax(f, True), "fmax.*'other'.*bool"),
+    ]
+    for call, msg in calls:
+        with pytest.raises(st.DTypeError, match=msg):
+            call()
+    assert f.tolist()[0] == 1.0 and i.tolist() == [12, -18]
+    # 0-d tensors are tensors: torch.fmax(t, tensor(2.0)) and gcd(t, tensor(8)) work
+    assert st.fmax(f, st.tensor(2.0)).tolist() == [2.0, 2.0]
+    assert st.gcd(i, st.tensor(8)).tolist() == [4, 2]
+    assert st.gcd(i.int(), st.tensor(8)).dtype == st.int32
+    assert st.heaviside(f, st.tensor(2.0)).tolist()[0] == 1.0
+    with pytest.raises(st.DTypeError, match="float32.*float64|float64.*float32"):
+        st.heaviside(f, st.tensor(2.0, dtype=st.float64))
+    assert st.fmod(f, 2.0).tolist()[0] == 1.0 and st.xlogy(f, 2.0).dtype == st.float32
+
+
+def test_nan_to_num_nan_replacements_as_torch():
+    x = st.tensor([float("inf"), -float("inf"), float("nan"), 1.0], shards=2)
+    big = 3.4028234663852886e38
+    r = st.nan_to_num(x, posinf=float("nan")).tolist()
+    assert np.isnan(r[0]) and r[1:] == [-big, 0.0, 1.0]
+    r = st.nan_to_num(x, neginf=float("nan")).tolist()
+    assert np.isnan(r[1]) and r[0] == big
+    r = st.nan_to_num(x.double(), nan=float("nan"), posinf=float("nan"), neginf=float("nan"))
+    assert np.isnan(r.numpy()[:3]).all() and r.dtype == st.float64
+    # replacements beyond the dtype's range overflow to inf, as torch
+    assert st.nan_to_num(x, posinf=1e300).tolist()[0] == float("inf")
+    assert st.nan_to_num(x.half(), posinf=1e10).tolist()[:2] == [float("inf"), -65504.0]
+    y = x.clone()
+    assert y.nan_to_num_(posinf=float("nan")) is y and np.isnan(y.tolist()[0])
+    assert st.nan_to_num(st.tensor([1, 2]), posinf=float("nan")).tolist() == [1, 2]

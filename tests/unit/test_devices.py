@@ -25,6 +25,22 @@ def test_asking_for_a_gpu_names_device_and_reason():
         st.zeros(3, device="tpu")
 
 
+def test_unknown_strings_in_to_are_device_errors():
+    # torch reads a string argument of .to() as a device: "Expected one of cpu, cuda, ...
+    # device type at start of device string: foo" (RuntimeError), not a dtype error
+    x = st.ones(3, shards=2)
+    for bad in ("xla", "foo", "CPU", "cuda:x"):
+        with pytest.raises(st.BackendUnavailable, match=f"unknown device '{bad}'"):
+            x.to(bad)
+        with pytest.raises(st.BackendUnavailable, match=f"'{bad}'"):
+            x.to(device=bad)
+    with pytest.raises(st.BackendUnavailable, match="'xla'"):
+        x.to("xla", st.float64)
+    assert x.dtype == st.float32 and x.tolist() == [1.0, 1.0, 1.0]
+    # dtype names stay accepted (an extension: torch wants st.float64 itself)
+    assert x.to("float64").dtype == st.float64 and x.to("cpu", "int32").dtype == st.int32
+
+
 def test_device_matching_rules():
     assert normalize("cuda") == "cuda" and normalize("cuda:2") == "cuda:2"
     assert matches("cuda:1", "cuda") and not matches("cpu", "cuda")

@@ -51,3 +51,14 @@ def test_gradients():
     z = st.tensor([0.4, -1.5], dtype=st.float64, requires_grad=True)
     assert st.autograd.gradcheck(st.logaddexp, (y, z))
     assert st.autograd.gradcheck(st.logaddexp2, (y, z))
+
+
+def test_logaddexp_refuses_python_numbers_as_torch():
+    # torch: "logaddexp2(): argument 'other' (position 2) must be Tensor, not float"
+    t = st.tensor([1.0])
+    for name in ("logaddexp", "logaddexp2"):
+        with pytest.raises(st.DTypeError, match=f"{name}.*'other'.*float"):
+            getattr(st, name)(t, 1.0)
+        with pytest.raises(st.DTypeError, match=f"{name}.*'input'.*int"):
+            getattr(st, name)(1, t)
+    assert st.logaddexp2(t, st.tensor(1.0)).tolist() == [2.0]

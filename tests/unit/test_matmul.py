@@ -145,3 +145,53 @@ def test_size1_batch_split_into_empty_chunks(pa):
     a, b = st.ones(1, 2, 3, **pa), st.ones(1, 3, 2, shards=3)
     assert_matches_numpy(a @ b, np.full((1, 2, 2), 3.0), dtype=st.float32)
     assert_matches_numpy(a @ st.ones(4, 3, 2, shards=3), np.full((4, 2, 2), 3.0))
+
+
+def test_mixed_dtypes_refused_as_torch():
+    # torch never promotes in a product: "expected m1 and m2 to have the same dtype, but got:
+    # long int != float" (mm, @), "expected scalar type Long but found Float" (bmm), "dot :
+    # expected both vectors to have same dtype" (dot, 1-D @ 1-D); complex with real too
+    i = st.ones(2, 2, dtype=st.int64, shards=2)
+    f, d = st.ones(2, 2), st.ones(2, 2, dtype=st.float64)
+    c, i32 = st.ones(2, 2, dtype=st.complex64), st.ones(2, 2, dtype=st.int32)
+    pairs = [(i, f), (f, i), (f, d), (d, c), (c, f), (i, i32), (i32, d)]
+    calls = [
+        ("matmul", lambda a, b: a @ b),
+        ("mm", st.mm),
+        ("bmm", lambda a, b: st.bmm(a[None], b[None])),
+        ("mv", lambda a, b: st.mv(a, b[0])),
+        ("dot", lambda a, b: st.dot(a[0], b[0])),
+        ("matmul", lambda a, b: a[0] @ b),  # 1-D @ 2-D, 3-D @ 2-D, 2-D @ 1-D: matmul too
+        ("matmul", lambda a, b: a[None] @ b),
+        ("matmul", lambda a, b: st.matmul(a, b[0])),
+    ]
+    for a, b in pairs:
+        names = f"{a.dtype.name} and {b.dtype.name}"
+        for op, call in calls:
+            with pytest.raises(st.DTypeError, match=f"{op}: .*same dtype.*{names}"):
+                call(a, b)
+    assert i.tolist() == [[1, 1], [1, 1]] and f.dtype == st.float32  # operands intact
+    with pytest.raises(st.DTypeError, match="float32 and float64"):
+        st.vdot(f[0], d[0])
+    with pytest.raises(st.DTypeError, match="float32 and float64"):
+        st.inner(f, d)
+    # equal integer dtypes multiply in that dtype; bool products are refused (NotImplemented)
+    assert (i @ i).tolist() == [[2, 2], [2, 2]] and (i32 @ i32).dtype == st.int32
+    assert st.dot(i[0], i[0]).dtype == st.int64
+    b = st.ones(2, 2, dtype=st.bool)
+    with pytest.raises(st.DTypeError, match="bool"):
+        b @ b
+    # shapes are checked first, as torch: "mat1 and mat2 shapes cannot be multiplied"
+    with pytest.raises(st.ShapeError, match="1x1 and 2x1"):
+        st.ones(1, 1) @ st.ones(2, 1, dtype=st.float64)
+    # outer is a broadcast product in torch, so it promotes
+    assert st.outer(f[0], d[0]).dtype == st.float64
+
+
+def test_vecdot_as_torch():
+    # torch.linalg.vecdot conjugates x and refuses mixed dtypes ("Expected x and y to have the
+    # same dtype, but found x of type Float and y of type Long")
+    x, y = st.tensor([1 + 2j, 3j], shards=2), st.tensor([1j, 1 + 0j])
+    assert st.linalg.vecdot(x, y).item() == pytest.approx(2 - 2j)
+    with pytest.raises(st.DTypeError, match="vecdot.*float32 and int64"):
+        st.linalg.vecdot(st.ones(2), st.ones(2, dtype=st.int64))

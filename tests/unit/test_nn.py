@@ -309,6 +309,9 @@ def test_module_buffers_state_dict_and_conversion():
     assert m.heads["bn"].num_batches_tracked.dtype == st.int64
     with pytest.raises(st.DTypeError, match="int32"):
         m.to(st.int32)
+    with pytest.raises(st.BackendUnavailable, match="unknown device 'xla'"):
+        m.to("xla")  # torch: a string is a device ("Expected one of cpu, cuda, ...")
+    assert m.to("float64") is m and m.scale.dtype == st.float64
     x = st.from_numpy(np.random.default_rng(0).standard_normal((8, 3)), shards=2)
     m(x).sum().backward()
     other = Block().double()

@@ -83,3 +83,13 @@ def test_gradients():
     a = st.tensor([1.0, -2.0, 0.0], requires_grad=True)
     st.copysign(a, st.tensor([-1.0, 1.0, -1.0])).sum().backward()
     assert a.grad.tolist() == [-1.0, -1.0, 0.0]  # torch's values
+
+
+def test_nextafter_refuses_python_numbers_as_torch():
+    # torch: "nextafter(): argument 'other' (position 1) must be Tensor, not float"
+    t = st.tensor([1.0])
+    with pytest.raises(st.DTypeError, match="nextafter.*'other'.*float"):
+        t.nextafter(2.0)
+    with pytest.raises(st.DTypeError, match="nextafter_.*'other'.*float"):
+        t.nextafter_(2.0)
+    assert t.tolist() == [1.0] and st.nextafter(t, st.tensor(2.0)).tolist()[0] > 1.0

@@ -2,6 +2,8 @@
 generator state: identical for any layout after one seed, right in distribution, torch's
 dtypes and errors."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -23,12 +25,14 @@ def _draws(place):
         st.bernoulli(st.full((7, 5), 0.5, **place)),
         st.zeros(7, 5, **place).bernoulli_(0.3),
         st.poisson(st.full((7, 5), 3.0, **place)),
+        st.poisson(st.ones(7, 5, dtype=st.float64, **place) * RATES),  # inversion and PTRS
         st.multinomial(ones, 3),
         st.multinomial(ones, 9, replacement=True),
     ]
 
 
 REF = None
+RATES = np.array([0.0, 2.5, 9.9, 10.0, 12.0, 1e4, 1e6] * 5).reshape(7, 5)
 
 
 @pytest.mark.parametrize("place", PLACEMENTS, ids=PLACEMENT_IDS)
@@ -112,3 +116,44 @@ def test_rng_state_round_trip():
     assert st.randn(6, shards=3).tolist() == a
     with pytest.raises(st.ArgumentError, match="16-byte"):
         st.set_rng_state(st.zeros(4))
+
+
+def _chi_square(p, rate):
+    """Pearson's statistic of samples ``p`` against the Poisson(rate) pmf (bins merged until
+    each expects at least 20) and its degrees of freedom."""
+    lo, hi = int(max(0, rate - 6 * rate**0.5 - 3)), int(rate + 6 * rate**0.5 + 5)
+    ks = np.arange(lo, hi + 1)
+    logpmf = -rate + ks * math.log(rate) - np.array([math.lgamma(k + 1.0) for k in ks])
+    expect = np.exp(logpmf) * len(p)
+    seen = np.bincount((p - lo).astype(np.int64).clip(0, hi - lo), minlength=hi - lo + 1)
+    obs, exp, o, e = [], [], 0, 0.0
+    for so, se in zip(seen, expect):
+        o, e = o + so, e + se
+        if e >= 20:
+            obs, exp, o, e = obs + [o], exp + [e], 0, 0.0
+    obs[-1], exp[-1] = obs[-1] + o, exp[-1] + e
+    obs, exp = np.array(obs), np.array(exp)
+    return float(((obs - exp) ** 2 / exp).sum()), len(exp) - 1
+
+
+@pytest.mark.parametrize("rate", [3.0, 15.0, 1e4, 1e6])
+def test_poisson_exact_in_distribution(rate):
+    # small rates invert the CDF, rates >= 10 use PTRS (a rejection sampler, exact: no
+    # normal approximation); mean, variance and the whole pmf match for fixed seeds
+    st.manual_seed(11)
+    p = st.poisson(st.full((100_000,), rate, dtype=st.float64, shards=3)).numpy()
+    assert (p == np.round(p)).all() and p.min() >= 0
+    assert abs(p.mean() / rate - 1) < 5 / (rate * 100_000) ** 0.5
+    assert abs(p.var() / rate - 1) < 0.02
+    chi2, dof = _chi_square(p, rate)
+    assert (chi2 - dof) / (2 * dof) ** 0.5 < 4, (chi2, dof)
+
+
+def test_poisson_rates_as_torch():
+    with pytest.raises(st.ArgumentError, match="non-negative"):
+        st.poisson(st.tensor([1.0, float("nan")]))  # torch refuses NaN rates too
+    assert st.poisson(st.tensor([0.0], dtype=st.float16)).dtype == st.float16
+    big = st.poisson(st.tensor([1e6, 1e8], dtype=st.float32))
+    assert big.dtype == st.float32 and abs(big.tolist()[1] / 1e8 - 1) < 1e-3
+    # torch returns -2**63 for an infinite rate (undefined); here it comes back as inf
+    assert st.poisson(st.tensor([float("inf")])).tolist() == [float("inf")]

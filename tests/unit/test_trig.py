@@ -57,3 +57,21 @@ def test_gradients():
     assert st.autograd.gradcheck(st.acosh, (y,))
     assert st.autograd.gradcheck(st.atan2, (y, z))
     assert st.autograd.gradcheck(st.hypot, (y, z))
+
+
+def test_python_numbers_refused_as_torch():
+    # torch: "atan2(): argument 'other' (position 2) must be Tensor, not float"
+    t = st.tensor([1.0, 3.0])
+    for call, msg in [
+        (lambda: st.atan2(t, 1.0), "atan2.*'other'.*float"),
+        (lambda: st.arctan2(1.0, t), "atan2.*'input'.*float"),
+        (lambda: t.arctan2_(1.0), "atan2_.*'other'"),
+        (lambda: st.hypot(t, 1), "hypot.*'other'.*int"),
+        (lambda: t.hypot_(1.0), "hypot_.*'other'"),
+    ]:
+        with pytest.raises(st.DTypeError, match=msg):
+            call()
+    assert t.tolist() == [1.0, 3.0]
+    one = st.tensor(1.0)  # a 0-d tensor is a tensor
+    assert st.atan2(t, one).tolist() == pytest.approx([0.7853981633974483, 1.2490457723982544])
+    assert st.hypot(t, one).tolist() == pytest.approx([1.4142135623730951, 3.1622776601683795])

@@ -14,14 +14,15 @@ import numpy as np
 
 from ... import dtypes as D
 from ...core.registry import bind
-from ...errors import ArgumentError
+from ...errors import ArgumentError, DTypeError
 from .batched import check_float, matrix, t_
 from .decomp import svd, svdvals
 
 
 # ------------------------------------------------------------------------------ products
 def vecdot(x, y, *, dim=-1):
-    """Dot products along ``dim`` (batched, broadcasting), as ``torch.linalg.vecdot``.
+    """Dot products along ``dim`` (batched, broadcasting) of ``conj(x)`` and ``y`` (equal
+    dtypes), as ``torch.linalg.vecdot``.
 
     Examples
     --------
@@ -29,7 +30,13 @@ def vecdot(x, y, *, dim=-1):
     >>> st.linalg.vecdot(st.ones(3, 2), st.ones(2)).tolist()
     [2.0, 2.0, 2.0]
     """
-    return (t_(x) * t_(y)).sum(dim)
+    x, y = t_(x), t_(y)
+    if x.dtype != y.dtype:  # torch never promotes in a product
+        raise DTypeError(
+            f"linalg.vecdot: expected x and y to have the same dtype, but got "
+            f"{x.dtype.name} and {y.dtype.name}"
+        )
+    return ((x.conj() if x.dtype.is_complex else x) * y).sum(dim)  # conj(x) . y, as torch
 
 
 def multi_dot(tensors):
