@@ -15,7 +15,7 @@ import numpy as np
 from ... import dtypes as D
 from ...core.registry import bind
 from ...errors import ArgumentError
-from .batched import check_float, matrix, t_
+from .batched import check_float, herm, matrix, t_
 from .decomp import svd, svdvals
 
 
@@ -83,8 +83,8 @@ def _root(s, p):
 def _matrix_norm(a, ord, r, c, keepdim, svdvals):
     """Matrix norm of ``a`` over dims ``(r, c)``; ``svdvals`` gives singular values (for the
     2, -2 and nuclear norms) of a tensor whose matrices are its last two dims."""
-    if ord == "fro":
-        return _vector_norm(a, 2, (r, c), keepdim)
+    if ord == "fro":  # of the moduli for complex: a real result, as torch
+        return _vector_norm(a.abs() if a.dtype.is_complex else a, 2, (r, c), keepdim)
     if ord in ("nuc", 2, -2):
         s = svdvals(a.permute([d for d in range(a.ndim) if d not in (r, c)] + [r, c]))
         out = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
@@ -118,10 +118,10 @@ def _tolerance(a, s, atol, rtol):
 
 
 def _pinv(u, s, vh, tol):
-    """``V diag(1/s) U^T`` with singular values under ``tol`` treated as zero."""
+    """``V diag(1/s) U^H`` with singular values under ``tol`` treated as zero."""
     keep = s > tol
     sinv = (1.0 / s.where(keep, 1.0)).where(keep, 0.0)
-    return (vh.mT * sinv.unsqueeze(-2)) @ u.mT
+    return (herm(vh) * sinv.unsqueeze(-2)) @ herm(u)
 
 
 # ------------------------------------------------------------------------------ norms
@@ -151,7 +151,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """Matrix norm over ``dim``: ``'fro'``, ``'nuc'``, ``inf``, ``-inf``, ``1``, ``-1``,
-    ``2``, ``-2`` (the nuclear and 2-norms through :func:`svdvals`).
+    ``2``, ``-2`` (the nuclear and 2-norms through :func:`svdvals`); real for complex input.
 
     Examples
     --------
