@@ -60,7 +60,6 @@ def fail(op: str, index, shape=None) -> LinAlgError:
     return LinAlgError(f"linalg.{op}: {where}{_FAIL.get(op, 'the computation failed.')}{what}")
 
 
-
 def check_float(op: str, *ts) -> None:
     """torch accepts only floating point and complex inputs for linalg decompositions."""
     ok = (D.float32, D.float64, D.complex64, D.complex128)
@@ -95,8 +94,8 @@ def out_specs(op, shapes, dt, params):
         return [((n, n), dt)]
     if op == "det":
         return [((), dt)]
-    if op == "slogdet":
-        return [((), dt), ((), dt)]
+    if op == "slogdet":  # a complex sign, a real log|det|, as torch
+        return [((), dt), ((), D.to_real(dt))]
     if op == "eigvals":
         return [((n,), D.to_complex(dt))]
     if op == "eig":

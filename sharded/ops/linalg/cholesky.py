@@ -1,4 +1,5 @@
-"""Blocked Cholesky of one big split SPD (complex: Hermitian PD) matrix (``cholesky_dist``), nothing gathered.
+"""Blocked Cholesky of one big split SPD (complex: Hermitian PD) matrix (``cholesky_dist``),
+nothing gathered.
 
 A's columns are resharded into blocks of ``nb`` dealt to the workers in turn (balance), and a
 right-looking column Cholesky runs on them (only the lower triangle is read, as torch). The

@@ -171,7 +171,7 @@ def _plan_slogdet(ex, *ts, **params):
     return plan_batched(ex, "slogdet", ts, **params)
 
 
-@vjp("linalg_slogdet", saves=(0,))
+@vjp("linalg_slogdet", saves=(0,), save_out=True)
 def linalg_slogdet_vjp(gs, node):
     return logdet_vjp(gs, node)
 
