@@ -91,7 +91,9 @@ def _logaddexp_kernel(xp, a, b, cast=None, out=None):
     the operand of larger real part, ``hi + log1p(exp(lo - hi))`` (no overflow), ``lo`` when
     both real parts are -inf, ``log(exp(lo) + exp(hi))`` when both are +inf, NaN if any is."""
     a, b = E.cast(xp, a, cast), E.cast(xp, b, cast)
-    if np.result_type(a, b).kind != "c":
+    if not any(
+        isinstance(v, complex) or getattr(v, "dtype", np.dtype(bool)).kind == "c" for v in (a, b)
+    ):
         return E.result(xp, xp.logaddexp(a, b), out)
     a, b = xp.broadcast_arrays(xp.asarray(a), xp.asarray(b))
     with np.errstate(all="ignore"):

@@ -77,6 +77,8 @@ def test_logaddexp_complex_matches_torch():
     )
     assert mixed.dtype == st.complex128  # torch's promotion
     assert_matches_numpy(mixed, [1.5625629401162227 + 0.5j], dtype=st.complex128, atol=1e-9)
+    scalar = st.logaddexp(st.tensor([1.0]), 1j)  # a complex Python scalar promotes, as torch
+    assert_matches_numpy(scalar, [1.2136 + 0.2527j], dtype=st.complex64, atol=1e-4)
     with pytest.raises(st.DTypeError, match="logaddexp2"):
         st.logaddexp2(a, b)  # torch has no complex logaddexp2
     z = st.tensor([0.3 + 1j, -1 + 0.2j], dtype=st.complex128, requires_grad=True)
