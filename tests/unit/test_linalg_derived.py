@@ -124,3 +124,20 @@ def test_complex_norm_pinv_rank_gradients_match_torch():
     pz = L.pinv(st.tensor(CA, dtype=st.complex128, shards=2))
     assert pz.dtype == st.complex128
     assert_matches_numpy(pz, np.linalg.pinv(np.array(CA)), **TOL)
+
+
+@pytest.mark.parametrize("p", [None, 2, -2, "fro", "nuc", 1, -1, math.inf, -math.inf], ids=str)
+def test_cond(p):
+    # torch's values (float32): [[1, 2], [3, 4]], and inf for a singular matrix
+    ref = {None: 14.933039665, 2: 14.933039665, -2: 0.0669656023, "fro": 15.0, "nuc": 17.0}
+    ref.update({1: 21.0, -1: 6.0, math.inf: 21.0, -math.inf: 6.0})
+    a = st.tensor([[[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [2.0, 4.0]]], shards=2)
+    c = L.cond(a, p)
+    assert c.dtype == st.float32 and abs(c[0].item() - ref[p]) < 1e-4 * ref[p]
+    if p not in (None, 2, -2):  # the SVD's smallest singular value of [[1, 2], [2, 4]] is ~1e-8
+        assert c[1].item() == math.inf
+        with pytest.raises(st.ShapeError, match="square"):
+            L.cond(st.ones(2, 3), p)
+    z = st.tensor([[1 + 1j, 2], [3, 4j]], dtype=st.complex128, requires_grad=True)
+    assert L.cond(z, p).dtype == st.float64
+    assert st.autograd.gradcheck(lambda m: L.cond(m, p), (z,))

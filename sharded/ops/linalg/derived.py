@@ -1,5 +1,5 @@
 """Linear-algebra ops derived from primitives: ``vecdot``, ``multi_dot``, vector and matrix
-norms, ``matrix_rank`` and ``pinv``.
+norms, ``cond``, ``matrix_rank`` and ``pinv``.
 
 They are compositions of tensor methods (``abs``, ``sum``, ``amax``, ``sqrt``, ``where``,
 ``@``) and of :func:`~.decomp.svd`/:func:`~.decomp.svdvals`, so they run on any layout and
@@ -15,8 +15,9 @@ import numpy as np
 from ... import dtypes as D
 from ...core.registry import bind
 from ...errors import ArgumentError
-from .batched import check_float, herm, matrix, t_
+from .batched import check_float, herm, matrix, square, t_
 from .decomp import svd, svdvals
+from .solve import inv_ex
 
 
 # ------------------------------------------------------------------------------ products
@@ -183,6 +184,28 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     if isinstance(ord, str):
         raise ArgumentError(f"linalg.norm: order {ord!r} needs a matrix (2 dims)")
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def cond(A, p=None):
+    """Condition number: ``s_max / s_min`` for ``p`` None or 2 (``s_min / s_max`` for -2),
+    else ``matrix_norm(A, p) * matrix_norm(inv(A), p)`` of square matrices, ``inf`` where
+    ``A`` is singular (torch's rule). Real for complex input.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.linalg.cond(st.tensor([[2., 0.], [0., 0.5]])).item()
+    4.0
+    """
+    A = matrix("cond", A)
+    if p is None or p in (2, -2):
+        s = svdvals(A)
+        return s[..., -1] / s[..., 0] if p == -2 else s[..., 0] / s[..., -1]
+    A = square(f"cond(ord={p})", A)
+    inv, info = inv_ex(A)
+    ok = info == 0
+    inv = inv.where(ok.unsqueeze(-1).unsqueeze(-1), 0.0)  # a singular one's NaNs: no SVD
+    return (matrix_norm(A, p) * matrix_norm(inv, p)).where(ok, math.inf)
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
