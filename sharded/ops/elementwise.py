@@ -235,6 +235,7 @@ def bitwise(ops):
 _KINDS = {
     "nonbool": ("bool", lambda d: d != D.bool_),
     "float": ("non-floating-point", lambda d: d.is_floating_point),
+    "inexact": ("non-floating-point, non-complex", lambda d: d.is_floating_point or d.is_complex),
     "int": ("non-integer", lambda d: D.category(d) == 1),
 }
 

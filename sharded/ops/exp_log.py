@@ -5,12 +5,15 @@ with their methods, in-place methods and VJPs.
 Each primitive is one block: its kernel, its planner (the shared elementwise rule of
 :mod:`.elementwise`, the one op module this family imports), its VJP and its public
 function. torch's dtype rules: integers give the default float dtype, except ``square``
-(which keeps integers and turns bool into int64); ``logaddexp*`` take floating point only.
+(which keeps integers and turns bool into int64); ``logaddexp*`` take floating point only
+(``logaddexp`` complex too, as torch).
 """
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from .. import dtypes as D
 from ..core.dispatch import needs, unbroadcast
@@ -82,7 +85,29 @@ log10 = E.public("log10", 1, "Base-10 logarithm.", "st.tensor([100.0])", "[2.0]"
 
 
 # ------------------------------------------------------------- logaddexp, logaddexp2
-_define("logaddexp", "logaddexp", E.only("logaddexp", "float"))
+@E.named_kernel("logaddexp")
+def _logaddexp_kernel(xp, a, b, cast=None, out=None):
+    """``xp.logaddexp``; NumPy has none for complex, so there torch's formula: with ``hi``
+    the operand of larger real part, ``hi + log1p(exp(lo - hi))`` (no overflow), ``lo`` when
+    both real parts are -inf, ``log(exp(lo) + exp(hi))`` when both are +inf, NaN if any is."""
+    a, b = E.cast(xp, a, cast), E.cast(xp, b, cast)
+    if not any(
+        isinstance(v, complex) or getattr(v, "dtype", np.dtype(bool)).kind == "c" for v in (a, b)
+    ):
+        return E.result(xp, xp.logaddexp(a, b), out)
+    a, b = xp.broadcast_arrays(xp.asarray(a), xp.asarray(b))
+    with np.errstate(all="ignore"):
+        swap = a.real < b.real  # torch's order: ties keep ``b`` as the smaller
+        hi, lo = xp.where(swap, b, a), xp.where(swap, a, b)
+        r = hi + xp.log1p(xp.exp(lo - hi))
+        inf = xp.isinf(lo.real) & (lo.real == hi.real)
+        r = xp.where(inf & (lo.real < 0), lo, r)
+        r = xp.where(inf & (lo.real > 0), xp.log(xp.exp(lo) + xp.exp(hi)), r)
+        r = xp.where(xp.isnan(a) | xp.isnan(b), complex(math.nan, math.nan), r)
+    return E.result(xp, r, out)
+
+
+_define("logaddexp", _logaddexp_kernel, E.only("logaddexp", "inexact"))
 _define("logaddexp2", "logaddexp2", E.only("logaddexp2", "float"))
 
 

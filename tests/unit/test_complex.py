@@ -175,8 +175,8 @@ def test_matmul_and_linalg():
     assert_matches_numpy(st.linalg.det(mt), np.linalg.det(m), **TOL)
     rhs = W[:4, 0].astype(np.complex128)
     assert_matches_numpy(st.linalg.solve(mt, ct(rhs)), np.linalg.solve(m, rhs), **TOL)
-    with pytest.raises(st.DTypeError, match="complex128"):
-        st.linalg.cholesky(mt)  # real-only here
+    h = m @ m.conj().T  # Hermitian positive-definite: complex Cholesky, as torch
+    assert_matches_numpy(st.linalg.cholesky(ct(h, shards=2)), np.linalg.cholesky(h), **TOL)
     u, v = ct(np.array([1j, 2.0])), ct(np.array([1j, 1.0]))
     assert st.vdot(u, v).item() == 3 + 0j and st.dot(u, v).item() == 1 + 0j  # torch's values
     n = st.linalg.vector_norm(ct(np.array([3 + 4j, 0j])), ord=1)

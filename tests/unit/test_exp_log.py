@@ -62,3 +62,36 @@ def test_logaddexp_refuses_python_numbers_as_torch():
         with pytest.raises(st.DTypeError, match=f"{name}.*'input'.*int"):
             getattr(st, name)(1, t)
     assert st.logaddexp2(t, st.tensor(1.0)).tolist() == [2.0]
+
+
+# Expected values are torch's (CPU): NumPy has no complex logaddexp, torch does
+def test_logaddexp_complex_matches_torch():
+    x = st.tensor([1 + 2j, -3 + 0.5j, 1000 + 1j], dtype=st.complex128, shards=2)
+    y = st.tensor([0.5 - 1j, 2 + 3j, 1000 - 2j], dtype=st.complex128, requires_grad=True)
+    x.requires_grad_()
+    out = st.logaddexp(x, y)
+    ref = [0.1049930143 + 1.7889591478j, 1.9945955334 + 2.9959456629j, 998.0443635266 - 0.5j]
+    assert_matches_numpy(out, ref, dtype=st.complex128, atol=1e-9)
+    out.abs().sum().backward()
+    gx = [0.6519911519 + 2.3589073075j, -0.0063916736 - 0.0022449555j, 0.4964676749 - 7.0509595786j]
+    gy = [-0.5934025259 - 1.3606250965j, 0.5605721097 + 0.8346415222j, 0.5035321996 + 7.050458599j]
+    assert_matches_numpy(x.grad, gx, dtype=st.complex128, atol=1e-8)
+    assert_matches_numpy(y.grad, gy, dtype=st.complex128, atol=1e-8)
+    inf, nan = float("inf"), float("nan")
+    a = st.tensor([inf, -inf, complex(-inf, 1), 0j, complex(nan, 0)], dtype=st.complex128)
+    b = st.tensor([inf, -inf, 2 + 0j, 0j, 1 + 0j], dtype=st.complex128)
+    got = st.logaddexp(a, b).tolist()
+    assert got[:4] == [complex(inf, 0), complex(-inf, 0), 2 + 0j, pytest.approx(np.log(2))]
+    assert np.isnan(got[4].real) and np.isnan(got[4].imag)
+    mixed = st.logaddexp(
+        st.tensor([1 + 1j], dtype=st.complex64), st.tensor([1.0], dtype=st.float64)
+    )
+    assert mixed.dtype == st.complex128  # torch's promotion
+    assert_matches_numpy(mixed, [1.5625629401162227 + 0.5j], dtype=st.complex128, atol=1e-9)
+    with pytest.raises(st.DTypeError, match="'other'.*complex"):
+        st.logaddexp(st.tensor([1.0]), 1j)  # torch refuses Python numbers here
+    with pytest.raises(st.DTypeError, match="logaddexp2"):
+        st.logaddexp2(a, b)  # torch has no complex logaddexp2
+    z = st.tensor([0.3 + 1j, -1 + 0.2j], dtype=st.complex128, requires_grad=True)
+    w = st.tensor([1.1 - 0.4j, 0.5j], dtype=st.complex128, requires_grad=True)
+    assert st.autograd.gradcheck(st.logaddexp, (z, w))

@@ -257,3 +257,193 @@ def test_lstsq_square_is_not_zeros(place):
     assert_matches_numpy(v, [0.2, 0.6], rtol=1e-6, atol=1e-6, dtype=st.float32)
     wide = L.lstsq(t([[1.0, 0, 1]]), t([[2.0]])).solution  # wide: empty residuals too
     assert_matches_numpy(wide, [[1.0], [0.0], [1.0]], **TOL)
+
+
+# ------------------------------------------------------------------------------ complex
+# Small complex inputs and torch's gradients of real losses (torch 2.13, complex128).
+CA = [[1 + 2j, 0.5 - 1j], [2 - 0.5j, 1 + 1j], [-1 + 0.5j, 3 - 2j]]
+CH = [[4, 1 + 2j, 0.5j], [1 - 2j, 6, 1], [-0.5j, 1, 5]]  # Hermitian positive-definite
+CW2 = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+CW3 = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 10.0]]
+W123 = [1.0, 2.0, 3.0]
+GQ = [
+    [-0.2197848178 - 0.35976248j, -0.2178436629 + 0.2760730144j],
+    [0.3866261575 - 0.0029541041j, -0.1142130014 - 0.3016178719j],
+    [-0.024779518 + 0.2796017852j, 0.2259154777 - 0.0615396431j],
+]
+TORCH_COMPLEX_GRADS = {
+    "svdvals": (
+        CA,
+        lambda a: L.svdvals(a).sum(),
+        7.179074488573097,
+        [
+            [0.3556309819 + 0.6044981209j, 0.1960777273 - 0.1786277686j],
+            [0.677547066 - 0.1047665458j, 0.3415831078 + 0.2123426663j],
+            [-0.1645798945 + 0.1047665458j, 0.7325535428 - 0.480876829j],
+        ],
+    ),
+    "qr_q": (CA, lambda a: (L.qr(a)[0].abs() ** 2 * t(CW2)).sum(), 7.487388120423109, GQ),
+    "svd_u": (
+        CA,
+        lambda a: (L.svd(a, full_matrices=False)[0].abs() ** 2 * t(CW2)).sum(),
+        7.48738812042311,
+        GQ,  # U spans the same columns as Q: the same loss, the same gradient
+    ),
+    "qr_r": (
+        CA,
+        lambda a: (L.qr(a)[1].abs() ** 2 * t(W123[:2])).sum(),
+        43.0,
+        [[2 + 4j, 2 - 4j], [4 - 1j, 4 + 4j], [-2 + 1j, 12 - 8j]],
+    ),
+    "eigh_values": (
+        CH,
+        lambda a: (L.eigh(a)[0] * t(W123)).sum(),
+        35.34321418830412,
+        [
+            [1.5680003618, 0.3866935033 + 0.757396606j, -0.0319808011 + 0.1453755499j],
+            [0.3866935033 - 0.757396606j, 2.3174017675, 0.322731901 - 0.0159904006j],
+            [-0.0319808011 - 0.1453755499j, 0.322731901 + 0.0159904006j, 2.1145978708],
+        ],
+    ),
+    "eigh_vectors": (
+        CH,
+        lambda a: (L.eigh(a)[1].abs() ** 2 * t(CW3)).sum(),
+        15.12714946887428,
+        [
+            [-0.0217322922, -0.016597803 - 0.0273277917j, 0.0117356285 + 0.0380743828j],
+            [-0.016597803 + 0.0273277917j, -0.0461261767, 0.0644131372 + 0.0058678143j],
+            [0.0117356285 - 0.0380743828j, 0.0644131372 - 0.0058678143j, 0.0678584689],
+        ],
+    ),
+    "cholesky": (
+        CH,
+        lambda a: L.cholesky(a).real.sum(),
+        7.218063781985588,
+        [
+            [0.277811818 + 0.1543633575j, 0.1964743156 - 0.122185889j, 0.204637819 - 0.1266996194j],
+            [
+                0.2025115718 + 0.1252045171j,
+                0.199030287 - 0.0060372562j,
+                0.1934404763 + 0.0059958763j,
+            ],
+            [0.204637819 + 0.1266996194j, 0.1934404763 - 0.0059958763j, 0.2278432977],
+        ],
+    ),
+    "cholesky_upper": (
+        CH,
+        lambda a: L.cholesky(a, upper=True).imag.sum(),
+        1.1926460665323595,
+        [
+            [
+                -0.1400248741 - 0.3967745619j,
+                -0.161428054 + 0.3156001967j,
+                0.1027161144 + 0.180654314j,
+            ],
+            [
+                0.1010554925 - 0.1783625472j,
+                0.0060372562 - 0.2714773608j,
+                0.0059958763 + 0.2653909914j,
+            ],
+            [0.1266996194 - 0.204637819j, -0.0059958763 - 0.1934404763j, -0.2278432977j],
+        ],
+    ),
+    "lstsq": (
+        CA,
+        lambda a: (
+            L.lstsq(a, st.tensor([[1.0], [2j], [3.0]], dtype=st.complex128)).solution.abs().sum()
+        ),
+        1.1473250685599603,
+        [
+            [-0.0055385432 - 0.0715294797j, -0.0218041083 - 0.2139088778j],
+            [-0.0552050696 + 0.0582094875j, -0.2836733698 - 0.1235488451j],
+            [-0.046160648 + 0.051444371j, -0.1725671024 + 0.1045894091j],
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TORCH_COMPLEX_GRADS))
+@pytest.mark.parametrize("place", [dict(shards=2), dict(layout=st.Layout.replicated())])
+def test_complex_decomposition_gradients_match_torch(name, place):
+    a, loss, value, grad = TORCH_COMPLEX_GRADS[name]
+    x = st.tensor(a, dtype=st.complex128, requires_grad=True, **place)
+    out = loss(x)
+    out.backward()
+    assert out.dtype == st.float64 and abs(out.item() - value) < 1e-9
+    assert_matches_numpy(x.grad, np.array(grad), dtype=st.complex128, atol=1e-9)
+
+
+CZ = rng.standard_normal((2, 5, 3)) + 1j * rng.standard_normal((2, 5, 3))
+CHP = CZ.conj().transpose(0, 2, 1) @ CZ + np.eye(3)  # (2, 3, 3) Hermitian positive-definite
+
+
+@pytest.mark.parametrize("place", BATCH_PLACES, ids=BATCH_IDS)
+@pytest.mark.parametrize("dtype", [st.complex64, st.complex128], ids=["c64", "c128"])
+def test_complex_decompositions(place, dtype):
+    tol = TOL if dtype == st.complex128 else dict(rtol=1e-4, atol=1e-4)
+    z, h = st.tensor(CZ, dtype=dtype, **place), st.tensor(CHP, dtype=dtype, **place)
+    real = st.float64 if dtype == st.complex128 else st.float32
+    lo = L.cholesky(h)
+    assert lo.dtype == dtype
+    assert_matches_numpy(lo, np.linalg.cholesky(CHP), **tol)
+    assert_matches_numpy(L.cholesky(h, upper=True), np.linalg.cholesky(CHP).conj().mT, **tol)
+    w, v = L.eigh(h)
+    assert w.dtype == real and v.dtype == dtype and L.eigvalsh(h).dtype == real
+    assert_matches_numpy(w, np.linalg.eigvalsh(CHP), **tol)
+    assert_matches_numpy(L.eigvalsh(h, UPLO="U"), np.linalg.eigvalsh(CHP), **tol)
+    vn = v.numpy()
+    assert np.abs(CHP @ vn - vn * w.numpy()[:, None, :]).max() < 1e-4  # A V = V diag(w)
+    u, s, vh = L.svd(z, full_matrices=False)
+    assert s.dtype == real and u.dtype == vh.dtype == dtype
+    assert_matches_numpy(s, np.linalg.svd(CZ, compute_uv=False), **tol)
+    assert_matches_numpy(L.svdvals(z), np.linalg.svd(CZ, compute_uv=False), **tol)
+    assert np.abs((u.numpy() * s.numpy()[:, None, :]) @ vh.numpy() - CZ).max() < 1e-4
+    assert L.svd(z).U.shape == (2, 5, 5)
+    q, r = L.qr(z)
+    qn, rn = q.numpy(), r.numpy()
+    assert np.abs(qn @ rn - CZ).max() < 1e-4 and np.allclose(np.triu(rn), rn)
+    d = np.diagonal(rn, axis1=-2, axis2=-1)  # R's diagonal real and positive: the unique QR
+    assert np.all(d.real > 0) and np.all(d.imag == 0)
+    assert np.abs(qn.conj().mT @ qn - np.eye(3)).max() < 1e-5
+    assert L.qr(z, mode="complete").Q.shape == (2, 5, 5)
+    b = CZ[..., :2] + 1j
+    sol = L.lstsq(z, st.tensor(b, dtype=dtype))
+    assert sol.residuals.dtype == real and sol.singular_values.dtype == real
+    ref = [np.linalg.lstsq(CZ[i], b[i], rcond=None) for i in range(2)]
+    assert_matches_numpy(sol.solution, np.stack([x[0] for x in ref]), **tol)
+    assert_matches_numpy(sol.residuals, np.stack([x[1] for x in ref]), rtol=1e-4)
+
+
+def test_complex_not_positive_definite_raises():
+    bad = np.array([[1, 2j], [-2j, 1]])  # Hermitian, eigenvalues -1 and 3
+    with pytest.raises(L.LinAlgError, match="positive-definite"):
+        L.cholesky(st.tensor(bad, dtype=st.complex128))
+    assert L.cholesky_ex(st.tensor(bad)).info.item() == 2
+
+
+COMPLEX_GRADCHECKS = {
+    "svdvals": lambda a: L.svdvals(a),
+    "svd_usv": lambda a: (lambda u, s, vh: (u * s) @ vh)(*L.svd(a, full_matrices=False)),
+    "svd_wide_phase_free": lambda a: (lambda u, s, vh: u[:, :1] @ vh[:1])(*L.svd(a.mT)),
+    "qr": lambda a: L.qr(a),
+    "eigh": lambda a: (lambda w, v: (w, v.abs() ** 2))(*L.eigh(a)),
+    "eigvalsh": lambda a: L.eigvalsh(a[:3] @ a[:3].conj().mT),
+    "cholesky": lambda a: L.cholesky(a.conj().mT @ a),
+    "cholesky_upper": lambda a: L.cholesky(a.conj().mT @ a, upper=True),
+    "lstsq": lambda a: L.lstsq(a, st.ones(5, 2, dtype=st.complex128)).solution,
+    "pinv": lambda a: L.pinv(a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPLEX_GRADCHECKS))
+def test_gradcheck_complex_decompositions(name):
+    m = rng.standard_normal((5, 3)) + 1j * rng.standard_normal((5, 3))
+    if name == "eigh":  # a Hermitian input whose eigenvalues are well apart
+        m = m[:3] @ m[:3].conj().T + np.diag([1.0, 4.0, 9.0])
+        fn = COMPLEX_GRADCHECKS[name]
+        x = st.tensor(m, requires_grad=True, shards=2)
+        # only the lower triangle is read: perturb a Hermitian matrix through it
+        assert gradcheck(lambda a: fn(st.tril(a) + st.tril(a, -1).conj().mT), (x,))
+        return
+    x = st.tensor(m, requires_grad=True, shards=2)
+    assert gradcheck(COMPLEX_GRADCHECKS[name], (x,))

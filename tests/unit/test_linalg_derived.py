@@ -68,3 +68,76 @@ def test_vector_norm_gradient_at_zero_is_zero(ord):
     y = st.tensor([[0.0, 0.0], [3.0, 4.0]], requires_grad=True, shards=2)
     L.vector_norm(y, dim=1).sum().backward()
     assert_matches_numpy(y.grad, [[0.0, 0.0], [0.6, 0.8]])
+
+
+# ------------------------------------------------------------------------------ complex
+# Expected values are torch's (CPU, complex128).
+CA = [[1 + 2j, 0.5 - 1j], [2 - 0.5j, 1 + 1j], [-1 + 0.5j, 3 - 2j]]
+COMPLEX_NORMS = {
+    "fro": 5.172040216394301,
+    "nuc": 7.179074488573097,
+    2: 4.289696063326721,
+    -2: 2.8893784252463757,
+    1: 6.1377988265869785,
+    -1: 5.4156547790585154,
+    math.inf: 4.7235852642138845,
+    -math.inf: 3.3541019662496847,
+}
+
+
+@pytest.mark.parametrize("ord", list(COMPLEX_NORMS), ids=str)
+@pytest.mark.parametrize("place", [dict(shards=2), dict(shards=2, dim=1)], ids=["rows", "cols"])
+def test_complex_matrix_norms_are_real(ord, place):
+    for dt, real, tol in ((st.complex128, st.float64, 1e-12), (st.complex64, st.float32, 1e-5)):
+        n = L.matrix_norm(st.tensor(CA, dtype=dt, **place), ord=ord)
+        assert n.dtype == real and abs(n.item() - COMPLEX_NORMS[ord]) < tol * 10
+    stack = np.stack([np.array(CA), 2 * np.array(CA)])
+    assert_matches_numpy(
+        L.matrix_norm(st.tensor(stack, shards=2), ord=ord),
+        [COMPLEX_NORMS[ord], 2 * COMPLEX_NORMS[ord]],
+        **TOL,
+    )
+
+
+def test_complex_norm_pinv_rank_gradients_match_torch():
+    fro = [
+        [0.1933472978 + 0.3866945956j, 0.0966736489 - 0.1933472978j],
+        [0.3866945956 - 0.0966736489j, 0.1933472978 + 0.1933472978j],
+        [-0.1933472978 + 0.0966736489j, 0.5800418934 - 0.3866945956j],
+    ]
+    pinv = [
+        [-0.0358305952 - 0.1167473605j, -0.0916129793 - 0.0585789183j],
+        [-0.0974616023 - 0.0620666415j, -0.1185905308 + 0.0323044727j],
+        [-0.0848507158 + 0.0132464625j, -0.0586265865 + 0.0616336553j],
+    ]
+    for fn, value, grad in (
+        (lambda a: L.matrix_norm(a), 5.172040216394301, fro),
+        (lambda a: L.pinv(a).real.sum(), 0.7144019528071607, pinv),
+    ):
+        x = st.tensor(CA, dtype=st.complex128, requires_grad=True, shards=2)
+        out = fn(x)
+        out.backward()
+        assert abs(out.item() - value) < 1e-12
+        assert_matches_numpy(x.grad, np.array(grad), dtype=st.complex128, atol=1e-9)
+    assert L.matrix_rank(st.tensor(CA)).item() == 2
+    assert L.matrix_rank(st.tensor([[1, 1j], [1j, -1]], dtype=st.complex64)).item() == 1
+    pz = L.pinv(st.tensor(CA, dtype=st.complex128, shards=2))
+    assert pz.dtype == st.complex128
+    assert_matches_numpy(pz, np.linalg.pinv(np.array(CA)), **TOL)
+
+
+@pytest.mark.parametrize("p", [None, 2, -2, "fro", "nuc", 1, -1, math.inf, -math.inf], ids=str)
+def test_cond(p):
+    # torch's values (float32): [[1, 2], [3, 4]], and inf for a singular matrix
+    ref = {None: 14.933039665, 2: 14.933039665, -2: 0.0669656023, "fro": 15.0, "nuc": 17.0}
+    ref.update({1: 21.0, -1: 6.0, math.inf: 21.0, -math.inf: 6.0})
+    a = st.tensor([[[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [2.0, 4.0]]], shards=2)
+    c = L.cond(a, p)
+    assert c.dtype == st.float32 and abs(c[0].item() - ref[p]) < 1e-4 * ref[p]
+    if p not in (None, 2, -2):  # the SVD's smallest singular value of [[1, 2], [2, 4]] is ~1e-8
+        assert c[1].item() == math.inf
+        with pytest.raises(st.ShapeError, match="square"):
+            L.cond(st.ones(2, 3), p)
+    z = st.tensor([[1 + 1j, 2], [3, 4j]], dtype=st.complex128, requires_grad=True)
+    assert L.cond(z, p).dtype == st.float64
+    assert st.autograd.gradcheck(lambda m: L.cond(m, p), (z,))

@@ -52,6 +52,28 @@ def test_block_lu_and_cholesky(n, place, dist_small):
     assert_matches_numpy(L.cholesky(s, upper=True), np.linalg.cholesky(spd).T, **TOL)
 
 
+@pytest.mark.parametrize("n, place", SQUARE[:4], ids=["2", "uneven-empty", "cols", "block"])
+def test_blocked_cholesky_complex(n, place, dist_small):
+    """Hermitian positive-definite input: ``A = L L^H``, ``U = L^H``; the gradient through
+    the distributed factor equals the batched one (checked against torch in test_linalg)."""
+    a = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+    h = a @ a.conj().T + n * np.eye(n)
+    s = st.tensor(h, **place)
+    lo = L.cholesky(s)
+    assert lo.layout == s.layout and lo.dtype == st.complex128
+    assert_matches_numpy(lo, np.linalg.cholesky(h), **TOL)
+    assert_matches_numpy(L.cholesky(s, upper=True), np.linalg.cholesky(h).conj().T, **TOL)
+    x = st.tensor(h, requires_grad=True, **place)
+    y = st.tensor(h[None], requires_grad=True)  # one batch element: the batched kernel
+    (L.cholesky(x).real.sum() + L.cholesky(x, upper=True).imag.sum()).backward()
+    (L.cholesky(y).real.sum() + L.cholesky(y, upper=True).imag.sum()).backward()
+    assert_matches_numpy(x.grad, y.grad.numpy()[0], dtype=st.complex128, **TOL)
+    bad = np.eye(n, dtype=complex)
+    bad[1, 2], bad[2, 1] = 2j, -2j  # Hermitian, not positive-definite at order 3
+    with pytest.raises(L.LinAlgError, match="leading minor of order 3"):
+        L.cholesky(st.tensor(bad, **place))
+
+
 def test_big_matrix_errors(dist_small):
     a = rng.standard_normal((60, 60))
     a[17] = 0.0  # an exactly zero row: an exactly zero pivot
@@ -79,3 +101,23 @@ def test_tensorsolve_tutorial(dist_small):
     assert_matches_numpy(x, np.linalg.tensorsolve(an, b.numpy()), **TOL)
     with pytest.raises(st.ShapeError, match="tensorsolve"):
         L.tensorsolve(t(an), t(np.ones(5)))
+
+
+@pytest.mark.parametrize("big", [True, False], ids=["block-lu", "batched"])
+def test_complex_det_slogdet_and_sign_gradient(big, monkeypatch):
+    """torch's values: a complex sign (the determinant's phase) with a gradient, a real
+    log|det|; the block LU's panels carry the phase of their pivots."""
+    monkeypatch.setattr(LD, "DIST_MIN_BYTES", 0 if big else 1 << 30)
+    m = [[1 + 2j, 0.5], [1j, 3 - 1j]]
+    a = st.tensor(m, dtype=st.complex128, requires_grad=True, shards=2)
+    s, la = L.slogdet(a)
+    assert la.dtype == st.float64 and s.dtype == st.complex128
+    assert abs(s.item() - (0.7432941462471663 + 0.6689647316224496j)) < 1e-12
+    assert abs(la.item() - 1.9061013350729676) < 1e-12
+    (s.real * 2 + s.imag * 3 + la).backward()
+    ref = [[-0.1326 + 0.6158j, -0.1980 + 0.0218j], [-0.0109 - 0.0990j, 0.4178 + 0.1544j]]
+    assert_matches_numpy(a.grad, np.array(ref), dtype=st.complex128, atol=1e-4)
+    z = rng.standard_normal((20, 20)) + 1j * rng.standard_normal((20, 20))
+    assert_matches_numpy(L.det(st.tensor(z, shards=2)), np.linalg.det(z), rtol=1e-10)
+    x = st.tensor(z[:3, :3], requires_grad=True, shards=2)
+    assert st.autograd.gradcheck(lambda t: tuple(L.slogdet(t)), (x,))

@@ -9,7 +9,7 @@
 * One big split matrix: CholeskyQR2/TSQR ``qr`` with Q row-sharded, ``lstsq`` and tall
   ``svd`` through it (``tall.py``), block-LU ``solve``/``inv``/``det`` (``lu.py``), blocked
   ``cholesky`` (``cholesky.py``); nothing is gathered on one worker or the driver.
-* Norms, ``matrix_rank`` and ``pinv`` are compositions of the above (``derived.py``).
+* Norms, ``cond``, ``matrix_rank`` and ``pinv`` are compositions of the above (``derived.py``).
 
 Singular or non-positive-definite inputs raise :class:`LinAlgError` at call time, naming the
 batch element; the ``*_ex`` variants return torch's ``info`` instead of raising.
@@ -37,7 +37,7 @@ from .decomp import (
     svd,
     svdvals,
 )
-from .derived import matrix_norm, matrix_rank, multi_dot, norm, pinv, vecdot, vector_norm
+from .derived import cond, matrix_norm, matrix_rank, multi_dot, norm, pinv, vecdot, vector_norm
 from .solve import (
     ExResult,
     LstsqResult,
@@ -88,6 +88,7 @@ __all__ = [
     "vector_norm",
     "norm",
     "matrix_rank",
+    "cond",
     "pinv",
     "QRResult",
     "SVDResult",

@@ -60,20 +60,27 @@ def fail(op: str, index, shape=None) -> LinAlgError:
     return LinAlgError(f"linalg.{op}: {where}{_FAIL.get(op, 'the computation failed.')}{what}")
 
 
-# ops that take complex matrices too (their VJPs are holomorphic: transposes, no conjugates)
-COMPLEX_OK = {"solve", "inv", "inv_ex", "solve_ex", "det", "eigvals", "eig"}
-
-
 def check_float(op: str, *ts) -> None:
-    """torch accepts only floating point inputs for linalg decompositions (complex for the
-    ops in :data:`COMPLEX_OK`; the others are real-only here)."""
-    ok = (D.float32, D.float64) + ((D.complex64, D.complex128) if op in COMPLEX_OK else ())
+    """torch accepts only floating point and complex inputs for linalg decompositions."""
+    ok = (D.float32, D.float64, D.complex64, D.complex128)
     for t in ts:
         if t._dtype not in ok:
             raise D.DTypeError(
                 f"linalg.{op}: expected a {' or '.join(d.name for d in ok)} tensor, got "
                 f"{t._dtype.name}"
             )
+
+
+def cj(x):
+    """``conj(x)`` of a complex tensor, ``x`` itself if real or None. The engine carries the
+    conjugate of torch's gradient (see ``autograd.py``): a rule written in torch's convention
+    (conjugate transposes) conjugates its incoming and outgoing gradients with this."""
+    return x.conj() if x is not None and x.dtype.is_complex else x
+
+
+def herm(x):
+    """The conjugate transpose ``x^H`` of the last two dims (``x^T`` for reals)."""
+    return cj(x.mT)
 
 
 # ------------------------------------------------------------------------------ shapes
@@ -87,20 +94,21 @@ def out_specs(op, shapes, dt, params):
         return [((n, n), dt)]
     if op == "det":
         return [((), dt)]
-    if op == "slogdet":
-        return [((), dt), ((), dt)]
+    if op == "slogdet":  # a complex sign, a real log|det|, as torch
+        return [((), dt), ((), D.to_real(dt))]
     if op == "eigvals":
         return [((n,), D.to_complex(dt))]
     if op == "eig":
         return [((n,), D.to_complex(dt)), ((n, n), D.to_complex(dt))]
+    rt = D.to_real(dt)  # eigenvalues of Hermitian matrices, singular values: real, as torch
     if op == "eigh":
-        return [((n,), dt), ((n, n), dt)]
+        return [((n,), rt), ((n, n), dt)]
     if op in ("eigvalsh", "svdvals"):
-        return [((n if op == "eigvalsh" else kk,), dt)]
+        return [((n if op == "eigvalsh" else kk,), rt)]
     if op == "svd":
         if params.get("full_matrices", True):
-            return [((m, m), dt), ((kk,), dt), ((n, n), dt)]
-        return [((m, kk), dt), ((kk,), dt), ((kk, n), dt)]
+            return [((m, m), dt), ((kk,), rt), ((n, n), dt)]
+        return [((m, kk), dt), ((kk,), rt), ((kk, n), dt)]
     if op == "qr":
         mode = params.get("mode", "reduced")
         if mode == "r":
@@ -110,7 +118,7 @@ def out_specs(op, shapes, dt, params):
         return [((m, kk), dt), ((kk, n), dt)]
     if op == "lstsq":
         k = shapes[1][1]
-        return [((n, k), dt), ((k,) if m > n else (0,), dt), ((), D.int64), ((kk,), dt)]
+        return [((n, k), dt), ((k,) if m > n else (0,), rt), ((), D.int64), ((kk,), rt)]
     raise ArgumentError(f"unknown batched linalg op {op!r}")
 
 
@@ -389,7 +397,7 @@ def _op_cholesky(xp, a, shapes, dtypes, upper=False):
 
     (lo,), info = _guarded(xp, chol, [a], shapes, dtypes)
     lo = xp.tril(lo)
-    return ((xp.swapaxes(lo, -1, -2).copy() if upper else lo),), info
+    return ((xp.swapaxes(lo, -1, -2).conj() if upper else lo),), info  # U = L^H
 
 
 def _op_det(xp, a, shapes, dtypes):
@@ -431,12 +439,12 @@ def _op_svdvals(xp, a, shapes, dtypes):
 
 
 def _op_qr(xp, a, shapes, dtypes, mode="reduced"):
-    """QR with R's diagonal made non-negative: the QR is then unique (for full rank), so the
-    result does not depend on the layout (the distributed QR produces this one too)."""
+    """QR with R's diagonal made real and non-negative: the QR is then unique (for full
+    rank), so the result does not depend on the layout (the distributed QR produces this one
+    too)."""
     q, r = xp.linalg.qr(a, mode="complete" if mode == "complete" else "reduced")
     k = min(r.shape[-2:])
-    d = xp.diagonal(r[..., :k, :k], axis1=-2, axis2=-1)
-    s = xp.where(d < 0, -1.0, 1.0).astype(r.dtype)
+    s = unit_phase(xp, xp.diagonal(r[..., :k, :k], axis1=-2, axis2=-1))
     r = (
         r
         * xp.concatenate([s, xp.ones(r.shape[:-2] + (r.shape[-2] - k,), r.dtype)], -1)[..., :, None]
@@ -445,9 +453,20 @@ def _op_qr(xp, a, shapes, dtypes, mode="reduced"):
         return (r,), None
     q = (
         q
-        * xp.concatenate([s, xp.ones(q.shape[:-2] + (q.shape[-1] - k,), q.dtype)], -1)[..., None, :]
+        * xp.concatenate([s.conj(), xp.ones(q.shape[:-2] + (q.shape[-1] - k,), q.dtype)], -1)[
+            ..., None, :
+        ]
     )
     return (q, r), None
+
+
+def unit_phase(xp, d):
+    """``conj(d) / |d|`` (1 where ``d`` is 0): scaling R's row ``i`` by it makes the diagonal
+    ``|d_i|`` (real, non-negative); ``sign(d)`` for reals."""
+    if d.dtype.kind != "c":
+        return xp.where(d < 0, -1.0, 1.0).astype(d.dtype)
+    a = xp.abs(d)
+    return xp.where(a == 0, 1.0, d.conj() / xp.where(a == 0, 1.0, a)).astype(d.dtype)
 
 
 def _op_lstsq(xp, a, b, shapes, dtypes, rcond=None):
@@ -461,7 +480,7 @@ def _op_lstsq(xp, a, b, shapes, dtypes, rcond=None):
         xi, _, rk, si = xp.linalg.lstsq(a[idx], b[idx], rcond=rcond)
         x[idx], rank[idx], sv[idx] = xi, rk, si
         if res.shape[-1]:  # squared residual norms, defined for tall systems
-            res[idx] = ((a[idx] @ xi - b[idx]) ** 2).sum(0)
+            res[idx] = (xp.abs(a[idx] @ xi - b[idx]) ** 2).sum(0)
     return (x, res, rank, sv), None
 
 

@@ -1,8 +1,9 @@
-"""Blocked Cholesky of one big split SPD matrix (``cholesky_dist``), nothing gathered.
+"""Blocked Cholesky of one big split SPD (complex: Hermitian PD) matrix (``cholesky_dist``),
+nothing gathered.
 
 A's columns are resharded into blocks of ``nb`` dealt to the workers in turn (balance), and a
 right-looking column Cholesky runs on them (only the lower triangle is read, as torch). The
-result is ``U = L^T`` row-blocked the same way. The gradient rule here serves the batched
+result is ``U = L^H`` row-blocked the same way. The gradient rule here serves the batched
 ``linalg_cholesky`` too.
 """
 
@@ -29,7 +30,7 @@ def concat_cols(xp, *blocks, dtype):
 
 @kernel
 def chol_panel(xp, m, p, c0, c1):
-    """Step ``p``: ``L_pp = chol(A_pp)``, ``L_ip = A_ip L_pp^-T`` below, zeros above, in place;
+    """Step ``p``: ``L_pp = chol(A_pp)``, ``L_ip = A_ip L_pp^-H`` below, zeros above, in place;
     returns the panel (rows ``p:``) and ``[order of the failing leading minor or -1]``."""
     b = c1 - c0
     d = m[p : p + b, c0:c1]
@@ -42,24 +43,27 @@ def chol_panel(xp, m, p, c0, c1):
     m[:p, c0:c1] = 0
     m[p : p + b, c0:c1] = lo
     if m.shape[0] > p + b:
-        m[p + b :, c0:c1] = xp.linalg.solve(lo, m[p + b :, c0:c1].T).T
+        h = (lambda x: x.T.conj()) if m.dtype.kind == "c" else (lambda x: x.T)
+        m[p + b :, c0:c1] = h(xp.linalg.solve(lo, h(m[p + b :, c0:c1])))
     return xp.array(m[p:, c0:c1]), np.array([bad], np.int64)
 
 
 @kernel
 def chol_update(xp, m, panel, p, cols):
-    """``A_jj' -= L_jp L_j'p^T`` for this worker's later column blocks ``cols`` (pairs of
+    """``A_jj' -= L_jp L_j'p^H`` for this worker's later column blocks ``cols`` (pairs of
     (local start, global start, width)); rows above a block's diagonal are skipped."""
+    iscx = panel.dtype.kind == "c"
     for c0, g0, w in cols:
         lj = panel[g0 - p : g0 - p + w]
-        sub_product(xp, m[g0:, c0 : c0 + w], panel[g0 - p :], lj.T)
+        sub_product(xp, m[g0:, c0 : c0 + w], panel[g0 - p :], lj.T.conj() if iscx else lj.T)
     return ()
 
 
 @kernel
 def t_copy(xp, m, c0, c1):
-    """Rows of U = L^T: the transpose of M's columns ``c0:c1`` as a C-ordered block."""
-    return xp.ascontiguousarray(m[:, c0:c1].T)
+    """Rows of U = L^H: the conjugate transpose of M's columns ``c0:c1``, C-ordered."""
+    u = m[:, c0:c1].T
+    return u.conj() if u.dtype.kind == "c" else xp.ascontiguousarray(u)
 
 
 # ------------------------------------------------------------------------------ Cholesky
@@ -158,15 +162,16 @@ def plan_cholesky_dist(ex, a) -> Operand:
 
 
 def chol_grad(lo, gl):
-    """torch's rule for ``A = L L^T`` (only the lower triangle of A is read, the gradient is
-    the symmetric ``L^-T Y L^-1``, ``Y`` = the lower triangle of ``L^T gL`` mirrored, halved)."""
-    x = tril(lo.mT @ gl)
-    y = 0.5 * (x + tril(x, -1).mT)
-    z = solve_any(lo.mT, y)  # L^-T Y
-    return solve_any(lo.mT, z.mT).mT  # (L^-T Y) L^-1
+    """torch's rule for ``A = L L^H`` (only the lower triangle of A is read, the gradient is
+    the Hermitian ``L^-H Y L^-1``, ``Y`` = the lower triangle of ``L^H gL`` mirrored, halved),
+    in torch's gradient convention: the engine's ``gL`` and result are conjugated (``cj``)."""
+    x = tril(B.herm(lo) @ B.cj(gl))
+    y = 0.5 * (x + B.herm(tril(x, -1)))
+    z = solve_any(B.herm(lo), y)  # L^-H Y
+    return B.cj(B.herm(solve_any(B.herm(lo), B.herm(z))))  # (L^-H Y) L^-1
 
 
 @vjp("cholesky_dist", save_out=True)
 def cholesky_dist_vjp(gs, node):
     u = node.saved["out"][0]
-    return (chol_grad(u.mT, gs[0].mT),)
+    return (chol_grad(B.herm(u), B.herm(gs[0])),)

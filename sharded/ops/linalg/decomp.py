@@ -17,7 +17,7 @@ from ...core.dispatch import apply, placement
 from ...core.registry import bind, primitive, vjp
 from ...errors import ArgumentError, AutogradError
 from ...layout import Layout
-from .batched import ExResult, linalg_kernel, matrix, plan_batched, square
+from .batched import ExResult, cj, herm, linalg_kernel, matrix, plan_batched, square
 from .cholesky import chol_grad
 from .lu import is_big
 from .tall import is_tall, qr_grad
@@ -53,14 +53,15 @@ def _plan_cholesky(ex, *ts, **params):
 def linalg_cholesky_vjp(gs, node):
     out = node.saved["out"][0]
     upper = node.params.get("upper", False)
-    lo, gl = (out.mT, gs[0].mT) if upper else (out, gs[0])
+    lo, gl = (herm(out), herm(gs[0])) if upper else (out, gs[0])
     return (chol_grad(lo, gl),)
 
 
 @bind("cholesky", prim="linalg_cholesky")
 def cholesky(A, *, upper=False):
-    """Cholesky factor ``L`` (``A = L L^T``; ``U = L^T`` with ``upper=True``) of symmetric
-    positive-definite matrices; a failure raises :class:`LinAlgError` naming the element.
+    """Cholesky factor ``L`` (``A = L L^H``; ``U = L^H`` with ``upper=True``) of symmetric
+    (complex: Hermitian) positive-definite matrices, only the lower triangle read; a failure
+    raises :class:`LinAlgError` naming the element.
 
     Examples
     --------
@@ -71,7 +72,7 @@ def cholesky(A, *, upper=False):
     A = square("cholesky", A)
     if is_big(A):
         u = apply("cholesky_dist", A)  # rows blocked cyclically: back to A's layout
-        return (u if upper else u.mT).reshard(layout=A.layout)
+        return (u if upper else herm(u)).reshard(layout=A.layout)
     return apply("linalg_cholesky", A, upper=upper)
 
 
@@ -154,13 +155,16 @@ def _plan_svd(ex, *ts, **params):
 
 @vjp("linalg_svd", save_out=True)
 def linalg_svd_vjp(gs, node):
-    """``A = U diag(S) Vh`` (real, reduced): with ``F_ij = 1 / (s_j^2 - s_i^2)`` off the
-    diagonal, ``J = F * (U^T gU - gU^T U)`` and ``K = F * (Vh gVh^T - gVh Vh^T)``,
-    ``gA = U (diag(gS) + J S + S K) Vh + (I - U U^T) gU S^-1 Vh + U S^-1 gVh (I - Vh^T Vh)``.
+    """torch's rule for ``A = U diag(S) Vh`` (reduced), in torch's gradient convention (the
+    engine's gradients conjugated on the way in and out, see :func:`~.batched.cj`): with
+    ``F_ij = 1 / (s_j^2 - s_i^2)`` off the diagonal, ``J = F * (U^H gU - gU^H U)`` and
+    ``K = F * (Vh gVh^H - gVh Vh^H)``, ``gA = U (diag(gS) + J S + S K + D) Vh
+    + (I - U U^H) gU S^-1 Vh + U S^-1 gVh (I - Vh^H Vh)``, where for complex ``D`` is
+    ``diag(U^H gU - gU^H U) / (2 S)`` (the phase of each singular pair; torch's term).
     With ``full_matrices=True`` the columns of U and rows of Vh beyond ``min(m, n)`` get no
     gradient (torch ignores them too)."""
     u, s, vh = node.saved["out"]
-    gu, gs_, gvh = gs
+    gu, gs_, gvh = (cj(g) for g in gs)
     k = s.shape[-1]
     if node.params.get("full_matrices", True):  # keep the part determined by A
         u, vh = u[..., :, :k], vh[..., :k, :]
@@ -173,17 +177,20 @@ def linalg_svd_vjp(gs, node):
     f = _offdiag_inverse(s2.unsqueeze(-2) - s2.unsqueeze(-1), eye)
     out = None
     if gu is not None:
-        utg = u.mT @ gu
-        inner = inner + (f * (utg - utg.mT)) * sc
+        utg = herm(u) @ gu
+        skew = utg - herm(utg)
+        inner = inner + (f * skew) * sc
+        if skew.dtype.is_complex:  # its diagonal is imaginary: the singular vectors' phases
+            inner = inner + (skew * eye) / (2.0 * sc)
         # the part of gU outside U's column space (zero for a square or wide A)
         out = ((gu - u @ utg) / sc) @ vh
     if gvh is not None:
-        vtg = vh @ gvh.mT
-        inner = inner + s.unsqueeze(-1) * (f * (vtg - vtg.mT))
-        rest = u @ ((gvh - (gvh @ vh.mT) @ vh) / s.unsqueeze(-1))
+        vtg = vh @ herm(gvh)
+        inner = inner + s.unsqueeze(-1) * (f * (vtg - herm(vtg)))
+        rest = u @ ((gvh - (gvh @ herm(vh)) @ vh) / s.unsqueeze(-1))
         out = rest if out is None else out + rest
     main = u @ inner @ vh
-    return (main if out is None else main + out,)
+    return (cj(main if out is None else main + out),)
 
 
 def svd(A, full_matrices=True):
@@ -214,7 +221,7 @@ def _plan_svdvals(ex, *ts, **params):
 def linalg_svdvals_vjp(gs, node):
     (a,) = node.args
     u, _, vh = svd(a, full_matrices=False)
-    return ((u * gs[0].unsqueeze(-2)) @ vh,)  # dS_i = u_i^T dA v_i
+    return (cj((u * gs[0].unsqueeze(-2)) @ vh),)  # dS_i = re(u_i^H dA v_i)
 
 
 def svdvals(A):
@@ -240,15 +247,19 @@ def _plan_eigh(ex, *ts, **params):
 
 
 def _eigh_grad(w, v, gw, gv):
-    """torch's rule for symmetric ``A = V diag(w) V^T``: with ``E_ij = w_j - w_i``,
-    ``gA = V (diag(gw) + offdiag(skew(V^T gV) / E)) V^T``, ``skew(X) = (X - X^T) / 2``."""
+    """torch's rule for Hermitian ``A = V diag(w) V^H`` (in torch's gradient convention, the
+    engine's conjugated in and out): with ``E_ij = w_j - w_i``,
+    ``gA = V (diag(gw) + offdiag(skew(V^H gV) / E)) V^H``, ``skew(X) = (X - X^H) / 2``."""
+    gv = cj(gv)
     eye = _eye(w.shape[-1], w.dtype)
     inner = gw.unsqueeze(-1) * eye if gw is not None else None
     if gv is not None:
-        vtg = v.mT @ gv
-        rest = (0.5 * (vtg - vtg.mT)) * _offdiag_inverse(w.unsqueeze(-2) - w.unsqueeze(-1), eye)
+        vtg = herm(v) @ gv
+        rest = (0.5 * (vtg - herm(vtg))) * _offdiag_inverse(w.unsqueeze(-2) - w.unsqueeze(-1), eye)
         inner = rest if inner is None else inner + rest
-    return v @ inner @ v.mT
+    if inner.dtype != v.dtype:  # real eigenvalue grads meet complex vectors: matmul wants one dtype
+        inner = inner.to(v.dtype)
+    return cj(v @ inner @ herm(v))
 
 
 @vjp("linalg_eigh", save_out=True)
@@ -258,7 +269,8 @@ def linalg_eigh_vjp(gs, node):
 
 
 def eigh(A, UPLO="L"):
-    """Eigenvalues (ascending) and orthonormal eigenvectors of symmetric matrices.
+    """Eigenvalues (ascending, real) and orthonormal eigenvectors of symmetric (complex:
+    Hermitian) matrices, only the ``UPLO`` triangle read.
 
     Examples
     --------
@@ -278,13 +290,13 @@ def _plan_eigvalsh(ex, *ts, **params):
 
 @vjp("linalg_eigvalsh", saves=(0,))
 def linalg_eigvalsh_vjp(gs, node):
-    """``d w_i = v_i^T dA v_i``: ``gA = V diag(gw) V^T`` (eigenvectors recomputed)."""
+    """``d w_i = v_i^H dA v_i``: ``gA = V diag(gw) V^H`` (eigenvectors recomputed)."""
     w, v = apply("linalg_eigh", node.args[0], uplo=node.params.get("uplo", "L"))
     return (_eigh_grad(w, v, gs[0], None),)
 
 
 def eigvalsh(A, UPLO="L"):
-    """Eigenvalues (ascending) of symmetric matrices.
+    """Eigenvalues (ascending, real) of symmetric (complex: Hermitian) matrices.
 
     Examples
     --------

@@ -1,5 +1,5 @@
 """Linear-algebra ops derived from primitives: ``vecdot``, ``multi_dot``, vector and matrix
-norms, ``matrix_rank`` and ``pinv``.
+norms, ``cond``, ``matrix_rank`` and ``pinv``.
 
 They are compositions of tensor methods (``abs``, ``sum``, ``amax``, ``sqrt``, ``where``,
 ``@``) and of :func:`~.decomp.svd`/:func:`~.decomp.svdvals`, so they run on any layout and
@@ -15,8 +15,9 @@ import numpy as np
 from ... import dtypes as D
 from ...core.registry import bind
 from ...errors import ArgumentError, DTypeError
-from .batched import check_float, matrix, t_
+from .batched import check_float, herm, matrix, square, t_
 from .decomp import svd, svdvals
+from .solve import inv_ex
 
 
 # ------------------------------------------------------------------------------ products
@@ -90,8 +91,8 @@ def _root(s, p):
 def _matrix_norm(a, ord, r, c, keepdim, svdvals):
     """Matrix norm of ``a`` over dims ``(r, c)``; ``svdvals`` gives singular values (for the
     2, -2 and nuclear norms) of a tensor whose matrices are its last two dims."""
-    if ord == "fro":
-        return _vector_norm(a, 2, (r, c), keepdim)
+    if ord == "fro":  # of the moduli for complex: a real result, as torch
+        return _vector_norm(a.abs() if a.dtype.is_complex else a, 2, (r, c), keepdim)
     if ord in ("nuc", 2, -2):
         s = svdvals(a.permute([d for d in range(a.ndim) if d not in (r, c)] + [r, c]))
         out = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
@@ -125,10 +126,10 @@ def _tolerance(a, s, atol, rtol):
 
 
 def _pinv(u, s, vh, tol):
-    """``V diag(1/s) U^T`` with singular values under ``tol`` treated as zero."""
+    """``V diag(1/s) U^H`` with singular values under ``tol`` treated as zero."""
     keep = s > tol
     sinv = (1.0 / s.where(keep, 1.0)).where(keep, 0.0)
-    return (vh.mT * sinv.unsqueeze(-2)) @ u.mT
+    return (herm(vh) * sinv.unsqueeze(-2)) @ herm(u)
 
 
 # ------------------------------------------------------------------------------ norms
@@ -158,7 +159,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """Matrix norm over ``dim``: ``'fro'``, ``'nuc'``, ``inf``, ``-inf``, ``1``, ``-1``,
-    ``2``, ``-2`` (the nuclear and 2-norms through :func:`svdvals`).
+    ``2``, ``-2`` (the nuclear and 2-norms through :func:`svdvals`); real for complex input.
 
     Examples
     --------
@@ -190,6 +191,28 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     if isinstance(ord, str):
         raise ArgumentError(f"linalg.norm: order {ord!r} needs a matrix (2 dims)")
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def cond(A, p=None):
+    """Condition number: ``s_max / s_min`` for ``p`` None or 2 (``s_min / s_max`` for -2),
+    else ``matrix_norm(A, p) * matrix_norm(inv(A), p)`` of square matrices, ``inf`` where
+    ``A`` is singular (torch's rule). Real for complex input.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.linalg.cond(st.tensor([[2., 0.], [0., 0.5]])).item()
+    4.0
+    """
+    A = matrix("cond", A)
+    if p is None or p in (2, -2):
+        s = svdvals(A)
+        return s[..., -1] / s[..., 0] if p == -2 else s[..., 0] / s[..., -1]
+    A = square(f"cond(ord={p})", A)
+    inv, info = inv_ex(A)
+    ok = info == 0
+    inv = inv.where(ok.unsqueeze(-1).unsqueeze(-1), 0.0)  # a singular one's NaNs: no SVD
+    return (matrix_norm(A, p) * matrix_norm(inv, p)).where(ok, math.inf)
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):

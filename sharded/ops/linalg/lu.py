@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from ... import dtypes as D
 from ...core.dataflow import Operand, free_temps
 from ...core.dataflow import gather_regions as gather
 from ...core.dispatch import apply, needs, session_of, unbroadcast
@@ -179,7 +180,8 @@ def lu_panel(xp, m, p, c0, c1, n):
     """Factor step ``p``'s panel (M's columns ``c0:c1``, rows ``p:n``) in place, apply its row
     swaps to M's earlier columns (later ones may still wait for the previous step's update:
     ``lu_update`` swaps them), turn the right-hand-side rows into multipliers; returns the
-    panel (to broadcast), the swaps and ``[zero pivot or -1, sum log|U_ii|, sign, parity]``."""
+    panel (to broadcast), the swaps and ``[zero pivot or -1, sum log|U_ii|, sign, parity,
+    sum arg(U_ii)]`` (the last: the phase of a complex determinant; the sign is then 1)."""
     b = c1 - c0
     pan = xp.asfortranarray(m[p:n, c0:c1])  # column order: the eliminations walk columns
     piv = np.zeros(b, np.int64)
@@ -195,9 +197,11 @@ def lu_panel(xp, m, p, c0, c1, n):
     d = np.asarray(xp.diag(pan[:b]) if not hasattr(xp, "asnumpy") else xp.asnumpy(xp.diag(pan[:b])))
     with np.errstate(divide="ignore"):
         logabs = float(np.sum(np.log(np.abs(d))))
-    sign = float(np.prod(np.sign(d)))
+    cx = d.dtype.kind == "c"
+    sign = 1.0 if cx else float(np.prod(np.sign(d)))
+    phase = float(np.sum(np.angle(d))) if cx else 0.0
     parity = int(np.sum(piv != np.arange(b)))
-    stat = np.array([zero + p if zero >= 0 else -1, logabs, sign, parity], np.float64)
+    stat = np.array([zero + p if zero >= 0 else -1, logabs, sign, parity, phase], np.float64)
     return xp.array(m[p:, c0:c1]), piv + p, stat
 
 
@@ -528,22 +532,29 @@ def plan_lu_slogdet(ex, a):
     else:
         parity = int(sum(s[3] for s in stats))
         sign = float(np.prod([s[2] for s in stats])) * (-1.0) ** parity * f.equation_sign()
+        if a._dtype.is_complex:  # det / |det| = e^(i sum arg(U_ii)) times the swaps' sign
+            sign = sign * complex(np.exp(1j * sum(s[4] for s in stats)))
         logabs = float(sum(s[1] for s in stats))
     w = f.wlist[0] if f.wlist else 0
-    return _scalar(ex, w, sign, a._dtype), _scalar(ex, w, logabs, a._dtype)
+    real = D.to_real(a._dtype)  # log|det| is real, as torch
+    return _scalar(ex, w, sign, a._dtype), _scalar(ex, w, logabs, real)
 
 
 def logdet_vjp(gs, node):
-    """``d log|det A| = tr(A^-1 dA)``; the sign is piecewise constant (shared with the batched
-    ``linalg_slogdet``)."""
+    """``d log|det A| = re tr(A^-1 dA)`` (shared with the batched ``linalg_slogdet``). A real
+    sign is piecewise constant; a complex one moves, ``d sign = i sign im tr(A^-1 dA)``, which
+    in the engine's convention adds ``i im(g_sign sign)`` to the factor of ``A^-T``."""
     (a,) = node.args
-    g = gs[1]
-    if g is None:
+    g, gsign = gs[1], gs[0] if a.dtype.is_complex else None
+    if g is None and gsign is None:
         return (None,)
+    if gsign is not None:
+        rot = 1j * (gsign * node.saved["out"][0]).imag
+        g = rot if g is None else g + rot
     return (g.unsqueeze(-1).unsqueeze(-1) * inv_any(a).mT,)
 
 
-@vjp("lu_slogdet", saves=(0,))
+@vjp("lu_slogdet", saves=(0,), save_out=True)
 def lu_slogdet_vjp(gs, node):
     return logdet_vjp(gs, node)
 

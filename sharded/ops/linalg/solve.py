@@ -20,7 +20,9 @@ from ...errors import AutogradError, ShapeError
 from .batched import (
     ExResult,
     check_float,
+    cj,
     dims_str,
+    herm,
     linalg_kernel,
     matrix,
     plan_batched,
@@ -169,7 +171,7 @@ def _plan_slogdet(ex, *ts, **params):
     return plan_batched(ex, "slogdet", ts, **params)
 
 
-@vjp("linalg_slogdet", saves=(0,))
+@vjp("linalg_slogdet", saves=(0,), save_out=True)
 def linalg_slogdet_vjp(gs, node):
     return logdet_vjp(gs, node)
 
@@ -231,8 +233,9 @@ def _plan_lstsq(ex, *ts, **params):
 
 @vjp("linalg_lstsq", save_out=True, saves=(0, 1))
 def linalg_lstsq_vjp(gs, node):
-    """Full column rank, tall: ``X = (A^T A)^-1 A^T B``; with ``Y = (A^T A)^-1 gX`` and the
-    residual ``E = B - A X``: ``gA = E Y^T - A Y X^T``, ``gB = A Y``."""
+    """Full column rank, tall: ``X = (A^H A)^-1 A^H B``; with ``Y = (A^H A)^-1 gX`` and the
+    residual ``E = B - A X``: ``gA = E Y^H - A Y X^H``, ``gB = A Y`` (torch's convention: the
+    engine's gradients conjugated in and out, see :func:`~.batched.cj`)."""
     a, b = node.args
     if any(g is not None for g in gs[1:]):
         raise AutogradError(
@@ -243,10 +246,10 @@ def linalg_lstsq_vjp(gs, node):
             f"the derivative of lstsq needs a tall A (m >= n), got {tuple(a.shape)}"
         )
     x = node.saved["out"][0]
-    y = solve_any(a.mT @ a, gs[0])
+    y = solve_any(herm(a) @ a, cj(gs[0]))
     ay = a @ y
-    ga = (b - a @ x) @ y.mT - ay @ x.mT if needs(a) else None
-    return (unbroadcast(ga, a) if ga is not None else None, unbroadcast(ay, b))
+    ga = cj((b - a @ x) @ herm(y) - ay @ herm(x)) if needs(a) else None
+    return (unbroadcast(ga, a) if ga is not None else None, unbroadcast(cj(ay), b))
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
@@ -254,7 +257,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     singular_values)``. A tall matrix split by rows solves ``R X = Q^T B`` through the
     distributed QR (full column rank assumed; ``rank`` is then ``n``); batches use one
     NumPy ``lstsq`` per matrix. ``residuals`` are squared column norms of ``A X - B`` for
-    tall systems.
+    tall systems (real, as the singular values, for complex input).
 
     Examples
     --------
@@ -274,11 +277,11 @@ def lstsq(A, B, rcond=None, *, driver=None):
         )
     if is_tall(A) and A.ndim == 2 and bm.ndim == 2:
         q, r = apply("qr_tall", A)
-        x = solve(r, q.mT @ bm)
-        if A.shape[0] > A.shape[1]:
-            res = ((A @ x - bm) ** 2).sum(0)
+        x = solve(r, herm(q) @ bm)
+        if A.shape[0] > A.shape[1]:  # squared moduli: real, as torch
+            res = ((A @ x - bm).abs() ** 2).sum(0)
         else:  # torch's residuals are empty for a square system
-            res = apply("full", placement((0,)), 0, A.dtype)
+            res = apply("full", placement((0,)), 0, D.to_real(A.dtype))
         sv = apply("linalg_svdvals", r)  # r is small and replicated: one batched kernel
         out = (x, res, apply("full", placement(()), A.shape[1], D.int64), sv)
     else:

@@ -49,33 +49,45 @@ def _chunks(m, k):
     return [slice(i, min(i + step, m)) for i in range(0, m, step)]
 
 
+def wide(dt):
+    """The accumulation dtype of CholeskyQR: float64 (complex128 for complex input), so
+    single precision input keeps its accuracy."""
+    return np.complex128 if np.dtype(dt).kind == "c" else np.float64
+
+
+def _h(x):
+    """``x^H`` of a block (a plain transpose view for reals: no copy)."""
+    return x.T.conj() if x.dtype.kind == "c" else x.T
+
+
 @kernel
 def gram(xp, a):
-    """``a^T a`` in float64 as a stack entry (1, k, k): the partial of CholeskyQR's Gram
-    matrix (float64 so float32 input keeps its accuracy)."""
-    if a.dtype == np.float64:
-        return (a.T @ a)[None]
-    g = xp.zeros((a.shape[1], a.shape[1]), np.float64)
+    """``a^H a`` in float64/complex128 as a stack entry (1, k, k): the partial of
+    CholeskyQR's Gram matrix."""
+    acc = wide(a.dtype)
+    if a.dtype == acc:
+        return (_h(a) @ a)[None]
+    g = xp.zeros((a.shape[1], a.shape[1]), acc)
     for c in _chunks(*a.shape):
-        x = a[c].astype(np.float64)
-        g += x.T @ x
+        x = a[c].astype(acc)
+        g += _h(x) @ x
     return g[None]
 
 
 @kernel
 def chol_r(xp, g, cond_max):
-    """From a Gram matrix: ``R`` (upper, ``G = R^T R``), ``R^-1`` and a status: -1 when the
+    """From a Gram matrix: ``R`` (upper, ``G = R^H R``), ``R^-1`` and a status: -1 when the
     Cholesky factor exists and ``cond(R) <= cond_max``, else 1 (CholeskyQR would lose
     orthogonality: the caller falls back to TSQR)."""
     g = np.asarray(g.get() if hasattr(g, "get") else g).reshape(g.shape[-2:])
     k = g.shape[0]
     try:
-        r = np.linalg.cholesky(g).T
+        r = _h(np.linalg.cholesky(g))
         d = np.abs(np.diag(r))
         ok = bool(k == 0 or (d.min() > 0 and np.linalg.cond(r) <= cond_max))
     except np.linalg.LinAlgError:
-        r, ok = np.eye(k), False
-    rinv = np.linalg.inv(r) if ok else np.eye(k)
+        r, ok = np.eye(k, dtype=g.dtype), False
+    rinv = np.linalg.inv(r) if ok else np.eye(k, dtype=g.dtype)
     return xp.asarray(r), xp.asarray(rinv), np.array([-1 if ok else 1], np.int64)
 
 
@@ -84,22 +96,24 @@ def cholqr_step(xp, a, rinv, out):
     """``q = a @ R^-1`` (cast to ``out``) and, from the same chunks while they are in cache,
     the Gram partial of ``q`` for CholeskyQR2's second pass."""
     m, k = a.shape
+    acc = wide(a.dtype)
     q = xp.empty((m, k), out)
-    g = xp.zeros((k, k), np.float64)
-    rinv = xp.asarray(rinv, dtype=np.float64)
+    g = xp.zeros((k, k), acc)
+    rinv = xp.asarray(rinv, dtype=acc)
     for c in _chunks(m, k):
-        x = a[c].astype(np.float64, copy=False) @ rinv
+        x = a[c].astype(acc, copy=False) @ rinv
         q[c] = x
-        g += x.T @ x
+        g += _h(x) @ x
     return q, g[None]
 
 
 @kernel
 def scale_rows(xp, q, s):
     """``q = q @ s`` in place, chunk by chunk (no second block-sized allocation)."""
-    s = xp.asarray(s, dtype=np.float64)
+    acc = wide(q.dtype)
+    s = xp.asarray(s, dtype=acc)
     for c in _chunks(*q.shape):
-        q[c] = q[c].astype(np.float64, copy=False) @ s
+        q[c] = q[c].astype(acc, copy=False) @ s
     return ()
 
 
@@ -124,12 +138,12 @@ def local_qr(xp, a):
 @kernel
 def stack_qr(xp, *rs, out):
     """TSQR root: QR of the stacked leaf R factors, signs fixed so that R's diagonal is
-    non-negative (the QR is then unique, as CholeskyQR's); returns R then the Q rows of
-    every leaf."""
+    real and non-negative (the QR is then unique, as CholeskyQR's); returns R then the Q rows
+    of every leaf."""
     st = xp.concatenate([r.reshape(-1, r.shape[-1]) for r in rs], axis=0)
     q, r = xp.linalg.qr(st)
-    s = xp.where(xp.diag(r) < 0, -1.0, 1.0).astype(r.dtype)
-    q, r = q * s[None, :], r * s[:, None]
+    s = B.unit_phase(xp, xp.diag(r))
+    q, r = q * s.conj()[None, :], r * s[:, None]
     cuts = np.cumsum([0] + [x.shape[0] for x in rs])
     return (r.astype(out),) + tuple(q[cuts[i] : cuts[i + 1]] for i in range(len(rs)))
 
@@ -169,19 +183,20 @@ def broadcast_block(ex, src, key, workers):
     return out
 
 
-def _sum_gram(ex, parts, k, label):
-    """Tree-sum (1, k, k) Gram partials ``[(worker, key)]`` onto the first one's worker."""
+def _sum_gram(ex, parts, k, label, acc):
+    """Tree-sum (1, k, k) Gram partials ``[(worker, key)]`` of dtype ``acc`` onto the first
+    one's worker."""
     ws = [w for w, _ in parts]
     stack = Layout.from_bounds(
         (len(parts), k, k), [tuple(range(len(parts) + 1)), (0, k), (0, k)], ws
     )
     res = plan_reduce(
         ex,
-        Operand(stack, D.float64, [q for _, q in parts]),
+        Operand(stack, acc, [q for _, q in parts]),
         "sum",
         (0,),
         False,
-        D.float64,
+        acc,
         label=label,
     )[0]
     ex.free_pairs(parts)
@@ -206,6 +221,7 @@ def _replicate(ex, src, key, dt, shape):
 
 def _cholqr2(ex, a, strict):
     lay, keys, dt = a._layout, a._keys, a._dtype
+    acc = D.complex128 if dt.is_complex else D.float64
     k = lay.shape[1]
     shards = lay.shards()
     parts = []
@@ -213,7 +229,7 @@ def _cholqr2(ex, a, strict):
         g = ex.new_key()
         ex.submit(w, "gram", (("k", keys[s], None),), (g,), None, ("qr_tall", s))
         parts.append((w, g))
-    root, gk = _sum_gram(ex, parts, k, "qr_tall")
+    root, gk = _sum_gram(ex, parts, k, "qr_tall", acc)
     r1, r1i, st = ex.new_key(), ex.new_key(), ex.new_key()
     ex.submit(
         root, "chol_r", (("k", gk, None),), (r1, r1i, st), {"cond_max": COND_MAX}, ("qr_tall", None)
@@ -245,7 +261,7 @@ def _cholqr2(ex, a, strict):
         qs.append(q)
         parts.append((w, g))
     ex.free(root, [r1i])
-    root2, gk2 = _sum_gram(ex, parts, k, "qr_tall")
+    root2, gk2 = _sum_gram(ex, parts, k, "qr_tall", acc)
     r2, r2i, st2 = ex.new_key(), ex.new_key(), ex.new_key()
     ex.submit(
         root2,
@@ -324,18 +340,24 @@ def plan_qr_tall(ex, a, method="auto"):
 
 
 def qr_grad(q, r, gq, gr):
-    """Reduced QR of a tall matrix, ``A = Q R``: with ``N = Q^T gQ - gR R^T``,
-    ``G = gR R^T + tril(N - N^T, -1) - Q^T gQ`` and ``gA = (gQ + Q G) R^-T``."""
+    """torch's rule for the reduced QR of a tall matrix, ``A = Q R`` (R's diagonal real), in
+    torch's gradient convention (the engine's conjugated in and out, see
+    :func:`~.batched.cj`): with ``M = gR R^H - Q^H gQ``,
+    ``G = triu(M) + triu(M, 1)^H`` with the diagonal's real part only (a Hermitian matrix),
+    ``gA = (gQ + Q G) R^-H``."""
+    gq, gr = B.cj(gq), B.cj(gr)
     if gq is None:
         gq = apply("full", q._layout, 0, q.dtype)
     if gr is None:
         gr = apply("full", r._layout, 0, r.dtype)
-    qtg = q.mT @ gq  # k x k, summed across row shards
-    grr = gr @ r.mT
-    nn = qtg - grr
-    g = grr + tril(nn - nn.mT, -1) - qtg
-    rinv_t = apply("linalg_inv", r).mT  # small; keeps Q's row layout in the product below
-    return (gq + q @ g) @ rinv_t
+    qtg = B.herm(q) @ gq  # k x k, summed across row shards
+    m = gr @ B.herm(r) - qtg
+    up = tril(m.mT).mT  # triu(M)
+    g = up + tril(B.herm(up), -1)
+    if g.dtype.is_complex:  # drop the imaginary part of the diagonal (R's is real)
+        g = g - 1j * tril(tril(g.imag).mT)
+    rinv_h = B.herm(apply("linalg_inv", r))  # small; keeps Q's row layout in the product below
+    return B.cj((gq + q @ g) @ rinv_h)
 
 
 @vjp("qr_tall", save_out=True)
