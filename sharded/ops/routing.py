@@ -449,7 +449,35 @@ def _route_scatter_vjp(gs, node):
         )
         gx = apply("where", touched > 0, gn * sel_x, g)
         return (gx, None, None, back(gn) * sel_v if tval else None)
+    if reduce == "prod" and p.get("op") != "scatter":  # torch has none for reduce="multiply"
+        return _prod_vjp(g, x, idx, cmap, values, inc, wrap, node.saved["out"][0], back, tval)
     raise AutogradError(
         f"the gradient of {p.get('op', 'scatter')} with reduce={reduce!r} is not "
-        "supported (sum, mean, amax, amin and plain writes are)"
+        "supported (sum, prod, mean, amax, amin and plain writes are; torch has none for "
+        "scatter's reduce='multiply' either)"
     )
+
+
+def _prod_vjp(g, x, idx, cmap, values, inc, wrap, out, back, tval):
+    """torch's gradient of a scatter "prod": each factor's gradient is the product of the
+    others, computed with zeros masked to one (dividing the result by a zero factor would
+    lose it); a factor that is the only zero of its point gets the product of the rest."""
+
+    def red(base, src, reduce="prod"):
+        kw = {"reduce": reduce, "include_self": inc if reduce == "prod" else True, "wrap": wrap}
+        return apply("route_scatter", base, idx, cmap, src, **kw)
+
+    xm = x.masked_fill(x == 0, 1)
+    gx = g * red(xm, values) / xm
+    if not inc:  # the old values of the points written took no part
+        apply(
+            "route_scatter", gx, idx, cmap, 0, reduce=None, include_self=True, wrap=wrap, target=gx
+        )
+    if not tval:
+        return (gx, None, None, None)
+    zero = values == 0
+    zeros = red(apply("full", x._layout, 0, g.dtype), zero.to(g.dtype), "sum")
+    single = zero & (back(zeros) == 1)
+    rest = back(g * red(x, values.masked_fill(single, 1)))
+    gv = apply("where", single, rest, back(g * out) / values.masked_fill(zero, 1))
+    return (gx, None, None, gv)
