@@ -340,9 +340,7 @@ def _sort_spec(x, dim, descending=False):
     return ((tuple(x.shape), x.dtype), (tuple(x.shape), D.int64))
 
 
-@primitive(
-    "sort", kernels=[sort_sample, sort_split, sort_finish, sort_local], out_spec=_sort_spec
-)
+@primitive("sort", kernels=[sort_sample, sort_split, sort_finish, sort_local], out_spec=_sort_spec)
 def _sort_plan(ex, x, dim, descending=False):
     """``(values, indices)`` of a stable sort along ``dim``, laid out like ``x``."""
     lay = x._layout
