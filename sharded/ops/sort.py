@@ -114,30 +114,28 @@ def sort_split(xp, a, goff, sign, split, p, index):
         out = (xp.empty_like(a), xp.empty(a.size, dtype=xp.int64))
     else:
         out = (xp.empty_like(a),)
-    off = 0
-    if p <= 8:  # a compress per destination beats a full argsort of the group ids
+    keys = index and len(out) == 1
+    if keys or p > 8:  # a radix sort of the small group ids, then one gather
+        small = xp.uint8 if p <= 256 else xp.uint16 if p <= 65536 else xp.int64
+        order = xp.argsort(lo.astype(small), kind="stable")
+        if keys:
+            out[0].real[...] = a[order]
+            out[0].imag[...] = order
+            out[0].imag[...] += goff
+        else:
+            out[0][...] = a[order]
+            if index:
+                xp.add(order, goff, out=out[1])
+    else:  # a compress per destination: cheaper than sorting the ids for a few of them
+        off = 0
         for b, c in enumerate(counts.tolist()):
-            if not c:
-                continue
-            m = lo == b
-            seg = slice(off, off + c)
-            if index and len(out) == 1:
-                out[0].real[seg] = a[m]
-                out[0].imag[seg] = xp.flatnonzero(m) + goff
-            else:
+            if c:
+                m = lo == b
+                seg = slice(off, off + c)
                 out[0][seg] = a[m]
                 if index:
                     out[1][seg] = xp.flatnonzero(m) + goff
-            off += c
-    else:
-        order = xp.argsort(lo.astype(xp.uint16 if p < 65536 else xp.int64), kind="stable")
-        if index and len(out) == 1:
-            xp.take(a, order, out=out[0].real)
-            out[0].imag[...] = order + goff
-        else:
-            xp.take(a, order, out=out[0])
-            if index:
-                xp.add(order, goff, out=out[1])
+                off += c
     if index and len(out) == 1 and sign < 0:
         xp.negative(out[0].imag, out=out[0].imag)
     return (*out, counts)
