@@ -2,16 +2,18 @@
 primitive their gradient uses.
 
 Along a dim that no shard cuts, every shard sorts its own lines. Along the split dim of a 1-d
-tensor the planner runs a **sample sort**: each shard sorts its block into keys that carry
-the global index (``value + 1j * index`` for every dtype exact in float64: one lexicographic
-sort gives values, indices and stability at once; a (value, index) record for int64), keeps a
-regular sample, the driver reads the tiny samples (a driver wait, acceptable for this
-data-dependent op), picks splitters at the input's chunk boundaries, reads the per-shard cut
-positions, and every shard sends each destination the slice of its sorted keys in that
-destination's range, worker to worker in pieces of at most ``ex.transfer_bytes``; each
-destination merges its runs. A small rebalancing move then gives the result the input's
-layout. An n-d tensor split along the sorted dim is moved to a layout split along another dim
-(an all-to-all transpose), sorted locally and moved back.
+tensor the planner runs a **sample sort** that partitions first and sorts once: each shard
+sends the driver the sorted keys of a small random sample (``value + 1j * index``, exact for
+every dtype but 64-bit integers, which use (value, index) records: the index breaks ties, so
+keys are unique and the sort stable), the driver picks splitters at the input's chunk
+boundaries (a driver wait), each shard groups its block by destination (a compare per
+splitter; only elements equal to a splitter's value build keys to break the tie) and the
+driver reads the group sizes (a second wait); the groups travel worker to worker in pieces
+of at most ``ex.transfer_bytes`` (a worker's own group too, so that every group is freed
+before the destinations sort), and each destination sorts what it got once. A small
+rebalancing move gives the result the input's layout. ``sort_values`` (``msort`` without a
+gradient) moves and sorts plain values. An n-d tensor split along the sorted dim is moved
+to a layout split along another dim (an all-to-all transpose), sorted locally, moved back.
 
 Ties keep the original order (the index is the secondary key), so every sort here is stable;
 NaN sorts as the largest value (first when descending), as in torch.
