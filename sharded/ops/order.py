@@ -21,8 +21,10 @@ moves). Along the split dim, with ``P`` pieces per row:
   (key, index), they travel to the worker of the row group's first piece, which picks the
   rank and interpolates (quantile). The driver waits once per round on counts; it never sees
   tensor values.
-- **mode** along the split dim gathers each row group's whole dim on one worker (a gap: a
-  value-count merge is not written yet).
+- **mode** along the split dim (value counts): every piece counts its values per row; the
+  ``(value, count, last index)`` records go, split by a hash of the value, to the row
+  group's workers, which add them up and keep their best per row; the per-row bests combine
+  in the reduction tree. No driver wait, nothing gathered whole.
 
 Results land on the worker of each row group's first piece, like a reduction. Gradients of
 the selected values go to the selected indices (a scatter through the indexing family's
@@ -37,7 +39,7 @@ import collections
 import numpy as np
 
 from .. import dtypes as D
-from ..core.dataflow import Operand, reshard
+from ..core.dataflow import Operand
 from ..core.dispatch import apply, as_tensor, is_tensor
 from ..core.registry import bind, primitive, vjp
 from ..core.tree import combine_tree, reduce_groups, reduce_layout
@@ -450,25 +452,82 @@ def _mode_spec(x, dim, keepdim):
     return (shape, x.dtype), (shape, D.int64)
 
 
-@primitive("mode", kernels=[K.mode_local], out_spec=_mode_spec, kind="reduce")
+@primitive(
+    "mode",
+    kernels=[K.mode_local, K.mode_count, K.mode_agg, K.mode_merge, K.mode_out],
+    out_spec=_mode_spec,
+    kind="reduce",
+)
 def _mode_plan(ex, x, dim, keepdim):
     """torch's mode along ``dim``: per shard when the dim is whole there; along a split dim
-    each row group's dim is first gathered on its first piece's worker (a known gap)."""
+    by value counts (see :func:`_split_mode`)."""
     lay = x._layout
-    src = x
     if _split(lay, dim):
-        roots = [lay.shards()[m[0]][0] for m in reduce_groups(lay, (dim,)).values()]
-        src = reshard(ex, x, _layout_with(lay, dim, lay.shape[dim], roots))
-    out = reduce_layout(src._layout, (dim,), keepdim)
+        return _split_mode(ex, x, dim, keepdim)
+    out = reduce_layout(lay, (dim,), keepdim)
     vk, ik = [], []
     for s, (w, _, oshp) in enumerate(out.shards()):
         v, i = ex.new_key(), ex.new_key()
         params = {"axis": dim, "oshape": tuple(oshp)}
-        ex.submit(w, "mode_local", (("k", src._keys[s], None),), (v, i), params, ("mode", s))
+        ex.submit(w, "mode_local", (("k", x._keys[s], None),), (v, i), params, ("mode", s))
         vk.append(v)
         ik.append(i)
-    if src is not x:
-        ex.free_pairs(list(zip(src._layout.workers, src._keys)))
+    return Operand(out, x._dtype, vk), Operand(out, D.int64, ik)
+
+
+def _split_mode(ex, x, dim, keepdim):
+    """Every piece counts its values per row and splits the ``(value, count, last index)``
+    records by a hash of the value over the row group's workers (worker to worker, no
+    driver wait); each worker adds the counts of its values and keeps its best per row; the
+    bests (one record per row) combine in the reduction tree onto the group's root. No
+    worker holds more than the distinct values hashed to it."""
+    lay, shards = x._layout, x._layout.shards()
+    groups = list(reduce_groups(lay, (dim,)).values())
+    roots = [shards[m[0]][0] for m in groups]
+    out = reduce_layout(lay, (dim,), keepdim, roots)
+    dt = x._dtype.np.str
+    parts, temps = [], []
+    for members in groups:
+        dests = list(dict.fromkeys(shards[s][0] for s in members))  # root first
+        nq, R = (
+            len(dests),
+            int(np.prod([n for d, n in enumerate(shards[members[0]][2]) if d != dim])),
+        )
+        recs = []
+        for s in members:
+            w, offs, _ = shards[s]
+            ks = tuple(ex.new_key() for _ in range(5 * nq))
+            params = {"axis": dim, "offset": offs[dim], "nparts": nq}
+            ex.submit(w, "mode_count", (("k", x._keys[s], None),), ks, params, ("mode", s))
+            temps += [(w, k) for k in ks]
+            recs.append((w, ks))
+        req = collections.defaultdict(list)
+        for w, ks in recs:
+            for q, d in enumerate(dests):
+                if d != w:
+                    req[w].extend((k, None) for k in ks[5 * q : 5 * q + 5])
+        handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
+        want = [[] for _ in dests]
+        for w, ks in recs:
+            for q, d in enumerate(dests):
+                for k in ks[5 * q : 5 * q + 5]:
+                    want[q].append(("k", k, None) if d == w else ("x", next(handles[w])))
+        gp = []
+        for q, d in enumerate(dests):
+            kk = tuple(ex.new_key() for _ in range(4))
+            ex.submit(d, "mode_agg", tuple(want[q]), kk, {"R": R, "dtype": dt}, ("mode", None))
+            gp.append((d, kk))
+        parts.append(gp)
+    ex.free_pairs(temps)
+    finals = combine_tree(ex, parts, roots, "mode_merge", {}, 4, "mode")
+    vk, ik = [], []
+    for g, (w, _, oshp) in enumerate(out.shards()):
+        v, i = ex.new_key(), ex.new_key()
+        args = tuple(("k", k, None) for k in finals[g])
+        ex.submit(w, "mode_out", args, (v, i), {"oshape": tuple(oshp)}, ("mode", g))
+        ex.free(w, list(finals[g]))
+        vk.append(v)
+        ik.append(i)
     return Operand(out, x._dtype, vk), Operand(out, D.int64, ik)
 
 

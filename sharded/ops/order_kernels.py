@@ -432,3 +432,88 @@ def mode_local(xp, a, axis, oshape):
     """``(values, indices)`` of torch's mode along ``axis`` of a block holding the dim."""
     v, i = mode_rows(rows_of(a, axis))
     return v.reshape(oshape), i.reshape(oshape)
+
+
+# ------------------------------------------------------ mode along a split dim (value counts)
+_HASH = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: spreads nearby keys over parts
+
+
+def _runs(rows, keys):
+    """Starts of the ``(row, key)`` runs of records sorted by row then key."""
+    new = np.ones(keys.size, bool)
+    new[1:] = (rows[1:] != rows[:-1]) | (keys[1:] != keys[:-1])
+    return np.flatnonzero(new)
+
+
+@kernel
+def mode_count(xp, a, axis, offset, nparts):
+    """Value counts of a piece, per row: records ``(row, key, count, last index, value)``
+    split by a hash of the key into ``nparts`` parts (one per destination worker), so every
+    count of one value meets on one worker. Each NaN counts on its own (as the local mode):
+    one record per row, count 1, at its first NaN."""
+    r = rows_of(a, axis)
+    R, n = r.shape
+    keys = sort_keys(r).reshape(-1)
+    rows = np.repeat(np.arange(R, dtype=np.int64), n)
+    pos = np.tile(np.arange(n, dtype=np.int64), R) + offset
+    o = np.lexsort((pos, keys, rows))
+    rows, keys, pos, vals = rows[o], keys[o], pos[o], r.reshape(-1)[o]
+    starts = _runs(rows, keys)
+    bound = np.append(starts, keys.size) if starts.size else starts
+    ends, cnt = bound[1:] - 1, np.diff(bound)
+    nan = keys[starts] == KMAX
+    cnt[nan] = 1
+    last = np.where(nan, pos[starts], pos[ends])
+    rec = (rows[starts], keys[starts], cnt.astype(np.int64), last, vals[starts])
+    part = ((keys[starts].view(np.uint64) * _HASH) >> np.uint64(40)) % np.uint64(nparts)
+    out = []
+    for q in range(nparts):
+        m = part == q
+        out += [f[m] for f in rec]
+    return tuple(out)
+
+
+def _best(rows, keys, cnt, last, vals, R, dtype):
+    """Per row the record of the greatest count, the smallest key on ties (count 0: none)."""
+    o = np.lexsort((keys, -cnt, rows))
+    first = np.ones(o.size, bool)
+    first[1:] = rows[o][1:] != rows[o][:-1]
+    pick = o[first]
+    out = (np.zeros(R, np.int64), np.zeros(R, np.int64), np.zeros(R, np.int64))
+    out[0][rows[pick]], out[1][rows[pick]], out[2][rows[pick]] = cnt[pick], keys[pick], last[pick]
+    v = np.zeros(R, dtype)
+    v[rows[pick]] = vals[pick]
+    return (*out, v)
+
+
+@kernel
+def mode_agg(xp, *recs, R, dtype):
+    """The best record per row among this destination's values: counts of one value from
+    every piece added, its last index the greatest (a NaN keeps its first)."""
+    f = [np.concatenate(recs[i::5]) for i in range(5)]
+    rows, keys, cnt, pos, vals = f
+    o = np.lexsort((keys, rows))
+    rows, keys, cnt, pos, vals = rows[o], keys[o], cnt[o], pos[o], vals[o]
+    starts = _runs(rows, keys)
+    nan = keys[starts] == KMAX
+    total = np.add.reduceat(cnt, starts) if starts.size else cnt[:0]
+    total[nan] = 1
+    hi = np.maximum.reduceat(pos, starts) if starts.size else pos[:0]
+    lo = np.minimum.reduceat(pos, starts) if starts.size else pos[:0]
+    last = np.where(nan, lo, hi)
+    return _best(rows[starts], keys[starts], total, last, vals[starts], R, dtype)
+
+
+@kernel
+def mode_merge(xp, *parts):
+    """Combine per-row best records ``(count, key, last, value)`` of disjoint value sets."""
+    cnt, key, last, val = (np.stack(parts[i::4]) for i in range(4))
+    o = np.lexsort((key, -cnt), axis=0)[0]
+    pick = lambda f: np.take_along_axis(f, o[None], 0)[0]  # noqa: E731
+    return pick(cnt), pick(key), pick(last), pick(val)
+
+
+@kernel
+def mode_out(xp, cnt, key, last, val, oshape):
+    """The mode's ``(values, indices)`` block from the combined records."""
+    return xp.asarray(val).reshape(oshape), xp.asarray(last).reshape(oshape)

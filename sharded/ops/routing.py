@@ -50,13 +50,28 @@ def _coords(xp, idx, offs, shape, cmap, sizes, wrap):
         c = xp.asarray(idx[e], dtype=np.int64).reshape(-1)
         if wrap:  # advanced indexing reads negative indices from the end
             c = xp.where(c < 0, c + sizes[d], c)
-        wrong = (c < 0) | (c >= sizes[d])
+        # one unsigned compare finds both ends: a negative index reads as a huge one
+        wrong = c.view(np.uint64) >= np.uint64(sizes[d])
         nb = int(xp.count_nonzero(wrong))
         if nb and not bad[0]:
             first = int(xp.asarray(idx[e]).reshape(-1)[int(xp.argmax(wrong))])
             bad = (nb, first, d)
         out.append(c)
     return out, bad, n
+
+
+_FEW = 8  # owners up to which bucketing compresses once per owner instead of sorting
+
+
+def _chunk_of(xp, c, b):
+    """The chunk of ``bounds`` ``b`` holding each coordinate ``c`` (all in range): a compare
+    per inner bound when there are few (``searchsorted`` costs a binary search each)."""
+    if len(b) - 2 > 2 * _FEW:
+        return xp.minimum(xp.searchsorted(xp.asarray(b), c, side="right") - 1, len(b) - 2)
+    ch = xp.zeros(c.shape, dtype=np.int64)
+    for bb in b[1:-1]:
+        ch += c >= bb
+    return ch
 
 
 @kernel
@@ -82,11 +97,10 @@ def route_split(xp, *blocks, offs, shape, cmap, sizes, bounds, cands, nidx, wrap
     if len(cands) == 1 or cands[0] is None:  # one owner, or replicas that all take every point
         order, counts = None, [n] * len(cands)
     else:
-        sid = xp.zeros(n, dtype=np.int64)
-        for d in range(nd):
-            b = xp.asarray(bounds[d])
-            ch = xp.minimum(xp.searchsorted(b, coords[d], side="right") - 1, len(b) - 2)
-            sid = sid * (len(b) - 1) + ch
+        sid = _chunk_of(xp, coords[0], bounds[0])
+        for d in range(1, nd):
+            sid *= len(bounds[d]) - 1
+            sid += _chunk_of(xp, coords[d], bounds[d])
         lookup = {}
         for j, cc in enumerate(cands):
             s = 0
@@ -97,13 +111,16 @@ def route_split(xp, *blocks, offs, shape, cmap, sizes, bounds, cands, nidx, wrap
         for s, j in lookup.items():
             table[s] = j
         cid = table[sid].astype(np.int16)  # a 16-bit key sorts by radix (linear time)
-        order = xp.argsort(cid, kind="stable")
         counts = [int(c) for c in xp.bincount(cid, minlength=len(cands))[: len(cands)]]
+        # a few owners: one compress per owner beats sorting the owner ids
+        order = None if len(cands) <= _FEW else xp.argsort(cid, kind="stable")
     outs, lo = [], 0
     small = np.int32 if max(list(sizes) + [n]) < 2**31 else np.int64
     for j, cc in enumerate(cands):
-        if order is None:
+        if len(cands) == 1 or cands[0] is None:
             sel = slice(0, n)
+        elif order is None:
+            sel = xp.flatnonzero(cid == j)
         else:
             sel = order[lo : lo + counts[j]]
             lo += counts[j]
@@ -113,7 +130,7 @@ def route_split(xp, *blocks, offs, shape, cmap, sizes, bounds, cands, nidx, wrap
             lc[d] = coords[d][sel] - base[d]
         if scatter:
             outs += [lc, v[sel]]
-        elif order is None:
+        elif isinstance(sel, slice):
             outs += [lc, xp.arange(n, dtype=small)]
         else:
             outs += [lc, sel.astype(small)]
@@ -449,7 +466,35 @@ def _route_scatter_vjp(gs, node):
         )
         gx = apply("where", touched > 0, gn * sel_x, g)
         return (gx, None, None, back(gn) * sel_v if tval else None)
+    if reduce == "prod" and p.get("op") != "scatter":  # torch has none for reduce="multiply"
+        return _prod_vjp(g, x, idx, cmap, values, inc, wrap, node.saved["out"][0], back, tval)
     raise AutogradError(
         f"the gradient of {p.get('op', 'scatter')} with reduce={reduce!r} is not "
-        "supported (sum, mean, amax, amin and plain writes are)"
+        "supported (sum, prod, mean, amax, amin and plain writes are; torch has none for "
+        "scatter's reduce='multiply' either)"
     )
+
+
+def _prod_vjp(g, x, idx, cmap, values, inc, wrap, out, back, tval):
+    """torch's gradient of a scatter "prod": each factor's gradient is the product of the
+    others, computed with zeros masked to one (dividing the result by a zero factor would
+    lose it); a factor that is the only zero of its point gets the product of the rest."""
+
+    def red(base, src, reduce="prod"):
+        kw = {"reduce": reduce, "include_self": inc if reduce == "prod" else True, "wrap": wrap}
+        return apply("route_scatter", base, idx, cmap, src, **kw)
+
+    xm = x.masked_fill(x == 0, 1)
+    gx = g * red(xm, values) / xm
+    if not inc:  # the old values of the points written took no part
+        apply(
+            "route_scatter", gx, idx, cmap, 0, reduce=None, include_self=True, wrap=wrap, target=gx
+        )
+    if not tval:
+        return (gx, None, None, None)
+    zero = values == 0
+    zeros = red(apply("full", x._layout, 0, g.dtype), zero.to(g.dtype), "sum")
+    single = zero & (back(zeros) == 1)
+    rest = back(g * red(x, values.masked_fill(single, 1)))
+    gv = apply("where", single, rest, back(g * out) / values.masked_fill(zero, 1))
+    return (gx, None, None, gv)

@@ -8,8 +8,10 @@ carry and applies the carry to its block in place. Peak extra memory per worker:
 block plus a few slices. ``diff`` needs the first row of the next shard (a one-row halo).
 
 The cummax/cummin gradient scatters to the indices; since those never decrease along the
-dim, only one index per line can point into an earlier shard, so each shard sends one
-``(index, sum)`` pair per line to the shards before it (the same exchange, reversed).
+dim, only one index per line can point into an earlier shard, so each shard keeps one
+``(index, sum)`` pair per line; the pairs of later shards aiming before a shard all aim at
+the same index as its own, so they combine in a reverse scan (the same exchange, reversed):
+one pair reaches each shard, work and messages linear in the shard count.
 """
 
 from __future__ import annotations
@@ -164,6 +166,8 @@ def _combine_pair(xp, op, early, late):
     """``early`` then ``late`` (tuples of arrays: a total, or a (value, index) pair)."""
     if op in _COMBINE:
         return (getattr(xp, _COMBINE[op])(early[0], late[0]),)
+    if op == "pending":  # gradient sums aimed at an index: they add where they aim alike
+        return (late[0] + xp.where(early[1] == late[1], early[0], 0), late[1])
     win = _take_later(xp, late[0], early[0], op)
     return tuple(xp.where(win, b, a) for a, b in zip(early, late))
 
@@ -462,13 +466,18 @@ def cumarg_grad_local(xp, g, idx, axis, lo):
 
 @kernel
 def cumarg_grad_apply(xp, out, *pending, axis, lo, hi):
-    """Add the ``(sum, index)`` pairs of later shards whose index falls in ``[lo, hi)``."""
-    for k in range(0, len(pending), 2):
-        psum, pidx = pending[k], pending[k + 1]
-        hit = (pidx >= lo) & (pidx < hi)
-        at = xp.clip(pidx - lo, 0, hi - lo - 1)
-        cur = xp.take_along_axis(out, at, axis)
-        xp.put_along_axis(out, at, cur + xp.where(hit, psum, 0), axis)
+    """Add the gradient that later shards aim into ``[lo, hi)``. ``pending`` holds their
+    ``(sum, index)`` pairs in reverse scan order (or one pair, already combined): indices
+    never decrease along the dim, so every later shard that aims before the next shard aims
+    at the same index as it does, and the pairs fold into one per line."""
+    acc = tuple(pending[:2])
+    for k in range(2, len(pending), 2):
+        acc = _combine_pair(xp, "pending", acc, pending[k : k + 2])
+    psum, pidx = acc
+    hit = (pidx >= lo) & (pidx < hi)
+    at = xp.clip(pidx - lo, 0, hi - lo - 1)
+    cur = xp.take_along_axis(out, at, axis)
+    xp.put_along_axis(out, at, cur + xp.where(hit, psum, 0), axis)
     return out
 
 
@@ -492,8 +501,10 @@ def _cumarg_grad_plan(ex, g, idx, dim):
         )
         keys.append(k[0])
         pend[s] = k[1:]
-    # pending pairs aimed at different shards do not combine: every earlier shard gets all
-    for s, args in _exchange(ex, lay, dim, pend, reverse=True)[0].items():
+    # a reverse scan of the pending pairs: each shard gets one combined pair (the work and
+    # the messages grow linearly with the shard count)
+    carries, temps = _exchange(ex, lay, dim, pend, reverse=True, op="pending")
+    for s, args in carries.items():
         w, offs, shp = shards[s]
         lo = 0 if lay.is_replicated else offs[dim]
         ex.submit(
@@ -506,6 +517,7 @@ def _cumarg_grad_plan(ex, g, idx, dim):
             inplace=True,
         )
     _free_totals(ex, lay, pend)
+    ex.free_pairs(temps)
     return Operand(lay, g._dtype, keys)
 
 

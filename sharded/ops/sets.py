@@ -67,9 +67,12 @@ def unique_local(xp, a, nsample, inverse):
     k = min(nsample, u.size)
     sample = u[(xp.arange(1, k + 1) * u.size) // (k + 1)]
     out = (u, c, sample, xp.array([u.size], dtype=xp.int64))
-    if inverse:
+    if inverse:  # the run ids reuse the sorted copy's memory when it fits (peak: 3 blocks)
+        ids = xp.cumsum(m, out=s if s.dtype == xp.int64 else None, dtype=xp.int64)
+        s = None
+        ids -= 1
         inv = xp.empty(a.size, dtype=xp.int64)
-        inv[perm] = xp.cumsum(m) - 1
+        inv[perm] = ids
         out += (inv,)
     return out
 
@@ -93,8 +96,10 @@ def unique_merge(xp, *pieces, nvals, dtype, inverse):
     tot = xp.add.reduceat(c[perm], starts) if s.size else xp.empty(0, xp.int64)
     out = (s[m], tot.astype(xp.int64), xp.array([starts.size], dtype=xp.int64))
     if inverse:
+        run = xp.cumsum(m, dtype=xp.int64)
+        run -= 1
         ids = xp.empty(s.size, dtype=xp.int64)
-        ids[perm] = xp.cumsum(m) - 1
+        ids[perm] = run
         out += (ids,)
     return out
 

@@ -2,16 +2,18 @@
 primitive their gradient uses.
 
 Along a dim that no shard cuts, every shard sorts its own lines. Along the split dim of a 1-d
-tensor the planner runs a **sample sort**: each shard sorts its block into keys that carry
-the global index (``value + 1j * index`` for every dtype exact in float64: one lexicographic
-sort gives values, indices and stability at once; a (value, index) record for int64), keeps a
-regular sample, the driver reads the tiny samples (a driver wait, acceptable for this
-data-dependent op), picks splitters at the input's chunk boundaries, reads the per-shard cut
-positions, and every shard sends each destination the slice of its sorted keys in that
-destination's range, worker to worker in pieces of at most ``ex.transfer_bytes``; each
-destination merges its runs. A small rebalancing move then gives the result the input's
-layout. An n-d tensor split along the sorted dim is moved to a layout split along another dim
-(an all-to-all transpose), sorted locally and moved back.
+tensor the planner runs a **sample sort** that partitions first and sorts once: each shard
+sends the driver the sorted keys of a small random sample (``value + 1j * index``, exact for
+every dtype but 64-bit integers, which use (value, index) records: the index breaks ties, so
+keys are unique and the sort stable), the driver picks splitters at the input's chunk
+boundaries (a driver wait), each shard groups its block by destination (a compare per
+splitter; only elements equal to a splitter's value build keys to break the tie) and the
+driver reads the group sizes (a second wait); the groups travel worker to worker in pieces
+of at most ``ex.transfer_bytes`` (a worker's own group too, so that every group is freed
+before the destinations sort), and each destination sorts what it got once. A small
+rebalancing move gives the result the input's layout. ``sort_values`` (``msort`` without a
+gradient) moves and sorts plain values. An n-d tensor split along the sorted dim is moved
+to a layout split along another dim (an all-to-all transpose), sorted locally, moved back.
 
 Ties keep the original order (the index is the secondary key), so every sort here is stable;
 NaN sorts as the largest value (first when descending), as in torch.
@@ -26,14 +28,14 @@ import numpy as np
 from .. import dtypes as D
 from ..core.dataflow import Operand, align, free_temps, reshard
 from ..core.dispatch import apply, as_tensor, is_tensor, placement
-from ..core.registry import bind, kernel, primitive, vjp
+from ..core.registry import bind, kernel, nondiff, primitive, vjp
 from ..errors import ArgumentError
 from ..layout import Layout, normalize_dim
 
 __all__ = ["sort", "argsort", "msort"]
 
 SortResult = collections.namedtuple("sort", ["values", "indices"])
-OVERSAMPLE = 32  # samples per shard per destination: splitters land within ~3 % of a target
+SAMPLES = 4096  # random keys per shard: the destinations' sizes land within ~1 % of a target
 
 
 def _tensor(x):
@@ -41,56 +43,133 @@ def _tensor(x):
 
 
 # ------------------------------------------------------------------------- key kernels
-def _make_keys(xp, a, goff, sign):
-    """Sort keys of 1-d ``a`` whose global positions start at ``goff``; ``sign=-1`` makes the
-    index descend among equal values (a descending sort is the reverse of that order)."""
-    if a.dtype == np.int64:  # not exact in float64: a (value, index) record, compared in order
-        k = np.empty(a.size, dtype=[("v", "<i8"), ("g", "<i8")])
-        k["v"], k["g"] = a, xp.arange(goff, goff + a.size, dtype=xp.int64) * sign
+def _records(dtype) -> bool:
+    """64-bit integers are not exact in float64: their keys are (value, index) records."""
+    return np.dtype(dtype).kind in "iu" and np.dtype(dtype).itemsize == 8
+
+
+def _keys_at(xp, a, g, sign):
+    """Sort keys of values ``a`` at global positions ``g``: ``value + 1j * sign * index``
+    (one lexicographic order gives values, then positions: stability, unique keys), or a
+    (value, index) record for 64-bit integers. ``sign=-1`` makes the index descend among
+    equal values (a descending sort is the reverse of that order)."""
+    if _records(a.dtype):
+        k = xp.empty(a.size, dtype=[("v", a.dtype.str), ("g", "<i8")])
+        k["v"], k["g"] = a, g * sign
         return k
     k = xp.empty(a.size, dtype=xp.complex128)
     k.real = a
-    k.imag = xp.arange(sign * goff, sign * (goff + a.size), sign, dtype=xp.float64)
+    k.imag = g
+    if sign < 0:
+        xp.negative(k.imag, out=k.imag)
     return k
 
 
-def _decode(xp, k, dtype, descending):
+@kernel
+def sort_sample(xp, a, goff, sign, nsample):
+    """Sorted keys of a random sample of a 1-d block (the driver picks splitters from them);
+    the sample is seeded by the block's position, so a sort is reproducible."""
+    a = a.reshape(-1)
+    m = min(nsample, a.size)
+    pos = np.sort(np.random.default_rng(goff).integers(0, a.size, m)) if m else np.arange(0)
+    pos = xp.asarray(pos, dtype=xp.int64)
+    return xp.sort(_keys_at(xp, a[pos], pos + goff, sign))
+
+
+def _buckets(xp, a, split, goff, sign):
+    """Destination of every element: the number of splitter keys <= its key. Compared on
+    values first (a pass per splitter, cheaper than ``searchsorted`` for a few of them);
+    only the elements equal to a splitter's value build their keys to break the tie."""
+    sv = split["v"] if split.dtype.names else split.real
+    if sv.size > 16:
+        lo = xp.searchsorted(sv, a, side="left")
+        top = xp.concatenate([sv, sv[-1:]])[lo]
+        hit = top == a
+        if a.dtype.kind in "fc":
+            hit |= xp.isnan(top) & xp.isnan(a)
+    else:
+        lo = xp.zeros(a.shape, dtype=xp.uint8)
+        hit = xp.zeros(a.shape, dtype=bool)
+        for s in sv.tolist():
+            if s != s:  # a NaN splitter: NaN ties with it, nothing is above it
+                hit |= xp.isnan(a)
+                continue
+            lo += ~(a <= s)  # NaN counts as above every number, as it sorts
+            hit |= a == s
+    t = xp.flatnonzero(hit)
+    if t.size:
+        lo[t] = xp.searchsorted(split, _keys_at(xp, a[t], t + goff, sign), side="right")
+    return lo
+
+
+@kernel
+def sort_split(xp, a, goff, sign, split, p, index):
+    """A 1-d block grouped by destination (the range of sort keys each will hold), in
+    position order inside a group, and the count per destination (read by the driver).
+    ``index``: the groups are sort keys (values and global positions), else values only."""
+    a = a.reshape(-1)
+    lo = _buckets(xp, a, split, goff, sign)
+    counts = xp.bincount(lo, minlength=p).astype(xp.int64)
+    if index and not _records(a.dtype):
+        out = (xp.empty(a.size, dtype=xp.complex128),)
+    elif index:
+        out = (xp.empty_like(a), xp.empty(a.size, dtype=xp.int64))
+    else:
+        out = (xp.empty_like(a),)
+    keys = index and len(out) == 1
+    if keys or p > 8:  # a radix sort of the small group ids, then one gather
+        small = xp.uint8 if p <= 256 else xp.uint16 if p <= 65536 else xp.int64
+        order = xp.argsort(lo.astype(small), kind="stable")
+        if keys:
+            out[0].real[...] = a[order]
+            out[0].imag[...] = order
+            out[0].imag[...] += goff
+        else:
+            out[0][...] = a[order]
+            if index:
+                xp.add(order, goff, out=out[1])
+    else:  # a compress per destination: cheaper than sorting the ids for a few of them
+        off = 0
+        for b, c in enumerate(counts.tolist()):
+            if c:
+                m = lo == b
+                seg = slice(off, off + c)
+                out[0][seg] = a[m]
+                if index:
+                    out[1][seg] = xp.flatnonzero(m) + goff
+                off += c
+    if index and len(out) == 1 and sign < 0:
+        xp.negative(out[0].imag, out=out[0].imag)
+    return (*out, counts)
+
+
+@kernel
+def sort_finish(xp, *pieces, dtype, descending, index, records):
+    """This destination's sorted run from its pieces (in source order): a sort of the
+    concatenated values (values only), of the concatenated keys (values and indices), or a
+    stable argsort of the values for 64-bit integers (their pieces arrive in position
+    order, so stability gives the index order)."""
+    if not pieces:
+        v = xp.empty(0, dtype=dtype)
+        return (v, xp.empty(0, dtype=xp.int64)) if index else v
+    if index and records:
+        v = xp.concatenate(pieces[0::2])
+        g = xp.concatenate(pieces[1::2])
+        # descending: keys (value, -index) ascending, then reversed: sort the reversed run
+        perm = xp.argsort(v[::-1] if descending else v, kind="stable")
+        if descending:
+            perm = (v.size - 1 - perm)[::-1]
+        return v[perm], g[perm]
+    k = xp.concatenate(pieces) if len(pieces) > 1 else xp.array(pieces[0], copy=True)
+    k.sort()
     if descending:
         k = k[::-1]
-    if k.dtype.names:
-        return xp.array(k["v"], dtype=dtype), xp.abs(k["g"])
+    if not index:
+        return xp.ascontiguousarray(k)
     g = k.imag.astype(xp.int64)
     if descending:
         xp.negative(g, out=g)
     return k.real.astype(dtype), g
-
-
-@kernel
-def sort_keys(xp, a, goff, sign, nsample):
-    """Sorted keys of a 1-d block and a regular sample of them (for the splitters)."""
-    k = xp.sort(_make_keys(xp, a.reshape(-1), goff, sign))
-    m = min(nsample, k.size)
-    pos = (xp.arange(1, m + 1) * k.size) // (m + 1)
-    return k, k[pos]
-
-
-@kernel
-def sort_cuts(xp, k, splitters):
-    """Positions of ``splitters`` in sorted keys ``k`` (where each destination's range starts)."""
-    return xp.searchsorted(k, splitters, side="left").astype(xp.int64)
-
-
-@kernel
-def sort_merge(xp, *pieces, dtype, descending, template):
-    """Merge sorted runs of keys into this destination's sorted ``(values, indices)``."""
-    if not pieces:
-        k = template[:0]
-    elif len(pieces) == 1:
-        k = pieces[0]
-    else:  # a stable (merge) sort finds the runs and merges them, in place
-        k = xp.concatenate(pieces)
-        k.sort(kind="stable")
-    return _decode(xp, k, dtype, descending)
 
 
 @kernel
@@ -123,83 +202,92 @@ def _splitters(samples, sizes, targets):
     return keys[pick], keys
 
 
-def _sample_sort(ex, x, descending):
-    """Sample sort of a 1-d tensor split into several shards (see the module doc)."""
+def _sample_sort(ex, x, descending, index=True):
+    """Sample sort of a 1-d tensor split into several shards (see the module doc): the
+    values (``index=False``) or ``(values, indices)``, laid out like ``x``."""
     lay = x._layout
     shards = lay.shards()
     p, n = len(shards), lay.shape[0]
     dt = x._dtype.np.str
+    rec = _records(dt)
     sign = -1 if descending else 1
-    keys, samples = [], []
+    samples = [ex.new_key() for _ in range(p)]
     for j, (w, offs, _) in enumerate(shards):
-        k, s = ex.new_key(), ex.new_key()
         ex.submit(
             w,
-            "sort_keys",
+            "sort_sample",
             (("k", x._keys[j], None),),
-            (k, s),
-            {"goff": offs[0], "sign": sign, "nsample": OVERSAMPLE * p},
+            (samples[j],),
+            {"goff": offs[0], "sign": sign, "nsample": SAMPLES},
             ("sort", j),
         )
-        keys.append(k)
-        samples.append(s)
     bounds = lay.bounds[0]
     # ascending-key ranks where each destination starts; descending fills from the end
     starts = [n - bounds[p - b] for b in range(p + 1)] if descending else list(bounds)
     got = ex.fetch([(shards[j][0], samples[j], None) for j in range(p)])  # driver wait
     ex.free_pairs([(shards[j][0], samples[j]) for j in range(p)])
-    split, pool = _splitters(got, [sh[2][0] for sh in shards], starts[1:-1])
-    if pool is None:  # every shard is empty
-        cuts = [[0] * (p + 1) for _ in range(p)]
-    else:
-        ck = [ex.new_key() for _ in range(p)]
-        for j, (w, _, _) in enumerate(shards):
-            ex.submit(w, "sort_cuts", (("k", keys[j], None),), (ck[j],), {"splitters": split})
-        got = ex.fetch([(shards[j][0], ck[j], None) for j in range(p)])  # driver wait
-        ex.free_pairs([(shards[j][0], ck[j]) for j in range(p)])
-        cuts = [[0, *map(int, c), shards[j][2][0]] for j, c in enumerate(got)]
-    # destination b (ascending key order) lands on output shard b, or p-1-b when descending
+    split, _ = _splitters(got, [sh[2][0] for sh in shards], starts[1:-1])
+    if split is None:  # every shard is empty
+        split = np.empty(0, dtype=got[0].dtype)
+    # each source groups its block by destination; the driver reads the group sizes
+    parts = 1 if not index else 2 if rec else 1
+    groups, ck = [], [ex.new_key() for _ in range(p)]
+    for j, (w, offs, _) in enumerate(shards):
+        g = tuple(ex.new_key() for _ in range(parts))
+        ex.submit(
+            w,
+            "sort_split",
+            (("k", x._keys[j], None),),
+            (*g, ck[j]),
+            {"goff": offs[0], "sign": sign, "split": split, "p": p, "index": index},
+            ("sort", j),
+        )
+        groups.append(g)
+    counts = ex.fetch([(shards[j][0], ck[j], None) for j in range(p)])  # driver wait
+    ex.free_pairs([(shards[j][0], ck[j]) for j in range(p)])
+    # destination b (ascending key order) lands on output shard b, or p-1-b when descending;
+    # every piece travels through an export, also a worker's own, so that the groups can be
+    # freed before the destinations sort (the peak holds one copy of the data, not two)
     dest = [shards[p - 1 - b if descending else b][0] for b in range(p)]
-    item = 16  # bytes per key: a complex128 or an (int64, int64) record
+    items = [16] if index and not rec else [x._dtype.itemsize, 8][:parts]
+    step = max(1, ex.transfer_bytes // sum(items))
     req, plan = collections.defaultdict(list), []
     for b in range(p):
         pieces = []
         for j in range(p):
-            lo, hi = cuts[j][b], cuts[j][b + 1]
-            step = max(1, ex.transfer_bytes // item)
+            off = np.concatenate([[0], np.cumsum(counts[j])])
+            lo, hi = int(off[b]), int(off[b + 1])
+            src = shards[j][0]
             for a in range(lo, hi, step):
                 sl = (slice(a, min(hi, a + step)),)
-                src = shards[j][0]
-                if src == dest[b]:
-                    pieces.append(("k", keys[j], sl))
-                else:
+                for key, item in zip(groups[j], items):
                     nb = (sl[0].stop - sl[0].start) * item
-                    req[src].append((keys[j], sl, nb))
-                    ex.bytes_moved += nb
+                    req[src].append((key, sl, nb))
+                    if src != dest[b]:
+                        ex.bytes_moved += nb
                     pieces.append(src)
         plan.append(pieces)
     handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
-    template = np.empty(0, dtype=_make_keys(np, np.empty(0, dt), 0, 1).dtype)
+    free_temps(ex, [(shards[j][0], k) for j in range(p) for k in groups[j]])
     vk, ik, sizes = [None] * p, [None] * p, [0] * p
     for b in range(p):
-        args = [a if isinstance(a, tuple) else ("x", next(handles[a])) for a in plan[b]]
         o = p - 1 - b if descending else b
         vk[o], ik[o] = ex.new_key(), ex.new_key()
-        sizes[o] = sum(c[b + 1] - c[b] for c in cuts)
+        sizes[o] = int(sum(c[b] for c in counts))
         ex.submit(
             dest[b],
-            "sort_merge",
-            tuple(args),
-            (vk[o], ik[o]),
-            {"dtype": dt, "descending": descending, "template": template},
+            "sort_finish",
+            tuple(("x", next(handles[a])) for a in plan[b]),
+            (vk[o], ik[o]) if index else (vk[o],),
+            {"dtype": dt, "descending": descending, "index": index, "records": rec},
             ("sort", b),
         )
-    free_temps(ex, [(shards[j][0], keys[j]) for j in range(p)])
     cut = [0]
     for s in sizes:
         cut.append(cut[-1] + s)
     mid = Layout.from_bounds(lay.shape, (tuple(cut),), [shards[o][0] for o in range(p)])
-    return _settle(ex, Operand(mid, x._dtype, vk), lay), _settle(ex, Operand(mid, D.int64, ik), lay)
+    values = _settle(ex, Operand(mid, x._dtype, vk), lay)
+    return (values, _settle(ex, Operand(mid, D.int64, ik), lay)) if index else values
 
 
 def _settle(ex, op, lay):
@@ -252,7 +340,7 @@ def _sort_spec(x, dim, descending=False):
     return ((tuple(x.shape), x.dtype), (tuple(x.shape), D.int64))
 
 
-@primitive("sort", kernels=[sort_keys, sort_cuts, sort_merge, sort_local], out_spec=_sort_spec)
+@primitive("sort", kernels=[sort_sample, sort_split, sort_finish, sort_local], out_spec=_sort_spec)
 def _sort_plan(ex, x, dim, descending=False):
     """``(values, indices)`` of a stable sort along ``dim``, laid out like ``x``."""
     lay = x._layout
@@ -272,6 +360,45 @@ def _sort_vjp(gs, node):
     x, dim = node.args[:2]
     idx = node.saved["out"][1]
     return (apply("unpermute", gs[0], idx, dim),) + (None,) * (len(node.args) - 1)
+
+
+@kernel
+def sort_values_local(xp, a, dim, descending):
+    """Every line of a block sorted along ``dim`` (held whole), values only."""
+    if a.ndim == 0:
+        return xp.array(a, copy=True)
+    out = xp.sort(a, axis=dim)
+    return xp.ascontiguousarray(xp.flip(out, axis=dim)) if descending else out
+
+
+@primitive(
+    "sort_values",
+    kernels=[sort_values_local],
+    out_spec=lambda x, dim, descending=False: (tuple(x.shape), x.dtype),
+)
+def _sort_values_plan(ex, x, dim, descending=False):
+    """The values of ``sort`` alone (no indices: half the data to move and a plain sort of
+    the values, not of value-index keys); laid out like ``x``."""
+    lay = x._layout
+    if lay.ndim == 1 and not lay.is_replicated and lay.grid[0] > 1:
+        return _sample_sort(ex, x, descending, index=False)
+    if lay.is_replicated or lay.ndim == 0 or lay.grid[dim] == 1:
+        t, temps = x, []
+    else:
+        mid = _whole_dim_layout(lay, dim, ex.num_workers)
+        t = reshard(ex, x, mid)
+        temps = [(w, k) for (w, _, _), k in zip(mid.shards(), t._keys)]
+    keys = []
+    for j, (w, _, _) in enumerate(t._layout.shards()):
+        k = ex.new_key()
+        params = {"dim": dim, "descending": descending}
+        ex.submit(w, "sort_values_local", (("k", t._keys[j], None),), (k,), params, ("sort", j))
+        keys.append(k)
+    free_temps(ex, temps)
+    return _settle(ex, Operand(t._layout, x._dtype, keys), lay)
+
+
+nondiff("sort_values")  # msort takes the indexed sort when its input needs a gradient
 
 
 # -------------------------------------------------------------------------- unpermute
@@ -457,10 +584,16 @@ def argsort(input, dim=-1, descending=False, stable=False):
 def msort(input):
     """Values sorted along the first dim (``sort(input, dim=0).values``).
 
+    Without a gradient to record, no indices are computed: along the split dim of a 1-d
+    tensor each worker sorts its share of the plain values once.
+
     Examples
     --------
     >>> import sharded as st
     >>> st.msort(st.tensor([[3, 1], [1, 2]])).tolist()
     [[1, 1], [3, 2]]
     """
-    return sort(input, 0).values
+    x = _tensor(input)
+    if x.requires_grad:
+        return sort(x, 0).values
+    return apply("sort_values", x, 0, False)

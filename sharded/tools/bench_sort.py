@@ -1,7 +1,8 @@
 """Sorting-family benchmarks against NumPy and dask.array, measured in the same run.
 
-Cases (the issue's targets): sort of 20M float64 (<= 0.7 x ``np.sort``; sharded returns
-values and indices, NumPy values only) and unique of 20M int64 (<= 1.0 x ``np.unique``).
+Cases (the issue's targets): sort of 20M float64 (<= 0.7 x ``np.sort``; ``sort`` returns
+values and indices, NumPy values only; ``msort`` values only, like NumPy) and unique of 20M
+int64 (<= 1.0 x ``np.unique``).
 sharded's operands are split evenly over the workers; dask gets one chunk per worker.
 Rows are ``(name, sharded_s, numpy_s, dask_s, target)`` as in :mod:`sharded.tools.bench`.
 """
@@ -21,7 +22,7 @@ def cases(st, np, da, size: int = 20_000_000, repeat: int = 3) -> list:
     >>> import numpy as np, sharded as st
     >>> rows = cases(st, np, None, size=1000, repeat=1)
     >>> [r[0].split()[0] for r in rows]
-    ['sort', 'unique']
+    ['sort', 'msort', 'unique']
     """
     nw = st.runtime.current().executor.num_workers
     rng = np.random.default_rng(0)
@@ -50,8 +51,15 @@ def cases(st, np, da, size: int = 20_000_000, repeat: int = 3) -> list:
         st.synchronize()
         return r
 
-    # dask.array has no full sort: its column stays NaN
-    case(f"sort {size / 1e6:g}M float64", st_sort, lambda: np.sort(a), None, 0.7)
+    def st_msort():
+        r = st.msort(held["x"])
+        st.synchronize()
+        return r
+
+    # dask.array has no full sort: its column stays NaN. sort returns values and indices,
+    # np.sort values only; msort is the like-for-like case (values only)
+    case(f"sort {size / 1e6:g}M float64 (values, indices)", st_sort, lambda: np.sort(a), None, 0.7)
+    case(f"msort {size / 1e6:g}M float64 (values)", st_msort, lambda: np.sort(a), None, 0.7)
     held.clear()
     b = rng.integers(0, size // 2 or 1, size)
     y = st.tensor(b, shards=nw)

@@ -215,3 +215,49 @@ def test_property_random_layouts(data):
     assert_matches_numpy(x.median(d).values, s.take((shape[d] - 1) // 2, d))
     q = data.draw(hs.floats(0, 1))
     assert_matches_numpy(st.quantile(x, q, d), np.quantile(a, q, axis=d), rtol=1e-12)
+
+
+def _mode_ref(a, d, keepdim=False):
+    """The mode of ``a`` held by one worker (the local kernel, checked against torch above)."""
+    r = st.mode(st.from_numpy(a, shards=1), d, keepdim)
+    return r.values.numpy(), r.indices.numpy()
+
+
+@pytest.mark.parametrize(
+    "place",
+    [
+        dict(shards=2),
+        dict(shards=5),
+        dict(shards=3, dim=1),
+        dict(layout=st.Layout(chunks=(0, 4, 0, 5))),
+        dict(layout=st.Layout.block((3, 2))),
+        dict(layout=st.Layout(chunks=(1,) * 9)),
+    ],
+)
+@pytest.mark.parametrize("kind", ["ints", "floats_nan", "bool", "all_distinct", "all_nan"])
+def test_mode_along_a_split_dim_by_value_counts(place, kind):
+    rng = np.random.default_rng(3)
+    a = {
+        "ints": rng.integers(-3, 4, (9, 6)),
+        "floats_nan": np.where(rng.random((9, 6)) < 0.3, np.nan, rng.integers(0, 3, (9, 6)) * 0.5),
+        "bool": rng.random((9, 6)) < 0.4,
+        "all_distinct": rng.permutation(54).reshape(9, 6).astype(np.float32),
+        "all_nan": np.full((9, 6), np.nan),
+    }[kind]
+    x = st.from_numpy(a, **place)
+    for d in (0, 1):
+        for keepdim in (False, True):
+            r = st.mode(x, d, keepdim)
+            v, i = _mode_ref(a, d, keepdim)
+            assert np.array_equal(r.values.numpy(), v, equal_nan=True)
+            assert np.array_equal(r.indices.numpy(), i)
+            assert r.values.dtype == x.dtype and r.values.shape == v.shape
+
+
+def test_mode_split_matches_torch_and_keeps_its_gradient():
+    # torch: mode([2, 2, 1, 1, 5, 5, 1, 2]) = (1, 6); ties -> the smallest value, last index
+    x = st.tensor([2, 2, 1, 1, 5, 5, 1, 2], shards=3)
+    assert (st.mode(x).values.item(), st.mode(x).indices.item()) == (1, 6)
+    y = st.tensor([2.0, 2, 1, 1, 5, 5, 1, 2], layout=st.Layout(chunks=(3, 0, 5))).requires_grad_()
+    st.mode(y, 0).values.backward()
+    assert y.grad.tolist() == [0, 0, 0, 0, 0, 0, 1, 0]

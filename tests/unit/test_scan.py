@@ -184,3 +184,30 @@ def test_long_lines_combine_prefixes_at_a_root(chunks):
     xg.requires_grad_()
     assert st.autograd.gradcheck(lambda t: st.cummax(t, 0).values, (xg,))
     assert st.autograd.gradcheck(lambda t: t.cumsum(0), (xg,))
+
+
+def _cumarg_grad_ref(a, g, d, cmp):
+    """The cummax/cummin gradient: ``g`` added at the running arg indices along ``d``."""
+    idx = running_arg(a, d, cmp)
+    out = np.zeros_like(g)
+    np.put_along_axis(out, idx, 0, d)
+    moved_i, moved_g = np.moveaxis(idx, d, -1), np.moveaxis(g, d, -1)
+    mo = np.moveaxis(out, d, -1)
+    for line in np.ndindex(moved_i.shape[:-1]):
+        mo[line] = np.bincount(moved_i[line], moved_g[line], minlength=mo.shape[-1])
+    return out
+
+
+@pytest.mark.parametrize(
+    "chunks", [(1,) * 26, (3,) * 8 + (0, 2), (5, 5, 6, 5, 5), (26,), (0, 13, 0, 13)]
+)
+def test_cummax_backward_across_many_shards(chunks):
+    # a plateau, a long fall and late new maxima: gradient sums of many later shards aim at
+    # one early index and must combine on the way back (a reverse scan, linear in shards)
+    a = np.concatenate([[5.0, 5.0], np.linspace(4, -4, 14), [6.0, 1.0, 6.0], -np.ones(7)])
+    a = np.stack([a, a[::-1], np.sin(np.arange(26.0))], axis=1)
+    g = rng.standard_normal(a.shape)
+    for cmp, f in ((np.greater, st.cummax), (np.less, st.cummin)):
+        x = st.from_numpy(a, layout=st.Layout(chunks=chunks)).requires_grad_()
+        f(x, 0).values.backward(st.from_numpy(g, layout=st.Layout(chunks=chunks)))
+        assert np.allclose(x.grad.numpy(), _cumarg_grad_ref(a, g, 0, cmp), rtol=1e-12)

@@ -198,7 +198,7 @@ def test_gradients(place):
     assert gc(lambda t, u: t.scatter(0, uniq, u), (x, s4))
     assert gc(lambda t: t.scatter(0, uniq, 3.0), (x,))
     assert gc(lambda t, u: t.scatter_add(0, idx, u), (x, s))
-    for r in ("sum", "mean", "amax", "amin"):
+    for r in ("sum", "prod", "mean", "amax", "amin"):
         for inc in (True, False):
             assert gc(
                 lambda t, u, r=r, inc=inc: t.scatter_reduce(0, idx, u, r, include_self=inc), (x, s)
@@ -206,6 +206,25 @@ def test_gradients(place):
                 r,
                 inc,
             )
+
+
+@pytest.mark.parametrize(
+    "place", [dict(shards=1), dict(shards=3), dict(layout=st.Layout(chunks=(0, 3, 1)))]
+)
+def test_prod_gradient_at_zeros_like_torch(place):
+    # torch's answers: point 1 has a zero self and one zero source, point 3 a single zero
+    # source among two, point 2 none
+    for inc, gx, gs, out in (
+        (True, [5, 0, 0, 0], [2, 0, 0, 9, 32, 0], [10, 0, 0, 0]),
+        (False, [0, 0, 0, 0], [1, 14, 0, 3, 8, 0], [5, 0, 0, 0]),
+    ):
+        x = st.tensor([2.0, 0.0, 3.0, 4.0], **place).requires_grad_()
+        s = st.tensor([5.0, 0.0, 7.0, 0.0, 0.0, 2.0], shards=2).requires_grad_()
+        i = st.tensor([0, 1, 1, 2, 3, 3], shards=3)
+        r = x.scatter_reduce(0, i, s, "prod", include_self=inc)
+        r.backward(st.arange(1.0, 5.0))
+        assert r.tolist() == out
+        assert x.grad.tolist() == gx and s.grad.tolist() == gs
 
 
 def test_amax_gradient_splits_ties_like_torch():

@@ -195,3 +195,60 @@ def test_sort_property_1d_layouts(data):
     a = np.asarray(data.draw(hs.lists(hs.integers(-3, 3), min_size=n, max_size=n)), np.int64)
     place = data.draw(placements((n,)))
     check(a, 0, data.draw(hs.booleans()), **place)
+
+
+def check_values(a, sdim=0, descending=False, **place):
+    """The values-only sort (what ``msort`` runs without a gradient) against NumPy."""
+    from sharded.core.dispatch import apply
+
+    x = st.tensor(a, **place) if place else st.tensor(a)
+    v = apply("sort_values", x, sdim, descending)
+    assert np.array_equal(v.numpy(), ref_sort(a, sdim, descending)[0], equal_nan=True)
+    assert v.dtype == x.dtype and v.layout == x.layout
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("place", PLACES)
+@pytest.mark.parametrize("name", sorted(DATA))
+def test_sort_values_1d(name, place, descending):
+    a = DATA[name]
+    check_values(a, 0, descending, **_place(place, len(a)))
+
+
+@pytest.mark.parametrize("shards", [7, 12, 20])
+@pytest.mark.parametrize("name", ["ties", "nan", "int64", "random"])
+def test_sort_many_shards(name, shards):
+    # more than 8 destinations group by a radix argsort; more than 16 splitters take the
+    # searchsorted path of the bucketing
+    a = np.tile(DATA[name], 3)
+    for descending in (False, True):
+        check(a, 0, descending, shards=shards)
+        check_values(a, 0, descending, shards=shards)
+
+
+def test_sort_values_2d_and_msort():
+    a = RNG.integers(0, 5, (9, 4)).astype(np.float64)
+    a[3, 1] = np.nan
+    for place in (dict(dim=0, shards=3), dict(dim=1, shards=2), dict(shards=1)):
+        for dim in (0, 1):
+            check_values(a, dim, True, **place)
+            check_values(a, dim, False, **place)
+        m = st.msort(st.tensor(a, **place)).numpy()
+        assert np.array_equal(m, np.sort(a, 0), equal_nan=True)
+    v = st.msort(st.tensor(DATA["nan"], shards=3))
+    assert np.array_equal(v.numpy(), np.sort(DATA["nan"]), equal_nan=True)
+
+
+def test_msort_with_grad_uses_indexed_sort():
+    x = _leaf([3.0, 1.0, 2.0, 5.0], shards=2)
+    st.msort(x).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 1.0, 1.0]
+
+
+def test_sort_skewed_sample_lands_balanced():
+    # every value equal but one: the splitters tie on the value and split by position
+    a = np.zeros(3000)
+    a[1234] = -1.0
+    check(a, 0, False, shards=3)
+    check(a, 0, True, layout=st.Layout(chunks=(2000, 0, 1000)))
+    check_values(a, 0, True, shards=3)
