@@ -48,6 +48,11 @@ class Executor:
         # workers of a namespace never collide, and making a key stays one next().
         self.client = client
         self._keys = itertools.count(key_range(client)[0] + 1)
+        # Commands that name a whole layout (one per op, each worker expands it for the shards
+        # it holds): shipped once per flush to every worker involved (see _ship).
+        self._bcast: list = []
+        self._btargets: dict = {}  # id(frozenset of workers) -> that set, for this batch
+        self._bmark = [0] * n  # len(_bcast) when worker w's queue last synced with it
         self.published = None  # the PublishClient, made on first use (sharded.service)
         self.closed = False
         self.bytes_moved = 0
@@ -62,18 +67,62 @@ class Executor:
     def new_key(self) -> int:
         return next(self._keys)
 
+    def new_keys(self, n: int) -> range:
+        """``n`` consecutive fresh keys as a ``range``: shard ``s`` of a tensor gets
+        ``start + s``, so a command can name every shard by the first key alone."""
+        with self._lock:
+            start = next(self._keys)
+            if n > 1:  # advance the counter past the block
+                self._keys = itertools.count(start + n)
+        return range(start, start + n)
+
+    def _q(self, w: int) -> list:
+        """Worker ``w``'s queue, marked so that it runs after the layout commands queued so
+        far (a per-worker command may read what one of them makes)."""
+        q = self._queues[w]
+        n = len(self._bcast)
+        if n and self._bmark[w] != n:
+            q.append(("bsync", n))
+            self._bmark[w] = n
+        return q
+
+    def submit_group(self, layout, kernel: str, args, out, params=None, label=None, inplace=False):
+        """Queue ``kernel`` once for every shard of ``layout``: one command, which each worker
+        expands for the shards it holds. ``args`` items are ``("K", start)`` (shard ``s``
+        reads key ``start + s``) or ``("c", value)``; shard ``s`` writes key ``out + s``."""
+        self._check_open()
+        wd, targets = layout_workers(layout)
+        with self._lock:
+            self._bcast.append(("group", kernel, wd, args, out, params, label, inplace))
+            self._btargets[id(targets)] = targets
+            self.commands += 1
+            if len(self._bcast) >= MAX_BATCH:
+                self.flush_all()
+
+    def free_group(self, layout, keys) -> None:
+        """Drop a tensor's shards (``keys`` a range: one command for all; never blocks)."""
+        if self.closed:
+            return
+        if not isinstance(keys, range):
+            self.free_pairs(zip(layout.workers, keys))
+            return
+        wd, targets = layout_workers(layout)
+        with self._lock:
+            self._bcast.append(("gfree", wd, keys.start))
+            self._btargets[id(targets)] = targets
+
     def submit(self, w: int, kernel: str, args, outs, params=None, label=None, inplace=False):
         """Queue ``kernel`` on worker ``w``. ``args`` items are ``("k", key, slices)``,
         ``("c", value)`` or ``("x", handle)`` for data exported or put earlier."""
         self._check_open()
         with self._lock:
-            q = self._queues[w]
+            q = self._q(w)
             if any(a[0] == "x" for a in args):
                 if q and not self._refs[w]:
                     # A batch starts only once all its refs resolve: ship the independent
                     # commands queued so far first, so they do not wait for other workers.
                     self._flush(w)
-                    q = self._queues[w]
+                    q = self._q(w)
                 refs = self._refs[w]
                 args = tuple(("r", _append(refs, a[1])) if a[0] == "x" else a for a in args)
             q.append((kernel, args, outs, params, label, inplace))
@@ -86,7 +135,7 @@ class Executor:
         if self.closed:
             return
         with self._lock:
-            self._queues[w].append(("free", tuple(keys)))
+            self._q(w).append(("free", tuple(keys)))
 
     def free_pairs(self, pairs) -> None:
         """Drop shards given as ``(worker, key)`` pairs: one free command per worker."""
@@ -103,7 +152,7 @@ class Executor:
             return
         with self._lock:
             for w, cmds in actions.items():
-                self._queues[w].extend(cmds)
+                self._q(w).extend(cmds)
 
     def quiesce(self) -> None:
         """Ship every queued command and wait until it ran, without raising op errors (they
@@ -139,7 +188,7 @@ class Executor:
     def _export_batch(self, w, items):
         if not items:
             return []
-        self._queues[w].extend(("export", k, sl) for k, sl in items)
+        self._q(w).extend(("export", k, sl) for k, sl in items)
         return self._flush(w, nexp=len(items))
 
     def trace_memory(self, on: bool) -> None:
@@ -147,7 +196,7 @@ class Executor:
         :meth:`stats` reports each worker's peak of new allocations (``traced_peak_bytes``)."""
         with self._lock:
             for w in range(self.num_workers):
-                self._queues[w].append(("trace", bool(on)))
+                self._q(w).append(("trace", bool(on)))
             self.sync()
 
     def put(self, value):
@@ -156,17 +205,48 @@ class Executor:
 
     def flush_all(self) -> None:
         with self._lock:
+            if self._bcast:
+                self._ship()
             for w in range(self.num_workers):
                 if self._queues[w]:
                     self._flush(w)
 
-    def _flush(self, w: int, nexp: int = 0):
+    def _ship(self, w=None, nexp: int = 0):
+        """Send the layout commands, serialized once, to every worker they involve, each with
+        its own queue (worker ``w`` with its ``nexp`` exports); returns ``w``'s exports."""
+        bc, self._bcast = self._bcast, []
+        targets = set()
+        for t in self._btargets.values():
+            targets |= t
+        self._btargets = {}
+        self._bmark = [0] * self.num_workers
+        targets.update(v for v, q in enumerate(self._queues) if q)
+        if w is not None:
+            targets.add(w)
+        shared = self._share(bc)
+        exports = []
+        for v in sorted(targets):
+            e = self._flush(v, nexp if v == w else 0, shared)
+            if v == w:
+                exports = e
+        self._backpressure()
+        return exports
+
+    def _share(self, bc):
+        """The layout commands of one flush as every worker's batch receives them."""
+        return bc
+
+    def _flush(self, w: int, nexp: int = 0, shared=None):
+        if self._bcast and shared is None:
+            return self._ship(w, nexp)
         cmds, refs = self._queues[w], self._refs[w]
         self._queues[w], self._refs[w] = [], []
+        if shared is not None:
+            cmds.insert(0, self._bhead(shared, refs))
         errs, exports = self._dispatch(w, cmds, refs, nexp)
         infl = self._inflight[w]
         infl.append(errs)
-        if len(infl) > MAX_INFLIGHT:
+        if len(infl) > MAX_INFLIGHT and shared is None:
             # Before waiting on this worker, ship what the others have queued: the wait holds
             # the lock, so the timer could not start their work meanwhile.
             for v, q in enumerate(self._queues):
@@ -174,6 +254,17 @@ class Executor:
                     self._flush(v)
             self._collect([infl.popleft()])
         return exports
+
+    def _backpressure(self) -> None:
+        """After a shipment to many workers: wait for the oldest batch of each worker that
+        has too many outstanding (all of them were started first)."""
+        old = [d.popleft() for d in self._inflight if len(d) > MAX_INFLIGHT]
+        if old:
+            self._collect(old)
+
+    def _bhead(self, shared, refs):
+        """The first command of a batch: where its layout commands are."""
+        return ("B", None, shared)
 
     # ------------------------------------------------------------------ reading
     def fetch(self, items):
@@ -254,6 +345,26 @@ class Executor:
 
     def _wait(self, handles) -> list:
         raise NotImplementedError
+
+
+_WORKERS: dict = {}
+
+
+def layout_workers(layout):
+    """``(desc, targets)`` of a layout: ``desc`` tells a worker which shards it holds
+    (``("mod", m, n)``: shard ``s`` on worker ``s % m``; otherwise the tuple of workers) and
+    ``targets`` is the frozenset of workers involved. Cached by the workers tuple, so an op
+    on a known layout pays one dict lookup."""
+    ws = layout.workers
+    hit = _WORKERS.get(ws)
+    if hit is None:
+        n = len(ws)
+        m = max(ws) + 1 if ws else 1
+        desc = ("mod", m, n) if ws == tuple(i % m for i in range(n)) else tuple(ws)
+        if len(_WORKERS) > 4096:
+            _WORKERS.clear()
+        hit = _WORKERS[ws] = (desc, frozenset(ws))
+    return hit
 
 
 def _append(lst, v) -> int:

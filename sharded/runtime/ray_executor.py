@@ -166,7 +166,7 @@ class RayExecutor(Executor):
 
     def _tick(self):
         while not self._stop.wait(FLUSH_INTERVAL_S):
-            if any(self._queues) and self._lock.acquire(blocking=False):
+            if (self._bcast or any(self._queues)) and self._lock.acquire(blocking=False):
                 try:
                     if not self.closed:
                         self.flush_all()
