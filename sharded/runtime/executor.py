@@ -53,6 +53,7 @@ class Executor:
         self._bcast: list = []
         self._btargets: dict = {}  # id(frozenset of workers) -> that set, for this batch
         self._bmark = [0] * n  # len(_bcast) when worker w's queue last synced with it
+        self._depth = 0  # nesting of flush calls: _post runs when the outermost one ends
         self.published = None  # the PublishClient, made on first use (sharded.service)
         self.closed = False
         self.bytes_moved = 0
@@ -172,17 +173,26 @@ class Executor:
         self._check_open()
         out = {}
         with self._lock:
-            for w, items in requests.items():
-                handles, batch, size = [], [], 0
-                for it in items:
-                    nb = it[2] if len(it) > 2 else 0
-                    if batch and size + nb > self.transfer_bytes:
-                        handles += self._export_batch(w, batch)
-                        batch, size = [], 0
-                    batch.append(it[:2])
-                    size += nb
-                handles += self._export_batch(w, batch)
-                out[w] = handles
+            self._depth += 1
+            try:
+                out = self._export_all(requests)
+            finally:
+                self._end()
+        return out
+
+    def _export_all(self, requests) -> dict:
+        out = {}
+        for w, items in requests.items():
+            handles, batch, size = [], [], 0
+            for it in items:
+                nb = it[2] if len(it) > 2 else 0
+                if batch and size + nb > self.transfer_bytes:
+                    handles += self._export_batch(w, batch)
+                    batch, size = [], 0
+                batch.append(it[:2])
+                size += nb
+            handles += self._export_batch(w, batch)
+            out[w] = handles
         return out
 
     def _export_batch(self, w, items):
@@ -205,11 +215,24 @@ class Executor:
 
     def flush_all(self) -> None:
         with self._lock:
-            if self._bcast:
-                self._ship()
-            for w in range(self.num_workers):
-                if self._queues[w]:
-                    self._flush(w)
+            self._depth += 1
+            try:
+                if self._bcast:
+                    self._ship()
+                for w in range(self.num_workers):
+                    if self._queues[w]:
+                        self._flush(w)
+            finally:
+                self._end()
+
+    def _end(self) -> None:
+        self._depth -= 1
+        if not self._depth:
+            self._post()
+
+    def _post(self) -> None:
+        """Called when the outermost flush ends: executors that gather the batches of one
+        flush into fewer messages (relays) send them here."""
 
     def _ship(self, w=None, nexp: int = 0):
         """Send the layout commands, serialized once, to every worker they involve, each with
@@ -237,6 +260,13 @@ class Executor:
         return bc
 
     def _flush(self, w: int, nexp: int = 0, shared=None):
+        self._depth += 1
+        try:
+            return self._flush1(w, nexp, shared)
+        finally:
+            self._end()
+
+    def _flush1(self, w: int, nexp: int = 0, shared=None):
         if self._bcast and shared is None:
             return self._ship(w, nexp)
         cmds, refs = self._queues[w], self._refs[w]
@@ -244,6 +274,8 @@ class Executor:
         if shared is not None:
             cmds.insert(0, self._bhead(shared, refs))
         errs, exports = self._dispatch(w, cmds, refs, nexp)
+        if errs is None:  # the relay tracks this batch (RayExecutor with relays)
+            return exports
         infl = self._inflight[w]
         infl.append(errs)
         if len(infl) > MAX_INFLIGHT and shared is None:
