@@ -223,16 +223,17 @@ class Executor:
                     if self._queues[w]:
                         self._flush(w)
             finally:
-                self._end()
+                self._end(True)
 
-    def _end(self) -> None:
+    def _end(self, whole: bool = False) -> None:
         self._depth -= 1
         if not self._depth:
-            self._post()
+            self._post(whole)
 
-    def _post(self) -> None:
-        """Called when the outermost flush ends: executors that gather the batches of one
-        flush into fewer messages (relays) send them here."""
+    def _post(self, whole: bool) -> None:
+        """Called when the outermost flush ends (``whole``: a flush of every queue):
+        executors that gather the batches of a flush into fewer messages (relays) may send
+        them here."""
 
     def _ship(self, w=None, nexp: int = 0):
         """Send the layout commands, serialized once, to every worker they involve, each with

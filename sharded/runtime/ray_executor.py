@@ -39,6 +39,7 @@ READY_TIMEOUT_S = 120
 # sharded.runtime.relay and the README's "Scale" section for the measurements behind them.
 RELAY_MIN = int(os.environ.get("SHARDED_RELAY_MIN", "8"))
 RELAY_FANOUT = 32
+RELAY_BATCH = 256  # sends held back for the next whole flush, at most
 
 
 class _Handle:
@@ -216,7 +217,7 @@ class RayExecutor(Executor):
                     continue
                 # exported through another relay: fetch the ref it returned, pass it on
                 if fwd is None:
-                    self._post()
+                    self._post(True)
                     fwd = self._hwhere[ref.hid][1]
                 ref = ray.get(fwd)[ref.hid]
             args.append(("o", len(objs)))
@@ -237,10 +238,14 @@ class RayExecutor(Executor):
         if src is not None:
             self._forget[src].append(hid)
 
-    def _post(self, fetch=None):
+    def _post(self, whole=True, fetch=None):
         """Send each relay the batches of this flush (one call per relay); with ``fetch``
-        (``{relay: {w: items}}``) also read, and return ``{relay: forward ref}``."""
+        (``{relay: {w: items}}``) also read, and return ``{relay: forward ref}``. A partial
+        flush (one worker's queue, an export) waits for the next whole one (the timer's,
+        a read's) unless the sends pile up: a read then makes one call per relay."""
         if not self._relays:
+            return {}
+        if not whole and sum(map(len, self._outbox)) < RELAY_BATCH:
             return {}
         ret = len(self._relays) > 1
         out = {}
@@ -253,7 +258,8 @@ class RayExecutor(Executor):
             ref = self._relays[r].forward.remote(sends, objs, forget, f, True, ret)
             for _, _, _, hids in sends:
                 for h in hids:
-                    self._hwhere[h] = (r, ref)
+                    if h in self._hwhere:  # else its handle died already (forgotten)
+                        self._hwhere[h] = (r, ref)
             if f is not None:
                 out[r] = ref
             else:
@@ -276,7 +282,7 @@ class RayExecutor(Executor):
                 r: {w: [(k, s) for _, k, s in its] for w, its in ws.items()}
                 for r, ws in want.items()
             }
-            refs = self._post(fetch)
+            refs = self._post(True, fetch)
             res = self._wait(list(refs.values()))
             for errs, _ in res:
                 self._errors.extend(errs)
