@@ -25,6 +25,12 @@ def simulated_cluster(nodes: int = 4, cpus_per_node: int = 8, store_mb: int = 20
             "num_cpus": cpus_per_node,
             "object_store_memory": store_mb << 20,
             "include_dashboard": False,
+            # no idle task workers started ahead (the actors are all we run): on a small
+            # machine they would double the processes competing with the actors' start
+            "_system_config": {
+                "enable_worker_prestart": False,
+                "prestart_worker_first_driver": False,
+            },
         },
     )
     try:
