@@ -301,26 +301,62 @@ class Executor:
 
     # ------------------------------------------------------------------ reading
     def fetch(self, items):
-        """Read ``[(w, key, slices)]`` as host arrays; first raises any pending op error."""
+        """Read ``[(w, key, slices)]`` as host arrays; raises the pending op errors known.
+
+        A read rides in the next batch of each worker it reads from (no call of its own),
+        and the driver waits only for those workers' batches (no barrier across every
+        worker): errors of other workers' batches that already finished are raised too;
+        those still running surface at a later read or :meth:`sync`.
+        """
         self._check_open()
         with self._lock:
-            self.flush_all()
             by_w = collections.defaultdict(list)
             for i, (w, key, sl) in enumerate(items):
                 by_w[w].append((i, key, sl))
-            handles = {w: self._fetch(w, [(k, s) for _, k, s in its]) for w, its in by_w.items()}
-            pending = self._drain_inflight()
-            values = self._wait(pending + list(handles.values()))
+            self._depth += 1
+            try:
+                if self._bcast:
+                    self._ship()
+                handles = self._export_all({w: [it[1:] for it in its] for w, its in by_w.items()})
+                self.flush_all()  # start everything else queued, too
+            finally:
+                self._end(True)
+            pending = []
+            for w in by_w:
+                pending.extend(self._inflight[w])
+                self._inflight[w].clear()
+            flat = [h for w in by_w for h in handles[w]]
+            values = self._wait(pending + flat)
             self._record(values[: len(pending)])
+            self._record(self._finished())
             self._raise_errors()
         out = [None] * len(items)
-        for res, (w, its) in zip(values[len(pending) :], by_w.items()):
-            for (i, _, _), arr in zip(its, res):
+        got = iter(values[len(pending) :])
+        for its in by_w.values():
+            for (i, _, _), arr in zip(its, got):
                 if is_failed(arr):
                     r = arr.record
                     raise OpFailed(r["op"], r["shard"], r["worker"], r["cause"])
                 out[i] = arr
         return out
+
+    def _finished(self) -> list:
+        """The error lists of batches that already ran (leading ones on each worker),
+        taken off the in-flight queues without waiting for the others."""
+        flat = [h for d in self._inflight for h in d]
+        if not flat:
+            return []
+        ok = iter(self._ready(flat))
+        done = []
+        for d in self._inflight:
+            flags = [next(ok) for _ in range(len(d))]
+            n = flags.index(False) if False in flags else len(flags)
+            done += [d.popleft() for _ in range(n)]
+        return self._wait(done)
+
+    def _ready(self, handles) -> list:
+        """Whether each batch of ``handles`` finished (in-process: all of them)."""
+        return [True] * len(handles)
 
     def sync(self) -> None:
         """Wait until every queued command has run; raise the first op error, if any."""

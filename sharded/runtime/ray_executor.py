@@ -367,6 +367,11 @@ class RayExecutor(Executor):
             return self._relays[self._relay_of[w]].call.remote(w, "stats")
         return self._actors[w].stats.remote()
 
+    def _ready(self, handles):
+        done, _ = ray.wait(handles, num_returns=len(handles), timeout=0, fetch_local=False)
+        done = set(done)
+        return [h in done for h in handles]
+
     def _wait(self, handles):
         if not handles:
             return []
