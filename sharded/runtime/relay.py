@@ -27,7 +27,13 @@ import ray
 
 
 class Relay:
-    """Forwards batches from the driver to a group of workers (their actor handles)."""
+    """Forwards batches from the driver to a group of workers (their actor handles).
+
+    Examples
+    --------
+    >>> relay = RelayActor.remote({0: worker_actor})  # doctest: +SKIP
+    >>> ray.get(relay.forward.remote([(0, [], [], [])]))  # doctest: +SKIP
+    """
 
     def __init__(self, workers: dict, max_inflight: int = 8, put_min: int = 32):
         self.workers = workers  # global worker index -> actor handle
