@@ -406,9 +406,6 @@ class Executor:
         """Send a batch; return (handle of its error list, [handles of its exports])."""
         raise NotImplementedError
 
-    def _fetch(self, w, items):
-        raise NotImplementedError
-
     def _stats(self, w):
         raise NotImplementedError
 
@@ -468,9 +465,6 @@ class LocalExecutor(Executor):
         if nexp:
             return res[0], list(res[1:])
         return res, []
-
-    def _fetch(self, w, items):
-        return self._workers[w].fetch(items)
 
     def _stats(self, w):
         return self._workers[w].stats()

@@ -357,11 +357,6 @@ class RayExecutor(Executor):
         out = self._actors[w].run.options(num_returns=1 + nexp).remote(cmds, *refs)
         return out[0], list(out[1:])
 
-    def _fetch(self, w, items):
-        if self._relays:
-            return self._relays[self._relay_of[w]].call.remote(w, "fetch", items)
-        return self._actors[w].fetch.remote(items)
-
     def _stats(self, w):
         if self._relays:
             return self._relays[self._relay_of[w]].call.remote(w, "stats")
