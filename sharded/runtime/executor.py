@@ -238,19 +238,23 @@ class Executor:
     def _ship(self, w=None, nexp: int = 0):
         """Send the layout commands, serialized once, to every worker they involve, each with
         its own queue (worker ``w`` with its ``nexp`` exports); returns ``w``'s exports."""
-        bc, self._bcast = self._bcast, []
+        bc, bt, self._bcast, self._btargets = self._bcast, self._btargets, [], {}
         targets = set()
-        for t in self._btargets.values():
+        for t in bt.values():
             targets |= t
-        self._btargets = {}
-        self._bmark = [0] * self.num_workers
         targets.update(v for v, q in enumerate(self._queues) if q)
         if w is not None:
             targets.add(w)
+        # take every target's queue at once: a free queued meanwhile (a finalizer) must go to
+        # the next shipment, whose "bsync" marks refer to the next list of layout commands
+        taken = {v: (self._queues[v], self._refs[v]) for v in targets}
+        for v in targets:
+            self._queues[v], self._refs[v] = [], []
+        self._bmark = [0] * self.num_workers
         shared = self._share(bc)
         exports = []
         for v in sorted(targets):
-            e = self._flush(v, nexp if v == w else 0, shared)
+            e = self._flush(v, nexp if v == w else 0, shared, taken[v])
             if v == w:
                 exports = e
         self._backpressure()
@@ -260,18 +264,20 @@ class Executor:
         """The layout commands of one flush as every worker's batch receives them."""
         return bc
 
-    def _flush(self, w: int, nexp: int = 0, shared=None):
+    def _flush(self, w: int, nexp: int = 0, shared=None, taken=None):
         self._depth += 1
         try:
-            return self._flush1(w, nexp, shared)
+            return self._flush1(w, nexp, shared, taken)
         finally:
             self._end()
 
-    def _flush1(self, w: int, nexp: int = 0, shared=None):
+    def _flush1(self, w: int, nexp: int = 0, shared=None, taken=None):
         if self._bcast and shared is None:
             return self._ship(w, nexp)
-        cmds, refs = self._queues[w], self._refs[w]
-        self._queues[w], self._refs[w] = [], []
+        if taken is None:
+            taken = self._queues[w], self._refs[w]
+            self._queues[w], self._refs[w] = [], []
+        cmds, refs = taken
         if shared is not None:
             cmds.insert(0, self._bhead(shared, refs))
         errs, exports = self._dispatch(w, cmds, refs, nexp)

@@ -80,32 +80,20 @@ def test_group_op_free_and_ordering_against_per_worker_commands(ex):
 
 
 def test_elementwise_ops_on_equal_layouts_are_one_command_each():
-    st.shutdown()
-    st.init(executor="local", num_workers=4)
-    try:
-        ex = _session.current().executor
-        x = st.arange(16.0, shards=4, dtype=st.float64)
-        assert isinstance(x._keys, range)
-        n = ex.commands
-        y = (x * 2 + 1).exp()
-        assert ex.commands - n == 3  # three ops, one command each (not 3 x 4)
-        np.testing.assert_allclose(y.numpy(), np.exp(np.arange(16.0) * 2 + 1))
-        z = x + st.arange(
-            16.0, shards=3, dtype=st.float64
-        )  # other layout: per-shard path, still right
-        np.testing.assert_allclose(z.numpy(), 2 * np.arange(16.0))
-    finally:
-        st.shutdown()
+    ex = _session.current().executor
+    x = st.arange(16.0, shards=3, dtype=st.float64)
+    assert isinstance(x._keys, range)
+    n = ex.commands
+    y = (x * 2 + 1).exp()
+    assert ex.commands - n == 3  # three ops, one command each (not 3 x 3)
+    np.testing.assert_allclose(y.numpy(), np.exp(np.arange(16.0) * 2 + 1))
+    z = x + st.arange(16.0, shards=2, dtype=st.float64)  # other layout: per-shard path
+    np.testing.assert_allclose(z.numpy(), 2 * np.arange(16.0))
 
 
 def test_a_failed_group_command_is_raised_typed_and_names_the_op():
-    st.shutdown()
-    st.init(executor="local", num_workers=2)
-    try:
-        x = st.arange(4, shards=2)
-        zero = st.zeros(4, dtype=st.int64, shards=2)
-        with pytest.raises(OpFailed, match="div"):  # raised by a worker, at the read
-            (x // zero).tolist()
-        assert x.tolist() == [0, 1, 2, 3]  # operands intact, session usable
-    finally:
-        st.shutdown()
+    x = st.arange(4, shards=2)
+    zero = st.zeros(4, dtype=st.int64, shards=2)
+    with pytest.raises(OpFailed, match="div"):  # raised by a worker, at the read
+        (x // zero).tolist()
+    assert x.tolist() == [0, 1, 2, 3]  # operands intact, session usable
