@@ -14,6 +14,7 @@ import sharded as st
 
 from .runtime.session import service_status, service_stop
 from .tools.bench import main as bench_main
+from .tools.bench_scaling import main as scaling_main
 from .tools.demo import tour
 
 
@@ -96,6 +97,8 @@ def cmd_service(args) -> int:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["bench"]:  # the benchmark parses its own options
+        if "--scaling" in argv:  # driver cost per op and per read over 1..N workers
+            return scaling_main([a for a in argv[1:] if a != "--scaling"])
         return bench_main(argv[1:])
     p = argparse.ArgumentParser(prog="sharded", description="Sharded tensors on Ray actors.")
     sub = p.add_subparsers(dest="cmd", required=True)

@@ -19,9 +19,9 @@ from .errors import ArgumentError, DimError, PublishedReadOnly, SessionClosed
 from .layout import normalize_dim
 
 
-def _free(ex, workers, keys):
-    if not ex.closed:
-        ex.free_pairs(zip(workers, keys))
+def _free(ex, layout, keys):
+    if not ex.closed:  # one layout command when the keys are a range (see Executor.free_group)
+        ex.free_group(layout, keys)
 
 
 def check_not_published(t) -> None:
@@ -42,7 +42,7 @@ class Storage:
 
     def __init__(self, session, layout, keys):
         self.session, self.keys = session, keys
-        weakref.finalize(self, _free, session.executor, layout.workers, keys)
+        weakref.finalize(self, _free, session.executor, layout, keys)
 
 
 def contiguous_strides(shape) -> tuple:

@@ -31,7 +31,7 @@ class Operand:
     __slots__ = ("_layout", "_dtype", "_keys")
 
     def __init__(self, layout: Layout, dtype, keys):
-        self._layout, self._dtype, self._keys = layout, dtype, tuple(keys)
+        self._layout, self._dtype, self._keys = layout, dtype, compact(keys)
 
     layout = property(lambda self: self._layout)
     dtype = property(lambda self: self._dtype)
@@ -44,9 +44,23 @@ class Operand:
         return f"Operand({self._layout!r}, {self._dtype}, {len(self._keys)} keys)"
 
 
+def compact(keys):
+    """Shard keys as a ``range`` when they are consecutive (the usual case: one block of
+    keys per tensor), else a tuple. A range lets one command name every shard and one
+    message free them all."""
+    if isinstance(keys, range):
+        return keys
+    keys = tuple(keys)
+    if keys and type(keys[0]) is int:
+        r = range(keys[0], keys[0] + len(keys))
+        if keys == tuple(r):
+            return r
+    return keys
+
+
 def new_operand(ex, layout: Layout, dtype) -> Operand:
     """An Operand with a fresh key for every shard of ``layout`` (to be filled by commands)."""
-    return Operand(layout, dtype, [ex.new_key() for _ in layout.shards()])
+    return Operand(layout, dtype, ex.new_keys(len(layout.shards())))
 
 
 def region(lay, offs, shp, off: int):

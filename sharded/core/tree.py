@@ -3,7 +3,7 @@
 Each shard reduces locally (a *chunk* kernel: keepdims partials). Shards that share their
 coordinates along the kept dims form a *group*; if the reduced dims are not split, a group is
 one shard and nothing moves. Otherwise partials are first combined on each worker, then
-pairwise across workers in a tree (:func:`combine_tree`: log2 rounds, one export call per
+across workers in a tree of fan-in 8 (:func:`combine_tree`: log8 rounds, one export per
 source worker per round). A group's result lands on the worker of its first shard, so the
 output stays aligned with the input (``x - x.max(dim, keepdim=True)`` is local when ``dim``
 is not split).
@@ -26,6 +26,10 @@ from ..errors import ArgumentError
 from ..layout import Layout
 from .dataflow import Operand
 from .registry import kernel
+
+# Partials merged by one combine command: 8 keeps a 1,000-worker reduction at 4 rounds while
+# a round's merge stays one small kernel (see the README's "Scale" section).
+FAN_IN = 8
 
 
 # --------------------------------------------------------------------------- pure rules
@@ -73,13 +77,14 @@ def reduce_layout(lay: Layout, dims, keepdim, roots=None) -> Layout:
 
 # ---------------------------------------------------------------------- combine tree
 def combine_tree(ex, parts, roots, combine, params, nparts, label):
-    """Combine each group's partials pairwise across workers, the result on its root.
+    """Combine each group's partials across workers in a tree, the result on its root.
 
     ``parts[g]`` lists ``(worker, keys)`` partials of group ``g`` (one partial per worker,
     ``keys`` a tuple of ``nparts`` keys), ``roots[g]`` the worker that must hold the result;
     ``combine`` is the kernel merging two or more partials (``params`` its keywords). Runs
-    log2(workers) rounds, one export call per source worker per round, and frees every
-    consumed partial. Returns the final ``keys`` of each group (on ``roots[g]``).
+    log_FAN_IN(workers) rounds (up to :data:`FAN_IN` partials merge in one command; the
+    exports of a round ride in the source workers' next batch), and frees every consumed
+    partial. Returns the final ``keys`` of each group (on ``roots[g]``).
     """
     parts = [list(gp) for gp in parts]
     # the root's partial goes first so the result lands there
@@ -89,33 +94,31 @@ def combine_tree(ex, parts, roots, combine, params, nparts, label):
             parts[g].insert(0, (root, None))
     while any(len(p) > 1 for p in parts):
         req = collections.defaultdict(list)
-        pairs = []
+        merges = []
         for g, gp in enumerate(parts):
             nxt = []
-            for i in range(0, len(gp), 2):
-                if i + 1 < len(gp):
-                    (wa, ka), (wb, kb) = gp[i], gp[i + 1]
-                    req[wb].extend((k, None) for k in kb)
-                    pairs.append((g, len(nxt), wa, ka, wb, kb))
-                nxt.append(gp[i])
+            for i in range(0, len(gp), FAN_IN):
+                part = gp[i : i + FAN_IN]
+                if len(part) > 1:
+                    for wb, kb in part[1:]:
+                        req[wb].extend((k, None) for k in kb)
+                    merges.append((g, len(nxt), part))
+                nxt.append(part[0])
             parts[g] = nxt
         handles = {w: iter(h) for w, h in ex.export(req).items()}
-        for g, pos, wa, ka, wb, kb in pairs:
-            hb = [("x", next(handles[wb])) for _ in kb]
+        for g, pos, part in merges:
+            wa, ka = part[0]
+            hb = tuple(("x", next(handles[wb])) for wb, kb in part[1:] for _ in kb)
             k = tuple(ex.new_key() for _ in range(nparts))
-            if ka is None:  # the root had no partial: the transfer becomes its partial
-                ex.submit(wa, "copy_all", tuple(hb), k, None, (label, None))
+            if ka is None and len(part) == 2:  # the root had no partial: the transfer is it
+                ex.submit(wa, "copy_all", hb, k, None, (label, None))
             else:
-                ex.submit(
-                    wa,
-                    combine,
-                    tuple(("k", kk, None) for kk in ka) + tuple(hb),
-                    k,
-                    params,
-                    (label, None),
-                )
-                ex.free(wa, ka)
-            ex.free(wb, kb)
+                own = () if ka is None else tuple(("k", kk, None) for kk in ka)
+                ex.submit(wa, combine, own + hb, k, params, (label, None))
+                if ka is not None:
+                    ex.free(wa, ka)
+            for wb, kb in part[1:]:
+                ex.free(wb, kb)
             parts[g][pos] = (wa, k)
     return [gp[0][1] for gp in parts]
 

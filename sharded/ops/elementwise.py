@@ -105,6 +105,14 @@ def _const_args(arr, layout: Layout):
     return out
 
 
+def _local(o, layout) -> bool:
+    """Whether operand ``o`` needs no per-shard argument: a scalar, or a tensor with the
+    output's layout whose keys are a range (shard ``s`` has key ``start + s``)."""
+    if not _sharded(o):
+        return not isinstance(o, np.ndarray) or not o.ndim
+    return isinstance(o._keys, range) and (o._layout is layout or o._layout == layout)
+
+
 def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Operand:
     """Queue ``kernel`` on every output shard; ``target`` makes it in-place on that tensor."""
     tensors = [o for o in operands if _sharded(o)]
@@ -118,7 +126,13 @@ def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Operand
         layout, keys = target._layout, target._keys
     else:
         layout = out_layout(shape, tensors, ex.num_workers)
-        keys = tuple(ex.new_key() for _ in layout.shards())
+        keys = ex.new_keys(len(layout.shards()))
+    inplace = target is not None
+    if isinstance(keys, range) and all(_local(o, layout) for o in operands):
+        # every operand already sits shard for shard: one command names the whole layout
+        args = tuple(("K", o._keys.start) if _sharded(o) else ("c", o) for o in operands)
+        ex.submit_group(layout, kernel, args, keys.start, params, label, inplace)
+        return Operand(layout, out_dtype, keys)
     per_op, temps = [], []
     nshards = len(keys)
     for o in operands:
@@ -130,7 +144,6 @@ def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Operand
             per_op.append(_const_args(o, layout))
         else:
             per_op.append((("c", o),) * nshards)
-    inplace = target is not None
     for s, (w, _, _) in enumerate(layout.shards()):
         ex.submit(w, kernel, tuple(a[s] for a in per_op), (keys[s],), params, (label, s), inplace)
     if temps:

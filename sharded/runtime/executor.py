@@ -48,6 +48,12 @@ class Executor:
         # workers of a namespace never collide, and making a key stays one next().
         self.client = client
         self._keys = itertools.count(key_range(client)[0] + 1)
+        # Commands that name a whole layout (one per op, each worker expands it for the shards
+        # it holds): shipped once per flush to every worker involved (see _ship).
+        self._bcast: list = []
+        self._btargets: dict = {}  # id(frozenset of workers) -> that set, for this batch
+        self._bmark = [0] * n  # len(_bcast) when worker w's queue last synced with it
+        self._depth = 0  # nesting of flush calls: _post runs when the outermost one ends
         self.published = None  # the PublishClient, made on first use (sharded.service)
         self.closed = False
         self.bytes_moved = 0
@@ -62,18 +68,62 @@ class Executor:
     def new_key(self) -> int:
         return next(self._keys)
 
+    def new_keys(self, n: int) -> range:
+        """``n`` consecutive fresh keys as a ``range``: shard ``s`` of a tensor gets
+        ``start + s``, so a command can name every shard by the first key alone."""
+        with self._lock:
+            start = next(self._keys)
+            if n > 1:  # advance the counter past the block
+                self._keys = itertools.count(start + n)
+        return range(start, start + n)
+
+    def _q(self, w: int) -> list:
+        """Worker ``w``'s queue, marked so that it runs after the layout commands queued so
+        far (a per-worker command may read what one of them makes)."""
+        q = self._queues[w]
+        n = len(self._bcast)
+        if n and self._bmark[w] != n:
+            q.append(("bsync", n))
+            self._bmark[w] = n
+        return q
+
+    def submit_group(self, layout, kernel: str, args, out, params=None, label=None, inplace=False):
+        """Queue ``kernel`` once for every shard of ``layout``: one command, which each worker
+        expands for the shards it holds. ``args`` items are ``("K", start)`` (shard ``s``
+        reads key ``start + s``) or ``("c", value)``; shard ``s`` writes key ``out + s``."""
+        self._check_open()
+        wd, targets = layout_workers(layout)
+        with self._lock:
+            self._bcast.append(("group", kernel, wd, args, out, params, label, inplace))
+            self._btargets[id(targets)] = targets
+            self.commands += 1
+            if len(self._bcast) >= MAX_BATCH:
+                self.flush_all()
+
+    def free_group(self, layout, keys) -> None:
+        """Drop a tensor's shards (``keys`` a range: one command for all; never blocks)."""
+        if self.closed:
+            return
+        if not isinstance(keys, range):
+            self.free_pairs(zip(layout.workers, keys))
+            return
+        wd, targets = layout_workers(layout)
+        with self._lock:
+            self._bcast.append(("gfree", wd, keys.start))
+            self._btargets[id(targets)] = targets
+
     def submit(self, w: int, kernel: str, args, outs, params=None, label=None, inplace=False):
         """Queue ``kernel`` on worker ``w``. ``args`` items are ``("k", key, slices)``,
         ``("c", value)`` or ``("x", handle)`` for data exported or put earlier."""
         self._check_open()
         with self._lock:
-            q = self._queues[w]
+            q = self._q(w)
             if any(a[0] == "x" for a in args):
                 if q and not self._refs[w]:
                     # A batch starts only once all its refs resolve: ship the independent
                     # commands queued so far first, so they do not wait for other workers.
                     self._flush(w)
-                    q = self._queues[w]
+                    q = self._q(w)
                 refs = self._refs[w]
                 args = tuple(("r", _append(refs, a[1])) if a[0] == "x" else a for a in args)
             q.append((kernel, args, outs, params, label, inplace))
@@ -86,7 +136,7 @@ class Executor:
         if self.closed:
             return
         with self._lock:
-            self._queues[w].append(("free", tuple(keys)))
+            self._q(w).append(("free", tuple(keys)))
 
     def free_pairs(self, pairs) -> None:
         """Drop shards given as ``(worker, key)`` pairs: one free command per worker."""
@@ -103,7 +153,7 @@ class Executor:
             return
         with self._lock:
             for w, cmds in actions.items():
-                self._queues[w].extend(cmds)
+                self._q(w).extend(cmds)
 
     def quiesce(self) -> None:
         """Ship every queued command and wait until it ran, without raising op errors (they
@@ -123,23 +173,32 @@ class Executor:
         self._check_open()
         out = {}
         with self._lock:
-            for w, items in requests.items():
-                handles, batch, size = [], [], 0
-                for it in items:
-                    nb = it[2] if len(it) > 2 else 0
-                    if batch and size + nb > self.transfer_bytes:
-                        handles += self._export_batch(w, batch)
-                        batch, size = [], 0
-                    batch.append(it[:2])
-                    size += nb
-                handles += self._export_batch(w, batch)
-                out[w] = handles
+            self._depth += 1
+            try:
+                out = self._export_all(requests)
+            finally:
+                self._end()
+        return out
+
+    def _export_all(self, requests) -> dict:
+        out = {}
+        for w, items in requests.items():
+            handles, batch, size = [], [], 0
+            for it in items:
+                nb = it[2] if len(it) > 2 else 0
+                if batch and size + nb > self.transfer_bytes:
+                    handles += self._export_batch(w, batch)
+                    batch, size = [], 0
+                batch.append(it[:2])
+                size += nb
+            handles += self._export_batch(w, batch)
+            out[w] = handles
         return out
 
     def _export_batch(self, w, items):
         if not items:
             return []
-        self._queues[w].extend(("export", k, sl) for k, sl in items)
+        self._q(w).extend(("export", k, sl) for k, sl in items)
         return self._flush(w, nexp=len(items))
 
     def trace_memory(self, on: bool) -> None:
@@ -147,7 +206,7 @@ class Executor:
         :meth:`stats` reports each worker's peak of new allocations (``traced_peak_bytes``)."""
         with self._lock:
             for w in range(self.num_workers):
-                self._queues[w].append(("trace", bool(on)))
+                self._q(w).append(("trace", bool(on)))
             self.sync()
 
     def put(self, value):
@@ -156,17 +215,77 @@ class Executor:
 
     def flush_all(self) -> None:
         with self._lock:
-            for w in range(self.num_workers):
-                if self._queues[w]:
-                    self._flush(w)
+            self._depth += 1
+            try:
+                if self._bcast:
+                    self._ship()
+                for w in range(self.num_workers):
+                    if self._queues[w]:
+                        self._flush(w)
+            finally:
+                self._end(True)
 
-    def _flush(self, w: int, nexp: int = 0):
-        cmds, refs = self._queues[w], self._refs[w]
-        self._queues[w], self._refs[w] = [], []
+    def _end(self, whole: bool = False) -> None:
+        self._depth -= 1
+        if not self._depth:
+            self._post(whole)
+
+    def _post(self, whole: bool) -> None:
+        """Called when the outermost flush ends (``whole``: a flush of every queue):
+        executors that gather the batches of a flush into fewer messages (relays) may send
+        them here."""
+
+    def _ship(self, w=None, nexp: int = 0):
+        """Send the layout commands, serialized once, to every worker they involve, each with
+        its own queue (worker ``w`` with its ``nexp`` exports); returns ``w``'s exports."""
+        bc, bt, self._bcast, self._btargets = self._bcast, self._btargets, [], {}
+        targets = set()
+        for t in bt.values():
+            targets |= t
+        targets.update(v for v, q in enumerate(self._queues) if q)
+        if w is not None:
+            targets.add(w)
+        # take every target's queue at once: a free queued meanwhile (a finalizer) must go to
+        # the next shipment, whose "bsync" marks refer to the next list of layout commands
+        taken = {v: (self._queues[v], self._refs[v]) for v in targets}
+        for v in targets:
+            self._queues[v], self._refs[v] = [], []
+        self._bmark = [0] * self.num_workers
+        shared = self._share(bc)
+        exports = []
+        for v in sorted(targets):
+            e = self._flush(v, nexp if v == w else 0, shared, taken[v])
+            if v == w:
+                exports = e
+        self._backpressure()
+        return exports
+
+    def _share(self, bc):
+        """The layout commands of one flush as every worker's batch receives them."""
+        return bc
+
+    def _flush(self, w: int, nexp: int = 0, shared=None, taken=None):
+        self._depth += 1
+        try:
+            return self._flush1(w, nexp, shared, taken)
+        finally:
+            self._end()
+
+    def _flush1(self, w: int, nexp: int = 0, shared=None, taken=None):
+        if self._bcast and shared is None:
+            return self._ship(w, nexp)
+        if taken is None:
+            taken = self._queues[w], self._refs[w]
+            self._queues[w], self._refs[w] = [], []
+        cmds, refs = taken
+        if shared is not None:
+            cmds.insert(0, self._bhead(shared, refs))
         errs, exports = self._dispatch(w, cmds, refs, nexp)
+        if errs is None:  # the relay tracks this batch (RayExecutor with relays)
+            return exports
         infl = self._inflight[w]
         infl.append(errs)
-        if len(infl) > MAX_INFLIGHT:
+        if len(infl) > MAX_INFLIGHT and shared is None:
             # Before waiting on this worker, ship what the others have queued: the wait holds
             # the lock, so the timer could not start their work meanwhile.
             for v, q in enumerate(self._queues):
@@ -175,28 +294,75 @@ class Executor:
             self._collect([infl.popleft()])
         return exports
 
+    def _backpressure(self) -> None:
+        """After a shipment to many workers: wait for the oldest batch of each worker that
+        has too many outstanding (all of them were started first)."""
+        old = [d.popleft() for d in self._inflight if len(d) > MAX_INFLIGHT]
+        if old:
+            self._collect(old)
+
+    def _bhead(self, shared, refs):
+        """The first command of a batch: where its layout commands are."""
+        return ("B", None, shared)
+
     # ------------------------------------------------------------------ reading
     def fetch(self, items):
-        """Read ``[(w, key, slices)]`` as host arrays; first raises any pending op error."""
+        """Read ``[(w, key, slices)]`` as host arrays; raises the pending op errors known.
+
+        A read rides in the next batch of each worker it reads from (no call of its own),
+        and the driver waits only for those workers' batches (no barrier across every
+        worker): errors of other workers' batches that already finished are raised too;
+        those still running surface at a later read or :meth:`sync`.
+        """
         self._check_open()
         with self._lock:
-            self.flush_all()
             by_w = collections.defaultdict(list)
             for i, (w, key, sl) in enumerate(items):
                 by_w[w].append((i, key, sl))
-            handles = {w: self._fetch(w, [(k, s) for _, k, s in its]) for w, its in by_w.items()}
-            pending = self._drain_inflight()
-            values = self._wait(pending + list(handles.values()))
+            self._depth += 1
+            try:
+                if self._bcast:
+                    self._ship()
+                handles = self._export_all({w: [it[1:] for it in its] for w, its in by_w.items()})
+                self.flush_all()  # start everything else queued, too
+            finally:
+                self._end(True)
+            pending = []
+            for w in by_w:
+                pending.extend(self._inflight[w])
+                self._inflight[w].clear()
+            flat = [h for w in by_w for h in handles[w]]
+            values = self._wait(pending + flat)
             self._record(values[: len(pending)])
+            self._record(self._finished())
             self._raise_errors()
         out = [None] * len(items)
-        for res, (w, its) in zip(values[len(pending) :], by_w.items()):
-            for (i, _, _), arr in zip(its, res):
+        got = iter(values[len(pending) :])
+        for its in by_w.values():
+            for (i, _, _), arr in zip(its, got):
                 if is_failed(arr):
                     r = arr.record
                     raise OpFailed(r["op"], r["shard"], r["worker"], r["cause"])
                 out[i] = arr
         return out
+
+    def _finished(self) -> list:
+        """The error lists of batches that already ran (leading ones on each worker),
+        taken off the in-flight queues without waiting for the others."""
+        flat = [h for d in self._inflight for h in d]
+        if not flat:
+            return []
+        ok = iter(self._ready(flat))
+        done = []
+        for d in self._inflight:
+            flags = [next(ok) for _ in range(len(d))]
+            n = flags.index(False) if False in flags else len(flags)
+            done += [d.popleft() for _ in range(n)]
+        return self._wait(done)
+
+    def _ready(self, handles) -> list:
+        """Whether each batch of ``handles`` finished (in-process: all of them)."""
+        return [True] * len(handles)
 
     def sync(self) -> None:
         """Wait until every queued command has run; raise the first op error, if any."""
@@ -246,14 +412,31 @@ class Executor:
         """Send a batch; return (handle of its error list, [handles of its exports])."""
         raise NotImplementedError
 
-    def _fetch(self, w, items):
-        raise NotImplementedError
-
     def _stats(self, w):
         raise NotImplementedError
 
     def _wait(self, handles) -> list:
         raise NotImplementedError
+
+
+_WORKERS: dict = {}
+
+
+def layout_workers(layout):
+    """``(desc, targets)`` of a layout: ``desc`` tells a worker which shards it holds
+    (``("mod", m, n)``: shard ``s`` on worker ``s % m``; otherwise the tuple of workers) and
+    ``targets`` is the frozenset of workers involved. Cached by the workers tuple, so an op
+    on a known layout pays one dict lookup."""
+    ws = layout.workers
+    hit = _WORKERS.get(ws)
+    if hit is None:
+        n = len(ws)
+        m = max(ws) + 1 if ws else 1
+        desc = ("mod", m, n) if ws == tuple(i % m for i in range(n)) else tuple(ws)
+        if len(_WORKERS) > 4096:
+            _WORKERS.clear()
+        hit = _WORKERS[ws] = (desc, frozenset(ws))
+    return hit
 
 
 def _append(lst, v) -> int:
@@ -288,9 +471,6 @@ class LocalExecutor(Executor):
         if nexp:
             return res[0], list(res[1:])
         return res, []
-
-    def _fetch(self, w, items):
-        return self._workers[w].fetch(items)
 
     def _stats(self, w):
         return self._workers[w].stats()

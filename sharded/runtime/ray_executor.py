@@ -15,7 +15,10 @@ renews the lease from a heartbeat thread, and on close frees only its own shards
 
 from __future__ import annotations
 
+import collections
+import os
 import threading
+import weakref
 
 import ray
 from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
@@ -23,12 +26,29 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from ..errors import BackendUnavailable, OpFailed, ShardingError, WorkerLost
 from . import ray_service, threads
+from .executor import MAX_INFLIGHT as MAX_INFLIGHT_RELAY
 from .executor import Executor, WorkerInfo
 from .published import PublishClient
-from .worker import Worker
+from .relay import RelayActor
+from .worker import Worker, is_failed
 
 FLUSH_INTERVAL_S = 0.005
 READY_TIMEOUT_S = 120
+# Above this many workers the driver talks to relay actors (one call per relay per flush)
+# instead of to every worker; each relay serves at most RELAY_FANOUT workers. See
+# sharded.runtime.relay and the README's "Scale" section for the measurements behind them.
+RELAY_MIN = int(os.environ.get("SHARDED_RELAY_MIN", "8"))
+RELAY_FANOUT = 32
+RELAY_BATCH = 256  # sends held back for the next whole flush, at most
+
+
+class _Handle:
+    """Data a worker exported through a relay (the relay holds the ref under ``hid``)."""
+
+    __slots__ = ("hid", "__weakref__")
+
+    def __init__(self, hid):
+        self.hid = hid
 
 
 class _RayWorker(Worker):
@@ -166,7 +186,10 @@ class RayExecutor(Executor):
             self.lease_s = self._reg.lease()
             threading.Thread(target=self._beat, name="sharded-heartbeat", daemon=True).start()
         self._run1 = [a.run for a in self._actors]
-        self._share_cores(nodes, node_ids, num_workers)
+        self._relays = []
+        self._share_cores(nodes, node_ids, num_workers)  # direct calls: before any relay
+        if not shared and len(self._actors) > RELAY_MIN:
+            self._start_relays()
         self._timer = threading.Thread(target=self._tick, name="sharded-flush", daemon=True)
         self._timer.start()
 
@@ -184,9 +207,136 @@ class RayExecutor(Executor):
             }
         )
 
+    # ------------------------------------------------------------------ relays
+    def _start_relays(self):
+        n = len(self._actors)
+        r = -(-n // RELAY_FANOUT)
+        # worker w goes to relay w % r: neighbouring shards (on different nodes) spread out
+        self._relay_of = [w % r for w in range(n)]
+        self._relays = [
+            RelayActor.options(max_concurrency=1).remote(
+                {w: self._actors[w] for w in range(n) if w % r == i}, MAX_INFLIGHT_RELAY
+            )
+            for i in range(r)
+        ]
+        self._outbox = [[] for _ in range(r)]  # per relay: sends of the current flush
+        self._objs = [[] for _ in range(r)]  # per relay: driver-held refs of those sends
+        self._forget = [[] for _ in range(r)]
+        self._hid = 0
+        self._hwhere: dict = {}  # export handle id -> (relay, forward ref)
+        self._fwd = collections.deque()
+
+    def _relay_dispatch(self, w, cmds, refs, nexp):
+        r = self._relay_of[w]
+        objs, args = self._objs[r], []
+        for ref in refs:
+            if isinstance(ref, _Handle):  # data another worker exported
+                src, fwd = self._hwhere[ref.hid]
+                if src == r:
+                    args.append(("h", ref.hid))
+                    continue
+                # exported through another relay: fetch the ref it returned, pass it on
+                if fwd is None:
+                    self._post(True)
+                    fwd = self._hwhere[ref.hid][1]
+                ref = ray.get(fwd)[ref.hid]
+            args.append(("o", len(objs)))
+            objs.append(ref)
+        hids = []
+        for _ in range(nexp):
+            h = _Handle(self._hid)
+            weakref.finalize(h, self._drop_handle, self._hid)
+            self._hwhere[self._hid] = (r, None)
+            self._hid += 1
+            hids.append(h)
+        self._outbox[r].append((w, cmds, args, [h.hid for h in hids]))
+        return None, hids
+
+    def _drop_handle(self, hid):
+        """A handle died (every command that reads it is queued): its relay forgets it."""
+        src = self._hwhere.pop(hid, (None,))[0]
+        if src is not None:
+            self._forget[src].append(hid)
+
+    def _post(self, whole=True, fetch=None):
+        """Send each relay the batches of this flush (one call per relay); with ``fetch``
+        (``{relay: {w: items}}``) also read, and return ``{relay: forward ref}``. A partial
+        flush (one worker's queue, an export) waits for the next whole one (the timer's,
+        a read's) unless the sends pile up: a read then makes one call per relay."""
+        if not self._relays:
+            return {}
+        if not whole and sum(map(len, self._outbox)) < RELAY_BATCH:
+            return {}
+        ret = len(self._relays) > 1
+        out = {}
+        for r, sends in enumerate(self._outbox):
+            if not sends and not (fetch and r in fetch):
+                continue
+            self._outbox[r], objs, self._objs[r] = [], self._objs[r], []
+            forget, self._forget[r] = self._forget[r], []
+            f = fetch.get(r) if fetch else None
+            ref = self._relays[r].forward.remote(sends, objs, forget, f, True, ret)
+            for _, _, _, hids in sends:
+                for h in hids:
+                    if h in self._hwhere:  # else its handle died already (forgotten)
+                        self._hwhere[h] = (r, ref)
+            if f is not None:
+                out[r] = ref
+            else:
+                self._fwd.append(ref)
+        while len(self._fwd) > MAX_INFLIGHT_RELAY:  # back-pressure, applied by the relays
+            self._wait([self._fwd.popleft()])
+        return out
+
+    def _relay_fetch(self, items):
+        with self._lock:
+            self._depth += 1  # flush without posting: the read rides in the same call
+            try:
+                self.flush_all()
+            finally:
+                self._depth -= 1
+            want = collections.defaultdict(lambda: collections.defaultdict(list))
+            for i, (w, key, sl) in enumerate(items):
+                want[self._relay_of[w]][w].append((i, key, sl))
+            fetch = {
+                r: {w: [(k, s) for _, k, s in its] for w, its in ws.items()}
+                for r, ws in want.items()
+            }
+            refs = self._post(True, fetch)
+            res = self._wait(list(refs.values()))
+            for errs, _ in res:
+                self._errors.extend(errs)
+            self._raise_errors()
+        out = [None] * len(items)
+        for (errs, got), r in zip(res, refs):
+            for w, its in want[r].items():
+                for (i, _, _), arr in zip(its, got[w]):
+                    if is_failed(arr):
+                        rec = arr.record
+                        raise OpFailed(rec["op"], rec["shard"], rec["worker"], rec["cause"])
+                    out[i] = arr
+        return out
+
+    def fetch(self, items):
+        if not self._relays:
+            return super().fetch(items)
+        self._check_open()
+        return self._relay_fetch(items)
+
+    def sync(self):
+        if not self._relays:
+            return super().sync()
+        self._check_open()
+        with self._lock:
+            self.flush_all()
+            for errs in self._wait([r.sync.remote() for r in self._relays]):
+                self._errors.extend(errs)
+            self._fwd.clear()
+            self._raise_errors()
+
     def _tick(self):
         while not self._stop.wait(FLUSH_INTERVAL_S):
-            if any(self._queues) and self._lock.acquire(blocking=False):
+            if (self._bcast or any(self._queues)) and self._lock.acquire(blocking=False):
                 try:
                     if not self.closed:
                         self.flush_all()
@@ -220,16 +370,22 @@ class RayExecutor(Executor):
         return ray.put(value)
 
     def _dispatch(self, w, cmds, refs, nexp):
+        if self._relays:
+            return self._relay_dispatch(w, cmds, refs, nexp)
         if not nexp:
             return self._run1[w].remote(cmds, *refs), []
         out = self._actors[w].run.options(num_returns=1 + nexp).remote(cmds, *refs)
         return out[0], list(out[1:])
 
-    def _fetch(self, w, items):
-        return self._actors[w].fetch.remote(items)
-
     def _stats(self, w):
+        if self._relays:
+            return self._relays[self._relay_of[w]].call.remote(w, "stats")
         return self._actors[w].stats.remote()
+
+    def _ready(self, handles):
+        done, _ = ray.wait(handles, num_returns=len(handles), timeout=0, fetch_local=False)
+        done = set(done)
+        return [h in done for h in handles]
 
     def _wait(self, handles):
         if not handles:
@@ -260,7 +416,7 @@ class RayExecutor(Executor):
             self._kill()
 
     def _kill(self):
-        for a in self._actors:
+        for a in self._actors + getattr(self, "_relays", []):
             try:
                 ray.kill(a)
             except Exception:  # already gone

@@ -19,6 +19,14 @@ executor wraps it in an actor. A batch is a list of commands run in order:
     copy (copy on write), so the published version never changes.
 ``("drop_range", lo, hi, keep)``
     drop every key in ``[lo, hi)`` but ``keep``: what a departed client left behind.
+``("B", i, cmds)``
+    the batch's *layout commands* (``cmds``, or the batch's i-th extra argument): commands
+    that name a whole layout, shipped once to every worker involved. ``("bsync", n)`` runs
+    the first ``n`` of them (those queued before the next command); the rest run at the end.
+    ``("group", kernel, desc, args, out, params, label, inplace)`` is a kernel command for
+    every shard this worker holds (``desc``: which shards, see :meth:`Worker.mine`; args
+    ``("K", start)`` read key ``start + s``, output key ``out + s``); ``("gfree", desc,
+    start)`` drops them.
 ``(kernel, args, outs, params, label, inplace)``
     run ``KERNELS[kernel](xp, *args, **params)`` and store the result(s) under ``outs``;
     ``inplace`` writes into the existing array instead (views of it see the change).
@@ -77,28 +85,38 @@ class Worker:
         self.fusion = os.environ.get("SHARDED_FUSION", "1") != "0"
         self.fusion_block, self.fusion_min = fusion.BLOCK_ELEMS, fusion.MIN_ELEMS
         self.fused_runs = self.fused_commands = 0
+        self._mine: dict = {}  # layout description -> the shards this worker holds
 
     # ------------------------------------------------------------------ running
     def run(self, cmds, *refs):
         """Run a batch; returns the error records, followed by one value per export."""
         errors, exports = [], []
-        # Runs of elementwise commands whose intermediates the batch frees are evaluated
-        # block by block (sharded.runtime.fusion); everything else runs one command at a time.
+        # Layout commands ("B": one command per op for all workers, expanded here for this
+        # worker's shards) run at each "bsync" and at the end of the batch. Runs of
+        # elementwise commands whose intermediates the batch frees are evaluated block by
+        # block (sharded.runtime.fusion); everything else runs one command at a time.
+        layout, done = (), 0
         windows = fusion.windows(cmds, KERNELS) if self.fusion and self.xp is np else None
         with np.errstate(all="ignore"):  # torch does not warn on inf/nan results either
-            if not windows:
-                for cmd in cmds:
+            i, n = 0, len(cmds)
+            index = fusion.References(cmds) if windows else None
+            while i < n:
+                end = windows.get(i) if windows else None
+                if end is not None and self.fusion:  # the batch may turn fusion off
+                    fusion.run_window(self, cmds, i, end, refs, errors, index)
+                    i = end
+                    continue
+                cmd = cmds[i]
+                i += 1
+                if cmd[0] == "B":
+                    layout = cmd[2] if cmd[1] is None else refs[cmd[1]]
+                elif cmd[0] == "bsync":
+                    errors += self._expand(layout[done : cmd[1]], refs)
+                    done = cmd[1]
+                else:
                     self._step(cmd, refs, errors, exports)
-            else:
-                i, n, index = 0, len(cmds), fusion.References(cmds)
-                while i < n:
-                    end = windows.get(i)
-                    if end is None or not self.fusion:  # the batch may turn fusion off
-                        self._step(cmds[i], refs, errors, exports)
-                        i += 1
-                    else:
-                        fusion.run_window(self, cmds, i, end, refs, errors, index)
-                        i = end
+        if done < len(layout):
+            errors += self._expand(layout[done:], refs)
         return errors if not exports else (errors, *exports)
 
     def _step(self, cmd, refs, errors, exports):
@@ -172,6 +190,38 @@ class Worker:
                     store.pop(k, None)
                 poisoned[k] = rec
             errors.append(dict(rec, cascade=False))
+
+    # ------------------------------------------------------------------ layout commands
+    def mine(self, desc) -> list:
+        """The shards this worker holds in a layout described by ``desc``: ``("mod", m, n)``
+        (shard ``s`` of ``n`` on worker ``s % m``) or the tuple of every shard's worker."""
+        got = self._mine.get(desc)
+        if got is None:
+            if desc[0] == "mod":
+                got = list(range(self.index, desc[2], desc[1])) if self.index < desc[1] else []
+            else:
+                got = [s for s, w in enumerate(desc) if w == self.index]
+            if len(self._mine) > 1024:
+                self._mine.clear()
+            self._mine[desc] = got
+        return got
+
+    def _expand(self, layout_cmds, refs) -> list:
+        """Run layout commands as the per-shard commands they stand for (this worker's
+        shards only); returns the error records."""
+        out = []
+        for c in layout_cmds:
+            shards = self.mine(c[1] if c[0] == "gfree" else c[2])
+            if not shards:
+                continue
+            if c[0] == "gfree":
+                out.append(("free", [c[2] + s for s in shards]))
+                continue
+            _, kernel, _, args, base, params, label, inplace = c
+            for s in shards:
+                a = tuple(("k", x[1] + s, None) if x[0] == "K" else x for x in args)
+                out.append((kernel, a, (base + s,), params, (label, s), inplace))
+        return self.run(out, *refs) if out else []
 
     # ------------------------------------------------------------------ publishing
     def _alias(self, src, dst, errors):

@@ -1,0 +1,109 @@
+"""Relay actors: the driver's fan-out beyond one process.
+
+One Ray actor call costs the driver about 0.2 ms of CPU on a busy 2-core machine (Ray's
+submission path: argument serialization, the task spec, gRPC; measured in the README's
+"Scale" section), so a flush that calls every worker costs the driver ``workers x 0.2 ms``
+and a read that starts kernels on 16 workers cannot take less than ~3 ms. With relays the
+driver makes **one call per relay per flush**: the relay (a light actor, no CPU reserved)
+makes the per-worker calls on its own core, keeps the handles of the batches it started, and
+answers reads and syncs with one object.
+
+Ordering: every call to a worker comes from its relay, in the order the driver sent them
+(Ray runs the calls of one caller to one actor in order), so a worker sees exactly the order
+it would see from the driver. Data exported by a worker for another one stays in the relay's
+table (a driver-made handle id -> ObjectRef) and is passed by reference, worker to worker;
+only a transfer between workers of two different relays shows the ref to the driver.
+
+Errors of finished batches are collected by the relay and returned at the next ``fetch`` or
+``sync``; back-pressure (at most ``max_inflight`` batches a worker) is applied in the relay,
+which makes the driver's next call wait in turn.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import ray
+
+
+class Relay:
+    """Forwards batches from the driver to a group of workers (their actor handles).
+
+    Examples
+    --------
+    >>> relay = RelayActor.remote({0: worker_actor})  # doctest: +SKIP
+    >>> ray.get(relay.forward.remote([(0, [], [], [])]))  # doctest: +SKIP
+    """
+
+    def __init__(self, workers: dict, max_inflight: int = 8, put_min: int = 32):
+        self.workers = workers  # global worker index -> actor handle
+        self.exports: dict = {}  # handle id -> ObjectRef of an exported block
+        self.pending = collections.defaultdict(collections.deque)  # w -> error-list refs
+        self.errors: list = []
+        self.max_inflight, self.put_min = max_inflight, put_min
+
+    def forward(self, sends, objs=(), forget=(), fetch=None, barrier=True, ret=False):
+        """Start ``sends`` = ``[(w, cmds, args, hids)]`` in order: ``args`` items are
+        ``("o", i)`` (``objs[i]``, a ref the driver holds) or ``("h", hid)`` (an export
+        made earlier through this relay); the batch's exports are kept under ``hids``.
+
+        Returns ``{hid: ref}`` of the new exports (with ``ret``: the driver passes them to
+        another relay's workers; else None), or with ``fetch`` = ``{w: items}``
+        ``(errors, {w: values})`` once those values are read (``barrier``: after every
+        batch of this relay finished, so errors of earlier ops surface with the read)."""
+        shared = {}
+        out = {}
+        for w, cmds, args, hids in sends:
+            refs = [objs[a[1]] if a[0] == "o" else self.exports[a[1]] for a in args]
+            head = cmds[0] if cmds else ("",)
+            if head[0] == "B" and head[1] is None and len(head[2]) >= self.put_min:
+                # layout commands shared by every worker: serialized once, passed by ref
+                # (appended last, so the batch's own ("r", i) indices stay valid)
+                if id(head[2]) not in shared:
+                    shared[id(head[2])] = ray.put(head[2])
+                cmds = [("B", len(refs), None)] + list(cmds[1:])
+                refs.append(shared[id(head[2])])
+            res = self.workers[w].run.options(num_returns=1 + len(hids)).remote(cmds, *refs)
+            if hids:
+                errs, *exps = res
+                for h, r in zip(hids, exps):
+                    self.exports[h] = out[h] = r
+            else:
+                errs = res
+            q = self.pending[w]
+            q.append(errs)
+            if len(q) > self.max_inflight:
+                self._record(ray.get(q.popleft()))
+        for h in forget:  # after the sends: this call's own batches may still read them
+            self.exports.pop(h, None)
+        if fetch is None:
+            return out if ret else None
+        vals = {w: self.workers[w].fetch.remote(items) for w, items in fetch.items()}
+        if barrier:
+            self._drain()
+        got = dict(zip(vals, ray.get(list(vals.values()))))
+        errors, self.errors = self.errors, []
+        return errors, got
+
+    def sync(self):
+        """Wait for every batch started so far; return (and forget) the errors seen."""
+        self._drain()
+        errors, self.errors = self.errors, []
+        return errors
+
+    def call(self, w, method, *args):
+        """Call ``method`` of worker ``w`` after its queued batches and return the value."""
+        return ray.get(getattr(self.workers[w], method).remote(*args))
+
+    def _drain(self):
+        refs = [r for q in self.pending.values() for r in q]
+        for q in self.pending.values():
+            q.clear()
+        for errs in ray.get(refs):
+            self._record(errs)
+
+    def _record(self, errs):
+        self.errors.extend(e for e in errs if not e["cascade"])
+
+
+RelayActor = ray.remote(num_cpus=0)(Relay)

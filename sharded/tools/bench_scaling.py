@@ -1,0 +1,156 @@
+"""``sharded bench --scaling``: how the driver's cost grows with the worker count.
+
+For 1, 2, 4, ... N shards (one per worker, 4,096 float64 elements each) it times a chain of
+small elementwise ops and a full-reduction read ``x.sum().item()``, and prints per op and per
+read the driver's CPU time (``time.process_time``: every thread of the driver process,
+Ray's included, so the figure does not depend on how busy the workers are) and the wall
+time, then the slope per added worker (least squares over 2..N). ``--cluster`` runs the same
+table on a simulated cluster of 4 nodes x 8 workers (``ray.cluster_utils.Cluster``).
+
+Wall times on a small shared machine are indicative only: the workers' side of every op runs
+on the same few cores. Driver CPU is the figure the scale-out targets are stated in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import sharded as st
+
+ELEMS = 4096  # per shard: small, so the figures are the cost of orchestration, not of math
+
+
+def _per_op(x, ops: int, repeat: int):
+    """Best-of-``repeat`` (wall s, driver cpu s) per elementwise op of a chain."""
+    walls, cpus = [], []
+    for _ in range(repeat):
+        t, c = time.perf_counter(), time.process_time()
+        y = x
+        for _ in range(ops // 2):
+            y = y * 1.0001 + 0.5
+        st.synchronize()
+        walls.append((time.perf_counter() - t) / ops)
+        cpus.append((time.process_time() - c) / ops)
+    return min(walls), min(cpus)
+
+
+def _per_read(x, reads: int):
+    """(median wall s, min driver cpu s) of ``x.sum().item()``."""
+    walls, cpus = [], []
+    for _ in range(reads):
+        t, c = time.perf_counter(), time.process_time()
+        x.sum().item()
+        walls.append(time.perf_counter() - t)
+        cpus.append(time.process_time() - c)
+    return statistics.median(walls), min(cpus)
+
+
+def measure(max_shards: int, ops: int = 200, reads: int = 10, repeat: int = 3) -> list:
+    """Rows ``(shards, op_wall_us, op_cpu_us, read_wall_ms, read_cpu_ms)`` on the current
+    session, for shard counts 1, 2, 4, ... up to ``max_shards`` (and ``max_shards``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> _ = st.init(executor="local", num_workers=2)
+    >>> [r[0] for r in measure(2, ops=4, reads=1, repeat=1)]
+    [1, 2]
+    >>> st.shutdown()
+    """
+    counts, s = [], 1
+    while s < max_shards:
+        counts.append(s)
+        s *= 2
+    counts.append(max_shards)
+    rows = []
+    for shards in counts:
+        x = st.rand(ELEMS * shards, shards=shards, dtype=st.float64)
+        _per_op(x, 20, 1)  # warm-up: code paths, layout caches, actor connections
+        x.sum().item()
+        ow, oc = _per_op(x, ops, repeat)
+        rw, rc = _per_read(x, reads)
+        rows.append((shards, 1e6 * ow, 1e6 * oc, 1e3 * rw, 1e3 * rc))
+        del x
+    return rows
+
+
+def slope(xs, ys) -> float:
+    """Least-squares slope of ``ys`` over ``xs`` (0 for fewer than two points).
+
+    Examples
+    --------
+    >>> slope([2, 4, 8], [10, 12, 16])
+    1.0
+    """
+    if len(xs) < 2:
+        return 0.0
+    return float(np.polyfit(np.asarray(xs, float), np.asarray(ys, float), 1)[0])
+
+
+def table(rows, title: str) -> str:
+    """The printed table: one line per shard count, then slopes and the targets' ratios."""
+    out = [
+        title,
+        "workers | per elementwise op: driver cpu us, wall us | per x.sum().item(): "
+        "driver cpu ms, wall ms",
+    ]
+    for s, ow, oc, rw, rc in rows:
+        out.append(f"{s:7d} | {oc:10.1f} {ow:10.1f} | {rc:10.2f} {rw:10.2f}")
+    multi = [r for r in rows if r[0] >= 2]
+    xs = [r[0] for r in multi]
+    sl = [slope(xs, [r[i] for r in multi]) for i in (2, 1, 4, 3)]
+    out.append(
+        f"slope per added worker (2..{rows[-1][0]}): op cpu {sl[0]:+.2f} us, op wall "
+        f"{sl[1]:+.2f} us, read cpu {sl[2]:+.3f} ms, read wall {sl[3]:+.3f} ms"
+    )
+    two = next((r for r in rows if r[0] == 2), None)
+    if two is not None:
+        last = rows[-1]
+        out.append(
+            f"op cpu at {last[0]} workers / at 2: {last[2] / two[2]:.2f}x; "
+            f"read cpu at {last[0]}: {last[4]:.2f} ms"
+        )
+    return "\n".join(out)
+
+
+def _run(address, workers, a, title):
+    st.shutdown()
+    st.init(address=address, num_workers=workers)
+    try:
+        rows = measure(workers, a.ops, a.reads, a.repeat)
+    finally:
+        st.shutdown()
+    print(table(rows, title), flush=True)
+    return rows
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="sharded bench --scaling", description=__doc__)
+    p.add_argument("--workers", type=int, default=16, help="largest worker count (default 16)")
+    p.add_argument("--address", default=None, help="Ray cluster address (default: embedded)")
+    p.add_argument("--ops", type=int, default=200, help="elementwise ops per timed chain")
+    p.add_argument("--reads", type=int, default=10, help="timed reads per worker count")
+    p.add_argument("--repeat", type=int, default=3, help="timed chains per worker count (best)")
+    p.add_argument(
+        "--cluster",
+        action="store_true",
+        help="also run on a simulated cluster of 4 nodes x 8 workers (32 workers)",
+    )
+    p.add_argument("--cluster-only", action="store_true", help="only the simulated-cluster table")
+    a = p.parse_args(argv)
+    if not a.cluster_only:
+        _run(a.address, a.workers, a, f"session: {a.workers} workers (one shard each)")
+    if a.cluster or a.cluster_only:
+        from ..runtime.simcluster import simulated_cluster
+
+        with simulated_cluster(4, 8) as address:
+            _run(address, 32, a, "simulated cluster: 4 nodes x 8 workers")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
