@@ -474,9 +474,10 @@ def check_bad_call(call, operands, error, builtin, names):
     assert (st.arange(6, shards=3) * 2).tolist() == [0, 2, 4, 6, 8, 10]
 
 
-def run_bad_calls(n: int, phases=tuple(Phase)) -> Counter:
+def run_bad_calls(n: int, phases=tuple(Phase), only=None) -> Counter:
     """Check ``n`` hypothesis-drawn bad calls (deterministic); return how often each case ran."""
     seen: Counter = Counter()
+    names = sorted(CASES)
 
     @settings(
         max_examples=n,
@@ -488,7 +489,7 @@ def run_bad_calls(n: int, phases=tuple(Phase)) -> Counter:
     )
     @given(hs.data())
     def prop(data):
-        name = data.draw(hs.sampled_from(sorted(CASES)), label="case")
+        name = data.draw(hs.sampled_from(names if only is None else [only]), label="case")
         seen[name] += 1
         check_bad_call(*CASES[name](data.draw))
 
@@ -499,7 +500,13 @@ def run_bad_calls(n: int, phases=tuple(Phase)) -> Counter:
 def test_bad_calls_raise_typed_errors_and_change_nothing():
     seen = run_bad_calls(N_EXAMPLES)
     assert sum(seen.values()) >= 500
-    assert set(seen) == set(CASES), set(CASES) - set(seen)
+    assert len(seen) >= len(CASES) * 3 // 4, set(CASES) - set(seen)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_kind_of_bad_call(name):
+    # every kind runs here whatever the shared run above happened to draw
+    assert run_bad_calls(4, only=name)[name] >= 1
 
 
 def test_tensors_of_another_session_are_refused_and_leave_the_new_one_intact():
