@@ -14,6 +14,8 @@ from . import array_api, autograd, cuda, dtypes, nn, optim, storage
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .dtypes import (
     DType,
+    complex64,
+    complex128,
     finfo,
     float16,
     float32,
@@ -90,6 +92,7 @@ from .service import get, list_published, publish, published_entries, unpublish
 from .tensor import ShardedTensor, Size
 
 half, double, short, long = float16, float64, int16, int64
+cfloat, cdouble = complex64, complex128
 float, int = float32, int32  # torch's aliases (the names shadow the builtins here, as in torch)
 Tensor = ShardedTensor
 

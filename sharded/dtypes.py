@@ -2,8 +2,11 @@
 
 A dtype is a small immutable object (``st.float32``) wrapping a NumPy dtype. Promotion follows
 torch, not NumPy: a Python scalar or a 0-d tensor only changes the result's *category*
-(bool < integer < floating), never its width, so ``int32 tensor + 5`` stays int32 and
-``int64 tensor + 2.5`` becomes the default float dtype (float32).
+(bool < integer < floating < complex), never its width, so ``int32 tensor + 5`` stays int32 and
+``int64 tensor + 2.5`` becomes the default float dtype (float32). Complex dtypes are
+``complex64`` (``st.cfloat``) and ``complex128`` (``st.cdouble``); as in torch, a complex type
+meeting a wider float widens (``complex64, float64 -> complex128``) and a Python complex takes
+the complex counterpart of the default float (``complex64`` under float32).
 """
 
 from __future__ import annotations
@@ -40,17 +43,34 @@ class DType:
 
     @property
     def is_floating_point(self) -> bool:
+        """True for real floating types only (complex is not floating point, as in torch)."""
         return self.np.kind == "f"
 
     @property
+    def is_complex(self) -> bool:
+        return self.np.kind == "c"
+
+    @property
     def is_signed(self) -> bool:
-        return self.np.kind in "if"
+        return self.np.kind in "ifc"
 
     def __repr__(self) -> str:
         return f"sharded.{self.name}"
 
 
-_NAMES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
+_NAMES = (
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+)
 _NP = {n: np.dtype(n) for n in _NAMES}
 _BY_NP = {v: DType(k) for k, v in _NP.items()}
 
@@ -58,6 +78,7 @@ bool_ = DType("bool")
 uint8, int8, int16 = DType("uint8"), DType("int8"), DType("int16")
 int32, int64 = DType("int32"), DType("int64")
 float16, float32, float64 = DType("float16"), DType("float32"), DType("float64")
+complex64, complex128 = DType("complex64"), DType("complex128")
 ALL = tuple(DType(n) for n in _NAMES)
 
 _default_float = float32
@@ -107,6 +128,8 @@ def as_dtype(dt) -> DType:
         return int64
     if dt is builtins.bool:
         return bool_
+    if dt is builtins.complex:
+        return default_complex()
     try:
         npdt = np.dtype(dt)
     except TypeError:
@@ -115,9 +138,55 @@ def as_dtype(dt) -> DType:
 
 
 def category(dt: DType) -> int:
-    """0 for bool, 1 for integers, 2 for floating point: the order promotion respects."""
-    k = dt.np.kind
-    return 0 if k == "b" else (2 if k == "f" else 1)
+    """0 for bool, 1 for integers, 2 for floating point, 3 for complex: the order promotion
+    respects."""
+    return _CATEGORY[dt.np.kind]
+
+
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+def default_complex() -> DType:
+    """The complex counterpart of the default float: complex64 under float32, else complex128.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.dtypes.default_complex()
+    sharded.complex64
+    """
+    return complex128 if _default_float == float64 else complex64
+
+
+def to_complex(dt: DType) -> DType:
+    """The complex type holding ``dt``'s values: float64 -> complex128, float16/32 ->
+    complex64, other reals -> the default complex, complex unchanged.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.dtypes.to_complex(st.float64), st.dtypes.to_complex(st.int32)
+    (sharded.complex128, sharded.complex64)
+    """
+    if dt.is_complex:
+        return dt
+    if dt.is_floating_point:
+        return complex128 if dt == float64 else complex64
+    return default_complex()
+
+
+def to_real(dt: DType) -> DType:
+    """The real type of a complex type's parts (complex64 -> float32); reals unchanged.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.dtypes.to_real(st.complex128)
+    sharded.float64
+    """
+    if not dt.is_complex:
+        return dt
+    return float64 if dt == complex128 else float32
 
 
 def promote_types(a: DType, b: DType) -> DType:
@@ -133,6 +202,9 @@ def promote_types(a: DType, b: DType) -> DType:
     (sharded.int16, sharded.float32)
     """
     ca, cb = category(a), category(b)
+    if ca == 3 and cb == 2 or ca == 2 and cb == 3:
+        # torch keeps the float's precision: complex64 with float64 -> complex128
+        return _BY_NP[np.promote_types(a.np, b.np)]
     if ca != cb:
         return a if ca > cb else b
     return _BY_NP[np.promote_types(a.np, b.np)]
@@ -146,6 +218,8 @@ def scalar_dtype(v) -> DType:
         return int64
     if isinstance(v, (builtins.float, np.floating)):
         return _default_float
+    if isinstance(v, (builtins.complex, np.complexfloating)):
+        return default_complex()
     raise DTypeError(f"unsupported scalar {v!r} of type {type(v).__name__}")
 
 
@@ -153,11 +227,11 @@ def _combine(higher, lower):
     """torch's combine_categories: ``lower`` matters only where it raises the category."""
     if higher is None:
         return lower
-    if lower is None or category(higher) == 2:
+    if lower is None or category(higher) >= category(lower):
         return higher
-    if higher == bool_ or category(lower) == 2:
-        return promote_types(higher, lower)
-    return higher
+    if category(lower) == 3 and category(higher) == 2:
+        return to_complex(higher)  # float64 tensor + 1j -> complex128, as torch
+    return lower if category(lower) >= 2 else promote_types(higher, lower)
 
 
 def _promote_all(dts):
@@ -199,6 +273,8 @@ def infer_dtype(data) -> DType:
     if isinstance(data, np.ndarray):
         return from_numpy_dtype(data.dtype)
     arr = np.asarray(data)
+    if arr.dtype.kind == "c":
+        return default_complex()
     if arr.dtype.kind == "f":
         return _default_float
     if arr.dtype.kind in "iu":
@@ -319,7 +395,7 @@ class finfo:
     """
 
     def __init__(self, type=None):
-        dt = get_default_dtype() if type is None else as_dtype(type)
+        dt = get_default_dtype() if type is None else to_real(as_dtype(type))
         if not dt.is_floating_point:
             raise DTypeError(
                 f"finfo() requires a floating point input type, got {dt.name}; use iinfo"

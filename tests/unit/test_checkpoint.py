@@ -389,7 +389,7 @@ def test_a_corrupt_or_truncated_manifest(saved):
             lambda m: m["tensors"][0]["shards"][1].update(file="../c/t0.s1.bin"),
             r"file name '../c/t0.s1.bin' leaves the checkpoint",
         ),
-        (lambda m: m["tensors"][0].update(dtype="complex64"), "unknown dtype 'complex64'"),
+        (lambda m: m["tensors"][0].update(dtype="complex32"), "unknown dtype 'complex32'"),
         (
             lambda m: m["tensors"][0]["shards"][2].update(nbytes=8),
             "8 bytes for a float64 block of shape .*expected 320",

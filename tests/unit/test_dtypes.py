@@ -35,8 +35,8 @@ def test_as_dtype_accepts_many_spellings():
     assert as_dtype("float32") == as_dtype(np.float32) == st.float32
     assert as_dtype(float) == st.float32 and as_dtype(int) == st.int64
     assert st.half == st.float16 and st.long == st.int64 and st.double == st.float64
-    with pytest.raises(st.DTypeError, match="complex64"):
-        as_dtype("complex64")
+    with pytest.raises(st.DTypeError, match="uint16"):
+        as_dtype("uint16")
     with pytest.raises(TypeError):
         as_dtype(np.uint64)
 
@@ -82,3 +82,16 @@ def test_finfo_iinfo_and_aliases_like_torch():
         st.iinfo(st.bool)
     assert st.float is st.float32 and st.int is st.int32
     assert st.zeros(2, dtype=st.float).dtype == st.float32
+
+
+def test_complex_promotion_follows_torch():
+    # torch: complex keeps the float's width; a Python complex takes the float's counterpart
+    assert st.promote_types(st.complex64, st.float64) == st.complex128
+    assert st.promote_types(st.complex64, st.int64) == st.complex64
+    assert result_type([st.float64], scalars=[1j]) == st.complex128
+    assert result_type([st.float32], [st.complex128]) == st.complex64
+    assert result_type([st.complex64], [st.float64]) == st.complex64
+    assert result_type([st.int32], scalars=[1j]) == st.complex64
+    assert (st.cfloat, st.cdouble) == (st.complex64, st.complex128)
+    assert as_dtype(complex) == st.complex64
+    assert st.finfo(st.complex128).bits == 64
