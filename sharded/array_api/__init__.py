@@ -93,6 +93,19 @@ def to_device(self, device, /, *, stream=None):
     return self if device == self.device else self.to(device)
 
 
+@bind("__complex__")
+def __complex__(self, /):
+    """The value of a one-element array as a Python complex.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> complex(st.tensor([2.0]))
+    (2+0j)
+    """
+    return complex(self.item())
+
+
 @bind("__dlpack__")
 def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
     """A DLPack capsule of a host copy of the data (the shards live in other processes).

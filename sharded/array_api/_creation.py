@@ -131,7 +131,9 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
     if dt is None:
         ints = builtins.all(isinstance(v, builtins.int) for v in (start, stop, step))
         dt = D.int64 if ints else D.get_default_dtype()
-    if dt.np.kind in "iu" or n == 0:
+    if n == 0:
+        return ST.zeros(0, dtype=dt, device=_dev(device))
+    if dt.np.kind in "iu":
         return ST.arange(start, stop, step, dtype=dt, device=_dev(device))
     # start + i * step in float64, then cast: the standard's element rule, and the length
     # above (torch may round the length differently)
@@ -330,9 +332,11 @@ def from_dlpack(x, /, *, device=None, copy=None):
     >>> xp.from_dlpack(np.arange(3)).tolist()
     [0, 1, 2]
     """
+    if isinstance(x, ShardedTensor):
+        return x if copy is not True and device in (None, x.device) else x.to_device(device or x.device).clone()
     if copy is False:
         raise ArgumentError("from_dlpack(copy=False): sharded arrays cannot share foreign memory")
-    a = x.numpy() if isinstance(x, ShardedTensor) else np.from_dlpack(x)
+    a = np.from_dlpack(x)
     return ST.from_numpy(np.array(a, copy=True), device=_dev(device))
 
 

@@ -188,7 +188,7 @@ def finfo(type) -> finfo_object:
         builtins.float(f.max),
         builtins.float(f.min),
         builtins.float(f.tiny),
-        real if dt.np.kind != "c" else dt,
+        real,
     )
 
 

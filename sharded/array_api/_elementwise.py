@@ -101,7 +101,6 @@ _UNARY = {
     "positive": ("positive", f"xp.positive({_I}).tolist()\n[3, 5]"),
     "reciprocal": ("reciprocal", f"xp.reciprocal({_A}).tolist()\n[1.0, 0.25]"),
     "round": ("round", "xp.round(xp.asarray([0.5, 1.5])).tolist()\n[0.0, 2.0]"),
-    "sign": ("sign", "xp.sign(xp.asarray([-2, 0, 3])).tolist()\n[-1, 0, 1]"),
     "signbit": ("signbit", "xp.signbit(xp.asarray([-0.0, 1.0])).tolist()\n[True, False]"),
     "sin": ("sin", f"xp.sin({_A} * 0).tolist()\n[0.0, 0.0]"),
     "sinh": ("sinh", f"xp.sinh({_A} * 0).tolist()\n[0.0, 0.0]"),
@@ -126,7 +125,6 @@ _BINARY = {
     "copysign": ("copysign", f"xp.copysign({_A}, -1.0).tolist()\n[-1.0, -4.0]"),
     "divide": ("div", f"xp.divide({_A}, 2.0).tolist()\n[0.5, 2.0]"),
     "equal": ("eq", f"xp.equal({_I}, 3).tolist()\n[True, False]"),
-    "floor_divide": ("floor_divide", f"xp.floor_divide({_I}, 2).tolist()\n[1, 2]"),
     "greater": ("gt", f"xp.greater({_I}, 3).tolist()\n[False, True]"),
     "greater_equal": ("ge", f"xp.greater_equal({_I}, 3).tolist()\n[True, True]"),
     "hypot": ("hypot", "xp.hypot(xp.asarray([3.0]), 4.0).tolist()\n[5.0]"),
@@ -152,6 +150,47 @@ for _name, (_st, _ex) in _BINARY.items():
     globals()[_name] = _binary(getattr(F, _st), _name, _ex)
 
 
+def _complex_op(name, x):
+    """sharded's ``name`` for a complex ``x`` (complex ops arrive with the complex dtypes)."""
+    fn = getattr(F, name, None)
+    if fn is None:
+        raise DTypeError(f"{name}() of a {x.dtype.name} array is not supported by this sharded")
+    return fn(x)
+
+
+def sign(x, /):
+    """The sign of each element (-1, 0 or 1; NaN stays NaN, which torch maps to 0).
+
+    Examples
+    --------
+    >>> from sharded import array_api as xp
+    >>> xp.sign(xp.asarray([-2.0, 0.0, float("nan")])).tolist()
+    [-1.0, 0.0, nan]
+    """
+    out = F.sign(x)
+    if x.dtype.np.kind == "f":
+        out = F.where(F.isnan(x), x, out)
+    return out
+
+
+def floor_divide(x1, x2, /):
+    """``floor(x1 / x2)``; with an infinite operand the standard wants ``x1 / x2`` rounded
+    (``inf // 2`` is ``inf``, ``1 // -inf`` is ``-0``) where torch gives NaN and ``-1``.
+
+    Examples
+    --------
+    >>> from sharded import array_api as xp
+    >>> xp.floor_divide(xp.asarray([7.0, float("inf")]), 2.0).tolist()
+    [3.0, inf]
+    """
+    a, b = prepare(x1, x2)
+    out = F.floor_divide(a, b)
+    if out.dtype.np.kind == "f":
+        inf = F.isinf(a) | F.isinf(b)
+        out = F.where(inf, F.div(a, b), out)
+    return out
+
+
 def conj(x, /):
     """The complex conjugate (a copy of ``x`` for real dtypes).
 
@@ -161,8 +200,7 @@ def conj(x, /):
     >>> xp.conj(xp.asarray([1.0, -2.0])).tolist()
     [1.0, -2.0]
     """
-    f = getattr(x, "conj", None)
-    return f() if f is not None and x.dtype.np.kind == "c" else x.clone()
+    return _complex_op("conj", x) if x.dtype.np.kind == "c" else x.clone()
 
 
 def real(x, /):
@@ -174,7 +212,7 @@ def real(x, /):
     >>> xp.real(xp.asarray([1.5])).tolist()
     [1.5]
     """
-    return getattr(F, "real")(x) if x.dtype.np.kind == "c" else x.clone()
+    return _complex_op("real", x) if x.dtype.np.kind == "c" else x.clone()
 
 
 def imag(x, /):
@@ -186,7 +224,7 @@ def imag(x, /):
     >>> xp.imag(xp.asarray([1.5])).tolist()
     [0.0]
     """
-    return getattr(F, "imag")(x) if x.dtype.np.kind == "c" else F.zeros_like(x)
+    return _complex_op("imag", x) if x.dtype.np.kind == "c" else F.zeros_like(x)
 
 
 def clip(x, /, min=None, max=None):
@@ -217,4 +255,4 @@ def clip(x, /, min=None, max=None):
     return out
 
 
-__all__ = list(_UNARY) + list(_BINARY) + ["conj", "real", "imag", "clip"]
+__all__ = list(_UNARY) + list(_BINARY) + ["conj", "real", "imag", "clip", "sign", "floor_divide"]

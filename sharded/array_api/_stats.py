@@ -10,7 +10,7 @@ from __future__ import annotations
 from .. import dtypes as D
 from ..errors import ArgumentError, DimError
 from ._dtypes import _as_dtype, promote
-from ._elementwise import prepare
+from ._elementwise import conj, prepare
 from ._manip import _axes
 from ._st import ST
 
@@ -274,7 +274,7 @@ def vecdot(x1, x2, /, *, axis=-1):
     a = axis if axis < 0 else axis - n
     if x1.shape[a] != x2.shape[a]:
         raise ArgumentError(f"vecdot: sizes {x1.shape[a]} and {x2.shape[a]} along axis {axis}")
-    prod_ = x1 * x2
+    prod_ = (conj(x1) if x1.dtype.np.kind == "c" else x1) * x2
     return ST.sum(prod_, a)
 
 

@@ -179,6 +179,8 @@ _REFLECTED = {
     "__ror__",
     "__rxor__",
     "__rmatmul__",
+    "__rlshift__",
+    "__rrshift__",
 }
 _BINARY = {
     "__add__",
@@ -192,6 +194,8 @@ _BINARY = {
     "__or__",
     "__xor__",
     "__matmul__",
+    "__lshift__",
+    "__rshift__",
     "__lt__",
     "__le__",
     "__gt__",

@@ -308,8 +308,18 @@ _define("bitwise_right_shift", _shift_kernel("bitwise_right_shift", False), E.on
 nondiff("bitwise_left_shift")  # integer results
 nondiff("bitwise_right_shift")
 bitwise_left_shift = E.public(
-    "bitwise_left_shift", 2, "``input << other``.", "st.tensor([1, 3]), 2", "[4, 12]"
+    "bitwise_left_shift",
+    2,
+    "``input << other``.",
+    "st.tensor([1, 3]), 2",
+    "[4, 12]",
+    ("__lshift__", "__rlshift__"),
 )
 bitwise_right_shift = E.public(
-    "bitwise_right_shift", 2, "``input >> other`` (arithmetic).", "st.tensor([-8, 8]), 2", "[-2, 2]"
+    "bitwise_right_shift",
+    2,
+    "``input >> other`` (arithmetic).",
+    "st.tensor([-8, 8]), 2",
+    "[-2, 2]",
+    ("__rshift__", "__rrshift__"),
 )
