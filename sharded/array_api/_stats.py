@@ -275,7 +275,7 @@ def vecdot(x1, x2, /, *, axis=-1):
     if x1.shape[a] != x2.shape[a]:
         raise ArgumentError(f"vecdot: sizes {x1.shape[a]} and {x2.shape[a]} along axis {axis}")
     prod_ = (conj(x1) if x1.dtype.np.kind == "c" else x1) * x2
-    return ST.sum(prod_, a)
+    return ST.sum(prod_, a, dtype=prod_.dtype)
 
 
 def builtins_max(a, b):
