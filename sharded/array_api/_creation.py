@@ -333,7 +333,11 @@ def from_dlpack(x, /, *, device=None, copy=None):
     [0, 1, 2]
     """
     if isinstance(x, ShardedTensor):
-        return x if copy is not True and device in (None, x.device) else x.to_device(device or x.device).clone()
+        return (
+            x
+            if copy is not True and device in (None, x.device)
+            else x.to_device(device or x.device).clone()
+        )
     if copy is False:
         raise ArgumentError("from_dlpack(copy=False): sharded arrays cannot share foreign memory")
     a = np.from_dlpack(x)

@@ -18,7 +18,7 @@ from .. import dtypes as D
 from ..errors import DTypeError
 from ..tensor import ShardedTensor
 
-bool = D.bool_  # noqa: A001 - the standard's name
+bool = D.bool_
 int8, int16, int32, int64, uint8 = D.int8, D.int16, D.int32, D.int64, D.uint8
 float32, float64 = D.float32, D.float64
 complex64 = getattr(D, "complex64", None)

@@ -16,6 +16,7 @@ from ..tensor import ShardedTensor
 from ._dtypes import promote, result_type
 from ._st import ST as F
 
+
 def _cast(x, dt):
     return x if x.dtype == dt else x.to(dt)
 
@@ -75,7 +76,7 @@ _I = "xp.asarray([3, 5])"
 _B = "xp.asarray([True, False])"
 
 _UNARY = {
-    "abs": ("abs", f"xp.abs(xp.asarray([-1.5, 2.0])).tolist()\n[1.5, 2.0]"),
+    "abs": ("abs", "xp.abs(xp.asarray([-1.5, 2.0])).tolist()\n[1.5, 2.0]"),
     "acos": ("acos", f"xp.acos({_A} / 4).tolist()[1]\n0.0"),
     "acosh": ("acosh", f"xp.acosh({_A}).tolist()[0]\n0.0"),
     "asin": ("asin", f"xp.asin({_A} * 0).tolist()\n[0.0, 0.0]"),
@@ -115,7 +116,10 @@ _BINARY = {
     "add": ("add", f"xp.add({_I}, 1).tolist()\n[4, 6]"),
     "atan2": ("atan2", f"xp.atan2({_A} * 0, {_A}).tolist()\n[0.0, 0.0]"),
     "bitwise_and": ("bitwise_and", f"xp.bitwise_and({_I}, 6).tolist()\n[2, 4]"),
-    "bitwise_left_shift": ("bitwise_left_shift", f"xp.bitwise_left_shift({_I}, 1).tolist()\n[6, 10]"),
+    "bitwise_left_shift": (
+        "bitwise_left_shift",
+        f"xp.bitwise_left_shift({_I}, 1).tolist()\n[6, 10]",
+    ),
     "bitwise_or": ("bitwise_or", f"xp.bitwise_or({_I}, 8).tolist()\n[11, 13]"),
     "bitwise_right_shift": (
         "bitwise_right_shift",
