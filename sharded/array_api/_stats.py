@@ -22,12 +22,11 @@ def _acc_dtype(x, dtype):
     return D.int64 if k in "iub" else x.dtype
 
 
-def _reduce(fn, x, axis, keepdims, dtype=None, **kw):
+def _reduce(fn, x, axis, keepdims, out_dtype=None, **kw):
+    """``fn`` over ``axis``; ``out_dtype`` is what ``axis=()`` (no reduction) casts to."""
     axes = _axes(axis, x.ndim)
     if x.ndim and not axes:
-        return x.to(dtype) if dtype is not None and dtype != x.dtype else x.clone()
-    if dtype is not None and dtype != x.dtype:
-        x = x.to(dtype)
+        return x.to(out_dtype) if out_dtype not in (None, x.dtype) else x.clone()
     return fn(x, axes if x.ndim else None, keepdims, **kw)
 
 
@@ -40,7 +39,8 @@ def sum(x, /, *, axis=None, dtype=None, keepdims=False):
     >>> xp.sum(xp.asarray([[1, 2], [3, 4]], dtype=xp.int8), axis=0).tolist()
     [4, 6]
     """
-    return _reduce(ST.sum, x, axis, keepdims, _acc_dtype(x, dtype))
+    dt = _acc_dtype(x, dtype)
+    return _reduce(ST.sum, x, axis, keepdims, dt, dtype=dt)
 
 
 def prod(x, /, *, axis=None, dtype=None, keepdims=False):
@@ -52,7 +52,8 @@ def prod(x, /, *, axis=None, dtype=None, keepdims=False):
     >>> int(xp.prod(xp.asarray([2, 3, 4])))
     24
     """
-    return _reduce(ST.prod, x, axis, keepdims, _acc_dtype(x, dtype))
+    dt = _acc_dtype(x, dtype)
+    return _reduce(ST.prod, x, axis, keepdims, dt, dtype=dt)
 
 
 def mean(x, /, *, axis=None, keepdims=False):
