@@ -10,7 +10,7 @@ Session(...)
 36.0
 """
 
-from . import autograd, cuda, dtypes, fft, nn, optim, special, storage
+from . import array_api, autograd, cuda, dtypes, fft, nn, optim, special, storage
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .dtypes import (
     DType,
