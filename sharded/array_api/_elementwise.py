@@ -27,8 +27,8 @@ def _scalar_array(s, like):
 
 
 def prepare(x1, x2):
-    """Both operands as arrays of the standard's common dtype (scalars stay scalars when
-    the primitive takes them)."""
+    """Both operands as arrays of the standard's common dtype (a Python scalar becomes a 0-d
+    array of that dtype)."""
     t1, t2 = isinstance(x1, ShardedTensor), isinstance(x2, ShardedTensor)
     if t1 and t2:
         if x1.dtype != x2.dtype and (x1.ndim == 0 or x2.ndim == 0):
@@ -37,8 +37,8 @@ def prepare(x1, x2):
         return x1, x2
     if t2:
         return _scalar_array(x1, x2), x2
-    if t1:
-        return x1, x2
+    if t1:  # a 0-d array: some of torch's functions (atan2, hypot...) take no Python number
+        return x1, _scalar_array(x2, x1)
     raise DTypeError(f"at least one operand must be an array, got {x1!r} and {x2!r}")
 
 
