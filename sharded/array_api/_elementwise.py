@@ -88,7 +88,6 @@ _UNARY = {
     "cos": ("cos", f"xp.cos({_A} * 0).tolist()\n[1.0, 1.0]"),
     "cosh": ("cosh", f"xp.cosh({_A} * 0).tolist()\n[1.0, 1.0]"),
     "exp": ("exp", f"xp.exp({_A} * 0).tolist()\n[1.0, 1.0]"),
-    "expm1": ("expm1", f"xp.expm1({_A} * 0).tolist()\n[0.0, 0.0]"),
     "floor": ("floor", "xp.floor(xp.asarray([1.2, -1.2])).tolist()\n[1.0, -2.0]"),
     "isfinite": ("isfinite", f"xp.isfinite({_A}).tolist()\n[True, True]"),
     "isinf": ("isinf", f"xp.isinf({_A}).tolist()\n[False, False]"),
@@ -163,7 +162,8 @@ def _complex_op(name, x):
 
 
 def sign(x, /):
-    """The sign of each element (-1, 0 or 1; NaN stays NaN, which torch maps to 0).
+    """The sign of each element (-1, 0 or 1; NaN stays NaN, which torch maps to 0; for complex
+    ``x / |x|``, 0 at 0).
 
     Examples
     --------
@@ -171,10 +171,35 @@ def sign(x, /):
     >>> xp.sign(xp.asarray([-2.0, 0.0, float("nan")])).tolist()
     [-1.0, 0.0, nan]
     """
+    if x.dtype.np.kind == "c":
+        return F.sgn(x)  # x / |x|, 0 at 0
     out = F.sign(x)
     if x.dtype.np.kind == "f":
         out = F.where(F.isnan(x), x, out)
     return out
+
+
+def expm1(x, /):
+    """``exp(x) - 1``, accurate near 0; complex values follow the standard's special cases
+    (C99's: ``+inf + 0j -> +inf + 0j``, ``-inf + inf j -> -1 + 0j``...) where torch, like
+    NumPy, gives NaN parts.
+
+    Examples
+    --------
+    >>> from sharded import array_api as xp
+    >>> xp.expm1(xp.asarray([0.0, 1e-10])).tolist()
+    [0.0, 1e-10]
+    """
+    if x.dtype.np.kind != "c":
+        return F.expm1(x)
+    re, im = F.real(x), F.imag(x)
+    # exp(x) cos(y) - 1 = expm1(x) cos(y) - 2 sin(y/2)^2 keeps the small values
+    out_re = F.expm1(re) * F.cos(im) - 2 * F.sin(im / 2) ** 2 + 0.0  # -0 -> +0 at 0
+    out_im = F.where(im == 0, im, F.exp(re) * F.sin(im))
+    neg, pos = re == -math.inf, (re == math.inf) & ~F.isfinite(im)
+    out_re = F.where(neg, -1.0, F.where(pos, math.inf, out_re))
+    out_im = F.where(neg & ~F.isfinite(im), 0.0, F.where(pos, math.nan, out_im))
+    return F.complex(out_re, out_im)
 
 
 def floor_divide(x1, x2, /):
@@ -259,4 +284,6 @@ def clip(x, /, min=None, max=None):
     return out
 
 
-__all__ = list(_UNARY) + list(_BINARY) + ["conj", "real", "imag", "clip", "sign", "floor_divide"]
+__all__ = (
+    list(_UNARY) + list(_BINARY) + ["conj", "real", "imag", "clip", "sign", "expm1", "floor_divide"]
+)

@@ -10,6 +10,7 @@ from .. import functional
 from ..ops import (
     arithmetic,
     binary_math,
+    complex_,
     count,
     creation,
     diff,
@@ -38,9 +39,9 @@ from ..ops import (
 )
 
 _MODULES = (
-    functional, arithmetic, binary_math, count, creation, diff, einsum, exp_log, index_ops,
-    joining, logical, matmul, order, reduce, reshape, rounding, sampling, scan, scatter, search,
-    selection, sets, sort, tile, triangular, trig, unary, views,
+    functional, arithmetic, binary_math, complex_, count, creation, diff, einsum, exp_log,
+    index_ops, joining, logical, matmul, order, reduce, reshape, rounding, sampling, scan,
+    scatter, search, selection, sets, sort, tile, triangular, trig, unary, views,
 )  # fmt: skip
 
 ST = SimpleNamespace(**{n: getattr(m, n) for m in _MODULES for n in m.__all__})

@@ -254,3 +254,18 @@ def test_linalg_extension():
     assert_matches_numpy(xp.linalg.solve(x, arr([1.0, 2.0])), np.linalg.solve(a, [1.0, 2.0]))
     assert_matches_numpy(xp.tensordot(x, x, axes=([1], [0])), np.tensordot(a, a, ([1], [0])))
     assert_matches_numpy(xp.matrix_transpose(x), a.T)
+
+
+def test_complex_expm1_and_sign_follow_the_standard():
+    inf, nan = math.inf, math.nan
+    z = xp.asarray(
+        np.array([0j, complex(inf, 0), complex(-inf, inf), complex(nan, 0), 1e-9 + 1e-9j, 1 + 2j])
+    )
+    got = np.array(xp.expm1(z).tolist())
+    assert got[0] == 0 and not np.signbit(got[0].real)
+    assert got[1] == complex(inf, 0) and got[2] == complex(-1, 0)
+    assert np.isnan(got[3].real) and got[3].imag == 0
+    np.testing.assert_allclose(got[4:], np.expm1(np.array([1e-9 + 1e-9j, 1 + 2j])), rtol=1e-12)
+    assert xp.sign(xp.asarray([0j, 3 + 4j], dtype=xp.complex128)).tolist() == [0j, 0.6 + 0.8j]
+    assert xp.real(xp.asarray([1 + 2j])).tolist() == [1.0]
+    assert xp.conj(xp.asarray([1 + 2j])).tolist() == [1 - 2j]
