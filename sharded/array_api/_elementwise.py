@@ -188,7 +188,7 @@ def expm1(x, /):
     --------
     >>> from sharded import array_api as xp
     >>> xp.expm1(xp.asarray([0.0, 1e-10], dtype=xp.float64)).tolist()
-    [0.0, 1e-10]
+    [0.0, 1.00000000005e-10]
     """
     if x.dtype.np.kind != "c":
         return F.expm1(x)
