@@ -18,7 +18,6 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -198,15 +197,18 @@ def test_a_ray_client_driver_connects_with_the_token_and_is_refused_without(head
     _, client_port, token_file, env, _ = head
     code = textwrap.dedent(DRIVER.format(port=client_port))
     run = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
-    # Both at once: the refused one gives up only after Ray Client's own retries (~30 s).
+    good_env = {**env, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token_file)}
+    good = subprocess.run([sys.executable, "-c", code], env=good_env, timeout=150, **run)
+    if "Starting Ray client server failed" in good.stderr:
+        # Ray's proxy gives up on a slow-starting per-client server on a loaded machine;
+        # that is about load, not the token: one more try
+        good = subprocess.run([sys.executable, "-c", code], env=good_env, timeout=150, **run)
+    # the refused one gives up only after Ray Client's own retries (~30 s)
     refused = subprocess.Popen(
         [sys.executable, "-c", code], env={**env, "RAY_AUTH_MODE": "disabled"}, **run
     )
-    good_env = {**env, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(token_file)}
-    t0 = time.monotonic()
     try:
-        good = subprocess.run([sys.executable, "-c", code], env=good_env, timeout=150, **run)
-        out, err = refused.communicate(timeout=max(10.0, 150 - (time.monotonic() - t0)))
+        out, err = refused.communicate(timeout=150)
     finally:
         if refused.poll() is None:
             refused.kill()
