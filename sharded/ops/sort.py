@@ -282,9 +282,9 @@ def _sample_sort(ex, x, descending, index=True):
             {"dtype": dt, "descending": descending, "index": index, "records": rec},
             ("sort", b),
         )
-    cut = [0]
-    for s in sizes:
-        cut.append(cut[-1] + s)
+    # ship now: a queued sort would share a call (which waits for all inputs) with _settle's read
+    ex.flush_all()
+    cut = [0, *np.cumsum(sizes).tolist()]
     mid = Layout.from_bounds(lay.shape, (tuple(cut),), [shards[o][0] for o in range(p)])
     values = _settle(ex, Operand(mid, x._dtype, vk), lay)
     return (values, _settle(ex, Operand(mid, D.int64, ik), lay)) if index else values
