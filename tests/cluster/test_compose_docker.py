@@ -79,11 +79,8 @@ def test_compose_cluster_in_docker(daemon):
     base = docker_env.ensure_base_image()
     times["base image"] = time.monotonic() - t0
     _log(f"python:3.11-slim {base} in {times['base image']:.0f} s")
-    ports = {
-        "SHARDED_HOST_GCS_PORT": docker_env.free_port(),
-        "SHARDED_HOST_CLIENT_PORT": docker_env.free_port(),
-        "SHARDED_HOST_DASHBOARD_PORT": docker_env.free_port(),
-    }
+    names = ("SHARDED_HOST_GCS_PORT", "SHARDED_HOST_CLIENT_PORT", "SHARDED_HOST_DASHBOARD_PORT")
+    ports = dict(zip(names, docker_env.free_ports(len(names))))
     compose = docker_env.Compose(PROJECT, {k: str(v) for k, v in ports.items()})
     compose.down()  # what an interrupted earlier run may have left
     try:

@@ -27,10 +27,18 @@ LEASE_S = 2.0
 CLIENT_TIMEOUT_S = 90
 
 
+_GIVEN: set = set()
+
+
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    # never the same port twice in one run (a closed port-0 socket's port can come back)
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _GIVEN:
+            _GIVEN.add(port)
+            return port
 
 
 @pytest.fixture(scope="module")

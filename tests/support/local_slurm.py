@@ -45,10 +45,18 @@ def missing_binaries() -> list[str]:
     return [b for b in SLURM_BINARIES if shutil.which(b, path=path) is None]
 
 
+_GIVEN: set = set()
+
+
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    # never the same port twice in one run (a closed port-0 socket's port can come back)
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _GIVEN:
+            _GIVEN.add(port)
+            return port
 
 
 class LocalSlurm:
