@@ -38,19 +38,11 @@ __all__ = [
 ]
 
 
-def _define(name, k, rule):
-    """Register elementwise primitive ``name``: kernel ``k`` (registered, or an ``xp`` ufunc
-    name) and the shared planner with dtype ``rule``."""
-
+def _define(name, k, rule):  # E.register, with this family's planner (beside its VJPs)
     def plan(ex, *operands, target=None):
         return E.plan_rule(ex, name, rule, operands, target)
 
     return E.register(name, k, rule, plan)
-
-
-def _zeros(g):
-    """A zero gradient shaped like ``g`` (``g * 0`` would turn an infinite ``g`` into NaN)."""
-    return apply("full", g._layout, 0, g._dtype)
 
 
 def _masked(mask, g):

@@ -420,3 +420,14 @@ def public(name, nargs, doc, example, result, names=(), inplace=True, tensors=()
 
 
 # --------------------------------------------------------------------------- gradients
+def zeros_like_grad(g):
+    """A zero gradient shaped like ``g``: the VJP of a piecewise-constant op (``g * 0`` would
+    turn an infinite ``g`` into NaN).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> zeros_like_grad(st.tensor([float("inf"), 1.0])).tolist()
+    [0.0, 0.0]
+    """
+    return apply("full", g._layout, 0, g._dtype)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as D
-from ..core.dispatch import apply, needs, unbroadcast
+from ..core.dispatch import needs, unbroadcast
 from ..core.registry import bind, nondiff, vjp
 from ..errors import ArgumentError, DTypeError
 from . import elementwise as E
@@ -34,19 +34,11 @@ __all__ = [
 ]
 
 
-def _define(name, k, rule):
-    """Register elementwise primitive ``name``: kernel ``k`` (registered, or an ``xp`` ufunc
-    name) and the shared planner with dtype ``rule``."""
-
+def _define(name, k, rule):  # E.register, with this family's planner (beside its VJPs)
     def plan(ex, *operands, target=None):
         return E.plan_rule(ex, name, rule, operands, target)
 
     return E.register(name, k, rule, plan)
-
-
-def _zeros(g):
-    """A zero gradient shaped like ``g`` (``g * 0`` would turn an infinite ``g`` into NaN)."""
-    return apply("full", g._layout, 0, g._dtype)
 
 
 def _int_identity(fn):
@@ -68,7 +60,7 @@ for _n in ("floor", "ceil", "trunc"):
 
 @vjp("floor", "ceil", "trunc")
 def _step_vjp(gs, node):  # piecewise constant: torch's gradient is zero everywhere
-    return (_zeros(gs[0]),)
+    return (E.zeros_like_grad(gs[0]),)
 
 
 floor = E.public("floor", 1, "Largest integer <= input.", "st.tensor([-1.5, 1.5])", "[-2.0, 1.0]")
@@ -102,7 +94,7 @@ _define("round", _round_kernel, _round_rule)
 
 @vjp("round")
 def _round_vjp(gs, node):
-    return _zeros(gs[0]), None
+    return E.zeros_like_grad(gs[0]), None
 
 
 def _decimals(decimals):
@@ -234,7 +226,7 @@ _define("copysign", "copysign", E.floating)
 def _copysign_vjp(gs, node):  # |a| with b's sign: d/da is sign(a) sign(out); none for b
     a, b = node.args
     ga = gs[0] * a.sign() * node.saved["out"][0].sign()
-    return unbroadcast(ga, a), unbroadcast(_zeros(gs[0]), b) if needs(b) else None
+    return unbroadcast(ga, a), unbroadcast(E.zeros_like_grad(gs[0]), b) if needs(b) else None
 
 
 copysign = E.public(
