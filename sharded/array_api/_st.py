@@ -7,41 +7,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from .. import functional
-from ..ops import (
-    arithmetic,
-    binary_math,
-    complex_,
-    count,
-    creation,
-    diff,
-    einsum,
-    exp_log,
-    index_ops,
-    joining,
-    logical,
-    matmul,
-    order,
-    reduce,
-    reshape,
-    rounding,
-    sampling,
-    scan,
-    scatter,
-    search,
-    selection,
-    sets,
-    sort,
-    tile,
-    triangular,
-    trig,
-    unary,
-    views,
+from ..ops import PUBLIC_FAMILIES
+
+ST = SimpleNamespace(
+    **{n: getattr(m, n) for m in (functional, *PUBLIC_FAMILIES) for n in m.__all__}
 )
-
-_MODULES = (
-    functional, arithmetic, binary_math, complex_, count, creation, diff, einsum, exp_log,
-    index_ops, joining, logical, matmul, order, reduce, reshape, rounding, sampling, scan,
-    scatter, search, selection, sets, sort, tile, triangular, trig, unary, views,
-)  # fmt: skip
-
-ST = SimpleNamespace(**{n: getattr(m, n) for m in _MODULES for n in m.__all__})

@@ -40,3 +40,13 @@ from . import (  # noqa: F401
     unary,
     views,
 )
+
+# The families whose ``__all__`` are top-level ``st`` functions (``sharded/__init__`` star-imports
+# them; :mod:`sharded.array_api` gathers its ``st`` namespace from this one tuple). Left out:
+# machinery (elementwise, indexing, masking, routing) and the sub-namespaces ``st.linalg``,
+# ``st.fft``.
+PUBLIC_FAMILIES = (
+    arithmetic, binary_math, complex_, count, creation, diff, einsum, exp_log, index_ops, joining,
+    logical, matmul, order, random, reduce, reshape, rounding, sampling, scan, scatter, search,
+    selection, sets, sort, special, tile, triangular, trig, unary, views,
+)  # fmt: skip
