@@ -424,7 +424,8 @@ def _maxmin_vjp(gs, node):
 
 @bind("maximum", prim="maximum")
 def maximum(input, other):
-    """Elementwise maximum (NaN propagates).
+    """Elementwise maximum (NaN propagates); both operands tensors, as torch (for a number use
+    :func:`clamp`).
 
     Examples
     --------
@@ -432,6 +433,7 @@ def maximum(input, other):
     >>> st.maximum(st.tensor([1, 5]), st.tensor([3, 2])).tolist()
     [3, 5]
     """
+    E.require_tensors("maximum", (input, other), ("input", "other"))  # torch: no Number overload
     return E.call("maximum", input, other)
 
 
@@ -440,7 +442,8 @@ _inplace("maximum")
 
 @bind("minimum", prim="minimum")
 def minimum(input, other):
-    """Elementwise minimum (NaN propagates).
+    """Elementwise minimum (NaN propagates); both operands tensors, as torch (for a number use
+    :func:`clamp`).
 
     Examples
     --------
@@ -448,6 +451,7 @@ def minimum(input, other):
     >>> st.minimum(st.tensor([1, 5]), st.tensor([3, 2])).tolist()
     [1, 2]
     """
+    E.require_tensors("minimum", (input, other), ("input", "other"))  # torch: no Number overload
     return E.call("minimum", input, other)
 
 

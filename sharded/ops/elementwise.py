@@ -378,11 +378,14 @@ def require_tensors(name, operands, params) -> None:
     >>> require_tensors("fmax", (np.ones(2), 2.0), ("input", "other"))
     Traceback (most recent call last):
     ...
-    sharded.errors.DTypeError: fmax(): argument 'other' must be a tensor, not float
+    sharded.errors.DTypeError: fmax(): argument 'other' (position 2) must be a tensor, not float 2.0
     """
-    for o, p in zip(operands, params):
+    for i, (o, p) in enumerate(zip(operands, params)):
         if isinstance(o, _SCALARS):
-            raise DTypeError(f"{name}(): argument '{p}' must be a tensor, not {type(o).__name__}")
+            raise DTypeError(
+                f"{name}(): argument '{p}' (position {i + 1}) must be a tensor, "
+                f"not {type(o).__name__} {o!r}"
+            )
 
 
 def public(name, nargs, doc, example, result, names=(), inplace=True, tensors=()):

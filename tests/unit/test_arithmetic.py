@@ -232,3 +232,18 @@ def test_inplace_bool_subtraction_raises_and_leaves_the_tensor():
     with pytest.raises(st.DTypeError, match="two bool tensors"):
         b -= True
     assert x.tolist() == [1, 2] and b.tolist() == [True, False]
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_maximum_minimum_refuse_numbers_as_torch(name):
+    # torch: "maximum(): argument 'other' (position 2) must be Tensor, not float"
+    x = st.tensor([1.0, 3.0])
+    f = getattr(st, name)
+    with pytest.raises(st.DTypeError, match=r"argument 'other' \(position 2\).*float 2\.5"):
+        f(x, 2.5)
+    with pytest.raises(st.DTypeError, match=r"argument 'input' \(position 1\).*int 2"):
+        f(2, x)
+    with pytest.raises(TypeError, match="not int 2"):  # the method too; a TypeError, as torch
+        getattr(x, name)(2)
+    assert x.tolist() == [1.0, 3.0]
+    assert f(x, st.tensor(2.0)).tolist() == ([2.0, 3.0] if name == "maximum" else [1.0, 2.0])

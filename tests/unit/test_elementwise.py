@@ -129,4 +129,7 @@ def test_elementwise_result_of_a_transposed_view_reshapes():
         x = st.from_numpy(np.arange(8.0).reshape(2, 4), **place)
         y = x.transpose(0, 1) / 2.0
         assert y.reshape(-1).tolist() == [0.0, 2.0, 0.5, 2.5, 1.0, 3.0, 1.5, 3.5]
-        assert (st.maximum(x.transpose(0, 1), 1.0)).reshape(-1).tolist()[:2] == [1.0, 4.0]
+        assert (st.maximum(x.transpose(0, 1), st.tensor(1.0))).reshape(-1).tolist()[:2] == [
+            1.0,
+            4.0,
+        ]

@@ -118,7 +118,7 @@ def test_random_chains_match_unfused_bitwise(tiny_blocks, seed):
                 t = unary[f](t)
             else:
                 o = leaves[other] if other >= 0 else (2.5 if other == -1 else 3)
-                if other < 0 and binary[f] in (st.atan2, st.hypot):
+                if other < 0 and binary[f] in (st.atan2, st.hypot, st.maximum, st.minimum):
                     o = st.tensor(o)  # torch takes no Python number there: a 0-d tensor
                 t = binary[f](t, o)
         return [t]

@@ -141,3 +141,35 @@ def test_cond(p):
     z = st.tensor([[1 + 1j, 2], [3, 4j]], dtype=st.complex128, requires_grad=True)
     assert L.cond(z, p).dtype == st.float64
     assert st.autograd.gradcheck(lambda m: L.cond(m, p), (z,))
+
+
+def test_rank_and_pinv_take_one_tolerance_per_matrix_as_torch():
+    # tensor atol / rtol hold one value per matrix (batch shape), torch's answers
+    d = np.zeros((3, 3, 3))
+    d[:, [0, 1, 2], [0, 1, 2]] = [4.0, 2.0, 1.0]
+    x = t(d, shards=2)
+    r = t(np.array([0.1, 0.3, 0.6]))
+    assert L.matrix_rank(x, rtol=r).tolist() == [3, 2, 1]
+    assert L.pinv(x, rtol=r).diagonal(dim1=-2, dim2=-1).tolist() == [
+        [0.25, 0.5, 1.0],
+        [0.25, 0.5, 0.0],
+        [0.25, 0.0, 0.0],
+    ]
+    a = t(np.array([0.5, 1.5, 3.0]))
+    assert L.matrix_rank(x, atol=a).tolist() == [3, 2, 1]
+    assert L.matrix_rank(x, atol=a, rtol=t(np.array(0.6))).tolist() == [1, 1, 1]
+    # rtol defaults to eps * n only where atol is not positive
+    assert L.matrix_rank(x, atol=t(np.array([0.0, -1.0, 1.5]))).tolist() == [3, 3, 2]
+    assert L.matrix_rank(x, atol=1.5).tolist() == [2, 2, 2]
+    assert L.matrix_rank(x, atol=1.5, rtol=0.6).tolist() == [1, 1, 1]
+
+
+@pytest.mark.parametrize(
+    "shape, rtol_shape",
+    [((0, 2, 3, 3), (0, 2)), ((0, 2, 2), (0,)), ((0, 1, 2), (0,)), ((1, 0, 1), (1,))],
+)
+def test_pinv_of_empty_batches_with_tensor_rtol(shape, rtol_shape):
+    # Array API suite's test_pinv: empty batches with an rtol per matrix (torch's shapes)
+    x = t(rng.standard_normal(shape))
+    out = L.pinv(x, rtol=t(rng.random(rtol_shape)))
+    assert tuple(out.shape) == shape[:-2] + (shape[-1], shape[-2])

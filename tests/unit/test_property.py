@@ -126,12 +126,18 @@ def rand_scalar(rng, dt):
 
 
 # ------------------------------------------------------------------------------- ops
+def _tensor_or(f, x, y, bound):
+    """``f(x, y)``; for a Python scalar ``y`` the clamp that torch offers instead (its
+    ``maximum``/``minimum`` refuse numbers)."""
+    return f(x, y) if isinstance(y, st.ShardedTensor) else x.clamp(**{bound: y})
+
+
 BINARY = {
     "add": (lambda x, y: x + y, np.add),
     "mul": (lambda x, y: x * y, np.multiply),
     "sub": (lambda x, y: x - y, np.subtract),
-    "maximum": (st.maximum, np.maximum),
-    "minimum": (st.minimum, np.minimum),
+    "maximum": (lambda x, y: _tensor_or(st.maximum, x, y, "min"), np.maximum),
+    "minimum": (lambda x, y: _tensor_or(st.minimum, x, y, "max"), np.minimum),
 }
 COMPARE = {
     "gt": (lambda x, y: x > y, np.greater),

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ... import dtypes as D
+from ...core.dispatch import apply, is_tensor
 from ...core.registry import bind
 from ...errors import ArgumentError, DTypeError
 from .batched import check_float, herm, matrix, square, t_
@@ -112,17 +113,27 @@ def _matrix_norm(a, ord, r, c, keepdim, svdvals):
     )
 
 
+def _per_matrix(v):
+    """A tolerance as a column against the singular values ``s`` (``(..., k)``): a tensor
+    holds one value per matrix (shape ``a.shape[:-2]``, broadcasting), so torch unsqueezes it."""
+    return v.unsqueeze(-1) if is_tensor(v) else v
+
+
 def _tolerance(a, s, atol, rtol):
-    """torch's rank tolerance ``max(atol, rtol * s_max)``; ``rtol`` defaults to
-    ``eps * max(m, n)`` unless only ``atol`` is given."""
+    """torch's rank tolerance ``max(atol, rtol * s_max)`` per matrix; ``rtol`` defaults to
+    ``eps * max(m, n)``, or to 0 where a given ``atol`` is positive. ``atol`` and ``rtol``
+    are numbers or tensors broadcasting with the batch shape."""
     if rtol is None:
-        rtol = (
-            0.0
-            if atol is not None and atol > 0
-            else float(np.finfo(a.dtype.np).eps) * max(a.shape[-2:])
-        )
-    tol = s.amax(-1, keepdim=True) * rtol if s.shape[-1] else s.sum(-1, keepdim=True)
-    return tol.maximum(float(atol)) if atol is not None else tol
+        rtol = float(np.finfo(a.dtype.np).eps) * max(a.shape[-2:])
+        if is_tensor(atol):
+            rtol = apply("where", atol > 0, 0.0, rtol)
+        elif atol is not None and atol > 0:
+            rtol = 0.0
+    smax = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
+    tol = smax * _per_matrix(rtol)
+    if atol is None:
+        return tol
+    return tol.maximum(_per_matrix(atol)) if is_tensor(atol) else tol.clamp(min=float(atol))
 
 
 def _pinv(u, s, vh, tol):
