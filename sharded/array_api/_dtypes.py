@@ -80,8 +80,16 @@ def promote(a: D.DType, b: D.DType) -> D.DType:
     return D.promote_types(a, b)
 
 
-def _scalar_fits(dt: D.DType, s) -> builtins.bool:
-    """Whether a Python scalar may join an array of ``dt`` without changing its dtype."""
+def scalar_fits(dt: D.DType, s) -> builtins.bool:
+    """Whether a Python scalar may join an array of ``dt`` without changing its dtype (the
+    standard's rule; torch's too: a number of a lower or equal kind keeps the tensor's dtype).
+
+    Examples
+    --------
+    >>> from sharded import array_api as xp
+    >>> scalar_fits(xp.int8, 3), scalar_fits(xp.int8, 1.5), scalar_fits(xp.float32, True)
+    (True, False, True)
+    """
     if isinstance(s, builtins.bool):
         return True
     if isinstance(s, builtins.int):
@@ -116,7 +124,7 @@ def result_type(*arrays_and_dtypes) -> D.DType:
     for d in dts[1:]:
         out = promote(out, d)
     for s in scalars:
-        if not _scalar_fits(out, s):
+        if not scalar_fits(out, s):
             out = D.result_type([out], scalars=[s]) if not isinstance(s, complex) else out
     return out
 

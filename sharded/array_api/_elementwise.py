@@ -11,9 +11,11 @@ from __future__ import annotations
 import builtins
 import math
 
+import numpy as np
+
 from ..errors import DTypeError
 from ..tensor import ShardedTensor
-from ._dtypes import promote, result_type
+from ._dtypes import promote, result_type, scalar_fits
 from ._st import ST as F
 
 
@@ -26,9 +28,35 @@ def _scalar_array(s, like):
     return F.full((), s, dtype=result_type(like, s), device=like.device)
 
 
-def prepare(x1, x2):
-    """Both operands as arrays of the standard's common dtype (a Python scalar becomes a 0-d
-    array of that dtype)."""
+def _scalar(s, like, numbers):
+    """Python scalar ``s`` as the operand next to array ``like``: as it is when ``numbers``
+    (the function takes Python numbers) and it fits ``like``'s dtype, since torch's promotion
+    then keeps that dtype as the standard does (and the number rides in the command); else a
+    0-d array of the standard's result dtype (one more op)."""
+    if numbers and scalar_fits(like.dtype, s) and _as_is(s, like.dtype):
+        return s
+    return _scalar_array(s, like)
+
+
+def _as_is(s, dt):
+    """Whether Python scalar ``s`` gives the same result as a 0-d array of ``dt``: a bool
+    only next to bool (torch refuses ``x - True``; as 1 it subtracts), an int inside an
+    integer ``dt`` (``full`` refuses one outside, where a kernel would wrap it) and inside
+    int64, a finite float inside ``dt``'s range (``full`` makes it inf)."""
+    kind = dt.np.kind
+    if isinstance(s, builtins.bool):
+        return kind == "b"
+    if isinstance(s, builtins.int):
+        info = np.iinfo(dt.np if kind in "iu" else np.int64)
+        return info.min <= s <= info.max
+    if isinstance(s, builtins.float):
+        return not math.isfinite(s) or builtins.abs(s) <= float(np.finfo(dt.np).max)
+    return True
+
+
+def prepare(x1, x2, numbers=False):
+    """Both operands in the standard's common dtype: arrays, or a Python scalar as it is
+    where ``numbers`` allows (see :func:`_scalar`), else as a 0-d array."""
     t1, t2 = isinstance(x1, ShardedTensor), isinstance(x2, ShardedTensor)
     if t1 and t2:
         if x1.dtype != x2.dtype and (x1.ndim == 0 or x2.ndim == 0):
@@ -36,17 +64,21 @@ def prepare(x1, x2):
             return _cast(x1, dt), _cast(x2, dt)
         return x1, x2
     if t2:
-        return _scalar_array(x1, x2), x2
-    if t1:  # a 0-d array: some of torch's functions (atan2, hypot...) take no Python number
-        return x1, _scalar_array(x2, x1)
+        return _scalar(x1, x2, numbers), x2
+    if t1:
+        return x1, _scalar(x2, x1, numbers)
     raise DTypeError(f"at least one operand must be an array, got {x1!r} and {x2!r}")
 
 
+# torch has no Number overload of these: a Python scalar operand becomes a 0-d array
+_TENSORS_ONLY = {"atan2", "hypot", "logaddexp", "maximum", "minimum", "nextafter"}
+
+
 def _binary(st_fn, name, doc_example):
+    numbers = name not in _TENSORS_ONLY
+
     def fn(x1, x2, /):
-        a, b = prepare(x1, x2)
-        if not isinstance(b, ShardedTensor) and not isinstance(a, ShardedTensor):
-            raise DTypeError(f"{name} needs an array operand")
+        a, b = prepare(x1, x2, numbers)
         return st_fn(a, b)
 
     fn.__name__ = fn.__qualname__ = name
@@ -212,11 +244,12 @@ def floor_divide(x1, x2, /):
     >>> xp.floor_divide(xp.asarray([7.0, float("inf")]), 2.0).tolist()
     [3.0, inf]
     """
-    a, b = prepare(x1, x2)
+    a, b = prepare(x1, x2, numbers=True)
     out = F.floor_divide(a, b)
     if out.dtype.np.kind == "f":
-        inf = F.isinf(a) | F.isinf(b)
-        out = F.where(inf, F.div(a, b), out)
+        inf = [F.isinf(o) for o in (a, b) if isinstance(o, ShardedTensor) or math.isinf(o)]
+        if inf:  # a finite Python scalar adds no infinity
+            out = F.where(inf[0] if len(inf) == 1 else inf[0] | inf[1], F.div(a, b), out)
     return out
 
 
@@ -267,16 +300,18 @@ def clip(x, /, min=None, max=None):
     """
     out = x
     kind = x.dtype.np.kind
-    for bound, fn in ((min, F.maximum), (max, F.minimum)):
+    for bound, fn, side in ((min, F.maximum, "min"), (max, F.minimum, "max")):
         if bound is None:
             continue
         if isinstance(bound, ShardedTensor):
-            b = _cast(bound, x.dtype)
+            out = fn(out, _cast(bound, x.dtype))
+            continue
+        if kind in "iu" and isinstance(bound, builtins.float):
+            bound = math.floor(bound) if fn is F.minimum else math.ceil(bound)
+        if scalar_fits(x.dtype, bound):  # clamp takes the number itself: no 0-d array
+            out = F.clamp(out, **{side: bound})
         else:
-            if kind in "iu" and isinstance(bound, builtins.float):
-                bound = math.floor(bound) if fn is F.minimum else math.ceil(bound)
-            b = F.full((), bound, dtype=x.dtype, device=x.device)
-        out = fn(out, b)
+            out = fn(out, F.full((), bound, dtype=x.dtype, device=x.device))
     if out is x:
         out = x.clone()
     if out.shape != x.shape:

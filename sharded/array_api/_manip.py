@@ -354,12 +354,10 @@ def where(condition, x1, x2, /):
     """
     if not isinstance(x1, ShardedTensor) and not isinstance(x2, ShardedTensor):
         raise ArgumentError("where needs x1 or x2 to be an array")
-    a, b = prepare(x1, x2)
+    a, b = prepare(x1, x2, numbers=True)
     if isinstance(a, ShardedTensor) and isinstance(b, ShardedTensor) and a.dtype != b.dtype:
         dt = promote(a.dtype, b.dtype)
         a, b = a.to(dt), b.to(dt)
-    if not isinstance(b, ShardedTensor):
-        b = ST.full((), b, dtype=a.dtype, device=a.device)
     return ST.where(condition, a, b)
 
 
