@@ -290,7 +290,8 @@ def imag(x, /):
 
 
 def clip(x, /, min=None, max=None):
-    """Clamp ``x`` to ``[min, max]``; the result keeps ``x``'s dtype and shape.
+    """Clamp ``x`` to ``[min, max]``; the result keeps ``x``'s dtype (the bounds take no part
+    in promotion) and has the broadcast shape of ``x`` and array bounds.
 
     Examples
     --------
@@ -314,8 +315,6 @@ def clip(x, /, min=None, max=None):
             out = fn(out, F.full((), bound, dtype=x.dtype, device=x.device))
     if out is x:
         out = x.clone()
-    if out.shape != x.shape:
-        out = F.broadcast_to(out, x.shape).clone()
     return out
 
 

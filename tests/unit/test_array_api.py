@@ -315,3 +315,13 @@ def test_python_scalars_ride_in_the_command_where_torch_agrees(fulls):
     with pytest.raises(st.ShardedError, match="300"):
         xp.add(i, 300)
     assert len(fulls) == 5
+
+
+def test_clip_has_the_broadcast_shape_of_x_and_its_bounds():
+    # the standard (and np.clip): array bounds broadcast with x
+    x = xp.asarray(0, dtype=xp.uint8)
+    out = xp.clip(x, max=xp.asarray(np.zeros(0, np.uint8)))
+    assert out.shape == (0,) and out.dtype == xp.uint8
+    lo = np.array([[0.0], [2.0], [5.0]])
+    out = xp.clip(arr([1.0, 3.0]), min=arr(lo), max=4.0)
+    assert_matches_numpy(out, np.clip(np.array([1.0, 3.0], np.float32), lo, 4.0))
