@@ -246,7 +246,16 @@ def take(x, indices, /, *, axis=None):
         if x.ndim != 1:
             raise ArgumentError(f"take needs axis= for an array of {x.ndim} dims")
         axis = 0
-    return ST.index_select(x, axis, indices)
+    return ST.index_select(x, axis, _from_end(indices, x.shape[normalize_dim(axis, x.ndim)]))
+
+
+def _from_end(indices, n):
+    """Negative ``indices`` counted from the end of a dim of size ``n`` (the standard's
+    ``take``; torch's ``index_select`` and ``gather`` refuse them). Indices out of range
+    stay as they are, so the op's error names them."""
+    if isinstance(indices, ShardedTensor) and indices.dtype.np.kind == "u":
+        return indices
+    return ST.where((indices < 0) & (indices >= -n), indices + n, indices)
 
 
 def take_along_axis(x, indices, /, *, axis=-1):
@@ -258,7 +267,8 @@ def take_along_axis(x, indices, /, *, axis=-1):
     >>> xp.take_along_axis(xp.asarray([[5, 6], [7, 8]]), xp.asarray([[1], [0]]), axis=1).tolist()
     [[6], [7]]
     """
-    return ST.take_along_dim(x, indices, axis)
+    n = x.shape[normalize_dim(axis, x.ndim)]
+    return ST.take_along_dim(x, _from_end(indices, n), axis)
 
 
 # ------------------------------------------------------------------ searching

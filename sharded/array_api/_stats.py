@@ -132,7 +132,7 @@ def _cumulative(fn, x, axis, dtype, include_initial, initial):
         raise DimError("cumulative functions need an array of at least one dim")
     dt = _acc_dtype(x, dtype)
     axis = axis % x.ndim
-    out = fn(x.to(dt) if dt != x.dtype else x, axis)
+    out = fn(x.to(dt) if dt != x.dtype else x, axis, dtype=dt)  # torch's own: int64 for ints
     if include_initial:
         shape = list(x.shape)
         shape[axis] = 1

@@ -325,3 +325,27 @@ def test_clip_has_the_broadcast_shape_of_x_and_its_bounds():
     lo = np.array([[0.0], [2.0], [5.0]])
     out = xp.clip(arr([1.0, 3.0]), min=arr(lo), max=4.0)
     assert_matches_numpy(out, np.clip(np.array([1.0, 3.0], np.float32), lo, 4.0))
+
+
+@pytest.mark.parametrize("shards", SHARDS)
+def test_take_counts_negative_indices_from_the_end(shards):
+    # the standard's take / take_along_axis (torch's index_select and gather refuse them)
+    a = np.arange(12).reshape(4, 3)
+    x = arr(a, shards)
+    assert_matches_numpy(xp.take(x, xp.asarray([0, -1, -3]), axis=1), np.take(a, [0, -1, -3], 1))
+    assert_matches_numpy(xp.take(x, xp.asarray([-4, 2]), axis=0), np.take(a, [-4, 2], 0))
+    i = np.array([[-1, 0, 2], [1, -2, -4]])
+    assert_matches_numpy(xp.take_along_axis(x, arr(i), axis=0), np.take_along_axis(a, i, 0))
+    with pytest.raises(st.IndexOutOfRange, match="-5"):  # out of range: named as given
+        xp.take(x, xp.asarray([-5]), axis=0).tolist()
+
+
+def test_cumulative_sum_and_prod_keep_the_asked_dtype():
+    x = arr(np.array([1, 2, 200], np.uint8))
+    for n, init in ((3, False), (4, True)):
+        out = xp.cumulative_sum(x, dtype=xp.uint8, include_initial=init)
+        assert out.dtype == xp.uint8 and out.shape == (n,)
+        assert xp.cumulative_prod(x, dtype=xp.int16, include_initial=init).dtype == xp.int16
+    assert xp.cumulative_sum(x).dtype == xp.int64  # the default accumulator
+    empty = xp.cumulative_sum(arr(np.zeros(0, np.uint8)), dtype=xp.uint8, include_initial=True)
+    assert empty.dtype == xp.uint8 and empty.tolist() == [0]
