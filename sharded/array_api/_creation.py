@@ -257,6 +257,8 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
     dt = D.get_default_dtype() if dtype is None else _as_dtype(dtype)
     rows = ST.arange(n_rows, dtype=D.int64, device=_dev(device)).reshape(n_rows, 1)
     cols = ST.arange(m, dtype=D.int64, device=_dev(device)).reshape(1, m)
+    # a diagonal past either edge matches nothing: clip k, which may exceed int64
+    k = builtins.max(-n_rows, builtins.min(k, m))
     return ((rows + k) == cols).to(dt)
 
 

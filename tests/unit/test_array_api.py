@@ -349,3 +349,10 @@ def test_cumulative_sum_and_prod_keep_the_asked_dtype():
     assert xp.cumulative_sum(x).dtype == xp.int64  # the default accumulator
     empty = xp.cumulative_sum(arr(np.zeros(0, np.uint8)), dtype=xp.uint8, include_initial=True)
     assert empty.dtype == xp.uint8 and empty.tolist() == [0]
+
+
+def test_eye_with_a_diagonal_past_the_edge_or_beyond_int64():
+    assert xp.eye(0, k=-(2**63) - 1).shape == (0, 0)
+    assert xp.eye(2, 3, k=2**70).tolist() == np.eye(2, 3).__mul__(0).tolist()
+    for k in (-3, -2, 2, 3):
+        assert_matches_numpy(xp.eye(3, 2, k=k), np.eye(3, 2, k=k, dtype=np.float32))
