@@ -61,6 +61,7 @@ from .tensor import ShardedTensor, Storage
 
 MAX_TRACES = 4  # traces of one signature before giving up
 MAX_SIGNATURES = 8  # signatures cached per function (oldest dropped)
+DEBUG = False
 
 __all__ = ["jit"]
 
@@ -107,7 +108,7 @@ class Jitted:
 
     def __init__(self, fn, fallback: bool):
         self.fn, self.fallback = fn, fallback
-        self.name = getattr(fn, "__qualname__", None) or repr(fn)
+        self.name = getattr(fn, "__name__", None) or repr(fn)
         self.entries: dict = {}
         self.eager = False
         self.stats = {"traces": 0, "replays": 0, "eager": 0}
@@ -167,6 +168,8 @@ class Jitted:
         else:
             entry.why = prog.unclean or "first trace"
         entry.last = prog if prog.unclean is None else None
+        if DEBUG:
+            print(f"st.jit trace of {self.name}: {entry.why}")
         return out
 
 
@@ -179,34 +182,35 @@ class _Entry:
 
 # ------------------------------------------------------------------ signatures and pytrees
 def _flatten(obj):
-    """Leaves (tensors and constants) of nested tuples/lists/dicts, and the structure."""
+    """Leaves (tensors and constants) of nested tuples/lists/dicts, and the structure.
+    (Module-level recursion: a recursive closure would be a reference cycle that keeps
+    the tensors alive until the garbage collector runs.)"""
     leaves = []
+    return leaves, _walk(obj, leaves)
 
-    def walk(o):
-        if isinstance(o, ShardedTensor):
-            leaves.append(o)
-            return None
-        if isinstance(o, (tuple, list)) and type(o) in (tuple, list):
-            return (type(o), tuple(walk(v) for v in o))
-        if isinstance(o, dict) and type(o) is dict:
-            return (dict, tuple(o), tuple(walk(v) for v in o.values()))
+
+def _walk(o, leaves):
+    if isinstance(o, ShardedTensor):
         leaves.append(o)
         return None
-
-    return leaves, walk(obj)
+    if type(o) in (tuple, list):
+        return (type(o), tuple(_walk(v, leaves) for v in o))
+    if type(o) is dict:
+        return (dict, tuple(o), tuple(_walk(v, leaves) for v in o.values()))
+    leaves.append(o)
+    return None
 
 
 def _unflatten(tree, leaves):
-    it = iter(leaves)
+    return _build(tree, iter(leaves))
 
-    def build(t):
-        if t is None:
-            return next(it)
-        if t[0] is dict:
-            return {k: build(v) for k, v in zip(t[1], t[2])}
-        return t[0](build(v) for v in t[1])
 
-    return build(tree)
+def _build(t, it):
+    if t is None:
+        return next(it)
+    if t[0] is dict:
+        return {k: _build(v, it) for k, v in zip(t[1], t[2])}
+    return t[0]([_build(v, it) for v in t[1]])
 
 
 def _tensor_sig(t: ShardedTensor):
@@ -341,7 +345,7 @@ class _Recorder:
                 _, layout, kernel, args, o, params, label, inplace = c
                 args = tuple(("K", norm(a[1])) if a[0] == "K" else a for a in args)
                 no = norm(o)
-                if no[0] == "f" and not inplace:
+                if type(no) is tuple and no[0] == "f" and not inplace:
                     for s, w in enumerate(layout.workers):
                         made[no[1] + s] = w
                 prog.cmds.append(("g", layout, kernel, args, no, params, label, inplace))
@@ -419,7 +423,8 @@ class _Recorder:
             if off not in freed and off not in keep:
                 prog.leaked.setdefault(w, []).append(off)
         if prog.unclean is None:
-            prog.unclean = _survivors(leaves + slot_objs, k0, k1)
+            roots = [x for x in leaves if isinstance(x, ShardedTensor)] + slot_objs
+            prog.unclean = _survivors(roots, k0, k1)
         return prog
 
     def _template(self, t, norm, temps, keep, prog):
@@ -454,12 +459,24 @@ def _keys_of(t):
     return None if t is None else t._keys
 
 
+def _see(t, seen, nodes):
+    """Mark ``t``, the bases it views and its origin as reachable; queue its node."""
+    while t is not None and id(t) not in seen:
+        seen.add(id(t))
+        if t.grad_fn is not None:
+            nodes.append(t.grad_fn)
+        origin = getattr(t, "_origin", None)
+        if origin is not None:
+            _see(origin, seen, nodes)
+        t = t._base
+
+
 def _survivors(roots, k0, k1):
     """Why the trace is unusable if a tensor made by the call outlives it in Python state
     other than the outputs, their autograd graphs and .grad slots (None if none does)."""
-    seen = {id(t) for t in roots}
-    nodes = [t.grad_fn for t in roots if t.grad_fn is not None]
-    done = set()
+    seen, nodes, done = set(), [], set()
+    for t in roots:
+        _see(t, seen, nodes)
     while nodes:
         n = nodes.pop()
         if id(n) in done:
@@ -469,14 +486,13 @@ def _survivors(roots, k0, k1):
         ts += [t for t, _ in n.versions]
         ts += [t for v in n.saved.values() for t in v if t is not None]
         for t in ts:
-            seen.add(id(t))
-            if t.grad_fn is not None:
-                nodes.append(t.grad_fn)
+            _see(t, seen, nodes)
     for t in _live_tensors():
         if id(t) in seen or not t._keys or not (k0 < t._keys[0] < k1):
             continue
-        if t._base is not None and id(t._base) in seen:
-            continue
+        if DEBUG:
+            for r in gc.get_referrers(t):
+                print("referrer", type(r), str(r)[:300])
         return (
             f"a tensor it made (shape {tuple(t.shape)}, {t.dtype.name}) outlives the call "
             "in Python state other than its outputs and .grad"
@@ -526,14 +542,17 @@ class _Program:
         )
         for what, a, b in checks:
             if not _same(a, b):
+                if DEBUG:
+                    print(what, a, b)
                 return f"{what} changed between calls"
         return None
 
     def _slot_key(self):
-        return [(t[0], t[1] if t[0] == "in" else id(t[1]()), g) for t, g in self.slots]
+        got = [(t[0], t[1] if t[0] == "in" else id(t[1]()), g) for t, g in self.slots]
+        return sorted(got, key=lambda x: x[:2])  # in the order of a gc scan: sort them
 
     def _bump_key(self):
-        return [(t[0], t[1] if t[0] == "in" else id(t[1]), d) for t, d in self.bumps]
+        return sorted((t[0], t[1] if t[0] == "in" else id(t[1]), d) for t, d in self.bumps)
 
     def replay(self, ex, sess, inputs):
         """Issue the commands with fresh keys; return the outputs, rebind ``.grad``s."""
