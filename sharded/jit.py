@@ -47,21 +47,18 @@ from __future__ import annotations
 
 import functools
 import gc
-import traceback
 import warnings
-import weakref
-
-import numpy as np
 
 from . import dtypes as D
+from . import tracing
 from .autograd import is_grad_enabled
 from .errors import TraceError
 from .runtime import session as _session
-from .tensor import ShardedTensor, Storage
+from .tensor import ShardedTensor
+from .tracing import Recorder, flatten
 
 MAX_TRACES = 4  # traces of one signature before giving up
 MAX_SIGNATURES = 8  # signatures cached per function (oldest dropped)
-DEBUG = False
 
 __all__ = ["jit"]
 
@@ -115,7 +112,7 @@ class Jitted:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args, **kwargs):
-        leaves, tree = _flatten((args, kwargs))
+        leaves, tree = flatten((args, kwargs))
         tensors = [x for x in leaves if isinstance(x, ShardedTensor)]
         sess = tensors[0]._storage.session if tensors else _session.current()
         ex = sess.executor
@@ -146,7 +143,7 @@ class Jitted:
         return self._trace(entry, ex, sess, args, kwargs, tensors)
 
     def _trace(self, entry, ex, sess, args, kwargs, tensors):
-        rec = _Recorder(self, ex, tensors)
+        rec = Recorder(self, ex, tensors)
         ex.recorder = rec
         try:
             out = self.fn(*args, **kwargs)
@@ -168,7 +165,7 @@ class Jitted:
         else:
             entry.why = prog.unclean or "first trace"
         entry.last = prog if prog.unclean is None else None
-        if DEBUG:
+        if tracing.DEBUG:
             print(f"st.jit trace of {self.name}: {entry.why}")
         return out
 
@@ -180,39 +177,7 @@ class _Entry:
         self.traces, self.last, self.program, self.why = 0, None, None, ""
 
 
-# ------------------------------------------------------------------ signatures and pytrees
-def _flatten(obj):
-    """Leaves (tensors and constants) of nested tuples/lists/dicts, and the structure.
-    (Module-level recursion: a recursive closure would be a reference cycle that keeps
-    the tensors alive until the garbage collector runs.)"""
-    leaves = []
-    return leaves, _walk(obj, leaves)
-
-
-def _walk(o, leaves):
-    if isinstance(o, ShardedTensor):
-        leaves.append(o)
-        return None
-    if type(o) in (tuple, list):
-        return (type(o), tuple(_walk(v, leaves) for v in o))
-    if type(o) is dict:
-        return (dict, tuple(o), tuple(_walk(v, leaves) for v in o.values()))
-    leaves.append(o)
-    return None
-
-
-def _unflatten(tree, leaves):
-    return _build(tree, iter(leaves))
-
-
-def _build(t, it):
-    if t is None:
-        return next(it)
-    if t[0] is dict:
-        return {k: _build(v, it) for k, v in zip(t[1], t[2])}
-    return t[0]([_build(v, it) for v in t[1]])
-
-
+# ------------------------------------------------------------------ signatures
 def _tensor_sig(t: ShardedTensor):
     return (
         tuple(t.shape),
@@ -243,402 +208,3 @@ def _signature(leaves, sess):
     except TypeError:
         return None
     return sig
-
-
-def _live_tensors():
-    """Every live tensor object (a gc scan: only when a trace starts and ends)."""
-    return [o for o in gc.get_objects() if isinstance(o, ShardedTensor)]
-
-
-def _user_line() -> str:
-    """The package function the user called to read (``__bool__``, ``item``, ``nonzero``...)
-    and the user's line that called it."""
-    pkg = __file__.rsplit("/", 1)[0] + "/"
-    frames = traceback.extract_stack()
-    ins = [f.filename.startswith(pkg) for f in frames]
-    i = len(frames) - 1
-    while i >= 0 and ins[i]:
-        i -= 1
-    if i < 0 or i + 1 >= len(frames):
-        return "a read"
-    f = frames[i]
-    return f"'{frames[i + 1].name}' at {f.filename}:{f.lineno}: {f.line}"
-
-
-# ------------------------------------------------------------------ recording
-class _Recorder:
-    """Told every executor call of a traced call (``executor.recorder``)."""
-
-    def __init__(self, owner, ex, inputs):
-        self.owner, self.ex, self.inputs = owner, ex, inputs
-        self.raw: list = []
-        self.abandoned = False
-        self.sent = False
-        live = _live_tensors()
-        # what a replay must guard or redo: captured keys -> their storage (alive?), the
-        # .grad and version counter of every tensor that may be changed by the call
-        self.owners = {}
-        for t in live:
-            ref = weakref.ref(t._storage)
-            for k in t._keys:
-                self.owners.setdefault(k, ref)
-        self.grads = [(weakref.ref(t), _keys_of(t.grad)) for t in live if t.requires_grad]
-        self.vcs = {id(t._vc): (t._vc, t._vc[0]) for t in live}
-        self.k0 = ex.new_key()
-
-    # the executor's hooks
-    def group(self, layout, kernel, args, out, params, label, inplace):
-        self.raw.append(("g", layout, kernel, args, out, params, label, inplace))
-
-    def gfree(self, layout, keys):
-        self.raw.append(("gf", layout, keys))
-
-    def submit(self, w, kernel, args, outs, params, label, inplace):
-        self.raw.append(("s", w, kernel, args, outs, params, label, inplace))
-
-    def free(self, w, keys):
-        self.raw.append(("f", w, tuple(keys)))
-
-    def export(self, requests, handles):
-        self.raw.append(("e", requests, handles))
-
-    def send(self, actions):
-        self.sent = True
-
-    def read(self, items):
-        what = _user_line()
-        msg = (
-            f"st.jit: '{self.owner.name}' reads a tensor's value while being traced ({what}); "
-            "Python control flow or ops that depend on tensor values cannot be replayed"
-        )
-        if not self.owner.fallback:
-            raise TraceError(msg)
-        warnings.warn(msg + "; running it eagerly from now on (fallback=True)", stacklevel=3)
-        self.abandoned = True
-        self.ex.recorder = None
-
-    # the program
-    def finish(self, out, sess) -> _Program:
-        ex, k0 = self.ex, self.k0
-        k1 = ex.new_key()
-        inmap = {}
-        for i, t in enumerate(self.inputs):
-            for s, k in enumerate(t._keys):
-                inmap.setdefault(k, (i, s))
-        captured = set()
-
-        def norm(k):
-            if k0 < k < k1:
-                return ("f", k - k0)
-            got = inmap.get(k)
-            if got is not None:
-                return ("i",) + got
-            captured.add(k)
-            return k
-
-        prog = _Program()
-        made, freed = {}, set()  # fresh offset -> worker; offsets freed by the call
-        handles = {}
-        for c in self.raw:
-            tag = c[0]
-            if tag == "g":
-                _, layout, kernel, args, o, params, label, inplace = c
-                args = tuple(("K", norm(a[1])) if a[0] == "K" else a for a in args)
-                no = norm(o)
-                if type(no) is tuple and no[0] == "f" and not inplace:
-                    for s, w in enumerate(layout.workers):
-                        made[no[1] + s] = w
-                prog.cmds.append(("g", layout, kernel, args, no, params, label, inplace))
-            elif tag == "gf":
-                _, layout, keys = c
-                if k0 < keys.start < k1:
-                    freed.update(range(keys.start - k0, keys.stop - k0))
-                    prog.cmds.append(("gf", layout, keys.start - k0, len(keys)))
-            elif tag == "s":
-                _, w, kernel, args, outs, params, label, inplace = c
-                na = []
-                for a in args:
-                    if a[0] == "k":
-                        na.append(("k", norm(a[1]), a[2]))
-                    elif a[0] == "x" and id(a[1]) in handles:
-                        na.append(("xr",) + handles[id(a[1])])
-                    else:
-                        na.append(a)
-                nouts = tuple(norm(k) for k in outs)
-                for k in nouts:
-                    if isinstance(k, tuple) and k[0] == "f" and not inplace:
-                        made[k[1]] = w
-                prog.cmds.append(("s", w, kernel, tuple(na), nouts, params, label, inplace))
-            elif tag == "f":
-                _, w, keys = c
-                fk = tuple(k - k0 for k in keys if k0 < k < k1)
-                if fk:
-                    freed.update(fk)
-                    prog.cmds.append(("f", w, fk))
-            else:
-                _, requests, got = c
-                n = len(prog.exports)
-                prog.exports.append(None)
-                for w, hs in got.items():
-                    for j, h in enumerate(hs):
-                        handles[id(h)] = (n, w, j)
-                req = {
-                    w: [(norm(it[0]),) + tuple(it[1:]) for it in items]
-                    for w, items in requests.items()
-                }
-                prog.cmds.append(("e", n, req))
-        prog.nfresh = k1 - k0
-        prog.captured = captured
-        prog.owners = [self.owners[k] for k in sorted(captured) if k in self.owners]
-        if self.sent:
-            prog.unclean = "it sends raw worker commands (publishing)"
-        keep = set()  # fresh offsets that outlive the call in outputs and .grad slots
-        leaves, prog.tree = _flatten(out)
-        temps: dict = {}
-        for x in leaves:
-            if isinstance(x, ShardedTensor):
-                prog.outs.append(self._template(x, norm, temps, keep, prog))
-            else:
-                prog.outs.append(("v", x))
-        index = {id(t): i for i, t in enumerate(self.inputs)}
-        slot_objs = []
-        for ref, before in self.grads:
-            t = ref()
-            if t is None or _keys_of(t.grad) == before:
-                continue
-            target = ("in", index[id(t)]) if id(t) in index else ("obj", ref)
-            g = t.grad
-            if g is not None:
-                slot_objs.append(g)
-                g = self._template(g, norm, temps, keep, prog)
-                if g[0] != "new":
-                    prog.unclean = "it sets a .grad to a tensor made before the call"
-            prog.slots.append((target, g))
-        for key, (vc, v) in self.vcs.items():
-            if vc[0] != v:
-                i = next((i for i, t in enumerate(self.inputs) if t._vc is vc), None)
-                prog.bumps.append((("in", i) if i is not None else ("obj", vc), vc[0] - v))
-        prog.leaked = {}
-        for off, w in made.items():
-            if off not in freed and off not in keep:
-                prog.leaked.setdefault(w, []).append(off)
-        if prog.unclean is None:
-            roots = [x for x in leaves if isinstance(x, ShardedTensor)] + slot_objs
-            prog.unclean = _survivors(roots, k0, k1)
-        return prog
-
-    def _template(self, t, norm, temps, keep, prog):
-        """How a replay rebuilds output (or ``.grad``) tensor ``t``."""
-        for i, x in enumerate(self.inputs):
-            if x is t:
-                return ("in", i)
-        keys = [norm(k) for k in t._keys]
-        if not keys or not all(isinstance(k, tuple) and k[0] == "f" for k in keys):
-            if all(isinstance(k, tuple) and k[0] == "i" for k in keys) and keys:
-                where = ("in", keys[0][1])  # an alias of an input (detach, a same-key view)
-            else:
-                where = ("keep", t._storage)  # a captured tensor or an alias of one
-            sk = ("same", t._keys)
-        else:
-            keep.update(k[1] for k in keys)
-            where = ("new", temps.setdefault(id(t._storage), len(temps)))
-            sk = ("range", keys[0][1], len(keys)) if isinstance(t._keys, range) else keys
-        prog.nstorages = len(temps)
-        return (
-            "new" if where[0] == "new" else "alias",
-            where,
-            sk,
-            t._layout,
-            t._dtype,
-            t._strides,
-            t._offset,
-        )
-
-
-def _keys_of(t):
-    return None if t is None else t._keys
-
-
-def _see(t, seen, nodes):
-    """Mark ``t``, the bases it views and its origin as reachable; queue its node."""
-    while t is not None and id(t) not in seen:
-        seen.add(id(t))
-        if t.grad_fn is not None:
-            nodes.append(t.grad_fn)
-        origin = getattr(t, "_origin", None)
-        if origin is not None:
-            _see(origin, seen, nodes)
-        t = t._base
-
-
-def _survivors(roots, k0, k1):
-    """Why the trace is unusable if a tensor made by the call outlives it in Python state
-    other than the outputs, their autograd graphs and .grad slots (None if none does)."""
-    seen, nodes, done = set(), [], set()
-    for t in roots:
-        _see(t, seen, nodes)
-    while nodes:
-        n = nodes.pop()
-        if id(n) in done:
-            continue
-        done.add(id(n))
-        ts = [a for a in n.args if isinstance(a, ShardedTensor)]
-        ts += [t for t, _ in n.versions]
-        ts += [t for v in n.saved.values() for t in v if t is not None]
-        for t in ts:
-            _see(t, seen, nodes)
-    for t in _live_tensors():
-        if id(t) in seen or not t._keys or not (k0 < t._keys[0] < k1):
-            continue
-        if DEBUG:
-            for r in gc.get_referrers(t):
-                print("referrer", type(r), str(r)[:300])
-        return (
-            f"a tensor it made (shape {tuple(t.shape)}, {t.dtype.name}) outlives the call "
-            "in Python state other than its outputs and .grad"
-        )
-    return None
-
-
-# ------------------------------------------------------------------ replaying
-class _Program:
-    """One trace, normalized: keys as ``("f", offset)`` (made by the call), ``("i", input,
-    shard)`` or the captured key itself."""
-
-    def __init__(self):
-        self.cmds: list = []
-        self.exports: list = []
-        self.outs: list = []
-        self.slots: list = []
-        self.bumps: list = []
-        self.tree = None
-        self.nfresh = self.nstorages = 0
-        self.captured: set = set()
-        self.owners: list = []
-        self.leaked: dict = {}
-        self.unclean = None
-
-    def alive(self) -> bool:
-        """Whether every captured tensor and every ``.grad`` owner still exists."""
-        return all(r() is not None for r in self.owners) and all(
-            t[0] == "in" or t[1]() is not None for t, _ in self.slots
-        )
-
-    def differs(self, other):
-        """None if ``other`` is the same program, else what differs (for the message)."""
-        if len(self.cmds) != len(other.cmds):
-            return f"{len(self.cmds)} commands, then {len(other.cmds)}"
-        for a, b in zip(self.cmds, other.cmds):
-            if not _same(a, b):
-                op = a[6][0] if a[0] in ("g", "s") and a[6] else a[2] if a[0] != "e" else "export"
-                return f"command '{op}' changed between calls (a constant or a tensor it reads)"
-        checks = (
-            ("its outputs", self.outs, other.outs),
-            ("the .grad tensors it sets", self._slot_key(), other._slot_key()),
-            ("the version counters it bumps", self._bump_key(), other._bump_key()),
-            ("the tensors it keeps", self.leaked, other.leaked),
-            ("the number of keys it makes", self.nfresh, other.nfresh),
-            ("its output structure", self.tree, other.tree),
-        )
-        for what, a, b in checks:
-            if not _same(a, b):
-                if DEBUG:
-                    print(what, a, b)
-                return f"{what} changed between calls"
-        return None
-
-    def _slot_key(self):
-        got = [(t[0], t[1] if t[0] == "in" else id(t[1]()), g) for t, g in self.slots]
-        return sorted(got, key=lambda x: x[:2])  # in the order of a gc scan: sort them
-
-    def _bump_key(self):
-        return sorted((t[0], t[1] if t[0] == "in" else id(t[1]), d) for t, d in self.bumps)
-
-    def replay(self, ex, sess, inputs):
-        """Issue the commands with fresh keys; return the outputs, rebind ``.grad``s."""
-        base = ex.new_keys(self.nfresh).start if self.nfresh else 0
-        inkeys = [t._keys for t in inputs]
-
-        def m(k):
-            if type(k) is int:
-                return k
-            return base + k[1] if k[0] == "f" else inkeys[k[1]][k[2]]
-
-        handles = [None] * len(self.exports)
-        for c in self.cmds:
-            tag = c[0]
-            if tag == "g":
-                _, layout, kernel, args, o, params, label, inplace = c
-                args = tuple(("K", m(a[1])) if a[0] == "K" else a for a in args)
-                ex.submit_group(layout, kernel, args, m(o), params, label, inplace)
-            elif tag == "gf":
-                ex.free_group(c[1], range(base + c[2], base + c[2] + c[3]))
-            elif tag == "s":
-                _, w, kernel, args, outs, params, label, inplace = c
-                na = []
-                for a in args:
-                    if a[0] == "k":
-                        na.append(("k", m(a[1]), a[2]))
-                    elif a[0] == "xr":
-                        na.append(("x", handles[a[1]][a[2]][a[3]]))
-                    else:
-                        na.append(a)
-                ex.submit(w, kernel, tuple(na), tuple(m(k) for k in outs), params, label, inplace)
-            elif tag == "f":
-                ex.free(c[1], [base + k for k in c[2]])
-            else:
-                req = {w: [(m(it[0]),) + it[1:] for it in items] for w, items in c[2].items()}
-                handles[c[1]] = ex.export(req)
-        for w, offs in self.leaked.items():
-            ex.free(w, [base + k for k in offs])
-        storages = [None] * self.nstorages
-
-        def build(tpl):
-            if tpl[0] == "in":
-                return inputs[tpl[1]]
-            kind, where, sk, layout, dtype, strides, offset = tpl
-            if sk[0] == "same":
-                keys = sk[1] if where[0] == "keep" else inputs[where[1]]._keys
-            elif sk[0] == "range":
-                keys = range(base + sk[1], base + sk[1] + sk[2])
-            else:
-                keys = tuple(m(k) for k in sk)
-            if where[0] == "new":
-                st = storages[where[1]]
-                if st is None:
-                    st = storages[where[1]] = Storage(sess, layout, keys)
-            else:
-                st = where[1] if where[0] == "keep" else inputs[where[1]]._storage
-            t = ShardedTensor(sess, layout, dtype, keys, storage=st)
-            t._strides, t._offset = strides, offset
-            return t
-
-        leaves = [build(x) if x[0] != "v" else x[1] for x in self.outs]
-        for target, g in self.slots:
-            t = inputs[target[1]] if target[0] == "in" else target[1]()
-            t.grad = None if g is None else build(g)
-        for target, d in self.bumps:
-            vc = inputs[target[1]]._vc if target[0] == "in" else target[1]
-            vc[0] += d
-        return _unflatten(self.tree, leaves)
-
-
-def _same(a, b) -> bool:
-    """Structural equality that handles NumPy arrays, NaN constants and objects without
-    ``==``."""
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, (tuple, list)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, np.ndarray):
-        return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
-    if isinstance(a, float) and a != a:
-        return b != b
-    try:
-        return bool(a == b)
-    except Exception:  # objects whose == is not a bool
-        return False
