@@ -327,6 +327,7 @@ class Program:
         self.owners: list = []
         self.leaked: dict = {}
         self.unclean = None
+        self.compiled = None  # (program id, workers) once shipped; False: driver replay
 
     def alive(self) -> bool:
         """Whether every captured tensor and every ``.grad`` owner still exists."""
@@ -364,10 +365,47 @@ class Program:
     def _bump_key(self):
         return sorted((t[0], t[1] if t[0] == "in" else id(t[1]), d) for t, d in self.bumps)
 
+    def compile(self, ex):
+        """Each worker's part as per-shard commands (``Worker._program``), shipped once;
+        None for a program that moves data between workers (replayed from the driver)."""
+        per: dict = {}
+        for c in self.cmds:
+            tag = c[0]
+            if tag == "g":
+                _, layout, kernel, args, o, params, label, inplace = c
+                for s, w in enumerate(layout.workers):
+                    a = tuple(("k", _plus(x[1], s), None) if x[0] == "K" else x for x in args)
+                    cmd = (kernel, a, (_plus(o, s),), params, (label, s), inplace)
+                    per.setdefault(w, []).append(cmd)
+            elif tag == "gf":
+                for s, w in enumerate(c[1].workers):
+                    per.setdefault(w, []).append(("free", [("f", c[2] + s)]))
+            elif tag == "s":
+                if any(a[0] not in ("k", "c") for a in c[3]):
+                    return None
+                per.setdefault(c[1], []).append(c[2:])
+            elif tag == "f":
+                per.setdefault(c[1], []).append(("free", [("f", k) for k in c[2]]))
+            else:
+                return None
+        for w, offs in self.leaked.items():
+            per.setdefault(w, []).append(("free", [("f", k) for k in offs]))
+        pid = ex.new_key()  # a key nobody else uses names the program on every worker
+        ex.send({w: [("progdef", pid, cmds)] for w, cmds in per.items()})
+        weakref.finalize(self, _drop_program, ex, pid, list(per))
+        return pid, list(per)
+
     def replay(self, ex, sess, inputs):
         """Issue the commands with fresh keys; return the outputs, rebind ``.grad``s."""
+        ex._check_open()
         base = ex.new_keys(self.nfresh).start if self.nfresh else 0
         inkeys = [t._keys for t in inputs]
+        if self.compiled is None:
+            self.compiled = self.compile(ex) or False
+        if self.compiled:
+            pid, workers = self.compiled
+            ex.send({w: [("prog", pid, base, inkeys)] for w in workers})
+            return self._outputs(sess, inputs, base)
 
         def m(k):
             if type(k) is int:
@@ -401,6 +439,16 @@ class Program:
                 handles[c[1]] = ex.export(req)
         for w, offs in self.leaked.items():
             ex.free(w, [base + k for k in offs])
+        return self._outputs(sess, inputs, base)
+
+    def _outputs(self, sess, inputs, base):
+        """The replay's outputs; ``.grad`` rebinding and version bumps."""
+
+        def m(k):
+            if type(k) is int:
+                return k
+            return base + k[1] if k[0] == "f" else inputs[k[1]]._keys[k[2]]
+
         storages = [None] * self.nstorages
 
         def build(tpl):
@@ -431,6 +479,18 @@ class Program:
             vc = inputs[target[1]]._vc if target[0] == "in" else target[1]
             vc[0] += d
         return _unflatten(self.tree, leaves)
+
+
+def _plus(k, s):
+    """Key symbol ``k`` of shard 0 moved to shard ``s`` (a layout's keys are consecutive)."""
+    if type(k) is int:
+        return k + s
+    return ("f", k[1] + s) if k[0] == "f" else ("i", k[1], k[2] + s)
+
+
+def _drop_program(ex, pid, workers):
+    if not ex.closed:
+        ex.send({w: [("progdel", pid)] for w in workers})
 
 
 def _same(a, b) -> bool:
