@@ -260,3 +260,45 @@ def test_memory_stays_flat_over_replays():
     del r
     st.synchronize()
     assert st.stats()["live_shards"] == before
+
+
+def test_grad_of_an_input_is_rebound():
+    def fn(x):
+        loss = (x * x).sum()
+        loss.backward()
+        return loss
+
+    f = st.jit(fn)
+    for seed in range(5):
+        x, xe = _x(seed=seed).requires_grad_(), _x(seed=seed).requires_grad_()
+        assert f(x).item() == fn(xe).item()
+        np.testing.assert_array_equal(x.grad.numpy(), xe.grad.numpy())
+    assert f.stats["replays"] == 3
+
+
+def test_nested_jit_and_worker_programs():
+    inner = st.jit(lambda x: x * 3)
+    outer = st.jit(lambda x: inner(x) + 1)
+    for _ in range(5):
+        x = _x()
+        np.testing.assert_array_equal(outer(x).numpy(), x.numpy() * 3 + 1)
+    assert outer.stats["replays"] == 3
+    # no transfers: each worker got the program once and runs it with one command a call
+    prog = next(iter(outer.entries.values())).program
+    assert prog.compiled
+    workers = getattr(st.runtime.session.current().executor, "_workers", None)
+    if workers is None:  # Ray actors: the program's stores are not visible from here
+        return
+    assert any(prog.compiled[0] in w.programs for w in workers)
+    pid = prog.compiled[0]
+    del outer, prog
+    st.synchronize()
+    assert not any(pid in w.programs for w in workers)  # dropped with the function
+
+
+def test_transfers_replay_from_the_driver():
+    f = st.jit(lambda a, b: a @ b)
+    for _ in range(4):
+        f(_x((6, 8), 3), _x((8, 4), 2, seed=3))
+    prog = next(iter(f.entries.values())).program
+    assert prog.compiled is False and f.stats["replays"] == 2
