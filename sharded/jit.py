@@ -121,10 +121,13 @@ class Jitted:
             self.stats["eager"] += 1
             return self.fn(*args, **kwargs)
         entry = self.entries.get(sig)
-        if entry is not None and entry.program is not None and entry.program.alive():
-            self.stats["replays"] += 1
-            return entry.program.replay(ex, sess, tensors)
+        if entry is not None and entry.program is not None:
+            if entry.program.alive():
+                self.stats["replays"] += 1
+                return entry.program.replay(ex, sess, tensors)
+            entry = None  # a captured tensor died (a rebound global): start over
         if entry is None:
+            self.entries.pop(sig, None)
             if len(self.entries) >= MAX_SIGNATURES:
                 self.entries.pop(next(iter(self.entries)))
             entry = self.entries[sig] = _Entry()

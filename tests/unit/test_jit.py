@@ -228,8 +228,29 @@ def test_rebound_capture_retraces():
     f = st.jit(lambda x: x * box["w"])
     for _ in range(3):
         f(_x())
-    box["w"] = st.full((12, 5), 3.0, shards=3, dtype=st.float64)  # the old one dies
-    np.testing.assert_array_equal(f(_x()).numpy(), _x().numpy() * 3)
+    for v in (3.0, 4.0, 5.0, 6.0, 7.0):  # each old one dies: traced again, never refused
+        box["w"] = st.full((12, 5), v, shards=3, dtype=st.float64)
+        for _ in range(3):
+            np.testing.assert_array_equal(f(_x()).numpy(), _x().numpy() * v)
+    assert f.stats["replays"] >= 5
+
+
+def test_random_draws_are_never_replayed():
+    f = st.jit(lambda x: x + st.rand(12, 5, shards=3, dtype=st.float64))
+    x = _x()
+    for _ in range(4):  # the generator's counter is a constant of each trace
+        f(x)
+    with pytest.raises(st.TraceError, match="changed between calls"):
+        f(x)
+
+
+def test_feeding_outputs_back():
+    f = st.jit(lambda x: x * 0.5 + 1)
+    x, xe = _x(), _x()
+    for _ in range(8):
+        x, xe = f(x), xe * 0.5 + 1
+    np.testing.assert_array_equal(x.numpy(), xe.numpy())
+    assert f.stats["replays"] >= 5
 
 
 def test_replay_errors_surface_at_the_next_read():
