@@ -38,8 +38,16 @@ How it works (the choices)
   checks that every captured tensor is still alive (a rebound global traces again).
 * **Autograd.** ``backward()`` and ``opt.step()`` inside the function are recorded like any
   op; outputs of a replay carry no autograd graph (call ``backward`` inside the function).
-* **Transfers.** Exports (worker-to-worker pieces, e.g. matmul of a row-split activation by
-  a whole weight) are re-issued by the replay, which substitutes the new handles.
+* **One command per worker.** A program without transfers is shipped once to every worker
+  it involves (``("progdef", id, per-shard commands)``, keys as symbols); a replay then
+  queues ``("prog", id, first fresh key, input keys)`` per worker, which the worker expands
+  and runs as one batch (fused elementwise runs included): the driver's cost of a replay no
+  longer grows with the number of ops. The program is dropped from the workers with the
+  jitted function.
+* **Transfers.** A program with exports (pieces moved between workers: a tree combine of a
+  gradient summed over row shards, matmul of differently split operands) is replayed from the
+  driver instead: its recorded executor calls are re-issued with the keys remapped and the
+  new export handles substituted, still without planning.
 * **Errors** of replayed commands surface at the next read, as eager ones do.
 """
 
@@ -110,6 +118,10 @@ class Jitted:
         self.eager = False
         self.stats = {"traces": 0, "replays": 0, "eager": 0}
         functools.update_wrapper(self, fn)
+
+    def __get__(self, obj, objtype=None):
+        """As a method decorator: bound to the instance (a hashable argument)."""
+        return self if obj is None else functools.partial(self, obj)
 
     def __call__(self, *args, **kwargs):
         leaves, tree = flatten((args, kwargs))
