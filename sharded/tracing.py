@@ -17,6 +17,7 @@ import weakref
 import numpy as np
 
 from .errors import TraceError
+from .jit_schedule import schedule
 from .tensor import ShardedTensor, Storage
 
 DEBUG = False  # print why traces were not replayable (and what survives a call)
@@ -328,6 +329,7 @@ class Program:
         self.leaked: dict = {}
         self.unclean = None
         self.compiled = None  # (program id, workers) once shipped; False: driver replay
+        self.order = None  # the driver replay's order (jit_schedule)
 
     def alive(self) -> bool:
         """Whether every captured tensor and every ``.grad`` owner still exists."""
@@ -402,6 +404,8 @@ class Program:
         inkeys = [t._keys for t in inputs]
         if self.compiled is None:
             self.compiled = self.compile(ex) or False
+            if not self.compiled:  # transfers: from the driver, exports merged in waves
+                self.order = schedule(self.cmds)
         if self.compiled:
             pid, workers = self.compiled
             ex.send({w: [("prog", pid, base, inkeys)] for w in workers})
@@ -413,7 +417,7 @@ class Program:
             return base + k[1] if k[0] == "f" else inkeys[k[1]][k[2]]
 
         handles = [None] * len(self.exports)
-        for c in self.cmds:
+        for c in self.order:
             tag = c[0]
             if tag == "g":
                 _, layout, kernel, args, o, params, label, inplace = c
@@ -434,9 +438,17 @@ class Program:
                 ex.submit(w, kernel, tuple(na), tuple(m(k) for k in outs), params, label, inplace)
             elif tag == "f":
                 ex.free(c[1], [base + k for k in c[2]])
-            else:
-                req = {w: [(m(it[0]),) + it[1:] for it in items] for w, items in c[2].items()}
-                handles[c[1]] = ex.export(req)
+            else:  # a wave's exports: one call per source worker
+                req, at = {}, []
+                for e in c[1]:
+                    for w, items in e[2].items():
+                        got = req.setdefault(w, [])
+                        at.append((e[1], w, len(got), len(items)))
+                        got += [(m(it[0]),) + it[1:] for it in items]
+                got = ex.export(req)
+                for n, w, i, k in at:
+                    handles[n] = handles[n] or {}
+                    handles[n][w] = got[w][i : i + k]
         for w, offs in self.leaked.items():
             ex.free(w, [base + k for k in offs])
         return self._outputs(sess, inputs, base)
