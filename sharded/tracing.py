@@ -114,7 +114,9 @@ class Recorder:
         self.raw.append(("e", requests, handles))
 
     def send(self, actions):
-        self.sent = True
+        # a dropped jit program (a finalizer) is no part of the call; anything else raw is
+        if any(c[0] != "progdel" for cmds in actions.values() for c in cmds):
+            self.sent = True
 
     def read(self, items):
         what = _user_line()
