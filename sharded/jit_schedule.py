@@ -12,7 +12,10 @@ waves of exports instead of eight.
 
 Dependencies are the keys a command reads, writes or frees (a later command that writes or
 frees a key an earlier one reads or writes comes after it: the per-worker queues run in
-order) and the export handles a command consumes.
+order) and the export handles a command consumes. A kernel's result may be a view of its
+inputs (NumPy's reshape, transpose, slicing), so an in-place write also orders itself after
+and before every command touching a key that may share memory with its target: the keys
+connected to it through any non-in-place command, a conservative closure.
 """
 
 from __future__ import annotations
@@ -48,6 +51,33 @@ def _touches(c):
     return [it[0] for items in c[2].values() for it in items], [], ()  # an export
 
 
+def _inplace(c) -> bool:
+    return c[0] in ("g", "s") and bool(c[7])
+
+
+def _alias_classes(cmds, touches):
+    """``key -> class``: keys joined when a non-in-place command reads one and makes the
+    other (its result may be a view of its input)."""
+    parent: dict = {}
+
+    def find(k):
+        root = k
+        while parent.get(root, root) != root:
+            root = parent[root]
+        while k != root:  # path compression
+            parent[k], k = root, parent.get(k, k)
+        return root
+
+    for c, (reads, writes, _) in zip(cmds, touches):
+        if c[0] in ("g", "s") and not _inplace(c):
+            for o in writes:
+                for k in reads:
+                    a, b = find(o), find(k)
+                    if a != b:
+                        parent[a] = b
+    return find
+
+
 def schedule(cmds) -> list:
     """``cmds`` reordered in waves; the exports of a wave become one ``("E", [export, ...])``
     item at its end. Returns the items in issue order.
@@ -62,13 +92,28 @@ def schedule(cmds) -> list:
     >>> [c[0] if c[0] != "E" else ("E", [e[1] for e in c[1]]) for c in schedule(cmds)]
     ['s', 's', ('E', [0, 1]), 's']
     """
+    touches = [_touches(c) for c in cmds]
+    cls = _alias_classes(cmds, touches)
+    last_inplace: dict = {}  # alias class -> the last in-place command writing into it
+    seen: dict = {}  # alias class -> indices of the commands that touched it
     last_write: dict = {}  # key -> index of the last command writing it
     reads_since: dict = {}  # key -> indices of commands reading it since that write
     export_at: dict = {}  # export number -> its command index
     wave = [0] * len(cmds)
     for i, c in enumerate(cmds):
-        reads, writes, used = _touches(c)
+        reads, writes, used = touches[i]
         deps = set()
+        classes = {cls(k) for k in reads} | {cls(k) for k in writes}
+        for a in classes:
+            j = last_inplace.get(a)
+            if j is not None:
+                deps.add(j)
+        if _inplace(c):
+            for a in {cls(k) for k in writes}:
+                deps.update(seen.get(a, ()))
+                last_inplace[a] = i
+        for a in classes:
+            seen.setdefault(a, []).append(i)
         for k in reads:
             j = last_write.get(k)
             if j is not None:
