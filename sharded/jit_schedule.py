@@ -15,7 +15,8 @@ frees a key an earlier one reads or writes comes after it: the per-worker queues
 order) and the export handles a command consumes. A kernel's result may be a view of its
 inputs (NumPy's reshape, transpose, slicing), so an in-place write also orders itself after
 and before every command touching a key that may share memory with its target: the keys
-connected to it through any non-in-place command, a conservative closure.
+connected to it through any non-in-place command, a conservative closure (keys of tensors
+made before the call, which may view one another, count as one).
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ def _alias_classes(cmds, touches):
     parent: dict = {}
 
     def find(k):
+        if type(k) is int or k[0] != "f":
+            k = "old"  # tensors made before the call may view one another: one class
         root = k
         while parent.get(root, root) != root:
             root = parent[root]
