@@ -323,3 +323,11 @@ def test_transfers_replay_from_the_driver():
         f(_x((6, 8), 3), _x((8, 4), 2, seed=3))
     prog = next(iter(f.entries.values())).program
     assert prog.compiled is False and f.stats["replays"] == 2
+    a, b = _x((6, 8), 3), _x((8, 4), 2, seed=3)
+    f(a, b)
+    st.synchronize()
+    before = st.stats()["live_shards"]
+    for _ in range(5):
+        f(a, b)
+    st.synchronize()
+    assert st.stats()["live_shards"] == before  # every piece and partial freed
