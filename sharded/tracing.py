@@ -86,6 +86,8 @@ class Recorder:
         self.abandoned = False
         self.sent = False
         live = _live_tensors()
+        # objects made before the call (by id: a tensor's == is elementwise)
+        self.existing = {id(t): weakref.ref(t) for t in live}
         # what a replay must guard or redo: captured keys -> their storage (alive?), the
         # .grad and version counter of every tensor that may be changed by the call
         self.owners = {}
@@ -245,6 +247,12 @@ class Recorder:
         for i, x in enumerate(self.inputs):
             if x is t:
                 return ("in", i)
+        ref = self.existing.get(id(t))
+        if ref is not None and ref() is t:  # e.g. a parameter: the same object again
+            return ("obj", weakref.ref(t), self._template_of_copy(t, norm, temps, keep, prog))
+        return self._template_of_copy(t, norm, temps, keep, prog)
+
+    def _template_of_copy(self, t, norm, temps, keep, prog):
         keys = [norm(k) for k in t._keys]
         if not keys or not all(isinstance(k, tuple) and k[0] == "f" for k in keys):
             if all(isinstance(k, tuple) and k[0] == "i" for k in keys) and keys:
@@ -468,6 +476,11 @@ class Program:
         def build(tpl):
             if tpl[0] == "in":
                 return inputs[tpl[1]]
+            if tpl[0] == "obj":  # (no recursion: a recursive closure is a reference cycle)
+                t = tpl[1]()
+                if t is not None:
+                    return t
+                tpl = tpl[2]
             kind, where, sk, layout, dtype, strides, offset = tpl
             if sk[0] == "same":
                 keys = sk[1] if where[0] == "keep" else inputs[where[1]]._keys

@@ -243,13 +243,14 @@ class Worker:
             return base + k[1] if k[0] == "f" else inkeys[k[1]][k[2]]
 
         cmds = []
+        add = cmds.append
         for c in self.programs[pid]:
             if c[0] == "free":
-                cmds.append(("free", [m(k) for k in c[1]]))
+                add(("free", [m(k) for k in c[1]]))
                 continue
             kernel, args, outs, params, label, inplace = c
-            args = tuple(("k", m(a[1]), a[2]) if a[0] == "k" else a for a in args)
-            cmds.append((kernel, args, tuple(m(k) for k in outs), params, label, inplace))
+            args = tuple([("k", m(a[1]), a[2]) if a[0] == "k" else a for a in args])
+            add((kernel, args, tuple([m(k) for k in outs]), params, label, inplace))
         return self.run(cmds)
 
     # ------------------------------------------------------------------ publishing

@@ -120,6 +120,14 @@ def test_kwargs_and_nested_outputs():
     assert f.stats["traces"] == 3
 
 
+def test_returning_a_captured_tensor_returns_it():
+    w = st.ones(12, 5, shards=3, dtype=st.float64)
+    f = st.jit(lambda x: (x * w, w))
+    for _ in range(4):
+        assert f(_x())[1] is w
+    assert f.stats["replays"] == 2
+
+
 def test_returning_an_input_and_an_alias():
     f = st.jit(lambda x: (x, x.detach(), x + 0))
     for _ in range(4):
