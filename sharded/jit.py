@@ -36,6 +36,10 @@ How it works (the choices)
   aliasing of the tensor arguments, the other arguments' values, the grad mode and the
   session; a new one traces again (up to :data:`MAX_SIGNATURES` per function). A replay also
   checks that every captured tensor is still alive (a rebound global traces again).
+* **Python values are constants.** What the function reads besides its arguments (a learning
+  rate a scheduler changes, a global flag) is baked into its trace, as in
+  ``torch.jit.trace``: pass such values as arguments (they are part of the signature) or call
+  ``f.reset()`` after changing them.
 * **Autograd.** ``backward()`` and ``opt.step()`` inside the function are recorded like any
   op; outputs of a replay carry no autograd graph (call ``backward`` inside the function).
 * **One command per worker.** A program without transfers is shipped once to every worker
@@ -121,6 +125,20 @@ class Jitted:
         self.eager = False
         self.stats = {"traces": 0, "replays": 0, "eager": 0}
         functools.update_wrapper(self, fn)
+
+    def reset(self) -> None:
+        """Forget every trace (after changing Python state the function reads): the next
+        calls trace again.
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> f = st.jit(lambda x: x + 1)
+        >>> f.reset(); f.entries
+        {}
+        """
+        self.entries.clear()
+        self.eager = False
 
     def __get__(self, obj, objtype=None):
         """As a method decorator: bound to the instance (a hashable argument)."""

@@ -339,3 +339,16 @@ def test_transfers_replay_from_the_driver():
         f(a, b)
     st.synchronize()
     assert st.stats()["live_shards"] == before  # every piece and partial freed
+
+
+def test_no_tensor_arguments_and_reset():
+    w = st.ones(12, 5, shards=3, dtype=st.float64)
+    box = {"scale": 2.0}
+    f = st.jit(lambda: (w * box["scale"]).sum())
+    for _ in range(4):
+        assert f().item() == 120.0
+    assert f.stats["replays"] == 2
+    box["scale"] = 3.0  # a constant of the trace: stale until reset
+    assert f().item() == 120.0
+    f.reset()
+    assert f().item() == 180.0
