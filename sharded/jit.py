@@ -149,7 +149,9 @@ class Jitted:
         tensors = [x for x in leaves if isinstance(x, ShardedTensor)]
         sess = tensors[0]._storage.session if tensors else _session.current()
         ex = sess.executor
-        sig = _signature(leaves, sess) if not self.eager and ex.recorder is None else None
+        sig = None
+        if not self.eager and ex.recorder is None:
+            sig = _signature(leaves, tree, sess)
         if sig is None:  # eager: nested in a trace, marked eager, or unhashable arguments
             self.stats["eager"] += 1
             return self.fn(*args, **kwargs)
@@ -227,7 +229,7 @@ def _tensor_sig(t: ShardedTensor):
     )
 
 
-def _signature(leaves, sess):
+def _signature(leaves, tree, sess):
     """The guard of a call: what a trace depends on besides captured state (None: arguments
     that cannot be hashed, so the call runs eagerly)."""
     storages: dict = {}
@@ -238,7 +240,7 @@ def _signature(leaves, sess):
             parts.append(("T", _tensor_sig(x), first))
         else:
             parts.append(("v", type(x).__name__, x))
-    sig = (tuple(parts), is_grad_enabled(), D.get_default_dtype().name, id(sess))
+    sig = (tuple(parts), tree, is_grad_enabled(), D.get_default_dtype().name, id(sess))
     try:
         hash(sig)
     except TypeError:
