@@ -19,13 +19,17 @@ How it works (the choices)
   the user's line; with ``fallback=True`` the call finishes eagerly instead, with a warning,
   and the function stays eager.
 * **Replay only what repeats.** Python state that changes between calls is baked into a
-  trace (Adam's step count in its bias correction, a random seed, state tensors rebound
-  instead of updated in place, a ``.grad`` accumulated across calls). So a signature replays
+  trace (Adam's step count in its bias correction, state tensors rebound instead of updated
+  in place, a ``.grad`` accumulated across calls). So a signature replays
   only once two consecutive traces are *equal* (same commands, constants, captured keys and
   side effects); the first call of a training step (which creates the optimizer's state)
   differs from the second, so the second and third calls are traced and the fourth replays.
   After :data:`MAX_TRACES` traces that never agree the function raises ``TraceError`` (or runs
   eagerly with a warning under ``fallback=True``).
+* **Random numbers.** A draw (``rand``, ``randn``, a dropout mask) records its counter as an
+  offset from the generator's state when the call began, so a replay draws exactly the
+  numbers an eager call would and moves the generator on as far; a function that calls
+  ``manual_seed`` itself leaves the state it sets.
 * **Side effects.** ``.grad`` of a tensor that requires grad (a parameter or an input) that
   the call rebinds is rebound by a replay to the replay's own tensor; version counters bumped
   by in-place ops are bumped by a replay too. A tensor made by the call that survives it in

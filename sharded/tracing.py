@@ -18,6 +18,7 @@ import numpy as np
 
 from .errors import TraceError
 from .jit_schedule import schedule
+from .ops.random import _rng  # the generator's (seed, counter): a dict mutated in place
 from .tensor import ShardedTensor, Storage
 
 DEBUG = False  # print why traces were not replayable (and what survives a call)
@@ -98,6 +99,7 @@ class Recorder:
         self.grads = [(weakref.ref(t), _keys_of(t.grad)) for t in live if t.requires_grad]
         self.vcs = {id(t._vc): (t._vc, t._vc[0]) for t in live}
         self.k0 = ex.new_key()
+        self.rng0 = dict(_rng)
 
     # the executor's hooks
     def group(self, layout, kernel, args, out, params, label, inplace):
@@ -183,6 +185,8 @@ class Recorder:
                 for k in nouts:
                     if isinstance(k, tuple) and k[0] == "f" and not inplace:
                         made[k[1]] = w
+                if kernel == "random":
+                    params = self._draw(params)
                 prog.cmds.append(("s", w, kernel, tuple(na), nouts, params, label, inplace))
             elif tag == "f":
                 _, w, keys = c
@@ -203,6 +207,11 @@ class Recorder:
                 }
                 prog.cmds.append(("e", n, req))
         prog.nfresh = k1 - k0
+        moved = _rng["counter"] - self.rng0["counter"]
+        if _rng["seed"] == self.rng0["seed"] and moved >= 0:  # a replay draws further on
+            prog.rng = ("advance", moved)
+        else:  # the function seeds the generator itself: its state after a call is fixed
+            prog.rng = ("set", dict(_rng))
         prog.captured = captured
         prog.owners = [self.owners[k] for k in sorted(captured) if k in self.owners]
         if self.sent:
@@ -241,6 +250,14 @@ class Recorder:
             roots = [x for x in leaves if isinstance(x, ShardedTensor)] + slot_objs
             prog.unclean = _survivors(roots, k0, k1)
         return prog
+
+    def _draw(self, params):
+        """A random draw's counter as an offset from the generator's state when the call
+        began, and its seed as that state's, so a replay draws the numbers eager would."""
+        c0, c = self.rng0["counter"], params["counter"]
+        if params["seed"] != self.rng0["seed"] or not c0 <= c < _rng["counter"]:
+            return params  # drawn after a manual_seed inside the call: the same each call
+        return dict(params, seed=("rng",), counter=("rng", c - c0))
 
     def _template(self, t, norm, temps, keep, prog):
         """How a replay rebuilds output (or ``.grad``) tensor ``t``."""
@@ -340,6 +357,7 @@ class Program:
         self.unclean = None
         self.compiled = None  # (program id, workers) once shipped; False: driver replay
         self.order = None  # the driver replay's order (jit_schedule)
+        self.rng = ("advance", 0)  # what a call does to the random generator's state
 
     def alive(self) -> bool:
         """Whether every captured tensor and every ``.grad`` owner still exists."""
@@ -361,6 +379,7 @@ class Program:
             ("the version counters it bumps", self._bump_key(), other._bump_key()),
             ("the tensors it keeps", self.leaked, other.leaked),
             ("the number of keys it makes", self.nfresh, other.nfresh),
+            ("the random numbers it draws", self.rng, other.rng),
             ("its output structure", self.tree, other.tree),
         )
         for what, a, b in checks:
@@ -393,8 +412,8 @@ class Program:
                 for s, w in enumerate(c[1].workers):
                     per.setdefault(w, []).append(("free", [("f", c[2] + s)]))
             elif tag == "s":
-                if any(a[0] not in ("k", "c") for a in c[3]):
-                    return None
+                if any(a[0] not in ("k", "c") for a in c[3]) or c[2] == "random":
+                    return None  # transfers, or draws whose counters change every call
                 per.setdefault(c[1], []).append(c[2:])
             elif tag == "f":
                 per.setdefault(c[1], []).append(("free", [("f", k) for k in c[2]]))
@@ -427,6 +446,7 @@ class Program:
             return base + k[1] if k[0] == "f" else inkeys[k[1]][k[2]]
 
         handles = [None] * len(self.exports)
+        seed, c0 = _rng["seed"], _rng["counter"]
         for c in self.order:
             tag = c[0]
             if tag == "g":
@@ -445,6 +465,8 @@ class Program:
                         na.append(("x", handles[a[1]][a[2]][a[3]]))
                     else:
                         na.append(a)
+                if kernel == "random" and params["seed"] == ("rng",):
+                    params = dict(params, seed=seed, counter=c0 + params["counter"][1])
                 ex.submit(w, kernel, tuple(na), tuple(m(k) for k in outs), params, label, inplace)
             elif tag == "f":
                 ex.free(c[1], [base + k for k in c[2]])
@@ -464,7 +486,11 @@ class Program:
         return self._outputs(sess, inputs, base)
 
     def _outputs(self, sess, inputs, base):
-        """The replay's outputs; ``.grad`` rebinding and version bumps."""
+        """The replay's outputs; ``.grad`` rebinding, version bumps, the generator's state."""
+        if self.rng[0] == "advance":
+            _rng["counter"] += self.rng[1]
+        else:
+            _rng.update(self.rng[1])
 
         def m(k):
             if type(k) is int:
