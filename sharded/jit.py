@@ -69,7 +69,6 @@ import gc
 import warnings
 
 from . import dtypes as D
-from . import tracing
 from .autograd import is_grad_enabled
 from .errors import TraceError
 from .runtime import session as _session
@@ -129,6 +128,19 @@ class Jitted:
         self.eager = False
         self.stats = {"traces": 0, "replays": 0, "eager": 0}
         functools.update_wrapper(self, fn)
+
+    def why(self) -> list:
+        """Why each signature's last trace could not be replayed yet (empty strings for
+        signatures that replay): what differed between two traces, or what a trace kept.
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> f = st.jit(lambda x: x * 2)
+        >>> _ = f(st.ones(2)); f.why()
+        ['first trace']
+        """
+        return ["" if e.program is not None else e.why for e in self.entries.values()]
 
     def reset(self) -> None:
         """Forget every trace (after changing Python state the function reads): the next
@@ -207,8 +219,6 @@ class Jitted:
         else:
             entry.why = prog.unclean or "first trace"
         entry.last = prog if prog.unclean is None else None
-        if tracing.DEBUG:
-            print(f"st.jit trace of {self.name}: {entry.why}")
         return out
 
 

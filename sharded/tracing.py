@@ -21,8 +21,6 @@ from .jit_schedule import schedule
 from .ops.random import _rng  # the generator's (seed, counter): a dict mutated in place
 from .tensor import ShardedTensor, Storage
 
-DEBUG = False  # print why traces were not replayable (and what survives a call)
-
 
 # ------------------------------------------------------------------ pytrees
 def flatten(obj):
@@ -328,9 +326,6 @@ def _survivors(roots, k0, k1):
     for t in _live_tensors():
         if id(t) in seen or not t._keys or not (k0 < t._keys[0] < k1):
             continue
-        if DEBUG:
-            for r in gc.get_referrers(t):
-                print("referrer", type(r), str(r)[:300])
         return (
             f"a tensor it made (shape {tuple(t.shape)}, {t.dtype.name}) outlives the call "
             "in Python state other than its outputs and .grad"
@@ -384,8 +379,6 @@ class Program:
         )
         for what, a, b in checks:
             if not _same(a, b):
-                if DEBUG:
-                    print(what, a, b)
                 return f"{what} changed between calls"
         return None
 

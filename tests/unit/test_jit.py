@@ -198,6 +198,7 @@ def test_adam_step_count_never_replays():
     f = st.jit(step)
     for _ in range(4):  # the bias correction differs on every step: never the same program
         f(st.ones(4, dtype=st.float64))
+    assert "changed between calls" in f.why()[0]
     with pytest.raises(st.TraceError, match="different program"):
         f(st.ones(4, dtype=st.float64))
 
