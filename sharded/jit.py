@@ -60,6 +60,8 @@ How it works (the choices)
   exports of a wave merged into one call per worker (the gradient all-reduces of a training
   step: 3 export calls instead of 11).
 * **Errors** of replayed commands surface at the next read, as eager ones do.
+* **One thread.** A trace records every command the session queues meanwhile: do not run
+  other ops from another thread while a jitted function is being traced.
 """
 
 from __future__ import annotations
