@@ -50,6 +50,7 @@ from .errors import (
     ShardedError,
     ShardingError,
     StateDictError,
+    TraceError,
     ValueOverflow,
     ViewError,
     WorkerLost,
@@ -57,6 +58,7 @@ from .errors import (
 from .functional import *  # noqa: F403
 from .info import info, stats, synchronize, trace_memory
 from .io import load, save
+from .jit import jit
 from .layout import Layout
 from .ops import linalg, random
 from .ops.arithmetic import *  # noqa: F403

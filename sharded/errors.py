@@ -95,6 +95,12 @@ class AutogradError(ShardedError, RuntimeError):
     """Backward cannot run: a freed graph, a modified saved tensor, a missing rule..."""
 
 
+class TraceError(ShardedError, RuntimeError):
+    """``st.jit`` cannot trace a function: it reads a tensor's value while being traced
+    (``if x.sum() > 0:``, ``item()``, an op whose plan depends on values), or keeps state a
+    replay could not reproduce. The message names the function, the read and the line."""
+
+
 class PublishedNotFound(ShardedError, KeyError):
     """No tensor is published under the name given to ``st.get`` or ``st.unpublish``."""
 

@@ -59,6 +59,9 @@ class Executor:
         self.bytes_moved = 0
         self.commands = 0
         self.transfer_bytes = TRANSFER_BYTES
+        # st.jit's tracer while a call is traced (None otherwise: one attribute test per call):
+        # it is told every submit/free/export and refuses reads (sharded.jit).
+        self.recorder = None
 
     @property
     def num_workers(self) -> int:
@@ -92,6 +95,8 @@ class Executor:
         expands for the shards it holds. ``args`` items are ``("K", start)`` (shard ``s``
         reads key ``start + s``) or ``("c", value)``; shard ``s`` writes key ``out + s``."""
         self._check_open()
+        if self.recorder is not None:
+            self.recorder.group(layout, kernel, args, out, params, label, inplace)
         wd, targets = layout_workers(layout)
         with self._lock:
             self._bcast.append(("group", kernel, wd, args, out, params, label, inplace))
@@ -107,6 +112,8 @@ class Executor:
         if not isinstance(keys, range):
             self.free_pairs(zip(layout.workers, keys))
             return
+        if self.recorder is not None:
+            self.recorder.gfree(layout, keys)
         wd, targets = layout_workers(layout)
         with self._lock:
             self._bcast.append(("gfree", wd, keys.start))
@@ -116,6 +123,8 @@ class Executor:
         """Queue ``kernel`` on worker ``w``. ``args`` items are ``("k", key, slices)``,
         ``("c", value)`` or ``("x", handle)`` for data exported or put earlier."""
         self._check_open()
+        if self.recorder is not None:
+            self.recorder.submit(w, kernel, args, outs, params, label, inplace)
         with self._lock:
             q = self._q(w)
             if any(a[0] == "x" for a in args):
@@ -135,6 +144,8 @@ class Executor:
         """Drop shards (called from tensor finalizers; never blocks)."""
         if self.closed:
             return
+        if self.recorder is not None:
+            self.recorder.free(w, keys)
         with self._lock:
             self._q(w).append(("free", tuple(keys)))
 
@@ -151,6 +162,8 @@ class Executor:
         for); they run after everything this client queued before on ``w``."""
         if self.closed:
             return
+        if self.recorder is not None:
+            self.recorder.send(actions)
         with self._lock:
             for w, cmds in actions.items():
                 self._q(w).extend(cmds)
@@ -178,6 +191,8 @@ class Executor:
                 out = self._export_all(requests)
             finally:
                 self._end()
+        if self.recorder is not None:
+            self.recorder.export(requests, out)
         return out
 
     def _export_all(self, requests) -> dict:
@@ -315,6 +330,8 @@ class Executor:
         those still running surface at a later read or :meth:`sync`.
         """
         self._check_open()
+        if self.recorder is not None:
+            self.recorder.read(items)  # a traced function may not read values (st.jit)
         with self._lock:
             by_w = collections.defaultdict(list)
             for i, (w, key, sl) in enumerate(items):

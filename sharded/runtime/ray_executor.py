@@ -318,6 +318,8 @@ class RayExecutor(Executor):
         return out
 
     def fetch(self, items):
+        if self.recorder is not None:
+            self.recorder.read(items)  # a traced function may not read values (st.jit)
         if not self._relays:
             return super().fetch(items)
         self._check_open()

@@ -19,6 +19,10 @@ executor wraps it in an actor. A batch is a list of commands run in order:
     copy (copy on write), so the published version never changes.
 ``("drop_range", lo, hi, keep)``
     drop every key in ``[lo, hi)`` but ``keep``: what a departed client left behind.
+``("progdef", pid, cmds)`` / ``("prog", pid, base, inkeys)`` / ``("progdel", pid)``
+    store a replayable program (``st.jit``: this worker's per-shard commands, keys written
+    ``("f", offset)``, ``("i", input, shard)`` or as themselves), run it with the fresh keys
+    from ``base`` and the inputs' keys ``inkeys`` (one command per call), or drop it.
 ``("B", i, cmds)``
     the batch's *layout commands* (``cmds``, or the batch's i-th extra argument): commands
     that name a whole layout, shipped once to every worker involved. ``("bsync", n)`` runs
@@ -86,6 +90,7 @@ class Worker:
         self.fusion_block, self.fusion_min = fusion.BLOCK_ELEMS, fusion.MIN_ELEMS
         self.fused_runs = self.fused_commands = 0
         self._mine: dict = {}  # layout description -> the shards this worker holds
+        self.programs: dict = {}  # st.jit programs: id -> per-shard commands with key symbols
 
     # ------------------------------------------------------------------ running
     def run(self, cmds, *refs):
@@ -138,6 +143,12 @@ class Worker:
             self._alias(cmd[1], cmd[2], errors)
         elif head == "drop_range":
             self._drop_range(*cmd[1:])
+        elif head == "prog":
+            errors += self._program(*cmd[1:])
+        elif head == "progdef":
+            self.programs[cmd[1]] = cmd[2]
+        elif head == "progdel":
+            self.programs.pop(cmd[1], None)
         else:
             self._kernel(cmd, refs, errors)
 
@@ -222,6 +233,25 @@ class Worker:
                 a = tuple(("k", x[1] + s, None) if x[0] == "K" else x for x in args)
                 out.append((kernel, a, (base + s,), params, (label, s), inplace))
         return self.run(out, *refs) if out else []
+
+    def _program(self, pid, base, inkeys) -> list:
+        """Run stored program ``pid`` with its keys bound (see the module docstring)."""
+
+        def m(k):
+            if type(k) is int:
+                return k
+            return base + k[1] if k[0] == "f" else inkeys[k[1]][k[2]]
+
+        cmds = []
+        add = cmds.append
+        for c in self.programs[pid]:
+            if c[0] == "free":
+                add(("free", [m(k) for k in c[1]]))
+                continue
+            kernel, args, outs, params, label, inplace = c
+            args = tuple([("k", m(a[1]), a[2]) if a[0] == "k" else a for a in args])
+            add((kernel, args, tuple([m(k) for k in outs]), params, label, inplace))
+        return self.run(cmds)
 
     # ------------------------------------------------------------------ publishing
     def _alias(self, src, dst, errors):

@@ -20,6 +20,7 @@ import numpy as np
 import sharded as st
 
 from .bench_algorithms import run as run_algorithms
+from .bench_jit import run as run_jit
 from .bench_linalg import run as run_linalg
 from .bench_report import BenchError, check_plotting, parse_workers, plot, scaling, write_json
 from .timing import dask_array, median_time, report
@@ -155,6 +156,8 @@ def run(
     if mlp_rows:
         rows += _mlp_case(st, mlp_rows, max(1, min(repeat, 3)), out)
     report(rows, nw, out)
+    if tiny_ops or mlp_rows:  # st.jit against eager: 200 tiny ops, a 10,000 x 64 MLP step
+        rows += run_jit(st, tiny_ops, 10_000 if mlp_rows else 0, max(repeat, 5), out)
     if linalg:
         rows += run_linalg(repeat=max(1, min(repeat, 3)), out=out)
     if algorithms:
