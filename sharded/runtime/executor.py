@@ -274,7 +274,7 @@ class Executor:
         for v in targets:
             self._queues[v], self._refs[v] = [], []
         self._bmark = [0] * self.num_workers
-        shared = self._share(bc)
+        shared = self._share(bc) if bc else None
         order, kids, nout = sorted(targets), {}, {}
         if tedges:  # reductions: children first, their partials become the parents' refs
             order, kids, nout = _wire(bc, order)
