@@ -275,7 +275,7 @@ class RayExecutor(Executor):
             self._outbox[r], objs, self._objs[r] = [], self._objs[r], []
             forget, self._forget[r] = self._forget[r], []
             f = fetch.get(r) if fetch else None
-            ref = self._relays[r].forward.remote(sends, objs, forget, f, True, ret)
+            ref = self._relays[r].forward.remote(tuple(sends), objs, forget, f, True, ret)
             for _, _, _, hids in sends:
                 for h in hids:
                     if h in self._hwhere:  # else its handle died already (forgotten)
