@@ -54,6 +54,7 @@ class Executor:
         self._btargets: dict = {}  # id(frozenset of workers) -> that set, for this batch
         self._bmark = [0] * n  # len(_bcast) when worker w's queue last synced with it
         self._tedges: dict = {}  # child worker -> parents, of the trees in _bcast (_ship)
+        self._kids: dict = {}  # the last shipment's tree links: worker -> [(child, i)]
         self._depth = 0  # nesting of flush calls: _post runs when the outermost one ends
         self.published = None  # the PublishClient, made on first use (sharded.service)
         self.closed = False
@@ -278,6 +279,7 @@ class Executor:
         order, kids, nout = sorted(targets), {}, {}
         if tedges:  # reductions: children first, their partials become the parents' refs
             order, kids, nout = _wire(bc, order)
+        self._kids = kids
         out, got = {}, {}
         for v in order:
             nx = want.get(v, 0)
@@ -353,7 +355,8 @@ class Executor:
                 by_w[w].append((i, key, sl))
             self._depth += 1
             try:
-                if self._bcast:  # the reads ride in the shipment of the layout commands
+                shipped = bool(self._bcast)
+                if shipped:  # the reads ride in the shipment of the layout commands
                     for w, its in by_w.items():
                         self._q(w).extend(("export", k, sl) for _, k, sl in its)
                     handles = self._ship(reads={w: len(its) for w, its in by_w.items()})
@@ -364,7 +367,8 @@ class Executor:
             finally:
                 self._end(True)
             pending = []
-            for w in by_w:
+            kids = self._kids if shipped else {}
+            for w in _feeding(by_w, kids):  # a tree child's batch is done when its root's is
                 pending.extend(self._inflight[w])
                 self._inflight[w].clear()
             flat = [h for w in by_w for h in handles[w]]
@@ -505,6 +509,18 @@ def _wire(bc, order):
     for v in order:
         visit(v)
     return out, kids, nout
+
+
+def _feeding(workers, kids) -> list:
+    """``workers`` and the workers whose partials their batches took (transitively)."""
+    out = dict.fromkeys(workers)
+    todo = list(out)
+    while todo and kids:
+        for k, _ in kids.get(todo.pop(), ()):
+            if k not in out:
+                out[k] = None
+                todo.append(k)
+    return list(out)
 
 
 def _cycle(edges, new) -> bool:
