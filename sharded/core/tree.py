@@ -3,10 +3,18 @@
 Each shard reduces locally (a *chunk* kernel: keepdims partials). Shards that share their
 coordinates along the kept dims form a *group*; if the reduced dims are not split, a group is
 one shard and nothing moves. Otherwise partials are first combined on each worker, then
-across workers in a tree of fan-in 8 (:func:`combine_tree`: log8 rounds, one export per
-source worker per round). A group's result lands on the worker of its first shard, so the
-output stays aligned with the input (``x - x.max(dim, keepdim=True)`` is local when ``dim``
-is not split).
+across workers in a tree of fan-in 8. A group's result lands on the worker of its first
+shard, so the output stays aligned with the input (``x - x.max(dim, keepdim=True)`` is local
+when ``dim`` is not split).
+
+A reduction over a layout whose keys are a range is ONE layout command
+(``Executor.submit_tree``, planned once per layout by :func:`tree_plan`): every worker
+expands it for its shards (``Worker._tree``) and knows from it its place in each group's
+tree; when the flush ships, each child's batch returns its partial and its parent's batch
+takes it (the executor dispatches children first), so the driver's work per reduction does
+not grow with the shard count and a read of the result rides in the root's batch. Other
+reductions (irregular keys; groups whose trees would wait on each other) combine round by
+round (:func:`combine_tree`: log8 rounds, one export per source worker per round).
 
 :func:`plan_reduce` is the planner every reduction shares (the reduce family, and matmul and
 linalg, which sum partial products); its pure pieces are :func:`reduce_groups` and

@@ -228,6 +228,15 @@ class RayExecutor(Executor):
 
     def _relay_dispatch(self, w, cmds, refs, nexp):
         r = self._relay_of[w]
+        # Data exported through another relay whose batch is not sent yet: send it first (a
+        # post starts new outboxes and object lists, so before this batch takes its refs).
+        if any(
+            isinstance(h, _Handle)
+            and self._hwhere[h.hid][0] != r
+            and self._hwhere[h.hid][1] is None
+            for h in refs
+        ):
+            self._post(True)
         objs, args = self._objs[r], []
         for ref in refs:
             if isinstance(ref, _Handle):  # data another worker exported
@@ -236,9 +245,6 @@ class RayExecutor(Executor):
                     args.append(("h", ref.hid))
                     continue
                 # exported through another relay: fetch the ref it returned, pass it on
-                if fwd is None:
-                    self._post(True)
-                    fwd = self._hwhere[ref.hid][1]
                 ref = ray.get(fwd)[ref.hid]
             args.append(("o", len(objs)))
             objs.append(ref)
