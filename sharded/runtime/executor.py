@@ -278,7 +278,7 @@ class Executor:
         shared = self._share(bc) if bc else None
         order, kids, nout = sorted(targets), {}, {}
         if tedges:  # reductions: children first, their partials become the parents' refs
-            order, kids, nout = _wire(bc, order)
+            order, kids, nout = _wired(bc, order)
         self._kids = kids
         out, got = {}, {}
         for v in order:
@@ -477,6 +477,24 @@ def layout_workers(layout):
             _WORKERS.clear()
         hit = _WORKERS[ws] = (desc, frozenset(ws))
     return hit
+
+
+_WIRED: dict = {}
+
+
+def _wired(bc, order):
+    """:func:`_wire`, cached by the trees' group tuples (the planner's cached objects: the
+    cache keeps them alive, so their ids stay theirs) and the workers shipped to."""
+    trees = [c[2] for c in bc if c[0] == "tree"]
+    key = (tuple((id(t[9]), len(t[5]), t[11]) for t in trees), tuple(order))
+    hit = _WIRED.get(key)
+    if hit is not None and all(a is t[9] for a, t in zip(hit[0], trees)):
+        return hit[1]
+    if len(_WIRED) > 256:
+        _WIRED.clear()
+    out = _wire(bc, order)
+    _WIRED[key] = ([t[9] for t in trees], out)
+    return out
 
 
 def _wire(bc, order):
