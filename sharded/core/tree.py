@@ -32,6 +32,7 @@ import numpy as np
 from .. import dtypes as D
 from ..errors import ArgumentError
 from ..layout import Layout
+from ..runtime.executor import has_cycle
 from .dataflow import Operand
 from .registry import kernel
 
@@ -121,30 +122,12 @@ def tree_plan(lay: Layout, dims):
         roots.append(root)
     edges = tuple(dict.fromkeys(edges))
     plan = (tuple(groups), edges, roots)
-    if len(groups) > 1 and _cyclic(edges):
+    if len(groups) > 1 and has_cycle(edges):
         plan = None
     if len(_PLANS) > 1024:
         _PLANS.clear()
     _PLANS[(lay, dims)] = plan
     return plan
-
-
-def _cyclic(edges) -> bool:
-    """Whether the ``(child, parent)`` pairs have a cycle."""
-    graph = collections.defaultdict(set)
-    for c, p in edges:
-        graph[c].add(p)
-    state: dict = {}
-
-    def visit(v):
-        state[v] = 1
-        for p in graph.get(v, ()):
-            if state.get(p) == 1 or (p not in state and visit(p)):
-                return True
-        state[v] = 2
-        return False
-
-    return any(v not in state and visit(v) for v in list(graph))
 
 
 def _out_layout(lay, dims, keepdim, roots):

@@ -513,19 +513,19 @@ def _wire(bc, order):
                 k, n = parts[p], nout.get(parts[p], 0)
                 kids.setdefault(parts[(p - 1) // fan], []).extend((k, n + i) for i in range(nparts))
                 nout[k] = n + nparts
-    # children first (depth-first post-order over the child -> parent edges; acyclic)
+    # children first: a depth-first post-order over the child -> parent edges (acyclic),
+    # iterative (the trees of one shipment may chain many workers)
     done, out = set(), []
-
-    def visit(v):
-        if v in done:
-            return
-        done.add(v)
-        for k, _ in kids.get(v, ()):
-            visit(k)
-        out.append(v)
-
-    for v in order:
-        visit(v)
+    for v0 in order:
+        stack = [(v0, False)]
+        while stack:
+            v, ready = stack.pop()
+            if ready:
+                out.append(v)
+            elif v not in done:
+                done.add(v)
+                stack.append((v, True))
+                stack += [(k, False) for k, _ in reversed(kids.get(v, ())) if k not in done]
     return out, kids, nout
 
 
@@ -541,23 +541,44 @@ def _feeding(workers, kids) -> list:
     return list(out)
 
 
-def _cycle(edges, new) -> bool:
-    """Whether adding ``new`` ``(child, parent)`` pairs to ``edges`` (child -> parents)
-    closes a cycle (a batch would wait for its own result)."""
-    graph = {c: set(ps) for c, ps in edges.items()}
+def _cycle(edges, new=()) -> bool:
+    """Whether ``edges`` (child -> parents) with the ``new`` ``(child, parent)`` pairs have a
+    cycle (a batch would wait for its own result). Kahn's algorithm: a graph is acyclic iff
+    repeatedly removing the nodes nothing points to removes them all.
+
+    Examples
+    --------
+    >>> _cycle({0: {1}}, [(1, 2)]), _cycle({0: {1}}, [(1, 0)])
+    (False, True)
+    """
+    graph = collections.defaultdict(set)
+    for c, ps in edges.items():
+        graph[c] |= set(ps)
     for c, p in new:
-        graph.setdefault(c, set()).add(p)
-    state: dict = {}
-
-    def cyclic(v):
-        state[v] = 1
+        graph[c].add(p)
+    indeg = collections.Counter(p for ps in graph.values() for p in ps)
+    free = [v for v in graph if not indeg[v]]
+    seen = 0
+    while free:
+        v = free.pop()
+        seen += 1
         for p in graph.get(v, ()):
-            if state.get(p) == 1 or (p not in state and cyclic(p)):
-                return True
-        state[v] = 2
-        return False
+            indeg[p] -= 1
+            if not indeg[p]:
+                free.append(p)
+    nodes = set(graph) | set(indeg)
+    return seen < len(nodes)
 
-    return any(v not in state and cyclic(v) for v in list(graph))
+
+def has_cycle(pairs) -> bool:
+    """Whether the ``(child, parent)`` ``pairs`` have a cycle.
+
+    Examples
+    --------
+    >>> has_cycle([(1, 0), (2, 1)]), has_cycle([(1, 0), (0, 1)])
+    (False, True)
+    """
+    return _cycle({}, pairs)
 
 
 def _append(lst, v) -> int:
