@@ -3,10 +3,18 @@
 Each shard reduces locally (a *chunk* kernel: keepdims partials). Shards that share their
 coordinates along the kept dims form a *group*; if the reduced dims are not split, a group is
 one shard and nothing moves. Otherwise partials are first combined on each worker, then
-across workers in a tree of fan-in 8 (:func:`combine_tree`: log8 rounds, one export per
-source worker per round). A group's result lands on the worker of its first shard, so the
-output stays aligned with the input (``x - x.max(dim, keepdim=True)`` is local when ``dim``
-is not split).
+across workers in a tree of fan-in 8. A group's result lands on the worker of its first
+shard, so the output stays aligned with the input (``x - x.max(dim, keepdim=True)`` is local
+when ``dim`` is not split).
+
+A reduction over a layout whose keys are a range is ONE layout command
+(``Executor.submit_tree``, planned once per layout by :func:`tree_plan`): every worker
+expands it for its shards (``Worker._tree``) and knows from it its place in each group's
+tree; when the flush ships, each child's batch returns its partial and its parent's batch
+takes it (the executor dispatches children first), so the driver's work per reduction does
+not grow with the shard count and a read of the result rides in the root's batch. Other
+reductions (irregular keys; groups whose trees would wait on each other) combine round by
+round (:func:`combine_tree`: log8 rounds, one export per source worker per round).
 
 :func:`plan_reduce` is the planner every reduction shares (the reduce family, and matmul and
 linalg, which sum partial products); its pure pieces are :func:`reduce_groups` and
@@ -24,6 +32,7 @@ import numpy as np
 from .. import dtypes as D
 from ..errors import ArgumentError
 from ..layout import Layout
+from ..runtime.executor import has_cycle
 from .dataflow import Operand
 from .registry import kernel
 
@@ -73,6 +82,63 @@ def reduce_layout(lay: Layout, dims, keepdim, roots=None) -> Layout:
         bounds = [b for d, b in enumerate(bounds) if d not in dims]
         shape = [n for d, n in enumerate(shape) if d not in dims]
     return Layout.from_bounds(shape, bounds, roots, replicated=lay.is_replicated)
+
+
+# ------------------------------------------------------------------- trees as commands
+_PLANS: dict = {}
+_OUTS: dict = {}
+
+
+def tree_plan(lay: Layout, dims):
+    """A reduction of ``lay`` over ``dims`` as the workers walk it: ``(groups, edges,
+    roots)``, or None when its groups' trees would wait on each other (two groups whose
+    workers are each other's parents: the planner then combines round by round).
+
+    ``groups[g]`` is ``(parts, live)``: the workers of group ``g``, its root (the worker of
+    its first shard, where the result lands) first, then the others in shard order, and the
+    shards that reduce (those not empty along ``dims``; the first one if all are). Position
+    ``p`` of ``parts`` combines the partials of positions ``p * 8 + 1 ... p * 8 + 8`` with
+    its own (a fan-in-8 heap: log8 levels). ``edges`` are the ``(child, parent)`` worker
+    pairs. Cached per layout and dims: a repeated reduction plans in one lookup.
+
+    Examples
+    --------
+    >>> from sharded.layout import Layout
+    >>> lay = Layout.from_bounds((6,), [(0, 2, 4, 6)], [1, 0, 1])
+    >>> tree_plan(lay, (0,))
+    ((((1, 0), (0, 1, 2)),), ((0, 1),), [1])
+    """
+    hit = _PLANS.get((lay, dims))
+    if hit is not None or (lay, dims) in _PLANS:
+        return hit
+    shards = lay.shards()
+    groups, edges, roots = [], [], []
+    for members in reduce_groups(lay, dims).values():
+        live = [s for s in members if all(shards[s][2][d] > 0 for d in dims)] or members[:1]
+        root = shards[members[0]][0]
+        parts = tuple(dict.fromkeys([root] + [shards[s][0] for s in live]))
+        groups.append((parts, tuple(live)))
+        edges += [(parts[p], parts[(p - 1) // FAN_IN]) for p in range(1, len(parts))]
+        roots.append(root)
+    edges = tuple(dict.fromkeys(edges))
+    plan = (tuple(groups), edges, roots)
+    if len(groups) > 1 and has_cycle(edges):
+        plan = None
+    if len(_PLANS) > 1024:
+        _PLANS.clear()
+    _PLANS[(lay, dims)] = plan
+    return plan
+
+
+def _out_layout(lay, dims, keepdim, roots):
+    """:func:`reduce_layout`, cached (a layout's hash is computed once)."""
+    key = (lay, dims, keepdim)
+    out = _OUTS.get(key)
+    if out is None:
+        if len(_OUTS) > 1024:
+            _OUTS.clear()
+        out = _OUTS[key] = reduce_layout(lay, dims, keepdim, roots)
+    return out
 
 
 # ---------------------------------------------------------------------- combine tree
@@ -136,12 +202,32 @@ def plan_reduce(ex, x, fn, dims, keepdim, out_dtype, arg=False, flat=False, labe
     dims = tuple(sorted(dims))
     chunk, combine = ("arg_chunk", "arg_combine") if arg else ("reduce_chunk", "reduce_combine")
     nparts = 2 if arg else 1
-    shards = lay.shards()
     if fn in ("max", "min") and any(lay.shape[d] == 0 for d in dims):
         raise ArgumentError(
             f"{label}(): cannot reduce over dimension(s) {dims} of size 0 "
             f"(shape {lay.shape}); the operation has no identity"
         )
+    # A traced call (st.jit's recorder) takes the per-shard path, whose submits and exports
+    # the recorder knows how to replay with fresh keys.
+    ranged = isinstance(keys, range) and getattr(ex, "recorder", None) is None
+    plan = tree_plan(lay, dims) if ranged else None
+    if plan is not None:  # one layout command; the workers walk the combine tree
+        groups, edges, roots = plan
+        if arg:
+            cparams = {"fn": fn, "axis": None if flat else dims[0], "gshape": lay.shape}
+        else:
+            cparams = {"fn": fn, "axis": dims, "dtype": out_dtype.np.str}
+        outs = tuple(ex.new_keys(len(groups)).start for _ in range(nparts))
+        squeeze = dims if not keepdim and dims else None
+        spec = (chunk, cparams, combine, fn, keys.start, outs, lay.bounds, lay.is_replicated)
+        spec += (squeeze, groups, label, FAN_IN)
+        ex.submit_tree(lay, spec, edges)
+        out = _out_layout(lay, dims, keepdim, roots)
+        results = [Operand(out, out_dtype, range(o, o + len(groups))) for o in outs]
+        if arg:
+            results[1] = Operand(out, D.int64, results[1].keys)
+        return results
+    shards = lay.shards()
 
     def chunk_params(s):
         if arg:

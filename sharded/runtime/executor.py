@@ -53,6 +53,8 @@ class Executor:
         self._bcast: list = []
         self._btargets: dict = {}  # id(frozenset of workers) -> that set, for this batch
         self._bmark = [0] * n  # len(_bcast) when worker w's queue last synced with it
+        self._tedges: dict = {}  # child worker -> parents, of the trees in _bcast (_ship)
+        self._kids: dict = {}  # the last shipment's tree links: worker -> [(child, i)]
         self._depth = 0  # nesting of flush calls: _post runs when the outermost one ends
         self.published = None  # the PublishClient, made on first use (sharded.service)
         self.closed = False
@@ -100,6 +102,25 @@ class Executor:
         wd, targets = layout_workers(layout)
         with self._lock:
             self._bcast.append(("group", kernel, wd, args, out, params, label, inplace))
+            self._btargets[id(targets)] = targets
+            self.commands += 1
+            if len(self._bcast) >= MAX_BATCH:
+                self.flush_all()
+
+    def submit_tree(self, layout, spec, edges) -> None:
+        """Queue a whole reduction over ``layout`` as one layout command (``("tree", desc,
+        spec)``, see :meth:`Worker._tree`). ``edges`` are its ``(child, parent)`` worker
+        pairs: when this flush is shipped, each child's batch returns its partial and the
+        parent's batch takes it (children are dispatched first). A tree whose edges would
+        close a cycle with the trees already queued ships those first."""
+        self._check_open()
+        wd, targets = layout_workers(layout)
+        with self._lock:
+            if self._tedges and edges and _cycle(self._tedges, edges):
+                self.flush_all()
+            for c, p in edges:
+                self._tedges.setdefault(c, set()).add(p)
+            self._bcast.append(("tree", wd, spec))
             self._btargets[id(targets)] = targets
             self.commands += 1
             if len(self._bcast) >= MAX_BATCH:
@@ -250,30 +271,43 @@ class Executor:
         executors that gather the batches of a flush into fewer messages (relays) may send
         them here."""
 
-    def _ship(self, w=None, nexp: int = 0):
+    def _ship(self, w=None, nexp: int = 0, reads=None):
         """Send the layout commands, serialized once, to every worker they involve, each with
-        its own queue (worker ``w`` with its ``nexp`` exports); returns ``w``'s exports."""
+        its own queue (worker ``w`` with its ``nexp`` exports, or each worker of ``reads``
+        with ``reads[v]``); returns ``w``'s exports (with ``reads``: ``{v: exports}``)."""
         bc, bt, self._bcast, self._btargets = self._bcast, self._btargets, [], {}
-        targets = set()
+        tedges, self._tedges = self._tedges, {}
+        want = dict(reads or {})
+        if w is not None:
+            want[w] = nexp
+        targets = set(want)
         for t in bt.values():
             targets |= t
         targets.update(v for v, q in enumerate(self._queues) if q)
-        if w is not None:
-            targets.add(w)
         # take every target's queue at once: a free queued meanwhile (a finalizer) must go to
         # the next shipment, whose "bsync" marks refer to the next list of layout commands
         taken = {v: (self._queues[v], self._refs[v]) for v in targets}
         for v in targets:
             self._queues[v], self._refs[v] = [], []
         self._bmark = [0] * self.num_workers
-        shared = self._share(bc)
-        exports = []
-        for v in sorted(targets):
-            e = self._flush(v, nexp if v == w else 0, shared, taken[v])
-            if v == w:
-                exports = e
+        shared = self._share(bc) if bc else None
+        order, kids, nout = sorted(targets), {}, {}
+        if tedges:  # reductions: children first, their partials become the parents' refs
+            order, kids, nout = _wired(bc, order)
+        self._kids = kids
+        out, got = {}, {}
+        for v in order:
+            nx = want.get(v, 0)
+            if v in kids:
+                cmds, refs = taken[v]
+                cmds.insert(0, ("tref", len(refs)))
+                refs.extend(got[c][i] for c, i in kids[v])
+            e = self._flush(v, nx + nout.get(v, 0), shared, taken[v])
+            if v in nout:
+                e, got[v] = e[:nx], e[nx:]
+            out[v] = e
         self._backpressure()
-        return exports
+        return out if reads is not None else out.get(w, [])
 
     def _share(self, bc):
         """The layout commands of one flush as every worker's batch receives them."""
@@ -338,14 +372,20 @@ class Executor:
                 by_w[w].append((i, key, sl))
             self._depth += 1
             try:
-                if self._bcast:
-                    self._ship()
-                handles = self._export_all({w: [it[1:] for it in its] for w, its in by_w.items()})
+                shipped = bool(self._bcast)
+                if shipped:  # the reads ride in the shipment of the layout commands
+                    for w, its in by_w.items():
+                        self._q(w).extend(("export", k, sl) for _, k, sl in its)
+                    handles = self._ship(reads={w: len(its) for w, its in by_w.items()})
+                else:
+                    want = {w: [it[1:] for it in its] for w, its in by_w.items()}
+                    handles = self._export_all(want)
                 self.flush_all()  # start everything else queued, too
             finally:
                 self._end(True)
             pending = []
-            for w in by_w:
+            kids = self._kids if shipped else {}
+            for w in _feeding(by_w, kids):  # a tree child's batch is done when its root's is
                 pending.extend(self._inflight[w])
                 self._inflight[w].clear()
             flat = [h for w in by_w for h in handles[w]]
@@ -454,6 +494,108 @@ def layout_workers(layout):
             _WORKERS.clear()
         hit = _WORKERS[ws] = (desc, frozenset(ws))
     return hit
+
+
+_WIRED: dict = {}
+
+
+def _wired(bc, order):
+    """:func:`_wire`, cached by the trees' group tuples (the planner's cached objects: the
+    cache keeps them alive, so their ids stay theirs) and the workers shipped to."""
+    trees = [c[2] for c in bc if c[0] == "tree"]
+    key = (tuple((id(t[9]), len(t[5]), t[11]) for t in trees), tuple(order))
+    hit = _WIRED.get(key)
+    if hit is not None and all(a is t[9] for a, t in zip(hit[0], trees)):
+        return hit[1]
+    if len(_WIRED) > 256:
+        _WIRED.clear()
+    out = _wire(bc, order)
+    _WIRED[key] = ([t[9] for t in trees], out)
+    return out
+
+
+def _wire(bc, order):
+    """How the trees among layout commands ``bc`` link the batches of one shipment:
+    ``(order, kids, nout)`` = the workers in an order that puts every child before its
+    parent, ``kids[v]`` the worker whose next partial each ref of ``v``'s batch is (in the
+    order ``v``'s trees take them) and ``nout[v]`` the partials ``v``'s batch returns."""
+    kids, nout = {}, {}
+    for c in bc:
+        if c[0] != "tree":
+            continue
+        spec = c[2]
+        nparts, fan = len(spec[5]), spec[11]
+        for parts, _ in spec[9]:
+            for p in range(1, len(parts)):  # ascending: the order the parent takes them
+                k, n = parts[p], nout.get(parts[p], 0)
+                kids.setdefault(parts[(p - 1) // fan], []).extend((k, n + i) for i in range(nparts))
+                nout[k] = n + nparts
+    # children first: a depth-first post-order over the child -> parent edges (acyclic),
+    # iterative (the trees of one shipment may chain many workers)
+    done, out = set(), []
+    for v0 in order:
+        stack = [(v0, False)]
+        while stack:
+            v, ready = stack.pop()
+            if ready:
+                out.append(v)
+            elif v not in done:
+                done.add(v)
+                stack.append((v, True))
+                stack += [(k, False) for k, _ in reversed(kids.get(v, ())) if k not in done]
+    return out, kids, nout
+
+
+def _feeding(workers, kids) -> list:
+    """``workers`` and the workers whose partials their batches took (transitively)."""
+    out = dict.fromkeys(workers)
+    todo = list(out)
+    while todo and kids:
+        for k, _ in kids.get(todo.pop(), ()):
+            if k not in out:
+                out[k] = None
+                todo.append(k)
+    return list(out)
+
+
+def _cycle(edges, new=()) -> bool:
+    """Whether ``edges`` (child -> parents) with the ``new`` ``(child, parent)`` pairs have a
+    cycle (a batch would wait for its own result). Kahn's algorithm: a graph is acyclic iff
+    repeatedly removing the nodes nothing points to removes them all.
+
+    Examples
+    --------
+    >>> _cycle({0: {1}}, [(1, 2)]), _cycle({0: {1}}, [(1, 0)])
+    (False, True)
+    """
+    graph = collections.defaultdict(set)
+    for c, ps in edges.items():
+        graph[c] |= set(ps)
+    for c, p in new:
+        graph[c].add(p)
+    indeg = collections.Counter(p for ps in graph.values() for p in ps)
+    free = [v for v in graph if not indeg[v]]
+    seen = 0
+    while free:
+        v = free.pop()
+        seen += 1
+        for p in graph.get(v, ()):
+            indeg[p] -= 1
+            if not indeg[p]:
+                free.append(p)
+    nodes = set(graph) | set(indeg)
+    return seen < len(nodes)
+
+
+def has_cycle(pairs) -> bool:
+    """Whether the ``(child, parent)`` ``pairs`` have a cycle.
+
+    Examples
+    --------
+    >>> has_cycle([(1, 0), (2, 1)]), has_cycle([(1, 0), (0, 1)])
+    (False, True)
+    """
+    return _cycle({}, pairs)
 
 
 def _append(lst, v) -> int:

@@ -228,6 +228,15 @@ class RayExecutor(Executor):
 
     def _relay_dispatch(self, w, cmds, refs, nexp):
         r = self._relay_of[w]
+        # Data exported through another relay whose batch is not sent yet: send it first (a
+        # post starts new outboxes and object lists, so before this batch takes its refs).
+        if any(
+            isinstance(h, _Handle)
+            and self._hwhere[h.hid][0] != r
+            and self._hwhere[h.hid][1] is None
+            for h in refs
+        ):
+            self._post(True)
         objs, args = self._objs[r], []
         for ref in refs:
             if isinstance(ref, _Handle):  # data another worker exported
@@ -236,9 +245,6 @@ class RayExecutor(Executor):
                     args.append(("h", ref.hid))
                     continue
                 # exported through another relay: fetch the ref it returned, pass it on
-                if fwd is None:
-                    self._post(True)
-                    fwd = self._hwhere[ref.hid][1]
                 ref = ray.get(fwd)[ref.hid]
             args.append(("o", len(objs)))
             objs.append(ref)
@@ -275,7 +281,7 @@ class RayExecutor(Executor):
             self._outbox[r], objs, self._objs[r] = [], self._objs[r], []
             forget, self._forget[r] = self._forget[r], []
             f = fetch.get(r) if fetch else None
-            ref = self._relays[r].forward.remote(sends, objs, forget, f, True, ret)
+            ref = self._relays[r].forward.remote(tuple(sends), objs, forget, f, True, ret)
             for _, _, _, hids in sends:
                 for h in hids:
                     if h in self._hwhere:  # else its handle died already (forgotten)
@@ -290,31 +296,34 @@ class RayExecutor(Executor):
 
     def _relay_fetch(self, items):
         with self._lock:
+            by_w = collections.defaultdict(list)
+            for i, (w, key, sl) in enumerate(items):
+                by_w[w].append((i, key, sl))
             self._depth += 1  # flush without posting: the read rides in the same call
             try:
+                # the values are exports of the workers' batches (no fetch call after them);
+                # the relay reads them by handle once its batches finished
+                for w, its in by_w.items():
+                    self._q(w).extend(("export", k, sl) for _, k, sl in its)
+                handles = self._ship(reads={w: len(its) for w, its in by_w.items()})
                 self.flush_all()
             finally:
                 self._depth -= 1
-            want = collections.defaultdict(lambda: collections.defaultdict(list))
-            for i, (w, key, sl) in enumerate(items):
-                want[self._relay_of[w]][w].append((i, key, sl))
-            fetch = {
-                r: {w: [(k, s) for _, k, s in its] for w, its in ws.items()}
-                for r, ws in want.items()
-            }
-            refs = self._post(True, fetch)
+            want = collections.defaultdict(list)  # relay -> [(item index, handle)]
+            for w, its in by_w.items():
+                want[self._relay_of[w]] += [(i, h) for (i, _, _), h in zip(its, handles[w])]
+            refs = self._post(True, {r: [h.hid for _, h in ih] for r, ih in want.items()})
             res = self._wait(list(refs.values()))
             for errs, _ in res:
                 self._errors.extend(errs)
             self._raise_errors()
         out = [None] * len(items)
         for (errs, got), r in zip(res, refs):
-            for w, its in want[r].items():
-                for (i, _, _), arr in zip(its, got[w]):
-                    if is_failed(arr):
-                        rec = arr.record
-                        raise OpFailed(rec["op"], rec["shard"], rec["worker"], rec["cause"])
-                    out[i] = arr
+            for (i, _), arr in zip(want[r], got):
+                if is_failed(arr):
+                    rec = arr.record
+                    raise OpFailed(rec["op"], rec["shard"], rec["worker"], rec["cause"])
+                out[i] = arr
         return out
 
     def fetch(self, items):

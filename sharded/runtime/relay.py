@@ -49,7 +49,8 @@ class Relay:
 
         Returns ``{hid: ref}`` of the new exports (with ``ret``: the driver passes them to
         another relay's workers; else None), or with ``fetch`` = ``{w: items}``
-        ``(errors, {w: values})`` once those values are read (``barrier``: after every
+        ``(errors, {w: values})`` (``fetch`` a list of export handle ids: ``(errors,
+        [values])``, the exports forgotten) once those values are read (``barrier``: after every
         batch of this relay finished, so errors of earlier ops surface with the read)."""
         shared = {}
         out = {}
@@ -78,10 +79,16 @@ class Relay:
             self.exports.pop(h, None)
         if fetch is None:
             return out if ret else None
-        vals = {w: self.workers[w].fetch.remote(items) for w, items in fetch.items()}
+        if isinstance(fetch, dict):
+            vals = {w: self.workers[w].fetch.remote(items) for w, items in fetch.items()}
+        else:  # exports of the batches just sent (the read rode in them): one hop less
+            vals = [self.exports.pop(h) for h in fetch]
         if barrier:
             self._drain()
-        got = dict(zip(vals, ray.get(list(vals.values()))))
+        if isinstance(fetch, dict):
+            got = dict(zip(vals, ray.get(list(vals.values()))))
+        else:
+            got = ray.get(vals)
         errors, self.errors = self.errors, []
         return errors, got
 

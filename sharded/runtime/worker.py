@@ -91,6 +91,8 @@ class Worker:
         self.fused_runs = self.fused_commands = 0
         self._mine: dict = {}  # layout description -> the shards this worker holds
         self.programs: dict = {}  # st.jit programs: id -> per-shard commands with key symbols
+        self._texp: list = []  # partials this batch's "tree" commands hand to their parents
+        self._tcur = 0  # index in the batch's refs of the next child partial a tree takes
 
     # ------------------------------------------------------------------ running
     def run(self, cmds, *refs):
@@ -118,10 +120,15 @@ class Worker:
                 elif cmd[0] == "bsync":
                     errors += self._expand(layout[done : cmd[1]], refs)
                     done = cmd[1]
+                elif cmd[0] == "tref":
+                    self._tcur = cmd[1]
                 else:
                     self._step(cmd, refs, errors, exports)
         if done < len(layout):
             errors += self._expand(layout[done:], refs)
+        if self._texp:  # after the batch's own exports, in the order the trees ran
+            exports += self._texp
+            self._texp = []
         return errors if not exports else (errors, *exports)
 
     def _step(self, cmd, refs, errors, exports):
@@ -220,8 +227,13 @@ class Worker:
     def _expand(self, layout_cmds, refs) -> list:
         """Run layout commands as the per-shard commands they stand for (this worker's
         shards only); returns the error records."""
-        out = []
+        out, errors = [], []
         for c in layout_cmds:
+            if c[0] == "tree":  # after the commands before it, which may make its input
+                errors += self._run_nested(out, refs)
+                out = []
+                self._tree(c[2], set(self.mine(c[1])), refs, errors)
+                continue
             shards = self.mine(c[1] if c[0] == "gfree" else c[2])
             if not shards:
                 continue
@@ -232,7 +244,54 @@ class Worker:
             for s in shards:
                 a = tuple(("k", x[1] + s, None) if x[0] == "K" else x for x in args)
                 out.append((kernel, a, (base + s,), params, (label, s), inplace))
-        return self.run(out, *refs) if out else []
+        return errors + self._run_nested(out, refs)
+
+    def _run_nested(self, cmds, refs) -> list:
+        """Run expanded per-shard commands (no exports); returns their error records."""
+        if not cmds:
+            return []
+        held, self._texp = self._texp, []  # the tree partials belong to the outer batch
+        try:
+            return self.run(cmds, *refs)
+        finally:
+            self._texp = held
+
+    def _tree(self, spec, mine, refs, errors) -> None:
+        """Expand a reduction for this worker (``spec``: see :func:`sharded.core.tree`'s
+        ``plan_reduce``): per group it takes part in, reduce the live shards it holds
+        (chunk), combine them with the partials of its children in the group's fan-in tree
+        (``parts``: the group's workers, root first; the children of position ``p`` are
+        ``p * fan + 1 ... p * fan + fan``), then hand the result to its parent (an extra
+        return value of the batch) or, at the root, store it under the output keys."""
+        chunk, cparams, combine, fn, start, outs, bounds, repl, squeeze, groups, label, fan = spec
+        me, tmp = self.index, -1  # negative keys: never a driver key
+        for g, (parts, live) in enumerate(groups):
+            if me not in parts:
+                continue
+            pos = parts.index(me)
+            args = []
+            for s in live:
+                if s not in mine:
+                    continue
+                p = cparams
+                if "gshape" in cparams:  # (value, index) chunks need the shard's offsets
+                    p = dict(cparams, offsets=_offsets(bounds, s, repl))
+                ks = (tmp,) if len(outs) == 1 else (tmp, tmp - 1)
+                tmp -= len(outs)
+                cmd = (chunk, (("k", start + s, None),), ks, p, (label, s), False)
+                self._kernel(cmd, refs, errors)
+                args += [("k", k, None) for k in ks]
+            nkids = len(parts[pos * fan + 1 : pos * fan + fan + 1]) * len(outs)
+            args += [("r", self._tcur + i) for i in range(nkids)]
+            self._tcur += nkids
+            root = pos == 0
+            ks = tuple(o + g for o in outs) if root else (tmp, tmp - 1)[: len(outs)]
+            params = {"fn": fn, "squeeze": squeeze} if root else {"fn": fn}
+            self._kernel((combine, tuple(args), ks, params, (label, None), False), refs, errors)
+            self._free([a[1] for a in args if a[0] == "k"])
+            if not root:
+                self._texp += [self._export(k, None) for k in ks]
+                self._free(ks)
 
     def _program(self, pid, base, inkeys) -> list:
         """Run stored program ``pid`` with its keys bound (see the module docstring)."""
@@ -417,6 +476,17 @@ class _Poisoned(Exception):
     def __init__(self, record):
         super().__init__(record["cause"])
         self.record = record
+
+
+def _offsets(bounds, s, repl) -> tuple:
+    """Offsets of shard ``s`` (C order over the grid that ``bounds`` cut)."""
+    if repl:
+        return (0,) * len(bounds)
+    out = []
+    for b in reversed(bounds):
+        s, c = divmod(s, len(b) - 1)
+        out.append(b[c])
+    return tuple(reversed(out))
 
 
 def _readonly_view(arr):

@@ -1,3 +1,31 @@
-"""The unit suite's tree tests, run unchanged on the multi-node Ray cluster."""
+"""The unit suite's tree tests, run unchanged on the multi-node Ray cluster, and reductions
+whose combine trees cross relays (several relays: partials pass from one relay's workers to
+another's)."""
 
+import numpy as np
+
+import sharded as st
+from sharded.runtime import ray_executor
+from sharded.runtime import session as _session
 from tests.unit.test_tree import *
+
+
+def test_trees_across_several_relays(ray_cluster, monkeypatch):
+    monkeypatch.setattr(ray_executor, "RELAY_MIN", 2)
+    monkeypatch.setattr(ray_executor, "RELAY_FANOUT", 2)  # 4 workers: 2 relays
+    st.shutdown()
+    st.init(address=ray_cluster.address, num_workers=4, min_shard_bytes=0)
+    try:
+        assert len(_session.current().executor._relays) == 2
+        a = np.random.default_rng(0).standard_normal((37, 11))
+        for shards in (3, 4, 8):
+            x = st.tensor(a, shards=shards)
+            assert np.isclose(x.sum().item(), a.sum())
+            np.testing.assert_allclose(x.sum(0).numpy(), a.sum(0))
+            assert x.argmax().item() == a.argmax()
+            s1, s2 = x.sum(), (x * 2).amax()
+            assert np.isclose(s1.item() + s2.item(), a.sum() + 2 * a.max())
+    finally:
+        st.shutdown()
+        monkeypatch.undo()  # the package's session again: 4 workers, no relay
+        st.init(address=ray_cluster.address, num_workers=4, min_shard_bytes=0)
