@@ -105,8 +105,8 @@ def sort_split(xp, a, goff, sign, split, p, index):
 _CHUNK = 1 << 16  # elements per pass of the key kernels: their temporaries stay in cache
 
 
-def order_keys(xp, v, descending, out=None):
-    """Order-preserving uint64 keys of ``v`` (into ``out`` if given): ascending keys give
+def order_keys(xp, v, descending):
+    """Order-preserving uint64 keys of ``v``: ascending keys give
     torch's order (NaN last, ``-0.0 == 0.0``), or its descending order (NaN first) with
     ``descending``. Chunk by chunk, so that no temporary is a fresh block of the input's
     size (a fresh block costs its page faults: more than the arithmetic here).
@@ -117,7 +117,7 @@ def order_keys(xp, v, descending, out=None):
     >>> np.argsort(k, kind="stable").tolist()
     [3, 1, 4, 0, 2]
     """
-    k = xp.empty(v.size, dtype=xp.uint64) if out is None else out
+    k = xp.empty(v.size, dtype=xp.uint64)
     kind, bits = v.dtype.kind, 8 * v.dtype.itemsize
     for i in range(0, v.size, _CHUNK):
         c, o = v[i : i + _CHUNK], k[i : i + _CHUNK]
