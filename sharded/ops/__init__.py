@@ -32,6 +32,7 @@ from . import (  # noqa: F401
     search,
     selection,
     sets,
+    sets_dim,
     sort,
     special,
     tile,

@@ -14,7 +14,9 @@ output (what ``hfft``/``ihfft`` and the VJPs need). Where it runs:
   columns, ``N1``-point FFTs down the columns times the twiddles ``w^(k1 * n2)``, a transpose
   to rows, ``N2``-point FFTs along the rows, and a transpose to columns that each worker
   writes out as its contiguous chunk of the result (three all-to-alls, never a gather). A
-  prime length has no such factors: one worker then holds the whole line.
+  length whose ``N1`` is below the worker count (a prime: ``N1 = 1``) would leave workers
+  idle, or one holding the whole line: Bluestein's chirp-z instead, a convolution by three
+  four-step FFTs of a smooth length ``M >= 2N - 1``, cut evenly over the workers.
 
 The public functions (:mod:`sharded.fft`) reduce every other case to these: a 1-D split
 ``rfft`` is a complex FFT cut to ``n // 2 + 1``; a 1-D split ``irfft`` builds the Hermitian
@@ -39,6 +41,7 @@ from ..core.dataflow import Operand
 from ..core.dispatch import apply
 from ..core.registry import kernel, primitive, vjp
 from ..layout import Layout, split_sizes
+from . import fft_chirp  # noqa: F401  (Bluestein's kernels, registered on import)
 
 __all__: list = []  # the public names live in :mod:`sharded.fft`
 
@@ -232,8 +235,9 @@ def _each(ex, op, lay, kernel_name, params_of, dtype) -> Operand:
     return Operand(lay, dtype, keys)
 
 
-def _four_step(ex, x, inverse, norm, conj_in, conj_out, real_out, odt) -> Operand:
-    """A complex FFT of a split 1-D operand (see the module doc): three all-to-alls."""
+def _four_step(ex, x, inverse, norm, conj_in, conj_out, real_out, odt, own=False) -> Operand:
+    """A complex FFT of a split 1-D operand (see the module doc): three all-to-alls;
+    ``own``: ``x`` is the caller's temporary, freed as soon as its data moved on."""
     lay = x._layout
     big = lay.shape[0]
     ws = lay.workers
@@ -250,6 +254,8 @@ def _four_step(ex, x, inverse, norm, conj_in, conj_out, real_out, odt) -> Operan
     _free(ex, a)
     if src is not x:
         _free(ex, src)
+    if own:
+        _free(ex, x)
     params = {"cast": cdt.np.str, "conj_in": conj_in, "inverse": inverse, "big": big}
     c = _each(ex, b, by_cols, "fft4_columns", lambda o, s: {**params, "c0": o[1]}, cdt)
     _free(ex, b)
@@ -259,10 +265,13 @@ def _four_step(ex, x, inverse, norm, conj_in, conj_out, real_out, odt) -> Operan
     _free(ex, d)
     f = dataflow.reshard(ex, e, by_cols)
     _free(ex, e)
-    scale = {"backward": 1.0 / big if inverse else 1.0, "ortho": 1.0 / math.sqrt(big)}
-    scale["forward"] = 1.0 if inverse else 1.0 / big
     done = Layout.from_bounds((big,), [tuple(b * n1 for b in cols)], ws)
-    fin = {"scale": scale[norm], "conj_out": conj_out, "real_out": real_out, "dtype": odt.np.str}
+    fin = {
+        "scale": _scale(norm, inverse, big),
+        "conj_out": conj_out,
+        "real_out": real_out,
+        "dtype": odt.np.str,
+    }
     out = _each(ex, f, done, "fft4_out", lambda o, s: fin, odt)
     _free(ex, f)
     if done == lay:
@@ -272,9 +281,86 @@ def _four_step(ex, x, inverse, norm, conj_in, conj_out, real_out, odt) -> Operan
     return back
 
 
+def _scale(norm, inverse, n):
+    return {
+        "backward": 1.0 / n if inverse else 1.0,
+        "ortho": 1.0 / math.sqrt(n),
+        "forward": 1.0 if inverse else 1.0 / n,
+    }[norm]
+
+
+def conv_len(n: int, k: int) -> int:
+    """The convolution length of Bluestein's FFT for ``n`` points over ``k`` workers: the
+    least ``2^a 3^b 5^c >= 2n - 1`` (pocketfft's fast radices; a power of two can be twice
+    as long) whose four-step rows ``factor(m)[0]`` reach every worker.
+
+    Examples
+    --------
+    >>> conv_len(1009, 2), conv_len(4099, 5), conv_len(65537, 3)
+    (2025, 8640, 131220)
+    """
+    lo, out = 2 * n - 1, []
+    for b in range(lo.bit_length() + 1):
+        for c in range(lo.bit_length() + 1):
+            m = 3**b * 5**c
+            if m > 2 * lo:
+                break
+            out.append(m << max(0, -(-lo // m) - 1).bit_length())
+    return next(m for m in sorted(out) if factor(m)[0] >= min(k, math.isqrt(m)))
+
+
+def _bluestein(ex, x, inverse, norm, conj_in, conj_out, real_out, odt) -> Operand:
+    """A complex FFT of a split 1-D operand whose length has no factor to spread over the
+    workers (a prime): Bluestein's convolution (:mod:`.fft_chirp`) by three four-step FFTs
+    of a smooth length ``M >= 2N - 1`` (:func:`conv_len`), every block cut evenly over the
+    same workers. An inverse transform is the conjugate of the forward one of the conjugate.
+    Peak per worker: about three ``M / k`` blocks (the filter's spectrum, the data's and
+    a four-step's transpose buffers)."""
+    lay = x._layout
+    n, ws = lay.shape[0], lay.workers
+    m = conv_len(n, len(ws))
+    cdt = D.to_complex(x._dtype)
+    pb = _cuts(m, len(ws))
+    padded = Layout.from_bounds((m,), [pb], ws)
+    head = Layout.from_bounds((n,), [tuple(min(b, n) for b in pb)], ws)  # its first n
+    keys = []  # the filter's spectrum first: the data's is made next to it, not before
+    for s, (w, offs, shp) in enumerate(padded.shards()):
+        keys.append(ex.new_key())
+        prm = {"first": offs[0], "count": shp[0], "n": n, "m": m, "dtype": cdt.np.str}
+        ex.submit(w, "chirp_filter", (), (keys[-1],), prm, ("fft", s))
+    fb = Operand(padded, cdt, keys)
+    fb = _four_step(ex, fb, False, "backward", False, False, False, cdt, own=True)
+    src = x if lay == head else dataflow.reshard(ex, x, head)
+    prm = {"n": n, "cast": cdt.np.str, "conj": conj_in != inverse}
+    a = _each(ex, src, padded, "chirp_in", lambda o, s: {**prm, "first": o[0], "size": s[0]}, cdt)
+    if src is not x:
+        _free(ex, src)
+    fa = _four_step(ex, a, False, "backward", False, False, False, cdt, own=True)
+    keys = []
+    for s, (w, _, _) in enumerate(padded.shards()):
+        keys.append(ex.new_key())
+        pair = (("k", fa._keys[s], None), ("k", fb._keys[s], None))
+        ex.submit(w, "chirp_mul", pair, (keys[-1],), {}, ("fft", s))
+    _free(ex, fa)
+    _free(ex, fb)
+    conv = Operand(padded, cdt, keys)
+    conv = _four_step(ex, conv, True, "backward", False, False, False, cdt, own=True)
+    y = _each(ex, conv, head, "chirp_head", lambda o, s: {"keep": s[0]}, cdt)
+    _free(ex, conv)
+    if head != lay:
+        y, old = dataflow.reshard(ex, y, lay), y
+        _free(ex, old)
+    fin = {"n": n, "scale": _scale(norm, inverse, n), "conj_out": conj_out != inverse}
+    fin.update(real_out=real_out, dtype=odt.np.str)
+    out = _each(ex, y, lay, "chirp_out", lambda o, s: {**fin, "first": o[0]}, odt)
+    _free(ex, y)
+    return out
+
+
 @primitive(
     "fft1",
-    kernels=[fft_block, fft4_columns, fft4_rows, fft4_out, "reshape"],
+    kernels=[fft_block, fft4_columns, fft4_rows, fft4_out, "reshape"]
+    + ["chirp_in", "chirp_filter", "chirp_mul", "chirp_head", "chirp_out"],
     out_spec=_spec,
     kind="fft",
 )
@@ -299,6 +385,8 @@ def _fft1_plan(ex, x, kind, n, dim, norm, conj_in=False, conj_out=False, real_ou
         return _local(ex, x, lay, dim, m, odt, params)
     if lay.ndim == 1:  # the public functions send only length-preserving complex ones here
         inverse = kind == "ifft"
+        if factor(n)[0] < len(lay.workers) and n >= 16:  # rows for only some workers
+            return _bluestein(ex, x, inverse, norm, conj_in, conj_out, real_out, odt)
         return _four_step(ex, x, inverse, norm, conj_in, conj_out, real_out, odt)
     whole = whole_layout(lay, dim)
     xr = dataflow.reshard(ex, x, whole)

@@ -197,6 +197,8 @@ def _unique_plan(ex, x, inverse=False, counts=False):
     dest = [w for w, _, _ in shards]
     item = x._dtype.itemsize
 
+    nvals = [0] * p  # values and counts may differ in size, so in their number of pieces
+
     def plan_of(b):
         vals = [
             pc
@@ -208,6 +210,7 @@ def _unique_plan(ex, x, inverse=False, counts=False):
             for j in range(p)
             for pc in _pieces(ex, shards[j][0], dest[b], loc[j][1], *cuts[j][b : b + 2], 8)
         ]
+        nvals[b] = len(vals)
         return vals + cnts
 
     args = _exchange(ex, plan_of, p)
@@ -216,7 +219,7 @@ def _unique_plan(ex, x, inverse=False, counts=False):
         ks = tuple(ex.new_key() for _ in range(4 if inverse else 3))
         ex.submit(
             dest[b], "unique_merge", tuple(args[b]), ks,
-            {"nvals": len(args[b]) // 2, "dtype": dt, "inverse": inverse}, ("unique", b),
+            {"nvals": nvals[b], "dtype": dt, "inverse": inverse}, ("unique", b),
         )  # fmt: skip
         mk.append(ks)
     nu = [int(a[0]) for a in ex.fetch([(dest[b], mk[b][2], None) for b in range(p)])]
@@ -410,13 +413,23 @@ def _finish(res, shape, return_inverse, return_counts):
 
 def _along_dim(name, x, dim, return_inverse, return_counts):
     lay = x._layout
-    if not (lay.is_replicated or lay.num_shards == 1):
+    d = normalize_dim(dim, x.ndim)
+    if lay.is_replicated or lay.num_shards == 1:
+        res = apply("unique_dim", x, d, name == "unique_consecutive")
+    elif name == "unique":  # sample sort of the slices (sets_dim)
+        if x.numel() == 0 and x.shape[d] != 0:
+            raise ArgumentError(
+                f"unique(dim={dim}) of shape {tuple(x.shape)}: there are 0-sized dims other "
+                "than dim, so unique cannot be applied (as torch)"
+            )
+        got = iter(apply("unique_rows", x, d, bool(return_inverse), bool(return_counts)))
+        res = (next(got), return_inverse and next(got), return_counts and next(got))
+    else:
         raise ArgumentError(
             f"{name}(dim={dim}) is supported for a tensor held by one worker (one shard or "
             f"replicated) only; this one of shape {tuple(x.shape)} has {lay.num_shards} "
             "shards (use dim=None, or reshard it)"
         )
-    res = apply("unique_dim", x, normalize_dim(dim, x.ndim), name == "unique_consecutive")
     keep = (True, return_inverse, return_counts)
     res = tuple(r for r, k in zip(res, keep) if k)
     return res if len(res) > 1 else res[0]
@@ -428,7 +441,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     ``sorted=False``), with the inverse ids (shaped like ``input``) and counts if asked.
 
     NaNs are each their own value, as in torch. The result is sharded; the driver reads a
-    few samples, cut positions and result sizes (short waits).
+    few samples, cut positions and result sizes (short waits). With ``dim``, the unique
+    slices along ``dim`` in lexicographic order, on any layout (see :mod:`.sets_dim`).
 
     Examples
     --------
@@ -436,6 +450,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     >>> v, inv, n = st.unique(st.tensor([3, 1, 3, 2]), return_inverse=True, return_counts=True)
     >>> v.tolist(), inv.tolist(), n.tolist()
     ([1, 2, 3], [2, 0, 2, 1], [1, 1, 2])
+    >>> st.unique(st.tensor([[1, 2], [0, 5], [1, 2]], shards=2), dim=0).tolist()
+    [[0, 5], [1, 2]]
     """
     x = _tensor(input)
     if dim is not None:

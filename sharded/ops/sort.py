@@ -10,7 +10,9 @@ boundaries (a driver wait), each shard groups its block by destination (a compar
 splitter; only elements equal to a splitter's value build keys to break the tie) and the
 driver reads the group sizes (a second wait); the groups travel worker to worker in pieces
 of at most ``ex.transfer_bytes`` (a worker's own group too, so that every group is freed
-before the destinations sort), and each destination sorts what it got once. A small
+before the destinations sort), and each destination sorts what it got once: values alone,
+or values with their global positions by one sort of packed uint64 keys
+(:func:`.sort_kernels.packed_sort`, about a sort of the values plus two gathers). A small
 rebalancing move gives the result the input's layout. ``sort_values`` (``msort`` without a
 gradient) moves and sorts plain values. An n-d tensor split along the sorted dim is moved
 to a layout split along another dim (an all-to-all transpose), sorted locally, moved back.
@@ -31,6 +33,7 @@ from ..core.dispatch import apply, as_tensor, is_tensor, placement
 from ..core.registry import bind, kernel, nondiff, primitive, vjp
 from ..errors import ArgumentError
 from ..layout import Layout, normalize_dim
+from .sort_kernels import sort_finish, sort_local, sort_sample, sort_split
 
 __all__ = ["sort", "argsort", "msort"]
 
@@ -40,150 +43,6 @@ SAMPLES = 4096  # random keys per shard: the destinations' sizes land within ~1 
 
 def _tensor(x):
     return x if is_tensor(x) else as_tensor(x)
-
-
-# ------------------------------------------------------------------------- key kernels
-def _records(dtype) -> bool:
-    """64-bit integers are not exact in float64: their keys are (value, index) records."""
-    return np.dtype(dtype).kind in "iu" and np.dtype(dtype).itemsize == 8
-
-
-def _keys_at(xp, a, g, sign):
-    """Sort keys of values ``a`` at global positions ``g``: ``value + 1j * sign * index``
-    (one lexicographic order gives values, then positions: stability, unique keys), or a
-    (value, index) record for 64-bit integers. ``sign=-1`` makes the index descend among
-    equal values (a descending sort is the reverse of that order)."""
-    if _records(a.dtype):
-        k = xp.empty(a.size, dtype=[("v", a.dtype.str), ("g", "<i8")])
-        k["v"], k["g"] = a, g * sign
-        return k
-    k = xp.empty(a.size, dtype=xp.complex128)
-    k.real = a
-    k.imag = g
-    if sign < 0:
-        xp.negative(k.imag, out=k.imag)
-    return k
-
-
-@kernel
-def sort_sample(xp, a, goff, sign, nsample):
-    """Sorted keys of a random sample of a 1-d block (the driver picks splitters from them);
-    the sample is seeded by the block's position, so a sort is reproducible."""
-    a = a.reshape(-1)
-    m = min(nsample, a.size)
-    pos = np.sort(np.random.default_rng(goff).integers(0, a.size, m)) if m else np.arange(0)
-    pos = xp.asarray(pos, dtype=xp.int64)
-    return xp.sort(_keys_at(xp, a[pos], pos + goff, sign))
-
-
-def _buckets(xp, a, split, goff, sign):
-    """Destination of every element: the number of splitter keys <= its key. Compared on
-    values first (a pass per splitter, cheaper than ``searchsorted`` for a few of them);
-    only the elements equal to a splitter's value build their keys to break the tie."""
-    sv = split["v"] if split.dtype.names else split.real
-    if sv.size > 16:
-        lo = xp.searchsorted(sv, a, side="left")
-        top = xp.concatenate([sv, sv[-1:]])[lo]
-        hit = top == a
-        if a.dtype.kind in "fc":
-            hit |= xp.isnan(top) & xp.isnan(a)
-    else:
-        lo = xp.zeros(a.shape, dtype=xp.uint8)
-        hit = xp.zeros(a.shape, dtype=bool)
-        for s in sv.tolist():
-            if s != s:  # a NaN splitter: NaN ties with it, nothing is above it
-                hit |= xp.isnan(a)
-                continue
-            lo += ~(a <= s)  # NaN counts as above every number, as it sorts
-            hit |= a == s
-    t = xp.flatnonzero(hit)
-    if t.size:
-        lo[t] = xp.searchsorted(split, _keys_at(xp, a[t], t + goff, sign), side="right")
-    return lo
-
-
-@kernel
-def sort_split(xp, a, goff, sign, split, p, index):
-    """A 1-d block grouped by destination (the range of sort keys each will hold), in
-    position order inside a group, and the count per destination (read by the driver).
-    ``index``: the groups are sort keys (values and global positions), else values only."""
-    a = a.reshape(-1)
-    lo = _buckets(xp, a, split, goff, sign)
-    counts = xp.bincount(lo, minlength=p).astype(xp.int64)
-    if index and not _records(a.dtype):
-        out = (xp.empty(a.size, dtype=xp.complex128),)
-    elif index:
-        out = (xp.empty_like(a), xp.empty(a.size, dtype=xp.int64))
-    else:
-        out = (xp.empty_like(a),)
-    keys = index and len(out) == 1
-    if keys or p > 8:  # a radix sort of the small group ids, then one gather
-        small = xp.uint8 if p <= 256 else xp.uint16 if p <= 65536 else xp.int64
-        order = xp.argsort(lo.astype(small), kind="stable")
-        if keys:
-            out[0].real[...] = a[order]
-            out[0].imag[...] = order
-            out[0].imag[...] += goff
-        else:
-            out[0][...] = a[order]
-            if index:
-                xp.add(order, goff, out=out[1])
-    else:  # a compress per destination: cheaper than sorting the ids for a few of them
-        off = 0
-        for b, c in enumerate(counts.tolist()):
-            if c:
-                m = lo == b
-                seg = slice(off, off + c)
-                out[0][seg] = a[m]
-                if index:
-                    out[1][seg] = xp.flatnonzero(m) + goff
-                off += c
-    if index and len(out) == 1 and sign < 0:
-        xp.negative(out[0].imag, out=out[0].imag)
-    return (*out, counts)
-
-
-@kernel
-def sort_finish(xp, *pieces, dtype, descending, index, records):
-    """This destination's sorted run from its pieces (in source order): a sort of the
-    concatenated values (values only), of the concatenated keys (values and indices), or a
-    stable argsort of the values for 64-bit integers (their pieces arrive in position
-    order, so stability gives the index order)."""
-    if not pieces:
-        v = xp.empty(0, dtype=dtype)
-        return (v, xp.empty(0, dtype=xp.int64)) if index else v
-    if index and records:
-        v = xp.concatenate(pieces[0::2])
-        g = xp.concatenate(pieces[1::2])
-        # descending: keys (value, -index) ascending, then reversed: sort the reversed run
-        perm = xp.argsort(v[::-1] if descending else v, kind="stable")
-        if descending:
-            perm = (v.size - 1 - perm)[::-1]
-        return v[perm], g[perm]
-    k = xp.concatenate(pieces) if len(pieces) > 1 else xp.array(pieces[0], copy=True)
-    k.sort()
-    if descending:
-        k = k[::-1]
-    if not index:
-        return xp.ascontiguousarray(k)
-    g = k.imag.astype(xp.int64)
-    if descending:
-        xp.negative(g, out=g)
-    return k.real.astype(dtype), g
-
-
-@kernel
-def sort_local(xp, a, dim, descending):
-    """Stable sort of every line of a block along ``dim`` (which the block holds whole)."""
-    if a.ndim == 0:
-        return xp.array(a, copy=True), xp.zeros((), xp.int64)
-    if descending:  # the reverse of an ascending sort of the flipped block: ties keep order
-        r = xp.flip(a, axis=dim)
-        idx = xp.flip(xp.argsort(r, axis=dim, kind="stable"), axis=dim)
-        idx = a.shape[dim] - 1 - idx
-    else:
-        idx = xp.argsort(a, axis=dim, kind="stable")
-    return xp.take_along_axis(a, idx, axis=dim), idx.astype(xp.int64)
 
 
 # ---------------------------------------------------------------------------- planners
@@ -209,7 +68,6 @@ def _sample_sort(ex, x, descending, index=True):
     shards = lay.shards()
     p, n = len(shards), lay.shape[0]
     dt = x._dtype.np.str
-    rec = _records(dt)
     sign = -1 if descending else 1
     samples = [ex.new_key() for _ in range(p)]
     for j, (w, offs, _) in enumerate(shards):
@@ -230,7 +88,7 @@ def _sample_sort(ex, x, descending, index=True):
     if split is None:  # every shard is empty
         split = np.empty(0, dtype=got[0].dtype)
     # each source groups its block by destination; the driver reads the group sizes
-    parts = 1 if not index else 2 if rec else 1
+    parts = 2 if index else 1  # values (and their global positions)
     groups, ck = [], [ex.new_key() for _ in range(p)]
     for j, (w, offs, _) in enumerate(shards):
         g = tuple(ex.new_key() for _ in range(parts))
@@ -249,7 +107,7 @@ def _sample_sort(ex, x, descending, index=True):
     # every piece travels through an export, also a worker's own, so that the groups can be
     # freed before the destinations sort (the peak holds one copy of the data, not two)
     dest = [shards[p - 1 - b if descending else b][0] for b in range(p)]
-    items = [16] if index and not rec else [x._dtype.itemsize, 8][:parts]
+    items = [x._dtype.itemsize, 8][:parts]
     step = max(1, ex.transfer_bytes // sum(items))
     req, plan = collections.defaultdict(list), []
     for b in range(p):
@@ -279,7 +137,7 @@ def _sample_sort(ex, x, descending, index=True):
             "sort_finish",
             tuple(("x", next(handles[a])) for a in plan[b]),
             (vk[o], ik[o]) if index else (vk[o],),
-            {"dtype": dt, "descending": descending, "index": index, "records": rec},
+            {"dtype": dt, "descending": descending, "index": index},
             ("sort", b),
         )
     # ship now: a queued sort would share a call (which waits for all inputs) with _settle's read

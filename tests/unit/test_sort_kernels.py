@@ -1,0 +1,64 @@
+"""The sample sort's destination order (``packed_sort``: uint64 keys packing an order key
+above the position) against NumPy's stable argsort, in torch's order: NaN last (first when
+descending), -0.0 == 0.0, ties by position; exact and truncated keys, crowded values."""
+
+import numpy as np
+import pytest
+
+from sharded.ops.sort_kernels import order_keys, packed_sort, sort_local
+
+RNG = np.random.default_rng(5)
+
+
+def ref(v, descending):
+    if not descending:
+        return np.argsort(v, kind="stable")
+    r = np.argsort(v[::-1], kind="stable")  # the reverse of the flipped ascending sort
+    return (v.size - 1 - r)[::-1]
+
+
+SPECIAL = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, -np.nan, 1.0, -1.0, 0.0, -0.0])
+CASES = {
+    "random": RNG.random(5000),
+    "ties": RNG.integers(0, 7, 5000).astype(np.float64),
+    "special": np.tile(SPECIAL, 50),
+    "wide": np.concatenate([RNG.random(3000), [1e300, -1e300, 5e-324]]),  # truncated keys
+    "crowded": np.concatenate([1 + RNG.integers(0, 50, 3000) * 2e-16, [1e300, -1e300]]),
+    "some-crowded": np.concatenate(
+        [RNG.random(3000), 1 + RNG.integers(0, 50, 300) * 2.3e-16, [1e300, -1e300]]
+    ),
+    "float32": RNG.standard_normal(3000).astype(np.float32),
+    "float16": np.tile(SPECIAL, 20).astype(np.float16),
+    "int64": np.concatenate([RNG.integers(-(2**62), 2**62, 3000), [2**63 - 1, -(2**63)]]),
+    "int64-ties": RNG.integers(-3, 3, 3000),
+    "uint64": np.array([2**64 - 1, 0, 5, 2**63, 5, 0], dtype=np.uint64),
+    "int8": RNG.integers(-128, 127, 3000).astype(np.int8),
+    "bool": RNG.random(3000) > 0.5,
+    "one": np.array([3.0]),
+    "empty": np.zeros(0),
+}
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_packed_order_is_torchs_stable_order(name, descending):
+    v = CASES[name]
+    vals, got = packed_sort(np, v, descending)
+    assert got.dtype == np.int64 and vals.dtype == v.dtype
+    want = ref(v, descending)
+    assert np.array_equal(got, want)
+    assert np.array_equal(vals, v[want], equal_nan=True)
+    assert np.array_equal(np.signbit(vals), np.signbit(v[want]))  # -0.0 kept as given
+
+
+def test_order_keys_tie_zeros_and_nans():
+    k = order_keys(np, np.array([-0.0, 0.0, np.nan, -np.nan, np.inf]), False)
+    assert k[0] == k[1] and k[2] == k[3] and k[4] < k[2]
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_a_long_local_line_takes_the_packed_sort(descending):
+    v = np.concatenate([RNG.integers(0, 50, 70_000).astype(np.float64), SPECIAL])
+    vals, idx = sort_local(np, v, 0, descending)
+    want = ref(v, descending)
+    assert np.array_equal(idx, want) and np.array_equal(vals, v[want], equal_nan=True)
