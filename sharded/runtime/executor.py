@@ -8,8 +8,11 @@ results of the commands queued before it. At most :data:`MAX_INFLIGHT` batches p
 outstanding (back-pressure): past that, the driver waits for the oldest.
 
 Errors travel back as records and are raised, typed, at the next read (:class:`OpFailed` names
-the op and the shard). :class:`LocalExecutor` runs the same protocol in-process with
-:class:`~sharded.runtime.worker.Worker` objects, for tests and for machines without Ray.
+the op and the shard). Every batch sent is also logged (:mod:`.recovery`), so that a lost
+worker is rebuilt by replaying the log: waits go through :meth:`Executor._wait`, which
+recovers and finishes the interrupted call. :class:`LocalExecutor` runs the same protocol
+in-process with :class:`~sharded.runtime.worker.Worker` objects, for tests and for machines
+without Ray.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ import collections
 import itertools
 import threading
 
-from ..errors import OpFailed, SessionClosed
+from ..errors import OpFailed, SessionClosed, WorkerLost
+from . import recovery
 from .registry import key_range
 from .worker import Worker, is_failed
 
@@ -59,6 +63,25 @@ class Executor:
         self.bytes_moved = 0
         self.commands = 0
         self.transfer_bytes = TRANSFER_BYTES
+        self._rec = None  # the batch log (recovery.Recovery), None when recovery is off
+        self._rec_off = "SHARDED_RECOVERY=0"
+        self.set_recovery(recovery.enabled_by_env(), self._rec_off)
+
+    def set_recovery(self, on: bool, reason: str = "st.init(recovery=False)") -> None:
+        """Keep the batch log that rebuilds lost workers (from the next batch on), or not;
+        ``reason`` is what a loss then says."""
+        with self._lock:
+            if on and self._rec is None:
+                self._rec, self._rec_off = recovery.Recovery(self), None
+            elif not on:
+                self._rec, self._rec_off = None, reason
+
+    def recovery_stats(self) -> dict:
+        """Recoveries so far: count, seconds, workers replaced, batches replayed, shards
+        rebuilt, and the size of the log since the last cut."""
+        if self._rec is None:
+            return {"enabled": False, "reason": self._rec_off}
+        return self._rec.stats()
 
     @property
     def num_workers(self) -> int:
@@ -280,9 +303,14 @@ class Executor:
         cmds, refs = taken
         if shared is not None:
             cmds.insert(0, self._bhead(shared, refs))
+        rec = self._rec
+        if rec is not None and rec.remap and refs:  # exports made before a recovery
+            refs = rec.translate(refs)
         errs, exports = self._dispatch(w, cmds, refs, nexp)
         if errs is None:  # the relay tracks this batch (RayExecutor with relays)
             return exports
+        if rec is not None:
+            rec.record(w, cmds, refs, nexp, errs, exports)
         infl = self._inflight[w]
         infl.append(errs)
         if len(infl) > MAX_INFLIGHT and shared is None:
@@ -291,7 +319,8 @@ class Executor:
             for v, q in enumerate(self._queues):
                 if q and v != w:
                     self._flush(v)
-            self._collect([infl.popleft()])
+            if infl:  # (a recovery meanwhile finished every batch)
+                self._collect([infl.popleft()])
         return exports
 
     def _backpressure(self) -> None:
@@ -336,6 +365,8 @@ class Executor:
             self._record(values[: len(pending)])
             self._record(self._finished())
             self._raise_errors()
+            if self._rec is not None and self._rec.due():
+                self._rec.cut()
         out = [None] * len(items)
         got = iter(values[len(pending) :])
         for its in by_w.values():
@@ -371,11 +402,18 @@ class Executor:
             self.flush_all()
             self._collect(self._drain_inflight())
             self._raise_errors()
+            if self._rec is not None and self._rec.due():
+                self._rec.cut()
 
     def stats(self) -> list:
         """Per-worker statistics (live shards and bytes, resident memory), after a sync."""
         with self._lock:
             self.sync()
+            for _ in range(recovery.MAX_ATTEMPTS):
+                try:
+                    return self._wait([self._stats(w) for w in range(self.num_workers)])
+                except recovery.Stale:  # a worker was rebuilt meanwhile: ask again
+                    continue
             return self._wait([self._stats(w) for w in range(self.num_workers)])
 
     def _drain_inflight(self):
@@ -416,6 +454,43 @@ class Executor:
         raise NotImplementedError
 
     def _wait(self, handles) -> list:
+        """The values of ``handles``; a lost worker is rebuilt (:mod:`.recovery`) and the
+        wait goes on with the replayed handles, or raises :class:`WorkerLost`."""
+        if not handles:
+            return []
+        for _ in range(recovery.MAX_ATTEMPTS):
+            try:
+                return self._get(handles)
+            except recovery.Lost as e:
+                if self._rec is None:
+                    recovery.lost(self, e.cause, self._rec_off)
+                handles = self._rec.recover(handles, e.cause)
+        raise WorkerLost(f"workers kept dying: {recovery.MAX_ATTEMPTS} recoveries in one wait")
+
+    def _get(self, handles, timeout=None) -> list:
+        """The values of ``handles`` (at most ``timeout`` s); raises :class:`recovery.Lost`
+        when a worker or its data is gone."""
+        raise NotImplementedError
+
+    # hooks of recovery (see sharded.runtime.recovery)
+    def _hkey(self, h, track: bool = False):
+        """A key naming handle ``h`` without keeping its data alive (``track``: ``h`` is a
+        new export the log remembers)."""
+        raise NotImplementedError
+
+    def _settle(self, handles) -> None:
+        """Wait (bounded) for ``handles`` of batches that may have failed by a loss, and
+        swallow their errors."""
+
+    def _dead_workers(self) -> list:
+        raise NotImplementedError
+
+    def _replace(self, w) -> None:
+        """Start a fresh worker ``w`` in place of the lost one."""
+        raise NotImplementedError
+
+    def _snapshot(self, w):
+        """``(size handle, state handle)`` of worker ``w``'s whole store."""
         raise NotImplementedError
 
 
@@ -444,7 +519,7 @@ def _append(lst, v) -> int:
     return len(lst) - 1
 
 
-class LocalExecutor(Executor):
+class LocalExecutor(recovery.LocalLoss, Executor):
     """Runs every worker in this process, one :class:`Worker` object each.
 
     Batches execute when flushed, exactly as they would on actors, so behaviour (ordering,
@@ -462,18 +537,27 @@ class LocalExecutor(Executor):
     def __init__(self, num_workers: int = 2, devices=None):
         devices = list(devices) if devices is not None else ["cpu"] * num_workers
         self._workers = [Worker(i, d, copy_exports=True) for i, d in enumerate(devices)]
+        self._doom: dict = {}  # worker -> batches it still runs before it dies (lose)
         super().__init__(
             [WorkerInfo(i, f"sharded-worker-{i}", "local", d) for i, d in enumerate(devices)]
         )
 
     def _dispatch(self, w, cmds, refs, nexp):
-        res = self._workers[w].run(cmds, *refs)
+        if self._doom and w in self._doom:
+            self._doom[w] -= 1
+            if self._doom[w] < 0:
+                del self._doom[w]
+                self._workers[w] = None
+        worker = self._workers[w]
+        if worker is None or any(type(r) is recovery.LostMark for r in refs):
+            # a dead actor, or a batch waiting on data a dead actor was to make: Ray fails
+            # it without running it (the worker's later batches still run)
+            return recovery.LostMark(w), [recovery.LostMark(w) for _ in range(nexp)]
+        res = worker.run(cmds, *refs)
         if nexp:
             return res[0], list(res[1:])
         return res, []
 
     def _stats(self, w):
-        return self._workers[w].stats()
-
-    def _wait(self, handles):
-        return list(handles)
+        worker = self._workers[w]
+        return recovery.LostMark(w) if worker is None else worker.stats()

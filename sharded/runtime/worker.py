@@ -19,6 +19,9 @@ executor wraps it in an actor. A batch is a list of commands run in order:
     copy (copy on write), so the published version never changes.
 ``("drop_range", lo, hi, keep)``
     drop every key in ``[lo, hi)`` but ``keep``: what a departed client left behind.
+``("reset", i)``
+    recovery (:mod:`.recovery`): forget every shard, then (``i`` not None) restore the state
+    :meth:`Worker.snapshot` returned, passed as the batch's i-th extra argument.
 ``("B", i, cmds)``
     the batch's *layout commands* (``cmds``, or the batch's i-th extra argument): commands
     that name a whole layout, shipped once to every worker involved. ``("bsync", n)`` runs
@@ -138,6 +141,8 @@ class Worker:
             self._alias(cmd[1], cmd[2], errors)
         elif head == "drop_range":
             self._drop_range(*cmd[1:])
+        elif head == "reset":
+            self._reset(None if cmd[1] is None else refs[cmd[1]])
         else:
             self._kernel(cmd, refs, errors)
 
@@ -374,6 +379,45 @@ class Worker:
 
     def ping(self):
         return self.index
+
+    def pid(self) -> int:
+        """This worker's process id (tests kill it to simulate a crash)."""
+        return os.getpid()
+
+    # ------------------------------------------------------------------ recovery
+    def snapshot(self):
+        """``(bytes, state)``: this worker's whole store, for a recovery cut. In process
+        (``copy_exports``) the arrays are copied, since later in-place ops would change
+        them; an actor's return value is serialized, which copies already."""
+        store = {k: self.backend.to_host(a) for k, a in self.store.items()}
+        if self.copy_exports:
+            store = {k: np.array(a, copy=True) for k, a in store.items()}
+        state = {
+            "store": store,
+            "poisoned": dict(self.poisoned),
+            "cow": set(self.cow),
+            "published_seen": self.published_seen,
+            "fusion": (self.fusion, self.fusion_block, self.fusion_min),
+            "threads": threads.blas_threads(),
+        }
+        return int(sum(a.nbytes for a in store.values())), state
+
+    def _reset(self, state) -> None:
+        """Back to an empty store, or to ``state`` (a :meth:`snapshot`); arrays are copied,
+        as the snapshot's are read-only (object store) and may be restored again."""
+        self.store, self.poisoned, self.cow = {}, {}, set()
+        self.pool, self.pool_bytes, self.published_seen = {}, 0, False
+        if state is None:
+            return
+        for k, a in state["store"].items():
+            arr = self.backend.to_device(np.array(a, copy=True))
+            self.store[k] = _readonly_view(arr) if k in state["cow"] else arr
+        self.poisoned = dict(state["poisoned"])
+        self.cow = set(state["cow"])
+        self.published_seen = state["published_seen"]
+        self.fusion, self.fusion_block, self.fusion_min = state["fusion"]
+        if state["threads"]:
+            threads.set_threads(state["threads"])
 
 
 class _Failed:
