@@ -521,7 +521,6 @@ class RayExecutor(Executor):
     def _snapshot(self, w):
         return tuple(self._actors[w].snapshot.options(num_returns=2).remote())
 
-
     def close(self):
         self._stop.set()
         if self.shared:

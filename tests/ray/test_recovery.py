@@ -45,7 +45,6 @@ def test_ray_kill_between_ops(reference):
 @pytest.mark.parametrize("delay", [0.05, 0.15])
 def test_sigkill_during_the_pipeline(reference, delay):
     """The process of a worker dies at a seeded moment while the pipeline runs."""
-    ex = _ex()
     pid = _pid(2)
     t = threading.Timer(delay, os.kill, (pid, 9))
     t.start()
