@@ -128,3 +128,23 @@ def test_recovery_off_raises_worker_lost(ray_cluster):
             (x + 1).numpy()
     finally:
         _restart(ray_cluster.address)
+
+
+def test_cut_on_ray_restores_from_snapshots(monkeypatch):
+    from sharded.runtime import recovery
+
+    ex = _ex()
+    st.manual_seed(11)
+    x = st.rand(40, 6, shards=4)
+    x.add_(1)
+    monkeypatch.setattr(recovery, "LOG_MAX_COMMANDS", 0)
+    st.synchronize()  # over the bound: every worker snapshots, the log restarts
+    monkeypatch.setattr(recovery, "LOG_MAX_COMMANDS", 10**6)
+    assert ex.recovery_stats()["log_batches"] == 0
+    y = x * 3
+    want, xs = y.numpy(), x.numpy()
+    ray.kill(_actor(2))
+    np.testing.assert_array_equal((x * 3).numpy(), want)
+    np.testing.assert_array_equal(y.numpy(), want)
+    x.mul_(2)  # restored shards are writable
+    np.testing.assert_array_equal(x.numpy(), xs * 2)
