@@ -103,6 +103,9 @@ class Recovery:
             for p, k in enumerate(keys):
                 at[k] = _Exp(i, p)
         self.log.append((w, cmds, spec, nexp, errs, keys))
+        head = cmds[0] if cmds else None
+        if head is not None and head[0] == "B" and head[2] is not None:
+            self.commands += len(head[2])  # a flush's layout commands (shared by its batches)
         self.commands += len(cmds)
 
     def translate(self, refs):
@@ -146,27 +149,35 @@ class Recovery:
         for _ in range(MAX_ATTEMPTS):
             ex._settle(pending)  # the old batches: finished, their errors swallowed
             dead = ex._dead_workers()
-            new_errs, new_exps = [], []
+            resets, new_errs, new_exps = [], [], []
             try:
                 for w in dead:
                     ex._replace(w)
                     replaced.add(w)
-                new_errs, new_exps = self._replay()
-                results = ex._get(new_errs, TIMEOUT_S)
+                resets, new_errs, new_exps = self._replay()
+                results = ex._get(resets + new_errs, TIMEOUT_S)[len(resets) :]
                 break
             except Lost as e:  # another loss during the replay: settle it, start over
-                cause, pending = e.cause, new_errs
+                cause, pending = e.cause, resets + new_errs
         else:
+            why = (
+                " (if a node was removed after the last cut, its workers' snapshots went with it)"
+                if self.base is not None
+                else ""
+            )
             raise WorkerLost(
-                f"workers of this session kept dying during recovery ({MAX_ATTEMPTS} "
-                f"attempts; last: {cause}); the session's tensors are lost"
+                f"recovery failed {MAX_ATTEMPTS} times (last: {cause}){why}: every tensor of "
+                "this session is lost"
             )
         out = self._adopt(new_errs, new_exps, results, inflight, waiting)
         self.count += 1
         self.replaced += len(replaced)
         self.batches += len(self.log)
-        ws = sorted(replaced)
-        self.shards += sum(s["live_shards"] for s in ex._get([ex._stats(w) for w in ws]))
+        try:
+            got = ex._get([ex._stats(w) for w in sorted(replaced)], TIMEOUT_S)
+            self.shards += sum(s["live_shards"] for s in got)
+        except Lost:  # lost again already: the next wait recovers; the count is best effort
+            pass
         self.seconds += time.perf_counter() - t0
         if any(h is None for h in out):
             raise Stale()
@@ -175,17 +186,18 @@ class Recovery:
     def _replay(self):
         """Reset every worker to the cut, then send the whole log again, in order."""
         ex = self.ex
+        resets = []
         for w in range(ex.num_workers):
             snap = self.base[w] if self.base is not None else None
             refs = [] if snap is None else [snap]
-            ex._dispatch(w, [("reset", None if snap is None else 0)], refs, 0)
+            resets.append(ex._dispatch(w, [("reset", None if snap is None else 0)], refs, 0)[0])
         errs, exps = [], []
         for i, (w, cmds, spec, nexp, _, _) in enumerate(self.log):
             refs = [exps[s.batch][s.pos] if type(s) is _Exp else s for s in spec]
             e, x = ex._dispatch(w, cmds, refs, nexp)
             errs.append(e)
             exps.append(list(x))
-        return errs, exps
+        return resets, errs, exps
 
     def _adopt(self, new_errs, new_exps, results, inflight, waiting):
         """Make the replayed batches the log's, and map every old handle still in use."""
