@@ -64,6 +64,7 @@ class Executor:
         self.commands = 0
         self.transfer_bytes = TRANSFER_BYTES
         self._rec = None  # the batch log (recovery.Recovery), None when recovery is off
+        self._reading = False  # fetch is exporting what it reads
         self._rec_off = "SHARDED_RECOVERY=0"
         self.set_recovery(recovery.enabled_by_env(), self._rec_off)
 
@@ -352,7 +353,13 @@ class Executor:
             try:
                 if self._bcast:
                     self._ship()
-                handles = self._export_all({w: [it[1:] for it in its] for w, its in by_w.items()})
+                self._reading = True  # these exports are read here, never passed on
+                try:
+                    handles = self._export_all(
+                        {w: [it[1:] for it in its] for w, its in by_w.items()}
+                    )
+                finally:
+                    self._reading = False
                 self.flush_all()  # start everything else queued, too
             finally:
                 self._end(True)

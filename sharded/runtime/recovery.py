@@ -81,7 +81,8 @@ class Recovery:
 
     def __init__(self, ex):
         self.ex = ex
-        self.log: list = []  # (w, cmds, refs spec, nexp, errs handle, export keys)
+        # (w, cmds, refs spec, nexp, errs handle, export keys, whether a read exports them)
+        self.log: list = []
         self.exp_at: dict = {}  # export key -> _Exp
         self.remap: dict = {}  # old export key -> replayed handle (not yet used ones only)
         self.base = None  # per worker: the snapshot handle the log starts from
@@ -102,7 +103,7 @@ class Recovery:
             keys = tuple(self.ex._hkey(h, True) for h in exports)
             for p, k in enumerate(keys):
                 at[k] = _Exp(i, p)
-        self.log.append((w, cmds, spec, nexp, errs, keys))
+        self.log.append((w, cmds, spec, nexp, errs, keys, self.ex._reading))
         head = cmds[0] if cmds else None
         if head is not None and head[0] == "B" and head[2] is not None:
             self.commands += len(head[2])  # a flush's layout commands (shared by its batches)
@@ -192,7 +193,7 @@ class Recovery:
             refs = [] if snap is None else [snap]
             resets.append(ex._dispatch(w, [("reset", None if snap is None else 0)], refs, 0)[0])
         errs, exps = [], []
-        for i, (w, cmds, spec, nexp, _, _) in enumerate(self.log):
+        for i, (w, cmds, spec, nexp, *_) in enumerate(self.log):
             refs = [exps[s.batch][s.pos] if type(s) is _Exp else s for s in spec]
             e, x = ex._dispatch(w, cmds, refs, nexp)
             errs.append(e)
@@ -208,6 +209,8 @@ class Recovery:
         for i, entry in enumerate(self.log):
             by_errs[id(entry[4])] = i
             used.update(s for s in entry[2] if type(s) is _Exp)
+            if entry[6]:  # a read's exports: read once, by the wait they were made for
+                used.update(_Exp(i, p) for p in range(entry[3]))
         # batches in flight at the loss: their (replayed) errors surface as usual
         for d in inflight:
             for h in d:
@@ -235,11 +238,11 @@ class Recovery:
             if at not in used:
                 remap[k] = new_exps[at.batch][at.pos]
         log, at_new = [], {}
-        for i, (w, cmds, spec, nexp, _, _) in enumerate(self.log):
+        for i, (w, cmds, spec, nexp, _, _, read) in enumerate(self.log):
             keys = tuple(key(h, True) for h in new_exps[i])
             for p, k in enumerate(keys):
                 at_new[k] = _Exp(i, p)
-            log.append((w, cmds, spec, nexp, new_errs[i], keys))
+            log.append((w, cmds, spec, nexp, new_errs[i], keys, read))
         self.log, self.exp_at, self.remap = log, at_new, remap
         return mapped
 

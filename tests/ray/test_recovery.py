@@ -148,3 +148,21 @@ def test_cut_on_ray_restores_from_snapshots(monkeypatch):
     np.testing.assert_array_equal(y.numpy(), want)
     x.mul_(2)  # restored shards are writable
     np.testing.assert_array_equal(x.numpy(), xs * 2)
+
+
+def test_relays_keep_recovery_off_and_a_loss_raises_worker_lost(ray_cluster, monkeypatch):
+    from sharded.runtime import ray_executor
+
+    monkeypatch.setattr(ray_executor, "RELAY_MIN", 2)
+    _restart(ray_cluster.address)
+    try:
+        rec = st.stats()["recoveries"]
+        assert rec["enabled"] is False and "relay" in rec["reason"]
+        x = st.ones(8, shards=4)
+        assert (x + 1).sum().item() == 16.0
+        ray.kill(_actor(1))
+        with pytest.raises(st.WorkerLost, match="sharded-worker-1.*relay"):
+            (x + 1).numpy()
+    finally:
+        monkeypatch.undo()
+        _restart(ray_cluster.address)
