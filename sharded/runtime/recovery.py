@@ -31,7 +31,9 @@ loss then raises :class:`~sharded.errors.WorkerLost` saying why.
 from __future__ import annotations
 
 import collections
+import marshal
 import os
+import pickle
 import time
 import weakref
 
@@ -60,6 +62,28 @@ class Stale(Exception):
 _Exp = collections.namedtuple("_Exp", "batch pos")  # an export of log entry ``batch``
 
 
+def _dump(obj) -> bytes:
+    """``obj`` as bytes: marshal (several times faster) for plain tuples, lists, numbers
+    and strings, pickle for the rest (slices, arrays)."""
+    try:
+        return b"m" + marshal.dumps(obj)
+    except ValueError:
+        return b"p" + pickle.dumps(obj, 5)
+
+
+def _load(b: bytes):
+    return marshal.loads(b[1:]) if b[:1] == b"m" else pickle.loads(b[1:])
+
+
+def _thaw(frozen) -> list:
+    """A logged batch (:meth:`Recovery._freeze`) as the command list it was."""
+    shared, rest = frozen
+    cmds = list(_load(rest)) if isinstance(rest, bytes) else list(rest)
+    if shared is not None:
+        cmds.insert(0, ("B", None, _load(shared)))
+    return cmds
+
+
 def enabled_by_env() -> bool:
     return os.environ.get("SHARDED_RECOVERY", "1") != "0"
 
@@ -85,6 +109,7 @@ class Recovery:
         self.log: list = []
         self.exp_at: dict = {}  # export key -> _Exp
         self.remap: dict = {}  # old export key -> replayed handle (not yet used ones only)
+        self._shared = (None, b"")  # the last layout commands pickled, and their bytes
         self.base = None  # per worker: the snapshot handle the log starts from
         self.base_bytes = 0
         self.commands = 0
@@ -103,11 +128,25 @@ class Recovery:
             keys = tuple(self.ex._hkey(h, True) for h in exports)
             for p, k in enumerate(keys):
                 at[k] = _Exp(i, p)
-        self.log.append((w, cmds, spec, nexp, errs, keys, self.ex._reading))
-        head = cmds[0] if cmds else None
-        if head is not None and head[0] == "B" and head[2] is not None:
-            self.commands += len(head[2])  # a flush's layout commands (shared by its batches)
+        self.log.append((w, self._freeze(cmds), spec, nexp, errs, keys, self.ex._reading))
         self.commands += len(cmds)
+
+    def _freeze(self, cmds):
+        """The batch as bytes: a copy of the constants it carries (the driver's arrays may
+        change later), and no objects for Python's garbage collector to scan again and again
+        (a log of live command tuples made every full collection slower). A flush's layout
+        commands, shared by its batches, are pickled once."""
+        head = cmds[0] if cmds else None
+        shared = None
+        try:
+            if head is not None and head[0] == "B" and head[2] is not None:
+                if self._shared[0] is not head[2]:
+                    self._shared = (head[2], _dump(head[2]))
+                    self.commands += len(head[2])
+                shared, cmds = self._shared[1], cmds[1:]
+            return shared, _dump(cmds)
+        except Exception:  # not picklable without cloudpickle: keep the objects themselves
+            return None, list(cmds) if shared is None else [head] + list(cmds)
 
     def translate(self, refs):
         """Refs of a batch about to leave, with exports made before a recovery replaced."""
@@ -195,7 +234,7 @@ class Recovery:
         errs, exps = [], []
         for i, (w, cmds, spec, nexp, *_) in enumerate(self.log):
             refs = [exps[s.batch][s.pos] if type(s) is _Exp else s for s in spec]
-            e, x = ex._dispatch(w, cmds, refs, nexp)
+            e, x = ex._dispatch(w, _thaw(cmds), refs, nexp)
             errs.append(e)
             exps.append(list(x))
         return resets, errs, exps
