@@ -74,6 +74,8 @@ class Executor:
         with self._lock:
             if on and self._rec is None:
                 self._rec, self._rec_off = recovery.Recovery(self), None
+                if self.commands:  # batches ran unlogged: the log starts from a cut
+                    self._rec.cut()
             elif not on:
                 self._rec, self._rec_off = None, reason
 

@@ -162,3 +162,24 @@ def test_stats_report_recoveries():
     rec = st.stats()["recoveries"]
     assert rec["enabled"] is True
     assert {"count", "seconds", "shards_rebuilt", "batches_replayed"} <= set(rec)
+
+
+def test_recovery_turned_on_mid_session_starts_from_a_cut():
+    ex = LocalExecutor(3)
+    ex.set_recovery(False)
+    ex.submit(1, "full", (), (1,), {"shape": (2,), "value": 2.0, "dtype": "float64"})
+    ex.set_recovery(True)  # the unlogged batch is in the cut
+    ex.submit(1, "full", (), (2,), {"shape": (1,), "value": 5.0, "dtype": "float64"})
+    ex.lose(1)
+    a, b = ex.fetch([(1, 1, None), (1, 2, None)])
+    np.testing.assert_array_equal(a, [2.0, 2.0])
+    np.testing.assert_array_equal(b, [5.0])
+
+
+def test_driver_data_changed_after_the_op_does_not_change_the_replay():
+    a = np.arange(6.0)
+    t = st.from_numpy(a, shards=3)
+    st.synchronize()
+    a[:] = -1.0  # the program reuses its buffer
+    _ex().lose(0)
+    np.testing.assert_array_equal(t.numpy(), np.arange(6.0))
