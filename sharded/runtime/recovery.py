@@ -31,7 +31,6 @@ loss then raises :class:`~sharded.errors.WorkerLost` saying why.
 from __future__ import annotations
 
 import collections
-import marshal
 import os
 import pickle
 import time
@@ -63,24 +62,16 @@ _Exp = collections.namedtuple("_Exp", "batch pos")  # an export of log entry ``b
 
 
 def _dump(obj) -> bytes:
-    """``obj`` as bytes: marshal (several times faster) for plain tuples, lists, numbers
-    and strings, pickle for the rest (slices, arrays)."""
-    try:
-        return b"m" + marshal.dumps(obj)
-    except ValueError:
-        return b"p" + pickle.dumps(obj, 5)
-
-
-def _load(b: bytes):
-    return marshal.loads(b[1:]) if b[:1] == b"m" else pickle.loads(b[1:])
+    # pickle, not marshal: marshal turns any buffer (a NumPy constant) into plain bytes
+    return pickle.dumps(obj, 5)
 
 
 def _thaw(frozen) -> list:
     """A logged batch (:meth:`Recovery._freeze`) as the command list it was."""
     shared, rest = frozen
-    cmds = list(_load(rest)) if isinstance(rest, bytes) else list(rest)
+    cmds = list(pickle.loads(rest)) if isinstance(rest, bytes) else list(rest)
     if shared is not None:
-        cmds.insert(0, ("B", None, _load(shared)))
+        cmds.insert(0, ("B", None, pickle.loads(shared)))
     return cmds
 
 
@@ -132,7 +123,7 @@ class Recovery:
         self.commands += len(cmds)
 
     def _freeze(self, cmds):
-        """The batch as bytes: a copy of the constants it carries (the driver's arrays may
+        """The batch as pickled bytes: a copy of the constants it carries (the driver's arrays may
         change later), and no objects for Python's garbage collector to scan again and again
         (a log of live command tuples made every full collection slower). A flush's layout
         commands, shared by its batches, are pickled once."""
