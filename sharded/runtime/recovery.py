@@ -40,7 +40,7 @@ from ..errors import WorkerLost
 from .worker import Worker
 
 LOG_MAX_COMMANDS = int(os.environ.get("SHARDED_RECOVERY_LOG", "100000"))
-PUT_MAX_BYTES = int(os.environ.get("SHARDED_RECOVERY_PUT_BYTES", str(256 << 20)))
+PUT_MAX_BYTES = int(os.environ.get("SHARDED_RECOVERY_PUT_BYTES", str(1 << 30)))
 MAX_ATTEMPTS = 3  # recoveries one wait tries before giving up (a worker dying again and again)
 TIMEOUT_S = float(os.environ.get("SHARDED_RECOVERY_TIMEOUT", "600"))  # bound of every wait
 
