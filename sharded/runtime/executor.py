@@ -478,28 +478,8 @@ class Executor:
 
     def _get(self, handles, timeout=None) -> list:
         """The values of ``handles`` (at most ``timeout`` s); raises :class:`recovery.Lost`
-        when a worker or its data is gone."""
-        raise NotImplementedError
-
-    # hooks of recovery (see sharded.runtime.recovery)
-    def _hkey(self, h, track: bool = False):
-        """A key naming handle ``h`` without keeping its data alive (``track``: ``h`` is a
-        new export the log remembers)."""
-        raise NotImplementedError
-
-    def _settle(self, handles) -> None:
-        """Wait (bounded) for ``handles`` of batches that may have failed by a loss, and
-        swallow their errors."""
-
-    def _dead_workers(self) -> list:
-        raise NotImplementedError
-
-    def _replace(self, w) -> None:
-        """Start a fresh worker ``w`` in place of the lost one."""
-        raise NotImplementedError
-
-    def _snapshot(self, w):
-        """``(size handle, state handle)`` of worker ``w``'s whole store."""
+        when a worker or its data is gone. (Recovery's other hooks, ``_hkey``, ``_settle``,
+        ``_dead_workers``, ``_replace`` and ``_snapshot``: see :mod:`.recovery`.)"""
         raise NotImplementedError
 
 

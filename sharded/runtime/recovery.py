@@ -23,6 +23,12 @@ went on with its later batches out of order. Handles the interrupted call waits 
 batches in flight, and exports a planner holds but has not used yet are mapped to their
 replayed versions, and the call finishes as if nothing happened.
 
+An executor gives recovery these hooks besides ``_dispatch``/``_stats``: ``_get(handles,
+timeout)`` (values, or :class:`Lost`), ``_hkey(h, track)`` (a key naming a handle without
+keeping its data alive), ``_settle(handles)`` (wait, bounded, for batches a loss may have
+failed, swallowing their errors), ``_dead_workers()``, ``_replace(w)`` (a fresh worker under
+the same name) and ``_snapshot(w)`` (``(size, state)`` handles of the worker's store).
+
 Recovery is off with ``st.init(recovery=False)`` / ``SHARDED_RECOVERY=0``, in shared
 namespaces (one client's log cannot rebuild another client's shards) and behind relays; a
 loss then raises :class:`~sharded.errors.WorkerLost` saying why.
@@ -333,6 +339,9 @@ class LocalLoss:
             if type(h) is LostMark:
                 raise Lost(f"worker {h.w} was lost")
         return list(handles)
+
+    def _settle(self, handles):
+        """In process, every batch has finished already."""
 
     def _hkey(self, h, track=False):
         if track:  # the object's id names it only while it lives
