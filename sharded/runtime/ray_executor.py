@@ -454,8 +454,9 @@ class RayExecutor(Executor):
         except GetTimeoutError:
             raise recovery.Lost(f"no answer within {timeout}s") from None
         except Exception as e:
-            if _is_loss(e):
-                raise recovery.Lost(_first_line(e)) from None
+            if _is_loss(e):  # (a dependent task's error: name the loss that caused it)
+                cause = e.cause if isinstance(getattr(e, "cause", None), _LOSS) else e
+                raise recovery.Lost(f"{type(cause).__name__}: {_first_line(cause)}") from None
             if isinstance(e, RayTaskError):
                 raise OpFailed("batch", None, -1, str(e)) from None
             raise

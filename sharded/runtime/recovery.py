@@ -81,6 +81,10 @@ def _thaw(frozen) -> list:
     return cmds
 
 
+def _ring(w: int, n: int):
+    return ((w + k) % n for k in range(1, n))
+
+
 def enabled_by_env() -> bool:
     return os.environ.get("SHARDED_RECOVERY", "1") != "0"
 
@@ -169,9 +173,25 @@ class Recovery:
             return
         self.base = [p[1] for p in pairs]
         self.base_bytes = int(sum(sizes))
+        self._second_copies()
         self.log, self.exp_at, self.remap = [], {}, {}
         self.commands = self.put_bytes = 0
         self.cuts += 1
+
+    def _second_copies(self) -> None:
+        """Each snapshot also held by a worker on another node (the next one round the
+        ring), so that removing a node does not take the only copy with it."""
+        ex = self.ex
+        nodes = [i.node for i in ex.workers]
+        holds = []
+        for w, snap in enumerate(self.base):
+            h = next((v for v in _ring(w, len(nodes)) if nodes[v] != nodes[w]), None)
+            if h is not None:
+                holds.append(ex._dispatch(h, [("hold", w, 0)], [snap], 0)[0])
+        try:
+            ex._get(holds, TIMEOUT_S)
+        except Lost:  # a holder died: those snapshots have one copy until the next cut
+            ex._settle(holds)
 
     # ------------------------------------------------------------------ recovering
     def recover(self, handles, cause):

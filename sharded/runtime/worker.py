@@ -22,6 +22,9 @@ executor wraps it in an actor. A batch is a list of commands run in order:
 ``("reset", i)``
     recovery (:mod:`.recovery`): forget every shard, then (``i`` not None) restore the state
     :meth:`Worker.snapshot` returned, passed as the batch's i-th extra argument.
+``("hold", src, i)``
+    keep the batch's i-th extra argument (worker ``src``'s snapshot) alive: on an actor it is
+    a second copy of that snapshot on this worker's node, which survives the loss of ``src``'s.
 ``("B", i, cmds)``
     the batch's *layout commands* (``cmds``, or the batch's i-th extra argument): commands
     that name a whole layout, shipped once to every worker involved. ``("bsync", n)`` runs
@@ -89,6 +92,7 @@ class Worker:
         self.fusion_block, self.fusion_min = fusion.BLOCK_ELEMS, fusion.MIN_ELEMS
         self.fused_runs = self.fused_commands = 0
         self._mine: dict = {}  # layout description -> the shards this worker holds
+        self.held: dict = {}  # worker -> its last snapshot, kept here as a second copy
 
     # ------------------------------------------------------------------ running
     def run(self, cmds, *refs):
@@ -143,6 +147,8 @@ class Worker:
             self._drop_range(*cmd[1:])
         elif head == "reset":
             self._reset(None if cmd[1] is None else refs[cmd[1]])
+        elif head == "hold":
+            self.held[cmd[1]] = refs[cmd[2]]
         else:
             self._kernel(cmd, refs, errors)
 

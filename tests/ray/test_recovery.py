@@ -99,7 +99,11 @@ def _restart(address, n=NODES * CPUS_PER_NODE, **kw):
     st.init(address=address, num_workers=n, min_shard_bytes=0, **kw)
 
 
-def test_remove_a_node(ray_cluster):
+@pytest.mark.parametrize("cut", [False, True])
+def test_remove_a_node(ray_cluster, monkeypatch, cut):
+    """Also after a cut: every snapshot has a second copy on another node."""
+    from sharded.runtime import recovery
+
     node = ray_cluster.add_node(num_cpus=CPUS_PER_NODE, object_store_memory=150 * 2**20)
     ray_cluster.wait_for_nodes()
     try:
@@ -108,8 +112,20 @@ def test_remove_a_node(ray_cluster):
         gone = {w for w, i in enumerate(ex.workers) if i.node == node.node_id}
         assert gone
         reference = pipeline()  # this session's own: 6 workers split the weights otherwise
-        got = pipeline(hook=lambda: ray_cluster.remove_node(node))
+        st.manual_seed(4)
+        big = st.rand(600_000, shards=6, dtype=st.float64)  # 800 kB a worker: in the object
+        want = big.numpy()  # store (small snapshots would live in the driver's memory)
+        if cut:  # a cut at the first read of the pipeline: the rest replays from it
+            monkeypatch.setattr(recovery, "LOG_MAX_COMMANDS", 0)
+
+        def remove():
+            monkeypatch.setattr(recovery, "LOG_MAX_COMMANDS", 10**6)
+            assert ex.recovery_stats()["cuts"] == int(cut)
+            ray_cluster.remove_node(node)
+
+        got = pipeline(hook=remove)
         _same(reference, got)
+        np.testing.assert_array_equal(big.numpy(), want)
         assert all(i.node != node.node_id for i in ex.workers)
         assert ex.recovery_stats()["workers_replaced"] >= len(gone)
     finally:
