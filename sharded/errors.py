@@ -67,7 +67,8 @@ class SessionClosed(ShardedError, RuntimeError, ValueError):
 
 
 class WorkerLost(ShardedError, RuntimeError):
-    """A worker actor died; the shards it held are gone."""
+    """A worker actor died and could not be rebuilt (recovery off, shared namespace, relays,
+    or recovery itself failed): the message says which worker and why."""
 
 
 class OpFailed(ShardedError, RuntimeError):

@@ -19,13 +19,15 @@ def synchronize() -> None:
 
 
 def stats() -> dict:
-    """Per-worker live shards and memory, plus bytes moved between workers.
+    """Per-worker live shards and memory, bytes moved between workers, and recoveries
+    from lost workers (``recoveries``: count, seconds, workers replaced, batches replayed,
+    shards rebuilt; see the README's "Fault tolerance").
 
     Examples
     --------
     >>> import sharded as st
     >>> sorted(st.stats())
-    ['bytes_moved', 'commands', 'live_shards', 'workers']
+    ['bytes_moved', 'commands', 'live_shards', 'recoveries', 'workers']
     """
     ex = _session.current().executor
     ws = ex.stats()
@@ -36,6 +38,7 @@ def stats() -> dict:
         "live_shards": sum(w["live_shards"] for w in ws),
         "bytes_moved": ex.bytes_moved,
         "commands": ex.commands,
+        "recoveries": ex.recovery_stats(),
     }
 
 

@@ -32,7 +32,7 @@ import numpy as np
 from .. import dtypes as D
 from ..errors import ArgumentError
 from ..layout import Layout
-from ..runtime.executor import has_cycle
+from ..runtime.wiring import has_cycle
 from .dataflow import Operand
 from .registry import kernel
 

@@ -8,8 +8,11 @@ results of the commands queued before it. At most :data:`MAX_INFLIGHT` batches p
 outstanding (back-pressure): past that, the driver waits for the oldest.
 
 Errors travel back as records and are raised, typed, at the next read (:class:`OpFailed` names
-the op and the shard). :class:`LocalExecutor` runs the same protocol in-process with
-:class:`~sharded.runtime.worker.Worker` objects, for tests and for machines without Ray.
+the op and the shard). Every batch sent is also logged (:mod:`.recovery`), so that a lost
+worker is rebuilt by replaying the log: waits go through :meth:`Executor._wait`, which
+recovers and finishes the interrupted call. :class:`LocalExecutor` runs the same protocol
+in-process with :class:`~sharded.runtime.worker.Worker` objects, for tests and for machines
+without Ray.
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ import collections
 import itertools
 import threading
 
-from ..errors import OpFailed, SessionClosed
+from ..errors import OpFailed, SessionClosed, WorkerLost
+from . import recovery
 from .registry import key_range
+from .wiring import cycle, feeding, wired
 from .worker import Worker, is_failed
 
 MAX_BATCH = 512
@@ -64,6 +69,28 @@ class Executor:
         # st.jit's tracer while a call is traced (None otherwise: one attribute test per call):
         # it is told every submit/free/export and refuses reads (sharded.jit).
         self.recorder = None
+        self._rec = None  # the batch log (recovery.Recovery), None when recovery is off
+        self._reading = False  # fetch is exporting what it reads
+        self._rec_off = "SHARDED_RECOVERY=0"
+        self.set_recovery(recovery.enabled_by_env(), self._rec_off)
+
+    def set_recovery(self, on: bool, reason: str = "st.init(recovery=False)") -> None:
+        """Keep the batch log that rebuilds lost workers (from the next batch on), or not;
+        ``reason`` is what a loss then says."""
+        with self._lock:
+            if on and self._rec is None:
+                self._rec, self._rec_off = recovery.Recovery(self), None
+                if self.commands:  # batches ran unlogged: the log starts from a cut
+                    self._rec.cut()
+            elif not on:
+                self._rec, self._rec_off = None, reason
+
+    def recovery_stats(self) -> dict:
+        """Recoveries so far: count, seconds, workers replaced, batches replayed, shards
+        rebuilt, and the size of the log since the last cut."""
+        if self._rec is None:
+            return {"enabled": False, "reason": self._rec_off}
+        return self._rec.stats()
 
     @property
     def num_workers(self) -> int:
@@ -116,7 +143,7 @@ class Executor:
         self._check_open()
         wd, targets = layout_workers(layout)
         with self._lock:
-            if self._tedges and edges and _cycle(self._tedges, edges):
+            if self._tedges and edges and cycle(self._tedges, edges):
                 self.flush_all()
             for c, p in edges:
                 self._tedges.setdefault(c, set()).add(p)
@@ -293,7 +320,7 @@ class Executor:
         shared = self._share(bc) if bc else None
         order, kids, nout = sorted(targets), {}, {}
         if tedges:  # reductions: children first, their partials become the parents' refs
-            order, kids, nout = _wired(bc, order)
+            order, kids, nout = wired(bc, order)
         self._kids = kids
         out, got = {}, {}
         for v in order:
@@ -329,9 +356,14 @@ class Executor:
         cmds, refs = taken
         if shared is not None:
             cmds.insert(0, self._bhead(shared, refs))
+        rec = self._rec
+        if rec is not None and rec.remap and refs:  # exports made before a recovery
+            refs = rec.translate(refs)
         errs, exports = self._dispatch(w, cmds, refs, nexp)
         if errs is None:  # the relay tracks this batch (RayExecutor with relays)
             return exports
+        if rec is not None:
+            rec.record(w, cmds, refs, nexp, errs, exports)
         infl = self._inflight[w]
         infl.append(errs)
         if len(infl) > MAX_INFLIGHT and shared is None:
@@ -340,7 +372,8 @@ class Executor:
             for v, q in enumerate(self._queues):
                 if q and v != w:
                     self._flush(v)
-            self._collect([infl.popleft()])
+            if infl:  # (a recovery meanwhile finished every batch)
+                self._collect([infl.popleft()])
         return exports
 
     def _backpressure(self) -> None:
@@ -366,6 +399,14 @@ class Executor:
         self._check_open()
         if self.recorder is not None:
             self.recorder.read(items)  # a traced function may not read values (st.jit)
+        for _ in range(recovery.MAX_ATTEMPTS):
+            try:
+                return self._fetch(items)
+            except recovery.Stale:  # workers were rebuilt while this read was under way:
+                continue  # its exports are gone, the shards are back; a read has no effects
+        return self._fetch(items)
+
+    def _fetch(self, items):
         with self._lock:
             by_w = collections.defaultdict(list)
             for i, (w, key, sl) in enumerate(items):
@@ -373,19 +414,23 @@ class Executor:
             self._depth += 1
             try:
                 shipped = bool(self._bcast)
-                if shipped:  # the reads ride in the shipment of the layout commands
-                    for w, its in by_w.items():
-                        self._q(w).extend(("export", k, sl) for _, k, sl in its)
-                    handles = self._ship(reads={w: len(its) for w, its in by_w.items()})
-                else:
-                    want = {w: [it[1:] for it in its] for w, its in by_w.items()}
-                    handles = self._export_all(want)
+                self._reading = True  # these exports are read here, never passed on
+                try:
+                    if shipped:  # the reads ride in the shipment of the layout commands
+                        for w, its in by_w.items():
+                            self._q(w).extend(("export", k, sl) for _, k, sl in its)
+                        handles = self._ship(reads={w: len(its) for w, its in by_w.items()})
+                    else:
+                        want = {w: [it[1:] for it in its] for w, its in by_w.items()}
+                        handles = self._export_all(want)
+                finally:
+                    self._reading = False
                 self.flush_all()  # start everything else queued, too
             finally:
                 self._end(True)
             pending = []
             kids = self._kids if shipped else {}
-            for w in _feeding(by_w, kids):  # a tree child's batch is done when its root's is
+            for w in feeding(by_w, kids):  # a tree child's batch is done when its root's is
                 pending.extend(self._inflight[w])
                 self._inflight[w].clear()
             flat = [h for w in by_w for h in handles[w]]
@@ -393,6 +438,8 @@ class Executor:
             self._record(values[: len(pending)])
             self._record(self._finished())
             self._raise_errors()
+            if self._rec is not None and self._rec.due():
+                self._rec.cut()
         out = [None] * len(items)
         got = iter(values[len(pending) :])
         for its in by_w.values():
@@ -428,11 +475,18 @@ class Executor:
             self.flush_all()
             self._collect(self._drain_inflight())
             self._raise_errors()
+            if self._rec is not None and self._rec.due():
+                self._rec.cut()
 
     def stats(self) -> list:
         """Per-worker statistics (live shards and bytes, resident memory), after a sync."""
         with self._lock:
             self.sync()
+            for _ in range(recovery.MAX_ATTEMPTS):
+                try:
+                    return self._wait([self._stats(w) for w in range(self.num_workers)])
+                except recovery.Stale:  # a worker was rebuilt meanwhile: ask again
+                    continue
             return self._wait([self._stats(w) for w in range(self.num_workers)])
 
     def _drain_inflight(self):
@@ -473,6 +527,23 @@ class Executor:
         raise NotImplementedError
 
     def _wait(self, handles) -> list:
+        """The values of ``handles``; a lost worker is rebuilt (:mod:`.recovery`) and the
+        wait goes on with the replayed handles, or raises :class:`WorkerLost`."""
+        if not handles:
+            return []
+        for _ in range(recovery.MAX_ATTEMPTS):
+            try:
+                return self._get(handles)
+            except recovery.Lost as e:
+                if self._rec is None:
+                    recovery.lost(self, e.cause, self._rec_off)
+                handles = self._rec.recover(handles, e.cause)
+        raise WorkerLost(f"workers kept dying: {recovery.MAX_ATTEMPTS} recoveries in one wait")
+
+    def _get(self, handles, timeout=None) -> list:
+        """The values of ``handles`` (at most ``timeout`` s); raises :class:`recovery.Lost`
+        when a worker or its data is gone. (Recovery's other hooks, ``_hkey``, ``_settle``,
+        ``_dead_workers``, ``_replace`` and ``_snapshot``: see :mod:`.recovery`.)"""
         raise NotImplementedError
 
 
@@ -496,114 +567,12 @@ def layout_workers(layout):
     return hit
 
 
-_WIRED: dict = {}
-
-
-def _wired(bc, order):
-    """:func:`_wire`, cached by the trees' group tuples (the planner's cached objects: the
-    cache keeps them alive, so their ids stay theirs) and the workers shipped to."""
-    trees = [c[2] for c in bc if c[0] == "tree"]
-    key = (tuple((id(t[9]), len(t[5]), t[11]) for t in trees), tuple(order))
-    hit = _WIRED.get(key)
-    if hit is not None and all(a is t[9] for a, t in zip(hit[0], trees)):
-        return hit[1]
-    if len(_WIRED) > 256:
-        _WIRED.clear()
-    out = _wire(bc, order)
-    _WIRED[key] = ([t[9] for t in trees], out)
-    return out
-
-
-def _wire(bc, order):
-    """How the trees among layout commands ``bc`` link the batches of one shipment:
-    ``(order, kids, nout)`` = the workers in an order that puts every child before its
-    parent, ``kids[v]`` the worker whose next partial each ref of ``v``'s batch is (in the
-    order ``v``'s trees take them) and ``nout[v]`` the partials ``v``'s batch returns."""
-    kids, nout = {}, {}
-    for c in bc:
-        if c[0] != "tree":
-            continue
-        spec = c[2]
-        nparts, fan = len(spec[5]), spec[11]
-        for parts, _ in spec[9]:
-            for p in range(1, len(parts)):  # ascending: the order the parent takes them
-                k, n = parts[p], nout.get(parts[p], 0)
-                kids.setdefault(parts[(p - 1) // fan], []).extend((k, n + i) for i in range(nparts))
-                nout[k] = n + nparts
-    # children first: a depth-first post-order over the child -> parent edges (acyclic),
-    # iterative (the trees of one shipment may chain many workers)
-    done, out = set(), []
-    for v0 in order:
-        stack = [(v0, False)]
-        while stack:
-            v, ready = stack.pop()
-            if ready:
-                out.append(v)
-            elif v not in done:
-                done.add(v)
-                stack.append((v, True))
-                stack += [(k, False) for k, _ in reversed(kids.get(v, ())) if k not in done]
-    return out, kids, nout
-
-
-def _feeding(workers, kids) -> list:
-    """``workers`` and the workers whose partials their batches took (transitively)."""
-    out = dict.fromkeys(workers)
-    todo = list(out)
-    while todo and kids:
-        for k, _ in kids.get(todo.pop(), ()):
-            if k not in out:
-                out[k] = None
-                todo.append(k)
-    return list(out)
-
-
-def _cycle(edges, new=()) -> bool:
-    """Whether ``edges`` (child -> parents) with the ``new`` ``(child, parent)`` pairs have a
-    cycle (a batch would wait for its own result). Kahn's algorithm: a graph is acyclic iff
-    repeatedly removing the nodes nothing points to removes them all.
-
-    Examples
-    --------
-    >>> _cycle({0: {1}}, [(1, 2)]), _cycle({0: {1}}, [(1, 0)])
-    (False, True)
-    """
-    graph = collections.defaultdict(set)
-    for c, ps in edges.items():
-        graph[c] |= set(ps)
-    for c, p in new:
-        graph[c].add(p)
-    indeg = collections.Counter(p for ps in graph.values() for p in ps)
-    free = [v for v in graph if not indeg[v]]
-    seen = 0
-    while free:
-        v = free.pop()
-        seen += 1
-        for p in graph.get(v, ()):
-            indeg[p] -= 1
-            if not indeg[p]:
-                free.append(p)
-    nodes = set(graph) | set(indeg)
-    return seen < len(nodes)
-
-
-def has_cycle(pairs) -> bool:
-    """Whether the ``(child, parent)`` ``pairs`` have a cycle.
-
-    Examples
-    --------
-    >>> has_cycle([(1, 0), (2, 1)]), has_cycle([(1, 0), (0, 1)])
-    (False, True)
-    """
-    return _cycle({}, pairs)
-
-
 def _append(lst, v) -> int:
     lst.append(v)
     return len(lst) - 1
 
 
-class LocalExecutor(Executor):
+class LocalExecutor(recovery.LocalLoss, Executor):
     """Runs every worker in this process, one :class:`Worker` object each.
 
     Batches execute when flushed, exactly as they would on actors, so behaviour (ordering,
@@ -621,18 +590,27 @@ class LocalExecutor(Executor):
     def __init__(self, num_workers: int = 2, devices=None):
         devices = list(devices) if devices is not None else ["cpu"] * num_workers
         self._workers = [Worker(i, d, copy_exports=True) for i, d in enumerate(devices)]
+        self._doom: dict = {}  # worker -> batches it still runs before it dies (lose)
         super().__init__(
             [WorkerInfo(i, f"sharded-worker-{i}", "local", d) for i, d in enumerate(devices)]
         )
 
     def _dispatch(self, w, cmds, refs, nexp):
-        res = self._workers[w].run(cmds, *refs)
+        if self._doom and w in self._doom:
+            self._doom[w] -= 1
+            if self._doom[w] < 0:
+                del self._doom[w]
+                self._workers[w] = None
+        worker = self._workers[w]
+        if worker is None or any(type(r) is recovery.LostMark for r in refs):
+            # a dead actor, or a batch waiting on data a dead actor was to make: Ray fails
+            # it without running it (the worker's later batches still run)
+            return recovery.LostMark(w), [recovery.LostMark(w) for _ in range(nexp)]
+        res = worker.run(cmds, *refs)
         if nexp:
             return res[0], list(res[1:])
         return res, []
 
     def _stats(self, w):
-        return self._workers[w].stats()
-
-    def _wait(self, handles):
-        return list(handles)
+        worker = self._workers[w]
+        return recovery.LostMark(w) if worker is None else worker.stats()

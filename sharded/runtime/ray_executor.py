@@ -11,21 +11,34 @@ In a named namespace (``shared=True``) the workers are detached and shared by ev
 the namespace: the first client creates them, the others find them by name; each client takes
 a key range and a lease from the namespace's registry (:mod:`sharded.runtime.ray_service`),
 renews the lease from a heartbeat thread, and on close frees only its own shards.
+
+A lost worker (killed actor, crashed process, removed node) is rebuilt by :mod:`.recovery`:
+the hooks here find the dead actors (a bounded ping), start a replacement under the same name
+(on its node if alive, else on the live node with the fewest workers), and take snapshots.
 """
 
 from __future__ import annotations
 
 import collections
+import logging
 import os
 import threading
+import time
 import weakref
 
 import ray
-from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
+from ray.exceptions import (
+    GetTimeoutError,
+    NodeDiedError,
+    ObjectLostError,
+    RayActorError,
+    RayTaskError,
+    WorkerCrashedError,
+)
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from ..errors import BackendUnavailable, OpFailed, ShardingError, WorkerLost
-from . import ray_service, threads
+from . import ray_service, recovery, threads
 from .executor import MAX_INFLIGHT as MAX_INFLIGHT_RELAY
 from .executor import Executor, WorkerInfo
 from .published import PublishClient
@@ -40,6 +53,26 @@ READY_TIMEOUT_S = 120
 RELAY_MIN = int(os.environ.get("SHARDED_RELAY_MIN", "8"))
 RELAY_FANOUT = 32
 RELAY_BATCH = 256  # sends held back for the next whole flush, at most
+PING_TIMEOUT_S = 30  # a worker that does not answer a ping in this time counts as lost
+SETTLE_TIMEOUT_S = 60  # the most a recovery waits for the batches in flight at a loss
+_LOSS = (RayActorError, ObjectLostError, NodeDiedError, WorkerCrashedError)
+
+
+def _is_loss(e) -> bool:
+    """Whether ``e`` says a worker or its data is gone (also as a dependent task's cause)."""
+    return isinstance(e, _LOSS) or isinstance(getattr(e, "cause", None), _LOSS)
+
+
+class _Handled(logging.Filter):
+    """Drops Ray's "Unhandled error" reports about sharded's worker actors: a lost worker's
+    results that nobody read are part of the loss that recovery (or WorkerLost) handles."""
+
+    def filter(self, record):
+        msg = record.getMessage()
+        return not ("Unhandled error" in msg and "_RayWorker" in msg)
+
+
+logging.getLogger("ray._private.worker").addFilter(_Handled())
 
 
 class _Handle:
@@ -148,23 +181,28 @@ class RayExecutor(Executor):
             num_workers, gpu_workers = cfg["num_workers"], cfg["gpu_workers"]
             gpu_fraction = cfg["gpu_fraction"]
             opts.update(lifetime="detached", get_if_exists=True)
-        self._actors = [
-            _Actor.options(
-                name=names[i],
-                num_cpus=need,
-                scheduling_strategy=NodeAffinitySchedulingStrategy(nid, soft=False),
-                **opts,
-            ).remote(i, "cpu", threads.share(caps[nid], used[nid]))
+        # how each actor is made: (name, options, arguments, node), also for a replacement
+        self._spawn = [
+            (
+                names[i],
+                dict(num_cpus=need, **opts),
+                (i, "cpu", threads.share(caps[nid], used[nid])),
+                nid,
+            )
             for i, nid in enumerate(placement)
         ]
         # GPU workers: Ray gives each its GPU (or a fraction of one) as CUDA device 0 of the
         # process; they are labelled cuda:0, cuda:1, ... across the cluster.
-        self._actors += [
-            _Actor.options(
-                name=names[num_workers + j], num_cpus=0, num_gpus=gpu_fraction, **opts
-            ).remote(num_workers + j, "cuda:0")
+        self._spawn += [
+            (
+                names[num_workers + j],
+                dict(num_cpus=0, num_gpus=gpu_fraction, **opts),
+                (num_workers + j, "cuda:0"),
+                None,
+            )
             for j in range(gpu_workers)
         ]
+        self._actors = [self._start(*spec) for spec in self._spawn]
         devices = ["cpu"] * num_workers + [f"cuda:{j}" for j in range(gpu_workers)]
         try:
             node_ids = ray.get([a.node_id.remote() for a in self._actors], timeout=READY_TIMEOUT_S)
@@ -180,6 +218,11 @@ class RayExecutor(Executor):
             [WorkerInfo(i, names[i], nid, devices[i]) for i, nid in enumerate(node_ids)],
             client=client,
         )
+        if shared:
+            self.set_recovery(
+                False,
+                "a shared namespace: this client's log cannot rebuild the other clients' shards",
+            )
         self._stop = threading.Event()
         if shared:
             self.published = PublishClient(self, self._reg)
@@ -190,8 +233,24 @@ class RayExecutor(Executor):
         self._share_cores(nodes, node_ids, num_workers)  # direct calls: before any relay
         if not shared and len(self._actors) > RELAY_MIN:
             self._start_relays()
+            self.set_recovery(
+                False,
+                f"more than SHARDED_RELAY_MIN={RELAY_MIN} workers: batches go through "
+                "relay actors, which recovery does not replay yet",
+            )
         self._timer = threading.Thread(target=self._tick, name="sharded-flush", daemon=True)
         self._timer.start()
+
+    def set_recovery(self, on, reason="st.init(recovery=False)"):
+        if on and (self.shared or getattr(self, "_relays", None)):
+            return  # recovery stays off there (the reason was given when it was turned off)
+        super().set_recovery(on, reason)
+
+    @staticmethod
+    def _start(name, opts, args, nid):
+        if nid is not None:
+            opts = dict(opts, scheduling_strategy=NodeAffinitySchedulingStrategy(nid, soft=False))
+        return _Actor.options(name=name, **opts).remote(*args)
 
     def _share_cores(self, nodes, node_ids, num_workers):
         """Once placed, each CPU worker's BLAS takes its share of its node's cores (shared
@@ -378,6 +437,8 @@ class RayExecutor(Executor):
             ray.wait(refs, num_returns=len(refs), timeout=ray_service.CALL_TIMEOUT_S)
 
     def put(self, value):
+        if self._rec is not None:  # the log keeps it alive until the next cut
+            self._rec.put_bytes += getattr(value, "nbytes", 0)
         return ray.put(value)
 
     def _dispatch(self, w, cmds, refs, nexp):
@@ -398,15 +459,79 @@ class RayExecutor(Executor):
         done = set(done)
         return [h in done for h in handles]
 
-    def _wait(self, handles):
-        if not handles:
-            return []
+    def _get(self, handles, timeout=None):
         try:
-            return ray.get(handles)
-        except RayActorError as e:
-            raise WorkerLost(f"a worker actor died: {e}") from None
-        except RayTaskError as e:
-            raise OpFailed("batch", None, -1, str(e)) from None
+            return ray.get(handles, timeout=timeout)
+        except GetTimeoutError:
+            raise recovery.Lost(f"no answer within {timeout}s") from None
+        except Exception as e:
+            if _is_loss(e):  # (a dependent task's error: name the loss that caused it)
+                cause = e.cause if isinstance(getattr(e, "cause", None), _LOSS) else e
+                raise recovery.Lost(f"{type(cause).__name__}: {_first_line(cause)}") from None
+            if isinstance(e, RayTaskError):
+                raise OpFailed("batch", None, -1, str(e)) from None
+            raise
+
+    # ------------------------------------------------------------------ recovery hooks
+    def _hkey(self, h, track=False):
+        return h.binary()  # the object's id: naming it keeps no data alive
+
+    def _settle(self, handles):
+        refs = [h for h in handles if isinstance(h, ray.ObjectRef)]
+        if not refs:
+            return
+        ready, _ = ray.wait(
+            refs, num_returns=len(refs), timeout=SETTLE_TIMEOUT_S, fetch_local=False
+        )
+        try:
+            ray.get(ready, timeout=SETTLE_TIMEOUT_S)
+        except Exception:  # read one by one, so every failed one counts as handled
+            for r in ready:
+                try:
+                    ray.get(r, timeout=SETTLE_TIMEOUT_S)
+                except Exception:  # part of the loss being handled
+                    pass
+
+    def _dead_workers(self):
+        refs = [a.ping.remote() for a in self._actors]
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=PING_TIMEOUT_S)
+        ready, dead = set(ready), []
+        for w, r in enumerate(refs):
+            try:
+                if r not in ready:
+                    raise GetTimeoutError()
+                ray.get(r)
+            except Exception:  # dead, or silent for PING_TIMEOUT_S
+                dead.append(w)
+        return dead
+
+    def _replace(self, w):
+        name, opts, args, nid = self._spawn[w]
+        try:
+            ray.kill(self._actors[w])  # frees the name (it may still be alive but silent)
+        except Exception:  # already gone
+            pass
+        if nid is not None:
+            alive = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
+            if nid not in alive:  # its node is gone: the live node with the fewest workers
+                on = collections.Counter(i.node for i in self.workers)
+                nid = min(alive, key=lambda n: on.get(n, 0))
+                # no CPU reserved there: the node's CPUs may all be taken by its own workers
+                self._spawn[w] = (name, dict(opts, num_cpus=0), args, nid)
+        for _ in range(100):  # Ray releases the name of a dead actor asynchronously
+            try:
+                actor = self._start(*self._spawn[w])
+                break
+            except ValueError:
+                time.sleep(0.1)
+        else:
+            raise WorkerLost(f"could not start a replacement {name}: the name stays taken")
+        node = self._get([actor.node_id.remote()], READY_TIMEOUT_S)[0]
+        self._actors[w], self._run1[w] = actor, actor.run
+        self.workers[w] = WorkerInfo(w, name, node, self.workers[w].device)
+
+    def _snapshot(self, w):
+        return tuple(self._actors[w].snapshot.options(num_returns=2).remote())
 
     def close(self):
         self._stop.set()
@@ -432,3 +557,7 @@ class RayExecutor(Executor):
                 ray.kill(a)
             except Exception:  # already gone
                 pass
+
+
+def _first_line(e) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__

@@ -63,6 +63,7 @@ def init(
     namespace=None,
     min_shard_bytes=None,
     fusion=True,
+    recovery=None,
 ) -> Session:
     """Start or connect the workers; idempotent (a second call returns the live session).
 
@@ -102,6 +103,11 @@ def init(
         Let the workers evaluate runs of elementwise ops block by block (one pass over
         memory, bit-identical results; :mod:`sharded.runtime.fusion`). ``False`` runs every
         op on its own (for measuring); so does ``SHARDED_FUSION=0`` in the workers' env.
+    recovery : bool, optional
+        Rebuild a lost worker by replaying the log of batches sent since the last cut (the
+        README's "Fault tolerance"; :mod:`sharded.runtime.recovery`). Default: on, unless
+        ``SHARDED_RECOVERY=0``. ``False`` keeps no log; a loss then raises
+        :class:`~sharded.errors.WorkerLost`. Always off in a shared ``namespace``.
 
     Examples
     --------
@@ -151,6 +157,8 @@ def init(
             _current.min_shard_bytes = min_shard_bytes
         if not fusion:
             configure_fusion(_current.executor, False)
+        if recovery is not None and not (recovery and namespace is not None):
+            _current.executor.set_recovery(bool(recovery), "st.init(recovery=False)")
         return _current
 
 

@@ -23,6 +23,12 @@ executor wraps it in an actor. A batch is a list of commands run in order:
     store a replayable program (``st.jit``: this worker's per-shard commands, keys written
     ``("f", offset)``, ``("i", input, shard)`` or as themselves), run it with the fresh keys
     from ``base`` and the inputs' keys ``inkeys`` (one command per call), or drop it.
+``("reset", i)``
+    recovery (:mod:`.recovery`): forget every shard, then (``i`` not None) restore the state
+    :meth:`Worker.snapshot` returned, passed as the batch's i-th extra argument.
+``("hold", src, i)``
+    keep the batch's i-th extra argument (worker ``src``'s snapshot) alive: on an actor it is
+    a second copy of that snapshot on this worker's node, which survives the loss of ``src``'s.
 ``("B", i, cmds)``
     the batch's *layout commands* (``cmds``, or the batch's i-th extra argument): commands
     that name a whole layout, shipped once to every worker involved. ``("bsync", n)`` runs
@@ -93,6 +99,7 @@ class Worker:
         self.programs: dict = {}  # st.jit programs: id -> per-shard commands with key symbols
         self._texp: list = []  # partials this batch's "tree" commands hand to their parents
         self._tcur = 0  # index in the batch's refs of the next child partial a tree takes
+        self.held: dict = {}  # worker -> its last snapshot, kept here as a second copy
 
     # ------------------------------------------------------------------ running
     def run(self, cmds, *refs):
@@ -156,6 +163,10 @@ class Worker:
             self.programs[cmd[1]] = cmd[2]
         elif head == "progdel":
             self.programs.pop(cmd[1], None)
+        elif head == "reset":
+            self._reset(None if cmd[1] is None else refs[cmd[1]])
+        elif head == "hold":
+            self.held[cmd[1]] = refs[cmd[2]]
         else:
             self._kernel(cmd, refs, errors)
 
@@ -463,6 +474,48 @@ class Worker:
 
     def ping(self):
         return self.index
+
+    def pid(self) -> int:
+        """This worker's process id (tests kill it to simulate a crash)."""
+        return os.getpid()
+
+    # ------------------------------------------------------------------ recovery
+    def snapshot(self):
+        """``(bytes, state)``: this worker's whole store, for a recovery cut. In process
+        (``copy_exports``) the arrays are copied, since later in-place ops would change
+        them; an actor's return value is serialized, which copies already."""
+        store = {k: self.backend.to_host(a) for k, a in self.store.items()}
+        if self.copy_exports:
+            store = {k: np.array(a, copy=True) for k, a in store.items()}
+        state = {
+            "store": store,
+            "poisoned": dict(self.poisoned),
+            "cow": set(self.cow),
+            "published_seen": self.published_seen,
+            "fusion": (self.fusion, self.fusion_block, self.fusion_min),
+            "threads": threads.blas_threads(),
+            "programs": dict(self.programs),  # st.jit programs defined before the cut
+        }
+        return int(sum(a.nbytes for a in store.values())), state
+
+    def _reset(self, state) -> None:
+        """Back to an empty store, or to ``state`` (a :meth:`snapshot`); arrays are copied,
+        as the snapshot's are read-only (object store) and may be restored again."""
+        self.store, self.poisoned, self.cow = {}, {}, set()
+        self.pool, self.pool_bytes, self.published_seen = {}, 0, False
+        self.programs, self._texp, self._tcur = {}, [], 0
+        if state is None:
+            return
+        for k, a in state["store"].items():
+            arr = self.backend.to_device(np.array(a, copy=True))
+            self.store[k] = _readonly_view(arr) if k in state["cow"] else arr
+        self.poisoned = dict(state["poisoned"])
+        self.cow = set(state["cow"])
+        self.published_seen = state["published_seen"]
+        self.fusion, self.fusion_block, self.fusion_min = state["fusion"]
+        self.programs = dict(state["programs"])
+        if state["threads"]:
+            threads.set_threads(state["threads"])
 
 
 class _Failed:

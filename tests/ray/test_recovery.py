@@ -1,0 +1,184 @@
+"""Recovery from lost workers on the two-node Ray cluster: ``ray.kill`` of an actor, SIGKILL of
+its process, and removal of a node, each compared bit for bit with the run without a loss."""
+
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+import ray
+
+import sharded as st
+from sharded.runtime import session
+from tests.ray.conftest import CPUS_PER_NODE, NODES
+from tests.unit.test_recovery import _same, pipeline
+
+
+def _ex():
+    return session.current().executor
+
+
+def _actor(w):
+    return _ex()._actors[w]
+
+
+def _pid(w):
+    return st.stats()["workers"][w]["pid"]
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return pipeline()
+
+
+def test_ray_kill_between_ops(reference):
+    ex = _ex()
+    before = ex.recovery_stats()["count"]
+    got = pipeline(hook=lambda: ray.kill(_actor(1)))
+    _same(reference, got)
+    assert ex.recovery_stats()["count"] == before + 1
+    assert ex.workers[1].name == "sharded-worker-1"
+    assert ray.get_actor("sharded-worker-1", namespace=ex._spawn[1][1]["namespace"])
+
+
+@pytest.mark.parametrize("delay", [0.05, 0.15])
+def test_sigkill_during_the_pipeline(reference, delay):
+    """The process of a worker dies at a seeded moment while the pipeline runs."""
+    pid = _pid(2)
+    t = threading.Timer(delay, os.kill, (pid, 9))
+    t.start()
+    try:
+        got = pipeline()
+    finally:
+        t.join()
+    _same(reference, got)
+    assert _pid(2) != pid  # (a kill after the pipeline ended is found here)
+
+
+def test_two_workers_one_after_the_other(reference):
+    ex = _ex()
+    before = ex.recovery_stats()
+    ray.kill(_actor(0))
+
+    def second():
+        ray.kill(_actor(3))
+
+    got = pipeline(hook=second)
+    _same(reference, got)
+    after = ex.recovery_stats()
+    assert after["count"] >= before["count"] + 2
+    assert after["workers_replaced"] >= before["workers_replaced"] + 2
+    assert after["shards_rebuilt"] > before["shards_rebuilt"]
+
+
+def test_kill_during_a_reshard_of_20_mb():
+    st.manual_seed(5)
+    x = st.rand(1280, 2048, shards=4, dtype=st.float64)  # 20 MiB
+    want = x.numpy()[:, 1000:1010].copy()
+    pid, before = _pid(1), _ex().recovery_stats()["count"]
+    y = x.reshard(dim=1, shards=4)
+    time.sleep(0.02)  # the transfers are under way
+    os.kill(pid, 9)
+    np.testing.assert_array_equal(y[:, 1000:1010].numpy(), want)
+    np.testing.assert_array_equal(x[:, 1000:1010].numpy(), want)
+    assert _ex().recovery_stats()["count"] == before + 1
+
+
+def test_stats_and_no_unhandled_noise(reference, capfd):
+    ray.kill(_actor(2))
+    _same(reference, pipeline())
+    rec = st.stats()["recoveries"]
+    assert rec["enabled"] and rec["count"] >= 1 and rec["seconds"] > 0
+    time.sleep(1)  # Ray reports unhandled errors when their refs are dropped
+    assert "Unhandled error" not in capfd.readouterr().err
+
+
+def _restart(address, n=NODES * CPUS_PER_NODE, **kw):
+    st.shutdown()
+    st.init(address=address, num_workers=n, min_shard_bytes=0, **kw)
+
+
+@pytest.mark.parametrize("cut", [False, True])
+def test_remove_a_node(ray_cluster, monkeypatch, cut):
+    """Also after a cut: every snapshot has a second copy on another node."""
+    from sharded.runtime import recovery
+
+    node = ray_cluster.add_node(num_cpus=CPUS_PER_NODE, object_store_memory=150 * 2**20)
+    ray_cluster.wait_for_nodes()
+    try:
+        _restart(ray_cluster.address, n=(NODES + 1) * CPUS_PER_NODE)
+        ex = _ex()
+        gone = {w for w, i in enumerate(ex.workers) if i.node == node.node_id}
+        assert gone
+        reference = pipeline()  # this session's own: 6 workers split the weights otherwise
+        st.manual_seed(4)
+        big = st.rand(600_000, shards=6, dtype=st.float64)  # 800 kB a worker: in the object
+        want = big.numpy()  # store (small snapshots would live in the driver's memory)
+        if cut:  # a cut at the first read of the pipeline: the rest replays from it
+            monkeypatch.setattr(recovery, "LOG_MAX_COMMANDS", 0)
+
+        def remove():
+            monkeypatch.setattr(recovery, "LOG_MAX_COMMANDS", 10**6)
+            assert ex.recovery_stats()["cuts"] == int(cut)
+            ray_cluster.remove_node(node)
+
+        got = pipeline(hook=remove)
+        _same(reference, got)
+        np.testing.assert_array_equal(big.numpy(), want)
+        assert all(i.node != node.node_id for i in ex.workers)
+        assert ex.recovery_stats()["workers_replaced"] >= len(gone)
+    finally:
+        if node in ray_cluster.worker_nodes:
+            ray_cluster.remove_node(node)
+        _restart(ray_cluster.address)
+
+
+def test_recovery_off_raises_worker_lost(ray_cluster):
+    _restart(ray_cluster.address, recovery=False)
+    try:
+        assert st.stats()["recoveries"]["enabled"] is False
+        x = st.ones(8, shards=4)
+        ray.kill(_actor(1))
+        with pytest.raises(st.WorkerLost, match="sharded-worker-1.*recovery is off"):
+            (x + 1).numpy()
+    finally:
+        _restart(ray_cluster.address)
+
+
+def test_cut_on_ray_restores_from_snapshots(monkeypatch):
+    from sharded.runtime import recovery
+
+    ex = _ex()
+    st.manual_seed(11)
+    x = st.rand(40, 6, shards=4)
+    x.add_(1)
+    monkeypatch.setattr(recovery, "LOG_MAX_COMMANDS", 0)
+    st.synchronize()  # over the bound: every worker snapshots, the log restarts
+    monkeypatch.setattr(recovery, "LOG_MAX_COMMANDS", 10**6)
+    assert ex.recovery_stats()["log_batches"] == 0
+    y = x * 3
+    want, xs = y.numpy(), x.numpy()
+    ray.kill(_actor(2))
+    np.testing.assert_array_equal((x * 3).numpy(), want)
+    np.testing.assert_array_equal(y.numpy(), want)
+    x.mul_(2)  # restored shards are writable
+    np.testing.assert_array_equal(x.numpy(), xs * 2)
+
+
+def test_relays_keep_recovery_off_and_a_loss_raises_worker_lost(ray_cluster, monkeypatch):
+    from sharded.runtime import ray_executor
+
+    monkeypatch.setattr(ray_executor, "RELAY_MIN", 2)
+    _restart(ray_cluster.address)
+    try:
+        rec = st.stats()["recoveries"]
+        assert rec["enabled"] is False and "relay" in rec["reason"]
+        x = st.ones(8, shards=4)
+        assert (x + 1).sum().item() == 16.0
+        ray.kill(_actor(1))
+        with pytest.raises(st.WorkerLost, match="sharded-worker-1.*relay"):
+            (x + 1).numpy()
+    finally:
+        monkeypatch.undo()
+        _restart(ray_cluster.address)
