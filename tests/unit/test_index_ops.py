@@ -68,6 +68,25 @@ def test_index_errors_like_torch():
 
 
 @pytest.mark.parametrize("place", SMALL, ids=PLACEMENT_IDS)
+def test_out_of_range_indices_are_named_once(place):
+    # the index is expanded over the other dims and split over blocks: a bad value still
+    # counts once (torch: "index 2 is out of bounds for dimension 0 with size 2")
+    x = st.from_numpy(np.arange(1.0, 10.0).reshape(3, 3), **place)
+    for dim in (0, 1):
+        with pytest.raises(st.IndexOutOfRange) as e:
+            x.index_select(dim, st.tensor([3]))
+        assert str(e.value).endswith(f"index 3 is out of bounds for dimension {dim} with size 3")
+        with pytest.raises(st.IndexOutOfRange) as e:
+            x.index_select(dim, st.tensor([5, -1, 0, 5, -1, 3], shards=2))
+        msg = str(e.value)
+        assert f"index 5 is out of bounds for dimension {dim} with size 3" in msg
+        assert msg.endswith("(also out of range: -1, 3)")
+    with pytest.raises(st.IndexOutOfRange, match=r"index 4 is out of bounds.*size 3$"):
+        x.index_add_(0, st.tensor([4, 4]), st.ones(2, 3, dtype=st.float64))
+    assert x.tolist() == np.arange(1.0, 10.0).reshape(3, 3).tolist()
+
+
+@pytest.mark.parametrize("place", SMALL, ids=PLACEMENT_IDS)
 def test_index_put(place):
     a = np.arange(12.0).reshape(3, 4)
     x = st.from_numpy(a, **place)
