@@ -34,7 +34,6 @@ from ..core.dispatch import apply, is_tensor
 from ..core.registry import kernel, primitive, vjp
 from ..errors import AutogradError, IndexOutOfRange
 
-
 # ------------------------------------------------------------------------ worker kernels
 _NBAD = 16  # distinct out-of-range values a block names to the driver (its message lists them)
 
