@@ -130,7 +130,7 @@ def _source_check(op, x, dim, index, source):
     return source.reshape(want)
 
 
-def _index_write(op, x, dim, index, values, reduce, inplace):
+def _index_write(op, x, dim, index, values, reduce, inplace, wrap=False):
     """``x`` with ``values`` (a tensor shaped like ``x`` with ``dim`` cut to the index, or a
     scalar) written or summed at the rows ``index`` along ``dim``."""
     shape = list(x.shape)
@@ -149,6 +149,7 @@ def _index_write(op, x, dim, index, values, reduce, inplace):
         values,
         reduce=reduce,
         include_self=True,
+        wrap=wrap,
         op=op,
         target=target,
     )
@@ -196,6 +197,10 @@ def index_add_(input, dim, index, source, *, alpha=1):
 def _index_copy(input, dim, index, source, inplace):
     d = _dim(input, dim)
     index = _vector("index_copy", index)
+    if index.dtype.name != "int64":  # torch: index_select/index_add take int32, these don't
+        raise DTypeError(
+            f"index_copy_(): Expected a long tensor for index, but got {index.dtype.name}"
+        )
     x = input.reshape(1) if input.ndim == 0 else input
     src = _source_check("index_copy", x, d, index, source)
     out = _index_write("index_copy", x, d, index, src, None, inplace)
@@ -231,6 +236,8 @@ def index_copy_(input, dim, index, source):
 def _index_fill(input, dim, index, value, inplace):
     d = _dim(input, dim)
     index = _vector("index_fill", index)
+    if index.dtype.name != "int64":
+        raise DTypeError(f"index_fill_(): Expected dtype int64 for index, got {index.dtype.name}")
     if is_tensor(value):
         if value.ndim:
             raise ArgumentError(
@@ -240,7 +247,8 @@ def _index_fill(input, dim, index, value, inplace):
         value = value.item()  # one scalar read on the driver (no gradient flows to it)
     value = D.check_int(value, input.dtype)
     x = input.reshape(1) if input.ndim == 0 else input
-    out = _index_write("index_fill", x, d, index, value, None, inplace)
+    # torch's index_fill (alone of the index_* ops) counts negative indices from the end
+    out = _index_write("index_fill", x, d, index, value, None, inplace, wrap=True)
     return input if inplace else out.reshape(input.shape)
 
 

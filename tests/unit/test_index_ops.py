@@ -87,6 +87,31 @@ def test_out_of_range_indices_are_named_once(place):
 
 
 @pytest.mark.parametrize("place", SMALL, ids=PLACEMENT_IDS)
+def test_index_fill_and_copy_index_rules_like_torch(place):
+    x = st.from_numpy(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), **place)
+    # torch's index_fill counts negative indices from the end (duplicates are fine)
+    assert x.index_fill(0, st.tensor([0, 0, -1]), 9.0).tolist() == [[9, 9], [3, 4], [9, 9]]
+    assert x.index_fill(1, st.tensor([-2]), 0.0).tolist() == [[0, 2], [0, 4], [0, 6]]
+    y = x.clone()
+    y.index_fill_(0, st.tensor([-2]), 7.0)
+    assert y.tolist() == [[1, 2], [7, 7], [5, 6]]
+    with pytest.raises(st.IndexOutOfRange, match="index -4 is out of bounds for dimension 0"):
+        x.index_fill(0, st.tensor([-4]), 1.0)
+    with pytest.raises(st.IndexOutOfRange, match="index -1 is out of bounds for dimension 0"):
+        x.index_copy(
+            0, st.tensor([-1]), st.ones(1, 2, dtype=st.float64)
+        )  # index_copy does not wrap
+    # index_select/index_add take int32 indices; index_copy/index_fill want int64
+    i32 = st.tensor([0], dtype=st.int32)
+    with pytest.raises(st.DTypeError, match="Expected a long tensor for index, but got int32"):
+        x.index_copy_(0, i32, st.ones(1, 2, dtype=st.float64))
+    with pytest.raises(st.DTypeError, match="Expected dtype int64 for index, got int32"):
+        x.index_fill_(0, i32, 1.0)
+    assert x.tolist() == [[1, 2], [3, 4], [5, 6]]
+    assert x.index_select(0, i32).tolist() == [[1, 2]]
+
+
+@pytest.mark.parametrize("place", SMALL, ids=PLACEMENT_IDS)
 def test_index_put(place):
     a = np.arange(12.0).reshape(3, 4)
     x = st.from_numpy(a, **place)
