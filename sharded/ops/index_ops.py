@@ -1,6 +1,7 @@
 """torch's ``index_*``, ``masked_*`` and ``nonzero`` families, sharded.
 
-``index_select``/``index_add``/``index_copy``/``index_fill`` and ``index_put`` run on the
+``index_select``/``index_add``/``index_copy``/``index_fill`` (``index_put`` in
+:mod:`sharded.ops.index_put`) run on the
 routed primitives of :mod:`sharded.ops.routing` (reached by name): the 1-D index is expanded
 to the result's shape (laid out like the input along its other dims, so that only the
 indexed dim's rows move) and routed worker to worker; index values are never read by the
@@ -26,7 +27,6 @@ __all__ = [
     "index_add",
     "index_copy",
     "index_fill",
-    "index_put",
     "index_select",
     "masked_fill",
     "masked_scatter",
@@ -276,108 +276,6 @@ def index_fill_(input, dim, index, value):
     [-1.0, 0.0]
     """
     return _index_fill(input, dim, index, value, True)
-
-
-# ------------------------------------------------------------------------ index_put
-def _index_put(x, indices, values, accumulate, inplace):
-    if not isinstance(indices, (tuple, list)):
-        raise ArgumentError(f"index_put(): indices must be a tuple of tensors, got {indices!r}")
-    indices = tuple(indices)
-    if len(indices) > x.ndim:
-        raise IndexOutOfRange(
-            f"too many indices for tensor of dimension {x.ndim} (got {len(indices)})"
-        )
-    ints = all(is_tensor(i) and i.dtype.name in ("int64", "int32") for i in indices)
-    if not indices or not ints:  # bool masks, None or lists: the indexing path (reads them)
-        if accumulate:
-            raise ArgumentError("index_put(accumulate=True) needs integer index tensors")
-        out = x if inplace else x.clone()
-        out[indices] = values
-        return out
-    try:
-        b = tuple(np.broadcast_shapes(*(tuple(i.shape) for i in indices)))
-    except ValueError:
-        raise ShapeError(
-            "shape mismatch: indexing tensors could not be broadcast together with shapes "
-            + " ".join(str(list(i.shape)) for i in indices)
-        ) from None
-    k, nd = len(indices), x.ndim
-    rest = tuple(x.shape[k:])
-    shape = b + rest
-    if not is_tensor(values):
-        values = D.check_int(values, x.dtype)
-    elif values.dtype != x.dtype:
-        raise DTypeError(
-            f"Index put requires the source and destination dtypes match, got {x.dtype.name} "
-            f"for the destination and {values.dtype.name} for the source."
-        )
-    if 0 in shape:
-        return x if inplace else x.clone()
-    idx = []
-    for i in indices:
-        i = i.expand(*b) if tuple(i.shape) != b else i
-        i = i.reshape(b + (1,) * len(rest)).expand(*shape) if rest else i
-        idx.append(i.contiguous())
-    lay = idx[0]._layout
-    idx = [idx[0]] + [i if i._layout == lay else i.reshard(layout=lay) for i in idx[1:]]
-    if is_tensor(values):
-        try:
-            np.broadcast_shapes(tuple(values.shape), shape)
-        except ValueError:
-            raise ShapeError(
-                f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
-                f"broadcast to indexing result of shape {list(shape)}"
-            ) from None
-        if tuple(values.shape) != shape:
-            values = values.expand(*shape).contiguous()
-        if values._layout != lay:
-            values = values.reshard(layout=lay)
-    cmap = tuple(("i", d) if d < k else ("p", len(b) + d - k) for d in range(nd))
-    reduce = "sum" if accumulate else None
-    target = x if inplace else None
-    out = apply(
-        "route_scatter",
-        x,
-        tuple(idx),
-        cmap,
-        values,
-        reduce=reduce,
-        wrap=True,
-        op="index_put",
-        target=target,
-    )
-    return x if inplace else out
-
-
-@bind("index_put")
-def index_put(input, indices, values, accumulate=False):
-    """``input`` with ``input[indices] = values`` (or ``+=`` with ``accumulate=True``, where
-    repeated points accumulate), ``indices`` a tuple of integer tensors routed worker to
-    worker (negative indices count from the end). Other keys (bool masks, ``None``) take the
-    ``__setitem__`` path, which reads them on the driver.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> x = st.zeros(3)
-    >>> x.index_put((st.tensor([0, 0, -1]),), st.tensor(1.), accumulate=True).tolist()
-    [2.0, 0.0, 1.0]
-    """
-    return _index_put(input, indices, values, accumulate, False)
-
-
-@bind("index_put_")
-def index_put_(input, indices, values, accumulate=False):
-    """In-place :func:`index_put`.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> x = st.zeros(2, 2); _ = x.index_put_((st.tensor([1]), st.tensor([0])), st.tensor(3.))
-    >>> x.tolist()
-    [[0.0, 0.0], [3.0, 0.0]]
-    """
-    return _index_put(input, indices, values, accumulate, True)
 
 
 # ------------------------------------------------------------------------ masks

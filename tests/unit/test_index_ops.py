@@ -1,4 +1,4 @@
-"""index_select / index_add / index_copy / index_fill / index_put, masked_* and nonzero
+"""index_select / index_add / index_copy / index_fill, masked_* and nonzero
 against NumPy, with torch's answers (taken from a CPU torch) encoded where they differ."""
 
 import numpy as np
@@ -109,38 +109,6 @@ def test_index_fill_and_copy_index_rules_like_torch(place):
         x.index_fill_(0, i32, 1.0)
     assert x.tolist() == [[1, 2], [3, 4], [5, 6]]
     assert x.index_select(0, i32).tolist() == [[1, 2]]
-
-
-@pytest.mark.parametrize("place", SMALL, ids=PLACEMENT_IDS)
-def test_index_put(place):
-    a = np.arange(12.0).reshape(3, 4)
-    x = st.from_numpy(a, **place)
-    exp = a.copy()
-    exp[[0, -1]] = [1.0, 2.0, 3.0, 4.0]
-    assert_matches_numpy(
-        x.index_put((st.tensor([0, -1]),), st.tensor([1.0, 2, 3, 4], dtype=st.float64)), exp
-    )
-    got = x.index_put(
-        (st.tensor([[0], [2]]), st.tensor([1, 3])),
-        st.tensor(9.0, dtype=st.float64),
-        accumulate=True,
-    )
-    assert got.tolist() == [[0.0, 10.0, 2.0, 12.0], [4.0, 5.0, 6.0, 7.0], [8.0, 18.0, 10.0, 20.0]]
-    rows = np.array([0, 0, 2, 1, 0])
-    cols = np.array([1, 1, 3, 0, 1])
-    exp = a.copy()
-    np.add.at(exp, (rows, cols), 1.0)
-    y = x.clone()
-    y.index_put_(
-        (st.from_numpy(rows, shards=2), st.from_numpy(cols, shards=3)), 1.0, accumulate=True
-    )
-    assert_matches_numpy(y, exp)
-    y = x.clone()
-    y.index_put_((st.tensor([True, False, True]),), 0.0)  # a mask takes the indexing path
-    assert y.tolist()[1] == [4.0, 5.0, 6.0, 7.0] and y.sum().item() == 22.0
-    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
-        x.index_put_((st.tensor([3]),), st.tensor(1.0, dtype=st.float64))
-    assert_matches_numpy(x, a)
 
 
 @pytest.mark.parametrize("place", SMALL, ids=PLACEMENT_IDS)
