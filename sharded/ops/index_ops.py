@@ -300,6 +300,21 @@ def _mask_like(op, x, mask):
     return m if m._layout == x._layout else m.reshard(layout=x._layout)
 
 
+def _broadcast_input(x, mask, copy=True):
+    """``x`` expanded to its broadcast shape with ``mask`` (torch's out-of-place ``masked_*``
+    broadcast both), a copy when ``copy``; shapes that don't broadcast are left to
+    :func:`_mask_like` to name."""
+    if not is_tensor(mask):
+        return x.clone() if copy else x
+    try:
+        shape = tuple(np.broadcast_shapes(tuple(mask.shape), tuple(x.shape)))
+    except ValueError:
+        shape = tuple(x.shape)
+    if shape == tuple(x.shape):
+        return x.clone() if copy else x
+    return x.expand(*shape).contiguous()
+
+
 @bind("masked_fill")
 def masked_fill(input, mask, value):
     """``input`` with ``value`` (a scalar or 0-d tensor) where ``mask`` is true; the mask
@@ -312,8 +327,7 @@ def masked_fill(input, mask, value):
     >>> x.masked_fill(st.tensor([True, False]), 0.).tolist()
     [[0.0, 2.0], [0.0, 4.0]]
     """
-    out = input.clone()
-    return masked_fill_(out, mask, value)
+    return masked_fill_(_broadcast_input(input, mask), mask, value)
 
 
 @bind("masked_fill_")
@@ -408,7 +422,7 @@ def masked_scatter(input, mask, source):
     >>> x.masked_scatter(st.tensor([[True, False], [True, True]]), st.arange(1., 5.)).tolist()
     [[1.0, 0.0], [2.0, 3.0]]
     """
-    return _masked_scatter(input, mask, source)
+    return _masked_scatter(_broadcast_input(input, mask, copy=False), mask, source)
 
 
 @bind("masked_scatter_")

@@ -197,3 +197,18 @@ def test_index_select_and_nonzero_property(data):
     assert_matches_numpy(x.index_select(dim, i), np.take(a, idx, axis=dim))
     assert_matches_numpy(x.nonzero(), np.argwhere(a))
     assert_matches_numpy(x.masked_select(x > 0), a[a > 0])
+
+
+def test_out_of_place_masked_ops_broadcast_input_and_mask_like_torch():
+    x = st.tensor([1.0, 2.0], shards=2)
+    got = x.masked_scatter(st.tensor([[True], [False]]), st.tensor([7.0, 8.0, 9.0, 10.0]))
+    assert got.shape == (2, 2) and got.tolist() == [[7.0, 8.0], [1.0, 2.0]]
+    got = st.tensor([1.0]).masked_fill(st.tensor([[True], [False]]), 0.0)
+    assert got.shape == (2, 1) and got.tolist() == [[0.0], [1.0]]
+    for call in (  # in place, the input keeps its shape (torch refuses these too)
+        lambda: x.masked_fill_(st.tensor([[True], [False]]), 0.0),
+        lambda: x.masked_scatter_(st.tensor([[True], [False]]), st.tensor([7.0, 8.0, 9.0, 10.0])),
+    ):
+        with pytest.raises(st.ShapeError, match="must broadcast to input"):
+            call()
+    assert x.tolist() == [1.0, 2.0]
