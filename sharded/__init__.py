@@ -70,6 +70,7 @@ from .ops.diff import *  # noqa: F403
 from .ops.einsum import *  # noqa: F403
 from .ops.exp_log import *  # noqa: F403
 from .ops.index_ops import *  # noqa: F403
+from .ops.index_put import *  # noqa: F403
 from .ops.joining import *  # noqa: F403
 from .ops.logical import *  # noqa: F403
 from .ops.matmul import *  # noqa: F403

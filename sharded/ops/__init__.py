@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     exp_log,
     fft,
     index_ops,
+    index_put,
     indexing,
     joining,
     linalg,
@@ -47,7 +48,7 @@ from . import (  # noqa: F401
 # machinery (elementwise, indexing, masking, routing) and the sub-namespaces ``st.linalg``,
 # ``st.fft``.
 PUBLIC_FAMILIES = (
-    arithmetic, binary_math, complex_, count, creation, diff, einsum, exp_log, index_ops, joining,
-    logical, matmul, order, random, reduce, reshape, rounding, sampling, scan, scatter, search,
-    selection, sets, sort, special, tile, triangular, trig, unary, views,
+    arithmetic, binary_math, complex_, count, creation, diff, einsum, exp_log, index_ops,
+    index_put, joining, logical, matmul, order, random, reduce, reshape, rounding, sampling, scan,
+    scatter, search, selection, sets, sort, special, tile, triangular, trig, unary, views,
 )  # fmt: skip

@@ -1,6 +1,7 @@
 """torch's ``index_*``, ``masked_*`` and ``nonzero`` families, sharded.
 
-``index_select``/``index_add``/``index_copy``/``index_fill`` and ``index_put`` run on the
+``index_select``/``index_add``/``index_copy``/``index_fill`` (``index_put`` in
+:mod:`sharded.ops.index_put`) run on the
 routed primitives of :mod:`sharded.ops.routing` (reached by name): the 1-D index is expanded
 to the result's shape (laid out like the input along its other dims, so that only the
 indexed dim's rows move) and routed worker to worker; index values are never read by the
@@ -26,7 +27,6 @@ __all__ = [
     "index_add",
     "index_copy",
     "index_fill",
-    "index_put",
     "index_select",
     "masked_fill",
     "masked_scatter",
@@ -130,7 +130,7 @@ def _source_check(op, x, dim, index, source):
     return source.reshape(want)
 
 
-def _index_write(op, x, dim, index, values, reduce, inplace):
+def _index_write(op, x, dim, index, values, reduce, inplace, wrap=False):
     """``x`` with ``values`` (a tensor shaped like ``x`` with ``dim`` cut to the index, or a
     scalar) written or summed at the rows ``index`` along ``dim``."""
     shape = list(x.shape)
@@ -149,6 +149,7 @@ def _index_write(op, x, dim, index, values, reduce, inplace):
         values,
         reduce=reduce,
         include_self=True,
+        wrap=wrap,
         op=op,
         target=target,
     )
@@ -196,6 +197,10 @@ def index_add_(input, dim, index, source, *, alpha=1):
 def _index_copy(input, dim, index, source, inplace):
     d = _dim(input, dim)
     index = _vector("index_copy", index)
+    if index.dtype.name != "int64":  # torch: index_select/index_add take int32, these don't
+        raise DTypeError(
+            f"index_copy_(): Expected a long tensor for index, but got {index.dtype.name}"
+        )
     x = input.reshape(1) if input.ndim == 0 else input
     src = _source_check("index_copy", x, d, index, source)
     out = _index_write("index_copy", x, d, index, src, None, inplace)
@@ -231,6 +236,8 @@ def index_copy_(input, dim, index, source):
 def _index_fill(input, dim, index, value, inplace):
     d = _dim(input, dim)
     index = _vector("index_fill", index)
+    if index.dtype.name != "int64":
+        raise DTypeError(f"index_fill_(): Expected dtype int64 for index, got {index.dtype.name}")
     if is_tensor(value):
         if value.ndim:
             raise ArgumentError(
@@ -240,7 +247,8 @@ def _index_fill(input, dim, index, value, inplace):
         value = value.item()  # one scalar read on the driver (no gradient flows to it)
     value = D.check_int(value, input.dtype)
     x = input.reshape(1) if input.ndim == 0 else input
-    out = _index_write("index_fill", x, d, index, value, None, inplace)
+    # torch's index_fill (alone of the index_* ops) counts negative indices from the end
+    out = _index_write("index_fill", x, d, index, value, None, inplace, wrap=True)
     return input if inplace else out.reshape(input.shape)
 
 
@@ -270,108 +278,6 @@ def index_fill_(input, dim, index, value):
     return _index_fill(input, dim, index, value, True)
 
 
-# ------------------------------------------------------------------------ index_put
-def _index_put(x, indices, values, accumulate, inplace):
-    if not isinstance(indices, (tuple, list)):
-        raise ArgumentError(f"index_put(): indices must be a tuple of tensors, got {indices!r}")
-    indices = tuple(indices)
-    if len(indices) > x.ndim:
-        raise IndexOutOfRange(
-            f"too many indices for tensor of dimension {x.ndim} (got {len(indices)})"
-        )
-    ints = all(is_tensor(i) and i.dtype.name in ("int64", "int32") for i in indices)
-    if not indices or not ints:  # bool masks, None or lists: the indexing path (reads them)
-        if accumulate:
-            raise ArgumentError("index_put(accumulate=True) needs integer index tensors")
-        out = x if inplace else x.clone()
-        out[indices] = values
-        return out
-    try:
-        b = tuple(np.broadcast_shapes(*(tuple(i.shape) for i in indices)))
-    except ValueError:
-        raise ShapeError(
-            "shape mismatch: indexing tensors could not be broadcast together with shapes "
-            + " ".join(str(list(i.shape)) for i in indices)
-        ) from None
-    k, nd = len(indices), x.ndim
-    rest = tuple(x.shape[k:])
-    shape = b + rest
-    if not is_tensor(values):
-        values = D.check_int(values, x.dtype)
-    elif values.dtype != x.dtype:
-        raise DTypeError(
-            f"Index put requires the source and destination dtypes match, got {x.dtype.name} "
-            f"for the destination and {values.dtype.name} for the source."
-        )
-    if 0 in shape:
-        return x if inplace else x.clone()
-    idx = []
-    for i in indices:
-        i = i.expand(*b) if tuple(i.shape) != b else i
-        i = i.reshape(b + (1,) * len(rest)).expand(*shape) if rest else i
-        idx.append(i.contiguous())
-    lay = idx[0]._layout
-    idx = [idx[0]] + [i if i._layout == lay else i.reshard(layout=lay) for i in idx[1:]]
-    if is_tensor(values):
-        try:
-            np.broadcast_shapes(tuple(values.shape), shape)
-        except ValueError:
-            raise ShapeError(
-                f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
-                f"broadcast to indexing result of shape {list(shape)}"
-            ) from None
-        if tuple(values.shape) != shape:
-            values = values.expand(*shape).contiguous()
-        if values._layout != lay:
-            values = values.reshard(layout=lay)
-    cmap = tuple(("i", d) if d < k else ("p", len(b) + d - k) for d in range(nd))
-    reduce = "sum" if accumulate else None
-    target = x if inplace else None
-    out = apply(
-        "route_scatter",
-        x,
-        tuple(idx),
-        cmap,
-        values,
-        reduce=reduce,
-        wrap=True,
-        op="index_put",
-        target=target,
-    )
-    return x if inplace else out
-
-
-@bind("index_put")
-def index_put(input, indices, values, accumulate=False):
-    """``input`` with ``input[indices] = values`` (or ``+=`` with ``accumulate=True``, where
-    repeated points accumulate), ``indices`` a tuple of integer tensors routed worker to
-    worker (negative indices count from the end). Other keys (bool masks, ``None``) take the
-    ``__setitem__`` path, which reads them on the driver.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> x = st.zeros(3)
-    >>> x.index_put((st.tensor([0, 0, -1]),), st.tensor(1.), accumulate=True).tolist()
-    [2.0, 0.0, 1.0]
-    """
-    return _index_put(input, indices, values, accumulate, False)
-
-
-@bind("index_put_")
-def index_put_(input, indices, values, accumulate=False):
-    """In-place :func:`index_put`.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> x = st.zeros(2, 2); _ = x.index_put_((st.tensor([1]), st.tensor([0])), st.tensor(3.))
-    >>> x.tolist()
-    [[0.0, 0.0], [3.0, 0.0]]
-    """
-    return _index_put(input, indices, values, accumulate, True)
-
-
 # ------------------------------------------------------------------------ masks
 def _bool_mask(op, mask):
     if not is_tensor(mask) or mask.dtype.name != "bool":
@@ -394,6 +300,21 @@ def _mask_like(op, x, mask):
     return m if m._layout == x._layout else m.reshard(layout=x._layout)
 
 
+def _broadcast_input(x, mask, copy=True):
+    """``x`` expanded to its broadcast shape with ``mask`` (torch's out-of-place ``masked_*``
+    broadcast both), a copy when ``copy``; shapes that don't broadcast are left to
+    :func:`_mask_like` to name."""
+    if not is_tensor(mask):
+        return x.clone() if copy else x
+    try:
+        shape = tuple(np.broadcast_shapes(tuple(mask.shape), tuple(x.shape)))
+    except ValueError:
+        shape = tuple(x.shape)
+    if shape == tuple(x.shape):
+        return x.clone() if copy else x
+    return x.expand(*shape).contiguous()
+
+
 @bind("masked_fill")
 def masked_fill(input, mask, value):
     """``input`` with ``value`` (a scalar or 0-d tensor) where ``mask`` is true; the mask
@@ -406,8 +327,7 @@ def masked_fill(input, mask, value):
     >>> x.masked_fill(st.tensor([True, False]), 0.).tolist()
     [[0.0, 2.0], [0.0, 4.0]]
     """
-    out = input.clone()
-    return masked_fill_(out, mask, value)
+    return masked_fill_(_broadcast_input(input, mask), mask, value)
 
 
 @bind("masked_fill_")
@@ -502,7 +422,7 @@ def masked_scatter(input, mask, source):
     >>> x.masked_scatter(st.tensor([[True, False], [True, True]]), st.arange(1., 5.)).tolist()
     [[1.0, 0.0], [2.0, 3.0]]
     """
-    return _masked_scatter(input, mask, source)
+    return _masked_scatter(_broadcast_input(input, mask, copy=False), mask, source)
 
 
 @bind("masked_scatter_")

@@ -34,13 +34,16 @@ from ..core.dispatch import apply, is_tensor
 from ..core.registry import kernel, primitive, vjp
 from ..errors import AutogradError, IndexOutOfRange
 
-
 # ------------------------------------------------------------------------ worker kernels
+_NBAD = 16  # distinct out-of-range values a block names to the driver (its message lists them)
+
+
 def _coords(xp, idx, offs, shape, cmap, sizes, wrap):
     """Global coordinates (one flat int64 array per dim of ``x``) of a block's points, and
-    ``(count, first value, dim)`` of its out-of-range indices."""
+    ``(distinct count, dim, [first distinct values in order of appearance])`` of its
+    out-of-range indices (along the first dim that has any)."""
     n = int(np.prod(shape, dtype=np.int64))
-    out, bad = [], (0, 0, 0)
+    out, bad = [], (0, 0, [])
     for d, (kind, e) in enumerate(cmap):
         if kind == "p":
             r = xp.arange(offs[e], offs[e] + shape[e], dtype=np.int64)
@@ -52,10 +55,12 @@ def _coords(xp, idx, offs, shape, cmap, sizes, wrap):
             c = xp.where(c < 0, c + sizes[d], c)
         # one unsigned compare finds both ends: a negative index reads as a huge one
         wrong = c.view(np.uint64) >= np.uint64(sizes[d])
-        nb = int(xp.count_nonzero(wrong))
-        if nb and not bad[0]:
-            first = int(xp.asarray(idx[e]).reshape(-1)[int(xp.argmax(wrong))])
-            bad = (nb, first, d)
+        if not bad[0] and bool(wrong.any()):
+            # distinct values as given: an index expanded over other dims (index_select)
+            # or repeated counts once
+            vals, first = xp.unique(xp.asarray(idx[e]).reshape(-1)[wrong], return_index=True)
+            vals = vals[xp.argsort(first)]
+            bad = (len(vals), d, [int(v) for v in vals[:_NBAD]])
         out.append(c)
     return out, bad, n
 
@@ -79,7 +84,8 @@ def route_split(xp, *blocks, offs, shape, cmap, sizes, bounds, cands, nidx, wrap
     """Bucket an index block's points by the candidate shard of ``x`` that owns them.
 
     ``blocks``: ``nidx`` index blocks, then (for a scatter) a values block. Outputs: a status
-    array ``[bad count, first bad index, its dim, n_0, n_1, ...]`` and, per candidate ``j``
+    array, ``[0, 0, 0, n_0, n_1, ...]`` or, with out-of-range indices, ``[distinct count, dim,
+    v_0, v_1, ...]`` (the first :data:`_NBAD` distinct bad values), and, per candidate ``j``
     (``cands[j]`` = its grid coords, or None for a replica), the shard-local coordinates
     ``(ndim, n_j)`` and either the flat positions (gather) or the values (scatter).
     """
@@ -89,7 +95,7 @@ def route_split(xp, *blocks, offs, shape, cmap, sizes, bounds, cands, nidx, wrap
     nd = len(sizes)
     if bad[0]:  # nothing moves: the driver raises before the next phase
         empty = [xp.empty((nd, 0), np.int32), xp.empty(0, np.int32)] * len(cands)
-        return (xp.asarray(list(bad) + [0] * len(cands), dtype=np.int64), *empty)
+        return (xp.asarray([bad[0], bad[1], *bad[2]], dtype=np.int64), *empty)
     if scatter:
         v = vals[0].reshape(-1) if vals else None
         if v is None:
@@ -258,6 +264,9 @@ def _split(ex, x, idx, cmap, elay, values, fill, wrap, op, gather_side):
         blocks.append((w, shp, [(j, k1, k2) for (j, _), (k1, k2) in zip(cands, keys)]))
         temps += [(w, k) for k in outs]
     stats = ex.fetch([(w, k, None) for w, k in status]) if status else []
+    if any(st[0] for st in stats):
+        free_temps(ex, temps)
+        raise IndexOutOfRange(_bad_message(op, lay.shape, [st for st in stats if st[0]]))
     it = iter(stats)
     out = []
     for w, shp, parts in blocks:
@@ -265,15 +274,26 @@ def _split(ex, x, idx, cmap, elay, values, fill, wrap, op, gather_side):
             out.append((w, shp, []))
             continue
         st = next(it)
-        if st[0]:
-            free_temps(ex, temps)
-            d = int(st[2])
-            raise IndexOutOfRange(
-                f"{op}: index {int(st[1])} is out of bounds for dimension {d} with size "
-                f"{lay.shape[d]} ({int(st[0])} indices out of range)"
-            )
         out.append((w, shp, [(j, int(n), k1, k2) for (j, k1, k2), n in zip(parts, st[3:])]))
     return out, temps
+
+
+def _bad_message(op, sizes, bad):
+    """torch's message for the first out-of-range index, naming every distinct offending value
+    of that dim once over all blocks (replicas and expanded indices repeat them)."""
+    d = int(bad[0][1])
+    vals, complete, most = [], True, 0
+    for st in bad:
+        if int(st[1]) != d:
+            continue
+        vals += [int(v) for v in st[2:] if int(v) not in vals]
+        complete = complete and int(st[0]) == len(st) - 2
+        most = max(most, int(st[0]))
+    msg = f"{op}: index {vals[0]} is out of bounds for dimension {d} with size {sizes[d]}"
+    if len(vals) > 1 or not complete:
+        more = "" if complete else f", ... (at least {max(most, len(vals))} distinct values)"
+        msg += f" (also out of range: {', '.join(map(str, vals[1:_NBAD]))}{more})"
+    return msg
 
 
 @primitive("route_gather", kernels=[route_split, route_pick, route_place], kind="index")

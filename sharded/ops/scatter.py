@@ -271,6 +271,10 @@ def take_along_dim(input, indices, dim=None):
     [[30], [20]]
     """
     _index_dtype(indices, "take_along_dim")
+    if indices.dtype.name != "int64":  # torch: gather takes int32, take_along_dim doesn't
+        raise DTypeError(
+            f"take_along_dim(): dtype of indices should be int64 but got {indices.dtype.name}"
+        )
     if dim is None:
         return gather(input.reshape(-1), 0, indices.reshape(-1))
     nd = input.ndim

@@ -17,7 +17,7 @@ from ..errors import ArgumentError, DTypeError
 from ..tensor import check_not_published
 from . import elementwise as E
 
-__all__ = ["clamp", "clip", "where"]
+__all__ = ["clamp", "clamp_max", "clamp_min", "clip", "where"]
 
 
 # ---------------------------------------------------------------------------- clamp
@@ -31,16 +31,33 @@ def _clamp_kernel(xp, a, lo=None, hi=None, cast=None, out=None):
     return E.result(xp, a, out)
 
 
+def _clamp_rule(ops):
+    """:func:`~.elementwise.promote`, refusing a bool result as torch does ("clamp_cpu" is
+    not implemented for 'Bool') unless the one bound given is a tensor: torch then runs
+    ``clamp_min``/``clamp_max`` (maximum/minimum), which take bools."""
+    rt = E.operand_dtypes(ops)
+    bounds = [b for b in ops[1:] if b is not None]
+    if rt == D.bool_ and not (len(bounds) == 1 and not isinstance(bounds[0], _SCALARS)):
+        names = [b if isinstance(b, _SCALARS) else E.operand_dtypes([b]).name for b in bounds]
+        raise DTypeError(
+            f"clamp is not implemented for dtype bool (a bool input with bounds {names})"
+        )
+    return rt, rt
+
+
+_SCALARS = (bool, int, float, complex, np.generic)
+
+
 @primitive(
     "clamp",
     kernels=[_clamp_kernel],
-    out_spec=E.spec(E.promote),
+    out_spec=E.spec(_clamp_rule),
     layout_rule=E.out_layout,
     kind="elementwise",
 )
 def _clamp_plan(ex, a, lo=None, hi=None, target=None):
     """Elementwise ``clamp`` planner (bounds may be None, scalars or tensors; promote)."""
-    return E.plan_rule(ex, "clamp", E.promote, (a, lo, hi), target)
+    return E.plan_rule(ex, "clamp", _clamp_rule, (a, lo, hi), target)
 
 
 @vjp("clamp", saves=(0, 1, 2))
@@ -101,6 +118,58 @@ def clamp_(self, min=None, max=None):
     ops = [operand(o) if o is not None else None for o in (self, min, max)]
     apply("clamp", *_bounds(ops), target=self)
     return self
+
+
+@bind("clamp_min", prim="clamp")
+def clamp_min(input, min):
+    """:func:`clamp` with a lower bound only (torch's ``clamp_min``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.clamp_min(st.tensor([-1., 2.]), 0).tolist()
+    [0.0, 2.0]
+    """
+    return clamp(input, min=min)
+
+
+@bind("clamp_max", prim="clamp")
+def clamp_max(input, max):
+    """:func:`clamp` with an upper bound only (torch's ``clamp_max``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.clamp_max(st.tensor([-1., 2.]), 0).tolist()
+    [-1.0, 0.0]
+    """
+    return clamp(input, max=max)
+
+
+@bind("clamp_min_", prim="clamp")
+def clamp_min_(self, min):
+    """In-place :func:`clamp_min`.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.tensor([-1., 2.]).clamp_min_(0).tolist()
+    [0.0, 2.0]
+    """
+    return clamp_(self, min=min)
+
+
+@bind("clamp_max_", prim="clamp")
+def clamp_max_(self, max):
+    """In-place :func:`clamp_max`.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.tensor([-1., 2.]).clamp_max_(0).tolist()
+    [-1.0, 0.0]
+    """
+    return clamp_(self, max=max)
 
 
 # ---------------------------------------------------------------------------- where

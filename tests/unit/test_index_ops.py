@@ -1,4 +1,4 @@
-"""index_select / index_add / index_copy / index_fill / index_put, masked_* and nonzero
+"""index_select / index_add / index_copy / index_fill, masked_* and nonzero
 against NumPy, with torch's answers (taken from a CPU torch) encoded where they differ."""
 
 import numpy as np
@@ -68,35 +68,47 @@ def test_index_errors_like_torch():
 
 
 @pytest.mark.parametrize("place", SMALL, ids=PLACEMENT_IDS)
-def test_index_put(place):
-    a = np.arange(12.0).reshape(3, 4)
-    x = st.from_numpy(a, **place)
-    exp = a.copy()
-    exp[[0, -1]] = [1.0, 2.0, 3.0, 4.0]
-    assert_matches_numpy(
-        x.index_put((st.tensor([0, -1]),), st.tensor([1.0, 2, 3, 4], dtype=st.float64)), exp
-    )
-    got = x.index_put(
-        (st.tensor([[0], [2]]), st.tensor([1, 3])),
-        st.tensor(9.0, dtype=st.float64),
-        accumulate=True,
-    )
-    assert got.tolist() == [[0.0, 10.0, 2.0, 12.0], [4.0, 5.0, 6.0, 7.0], [8.0, 18.0, 10.0, 20.0]]
-    rows = np.array([0, 0, 2, 1, 0])
-    cols = np.array([1, 1, 3, 0, 1])
-    exp = a.copy()
-    np.add.at(exp, (rows, cols), 1.0)
+def test_out_of_range_indices_are_named_once(place):
+    # the index is expanded over the other dims and split over blocks: a bad value still
+    # counts once (torch: "index 2 is out of bounds for dimension 0 with size 2")
+    x = st.from_numpy(np.arange(1.0, 10.0).reshape(3, 3), **place)
+    for dim in (0, 1):
+        with pytest.raises(st.IndexOutOfRange) as e:
+            x.index_select(dim, st.tensor([3]))
+        assert str(e.value).endswith(f"index 3 is out of bounds for dimension {dim} with size 3")
+        with pytest.raises(st.IndexOutOfRange) as e:
+            x.index_select(dim, st.tensor([5, -1, 0, 5, -1, 3], shards=2))
+        msg = str(e.value)
+        assert f"index 5 is out of bounds for dimension {dim} with size 3" in msg
+        assert msg.endswith("(also out of range: -1, 3)")
+    with pytest.raises(st.IndexOutOfRange, match=r"index 4 is out of bounds.*size 3$"):
+        x.index_add_(0, st.tensor([4, 4]), st.ones(2, 3, dtype=st.float64))
+    assert x.tolist() == np.arange(1.0, 10.0).reshape(3, 3).tolist()
+
+
+@pytest.mark.parametrize("place", SMALL, ids=PLACEMENT_IDS)
+def test_index_fill_and_copy_index_rules_like_torch(place):
+    x = st.from_numpy(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), **place)
+    # torch's index_fill counts negative indices from the end (duplicates are fine)
+    assert x.index_fill(0, st.tensor([0, 0, -1]), 9.0).tolist() == [[9, 9], [3, 4], [9, 9]]
+    assert x.index_fill(1, st.tensor([-2]), 0.0).tolist() == [[0, 2], [0, 4], [0, 6]]
     y = x.clone()
-    y.index_put_(
-        (st.from_numpy(rows, shards=2), st.from_numpy(cols, shards=3)), 1.0, accumulate=True
-    )
-    assert_matches_numpy(y, exp)
-    y = x.clone()
-    y.index_put_((st.tensor([True, False, True]),), 0.0)  # a mask takes the indexing path
-    assert y.tolist()[1] == [4.0, 5.0, 6.0, 7.0] and y.sum().item() == 22.0
-    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
-        x.index_put_((st.tensor([3]),), st.tensor(1.0, dtype=st.float64))
-    assert_matches_numpy(x, a)
+    y.index_fill_(0, st.tensor([-2]), 7.0)
+    assert y.tolist() == [[1, 2], [7, 7], [5, 6]]
+    with pytest.raises(st.IndexOutOfRange, match="index -4 is out of bounds for dimension 0"):
+        x.index_fill(0, st.tensor([-4]), 1.0)
+    with pytest.raises(st.IndexOutOfRange, match="index -1 is out of bounds for dimension 0"):
+        x.index_copy(
+            0, st.tensor([-1]), st.ones(1, 2, dtype=st.float64)
+        )  # index_copy does not wrap
+    # index_select/index_add take int32 indices; index_copy/index_fill want int64
+    i32 = st.tensor([0], dtype=st.int32)
+    with pytest.raises(st.DTypeError, match="Expected a long tensor for index, but got int32"):
+        x.index_copy_(0, i32, st.ones(1, 2, dtype=st.float64))
+    with pytest.raises(st.DTypeError, match="Expected dtype int64 for index, got int32"):
+        x.index_fill_(0, i32, 1.0)
+    assert x.tolist() == [[1, 2], [3, 4], [5, 6]]
+    assert x.index_select(0, i32).tolist() == [[1, 2]]
 
 
 @pytest.mark.parametrize("place", SMALL, ids=PLACEMENT_IDS)
@@ -185,3 +197,18 @@ def test_index_select_and_nonzero_property(data):
     assert_matches_numpy(x.index_select(dim, i), np.take(a, idx, axis=dim))
     assert_matches_numpy(x.nonzero(), np.argwhere(a))
     assert_matches_numpy(x.masked_select(x > 0), a[a > 0])
+
+
+def test_out_of_place_masked_ops_broadcast_input_and_mask_like_torch():
+    x = st.tensor([1.0, 2.0], shards=2)
+    got = x.masked_scatter(st.tensor([[True], [False]]), st.tensor([7.0, 8.0, 9.0, 10.0]))
+    assert got.shape == (2, 2) and got.tolist() == [[7.0, 8.0], [1.0, 2.0]]
+    got = st.tensor([1.0]).masked_fill(st.tensor([[True], [False]]), 0.0)
+    assert got.shape == (2, 1) and got.tolist() == [[0.0], [1.0]]
+    for call in (  # in place, the input keeps its shape (torch refuses these too)
+        lambda: x.masked_fill_(st.tensor([[True], [False]]), 0.0),
+        lambda: x.masked_scatter_(st.tensor([[True], [False]]), st.tensor([7.0, 8.0, 9.0, 10.0])),
+    ):
+        with pytest.raises(st.ShapeError, match="must broadcast to input"):
+            call()
+    assert x.tolist() == [1.0, 2.0]

@@ -271,3 +271,10 @@ def test_gather_scatter_property(data):
     assert_matches_numpy(
         x.scatter_add(dim, i, st.from_numpy(src)), ref_scatter(a, dim, idx, src, "sum")
     )
+
+
+def test_take_along_dim_wants_int64_indices_like_torch():
+    x = st.tensor([[1.0, 2.0], [3.0, 4.0]], shards=2)
+    with pytest.raises(st.DTypeError, match="dtype of indices should be int64 but got int32"):
+        st.take_along_dim(x, st.tensor([[1]], dtype=st.int32), 1)
+    assert st.gather(x, 1, st.tensor([[1]], dtype=st.int32)).tolist() == [[2.0]]

@@ -40,6 +40,48 @@ def test_clamp_gradient_is_one_at_the_bounds_like_torch():
     assert x.grad.tolist() == [1.0, 1.0, 1.0, 0.0, 0.0]
 
 
+def test_clamp_of_bool_refuses_a_bool_result_like_torch():
+    # torch: clamp(bool, 0, 1) promotes to int64; a bool result is "not implemented for
+    # 'Bool'" (scalar bounds, or two tensor bounds); one tensor bound runs clamp_min/max
+    t = st.tensor([True, False], shards=2)
+    r = st.clamp(t, 0, 1)
+    assert r.dtype == st.int64 and r.tolist() == [1, 0]
+    assert st.clip(t, min=0.5).tolist() == [1.0, 0.5] and st.clip(t, min=0.5).dtype == st.float32
+    assert st.clamp(t, min=st.tensor(0)).dtype == st.int64
+    tb, fb = st.tensor([True]), st.tensor([False])
+    for call in (
+        lambda: st.clamp(t, False, True),
+        lambda: st.clamp(t, min=True),
+        lambda: st.clip(t, max=False),
+        lambda: t.clamp(fb, tb),
+        lambda: st.clamp_min(t, True),
+        lambda: t.clamp_max(True),
+        lambda: t.clamp_(min=True),
+        lambda: t.clamp_min_(False),
+        lambda: t.clip_(False, True),
+        lambda: st.clamp(st.tensor(True), max=True),
+    ):
+        with pytest.raises(st.DTypeError, match="not implemented for dtype bool"):
+            call()
+    assert t.tolist() == [True, False]  # operands intact
+    with pytest.raises(st.DTypeError, match="can't be cast"):  # torch: Long -> bool refused
+        t.clamp_(0, 1)
+    assert t.tolist() == [True, False]
+    assert st.clamp(t, min=tb).tolist() == [True, True]
+    assert st.clamp_max(t, fb).tolist() == [False, False]
+    t.clamp_max_(fb)
+    assert t.tolist() == [False, False] and t.dtype == st.bool
+
+
+def test_clamp_min_and_clamp_max_like_torch():
+    x = st.tensor([-2.0, 0.5, 3.0], shards=2)
+    assert st.clamp_min(x, 0).tolist() == [0.0, 0.5, 3.0]
+    assert x.clamp_max(1).tolist() == [-2.0, 0.5, 1.0]
+    assert x.clamp_min(st.tensor([1.0, 0.0, 4.0])).tolist() == [1.0, 0.5, 4.0]
+    x.clamp_max_(2).clamp_min_(-1)
+    assert x.tolist() == [-1.0, 0.5, 2.0]
+
+
 def test_clamp_python_int_bounds_convert_like_torch():
     u = st.tensor([0, 7], dtype=st.uint8, shards=2)
     assert u.clamp(min=-3).tolist() == [253, 253]  # -3 wraps to 253

@@ -1,0 +1,64 @@
+"""index_put / index_put_ against NumPy, with torch's answers (taken from a CPU torch) encoded
+where they differ."""
+
+import numpy as np
+import pytest
+
+import sharded as st
+from tests.helpers import PLACEMENT_IDS, assert_matches_numpy
+from tests.unit.test_index_ops import SMALL
+
+
+@pytest.mark.parametrize("place", SMALL, ids=PLACEMENT_IDS)
+def test_index_put(place):
+    a = np.arange(12.0).reshape(3, 4)
+    x = st.from_numpy(a, **place)
+    exp = a.copy()
+    exp[[0, -1]] = [1.0, 2.0, 3.0, 4.0]
+    assert_matches_numpy(
+        x.index_put((st.tensor([0, -1]),), st.tensor([1.0, 2, 3, 4], dtype=st.float64)), exp
+    )
+    got = x.index_put(
+        (st.tensor([[0], [2]]), st.tensor([1, 3])),
+        st.tensor(9.0, dtype=st.float64),
+        accumulate=True,
+    )
+    assert got.tolist() == [[0.0, 10.0, 2.0, 12.0], [4.0, 5.0, 6.0, 7.0], [8.0, 18.0, 10.0, 20.0]]
+    rows = np.array([0, 0, 2, 1, 0])
+    cols = np.array([1, 1, 3, 0, 1])
+    exp = a.copy()
+    np.add.at(exp, (rows, cols), 1.0)
+    y = x.clone()
+    y.index_put_(
+        (st.from_numpy(rows, shards=2), st.from_numpy(cols, shards=3)), 1.0, accumulate=True
+    )
+    assert_matches_numpy(y, exp)
+    y = x.clone()
+    y.index_put_((st.tensor([True, False, True]),), 0.0)  # a mask takes the indexing path
+    assert y.tolist()[1] == [4.0, 5.0, 6.0, 7.0] and y.sum().item() == 22.0
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
+        x.index_put_((st.tensor([3]),), st.tensor(1.0, dtype=st.float64))
+    assert_matches_numpy(x, a)
+
+
+@pytest.mark.parametrize("place", SMALL, ids=PLACEMENT_IDS)
+def test_index_put_accumulate_with_a_bool_mask_like_torch(place):
+    # torch reads a mask as its nonzero positions when accumulating
+    a = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    x = st.from_numpy(a, **place)
+    one = st.tensor(1.0, dtype=st.float64)
+    got = x.index_put((st.tensor([True, False, True]),), one, accumulate=True)
+    assert got.tolist() == [[2.0, 3.0], [3.0, 4.0], [6.0, 7.0]]
+    m2 = st.tensor([[True, False], [False, False], [True, True]])
+    assert x.index_put((m2,), one, accumulate=True).tolist() == [[2, 2], [3, 4], [6, 7]]
+    y = x.clone()
+    y.index_put_((st.tensor([0, 0]), st.tensor([True, True])), one, accumulate=True)
+    assert y.tolist() == [[2.0, 3.0], [3.0, 4.0], [5.0, 6.0]]
+    v = st.tensor([[1.0, 2.0]], dtype=st.float64)
+    got = x.index_put((st.tensor([True, False, True]),), v, accumulate=True)
+    assert got.tolist() == [[2.0, 4.0], [3.0, 4.0], [6.0, 8.0]]
+    none = st.tensor([False, False, False])
+    assert x.index_put((none,), one, accumulate=True).tolist() == a.tolist()
+    with pytest.raises(st.IndexOutOfRange, match=r"shape of the mask \[2\] at index 0 does not"):
+        x.index_put_((st.tensor([True, False]),), one, accumulate=True)
+    assert x.tolist() == a.tolist()
