@@ -200,6 +200,10 @@ class Recovery:
         ex = self.ex
         t0 = time.perf_counter()
         waiting = list(handles)
+        if not self._known(waiting) and not ex._dead_workers():
+            # handles made before an earlier recovery (a read under way then): every worker
+            # is whole again, so the caller asks anew instead of replaying once more
+            raise Stale()
         inflight = [list(d) for d in ex._inflight]
         pending = [h for d in inflight for h in d] + waiting
         replaced = set()
@@ -239,6 +243,12 @@ class Recovery:
         if any(h is None for h in out):
             raise Stale()
         return out
+
+    def _known(self, handles) -> bool:
+        """Whether every handle names a batch or an export of the current log."""
+        errs = {id(e[4]) for e in self.log}
+        key = self.ex._hkey
+        return all(id(h) in errs or key(h) in self.exp_at for h in handles)
 
     def _replay(self):
         """Reset every worker to the cut, then send the whole log again, in order."""
