@@ -143,7 +143,12 @@ class Executor:
         self._check_open()
         wd, targets = layout_workers(layout)
         with self._lock:
-            if self._tedges and edges and cycle(self._tedges, edges):
+            if (self._tedges and edges and cycle(self._tedges, edges)) or (
+                edges and self._pending_work()
+            ):
+                # A parent's batch starts only once its children's partials exist: work
+                # queued before the tree would wait for the children's whole batches (the two
+                # workers would run one after the other), so it ships on its own first.
                 self.flush_all()
             for c, p in edges:
                 self._tedges.setdefault(c, set()).add(p)
@@ -152,6 +157,12 @@ class Executor:
             self.commands += 1
             if len(self._bcast) >= MAX_BATCH:
                 self.flush_all()
+
+    def _pending_work(self) -> bool:
+        """Whether anything but frees is queued (a tree's parents would wait on it)."""
+        if any(c[0] != "gfree" for c in self._bcast):
+            return True
+        return any(c[0] not in ("free", "bsync") for q in self._queues for c in q)
 
     def free_group(self, layout, keys) -> None:
         """Drop a tensor's shards (``keys`` a range: one command for all; never blocks)."""
