@@ -158,14 +158,23 @@ def along(shape, dim, bounds, workers):
     return Layout.from_bounds(shape, cuts, workers)
 
 
+SLACK = 8  # a result whose shards are all within 1/SLACK of even stays where it was made
+
+
 def balanced(ex, op, workers, dim=0):
-    """``op`` (cut along ``dim`` only, unevenly) moved to nearly equal cuts over ``workers``;
-    the uneven blocks are freed."""
-    shape = op._layout.shape
-    b = tuple(itertools.accumulate(split_sizes(shape[dim], len(workers)), initial=0))
+    """``op`` (cut along ``dim`` only, unevenly) moved to nearly equal cuts over ``workers``
+    (the uneven blocks are freed), unless it is nearly even already: a move would copy every
+    block once more (2x a shard at its peak) to shift a few rows."""
+    shape, have = op._layout.shape, op._layout
+    even = split_sizes(shape[dim], len(workers))
+    b = tuple(itertools.accumulate(even, initial=0))
     lay = along(shape, dim, b, workers)
-    if lay == op._layout:
+    if lay == have:
         return op
+    sizes = [hi - lo for lo, hi in zip(have.bounds[dim], have.bounds[dim][1:])]
+    if tuple(have.workers) == tuple(workers) and len(sizes) == len(even):
+        if all(abs(n - e) <= e // SLACK for n, e in zip(sizes, even)):
+            return op
     out = reshard(ex, op, lay)
     free_temps(ex, list(zip(op._layout.workers, op._keys)))
     return out

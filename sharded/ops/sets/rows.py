@@ -15,10 +15,11 @@ Order: rows compare lexicographically with NaN after every number at its positio
 own unique. torch sorts with a comparator that treats NaN as equal to anything, whose order
 among rows that differ only where one holds NaN is its unstable sort's; they agree elsewhere.
 
-Peak extra memory per worker (all rows distinct, the worst case): a sorted copy of its rows
-(one shard) while it sorts; then the pieces it was sent (the object store's, one shard) and
-its merged result (one shard), merged column by column without a concatenated copy of the
-pieces; a balancing move at the end copies at most its result once more.
+Peak extra memory per worker (all rows distinct, the worst case): its unique rows, counts
+and inverse ids (1.5 shards for rows of 4 int64) while it sorts and sends; then the pieces
+it was sent (in the object store) and its merged result, merged column by column without a
+concatenated copy of the pieces. Measured on Ray with 3 workers and 6.4 MB shards: 2.24x a
+shard at the peak (an elementwise op: 1.04x), of which 1.5x are the results.
 """
 
 from __future__ import annotations
