@@ -225,6 +225,14 @@ def test_unique_dim(place):
     assert tuple(e.shape) == (0, 3)
 
 
+def test_unique_complex_refused():
+    x = st.tensor([[1 + 1j], [2], [1 + 1j]], shards=2)  # torch: not implemented for complex
+    for f in (st.unique, st.unique_consecutive):
+        for dim in (None, 0):
+            with pytest.raises(st.errors.DTypeError, match="complex"):
+                f(x, dim=dim)
+
+
 def test_unique_not_differentiable():
     x = st.tensor([1.0, 2.0], requires_grad=True)
     assert not st.unique(x).requires_grad

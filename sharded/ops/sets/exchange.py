@@ -99,9 +99,11 @@ def unique_inverse(xp, inv, *pieces, offsets):
     return g[inv] if inv.size else xp.empty(0, xp.int64)
 
 
-def exchange(ex, plan_of, p):
+def exchange(ex, plan_of, p, dest=None):
     """Export what ``plan_of`` lists for each destination (``("k", key, sl)`` stays local,
-    ``(src_worker, key, sl, nbytes)`` travels) and return each destination's argument list."""
+    ``(src_worker, key, sl, nbytes)`` travels) and return each destination's argument list;
+    ``dest`` (the destinations' workers) leaves pieces a worker exports to itself out of
+    ``ex.bytes_moved``."""
     req, plans = collections.defaultdict(list), []
     for b in range(p):
         pl = []
@@ -111,7 +113,7 @@ def exchange(ex, plan_of, p):
             else:
                 src, key, sl, nb = it
                 req[src].append((key, sl, nb))
-                ex.bytes_moved += nb
+                ex.bytes_moved += nb if dest is None or src != dest[b] else 0
                 pl.append(src)
         plans.append(pl)
     handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
@@ -243,7 +245,7 @@ def sample_exchange(ex, shards, keys, names, params, item, inverse, drop_input=F
         nvals[b] = len(vals)
         return vals + cnts
 
-    args = exchange(ex, plan_of, p)
+    args = exchange(ex, plan_of, p, dest)
     # every piece is exported (even to its own worker): the sources' uniques and counts go
     # before any merge runs
     free_temps(ex, [(w, loc[j][i]) for j, w in enumerate(dest) for i in (0, 1)])

@@ -28,7 +28,7 @@ import numpy as np
 
 from ... import dtypes as D
 from ...core.dataflow import Operand, free_temps, reshard
-from ...core.registry import kernel, nondiff, primitive
+from ...core.registry import kernel, no_complex, nondiff, primitive
 from ...layout import Layout
 from .exchange import (
     along,
@@ -255,3 +255,4 @@ def _unique_dim_plan(ex, x, dim):
 
 
 nondiff("unique_rows", "unique_dim")
+no_complex("unique_rows", label="unique_dim")  # as torch (the one-worker case: complex_.py)
