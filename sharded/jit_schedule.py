@@ -42,6 +42,10 @@ def _touches(c):
         return reads + (writes if inplace else []), writes, ()
     if tag == "gf":
         return [], [("f", c[2] + s) for s in range(c[3])], ()
+    if tag == "t":  # a reduction tree: every shard of its input, every group's result
+        _, layout, spec, _ = c
+        reads = [_plus(spec[4], s) for s in range(len(layout.workers))]
+        return reads, [_plus(o, g) for o in spec[5] for g in range(len(spec[9]))], ()
     if tag == "s":
         _, _, _, args, outs, _, _, inplace = c
         reads = [a[1] for a in args if a[0] == "k"]

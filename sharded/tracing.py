@@ -106,6 +106,9 @@ class Recorder:
     def gfree(self, layout, keys):
         self.raw.append(("gf", layout, keys))
 
+    def tree(self, layout, spec, edges):
+        self.raw.append(("t", layout, spec, edges))
+
     def submit(self, w, kernel, args, outs, params, label, inplace):
         self.raw.append(("s", w, kernel, args, outs, params, label, inplace))
 
@@ -169,23 +172,30 @@ class Recorder:
                 if k0 < keys.start < k1:
                     freed.update(range(keys.start - k0, keys.stop - k0))
                     prog.cmds.append(("gf", layout, keys.start - k0, len(keys)))
+            elif tag == "t":  # a reduction tree: its input and output keys as symbols
+                _, layout, spec, edges = c
+                outs = tuple(norm(o) for o in spec[5])
+                for o in outs:
+                    for g, (parts, _) in enumerate(spec[9]):
+                        if type(o) is tuple and o[0] == "f":  # group g's result: on its root
+                            made[o[1] + g] = parts[0]
+                spec = _tree_keys(spec, norm(spec[4]), outs)
+                prog.cmds.append(("t", layout, spec, edges))
             elif tag == "s":
                 _, w, kernel, args, outs, params, label, inplace = c
-                na = []
-                for a in args:
-                    if a[0] == "k":
-                        na.append(("k", norm(a[1]), a[2]))
-                    elif a[0] == "x" and id(a[1]) in handles:
-                        na.append(("xr",) + handles[id(a[1])])
-                    else:
-                        na.append(a)
+
+                def ref(a):  # an export's handle: which export, worker and item it is
+                    got = handles.get(id(a[1])) if a[0] == "x" else None
+                    return a if got is None else ("xr",) + got
+
+                na = map_args(args, norm, ref)
                 nouts = tuple(norm(k) for k in outs)
                 for k in nouts:
                     if isinstance(k, tuple) and k[0] == "f" and not inplace:
                         made[k[1]] = w
                 if kernel == "random":
                     params = self._draw(params)
-                prog.cmds.append(("s", w, kernel, tuple(na), nouts, params, label, inplace))
+                prog.cmds.append(("s", w, kernel, na, nouts, params, label, inplace))
             elif tag == "f":
                 _, w, keys = c
                 fk = tuple(k - k0 for k in keys if k0 < k < k1)
@@ -366,8 +376,8 @@ class Program:
             return f"{len(self.cmds)} commands, then {len(other.cmds)}"
         for a, b in zip(self.cmds, other.cmds):
             if not _same(a, b):
-                op = a[6][0] if a[0] in ("g", "s") and a[6] else a[2] if a[0] != "e" else "export"
-                return f"command '{op}' changed between calls (a constant or a tensor it reads)"
+                why = "(a constant or a tensor it reads)"
+                return f"command '{_op_name(a)}' changed between calls {why}"
         checks = (
             ("its outputs", self.outs, other.outs),
             ("the .grad tensors it sets", self._slot_key(), other._slot_key()),
@@ -410,7 +420,10 @@ class Program:
                 per.setdefault(c[1], []).append(c[2:])
             elif tag == "f":
                 per.setdefault(c[1], []).append(("free", [("f", k) for k in c[2]]))
-            else:
+            elif tag == "t" and not c[3]:  # a reduction within each worker (no edges)
+                for w in dict.fromkeys(c[1].workers):
+                    per.setdefault(w, []).append(("tree", c[1].workers, c[2]))
+            else:  # exports, reduction trees across workers: data moves between workers
                 return None
         for w, offs in self.leaked.items():
             per.setdefault(w, []).append(("free", [("f", k) for k in offs]))
@@ -448,19 +461,19 @@ class Program:
                 ex.submit_group(layout, kernel, args, m(o), params, label, inplace)
             elif tag == "gf":
                 ex.free_group(c[1], range(base + c[2], base + c[2] + c[3]))
+            elif tag == "t":
+                _, layout, spec, edges = c
+                ex.submit_tree(layout, _tree_keys(spec, m(spec[4]), tuple(map(m, spec[5]))), edges)
             elif tag == "s":
                 _, w, kernel, args, outs, params, label, inplace = c
-                na = []
-                for a in args:
-                    if a[0] == "k":
-                        na.append(("k", m(a[1]), a[2]))
-                    elif a[0] == "xr":
-                        na.append(("x", handles[a[1]][a[2]][a[3]]))
-                    else:
-                        na.append(a)
+
+                def ref(a):  # the handle this replay's export made
+                    return ("x", handles[a[1]][a[2]][a[3]]) if a[0] == "xr" else a
+
+                na = map_args(args, m, ref)
                 if kernel == "random" and params["seed"] == ("rng",):
                     params = dict(params, seed=seed, counter=c0 + params["counter"][1])
-                ex.submit(w, kernel, tuple(na), tuple(m(k) for k in outs), params, label, inplace)
+                ex.submit(w, kernel, na, tuple(m(k) for k in outs), params, label, inplace)
             elif tag == "f":
                 ex.free(c[1], [base + k for k in c[2]])
             else:  # a wave's exports: one call per source worker
@@ -525,6 +538,36 @@ class Program:
             vc = inputs[target[1]]._vc if target[0] == "in" else target[1]
             vc[0] += d
         return _unflatten(self.tree, leaves)
+
+
+def map_args(args, key, ref) -> tuple:
+    """The operands of a per-shard command with each shard key (``("k", key, slices)``)
+    mapped by ``key`` and every other operand by ``ref`` (an export's handle to its symbol
+    when recording, back to a handle when replaying; anything else unchanged).
+
+    Examples
+    --------
+    >>> map_args((("k", 5, None), ("c", 2.0)), lambda k: k + 1, lambda a: a)
+    (('k', 6, None), ('c', 2.0))
+    """
+    return tuple(("k", key(a[1]), a[2]) if a[0] == "k" else ref(a) for a in args)
+
+
+def _tree_keys(spec, start, outs) -> tuple:
+    """Reduction tree ``spec`` (:func:`sharded.core.tree.plan_reduce`) reading shards from
+    ``start`` and writing its results from ``outs``; the rest (the planner's cached group
+    tuples, which the executor's wiring cache recognises by identity) is shared."""
+    return spec[:4] + (start, outs) + spec[6:]
+
+
+def _op_name(c) -> str:
+    """The op a normalized command belongs to (for messages)."""
+    tag = c[0]
+    if tag in ("g", "s") and c[6]:
+        return c[6] if isinstance(c[6], str) else c[6][0]
+    if tag == "t":
+        return c[2][10]
+    return "export" if tag == "e" else "free"
 
 
 def _plus(k, s):

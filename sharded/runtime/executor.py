@@ -141,6 +141,8 @@ class Executor:
         parent's batch takes it (children are dispatched first). A tree whose edges would
         close a cycle with the trees already queued ships those first."""
         self._check_open()
+        if self.recorder is not None:
+            self.recorder.tree(layout, spec, edges)
         wd, targets = layout_workers(layout)
         with self._lock:
             if (self._tedges and edges and cycle(self._tedges, edges)) or (

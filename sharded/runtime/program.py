@@ -54,7 +54,7 @@ class Compiled:
     >>> w = Worker(0)
     >>> w.store[7] = np.zeros(3)
     >>> x1 = ("add", (("k", ("i", 0, 0), None), ("c", 1.0)), (("f", 0),), {}, None, False)
-    >>> x2 = ("multiply", (("k", ("f", 0), None), ("c", 3.0)), (("f", 1),), {}, None, False)
+    >>> x2 = ("mul", (("k", ("f", 0), None), ("c", 3.0)), (("f", 1),), {}, None, False)
     >>> p = Compiled([x1, x2, ("free", [("f", 0)])], w.kernels)
     >>> p.run(w, 100, [[7]]), w.store[101], 100 in w.store
     ([], array([3., 3., 3.]), False)
@@ -73,9 +73,12 @@ class Compiled:
         """Steps: runs of plain steps (``("p", steps)``) and fusion windows (``("w", start,
         end, what it reads from outside, its commands as plain steps)``)."""
         cmds = self.cmds
-        self.index = fusion.References(cmds)  # symbolic: built at the first fused window
+        # a reduction tree reads every shard of its input: for the fusion index, a command
+        # that reads them (a group's output it reads is then never internal to the group)
+        seen = [_tree_reads(c) if c[0] == "tree" else c for c in cmds]
+        self.index = fusion.References(seen)  # symbolic: built at the first fused window
         self.big = [True] * len(cmds)  # per command: may its output come from the pool?
-        wins = fusion.windows(cmds, kernels) or {}
+        wins = fusion.windows(seen, kernels) or {}
         steps, plain, i = [], [], 0
         while i < len(cmds):
             end = wins.get(i)
@@ -95,6 +98,9 @@ class Compiled:
 
     def _step(self, i, kernels):
         c = self.cmds[i]
+        if c[0] == "tree":  # (desc, spec): Worker._tree with its keys bound
+            spec = c[2]
+            return ("T", c[1], spec, _sym(spec[4]), tuple(_sym(o) for o in spec[5]))
         if c[0] == "free":
             syms = [_sym(k) for k in c[1]]
             if all(s[0] == _FRESH for s in syms):
@@ -143,6 +149,12 @@ class Compiled:
                 continue
             if tag == "FK":
                 w._free([_key(s, base, inkeys) for s in st[1]])
+                continue
+            if tag == "T":
+                _, desc, spec, start, outs = st
+                outs = tuple(_key(o, base, inkeys) for o in outs)
+                spec = spec[:4] + (_key(start, base, inkeys), outs) + spec[6:]
+                w._tree(spec, set(w.mine(desc)), (), errors)
                 continue
             _, fn, args, outs, params, label, inplace, pooled, head, i = st
             ran += 1
@@ -258,6 +270,21 @@ class _Missing(Exception):
 
 def _record(op, w, cause) -> dict:
     return {"op": op, "shard": None, "worker": w.index, "cause": cause}
+
+
+def _tree_reads(c) -> tuple:
+    """A reduction tree command as a command reading its input's shards (all of them: for
+    the fusion index, more reads only keep more keys)."""
+    spec, n = c[2], len(c[1])
+    start = spec[4]
+    reads = tuple(
+        ("k", start + s if type(start) is int else start[:-1] + (start[-1] + s,), None)
+        for s in range(n)
+    )
+    outs = tuple(
+        o if type(o) is int else ("f", o[1] + g) for o in spec[5] for g in range(len(spec[9]))
+    )
+    return ("tree", reads, outs, None, None, False)
 
 
 def _key(s, base, inkeys):
