@@ -1,7 +1,8 @@
 """The recorder and the replayable program behind ``st.jit`` (see :mod:`sharded.jit`).
 
 A :class:`Recorder` is the executor's ``recorder`` while a call is traced: it keeps every
-``submit_group``/``submit``/``free_group``/``free``/``export`` and refuses reads. Its
+``submit_group``/``submit_tree``/``submit``/``free_group``/``free``/``export`` and refuses
+reads. Its
 :meth:`Recorder.finish` normalizes the keys (made by the call: offsets; of the inputs:
 (input, shard); captured: themselves) into a :class:`Program`, which :meth:`Program.replay`
 re-issues with fresh keys.
@@ -14,45 +15,11 @@ import traceback
 import warnings
 import weakref
 
-import numpy as np
-
 from .errors import TraceError
 from .jit_schedule import schedule
 from .ops.random import _rng  # the generator's (seed, counter): a dict mutated in place
+from .pytree import flatten, same, unflatten
 from .tensor import ShardedTensor, Storage
-
-
-# ------------------------------------------------------------------ pytrees
-def flatten(obj):
-    """Leaves (tensors and constants) of nested tuples/lists/dicts, and the structure.
-    (Module-level recursion: a recursive closure would be a reference cycle that keeps
-    the tensors alive until the garbage collector runs.)"""
-    leaves = []
-    return leaves, _walk(obj, leaves)
-
-
-def _walk(o, leaves):
-    if isinstance(o, ShardedTensor):
-        leaves.append(o)
-        return None
-    if type(o) in (tuple, list):
-        return (type(o), tuple(_walk(v, leaves) for v in o))
-    if type(o) is dict:
-        return (dict, tuple(o), tuple(_walk(v, leaves) for v in o.values()))
-    leaves.append(o)
-    return None
-
-
-def _unflatten(tree, leaves):
-    return _build(tree, iter(leaves))
-
-
-def _build(t, it):
-    if t is None:
-        return next(it)
-    if t[0] is dict:
-        return {k: _build(v, it) for k, v in zip(t[1], t[2])}
-    return t[0]([_build(v, it) for v in t[1]])
 
 
 def _live_tensors():
@@ -375,7 +342,7 @@ class Program:
         if len(self.cmds) != len(other.cmds):
             return f"{len(self.cmds)} commands, then {len(other.cmds)}"
         for a, b in zip(self.cmds, other.cmds):
-            if not _same(a, b):
+            if not same(a, b):
                 why = "(a constant or a tensor it reads)"
                 return f"command '{_op_name(a)}' changed between calls {why}"
         checks = (
@@ -388,7 +355,7 @@ class Program:
             ("its output structure", self.tree, other.tree),
         )
         for what, a, b in checks:
-            if not _same(a, b):
+            if not same(a, b):
                 return f"{what} changed between calls"
         return None
 
@@ -537,7 +504,7 @@ class Program:
         for target, d in self.bumps:
             vc = inputs[target[1]]._vc if target[0] == "in" else target[1]
             vc[0] += d
-        return _unflatten(self.tree, leaves)
+        return unflatten(self.tree, leaves)
 
 
 def map_args(args, key, ref) -> tuple:
@@ -580,24 +547,3 @@ def _plus(k, s):
 def _drop_program(ex, pid, workers):
     if not ex.closed:
         ex.send({w: [("progdel", pid)] for w in workers})
-
-
-def _same(a, b) -> bool:
-    """Structural equality that handles NumPy arrays, NaN constants and objects without
-    ``==``."""
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, (tuple, list)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, np.ndarray):
-        return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
-    if isinstance(a, float) and a != a:
-        return b != b
-    try:
-        return bool(a == b)
-    except Exception:  # objects whose == is not a bool
-        return False

@@ -22,7 +22,8 @@ executor wraps it in an actor. A batch is a list of commands run in order:
 ``("progdef", pid, cmds)`` / ``("prog", pid, base, inkeys)`` / ``("progdel", pid)``
     store a replayable program (``st.jit``: this worker's per-shard commands, keys written
     ``("f", offset)``, ``("i", input, shard)`` or as themselves), run it with the fresh keys
-    from ``base`` and the inputs' keys ``inkeys`` (one command per call), or drop it.
+    from ``base`` and the inputs' keys ``inkeys`` (one command per call), or drop it. A
+    program is compiled when defined (:mod:`.program`), so a call is a tight loop.
 ``("reset", i)``
     recovery (:mod:`.recovery`): forget every shard, then (``i`` not None) restore the state
     :meth:`Worker.snapshot` returned, passed as the batch's i-th extra argument.
