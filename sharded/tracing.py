@@ -2,8 +2,7 @@
 
 A :class:`Recorder` is the executor's ``recorder`` while a call is traced: it keeps every
 ``submit_group``/``submit_tree``/``submit``/``free_group``/``free``/``export`` and refuses
-reads. Its
-:meth:`Recorder.finish` normalizes the keys (made by the call: offsets; of the inputs:
+reads. Its :meth:`Recorder.finish` normalizes the keys (made by the call: offsets; of the inputs:
 (input, shard); captured: themselves) into a :class:`Program`, which :meth:`Program.replay`
 re-issues with fresh keys.
 """
@@ -124,6 +123,11 @@ class Recorder:
         prog = Program()
         made, freed = {}, set()  # fresh offset -> worker; offsets freed by the call
         handles = {}
+
+        def ref(a):  # an export's handle: which export, worker and item it is
+            got = handles.get(id(a[1])) if a[0] == "x" else None
+            return a if got is None else ("xr",) + got
+
         for c in self.raw:
             tag = c[0]
             if tag == "g":
@@ -142,19 +146,13 @@ class Recorder:
             elif tag == "t":  # a reduction tree: its input and output keys as symbols
                 _, layout, spec, edges = c
                 outs = tuple(norm(o) for o in spec[5])
-                for o in outs:
-                    for g, (parts, _) in enumerate(spec[9]):
-                        if type(o) is tuple and o[0] == "f":  # group g's result: on its root
-                            made[o[1] + g] = parts[0]
+                for o in outs:  # group g's result lands on its root, its first worker
+                    if type(o) is tuple and o[0] == "f":
+                        made.update((o[1] + g, gp[0][0]) for g, gp in enumerate(spec[9]))
                 spec = _tree_keys(spec, norm(spec[4]), outs)
                 prog.cmds.append(("t", layout, spec, edges))
             elif tag == "s":
                 _, w, kernel, args, outs, params, label, inplace = c
-
-                def ref(a):  # an export's handle: which export, worker and item it is
-                    got = handles.get(id(a[1])) if a[0] == "x" else None
-                    return a if got is None else ("xr",) + got
-
                 na = map_args(args, norm, ref)
                 nouts = tuple(norm(k) for k in outs)
                 for k in nouts:
@@ -419,6 +417,10 @@ class Program:
             return base + k[1] if k[0] == "f" else inkeys[k[1]][k[2]]
 
         handles = [None] * len(self.exports)
+
+        def ref(a):  # the handle this replay's export made
+            return ("x", handles[a[1]][a[2]][a[3]]) if a[0] == "xr" else a
+
         seed, c0 = _rng["seed"], _rng["counter"]
         for c in self.order:
             tag = c[0]
@@ -433,10 +435,6 @@ class Program:
                 ex.submit_tree(layout, _tree_keys(spec, m(spec[4]), tuple(map(m, spec[5]))), edges)
             elif tag == "s":
                 _, w, kernel, args, outs, params, label, inplace = c
-
-                def ref(a):  # the handle this replay's export made
-                    return ("x", handles[a[1]][a[2]][a[3]]) if a[0] == "xr" else a
-
                 na = map_args(args, m, ref)
                 if kernel == "random" and params["seed"] == ("rng",):
                     params = dict(params, seed=seed, counter=c0 + params["counter"][1])
