@@ -141,6 +141,8 @@ class Executor:
         parent's batch takes it (children are dispatched first). A tree whose edges would
         close a cycle with the trees already queued ships those first."""
         self._check_open()
+        if self.recorder is not None:
+            self.recorder.tree(layout, spec, edges)
         wd, targets = layout_workers(layout)
         with self._lock:
             if (self._tedges and edges and cycle(self._tedges, edges)) or (
@@ -159,8 +161,9 @@ class Executor:
                 self.flush_all()
 
     def _pending_work(self) -> bool:
-        """Whether anything but frees is queued (a tree's parents would wait on it)."""
-        if any(c[0] != "gfree" for c in self._bcast):
+        """Whether anything but frees and trees is queued (a tree's parents would wait on
+        it; trees queued together cost their children's batches little)."""
+        if any(c[0] not in ("gfree", "tree") for c in self._bcast):
             return True
         return any(c[0] not in ("free", "bsync") for q in self._queues for c in q)
 
