@@ -10,9 +10,9 @@ outstanding (back-pressure): past that, the driver waits for the oldest.
 Errors travel back as records and are raised, typed, at the next read (:class:`OpFailed` names
 the op and the shard). Every batch sent is also logged (:mod:`.recovery`), so that a lost
 worker is rebuilt by replaying the log: waits go through :meth:`Executor._wait`, which
-recovers and finishes the interrupted call. :class:`LocalExecutor` runs the same protocol
-in-process with :class:`~sharded.runtime.worker.Worker` objects, for tests and for machines
-without Ray.
+recovers and finishes the interrupted call. :class:`~.local_executor.LocalExecutor` runs the
+same protocol in-process with :class:`~sharded.runtime.worker.Worker` objects, for tests and for
+machines without Ray.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ..errors import OpFailed, SessionClosed, WorkerLost
 from . import recovery
 from .registry import key_range
 from .wiring import cycle, feeding, wired
-from .worker import Worker, is_failed
+from .worker import is_failed
 
 MAX_BATCH = 512
 MAX_INFLIGHT = 8
@@ -581,47 +581,3 @@ def layout_workers(layout):
 def _append(lst, v) -> int:
     lst.append(v)
     return len(lst) - 1
-
-
-class LocalExecutor(recovery.LocalLoss, Executor):
-    """Runs every worker in this process, one :class:`Worker` object each.
-
-    Batches execute when flushed, exactly as they would on actors, so behaviour (ordering,
-    deferred errors, exports) matches the Ray executor; only parallelism is missing.
-
-    Examples
-    --------
-    >>> ex = LocalExecutor(2)
-    >>> ex.num_workers
-    2
-    """
-
-    kind = "local"
-
-    def __init__(self, num_workers: int = 2, devices=None):
-        devices = list(devices) if devices is not None else ["cpu"] * num_workers
-        self._workers = [Worker(i, d, copy_exports=True) for i, d in enumerate(devices)]
-        self._doom: dict = {}  # worker -> batches it still runs before it dies (lose)
-        super().__init__(
-            [WorkerInfo(i, f"sharded-worker-{i}", "local", d) for i, d in enumerate(devices)]
-        )
-
-    def _dispatch(self, w, cmds, refs, nexp):
-        if self._doom and w in self._doom:
-            self._doom[w] -= 1
-            if self._doom[w] < 0:
-                del self._doom[w]
-                self._workers[w] = None
-        worker = self._workers[w]
-        if worker is None or any(type(r) is recovery.LostMark for r in refs):
-            # a dead actor, or a batch waiting on data a dead actor was to make: Ray fails
-            # it without running it (the worker's later batches still run)
-            return recovery.LostMark(w), [recovery.LostMark(w) for _ in range(nexp)]
-        res = worker.run(cmds, *refs)
-        if nexp:
-            return res[0], list(res[1:])
-        return res, []
-
-    def _stats(self, w):
-        worker = self._workers[w]
-        return recovery.LostMark(w) if worker is None else worker.stats()

@@ -8,7 +8,7 @@ import pytest
 import sharded  # noqa: F401  (fills the kernel table the workers run from)
 from sharded.errors import OpFailed, SessionClosed
 from sharded.runtime import executor as E
-from sharded.runtime.executor import LocalExecutor
+from sharded.runtime.local_executor import LocalExecutor
 
 F8 = np.dtype(np.float64).str
 
