@@ -2,10 +2,11 @@
 
 An op never waits: it appends one command per shard to its worker's queue and returns. A queue
 is flushed (one call carrying the whole batch) when data is read, when it reaches
-:data:`MAX_BATCH` commands, when another worker needs data from it, or by the Ray executor's
-timer. Batches from one driver run in order on each worker, so a command always sees the
-results of the commands queued before it. At most :data:`MAX_INFLIGHT` batches per worker are
-outstanding (back-pressure): past that, the driver waits for the oldest.
+:data:`MAX_BATCH` commands, when another worker needs data from it, by the Ray executor's timer,
+and before a command taking refs joins work that would wait for them (:meth:`Executor._split`).
+Batches from one driver run in order on each worker, so a command always sees the results of
+the commands queued before it. At most :data:`MAX_INFLIGHT` batches per worker are outstanding
+(back-pressure): past that, the driver waits for the oldest.
 
 Errors travel back as records and are raised, typed, at the next read (:class:`OpFailed` names
 the op and the shard). Every batch sent is also logged (:mod:`.recovery`), so that a lost
@@ -60,6 +61,9 @@ class Executor:
         self._bmark = [0] * n  # len(_bcast) when worker w's queue last synced with it
         self._tedges: dict = {}  # child worker -> parents, of the trees in _bcast (_ship)
         self._kids: dict = {}  # the last shipment's tree links: worker -> [(child, i)]
+        # set by the submit paths, for _split in O(1): queue w (the layout commands) holds
+        # more than frees; the export call of the refs queue w takes; export calls so far
+        self._work, self._bwork, self._rgen, self._xgen = [False] * n, False, [0] * n, 0
         self._depth = 0  # nesting of flush calls: _post runs when the outermost one ends
         self.published = None  # the PublishClient, made on first use (sharded.service)
         self.closed = False
@@ -130,6 +134,7 @@ class Executor:
         with self._lock:
             self._bcast.append(("group", kernel, wd, args, out, params, label, inplace))
             self._btargets[id(targets)] = targets
+            self._bwork = True
             self.commands += 1
             if len(self._bcast) >= MAX_BATCH:
                 self.flush_all()
@@ -139,30 +144,26 @@ class Executor:
         spec)``, see :meth:`Worker._tree`). ``edges`` are its ``(child, parent)`` worker
         pairs: when this flush is shipped, each child's batch returns its partial and the
         parent's batch takes it (children are dispatched first). A tree whose edges would
-        close a cycle with the trees already queued ships those first."""
+        close a cycle with the trees already queued ships those first, and so does one whose
+        parents' batches hold work (:meth:`_split`)."""
         self._check_open()
         wd, targets = layout_workers(layout)
         with self._lock:
-            if (self._tedges and edges and cycle(self._tedges, edges)) or (
-                edges and self._pending_work()
+            if edges and (
+                self._bwork
+                or any(self._work[p] for _, p in edges)
+                or (self._tedges and cycle(self._tedges, edges))
             ):
-                # A parent's batch starts only once its children's partials exist: work
-                # queued before the tree would wait for the children's whole batches (the two
-                # workers would run one after the other), so it ships on its own first.
+                # a parent's batch takes its children's partials as refs (see _split)
                 self.flush_all()
             for c, p in edges:
                 self._tedges.setdefault(c, set()).add(p)
             self._bcast.append(("tree", wd, spec))
             self._btargets[id(targets)] = targets
+            self._bwork = True
             self.commands += 1
             if len(self._bcast) >= MAX_BATCH:
                 self.flush_all()
-
-    def _pending_work(self) -> bool:
-        """Whether anything but frees is queued (a tree's parents would wait on it)."""
-        if any(c[0] != "gfree" for c in self._bcast):
-            return True
-        return any(c[0] not in ("free", "bsync") for q in self._queues for c in q)
 
     def free_group(self, layout, keys) -> None:
         """Drop a tensor's shards (``keys`` a range: one command for all; never blocks)."""
@@ -185,19 +186,29 @@ class Executor:
         if self.recorder is not None:
             self.recorder.submit(w, kernel, args, outs, params, label, inplace)
         with self._lock:
-            q = self._q(w)
             if any(a[0] == "x" for a in args):
-                if q and not self._refs[w]:
-                    # A batch starts only once all its refs resolve: ship the independent
-                    # commands queued so far first, so they do not wait for other workers.
+                if self._split(w):
                     self._flush(w)
-                    q = self._q(w)
+                self._rgen[w] = self._xgen
                 refs = self._refs[w]
                 args = tuple(("r", _append(refs, a[1])) if a[0] == "x" else a for a in args)
+            q = self._q(w)
             q.append((kernel, args, outs, params, label, inplace))
+            self._work[w] = True
             self.commands += 1
             if len(q) >= MAX_BATCH:
                 self._flush(w)
+
+    def _split(self, w: int) -> bool:
+        """Whether the work queued for ``w`` ships before a command taking refs joins it: a
+        batch starts only once all its refs exist, so the work queued before would wait for
+        the batches making them (workers ran one after the other). Not when only frees are
+        queued (a read stays one shipment) or the queue takes refs of the same export call
+        (the pieces of one reshard stay one batch); queued layout commands ride in every
+        batch, so they count (they ship in the same one shipment)."""
+        if self._bwork:
+            return True
+        return self._work[w] and (not self._refs[w] or self._rgen[w] != self._xgen)
 
     def free(self, w: int, keys) -> None:
         """Drop shards (called from tensor finalizers; never blocks)."""
@@ -226,6 +237,8 @@ class Executor:
         with self._lock:
             for w, cmds in actions.items():
                 self._q(w).extend(cmds)
+                if any(c[0] != "free" for c in cmds):  # (st.jit's programs are work)
+                    self._work[w] = True
 
     def quiesce(self) -> None:
         """Ship every queued command and wait until it ran, without raising op errors (they
@@ -246,6 +259,7 @@ class Executor:
         out = {}
         with self._lock:
             self._depth += 1
+            self._xgen += 1
             try:
                 out = self._export_all(requests)
             finally:
@@ -314,7 +328,7 @@ class Executor:
         its own queue (worker ``w`` with its ``nexp`` exports, or each worker of ``reads``
         with ``reads[v]``); returns ``w``'s exports (with ``reads``: ``{v: exports}``)."""
         bc, bt, self._bcast, self._btargets = self._bcast, self._btargets, [], {}
-        tedges, self._tedges = self._tedges, {}
+        tedges, self._tedges, self._bwork = self._tedges, {}, False
         want = dict(reads or {})
         if w is not None:
             want[w] = nexp
@@ -327,6 +341,7 @@ class Executor:
         taken = {v: (self._queues[v], self._refs[v]) for v in targets}
         for v in targets:
             self._queues[v], self._refs[v] = [], []
+            self._work[v] = False
         self._bmark = [0] * self.num_workers
         shared = self._share(bc) if bc else None
         order, kids, nout = sorted(targets), {}, {}
@@ -364,6 +379,7 @@ class Executor:
         if taken is None:
             taken = self._queues[w], self._refs[w]
             self._queues[w], self._refs[w] = [], []
+            self._work[w] = False
         cmds, refs = taken
         if shared is not None:
             cmds.insert(0, self._bhead(shared, refs))
