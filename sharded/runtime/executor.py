@@ -61,9 +61,9 @@ class Executor:
         self._bmark = [0] * n  # len(_bcast) when worker w's queue last synced with it
         self._tedges: dict = {}  # child worker -> parents, of the trees in _bcast (_ship)
         self._kids: dict = {}  # the last shipment's tree links: worker -> [(child, i)]
-        # set by the submit paths, for _split in O(1): queue w (the layout commands) holds
-        # more than frees; the export call of the refs queue w takes; export calls so far
-        self._work, self._bwork, self._rgen, self._xgen = [False] * n, False, [0] * n, 0
+        # set by the submit paths, for _split in O(1): the workers whose queue holds more than
+        # frees; whether the layout commands do; the export call of queue w's refs; calls so far
+        self._work, self._bwork, self._rgen, self._xgen = set(), False, [0] * n, 0
         self._depth = 0  # nesting of flush calls: _post runs when the outermost one ends
         self.published = None  # the PublishClient, made on first use (sharded.service)
         self.closed = False
@@ -151,7 +151,7 @@ class Executor:
         with self._lock:
             if edges and (
                 self._bwork
-                or any(self._work[p] for _, p in edges)
+                or (self._work and not self._work.isdisjoint(p for _, p in edges))
                 or (self._tedges and cycle(self._tedges, edges))
             ):
                 # a parent's batch takes its children's partials as refs (see _split)
@@ -194,7 +194,7 @@ class Executor:
                 args = tuple(("r", _append(refs, a[1])) if a[0] == "x" else a for a in args)
             q = self._q(w)
             q.append((kernel, args, outs, params, label, inplace))
-            self._work[w] = True
+            self._work.add(w)
             self.commands += 1
             if len(q) >= MAX_BATCH:
                 self._flush(w)
@@ -208,7 +208,7 @@ class Executor:
         batch, so they count (they ship in the same one shipment)."""
         if self._bwork:
             return True
-        return self._work[w] and (not self._refs[w] or self._rgen[w] != self._xgen)
+        return w in self._work and (not self._refs[w] or self._rgen[w] != self._xgen)
 
     def free(self, w: int, keys) -> None:
         """Drop shards (called from tensor finalizers; never blocks)."""
@@ -238,7 +238,7 @@ class Executor:
             for w, cmds in actions.items():
                 self._q(w).extend(cmds)
                 if any(c[0] != "free" for c in cmds):  # (st.jit's programs are work)
-                    self._work[w] = True
+                    self._work.add(w)
 
     def quiesce(self) -> None:
         """Ship every queued command and wait until it ran, without raising op errors (they
@@ -341,7 +341,7 @@ class Executor:
         taken = {v: (self._queues[v], self._refs[v]) for v in targets}
         for v in targets:
             self._queues[v], self._refs[v] = [], []
-            self._work[v] = False
+            self._work.discard(v)
         self._bmark = [0] * self.num_workers
         shared = self._share(bc) if bc else None
         order, kids, nout = sorted(targets), {}, {}
@@ -379,7 +379,7 @@ class Executor:
         if taken is None:
             taken = self._queues[w], self._refs[w]
             self._queues[w], self._refs[w] = [], []
-            self._work[w] = False
+            self._work.discard(w)
         cmds, refs = taken
         if shared is not None:
             cmds.insert(0, self._bhead(shared, refs))
