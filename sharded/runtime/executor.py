@@ -2,17 +2,18 @@
 
 An op never waits: it appends one command per shard to its worker's queue and returns. A queue
 is flushed (one call carrying the whole batch) when data is read, when it reaches
-:data:`MAX_BATCH` commands, when another worker needs data from it, or by the Ray executor's
-timer. Batches from one driver run in order on each worker, so a command always sees the
-results of the commands queued before it. At most :data:`MAX_INFLIGHT` batches per worker are
-outstanding (back-pressure): past that, the driver waits for the oldest.
+:data:`MAX_BATCH` commands, when another worker needs data from it, by the Ray executor's timer,
+and before a command taking refs joins work that would wait for them (:meth:`Executor._split`).
+Batches from one driver run in order on each worker, so a command always sees the results of
+the commands queued before it. At most :data:`MAX_INFLIGHT` batches per worker are outstanding
+(back-pressure): past that, the driver waits for the oldest.
 
 Errors travel back as records and are raised, typed, at the next read (:class:`OpFailed` names
 the op and the shard). Every batch sent is also logged (:mod:`.recovery`), so that a lost
 worker is rebuilt by replaying the log: waits go through :meth:`Executor._wait`, which
-recovers and finishes the interrupted call. :class:`LocalExecutor` runs the same protocol
-in-process with :class:`~sharded.runtime.worker.Worker` objects, for tests and for machines
-without Ray.
+recovers and finishes the interrupted call. :class:`~.local_executor.LocalExecutor` runs the
+same protocol in-process with :class:`~sharded.runtime.worker.Worker` objects, for tests and for
+machines without Ray.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from ..errors import OpFailed, SessionClosed, WorkerLost
 from . import recovery
 from .registry import key_range
 from .wiring import cycle, feeding, wired
-from .worker import Worker, is_failed
+from .worker import is_failed
 
 MAX_BATCH = 512
 MAX_INFLIGHT = 8
@@ -60,6 +61,10 @@ class Executor:
         self._bmark = [0] * n  # len(_bcast) when worker w's queue last synced with it
         self._tedges: dict = {}  # child worker -> parents, of the trees in _bcast (_ship)
         self._kids: dict = {}  # the last shipment's tree links: worker -> [(child, i)]
+        # set by the submit paths, for _split in O(1): the workers whose queue holds more than
+        # frees; whether the layout commands do; the export call of queue w's refs; calls so far
+        self._work, self._bwork, self._btree = set(), False, False
+        self._rgen, self._xgen = [0] * n, 0
         self._depth = 0  # nesting of flush calls: _post runs when the outermost one ends
         self.published = None  # the PublishClient, made on first use (sharded.service)
         self.closed = False
@@ -130,6 +135,7 @@ class Executor:
         with self._lock:
             self._bcast.append(("group", kernel, wd, args, out, params, label, inplace))
             self._btargets[id(targets)] = targets
+            self._bwork = True
             self.commands += 1
             if len(self._bcast) >= MAX_BATCH:
                 self.flush_all()
@@ -139,33 +145,30 @@ class Executor:
         spec)``, see :meth:`Worker._tree`). ``edges`` are its ``(child, parent)`` worker
         pairs: when this flush is shipped, each child's batch returns its partial and the
         parent's batch takes it (children are dispatched first). A tree whose edges would
-        close a cycle with the trees already queued ships those first."""
+        close a cycle with the trees already queued ships those first, and so does one whose
+        parents' batches hold work (:meth:`_split`)."""
         self._check_open()
         if self.recorder is not None:
             self.recorder.tree(layout, spec, edges)
         wd, targets = layout_workers(layout)
         with self._lock:
-            if (self._tedges and edges and cycle(self._tedges, edges)) or (
-                edges and self._pending_work()
+            if edges and (
+                self._bwork
+                or (self._work and not self._work.isdisjoint(p for _, p in edges))
+                or (self._tedges and cycle(self._tedges, edges))
             ):
-                # A parent's batch starts only once its children's partials exist: work
-                # queued before the tree would wait for the children's whole batches (the two
-                # workers would run one after the other), so it ships on its own first.
+                # a parent's batch takes its children's partials as refs (see _split)
                 self.flush_all()
             for c, p in edges:
                 self._tedges.setdefault(c, set()).add(p)
             self._bcast.append(("tree", wd, spec))
             self._btargets[id(targets)] = targets
+            # trees queued together ship together (a later tree's parents wait on partials
+            # only), so a tree does not count as work for the next tree; it does for _split
+            self._btree = True
             self.commands += 1
             if len(self._bcast) >= MAX_BATCH:
                 self.flush_all()
-
-    def _pending_work(self) -> bool:
-        """Whether anything but frees and trees is queued (a tree's parents would wait on
-        it; trees queued together cost their children's batches little)."""
-        if any(c[0] not in ("gfree", "tree") for c in self._bcast):
-            return True
-        return any(c[0] not in ("free", "bsync") for q in self._queues for c in q)
 
     def free_group(self, layout, keys) -> None:
         """Drop a tensor's shards (``keys`` a range: one command for all; never blocks)."""
@@ -188,19 +191,29 @@ class Executor:
         if self.recorder is not None:
             self.recorder.submit(w, kernel, args, outs, params, label, inplace)
         with self._lock:
-            q = self._q(w)
             if any(a[0] == "x" for a in args):
-                if q and not self._refs[w]:
-                    # A batch starts only once all its refs resolve: ship the independent
-                    # commands queued so far first, so they do not wait for other workers.
+                if self._split(w):
                     self._flush(w)
-                    q = self._q(w)
+                self._rgen[w] = self._xgen
                 refs = self._refs[w]
                 args = tuple(("r", _append(refs, a[1])) if a[0] == "x" else a for a in args)
+            q = self._q(w)
             q.append((kernel, args, outs, params, label, inplace))
+            self._work.add(w)
             self.commands += 1
             if len(q) >= MAX_BATCH:
                 self._flush(w)
+
+    def _split(self, w: int) -> bool:
+        """Whether the work queued for ``w`` ships before a command taking refs joins it: a
+        batch starts only once all its refs exist, so the work queued before would wait for
+        the batches making them (workers ran one after the other). Not when only frees are
+        queued (a read stays one shipment) or the queue takes refs of the same export call
+        (the pieces of one reshard stay one batch); queued layout commands ride in every
+        batch, so they count (they ship in the same one shipment)."""
+        if self._bwork or self._btree:
+            return True
+        return w in self._work and (not self._refs[w] or self._rgen[w] != self._xgen)
 
     def free(self, w: int, keys) -> None:
         """Drop shards (called from tensor finalizers; never blocks)."""
@@ -229,6 +242,8 @@ class Executor:
         with self._lock:
             for w, cmds in actions.items():
                 self._q(w).extend(cmds)
+                if any(c[0] != "free" for c in cmds):  # (st.jit's programs are work)
+                    self._work.add(w)
 
     def quiesce(self) -> None:
         """Ship every queued command and wait until it ran, without raising op errors (they
@@ -249,6 +264,7 @@ class Executor:
         out = {}
         with self._lock:
             self._depth += 1
+            self._xgen += 1
             try:
                 out = self._export_all(requests)
             finally:
@@ -317,7 +333,7 @@ class Executor:
         its own queue (worker ``w`` with its ``nexp`` exports, or each worker of ``reads``
         with ``reads[v]``); returns ``w``'s exports (with ``reads``: ``{v: exports}``)."""
         bc, bt, self._bcast, self._btargets = self._bcast, self._btargets, [], {}
-        tedges, self._tedges = self._tedges, {}
+        tedges, self._tedges, self._bwork, self._btree = self._tedges, {}, False, False
         want = dict(reads or {})
         if w is not None:
             want[w] = nexp
@@ -330,6 +346,7 @@ class Executor:
         taken = {v: (self._queues[v], self._refs[v]) for v in targets}
         for v in targets:
             self._queues[v], self._refs[v] = [], []
+            self._work.discard(v)
         self._bmark = [0] * self.num_workers
         shared = self._share(bc) if bc else None
         order, kids, nout = sorted(targets), {}, {}
@@ -367,6 +384,7 @@ class Executor:
         if taken is None:
             taken = self._queues[w], self._refs[w]
             self._queues[w], self._refs[w] = [], []
+            self._work.discard(w)
         cmds, refs = taken
         if shared is not None:
             cmds.insert(0, self._bhead(shared, refs))
@@ -584,47 +602,3 @@ def layout_workers(layout):
 def _append(lst, v) -> int:
     lst.append(v)
     return len(lst) - 1
-
-
-class LocalExecutor(recovery.LocalLoss, Executor):
-    """Runs every worker in this process, one :class:`Worker` object each.
-
-    Batches execute when flushed, exactly as they would on actors, so behaviour (ordering,
-    deferred errors, exports) matches the Ray executor; only parallelism is missing.
-
-    Examples
-    --------
-    >>> ex = LocalExecutor(2)
-    >>> ex.num_workers
-    2
-    """
-
-    kind = "local"
-
-    def __init__(self, num_workers: int = 2, devices=None):
-        devices = list(devices) if devices is not None else ["cpu"] * num_workers
-        self._workers = [Worker(i, d, copy_exports=True) for i, d in enumerate(devices)]
-        self._doom: dict = {}  # worker -> batches it still runs before it dies (lose)
-        super().__init__(
-            [WorkerInfo(i, f"sharded-worker-{i}", "local", d) for i, d in enumerate(devices)]
-        )
-
-    def _dispatch(self, w, cmds, refs, nexp):
-        if self._doom and w in self._doom:
-            self._doom[w] -= 1
-            if self._doom[w] < 0:
-                del self._doom[w]
-                self._workers[w] = None
-        worker = self._workers[w]
-        if worker is None or any(type(r) is recovery.LostMark for r in refs):
-            # a dead actor, or a batch waiting on data a dead actor was to make: Ray fails
-            # it without running it (the worker's later batches still run)
-            return recovery.LostMark(w), [recovery.LostMark(w) for _ in range(nexp)]
-        res = worker.run(cmds, *refs)
-        if nexp:
-            return res[0], list(res[1:])
-        return res, []
-
-    def _stats(self, w):
-        worker = self._workers[w]
-        return recovery.LostMark(w) if worker is None else worker.stats()

@@ -94,7 +94,7 @@ class Recovery:
 
     Examples
     --------
-    >>> from sharded.runtime.executor import LocalExecutor
+    >>> from sharded.runtime.local_executor import LocalExecutor
     >>> ex = LocalExecutor(2)
     >>> ex.submit(0, "full", (), (1,), {"shape": (2,), "value": 1.0, "dtype": "float64"})
     >>> ex.lose(0)  # the in-process stand-in for a killed actor
@@ -344,7 +344,7 @@ def lost(ex, cause, reason):
 
 
 class LocalLoss:
-    """What :class:`~sharded.runtime.executor.LocalExecutor` adds to recover: a way to lose a
+    """What :class:`~sharded.runtime.local_executor.LocalExecutor` adds to recover: a way to lose a
     worker (tests), and the recovery hooks for in-process workers."""
 
     def lose(self, w: int, after: int = 0) -> None:
@@ -353,7 +353,7 @@ class LocalLoss:
 
         Examples
         --------
-        >>> from sharded.runtime.executor import LocalExecutor
+        >>> from sharded.runtime.local_executor import LocalExecutor
         >>> ex = LocalExecutor(2)
         >>> ex.lose(1)
         >>> ex.stats()[1]["worker"]  # rebuilt on first use

@@ -14,8 +14,8 @@ import threading
 import uuid
 
 from ..errors import ArgumentError, ShardingError
-from .executor import LocalExecutor
 from .fusion import configure as configure_fusion
+from .local_executor import LocalExecutor
 
 _lock = threading.RLock()
 _current = None

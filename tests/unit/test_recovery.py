@@ -6,7 +6,7 @@ import pytest
 
 import sharded as st
 from sharded.runtime import session
-from sharded.runtime.executor import LocalExecutor
+from sharded.runtime.local_executor import LocalExecutor
 
 
 def _ex():
