@@ -49,7 +49,7 @@ import pickle
 import time
 import weakref
 
-from ..errors import ArgumentError, WorkerLost
+from ..errors import ArgumentError, WaitTimeout, WorkerLost
 from .worker import Worker
 
 LOG_MAX_COMMANDS = int(os.environ.get("SHARDED_RECOVERY_LOG", "100000"))
@@ -259,7 +259,10 @@ class Recovery:
         """Snapshot every worker (everything drained first) and restart the log from it."""
         ex = self.ex
         ex.flush_all()
-        ex._collect(ex._drain_inflight())
+        try:
+            ex._collect(ex._drain_inflight(), "the batches before a recovery cut")
+        except WaitTimeout:  # a worker is slow: the read that asked succeeded; cut later
+            return
         pairs = [ex._snapshot(w) for w in range(ex.num_workers)]
         try:
             sizes = ex._get([p[0] for p in pairs], TIMEOUT_S)

@@ -314,3 +314,20 @@ def test_timeout_from_init_and_env(monkeypatch):
         with pytest.raises(st.ArgumentError, match="timeout must be"):
             st.init(timeout=bad)
     assert ex.timeout == 1800.0
+
+
+def test_a_due_cut_waits_for_a_slow_worker_without_failing_the_read(fresh, monkeypatch):
+    from sharded.runtime import recovery
+
+    ex = fresh(timeout=0.1)
+    x = st.arange(6.0, shards=3)
+    st.synchronize()
+    ex.stall(2, 0.3)
+    y = x + 1  # worker 2's batch takes 0.3 s
+    monkeypatch.setattr(recovery, "LOG_MAX_COMMANDS", 0)  # a cut is due at the next read
+    np.testing.assert_array_equal(x[:2].numpy(), [0.0, 1.0])  # reads worker 0 only
+    assert ex.recovery_stats()["cuts"] == 0  # deferred: worker 2 is not done
+    ex.stall(2, 0)
+    time.sleep(0.3)
+    np.testing.assert_array_equal(y.numpy(), np.arange(6.0) + 1)
+    assert ex.recovery_stats()["cuts"] == 1
