@@ -22,7 +22,7 @@ import collections
 import itertools
 import threading
 
-from ..errors import OpFailed, SessionClosed, WorkerLost
+from ..errors import OpFailed, SessionClosed, WaitTimeout
 from . import recovery
 from .registry import key_range
 from .wiring import cycle, feeding, wired
@@ -48,6 +48,9 @@ class Executor:
         self._queues = [[] for _ in range(n)]
         self._refs = [[] for _ in range(n)]
         self._inflight = [collections.deque() for _ in range(n)]
+        self._late: list = []  # batches a wait gave up on (WaitTimeout): collected later
+        self.timeout = recovery.timeout_from_env()  # the bound of every wait, in seconds
+        self.live: dict = {}  # id of a live tensor's storage -> (layout, dtype) (tensor.py)
         self._errors: list = []
         self._lock = threading.RLock()
         # Keys come from this client's own range (registry.key_range): clients sharing the
@@ -466,7 +469,11 @@ class Executor:
                 pending.extend(self._inflight[w])
                 self._inflight[w].clear()
             flat = [h for w in by_w for h in handles[w]]
-            values = self._wait(pending + flat)
+            try:
+                values = self._wait(pending + flat, "a read")
+            except WaitTimeout:
+                self._late += pending  # still running: a later wait collects them
+                raise
             self._record(values[: len(pending)])
             self._record(self._finished())
             self._raise_errors()
@@ -486,15 +493,20 @@ class Executor:
         """The error lists of batches that already ran (leading ones on each worker),
         taken off the in-flight queues without waiting for the others."""
         flat = [h for d in self._inflight for h in d]
+        late = []
+        if self._late:  # batches an earlier wait gave up on that finished since
+            ok = self._ready(self._late)
+            late = [h for h, f in zip(self._late, ok) if f]
+            self._late = [h for h, f in zip(self._late, ok) if not f]
         if not flat:
-            return []
+            return self._wait(late)
         ok = iter(self._ready(flat))
         done = []
         for d in self._inflight:
             flags = [next(ok) for _ in range(len(d))]
             n = flags.index(False) if False in flags else len(flags)
             done += [d.popleft() for _ in range(n)]
-        return self._wait(done)
+        return self._wait(late + done)
 
     def _ready(self, handles) -> list:
         """Whether each batch of ``handles`` finished (in-process: all of them)."""
@@ -505,7 +517,7 @@ class Executor:
         self._check_open()
         with self._lock:
             self.flush_all()
-            self._collect(self._drain_inflight())
+            self._collect(self._drain_inflight(), "st.synchronize()")
             self._raise_errors()
             if self._rec is not None and self._rec.due():
                 self._rec.cut()
@@ -522,14 +534,18 @@ class Executor:
             return self._wait([self._stats(w) for w in range(self.num_workers)])
 
     def _drain_inflight(self):
-        out = []
+        out, self._late = self._late, []
         for d in self._inflight:
             out.extend(d)
             d.clear()
         return out
 
-    def _collect(self, handles):
-        self._record(self._wait(handles))
+    def _collect(self, handles, what="earlier ops"):
+        try:
+            self._record(self._wait(handles, what))
+        except WaitTimeout:
+            self._late += handles  # still running: a later wait collects them
+            raise
 
     def _record(self, results):
         for errs in results:
@@ -558,24 +574,31 @@ class Executor:
     def _stats(self, w):
         raise NotImplementedError
 
-    def _wait(self, handles) -> list:
+    def _wait(self, handles, what="earlier ops") -> list:
         """The values of ``handles``; a lost worker is rebuilt (:mod:`.recovery`) and the
-        wait goes on with the replayed handles, or raises :class:`WorkerLost`."""
+        wait goes on with the replayed handles, or raises :class:`WorkerLost`. A wait longer
+        than :attr:`timeout` raises :class:`WaitTimeout` naming ``what`` it waited for."""
         if not handles:
             return []
         for _ in range(recovery.MAX_ATTEMPTS):
             try:
-                return self._get(handles)
+                return self._get(handles, self.timeout)
+            except recovery.Late as e:
+                names = [self.workers[w].name for w in e.workers]
+                raise WaitTimeout(what, names, e.seconds, self.timeout) from None
             except recovery.Lost as e:
                 if self._rec is None:
                     recovery.lost(self, e.cause, self._rec_off)
                 handles = self._rec.recover(handles, e.cause)
-        raise WorkerLost(f"workers kept dying: {recovery.MAX_ATTEMPTS} recoveries in one wait")
+        raise recovery.unrecoverable(
+            self, f"workers kept dying: {recovery.MAX_ATTEMPTS} recoveries in one wait"
+        )
 
     def _get(self, handles, timeout=None) -> list:
-        """The values of ``handles`` (at most ``timeout`` s); raises :class:`recovery.Lost`
-        when a worker or its data is gone. (Recovery's other hooks, ``_hkey``, ``_settle``,
-        ``_dead_workers``, ``_replace`` and ``_snapshot``: see :mod:`.recovery`.)"""
+        """The values of ``handles`` (at most ``timeout`` s, else :class:`recovery.Late`);
+        raises :class:`recovery.Lost` when a worker or its data is gone. (Recovery's other
+        hooks, ``_hkey``, ``_settle``, ``_dead_workers``, ``_replace`` and ``_snapshot``: see
+        :mod:`.recovery`.)"""
         raise NotImplementedError
 
 

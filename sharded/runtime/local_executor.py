@@ -28,6 +28,7 @@ class LocalExecutor(recovery.LocalLoss, Executor):
         devices = list(devices) if devices is not None else ["cpu"] * num_workers
         self._workers = [Worker(i, d, copy_exports=True) for i, d in enumerate(devices)]
         self._doom: dict = {}  # worker -> batches it still runs before it dies (lose)
+        self._slow: dict = {}  # worker -> seconds each of its batches takes (stall)
         super().__init__(
             [WorkerInfo(i, f"sharded-worker-{i}", "local", d) for i, d in enumerate(devices)]
         )
@@ -44,9 +45,10 @@ class LocalExecutor(recovery.LocalLoss, Executor):
             # it without running it (the worker's later batches still run)
             return recovery.LostMark(w), [recovery.LostMark(w) for _ in range(nexp)]
         res = worker.run(cmds, *refs)
-        if nexp:
-            return res[0], list(res[1:])
-        return res, []
+        errs, exps = (res[0], list(res[1:])) if nexp else (res, [])
+        if self._slow and w in self._slow:  # (tests) its batch "finishes" later
+            errs = recovery.Slow(w, errs, self._slow[w])
+        return errs, exps
 
     def _stats(self, w):
         worker = self._workers[w]
