@@ -44,7 +44,10 @@ def step_tensor(p: ShardedTensor, value=0) -> ShardedTensor:
     ``p`` only (a tensor placed round robin would sit elsewhere in each recording)."""
     workers = tuple(sorted(set(p._layout.workers)))
     lay = Layout.from_bounds((), (), workers, replicated=True)
-    return full((), float(value), dtype=D.float64, layout=lay, device=p.device)
+    # the bound layout places it; a device is named only to pass the check (``p.device``
+    # of a parameter with CPU and GPU shards is "mixed(...)")
+    device = p._storage.session.executor.workers[workers[0]].device
+    return full((), float(value), dtype=D.float64, layout=lay, device=device)
 
 
 def advance(g: dict, p: ShardedTensor, state: dict):
