@@ -240,6 +240,14 @@ def test_step_tensors_save_load_and_convert(tmp_path):
     sd = st.load(tmp_path / "o")
     assert isinstance(sd["state"][0]["step"], st.Tensor) and sd["state"][0]["step"].item() == 3
     assert sd["param_groups"][0]["capturable"] is True
+    # into a capturable optimizer: the saved tensor is copied next to a parameter kept whole
+    w1 = st.nn.Parameter(st.from_numpy(w.numpy(), shards=1))
+    cap1 = st.optim.Adam([w1], **kw)
+    cap1.load_state_dict(sd)
+    assert cap1.state[id(w1)]["step"].layout.workers == w1.layout.workers
+    _steps(cap1, w1, 6)
+    np.testing.assert_allclose(w1.numpy(), full[8], rtol=1e-12)
+    assert cap1.state[id(w1)]["step"].item() == 9.0 and sd["state"][0]["step"].item() == 3
     w2 = st.nn.Parameter(st.from_numpy(w.numpy(), shards=2))
     sd["param_groups"][0]["capturable"] = False
     plain = st.optim.Adam([w2], **kw)
