@@ -21,8 +21,9 @@ How it works (the choices)
   the user's line; with ``fallback=True`` the call finishes eagerly instead, with a warning,
   and the function stays eager.
 * **Replay only what repeats.** Python state that changes between calls is baked into a
-  trace (Adam's step count in its bias correction, state tensors rebound instead of updated
-  in place, a ``.grad`` accumulated across calls). So a signature replays
+  trace (a Python counter in a constant, state tensors rebound instead of updated in place,
+  a ``.grad`` accumulated across calls; the optimizers keep their step count as a tensor
+  once traced, see :mod:`sharded.optim.capture`). So a signature replays
   only once two consecutive traces are *equal* (same commands, constants, captured keys and
   side effects); the first call of a training step (which creates the optimizer's state)
   differs from the second, so the second and third calls are traced and the fourth replays.
