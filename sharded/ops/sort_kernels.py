@@ -143,34 +143,20 @@ def order_keys(xp, v, descending):
     return k
 
 
-def _pairs(xp, pieces, dtype):
-    """One block of ``(value, global position)`` records from the destination's pieces
-    (values, positions, values, ...): the final gather then fetches both with one random
-    access (one cache line) instead of two."""
-    rec = xp.empty(sum(p.size for p in pieces[0::2]), dtype=[("v", dtype), ("g", "<i8")])
-    off = 0
-    for v, g in zip(pieces[0::2], pieces[1::2]):
-        rec["v"][off : off + v.size] = v
-        rec["g"][off : off + v.size] = g
-        off += v.size
-    return rec
-
-
-def packed_sort(xp, v, descending, rec=None):
+def packed_sort(xp, v, descending, g=None):
     """``(v[perm], perm)`` for the stable sort permutation ``perm`` of ``v`` (torch's
     order), by one sort of uint64 keys that pack the value's order key above its position:
     ``((key - min) >> s) << b | position``, ``b`` bits for the position. When the keys'
     span needs more than ``64 - b`` bits, ``s`` low bits are dropped: equal values still
     sort by position, and the runs of equal truncated keys that hold different values
     (rare unless the values crowd within ``2^s`` ulps) are put in order by their full keys.
-    With ``rec`` (:func:`_pairs`, whose ``"v"`` field is ``v``) the result is
-    ``(v[perm], rec["g"][perm])``, both fetched by one gather of the records.
+    With ``g`` (an int64 block of ``v``'s length) the result is ``(v[perm], g[perm])``.
     Two blocks of the input's length are allocated: the keys (which become ``perm`` or
     the indices) and the values.
     """
     n = v.size
     if n < 2:
-        other = xp.zeros(n, dtype=xp.int64) if rec is None else xp.array(rec["g"], copy=True)
+        other = xp.zeros(n, dtype=xp.int64) if g is None else xp.array(g, copy=True)
         return xp.array(v, copy=True), other
     k = order_keys(xp, v, descending)
     b = (n - 1).bit_length()
@@ -187,24 +173,22 @@ def packed_sort(xp, v, descending, rec=None):
     fixed = _truncation_fixes(xp, v, k, s, b, descending) if s else None
     if fixed is not None and fixed[0].size > n // 4:  # crowded: one stable sort of full keys
         perm = xp.argsort(order_keys(xp, v, descending), kind="stable").astype(xp.int64)
-        return xp.take(v, perm), (perm if rec is None else xp.take(rec["g"], perm))
-    # the gather, chunk by chunk: each chunk of keys becomes the permutation (or, with
-    # ``rec``, the global indices) in place, so that no further block is allocated
+        return xp.take(v, perm), (perm if g is None else xp.take(g, perm))
+    # the gathers, chunk by chunk: each chunk of keys becomes the permutation (or, with
+    # ``g``, the gathered positions) in place, so that no further block is allocated
     out, mask = xp.empty(n, dtype=v.dtype), np.uint64((1 << b) - 1)
     res = k.view(xp.int64)
     for i in range(0, n, _CHUNK):
         o = k[i : i + _CHUNK]
         o &= mask
-        if rec is None:
-            xp.take(v, o.view(xp.int64), out=out[i : i + _CHUNK])
-        else:
-            w = xp.take(rec, o.view(xp.int64))
-            out[i : i + _CHUNK] = w["v"]
-            res[i : i + _CHUNK] = w["g"]
+        pos = o.view(xp.int64)
+        xp.take(v, pos, out=out[i : i + _CHUNK])
+        if g is not None:
+            res[i : i + _CHUNK] = xp.take(g, pos)
     if fixed is not None:
         t, pt = fixed
         out[t] = v[pt]
-        res[t] = pt if rec is None else rec["g"][pt]
+        res[t] = pt if g is None else g[pt]
     return out, res
 
 
@@ -246,13 +230,14 @@ def sort_finish(xp, *pieces, dtype, descending, index):
     """This destination's sorted run from its pieces (in source order, each in position
     order): a sort of the concatenated values (values only), or with ``index`` (a piece of
     values, then of their global positions, and so on) a :func:`packed_sort` of the
-    ``(value, position)`` records, whose position order is the global index order."""
+    values, whose position order is the global index order, that gathers the positions."""
     if not pieces:
         v = xp.empty(0, dtype=dtype)
         return (v, xp.empty(0, dtype=xp.int64)) if index else v
     if index:
-        rec = _pairs(xp, pieces, dtype)
-        return packed_sort(xp, rec["v"], descending, rec)
+        v = xp.concatenate(pieces[0::2]) if len(pieces) > 2 else pieces[0]
+        g = xp.concatenate(pieces[1::2]) if len(pieces) > 2 else pieces[1]
+        return packed_sort(xp, v, descending, g)
     k = xp.concatenate(pieces) if len(pieces) > 1 else xp.array(pieces[0], copy=True)
     k.sort()
     return xp.ascontiguousarray(k[::-1]) if descending else k
