@@ -38,7 +38,7 @@ from ray.exceptions import (
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from ..errors import BackendUnavailable, OpFailed, ShardingError, WorkerLost
-from . import heap, ray_service, recovery, threads
+from . import ray_service, recovery, threads
 from .executor import MAX_INFLIGHT as MAX_INFLIGHT_RELAY
 from .executor import Executor, WorkerInfo
 from .published import PublishClient
@@ -87,7 +87,6 @@ class _Handle:
 class _RayWorker(Worker):
     def __init__(self, index, device="cpu", blas_threads=None):
         super().__init__(index, device)
-        heap.keep_freed_memory()  # reused blocks: no page faults per op (see runtime.heap)
         if blas_threads:  # Ray pinned OMP_NUM_THREADS to 1: take the node's share at start
             threads.set_threads(blas_threads)
 
