@@ -80,28 +80,25 @@ def sort_split(xp, a, goff, sign, split, p, index):
     ``index``: the groups are values and their global positions, else values only."""
     a = a.reshape(-1)
     lo = _buckets(xp, a, split, goff, sign)
+    counts = xp.bincount(lo, minlength=p).astype(xp.int64)
     out = (xp.empty_like(a),) + ((xp.empty(a.size, dtype=xp.int64),) if index else ())
     if p > 8:  # a radix sort of the small group ids, then one gather
-        counts = xp.bincount(lo, minlength=p).astype(xp.int64)
         small = xp.uint8 if p <= 256 else xp.uint16 if p <= 65536 else xp.int64
         order = xp.argsort(lo.astype(small), kind="stable")
         xp.take(a, order, out=out[0])
         if index:
             xp.add(order, goff, out=out[1])
-        return (*out, counts)
-    # a compress per destination, written in place: cheaper than sorting the ids for a
-    # few of them, and than a bincount (which widens every id to an intp first)
-    counts, off = xp.zeros(p, dtype=xp.int64), 0
-    for b in range(p):
-        m = lo == b
-        c = int(xp.count_nonzero(m))
-        counts[b] = c
-        if c:
-            seg = slice(off, off + c)
-            xp.compress(m, a, out=out[0][seg])
-            if index:
-                xp.add(xp.flatnonzero(m), goff, out=out[1][seg])
-            off += c
+    else:  # a compress per destination: cheaper than sorting the ids for a few of them
+        off = 0
+        for b, c in enumerate(counts.tolist()):
+            if c:
+                m = lo == b
+                seg = slice(off, off + c)
+                out[0][seg] = a[m]
+                if index:
+                    out[1][seg] = xp.flatnonzero(m)
+                    out[1][seg] += goff
+                off += c
     return (*out, counts)
 
 
@@ -143,26 +140,23 @@ def order_keys(xp, v, descending):
     return k
 
 
-def packed_sort(xp, v, descending, g=None):
+def packed_sort(xp, v, descending):
     """``(v[perm], perm)`` for the stable sort permutation ``perm`` of ``v`` (torch's
     order), by one sort of uint64 keys that pack the value's order key above its position:
     ``((key - min) >> s) << b | position``, ``b`` bits for the position. When the keys'
     span needs more than ``64 - b`` bits, ``s`` low bits are dropped: equal values still
     sort by position, and the runs of equal truncated keys that hold different values
     (rare unless the values crowd within ``2^s`` ulps) are put in order by their full keys.
-    With ``g`` (an int64 block of ``v``'s length) the result is ``(v[perm], g[perm])``.
-    Two blocks of the input's length are allocated: the keys (which become ``perm`` or
-    the indices) and the values.
+    Three blocks of the input's length are allocated: the keys (then ``perm``) and ``v[perm]``.
     """
     n = v.size
     if n < 2:
-        other = xp.zeros(n, dtype=xp.int64) if g is None else xp.array(g, copy=True)
-        return xp.array(v, copy=True), other
+        return xp.array(v, copy=True), xp.zeros(n, dtype=xp.int64)
     k = order_keys(xp, v, descending)
     b = (n - 1).bit_length()
     lo = k.min()
     s = max(0, int(k.max() - lo).bit_length() + b - 64)
-    s_, b_ = np.uint64(s), np.uint64(b)
+    s_, b_, mask = np.uint64(s), np.uint64(b), np.uint64((1 << b) - 1)
     for i in range(0, n, _CHUNK):
         o = k[i : i + _CHUNK]
         o -= lo
@@ -170,74 +164,54 @@ def packed_sort(xp, v, descending, g=None):
         o <<= b_
         o |= xp.arange(i, i + o.size, dtype=xp.uint64)
     k.sort()
-    fixed = _truncation_fixes(xp, v, k, s, b, descending) if s else None
-    if fixed is not None and fixed[0].size > n // 4:  # crowded: one stable sort of full keys
-        perm = xp.argsort(order_keys(xp, v, descending), kind="stable").astype(xp.int64)
-        return xp.take(v, perm), (perm if g is None else xp.take(g, perm))
-    # the gathers, chunk by chunk: each chunk of keys becomes the permutation (or, with
-    # ``g``, the gathered positions) in place, so that no further block is allocated
-    out, mask = xp.empty(n, dtype=v.dtype), np.uint64((1 << b) - 1)
-    res = k.view(xp.int64)
+    out = xp.empty_like(v)
+    bad = []  # neighbours with one truncated key and different values (s > 0 only)
     for i in range(0, n, _CHUNK):
-        o = k[i : i + _CHUNK]
-        o &= mask
-        pos = o.view(xp.int64)
-        xp.take(v, pos, out=out[i : i + _CHUNK])
-        if g is not None:
-            res[i : i + _CHUNK] = xp.take(g, pos)
-    if fixed is not None:
-        t, pt = fixed
-        out[t] = v[pt]
-        res[t] = pt if g is None else g[pt]
-    return out, res
-
-
-def _truncation_fixes(xp, v, k, s, b, descending):
-    """Where sorted packed keys ``k`` (``s`` low key bits dropped, ``b`` position bits) tie
-    on their truncated key but hold different values: ``(t, perm_t)``, the slots of those
-    runs and their positions in the right order (run, full key, position), or None. The
-    keys are compared first (cheap, in cache), the values only where they tie."""
-    b_, mask = np.uint64(b), np.uint64((1 << b) - 1)
-    bad = []
-    for i in range(0, k.size, _CHUNK):
         o = k[i : i + _CHUNK + 1]  # one more: the pair across the chunk's end
-        e = xp.flatnonzero(((o[1:] ^ o[:-1]) >> b_) == 0)
-        if e.size:
-            va = xp.take(v, (o[e] & mask).view(xp.int64))
-            vb = xp.take(v, (o[e + 1] & mask).view(xp.int64))
-            d = va != vb
+        pos = (o & mask).view(xp.int64)
+        val = xp.take(v, pos)
+        out[i : i + _CHUNK] = val[:_CHUNK]
+        if s:
+            hi = o >> b_
+            d = (hi[1:] == hi[:-1]) & (val[1:] != val[:-1])
             if v.dtype.kind == "f":  # NaNs share one key: in position order already
-                d &= ~(xp.isnan(va) & xp.isnan(vb))
+                d &= ~(xp.isnan(val[1:]) & xp.isnan(val[:-1]))
             if d.any():
-                bad.append(e[d] + i)
+                bad.append(xp.flatnonzero(d) + i)
+    if bad:  # the runs of those truncated keys: k is sorted, so two searches find each
+        h = xp.unique(k[xp.concatenate(bad)] >> b_)
+        a = xp.searchsorted(k, h << b_)
+        e = xp.searchsorted(k, (h << b_) | mask, side="right")
+        gid = xp.repeat(xp.arange(h.size), e - a)  # each member's run
+        t = xp.arange(gid.size) - xp.repeat(xp.cumsum(e - a) - (e - a) - a, e - a)
+    k &= mask
+    perm = k.view(xp.int64)
     if not bad:
-        return None
-    # the runs of those truncated keys: k is sorted, so two searches find each
-    h = xp.unique(k[xp.concatenate(bad)] >> b_)
-    a = xp.searchsorted(k, h << b_)
-    e = xp.searchsorted(k, (h << b_) | mask, side="right")
-    gid = xp.repeat(xp.arange(h.size), e - a)  # each member's run
-    t = xp.arange(gid.size) - xp.repeat(xp.cumsum(e - a) - (e - a) - a, e - a)
-    if t.size > k.size // 4:
-        return t, None
-    pt = (k[t] & mask).view(xp.int64)
+        return out, perm
+    if t.size > n // 4:  # crowded values: one stable sort of the full keys instead
+        perm = xp.argsort(order_keys(xp, v, descending), kind="stable").astype(xp.int64)
+        return xp.take(v, perm), perm
+    pt = perm[t]
     fix = xp.lexsort((pt, order_keys(xp, v[pt], descending), gid))  # run, key, position
-    return t, pt[fix]
+    perm[t] = pt[fix]
+    out[t] = v[perm[t]]
+    return out, perm
 
 
 @kernel
 def sort_finish(xp, *pieces, dtype, descending, index):
     """This destination's sorted run from its pieces (in source order, each in position
     order): a sort of the concatenated values (values only), or with ``index`` (a piece of
-    values, then of their global positions, and so on) a :func:`packed_sort` of the
-    values, whose position order is the global index order, that gathers the positions."""
+    values, then of their global positions, and so on) a :func:`packed_sort` of the values,
+    whose position order is the global index order, and a gather of the positions."""
     if not pieces:
         v = xp.empty(0, dtype=dtype)
         return (v, xp.empty(0, dtype=xp.int64)) if index else v
     if index:
         v = xp.concatenate(pieces[0::2]) if len(pieces) > 2 else pieces[0]
         g = xp.concatenate(pieces[1::2]) if len(pieces) > 2 else pieces[1]
-        return packed_sort(xp, v, descending, g)
+        out, perm = packed_sort(xp, v, descending)
+        return out, xp.take(g, perm)
     k = xp.concatenate(pieces) if len(pieces) > 1 else xp.array(pieces[0], copy=True)
     k.sort()
     return xp.ascontiguousarray(k[::-1]) if descending else k
