@@ -5,7 +5,7 @@ descending), -0.0 == 0.0, ties by position; exact and truncated keys, crowded va
 import numpy as np
 import pytest
 
-from sharded.ops.sort_kernels import order_keys, packed_sort, sort_local
+from sharded.ops.sort_kernels import order_keys, packed_sort, sort_finish, sort_local
 
 RNG = np.random.default_rng(5)
 
@@ -62,3 +62,23 @@ def test_a_long_local_line_takes_the_packed_sort(descending):
     vals, idx = sort_local(np, v, 0, descending)
     want = ref(v, descending)
     assert np.array_equal(idx, want) and np.array_equal(vals, v[want], equal_nan=True)
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_destination_sorts_its_pieces_with_their_global_positions(name, descending):
+    # two sources, each sending the elements of its block that pass a random mask, in
+    # position order: the result is those elements in torch's stable order, and their
+    # global positions (one gather of (value, position) records)
+    v = CASES[name]
+    pos = np.flatnonzero(RNG.random(v.size) < 0.7)
+    cut = v.size // 2
+    pieces = []
+    for p in (pos[pos < cut], pos[pos >= cut]):
+        pieces += [v[p], p]
+    vals, idx = sort_finish(np, *pieces, dtype=v.dtype.str, descending=descending, index=True)
+    want = pos[ref(v[pos], descending)]
+    assert idx.dtype == np.int64 and vals.dtype == v.dtype
+    assert np.array_equal(idx, want)
+    assert np.array_equal(vals, v[want], equal_nan=True)
+    assert np.array_equal(np.signbit(vals), np.signbit(v[want]))
