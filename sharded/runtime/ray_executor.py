@@ -43,6 +43,7 @@ from .executor import MAX_INFLIGHT as MAX_INFLIGHT_RELAY
 from .executor import Executor, WorkerInfo
 from .published import PublishClient
 from .relay import RelayActor
+from .relay import ship as relay_ship
 from .worker import Worker, is_failed
 
 FLUSH_INTERVAL_S = 0.005
@@ -287,15 +288,32 @@ class RayExecutor(Executor):
 
     def _relay_dispatch(self, w, cmds, refs, nexp):
         r = self._relay_of[w]
-        # Data exported through another relay whose batch is not sent yet: send it first (a
-        # post starts new outboxes and object lists, so before this batch takes its refs).
-        if any(
+        if self._unsent_elsewhere(r, refs):
+            self._post(True)
+        args, hids = self._relay_args(r, refs), self._new_handles(r, nexp)
+        self._outbox[r].append((w, cmds, args, [h.hid for h in hids]))
+        return None, hids
+
+    def _ship(self, w=None, nexp=0, reads=None):
+        # through relays, each relay composes its workers' batches (relay.ship); trees whose
+        # partials cross relays take the per-worker path, which links them here
+        if self._relays and (len(self._relays) == 1 or not self._tedges):
+            return relay_ship(self, w, nexp, reads)
+        return super()._ship(w, nexp, reads)
+
+    def _unsent_elsewhere(self, r, refs) -> bool:
+        """Whether ``refs`` hold data exported through a relay other than ``r`` whose batch
+        is not sent yet (it must be: a post starts new outboxes and object lists, so before
+        the batch reading it takes its refs)."""
+        return any(
             isinstance(h, _Handle)
             and self._hwhere[h.hid][0] != r
             and self._hwhere[h.hid][1] is None
             for h in refs
-        ):
-            self._post(True)
+        )
+
+    def _relay_args(self, r, refs) -> list:
+        """A batch's ``refs`` as relay ``r`` finds them (``("o", i)``: ``_objs[r][i]``)."""
         objs, args = self._objs[r], []
         for ref in refs:
             if isinstance(ref, _Handle):  # data another worker exported
@@ -307,15 +325,18 @@ class RayExecutor(Executor):
                 ref = ray.get(fwd)[ref.hid]
             args.append(("o", len(objs)))
             objs.append(ref)
+        return args
+
+    def _new_handles(self, r, n) -> list:
+        """``n`` handles of data a batch through relay ``r`` exports."""
         hids = []
-        for _ in range(nexp):
+        for _ in range(n):
             h = _Handle(self._hid)
             weakref.finalize(h, self._drop_handle, self._hid)
             self._hwhere[self._hid] = (r, None)
             self._hid += 1
             hids.append(h)
-        self._outbox[r].append((w, cmds, args, [h.hid for h in hids]))
-        return None, hids
+        return hids
 
     def _drop_handle(self, hid):
         """A handle died (every command that reads it is queued): its relay forgets it."""

@@ -25,6 +25,8 @@ import collections
 
 import ray
 
+from .wiring import _wire
+
 
 class Relay:
     """Forwards batches from the driver to a group of workers (their actor handles).
@@ -55,6 +57,9 @@ class Relay:
         shared = {}
         out = {}
         for w, cmds, args, hids in sends:
+            if w is None:  # a whole shipment: this relay composes its workers' batches
+                self._ship(cmds, objs, out)
+                continue
             refs = [objs[a[1]] if a[0] == "o" else self.exports[a[1]] for a in args]
             head = cmds[0] if cmds else ("",)
             if head[0] == "B" and head[1] is None and len(head[2]) >= self.put_min:
@@ -64,17 +69,9 @@ class Relay:
                     shared[id(head[2])] = ray.put(head[2])
                 cmds = [("B", len(refs), None)] + list(cmds[1:])
                 refs.append(shared[id(head[2])])
-            res = self.workers[w].run.options(num_returns=1 + len(hids)).remote(cmds, *refs)
-            if hids:
-                errs, *exps = res
-                for h, r in zip(hids, exps):
-                    self.exports[h] = out[h] = r
-            else:
-                errs = res
-            q = self.pending[w]
-            q.append(errs)
-            if len(q) > self.max_inflight:
-                self._record(ray.get(q.popleft()))
+            exps = self._start(w, cmds, refs, len(hids))
+            for h, r in zip(hids, exps):
+                self.exports[h] = out[h] = r
         for h in forget:  # after the sends: this call's own batches may still read them
             self.exports.pop(h, None)
         if fetch is None:
@@ -91,6 +88,46 @@ class Relay:
             got = ray.get(vals)
         errors, self.errors = self.errors, []
         return errors, got
+
+    def _start(self, w, cmds, refs, nret):
+        """Start one batch on worker ``w`` (``nret`` values besides its error list, returned
+        as refs); back-pressure: at most ``max_inflight`` unfinished batches a worker."""
+        res = self.workers[w].run.options(num_returns=1 + nret).remote(cmds, *refs)
+        errs, exps = (res[0], res[1:]) if nret else (res, [])
+        q = self.pending[w]
+        q.append(errs)
+        if len(q) > self.max_inflight:
+            self._record(ray.get(q.popleft()))
+        return exps
+
+    def _ship(self, payload, objs, out):
+        """Compose and start the batches of one shipment (see :func:`ship`): ``payload`` =
+        ``(bc, order, own)``, the layout commands every worker of ``order`` runs and, for the
+        workers that have them, ``own[w] = (cmds, args, hids)``. Reductions among ``bc`` link
+        the batches here: a child's partials go to its parent's batch as refs."""
+        bc, order, own = payload
+        kids, nout = {}, {}
+        if any(c[0] == "tree" for c in bc):
+            order, kids, nout = _wire(bc, order)
+        ref = ray.put(bc) if len(bc) >= self.put_min else None  # serialized once for all
+        got = {}
+        for w in order:
+            cmds, args, hids = own.get(w, ((), (), ()))
+            refs = [objs[a[1]] if a[0] == "o" else self.exports[a[1]] for a in args]
+            batch = []
+            if w in kids:  # the partials of its children, taken by its "tree" commands
+                batch.append(("tref", len(refs)))
+                refs += [got[c][i] for c, i in kids[w]]
+            if bc:
+                batch.insert(0, ("B", None, bc) if ref is None else ("B", len(refs), None))
+                if ref is not None:
+                    refs.append(ref)
+            batch += cmds
+            exps = self._start(w, batch, refs, len(hids) + nout.get(w, 0))
+            for h, r in zip(hids, exps):
+                self.exports[h] = out[h] = r
+            if w in nout:
+                got[w] = exps[len(hids) :]
 
     def sync(self):
         """Wait for every batch started so far; return (and forget) the errors seen."""
@@ -114,3 +151,45 @@ class Relay:
 
 
 RelayActor = ray.remote(num_cpus=0)(Relay)
+
+
+def ship(ex, w=None, nexp: int = 0, reads=None):
+    """The driver's half of a shipment through relays (``Executor._ship`` of a
+    :class:`~sharded.runtime.ray_executor.RayExecutor` with relays): each relay gets one entry
+    ``(None, (bc, order, own), (), hids)`` and composes its workers' batches itself, so the
+    driver's work no longer grows with the workers a shipment reaches, only with those that
+    have commands of their own (``own``) or exports to return (worker ``w``'s ``nexp``, each
+    worker of ``reads``). Trees must not link workers of two relays (the caller checks).
+    Returns what ``Executor._ship`` returns: export handles of ``w``, or ``{v: handles}``."""
+    bc, bt, ex._bcast, ex._btargets = ex._bcast, ex._btargets, [], {}
+    ex._tedges, ex._kids = {}, {}
+    want = dict(reads or {})
+    if w is not None:
+        want[w] = nexp
+    own = {v: (q, ex._refs[v]) for v, q in enumerate(ex._queues) if q}
+    for v in own:  # taken at once: a free queued meanwhile goes to the next shipment
+        ex._queues[v], ex._refs[v] = [], []
+    ex._bmark = [0] * ex.num_workers
+    targets = set(want).union(own, *bt.values())
+    if any(ex._unsent_elsewhere(ex._relay_of[v], refs) for _, refs in own.values()):
+        ex._post(True)  # data exported through another relay: sent first
+    per = collections.defaultdict(dict)  # relay -> {worker: (cmds, args, hids)}
+    handles = {}
+    for v in set(own).union(want):
+        r = ex._relay_of[v]
+        cmds, refs = own.get(v, ((), ()))
+        hs = handles[v] = ex._new_handles(r, want.get(v, 0))
+        per[r][v] = (cmds, ex._relay_args(r, refs), [h.hid for h in hs])
+    if len(ex._relays) == 1:
+        groups = {0: sorted(targets)}
+    else:
+        groups = collections.defaultdict(list)
+        for v in sorted(targets):
+            groups[ex._relay_of[v]].append(v)
+    for r, order in groups.items():
+        mine = per.get(r, {})
+        hids = [h for e in mine.values() for h in e[2]]
+        ex._outbox[r].append((None, (bc, tuple(order), mine), (), hids))
+    if reads is not None:
+        return {v: handles.get(v, []) for v in want}
+    return handles.get(w, [])
