@@ -224,7 +224,7 @@ class RayExecutor(Executor):
                 False,
                 "a shared namespace: this client's log cannot rebuild the other clients' shards",
             )
-        self._stop = threading.Event()
+        self._stop, self._work = threading.Event(), threading.Event()
         if shared:
             self.published = PublishClient(self, self._reg)
             self.lease_s = self._reg.lease()
@@ -361,7 +361,7 @@ class RayExecutor(Executor):
             self._outbox[r], objs, self._objs[r] = [], self._objs[r], []
             forget, self._forget[r] = self._forget[r], []
             f = fetch.get(r) if fetch else None
-            ref = self._relays[r].forward.remote(tuple(sends), objs, forget, f, True, ret)
+            ref = self._relays[r].forward.remote((tuple(sends), objs, forget, f, True, ret))
             for _, _, _, hids in sends:
                 for h in hids:
                     if h in self._hwhere:  # else its handle died already (forgotten)
@@ -426,15 +426,23 @@ class RayExecutor(Executor):
             self._raise_errors()
 
     def _tick(self):
-        while not self._stop.wait(FLUSH_INTERVAL_S):
-            if (self._bcast or any(self._queues)) and self._lock.acquire(blocking=False):
-                try:
-                    if not self.closed:
-                        self.flush_all()
-                except Exception:  # surfaced by the next read instead
-                    pass
-                finally:
-                    self._lock.release()
+        while not self._stop.is_set():
+            self._work.wait()  # asleep while nothing is queued (Executor._wake)
+            if self._stop.wait(FLUSH_INTERVAL_S):
+                return
+            self._work.clear()
+            if not (self._bcast or any(self._queues)):
+                continue
+            if not self._lock.acquire(blocking=False):
+                self._work.set()  # the driver is busy with the lock: next period
+                continue
+            try:
+                if not self.closed:
+                    self.flush_all()
+            except Exception:  # surfaced by the next read instead
+                pass
+            finally:
+                self._lock.release()
 
     def _beat(self):
         """Renew the lease; send the releases of dropped published tensors."""
@@ -556,6 +564,7 @@ class RayExecutor(Executor):
 
     def close(self):
         self._stop.set()
+        self._work.set()
         if self.shared:
             # Our commands run first, then the registry drops our key range (but what we
             # published) and our holds; the shared workers stay.

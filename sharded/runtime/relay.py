@@ -34,7 +34,8 @@ class Relay:
     Examples
     --------
     >>> relay = RelayActor.remote({0: worker_actor})  # doctest: +SKIP
-    >>> ray.get(relay.forward.remote([(0, [], [], [])]))  # doctest: +SKIP
+    >>> msg = ([(0, [], [], [])], [], [], None, True, False)
+    >>> ray.get(relay.forward.remote(msg))  # doctest: +SKIP
     """
 
     def __init__(self, workers: dict, max_inflight: int = 8, put_min: int = 32):
@@ -44,8 +45,11 @@ class Relay:
         self.errors: list = []
         self.max_inflight, self.put_min = max_inflight, put_min
 
-    def forward(self, sends, objs=(), forget=(), fetch=None, barrier=True, ret=False):
-        """Start ``sends`` = ``[(w, cmds, args, hids)]`` in order: ``args`` items are
+    def forward(self, msg):
+        """``msg`` = ``(sends, objs, forget, fetch, barrier, ret)``: one argument, as each
+        argument of an actor call costs the driver ~10-20 us to serialize.
+
+        Start ``sends`` = ``[(w, cmds, args, hids)]`` in order: ``args`` items are
         ``("o", i)`` (``objs[i]``, a ref the driver holds) or ``("h", hid)`` (an export
         made earlier through this relay); the batch's exports are kept under ``hids``.
 
@@ -54,6 +58,7 @@ class Relay:
         ``(errors, {w: values})`` (``fetch`` a list of export handle ids: ``(errors,
         [values])``, the exports forgotten) once those values are read (``barrier``: after every
         batch of this relay finished, so errors of earlier ops surface with the read)."""
+        sends, objs, forget, fetch, barrier, ret = msg
         shared = {}
         out = {}
         for w, cmds, args, hids in sends:
