@@ -53,6 +53,7 @@ from .errors import (
     TraceError,
     ValueOverflow,
     ViewError,
+    WaitTimeout,
     WorkerLost,
 )
 from .functional import *  # noqa: F403

@@ -68,7 +68,46 @@ class SessionClosed(ShardedError, RuntimeError, ValueError):
 
 class WorkerLost(ShardedError, RuntimeError):
     """A worker actor died and could not be rebuilt (recovery off, shared namespace, relays,
-    or recovery itself failed): the message says which worker and why."""
+    or recovery itself failed): the message says which worker, why, and which tensors are
+    lost (shape, dtype and shard count of up to a few, and how many in all).
+
+    Attributes
+    ----------
+    workers : tuple of str
+        Actor names of the lost workers (empty when unknown).
+    tensors : tuple of str
+        Short descriptions of every tensor lost, e.g. ``"float64[48, 24] (3 shards)"``.
+    """
+
+    def __init__(self, message: str, workers=(), tensors=()):
+        self.workers, self.tensors = tuple(workers), tuple(tensors)
+        super().__init__(message)
+
+
+class WaitTimeout(ShardedError, TimeoutError, RuntimeError):
+    """A wait for the workers took longer than the session's bound (``st.init(timeout=...)``,
+    ``SHARDED_TIMEOUT``; 30 minutes by default, as torch's ``init_process_group``). The
+    message names what was waited for, the workers that had not answered and how long it
+    waited. Nothing is lost: the work may still finish, and a later read waits for it again.
+
+    Attributes
+    ----------
+    what : str
+        What the driver was waiting for (e.g. ``"a read"``).
+    workers : tuple of str
+        Actor names of the workers that had not answered.
+    seconds : float
+        How long it waited.
+    """
+
+    def __init__(self, what: str, workers, seconds: float, timeout: float):
+        self.what, self.workers, self.seconds = what, tuple(workers), seconds
+        who = ", ".join(self.workers) or "the workers"
+        super().__init__(
+            f"waited {seconds:.3g} s for {what} from {who} (the session's timeout is "
+            f"{timeout:g} s: st.init(timeout=...) or SHARDED_TIMEOUT); the work may still "
+            "finish: a later read or st.synchronize() waits for it again"
+        )
 
 
 class OpFailed(ShardedError, RuntimeError):

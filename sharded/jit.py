@@ -8,7 +8,9 @@ remapped, and the executor ships them as it ships eager ones (one batch per work
 How it works (the choices)
 --------------------------
 * **Trace = an eager call with a recorder.** While ``fn`` runs, ``executor.recorder`` is told
-  every ``submit_group``/``submit``/``free_group``/``free``/``export`` call, so the traced call
+  every ``submit_group``/``submit_tree``/``submit``/``free_group``/``free``/``export`` call
+  (a reduction is one tree command, its input and output keys remapped like the others'),
+  so the traced call
   itself computes the real results. Keys made during the call (``[k0, k1)`` of the executor's
   counter) are *fresh* and are stored as offsets; keys of the input tensors are stored as
   (input, shard); every other key is *captured* (parameters, optimizer state, closures) and
@@ -19,8 +21,9 @@ How it works (the choices)
   the user's line; with ``fallback=True`` the call finishes eagerly instead, with a warning,
   and the function stays eager.
 * **Replay only what repeats.** Python state that changes between calls is baked into a
-  trace (Adam's step count in its bias correction, state tensors rebound instead of updated
-  in place, a ``.grad`` accumulated across calls). So a signature replays
+  trace (a Python counter in a constant, state tensors rebound instead of updated in place,
+  a ``.grad`` accumulated across calls; the optimizers keep their step count as a tensor
+  once traced, see :mod:`sharded.optim.capture`). So a signature replays
   only once two consecutive traces are *equal* (same commands, constants, captured keys and
   side effects); the first call of a training step (which creates the optimizer's state)
   differs from the second, so the second and third calls are traced and the fourth replays.
@@ -48,17 +51,19 @@ How it works (the choices)
   op; outputs of a replay carry no autograd graph (call ``backward`` inside the function).
 * **One command per worker.** A program without transfers is shipped once to every worker
   it involves (``("progdef", id, per-shard commands)``, keys as symbols); a replay then
-  queues ``("prog", id, first fresh key, input keys)`` per worker, which the worker expands
-  and runs as one batch (fused elementwise runs included): the driver's cost of a replay no
-  longer grows with the number of ops. The program is dropped from the workers with the
-  jitted function.
-* **Transfers.** A program with exports (pieces moved between workers: a tree combine of a
-  gradient summed over row shards, matmul of differently split operands) is replayed from the
-  driver instead: its recorded executor calls are re-issued with the keys remapped and the
-  new export handles substituted, still without planning, in *waves*
+  queues ``("prog", id, first fresh key, input keys)`` per worker. The worker compiled the
+  program when it was defined (:mod:`sharded.runtime.program`: kernels, key slots and fusion
+  windows resolved once), so a call is a tight loop over its commands (fused elementwise
+  runs included): the driver's cost of a replay no longer grows with the number of ops, the
+  worker's is little more than its kernels'. A reduction within workers (along a dim that
+  is not split) is part of it. The program is dropped from the workers with the jitted
+  function.
+* **Transfers.** A program with exports or reduction trees across workers (pieces moved
+  between workers: a gradient summed over row shards, matmul of differently split operands)
+  is replayed from the driver instead: its recorded executor calls are re-issued with the
+  keys remapped and the new export handles substituted, still without planning, in *waves*
   (:mod:`sharded.jit_schedule`): every command as early as its dependencies allow, the
-  exports of a wave merged into one call per worker (the gradient all-reduces of a training
-  step: 3 export calls instead of 11).
+  exports of a wave merged into one call per worker.
 * **Errors** of replayed commands surface at the next read, as eager ones do.
 * **One thread.** A trace records every command the session queues meanwhile: do not run
   other ops from another thread while a jitted function is being traced.
@@ -73,9 +78,10 @@ import warnings
 from . import dtypes as D
 from .autograd import is_grad_enabled
 from .errors import TraceError
+from .pytree import flatten
 from .runtime import session as _session
 from .tensor import ShardedTensor
-from .tracing import Recorder, flatten
+from .tracing import Recorder
 
 MAX_TRACES = 4  # traces of one signature before giving up
 MAX_SIGNATURES = 8  # signatures cached per function (oldest dropped)

@@ -1,14 +1,14 @@
 """The order in which a replay re-issues a traced program that moves data between workers.
 
 Every export (a piece of a shard handed to another worker) costs the driver one actor call
-to its source worker, which is most of the driver's time in a replayed training step: the
-gradient of each replicated parameter is combined across the row shards by a tree (an export
-to the root, a combine, an export back), one parameter after another. The eager order is
-only one valid order: a replay may issue the commands in any order that keeps every
-dependency, so :func:`schedule` puts them in *waves*: wave ``w`` holds the commands that need
-the results of ``w`` rounds of exports, followed by all the exports those commands feed,
-issued as one call per worker. The four gradients' combines of a training step then take two
-waves of exports instead of eight.
+to its source worker, and every shipment one call per worker. The eager order is only one
+valid order: a replay may issue the commands in any order that keeps every dependency, so
+:func:`schedule` puts them in *waves*: wave ``w`` holds the commands that need the results of
+``w`` rounds of exports (or of reduction trees across workers), then those trees, together
+(the executor ships the work queued before a tree on its own, so that the tree's parents do
+not wait for their children's whole batches: trees issued one by one between other commands
+would cost a shipment each), then all the exports those commands feed, issued as one call
+per worker.
 
 Dependencies are the keys a command reads, writes or frees (a later command that writes or
 frees a key an earlier one reads or writes comes after it: the per-worker queues run in
@@ -42,6 +42,10 @@ def _touches(c):
         return reads + (writes if inplace else []), writes, ()
     if tag == "gf":
         return [], [("f", c[2] + s) for s in range(c[3])], ()
+    if tag == "t":  # a reduction tree: every shard of its input, every group's result
+        _, layout, spec, _ = c
+        reads = [_plus(spec[4], s) for s in range(len(layout.workers))]
+        return reads, [_plus(o, g) for o in spec[5] for g in range(len(spec[9]))], ()
     if tag == "s":
         _, _, _, args, outs, _, _, inplace = c
         reads = [a[1] for a in args if a[0] == "k"]
@@ -50,6 +54,11 @@ def _touches(c):
     if tag == "f":
         return [], [("f", k) for k in c[2]], ()
     return [it[0] for items in c[2].values() for it in items], [], ()  # an export
+
+
+def _tree(c) -> bool:
+    """Whether ``c`` is a reduction tree across workers (partials move between them)."""
+    return c[0] == "t" and bool(c[3])
 
 
 def _inplace(c) -> bool:
@@ -83,7 +92,9 @@ def _alias_classes(cmds, touches):
 
 def schedule(cmds) -> list:
     """``cmds`` reordered in waves; the exports of a wave become one ``("E", [export, ...])``
-    item at its end. Returns the items in issue order.
+    item at its end, its reduction trees across workers go just before that, together (an
+    executor ships work queued before a tree on its own first: a wave's trees then cost
+    one shipment, not one each). Returns the items in issue order.
 
     Examples
     --------
@@ -127,8 +138,13 @@ def schedule(cmds) -> list:
                 deps.add(j)
             deps.update(reads_since.get(k, ()))
         deps.update(export_at[n] for n in used)
-        # an export's results are there one wave after it is issued
-        wave[i] = max((wave[j] + (cmds[j][0] == "e") for j in deps), default=0)
+        # an export's results are there one wave after it is issued; so are a cross-worker
+        # tree's for the work that reads them (the wave's trees go after its work)
+        late = _tree(c) or c[0] == "e"
+        wave[i] = max(
+            (wave[j] + (cmds[j][0] == "e" or (_tree(cmds[j]) and not late)) for j in deps),
+            default=0,
+        )
         for k in reads:
             reads_since.setdefault(k, []).append(i)
         for k in writes:
@@ -138,7 +154,8 @@ def schedule(cmds) -> list:
             export_at[c[1]] = i
     out = []
     for w in range(max(wave, default=-1) + 1):
-        out += [c for c, cw in zip(cmds, wave) if cw == w and c[0] != "e"]
+        out += [c for c, cw in zip(cmds, wave) if cw == w and c[0] != "e" and not _tree(c)]
+        out += [c for c, cw in zip(cmds, wave) if cw == w and _tree(c)]
         exports = [c for c, cw in zip(cmds, wave) if cw == w and c[0] == "e"]
         if exports:
             out.append(("E", exports))

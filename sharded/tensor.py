@@ -19,7 +19,8 @@ from .errors import ArgumentError, DimError, PublishedReadOnly, SessionClosed
 from .layout import normalize_dim
 
 
-def _free(ex, layout, keys):
+def _free(ex, layout, keys, sid=None):
+    ex.live.pop(sid, None)
     if not ex.closed:  # one layout command when the keys are a range (see Executor.free_group)
         ex.free_group(layout, keys)
 
@@ -40,9 +41,13 @@ class Storage:
 
     __slots__ = ("session", "keys", "__weakref__")
 
-    def __init__(self, session, layout, keys):
+    def __init__(self, session, layout, keys, dtype=None):
         self.session, self.keys = session, keys
-        weakref.finalize(self, _free, session.executor, layout, keys)
+        ex = session.executor
+        # the executor's list of live tensors, so that a loss it cannot rebuild names them
+        # (one dict entry: a weakref per tensor costs more; the finalizer removes it)
+        ex.live[id(self)] = (layout, dtype)
+        weakref.finalize(self, _free, ex, layout, keys, id(self))
 
 
 def contiguous_strides(shape) -> tuple:
@@ -84,7 +89,7 @@ class ShardedTensor:
     __array_ufunc__ = None  # numpy defers to our reflected operators (a + x -> x.__radd__)
 
     def __init__(self, session, layout, dtype, keys, requires_grad=False, storage=None):
-        self._storage = storage or Storage(session, layout, keys)
+        self._storage = storage or Storage(session, layout, keys, dtype)
         self._layout, self._dtype, self._keys = layout, dtype, keys
         self.requires_grad = requires_grad
         self.grad = None

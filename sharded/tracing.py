@@ -1,8 +1,8 @@
 """The recorder and the replayable program behind ``st.jit`` (see :mod:`sharded.jit`).
 
 A :class:`Recorder` is the executor's ``recorder`` while a call is traced: it keeps every
-``submit_group``/``submit``/``free_group``/``free``/``export`` and refuses reads. Its
-:meth:`Recorder.finish` normalizes the keys (made by the call: offsets; of the inputs:
+``submit_group``/``submit_tree``/``submit``/``free_group``/``free``/``export`` and refuses
+reads. Its :meth:`Recorder.finish` normalizes the keys (made by the call: offsets; of the inputs:
 (input, shard); captured: themselves) into a :class:`Program`, which :meth:`Program.replay`
 re-issues with fresh keys.
 """
@@ -14,45 +14,11 @@ import traceback
 import warnings
 import weakref
 
-import numpy as np
-
 from .errors import TraceError
 from .jit_schedule import schedule
 from .ops.random import _rng  # the generator's (seed, counter): a dict mutated in place
+from .pytree import flatten, same, unflatten
 from .tensor import ShardedTensor, Storage
-
-
-# ------------------------------------------------------------------ pytrees
-def flatten(obj):
-    """Leaves (tensors and constants) of nested tuples/lists/dicts, and the structure.
-    (Module-level recursion: a recursive closure would be a reference cycle that keeps
-    the tensors alive until the garbage collector runs.)"""
-    leaves = []
-    return leaves, _walk(obj, leaves)
-
-
-def _walk(o, leaves):
-    if isinstance(o, ShardedTensor):
-        leaves.append(o)
-        return None
-    if type(o) in (tuple, list):
-        return (type(o), tuple(_walk(v, leaves) for v in o))
-    if type(o) is dict:
-        return (dict, tuple(o), tuple(_walk(v, leaves) for v in o.values()))
-    leaves.append(o)
-    return None
-
-
-def _unflatten(tree, leaves):
-    return _build(tree, iter(leaves))
-
-
-def _build(t, it):
-    if t is None:
-        return next(it)
-    if t[0] is dict:
-        return {k: _build(v, it) for k, v in zip(t[1], t[2])}
-    return t[0]([_build(v, it) for v in t[1]])
 
 
 def _live_tensors():
@@ -106,6 +72,9 @@ class Recorder:
     def gfree(self, layout, keys):
         self.raw.append(("gf", layout, keys))
 
+    def tree(self, layout, spec, edges):
+        self.raw.append(("t", layout, spec, edges))
+
     def submit(self, w, kernel, args, outs, params, label, inplace):
         self.raw.append(("s", w, kernel, args, outs, params, label, inplace))
 
@@ -154,6 +123,11 @@ class Recorder:
         prog = Program()
         made, freed = {}, set()  # fresh offset -> worker; offsets freed by the call
         handles = {}
+
+        def ref(a):  # an export's handle: which export, worker and item it is
+            got = handles.get(id(a[1])) if a[0] == "x" else None
+            return a if got is None else ("xr",) + got
+
         for c in self.raw:
             tag = c[0]
             if tag == "g":
@@ -169,23 +143,24 @@ class Recorder:
                 if k0 < keys.start < k1:
                     freed.update(range(keys.start - k0, keys.stop - k0))
                     prog.cmds.append(("gf", layout, keys.start - k0, len(keys)))
+            elif tag == "t":  # a reduction tree: its input and output keys as symbols
+                _, layout, spec, edges = c
+                outs = tuple(norm(o) for o in spec[5])
+                for o in outs:  # group g's result lands on its root, its first worker
+                    if type(o) is tuple and o[0] == "f":
+                        made.update((o[1] + g, gp[0][0]) for g, gp in enumerate(spec[9]))
+                spec = _tree_keys(spec, norm(spec[4]), outs)
+                prog.cmds.append(("t", layout, spec, edges))
             elif tag == "s":
                 _, w, kernel, args, outs, params, label, inplace = c
-                na = []
-                for a in args:
-                    if a[0] == "k":
-                        na.append(("k", norm(a[1]), a[2]))
-                    elif a[0] == "x" and id(a[1]) in handles:
-                        na.append(("xr",) + handles[id(a[1])])
-                    else:
-                        na.append(a)
+                na = map_args(args, norm, ref)
                 nouts = tuple(norm(k) for k in outs)
                 for k in nouts:
                     if isinstance(k, tuple) and k[0] == "f" and not inplace:
                         made[k[1]] = w
                 if kernel == "random":
                     params = self._draw(params)
-                prog.cmds.append(("s", w, kernel, tuple(na), nouts, params, label, inplace))
+                prog.cmds.append(("s", w, kernel, na, nouts, params, label, inplace))
             elif tag == "f":
                 _, w, keys = c
                 fk = tuple(k - k0 for k in keys if k0 < k < k1)
@@ -365,9 +340,9 @@ class Program:
         if len(self.cmds) != len(other.cmds):
             return f"{len(self.cmds)} commands, then {len(other.cmds)}"
         for a, b in zip(self.cmds, other.cmds):
-            if not _same(a, b):
-                op = a[6][0] if a[0] in ("g", "s") and a[6] else a[2] if a[0] != "e" else "export"
-                return f"command '{op}' changed between calls (a constant or a tensor it reads)"
+            if not same(a, b):
+                why = "(a constant or a tensor it reads)"
+                return f"command '{_op_name(a)}' changed between calls {why}"
         checks = (
             ("its outputs", self.outs, other.outs),
             ("the .grad tensors it sets", self._slot_key(), other._slot_key()),
@@ -378,7 +353,7 @@ class Program:
             ("its output structure", self.tree, other.tree),
         )
         for what, a, b in checks:
-            if not _same(a, b):
+            if not same(a, b):
                 return f"{what} changed between calls"
         return None
 
@@ -410,7 +385,10 @@ class Program:
                 per.setdefault(c[1], []).append(c[2:])
             elif tag == "f":
                 per.setdefault(c[1], []).append(("free", [("f", k) for k in c[2]]))
-            else:
+            elif tag == "t" and not c[3]:  # a reduction within each worker (no edges)
+                for w in dict.fromkeys(c[1].workers):
+                    per.setdefault(w, []).append(("tree", c[1].workers, c[2]))
+            else:  # exports, reduction trees across workers: data moves between workers
                 return None
         for w, offs in self.leaked.items():
             per.setdefault(w, []).append(("free", [("f", k) for k in offs]))
@@ -439,6 +417,10 @@ class Program:
             return base + k[1] if k[0] == "f" else inkeys[k[1]][k[2]]
 
         handles = [None] * len(self.exports)
+
+        def ref(a):  # the handle this replay's export made
+            return ("x", handles[a[1]][a[2]][a[3]]) if a[0] == "xr" else a
+
         seed, c0 = _rng["seed"], _rng["counter"]
         for c in self.order:
             tag = c[0]
@@ -448,19 +430,15 @@ class Program:
                 ex.submit_group(layout, kernel, args, m(o), params, label, inplace)
             elif tag == "gf":
                 ex.free_group(c[1], range(base + c[2], base + c[2] + c[3]))
+            elif tag == "t":
+                _, layout, spec, edges = c
+                ex.submit_tree(layout, _tree_keys(spec, m(spec[4]), tuple(map(m, spec[5]))), edges)
             elif tag == "s":
                 _, w, kernel, args, outs, params, label, inplace = c
-                na = []
-                for a in args:
-                    if a[0] == "k":
-                        na.append(("k", m(a[1]), a[2]))
-                    elif a[0] == "xr":
-                        na.append(("x", handles[a[1]][a[2]][a[3]]))
-                    else:
-                        na.append(a)
+                na = map_args(args, m, ref)
                 if kernel == "random" and params["seed"] == ("rng",):
                     params = dict(params, seed=seed, counter=c0 + params["counter"][1])
-                ex.submit(w, kernel, tuple(na), tuple(m(k) for k in outs), params, label, inplace)
+                ex.submit(w, kernel, na, tuple(m(k) for k in outs), params, label, inplace)
             elif tag == "f":
                 ex.free(c[1], [base + k for k in c[2]])
             else:  # a wave's exports: one call per source worker
@@ -524,7 +502,37 @@ class Program:
         for target, d in self.bumps:
             vc = inputs[target[1]]._vc if target[0] == "in" else target[1]
             vc[0] += d
-        return _unflatten(self.tree, leaves)
+        return unflatten(self.tree, leaves)
+
+
+def map_args(args, key, ref) -> tuple:
+    """The operands of a per-shard command with each shard key (``("k", key, slices)``)
+    mapped by ``key`` and every other operand by ``ref`` (an export's handle to its symbol
+    when recording, back to a handle when replaying; anything else unchanged).
+
+    Examples
+    --------
+    >>> map_args((("k", 5, None), ("c", 2.0)), lambda k: k + 1, lambda a: a)
+    (('k', 6, None), ('c', 2.0))
+    """
+    return tuple(("k", key(a[1]), a[2]) if a[0] == "k" else ref(a) for a in args)
+
+
+def _tree_keys(spec, start, outs) -> tuple:
+    """Reduction tree ``spec`` (:func:`sharded.core.tree.plan_reduce`) reading shards from
+    ``start`` and writing its results from ``outs``; the rest (the planner's cached group
+    tuples, which the executor's wiring cache recognises by identity) is shared."""
+    return spec[:4] + (start, outs) + spec[6:]
+
+
+def _op_name(c) -> str:
+    """The op a normalized command belongs to (for messages)."""
+    tag = c[0]
+    if tag in ("g", "s") and c[6]:
+        return c[6] if isinstance(c[6], str) else c[6][0]
+    if tag == "t":
+        return c[2][10]
+    return "export" if tag == "e" else "free"
 
 
 def _plus(k, s):
@@ -537,24 +545,3 @@ def _plus(k, s):
 def _drop_program(ex, pid, workers):
     if not ex.closed:
         ex.send({w: [("progdel", pid)] for w in workers})
-
-
-def _same(a, b) -> bool:
-    """Structural equality that handles NumPy arrays, NaN constants and objects without
-    ``==``."""
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, (tuple, list)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, np.ndarray):
-        return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
-    if isinstance(a, float) and a != a:
-        return b != b
-    try:
-        return bool(a == b)
-    except Exception:  # objects whose == is not a bool
-        return False

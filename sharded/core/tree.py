@@ -207,10 +207,7 @@ def plan_reduce(ex, x, fn, dims, keepdim, out_dtype, arg=False, flat=False, labe
             f"{label}(): cannot reduce over dimension(s) {dims} of size 0 "
             f"(shape {lay.shape}); the operation has no identity"
         )
-    # A traced call (st.jit's recorder) takes the per-shard path, whose submits and exports
-    # the recorder knows how to replay with fresh keys.
-    ranged = isinstance(keys, range) and getattr(ex, "recorder", None) is None
-    plan = tree_plan(lay, dims) if ranged else None
+    plan = tree_plan(lay, dims) if isinstance(keys, range) else None
     if plan is not None:  # one layout command; the workers walk the combine tree
         groups, edges, roots = plan
         if arg:

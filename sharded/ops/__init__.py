@@ -33,7 +33,6 @@ from . import (  # noqa: F401
     search,
     selection,
     sets,
-    sets_dim,
     sort,
     special,
     tile,

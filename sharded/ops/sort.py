@@ -140,8 +140,6 @@ def _sample_sort(ex, x, descending, index=True):
             {"dtype": dt, "descending": descending, "index": index},
             ("sort", b),
         )
-    # ship now: a queued sort would share a call (which waits for all inputs) with _settle's read
-    ex.flush_all()
     cut = [0, *np.cumsum(sizes).tolist()]
     mid = Layout.from_bounds(lay.shape, (tuple(cut),), [shards[o][0] for o in range(p)])
     values = _settle(ex, Operand(mid, x._dtype, vk), lay)

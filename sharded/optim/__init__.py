@@ -4,7 +4,7 @@ decay), ``Adam``, ``AdamW``, ``RMSprop`` and ``Adagrad``, and the learning-rate 
 for a replicated parameter every worker applies the same update to its replica."""
 
 from . import lr_scheduler
-from .adaptive import Adagrad, AdamW, RMSprop
-from .optimizer import SGD, Adam, Optimizer
+from .adaptive import Adagrad, Adam, AdamW, RMSprop
+from .optimizer import SGD, Optimizer
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]

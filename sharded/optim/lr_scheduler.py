@@ -4,6 +4,10 @@ Each scheduler sets ``group["lr"]`` of its optimizer's parameter groups at const
 (epoch 0) and on every ``step()``; like torch's, the step rules are recursive (they scale
 the current ``lr``), so schedulers can be chained, and ``step(epoch)`` uses the closed
 form where torch has one. Nothing here touches tensors: learning rates are Python floats.
+A training step jitted with ``st.jit`` bakes in the rates it was traced with (its step
+counts do advance, see :mod:`sharded.optim.capture`): call the jitted function's
+``reset()`` after ``scheduler.step()`` changes them (it traces twice before it replays
+again, so a rate that changes on every step gains nothing from ``st.jit``).
 """
 
 from __future__ import annotations

@@ -1,13 +1,12 @@
-"""Optimizer base class, SGD and Adam."""
+"""Optimizer base class and SGD (Adam and the adaptive optimizers: :mod:`.adaptive`)."""
 
 from __future__ import annotations
-
-import math
 
 from ..autograd import no_grad
 from ..errors import ArgumentError
 from ..ops.creation import zeros_like
 from ..tensor import ShardedTensor
+from .capture import load_step
 
 
 class Optimizer:
@@ -101,21 +100,32 @@ class Optimizer:
         by_index = {
             i: p for g, s in zip(self.param_groups, saved) for i, p in zip(s["params"], g["params"])
         }
+        # hyper-parameters a saved group lacks (one saved before an option existed) keep
+        # this optimizer's defaults
+        groups = [
+            {**self.defaults, **s, "params": g["params"]} for g, s in zip(self.param_groups, saved)
+        ]
+        group_of = {id(p): g for g in groups for p in g["params"]}
         state = {}
         for i, values in state_dict["state"].items():
             p = by_index.get(i)
             if p is not None:
-                state[id(p)] = {
-                    k: _like(p, v) if isinstance(v, ShardedTensor) else v for k, v in values.items()
-                }
+                state[id(p)] = {k: _load(p, group_of[id(p)], k, v) for k, v in values.items()}
         self.state = state
-        self.param_groups = [dict(s, params=g["params"]) for g, s in zip(self.param_groups, saved)]
+        self.param_groups = groups
 
     def _params(self):
         for g in self.param_groups:
             for p in g["params"]:
                 if p.grad is not None:
                     yield g, p, self.state.setdefault(id(p), {})
+
+
+def _load(p, g, key, v):
+    """Saved state value ``v`` of parameter ``p`` (in group ``g``) as this optimizer keeps it."""
+    if key == "step":  # a count: a Python int, or a step tensor on p's workers (capturable)
+        return load_step(p, v, bool(g.get("capturable")))
+    return _like(p, v) if isinstance(v, ShardedTensor) else v
 
 
 def _like(p, v):
@@ -172,43 +182,3 @@ class SGD(Optimizer):
                     buf.mul_(g["momentum"]).add_(d, alpha=1 - g["dampening"])
                 d = d + g["momentum"] * buf if g["nesterov"] else buf
             p.sub_(d * g["lr"])
-
-
-class Adam(Optimizer):
-    """Adam, as ``torch.optim.Adam`` (bias-corrected moments, optional weight decay).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> w = st.nn.Parameter(st.ones(2))
-    >>> opt = st.optim.Adam([w], lr=0.1)
-    >>> (w * w).sum().backward(); opt.step(); [round(v, 4) for v in w.tolist()]
-    [0.9, 0.9]
-    """
-
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
-        if lr < 0 or eps < 0 or not all(0 <= b < 1 for b in betas):
-            raise ArgumentError(f"invalid Adam hyper-parameters lr={lr}, betas={betas}, eps={eps}")
-        super().__init__(
-            params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
-        )
-
-    @no_grad()
-    def step(self):
-        for g, p, state in self._params():
-            grad = p.grad
-            if g["weight_decay"]:
-                grad = grad + g["weight_decay"] * p
-            if not state:
-                state["step"] = 0
-                state["exp_avg"] = zeros_like(p)
-                state["exp_avg_sq"] = zeros_like(p)
-            b1, b2 = g["betas"]
-            state["step"] += 1
-            t = state["step"]
-            m, v = state["exp_avg"], state["exp_avg_sq"]
-            m.mul_(b1).add_(grad, alpha=1 - b1)
-            v.mul_(b2).add_(grad * grad, alpha=1 - b2)
-            bc1, bc2 = 1 - b1**t, 1 - b2**t
-            denom = v.sqrt() / math.sqrt(bc2) + g["eps"]
-            p.sub_(m / denom * (g["lr"] / bc1))

@@ -2,17 +2,18 @@
 
 An op never waits: it appends one command per shard to its worker's queue and returns. A queue
 is flushed (one call carrying the whole batch) when data is read, when it reaches
-:data:`MAX_BATCH` commands, when another worker needs data from it, or by the Ray executor's
-timer. Batches from one driver run in order on each worker, so a command always sees the
-results of the commands queued before it. At most :data:`MAX_INFLIGHT` batches per worker are
-outstanding (back-pressure): past that, the driver waits for the oldest.
+:data:`MAX_BATCH` commands, when another worker needs data from it, by the Ray executor's timer,
+and before a command taking refs joins work that would wait for them (:meth:`Executor._split`).
+Batches from one driver run in order on each worker, so a command always sees the results of
+the commands queued before it. At most :data:`MAX_INFLIGHT` batches per worker are outstanding
+(back-pressure): past that, the driver waits for the oldest.
 
 Errors travel back as records and are raised, typed, at the next read (:class:`OpFailed` names
 the op and the shard). Every batch sent is also logged (:mod:`.recovery`), so that a lost
 worker is rebuilt by replaying the log: waits go through :meth:`Executor._wait`, which
-recovers and finishes the interrupted call. :class:`LocalExecutor` runs the same protocol
-in-process with :class:`~sharded.runtime.worker.Worker` objects, for tests and for machines
-without Ray.
+recovers and finishes the interrupted call. :class:`~.local_executor.LocalExecutor` runs the
+same protocol in-process with :class:`~sharded.runtime.worker.Worker` objects, for tests and for
+machines without Ray.
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ import collections
 import itertools
 import threading
 
-from ..errors import OpFailed, SessionClosed, WorkerLost
+from ..errors import OpFailed, SessionClosed, WaitTimeout
 from . import recovery
 from .registry import key_range
 from .wiring import cycle, feeding, wired
-from .worker import Worker, is_failed
+from .worker import is_failed
 
 MAX_BATCH = 512
 MAX_INFLIGHT = 8
@@ -47,6 +48,9 @@ class Executor:
         self._queues = [[] for _ in range(n)]
         self._refs = [[] for _ in range(n)]
         self._inflight = [collections.deque() for _ in range(n)]
+        self._late: list = []  # batches a wait gave up on (WaitTimeout): collected later
+        self.timeout = recovery.timeout_from_env()  # the bound of every wait, in seconds
+        self.live: dict = {}  # id of a live tensor's storage -> (layout, dtype) (tensor.py)
         self._errors: list = []
         self._lock = threading.RLock()
         # Keys come from this client's own range (registry.key_range): clients sharing the
@@ -60,6 +64,10 @@ class Executor:
         self._bmark = [0] * n  # len(_bcast) when worker w's queue last synced with it
         self._tedges: dict = {}  # child worker -> parents, of the trees in _bcast (_ship)
         self._kids: dict = {}  # the last shipment's tree links: worker -> [(child, i)]
+        # set by the submit paths, for _split in O(1): the workers whose queue holds more than
+        # frees; whether the layout commands do; the export call of queue w's refs; calls so far
+        self._work, self._bwork, self._btree = set(), False, False
+        self._rgen, self._xgen = [0] * n, 0
         self._depth = 0  # nesting of flush calls: _post runs when the outermost one ends
         self.published = None  # the PublishClient, made on first use (sharded.service)
         self.closed = False
@@ -140,6 +148,7 @@ class Executor:
             self._bcast.append(("group", kernel, wd, args, out, params, label, inplace))
             self._wake()
             self._btargets[id(targets)] = targets
+            self._bwork = True
             self.commands += 1
             if len(self._bcast) >= MAX_BATCH:
                 self.flush_all()
@@ -149,31 +158,31 @@ class Executor:
         spec)``, see :meth:`Worker._tree`). ``edges`` are its ``(child, parent)`` worker
         pairs: when this flush is shipped, each child's batch returns its partial and the
         parent's batch takes it (children are dispatched first). A tree whose edges would
-        close a cycle with the trees already queued ships those first."""
+        close a cycle with the trees already queued ships those first, and so does one whose
+        parents' batches hold work (:meth:`_split`)."""
         self._check_open()
+        if self.recorder is not None:
+            self.recorder.tree(layout, spec, edges)
         wd, targets = layout_workers(layout)
         with self._lock:
-            if (self._tedges and edges and cycle(self._tedges, edges)) or (
-                edges and self._pending_work()
+            if edges and (
+                self._bwork
+                or (self._work and not self._work.isdisjoint(p for _, p in edges))
+                or (self._tedges and cycle(self._tedges, edges))
             ):
-                # A parent's batch starts only once its children's partials exist: work
-                # queued before the tree would wait for the children's whole batches (the two
-                # workers would run one after the other), so it ships on its own first.
+                # a parent's batch takes its children's partials as refs (see _split)
                 self.flush_all()
             for c, p in edges:
                 self._tedges.setdefault(c, set()).add(p)
             self._bcast.append(("tree", wd, spec))
             self._wake()
             self._btargets[id(targets)] = targets
+            # trees queued together ship together (a later tree's parents wait on partials
+            # only), so a tree does not count as work for the next tree; it does for _split
+            self._btree = True
             self.commands += 1
             if len(self._bcast) >= MAX_BATCH:
                 self.flush_all()
-
-    def _pending_work(self) -> bool:
-        """Whether anything but frees is queued (a tree's parents would wait on it)."""
-        if any(c[0] != "gfree" for c in self._bcast):
-            return True
-        return any(c[0] not in ("free", "bsync") for q in self._queues for c in q)
 
     def free_group(self, layout, keys) -> None:
         """Drop a tensor's shards (``keys`` a range: one command for all; never blocks)."""
@@ -197,19 +206,29 @@ class Executor:
         if self.recorder is not None:
             self.recorder.submit(w, kernel, args, outs, params, label, inplace)
         with self._lock:
-            q = self._q(w)
             if any(a[0] == "x" for a in args):
-                if q and not self._refs[w]:
-                    # A batch starts only once all its refs resolve: ship the independent
-                    # commands queued so far first, so they do not wait for other workers.
+                if self._split(w):
                     self._flush(w)
-                    q = self._q(w)
+                self._rgen[w] = self._xgen
                 refs = self._refs[w]
                 args = tuple(("r", _append(refs, a[1])) if a[0] == "x" else a for a in args)
+            q = self._q(w)
             q.append((kernel, args, outs, params, label, inplace))
+            self._work.add(w)
             self.commands += 1
             if len(q) >= MAX_BATCH:
                 self._flush(w)
+
+    def _split(self, w: int) -> bool:
+        """Whether the work queued for ``w`` ships before a command taking refs joins it: a
+        batch starts only once all its refs exist, so the work queued before would wait for
+        the batches making them (workers ran one after the other). Not when only frees are
+        queued (a read stays one shipment) or the queue takes refs of the same export call
+        (the pieces of one reshard stay one batch); queued layout commands ride in every
+        batch, so they count (they ship in the same one shipment)."""
+        if self._bwork or self._btree:
+            return True
+        return w in self._work and (not self._refs[w] or self._rgen[w] != self._xgen)
 
     def free(self, w: int, keys) -> None:
         """Drop shards (called from tensor finalizers; never blocks)."""
@@ -238,6 +257,8 @@ class Executor:
         with self._lock:
             for w, cmds in actions.items():
                 self._q(w).extend(cmds)
+                if any(c[0] != "free" for c in cmds):  # (st.jit's programs are work)
+                    self._work.add(w)
 
     def quiesce(self) -> None:
         """Ship every queued command and wait until it ran, without raising op errors (they
@@ -258,6 +279,7 @@ class Executor:
         out = {}
         with self._lock:
             self._depth += 1
+            self._xgen += 1
             try:
                 out = self._export_all(requests)
             finally:
@@ -326,7 +348,7 @@ class Executor:
         its own queue (worker ``w`` with its ``nexp`` exports, or each worker of ``reads``
         with ``reads[v]``); returns ``w``'s exports (with ``reads``: ``{v: exports}``)."""
         bc, bt, self._bcast, self._btargets = self._bcast, self._btargets, [], {}
-        tedges, self._tedges = self._tedges, {}
+        tedges, self._tedges, self._bwork, self._btree = self._tedges, {}, False, False
         want = dict(reads or {})
         if w is not None:
             want[w] = nexp
@@ -339,6 +361,7 @@ class Executor:
         taken = {v: (self._queues[v], self._refs[v]) for v in targets}
         for v in targets:
             self._queues[v], self._refs[v] = [], []
+            self._work.discard(v)
         self._bmark = [0] * self.num_workers
         shared = self._share(bc) if bc else None
         order, kids, nout = sorted(targets), {}, {}
@@ -376,6 +399,7 @@ class Executor:
         if taken is None:
             taken = self._queues[w], self._refs[w]
             self._queues[w], self._refs[w] = [], []
+            self._work.discard(w)
         cmds, refs = taken
         if shared is not None:
             cmds.insert(0, self._bhead(shared, refs))
@@ -457,7 +481,11 @@ class Executor:
                 pending.extend(self._inflight[w])
                 self._inflight[w].clear()
             flat = [h for w in by_w for h in handles[w]]
-            values = self._wait(pending + flat)
+            try:
+                values = self._wait(pending + flat, "a read")
+            except WaitTimeout:
+                self._late += pending  # still running: a later wait collects them
+                raise
             self._record(values[: len(pending)])
             self._record(self._finished())
             self._raise_errors()
@@ -477,15 +505,20 @@ class Executor:
         """The error lists of batches that already ran (leading ones on each worker),
         taken off the in-flight queues without waiting for the others."""
         flat = [h for d in self._inflight for h in d]
+        late = []
+        if self._late:  # batches an earlier wait gave up on that finished since
+            ok = self._ready(self._late)
+            late = [h for h, f in zip(self._late, ok) if f]
+            self._late = [h for h, f in zip(self._late, ok) if not f]
         if not flat:
-            return []
+            return self._wait(late)
         ok = iter(self._ready(flat))
         done = []
         for d in self._inflight:
             flags = [next(ok) for _ in range(len(d))]
             n = flags.index(False) if False in flags else len(flags)
             done += [d.popleft() for _ in range(n)]
-        return self._wait(done)
+        return self._wait(late + done)
 
     def _ready(self, handles) -> list:
         """Whether each batch of ``handles`` finished (in-process: all of them)."""
@@ -496,7 +529,7 @@ class Executor:
         self._check_open()
         with self._lock:
             self.flush_all()
-            self._collect(self._drain_inflight())
+            self._collect(self._drain_inflight(), "st.synchronize()")
             self._raise_errors()
             if self._rec is not None and self._rec.due():
                 self._rec.cut()
@@ -513,14 +546,18 @@ class Executor:
             return self._wait([self._stats(w) for w in range(self.num_workers)])
 
     def _drain_inflight(self):
-        out = []
+        out, self._late = self._late, []
         for d in self._inflight:
             out.extend(d)
             d.clear()
         return out
 
-    def _collect(self, handles):
-        self._record(self._wait(handles))
+    def _collect(self, handles, what="earlier ops"):
+        try:
+            self._record(self._wait(handles, what))
+        except WaitTimeout:
+            self._late += handles  # still running: a later wait collects them
+            raise
 
     def _record(self, results):
         for errs in results:
@@ -549,24 +586,31 @@ class Executor:
     def _stats(self, w):
         raise NotImplementedError
 
-    def _wait(self, handles) -> list:
+    def _wait(self, handles, what="earlier ops") -> list:
         """The values of ``handles``; a lost worker is rebuilt (:mod:`.recovery`) and the
-        wait goes on with the replayed handles, or raises :class:`WorkerLost`."""
+        wait goes on with the replayed handles, or raises :class:`WorkerLost`. A wait longer
+        than :attr:`timeout` raises :class:`WaitTimeout` naming ``what`` it waited for."""
         if not handles:
             return []
         for _ in range(recovery.MAX_ATTEMPTS):
             try:
-                return self._get(handles)
+                return self._get(handles, self.timeout)
+            except recovery.Late as e:
+                names = [self.workers[w].name for w in e.workers]
+                raise WaitTimeout(what, names, e.seconds, self.timeout) from None
             except recovery.Lost as e:
                 if self._rec is None:
                     recovery.lost(self, e.cause, self._rec_off)
                 handles = self._rec.recover(handles, e.cause)
-        raise WorkerLost(f"workers kept dying: {recovery.MAX_ATTEMPTS} recoveries in one wait")
+        raise recovery.unrecoverable(
+            self, f"workers kept dying: {recovery.MAX_ATTEMPTS} recoveries in one wait"
+        )
 
     def _get(self, handles, timeout=None) -> list:
-        """The values of ``handles`` (at most ``timeout`` s); raises :class:`recovery.Lost`
-        when a worker or its data is gone. (Recovery's other hooks, ``_hkey``, ``_settle``,
-        ``_dead_workers``, ``_replace`` and ``_snapshot``: see :mod:`.recovery`.)"""
+        """The values of ``handles`` (at most ``timeout`` s, else :class:`recovery.Late`);
+        raises :class:`recovery.Lost` when a worker or its data is gone. (Recovery's other
+        hooks, ``_hkey``, ``_settle``, ``_dead_workers``, ``_replace`` and ``_snapshot``: see
+        :mod:`.recovery`.)"""
         raise NotImplementedError
 
 
@@ -593,47 +637,3 @@ def layout_workers(layout):
 def _append(lst, v) -> int:
     lst.append(v)
     return len(lst) - 1
-
-
-class LocalExecutor(recovery.LocalLoss, Executor):
-    """Runs every worker in this process, one :class:`Worker` object each.
-
-    Batches execute when flushed, exactly as they would on actors, so behaviour (ordering,
-    deferred errors, exports) matches the Ray executor; only parallelism is missing.
-
-    Examples
-    --------
-    >>> ex = LocalExecutor(2)
-    >>> ex.num_workers
-    2
-    """
-
-    kind = "local"
-
-    def __init__(self, num_workers: int = 2, devices=None):
-        devices = list(devices) if devices is not None else ["cpu"] * num_workers
-        self._workers = [Worker(i, d, copy_exports=True) for i, d in enumerate(devices)]
-        self._doom: dict = {}  # worker -> batches it still runs before it dies (lose)
-        super().__init__(
-            [WorkerInfo(i, f"sharded-worker-{i}", "local", d) for i, d in enumerate(devices)]
-        )
-
-    def _dispatch(self, w, cmds, refs, nexp):
-        if self._doom and w in self._doom:
-            self._doom[w] -= 1
-            if self._doom[w] < 0:
-                del self._doom[w]
-                self._workers[w] = None
-        worker = self._workers[w]
-        if worker is None or any(type(r) is recovery.LostMark for r in refs):
-            # a dead actor, or a batch waiting on data a dead actor was to make: Ray fails
-            # it without running it (the worker's later batches still run)
-            return recovery.LostMark(w), [recovery.LostMark(w) for _ in range(nexp)]
-        res = worker.run(cmds, *refs)
-        if nexp:
-            return res[0], list(res[1:])
-        return res, []
-
-    def _stats(self, w):
-        worker = self._workers[w]
-        return recovery.LostMark(w) if worker is None else worker.stats()

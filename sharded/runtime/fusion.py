@@ -42,7 +42,7 @@ def configure(ex, on=True, block_elems=None, min_elems=None) -> None:
 
     Examples
     --------
-    >>> from sharded.runtime.executor import LocalExecutor
+    >>> from sharded.runtime.local_executor import LocalExecutor
     >>> ex = LocalExecutor(1)
     >>> configure(ex, False)
     >>> ex.sync(); ex._workers[0].fusion

@@ -16,7 +16,7 @@ def nodes(executor) -> list:
 
     Examples
     --------
-    >>> from sharded.runtime.executor import LocalExecutor
+    >>> from sharded.runtime.local_executor import LocalExecutor
     >>> from sharded.runtime.nodes import nodes
     >>> ex = LocalExecutor(1); nodes(ex); ex.close()
     [{'node': 'local', 'address': 'in-process'}]

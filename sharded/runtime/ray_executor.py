@@ -56,6 +56,9 @@ RELAY_FANOUT = 32
 RELAY_BATCH = 256  # sends held back for the next whole flush, at most
 PING_TIMEOUT_S = 30  # a worker that does not answer a ping in this time counts as lost
 SETTLE_TIMEOUT_S = 60  # the most a recovery waits for the batches in flight at a loss
+# A wait longer than this looks at what finished so far, so that a lost worker's failed batch
+# is noticed while another worker still runs (ray.get of a list returns at the last result).
+WAIT_SLICE_S = 1.0
 _LOSS = (RayActorError, ObjectLostError, NodeDiedError, WorkerCrashedError)
 
 
@@ -322,7 +325,7 @@ class RayExecutor(Executor):
                     args.append(("h", ref.hid))
                     continue
                 # exported through another relay: fetch the ref it returned, pass it on
-                ref = ray.get(fwd)[ref.hid]
+                ref = self._wait([fwd], "a relay's forward")[0][ref.hid]
             args.append(("o", len(objs)))
             objs.append(ref)
         return args
@@ -393,7 +396,7 @@ class RayExecutor(Executor):
             for w, its in by_w.items():
                 want[self._relay_of[w]] += [(i, h) for (i, _, _), h in zip(its, handles[w])]
             refs = self._post(True, {r: [h.hid for _, h in ih] for r, ih in want.items()})
-            res = self._wait(list(refs.values()))
+            res = self._wait(list(refs.values()), "a read")
             for errs, _ in res:
                 self._errors.extend(errs)
             self._raise_errors()
@@ -420,7 +423,7 @@ class RayExecutor(Executor):
         self._check_open()
         with self._lock:
             self.flush_all()
-            for errs in self._wait([r.sync.remote() for r in self._relays]):
+            for errs in self._wait([r.sync.remote() for r in self._relays], "st.synchronize()"):
                 self._errors.extend(errs)
             self._fwd.clear()
             self._raise_errors()
@@ -492,17 +495,49 @@ class RayExecutor(Executor):
         return [h in done for h in handles]
 
     def _get(self, handles, timeout=None):
-        try:
-            return ray.get(handles, timeout=timeout)
+        limit = self.timeout if timeout is None else timeout
+        try:  # the usual case: everything answers within a slice
+            return ray.get(handles, timeout=min(WAIT_SLICE_S, limit))
         except GetTimeoutError:
-            raise recovery.Lost(f"no answer within {timeout}s") from None
+            pass
         except Exception as e:
-            if _is_loss(e):  # (a dependent task's error: name the loss that caused it)
-                cause = e.cause if isinstance(getattr(e, "cause", None), _LOSS) else e
-                raise recovery.Lost(f"{type(cause).__name__}: {_first_line(cause)}") from None
-            if isinstance(e, RayTaskError):
-                raise OpFailed("batch", None, -1, str(e)) from None
-            raise
+            _raise_typed(e)
+        return self._get_sliced(handles, limit)
+
+    def _get_sliced(self, handles, limit):
+        """Wait slice by slice until every handle is ready (``ray.get`` of what finished in
+        each, so a failure is raised at once) or ``limit`` s passed (:class:`recovery.Late`
+        naming the workers whose results are missing)."""
+        t0 = time.monotonic() - min(WAIT_SLICE_S, limit)  # the first slice, in _get
+        rest = list(dict.fromkeys(h for h in handles if isinstance(h, ray.ObjectRef)))
+        while rest:
+            left = limit - (time.monotonic() - t0)
+            if left <= 0:
+                raise recovery.Late(self._owners(rest), round(time.monotonic() - t0, 3))
+            ready, rest = ray.wait(
+                rest, num_returns=len(rest), timeout=min(WAIT_SLICE_S, left), fetch_local=False
+            )
+            try:
+                ray.get(ready, timeout=SETTLE_TIMEOUT_S)
+            except Exception as e:
+                _raise_typed(e)
+        try:
+            return ray.get(handles, timeout=SETTLE_TIMEOUT_S)  # all ready: no wait
+        except Exception as e:
+            _raise_typed(e)
+
+    def _owners(self, refs) -> list:
+        """Indices of the workers whose calls made ``refs`` (a relay's: its workers)."""
+        by_actor = {a._actor_id: w for w, a in enumerate(self._actors)}
+        out = set()
+        for r in refs:
+            a = r.task_id().actor_id()
+            if a in by_actor:
+                out.add(by_actor[a])
+            for i, relay in enumerate(self._relays):
+                if relay._actor_id == a:
+                    out.update(w for w, j in enumerate(self._relay_of) if j == i)
+        return sorted(out)
 
     # ------------------------------------------------------------------ recovery hooks
     def _hkey(self, h, track=False):
@@ -557,7 +592,9 @@ class RayExecutor(Executor):
             except ValueError:
                 time.sleep(0.1)
         else:
-            raise WorkerLost(f"could not start a replacement {name}: the name stays taken")
+            raise recovery.unrecoverable(
+                self, f"could not start a replacement {name}: the name stays taken"
+            )
         node = self._get([actor.node_id.remote()], READY_TIMEOUT_S)[0]
         self._actors[w], self._run1[w] = actor, actor.run
         self.workers[w] = WorkerInfo(w, name, node, self.workers[w].device)
@@ -590,6 +627,19 @@ class RayExecutor(Executor):
                 ray.kill(a)
             except Exception:  # already gone
                 pass
+
+
+def _raise_typed(e):
+    """Raise a ``ray.get`` failure as a loss (:class:`recovery.Lost`), an :class:`OpFailed`
+    or as itself."""
+    if isinstance(e, GetTimeoutError):  # (a wait on results already known to be ready)
+        raise recovery.Late([], SETTLE_TIMEOUT_S) from None
+    if _is_loss(e):  # (a dependent task's error: name the loss that caused it)
+        cause = e.cause if isinstance(getattr(e, "cause", None), _LOSS) else e
+        raise recovery.Lost(f"{type(cause).__name__}: {_first_line(cause)}") from None
+    if isinstance(e, RayTaskError):
+        raise OpFailed("batch", None, -1, str(e)) from None
+    raise e
 
 
 def _first_line(e) -> str:

@@ -31,24 +31,33 @@ the same name) and ``_snapshot(w)`` (``(size, state)`` handles of the worker's s
 
 Recovery is off with ``st.init(recovery=False)`` / ``SHARDED_RECOVERY=0``, in shared
 namespaces (one client's log cannot rebuild another client's shards) and behind relays; a
-loss then raises :class:`~sharded.errors.WorkerLost` saying why.
+loss then raises :class:`~sharded.errors.WorkerLost` saying why and naming the tensors lost
+(the executor's ``live`` table: layout and dtype of every live tensor, kept by ``tensor.py``).
+
+Every wait is bounded: an executor's ``_get`` raises :class:`Late` past its ``timeout``
+(``st.init(timeout=...)``, ``SHARDED_TIMEOUT``; 30 minutes by default), which an ordinary wait
+turns into :class:`~sharded.errors.WaitTimeout` and recovery's own waits treat as a loss.
 """
 
 from __future__ import annotations
 
 import collections
+import datetime
+import math
 import os
 import pickle
 import time
 import weakref
 
-from ..errors import WorkerLost
+from ..errors import ArgumentError, WaitTimeout, WorkerLost
 from .worker import Worker
 
 LOG_MAX_COMMANDS = int(os.environ.get("SHARDED_RECOVERY_LOG", "100000"))
 PUT_MAX_BYTES = int(os.environ.get("SHARDED_RECOVERY_PUT_BYTES", str(1 << 30)))
 MAX_ATTEMPTS = 3  # recoveries one wait tries before giving up (a worker dying again and again)
-TIMEOUT_S = float(os.environ.get("SHARDED_RECOVERY_TIMEOUT", "600"))  # bound of every wait
+TIMEOUT_S = float(os.environ.get("SHARDED_RECOVERY_TIMEOUT", "600"))  # bound of its waits
+DEFAULT_TIMEOUT_S = 1800.0  # an ordinary wait's bound: torch's init_process_group default
+MAX_NAMED = 5  # tensors a WorkerLost describes (it counts them all)
 
 
 class Lost(Exception):
@@ -57,6 +66,16 @@ class Lost(Exception):
     def __init__(self, cause):
         super().__init__(str(cause))
         self.cause = cause
+
+
+class Late(Lost):
+    """Raised by an executor's ``_get`` when ``timeout`` passed before every handle was
+    ready: ``workers`` (indices) had not answered after ``seconds``. Recovery's waits count
+    it as a loss (a worker silent that long is replaced); ordinary ones raise WaitTimeout."""
+
+    def __init__(self, workers, seconds):
+        super().__init__(f"no answer within {seconds:g}s")
+        self.workers, self.seconds = sorted(set(workers)), seconds
 
 
 class Stale(Exception):
@@ -89,12 +108,89 @@ def enabled_by_env() -> bool:
     return os.environ.get("SHARDED_RECOVERY", "1") != "0"
 
 
+def as_seconds(value, name="timeout") -> float:
+    """A wait bound given as seconds (int or float) or a ``datetime.timedelta``, as a
+    positive float; anything else raises :class:`ArgumentError` naming the value.
+
+    Examples
+    --------
+    >>> import datetime
+    >>> as_seconds(datetime.timedelta(minutes=2)), as_seconds(5)
+    (120.0, 5.0)
+    """
+    if isinstance(value, datetime.timedelta):
+        secs = value.total_seconds()
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        secs = float(value)
+    else:
+        raise ArgumentError(f"{name} must be seconds or a datetime.timedelta, got {value!r}")
+    if not secs > 0 or math.isnan(secs):
+        raise ArgumentError(f"{name} must be positive, got {value!r}")
+    return secs
+
+
+def timeout_from_env() -> float:
+    """The default bound of every wait: ``SHARDED_TIMEOUT`` seconds, else 30 minutes."""
+    env = os.environ.get("SHARDED_TIMEOUT")
+    if env is None:
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(env)
+    except ValueError:
+        raise ArgumentError(f"SHARDED_TIMEOUT must be seconds, got {env!r}") from None
+    return as_seconds(value, "SHARDED_TIMEOUT")
+
+
+def _describe(layout, dtype) -> str:
+    n = layout.num_shards
+    kind = dtype.name if dtype is not None else "tensor"
+    return f"{kind}{list(layout.shape)} ({n} shard{'s' if n != 1 else ''})"
+
+
+def unrecoverable(ex, why: str, dead=None, advice: str = "") -> WorkerLost:
+    """:class:`WorkerLost` saying ``why`` and naming the tensors lost: those with a shard on
+    a worker of ``dead`` (indices), or every live tensor of the session (``dead`` None).
+    Up to :data:`MAX_NAMED` are described (largest first), and all are counted.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> from sharded.runtime import session
+    >>> _ = st.init(executor="local", num_workers=2)
+    >>> x = st.zeros(4, 3, shards=2)
+    >>> print(unrecoverable(session.current().executor, "for example", {1}))
+    for example: 1 tensor with shards on sharded-worker-1 is lost: float32[4, 3] (2 shards)
+    """
+    live = list(ex.live.copy().values())  # (a finalizer may change it meanwhile)
+    if dead is None:
+        gone, where = live, "of this session"
+    else:
+        gone = [t for t in live if not dead.isdisjoint(t[0].workers)]
+        where = "with shards on " + ", ".join(ex.workers[w].name for w in sorted(dead))
+    gone.sort(key=lambda t: -math.prod(t[0].shape))
+    descs = [_describe(*t) for t in gone]
+    n = len(descs)
+    if n:
+        more = f", and {n - MAX_NAMED} more" if n > MAX_NAMED else ""
+        what = (
+            f"{n} tensor{'s' if n != 1 else ''} {where} "
+            f"{'are' if n != 1 else 'is'} lost: {', '.join(descs[:MAX_NAMED])}{more}"
+        )
+    else:
+        what = f"no live tensor {where} was lost"
+    k = len(live) - n
+    if k:  # on survivors, but a batch of theirs may have failed on the lost worker's data
+        what += f"; the other {k} tensor{'s' if k != 1 else ''} may miss work that needed it"
+    names = [ex.workers[w].name for w in sorted(dead or ())]
+    return WorkerLost(f"{why}: {what}{advice}", names, descs)
+
+
 class Recovery:
     """The batch log of one executor, its last cut, and the recovery procedure.
 
     Examples
     --------
-    >>> from sharded.runtime.executor import LocalExecutor
+    >>> from sharded.runtime.local_executor import LocalExecutor
     >>> ex = LocalExecutor(2)
     >>> ex.submit(0, "full", (), (1,), {"shape": (2,), "value": 1.0, "dtype": "float64"})
     >>> ex.lose(0)  # the in-process stand-in for a killed actor
@@ -163,7 +259,10 @@ class Recovery:
         """Snapshot every worker (everything drained first) and restart the log from it."""
         ex = self.ex
         ex.flush_all()
-        ex._collect(ex._drain_inflight())
+        try:
+            ex._collect(ex._drain_inflight(), "the batches before a recovery cut")
+        except WaitTimeout:  # a worker is slow: the read that asked succeeded; cut later
+            return
         pairs = [ex._snapshot(w) for w in range(ex.num_workers)]
         try:
             sizes = ex._get([p[0] for p in pairs], TIMEOUT_S)
@@ -204,7 +303,7 @@ class Recovery:
             # handles made before an earlier recovery (a read under way then): every worker
             # is whole again, so the caller asks anew instead of replaying once more
             raise Stale()
-        inflight = [list(d) for d in ex._inflight]
+        inflight = [list(d) for d in ex._inflight] + [ex._late]
         pending = [h for d in inflight for h in d] + waiting
         replaced = set()
         for _ in range(MAX_ATTEMPTS):
@@ -226,10 +325,7 @@ class Recovery:
                 if self.base is not None
                 else ""
             )
-            raise WorkerLost(
-                f"recovery failed {MAX_ATTEMPTS} times (last: {cause}){why}: every tensor of "
-                "this session is lost"
-            )
+            raise unrecoverable(ex, f"recovery failed {MAX_ATTEMPTS} times (last: {cause}){why}")
         out = self._adopt(new_errs, new_exps, results, inflight, waiting)
         self.count += 1
         self.replaced += len(replaced)
@@ -285,6 +381,7 @@ class Recovery:
                     ex._record([results[i]])
         for d in ex._inflight:
             d.clear()
+        ex._late = []
         # the interrupted wait's handles: batch error lists or exports (a read)
         mapped = []
         for h in waiting:
@@ -328,23 +425,23 @@ class Recovery:
 
 def lost(ex, cause, reason):
     """Recovery is off (``reason``): collect what is in flight (so Ray reports no unhandled
-    errors) and raise :class:`WorkerLost` naming the lost workers."""
-    ex._settle([h for d in ex._inflight for h in d])
+    errors) and raise :class:`WorkerLost` naming the lost workers and tensors."""
+    ex._settle([h for d in ex._inflight for h in d] + ex._late)
     for d in ex._inflight:
         d.clear()
+    ex._late = []
     try:
-        names = [ex.workers[w].name for w in ex._dead_workers()]
+        dead = set(ex._dead_workers())
     except Exception:  # naming is best effort; the error below is what matters
-        names = []
-    who = ", ".join(names) or "a worker"
-    raise WorkerLost(
-        f"{who} died ({cause}); recovery is off ({reason}), so every tensor of this "
-        "session is lost: start again from your data or a checkpoint"
-    )
+        dead = set()
+    who = ", ".join(ex.workers[w].name for w in sorted(dead)) or "a worker"
+    why = f"{who} died ({cause}); recovery is off ({reason})"
+    # (no dead worker found: which one is not known, so any tensor may have had a shard there)
+    raise unrecoverable(ex, why, dead or None, ": start again from your data or a checkpoint")
 
 
 class LocalLoss:
-    """What :class:`~sharded.runtime.executor.LocalExecutor` adds to recover: a way to lose a
+    """What :class:`~sharded.runtime.local_executor.LocalExecutor` adds to recover: a way to lose a
     worker (tests), and the recovery hooks for in-process workers."""
 
     def lose(self, w: int, after: int = 0) -> None:
@@ -353,7 +450,7 @@ class LocalLoss:
 
         Examples
         --------
-        >>> from sharded.runtime.executor import LocalExecutor
+        >>> from sharded.runtime.local_executor import LocalExecutor
         >>> ex = LocalExecutor(2)
         >>> ex.lose(1)
         >>> ex.stats()[1]["worker"]  # rebuilt on first use
@@ -364,11 +461,44 @@ class LocalLoss:
         else:
             self._workers[w] = None
 
+    def stall(self, w: int, seconds: float) -> None:
+        """Make each later batch of worker ``w`` take ``seconds`` to finish, as seen by a
+        wait (0: no more), like a slow kernel on an actor (for tests of bounded waits).
+
+        Examples
+        --------
+        >>> from sharded.runtime.executor import LocalExecutor
+        >>> ex = LocalExecutor(2)
+        >>> ex.stall(1, 0.5)
+        >>> ex.timeout = 0.1
+        >>> ex.submit(1, "full", (), (1,), {"shape": (2,), "value": 1.0, "dtype": "float64"})
+        >>> ex.fetch([(1, 1, None)])
+        Traceback (most recent call last):
+        ...
+        sharded.errors.WaitTimeout: waited 0.1 s for a read from sharded-worker-1 (the ...
+        """
+        if seconds:
+            self._slow[w] = seconds
+        else:
+            self._slow.pop(w, None)
+
     def _get(self, handles, timeout=None):
         for h in handles:
             if type(h) is LostMark:
                 raise Lost(f"worker {h.w} was lost")
-        return list(handles)
+        slow = [h for h in handles if type(h) is Slow]
+        if slow:
+            now = time.monotonic()
+            wait = max(h.until for h in slow) - now
+            if timeout is not None and wait > timeout:
+                time.sleep(timeout)
+                raise Late([h.w for h in slow if h.until > now + timeout], timeout)
+            time.sleep(max(wait, 0.0))
+        return [h.value if type(h) is Slow else h for h in handles]
+
+    def _ready(self, handles):
+        now = time.monotonic()
+        return [type(h) is not Slow or h.until <= now for h in handles]
 
     def _settle(self, handles):
         """In process, every batch has finished already."""
@@ -393,6 +523,15 @@ class LocalLoss:
     def _snapshot(self, w):
         worker = self._workers[w]
         return (LostMark(w), LostMark(w)) if worker is None else worker.snapshot()
+
+
+class Slow:
+    """A stalled in-process worker's batch result: ready ``seconds`` after dispatch."""
+
+    __slots__ = ("w", "value", "until", "__weakref__")
+
+    def __init__(self, w, value, seconds):
+        self.w, self.value, self.until = w, value, time.monotonic() + seconds
 
 
 class LostMark:

@@ -14,8 +14,9 @@ import threading
 import uuid
 
 from ..errors import ArgumentError, ShardingError
-from .executor import LocalExecutor
 from .fusion import configure as configure_fusion
+from .local_executor import LocalExecutor
+from .recovery import as_seconds
 
 _lock = threading.RLock()
 _current = None
@@ -64,6 +65,7 @@ def init(
     min_shard_bytes=None,
     fusion=True,
     recovery=None,
+    timeout=None,
 ) -> Session:
     """Start or connect the workers; idempotent (a second call returns the live session).
 
@@ -108,6 +110,13 @@ def init(
         README's "Fault tolerance"; :mod:`sharded.runtime.recovery`). Default: on, unless
         ``SHARDED_RECOVERY=0``. ``False`` keeps no log; a loss then raises
         :class:`~sharded.errors.WorkerLost`. Always off in a shared ``namespace``.
+    timeout : float or datetime.timedelta, optional
+        The bound of every wait for the workers (a read, ``st.synchronize()``,
+        back-pressure), as torch's ``init_process_group(timeout=...)``: a longer wait raises
+        :class:`~sharded.errors.WaitTimeout` naming the workers that did not answer, and
+        leaves the session usable (the work may still finish; a later read waits again).
+        Default: ``$SHARDED_TIMEOUT`` seconds, else 30 minutes. Given to a call that finds
+        a live session, it changes that session's bound.
 
     Examples
     --------
@@ -121,6 +130,9 @@ def init(
     0
     >>> st.tensor([[1, 2, 3], [4, 5, 6]]).layout.num_shards
     2
+    >>> import datetime
+    >>> st.init(timeout=datetime.timedelta(minutes=5)).executor.timeout
+    300.0
     >>> st.shutdown()
     """
     global _current
@@ -130,10 +142,13 @@ def init(
         or min_shard_bytes < 0
     ):
         raise ArgumentError(f"min_shard_bytes must be an int >= 0, got {min_shard_bytes!r}")
+    secs = None if timeout is None else as_seconds(timeout)
     with _lock:
         if _current is not None and not _current.closed:
             if min_shard_bytes is not None:
                 _current.min_shard_bytes = min_shard_bytes
+            if secs is not None:
+                _current.executor.timeout = secs
             return _current
         if namespace is not None and (not isinstance(namespace, str) or not namespace):
             raise ArgumentError(f"namespace must be a non-empty str, got {namespace!r}")
@@ -155,6 +170,8 @@ def init(
             raise ShardingError(f"executor must be 'ray' or 'local', got {executor!r}")
         if min_shard_bytes is not None:
             _current.min_shard_bytes = min_shard_bytes
+        if secs is not None:
+            _current.executor.timeout = secs
         if not fusion:
             configure_fusion(_current.executor, False)
         if recovery is not None and not (recovery and namespace is not None):

@@ -22,7 +22,8 @@ executor wraps it in an actor. A batch is a list of commands run in order:
 ``("progdef", pid, cmds)`` / ``("prog", pid, base, inkeys)`` / ``("progdel", pid)``
     store a replayable program (``st.jit``: this worker's per-shard commands, keys written
     ``("f", offset)``, ``("i", input, shard)`` or as themselves), run it with the fresh keys
-    from ``base`` and the inputs' keys ``inkeys`` (one command per call), or drop it.
+    from ``base`` and the inputs' keys ``inkeys`` (one command per call), or drop it. A
+    program is compiled when defined (:mod:`.program`), so a call is a tight loop.
 ``("reset", i)``
     recovery (:mod:`.recovery`): forget every shard, then (``i`` not None) restore the state
     :meth:`Worker.snapshot` returned, passed as the batch's i-th extra argument.
@@ -56,7 +57,7 @@ import tracemalloc
 import numpy as np
 
 from ..backend import get_backend
-from . import fusion, threads
+from . import fusion, program, threads
 
 # name -> kernel ``f(xp, *arrays, **params)``: the one kernel table. The op families fill it
 # when they define their primitives (``sharded.core.registry``); a Ray worker process imports
@@ -96,7 +97,7 @@ class Worker:
         self.fusion_block, self.fusion_min = fusion.BLOCK_ELEMS, fusion.MIN_ELEMS
         self.fused_runs = self.fused_commands = 0
         self._mine: dict = {}  # layout description -> the shards this worker holds
-        self.programs: dict = {}  # st.jit programs: id -> per-shard commands with key symbols
+        self.programs: dict = {}  # st.jit programs: id -> per-shard commands, compiled
         self._texp: list = []  # partials this batch's "tree" commands hand to their parents
         self._tcur = 0  # index in the batch's refs of the next child partial a tree takes
         self.held: dict = {}  # worker -> its last snapshot, kept here as a second copy
@@ -160,7 +161,7 @@ class Worker:
         elif head == "prog":
             errors += self._program(*cmd[1:])
         elif head == "progdef":
-            self.programs[cmd[1]] = cmd[2]
+            self.programs[cmd[1]] = program.Compiled(cmd[2], KERNELS)
         elif head == "progdel":
             self.programs.pop(cmd[1], None)
         elif head == "reset":
@@ -305,23 +306,9 @@ class Worker:
                 self._free(ks)
 
     def _program(self, pid, base, inkeys) -> list:
-        """Run stored program ``pid`` with its keys bound (see the module docstring)."""
-
-        def m(k):
-            if type(k) is int:
-                return k
-            return base + k[1] if k[0] == "f" else inkeys[k[1]][k[2]]
-
-        cmds = []
-        add = cmds.append
-        for c in self.programs[pid]:
-            if c[0] == "free":
-                add(("free", [m(k) for k in c[1]]))
-                continue
-            kernel, args, outs, params, label, inplace = c
-            args = tuple([("k", m(a[1]), a[2]) if a[0] == "k" else a for a in args])
-            add((kernel, args, tuple([m(k) for k in outs]), params, label, inplace))
-        return self.run(cmds)
+        """Run stored program ``pid`` with its keys bound (see the module docstring): a tight
+        loop over the steps :class:`.program.Compiled` prepared when it was defined."""
+        return self.programs[pid].run(self, base, inkeys)
 
     # ------------------------------------------------------------------ publishing
     def _alias(self, src, dst, errors):

@@ -2,6 +2,7 @@
 its process, and removal of a node, each compared bit for bit with the run without a loss."""
 
 import os
+import signal
 import threading
 import time
 
@@ -140,8 +141,12 @@ def test_recovery_off_raises_worker_lost(ray_cluster):
         assert st.stats()["recoveries"]["enabled"] is False
         x = st.ones(8, shards=4)
         ray.kill(_actor(1))
-        with pytest.raises(st.WorkerLost, match="sharded-worker-1.*recovery is off"):
+        with pytest.raises(st.WorkerLost, match="sharded-worker-1.*recovery is off") as e:
             (x + 1).numpy()
+        assert "2 tensors with shards on sharded-worker-1 are lost: float32[8] (4 shards)" in (
+            str(e.value)
+        )
+        assert e.value.workers == ("sharded-worker-1",)
     finally:
         _restart(ray_cluster.address)
 
@@ -182,3 +187,27 @@ def test_relays_keep_recovery_off_and_a_loss_raises_worker_lost(ray_cluster, mon
     finally:
         monkeypatch.undo()
         _restart(ray_cluster.address)
+
+
+def test_a_stuck_worker_raises_wait_timeout_and_a_later_read_works():
+    """A worker that does not answer (its process stopped) makes a read wait no longer than
+    the session's timeout; once it goes on, the same tensor reads fine."""
+    ex = _ex()
+    x = st.arange(8.0, shards=4)
+    st.synchronize()
+    pid, before = _pid(1), ex.recovery_stats()["count"]
+    st.init(timeout=2)  # the live session's bound
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        y = x * 2
+        t0 = time.monotonic()
+        with pytest.raises(st.WaitTimeout, match="for a read from sharded-worker-1 ") as e:
+            y.numpy()
+        assert 2 <= time.monotonic() - t0 < 10
+        assert e.value.workers == ("sharded-worker-1",)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+        ex.timeout = 1800.0
+    np.testing.assert_array_equal(y.numpy(), np.arange(8.0) * 2)
+    st.synchronize()
+    assert ex.recovery_stats()["count"] == before and _pid(1) == pid  # nothing replaced

@@ -6,9 +6,13 @@ import numpy as np
 import pytest
 
 import sharded  # noqa: F401  (fills the kernel table the workers run from)
+from sharded import dtypes as D
+from sharded.core.dataflow import Operand
+from sharded.core.tree import plan_reduce
 from sharded.errors import OpFailed, SessionClosed
+from sharded.layout import Layout
 from sharded.runtime import executor as E
-from sharded.runtime.executor import LocalExecutor
+from sharded.runtime.local_executor import LocalExecutor
 
 F8 = np.dtype(np.float64).str
 
@@ -124,3 +128,75 @@ def test_closed_executor_refuses_work_and_ignores_frees():
         _full(e, 0, 1.0)
     with pytest.raises(SessionClosed):
         e.fetch([(0, k, None)])
+
+
+# ------------------------------------------------------- batches split at refs (_split)
+@pytest.fixture
+def batches(ex, monkeypatch):
+    """``ex`` whose batches are logged as ``(worker, [command names])``."""
+    log, orig = [], ex._dispatch
+
+    def spy(w, cmds, refs, nexp):
+        log.append((w, [c[0] for c in cmds if c[0] != "bsync"]))
+        return orig(w, cmds, refs, nexp)
+
+    monkeypatch.setattr(ex, "_dispatch", spy)
+    return log
+
+
+def _copy_of(ex, w, h):
+    d = ex.new_key()
+    ex.submit(w, "copy", (("x", h),), (d,), {"dtype": F8}, ("copy", 0))
+    return d
+
+
+def test_work_queued_before_a_command_taking_refs_ships_first(ex, batches):
+    k = _full(ex, 0, 7.0)
+    (h1,) = ex.export({0: [(k, None)]})[0]
+    a = _copy_of(ex, 1, h1)  # waits for worker 0's export (a sort's exchange, say)
+    (h2,) = ex.export({0: [(k, None)]})[0]  # a later export call: made by a later batch
+    b = _copy_of(ex, 1, h2)
+    assert [v.tolist() for v in ex.fetch([(1, a, None), (1, b, None)])] == [[7.0] * 3] * 2
+    # the first copy shipped on its own: it does not wait for the second one's data
+    assert [c for w, c in batches if w == 1] == [["copy"], ["copy", "export", "export"]]
+
+
+def test_commands_taking_refs_of_one_export_call_share_a_batch(ex, batches):
+    k = _full(ex, 0, 7.0)
+    h1, h2 = ex.export({0: [(k, (slice(0, 1),)), (k, (slice(1, 3),))]})[0]
+    a, b = _copy_of(ex, 1, h1), _copy_of(ex, 1, h2)  # the pieces of one reshard
+    assert [v.tolist() for v in ex.fetch([(1, a, None), (1, b, None)])] == [[7.0], [7.0] * 2]
+    assert [c for w, c in batches if w == 1] == [["copy", "copy", "export", "export"]]
+
+
+def test_frees_queued_before_a_command_taking_refs_do_not_ship_alone(ex, batches):
+    k, f = _full(ex, 0, 7.0), _full(ex, 1, 1.0)
+    ex.sync()
+    batches.clear()
+    ex.free(1, [f])
+    (h,) = ex.export({0: [(k, None)]})[0]
+    a = _copy_of(ex, 1, h)
+    assert ex.fetch([(1, a, None)])[0].tolist() == [7.0] * 3
+    assert [c for w, c in batches if w == 1] == [["free", "copy", "export"]]
+
+
+def test_work_queued_on_a_tree_parent_ships_before_the_tree(ex, batches):
+    # shard 0 (the root, worker 0) and shard 1 (worker 1): worker 1's partial feeds worker 0
+    keys = ex.new_keys(2)
+    lay = Layout.from_bounds((6,), [(0, 3, 6)], [0, 1])
+    for s in range(2):
+        ex.submit(s, "full", (), (keys[s],), {"shape": (3,), "value": 1.0, "dtype": F8})
+    ex.sync()
+    batches.clear()
+    other = _full(ex, 0, 2.0)  # independent work on the parent (a forward pass, say)
+    s = plan_reduce(ex, Operand(lay, D.float64, keys), "sum", (0,), False, D.float64)[0]
+    assert batches == [(0, ["full"])]  # shipped on its own: it does not wait for worker 1
+    assert [float(v.sum()) for v in ex.fetch([(0, s.keys[0], None), (0, other, None)])] == [
+        6.0,
+        6.0,
+    ]
+    ex.free(0, [other])
+    s2 = plan_reduce(ex, Operand(lay, D.float64, keys), "sum", (0,), False, D.float64)[0]
+    assert len(batches) == 3  # frees alone do not ship before a tree: the read is one shipment
+    assert float(ex.fetch([(0, s2.keys[0], None)])[0]) == 6.0
+    assert sorted(w for w, _ in batches[3:]) == [0, 1]

@@ -10,7 +10,7 @@ from hypothesis import strategies as hs
 
 import sharded as st
 from sharded.runtime import worker
-from sharded.runtime.executor import LocalExecutor
+from sharded.runtime.local_executor import LocalExecutor
 from tests.helpers import (
     PLACEMENT_IDS,
     PLACEMENTS,

@@ -1,6 +1,7 @@
 """st.jit: traced calls replay bit-identical to eager ones (elementwise chains, reductions,
-matmul, views, indexing, in-place ops, a training step over several steps); signatures
-retrace; value-dependent control flow raises TraceError or falls back to eager."""
+matmul, views, indexing, in-place ops, training steps with SGD, Adam and the adaptive
+optimizers over several steps); signatures retrace; value-dependent control flow raises
+TraceError or falls back to eager."""
 
 import warnings
 
@@ -186,21 +187,108 @@ def test_training_step_matches_eager():
     assert jitted.stats["replays"] == 4
 
 
-def test_adam_step_count_never_replays():
+def _mlp_stepper(make_opt, seed=42):
+    st.manual_seed(seed)
+    model = st.nn.Sequential(st.nn.Linear(6, 8), st.nn.ReLU(), st.nn.Linear(8, 1)).double()
+    opt = make_opt(model.parameters())
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = st.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return model, opt, step
+
+
+def test_adam_training_step_matches_eager():
+    # a traced Adam step counts in a tensor (bias corrections by tensor ops, the same commands
+    # every step), so the 2nd and 3rd traces agree and the rest replay; the tensor route
+    # equals the Python-float one to rounding, and eager capturable=True exactly
+    runs = [
+        _mlp_stepper(lambda ps, kw=kw: st.optim.Adam(ps, lr=0.05, **kw))
+        for kw in ({}, {}, {"capturable": True})
+    ]
+    (m1, o1, jitted), (m2, o2, eager), (m3, o3, captured) = runs
+    jitted = st.jit(jitted)
+    for i in range(5):
+        x, y = _x((40, 6), 3, seed=i), _x((40, 1), 3, seed=100 + i)
+        l1, l2, l3 = jitted(x, y).item(), eager(x, y).item(), captured(x, y).item()
+        assert l1 == l3 and l1 == pytest.approx(l2, rel=1e-13)
+    assert jitted.stats["replays"] == 2 and jitted.why() == [""]
+    for p, q, r in zip(m1.parameters(), m2.parameters(), m3.parameters()):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-12, atol=1e-15)
+        np.testing.assert_array_equal(p.numpy(), r.numpy())
+        s1, s2 = o1.state[id(p)], o2.state[id(q)]
+        assert s1["step"].item() == 5.0 and s2["step"] == 5  # replays advanced the tensor
+        np.testing.assert_allclose(s1["exp_avg_sq"].numpy(), s2["exp_avg_sq"].numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "make_opt",
+    [
+        lambda ps: st.optim.AdamW(ps, lr=0.05, weight_decay=0.1, amsgrad=True),
+        lambda ps: st.optim.Adam(ps, lr=0.05, weight_decay=0.1, capturable=True),
+        lambda ps: st.optim.RMSprop(ps, lr=0.01, momentum=0.5, centered=True),
+        lambda ps: st.optim.Adagrad(ps, lr=0.1, lr_decay=0.05),
+    ],
+    ids=["AdamW", "Adam-capturable", "RMSprop", "Adagrad"],
+)
+def test_optimizers_replay_their_steps(make_opt):
+    # after eager steps (Python step counts) a jitted step takes over: its first trace turns
+    # each count into a tensor, and the counts keep advancing in replays
+    (m1, o1, jitted), (m2, _, eager) = _mlp_stepper(make_opt), _mlp_stepper(make_opt)
+    data = [(_x((40, 6), 3, seed=i), _x((40, 1), 3, seed=100 + i)) for i in range(7)]
+    for x, y in data[:2]:
+        jitted(x, y), eager(x, y)
+    jitted = st.jit(jitted)
+    for x, y in data[2:]:
+        assert jitted(x, y).item() == pytest.approx(eager(x, y).item(), rel=1e-12)
+    # 3 replays once the counts are tensors already (capturable); 2 when the 1st trace converts
+    assert jitted.stats["replays"] >= 2
+    for p, q in zip(m1.parameters(), m2.parameters()):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-11, atol=1e-14)
+        step = o1.state[id(p)]["step"]
+        assert step.item() == 7.0 and step.layout.workers == tuple(sorted(set(p.layout.workers)))
+
+
+def test_a_python_constant_that_changes_never_replays():
     w = st.nn.Parameter(st.ones(4, dtype=st.float64))
-    opt = st.optim.Adam([w], lr=0.1)
+    calls = [0]
 
     def step(x):
-        opt.zero_grad()
-        (w * x).sum().backward()
-        opt.step()
+        calls[0] += 1
+        return w * x * calls[0]  # a new constant on every call: never the same program
 
     f = st.jit(step)
-    for _ in range(4):  # the bias correction differs on every step: never the same program
+    for _ in range(4):
         f(st.ones(4, dtype=st.float64))
     assert "changed between calls" in f.why()[0]
     with pytest.raises(st.TraceError, match="different program"):
         f(st.ones(4, dtype=st.float64))
+
+
+def test_a_scheduled_learning_rate_is_frozen_at_trace():
+    # hyper-parameters stay Python floats: a replay keeps the rate it was traced with until
+    # reset() (as torch.jit.trace keeps constants); the step count is not frozen
+    m1, o1, step = _mlp_stepper(lambda ps: st.optim.Adam(ps, lr=0.05))
+    m2, o2, eager = _mlp_stepper(lambda ps: st.optim.Adam(ps, lr=0.05, capturable=True))
+    f = st.jit(step)
+    x, y = _x((40, 6), 3), _x((40, 1), 3, seed=100)
+    for _ in range(4):
+        f(x, y), eager(x, y)
+    o1.param_groups[0]["lr"] = 0.01  # what a scheduler's step() does
+    f(x, y), eager(x, y)  # replayed with lr 0.05, as the eager twin still has
+    assert f.stats == {"traces": 3, "replays": 2, "eager": 0}
+    o2.param_groups[0]["lr"] = 0.01
+    f.reset()  # the new rate from here on
+    for _ in range(3):
+        f(x, y), eager(x, y)
+    assert f.stats["traces"] == 5 and f.stats["replays"] == 3
+    for p, q in zip(m1.parameters(), m2.parameters()):
+        np.testing.assert_array_equal(p.numpy(), q.numpy())
+        assert o1.state[id(p)]["step"].item() == 8.0
 
 
 def test_value_dependent_control_flow_raises():

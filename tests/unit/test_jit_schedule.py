@@ -46,3 +46,28 @@ def test_frees_wait_for_readers():
     order = schedule(cmds)
     kinds = [c[0] for c in order]
     assert kinds.index("f") > kinds.index("E")
+
+
+class _Lay:
+    workers = (0, 1)
+
+
+def _t(label, start, out):
+    """A reduction tree across workers 0 and 1 (a one-group spec: root 0, one edge)."""
+    spec = ("reduce_chunk", {}, "reduce_combine", "sum", start, (out,), None, False, None)
+    spec += ((((0, 1), (0, 1)),), label, 8)
+    return ("t", _Lay(), spec, ((1, 0),))
+
+
+def test_a_waves_trees_go_together_after_its_work():
+    cmds = [
+        _s(0, "a", [("k", 1, None)], [("f", 1)]),
+        _t("sum_a", ("f", 1), ("f", 10)),
+        _s(0, "use_a", [("k", ("f", 10), None)], [("f", 2)]),  # reads a tree's result
+        _s(0, "b", [("k", 2, None)], [("f", 3)]),
+        _t("sum_b", ("f", 3), ("f", 11)),
+        ("e", 0, {0: [(("f", 11), None)]}),  # an export of a tree's result: same wave
+        _s(1, "use_b", [("xr", 0, 0, 0)], [("f", 4)]),
+    ]
+    names = [c[2][10] if c[0] == "t" else n for c, n in zip(schedule(cmds), _names(schedule(cmds)))]
+    assert names == ["a", "b", "sum_a", "sum_b", "E0", "use_a", "use_b"]

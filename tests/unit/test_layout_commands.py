@@ -10,7 +10,8 @@ from sharded.core.dataflow import compact
 from sharded.errors import OpFailed
 from sharded.layout import Layout
 from sharded.runtime import session as _session
-from sharded.runtime.executor import LocalExecutor, layout_workers
+from sharded.runtime.executor import layout_workers
+from sharded.runtime.local_executor import LocalExecutor
 from sharded.runtime.worker import Worker
 
 F8 = np.dtype(np.float64).str

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import sharded as st
+from sharded.optim import capture
 
 RNG = np.random.default_rng(5)
 XS = RNG.standard_normal((48, 3))
@@ -33,6 +34,21 @@ def ref_adamw(w, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=Fa
     for t in range(1, steps + 1):
         g = _grad(w)
         w = w * (1 - lr * weight_decay)
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        vmax = np.maximum(vmax, v)
+        vv = vmax if amsgrad else v
+        w = w - lr / (1 - b1**t) * m / (np.sqrt(vv) / np.sqrt(1 - b2**t) + eps)
+        out.append(w)
+    return out
+
+
+def ref_adam(w, lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, steps=30):
+    """Adam: weight decay is L2, added to the gradient (AdamW's shrinks the weights)."""
+    b1, b2 = betas
+    m, v, vmax, out = 0 * w, 0 * w, 0 * w, []
+    for t in range(1, steps + 1):
+        g = _grad(w) + weight_decay * w
         m = b1 * m + (1 - b1) * g
         v = b2 * v + (1 - b2) * g * g
         vmax = np.maximum(vmax, v)
@@ -80,6 +96,8 @@ CASES = [
     (st.optim.SGD, ref_sgd, dict(lr=0.05)),
     (st.optim.SGD, ref_sgd, dict(lr=0.05, momentum=0.9, dampening=0.1, weight_decay=0.01)),
     (st.optim.SGD, ref_sgd, dict(lr=0.05, momentum=0.8, nesterov=True, weight_decay=0.1)),
+    (st.optim.Adam, ref_adam, dict(lr=0.05)),
+    (st.optim.Adam, ref_adam, dict(lr=0.05, betas=(0.8, 0.99), weight_decay=0.1, amsgrad=True)),
     (st.optim.AdamW, ref_adamw, dict(lr=0.05)),
     (st.optim.AdamW, ref_adamw, dict(lr=0.05, betas=(0.8, 0.99), weight_decay=0.1, amsgrad=True)),
     (st.optim.RMSprop, ref_rmsprop, dict(lr=0.01)),
@@ -124,6 +142,10 @@ def test_first_steps_equal_torchs_values():
         "AdamW": (
             dict(lr=0.1, weight_decay=0.1, amsgrad=True),
             [0.6751012216400697, -0.6751012206073158],
+        ),
+        "Adam": (
+            dict(lr=0.1, weight_decay=0.1, amsgrad=True),
+            [0.7015862728718214, -0.7015862718985914],
         ),
         "RMSprop": (
             dict(lr=0.01, momentum=0.9, centered=True),
@@ -171,3 +193,76 @@ def test_bad_hyper_parameters_are_typed_errors():
         st.optim.SGD(p, lr=0.1, nesterov=True)
     assert st.optim.AdamW(p).defaults["weight_decay"] == 0.01
     assert st.optim.Adagrad(p).state[id(p[0])]["sum"].tolist() == [0.0, 0.0]
+
+
+CAPTURABLE = [c for c in CASES if c[0] is not st.optim.SGD]
+
+
+@pytest.mark.parametrize("cls,ref,kw", CAPTURABLE, ids=lambda v: getattr(v, "__name__", ""))
+def test_a_step_tensor_equals_a_python_step_count(cls, ref, kw):
+    # capturable=True (torch's flag: the count is a tensor, the bias corrections tensor ops)
+    # gives the formula's values too; Adagrad has no flag (as in torch): a tensor count put in
+    # its state is kept, as after a step traced by st.jit
+    X, y = st.from_numpy(XS, shards=3), st.from_numpy(YS, shards=3)
+    w = st.nn.Parameter(st.from_numpy(np.full((3, 1), 0.3), shards=2))
+    if cls is st.optim.Adagrad:
+        opt = cls([w], **kw)
+        opt.state[id(w)]["step"] = capture.step_tensor(w)
+    else:
+        opt = cls([w], **kw, capturable=True)
+    want = ref(np.full((3, 1), 0.3), steps=6, **kw)
+    for i in range(6):
+        opt.zero_grad()
+        ((X @ w - y) ** 2).mean().backward()
+        opt.step()
+        np.testing.assert_allclose(w.numpy(), want[i], rtol=1e-10, atol=1e-12)
+    step = opt.state[id(w)]["step"]
+    assert isinstance(step, st.Tensor) and step.shape == () and step.dtype == st.float64
+    assert step.item() == 6.0 and step.layout.is_replicated
+    assert step.layout.workers == tuple(sorted(set(w.layout.workers)))  # where w's shards are
+
+
+def _steps(opt, w, n, shards=2):
+    X, y = st.from_numpy(XS, shards=shards), st.from_numpy(YS, shards=shards)
+    for _ in range(n):
+        opt.zero_grad()
+        ((X @ w - y) ** 2).mean().backward()
+        opt.step()
+
+
+def test_step_tensors_save_load_and_convert(tmp_path):
+    # torch saves ``step`` as a tensor; a capturable optimizer's saved step tensor loads as
+    # an int into a default one, and an int as a step tensor on the parameter's workers
+    kw = dict(lr=0.05, betas=(0.8, 0.99), amsgrad=True)
+    full, _, _ = _run(st.optim.Adam, dict(kw, capturable=True), 9)
+    _, opt, w = _run(st.optim.Adam, dict(kw, capturable=True), 3)
+    st.save(opt.state_dict(), tmp_path / "o")
+    sd = st.load(tmp_path / "o")
+    assert isinstance(sd["state"][0]["step"], st.Tensor) and sd["state"][0]["step"].item() == 3
+    assert sd["param_groups"][0]["capturable"] is True
+    # into a capturable optimizer: the saved tensor is copied next to a parameter kept whole
+    w1 = st.nn.Parameter(st.from_numpy(w.numpy(), shards=1))
+    cap1 = st.optim.Adam([w1], **kw)
+    cap1.load_state_dict(sd)
+    assert cap1.state[id(w1)]["step"].layout.workers == w1.layout.workers
+    _steps(cap1, w1, 6)
+    np.testing.assert_allclose(w1.numpy(), full[8], rtol=1e-12)
+    assert cap1.state[id(w1)]["step"].item() == 9.0 and sd["state"][0]["step"].item() == 3
+    w2 = st.nn.Parameter(st.from_numpy(w.numpy(), shards=2))
+    sd["param_groups"][0]["capturable"] = False
+    plain = st.optim.Adam([w2], **kw)
+    plain.load_state_dict(sd)
+    assert plain.state[id(w2)]["step"] == 3
+    _steps(plain, w2, 3)
+    np.testing.assert_allclose(w2.numpy(), full[5], rtol=1e-12)
+    sd = plain.state_dict()
+    del sd["param_groups"][0]["capturable"]  # as saved before the flag existed
+    w3 = st.nn.Parameter(st.from_numpy(w2.numpy(), layout=st.Layout.replicated()))
+    cap = st.optim.Adam([w3], **kw, capturable=True)
+    cap.load_state_dict(sd)
+    step = cap.state[id(w3)]["step"]
+    assert cap.param_groups[0]["capturable"] is True  # the optimizer's default fills it in
+    assert step.item() == 6.0 and step.layout.workers == w3.layout.workers
+    _steps(cap, w3, 3)
+    np.testing.assert_allclose(w3.numpy(), full[8], rtol=1e-12)
+    assert cap.state[id(w3)]["step"].item() == 9.0

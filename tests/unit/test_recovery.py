@@ -1,12 +1,15 @@
 """Recovery from lost workers (sharded.runtime.recovery) on the in-process executor: a worker
 killed at any batch leaves every result bit for bit as in the run without a kill."""
 
+import datetime
+import time
+
 import numpy as np
 import pytest
 
 import sharded as st
 from sharded.runtime import session
-from sharded.runtime.executor import LocalExecutor
+from sharded.runtime.local_executor import LocalExecutor
 
 
 def _ex():
@@ -183,3 +186,148 @@ def test_driver_data_changed_after_the_op_does_not_change_the_replay():
     a[:] = -1.0  # the program reuses its buffer
     _ex().lose(0)
     np.testing.assert_array_equal(t.numpy(), np.arange(6.0))
+
+
+@pytest.fixture
+def fresh():
+    """A session of its own (a loss with recovery off, a short timeout), then the usual one."""
+
+    def start(**kw):
+        st.shutdown()
+        kw = {"min_shard_bytes": 0, **kw}
+        return st.init(executor="local", num_workers=3, **kw).executor
+
+    yield start
+    st.shutdown()
+    st.init(executor="local", num_workers=3, min_shard_bytes=0)
+
+
+def test_worker_lost_names_the_tensors_that_had_shards_on_it(fresh):
+    ex = fresh(recovery=False, min_shard_bytes=1 << 20)
+    x = st.zeros(48, 24, shards=3, dtype=st.float64)
+    y = st.ones(8, shards=2, dtype=st.int64)
+    whole = [st.full((2, 2), 1.0) for _ in range(3)]  # kept whole: one on each worker
+    on_2 = [t for t in whole if t.layout.workers == (2,)]
+    assert x.layout.workers == (0, 1, 2) and y.layout.workers == (0, 1) and len(on_2) == 1
+    st.synchronize()
+    ex.lose(1)
+    with pytest.raises(st.WorkerLost) as e:
+        (x + 1).numpy()
+    msg = str(e.value)
+    assert msg.startswith("sharded-worker-1 died (worker 1 was lost); recovery is off")
+    # x, the (x + 1) being read, y and the whole one on worker 1: largest first
+    assert "4 tensors with shards on sharded-worker-1 are lost: float64[48, 24] (3 shards)" in msg
+    assert e.value.tensors == (
+        "float64[48, 24] (3 shards)",
+        "float64[48, 24] (3 shards)",
+        "int64[8] (2 shards)",
+        "float32[2, 2] (1 shard)",
+    )
+    assert e.value.workers == ("sharded-worker-1",)
+    assert "the other 2 tensors may miss work that needed it" in msg
+    assert msg.endswith("start again from your data or a checkpoint")
+
+
+def test_worker_lost_describes_a_few_tensors_and_counts_all(fresh):
+    ex = fresh(recovery=False)
+    ts = [st.zeros(i + 1, 3, shards=3) for i in range(8)]
+    ex.lose(0)
+    with pytest.raises(st.WorkerLost, match=r"8 tensors .* float32\[8, 3\] .*, and 3 more") as e:
+        st.synchronize()
+    assert len(e.value.tensors) == 8 and len(ts) == 8
+    assert e.value.tensors[-1] == "float32[1, 3] (3 shards)"
+
+
+def test_dropped_tensors_leave_the_live_table():
+    ex = _ex()
+    x = st.zeros(4, shards=2)
+    sid = id(x._storage)
+    assert ex.live[sid][1] == st.float32
+    v = x[1:]  # a view shares the entry
+    del x
+    assert sid in ex.live
+    del v
+    assert sid not in ex.live
+
+
+def test_failed_recovery_names_every_tensor_of_the_session(fresh, monkeypatch):
+    ex = fresh()
+    x = st.rand(30, shards=3)
+    y = x * 2
+    monkeypatch.setattr(ex, "_replace", lambda w: None)  # a replacement that never starts
+    ex.lose(2)
+    with pytest.raises(st.WorkerLost) as e:
+        y.numpy()
+    assert "recovery failed 3 times (last: worker 2 was lost)" in str(e.value)
+    assert "2 tensors of this session are lost: float32[30] (3 shards)" in str(e.value)
+
+
+def test_a_read_longer_than_the_timeout_raises_wait_timeout_and_the_session_goes_on(fresh):
+    ex = fresh(timeout=0.2)
+    x = st.arange(6.0, shards=3)
+    st.synchronize()
+    ex.stall(1, 0.5)  # worker 1's batches now take 0.5 s
+    y = x * 2
+    t0 = time.monotonic()
+    with pytest.raises(st.WaitTimeout) as e:
+        y.numpy()
+    assert 0.2 <= time.monotonic() - t0 < 0.45
+    assert isinstance(e.value, TimeoutError) and isinstance(e.value, st.ShardedError)
+    assert e.value.workers == ("sharded-worker-1",) and e.value.what == "a read"
+    assert str(e.value).startswith("waited 0.2 s for a read from sharded-worker-1 (the session")
+    ex.stall(1, 0)
+    np.testing.assert_array_equal(y.numpy(), [0.0, 2.0, 4.0, 6.0, 8.0, 10.0])
+    np.testing.assert_array_equal(x.numpy(), np.arange(6.0))  # operands intact
+    time.sleep(0.3)  # the batch the first read gave up on ends; synchronize collects it
+    st.synchronize()
+    assert ex._late == []
+
+
+def test_synchronize_longer_than_the_timeout_keeps_the_errors_for_later():
+    ex = LocalExecutor(3)
+    ex.timeout = 0.1
+    ex.stall(2, 0.3)
+    ex.submit(2, "full", (), (1,), {"shape": (2,), "value": 1.0, "dtype": "no-such-dtype"})
+    with pytest.raises(st.WaitTimeout, match="for st.synchronize.. from sharded-worker-2"):
+        ex.sync()
+    time.sleep(0.3)
+    with pytest.raises(st.OpFailed, match="op 'full' failed on worker 2"):
+        ex.sync()  # the batch the first wait gave up on still reports its error
+    ex.sync()
+
+
+def test_timeout_from_init_and_env(monkeypatch):
+    assert LocalExecutor(1).timeout == 1800.0  # 30 minutes, as torch's process groups
+    monkeypatch.setenv("SHARDED_TIMEOUT", "2.5")
+    assert LocalExecutor(1).timeout == 2.5
+    monkeypatch.setenv("SHARDED_TIMEOUT", "soon")
+    with pytest.raises(st.ArgumentError, match="SHARDED_TIMEOUT must be seconds, got 'soon'"):
+        LocalExecutor(1)
+    monkeypatch.delenv("SHARDED_TIMEOUT")
+    ex = _ex()
+    try:
+        assert st.init(timeout=datetime.timedelta(seconds=90)).executor.timeout == 90.0
+        assert st.init(timeout=7).executor is ex and ex.timeout == 7.0
+    finally:
+        ex.timeout = 1800.0
+    for bad in (0, -1.0, float("nan"), "5", True):
+        with pytest.raises(st.ArgumentError, match="timeout must be"):
+            st.init(timeout=bad)
+    assert ex.timeout == 1800.0
+
+
+def test_a_due_cut_waits_for_a_slow_worker_without_failing_the_read(fresh, monkeypatch):
+    from sharded.runtime import recovery
+
+    ex = fresh(timeout=0.1)
+    x = st.arange(6.0, shards=3)
+    st.synchronize()
+    ex.stall(2, 0.3)
+    y = x + 1  # worker 2's batch takes 0.3 s
+    monkeypatch.setattr(recovery, "LOG_MAX_COMMANDS", 0)  # a cut is due at the next read
+    np.testing.assert_array_equal(x[:2].numpy(), [0.0, 1.0])  # reads worker 0 only
+    assert ex.recovery_stats()["cuts"] == 0  # deferred: worker 2 is not done
+    ex.stall(2, 0)
+    time.sleep(0.3)
+    np.testing.assert_array_equal(y.numpy(), np.arange(6.0) + 1)
+    assert ex.recovery_stats()["cuts"] == 1

@@ -139,7 +139,6 @@ def plan_cholesky_dist(ex, a) -> Operand:
                     {"p": cuts[i], "cols": later},
                     ("cholesky_dist", i),
                 )
-        ex.flush_all()
     vals = ex.fetch([(w, k, None) for w, k in stats])
     bad = [int(v[0]) for v in vals if v[0] >= 0]
     if bad:

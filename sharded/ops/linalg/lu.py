@@ -382,7 +382,6 @@ class _LU:
                     dict(prm, c0=t, c1=self.width[w], **sw),
                     (self.label, k),
                 )
-            ex.flush_all()
 
     def back(self):
         ex = self.ex
@@ -414,7 +413,6 @@ class _LU:
                     (self.label, j),
                 )
             ex.free(w, [vk])
-            ex.flush_all()
 
     def status(self):
         """Read every panel's status and pivots (the driver's one wait)."""
