@@ -82,7 +82,7 @@ class Executor:
         self._rec_off = "SHARDED_RECOVERY=0"
         # An Event the flush timer sleeps on while nothing is queued (RayExecutor; a timer
         # that woke every 5 ms anyway cost the driver ~10 us of CPU per ms of a read's wait)
-        self._work = None
+        self._queued = None
         self.set_recovery(recovery.enabled_by_env(), self._rec_off)
 
     def set_recovery(self, on: bool, reason: str = "st.init(recovery=False)") -> None:
@@ -133,8 +133,8 @@ class Executor:
 
     def _wake(self) -> None:
         """Something is being queued: wake the flush timer (if there is one, asleep)."""
-        if self._work is not None and not self._work.is_set():
-            self._work.set()
+        if self._queued is not None and not self._queued.is_set():
+            self._queued.set()
 
     def submit_group(self, layout, kernel: str, args, out, params=None, label=None, inplace=False):
         """Queue ``kernel`` once for every shard of ``layout``: one command, which each worker

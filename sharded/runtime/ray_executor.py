@@ -227,7 +227,7 @@ class RayExecutor(Executor):
                 False,
                 "a shared namespace: this client's log cannot rebuild the other clients' shards",
             )
-        self._stop, self._work = threading.Event(), threading.Event()
+        self._stop, self._queued = threading.Event(), threading.Event()
         if shared:
             self.published = PublishClient(self, self._reg)
             self.lease_s = self._reg.lease()
@@ -431,16 +431,16 @@ class RayExecutor(Executor):
     def _tick(self):
         t0 = time.monotonic()
         while not self._stop.is_set():
-            self._work.wait()  # asleep while nothing is queued (Executor._wake)
+            self._queued.wait()  # asleep while nothing is queued (Executor._wake)
             # the next tick of a 5 ms grid, as a timer that never slept: work queued after
             # an idle spell ships 2.5 ms later on average, not a whole period later
             if self._stop.wait(FLUSH_INTERVAL_S - (time.monotonic() - t0) % FLUSH_INTERVAL_S):
                 return
-            self._work.clear()
+            self._queued.clear()
             if not (self._bcast or any(self._queues)):
                 continue
             if not self._lock.acquire(blocking=False):
-                self._work.set()  # the driver is busy with the lock: next period
+                self._queued.set()  # the driver is busy with the lock: next period
                 continue
             try:
                 if not self.closed:
@@ -604,7 +604,7 @@ class RayExecutor(Executor):
 
     def close(self):
         self._stop.set()
-        self._work.set()
+        self._queued.set()
         if self.shared:
             # Our commands run first, then the registry drops our key range (but what we
             # published) and our holds; the shared workers stay.

@@ -167,13 +167,14 @@ def ship(ex, w=None, nexp: int = 0, reads=None):
     worker of ``reads``). Trees must not link workers of two relays (the caller checks).
     Returns what ``Executor._ship`` returns: export handles of ``w``, or ``{v: handles}``."""
     bc, bt, ex._bcast, ex._btargets = ex._bcast, ex._btargets, [], {}
-    ex._tedges, ex._kids = {}, {}
+    ex._tedges, ex._kids, ex._bwork, ex._btree = {}, {}, False, False
     want = dict(reads or {})
     if w is not None:
         want[w] = nexp
     own = {v: (q, ex._refs[v]) for v, q in enumerate(ex._queues) if q}
     for v in own:  # taken at once: a free queued meanwhile goes to the next shipment
         ex._queues[v], ex._refs[v] = [], []
+        ex._work.discard(v)
     ex._bmark = [0] * ex.num_workers
     targets = set(want).union(own, *bt.values())
     if any(ex._unsent_elsewhere(ex._relay_of[v], refs) for _, refs in own.values()):

@@ -64,5 +64,5 @@ def test_flush_timer_ships_queued_work_and_then_sleeps(one_relay):
         time.sleep(0.01)  # no read: the timer ships the op on its own
     assert not ex._bcast and not any(ex._queues)
     time.sleep(0.05)
-    assert not ex._work.is_set()  # nothing queued: the timer waits for the next command
+    assert not ex._queued.is_set()  # nothing queued: the timer waits for the next command
     assert y.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]
