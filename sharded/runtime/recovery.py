@@ -467,7 +467,7 @@ class LocalLoss:
 
         Examples
         --------
-        >>> from sharded.runtime.executor import LocalExecutor
+        >>> from sharded.runtime.local_executor import LocalExecutor
         >>> ex = LocalExecutor(2)
         >>> ex.stall(1, 0.5)
         >>> ex.timeout = 0.1
