@@ -24,7 +24,6 @@ import logging
 import os
 import threading
 import time
-import weakref
 
 import ray
 from ray.exceptions import (
@@ -42,7 +41,7 @@ from . import ray_service, recovery, threads
 from .executor import MAX_INFLIGHT as MAX_INFLIGHT_RELAY
 from .executor import Executor, WorkerInfo
 from .published import PublishClient
-from .relay import RelayActor
+from .relay import RelayActor, new_handles, relay_args, unsent_elsewhere
 from .relay import ship as relay_ship
 from .worker import Worker, is_failed
 
@@ -77,15 +76,6 @@ class _Handled(logging.Filter):
 
 
 logging.getLogger("ray._private.worker").addFilter(_Handled())
-
-
-class _Handle:
-    """Data a worker exported through a relay (the relay holds the ref under ``hid``)."""
-
-    __slots__ = ("hid", "__weakref__")
-
-    def __init__(self, hid):
-        self.hid = hid
 
 
 class _RayWorker(Worker):
@@ -291,9 +281,9 @@ class RayExecutor(Executor):
 
     def _relay_dispatch(self, w, cmds, refs, nexp):
         r = self._relay_of[w]
-        if self._unsent_elsewhere(r, refs):
+        if unsent_elsewhere(self, r, refs):
             self._post(True)
-        args, hids = self._relay_args(r, refs), self._new_handles(r, nexp)
+        args, hids = relay_args(self, r, refs), new_handles(self, r, nexp)
         self._outbox[r].append((w, cmds, args, [h.hid for h in hids]))
         return None, hids
 
@@ -303,43 +293,6 @@ class RayExecutor(Executor):
         if self._relays and (len(self._relays) == 1 or not self._tedges):
             return relay_ship(self, w, nexp, reads)
         return super()._ship(w, nexp, reads)
-
-    def _unsent_elsewhere(self, r, refs) -> bool:
-        """Whether ``refs`` hold data exported through a relay other than ``r`` whose batch
-        is not sent yet (it must be: a post starts new outboxes and object lists, so before
-        the batch reading it takes its refs)."""
-        return any(
-            isinstance(h, _Handle)
-            and self._hwhere[h.hid][0] != r
-            and self._hwhere[h.hid][1] is None
-            for h in refs
-        )
-
-    def _relay_args(self, r, refs) -> list:
-        """A batch's ``refs`` as relay ``r`` finds them (``("o", i)``: ``_objs[r][i]``)."""
-        objs, args = self._objs[r], []
-        for ref in refs:
-            if isinstance(ref, _Handle):  # data another worker exported
-                src, fwd = self._hwhere[ref.hid]
-                if src == r:
-                    args.append(("h", ref.hid))
-                    continue
-                # exported through another relay: fetch the ref it returned, pass it on
-                ref = self._wait([fwd], "a relay's forward")[0][ref.hid]
-            args.append(("o", len(objs)))
-            objs.append(ref)
-        return args
-
-    def _new_handles(self, r, n) -> list:
-        """``n`` handles of data a batch through relay ``r`` exports."""
-        hids = []
-        for _ in range(n):
-            h = _Handle(self._hid)
-            weakref.finalize(h, self._drop_handle, self._hid)
-            self._hwhere[self._hid] = (r, None)
-            self._hid += 1
-            hids.append(h)
-        return hids
 
     def _drop_handle(self, hid):
         """A handle died (every command that reads it is queued): its relay forgets it."""

@@ -22,6 +22,7 @@ which makes the driver's next call wait in turn.
 from __future__ import annotations
 
 import collections
+import weakref
 
 import ray
 
@@ -177,15 +178,15 @@ def ship(ex, w=None, nexp: int = 0, reads=None):
         ex._work.discard(v)
     ex._bmark = [0] * ex.num_workers
     targets = set(want).union(own, *bt.values())
-    if any(ex._unsent_elsewhere(ex._relay_of[v], refs) for _, refs in own.values()):
+    if any(unsent_elsewhere(ex, ex._relay_of[v], refs) for _, refs in own.values()):
         ex._post(True)  # data exported through another relay: sent first
     per = collections.defaultdict(dict)  # relay -> {worker: (cmds, args, hids)}
     handles = {}
     for v in set(own).union(want):
         r = ex._relay_of[v]
         cmds, refs = own.get(v, ((), ()))
-        hs = handles[v] = ex._new_handles(r, want.get(v, 0))
-        per[r][v] = (cmds, ex._relay_args(r, refs), [h.hid for h in hs])
+        hs = handles[v] = new_handles(ex, r, want.get(v, 0))
+        per[r][v] = (cmds, relay_args(ex, r, refs), [h.hid for h in hs])
     if len(ex._relays) == 1:
         groups = {0: sorted(targets)}
     else:
@@ -199,3 +200,51 @@ def ship(ex, w=None, nexp: int = 0, reads=None):
     if reads is not None:
         return {v: handles.get(v, []) for v in want}
     return handles.get(w, [])
+
+
+class Handle:
+    """Data a worker exported through a relay (the relay holds the ref under ``hid``)."""
+
+    __slots__ = ("hid", "__weakref__")
+
+    def __init__(self, hid):
+        self.hid = hid
+
+
+def unsent_elsewhere(ex, r, refs) -> bool:
+    """Whether ``refs`` hold data exported through a relay other than ``r`` whose batch is
+    not sent yet (it must be: a post starts new outboxes and object lists, so before the
+    batch reading it takes its refs)."""
+    return any(
+        isinstance(h, Handle) and ex._hwhere[h.hid][0] != r and ex._hwhere[h.hid][1] is None
+        for h in refs
+    )
+
+
+def relay_args(ex, r, refs) -> list:
+    """A batch's ``refs`` as relay ``r`` finds them (``("o", i)``: ``ex._objs[r][i]``)."""
+    objs, args = ex._objs[r], []
+    for ref in refs:
+        if isinstance(ref, Handle):  # data another worker exported
+            src, fwd = ex._hwhere[ref.hid]
+            if src == r:
+                args.append(("h", ref.hid))
+                continue
+            # exported through another relay: fetch the ref it returned, pass it on
+            ref = ray.get(fwd)[ref.hid]
+        args.append(("o", len(objs)))
+        objs.append(ref)
+    return args
+
+
+def new_handles(ex, r, n) -> list:
+    """``n`` handles of data a batch through relay ``r`` exports (each forgotten by the
+    relay once it dies: ``ex._drop_handle``)."""
+    hids = []
+    for _ in range(n):
+        h = Handle(ex._hid)
+        weakref.finalize(h, ex._drop_handle, ex._hid)
+        ex._hwhere[ex._hid] = (r, None)
+        ex._hid += 1
+        hids.append(h)
+    return hids
