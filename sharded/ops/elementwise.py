@@ -25,6 +25,7 @@ from ..core.dispatch import apply, as_tensor, is_tensor, operand
 from ..core.registry import bind, kernel, primitive
 from ..errors import DTypeError, ShapeError
 from ..layout import Layout, broadcast_shapes
+from ..tensor import ShardedTensor
 
 
 def _sharded(o) -> bool:
@@ -113,8 +114,36 @@ def _local(o, layout) -> bool:
     return isinstance(o._keys, range) and (o._layout is layout or o._layout == layout)
 
 
+def _one_layout(operands, target):
+    """The layout when every operand is a Python scalar or a tensor of that one sharded
+    layout whose keys are a range (and ``target``, if any, has it too): the usual op, which
+    needs no broadcasting, no layout rule and no per-shard argument. None otherwise."""
+    layout = None
+    for o in operands:
+        if type(o) in _PY_SCALARS:
+            continue
+        lay = getattr(o, "_layout", None)
+        if lay is None or type(o._keys) is not range:
+            return None
+        if layout is None:
+            layout = lay
+        elif lay is not layout and lay != layout:
+            return None
+    if layout is None or layout.is_replicated:
+        return None
+    if target is not None and (target._layout is not layout or type(target._keys) is not range):
+        return None
+    return layout
+
+
 def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Operand:
     """Queue ``kernel`` on every output shard; ``target`` makes it in-place on that tensor."""
+    layout = _one_layout(operands, target)
+    if layout is not None:  # one command names the whole layout
+        keys = target._keys if target is not None else ex.new_keys(len(layout.shards()))
+        args = tuple(("c", o) if type(o) in _PY_SCALARS else ("K", o._keys.start) for o in operands)
+        ex.submit_group(layout, kernel, args, keys.start, params, label, target is not None)
+        return Operand(layout, out_dtype, keys)
     tensors = [o for o in operands if _sharded(o)]
     shape = broadcast_shapes(*[_shape(o) for o in operands if o is not None])
     if target is not None:
@@ -187,7 +216,7 @@ def plan_rule(ex, name, rule, operands, target=None, check=None) -> Operand:
     """Plan primitive ``name`` (kernel ``name``) with dtype ``rule``: the body every
     elementwise planner shares (``target``: in place, the result must fit its dtype;
     ``check(cast)`` may raise for values the op rejects)."""
-    cast, out = rule(operands)
+    cast, out = _cached_rule(rule, operands)
     if target is not None:
         tdt = target._dtype
         if D.category(out) > D.category(tdt):
@@ -198,10 +227,46 @@ def plan_rule(ex, name, rule, operands, target=None, check=None) -> Operand:
         out = tdt
     if check is not None:
         check(cast)
-    if cast is not None:  # Python ints wrap into an integer cast dtype, as torch (uint8 > -1)
-        operands = tuple(D.wrap_int(o, cast) for o in operands)
-    params = {"cast": None if cast is None else cast.np.str, "out": out.np.str}
+    if cast is not None and cast.np.kind in "iu":  # Python ints wrap into an integer cast
+        operands = tuple(D.wrap_int(o, cast) for o in operands)  # dtype, as torch (uint8 > -1)
+    params = _PARAMS.get((cast, out))
+    if params is None:  # one dict per dtype pair: commands share it (a batch pickles it once)
+        params = _PARAMS[cast, out] = {
+            "cast": None if cast is None else cast.np.str,
+            "out": out.np.str,
+        }
     return plan(ex, name, operands, params, out, name, target)
+
+
+_PY_SCALARS = frozenset((bool, int, float, complex))
+_PARAMS: dict = {}  # (cast, out) -> the kernel's params (never changed: shared by commands)
+_RULES: dict = {}  # (rule, default float dtype, operand signature) -> (cast, out)
+_PURE: set = set()  # the dtype rules that look at operand dtypes and scalar types only
+
+
+def _cached_rule(rule, operands):
+    """``rule(operands)``, remembered for the rules of :data:`_PURE` by what they look at:
+    each tensor's dtype and whether it is 0-d, each scalar's type, the default dtype (an
+    op in a loop pays one lookup instead of torch's promotion)."""
+    if rule not in _PURE:
+        return rule(operands)
+    sig = [rule, D.get_default_dtype()]
+    for o in operands:
+        t = type(o)
+        if t in _PY_SCALARS or o is None:
+            sig.append(t)
+        elif hasattr(o, "_layout"):
+            sig.append((o._dtype, not o._layout.shape))
+        else:  # NumPy arrays and the rest: computed each time
+            return rule(operands)
+    sig = tuple(sig)
+    hit = _RULES.get(sig)
+    if hit is None:
+        hit = rule(operands)  # a rule that raises caches nothing
+        if len(_RULES) > 4096:
+            _RULES.clear()
+        _RULES[sig] = hit
+    return hit
 
 
 # ----------------------------------------------------------------------------- dtype rules
@@ -245,6 +310,8 @@ def bitwise(ops):
     return rt, rt
 
 
+_PURE.update((promote, floating, compare, real_part, logical, bitwise))
+
 _KINDS = {
     "nonbool": ("bool", lambda d: d != D.bool_),
     "float": ("non-floating-point", lambda d: d.is_floating_point),
@@ -271,6 +338,7 @@ def only(name, kinds):
         return rt, rt
 
     rule.__name__ = f"only_{kinds}"
+    _PURE.add(rule)
     return rule
 
 
@@ -334,10 +402,13 @@ def named_kernel(name):
 # ------------------------------------------------------------------- public functions
 def call(name, *operands):
     """Run elementwise primitive ``name`` on user values (at least one becomes a tensor)."""
-    ops = [operand(o) for o in operands]
+    ops = [o if type(o) in _PASS else operand(o) for o in operands]
     if not any(is_tensor(o) for o in ops):
         ops[0] = as_tensor(ops[0])
     return apply(name, *ops)
+
+
+_PASS = _PY_SCALARS | {ShardedTensor}  # operands ``operand()`` returns as they are
 
 
 def call_(name, x, *operands):

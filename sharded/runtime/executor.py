@@ -80,6 +80,9 @@ class Executor:
         self._rec = None  # the batch log (recovery.Recovery), None when recovery is off
         self._reading = False  # fetch is exporting what it reads
         self._rec_off = "SHARDED_RECOVERY=0"
+        # An Event the flush timer sleeps on while nothing is queued (RayExecutor; a timer
+        # that woke every 5 ms anyway cost the driver ~10 us of CPU per ms of a read's wait)
+        self._queued = None
         self.set_recovery(recovery.enabled_by_env(), self._rec_off)
 
     def set_recovery(self, on: bool, reason: str = "st.init(recovery=False)") -> None:
@@ -120,12 +123,18 @@ class Executor:
     def _q(self, w: int) -> list:
         """Worker ``w``'s queue, marked so that it runs after the layout commands queued so
         far (a per-worker command may read what one of them makes)."""
+        self._wake()
         q = self._queues[w]
         n = len(self._bcast)
         if n and self._bmark[w] != n:
             q.append(("bsync", n))
             self._bmark[w] = n
         return q
+
+    def _wake(self) -> None:
+        """Something is being queued: wake the flush timer (if there is one, asleep)."""
+        if self._queued is not None and not self._queued.is_set():
+            self._queued.set()
 
     def submit_group(self, layout, kernel: str, args, out, params=None, label=None, inplace=False):
         """Queue ``kernel`` once for every shard of ``layout``: one command, which each worker
@@ -137,6 +146,7 @@ class Executor:
         wd, targets = layout_workers(layout)
         with self._lock:
             self._bcast.append(("group", kernel, wd, args, out, params, label, inplace))
+            self._wake()
             self._btargets[id(targets)] = targets
             self._bwork = True
             self.commands += 1
@@ -165,6 +175,7 @@ class Executor:
             for c, p in edges:
                 self._tedges.setdefault(c, set()).add(p)
             self._bcast.append(("tree", wd, spec))
+            self._wake()
             self._btargets[id(targets)] = targets
             # trees queued together ship together (a later tree's parents wait on partials
             # only), so a tree does not count as work for the next tree; it does for _split
@@ -185,6 +196,7 @@ class Executor:
         wd, targets = layout_workers(layout)
         with self._lock:
             self._bcast.append(("gfree", wd, keys.start))
+            self._wake()
             self._btargets[id(targets)] = targets
 
     def submit(self, w: int, kernel: str, args, outs, params=None, label=None, inplace=False):

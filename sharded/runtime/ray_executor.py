@@ -24,7 +24,6 @@ import logging
 import os
 import threading
 import time
-import weakref
 
 import ray
 from ray.exceptions import (
@@ -42,7 +41,8 @@ from . import ray_service, recovery, threads
 from .executor import MAX_INFLIGHT as MAX_INFLIGHT_RELAY
 from .executor import Executor, WorkerInfo
 from .published import PublishClient
-from .relay import RelayActor
+from .relay import RelayActor, new_handles, relay_args, unsent_elsewhere
+from .relay import ship as relay_ship
 from .worker import Worker, is_failed
 
 FLUSH_INTERVAL_S = 0.005
@@ -76,15 +76,6 @@ class _Handled(logging.Filter):
 
 
 logging.getLogger("ray._private.worker").addFilter(_Handled())
-
-
-class _Handle:
-    """Data a worker exported through a relay (the relay holds the ref under ``hid``)."""
-
-    __slots__ = ("hid", "__weakref__")
-
-    def __init__(self, hid):
-        self.hid = hid
 
 
 class _RayWorker(Worker):
@@ -226,7 +217,7 @@ class RayExecutor(Executor):
                 False,
                 "a shared namespace: this client's log cannot rebuild the other clients' shards",
             )
-        self._stop = threading.Event()
+        self._stop, self._queued = threading.Event(), threading.Event()
         if shared:
             self.published = PublishClient(self, self._reg)
             self.lease_s = self._reg.lease()
@@ -290,35 +281,18 @@ class RayExecutor(Executor):
 
     def _relay_dispatch(self, w, cmds, refs, nexp):
         r = self._relay_of[w]
-        # Data exported through another relay whose batch is not sent yet: send it first (a
-        # post starts new outboxes and object lists, so before this batch takes its refs).
-        if any(
-            isinstance(h, _Handle)
-            and self._hwhere[h.hid][0] != r
-            and self._hwhere[h.hid][1] is None
-            for h in refs
-        ):
+        if unsent_elsewhere(self, r, refs):
             self._post(True)
-        objs, args = self._objs[r], []
-        for ref in refs:
-            if isinstance(ref, _Handle):  # data another worker exported
-                src, fwd = self._hwhere[ref.hid]
-                if src == r:
-                    args.append(("h", ref.hid))
-                    continue
-                # exported through another relay: fetch the ref it returned, pass it on
-                ref = self._wait([fwd], "a relay's forward")[0][ref.hid]
-            args.append(("o", len(objs)))
-            objs.append(ref)
-        hids = []
-        for _ in range(nexp):
-            h = _Handle(self._hid)
-            weakref.finalize(h, self._drop_handle, self._hid)
-            self._hwhere[self._hid] = (r, None)
-            self._hid += 1
-            hids.append(h)
+        args, hids = relay_args(self, r, refs), new_handles(self, r, nexp)
         self._outbox[r].append((w, cmds, args, [h.hid for h in hids]))
         return None, hids
+
+    def _ship(self, w=None, nexp=0, reads=None):
+        # through relays, each relay composes its workers' batches (relay.ship); trees whose
+        # partials cross relays take the per-worker path, which links them here
+        if self._relays and (len(self._relays) == 1 or not self._tedges):
+            return relay_ship(self, w, nexp, reads)
+        return super()._ship(w, nexp, reads)
 
     def _drop_handle(self, hid):
         """A handle died (every command that reads it is queued): its relay forgets it."""
@@ -343,7 +317,7 @@ class RayExecutor(Executor):
             self._outbox[r], objs, self._objs[r] = [], self._objs[r], []
             forget, self._forget[r] = self._forget[r], []
             f = fetch.get(r) if fetch else None
-            ref = self._relays[r].forward.remote(tuple(sends), objs, forget, f, True, ret)
+            ref = self._relays[r].forward.remote((tuple(sends), objs, forget, f, True, ret))
             for _, _, _, hids in sends:
                 for h in hids:
                     if h in self._hwhere:  # else its handle died already (forgotten)
@@ -408,15 +382,26 @@ class RayExecutor(Executor):
             self._raise_errors()
 
     def _tick(self):
-        while not self._stop.wait(FLUSH_INTERVAL_S):
-            if (self._bcast or any(self._queues)) and self._lock.acquire(blocking=False):
-                try:
-                    if not self.closed:
-                        self.flush_all()
-                except Exception:  # surfaced by the next read instead
-                    pass
-                finally:
-                    self._lock.release()
+        t0 = time.monotonic()
+        while not self._stop.is_set():
+            self._queued.wait()  # asleep while nothing is queued (Executor._wake)
+            # the next tick of a 5 ms grid, as a timer that never slept: work queued after
+            # an idle spell ships 2.5 ms later on average, not a whole period later
+            if self._stop.wait(FLUSH_INTERVAL_S - (time.monotonic() - t0) % FLUSH_INTERVAL_S):
+                return
+            self._queued.clear()
+            if not (self._bcast or any(self._queues)):
+                continue
+            if not self._lock.acquire(blocking=False):
+                self._queued.set()  # the driver is busy with the lock: next period
+                continue
+            try:
+                if not self.closed:
+                    self.flush_all()
+            except Exception:  # surfaced by the next read instead
+                pass
+            finally:
+                self._lock.release()
 
     def _beat(self):
         """Renew the lease; send the releases of dropped published tensors."""
@@ -572,6 +557,7 @@ class RayExecutor(Executor):
 
     def close(self):
         self._stop.set()
+        self._queued.set()
         if self.shared:
             # Our commands run first, then the registry drops our key range (but what we
             # published) and our holds; the shared workers stay.

@@ -133,3 +133,36 @@ def test_elementwise_result_of_a_transposed_view_reshapes():
             1.0,
             4.0,
         ]
+
+
+def test_cached_dtype_rules_follow_the_default_dtype_and_scalar_types():
+    # the planner remembers a rule's answer per operand signature: the default dtype, the
+    # scalars' types and values that wrap (uint8 + -1) must still count
+    x = st.tensor(np.array([1, 2, 3], np.int32), shards=3)
+    assert (x * 1.5).dtype == st.float32
+    st.set_default_dtype(st.float64)
+    try:
+        y = x * 1.5
+        assert y.dtype == st.float64 and y.tolist() == [1.5, 3.0, 4.5]
+    finally:
+        st.set_default_dtype(st.float32)
+    assert (x * 1.5).dtype == st.float32
+    assert (st.tensor([True]) + 2).dtype == st.int64
+    u = st.tensor(np.array([1, 2], np.uint8), shards=2)
+    z = u + (-1)
+    assert z.dtype == st.uint8 and z.tolist() == [0, 1]
+
+
+def test_one_layout_fast_path_keeps_in_place_checks():
+    # equal layouts that are distinct objects take the one-command path too
+    x = st.from_numpy(A, shards=3)
+    y = st.from_numpy(B, shards=3)
+    assert x.layout is not y.layout and x.layout == y.layout
+    assert_matches_numpy(x * y + 0.5, A * B + 0.5)
+    i = st.tensor(np.array([1, 2]), shards=2)
+    with pytest.raises(st.errors.DTypeError, match="can't be cast"):
+        i.mul_(1.5)
+    assert i.tolist() == [1, 2]  # refused before anything was queued
+    v = i._vc[0]
+    i.mul_(3)
+    assert i.tolist() == [3, 6] and i._vc[0] == v + 1
