@@ -10,7 +10,7 @@ the commands queued before it. At most :data:`MAX_INFLIGHT` batches per worker a
 
 Errors travel back as records and are raised, typed, at the next read (:class:`OpFailed` names
 the op and the shard). Every batch sent is also logged (:mod:`.recovery`), so that a lost
-worker is rebuilt by replaying the log: waits go through :meth:`Executor._wait`, which
+worker is rebuilt by replaying the log: waits go through :meth:`.reading.Reading._wait`, which
 recovers and finishes the interrupted call. :class:`~.local_executor.LocalExecutor` runs the
 same protocol in-process with :class:`~sharded.runtime.worker.Worker` objects, for tests and for
 machines without Ray.
@@ -22,11 +22,11 @@ import collections
 import itertools
 import threading
 
-from ..errors import OpFailed, SessionClosed, WaitTimeout
+from ..errors import SessionClosed
 from . import recovery
+from .reading import Reading
 from .registry import key_range
-from .wiring import cycle, feeding, wired
-from .worker import is_failed
+from .wiring import cycle, wired
 
 MAX_BATCH = 512
 MAX_INFLIGHT = 8
@@ -37,7 +37,7 @@ class WorkerInfo(collections.namedtuple("WorkerInfo", "index name node device"))
     """Static facts about one worker: index, actor name, node id, device."""
 
 
-class Executor:
+class Executor(Reading):
     """The protocol shared by every executor; subclasses say how a batch reaches a worker."""
 
     kind = "base"
@@ -434,140 +434,6 @@ class Executor:
         """The first command of a batch: where its layout commands are."""
         return ("B", None, shared)
 
-    # ------------------------------------------------------------------ reading
-    def fetch(self, items):
-        """Read ``[(w, key, slices)]`` as host arrays; raises the pending op errors known.
-
-        A read rides in the next batch of each worker it reads from (no call of its own),
-        and the driver waits only for those workers' batches (no barrier across every
-        worker): errors of other workers' batches that already finished are raised too;
-        those still running surface at a later read or :meth:`sync`.
-        """
-        self._check_open()
-        if self.recorder is not None:
-            self.recorder.read(items)  # a traced function may not read values (st.jit)
-        for _ in range(recovery.MAX_ATTEMPTS):
-            try:
-                return self._fetch(items)
-            except recovery.Stale:  # workers were rebuilt while this read was under way:
-                continue  # its exports are gone, the shards are back; a read has no effects
-        return self._fetch(items)
-
-    def _fetch(self, items):
-        with self._lock:
-            by_w = collections.defaultdict(list)
-            for i, (w, key, sl) in enumerate(items):
-                by_w[w].append((i, key, sl))
-            self._depth += 1
-            try:
-                shipped = bool(self._bcast)
-                self._reading = True  # these exports are read here, never passed on
-                try:
-                    if shipped:  # the reads ride in the shipment of the layout commands
-                        for w, its in by_w.items():
-                            self._q(w).extend(("export", k, sl) for _, k, sl in its)
-                        handles = self._ship(reads={w: len(its) for w, its in by_w.items()})
-                    else:
-                        want = {w: [it[1:] for it in its] for w, its in by_w.items()}
-                        handles = self._export_all(want)
-                finally:
-                    self._reading = False
-                self.flush_all()  # start everything else queued, too
-            finally:
-                self._end(True)
-            pending = []
-            kids = self._kids if shipped else {}
-            for w in feeding(by_w, kids):  # a tree child's batch is done when its root's is
-                pending.extend(self._inflight[w])
-                self._inflight[w].clear()
-            flat = [h for w in by_w for h in handles[w]]
-            try:
-                values = self._wait(pending + flat, "a read")
-            except WaitTimeout:
-                self._late += pending  # still running: a later wait collects them
-                raise
-            self._record(values[: len(pending)])
-            self._record(self._finished())
-            self._raise_errors()
-            if self._rec is not None and self._rec.due():
-                self._rec.cut()
-        out = [None] * len(items)
-        got = iter(values[len(pending) :])
-        for its in by_w.values():
-            for (i, _, _), arr in zip(its, got):
-                if is_failed(arr):
-                    r = arr.record
-                    raise OpFailed(r["op"], r["shard"], r["worker"], r["cause"])
-                out[i] = arr
-        return out
-
-    def _finished(self) -> list:
-        """The error lists of batches that already ran (leading ones on each worker),
-        taken off the in-flight queues without waiting for the others."""
-        flat = [h for d in self._inflight for h in d]
-        late = []
-        if self._late:  # batches an earlier wait gave up on that finished since
-            ok = self._ready(self._late)
-            late = [h for h, f in zip(self._late, ok) if f]
-            self._late = [h for h, f in zip(self._late, ok) if not f]
-        if not flat:
-            return self._wait(late)
-        ok = iter(self._ready(flat))
-        done = []
-        for d in self._inflight:
-            flags = [next(ok) for _ in range(len(d))]
-            n = flags.index(False) if False in flags else len(flags)
-            done += [d.popleft() for _ in range(n)]
-        return self._wait(late + done)
-
-    def _ready(self, handles) -> list:
-        """Whether each batch of ``handles`` finished (in-process: all of them)."""
-        return [True] * len(handles)
-
-    def sync(self) -> None:
-        """Wait until every queued command has run; raise the first op error, if any."""
-        self._check_open()
-        with self._lock:
-            self.flush_all()
-            self._collect(self._drain_inflight(), "st.synchronize()")
-            self._raise_errors()
-            if self._rec is not None and self._rec.due():
-                self._rec.cut()
-
-    def stats(self) -> list:
-        """Per-worker statistics (live shards and bytes, resident memory), after a sync."""
-        with self._lock:
-            self.sync()
-            for _ in range(recovery.MAX_ATTEMPTS):
-                try:
-                    return self._wait([self._stats(w) for w in range(self.num_workers)])
-                except recovery.Stale:  # a worker was rebuilt meanwhile: ask again
-                    continue
-            return self._wait([self._stats(w) for w in range(self.num_workers)])
-
-    def _drain_inflight(self):
-        out, self._late = self._late, []
-        for d in self._inflight:
-            out.extend(d)
-            d.clear()
-        return out
-
-    def _collect(self, handles, what="earlier ops"):
-        try:
-            self._record(self._wait(handles, what))
-        except WaitTimeout:
-            self._late += handles  # still running: a later wait collects them
-            raise
-
-    def _record(self, results):
-        for errs in results:
-            self._errors.extend(e for e in errs if not e["cascade"])
-
-    def _raise_errors(self):
-        if self._errors:
-            r, self._errors = self._errors[0], []
-            raise OpFailed(r["op"], r["shard"], r["worker"], r["cause"])
-
     def _check_open(self):
         if self.closed:
             raise SessionClosed(
@@ -584,33 +450,6 @@ class Executor:
         raise NotImplementedError
 
     def _stats(self, w):
-        raise NotImplementedError
-
-    def _wait(self, handles, what="earlier ops") -> list:
-        """The values of ``handles``; a lost worker is rebuilt (:mod:`.recovery`) and the
-        wait goes on with the replayed handles, or raises :class:`WorkerLost`. A wait longer
-        than :attr:`timeout` raises :class:`WaitTimeout` naming ``what`` it waited for."""
-        if not handles:
-            return []
-        for _ in range(recovery.MAX_ATTEMPTS):
-            try:
-                return self._get(handles, self.timeout)
-            except recovery.Late as e:
-                names = [self.workers[w].name for w in e.workers]
-                raise WaitTimeout(what, names, e.seconds, self.timeout) from None
-            except recovery.Lost as e:
-                if self._rec is None:
-                    recovery.lost(self, e.cause, self._rec_off)
-                handles = self._rec.recover(handles, e.cause)
-        raise recovery.unrecoverable(
-            self, f"workers kept dying: {recovery.MAX_ATTEMPTS} recoveries in one wait"
-        )
-
-    def _get(self, handles, timeout=None) -> list:
-        """The values of ``handles`` (at most ``timeout`` s, else :class:`recovery.Late`);
-        raises :class:`recovery.Lost` when a worker or its data is gone. (Recovery's other
-        hooks, ``_hkey``, ``_settle``, ``_dead_workers``, ``_replace`` and ``_snapshot``: see
-        :mod:`.recovery`.)"""
         raise NotImplementedError
 
 
