@@ -201,17 +201,7 @@ class Compiled:
                     poisoned[k] = rec
                 errors.append(dict(rec, cascade=True))
             except Exception as e:  # reported to the driver, which raises it typed
-                rec = {
-                    "op": label[0] if label else head,
-                    "shard": label[1] if label else None,
-                    "worker": w.index,
-                    "cause": f"{type(e).__name__}: {e}",
-                }
-                for k in keys:
-                    if not inplace:
-                        store.pop(k, None)
-                    poisoned[k] = rec
-                errors.append(dict(rec, cascade=False))
+                failed(e, label or (head, None), w.index, keys, inplace, store, poisoned, errors)
         w.commands_run += ran
 
     def _large(self, w, outside, base, inkeys) -> bool:
@@ -266,6 +256,18 @@ class _Missing(Exception):
     def __init__(self, key):
         super().__init__(key)
         self.key = key
+
+
+def failed(e, label, index, outs, inplace, store, poisoned, errors) -> None:
+    """Record command ``label`` = ``(op, shard)`` failing on worker ``index`` with ``e``: its
+    outputs ``outs`` are dropped (kept when it wrote in place) and poisoned, so commands that
+    read them fail as a cascade of this one, and the error goes to the driver's list."""
+    rec = {"op": label[0], "shard": label[1], "worker": index, "cause": f"{type(e).__name__}: {e}"}
+    for k in outs:
+        if not inplace:
+            store.pop(k, None)
+        poisoned[k] = rec
+    errors.append(dict(rec, cascade=False))
 
 
 def _record(op, w, cause) -> dict:

@@ -209,17 +209,9 @@ class Worker:
                 poisoned[k] = p.record
             errors.append(dict(p.record, cascade=True))
         except Exception as e:  # reported to the driver, which raises it typed
-            rec = {
-                "op": label[0] if label else head,
-                "shard": label[1] if label else None,
-                "worker": self.index,
-                "cause": f"{type(e).__name__}: {e}",
-            }
-            for k in outs:
-                if not inplace:
-                    store.pop(k, None)
-                poisoned[k] = rec
-            errors.append(dict(rec, cascade=False))
+            program.failed(
+                e, label or (head, None), self.index, outs, inplace, store, poisoned, errors
+            )
 
     # ------------------------------------------------------------------ layout commands
     def mine(self, desc) -> list:
