@@ -43,8 +43,14 @@ def _masks_as_indices(x, indices):
 
 
 def _index_put(x, indices, values, accumulate, inplace):
+    name = "index_put_" if inplace else "index_put"
+    if not is_tensor(values):  # torch takes no scalar here (x[key] = 1.0 does: __setitem__)
+        raise DTypeError(
+            f"{name}(): argument 'values' must be Tensor, not {type(values).__name__} "
+            f"(got {values!r})"
+        )
     if not isinstance(indices, (tuple, list)):
-        raise ArgumentError(f"index_put(): indices must be a tuple of tensors, got {indices!r}")
+        raise ArgumentError(f"{name}(): indices must be a tuple of tensors, got {indices!r}")
     indices = tuple(indices)
     if len(indices) > x.ndim:
         raise IndexOutOfRange(
@@ -69,9 +75,7 @@ def _index_put(x, indices, values, accumulate, inplace):
     k, nd = len(indices), x.ndim
     rest = tuple(x.shape[k:])
     shape = b + rest
-    if not is_tensor(values):
-        values = D.check_int(values, x.dtype)
-    elif values.dtype != x.dtype:
+    if values.dtype != x.dtype:
         raise DTypeError(
             f"Index put requires the source and destination dtypes match, got {x.dtype.name} "
             f"for the destination and {values.dtype.name} for the source."
@@ -85,18 +89,17 @@ def _index_put(x, indices, values, accumulate, inplace):
         idx.append(i.contiguous())
     lay = idx[0]._layout
     idx = [idx[0]] + [i if i._layout == lay else i.reshard(layout=lay) for i in idx[1:]]
-    if is_tensor(values):
-        try:
-            np.broadcast_shapes(tuple(values.shape), shape)
-        except ValueError:
-            raise ShapeError(
-                f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
-                f"broadcast to indexing result of shape {list(shape)}"
-            ) from None
-        if tuple(values.shape) != shape:
-            values = values.expand(*shape).contiguous()
-        if values._layout != lay:
-            values = values.reshard(layout=lay)
+    try:
+        np.broadcast_shapes(tuple(values.shape), shape)
+    except ValueError:
+        raise ShapeError(
+            f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
+            f"broadcast to indexing result of shape {list(shape)}"
+        ) from None
+    if tuple(values.shape) != shape:
+        values = values.expand(*shape).contiguous()
+    if values._layout != lay:
+        values = values.reshard(layout=lay)
     cmap = tuple(("i", d) if d < k else ("p", len(b) + d - k) for d in range(nd))
     reduce = "sum" if accumulate else None
     target = x if inplace else None
@@ -119,7 +122,8 @@ def index_put(input, indices, values, accumulate=False):
     """``input`` with ``input[indices] = values`` (or ``+=`` with ``accumulate=True``, where
     repeated points accumulate), ``indices`` a tuple of integer tensors routed worker to
     worker (negative indices count from the end). Other keys (bool masks, ``None``) take the
-    ``__setitem__`` path, which reads them on the driver.
+    ``__setitem__`` path, which reads them on the driver. ``values`` must be a tensor, as in
+    torch (:class:`~sharded.errors.DTypeError` otherwise; ``x[key] = 1.0`` takes scalars).
 
     Examples
     --------

@@ -98,13 +98,21 @@ def gather(input, dim, index, *, sparse_grad=False):
     >>> st.gather(x, 1, st.tensor([[0, 0], [1, 0]])).tolist()
     [[1, 1], [4, 3]]
     """
-    dim = _check("gather", input, dim, index)
+    return _gather(input, dim, index, "gather")
+
+
+def _gather(input, dim, index, op):
+    """:func:`gather` whose errors name ``op`` (``take_along_dim`` routes through here)."""
+    _index_dtype(index, op)
+    if 0 in (input.ndim, index.ndim) and max(input.ndim, index.ndim) <= 1:
+        # torch reads a 0-d input or index of gather as 1-d (its ensure_nonempty_dim):
+        # torch.gather(torch.tensor(5.), 0, torch.tensor([0, 0])) is [5., 5.]
+        out = _gather(input.reshape(-1), dim, index.reshape(-1), op)
+        return out.reshape(index.shape)
+    dim = _check(op, input, dim, index)
     if not index.numel():
         return apply("full", index._layout, 0, input.dtype)
-    if input.ndim == 0:  # a 0-d input reads as one element
-        out = gather(input.reshape(1), 0, index.reshape(1))
-        return out.reshape(index.shape)
-    return apply("route_gather", input, (index,), _cmap(input.ndim, dim), op="gather")
+    return apply("route_gather", input, (index,), _cmap(input.ndim, dim), op=op)
 
 
 def _scatter_any(op, input, dim, index, src, value, reduce, include_self, inplace):
@@ -261,7 +269,9 @@ def scatter_reduce_(input, dim, index, src, reduce, *, include_self=True):
 @bind("take_along_dim")
 def take_along_dim(input, indices, dim=None):
     """``input`` gathered along ``dim`` at ``indices`` broadcast against it (torch's
-    ``take_along_dim``; ``dim=None`` reads the flattened input).
+    ``take_along_dim``; ``dim=None`` reads the flattened input). An out-of-range index raises
+    :class:`~sharded.errors.IndexOutOfRange` naming the offending values (torch's CPU kernel
+    does not check and returns whatever it reads).
 
     Examples
     --------
@@ -276,7 +286,7 @@ def take_along_dim(input, indices, dim=None):
             f"take_along_dim(): dtype of indices should be int64 but got {indices.dtype.name}"
         )
     if dim is None:
-        return gather(input.reshape(-1), 0, indices.reshape(-1))
+        return _gather(input.reshape(-1), 0, indices.reshape(-1), "take_along_dim")
     nd = input.ndim
     dim = normalize_dim(dim, nd)
     if indices.ndim != nd:
@@ -284,6 +294,8 @@ def take_along_dim(input, indices, dim=None):
             f"take_along_dim(): input and indices should have the same number of dimensions, "
             f"but got {nd} dimensions for input, and {indices.ndim} dimensions for indices"
         )
+    if not nd:  # torch's message for a 0-d input and index with a dim
+        raise DimError("Dimension specified as 0 but tensor has no dimensions")
     shp_i, shp_x = list(input.shape), list(indices.shape)
     shp_i[dim], shp_x[dim] = indices.shape[dim], input.shape[dim]
     try:
@@ -296,4 +308,4 @@ def take_along_dim(input, indices, dim=None):
         ) from None
     idx = indices if tuple(indices.shape) == bi else indices.expand(*bi).contiguous()
     src = input if tuple(input.shape) == bx else input.expand(*bx).contiguous()
-    return gather(src, dim, idx)
+    return _gather(src, dim, idx, "take_along_dim")

@@ -30,11 +30,13 @@ def test_index_put(place):
     np.add.at(exp, (rows, cols), 1.0)
     y = x.clone()
     y.index_put_(
-        (st.from_numpy(rows, shards=2), st.from_numpy(cols, shards=3)), 1.0, accumulate=True
+        (st.from_numpy(rows, shards=2), st.from_numpy(cols, shards=3)),
+        st.tensor(1.0, dtype=st.float64),
+        accumulate=True,
     )
     assert_matches_numpy(y, exp)
     y = x.clone()
-    y.index_put_((st.tensor([True, False, True]),), 0.0)  # a mask takes the indexing path
+    y.index_put_((st.tensor([True, False, True]),), st.tensor(0.0))  # a mask: indexing path
     assert y.tolist()[1] == [4.0, 5.0, 6.0, 7.0] and y.sum().item() == 22.0
     with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
         x.index_put_((st.tensor([3]),), st.tensor(1.0, dtype=st.float64))
@@ -62,3 +64,25 @@ def test_index_put_accumulate_with_a_bool_mask_like_torch(place):
     with pytest.raises(st.IndexOutOfRange, match=r"shape of the mask \[2\] at index 0 does not"):
         x.index_put_((st.tensor([True, False]),), one, accumulate=True)
     assert x.tolist() == a.tolist()
+
+
+@pytest.mark.parametrize("place", SMALL, ids=PLACEMENT_IDS)
+def test_index_put_wants_a_tensor_of_values_like_torch(place):
+    # torch: "index_put_(): argument 'values' (position 2) must be Tensor, not float"
+    a = np.arange(6.0).reshape(3, 2)
+    x = st.from_numpy(a, **place)
+    i = st.tensor([1])
+    with pytest.raises(
+        TypeError, match=r"index_put_\(\): argument 'values' must be Tensor, not fl"
+    ):
+        x.index_put_((i,), 1.0)
+    with pytest.raises(st.DTypeError, match=r"index_put\(\): .* not int \(got 7\)"):
+        x.index_put((i,), 7, accumulate=True)
+    with pytest.raises(st.DTypeError, match="must be Tensor, not list"):
+        st.index_put(x, (i,), [1.0, 2.0])
+    with pytest.raises(st.DTypeError, match="must be Tensor, not float"):
+        x.index_put_((st.tensor([True, False, False]),), 0.0)  # a mask as well, as torch
+    assert x.tolist() == a.tolist()  # operands intact, the session usable
+    x[i] = 1.0  # setitem keeps taking scalars
+    x[st.tensor([True, False, True])] = 2
+    assert x.tolist() == [[2.0, 2.0], [1.0, 1.0], [2.0, 2.0]]

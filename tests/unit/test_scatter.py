@@ -278,3 +278,51 @@ def test_take_along_dim_wants_int64_indices_like_torch():
     with pytest.raises(st.DTypeError, match="dtype of indices should be int64 but got int32"):
         st.take_along_dim(x, st.tensor([[1]], dtype=st.int32), 1)
     assert st.gather(x, 1, st.tensor([[1]], dtype=st.int32)).tolist() == [[2.0]]
+
+
+@pytest.mark.parametrize("ip", [dict(shards=1), dict(shards=2)])
+def test_gather_reads_a_0d_operand_as_1d_like_torch(ip):
+    # torch.gather(torch.tensor(5.), 0, torch.tensor([0, 0])) is tensor([5., 5.])
+    x = st.tensor(5.0)
+    assert st.gather(x, 0, st.tensor([0, 0, 0], **ip)).tolist() == [5.0, 5.0, 5.0]
+    assert st.gather(st.tensor(5), -1, st.tensor([0, 0], **ip)).tolist() == [5, 5]
+    assert st.gather(x, 0, st.tensor([0], dtype=st.int32)).tolist() == [5.0]
+    assert st.gather(x, 0, st.zeros(0, dtype=st.int64)).shape == (0,)
+    assert st.gather(x, 0, st.zeros(0, 2, dtype=st.int64)).shape == (0, 2)
+    got = st.gather(st.tensor([1.0, 2.0, 3.0], **ip), 0, st.tensor(2))  # a 0-d index as well
+    assert got.shape == () and got.item() == 3.0
+    with pytest.raises(st.IndexOutOfRange, match="index 3 is out of bounds for dimension 0 with "):
+        st.gather(x, 0, st.tensor([0, 3], **ip))
+    with pytest.raises(IndexError, match="index -1 is out of bounds for dimension 0 with size 1"):
+        st.gather(x, 0, st.tensor([-1]))
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
+        st.gather(st.tensor([1.0, 2.0, 3.0]), 0, st.tensor(3))
+    with pytest.raises(st.DimError, match=r"range of \[-1, 0\], but got 1"):
+        st.gather(x, 1, st.tensor([0]))
+    with pytest.raises(st.ShapeError, match="same number of dimensions"):
+        st.gather(x, 0, st.tensor([[0]]))
+    with pytest.raises(st.ShapeError, match="same number of dimensions"):
+        st.gather(st.tensor([[5.0]]), 0, st.tensor(0))
+    assert x.item() == 5.0  # the session stays usable
+    w = st.tensor(5.0, requires_grad=True)
+    st.gather(w, 0, st.tensor([0, 0, 0])).sum().backward()
+    assert w.grad.shape == () and w.grad.item() == 3.0
+
+
+def test_take_along_dim_out_of_range_names_the_values():
+    # torch's CPU kernel does not check here (it returns what it reads); we keep refusing,
+    # naming the offending values; torch checks the flattened (dim=None) form with this message
+    x = st.from_numpy(np.arange(6.0).reshape(2, 3), shards=2)
+    with pytest.raises(st.IndexOutOfRange, match=r"take_along_dim: index 5 .* dimension 1 with"):
+        st.take_along_dim(x, st.tensor([[0, 5, 7, 5]]), 1)
+    with pytest.raises(IndexError, match=r"size 3 \(also out of range: 7\)"):
+        st.take_along_dim(x, st.tensor([[0, 5, 7, 5]]), 1)
+    with pytest.raises(IndexError, match="index -7 is out of bounds for dimension 0 with size 6"):
+        st.take_along_dim(x, st.tensor([-7]))
+    assert x.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    # 0-d operands, as torch
+    assert st.take_along_dim(st.tensor(5.0), st.tensor([0, 0])).tolist() == [5.0, 5.0]
+    with pytest.raises(st.ShapeError, match="0 dimensions for input, and 1 dimensions for ind"):
+        st.take_along_dim(st.tensor(5.0), st.tensor([0, 0]), 0)
+    with pytest.raises(st.DimError, match="Dimension specified as 0 but tensor has no dimensions"):
+        st.take_along_dim(st.tensor(5.0), st.tensor(0), -1)
