@@ -3,12 +3,16 @@
 Every export (a piece of a shard handed to another worker) costs the driver one actor call
 to its source worker, and every shipment one call per worker. The eager order is only one
 valid order: a replay may issue the commands in any order that keeps every dependency, so
-:func:`schedule` puts them in *waves*: wave ``w`` holds the commands that need the results of
-``w`` rounds of exports (or of reduction trees across workers), then those trees, together
-(the executor ships the work queued before a tree on its own, so that the tree's parents do
-not wait for their children's whole batches: trees issued one by one between other commands
-would cost a shipment each), then all the exports those commands feed, issued as one call
-per worker.
+:func:`schedule` puts them in *waves*, each meant to cost at most two shipments (the executor
+ships the queued work on its own before a command that takes refs, unless only refs of the
+same export call precede it, and before a reduction tree across workers, unless only trees
+precede it; an export call ships everything queued). Wave ``w`` holds first the commands
+that take the refs of wave ``w - 1``'s exports, then the other work that needs nothing of
+this wave's trees; then this wave's reduction trees across workers, together (the first one
+ships the work before it); then the work that reads their results (it rides in the trees'
+shipment: the parents wait for their children's partials only, which that work needs
+anyway); then all the exports the wave feeds, issued as one call per worker. A tree that
+reads the work after the trees waits for the next wave.
 
 Dependencies are the keys a command reads, writes or frees (a later command that writes or
 frees a key an earlier one reads or writes comes after it: the per-worker queues run in
@@ -91,10 +95,9 @@ def _alias_classes(cmds, touches):
 
 
 def schedule(cmds) -> list:
-    """``cmds`` reordered in waves; the exports of a wave become one ``("E", [export, ...])``
-    item at its end, its reduction trees across workers go just before that, together (an
-    executor ships work queued before a tree on its own first: a wave's trees then cost
-    one shipment, not one each). Returns the items in issue order.
+    """``cmds`` reordered in waves (see the module's docstring): commands taking refs, the
+    other work, the trees across workers, the work reading them, and the exports as one
+    ``("E", [export, ...])`` item at the wave's end. Returns the items in issue order.
 
     Examples
     --------
@@ -113,7 +116,9 @@ def schedule(cmds) -> list:
     last_write: dict = {}  # key -> index of the last command writing it
     reads_since: dict = {}  # key -> indices of commands reading it since that write
     export_at: dict = {}  # export number -> its command index
-    wave = [0] * len(cmds)
+    # stage 2w: wave w's first part (commands taking the last wave's refs first, then work);
+    # stage 2w + 1: its trees, then the work that reads them; then the wave's exports
+    stage = [0] * len(cmds)
     for i, c in enumerate(cmds):
         reads, writes, used = touches[i]
         deps = set()
@@ -138,13 +143,7 @@ def schedule(cmds) -> list:
                 deps.add(j)
             deps.update(reads_since.get(k, ()))
         deps.update(export_at[n] for n in used)
-        # an export's results are there one wave after it is issued; so are a cross-worker
-        # tree's for the work that reads them (the wave's trees go after its work)
-        late = _tree(c) or c[0] == "e"
-        wave[i] = max(
-            (wave[j] + (cmds[j][0] == "e" or (_tree(cmds[j]) and not late)) for j in deps),
-            default=0,
-        )
+        stage[i] = _stage(c, used, [(cmds[j], stage[j], bool(touches[j][2])) for j in deps])
         for k in reads:
             reads_since.setdefault(k, []).append(i)
         for k in writes:
@@ -153,10 +152,37 @@ def schedule(cmds) -> list:
         if c[0] == "e":
             export_at[c[1]] = i
     out = []
-    for w in range(max(wave, default=-1) + 1):
-        out += [c for c, cw in zip(cmds, wave) if cw == w and c[0] != "e" and not _tree(c)]
-        out += [c for c, cw in zip(cmds, wave) if cw == w and _tree(c)]
-        exports = [c for c, cw in zip(cmds, wave) if cw == w and c[0] == "e"]
+    for w in range(max(stage, default=-1) // 2 + 1):
+        first = [(c, t) for c, t, s in zip(cmds, touches, stage) if s == 2 * w]
+        out += [c for c, t in first if t[2]]  # refs first: work before them would ship apart
+        out += [c for c, t in first if not t[2]]
+        late = [c for c, s in zip(cmds, stage) if s == 2 * w + 1]
+        out += [c for c in late if _tree(c)]
+        out += [c for c in late if c[0] != "e" and not _tree(c)]
+        exports = [c for c in late if c[0] == "e"]
         if exports:
             out.append(("E", exports))
     return out
+
+
+def _stage(c, used, deps) -> int:
+    """The stage of command ``c`` (see :func:`schedule`) from ``(command, stage, takes refs)``
+    of the commands it depends on. The executor ships the queued work on its own before a
+    command taking refs (unless only refs of the same export call precede it) and before a
+    tree across workers (unless only trees precede it); an export call ships everything."""
+    tree = _tree(c)
+    s = 0
+    for d, sd, dref in deps:
+        if d[0] == "e":  # its refs exist once the wave's export call has shipped
+            s = max(s, sd + 1)
+        elif used:  # a command taking refs: first in a wave, after the work it reads
+            s = max(s, sd if dref else (sd | 1) + 1)
+        elif tree:  # trees go together before the work reading them, after what they read
+            s = max(s, sd if _tree(d) or not sd & 1 else sd + 2)
+        else:
+            s = max(s, sd)
+    if c[0] == "e" or tree:
+        s |= 1  # a wave's second part
+    elif used:
+        s += s & 1
+    return s
