@@ -68,7 +68,7 @@ def test_compose_services_bring_up_a_cluster_and_run_the_demo():
                 plan = [("ray-head", 0)] + [("ray-worker", 1 + r) for r in range(replicas)]
                 for name, i in plan:
                     env = _env(spec[name], head_ip, f"{temp_dir}/{i}")
-                    log = open(os.path.join(temp_dir, f"{name}-{i}.log"), "w+")
+                    log = open(os.path.join(temp_dir, f"{name}-{i}.log"), "w")
                     logs.append(log)
                     nodes.append(
                         (
@@ -123,8 +123,9 @@ def test_compose_services_bring_up_a_cluster_and_run_the_demo():
 def _tails(logs) -> str:
     parts = []
     for log in logs:
-        log.seek(0)
-        parts.append(f"\n--- {log.name} ---\n" + log.read()[-2000:])
+        # A new file object: seeking the node's shared one would make its next lines overwrite.
+        with open(log.name) as f:
+            parts.append(f"\n--- {log.name} ---\n" + f.read()[-2000:])
     return "".join(parts)
 
 

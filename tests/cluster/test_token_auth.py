@@ -68,7 +68,10 @@ def head():
     port, client_port = _free_port(), _free_port()
     token_file = Path(tmp, "home", "cluster.token")
     env = _clean_env(str(Path(tmp, "home")))
-    log = open(Path(tmp, "head.log"), "w+")
+    log_path = Path(tmp, "head.log")
+    # The test reads the log through its own file object: seeking the head's shared file
+    # description would make the head's later lines overwrite its summary.
+    log = open(log_path, "w")
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -105,11 +108,9 @@ def head():
             timeout=120,
             cwd=ROOT,
         )
-        log.seek(0)
-        assert waited.returncode == 0, waited.stderr + log.read()[-3000:]
+        assert waited.returncode == 0, waited.stderr + log_path.read_text()[-3000:]
         rc.wait_for_port(f"127.0.0.1:{client_port}", timeout=60, proc=proc)
-        log.seek(0)
-        yield f"{NODE_IP}:{port}", client_port, token_file, env, log.read()
+        yield f"{NODE_IP}:{port}", client_port, token_file, env, log_path.read_text()
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)

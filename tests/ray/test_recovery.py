@@ -28,6 +28,25 @@ def _pid(w):
     return st.stats()["workers"][w]["pid"]
 
 
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return False
+
+
+def _kill(w):
+    """``ray.kill`` of worker ``w``'s actor, waiting (at most 30 s) for its process to end:
+    ``ray.kill`` returns at once, and a batch sent in between could still run on the worker."""
+    pid = _pid(w)
+    ray.kill(_actor(w))
+    deadline = time.monotonic() + 30
+    while _running(pid):
+        assert time.monotonic() < deadline, f"worker {w} (pid {pid}) runs 30 s after ray.kill"
+        time.sleep(0.02)
+
+
 @pytest.fixture(scope="module")
 def reference():
     return pipeline()
@@ -36,7 +55,7 @@ def reference():
 def test_ray_kill_between_ops(reference):
     ex = _ex()
     before = ex.recovery_stats()["count"]
-    got = pipeline(hook=lambda: ray.kill(_actor(1)))
+    got = pipeline(hook=lambda: _kill(1))
     _same(reference, got)
     assert ex.recovery_stats()["count"] == before + 1
     assert ex.workers[1].name == "sharded-worker-1"
@@ -60,10 +79,10 @@ def test_sigkill_during_the_pipeline(reference, delay):
 def test_two_workers_one_after_the_other(reference):
     ex = _ex()
     before = ex.recovery_stats()
-    ray.kill(_actor(0))
+    _kill(0)
 
     def second():
-        ray.kill(_actor(3))
+        _kill(3)
 
     got = pipeline(hook=second)
     _same(reference, got)
@@ -87,7 +106,7 @@ def test_kill_during_a_reshard_of_20_mb():
 
 
 def test_stats_and_no_unhandled_noise(reference, capfd):
-    ray.kill(_actor(2))
+    _kill(2)
     _same(reference, pipeline())
     rec = st.stats()["recoveries"]
     assert rec["enabled"] and rec["count"] >= 1 and rec["seconds"] > 0
@@ -140,7 +159,7 @@ def test_recovery_off_raises_worker_lost(ray_cluster):
     try:
         assert st.stats()["recoveries"]["enabled"] is False
         x = st.ones(8, shards=4)
-        ray.kill(_actor(1))
+        _kill(1)
         with pytest.raises(st.WorkerLost, match="sharded-worker-1.*recovery is off") as e:
             (x + 1).numpy()
         assert "2 tensors with shards on sharded-worker-1 are lost: float32[8] (4 shards)" in (
@@ -164,7 +183,7 @@ def test_cut_on_ray_restores_from_snapshots(monkeypatch):
     assert ex.recovery_stats()["log_batches"] == 0
     y = x * 3
     want, xs = y.numpy(), x.numpy()
-    ray.kill(_actor(2))
+    _kill(2)
     np.testing.assert_array_equal((x * 3).numpy(), want)
     np.testing.assert_array_equal(y.numpy(), want)
     x.mul_(2)  # restored shards are writable
@@ -181,7 +200,7 @@ def test_relays_keep_recovery_off_and_a_loss_raises_worker_lost(ray_cluster, mon
         assert rec["enabled"] is False and "relay" in rec["reason"]
         x = st.ones(8, shards=4)
         assert (x + 1).sum().item() == 16.0
-        ray.kill(_actor(1))
+        _kill(1)
         with pytest.raises(st.WorkerLost, match="sharded-worker-1.*relay"):
             (x + 1).numpy()
     finally:
