@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import sharded as st
+from tests.support.training import mse_step
 
 
 def _run(fn, make_args, calls=5, **kw):
@@ -161,18 +162,8 @@ def test_training_step_matches_eager():
         opt = st.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
         return model, opt
 
-    def stepper(model, opt):
-        def step(x, y):
-            opt.zero_grad()
-            loss = st.nn.functional.mse_loss(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss
-
-        return step
-
     (m1, o1), (m2, o2) = make(), make()
-    jitted, eager = st.jit(stepper(m1, o1)), stepper(m2, o2)
+    jitted, eager = st.jit(mse_step(m1, o1)), mse_step(m2, o2)
     for i in range(7):
         x, y = _x((40, 6), 3, seed=i), _x((40, 1), 3, seed=100 + i)
         l1, l2 = jitted(x, y), eager(x, y)
@@ -192,12 +183,7 @@ def _mlp_stepper(make_opt, seed=42):
     model = st.nn.Sequential(st.nn.Linear(6, 8), st.nn.ReLU(), st.nn.Linear(8, 1)).double()
     opt = make_opt(model.parameters())
 
-    def step(x, y):
-        opt.zero_grad()
-        loss = st.nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
+    step = mse_step(model, opt)
 
     return model, opt, step
 
@@ -469,12 +455,7 @@ def test_training_step_with_dropout_matches_eager():
         ).double()
         opt = st.optim.SGD(model.parameters(), lr=0.05)
 
-        def step(x, y):
-            opt.zero_grad()
-            loss = st.nn.functional.mse_loss(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss
+        step = mse_step(model, opt)
 
         f = st.jit(step) if jit else step
         data = [(_x((40, 6), 3, seed=i), _x((40, 1), 3, seed=100 + i)) for i in range(6)]

@@ -7,6 +7,7 @@ import pytest
 import sharded as st
 from sharded.jit_schedule import schedule
 from sharded.runtime import session
+from tests.support.training import mse_step
 
 
 def _s(w, kernel, args, outs, inplace=False):
@@ -126,12 +127,7 @@ def test_a_jitted_mlp_step_ships_few_batches(shards, most):
         model = st.nn.Sequential(st.nn.Linear(6, 8), st.nn.ReLU(), st.nn.Linear(8, 1)).double()
         opt = st.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 
-        def step(x, y):
-            opt.zero_grad()
-            loss = st.nn.functional.mse_loss(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss
+        step = mse_step(model, opt)
 
         return model, step
 
