@@ -37,9 +37,17 @@ class _PublishedStorage:
 
     __slots__ = ("session", "keys", "__weakref__")
 
-    def __init__(self, session, client, version, keys):
+    def __init__(self, session, client, version, keys, live=None):
         self.session, self.keys = session, keys
-        weakref.finalize(self, client.release_later, version)
+        ex = session.executor
+        if live is not None:  # named by a WorkerLost, like the client's own tensors
+            ex.live[id(self)] = live
+        weakref.finalize(self, _release, ex, client, version, id(self))
+
+
+def _release(ex, client, version, sid) -> None:
+    ex.live.pop(sid, None)
+    client.release_later(version)
 
 
 def publish(name: str, x: ShardedTensor) -> None:
@@ -97,8 +105,10 @@ def get(name: str) -> ShardedTensor:
     sess = _session.current()
     lay = Layout.from_bounds(rec["shape"], rec["bounds"], rec["workers"], rec["replicated"])
     keys = tuple(rec["keys"])
-    storage = _PublishedStorage(sess, c, rec["version"], keys)
-    t = ShardedTensor(sess, lay, D.as_dtype(rec["dtype"]), keys, storage=storage)
+    dtype = D.as_dtype(rec["dtype"])
+    label = f"published {rec['name']!r} v{rec['version']}"
+    storage = _PublishedStorage(sess, c, rec["version"], keys, (lay, dtype, label))
+    t = ShardedTensor(sess, lay, dtype, keys, storage=storage)
     t._readonly = (PUBLISHED, rec["name"], rec["version"])
     return t
 

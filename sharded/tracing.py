@@ -488,7 +488,7 @@ class Program:
             if where[0] == "new":
                 st = storages[where[1]]
                 if st is None:
-                    st = storages[where[1]] = Storage(sess, layout, keys)
+                    st = storages[where[1]] = Storage(sess, layout, keys, dtype)
             else:
                 st = where[1] if where[0] == "keep" else inputs[where[1]]._storage
             t = ShardedTensor(sess, layout, dtype, keys, storage=st)

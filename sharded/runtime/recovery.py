@@ -141,10 +141,11 @@ def timeout_from_env() -> float:
     return as_seconds(value, "SHARDED_TIMEOUT")
 
 
-def _describe(layout, dtype) -> str:
+def _describe(layout, dtype, label=None) -> str:
     n = layout.num_shards
     kind = dtype.name if dtype is not None else "tensor"
-    return f"{kind}{list(layout.shape)} ({n} shard{'s' if n != 1 else ''})"
+    what = f" {label}" if label else ""  # e.g. the name and version of a published snapshot
+    return f"{kind}{list(layout.shape)}{what} ({n} shard{'s' if n != 1 else ''})"
 
 
 def unrecoverable(ex, why: str, dead=None, advice: str = "") -> WorkerLost:

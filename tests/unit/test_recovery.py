@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import sharded as st
-from sharded.runtime import session
+from sharded.runtime import recovery, session
 from sharded.runtime.local_executor import LocalExecutor
 
 
@@ -248,6 +248,27 @@ def test_dropped_tensors_leave_the_live_table():
     assert sid in ex.live
     del v
     assert sid not in ex.live
+
+
+def test_jit_replays_and_published_snapshots_are_in_the_live_table():
+    ex = _ex()
+    f = st.jit(lambda a: a.double() * 2)
+    x = st.ones(6, shards=3)
+    for _ in range(3):  # traces until two agree, then replays
+        y = f(x)
+    assert f.stats["replays"] >= 1
+    assert ex.live[id(y._storage)][:2] == (y.layout, st.float64)
+    st.publish("snap", y)
+    try:
+        got = st.get("snap")
+        lay, dtype, label = ex.live[id(got._storage)]
+        assert dtype == st.float64 and label.startswith("published 'snap' v")
+        assert "float64[6] published 'snap' v" in str(recovery.unrecoverable(ex, "why"))
+        sid = id(got._storage)
+        del got
+        assert sid not in ex.live
+    finally:
+        st.unpublish("snap")
 
 
 def test_failed_recovery_names_every_tensor_of_the_session(fresh, monkeypatch):
