@@ -309,6 +309,39 @@ def test_gather_reads_a_0d_operand_as_1d_like_torch(ip):
     assert w.grad.shape == () and w.grad.item() == 3.0
 
 
+@pytest.mark.parametrize("ip", [dict(shards=1), dict(shards=2)])
+def test_scatter_reads_0d_operands_as_1d_like_torch(ip):
+    # torch's answers: torch.tensor(1.).scatter_add(0, torch.tensor(0), torch.tensor(5.)) is
+    # tensor(6.); a 0-d index into a 1-d input writes one place
+    x = st.tensor(1.0)
+    got = x.scatter(0, st.tensor(0), st.tensor(5.0))
+    assert got.shape == () and got.item() == 5.0
+    assert x.scatter(-1, st.tensor(0), 7.0).item() == 7.0
+    assert x.scatter(0, st.tensor([0]), st.tensor(5.0)).item() == 5.0
+    assert x.scatter(0, st.tensor(0), st.tensor([5.0, 7.0])).item() == 5.0
+    assert x.scatter_add(0, st.tensor(0), st.tensor(5.0)).item() == 6.0
+    assert x.scatter_reduce(0, st.tensor(0), st.tensor(5.0), "amax").item() == 5.0
+    assert x.scatter(0, st.zeros(0, dtype=st.int64), st.tensor([])).item() == 1.0
+    v = st.zeros(3, **ip)
+    assert v.scatter(0, st.tensor(1), st.tensor(5.0)).tolist() == [0.0, 5.0, 0.0]
+    assert v.scatter(0, st.tensor(1), st.tensor([5.0, 6.0])).tolist() == [0.0, 5.0, 0.0]
+    assert v.scatter(0, st.tensor(2), 4.0).tolist() == [0.0, 0.0, 4.0]
+    y = st.tensor(1.0)
+    assert y.scatter_add_(0, st.tensor(0), st.tensor(5.0)) is y and y.item() == 6.0
+    with pytest.raises(st.DimError, match=r"range of \[-1, 0\], but got 1"):
+        x.scatter(1, st.tensor(0), st.tensor(5.0))
+    with pytest.raises(st.IndexOutOfRange, match="index 1 is out of bounds for dimension 0"):
+        x.scatter(0, st.tensor(1), st.tensor(5.0))
+    with pytest.raises(st.ShapeError, match="same number of dimensions"):
+        x.scatter(0, st.tensor([[0]]), st.tensor([[5.0]]))
+    with pytest.raises(st.ShapeError, match="same number of dimensions"):
+        st.zeros(2, 2, **ip).scatter(0, st.tensor(1), st.tensor(5.0))
+    assert x.item() == 1.0  # operands intact
+    w, s = st.tensor(2.0, requires_grad=True), st.tensor(3.0, requires_grad=True)
+    (w.scatter_add(0, st.tensor(0), s) * w).backward()
+    assert (w.grad.item(), s.grad.item()) == (7.0, 2.0)  # torch: tensor(7.) tensor(2.)
+
+
 def test_take_along_dim_out_of_range_names_the_values():
     # torch's CPU kernel does not check here (it returns what it reads); we keep refusing,
     # naming the offending values; torch checks the flattened (dim=None) form with this message
