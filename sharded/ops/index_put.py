@@ -42,6 +42,16 @@ def _masks_as_indices(x, indices):
     return tuple(out)
 
 
+def _same_dtype(x, values) -> None:
+    """torch's check of index_put with integer indices or ``accumulate`` (a bool mask
+    without ``accumulate`` casts the values, as ``x[mask] = v`` does)."""
+    if values.dtype != x.dtype:
+        raise DTypeError(
+            f"Index put requires the source and destination dtypes match, got {x.dtype.name} "
+            f"for the destination and {values.dtype.name} for the source."
+        )
+
+
 def _index_put(x, indices, values, accumulate, inplace):
     name = "index_put_" if inplace else "index_put"
     if not is_tensor(values):  # torch takes no scalar here (x[key] = 1.0 does: __setitem__)
@@ -57,6 +67,7 @@ def _index_put(x, indices, values, accumulate, inplace):
             f"too many indices for tensor of dimension {x.ndim} (got {len(indices)})"
         )
     if accumulate:
+        _same_dtype(x, values)  # (before a mask's nonzero is queued)
         indices = _masks_as_indices(x, indices)
     ints = all(is_tensor(i) and i.dtype.name in ("int64", "int32") for i in indices)
     if not indices or not ints:  # bool masks, None or lists: the indexing path (reads them)
@@ -75,11 +86,7 @@ def _index_put(x, indices, values, accumulate, inplace):
     k, nd = len(indices), x.ndim
     rest = tuple(x.shape[k:])
     shape = b + rest
-    if values.dtype != x.dtype:
-        raise DTypeError(
-            f"Index put requires the source and destination dtypes match, got {x.dtype.name} "
-            f"for the destination and {values.dtype.name} for the source."
-        )
+    _same_dtype(x, values)
     if 0 in shape:
         return x if inplace else x.clone()
     idx = []

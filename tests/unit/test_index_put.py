@@ -86,3 +86,18 @@ def test_index_put_wants_a_tensor_of_values_like_torch(place):
     x[i] = 1.0  # setitem keeps taking scalars
     x[st.tensor([True, False, True])] = 2
     assert x.tolist() == [[2.0, 2.0], [1.0, 1.0], [2.0, 2.0]]
+
+
+@pytest.mark.parametrize("place", SMALL, ids=PLACEMENT_IDS)
+def test_index_put_dtype_rules_with_a_mask_like_torch(place):
+    # torch: a mask without accumulate casts the values (as x[mask] = v); with accumulate, or
+    # with integer indices, the dtypes must match
+    x = st.zeros(3, **place)
+    mask, long1 = st.tensor([True, False, True]), st.tensor(1)
+    assert x.index_put((mask,), long1).tolist() == [1.0, 0.0, 1.0]
+    match = "got float32 for the destination and int64 for the source"
+    with pytest.raises(st.DTypeError, match=match):
+        x.index_put_((mask,), long1, accumulate=True)
+    with pytest.raises(st.DTypeError, match=match):
+        x.index_put_((st.tensor([0, 2]),), long1)
+    assert x.tolist() == [0.0, 0.0, 0.0]
