@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -31,14 +32,22 @@ _GIVEN: set = set()
 
 
 def _free_port() -> int:
-    # never the same port twice in one run (a closed port-0 socket's port can come back)
-    while True:
+    # Below the kernel's ephemeral range (32768 and up), where every Ray process on this
+    # machine (the head's own daemons too) binds its port-0 sockets: one of them could take
+    # the port between this check and the head binding it; above Ray's worker ports
+    # (10002-19999). Free on every interface (the GCS binds all of them), never the same twice.
+    for _ in range(200):
+        port = random.randint(20000, 32000)
+        if port in _GIVEN:
+            continue
         with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port not in _GIVEN:
-            _GIVEN.add(port)
-            return port
+            try:
+                s.bind(("0.0.0.0", port))
+            except OSError:
+                continue
+        _GIVEN.add(port)
+        return port
+    raise RuntimeError("no free port")
 
 
 @pytest.fixture(scope="module")
