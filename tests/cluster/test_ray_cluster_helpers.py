@@ -176,6 +176,21 @@ def test_bad_addresses_and_counts_are_refused():
         rc.start_head(launcher=["nsenter", "--net=/run/netns/x"])
 
 
+def _children(pid: int) -> list[int]:
+    """Pids of the processes whose parent is ``pid``."""
+    kids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if (
+                entry.name.isdigit()
+                and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid
+            ):
+                kids.append(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            continue  # exited meanwhile
+    return kids
+
+
 def test_stop_temp_dir_kills_only_that_clusters_ray_processes(tmp_path):
     temp_dir = tmp_path / "ray"
     sleeper = (
@@ -199,7 +214,11 @@ def test_stop_temp_dir_kills_only_that_clusters_ray_processes(tmp_path):
         ]
     )
     try:
-        time.sleep(0.5)  # let the daemon start its child
+        # let the daemon start its child (a Python's start-up: seconds on a loaded machine)
+        deadline = time.monotonic() + 60
+        while not _children(daemon.pid):
+            assert time.monotonic() < deadline and daemon.poll() is None, "no child in 60 s"
+            time.sleep(0.05)
         found = rc.stop_temp_dir(str(temp_dir), timeout=5)
         assert found == 2  # the daemon and its child
         assert daemon.wait(5) is not None

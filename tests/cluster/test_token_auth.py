@@ -30,16 +30,23 @@ ROOT = Path(__file__).resolve().parents[2]
 NODE_IP = "127.0.0.2"
 
 
+_GIVEN: set = set()
+
+
 def _free_port() -> int:
-    # Outside Ray's default worker port range (10002-19999), free on every interface (the
-    # GCS binds all of them).
+    # Outside Ray's default worker port range (10002-19999) and below the kernel's ephemeral
+    # range (32768 and up: the head's own daemons bind port-0 sockets there, and one could take
+    # the port before the head binds it), free on every interface (the GCS binds all of them).
     for _ in range(200):
-        port = random.randint(20000, 40000)
+        port = random.randint(20000, 32000)
+        if port in _GIVEN:  # never the same twice (the GCS's and the client server's)
+            continue
         with socket.socket() as s:
             try:
                 s.bind(("0.0.0.0", port))
             except OSError:
                 continue
+        _GIVEN.add(port)
         return port
     raise RuntimeError("no free port")
 

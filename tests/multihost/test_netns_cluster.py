@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +78,11 @@ def two_hosts():
                 yield hosts, head, env
             finally:
                 rc.stop()  # workers first, then the head
+                # what stop() SIGKILLed, or what dies with its raylet (Ray's workers exit when
+                # they notice it is gone), ends a moment later
+                deadline = time.monotonic() + 20
+                while _ray_pids(hosts) and time.monotonic() < deadline:
+                    time.sleep(0.5)
                 left = _ray_pids(hosts)
             assert left == [], f"processes left in the namespaces after stop(): {left}"
     finally:

@@ -36,15 +36,19 @@ def _running(pid: int) -> bool:
         return False
 
 
+def _until_ended(pid, what):
+    deadline = time.monotonic() + 30
+    while _running(pid):
+        assert time.monotonic() < deadline, f"{what} (pid {pid}) runs 30 s on"
+        time.sleep(0.02)
+
+
 def _kill(w):
     """``ray.kill`` of worker ``w``'s actor, waiting (at most 30 s) for its process to end:
     ``ray.kill`` returns at once, and a batch sent in between could still run on the worker."""
     pid = _pid(w)
     ray.kill(_actor(w))
-    deadline = time.monotonic() + 30
-    while _running(pid):
-        assert time.monotonic() < deadline, f"worker {w} (pid {pid}) runs 30 s after ray.kill"
-        time.sleep(0.02)
+    _until_ended(pid, f"worker {w} after ray.kill")
 
 
 @pytest.fixture(scope="module")
@@ -131,6 +135,7 @@ def test_remove_a_node(ray_cluster, monkeypatch, cut):
         ex = _ex()
         gone = {w for w, i in enumerate(ex.workers) if i.node == node.node_id}
         assert gone
+        pids = {w: _pid(w) for w in gone}
         reference = pipeline()  # this session's own: 6 workers split the weights otherwise
         st.manual_seed(4)
         big = st.rand(600_000, shards=6, dtype=st.float64)  # 800 kB a worker: in the object
@@ -142,6 +147,11 @@ def test_remove_a_node(ray_cluster, monkeypatch, cut):
             monkeypatch.setattr(recovery, "LOG_MAX_COMMANDS", 10**6)
             assert ex.recovery_stats()["cuts"] == int(cut)
             ray_cluster.remove_node(node)
+            # remove_node waits for the node's raylet, not for the worker processes it
+            # started: they exit when they notice their raylet is gone (Ray checks every
+            # second), and until then the next ops could still run on them
+            for w, pid in pids.items():
+                _until_ended(pid, f"worker {w} of the removed node")
 
         got = pipeline(hook=remove)
         _same(reference, got)
@@ -222,7 +232,7 @@ def test_a_stuck_worker_raises_wait_timeout_and_a_later_read_works():
         t0 = time.monotonic()
         with pytest.raises(st.WaitTimeout, match="for a read from sharded-worker-1 ") as e:
             y.numpy()
-        assert 2 <= time.monotonic() - t0 < 10
+        assert 2 <= time.monotonic() - t0 < 20  # the bound: the stopped worker never answers
         assert e.value.workers == ("sharded-worker-1",)
     finally:
         os.kill(pid, signal.SIGCONT)

@@ -63,6 +63,10 @@ def test_flush_timer_ships_queued_work_and_then_sleeps(one_relay):
     while (ex._bcast or any(ex._queues)) and time.monotonic() < deadline:
         time.sleep(0.01)  # no read: the timer ships the op on its own
     assert not ex._bcast and not any(ex._queues)
+    # A command queued while the timer flushed leaves its wake-up set with nothing queued:
+    # the timer clears it at its next tick (5 ms, or later on a loaded machine)
+    while ex._queued.is_set() and time.monotonic() < deadline:
+        time.sleep(0.01)
     time.sleep(0.05)
     assert not ex._queued.is_set()  # nothing queued: the timer waits for the next command
     assert y.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -31,14 +32,22 @@ _GIVEN: set = set()
 
 
 def _free_port() -> int:
-    # never the same port twice in one run (a closed port-0 socket's port can come back)
-    while True:
+    # Below the kernel's ephemeral range (32768 and up), where every Ray process on this
+    # machine (the head's own daemons too) binds its port-0 sockets: one of them could take
+    # the port between this check and the head binding it; above Ray's worker ports
+    # (10002-19999). Free on every interface (the GCS binds all of them), never the same twice.
+    for _ in range(200):
+        port = random.randint(20000, 32000)
+        if port in _GIVEN:
+            continue
         with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port not in _GIVEN:
-            _GIVEN.add(port)
-            return port
+            try:
+                s.bind(("0.0.0.0", port))
+            except OSError:
+                continue
+        _GIVEN.add(port)
+        return port
+    raise RuntimeError("no free port")
 
 
 @pytest.fixture(scope="module")
@@ -75,6 +84,13 @@ def out(**kw):
     print("RESULT " + json.dumps(kw), flush=True)
 def live():
     return sum(w["live_shards"] for w in st.stats()["workers"])
+def live_settled(n, bound=30):
+    # the registry frees a dropped version's shards with calls it does not wait for: give
+    # them (at most ``bound`` s) to land
+    deadline = time.monotonic() + bound
+    while live() != n and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return live()
 """
 
 
@@ -147,7 +163,7 @@ def test_publish_outlives_client_and_status(head):
         except st.PublishedReadOnly as e:
             ro = type(e).__name__
         ents = [(e["name"], e["shape"], e["dtype"], e["nbytes"]) for e in st.published_entries()]
-        out(names=st.list_published(), y=y.tolist(), ro=ro, live=live(), entries=ents)
+        out(names=st.list_published(), y=y.tolist(), ro=ro, live=live_settled(2), entries=ents)
         """,
     )
     assert res["names"] == ["w"]
@@ -195,10 +211,8 @@ def test_sigkill_leaves_no_shards_and_namespaces_are_apart(head):
         head,
         "kill",
         f"""
-        deadline = time.monotonic() + {LEASE_S * 5 + 10}
-        while live() != 2 and time.monotonic() < deadline:  # the reaper runs every lease/4
-            time.sleep(0.2)
-        out(live=live(), names=st.list_published(), kept=st.get("kept").tolist(),
+        n = live_settled(2, {LEASE_S * 5 + 10})  # the reaper runs every lease/4
+        out(live=n, names=st.list_published(), kept=st.get("kept").tolist(),
             holders=[e["holders"] for e in st.published_entries()])
         """,
     )
@@ -211,21 +225,32 @@ def test_sigkill_leaves_no_shards_and_namespaces_are_apart(head):
         assert _cli(head, "stop", "--namespace", ns).returncode == 0
 
 
-def test_readers_see_whole_versions_while_a_writer_republishes(head):
+def test_readers_see_whole_versions_while_a_writer_republishes(head, tmp_path):
+    # The three clients start together, and one may take many seconds longer to start than
+    # another on a loaded machine: the writer goes on publishing (at least 40 versions, at
+    # most 120 s) until each reader has read a version, so that every reader sees the writer
+    # at work and not just its last version.
+    flags = [tmp_path / f"reader-{i}" for i in range(2)]
     writer = _start(
         head,
         "conc",
-        """
-        for v in range(40):
+        f"""
+        import os
+        v, deadline = 0, time.monotonic() + 120
+        while v < 40 or (
+            not all(os.path.exists(f) for f in {[str(f) for f in flags]!r})
+            and time.monotonic() < deadline
+        ):
             st.publish("c", st.full((3000,), float(v), shards=2))
             time.sleep(0.05)
+            v += 1
         st.publish("c", st.full((3000,), -1.0, shards=2))  # the last version: readers stop
         out(done=True)
         """,
     )
     reader = """
     seen, mixed, t0 = set(), 0, time.monotonic()
-    while time.monotonic() - t0 < 60:
+    while time.monotonic() - t0 < 150:
         try:
             y = st.get("c")
         except st.PublishedNotFound:
@@ -238,14 +263,15 @@ def test_readers_see_whole_versions_while_a_writer_republishes(head):
         seen.add(float(a[0]))
         if a[0] == -1.0:
             break
+        open({flag!r}, "w").close()  # the writer may stop
     out(seen=sorted(seen), mixed=mixed)
     """
-    readers = [_start(head, "conc", reader) for _ in range(2)]
-    assert _finish(writer)["done"]
-    results = [_finish(r) for r in readers]
+    readers = [_start(head, "conc", reader.format(flag=str(f))) for f in flags]
+    assert _finish(writer, timeout=240)["done"]
+    results = [_finish(r, timeout=240) for r in readers]
     for res in results:
         assert res["mixed"] == 0  # never a shard of one version next to one of another
         assert res["seen"][0] == -1.0 and len(res["seen"]) >= 2
-    after = _client(head, "conc", "gc.collect(); time.sleep(0.5); out(live=live())")
+    after = _client(head, "conc", "gc.collect(); out(live=live_settled(2))")
     assert after["live"] == 2  # only the current version: old ones freed once dropped
     assert _cli(head, "stop", "--namespace", "conc").returncode == 0

@@ -90,6 +90,16 @@ def _ray_leftovers(slurm, temp_dir: str) -> list[str]:
     return left
 
 
+def _ray_leftovers_after(slurm, temp_dir: str, timeout: float) -> list[str]:
+    """:func:`_ray_leftovers`, once they are gone or ``timeout`` s on: processes killed (by
+    the scripts' SIGKILL, by slurmstepd, or with their raylet: Ray workers exit when they
+    notice it is gone) end a moment after the job does."""
+    deadline = time.monotonic() + timeout
+    while _ray_leftovers(slurm, temp_dir) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return _ray_leftovers(slurm, temp_dir)
+
+
 def _check_report(output: str, n_nodes: int) -> None:
     report = parse_report(output)
     ref = np.arange(SIZE, dtype=np.float64)
@@ -124,7 +134,7 @@ def test_sbatch_runs_a_sharded_program_on_every_node(slurm, tmp_path):
     _check_report(text, n)
     assert f"Ray cluster up: {n} nodes" in text
     assert "Ray stopped" in text
-    assert _ray_leftovers(slurm, temp_dir) == []
+    assert _ray_leftovers_after(slurm, temp_dir, 20) == []
 
 
 def test_scancel_stops_ray_on_every_node(slurm, tmp_path):
@@ -156,10 +166,8 @@ def test_scancel_stops_ray_on_every_node(slurm, tmp_path):
     text = out.read_text(errors="replace")
     assert state == "CANCELLED", f"{text}\n{_logs(tmp_path, slurm)}"
     assert "terminated (scancel or time limit?)" in text
-    deadline = time.monotonic() + 30  # Slurm's KillWait, then SIGKILL, covers the rest
-    while _ray_leftovers(slurm, temp_dir) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert _ray_leftovers(slurm, temp_dir) == []
+    # Slurm's KillWait, then SIGKILL, covers the rest
+    assert _ray_leftovers_after(slurm, temp_dir, 30) == []
 
 
 def test_salloc_runs_a_program_and_returns_its_status(slurm, tmp_path):
@@ -188,7 +196,7 @@ def test_salloc_runs_a_program_and_returns_its_status(slurm, tmp_path):
     assert res.returncode == 3, f"{text}\n{_logs(tmp_path, slurm)}"
     assert f"ADDRESS {slurm.addrs[0]}:6379" in text
     assert "program exited with status 3" in text and "Ray stopped" in text
-    assert _ray_leftovers(slurm, temp_dir) == []
+    assert _ray_leftovers_after(slurm, temp_dir, 20) == []
 
 
 def test_salloc_shell_runs_a_sharded_program(slurm, tmp_path):
@@ -217,7 +225,7 @@ def test_salloc_shell_runs_a_sharded_program(slurm, tmp_path):
     assert res.returncode == 0, f"{text}\n{_logs(tmp_path, slurm)}"
     _check_report(text, n)
     assert "Ray stopped" in text
-    assert _ray_leftovers(slurm, temp_dir) == []
+    assert _ray_leftovers_after(slurm, temp_dir, 20) == []
 
 
 def test_scripts_refuse_to_run_outside_an_allocation():
