@@ -10,7 +10,6 @@ stopped (SIGTERM, then SIGKILL of its process group) whatever happens.
 from __future__ import annotations
 
 import os
-import random
 import shutil
 import signal
 import socket
@@ -25,30 +24,10 @@ import pytest
 from cluster import auth
 from cluster import ray_cluster as rc
 from cluster.errors import ClusterError
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_IP = "127.0.0.2"
-
-
-_GIVEN: set = set()
-
-
-def _free_port() -> int:
-    # Outside Ray's default worker port range (10002-19999) and below the kernel's ephemeral
-    # range (32768 and up: the head's own daemons bind port-0 sockets there, and one could take
-    # the port before the head binds it), free on every interface (the GCS binds all of them).
-    for _ in range(200):
-        port = random.randint(20000, 32000)
-        if port in _GIVEN:  # never the same twice (the GCS's and the client server's)
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("0.0.0.0", port))
-            except OSError:
-                continue
-        _GIVEN.add(port)
-        return port
-    raise RuntimeError("no free port")
 
 
 def _clean_env(home: str, **extra: str) -> dict[str, str]:
@@ -72,7 +51,7 @@ def _python(code: str, env: dict[str, str], timeout: float = 120) -> subprocess.
 def head():
     """A head started by the command line with its defaults: yields (gcs, client, token, env)."""
     tmp = tempfile.mkdtemp(prefix="sha", dir="/tmp")  # short: Ray's socket path limit
-    port, client_port = _free_port(), _free_port()
+    port, client_port = free_port(), free_port()
     token_file = Path(tmp, "home", "cluster.token")
     env = _clean_env(str(Path(tmp, "home")))
     log_path = Path(tmp, "head.log")

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -22,32 +20,11 @@ import pytest
 
 ray = pytest.importorskip("ray")
 from cluster import ray_cluster as rc  # noqa: E402
+from tests.support.ports import free_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 LEASE_S = 2.0
 CLIENT_TIMEOUT_S = 90
-
-
-_GIVEN: set = set()
-
-
-def _free_port() -> int:
-    # Below the kernel's ephemeral range (32768 and up), where every Ray process on this
-    # machine (the head's own daemons too) binds its port-0 sockets: one of them could take
-    # the port between this check and the head binding it; above Ray's worker ports
-    # (10002-19999). Free on every interface (the GCS binds all of them), never the same twice.
-    for _ in range(200):
-        port = random.randint(20000, 32000)
-        if port in _GIVEN:
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("0.0.0.0", port))
-            except OSError:
-                continue
-        _GIVEN.add(port)
-        return port
-    raise RuntimeError("no free port")
 
 
 @pytest.fixture(scope="module")
@@ -58,12 +35,12 @@ def head():
     env["PYTHONPATH"] = f"{ROOT}{os.pathsep}{env.get('PYTHONPATH', '')}"
     env.pop("RAY_ADDRESS", None)
     node = rc.start_head(
-        port=_free_port(),
+        port=free_port(),
         num_cpus=8,  # advertised: each namespace's 2 workers reserve one CPU each
         num_gpus=0,
         object_store_memory=100 << 20,
         temp_dir=tmp,
-        client_port=_free_port(),
+        client_port=free_port(),
         log_dir=tmp,
         env=env,
         timeout=60,

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tests.support.netns import VirtualHosts
+from tests.support.ports import free_port
 
 SLURM_BINARIES = ("munged", "slurmctld", "slurmd", "sbatch", "salloc", "srun", "sinfo")
 
@@ -43,20 +44,6 @@ def missing_binaries() -> list[str]:
     extra = os.pathsep.join(["/usr/sbin", "/sbin"])  # daemons live in sbin, off a user's PATH
     path = os.pathsep.join([os.environ.get("PATH", ""), extra])
     return [b for b in SLURM_BINARIES if shutil.which(b, path=path) is None]
-
-
-_GIVEN: set = set()
-
-
-def _free_port() -> int:
-    # never the same port twice in one run (a closed port-0 socket's port can come back)
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port not in _GIVEN:
-            _GIVEN.add(port)
-            return port
 
 
 class LocalSlurm:
@@ -266,7 +253,7 @@ class LocalSlurm:
         self._wait(lambda: self.socket.exists(), timeout, "munged socket")
         # In network namespaces every node has its own address, so the default ports are free;
         # on 127.0.0.1 pick unused ones so a real Slurm on this machine is not disturbed.
-        ports = (6817, 6818) if self.hosts is not None else (_free_port(), _free_port())
+        ports = (6817, 6818) if self.hosts is not None else (free_port(), free_port())
         self.write_config(*ports)
         self._spawn("slurmctld", ["slurmctld", "-D", "-c", "-f", str(self.conf)], node=0)
         for i, name in enumerate(self.nodes):
