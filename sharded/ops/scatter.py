@@ -116,15 +116,11 @@ def _gather(input, dim, index, op):
 
 
 def _scatter_any(op, input, dim, index, src, value, reduce, include_self, inplace):
-    srct = src if is_tensor(src) else None
-    if max(input.ndim, index.ndim, srct.ndim if srct is not None else 0) <= 1 and 0 in (
-        input.ndim,
-        index.ndim,
-        srct.ndim if srct is not None else 1,
-    ):
+    nds = (input.ndim, index.ndim) + ((src.ndim,) if is_tensor(src) else ())
+    if max(nds) <= 1 and 0 in nds:
         # torch reads 0-d operands of scatter as 1-d (its ensure_nonempty_dim), as for gather:
         # torch.tensor(1.).scatter_add(0, torch.tensor(0), torch.tensor(5.)) is tensor(6.)
-        index, src = index.reshape(-1), src.reshape(-1) if srct is not None else src
+        index, src = index.reshape(-1), src.reshape(-1) if is_tensor(src) else src
         if input.ndim == 0:
             flat = input.reshape(-1)
             out = _scatter_any(op, flat, dim, index, src, value, reduce, include_self, False)
