@@ -407,10 +407,10 @@ class Executor(Reading):
         if rec is not None and rec.remap and refs:  # exports made before a recovery
             refs = rec.translate(refs)
         errs, exports = self._dispatch(w, cmds, refs, nexp)
-        if errs is None:  # the relay tracks this batch (RayExecutor with relays)
-            return exports
         if rec is not None:
             rec.record(w, cmds, refs, nexp, errs, exports)
+        if errs is None:  # the relay tracks this batch (RayExecutor with relays)
+            return exports
         infl = self._inflight[w]
         infl.append(errs)
         if len(infl) > MAX_INFLIGHT and shared is None:
@@ -451,6 +451,21 @@ class Executor(Reading):
 
     def _stats(self, w):
         raise NotImplementedError
+
+    # recovery's hooks for executors whose batches may go through relays (see .recovery)
+    def _dispatch_direct(self, w, cmds, refs, nexp):
+        """:meth:`_dispatch` to the worker itself, never through a relay (a replay)."""
+        return self._dispatch(w, cmds, refs, nexp)
+
+    def _resolve(self, ref):
+        """A logged ref that is no export of the log, as a worker can receive it."""
+        return ref
+
+    def _adopted(self, remap) -> None:
+        """After a replay: ``remap`` (export key -> replayed handle) of the exports not used yet."""
+
+    def _drain_relayed(self, what) -> None:
+        """Wait for the batches relays started (a cut's snapshot must follow them)."""
 
 
 _WORKERS: dict = {}

@@ -4,12 +4,12 @@ this process, for tests and for machines without Ray (the protocol is :class:`.e
 
 from __future__ import annotations
 
-from . import recovery
 from .executor import Executor, WorkerInfo
+from .local_loss import LocalLoss, LostMark, Slow
 from .worker import Worker
 
 
-class LocalExecutor(recovery.LocalLoss, Executor):
+class LocalExecutor(LocalLoss, Executor):
     """Runs every worker in this process, one :class:`Worker` object each.
 
     Batches execute when flushed, exactly as they would on actors, so behaviour (ordering,
@@ -40,16 +40,16 @@ class LocalExecutor(recovery.LocalLoss, Executor):
                 del self._doom[w]
                 self._workers[w] = None
         worker = self._workers[w]
-        if worker is None or any(type(r) is recovery.LostMark for r in refs):
+        if worker is None or any(type(r) is LostMark for r in refs):
             # a dead actor, or a batch waiting on data a dead actor was to make: Ray fails
             # it without running it (the worker's later batches still run)
-            return recovery.LostMark(w), [recovery.LostMark(w) for _ in range(nexp)]
+            return LostMark(w), [LostMark(w) for _ in range(nexp)]
         res = worker.run(cmds, *refs)
         errs, exps = (res[0], list(res[1:])) if nexp else (res, [])
         if self._slow and w in self._slow:  # (tests) its batch "finishes" later
-            errs = recovery.Slow(w, errs, self._slow[w])
+            errs = Slow(w, errs, self._slow[w])
         return errs, exps
 
     def _stats(self, w):
         worker = self._workers[w]
-        return recovery.LostMark(w) if worker is None else worker.stats()
+        return LostMark(w) if worker is None else worker.stats()

@@ -28,22 +28,16 @@ import time
 import ray
 from ray.exceptions import (
     GetTimeoutError,
-    NodeDiedError,
-    ObjectLostError,
-    RayActorError,
     RayTaskError,
-    WorkerCrashedError,
 )
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from ..errors import BackendUnavailable, OpFailed, ShardingError, WorkerLost
 from . import ray_service, recovery, threads
-from .executor import MAX_INFLIGHT as MAX_INFLIGHT_RELAY
 from .executor import Executor, WorkerInfo
 from .published import PublishClient
-from .relay import RelayActor, new_handles, relay_args, unsent_elsewhere
-from .relay import ship as relay_ship
-from .worker import Worker, is_failed
+from .relay import LOSS, Handle, Relayed
+from .worker import Worker
 
 FLUSH_INTERVAL_S = 0.005
 READY_TIMEOUT_S = 120
@@ -52,18 +46,16 @@ READY_TIMEOUT_S = 120
 # sharded.runtime.relay and the README's "Scale" section for the measurements behind them.
 RELAY_MIN = int(os.environ.get("SHARDED_RELAY_MIN", "8"))
 RELAY_FANOUT = 32
-RELAY_BATCH = 256  # sends held back for the next whole flush, at most
-PING_TIMEOUT_S = 30  # a worker that does not answer a ping in this time counts as lost
+PING_TIMEOUT_S = recovery.PING_S
 SETTLE_TIMEOUT_S = 60  # the most a recovery waits for the batches in flight at a loss
 # A wait longer than this looks at what finished so far, so that a lost worker's failed batch
 # is noticed while another worker still runs (ray.get of a list returns at the last result).
 WAIT_SLICE_S = 1.0
-_LOSS = (RayActorError, ObjectLostError, NodeDiedError, WorkerCrashedError)
 
 
 def _is_loss(e) -> bool:
     """Whether ``e`` says a worker or its data is gone (also as a dependent task's cause)."""
-    return isinstance(e, _LOSS) or isinstance(getattr(e, "cause", None), _LOSS)
+    return isinstance(e, LOSS) or isinstance(getattr(e, "cause", None), LOSS)
 
 
 class _Handled(logging.Filter):
@@ -72,7 +64,7 @@ class _Handled(logging.Filter):
 
     def filter(self, record):
         msg = record.getMessage()
-        return not ("Unhandled error" in msg and "_RayWorker" in msg)
+        return not ("Unhandled error" in msg and ("_RayWorker" in msg or "Relay." in msg))
 
 
 logging.getLogger("ray._private.worker").addFilter(_Handled())
@@ -105,7 +97,7 @@ def _slots(nodes, num_workers):
     return out, caps, used
 
 
-class RayExecutor(Executor):
+class RayExecutor(Relayed, Executor):
     """Executor whose workers are Ray actors named ``sharded-worker-N``.
 
     Parameters
@@ -226,17 +218,12 @@ class RayExecutor(Executor):
         self._relays = []
         self._share_cores(nodes, node_ids, num_workers)  # direct calls: before any relay
         if not shared and len(self._actors) > RELAY_MIN:
-            self._start_relays()
-            self.set_recovery(
-                False,
-                f"more than SHARDED_RELAY_MIN={RELAY_MIN} workers: batches go through "
-                "relay actors, which recovery does not replay yet",
-            )
+            self._start_relays(RELAY_FANOUT)
         self._timer = threading.Thread(target=self._tick, name="sharded-flush", daemon=True)
         self._timer.start()
 
     def set_recovery(self, on, reason="st.init(recovery=False)"):
-        if on and (self.shared or getattr(self, "_relays", None)):
+        if on and self.shared:
             return  # recovery stays off there (the reason was given when it was turned off)
         super().set_recovery(on, reason)
 
@@ -259,127 +246,6 @@ class RayExecutor(Executor):
                 for w, nid in enumerate(node_ids[:num_workers])
             }
         )
-
-    # ------------------------------------------------------------------ relays
-    def _start_relays(self):
-        n = len(self._actors)
-        r = -(-n // RELAY_FANOUT)
-        # worker w goes to relay w % r: neighbouring shards (on different nodes) spread out
-        self._relay_of = [w % r for w in range(n)]
-        self._relays = [
-            RelayActor.options(max_concurrency=1).remote(
-                {w: self._actors[w] for w in range(n) if w % r == i}, MAX_INFLIGHT_RELAY
-            )
-            for i in range(r)
-        ]
-        self._outbox = [[] for _ in range(r)]  # per relay: sends of the current flush
-        self._objs = [[] for _ in range(r)]  # per relay: driver-held refs of those sends
-        self._forget = [[] for _ in range(r)]
-        self._hid = 0
-        self._hwhere: dict = {}  # export handle id -> (relay, forward ref)
-        self._fwd = collections.deque()
-
-    def _relay_dispatch(self, w, cmds, refs, nexp):
-        r = self._relay_of[w]
-        if unsent_elsewhere(self, r, refs):
-            self._post(True)
-        args, hids = relay_args(self, r, refs), new_handles(self, r, nexp)
-        self._outbox[r].append((w, cmds, args, [h.hid for h in hids]))
-        return None, hids
-
-    def _ship(self, w=None, nexp=0, reads=None):
-        # through relays, each relay composes its workers' batches (relay.ship); trees whose
-        # partials cross relays take the per-worker path, which links them here
-        if self._relays and (len(self._relays) == 1 or not self._tedges):
-            return relay_ship(self, w, nexp, reads)
-        return super()._ship(w, nexp, reads)
-
-    def _drop_handle(self, hid):
-        """A handle died (every command that reads it is queued): its relay forgets it."""
-        src = self._hwhere.pop(hid, (None,))[0]
-        if src is not None:
-            self._forget[src].append(hid)
-
-    def _post(self, whole=True, fetch=None):
-        """Send each relay the batches of this flush (one call per relay); with ``fetch``
-        (``{relay: {w: items}}``) also read, and return ``{relay: forward ref}``. A partial
-        flush (one worker's queue, an export) waits for the next whole one (the timer's,
-        a read's) unless the sends pile up: a read then makes one call per relay."""
-        if not self._relays:
-            return {}
-        if not whole and sum(map(len, self._outbox)) < RELAY_BATCH:
-            return {}
-        ret = len(self._relays) > 1
-        out = {}
-        for r, sends in enumerate(self._outbox):
-            if not sends and not (fetch and r in fetch):
-                continue
-            self._outbox[r], objs, self._objs[r] = [], self._objs[r], []
-            forget, self._forget[r] = self._forget[r], []
-            f = fetch.get(r) if fetch else None
-            ref = self._relays[r].forward.remote((tuple(sends), objs, forget, f, True, ret))
-            for _, _, _, hids in sends:
-                for h in hids:
-                    if h in self._hwhere:  # else its handle died already (forgotten)
-                        self._hwhere[h] = (r, ref)
-            if f is not None:
-                out[r] = ref
-            else:
-                self._fwd.append(ref)
-        while len(self._fwd) > MAX_INFLIGHT_RELAY:  # back-pressure, applied by the relays
-            self._wait([self._fwd.popleft()])
-        return out
-
-    def _relay_fetch(self, items):
-        with self._lock:
-            by_w = collections.defaultdict(list)
-            for i, (w, key, sl) in enumerate(items):
-                by_w[w].append((i, key, sl))
-            self._depth += 1  # flush without posting: the read rides in the same call
-            try:
-                # the values are exports of the workers' batches (no fetch call after them);
-                # the relay reads them by handle once its batches finished
-                for w, its in by_w.items():
-                    self._q(w).extend(("export", k, sl) for _, k, sl in its)
-                handles = self._ship(reads={w: len(its) for w, its in by_w.items()})
-                self.flush_all()
-            finally:
-                self._depth -= 1
-            want = collections.defaultdict(list)  # relay -> [(item index, handle)]
-            for w, its in by_w.items():
-                want[self._relay_of[w]] += [(i, h) for (i, _, _), h in zip(its, handles[w])]
-            refs = self._post(True, {r: [h.hid for _, h in ih] for r, ih in want.items()})
-            res = self._wait(list(refs.values()), "a read")
-            for errs, _ in res:
-                self._errors.extend(errs)
-            self._raise_errors()
-        out = [None] * len(items)
-        for (errs, got), r in zip(res, refs):
-            for (i, _), arr in zip(want[r], got):
-                if is_failed(arr):
-                    rec = arr.record
-                    raise OpFailed(rec["op"], rec["shard"], rec["worker"], rec["cause"])
-                out[i] = arr
-        return out
-
-    def fetch(self, items):
-        if self.recorder is not None:
-            self.recorder.read(items)  # a traced function may not read values (st.jit)
-        if not self._relays:
-            return super().fetch(items)
-        self._check_open()
-        return self._relay_fetch(items)
-
-    def sync(self):
-        if not self._relays:
-            return super().sync()
-        self._check_open()
-        with self._lock:
-            self.flush_all()
-            for errs in self._wait([r.sync.remote() for r in self._relays], "st.synchronize()"):
-                self._errors.extend(errs)
-            self._fwd.clear()
-            self._raise_errors()
 
     def _tick(self):
         t0 = time.monotonic()
@@ -432,6 +298,9 @@ class RayExecutor(Executor):
     def _dispatch(self, w, cmds, refs, nexp):
         if self._relays:
             return self._relay_dispatch(w, cmds, refs, nexp)
+        return self._dispatch_direct(w, cmds, refs, nexp)
+
+    def _dispatch_direct(self, w, cmds, refs, nexp):
         if not nexp:
             return self._run1[w].remote(cmds, *refs), []
         out = self._actors[w].run.options(num_returns=1 + nexp).remote(cmds, *refs)
@@ -494,10 +363,25 @@ class RayExecutor(Executor):
 
     # ------------------------------------------------------------------ recovery hooks
     def _hkey(self, h, track=False):
+        if type(h) is Handle:  # a relay's export: its handle id, never reused
+            return h.hid
         return h.binary()  # the object's id: naming it keeps no data alive
 
     def _settle(self, handles):
         refs = [h for h in handles if isinstance(h, ray.ObjectRef)]
+        if self._relays:  # also what the relays started: a replay must follow all of it
+            refs += list(self._fwd)
+            self._fwd.clear()
+            # sends not posted yet are in the log: the replay makes them, not the relays
+            self._outbox = [[] for _ in self._relays]
+            self._objs = [[] for _ in self._relays]
+            self._settle_refs(refs)
+            self._settle_refs([r.quiet.remote() for r in self._relays])
+            return
+        self._settle_refs(refs)
+
+    def _settle_refs(self, refs):
+        refs = list(dict.fromkeys(refs))  # (a relay's forward may be waited on and queued)
         if not refs:
             return
         ready, _ = ray.wait(
@@ -523,6 +407,8 @@ class RayExecutor(Executor):
                 ray.get(r)
             except Exception:  # dead, or silent for PING_TIMEOUT_S
                 dead.append(w)
+        if self._relays:
+            dead = sorted(set(dead).union(self._dead_relays()))
         return dead
 
     def _replace(self, w):
@@ -550,6 +436,9 @@ class RayExecutor(Executor):
             )
         node = self._get([actor.node_id.remote()], READY_TIMEOUT_S)[0]
         self._actors[w], self._run1[w] = actor, actor.run
+        if self._relays:  # (before any later forward: the driver's calls run in order)
+            self._orphans.discard(w)
+            self._relays[self._relay_of[w]].rebind.remote(w, actor)
         self.workers[w] = WorkerInfo(w, name, node, self.workers[w].device)
 
     def _snapshot(self, w):
@@ -588,7 +477,7 @@ def _raise_typed(e):
     if isinstance(e, GetTimeoutError):  # (a wait on results already known to be ready)
         raise recovery.Late([], SETTLE_TIMEOUT_S) from None
     if _is_loss(e):  # (a dependent task's error: name the loss that caused it)
-        cause = e.cause if isinstance(getattr(e, "cause", None), _LOSS) else e
+        cause = e.cause if isinstance(getattr(e, "cause", None), LOSS) else e
         raise recovery.Lost(f"{type(cause).__name__}: {_first_line(cause)}") from None
     if isinstance(e, RayTaskError):
         raise OpFailed("batch", None, -1, str(e)) from None

@@ -29,10 +29,17 @@ keeping its data alive), ``_settle(handles)`` (wait, bounded, for batches a loss
 failed, swallowing their errors), ``_dead_workers()``, ``_replace(w)`` (a fresh worker under
 the same name) and ``_snapshot(w)`` (``(size, state)`` handles of the worker's store).
 
-Recovery is off with ``st.init(recovery=False)`` / ``SHARDED_RECOVERY=0``, in shared
-namespaces (one client's log cannot rebuild another client's shards) and behind relays; a
-loss then raises :class:`~sharded.errors.WorkerLost` saying why and naming the tensors lost
-(the executor's ``live`` table: layout and dtype of every live tensor, kept by ``tensor.py``).
+Behind relays (:mod:`.relay`, more than ``SHARDED_RELAY_MIN`` workers) a flush's batches are
+composed by the relays: the log keeps one entry per relay shipment (:meth:`Recovery.record_ship`)
+and a replay writes it out as the batches the relay made (:meth:`Recovery._expand`). A replay
+goes to the workers directly (``_dispatch_direct``), after every batch a relay started has
+finished (``_settle``); the relays then get the replacement workers and, for the exports they
+held, the replayed stand-ins (``_adopted``; ``_resolve`` names an export made before the cut).
+
+Recovery is off with ``st.init(recovery=False)`` / ``SHARDED_RECOVERY=0`` and in shared
+namespaces (one client's log cannot rebuild another client's shards); a loss then raises
+:class:`~sharded.errors.WorkerLost` saying why and naming the tensors lost (the executor's
+``live`` table: layout and dtype of every live tensor, kept by ``tensor.py``).
 
 Every wait is bounded: an executor's ``_get`` raises :class:`Late` past its ``timeout``
 (``st.init(timeout=...)``, ``SHARDED_TIMEOUT``; 30 minutes by default), which an ordinary wait
@@ -47,15 +54,15 @@ import math
 import os
 import pickle
 import time
-import weakref
 
 from ..errors import ArgumentError, WaitTimeout, WorkerLost
-from .worker import Worker
+from .wiring import _wire
 
 LOG_MAX_COMMANDS = int(os.environ.get("SHARDED_RECOVERY_LOG", "100000"))
 PUT_MAX_BYTES = int(os.environ.get("SHARDED_RECOVERY_PUT_BYTES", str(1 << 30)))
 MAX_ATTEMPTS = 3  # recoveries one wait tries before giving up (a worker dying again and again)
 TIMEOUT_S = float(os.environ.get("SHARDED_RECOVERY_TIMEOUT", "600"))  # bound of its waits
+PING_S = 30  # a worker (or relay) that does not answer a ping in this time counts as lost
 DEFAULT_TIMEOUT_S = 1800.0  # an ordinary wait's bound: torch's init_process_group default
 MAX_NAMED = 5  # tensors a WorkerLost describes (it counts them all)
 
@@ -229,6 +236,67 @@ class Recovery:
         self.log.append((w, self._freeze(cmds), spec, nexp, errs, keys, self.ex._reading))
         self.commands += len(cmds)
 
+    def record_ship(self, bc, order, own) -> None:
+        """Append one relay's shipment (:func:`~sharded.runtime.relay.ship`) as one entry:
+        the layout commands ``bc`` every worker of ``order`` runs and ``own[v] = (cmds, refs,
+        exports)`` of the workers with their own. The relay composes the per-worker batches
+        (and links the trees' partials); so does :meth:`_expand`, only when a replay needs
+        them, which keeps the driver's cost per shipment free of a per-worker term."""
+        at, key = self.exp_at, self.ex._hkey
+        spec, cmds, keys = {}, {}, []
+        for v, (c, refs, exports) in own.items():
+            spec[v] = (tuple(at.get(key(r), r) for r in self.translate(refs)), len(exports))
+            cmds[v] = c
+            keys += [key(h, True) for h in exports]
+            self.commands += len(c)
+        i = len(self.log)
+        for p, k in enumerate(keys):
+            at[k] = _Exp(i, p)
+        try:
+            frozen = _dump((bc, tuple(order), cmds))
+        except Exception:  # not picklable without cloudpickle: keep the objects themselves
+            frozen = (bc, tuple(order), cmds)
+        self.log.append((None, frozen, spec, len(keys), None, tuple(keys), self.ex._reading))
+        self.commands += len(bc)
+
+    def _expand(self) -> None:
+        """Write every shipment of the log out as the batches its relay composed (see
+        :meth:`record_ship`): per worker of its order, the layout commands, its own commands
+        and the partials of its tree children as refs to their batches' extra exports.
+        Positions of exports (``_Exp``) are renumbered to the expanded log's."""
+        if all(e[0] is not None for e in self.log):
+            return
+        log, where = [], []  # where[i][p]: old export (i, p) in the expanded log
+
+        def fix(s):
+            return where[s.batch][s.pos] if type(s) is _Exp else s
+
+        for w, frozen, spec, nexp, errs, keys, read in self.log:
+            if w is not None:
+                where.append([_Exp(len(log), p) for p in range(nexp)])
+                log.append((w, frozen, tuple(map(fix, spec)), nexp, errs, keys, read))
+                continue
+            bc, order, cmds = pickle.loads(frozen) if isinstance(frozen, bytes) else frozen
+            kids, nout = {}, {}
+            if any(c[0] == "tree" for c in bc):
+                order, kids, nout = _wire(bc, order)
+            at = {}
+            for v in order:
+                refs, nown = spec.get(v, ((), 0))
+                refs = list(map(fix, refs))
+                batch = [("B", None, bc)] if bc else []
+                if v in kids:  # its children's partials: their batches come first
+                    batch.append(("tref", len(refs)))
+                    refs += [_Exp(at[c], spec.get(c, ((), 0))[1] + j) for c, j in kids[v]]
+                batch += cmds.get(v, ())
+                at[v] = len(log)
+                log.append(
+                    (v, (None, _dump(batch)), tuple(refs), nown + nout.get(v, 0), None, (), read)
+                )
+            where.append([_Exp(at[v], p) for v, (_, n) in spec.items() for p in range(n)])
+        self.exp_at = {k: where[a.batch][a.pos] for k, a in self.exp_at.items()}
+        self.log = log
+
     def _freeze(self, cmds):
         """The batch as pickled bytes: a copy of the constants it carries (the driver's arrays may
         change later), and no objects for Python's garbage collector to scan again and again
@@ -262,6 +330,7 @@ class Recovery:
         ex.flush_all()
         try:
             ex._collect(ex._drain_inflight(), "the batches before a recovery cut")
+            ex._drain_relayed("the batches before a recovery cut")
         except WaitTimeout:  # a worker is slow: the read that asked succeeded; cut later
             return
         pairs = [ex._snapshot(w) for w in range(ex.num_workers)]
@@ -287,7 +356,7 @@ class Recovery:
         for w, snap in enumerate(self.base):
             h = next((v for v in _ring(w, len(nodes)) if nodes[v] != nodes[w]), None)
             if h is not None:
-                holds.append(ex._dispatch(h, [("hold", w, 0)], [snap], 0)[0])
+                holds.append(ex._dispatch_direct(h, [("hold", w, 0)], [snap], 0)[0])
         try:
             ex._get(holds, TIMEOUT_S)
         except Lost:  # a holder died: those snapshots have one copy until the next cut
@@ -343,22 +412,25 @@ class Recovery:
 
     def _known(self, handles) -> bool:
         """Whether every handle names a batch or an export of the current log."""
-        errs = {id(e[4]) for e in self.log}
+        errs = {id(e[4]) for e in self.log if e[4] is not None}
         key = self.ex._hkey
         return all(id(h) in errs or key(h) in self.exp_at for h in handles)
 
     def _replay(self):
-        """Reset every worker to the cut, then send the whole log again, in order."""
+        """Reset every worker to the cut, then send the whole log again, in order, to the
+        workers directly (not through relays: the log holds each worker's batches)."""
         ex = self.ex
+        self._expand()
         resets = []
         for w in range(ex.num_workers):
             snap = self.base[w] if self.base is not None else None
             refs = [] if snap is None else [snap]
-            resets.append(ex._dispatch(w, [("reset", None if snap is None else 0)], refs, 0)[0])
+            reset = [("reset", None if snap is None else 0)]
+            resets.append(ex._dispatch_direct(w, reset, refs, 0)[0])
         errs, exps = [], []
         for i, (w, cmds, spec, nexp, *_) in enumerate(self.log):
-            refs = [exps[s.batch][s.pos] if type(s) is _Exp else s for s in spec]
-            e, x = ex._dispatch(w, _thaw(cmds), refs, nexp)
+            refs = [exps[s.batch][s.pos] if type(s) is _Exp else ex._resolve(s) for s in spec]
+            e, x = ex._dispatch_direct(w, _thaw(cmds), refs, nexp)
             errs.append(e)
             exps.append(list(x))
         return resets, errs, exps
@@ -370,7 +442,8 @@ class Recovery:
         by_errs = {}
         used = set()
         for i, entry in enumerate(self.log):
-            by_errs[id(entry[4])] = i
+            if entry[4] is not None:
+                by_errs[id(entry[4])] = i
             used.update(s for s in entry[2] if type(s) is _Exp)
             if entry[6]:  # a read's exports: read once, by the wait they were made for
                 used.update(_Exp(i, p) for p in range(entry[3]))
@@ -408,6 +481,7 @@ class Recovery:
                 at_new[k] = _Exp(i, p)
             log.append((w, cmds, spec, nexp, new_errs[i], keys, read))
         self.log, self.exp_at, self.remap = log, at_new, remap
+        ex._adopted(remap)
         return mapped
 
     def stats(self) -> dict:
@@ -439,106 +513,3 @@ def lost(ex, cause, reason):
     why = f"{who} died ({cause}); recovery is off ({reason})"
     # (no dead worker found: which one is not known, so any tensor may have had a shard there)
     raise unrecoverable(ex, why, dead or None, ": start again from your data or a checkpoint")
-
-
-class LocalLoss:
-    """What :class:`~sharded.runtime.local_executor.LocalExecutor` adds to recover: a way to lose a
-    worker (tests), and the recovery hooks for in-process workers."""
-
-    def lose(self, w: int, after: int = 0) -> None:
-        """Make worker ``w`` die like a killed actor, now or after ``after`` more batches:
-        its batches, and those that read its exports, fail with a loss (for tests).
-
-        Examples
-        --------
-        >>> from sharded.runtime.local_executor import LocalExecutor
-        >>> ex = LocalExecutor(2)
-        >>> ex.lose(1)
-        >>> ex.stats()[1]["worker"]  # rebuilt on first use
-        1
-        """
-        if after:
-            self._doom[w] = after
-        else:
-            self._workers[w] = None
-
-    def stall(self, w: int, seconds: float) -> None:
-        """Make each later batch of worker ``w`` take ``seconds`` to finish, as seen by a
-        wait (0: no more), like a slow kernel on an actor (for tests of bounded waits).
-
-        Examples
-        --------
-        >>> from sharded.runtime.local_executor import LocalExecutor
-        >>> ex = LocalExecutor(2)
-        >>> ex.stall(1, 0.5)
-        >>> ex.timeout = 0.1
-        >>> ex.submit(1, "full", (), (1,), {"shape": (2,), "value": 1.0, "dtype": "float64"})
-        >>> ex.fetch([(1, 1, None)])
-        Traceback (most recent call last):
-        ...
-        sharded.errors.WaitTimeout: waited 0.1 s for a read from sharded-worker-1 (the ...
-        """
-        if seconds:
-            self._slow[w] = seconds
-        else:
-            self._slow.pop(w, None)
-
-    def _get(self, handles, timeout=None):
-        for h in handles:
-            if type(h) is LostMark:
-                raise Lost(f"worker {h.w} was lost")
-        slow = [h for h in handles if type(h) is Slow]
-        if slow:
-            now = time.monotonic()
-            wait = max(h.until for h in slow) - now
-            if timeout is not None and wait > timeout:
-                time.sleep(timeout)
-                raise Late([h.w for h in slow if h.until > now + timeout], timeout)
-            time.sleep(max(wait, 0.0))
-        return [h.value if type(h) is Slow else h for h in handles]
-
-    def _ready(self, handles):
-        now = time.monotonic()
-        return [type(h) is not Slow or h.until <= now for h in handles]
-
-    def _settle(self, handles):
-        """In process, every batch has finished already."""
-
-    def _hkey(self, h, track=False):
-        if track:  # the object's id names it only while it lives
-            weakref.finalize(h, self._forget, id(h))
-        return id(h)
-
-    def _forget(self, k):
-        # an id is reused once its object dies: forget it everywhere it names an export
-        if self._rec is not None:
-            self._rec.exp_at.pop(k, None)
-            self._rec.remap.pop(k, None)
-
-    def _dead_workers(self):
-        return [w for w, x in enumerate(self._workers) if x is None]
-
-    def _replace(self, w):
-        self._workers[w] = Worker(w, self.workers[w].device, copy_exports=True)
-
-    def _snapshot(self, w):
-        worker = self._workers[w]
-        return (LostMark(w), LostMark(w)) if worker is None else worker.snapshot()
-
-
-class Slow:
-    """A stalled in-process worker's batch result: ready ``seconds`` after dispatch."""
-
-    __slots__ = ("w", "value", "until", "__weakref__")
-
-    def __init__(self, w, value, seconds):
-        self.w, self.value, self.until = w, value, time.monotonic() + seconds
-
-
-class LostMark:
-    """What a lost in-process worker returns instead of a result (like a dead actor's ref)."""
-
-    __slots__ = ("w", "__weakref__")
-
-    def __init__(self, w):
-        self.w = w

@@ -25,8 +25,17 @@ import collections
 import weakref
 
 import ray
+from ray.exceptions import NodeDiedError, ObjectLostError, RayActorError, WorkerCrashedError
 
+from ..errors import OpFailed
+from . import recovery
+from .executor import MAX_INFLIGHT
 from .wiring import _wire
+from .worker import is_failed
+
+BATCH = 256  # sends held back for the next whole flush, at most
+# what says a worker or its data is gone (also a dependent task's error's cause)
+LOSS = (RayActorError, ObjectLostError, NodeDiedError, WorkerCrashedError)
 
 
 class Relay:
@@ -45,8 +54,21 @@ class Relay:
         self.pending = collections.defaultdict(collections.deque)  # w -> error-list refs
         self.errors: list = []
         self.max_inflight, self.put_min = max_inflight, put_min
+        self.broken = None  # the loss that stopped this relay's stream (until ``quiet``)
 
     def forward(self, msg):
+        """:meth:`_forward`, unless a loss stopped an earlier call half-way: the driver's
+        calls queued behind it would name exports that call never made, so they raise that
+        loss too, until the driver has recovered it (:meth:`quiet`)."""
+        if self.broken is not None:
+            raise self.broken
+        try:
+            return self._forward(msg)
+        except LOSS as e:
+            self.broken = e
+            raise
+
+    def _forward(self, msg):
         """``msg`` = ``(sends, objs, forget, fetch, barrier, ret)``: one argument, as each
         argument of an actor call costs the driver ~10-20 us to serialize.
 
@@ -141,6 +163,35 @@ class Relay:
         errors, self.errors = self.errors, []
         return errors
 
+    def adopt(self, exports):
+        """Exports replayed after a loss take the place of those they stand for."""
+        self.exports.update(exports)
+
+    def quiet(self):
+        """Wait for every batch started so far, their errors dropped: they are part of a
+        loss being recovered, whose replay goes to the workers directly after this."""
+        for q in self.pending.values():
+            for errs in q:
+                try:
+                    ray.get(errs)
+                except Exception:  # a lost worker's batch, or one that read its data
+                    pass
+            q.clear()
+        self.errors = []
+        self.broken = None
+
+    def ping(self):
+        return True
+
+    def rebind(self, w, actor):
+        """Worker ``w`` is now ``actor`` (a replacement under the same name)."""
+        self.workers[w] = actor
+
+    def held(self) -> dict:
+        """``{handle id: ref}`` of every export held (kept by the driver at a recovery cut:
+        a replay may need those made before the cut)."""
+        return dict(self.exports)
+
     def call(self, w, method, *args):
         """Call ``method`` of worker ``w`` after its queued batches and return the value."""
         return ray.get(getattr(self.workers[w], method).remote(*args))
@@ -157,6 +208,206 @@ class Relay:
 
 
 RelayActor = ray.remote(num_cpus=0)(Relay)
+
+
+class Relayed:
+    """The driver's half of relays: a mixin of
+    :class:`~sharded.runtime.ray_executor.RayExecutor` (whose state and waits it uses) that
+    sends a flush's batches through relay actors once ``_start_relays`` made them, and reads
+    through them; without relays every method here defers to the executor's own path.
+
+    Examples
+    --------
+    >>> ex = RayExecutor(16)  # doctest: +SKIP
+    >>> len(ex._relays)  # doctest: +SKIP
+    1
+    """
+
+    _relays: list = []
+
+    def _start_relays(self, fanout):
+        """Relay actors of at most ``fanout`` workers each (worker ``w`` to relay ``w % r``)."""
+        n = len(self._actors)
+        r = -(-n // fanout)
+        # worker w goes to relay w % r: neighbouring shards (on different nodes) spread out
+        self._relay_of = [w % r for w in range(n)]
+        self._relays = [self._new_relay(i) for i in range(r)]
+        self._outbox = [[] for _ in range(r)]  # per relay: sends of the current flush
+        self._objs = [[] for _ in range(r)]  # per relay: driver-held refs of those sends
+        self._forget = [[] for _ in range(r)]
+        self._hid = 0
+        self._hwhere: dict = {}  # export handle id -> (relay, forward ref)
+        self._hfixed: dict = {}  # export handle id -> its data's ref, known to the driver
+        self._fwd = collections.deque()
+        self._orphans: set = set()  # workers of a relay that died, to be replaced
+
+    def _new_relay(self, i):
+        group = {w: a for w, a in enumerate(self._actors) if self._relay_of[w] == i}
+        return RelayActor.options(max_concurrency=1).remote(group, MAX_INFLIGHT)
+
+    def _dead_relays(self) -> list:
+        """Workers of the relays that died (each replaced by a fresh relay): the exports
+        their relay held went with it, so they are rebuilt as if they were lost too."""
+        pings = [r.ping.remote() for r in self._relays]
+        ready, _ = ray.wait(pings, num_returns=len(pings), timeout=recovery.PING_S)
+        out = self._orphans  # (a loss's first look found them: until they are replaced)
+        for i, p in enumerate(pings):
+            try:
+                if p not in ready:
+                    raise TimeoutError(f"relay {i} did not answer")
+                ray.get(p)
+            except Exception:  # dead, or silent for PING_S: a fresh relay takes over
+                try:
+                    ray.kill(self._relays[i])
+                except Exception:  # already gone
+                    pass
+                self._relays[i] = self._new_relay(i)
+                out.update(w for w, j in enumerate(self._relay_of) if j == i)
+        return sorted(out)
+
+    def _relay_dispatch(self, w, cmds, refs, nexp):
+        r = self._relay_of[w]
+        if unsent_elsewhere(self, r, refs):
+            self._post(True)
+        args, hids = relay_args(self, r, refs), new_handles(self, r, nexp)
+        self._outbox[r].append((w, cmds, args, [h.hid for h in hids]))
+        return None, hids
+
+    def _ship(self, w=None, nexp=0, reads=None):
+        # through relays, each relay composes its workers' batches (relay.ship); trees whose
+        # partials cross relays take the per-worker path, which links them here
+        if self._relays and (len(self._relays) == 1 or not self._tedges):
+            return ship(self, w, nexp, reads)
+        return super()._ship(w, nexp, reads)
+
+    def _drop_handle(self, hid):
+        """A handle died (every command that reads it is queued): its relay forgets it."""
+        src = self._hwhere.pop(hid, (None,))[0]
+        self._hfixed.pop(hid, None)
+        if src is not None:
+            self._forget[src].append(hid)
+
+    def _post(self, whole=True, fetch=None):
+        """Send each relay the batches of this flush (one call per relay); with ``fetch``
+        (``{relay: {w: items}}``) also read, and return ``{relay: forward ref}``. A partial
+        flush (one worker's queue, an export) waits for the next whole one (the timer's,
+        a read's) unless the sends pile up: a read then makes one call per relay."""
+        if not self._relays:
+            return {}
+        if not whole and sum(map(len, self._outbox)) < BATCH:
+            return {}
+        ret = len(self._relays) > 1
+        out = {}
+        for r, sends in enumerate(self._outbox):
+            if not sends and not (fetch and r in fetch):
+                continue
+            self._outbox[r], objs, self._objs[r] = [], self._objs[r], []
+            forget, self._forget[r] = self._forget[r], []
+            f = fetch.get(r) if fetch else None
+            ref = self._relays[r].forward.remote((tuple(sends), objs, forget, f, True, ret))
+            for _, _, _, hids in sends:
+                for h in hids:
+                    if h in self._hwhere:  # else its handle died already (forgotten)
+                        self._hwhere[h] = (r, ref)
+            if f is not None:
+                out[r] = ref
+            else:
+                self._fwd.append(ref)
+        while len(self._fwd) > MAX_INFLIGHT:  # back-pressure, applied by the relays
+            self._wait([self._fwd.popleft()])
+        return out
+
+    def _relay_fetch(self, items):
+        with self._lock:
+            by_w = collections.defaultdict(list)
+            for i, (w, key, sl) in enumerate(items):
+                by_w[w].append((i, key, sl))
+            self._depth += 1  # flush without posting: the read rides in the same call
+            try:
+                # the values are exports of the workers' batches (no fetch call after them);
+                # the relay reads them by handle once its batches finished
+                for w, its in by_w.items():
+                    self._q(w).extend(("export", k, sl) for _, k, sl in its)
+                handles = self._ship(reads={w: len(its) for w, its in by_w.items()})
+                self.flush_all()
+            finally:
+                self._depth -= 1
+            want = collections.defaultdict(list)  # relay -> [(item index, handle)]
+            for w, its in by_w.items():
+                want[self._relay_of[w]] += [(i, h) for (i, _, _), h in zip(its, handles[w])]
+            refs = self._post(True, {r: [h.hid for _, h in ih] for r, ih in want.items()})
+            res = self._wait(list(refs.values()), "a read")
+            for errs, _ in res:
+                self._errors.extend(errs)
+            self._raise_errors()
+            if self._rec is not None and self._rec.due():
+                self._rec.cut()
+        out = [None] * len(items)
+        for (errs, got), r in zip(res, refs):
+            for (i, _), arr in zip(want[r], got):
+                if is_failed(arr):
+                    rec = arr.record
+                    raise OpFailed(rec["op"], rec["shard"], rec["worker"], rec["cause"])
+                out[i] = arr
+        return out
+
+    def fetch(self, items):
+        if self.recorder is not None:
+            self.recorder.read(items)  # a traced function may not read values (st.jit)
+        if not self._relays:
+            return super().fetch(items)
+        self._check_open()
+        for _ in range(recovery.MAX_ATTEMPTS):
+            try:
+                return self._relay_fetch(items)
+            except recovery.Stale:  # workers were rebuilt meanwhile: a read has no effects
+                continue
+        return self._relay_fetch(items)
+
+    def sync(self):
+        if not self._relays:
+            return super().sync()
+        self._check_open()
+        with self._lock:
+            for _ in range(recovery.MAX_ATTEMPTS):
+                self.flush_all()
+                try:
+                    self._drain_relayed("st.synchronize()")
+                    break
+                except recovery.Stale:  # workers were rebuilt: every batch has run again
+                    continue
+            self._raise_errors()
+            if self._rec is not None and self._rec.due():
+                self._rec.cut()
+
+    def _drain_relayed(self, what):
+        if not self._relays:
+            return
+        for errs in self._wait([r.sync.remote() for r in self._relays], what):
+            self._errors.extend(errs)
+        self._fwd.clear()
+        if self._rec is not None:  # a replay may need exports made before the cut
+            held = self._wait([r.held.remote() for r in self._relays], what)
+            self._hfixed.update((h, ref) for d in held for h, ref in d.items() if h in self._hwhere)
+
+    def _resolve(self, ref):
+        if type(ref) is Handle:  # made through a relay before the cut (held then)
+            got = self._hfixed.get(ref.hid)
+            if got is None:
+                raise recovery.unrecoverable(self, f"export {ref.hid} of a relay is not known")
+            return got
+        return ref
+
+    def _adopted(self, remap):
+        """The replayed stand-ins of relay exports not used yet take their place, in the
+        driver's table (a relay's forward may have failed) and in their relays' (sends
+        composed before the loss name them by handle id)."""
+        per = collections.defaultdict(dict)
+        for k, ref in remap.items():
+            if type(k) is int and k in self._hwhere:
+                self._hfixed[k] = per[self._hwhere[k][0]][k] = ref
+        for r, exports in per.items():
+            self._relays[r].adopt.remote(exports)
 
 
 def ship(ex, w=None, nexp: int = 0, reads=None):
@@ -178,15 +429,17 @@ def ship(ex, w=None, nexp: int = 0, reads=None):
         ex._work.discard(v)
     ex._bmark = [0] * ex.num_workers
     targets = set(want).union(own, *bt.values())
-    if any(unsent_elsewhere(ex, ex._relay_of[v], refs) for _, refs in own.values()):
+    if any(unsent_elsewhere(ex, ex._relay_of[v], refs) for v, (_, refs) in own.items()):
         ex._post(True)  # data exported through another relay: sent first
     per = collections.defaultdict(dict)  # relay -> {worker: (cmds, args, hids)}
+    logged = collections.defaultdict(dict)  # relay -> {worker: (cmds, refs, handles)}
     handles = {}
     for v in set(own).union(want):
         r = ex._relay_of[v]
         cmds, refs = own.get(v, ((), ()))
         hs = handles[v] = new_handles(ex, r, want.get(v, 0))
         per[r][v] = (cmds, relay_args(ex, r, refs), [h.hid for h in hs])
+        logged[r][v] = (cmds, refs, hs)
     if len(ex._relays) == 1:
         groups = {0: sorted(targets)}
     else:
@@ -197,6 +450,8 @@ def ship(ex, w=None, nexp: int = 0, reads=None):
         mine = per.get(r, {})
         hids = [h for e in mine.values() for h in e[2]]
         ex._outbox[r].append((None, (bc, tuple(order), mine), (), hids))
+        if ex._rec is not None:  # (the same order of workers, so the same export order)
+            ex._rec.record_ship(bc, order, {v: logged[r][v] for v in mine})
     if reads is not None:
         return {v: handles.get(v, []) for v in want}
     return handles.get(w, [])
@@ -222,16 +477,29 @@ def unsent_elsewhere(ex, r, refs) -> bool:
 
 
 def relay_args(ex, r, refs) -> list:
-    """A batch's ``refs`` as relay ``r`` finds them (``("o", i)``: ``ex._objs[r][i]``)."""
+    """A batch's ``refs`` as relay ``r`` finds them (``("o", i)``: ``ex._objs[r][i]``).
+    A loss found while asking another relay for an export is recovered, and the refs are
+    looked at again (the export's replayed stand-in is known then)."""
+    for _ in range(recovery.MAX_ATTEMPTS):
+        try:
+            return _relay_args(ex, r, refs)
+        except recovery.Stale:
+            continue
+    return _relay_args(ex, r, refs)
+
+
+def _relay_args(ex, r, refs) -> list:
     objs, args = ex._objs[r], []
     for ref in refs:
+        if isinstance(ref, Handle) and ref.hid in ex._hfixed:  # replayed after a loss
+            ref = ex._hfixed[ref.hid]
         if isinstance(ref, Handle):  # data another worker exported
             src, fwd = ex._hwhere[ref.hid]
             if src == r:
                 args.append(("h", ref.hid))
                 continue
             # exported through another relay: fetch the ref it returned, pass it on
-            ref = ray.get(fwd)[ref.hid]
+            ref = ex._wait([fwd], "an export passed between relays")[0][ref.hid]
         args.append(("o", len(objs)))
         objs.append(ref)
     return args

@@ -200,18 +200,59 @@ def test_cut_on_ray_restores_from_snapshots(monkeypatch):
     np.testing.assert_array_equal(x.numpy(), xs * 2)
 
 
-def test_relays_keep_recovery_off_and_a_loss_raises_worker_lost(ray_cluster, monkeypatch):
+@pytest.mark.parametrize("fanout", [32, 2])
+def test_recovery_behind_relays(ray_cluster, monkeypatch, reference, fanout):
+    """More workers than SHARDED_RELAY_MIN: batches go through relays (one, or two whose trees
+    cross), and a kill between ops, a SIGKILL during the pipeline and a kill during a
+    reshard are rebuilt bit for bit like without relays."""
     from sharded.runtime import ray_executor
 
     monkeypatch.setattr(ray_executor, "RELAY_MIN", 2)
+    monkeypatch.setattr(ray_executor, "RELAY_FANOUT", fanout)
     _restart(ray_cluster.address)
     try:
-        rec = st.stats()["recoveries"]
-        assert rec["enabled"] is False and "relay" in rec["reason"]
+        ex = _ex()
+        assert ex._relays and len(ex._relays) == -(-ex.num_workers // fanout)
+        assert st.stats()["recoveries"]["enabled"]
+        _same(reference, pipeline(hook=lambda: _kill(1)))
+        assert ex.recovery_stats()["count"] == 1
+        pid = _pid(2)
+        t = threading.Timer(0.1, os.kill, (pid, 9))
+        t.start()
+        try:
+            got = pipeline()
+        finally:
+            t.join()
+        _same(reference, got)
+        assert _pid(2) != pid
+        x = st.rand(256, 512, shards=4, dtype=st.float64)
+        want = x.numpy()
+        y = x.reshard(dim=1, shards=4)
+        _kill(3)
+        np.testing.assert_array_equal(y.numpy(), want)
+        np.testing.assert_array_equal((x + 1).numpy(), want + 1)
+        assert ex.recovery_stats()["count"] >= 3
+        relay = ex._relays[0]
+        ray.kill(relay)  # a relay itself: a fresh one, and its workers rebuilt
+        _same(reference, pipeline())
+        assert ex._relays[0] is not relay
+        np.testing.assert_array_equal(y.numpy(), want)
+    finally:
+        monkeypatch.undo()
+        _restart(ray_cluster.address)
+
+
+def test_relays_with_recovery_off_raise_worker_lost(ray_cluster, monkeypatch):
+    from sharded.runtime import ray_executor
+
+    monkeypatch.setattr(ray_executor, "RELAY_MIN", 2)
+    _restart(ray_cluster.address, recovery=False)
+    try:
+        assert _ex()._relays
         x = st.ones(8, shards=4)
         assert (x + 1).sum().item() == 16.0
         _kill(1)
-        with pytest.raises(st.WorkerLost, match="sharded-worker-1.*relay"):
+        with pytest.raises(st.WorkerLost, match="sharded-worker-1.*recovery is off"):
             (x + 1).numpy()
     finally:
         monkeypatch.undo()
