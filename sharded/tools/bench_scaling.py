@@ -7,6 +7,12 @@ Ray's included, so the figure does not depend on how busy the workers are) and t
 time, then the slope per added worker (least squares over 2..N). ``--cluster`` runs the same
 table on a simulated cluster of 4 nodes x 8 workers (``ray.cluster_utils.Cluster``).
 
+Next to each read it prints Ray's own floor, measured in the same run: the driver CPU of ONE
+plain actor call whose reply comes after the read's median wall time (an actor that only
+sleeps; :func:`sharded.runtime.probe.call_floor`). Ray's threads spend CPU while the driver
+waits, so a read that is one actor call cannot cost the driver less than that. The
+in-process executor (``--executor local``) has no Ray: the column shows ``-``.
+
 Wall times on a small shared machine are indicative only: the workers' side of every op runs
 on the same few cores. Driver CPU is the figure the scale-out targets are stated in.
 """
@@ -20,6 +26,9 @@ import time
 import numpy as np
 
 import sharded as st
+
+from ..runtime import current
+from ..runtime.probe import call_floor
 
 ELEMS = 4096  # per shard: small, so the figures are the cost of orchestration, not of math
 
@@ -50,17 +59,20 @@ def _per_read(x, reads: int):
 
 
 def measure(max_shards: int, ops: int = 200, reads: int = 10, repeat: int = 3) -> list:
-    """Rows ``(shards, op_wall_us, op_cpu_us, read_wall_ms, read_cpu_ms)`` on the current
-    session, for shard counts 1, 2, 4, ... up to ``max_shards`` (and ``max_shards``).
+    """Rows ``(shards, op_wall_us, op_cpu_us, read_wall_ms, read_cpu_ms, floor_ms)`` on the
+    current session, for shard counts 1, 2, 4, ... up to ``max_shards`` (and
+    ``max_shards``). ``floor_ms`` is the driver CPU of one plain Ray actor call whose reply
+    comes after ``read_wall_ms`` (min over ``reads`` calls); None without Ray.
 
     Examples
     --------
     >>> import sharded as st
     >>> _ = st.init(executor="local", num_workers=2)
-    >>> [r[0] for r in measure(2, ops=4, reads=1, repeat=1)]
-    [1, 2]
+    >>> [(r[0], r[5]) for r in measure(2, ops=4, reads=1, repeat=1)]
+    [(1, None), (2, None)]
     >>> st.shutdown()
     """
+    on_ray = current().executor.kind == "ray"
     counts, s = [], 1
     while s < max_shards:
         counts.append(s)
@@ -73,7 +85,9 @@ def measure(max_shards: int, ops: int = 200, reads: int = 10, repeat: int = 3) -
         x.sum().item()
         ow, oc = _per_op(x, ops, repeat)
         rw, rc = _per_read(x, reads)
-        rows.append((shards, 1e6 * ow, 1e6 * oc, 1e3 * rw, 1e3 * rc))
+        # measured right after the read, so both see the same load on the machine
+        floor = 1e3 * call_floor(rw, reads) if on_ray else None
+        rows.append((shards, 1e6 * ow, 1e6 * oc, 1e3 * rw, 1e3 * rc, floor))
         del x
     return rows
 
@@ -92,14 +106,24 @@ def slope(xs, ys) -> float:
 
 
 def table(rows, title: str) -> str:
-    """The printed table: one line per shard count, then slopes and the targets' ratios."""
+    """The printed table: one line per shard count, then slopes and the targets' ratios.
+
+    The last column ("ray floor ms") is the driver CPU of one plain Ray actor call of the
+    read's wall time (``-`` without Ray).
+
+    Examples
+    --------
+    >>> print(table([(1, 30.0, 31.0, 2.5, 0.9, 0.6)], "t").splitlines()[2])
+          1 |       31.0       30.0 |       0.90       2.50       0.60
+    """
     out = [
         title,
         "workers | per elementwise op: driver cpu us, wall us | per x.sum().item(): "
-        "driver cpu ms, wall ms",
+        "driver cpu ms, wall ms, ray floor ms (driver cpu of one actor call of that wall)",
     ]
-    for s, ow, oc, rw, rc in rows:
-        out.append(f"{s:7d} | {oc:10.1f} {ow:10.1f} | {rc:10.2f} {rw:10.2f}")
+    for s, ow, oc, rw, rc, fl in rows:
+        floor = "-" if fl is None else f"{fl:.2f}"
+        out.append(f"{s:7d} | {oc:10.1f} {ow:10.1f} | {rc:10.2f} {rw:10.2f} {floor:>10}")
     multi = [r for r in rows if r[0] >= 2]
     xs = [r[0] for r in multi]
     sl = [slope(xs, [r[i] for r in multi]) for i in (2, 1, 4, 3)]
@@ -119,7 +143,7 @@ def table(rows, title: str) -> str:
 
 def _run(address, workers, a, title):
     st.shutdown()
-    st.init(address=address, num_workers=workers)
+    st.init(address=address, num_workers=workers, executor=a.executor)
     try:
         rows = measure(workers, a.ops, a.reads, a.repeat)
     finally:
@@ -132,6 +156,12 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="sharded bench --scaling", description=__doc__)
     p.add_argument("--workers", type=int, default=16, help="largest worker count (default 16)")
     p.add_argument("--address", default=None, help="Ray cluster address (default: embedded)")
+    p.add_argument(
+        "--executor",
+        choices=("ray", "local"),
+        default="ray",
+        help="ray (default) or local (in-process workers: no Ray, no floor column)",
+    )
     p.add_argument("--ops", type=int, default=200, help="elementwise ops per timed chain")
     p.add_argument("--reads", type=int, default=10, help="timed reads per worker count")
     p.add_argument("--repeat", type=int, default=3, help="timed chains per worker count (best)")
@@ -142,6 +172,8 @@ def main(argv=None) -> int:
     )
     p.add_argument("--cluster-only", action="store_true", help="only the simulated-cluster table")
     a = p.parse_args(argv)
+    if a.executor == "local" and (a.cluster or a.cluster_only or a.address):
+        p.error("--cluster, --cluster-only and --address need --executor ray")
     if not a.cluster_only:
         _run(a.address, a.workers, a, f"session: {a.workers} workers (one shard each)")
     if a.cluster or a.cluster_only:

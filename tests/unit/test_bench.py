@@ -80,3 +80,18 @@ def test_workers_list_must_be_positive_ints(bad, capsys):
 def test_json_has_no_nan():
     d = bench_report.to_dict([(1, [("a", 1.0, 2.0, float("nan"), "")])])
     assert json.loads(json.dumps(d, allow_nan=False))["runs"][0]["cases"][0]["dask_s"] is None
+
+
+def test_scaling_table_on_the_local_executor_has_no_ray_floor(own_session, capsys):
+    argv = ["bench", "--scaling", "--executor", "local", "--workers", "2"]
+    assert cli.main(argv + ["--ops", "4", "--reads", "1", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "ray floor ms" in out[1]
+    rows = [line.split() for line in out[2:4]]
+    assert [r[0] for r in rows] == ["1", "2"] and all(r[-1] == "-" for r in rows)
+
+
+def test_scaling_cluster_needs_ray(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["bench", "--scaling", "--executor", "local", "--cluster-only"])
+    assert e.value.code == 2 and "need --executor ray" in capsys.readouterr().err
