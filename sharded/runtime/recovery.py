@@ -220,6 +220,7 @@ class Recovery:
         self.commands = 0
         self.put_bytes = 0
         self.count = self.batches = self.shards = self.cuts = self.replaced = 0
+        self.reported = 0  # the relayed batches before this log entry had their errors read
         self.seconds = 0.0
 
     # ------------------------------------------------------------------ logging
@@ -267,11 +268,13 @@ class Recovery:
         if all(e[0] is not None for e in self.log):
             return
         log, where = [], []  # where[i][p]: old export (i, p) in the expanded log
+        start = []  # start[i]: where old entry i begins in the expanded log
 
         def fix(s):
             return where[s.batch][s.pos] if type(s) is _Exp else s
 
         for w, frozen, spec, nexp, errs, keys, read in self.log:
+            start.append(len(log))
             if w is not None:
                 where.append([_Exp(len(log), p) for p in range(nexp)])
                 log.append((w, frozen, tuple(map(fix, spec)), nexp, errs, keys, read))
@@ -295,6 +298,7 @@ class Recovery:
                 )
             where.append([_Exp(at[v], p) for v, (_, n) in spec.items() for p in range(n)])
         self.exp_at = {k: where[a.batch][a.pos] for k, a in self.exp_at.items()}
+        self.reported = (start + [len(log)])[self.reported]
         self.log = log
 
     def _freeze(self, cmds):
@@ -344,7 +348,7 @@ class Recovery:
         self.base_bytes = int(sum(sizes))
         self._second_copies()
         self.log, self.exp_at, self.remap = [], {}, {}
-        self.commands = self.put_bytes = 0
+        self.commands = self.put_bytes = self.reported = 0
         self.cuts += 1
 
     def _second_copies(self) -> None:
@@ -453,6 +457,11 @@ class Recovery:
                 i = by_errs.get(id(h))
                 if i is not None:
                     ex._record([results[i]])
+        # relayed batches whose errors no read or sync had collected (a relay drops them at
+        # a loss): the replay's surface instead
+        for i in range(self.reported, len(self.log)):
+            if self.log[i][4] is None:
+                ex._record([results[i]])
         for d in ex._inflight:
             d.clear()
         ex._late = []
@@ -481,6 +490,7 @@ class Recovery:
                 at_new[k] = _Exp(i, p)
             log.append((w, cmds, spec, nexp, new_errs[i], keys, read))
         self.log, self.exp_at, self.remap = log, at_new, remap
+        self.reported = len(log)
         ex._adopted(remap)
         return mapped
 

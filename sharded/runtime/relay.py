@@ -339,6 +339,8 @@ class Relayed:
             res = self._wait(list(refs.values()), "a read")
             for errs, _ in res:
                 self._errors.extend(errs)
+            if self._rec is not None and len(refs) == len(self._relays):
+                self._rec.reported = len(self._rec.log)  # every relay's errors are in
             self._raise_errors()
             if self._rec is not None and self._rec.due():
                 self._rec.cut()
@@ -386,6 +388,8 @@ class Relayed:
         for errs in self._wait([r.sync.remote() for r in self._relays], what):
             self._errors.extend(errs)
         self._fwd.clear()
+        if self._rec is not None:
+            self._rec.reported = len(self._rec.log)
         if self._rec is not None:  # a replay may need exports made before the cut
             held = self._wait([r.held.remote() for r in self._relays], what)
             self._hfixed.update((h, ref) for d in held for h, ref in d.items() if h in self._hwhere)

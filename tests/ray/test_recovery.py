@@ -237,6 +237,17 @@ def test_recovery_behind_relays(ray_cluster, monkeypatch, reference, fanout):
         _same(reference, pipeline())
         assert ex._relays[0] is not relay
         np.testing.assert_array_equal(y.numpy(), want)
+        # an op error in flight at a loss: the relay drops it, the replay's surfaces
+        bad = {"shape": (2,), "value": 1.0, "dtype": "no-such-dtype"}
+        pid = _pid(1)
+        ex.submit(2, "full", (), (ex.new_key(),), bad)
+        z = x * 2
+        ray.kill(_actor(1))
+        _until_ended(pid, "worker 1 after ray.kill")
+        with pytest.raises(st.OpFailed, match="op 'full' failed on worker 2"):
+            st.synchronize()
+        st.synchronize()
+        np.testing.assert_array_equal(z.numpy(), want * 2)
     finally:
         monkeypatch.undo()
         _restart(ray_cluster.address)
