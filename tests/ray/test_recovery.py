@@ -123,16 +123,21 @@ def _restart(address, n=NODES * CPUS_PER_NODE, **kw):
     st.init(address=address, num_workers=n, min_shard_bytes=0, **kw)
 
 
+@pytest.mark.parametrize("relays", [False, True])
 @pytest.mark.parametrize("cut", [False, True])
-def test_remove_a_node(ray_cluster, monkeypatch, cut):
-    """Also after a cut: every snapshot has a second copy on another node."""
-    from sharded.runtime import recovery
+def test_remove_a_node(ray_cluster, monkeypatch, cut, relays):
+    """Also after a cut: every snapshot has a second copy on another node; also behind
+    relays (a cut then waits for what the relays started, and keeps the exports they hold)."""
+    from sharded.runtime import ray_executor, recovery
 
     node = ray_cluster.add_node(num_cpus=CPUS_PER_NODE, object_store_memory=150 * 2**20)
     ray_cluster.wait_for_nodes()
     try:
+        if relays:
+            monkeypatch.setattr(ray_executor, "RELAY_MIN", 2)
         _restart(ray_cluster.address, n=(NODES + 1) * CPUS_PER_NODE)
         ex = _ex()
+        assert bool(ex._relays) == relays
         gone = {w for w, i in enumerate(ex.workers) if i.node == node.node_id}
         assert gone
         pids = {w: _pid(w) for w in gone}
@@ -159,6 +164,7 @@ def test_remove_a_node(ray_cluster, monkeypatch, cut):
         assert all(i.node != node.node_id for i in ex.workers)
         assert ex.recovery_stats()["workers_replaced"] >= len(gone)
     finally:
+        monkeypatch.undo()
         if node in ray_cluster.worker_nodes:
             ray_cluster.remove_node(node)
         _restart(ray_cluster.address)
