@@ -97,7 +97,7 @@ def slope(xs, ys) -> float:
 
     Examples
     --------
-    >>> slope([2, 4, 8], [10, 12, 16])
+    >>> round(slope([2, 4, 8], [10, 12, 16]), 9)
     1.0
     """
     if len(xs) < 2:

@@ -66,10 +66,9 @@ def test_ray_kill_between_ops(reference):
     assert ray.get_actor("sharded-worker-1", namespace=ex._spawn[1][1]["namespace"])
 
 
-@pytest.mark.parametrize("delay", [0.05, 0.15])
-def test_sigkill_during_the_pipeline(reference, delay):
-    """The process of a worker dies at a seeded moment while the pipeline runs."""
-    pid = _pid(2)
+def _sigkill_during_pipeline(reference, w, delay):
+    """Worker ``w``'s process dies ``delay`` s into the pipeline; the results are the same."""
+    pid = _pid(w)
     t = threading.Timer(delay, os.kill, (pid, 9))
     t.start()
     try:
@@ -77,7 +76,13 @@ def test_sigkill_during_the_pipeline(reference, delay):
     finally:
         t.join()
     _same(reference, got)
-    assert _pid(2) != pid  # (a kill after the pipeline ended is found here)
+    assert _pid(w) != pid  # (a kill after the pipeline ended is found here)
+
+
+@pytest.mark.parametrize("delay", [0.05, 0.15])
+def test_sigkill_during_the_pipeline(reference, delay):
+    """The process of a worker dies at a seeded moment while the pipeline runs."""
+    _sigkill_during_pipeline(reference, 2, delay)
 
 
 def test_two_workers_one_after_the_other(reference):
@@ -222,15 +227,7 @@ def test_recovery_behind_relays(ray_cluster, monkeypatch, reference, fanout):
         assert st.stats()["recoveries"]["enabled"]
         _same(reference, pipeline(hook=lambda: _kill(1)))
         assert ex.recovery_stats()["count"] == 1
-        pid = _pid(2)
-        t = threading.Timer(0.1, os.kill, (pid, 9))
-        t.start()
-        try:
-            got = pipeline()
-        finally:
-            t.join()
-        _same(reference, got)
-        assert _pid(2) != pid
+        _sigkill_during_pipeline(reference, 2, 0.1)
         x = st.rand(256, 512, shards=4, dtype=st.float64)
         want = x.numpy()
         y = x.reshard(dim=1, shards=4)
