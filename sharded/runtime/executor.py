@@ -461,8 +461,8 @@ class Executor(Reading):
         """A logged ref that is no export of the log, as a worker can receive it."""
         return ref
 
-    def _adopted(self, remap) -> None:
-        """After a replay: ``remap`` (export key -> replayed handle) of the exports not used yet."""
+    def _adopted(self, replayed) -> None:
+        """After a replay: ``replayed`` (export key -> replayed handle) of every logged export."""
 
     def _drain_relayed(self, what) -> None:
         """Wait for the batches relays started (a cut's snapshot must follow them)."""

@@ -480,9 +480,10 @@ class Recovery:
             at = self.exp_at.get(key(h))
             if at is not None:
                 remap[k] = new_exps[at.batch][at.pos]
+        replayed = {k: new_exps[at.batch][at.pos] for k, at in self.exp_at.items()}
         for k, at in self.exp_at.items():
             if at not in used:
-                remap[k] = new_exps[at.batch][at.pos]
+                remap[k] = replayed[k]
         log, at_new = [], {}
         for i, (w, cmds, spec, nexp, _, _, read) in enumerate(self.log):
             keys = tuple(key(h, True) for h in new_exps[i])
@@ -491,7 +492,7 @@ class Recovery:
             log.append((w, cmds, spec, nexp, new_errs[i], keys, read))
         self.log, self.exp_at, self.remap = log, at_new, remap
         self.reported = len(log)
-        ex._adopted(remap)
+        ex._adopted(replayed)
         return mapped
 
     def stats(self) -> dict:

@@ -402,12 +402,13 @@ class Relayed:
             return got
         return ref
 
-    def _adopted(self, remap):
-        """The replayed stand-ins of relay exports not used yet take their place, in the
-        driver's table (a relay's forward may have failed) and in their relays' (sends
-        composed before the loss name them by handle id)."""
+    def _adopted(self, replayed):
+        """The replayed stand-ins of the relay exports whose handles live take their place,
+        in the driver's table (a relay's forward may have failed; a handle may be used again
+        later) and in their relays' (sends composed before the loss name them by handle id).
+        Each entry goes when its handle dies (``_drop_handle``)."""
         per = collections.defaultdict(dict)
-        for k, ref in remap.items():
+        for k, ref in replayed.items():
             if type(k) is int and k in self._hwhere:
                 self._hfixed[k] = per[self._hwhere[k][0]][k] = ref
         for r, exports in per.items():

@@ -251,6 +251,18 @@ def test_recovery_behind_relays(ray_cluster, monkeypatch, reference, fanout):
             st.synchronize()
         st.synchronize()
         np.testing.assert_array_equal(z.numpy(), want * 2)
+        # an export whose worker dies before it is made: its first use finds the loss, and
+        # a later use (through the other relay, too) gets the replayed export
+        k = ex.new_key()
+        ex.submit(0, "full", (), (k,), {"shape": (4,), "value": 7.0, "dtype": "float64"})
+        pid = _pid(0)
+        (h,) = ex.export({0: [(k, (slice(1, 3),))]})[0]
+        ray.kill(_actor(0))
+        _until_ended(pid, "worker 0 after ray.kill")
+        for w in (1, 3, 2):
+            out = ex.new_key()
+            ex.submit(w, "copy", (("x", h),), (out,), {"dtype": "float64"}, ("copy", 0))
+            assert ex.fetch([(w, out, None)])[0].tolist() == [7.0, 7.0]
     finally:
         monkeypatch.undo()
         _restart(ray_cluster.address)
