@@ -35,12 +35,8 @@ class Reading:
         self._check_open()
         if self.recorder is not None:
             self.recorder.read(items)  # a traced function may not read values (st.jit)
-        for _ in range(recovery.MAX_ATTEMPTS):
-            try:
-                return self._fetch(items)
-            except recovery.Stale:  # workers were rebuilt while this read was under way:
-                continue  # its exports are gone, the shards are back; a read has no effects
-        return self._fetch(items)
+        # (a read has no effects: if workers were rebuilt meanwhile, it is asked again)
+        return recovery.retried(self, lambda: self._fetch(items), "a read")
 
     def _fetch(self, items):
         with self._lock:
@@ -127,12 +123,11 @@ class Reading:
         """Per-worker statistics (live shards and bytes, resident memory), after a sync."""
         with self._lock:
             self.sync()
-            for _ in range(recovery.MAX_ATTEMPTS):
-                try:
-                    return self._wait([self._stats(w) for w in range(self.num_workers)])
-                except recovery.Stale:  # a worker was rebuilt meanwhile: ask again
-                    continue
-            return self._wait([self._stats(w) for w in range(self.num_workers)])
+            return recovery.retried(
+                self,
+                lambda: self._wait([self._stats(w) for w in range(self.num_workers)]),
+                "st.stats()",
+            )
 
     def _drain_inflight(self):
         out, self._late = self._late, []

@@ -509,6 +509,25 @@ class Recovery:
         }
 
 
+def retried(ex, fn, what):
+    """``fn()``, asked again while it raises :class:`Stale` (workers were rebuilt while it
+    was under way: its exports are gone, the shards are back); :class:`WorkerLost` when
+    workers die through every try.
+
+    Examples
+    --------
+    >>> from sharded.runtime.local_executor import LocalExecutor
+    >>> retried(LocalExecutor(1), lambda: 42, "a read")
+    42
+    """
+    for _ in range(MAX_ATTEMPTS + 1):
+        try:
+            return fn()
+        except Stale:
+            continue
+    raise unrecoverable(ex, f"workers kept dying during {what}: {MAX_ATTEMPTS + 1} tries")
+
+
 def lost(ex, cause, reason):
     """Recovery is off (``reason``): collect what is in flight (so Ray reports no unhandled
     errors) and raise :class:`WorkerLost` naming the lost workers and tensors."""

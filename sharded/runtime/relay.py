@@ -359,28 +359,22 @@ class Relayed:
         if not self._relays:
             return super().fetch(items)
         self._check_open()
-        for _ in range(recovery.MAX_ATTEMPTS):
-            try:
-                return self._relay_fetch(items)
-            except recovery.Stale:  # workers were rebuilt meanwhile: a read has no effects
-                continue
-        return self._relay_fetch(items)
+        return recovery.retried(self, lambda: self._relay_fetch(items), "a read")
 
     def sync(self):
         if not self._relays:
             return super().sync()
         self._check_open()
         with self._lock:
-            for _ in range(recovery.MAX_ATTEMPTS):
-                self.flush_all()
-                try:
-                    self._drain_relayed("st.synchronize()")
-                    break
-                except recovery.Stale:  # workers were rebuilt: every batch has run again
-                    continue
+            # (if workers were rebuilt meanwhile, every batch has run again: wait anew)
+            recovery.retried(self, self._sync_relayed, "st.synchronize()")
             self._raise_errors()
             if self._rec is not None and self._rec.due():
                 self._rec.cut()
+
+    def _sync_relayed(self):
+        self.flush_all()
+        self._drain_relayed("st.synchronize()")
 
     def _drain_relayed(self, what):
         if not self._relays:
@@ -485,12 +479,7 @@ def relay_args(ex, r, refs) -> list:
     """A batch's ``refs`` as relay ``r`` finds them (``("o", i)``: ``ex._objs[r][i]``).
     A loss found while asking another relay for an export is recovered, and the refs are
     looked at again (the export's replayed stand-in is known then)."""
-    for _ in range(recovery.MAX_ATTEMPTS):
-        try:
-            return _relay_args(ex, r, refs)
-        except recovery.Stale:
-            continue
-    return _relay_args(ex, r, refs)
+    return recovery.retried(ex, lambda: _relay_args(ex, r, refs), "a transfer between relays")
 
 
 def _relay_args(ex, r, refs) -> list:
