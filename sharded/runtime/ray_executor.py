@@ -36,7 +36,7 @@ from ..errors import BackendUnavailable, OpFailed, ShardingError, WorkerLost
 from . import ray_service, recovery, threads
 from .executor import Executor, WorkerInfo
 from .published import PublishClient
-from .relay import LOSS, Handle, Relayed
+from .relay import LOSS, Handle, Relayed, silent
 from .worker import Worker
 
 FLUSH_INTERVAL_S = 0.005
@@ -46,7 +46,6 @@ READY_TIMEOUT_S = 120
 # sharded.runtime.relay and the README's "Scale" section for the measurements behind them.
 RELAY_MIN = int(os.environ.get("SHARDED_RELAY_MIN", "8"))
 RELAY_FANOUT = 32
-PING_TIMEOUT_S = recovery.PING_S
 SETTLE_TIMEOUT_S = 60  # the most a recovery waits for the batches in flight at a loss
 # A wait longer than this looks at what finished so far, so that a lost worker's failed batch
 # is noticed while another worker still runs (ray.get of a list returns at the last result).
@@ -397,16 +396,7 @@ class RayExecutor(Relayed, Executor):
                     pass
 
     def _dead_workers(self):
-        refs = [a.ping.remote() for a in self._actors]
-        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=PING_TIMEOUT_S)
-        ready, dead = set(ready), []
-        for w, r in enumerate(refs):
-            try:
-                if r not in ready:
-                    raise GetTimeoutError()
-                ray.get(r)
-            except Exception:  # dead, or silent for PING_TIMEOUT_S
-                dead.append(w)
+        dead = silent(self._actors)
         if self._relays:
             dead = sorted(set(dead).union(self._dead_relays()))
         return dead

@@ -210,6 +210,22 @@ class Relay:
 RelayActor = ray.remote(num_cpus=0)(Relay)
 
 
+def silent(actors) -> list:
+    """Indices of the ``actors`` (workers or relays, each with a ``ping`` method) that are
+    dead or do not answer a ping within :data:`~sharded.runtime.recovery.PING_S`."""
+    pings = [a.ping.remote() for a in actors]
+    ready, _ = ray.wait(pings, num_returns=len(pings), timeout=recovery.PING_S)
+    ready, out = set(ready), []
+    for i, p in enumerate(pings):
+        try:
+            if p not in ready:
+                raise TimeoutError(f"no answer within {recovery.PING_S}s")
+            ray.get(p)
+        except Exception:  # dead, or silent for PING_S
+            out.append(i)
+    return out
+
+
 class Relayed:
     """The driver's half of relays: a mixin of
     :class:`~sharded.runtime.ray_executor.RayExecutor` (whose state and waits it uses) that
@@ -248,21 +264,14 @@ class Relayed:
     def _dead_relays(self) -> list:
         """Workers of the relays that died (each replaced by a fresh relay): the exports
         their relay held went with it, so they are rebuilt as if they were lost too."""
-        pings = [r.ping.remote() for r in self._relays]
-        ready, _ = ray.wait(pings, num_returns=len(pings), timeout=recovery.PING_S)
         out = self._orphans  # (a loss's first look found them: until they are replaced)
-        for i, p in enumerate(pings):
+        for i in silent(self._relays):  # a fresh relay takes over
             try:
-                if p not in ready:
-                    raise TimeoutError(f"relay {i} did not answer")
-                ray.get(p)
-            except Exception:  # dead, or silent for PING_S: a fresh relay takes over
-                try:
-                    ray.kill(self._relays[i])
-                except Exception:  # already gone
-                    pass
-                self._relays[i] = self._new_relay(i)
-                out.update(w for w, j in enumerate(self._relay_of) if j == i)
+                ray.kill(self._relays[i])
+            except Exception:  # already gone
+                pass
+            self._relays[i] = self._new_relay(i)
+            out.update(w for w, j in enumerate(self._relay_of) if j == i)
         return sorted(out)
 
     def _relay_dispatch(self, w, cmds, refs, nexp):
