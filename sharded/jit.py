@@ -40,7 +40,7 @@ How it works (the choices)
   cannot be rebound); tensors that only the returned outputs' autograd graph keeps are freed
   at the end of a replay.
 * **Guards.** A signature is the shapes, dtypes, layouts, strides, ``requires_grad`` and
-  aliasing of the tensor arguments, the other arguments' values, the grad mode and the
+  aliasing of the tensor arguments, the other arguments' values (floats by their bits: -0.0 is not 0.0), the grad mode and the
   session; a new one traces again (up to :data:`MAX_SIGNATURES` per function). A replay also
   checks that every captured tensor is still alive (a rebound global traces again).
 * **Python values are constants.** What the function reads besides its arguments (a learning
@@ -49,6 +49,8 @@ How it works (the choices)
   ``f.reset()`` after changing them.
 * **Autograd.** ``backward()`` and ``opt.step()`` inside the function are recorded like any
   op; outputs of a replay carry no autograd graph (call ``backward`` inside the function).
+  A signature whose traced outputs carry a graph a later ``backward`` could use (not freed by
+  a backward inside the call: a forward under grad mode) is run eagerly instead of replayed.
 * **One command per worker.** A program without transfers is shipped once to every worker
   it involves (``("progdef", id, per-shard commands)``, keys as symbols); a replay then
   queues ``("prog", id, first fresh key, input keys)`` per worker. The worker compiled the
@@ -180,6 +182,9 @@ class Jitted:
             self.stats["eager"] += 1
             return self.fn(*args, **kwargs)
         entry = self.entries.get(sig)
+        if entry is not None and entry.graph:  # outputs with a graph: eager, as in torch
+            self.stats["eager"] += 1
+            return self.fn(*args, **kwargs)
         if entry is not None and entry.program is not None:
             if entry.program.alive():
                 self.stats["replays"] += 1
@@ -197,7 +202,7 @@ class Jitted:
                 "between calls and cannot be replayed"
             )
             if not self.fallback:
-                raise TraceError(msg)
+                raise TraceError(msg + "; use st.jit(fn, fallback=True) to run it eagerly")
             warnings.warn(msg + "; running it eagerly", stacklevel=2)
             self.eager = True
             self.stats["eager"] += 1
@@ -218,6 +223,10 @@ class Jitted:
             return out
         prog = rec.finish(out, sess)
         entry.traces += 1
+        if prog.graph:  # a replay's outputs would have none for a backward outside the call
+            entry.graph = True
+            entry.why = "its outputs carry an autograd graph: this signature runs eagerly"
+            return out
         if prog.unclean is None and entry.last is not None:
             why = entry.last.differs(prog)
             if why is None:
@@ -231,10 +240,11 @@ class Jitted:
 
 
 class _Entry:
-    __slots__ = ("traces", "last", "program", "why")
+    __slots__ = ("traces", "last", "program", "why", "graph")
 
     def __init__(self):
         self.traces, self.last, self.program, self.why = 0, None, None, ""
+        self.graph = False
 
 
 # ------------------------------------------------------------------ signatures
@@ -260,6 +270,9 @@ def _signature(leaves, tree, sess):
         if isinstance(x, ShardedTensor):
             first = storages.setdefault(id(x._storage), len(storages))
             parts.append(("T", _tensor_sig(x), first))
+        elif isinstance(x, (float, complex)):
+            # by bits: -0.0 == 0.0 (x * -0.0 differs from x * 0.0) and nan != nan
+            parts.append(("v", type(x).__name__, _bits(x)))
         else:
             parts.append(("v", type(x).__name__, x))
     sig = (tuple(parts), tree, is_grad_enabled(), D.get_default_dtype().name, id(sess))
@@ -268,3 +281,15 @@ def _signature(leaves, tree, sess):
     except TypeError:
         return None
     return sig
+
+
+def _bits(x) -> tuple:
+    """A float or complex argument as its exact bits (``-0.0`` and ``0.0`` differ, a NaN
+    equals itself).
+
+    Examples
+    --------
+    >>> _bits(-0.0) == _bits(0.0), _bits(float("nan")) == _bits(float("nan"))
+    (False, True)
+    """
+    return (float.hex(x.real), float.hex(x.imag)) if isinstance(x, complex) else float.hex(x)

@@ -96,7 +96,8 @@ class Recorder:
             "Python control flow or ops that depend on tensor values cannot be replayed"
         )
         if not self.owner.fallback:
-            raise TraceError(msg)
+            hint = "compute it with tensor ops (st.where) or use st.jit(fn, fallback=True)"
+            raise TraceError(f"{msg}; {hint} to run it eagerly with a warning")
         warnings.warn(msg + "; running it eagerly from now on (fallback=True)", stacklevel=3)
         self.abandoned = True
         self.ex.recorder = None
@@ -194,7 +195,12 @@ class Recorder:
         temps: dict = {}
         for x in leaves:
             if isinstance(x, ShardedTensor):
-                prog.outs.append(self._template(x, norm, temps, keep, prog))
+                tpl = self._template(x, norm, temps, keep, prog)
+                prog.outs.append(tpl)
+                # a replay's outputs carry no graph: one a later backward could still use
+                # (not freed by a backward inside the call) keeps its signature eager
+                if tpl[0] != "in" and x.requires_grad and not getattr(x.grad_fn, "freed", 0):
+                    prog.graph = True
             else:
                 prog.outs.append(("v", x))
         index = {id(t): i for i, t in enumerate(self.inputs)}
@@ -328,6 +334,7 @@ class Program:
         self.compiled = None  # (program id, workers) once shipped; False: driver replay
         self.order = None  # the driver replay's order (jit_schedule)
         self.rng = ("advance", 0)  # what a call does to the random generator's state
+        self.graph = False  # an output carries an autograd graph a backward could use
 
     def alive(self) -> bool:
         """Whether every captured tensor and every ``.grad`` owner still exists."""

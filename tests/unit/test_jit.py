@@ -240,7 +240,7 @@ def test_optimizers_replay_their_steps(make_opt):
 
 
 def test_a_python_constant_that_changes_never_replays():
-    w = st.nn.Parameter(st.ones(4, dtype=st.float64))
+    w = st.ones(4, dtype=st.float64)
     calls = [0]
 
     def step(x):
@@ -289,6 +289,12 @@ def test_value_dependent_control_flow_raises():
     with pytest.raises(st.TraceError, match="item"):
         st.jit(lambda x: x.sum().item())(_x())
     assert isinstance(st.TraceError("m"), st.ShardedError)
+    assert issubclass(st.TraceError, RuntimeError)
+    reads = [lambda x: float(x.sum()), lambda x: bool(x[0, 0] > 0), lambda x: x.tolist()]
+    for fn in reads:  # every read names the way out
+        with pytest.raises(st.TraceError, match=r"fallback=True"):
+            st.jit(fn)(_x())
+    np.testing.assert_array_equal((_x() + 1).numpy(), _x().numpy() + 1)  # session usable
 
 
 def test_fallback_warns_and_runs_eagerly():
@@ -467,3 +473,63 @@ def test_training_step_with_dropout_matches_eager():
     assert l1 == l2 and f.stats["replays"] >= 3
     for a, b in zip(p1, p2):
         np.testing.assert_array_equal(a, b)
+
+
+def test_decorator_forms_keep_the_metadata():
+    @st.jit
+    def plain(x, y):
+        """Doc of plain."""
+        return x * y + 1
+
+    @st.jit(fallback=True)
+    def lenient(x):
+        """Doc of lenient."""
+        return x * 2 if x.sum() > -1e9 else x
+
+    assert (plain.__name__, plain.__doc__) == ("plain", "Doc of plain.")
+    assert (lenient.__name__, lenient.__doc__) == ("lenient", "Doc of lenient.")
+    assert plain.__wrapped__.__name__ == "plain" and lenient.fallback
+    for _ in range(4):
+        _equal(plain(_x(), _x(seed=1)), _x() * _x(seed=1) + 1)
+    with pytest.warns(UserWarning, match="fallback=True"):
+        _equal(lenient(_x()), _x() * 2)
+    assert plain.stats["replays"] == 2
+
+
+def test_float_arguments_guard_by_their_bits():
+    # x * 0.0 and x * -0.0 differ in the sign of their zeros: -0.0 == 0.0 must not reuse
+    # 0.0's program; a NaN argument equals itself, so it replays
+    def fn(x, a):
+        return x * a
+
+    f = st.jit(fn)
+    x = _x()
+    for a in [0.0, 0.0, 0.0, -0.0, -0.0, 0.0]:
+        got = f(x, a).numpy()
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(x.numpy() * a))
+    assert f.stats == {"traces": 4, "replays": 2, "eager": 0}
+    nan = float("nan")
+    for _ in range(3):
+        assert np.isnan(f(x, float(nan)).numpy()).all()
+    assert f.stats["replays"] == 3
+
+
+def test_outputs_with_a_graph_run_eagerly_so_backward_works():
+    # a jitted forward whose loss is backpropagated outside the call: a replay's outputs
+    # would carry no graph, so that signature stays eager (under no_grad it replays)
+    st.manual_seed(0)
+    model = st.nn.Sequential(st.nn.Linear(5, 8), st.nn.Tanh(), st.nn.Linear(8, 1)).double()
+    f = st.jit(model)
+    for seed in range(4):
+        model.zero_grad()
+        f(_x(seed=seed)).sum().backward()
+        got = [p.grad.numpy() for p in model.parameters()]
+        model.zero_grad()
+        model(_x(seed=seed)).sum().backward()
+        for g, p in zip(got, model.parameters()):
+            np.testing.assert_array_equal(g, p.grad.numpy())
+    assert f.stats["replays"] == 0 and "autograd graph" in f.why()[0]
+    with st.no_grad():
+        for seed in range(4):
+            _equal(f(_x(seed=seed)), model(_x(seed=seed)))
+    assert f.stats["replays"] == 2
