@@ -40,9 +40,10 @@ How it works (the choices)
   cannot be rebound); tensors that only the returned outputs' autograd graph keeps are freed
   at the end of a replay.
 * **Guards.** A signature is the shapes, dtypes, layouts, strides, ``requires_grad`` and
-  aliasing of the tensor arguments, the other arguments' values (floats by their bits: -0.0 is not 0.0), the grad mode and the
-  session; a new one traces again (up to :data:`MAX_SIGNATURES` per function). A replay also
-  checks that every captured tensor is still alive (a rebound global traces again).
+  aliasing of the tensor arguments, the other arguments' values (floats by their bits: -0.0
+  is not 0.0), the grad mode and the session; a new one traces again (up to
+  :data:`MAX_SIGNATURES` per function). A replay also checks that every captured tensor
+  is still alive (a rebound global traces again).
 * **Python values are constants.** What the function reads besides its arguments (a learning
   rate a scheduler changes, a global flag) is baked into its trace, as in
   ``torch.jit.trace``: pass such values as arguments (they are part of the signature) or call
