@@ -193,8 +193,12 @@ class Recorder:
         keep = set()  # fresh offsets that outlive the call in outputs and .grad slots
         leaves, prog.tree = flatten(out)
         temps: dict = {}
-        for x in leaves:
-            if isinstance(x, ShardedTensor):
+        first: dict = {}  # id of an output tensor -> its first leaf (returned twice: one object)
+        for i, x in enumerate(leaves):
+            if isinstance(x, ShardedTensor) and id(x) in first:
+                prog.outs.append(("dup", first[id(x)]))
+            elif isinstance(x, ShardedTensor):
+                first[id(x)] = i
                 tpl = self._template(x, norm, temps, keep, prog)
                 prog.outs.append(tpl)
                 # a replay's outputs carry no graph: one a later backward could still use
@@ -502,7 +506,9 @@ class Program:
             t._strides, t._offset = strides, offset
             return t
 
-        leaves = [build(x) if x[0] != "v" else x[1] for x in self.outs]
+        leaves = []
+        for x in self.outs:
+            leaves.append(x[1] if x[0] == "v" else leaves[x[1]] if x[0] == "dup" else build(x))
         for target, g in self.slots:
             t = inputs[target[1]] if target[0] == "in" else target[1]()
             t.grad = None if g is None else build(g)

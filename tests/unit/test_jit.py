@@ -533,3 +533,15 @@ def test_outputs_with_a_graph_run_eagerly_so_backward_works():
         for seed in range(4):
             _equal(f(_x(seed=seed)), model(_x(seed=seed)))
     assert f.stats["replays"] == 2
+
+
+def test_a_tensor_returned_twice_is_one_object():
+    def fn(x):
+        y = x * 2
+        return y, {"again": y}
+
+    f = st.jit(fn)
+    for _ in range(4):
+        a, b = f(_x())
+        assert b["again"] is a
+    assert f.stats["replays"] == 2
