@@ -133,12 +133,15 @@ class Jitted:
     """A function with its traces (one entry per signature)."""
 
     def __init__(self, fn, fallback: bool):
+        if not callable(fn):
+            raise TypeError(f"st.jit: expected a function or module, got {type(fn).__name__}")
+        # first: it copies fn.__dict__ (a module's attributes), which must not shadow ours
+        functools.update_wrapper(self, fn)
         self.fn, self.fallback = fn, fallback
-        self.name = getattr(fn, "__name__", None) or repr(fn)
+        self.name = getattr(fn, "__name__", None) or type(fn).__name__
         self.entries: dict = {}
         self.eager = False
         self.stats = {"traces": 0, "replays": 0, "eager": 0}
-        functools.update_wrapper(self, fn)
 
     def why(self) -> list:
         """Why each signature's last trace could not be replayed yet (empty strings for

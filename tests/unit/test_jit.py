@@ -494,6 +494,26 @@ def test_decorator_forms_keep_the_metadata():
     with pytest.warns(UserWarning, match="fallback=True"):
         _equal(lenient(_x()), _x() * 2)
     assert plain.stats["replays"] == 2
+    with pytest.raises(TypeError, match="got int"):
+        st.jit(3)
+
+
+def test_jitting_a_module_keeps_the_wrappers_state():
+    # update_wrapper copies a module's __dict__: its attributes must not shadow the jit's
+    class Net(st.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fn, self.stats = st.nn.Linear(5, 2).double(), "a module attribute"
+
+        def forward(self, x):
+            return self.fn(x)
+
+    net = Net()
+    f = st.jit(net)
+    with st.no_grad():
+        for _ in range(4):
+            _equal(f(_x()), net(_x()))
+    assert f.fn is net and f.stats["replays"] == 2 and f.__wrapped__ is net
 
 
 def test_float_arguments_guard_by_their_bits():
