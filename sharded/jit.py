@@ -76,6 +76,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import types
 import warnings
 
 from . import dtypes as D
@@ -172,7 +173,7 @@ class Jitted:
 
     def __get__(self, obj, objtype=None):
         """As a method decorator: bound to the instance (a hashable argument)."""
-        return self if obj is None else functools.partial(self, obj)
+        return self if obj is None else types.MethodType(self, obj)
 
     def __call__(self, *args, **kwargs):
         leaves, tree = flatten((args, kwargs))

@@ -515,6 +515,18 @@ def test_jitting_a_module_keeps_the_wrappers_state():
             _equal(f(_x()), net(_x()))
     assert f.fn is net and f.stats["replays"] == 2 and f.__wrapped__ is net
 
+    class Scaled(st.nn.Module):
+        @st.jit
+        def forward(self, x):
+            """Twice x."""
+            return x * 2
+
+    m = Scaled()
+    assert (m.forward.__name__, m.forward.__doc__) == ("forward", "Twice x.")
+    for _ in range(4):
+        _equal(m(_x()), _x() * 2)
+    assert Scaled.forward.stats["replays"] == 2
+
 
 def test_float_arguments_guard_by_their_bits():
     # x * 0.0 and x * -0.0 differ in the sign of their zeros: -0.0 == 0.0 must not reuse
