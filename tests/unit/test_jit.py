@@ -577,3 +577,25 @@ def test_a_tensor_returned_twice_is_one_object():
         a, b = f(_x())
         assert b["again"] is a
     assert f.stats["replays"] == 2
+
+
+def test_an_exception_inside_propagates_and_the_function_still_replays():
+    calls = [0]
+
+    def fn(x):
+        y = x * 2
+        calls[0] += 1
+        if calls[0] == 2:
+            raise KeyError("second call")
+        return y + 1
+
+    f = st.jit(fn)
+    f(_x())
+    with pytest.raises(KeyError, match="second call"):
+        f(_x())
+    for _ in range(4):
+        _equal(f(_x()), _x() * 2 + 1)
+    assert f.stats["replays"] == 2
+    with pytest.raises(st.ShapeError):  # a typed error of an op inside: the same
+        st.jit(lambda a, b: a + b)(_x(), _x((3, 3)))
+    _equal(f(_x()), _x() * 2 + 1)
