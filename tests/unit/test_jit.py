@@ -595,7 +595,7 @@ def test_an_exception_inside_propagates_and_the_function_still_replays():
         f(_x())
     for _ in range(4):
         _equal(f(_x()), _x() * 2 + 1)
-    assert f.stats["replays"] == 2
+    assert f.stats["replays"] == 3  # the third call agreed with the first
     with pytest.raises(st.ShapeError):  # a typed error of an op inside: the same
         st.jit(lambda a, b: a + b)(_x(), _x((3, 3)))
     _equal(f(_x()), _x() * 2 + 1)
