@@ -203,7 +203,8 @@ class Recorder:
                 prog.outs.append(tpl)
                 # a replay's outputs carry no graph: one a later backward could still use
                 # (not freed by a backward inside the call) keeps its signature eager
-                if tpl[0] != "in" and x.requires_grad and not getattr(x.grad_fn, "freed", 0):
+                fresh = tpl[0] not in ("in", "obj")  # not an argument or a parameter itself
+                if fresh and x.requires_grad and not getattr(x.grad_fn, "freed", 0):
                     prog.graph = True
             else:
                 prog.outs.append(("v", x))

@@ -565,6 +565,11 @@ def test_outputs_with_a_graph_run_eagerly_so_backward_works():
         for seed in range(4):
             _equal(f(_x(seed=seed)), model(_x(seed=seed)))
     assert f.stats["replays"] == 2
+    w = model[0].weight  # a parameter itself (the same object on a replay) is no graph
+    g = st.jit(lambda x: (x * 2, w))
+    for _ in range(4):
+        assert g(_x())[1] is w
+    assert g.stats["replays"] == 2
 
 
 def test_a_tensor_returned_twice_is_one_object():
