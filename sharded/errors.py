@@ -3,14 +3,23 @@
 Every error a user can trigger subclasses the builtin a PyTorch or NumPy user would catch for the
 same mistake (``ValueError`` for bad values, ``TypeError`` for bad dtypes, ``IndexError`` for bad
 dims), and also :class:`ShardedError`, so ``except st.ShardedError`` catches all of ours.
-Messages name the offending values.
+:class:`ShardedError` is a ``RuntimeError``: torch raises ``RuntimeError`` for most of these
+mistakes (shapes that do not broadcast, a ``k`` out of range, an index dtype it refuses), so
+code written against torch catches ours with the class it already uses. Messages name the
+offending values.
 """
 
 from __future__ import annotations
 
 
-class ShardedError(Exception):
-    """Base class of every error raised by sharded."""
+class ShardedError(RuntimeError):
+    """Base class of every error raised by sharded (a ``RuntimeError``, as torch's are).
+
+    Examples
+    --------
+    >>> issubclass(ShapeError, ValueError) and issubclass(ShapeError, RuntimeError)
+    True
+    """
 
 
 class ShardingError(ShardedError, ValueError):
@@ -37,7 +46,7 @@ class IndexOutOfRange(ShardedError, IndexError):
     """An index outside its dimension, e.g. ``x[7]`` on 7 rows; names index, dim and size."""
 
 
-class ViewError(ShardedError, RuntimeError, ValueError):
+class ViewError(ShardedError, ValueError):
     """``view`` cannot share storage (torch's stride rule, or data would have to move between
     workers); ``reshape`` copies instead."""
 
@@ -46,27 +55,27 @@ class DTypeError(ShardedError, TypeError):
     """An unsupported dtype, or an op that is not defined for the operand's dtype."""
 
 
-class DivisionByZero(ShardedError, ZeroDivisionError, RuntimeError):
+class DivisionByZero(ShardedError, ZeroDivisionError):
     """Integer ``//`` or ``%`` by zero (torch raises ``RuntimeError: ZeroDivisionError``)."""
 
 
-class ValueOverflow(ArgumentError, OverflowError, RuntimeError):
+class ValueOverflow(ArgumentError, OverflowError):
     """A Python number that cannot be converted to a dtype, e.g. ``full((2,), 300,
     dtype=int8)`` (torch: "value cannot be converted to type int8_t without overflow")."""
 
 
-class BackendUnavailable(ShardedError, RuntimeError):
+class BackendUnavailable(ShardedError):
     """A device was asked for whose backend (e.g. CuPy on ``cuda``) is missing here."""
 
 
-class SessionClosed(ShardedError, RuntimeError, ValueError):
+class SessionClosed(ShardedError, ValueError):
     """A tensor was used after ``st.shutdown()`` freed the workers that held its shards.
 
     Also a ``ValueError``: the tensor is no longer a valid argument.
     """
 
 
-class WorkerLost(ShardedError, RuntimeError):
+class WorkerLost(ShardedError):
     """A worker actor died and could not be rebuilt (recovery off, shared namespace, relays,
     or recovery itself failed): the message says which worker, why, and which tensors are
     lost (shape, dtype and shard count of up to a few, and how many in all).
@@ -84,7 +93,7 @@ class WorkerLost(ShardedError, RuntimeError):
         super().__init__(message)
 
 
-class WaitTimeout(ShardedError, TimeoutError, RuntimeError):
+class WaitTimeout(ShardedError, TimeoutError):
     """A wait for the workers took longer than the session's bound (``st.init(timeout=...)``,
     ``SHARDED_TIMEOUT``; 30 minutes by default, as torch's ``init_process_group``). The
     message names what was waited for, the workers that had not answered and how long it
@@ -110,7 +119,7 @@ class WaitTimeout(ShardedError, TimeoutError, RuntimeError):
         )
 
 
-class OpFailed(ShardedError, RuntimeError):
+class OpFailed(ShardedError):
     """An op failed inside a worker. Raised at the next read, naming the op and the shard.
 
     Attributes
@@ -131,11 +140,11 @@ class OpFailed(ShardedError, RuntimeError):
         super().__init__(f"op '{op}' failed on {where}: {cause}")
 
 
-class AutogradError(ShardedError, RuntimeError):
+class AutogradError(ShardedError):
     """Backward cannot run: a freed graph, a modified saved tensor, a missing rule..."""
 
 
-class TraceError(ShardedError, RuntimeError):
+class TraceError(ShardedError):
     """``st.jit`` cannot trace a function: it reads a tensor's value while being traced
     (``if x.sum() > 0:``, ``item()``, an op whose plan depends on values), or keeps state a
     replay could not reproduce. The message names the function, the read and the line."""
@@ -148,7 +157,7 @@ class PublishedNotFound(ShardedError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-class PublishedReadOnly(ShardedError, RuntimeError):
+class PublishedReadOnly(ShardedError):
     """An in-place op on a published snapshot (``st.get``) or a view of one; publish a new
     version instead (``st.publish(name, x)`` replaces it atomically)."""
 
@@ -160,6 +169,6 @@ class CheckpointError(ShardedError, ValueError):
     and found; nothing is loaded or replaced."""
 
 
-class StateDictError(ShardedError, RuntimeError):
+class StateDictError(ShardedError):
     """``load_state_dict`` got missing or unexpected keys (``strict=True``) or a tensor whose
     shape differs from the parameter's (torch raises ``RuntimeError`` for the same)."""
