@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from . import dtypes as D
 from .core.dispatch import apply, as_tensor, is_tensor, placement
-from .errors import ArgumentError, DTypeError
+from .errors import ArgumentError, DimError, DTypeError
 from .layout import normalize_dim
 from .ops.fft import NORMS, transform
 
@@ -36,6 +38,10 @@ __all__ = [
     "ifftn",
     "rfftn",
     "irfftn",
+    "hfft2",
+    "ihfft2",
+    "hfftn",
+    "ihfftn",
     "fftfreq",
     "rfftfreq",
     "fftshift",
@@ -45,15 +51,25 @@ __all__ = [
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 
+class FFTArgumentError(ArgumentError, RuntimeError):
+    """A bad length, norm or ``(s, dim)`` pair: torch raises ``RuntimeError`` (e.g. "Invalid
+    number of data points (0) specified"); a ``ValueError`` too, as every ArgumentError."""
+
+
+class FFTDTypeError(DTypeError, RuntimeError):
+    """A dtype the transform refuses (complex input to ``rfft``, float16, an integer
+    ``fftfreq`` dtype): torch raises ``RuntimeError``; a ``TypeError`` too."""
+
+
 # --------------------------------------------------------------------- argument checks
-def _input(x, name, real=False):
+def _input(x, name, real=False, scalar_ok=False):
     x = x if is_tensor(x) else as_tensor(x)
-    if x.ndim == 0:
-        raise ArgumentError(f"{name}: a 0-d tensor has no dimension to transform")
     if x.dtype == D.float16:
-        raise DTypeError(f"{name}: unsupported dtype {x.dtype.name} (as torch on CPU)")
+        raise FFTDTypeError(f"{name}: unsupported dtype {x.dtype.name} (as torch on CPU)")
     if real and x.dtype.is_complex:
-        raise DTypeError(f"{name} expects a real input tensor, but got {x.dtype.name}")
+        raise FFTDTypeError(f"{name} expects a real input tensor, but got {x.dtype.name}")
+    if x.ndim == 0 and not scalar_ok:  # torch: "Dimension specified as -1 but tensor has no
+        raise DimError(f"{name}: a 0-d tensor has no dimension to transform")  # dimensions"
     return x
 
 
@@ -61,18 +77,24 @@ def _norm(norm):
     if norm is None:
         return "backward"
     if norm not in NORMS:
-        raise ArgumentError(f'Invalid normalization mode: "{norm}" (expected one of {NORMS})')
+        raise FFTArgumentError(f'Invalid normalization mode: "{norm}" (expected one of {NORMS})')
     return norm
 
 
-def _points(n, default, name):
-    n = default if n is None or n == -1 else n
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ArgumentError(f"{name}: Invalid number of data points ({n}) specified")
+def _points(n, default, name, keep=False):
+    """A transform length: ``None`` (and, in ``s``, ``-1``: ``keep``) is ``default``; torch
+    refuses ``n=-1`` of the 1-D functions and any length below 1."""
+    n = default if n is None or (keep and n == -1) else n
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise DTypeError(f"{name}: argument 'n' must be int, not {type(n).__name__} ({n!r})")
+    if n < 1:
+        raise FFTArgumentError(f"{name}: Invalid number of data points ({n}) specified")
     return int(n)
 
 
 def _one(name, x, n, dim, norm, kind, real=False):
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
+        raise DTypeError(f"{name}: argument 'dim' must be int, not {type(dim).__name__}")
     x = _input(x, name, real)
     d = normalize_dim(dim, x.ndim)
     return x, d, _norm(norm)
@@ -174,17 +196,19 @@ def _dims(name, x, s, dim):
     ``len(s)`` dims; neither means every dim. Returns ``(dims, sizes)`` (-1: keep)."""
     if dim is not None:
         dims = [dim] if isinstance(dim, numbers.Integral) else list(dim)
+        if dims and x.ndim == 0:  # torch: "Dimension specified as 0 but tensor has no dims"
+            raise DimError(f"{name}: dim {dims[0]} given for a 0-d tensor")
         dims = [normalize_dim(d, x.ndim) for d in dims]
         if len(set(dims)) != len(dims):
-            raise ArgumentError(f"{name}: FFT dims must be unique, got {tuple(dims)}")
+            raise FFTArgumentError(f"{name}: FFT dims must be unique, got {tuple(dims)}")
         if s is not None and len(s) != len(dims):
-            raise ArgumentError(
+            raise FFTArgumentError(
                 f"{name}: When given, dim and shape arguments must have the same length "
                 f"(s={tuple(s)}, dim={tuple(dims)})"
             )
     elif s is not None:
         if len(s) > x.ndim:
-            raise ArgumentError(
+            raise FFTArgumentError(
                 f"{name}: Got shape with {len(s)} values but input tensor only has "
                 f"{x.ndim} dimensions."
             )
@@ -196,9 +220,7 @@ def _dims(name, x, s, dim):
 
 
 def _c2c(name, kind, input, s, dim, norm):
-    x = input if is_tensor(input) else as_tensor(input)
-    if x.dtype == D.float16:
-        raise DTypeError(f"{name}: unsupported dtype {x.dtype.name} (as torch on CPU)")
+    x = _input(input, name, scalar_ok=True)
     norm = _norm(norm)
     dims, sizes = _dims(name, x, s, dim)
     if not dims:
@@ -264,6 +286,33 @@ def ifft2(input, s=None, dim=(-2, -1), norm=None):
     return _c2c("ifft2", "ifft", input, s, dim, norm)
 
 
+def _real_dims(name, input, s, dim, norm):
+    """Checks of the real-input n-D transforms (``rfftn``, ``ihfftn``): a real ``x`` (ints:
+    the default float), its dims and their lengths."""
+    x = _input(input, name, real=name == "rfftn", scalar_ok=True)
+    norm = _norm(norm)
+    dims, sizes = _dims(name, x, s, dim)
+    if x.dtype.is_complex:  # torch checks ihfftn's dims first, rfftn's dtype first
+        raise FFTDTypeError(f"{name} expects a real input tensor, but got {x.dtype.name}")
+    if not dims:
+        raise FFTArgumentError(f"{name} must transform at least one axis")
+    if not x.dtype.is_floating_point:
+        x = x.to(D.get_default_dtype())
+    return x, dims, [_points(n, 0, name) for n in sizes], norm
+
+
+def _hermitian_dims(name, input, s, dim, norm):
+    """Checks of the n-D transforms of a half spectrum (``irfftn``, ``hfftn``): the lengths of
+    all but the last dim, and the last one's real length (default ``2 * (m - 1)``)."""
+    x = _input(input, name, scalar_ok=True)
+    norm = _norm(norm)
+    dims, sizes = _dims(name, x, s, dim)
+    if not dims:
+        raise FFTArgumentError(f"{name} must transform at least one axis")
+    n_last = 2 * (x.shape[dims[-1]] - 1) if s is None or s[-1] == -1 else s[-1]
+    return x, dims, [_points(n, 0, name) for n in sizes[:-1]], _points(n_last, 0, name), norm
+
+
 def rfftn(input, s=None, dim=None, norm=None):
     """N-dimensional transform of a real input: ``rfft`` over the last of ``dim``, ``fft``
     over the others.
@@ -274,14 +323,7 @@ def rfftn(input, s=None, dim=None, norm=None):
     >>> st.fft.rfftn(st.ones(2, 4, shards=2)).shape
     sharded.Size([2, 3])
     """
-    x = _input(input, "rfftn", real=True)
-    norm = _norm(norm)
-    dims, sizes = _dims("rfftn", x, s, dim)
-    if not dims:
-        raise ArgumentError("rfftn must transform at least one axis")
-    if not x.dtype.is_floating_point:
-        x = x.to(D.get_default_dtype())
-    sizes = [_points(n, 0, "rfftn") for n in sizes]
+    x, dims, sizes, norm = _real_dims("rfftn", input, s, dim, norm)
     x = transform(x, "rfft", sizes[-1], dims[-1], norm)
     return _group(x, "fft", dims[:-1], sizes[:-1], norm)
 
@@ -296,15 +338,9 @@ def irfftn(input, s=None, dim=None, norm=None):
     >>> st.fft.irfftn(st.tensor([[8.0, 0.0, 0.0], [0.0, 0.0, 0.0]], shards=2)).tolist()
     [[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]]
     """
-    x = _input(input, "irfftn")
-    norm = _norm(norm)
-    dims, sizes = _dims("irfftn", x, s, dim)
-    if not dims:
-        raise ArgumentError("irfftn must transform at least one axis")
-    last = dims[-1]
-    n_last = 2 * (x.shape[last] - 1) if s is None or s[-1] == -1 else s[-1]
-    x = _group(x, "ifft", dims[:-1], [_points(n, 0, "irfftn") for n in sizes[:-1]], norm)
-    return transform(x, "irfft", _points(n_last, 0, "irfftn"), last, norm)
+    x, dims, sizes, n_last, norm = _hermitian_dims("irfftn", input, s, dim, norm)
+    x = _group(x, "ifft", dims[:-1], sizes, norm)
+    return transform(x, "irfft", n_last, dims[-1], norm)
 
 
 def rfft2(input, s=None, dim=(-2, -1), norm=None):
@@ -331,18 +367,77 @@ def irfft2(input, s=None, dim=(-2, -1), norm=None):
     return irfftn(input, s, dim, norm)
 
 
+def hfftn(input, s=None, dim=None, norm=None):
+    """N-dimensional :func:`hfft`: the real spectrum of a Hermitian-symmetric signal given by
+    its half along the last of ``dim`` (length ``s[-1]``, default ``2 * (m - 1)``); ``fft``
+    over the other dims, then ``hfft`` over the last (torch's order).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.fft.hfftn(st.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]], shards=2)).tolist()
+    [[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]]
+    """
+    x, dims, sizes, n_last, norm = _hermitian_dims("hfftn", input, s, dim, norm)
+    x = _group(x, "fft", dims[:-1], sizes, norm)
+    return transform(x, "irfft", n_last, dims[-1], _SWAP[norm], True, False, False)
+
+
+def ihfftn(input, s=None, dim=None, norm=None):
+    """N-dimensional :func:`ihfft` of a real input: ``ihfft`` over the last of ``dim`` (the
+    ``n // 2 + 1`` non-negative frequencies), then ``ifft`` over the others.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.fft.ihfftn(st.tensor([[1.0, 2.0, 3.0, 4.0], [3.0, 4.0, 5.0, 6.0]], shards=2)).tolist()
+    [[(3.5-0j), (-0.5-0.5j), (-0.5-0j)], [(-1+0j), 0j, 0j]]
+    """
+    x, dims, sizes, norm = _real_dims("ihfftn", input, s, dim, norm)
+    x = transform(x, "rfft", sizes[-1], dims[-1], _SWAP[norm], False, True, False)
+    return _group(x, "ifft", dims[:-1], sizes[:-1], norm)
+
+
+def hfft2(input, s=None, dim=(-2, -1), norm=None):
+    """2-D :func:`hfftn` over the last two dims (or ``dim``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.fft.hfft2(st.tensor([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]], shards=2)).shape
+    sharded.Size([2, 4])
+    """
+    return hfftn(input, s, dim, norm)
+
+
+def ihfft2(input, s=None, dim=(-2, -1), norm=None):
+    """2-D :func:`ihfftn` over the last two dims (or ``dim``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.fft.ihfft2(st.ones(2, 4, shards=2)).shape
+    sharded.Size([2, 3])
+    """
+    return ihfftn(input, s, dim, norm)
+
+
 # ----------------------------------------------------------------- frequencies, shifts
 def _freq(name, n, d, count, dtype, shards, dim, layout, device, requires_grad):
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
-        raise ArgumentError(f"{name}: n must be a non-negative integer, got {n!r}")
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise DTypeError(f"{name}: argument 'n' must be int, not {type(n).__name__} ({n!r})")
     dt = D.get_default_dtype() if dtype is None else D.as_dtype(dtype)
     if not (dt.is_floating_point or dt.is_complex):
-        raise DTypeError(f"{name}: dtype must be floating point or complex, got {dt.name}")
+        raise FFTDTypeError(f"{name} requires a floating point or complex dtype, got {dt.name}")
+    if n < 0:  # torch: "Trying to create tensor with negative dimension"
+        raise FFTArgumentError(f"{name}: n must be a non-negative integer, got {n!r}")
     lay = placement((count,), shards, dim, layout, device)
     k = apply("arange", lay, 0, 1, D.int64)
     if name == "fftfreq":
         k = (k + n // 2) % max(n, 1) - n // 2  # 0, 1, ..., -(n // 2), ..., -1
-    out = k.to(dt) * (1.0 / (n * d)) if n else k.to(dt)
+    with np.errstate(divide="ignore"):  # n * d == 0: torch's inf (and 0 * inf = nan)
+        scale = float(np.float64(1.0) / np.float64(n * d))
+    out = k.to(dt) * scale
     return out.requires_grad_(requires_grad) if requires_grad else out
 
 
@@ -381,9 +476,11 @@ def _shift(input, dim, sign):
         dims = list(range(x.ndim))
     else:
         dims = [dim] if isinstance(dim, numbers.Integral) else list(dim)
+        if dims and x.ndim == 0:
+            raise DimError(f"dim {dims[0]} given for a 0-d tensor")
         dims = [normalize_dim(d, x.ndim) for d in dims]
-    if not dims:
-        return x
+    if not dims:  # torch's roll: "`shifts` required" (a 0-d input, or dim=())
+        raise FFTArgumentError(f"`shifts` required: no dim to shift (dim={dim!r}, {x.ndim}-d)")
     return x.roll([sign * (x.shape[d] // 2) for d in dims], dims)
 
 

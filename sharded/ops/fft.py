@@ -131,6 +131,10 @@ def _free(ex, op) -> None:
 @kernel
 def fft_block(xp, a, *, kind, n, axis, norm, cast, dtype, conj_in, conj_out, real_out):
     """One NumPy transform of a block whose ``axis`` is whole."""
+    if a.shape[axis] == 0:  # NumPy's irfft pads an empty line with garbage; all zeros in torch
+        shape = list(a.shape)
+        shape[axis] = n // 2 + 1 if kind == "rfft" else n
+        return xp.zeros(shape, dtype=dtype)
     a = a.astype(cast, copy=False)
     if conj_in:
         a = xp.conj(a)
@@ -444,6 +448,11 @@ def _fft1_vjp(gs, node):
 def fftn_block(xp, a, *, kind, s, axes, norm, cast, dtype, real_out):
     """One NumPy n-D transform over ``axes`` (all whole in the block)."""
     fn = xp.fft.fftn if kind == "fft" else xp.fft.ifftn
+    if any(a.shape[d] == 0 for d in axes):  # a zero-padded empty line: zeros (as torch)
+        shape = list(a.shape)
+        for d, m in zip(axes, s):
+            shape[d] = m
+        return xp.zeros(shape, dtype=dtype)
     r = fn(a.astype(cast, copy=False), s=s, axes=axes, norm=norm)
     if real_out:
         r = r.real

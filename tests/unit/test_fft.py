@@ -205,9 +205,73 @@ def test_errors_are_typed_and_name_the_values():
         F.fftn(x, s=(5, 6, 7))
     with pytest.raises(st.DTypeError, match="float16"):
         F.fft(x.half())
-    with pytest.raises(st.ArgumentError, match="0-d"):
+    with pytest.raises(st.DimError, match="0-d"):
         F.fft(st.tensor(1.0))
     assert_matches_numpy(F.fft(x), np.fft.fft(A), **TOL)  # the operands are intact
+
+
+def test_errors_have_torchs_builtin_types():
+    # torch raises RuntimeError for bad lengths, norms, (s, dim) pairs and refused dtypes,
+    # IndexError for a 0-d input of a 1-D transform, TypeError for a non-int n or dim
+    z, x = st.from_numpy(Z, shards=2), st.from_numpy(A, shards=3, dim=1)
+    runtime = [
+        lambda: F.fft(x, n=0),
+        lambda: F.ifft(x, n=-1),  # -1 is no default in the 1-D functions
+        lambda: F.rfft(x, n=-1, dim=0),
+        lambda: F.irfft(z, n=-1),
+        lambda: F.hfft(z, n=-2),
+        lambda: F.ihfft(x, n=-1),
+        lambda: F.fft(x, norm="bad"),
+        lambda: F.irfft(st.zeros(3, 1, dtype=st.complex64)),  # default n = 2 * (1 - 1)
+        lambda: F.rfft(z),
+        lambda: F.ihfft(z),
+        lambda: F.rfft2(z),
+        lambda: F.ihfft2(z),
+        lambda: F.fft(x.half()),
+        lambda: F.fftn(x, dim=(1, -1)),
+        lambda: F.fftn(x, s=(2,), dim=(0, 1)),
+        lambda: F.fftn(x, s=(1, 2, 3)),
+        lambda: F.fftn(x, s=(-2, 2)),
+        lambda: F.rfftn(x, dim=()),
+        lambda: F.irfftn(z, dim=()),
+        lambda: F.hfftn(z, dim=()),
+        lambda: F.ihfftn(st.tensor(1.0)),
+        lambda: F.rfftn(st.tensor(1.0)),
+        lambda: F.fftfreq(-1),
+        lambda: F.fftfreq(4, dtype=st.int64),
+        lambda: F.rfftfreq(4, dtype=st.int32),
+        lambda: F.fftshift(st.tensor(1.0)),  # torch's roll: "`shifts` required"
+        lambda: F.ifftshift(x, dim=()),
+    ]
+    for i, f in enumerate(runtime):
+        with pytest.raises(RuntimeError) as info:
+            f()
+        assert isinstance(info.value, st.ShardedError), i
+    for f in (
+        lambda: F.fft(st.tensor(1.0)),
+        lambda: F.rfft(st.tensor(1.0), dim=0),
+        lambda: F.fftn(st.tensor(1.0), dim=0),
+        lambda: F.fft2(st.ones(4)),
+        lambda: F.ihfft2(z, dim=(0, 2)),  # ihfftn checks dims before the dtype
+        lambda: F.fftshift(st.tensor(1.0), dim=0),
+        lambda: F.ifftshift(x, dim=2),
+    ):
+        with pytest.raises(st.DimError):
+            f()
+    for f in (
+        lambda: F.fft(x, n=2.0),
+        lambda: F.fft(x, dim=[0]),
+        lambda: F.fftn(x, s=(2.0, 3)),
+        lambda: F.fftfreq(4.0),
+        lambda: F.rfftfreq(4.5),
+    ):
+        with pytest.raises(st.DTypeError):
+            f()
+    assert_matches_numpy(F.fft(x), np.fft.fft(A), **TOL)  # the operands are intact
+    # what torch accepts: fftn of a 0-d tensor (no dims), s=-1 keeps a dim's length
+    assert F.fftn(st.tensor(2.0)).tolist() == 2 + 0j and F.fftn(st.tensor(2.0)).ndim == 0
+    assert F.fftn(x, s=(-1, 2)).shape == (7, 2) and F.rfft2(x, s=(-1, -1)).shape == (7, 4)
+    assert F.irfftn(z, s=(3, -1)).shape == (3, 10)
 
 
 B3 = rng.standard_normal((5, 4, 6))
@@ -246,6 +310,45 @@ def test_multi_dim_transforms(place):
     assert_matches_numpy(F.fftn(x, dim=()), B3.astype(complex))
 
 
+SWAP = {None: "forward", "forward": "backward", "ortho": "ortho"}
+
+
+@pytest.mark.parametrize("place", PLACE3, ids=["d0", "d1", "d2", "block", "uneven", "repl"])
+def test_hermitian_multi_dim_transforms(place):
+    # torch's hfftn is irfftn of the conjugate under the swapped norm (fft over the leading
+    # dims, hfft over the last); ihfftn is the conjugate of rfftn under the swapped norm
+    x, z = st.from_numpy(B3, **place), st.from_numpy(C3, **place)
+    for s, dim in ((None, None), ((3, 8), None), (None, (0, 2)), ((5, 7), (2, 0)), (None, 1)):
+        axes = dim if dim is None or isinstance(dim, tuple) else (dim,)
+        if s is not None and dim is None:
+            axes = tuple(range(3 - len(s), 3))
+        for norm in NORMS:
+            got = F.hfftn(z, s=s, dim=dim, norm=norm)
+            want = np.fft.irfftn(np.conj(C3), s=s, axes=axes, norm=SWAP[norm])
+            assert_matches_numpy(got, want, **TOL)
+            got = F.ihfftn(x, s=s, dim=dim, norm=norm)
+            want = np.conj(np.fft.rfftn(B3, s=s, axes=axes, norm=SWAP[norm]))
+            assert_matches_numpy(got, want, **TOL)
+    assert_matches_numpy(F.hfft2(z), np.fft.irfft2(np.conj(C3), norm="forward"), **TOL)
+    assert_matches_numpy(F.ihfft2(x), np.conj(np.fft.rfft2(B3, norm="forward")), **TOL)
+    assert F.hfft2(z).dtype == st.float64 and F.ihfft2(x).dtype == st.complex128
+    ints = st.arange(12, shards=2).reshape(3, 4)
+    assert F.hfftn(ints).dtype == st.float32 and F.ihfftn(ints).dtype == st.complex64
+    assert F.hfftn(ints).shape == (3, 6) and F.ihfft2(ints).shape == (3, 3)
+
+
+def test_an_empty_line_zero_padded_is_zeros():
+    # torch: irfft/hfft of an empty dim padded to n are zeros (NumPy's irfft leaves garbage)
+    for place in (dict(shards=1), dict(shards=3), dict(shards=3, dim=1)):
+        e = st.from_numpy(np.zeros((4, 0), np.float32), **place)
+        assert F.irfft(e, n=2).tolist() == [[0.0, 0.0]] * 4
+        assert F.hfft(e, n=3).tolist() == [[0.0] * 3] * 4
+        assert F.irfftn(e, s=(3, 5)).tolist() == [[0.0] * 5] * 3
+        assert F.ifftn(e, s=(2, 2)).tolist() == [[0j, 0j]] * 2
+    assert F.irfft(st.zeros(0, shards=2), n=5).tolist() == [0.0] * 5
+    assert F.fft(st.zeros(0, shards=2), n=3).tolist() == [0j] * 3
+
+
 def test_multi_dim_transforms_group_local_dims():
     # a block grid over dims 0 and 2: dim 1 alone first, then one transpose puts every cut
     # on dim 1 so that dims 0 and 2 go together, and one transpose back (not two per dim)
@@ -264,6 +367,10 @@ def test_frequencies_and_shifts():
     )
     np.testing.assert_allclose(F.rfftfreq(6, 0.3).numpy(), [0.0, 0.5556, 1.1111, 1.6667], atol=1e-4)
     assert F.fftfreq(5).dtype == st.float32 and F.fftfreq(0).shape == (0,)
+    # d = 0 (or n = 0 in rfftfreq's one bin): torch's 1 / (n * d) = inf, and 0 * inf = nan
+    np.testing.assert_array_equal(F.fftfreq(4, d=0).numpy(), [np.nan, np.inf, -np.inf, -np.inf])
+    np.testing.assert_array_equal(F.rfftfreq(4, d=0).numpy(), [np.nan, np.inf, np.inf])
+    np.testing.assert_array_equal(F.rfftfreq(0).numpy(), [np.nan])
     f = F.fftfreq(7, 0.5, dtype=st.float64, shards=3)
     assert f.dtype == st.float64 and f.layout.num_shards == 3
     assert_matches_numpy(f, np.fft.fftfreq(7, 0.5), **TOL)
@@ -354,6 +461,22 @@ LOSSES = [
         "rfftn",
         lambda t: (F.irfftn(F.rfftn(t) * WR, s=(5, 6)) * W6).sum(),
         lambda a: (np.fft.irfftn(np.fft.rfftn(a) * WR, s=(5, 6), axes=(0, 1)) * W6).sum(),
+        X5,
+    ),
+    (
+        "hfftn",
+        lambda t: (F.hfftn(t, s=(5, 6), norm="ortho") * W6).sum(),
+        lambda a: (np.fft.irfftn(np.conj(a), s=(5, 6), axes=(0, 1), norm="ortho") * W6).sum(),
+        Z5,
+    ),
+    (
+        "ihfftn-dim",
+        lambda t: ((lambda y: y.real * W6[:3] + y.imag * W66[:3])(F.ihfftn(t, dim=(1, 0)))).sum(),
+        lambda a: (
+            (lambda y: y.real * W6[:3] + y.imag * W66[:3])(
+                np.conj(np.fft.rfftn(a, axes=(1, 0), norm="forward"))
+            )
+        ).sum(),
         X5,
     ),
 ]
