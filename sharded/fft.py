@@ -51,23 +51,13 @@ __all__ = [
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 
-class FFTArgumentError(ArgumentError, RuntimeError):
-    """A bad length, norm or ``(s, dim)`` pair: torch raises ``RuntimeError`` (e.g. "Invalid
-    number of data points (0) specified"); a ``ValueError`` too, as every ArgumentError."""
-
-
-class FFTDTypeError(DTypeError, RuntimeError):
-    """A dtype the transform refuses (complex input to ``rfft``, float16, an integer
-    ``fftfreq`` dtype): torch raises ``RuntimeError``; a ``TypeError`` too."""
-
-
 # --------------------------------------------------------------------- argument checks
 def _input(x, name, real=False, scalar_ok=False):
     x = x if is_tensor(x) else as_tensor(x)
     if x.dtype == D.float16:
-        raise FFTDTypeError(f"{name}: unsupported dtype {x.dtype.name} (as torch on CPU)")
+        raise DTypeError(f"{name}: unsupported dtype {x.dtype.name} (as torch on CPU)")
     if real and x.dtype.is_complex:
-        raise FFTDTypeError(f"{name} expects a real input tensor, but got {x.dtype.name}")
+        raise DTypeError(f"{name} expects a real input tensor, but got {x.dtype.name}")
     if x.ndim == 0 and not scalar_ok:  # torch: "Dimension specified as -1 but tensor has no
         raise DimError(f"{name}: a 0-d tensor has no dimension to transform")  # dimensions"
     return x
@@ -77,7 +67,7 @@ def _norm(norm):
     if norm is None:
         return "backward"
     if norm not in NORMS:
-        raise FFTArgumentError(f'Invalid normalization mode: "{norm}" (expected one of {NORMS})')
+        raise ArgumentError(f'Invalid normalization mode: "{norm}" (expected one of {NORMS})')
     return norm
 
 
@@ -88,7 +78,7 @@ def _points(n, default, name, keep=False):
     if isinstance(n, bool) or not isinstance(n, numbers.Integral):
         raise DTypeError(f"{name}: argument 'n' must be int, not {type(n).__name__} ({n!r})")
     if n < 1:
-        raise FFTArgumentError(f"{name}: Invalid number of data points ({n}) specified")
+        raise ArgumentError(f"{name}: Invalid number of data points ({n}) specified")
     return int(n)
 
 
@@ -200,15 +190,15 @@ def _dims(name, x, s, dim):
             raise DimError(f"{name}: dim {dims[0]} given for a 0-d tensor")
         dims = [normalize_dim(d, x.ndim) for d in dims]
         if len(set(dims)) != len(dims):
-            raise FFTArgumentError(f"{name}: FFT dims must be unique, got {tuple(dims)}")
+            raise ArgumentError(f"{name}: FFT dims must be unique, got {tuple(dims)}")
         if s is not None and len(s) != len(dims):
-            raise FFTArgumentError(
+            raise ArgumentError(
                 f"{name}: When given, dim and shape arguments must have the same length "
                 f"(s={tuple(s)}, dim={tuple(dims)})"
             )
     elif s is not None:
         if len(s) > x.ndim:
-            raise FFTArgumentError(
+            raise ArgumentError(
                 f"{name}: Got shape with {len(s)} values but input tensor only has "
                 f"{x.ndim} dimensions."
             )
@@ -293,9 +283,9 @@ def _real_dims(name, input, s, dim, norm):
     norm = _norm(norm)
     dims, sizes = _dims(name, x, s, dim)
     if x.dtype.is_complex:  # torch checks ihfftn's dims first, rfftn's dtype first
-        raise FFTDTypeError(f"{name} expects a real input tensor, but got {x.dtype.name}")
+        raise DTypeError(f"{name} expects a real input tensor, but got {x.dtype.name}")
     if not dims:
-        raise FFTArgumentError(f"{name} must transform at least one axis")
+        raise ArgumentError(f"{name} must transform at least one axis")
     if not x.dtype.is_floating_point:
         x = x.to(D.get_default_dtype())
     return x, dims, [_points(n, 0, name) for n in sizes], norm
@@ -308,7 +298,7 @@ def _hermitian_dims(name, input, s, dim, norm):
     norm = _norm(norm)
     dims, sizes = _dims(name, x, s, dim)
     if not dims:
-        raise FFTArgumentError(f"{name} must transform at least one axis")
+        raise ArgumentError(f"{name} must transform at least one axis")
     n_last = 2 * (x.shape[dims[-1]] - 1) if s is None or s[-1] == -1 else s[-1]
     return x, dims, [_points(n, 0, name) for n in sizes[:-1]], _points(n_last, 0, name), norm
 
@@ -428,9 +418,9 @@ def _freq(name, n, d, count, dtype, shards, dim, layout, device, requires_grad):
         raise DTypeError(f"{name}: argument 'n' must be int, not {type(n).__name__} ({n!r})")
     dt = D.get_default_dtype() if dtype is None else D.as_dtype(dtype)
     if not (dt.is_floating_point or dt.is_complex):
-        raise FFTDTypeError(f"{name} requires a floating point or complex dtype, got {dt.name}")
+        raise DTypeError(f"{name} requires a floating point or complex dtype, got {dt.name}")
     if n < 0:  # torch: "Trying to create tensor with negative dimension"
-        raise FFTArgumentError(f"{name}: n must be a non-negative integer, got {n!r}")
+        raise ArgumentError(f"{name}: n must be a non-negative integer, got {n!r}")
     lay = placement((count,), shards, dim, layout, device)
     k = apply("arange", lay, 0, 1, D.int64)
     if name == "fftfreq":
@@ -480,7 +470,7 @@ def _shift(input, dim, sign):
             raise DimError(f"dim {dims[0]} given for a 0-d tensor")
         dims = [normalize_dim(d, x.ndim) for d in dims]
     if not dims:  # torch's roll: "`shifts` required" (a 0-d input, or dim=())
-        raise FFTArgumentError(f"`shifts` required: no dim to shift (dim={dim!r}, {x.ndim}-d)")
+        raise ArgumentError(f"`shifts` required: no dim to shift (dim={dim!r}, {x.ndim}-d)")
     return x.roll([sign * (x.shape[d] // 2) for d in dims], dims)
 
 
