@@ -19,7 +19,14 @@ from .. import dtypes as D
 from ..core.dataflow import Operand
 from ..core.dispatch import apply, is_tensor
 from ..core.registry import bind, kernel, nondiff, primitive
-from ..errors import ArgumentError, DimError, DTypeError, IndexOutOfRange, ShapeError
+from ..errors import (
+    ArgumentError,
+    DimError,
+    DTypeError,
+    IndexDTypeError,
+    IndexOutOfRange,
+    ShapeError,
+)
 from ..layout import Layout
 
 __all__ = [
@@ -49,6 +56,10 @@ def _vector(op, index):
     if not is_tensor(index):
         raise DTypeError(f"{op}(): index must be a tensor, got {type(index).__name__}")
     if index.dtype.name not in ("int64", "int32"):
+        if op == "index_fill":  # torch raises IndexError there (RuntimeError elsewhere)
+            raise IndexDTypeError(
+                f"index_fill_(): Expected dtype int64 for index, got {index.dtype.name}"
+            )
         raise DTypeError(f"{op}(): Expected dtype int32 or int64 for index, got {index.dtype.name}")
     if index.ndim > 1:
         raise IndexOutOfRange(f"{op}(): Index is supposed to be a vector, got {index.ndim}-d")
@@ -111,6 +122,17 @@ def _source_check(op, x, dim, index, source):
     want[dim] = len(index)
     if not is_tensor(source):
         raise DTypeError(f"{op}(): source must be a tensor, got {type(source).__name__}")
+    if source.ndim == 0 and x.ndim <= 1 and len(index) != 1:
+        # torch's own messages (IndexError) for a scalar source and not one index
+        if op == "index_copy":
+            raise IndexOutOfRange(
+                "index_copy_(): When source is scalar, index should have one element "
+                f"(got {len(index)})"
+            )
+        raise DimError(
+            f"{op}(): Dimension specified as 0 but tensor has no dimensions (a scalar source "
+            f"takes one index, got {len(index)})"
+        )
     if list(source.shape) != want and not (source.ndim == 0 and x.ndim <= 1):
         if op == "index_copy" and source.ndim == x.ndim and source.shape[dim] != len(index):
             raise IndexOutOfRange(
@@ -162,6 +184,8 @@ def _index_add(input, dim, index, source, alpha, inplace):
     x = input.reshape(1) if input.ndim == 0 else input
     src = _source_check("index_add", x, d, index, source)
     if alpha != 1:
+        if src.dtype.np.kind in "iu" and isinstance(alpha, float):
+            alpha = int(alpha)  # torch converts alpha to the integer dtype (truncates)
         src = src * D.check_int(alpha, src.dtype)
     out = _index_write("index_add", x, d, index, src, "sum", inplace)
     return input if inplace else out.reshape(input.shape)
@@ -237,14 +261,20 @@ def _index_fill(input, dim, index, value, inplace):
     d = _dim(input, dim)
     index = _vector("index_fill", index)
     if index.dtype.name != "int64":
-        raise DTypeError(f"index_fill_(): Expected dtype int64 for index, got {index.dtype.name}")
+        raise IndexDTypeError(
+            f"index_fill_(): Expected dtype int64 for index, got {index.dtype.name}"
+        )
     if is_tensor(value):
         if value.ndim:
             raise ArgumentError(
                 "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                 f"{value.ndim} dimension(s)."
             )
-        value = value.item()  # one scalar read on the driver (no gradient flows to it)
+        if value.requires_grad:  # torch's value gets the sum of the filled points' grads
+            hit = _index_fill(apply("full", input._layout, False, D.bool_), d, index, True, False)
+            out = apply("where", hit, value.to(input.dtype), input)
+            return input.copy_(out) if inplace else out
+        value = value.item()  # one scalar read on the driver
     value = D.check_int(value, input.dtype)
     x = input.reshape(1) if input.ndim == 0 else input
     # torch's index_fill (alone of the index_* ops) counts negative indices from the end
@@ -312,6 +342,8 @@ def _broadcast_input(x, mask, copy=True):
         shape = tuple(x.shape)
     if shape == tuple(x.shape):
         return x.clone() if copy else x
+    if 0 in shape:  # an empty expand stays a view (contiguous() keeps it), which can't be written
+        return apply("full", Layout().bind(shape, x._executor().num_workers), 0, x.dtype)
     return x.expand(*shape).contiguous()
 
 

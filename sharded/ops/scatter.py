@@ -126,6 +126,11 @@ def _scatter_any(op, input, dim, index, src, value, reduce, include_self, inplac
             out = _scatter_any(op, flat, dim, index, src, value, reduce, include_self, False)
             out = out.reshape(())
             return input.copy_(out) if inplace else out
+    if is_tensor(src) and src.ndim != index.ndim and index.numel():
+        raise ShapeError(
+            f"{op}(): Index tensor must have the same number of dimensions as src tensor "
+            f"(index {list(index.shape)}, src {list(src.shape)})"
+        )
     dim = _check(op, input, dim, index, src if is_tensor(src) else None)
     if is_tensor(src) and src.dtype != input.dtype:
         raise DTypeError(
@@ -134,6 +139,7 @@ def _scatter_any(op, input, dim, index, src, value, reduce, include_self, inplac
         )
     values = _src_block(src, index) if is_tensor(src) else D.check_int(value, input.dtype)
     target = input if inplace else None
+    _reduce_dtype(op, reduce, input.dtype, not index.numel())
     if not index.numel():
         return input if inplace else input.clone()
     if inplace:
@@ -160,6 +166,15 @@ def _scatter_any(op, input, dim, index, src, value, reduce, include_self, inplac
         op=op,
         target=target,
     )
+
+
+def _reduce_dtype(op, reduce, dt, empty):
+    """torch has no kernel for amax/amin of complex (checked when there is work) or mean of
+    bool (always: its final division); a worker's would fail at the next read instead."""
+    if (reduce in ("amax", "amin") and dt.is_complex and not empty) or (
+        reduce == "mean" and dt.name == "bool"
+    ):
+        raise DTypeError(f'{op}(): reduce "{reduce}" is not implemented for {dt.name}')
 
 
 def _legacy_reduce(reduce):

@@ -359,3 +359,27 @@ def test_take_along_dim_out_of_range_names_the_values():
         st.take_along_dim(st.tensor(5.0), st.tensor([0, 0]), 0)
     with pytest.raises(st.DimError, match="Dimension specified as 0 but tensor has no dimensions"):
         st.take_along_dim(st.tensor(5.0), st.tensor(0), -1)
+
+
+def test_scatter_reduce_refuses_dtypes_torch_has_no_kernel_for():
+    # torch: amax/amin of complex are NotImplementedError (only when there is work to do);
+    # mean of bool always is (its final floor division)
+    c = st.tensor(np.array([1 + 1j, 2 + 0j]), shards=2)
+    idx = st.tensor([0, 0])
+    for red in ("amax", "amin"):
+        with pytest.raises(st.DTypeError, match=red):
+            c.scatter_reduce(0, idx, c, red)
+        assert_matches_numpy(c.scatter_reduce(0, idx[:0], c[:0], red), c.numpy())
+    b = st.tensor([True, False], shards=2)
+    for i in (idx, idx[:0]):
+        with pytest.raises(st.DTypeError, match="mean"):
+            b.scatter_reduce(0, i, b[: i.numel()], "mean")
+    assert c.tolist() == [1 + 1j, 2 + 0j]  # operands intact
+
+
+def test_scatter_src_of_another_rank_is_a_typed_error():
+    # torch: "Index tensor must have the same number of dimensions as src tensor"
+    x = st.zeros(4, 3, shards=2)
+    with pytest.raises(st.ShapeError, match="src"):
+        st.scatter(x, 0, st.tensor([[1, 0]]), st.tensor(2.0))
+    assert x.sum().item() == 0.0
