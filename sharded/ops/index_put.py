@@ -66,7 +66,7 @@ def _index_put(x, indices, values, accumulate, inplace):
         raise IndexOutOfRange(
             f"too many indices for tensor of dimension {x.ndim} (got {len(indices)})"
         )
-    if accumulate:
+    if accumulate or values.requires_grad:  # (the routed path is the differentiable one)
         _same_dtype(x, values)  # (before a mask's nonzero is queued)
         indices = _masks_as_indices(x, indices)
     ints = all(is_tensor(i) and i.dtype.name in ("int64", "int32") for i in indices)
