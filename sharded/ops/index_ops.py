@@ -87,6 +87,17 @@ def _expand_index(index, x, dim, shape):
     return idx if idx._layout == want else idx.reshard(layout=want)
 
 
+def _zero_of(t):
+    """0 (an empty sum) that keeps ``t`` in the autograd graph: torch's results of empty
+    index_* ops require grad, and their operands' grads are zeros."""
+    return (t.reshape(-1)[:0] if t.numel() else t).sum()
+
+
+def _as_shape(out, shape):
+    # (a reshape of an empty tensor starts a new one, outside the autograd graph)
+    return out if tuple(out.shape) == tuple(shape) else out.reshape(shape)
+
+
 def _cmap(nd, dim):
     return tuple(("i", 0) if d == dim else ("p", d) for d in range(nd))
 
@@ -109,6 +120,8 @@ def index_select(input, dim, index):
     shape[dim] = len(index)
     if not index.numel() or 0 in shape:
         out = apply("full", Layout().bind(tuple(shape), x._executor().num_workers), 0, x.dtype)
+        if input.requires_grad:  # an empty sum keeps input in the graph (its grad: zeros)
+            out = out + _zero_of(input)
         return out.reshape(()) if input.ndim == 0 else out
     if x.shape[dim] == 0:
         raise IndexOutOfRange("index_select(): index out of range in self (dim of size 0)")
@@ -149,7 +162,7 @@ def _source_check(op, x, dim, index, source):
             f"{op}(): self ({x.dtype.name}) and source ({source.dtype.name}) must have the same "
             "dtype"
         )
-    return source.reshape(want)
+    return _as_shape(source, want)
 
 
 def _index_write(op, x, dim, index, values, reduce, inplace, wrap=False):
@@ -158,7 +171,10 @@ def _index_write(op, x, dim, index, values, reduce, inplace, wrap=False):
     shape = list(x.shape)
     shape[dim] = len(index)
     if not index.numel() or 0 in shape:
-        return x if inplace else x.clone()
+        out = x if inplace else x.clone()
+        if is_tensor(values) and values.requires_grad and not inplace:
+            out = out - _zero_of(values)  # x - 0.0 is x; values.grad zeros
+        return out
     idx = _expand_index(index, x, dim, tuple(shape))
     if is_tensor(values) and values._layout != idx._layout:
         values = values.reshard(layout=idx._layout)
@@ -188,7 +204,7 @@ def _index_add(input, dim, index, source, alpha, inplace):
             alpha = int(alpha)  # torch converts alpha to the integer dtype (truncates)
         src = src * D.check_int(alpha, src.dtype)
     out = _index_write("index_add", x, d, index, src, "sum", inplace)
-    return input if inplace else out.reshape(input.shape)
+    return input if inplace else _as_shape(out, input.shape)
 
 
 @bind("index_add")
@@ -228,7 +244,7 @@ def _index_copy(input, dim, index, source, inplace):
     x = input.reshape(1) if input.ndim == 0 else input
     src = _source_check("index_copy", x, d, index, source)
     out = _index_write("index_copy", x, d, index, src, None, inplace)
-    return input if inplace else out.reshape(input.shape)
+    return input if inplace else _as_shape(out, input.shape)
 
 
 @bind("index_copy")
@@ -279,7 +295,7 @@ def _index_fill(input, dim, index, value, inplace):
     x = input.reshape(1) if input.ndim == 0 else input
     # torch's index_fill (alone of the index_* ops) counts negative indices from the end
     out = _index_write("index_fill", x, d, index, value, None, inplace, wrap=True)
-    return input if inplace else out.reshape(input.shape)
+    return input if inplace else _as_shape(out, input.shape)
 
 
 @bind("index_fill")
@@ -439,7 +455,9 @@ def _masked_scatter(input, mask, source):
     vals = source.reshape(-1)[:total]
     vals = vals.reshard(layout=sel._layout) if vals._layout != sel._layout else vals
     apply("mask_scatter", x, m, vals, target=x)
-    return x.reshape(input.shape)
+    if not source.numel() and source.requires_grad:
+        x = x - _zero_of(source)  # (an empty source's reshape above left the graph)
+    return _as_shape(x, input.shape)
 
 
 @bind("masked_scatter")

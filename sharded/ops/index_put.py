@@ -88,7 +88,10 @@ def _index_put(x, indices, values, accumulate, inplace):
     shape = b + rest
     _same_dtype(x, values)
     if 0 in shape:
-        return x if inplace else x.clone()
+        out = x if inplace else x.clone()
+        if values.requires_grad and not inplace:  # torch: values.grad zeros (x - 0.0 is x)
+            out = out - (values.reshape(-1)[:0] if values.numel() else values).sum()
+        return out
     idx = []
     for i in indices:
         i = i.expand(*b) if tuple(i.shape) != b else i

@@ -71,6 +71,12 @@ def _check(op, x, dim, index, src=None):
     return dim
 
 
+def _zero_of(t):
+    """0 (an empty sum) that keeps ``t`` in the autograd graph: torch's results of empty
+    gathers and scatters require grad, and their operands' grads are zeros."""
+    return (t.reshape(-1)[:0] if t.numel() else t).sum()
+
+
 def _cmap(nd, dim):
     return tuple(("i", 0) if d == dim else ("p", d) for d in range(nd))
 
@@ -111,7 +117,9 @@ def _gather(input, dim, index, op):
         return out.reshape(index.shape)
     dim = _check(op, input, dim, index)
     if not index.numel():
-        return apply("full", index._layout, 0, input.dtype)
+        out = apply("full", index._layout, 0, input.dtype)
+        # an empty sum keeps input in the graph (torch: out.requires_grad, input.grad zeros)
+        return out + _zero_of(input) if input.requires_grad else out
     return apply("route_gather", input, (index,), _cmap(input.ndim, dim), op=op)
 
 
@@ -141,7 +149,10 @@ def _scatter_any(op, input, dim, index, src, value, reduce, include_self, inplac
     target = input if inplace else None
     _reduce_dtype(op, reduce, input.dtype, not index.numel())
     if not index.numel():
-        return input if inplace else input.clone()
+        out = input if inplace else input.clone()
+        if is_tensor(src) and src.requires_grad and not inplace:
+            out = out - _zero_of(src)  # x - 0.0 is x (-0.0 too); src.grad zeros
+        return out
     if inplace:
         apply(
             "route_scatter",

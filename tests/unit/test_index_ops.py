@@ -263,3 +263,26 @@ def test_take_refuses_non_long_indices_like_torch():
         with pytest.raises(st.DTypeError, match="long"):
             st.take(x, bad)
     assert st.take(x, st.tensor([-1, 0])).tolist() == [5.0, 0.0]
+
+
+def test_empty_index_ops_keep_operands_in_the_graph_like_torch():
+    # torch: results of empty index_* / masked_scatter ops require grad and give zeros
+    x = st.from_numpy(RNG.random(3), shards=2).requires_grad_()
+    out = x.index_select(0, st.zeros(0, dtype=st.int64))
+    assert out.requires_grad
+    out.sum().backward()
+    assert_matches_numpy(x.grad, np.zeros(3))
+    for op in ("index_add", "index_copy"):
+        x = st.zeros(2, shards=2).requires_grad_()
+        s = st.zeros(0).requires_grad_()
+        (getattr(x, op)(0, st.zeros(0, dtype=st.int64), s) * 3).sum().backward()
+        assert_matches_numpy(x.grad, np.full(2, 3.0))
+        assert_matches_numpy(s.grad, np.zeros(0))
+    x = st.zeros(0, 2).requires_grad_()
+    out = x.index_fill(1, st.tensor([1]), 1.5)
+    assert out.requires_grad and tuple(out.shape) == (0, 2)
+    s = st.zeros(0, 2).requires_grad_()
+    x = st.ones(2, 1).requires_grad_()
+    x.masked_scatter(st.tensor([False]), s).sum().backward()
+    assert_matches_numpy(s.grad, np.zeros((0, 2)))
+    assert_matches_numpy(x.grad, np.ones((2, 1)))

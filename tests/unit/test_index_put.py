@@ -115,3 +115,11 @@ def test_values_get_a_gradient_through_a_mask_like_torch(shards):
     (y * st.from_numpy(w, shards=2)).sum().backward()
     assert v.grad.tolist() == [6.0, 8.0, 10.0]
     assert x.grad.tolist() == np.where([[0], [1], [0], [1]], w, 0.0).tolist()
+
+
+def test_empty_index_put_gives_values_zeros_like_torch():
+    x = st.zeros(3, shards=2).requires_grad_()
+    v = st.zeros(0).requires_grad_()
+    x.index_put((st.zeros(0, dtype=st.int64),), v, accumulate=True).sum().backward()
+    assert v.grad is not None and tuple(v.grad.shape) == (0,)
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]

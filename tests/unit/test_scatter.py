@@ -383,3 +383,21 @@ def test_scatter_src_of_another_rank_is_a_typed_error():
     with pytest.raises(st.ShapeError, match="src"):
         st.scatter(x, 0, st.tensor([[1, 0]]), st.tensor(2.0))
     assert x.sum().item() == 0.0
+
+
+def test_empty_index_keeps_operands_in_the_graph_like_torch():
+    # torch: an empty gather requires grad and gives input zeros; an empty scatter gives src
+    # zeros (src.grad is a tensor, not None)
+    x = st.from_numpy(RNG.random((3, 4)), shards=2).requires_grad_()
+    out = st.gather(x, 1, st.zeros(0, 0, dtype=st.int64))
+    assert out.requires_grad and tuple(out.shape) == (0, 0)
+    out.sum().backward()
+    assert_matches_numpy(x.grad, np.zeros((3, 4)))
+    for src_shape in ((1, 2), (1, 0)):
+        x = st.from_numpy(np.array([[-0.0, 1.0], [2.0, 3.0]]), shards=2).requires_grad_()
+        src = st.from_numpy(np.ones(src_shape)).requires_grad_()
+        out = x.scatter_add(0, st.zeros(1, 0, dtype=st.int64), src)
+        assert np.signbit(out.numpy()[0, 0])  # x - 0.0 keeps -0.0
+        (out * 2).sum().backward()
+        assert_matches_numpy(src.grad, np.zeros(src_shape))
+        assert_matches_numpy(x.grad, np.full((2, 2), 2.0))
