@@ -118,13 +118,17 @@ def index_select(input, dim, index):
     x = input.reshape(1) if input.ndim == 0 else input
     shape = list(x.shape)
     shape[dim] = len(index)
+    if index.numel() and x.shape[dim] == 0:
+        raise IndexOutOfRange("index_select(): index out of range in self (dim of size 0)")
+    if index.numel() and 0 in shape:  # torch still checks the indices: route them alone
+        one = tuple(n if d == dim else 1 for d, n in enumerate(x.shape))
+        probe = apply("full", Layout().bind(one, x._executor().num_workers), 0, x.dtype)
+        index_select(probe, dim, index)
     if not index.numel() or 0 in shape:
         out = apply("full", Layout().bind(tuple(shape), x._executor().num_workers), 0, x.dtype)
         if input.requires_grad:  # an empty sum keeps input in the graph (its grad: zeros)
             out = out + _zero_of(input)
         return out.reshape(()) if input.ndim == 0 else out
-    if x.shape[dim] == 0:
-        raise IndexOutOfRange("index_select(): index out of range in self (dim of size 0)")
     idx = _expand_index(index, x, dim, tuple(shape))
     out = apply("route_gather", x, (idx,), _cmap(x.ndim, dim), op="index_select")
     return out.reshape(()) if input.ndim == 0 else out

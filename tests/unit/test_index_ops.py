@@ -286,3 +286,15 @@ def test_empty_index_ops_keep_operands_in_the_graph_like_torch():
     x.masked_scatter(st.tensor([False]), s).sum().backward()
     assert_matches_numpy(s.grad, np.zeros((0, 2)))
     assert_matches_numpy(x.grad, np.ones((2, 1)))
+
+
+def test_index_select_checks_indices_of_an_empty_input_like_torch():
+    # torch: torch.zeros(0, 3).index_select(1, torch.tensor([0, -2])) raises (negative), and
+    # so does index 3; torch.zeros(0, 0).index_select(1, torch.tensor([0])) too
+    x = st.zeros(0, 3, shards=2, dim=1)
+    for bad in ([0, -2], [3]):
+        with pytest.raises(st.IndexOutOfRange, match="dimension 1"):
+            x.index_select(1, st.tensor(bad))
+    assert tuple(x.index_select(1, st.tensor([0, 2, 2])).shape) == (0, 3)
+    with pytest.raises(IndexError):
+        st.zeros(0, 0).index_select(1, st.tensor([0]))
