@@ -40,6 +40,7 @@ from .errors import (
     DimError,
     DivisionByZero,
     DTypeError,
+    IndexDTypeError,
     IndexOutOfRange,
     LayoutMismatch,
     OpFailed,

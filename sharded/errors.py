@@ -55,6 +55,11 @@ class DTypeError(ShardedError, TypeError):
     """An unsupported dtype, or an op that is not defined for the operand's dtype."""
 
 
+class IndexDTypeError(DTypeError, IndexError):
+    """An index tensor of a dtype the op refuses where torch raises ``IndexError`` for it
+    (``index_fill``'s index must be int64)."""
+
+
 class DivisionByZero(ShardedError, ZeroDivisionError):
     """Integer ``//`` or ``%`` by zero (torch raises ``RuntimeError: ZeroDivisionError``)."""
 

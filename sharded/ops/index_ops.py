@@ -19,7 +19,14 @@ from .. import dtypes as D
 from ..core.dataflow import Operand
 from ..core.dispatch import apply, is_tensor
 from ..core.registry import bind, kernel, nondiff, primitive
-from ..errors import ArgumentError, DimError, DTypeError, IndexOutOfRange, ShapeError
+from ..errors import (
+    ArgumentError,
+    DimError,
+    DTypeError,
+    IndexDTypeError,
+    IndexOutOfRange,
+    ShapeError,
+)
 from ..layout import Layout
 
 __all__ = [
@@ -49,6 +56,10 @@ def _vector(op, index):
     if not is_tensor(index):
         raise DTypeError(f"{op}(): index must be a tensor, got {type(index).__name__}")
     if index.dtype.name not in ("int64", "int32"):
+        if op == "index_fill":  # torch raises IndexError there (RuntimeError elsewhere)
+            raise IndexDTypeError(
+                f"index_fill_(): Expected dtype int64 for index, got {index.dtype.name}"
+            )
         raise DTypeError(f"{op}(): Expected dtype int32 or int64 for index, got {index.dtype.name}")
     if index.ndim > 1:
         raise IndexOutOfRange(f"{op}(): Index is supposed to be a vector, got {index.ndim}-d")
@@ -76,6 +87,17 @@ def _expand_index(index, x, dim, shape):
     return idx if idx._layout == want else idx.reshard(layout=want)
 
 
+def _zero_of(t):
+    """0 (an empty sum) that keeps ``t`` in the autograd graph: torch's results of empty
+    index_* ops require grad, and their operands' grads are zeros."""
+    return (t.reshape(-1)[:0] if t.numel() else t).sum()
+
+
+def _as_shape(out, shape):
+    # (a reshape of an empty tensor starts a new one, outside the autograd graph)
+    return out if tuple(out.shape) == tuple(shape) else out.reshape(shape)
+
+
 def _cmap(nd, dim):
     return tuple(("i", 0) if d == dim else ("p", d) for d in range(nd))
 
@@ -96,11 +118,17 @@ def index_select(input, dim, index):
     x = input.reshape(1) if input.ndim == 0 else input
     shape = list(x.shape)
     shape[dim] = len(index)
+    if index.numel() and x.shape[dim] == 0:
+        raise IndexOutOfRange("index_select(): index out of range in self (dim of size 0)")
+    if index.numel() and 0 in shape:  # torch still checks the indices: route them alone
+        one = tuple(n if d == dim else 1 for d, n in enumerate(x.shape))
+        probe = apply("full", Layout().bind(one, x._executor().num_workers), 0, x.dtype)
+        index_select(probe, dim, index)
     if not index.numel() or 0 in shape:
         out = apply("full", Layout().bind(tuple(shape), x._executor().num_workers), 0, x.dtype)
+        if input.requires_grad:  # an empty sum keeps input in the graph (its grad: zeros)
+            out = out + _zero_of(input)
         return out.reshape(()) if input.ndim == 0 else out
-    if x.shape[dim] == 0:
-        raise IndexOutOfRange("index_select(): index out of range in self (dim of size 0)")
     idx = _expand_index(index, x, dim, tuple(shape))
     out = apply("route_gather", x, (idx,), _cmap(x.ndim, dim), op="index_select")
     return out.reshape(()) if input.ndim == 0 else out
@@ -111,6 +139,17 @@ def _source_check(op, x, dim, index, source):
     want[dim] = len(index)
     if not is_tensor(source):
         raise DTypeError(f"{op}(): source must be a tensor, got {type(source).__name__}")
+    if source.ndim == 0 and x.ndim <= 1 and len(index) != 1:
+        # torch's own messages (IndexError) for a scalar source and not one index
+        if op == "index_copy":
+            raise IndexOutOfRange(
+                "index_copy_(): When source is scalar, index should have one element "
+                f"(got {len(index)})"
+            )
+        raise DimError(
+            f"{op}(): Dimension specified as 0 but tensor has no dimensions (a scalar source "
+            f"takes one index, got {len(index)})"
+        )
     if list(source.shape) != want and not (source.ndim == 0 and x.ndim <= 1):
         if op == "index_copy" and source.ndim == x.ndim and source.shape[dim] != len(index):
             raise IndexOutOfRange(
@@ -127,7 +166,7 @@ def _source_check(op, x, dim, index, source):
             f"{op}(): self ({x.dtype.name}) and source ({source.dtype.name}) must have the same "
             "dtype"
         )
-    return source.reshape(want)
+    return _as_shape(source, want)
 
 
 def _index_write(op, x, dim, index, values, reduce, inplace, wrap=False):
@@ -136,7 +175,10 @@ def _index_write(op, x, dim, index, values, reduce, inplace, wrap=False):
     shape = list(x.shape)
     shape[dim] = len(index)
     if not index.numel() or 0 in shape:
-        return x if inplace else x.clone()
+        out = x if inplace else x.clone()
+        if is_tensor(values) and values.requires_grad and not inplace:
+            out = out - _zero_of(values)  # x - 0.0 is x; values.grad zeros
+        return out
     idx = _expand_index(index, x, dim, tuple(shape))
     if is_tensor(values) and values._layout != idx._layout:
         values = values.reshard(layout=idx._layout)
@@ -162,9 +204,11 @@ def _index_add(input, dim, index, source, alpha, inplace):
     x = input.reshape(1) if input.ndim == 0 else input
     src = _source_check("index_add", x, d, index, source)
     if alpha != 1:
+        if src.dtype.np.kind in "iu" and isinstance(alpha, float):
+            alpha = int(alpha)  # torch converts alpha to the integer dtype (truncates)
         src = src * D.check_int(alpha, src.dtype)
     out = _index_write("index_add", x, d, index, src, "sum", inplace)
-    return input if inplace else out.reshape(input.shape)
+    return input if inplace else _as_shape(out, input.shape)
 
 
 @bind("index_add")
@@ -204,7 +248,7 @@ def _index_copy(input, dim, index, source, inplace):
     x = input.reshape(1) if input.ndim == 0 else input
     src = _source_check("index_copy", x, d, index, source)
     out = _index_write("index_copy", x, d, index, src, None, inplace)
-    return input if inplace else out.reshape(input.shape)
+    return input if inplace else _as_shape(out, input.shape)
 
 
 @bind("index_copy")
@@ -237,19 +281,25 @@ def _index_fill(input, dim, index, value, inplace):
     d = _dim(input, dim)
     index = _vector("index_fill", index)
     if index.dtype.name != "int64":
-        raise DTypeError(f"index_fill_(): Expected dtype int64 for index, got {index.dtype.name}")
+        raise IndexDTypeError(
+            f"index_fill_(): Expected dtype int64 for index, got {index.dtype.name}"
+        )
     if is_tensor(value):
         if value.ndim:
             raise ArgumentError(
                 "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                 f"{value.ndim} dimension(s)."
             )
-        value = value.item()  # one scalar read on the driver (no gradient flows to it)
+        if value.requires_grad:  # torch's value gets the sum of the filled points' grads
+            hit = _index_fill(apply("full", input._layout, False, D.bool_), d, index, True, False)
+            out = apply("where", hit, value.to(input.dtype), input)
+            return input.copy_(out) if inplace else out
+        value = value.item()  # one scalar read on the driver
     value = D.check_int(value, input.dtype)
     x = input.reshape(1) if input.ndim == 0 else input
     # torch's index_fill (alone of the index_* ops) counts negative indices from the end
     out = _index_write("index_fill", x, d, index, value, None, inplace, wrap=True)
-    return input if inplace else out.reshape(input.shape)
+    return input if inplace else _as_shape(out, input.shape)
 
 
 @bind("index_fill")
@@ -312,6 +362,8 @@ def _broadcast_input(x, mask, copy=True):
         shape = tuple(x.shape)
     if shape == tuple(x.shape):
         return x.clone() if copy else x
+    if 0 in shape:  # an empty expand stays a view (contiguous() keeps it), which can't be written
+        return apply("full", Layout().bind(shape, x._executor().num_workers), 0, x.dtype)
     return x.expand(*shape).contiguous()
 
 
@@ -407,7 +459,9 @@ def _masked_scatter(input, mask, source):
     vals = source.reshape(-1)[:total]
     vals = vals.reshard(layout=sel._layout) if vals._layout != sel._layout else vals
     apply("mask_scatter", x, m, vals, target=x)
-    return x.reshape(input.shape)
+    if not source.numel() and source.requires_grad:
+        x = x - _zero_of(source)  # (an empty source's reshape above left the graph)
+    return _as_shape(x, input.shape)
 
 
 @bind("masked_scatter")

@@ -66,7 +66,7 @@ def _index_put(x, indices, values, accumulate, inplace):
         raise IndexOutOfRange(
             f"too many indices for tensor of dimension {x.ndim} (got {len(indices)})"
         )
-    if accumulate:
+    if accumulate or values.requires_grad:  # (the routed path is the differentiable one)
         _same_dtype(x, values)  # (before a mask's nonzero is queued)
         indices = _masks_as_indices(x, indices)
     ints = all(is_tensor(i) and i.dtype.name in ("int64", "int32") for i in indices)
@@ -88,7 +88,10 @@ def _index_put(x, indices, values, accumulate, inplace):
     shape = b + rest
     _same_dtype(x, values)
     if 0 in shape:
-        return x if inplace else x.clone()
+        out = x if inplace else x.clone()
+        if values.requires_grad and not inplace:  # torch: values.grad zeros (x - 0.0 is x)
+            out = out - (values.reshape(-1)[:0] if values.numel() else values).sum()
+        return out
     idx = []
     for i in indices:
         i = i.expand(*b) if tuple(i.shape) != b else i

@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..core.dataflow import Operand, as_view
-from ..core.dispatch import apply, is_tensor
+from ..core.dispatch import apply, as_tensor, is_tensor
 from ..core.registry import bind, kernel, primitive, vjp
 from ..errors import ArgumentError, IndexOutOfRange
 from ..layout import Layout
@@ -304,6 +304,12 @@ def setitem(x, key, value):
         rep = [s == 0 and n > 1 for s, n in zip(dst.stride(), dst.shape)]
         dst = dst[tuple(slice(0, 1) if r else slice(None) for r in rep)]
         coords = [np.zeros_like(c) if r else c for c, r in zip(coords, rep)]
+    if is_tensor(value) and value.requires_grad and dst is x and not x._readonly:
+        # torch's value.grad is the sum of the written points' grads: route the points as
+        # index tensors (index_put's differentiable path) instead of reading the value
+        pts = tuple(as_tensor(np.ascontiguousarray(c, dtype=np.int64)) for c in coords)
+        x.index_put_(pts, value.to(x.dtype))
+        return
     if is_tensor(value):
         value = value.numpy()  # advanced assignment reads a tensor value on the driver
     value = np.asarray(value, dtype=x.dtype.np) if not np.isscalar(value) else value

@@ -71,6 +71,12 @@ def _check(op, x, dim, index, src=None):
     return dim
 
 
+def _zero_of(t):
+    """0 (an empty sum) that keeps ``t`` in the autograd graph: torch's results of empty
+    gathers and scatters require grad, and their operands' grads are zeros."""
+    return (t.reshape(-1)[:0] if t.numel() else t).sum()
+
+
 def _cmap(nd, dim):
     return tuple(("i", 0) if d == dim else ("p", d) for d in range(nd))
 
@@ -111,7 +117,9 @@ def _gather(input, dim, index, op):
         return out.reshape(index.shape)
     dim = _check(op, input, dim, index)
     if not index.numel():
-        return apply("full", index._layout, 0, input.dtype)
+        out = apply("full", index._layout, 0, input.dtype)
+        # an empty sum keeps input in the graph (torch: out.requires_grad, input.grad zeros)
+        return out + _zero_of(input) if input.requires_grad else out
     return apply("route_gather", input, (index,), _cmap(input.ndim, dim), op=op)
 
 
@@ -126,6 +134,11 @@ def _scatter_any(op, input, dim, index, src, value, reduce, include_self, inplac
             out = _scatter_any(op, flat, dim, index, src, value, reduce, include_self, False)
             out = out.reshape(())
             return input.copy_(out) if inplace else out
+    if is_tensor(src) and src.ndim != index.ndim and index.numel():
+        raise ShapeError(
+            f"{op}(): Index tensor must have the same number of dimensions as src tensor "
+            f"(index {list(index.shape)}, src {list(src.shape)})"
+        )
     dim = _check(op, input, dim, index, src if is_tensor(src) else None)
     if is_tensor(src) and src.dtype != input.dtype:
         raise DTypeError(
@@ -134,8 +147,12 @@ def _scatter_any(op, input, dim, index, src, value, reduce, include_self, inplac
         )
     values = _src_block(src, index) if is_tensor(src) else D.check_int(value, input.dtype)
     target = input if inplace else None
+    _reduce_dtype(op, reduce, input.dtype, not index.numel())
     if not index.numel():
-        return input if inplace else input.clone()
+        out = input if inplace else input.clone()
+        if is_tensor(src) and src.requires_grad and not inplace:
+            out = out - _zero_of(src)  # x - 0.0 is x (-0.0 too); src.grad zeros
+        return out
     if inplace:
         apply(
             "route_scatter",
@@ -160,6 +177,15 @@ def _scatter_any(op, input, dim, index, src, value, reduce, include_self, inplac
         op=op,
         target=target,
     )
+
+
+def _reduce_dtype(op, reduce, dt, empty):
+    """torch has no kernel for amax/amin of complex (checked when there is work) or mean of
+    bool (always: its final division); a worker's would fail at the next read instead."""
+    if (reduce in ("amax", "amin") and dt.is_complex and not empty) or (
+        reduce == "mean" and dt.name == "bool"
+    ):
+        raise DTypeError(f'{op}(): reduce "{reduce}" is not implemented for {dt.name}')
 
 
 def _legacy_reduce(reduce):

@@ -15,7 +15,7 @@ import numpy as np
 from .. import dtypes as D
 from ..core.dispatch import apply, as_tensor, is_tensor
 from ..core.registry import bind
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, DTypeError, ShapeError
 from ..layout import normalize_dim
 
 __all__ = [
@@ -420,6 +420,6 @@ def take(input, index):
     [1, 4]
     """
     x, idx = _t(input), _t(index)
-    if idx.dtype.is_floating_point or idx.dtype == D.bool_:
-        raise ArgumentError(f"take(): Expected a long tensor for index, but got {idx.dtype}")
+    if idx.dtype != D.int64:  # torch refuses int32 too
+        raise DTypeError(f"take(): Expected a long tensor for index, but got {idx.dtype.name}")
     return x.reshape(-1)[idx.reshape(-1)].reshape(*idx.shape)

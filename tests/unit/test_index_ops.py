@@ -212,3 +212,89 @@ def test_out_of_place_masked_ops_broadcast_input_and_mask_like_torch():
         with pytest.raises(st.ShapeError, match="must broadcast to input"):
             call()
     assert x.tolist() == [1.0, 2.0]
+
+
+def test_index_add_alpha_float_on_integers_truncates_like_torch():
+    # torch: torch.tensor([1, 2, 3]).index_add(0, torch.tensor([0]), torch.tensor([5]),
+    # alpha=1.5) is tensor([6, 2, 3]) (alpha converted to the integer dtype)
+    x = st.tensor([1, 2, 3], shards=2)
+    assert x.index_add(0, st.tensor([0]), st.tensor([5]), alpha=1.5).tolist() == [6, 2, 3]
+
+
+def test_scalar_source_takes_one_index_like_torch():
+    # torch raises IndexError for a 0-d source with not exactly one index
+    for x in (st.tensor(1.0), st.zeros(3, shards=2)):
+        for n in (0, 2):
+            with pytest.raises(IndexError, match="one"):
+                x.index_copy(0, st.zeros(n, dtype=st.int64), st.tensor(5.0))
+            with pytest.raises(IndexError, match="no dimensions"):
+                x.index_add(0, st.zeros(n, dtype=st.int64), st.tensor(5.0))
+    assert st.tensor(1.0).index_add(0, st.tensor([0]), st.tensor(5.0)).item() == 6.0
+
+
+def test_index_fill_index_dtype_is_an_index_error_and_value_tensor_gets_a_gradient():
+    x = st.zeros(4, 3, shards=2)
+    for bad in (st.tensor([1], dtype=st.int32), st.tensor([1.0]), st.tensor([True] * 4)):
+        with pytest.raises(st.IndexDTypeError):  # torch: IndexError "Expected dtype int64"
+            x.index_fill(0, bad, 1.0)
+        assert isinstance(st.IndexDTypeError("x"), (IndexError, TypeError))
+    # torch: v.grad is the sum of the output grads at the filled points
+    x = st.from_numpy(RNG.random((4, 3)), shards=3).requires_grad_()
+    v = st.tensor(2.0).requires_grad_()
+    w = np.arange(12.0).reshape(4, 3)
+    out = x.index_fill(0, st.tensor([0, -2]), v)
+    assert_matches_numpy(out, np.where(np.isin(np.arange(4), [0, 2])[:, None], 2.0, x.numpy()))
+    (out * st.from_numpy(w, shards=2)).sum().backward()
+    assert v.grad.item() == pytest.approx(w[[0, 2]].sum())
+    assert_matches_numpy(x.grad, np.where(np.isin(np.arange(4), [0, 2])[:, None], 0.0, w))
+
+
+def test_masked_fill_broadcasts_an_empty_input_to_the_mask():
+    # torch: torch.zeros(4, 0, 4).masked_fill(torch.ones(2, 4, 0, 4, dtype=bool), 0) has
+    # shape (2, 4, 0, 4)
+    out = st.zeros(4, 0, 4).masked_fill(st.ones(2, 4, 0, 4, dtype=st.bool), 0)
+    assert tuple(out.shape) == (2, 4, 0, 4)
+
+
+def test_take_refuses_non_long_indices_like_torch():
+    # torch: take(): Expected a long tensor for index, but got Int
+    x = st.arange(6.0, shards=2)
+    for bad in (st.tensor([1], dtype=st.int32), st.tensor([1.0])):
+        with pytest.raises(st.DTypeError, match="long"):
+            st.take(x, bad)
+    assert st.take(x, st.tensor([-1, 0])).tolist() == [5.0, 0.0]
+
+
+def test_empty_index_ops_keep_operands_in_the_graph_like_torch():
+    # torch: results of empty index_* / masked_scatter ops require grad and give zeros
+    x = st.from_numpy(RNG.random(3), shards=2).requires_grad_()
+    out = x.index_select(0, st.zeros(0, dtype=st.int64))
+    assert out.requires_grad
+    out.sum().backward()
+    assert_matches_numpy(x.grad, np.zeros(3))
+    for op in ("index_add", "index_copy"):
+        x = st.zeros(2, shards=2).requires_grad_()
+        s = st.zeros(0).requires_grad_()
+        (getattr(x, op)(0, st.zeros(0, dtype=st.int64), s) * 3).sum().backward()
+        assert_matches_numpy(x.grad, np.full(2, 3.0))
+        assert_matches_numpy(s.grad, np.zeros(0))
+    x = st.zeros(0, 2).requires_grad_()
+    out = x.index_fill(1, st.tensor([1]), 1.5)
+    assert out.requires_grad and tuple(out.shape) == (0, 2)
+    s = st.zeros(0, 2).requires_grad_()
+    x = st.ones(2, 1).requires_grad_()
+    x.masked_scatter(st.tensor([False]), s).sum().backward()
+    assert_matches_numpy(s.grad, np.zeros((0, 2)))
+    assert_matches_numpy(x.grad, np.ones((2, 1)))
+
+
+def test_index_select_checks_indices_of_an_empty_input_like_torch():
+    # torch: torch.zeros(0, 3).index_select(1, torch.tensor([0, -2])) raises (negative), and
+    # so does index 3; torch.zeros(0, 0).index_select(1, torch.tensor([0])) too
+    x = st.zeros(0, 3, shards=2, dim=1)
+    for bad in ([0, -2], [3]):
+        with pytest.raises(st.IndexOutOfRange, match="dimension 1"):
+            x.index_select(1, st.tensor(bad))
+    assert tuple(x.index_select(1, st.tensor([0, 2, 2])).shape) == (0, 3)
+    with pytest.raises(IndexError):
+        st.zeros(0, 0).index_select(1, st.tensor([0]))

@@ -101,3 +101,25 @@ def test_index_put_dtype_rules_with_a_mask_like_torch(place):
     with pytest.raises(st.DTypeError, match=match):
         x.index_put_((st.tensor([0, 2]),), long1)
     assert x.tolist() == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_values_get_a_gradient_through_a_mask_like_torch(shards):
+    # torch: x.index_put((mask,), v) (accumulate=False) gives v.grad the sum of the grads
+    # of the rows it wrote
+    x = st.zeros(4, 3, shards=shards).requires_grad_()
+    v = st.tensor([1.0, 2.0, 3.0]).requires_grad_()
+    m = st.tensor([True, False, True, False])
+    w = np.arange(12.0).reshape(4, 3)
+    y = x.index_put((m,), v)
+    (y * st.from_numpy(w, shards=2)).sum().backward()
+    assert v.grad.tolist() == [6.0, 8.0, 10.0]
+    assert x.grad.tolist() == np.where([[0], [1], [0], [1]], w, 0.0).tolist()
+
+
+def test_empty_index_put_gives_values_zeros_like_torch():
+    x = st.zeros(3, shards=2).requires_grad_()
+    v = st.zeros(0).requires_grad_()
+    x.index_put((st.zeros(0, dtype=st.int64),), v, accumulate=True).sum().backward()
+    assert v.grad is not None and tuple(v.grad.shape) == (0,)
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]

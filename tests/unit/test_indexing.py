@@ -578,3 +578,22 @@ def test_gradients_through_advanced_and_mask_assignment(place):
         st.autograd.grad(g.sum(), x)[0],
         np.array([[0, 4, 0], [0] * 3, [0] * 3, [0, 0, 2]], dtype=float),
     )
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_advanced_setitem_gives_the_value_tensor_a_gradient_like_torch(shards):
+    # torch: y = x.clone(); y[key] = v; v.grad sums the grads of the points v wrote
+    w = st.arange(12.0).reshape(4, 3)
+    m = st.tensor([True, False, True, False])
+    for key, v0, want in [
+        (m, [1.0, 2.0, 3.0], [6.0, 8.0, 10.0]),
+        (m.reshape(4, 1).expand(4, 3), [1.0, 2, 3, 4, 5, 6], [0.0, 1, 2, 6, 7, 8]),
+        ((st.tensor([0, 2]), st.tensor([1, -1])), [1.0, 2.0], [1.0, 8.0]),
+    ]:
+        x = st.zeros(4, 3, shards=shards).requires_grad_()
+        v = st.tensor(v0).requires_grad_()
+        y = x.clone()
+        y[key] = v
+        (y * w).sum().backward()
+        assert v.grad.tolist() == want
+        assert (x.grad.numpy() == np.where(y.detach().numpy() != 0, 0.0, w.numpy())).all()

@@ -359,3 +359,45 @@ def test_take_along_dim_out_of_range_names_the_values():
         st.take_along_dim(st.tensor(5.0), st.tensor([0, 0]), 0)
     with pytest.raises(st.DimError, match="Dimension specified as 0 but tensor has no dimensions"):
         st.take_along_dim(st.tensor(5.0), st.tensor(0), -1)
+
+
+def test_scatter_reduce_refuses_dtypes_torch_has_no_kernel_for():
+    # torch: amax/amin of complex are NotImplementedError (only when there is work to do);
+    # mean of bool always is (its final floor division)
+    c = st.tensor(np.array([1 + 1j, 2 + 0j]), shards=2)
+    idx = st.tensor([0, 0])
+    for red in ("amax", "amin"):
+        with pytest.raises(st.DTypeError, match=red):
+            c.scatter_reduce(0, idx, c, red)
+        assert_matches_numpy(c.scatter_reduce(0, idx[:0], c[:0], red), c.numpy())
+    b = st.tensor([True, False], shards=2)
+    for i in (idx, idx[:0]):
+        with pytest.raises(st.DTypeError, match="mean"):
+            b.scatter_reduce(0, i, b[: i.numel()], "mean")
+    assert c.tolist() == [1 + 1j, 2 + 0j]  # operands intact
+
+
+def test_scatter_src_of_another_rank_is_a_typed_error():
+    # torch: "Index tensor must have the same number of dimensions as src tensor"
+    x = st.zeros(4, 3, shards=2)
+    with pytest.raises(st.ShapeError, match="src"):
+        st.scatter(x, 0, st.tensor([[1, 0]]), st.tensor(2.0))
+    assert x.sum().item() == 0.0
+
+
+def test_empty_index_keeps_operands_in_the_graph_like_torch():
+    # torch: an empty gather requires grad and gives input zeros; an empty scatter gives src
+    # zeros (src.grad is a tensor, not None)
+    x = st.from_numpy(RNG.random((3, 4)), shards=2).requires_grad_()
+    out = st.gather(x, 1, st.zeros(0, 0, dtype=st.int64))
+    assert out.requires_grad and tuple(out.shape) == (0, 0)
+    out.sum().backward()
+    assert_matches_numpy(x.grad, np.zeros((3, 4)))
+    for src_shape in ((1, 2), (1, 0)):
+        x = st.from_numpy(np.array([[-0.0, 1.0], [2.0, 3.0]]), shards=2).requires_grad_()
+        src = st.from_numpy(np.ones(src_shape)).requires_grad_()
+        out = x.scatter_add(0, st.zeros(1, 0, dtype=st.int64), src)
+        assert np.signbit(out.numpy()[0, 0])  # x - 0.0 keeps -0.0
+        (out * 2).sum().backward()
+        assert_matches_numpy(src.grad, np.zeros(src_shape))
+        assert_matches_numpy(x.grad, np.full((2, 2), 2.0))
