@@ -93,8 +93,11 @@ def view_strides(shape, strides, new):
 
 
 def _empty(x, shape):
-    """An empty tensor of ``shape`` on ``x``'s device (views of empty tensors hold no data)."""
-    return apply("empty", placement(tuple(shape), device=x.device), x.dtype)
+    """An empty tensor of ``shape`` on ``x``'s device (views of empty tensors hold no data).
+    When ``x`` requires grad, the result stays in its graph (plus ``x.sum()``, a zero), so a
+    backward through it gives ``x`` its (empty) gradient as torch does, not ``None``."""
+    out = apply("empty", placement(tuple(shape), device=x.device), x.dtype)
+    return out + x.sum() if x.requires_grad else out
 
 
 def _whole(lay: Layout):

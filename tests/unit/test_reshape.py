@@ -143,3 +143,15 @@ def test_expand_regressions_match_torch():
         st.ones(3).expand(2, 3).mul_(2)
     with pytest.raises(st.ArgumentError, match="single memory location"):
         st.zeros(1).expand(3).zero_().add_(1)
+
+
+@pytest.mark.parametrize("f", [lambda t: t.reshape(3, 0), lambda t: t.view(-1), lambda t: t[None]])
+def test_an_empty_view_keeps_the_graph(f):
+    # torch: a reshape/view/unsqueeze of an empty tensor that requires grad has a grad_fn, and
+    # backward through it gives the input an empty gradient (not None)
+    x = st.zeros(0, 3, shards=2, requires_grad=True)
+    y = f(x)
+    assert y.requires_grad and y.dtype == st.float32
+    (y * 2).sum().backward()
+    assert x.grad is not None and x.grad.shape == (0, 3)
+    assert not f(st.zeros(0, 3)).requires_grad
