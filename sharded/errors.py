@@ -46,6 +46,22 @@ class DTypeError(ShardedError, TypeError):
     """An unsupported dtype, or an op that is not defined for the operand's dtype."""
 
 
+class UnsupportedDType(DTypeError, NotImplementedError):
+    """A dtype an op has no kernel for, where torch raises ``NotImplementedError`` (a
+    ``RuntimeError``), e.g. ``"bincount_cpu" not implemented for 'Float'``; also a
+    :class:`DTypeError` (``TypeError``)."""
+
+
+class InvalidValue(ArgumentError, RuntimeError):
+    """An argument value torch rejects with ``RuntimeError`` (``histc`` with ``min > max``,
+    ``diff`` of a 0-d tensor); also an :class:`ArgumentError` (``ValueError``)."""
+
+
+class ShapeRejected(ShapeError, RuntimeError):
+    """Shapes torch rejects with ``RuntimeError`` (``bincount`` of a 2-d tensor, ``weights``
+    of another length); also a :class:`ShapeError` (``ValueError``)."""
+
+
 class DivisionByZero(ShardedError, ZeroDivisionError, RuntimeError):
     """Integer ``//`` or ``%`` by zero (torch raises ``RuntimeError: ZeroDivisionError``)."""
 

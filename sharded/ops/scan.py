@@ -25,7 +25,7 @@ from ..core.dataflow import Operand
 from ..core.dispatch import apply, as_tensor, is_tensor
 from ..core.registry import bind, kernel, nondiff, primitive, vjp
 from ..core.tree import reduce_groups
-from ..errors import DTypeError
+from ..errors import InvalidValue, UnsupportedDType
 from ..layout import Layout, normalize_dim
 
 __all__ = [
@@ -331,15 +331,22 @@ def _cumprod_grad(g, x, out, d):
     return apply("where", before, a, apply("where", first, b, 0.0))
 
 
+_NAMES = {"sum": "cumsum", "prod": "cumprod", "lse": "logcumsumexp"}
+
+
 def _scan(op, input, dim, dtype):
     x = input if is_tensor(input) else as_tensor(input)
     dtype = None if dtype is None else D.as_dtype(dtype)
-    if op == "lse" and not (dtype or x.dtype).is_floating_point:
-        raise DTypeError(f"logcumsumexp is not implemented for {x.dtype.name} tensors")
-    if x.ndim == 0:  # torch: dim 0 / -1 of a 0-d tensor is the element itself
-        normalize_dim(dim, 1)
-        return apply("cumscan", x.reshape(1), op, 0, dtype).reshape(())
-    return apply("cumscan", x, op, normalize_dim(dim, x.ndim), dtype)
+    d = normalize_dim(dim, max(x.ndim, 1))  # torch checks the dim before the dtype
+    dt = _scan_dtype(x, op, dtype)
+    # torch has no bool kernel, but returns 0-d and empty inputs before needing one
+    if (op == "lse" and not dt.is_floating_point) or (dt == D.bool_ and x.ndim and x.numel()):
+        raise UnsupportedDType(
+            f'"{_NAMES[op]}_out_cpu" not implemented for {dt.name} (input {x.dtype.name})'
+        )
+    if x.ndim == 0:  # torch: a 0-d scan is the element itself, its gradient too (even at inf)
+        return x.clone() if dt == x.dtype else x.to(dt)
+    return apply("cumscan", x, op, d, dtype)
 
 
 @bind("cumsum", prim="cumscan")
@@ -386,6 +393,13 @@ def logcumsumexp(input, dim):
 
 def _inplace(name):
     def method(self, dim, *, dtype=None):
+        if dtype is not None and D.as_dtype(dtype) != self.dtype:
+            raise InvalidValue(
+                f"Bad in-place call: input tensor dtype {self.dtype.name} and output tensor "
+                f"dtype {D.as_dtype(dtype).name} should match ({name}_)"
+            )
+        if self.dtype == D.bool_ and self.ndim and self.numel():  # no bool kernel (torch)
+            raise UnsupportedDType(f'"{name}_out_cpu" not implemented for bool ({name}_)')
         r = (cumsum if name == "cumsum" else cumprod)(self, dim, dtype=dtype)
         return self.copy_(r)
 

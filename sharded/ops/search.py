@@ -21,7 +21,7 @@ from .. import dtypes as D
 from ..core.dataflow import Operand, free_temps, gather_regions
 from ..core.dispatch import apply, as_tensor, is_tensor
 from ..core.registry import bind, kernel, nondiff, primitive
-from ..errors import ArgumentError, ShapeError
+from ..errors import DTypeError, InvalidValue, ShapeRejected
 
 __all__ = ["bucketize", "searchsorted"]
 
@@ -49,8 +49,9 @@ def search_total(xp, values, *parts, nseq, side, dtype):
 def search_rows(xp, seq, values, side, dtype):
     """Row-wise search: row ``i`` of ``values`` (last dim) in row ``i`` of ``seq``."""
     out = xp.empty(values.shape, dtype=dtype)
-    s2 = seq.reshape(-1, seq.shape[-1])
-    v2, o2 = values.reshape(-1, values.shape[-1]), out.reshape(-1, values.shape[-1])
+    rows = int(np.prod(values.shape[:-1]))  # explicit: -1 is ambiguous for empty arrays
+    s2 = seq.reshape(rows, seq.shape[-1])
+    v2, o2 = values.reshape(rows, values.shape[-1]), out.reshape(rows, values.shape[-1])
     for i in range(v2.shape[0]):
         o2[i] = xp.searchsorted(s2[i], v2[i], side=side)
     return out
@@ -173,18 +174,28 @@ def _side(right, side):
     if side is None:
         return bool(right)
     if side not in ("left", "right"):
-        raise ArgumentError(f"side can only be 'left' or 'right' but got {side!r}")
+        raise InvalidValue(f"side can only be 'left' or 'right' but got {side!r}")
     if right and side == "left":
-        raise ArgumentError(
+        raise InvalidValue(
             "side and right can't be set to opposites, got side of left while right was True"
         )
     return side == "right"
 
 
 @bind("searchsorted", prim="searchsorted")
-def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None, sorter=None):
-    """Indices where ``values`` would be inserted into ``sorted_sequence`` (sorted along its
-    last dim) to keep it sorted; ``right``/``side='right'`` puts equal values after.
+def searchsorted(
+    sorted_sequence,
+    input=None,
+    *,
+    out_int32=False,
+    right=False,
+    side=None,
+    sorter=None,
+    values=None,
+):
+    """Indices where the values ``input`` would be inserted into ``sorted_sequence`` (sorted
+    along its last dim) to keep it sorted; ``right``/``side='right'`` puts equal values after.
+    The values may be passed as ``input=`` (torch's keyword) or ``values=`` (its docs' name).
 
     A 1-D sequence may be split anywhere (its pieces and the values meet worker to worker);
     an N-D one must match ``values`` in every dim but the last.
@@ -198,14 +209,24 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
     >>> st.searchsorted(s, st.tensor([3, 6, 9]), right=True).tolist()
     [2, 3, 5]
     """
+    if (input is None) == (values is None):
+        raise DTypeError("searchsorted() takes the values as its second argument (input=)")
+    values = input if values is None else values
     seq = sorted_sequence if is_tensor(sorted_sequence) else as_tensor(sorted_sequence)
     r = _side(right, side)
     scalar = not is_tensor(values)
     vals = values if not scalar else as_tensor(values)
     if seq.ndim == 0:
-        raise ShapeError("torch.searchsorted(): boundaries tensor should be 1 dimension")
+        raise ShapeRejected(
+            "torch.searchsorted(): boundaries tensor should have positive dimension, but got 0"
+        )
+    if scalar and seq.ndim > 1:
+        raise ShapeRejected(
+            "torch.searchsorted(): input value can be a scalar only when boundaries tensor "
+            f"dimension is 1, but we got boundaries tensor dim({seq.ndim})"
+        )
     if seq.ndim > 1 and tuple(seq.shape[:-1]) != tuple(vals.shape[:-1]):
-        raise ShapeError(
+        raise ShapeRejected(
             "searchsorted(): the first N-1 dimensions of boundaries tensor and input value "
             f"tensor must match, but got boundaries tensor {list(seq.shape)} and input value "
             f"tensor {list(vals.shape)}"
@@ -213,12 +234,12 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
     if sorter is not None:
         sorter = sorter if is_tensor(sorter) else as_tensor(sorter)
         if tuple(sorter.shape) != tuple(seq.shape):
-            raise ShapeError(
+            raise ShapeRejected(
                 f"searchsorted(): sorter shape {list(sorter.shape)} must match boundaries "
                 f"shape {list(seq.shape)}"
             )
         if seq.ndim > 1:
-            raise ArgumentError("searchsorted(): sorter= is supported for 1-D sequences only")
+            raise InvalidValue("searchsorted(): sorter= is supported for 1-D sequences only")
         seq = seq[sorter]
     if vals.ndim == 0:
         return apply("searchsorted", seq, vals.reshape(1), r, out_int32).reshape(())
@@ -238,5 +259,5 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     """
     b = boundaries if is_tensor(boundaries) else as_tensor(boundaries)
     if b.ndim != 1:
-        raise ShapeError(f"boundaries tensor must be 1 dimension, but got dim({b.ndim})")
+        raise ShapeRejected(f"boundaries tensor must be 1 dimension, but got dim({b.ndim})")
     return searchsorted(b, input, out_int32=out_int32, right=right)
