@@ -260,6 +260,16 @@ def histogram(input, bins, *, range=None, weight=None, density=False):
             f"histogram(): weight should have the same shape as input ({list(w.shape)} vs "
             f"{list(x.shape)})"
         )
+    if w is not None and w.dtype != x.dtype:
+        raise UnsupportedDType(  # torch: RuntimeError
+            f"histogram(): input ({x.dtype.name}) and weight ({w.dtype.name}) should have "
+            "the same dtype"
+        )
+    if is_tensor(bins) and bins.dtype != x.dtype:
+        raise UnsupportedDType(
+            f"histogram(): input ({x.dtype.name}) and bins ({bins.dtype.name}) tensors should "
+            "have the same dtype"
+        )
     if is_tensor(bins) or isinstance(bins, (list, tuple, np.ndarray)):
         edges = _tensor(bins).to(x.dtype)
         if edges.ndim != 1:

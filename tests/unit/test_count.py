@@ -54,7 +54,7 @@ def test_histograms(place):
     eh, ee = np.histogram(A, bins=5, weights=A * A, density=True)
     assert type(h).__name__ == "histogram"
     assert_matches_numpy(h.hist, eh, rtol=1e-12) and assert_matches_numpy(h.bin_edges, ee)
-    h = x.histogram(st.tensor([-1.0, 0, 0.5, 2], shards=2))
+    h = x.histogram(st.tensor([-1.0, 0, 0.5, 2], dtype=st.float64, shards=2))
     assert_matches_numpy(h.hist, np.histogram(A, bins=[-1, 0, 0.5, 2])[0])
     h = st.histogram(x, bins=3, range=(0.0, 1.0))
     assert_matches_numpy(h.hist, np.histogram(A, bins=3, range=(0, 1))[0])
@@ -127,6 +127,10 @@ def test_count_errors_follow_torch():
         st.histogram(x, st.tensor([1.0]))
     with pytest.raises(RuntimeError, match="one dimension"):
         st.histogram(x, st.tensor([[0.0, 1.0]]))
+    with pytest.raises(RuntimeError, match="same dtype"):  # torch: bins keep the input's dtype
+        st.histogram(x, st.tensor([0.0, 1.0], dtype=st.float64))
+    with pytest.raises(RuntimeError, match="same dtype"):
+        st.histogram(x, 2, weight=st.ones(2, dtype=st.float64))
     h = st.histogram(st.tensor([]), 2)  # torch: an empty input's range is [0, 1]
     assert h.hist.tolist() == [0.0, 0.0] and h.bin_edges.tolist() == [0.0, 0.5, 1.0]
     with pytest.raises(RuntimeError, match="appears multiple times"):
