@@ -52,6 +52,7 @@ from .errors import (
     ShardingError,
     StateDictError,
     TraceError,
+    UnsupportedDType,
     ValueOverflow,
     ViewError,
     WaitTimeout,

@@ -60,6 +60,11 @@ class IndexDTypeError(DTypeError, IndexError):
     (``index_fill``'s index must be int64)."""
 
 
+class UnsupportedDType(DTypeError, NotImplementedError):
+    """A dtype an op has no kernel for, where torch raises ``NotImplementedError``, e.g.
+    ``"bincount_cpu" not implemented for 'Float'``; also a :class:`DTypeError` (``TypeError``)."""
+
+
 class DivisionByZero(ShardedError, ZeroDivisionError):
     """Integer ``//`` or ``%`` by zero (torch raises ``RuntimeError: ZeroDivisionError``)."""
 

@@ -19,8 +19,8 @@ from ..core.dataflow import Operand, even_bounds, free_temps, gather_regions
 from ..core.dispatch import apply, as_tensor, is_tensor
 from ..core.registry import bind, kernel, nondiff, primitive
 from ..core.tree import combine_tree
-from ..errors import ArgumentError, DTypeError, ShapeError
-from ..layout import Layout
+from ..errors import ArgumentError, DTypeError, ShapeError, UnsupportedDType
+from ..layout import Layout, normalize_dim
 
 __all__ = ["HistogramResult", "bincount", "count_nonzero", "histc", "histogram"]
 
@@ -177,11 +177,15 @@ def bincount(input, weights=None, minlength=0):
     [0, 2, 0, 1]
     """
     x = _tensor(input)
-    if x.ndim != 1 or x.dtype.is_floating_point or x.dtype == D.bool_:
-        if x.dtype.is_floating_point:
-            raise DTypeError(f'"bincount_cpu" not implemented for {x.dtype.name} tensors')
-        raise ShapeError("bincount only supports 1-d non-negative integral inputs.")
-    if isinstance(minlength, bool) or not isinstance(minlength, int) or minlength < 0:
+    if x.dtype.is_floating_point or x.dtype.is_complex or x.dtype == D.bool_:
+        raise UnsupportedDType(f'"bincount_cpu" not implemented for {x.dtype.name} tensors')
+    if x.ndim != 1:
+        raise ShapeError(
+            f"bincount only supports 1-d non-negative integral inputs (got {x.ndim} dims)"
+        )
+    if isinstance(minlength, bool) or not isinstance(minlength, (int, np.integer)):
+        raise DTypeError(f"bincount(): argument 'minlength' must be int, not {minlength!r}")
+    if minlength < 0:
         raise ArgumentError(f"minlength should be >= 0, got {minlength!r}")
     w = None if weights is None else _tensor(weights)
     if w is not None and (w.ndim != 1 or w.shape[0] != x.shape[0]):
@@ -190,19 +194,21 @@ def bincount(input, weights=None, minlength=0):
             f"{list(x.shape)})"
         )
     length = minlength
-    if x.shape[0]:
-        mn, mx = _minmax(x)
-        if mn < 0:
-            raise ArgumentError(
-                f"bincount only supports 1-d non-negative integral inputs (min is {int(mn)})"
-            )
-        length = max(length, int(mx) + 1)
+    if not x.shape[0]:  # torch: an empty input gives int64 zeros, weights or not
+        return apply("bincount", x, None, length)
+    mn, mx = _minmax(x)
+    if mn < 0:
+        raise ArgumentError(
+            f"bincount only supports 1-d non-negative integral inputs (min is {int(mn)})"
+        )
+    length = max(length, int(mx) + 1)
     return apply("bincount", x, w, length)
 
 
 def _float_only(x, name):
-    if not x.dtype.is_floating_point:
-        raise DTypeError(f'"{name}" not implemented for {x.dtype.name} tensors')
+    if not x.dtype.is_floating_point:  # torch: bool fails in linspace, ints in the kernel
+        kernel_name = "linspace_cpu" if x.dtype == D.bool_ else name
+        raise UnsupportedDType(f'"{kernel_name}" not implemented for {x.dtype.name} tensors')
 
 
 @bind("histc", prim="histc")
@@ -218,7 +224,9 @@ def histc(input, bins=100, min=0, max=0):
     """
     x = _tensor(input)
     _float_only(x, "histogram_cpu")
-    if isinstance(bins, bool) or not isinstance(bins, int) or bins <= 0:
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)):
+        raise DTypeError(f"histc(): argument 'bins' must be int, not {bins!r}")
+    if bins <= 0:
         raise ArgumentError(f"torch.histc: bins must be > 0, but got {bins!r}")
     lo, hi = float(min), float(max)
     if lo == hi and x.numel() > 0:
@@ -252,21 +260,39 @@ def histogram(input, bins, *, range=None, weight=None, density=False):
             f"histogram(): weight should have the same shape as input ({list(w.shape)} vs "
             f"{list(x.shape)})"
         )
+    if w is not None and w.dtype != x.dtype:
+        raise UnsupportedDType(  # torch: RuntimeError
+            f"histogram(): input ({x.dtype.name}) and weight ({w.dtype.name}) should have "
+            "the same dtype"
+        )
+    if is_tensor(bins) and bins.dtype != x.dtype:
+        raise UnsupportedDType(
+            f"histogram(): input ({x.dtype.name}) and bins ({bins.dtype.name}) tensors should "
+            "have the same dtype"
+        )
     if is_tensor(bins) or isinstance(bins, (list, tuple, np.ndarray)):
         edges = _tensor(bins).to(x.dtype)
-        if edges.ndim != 1 or edges.shape[0] < 1:
-            raise ShapeError("histogram(): bins must be a 1-d tensor with at least one edge")
+        if edges.ndim != 1:
+            raise ShapeError(
+                f"histogram(): bins tensor should have one dimension, got {edges.ndim}"
+            )
+        if edges.shape[0] < 2:
+            raise ArgumentError(f"histogram(): bins must be > 0, but got {edges.shape[0] - 1}")
     else:
-        if isinstance(bins, bool) or not isinstance(bins, int) or bins <= 0:
+        if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)):
+            raise DTypeError(f"histogram(): bins must be an int or a tensor, got {bins!r}")
+        if bins <= 0:
             raise ArgumentError(f"histogram(): bins must be > 0, but got {bins!r}")
         if range is not None:
             lo, hi = (float(v) for v in range)
         elif x.numel():
             lo, hi = _minmax(x)
         else:
-            lo, hi = 0.0, 0.0
+            lo, hi = 0.0, 1.0  # torch's range of an empty input
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise ArgumentError(f"torch.histogram: range [{lo}, {hi}] is not finite")
         if lo > hi:
-            raise ArgumentError(f"histogram(): max must be larger than min ({lo} > {hi})")
+            raise ArgumentError(f"torch.histogram: min should not exceed max ({lo} > {hi})")
         if lo == hi:  # numpy's and torch's widening of an empty range
             lo, hi = lo - 0.5, hi + 0.5
         edges = as_tensor(np.linspace(lo, hi, bins + 1).astype(x.dtype.np), dtype=x.dtype)
@@ -292,4 +318,9 @@ def count_nonzero(input, dim=None):
     [1, 1]
     """
     x = _tensor(input)
+    if isinstance(dim, (tuple, list)):
+        seen = [normalize_dim(d, max(x.ndim, 1)) for d in dim]
+        for d in seen:
+            if seen.count(d) > 1:
+                raise ArgumentError(f"dim {d} appears multiple times in the list of dims {dim}")
     return (x != 0).sum(dim)

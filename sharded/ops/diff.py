@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes as D
 from ..core.dataflow import Operand, free_temps, gather_regions
 from ..core.dispatch import apply, as_tensor, is_tensor
 from ..core.registry import bind, kernel, nondiff, primitive, vjp
-from ..errors import ArgumentError
+from ..errors import ArgumentError, DTypeError, ShapeError
 from ..layout import Layout, normalize_dim
 
 __all__ = ["diff"]
@@ -149,7 +150,9 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     x = input if is_tensor(input) else as_tensor(input)
     if x.ndim == 0:
         raise ArgumentError("diff expects input to be at least one-dimensional")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise DTypeError(f"diff(): argument 'n' must be int, not {n!r}")
+    if n < 0:
         raise ArgumentError(f"order must be non-negative but got {n!r}")
     d = normalize_dim(dim, x.ndim)
     parts = []
@@ -157,14 +160,28 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         if t is None:
             continue
         if name is not None:
+            if isinstance(t, (bool, int, float, complex)):
+                raise DTypeError(
+                    f"diff(): argument '{name}' must be Tensor, not {type(t).__name__}"
+                )
             t = t if is_tensor(t) else as_tensor(t)
             if t.ndim != x.ndim:
-                raise ArgumentError(
-                    f"diff expects {name} to have the same number of dimensions as input "
-                    f"({t.ndim} != {x.ndim})"
+                raise ShapeError(
+                    f"diff expects prepend or append to be the same dimension as input "
+                    f"({name} has {t.ndim} dims, input {x.ndim})"
                 )
-            t = t.to(x.dtype)
+            other = [s for i, s in enumerate(t.shape) if i != d]
+            if other != [s for i, s in enumerate(x.shape) if i != d]:
+                raise ShapeError(
+                    f"diff expects the shape of tensor to prepend or append to match that of "
+                    f"input except along the differencing dimension ({name} {list(t.shape)}, "
+                    f"input {list(x.shape)}, dim {d})"
+                )
         parts.append(t)
+    dt = parts[0].dtype
+    for t in parts[1:]:  # torch concatenates first: the parts promote as in cat
+        dt = D.promote_types(dt, t.dtype)
+    parts = [t if t.dtype == dt else t.to(dt) for t in parts]
     if len(parts) > 1:
         x = apply("cat", *parts, dim=d)
     for _ in range(min(n, x.shape[d])):  # past the length every step is empty

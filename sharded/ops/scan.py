@@ -25,8 +25,9 @@ from ..core.dataflow import Operand
 from ..core.dispatch import apply, as_tensor, is_tensor
 from ..core.registry import bind, kernel, nondiff, primitive, vjp
 from ..core.tree import reduce_groups
-from ..errors import DTypeError
+from ..errors import ArgumentError, UnsupportedDType
 from ..layout import Layout, normalize_dim
+from .scan_kernels import logaddexp, lse_accumulate, lse_total
 
 __all__ = [
     "CummaxResult",
@@ -61,10 +62,17 @@ def _accumulate(xp, op, a, axis, dtype, out=None):
         return xp.cumsum(a, axis=axis, dtype=dtype, out=out)
     if op == "prod":
         return xp.cumprod(a, axis=axis, dtype=dtype, out=out)
-    return xp.logaddexp.accumulate(a.astype(dtype, copy=False), axis=axis, out=out)
+    return lse_accumulate(xp, a, axis, dtype, out=out)
 
 
 _COMBINE = {"sum": "add", "prod": "multiply", "lse": "logaddexp"}
+
+
+def _combine_fn(xp, op):
+    """The binary op folding two totals of ``op`` (log-add-exp: complex too)."""
+    if op == "lse":
+        return lambda a, b, out=None: logaddexp(xp, a, b, out=out)
+    return getattr(xp, _COMBINE[op])
 
 
 _BLOCK = 1 << 16  # elements per slab: the carry is added while the slab is still in cache
@@ -78,10 +86,7 @@ def scan_total(xp, a, op, axis, dtype):
         return xp.sum(a, axis=axis, keepdims=True, dtype=dtype)
     if op == "prod":
         return xp.prod(a, axis=axis, keepdims=True, dtype=dtype)
-    a = a.astype(dtype, copy=False)
-    m = xp.max(a, axis=axis, keepdims=True)
-    m = xp.where(xp.isfinite(m), m, 0)  # all -inf or +inf: exp below gives 0 or inf
-    return m + xp.log(xp.sum(xp.exp(a - m), axis=axis, keepdims=True))
+    return lse_total(xp, a, axis, dtype)
 
 
 @kernel
@@ -95,7 +100,7 @@ def scan_block(xp, a, *totals, op, axis, dtype, reverse=False):
         if not reverse:
             return _accumulate(xp, op, a, axis, dtype)
         return xp.ascontiguousarray(_flip(_accumulate(xp, op, _flip(a, axis), axis, dtype), axis))
-    fn = getattr(xp, _COMBINE[op])
+    fn = _combine_fn(xp, op)
     carry = totals[0]
     for t in totals[1:]:
         carry = fn(carry, t)
@@ -108,7 +113,7 @@ def scan_block(xp, a, *totals, op, axis, dtype, reverse=False):
         sl[axis] = slice(lo, lo + step)
         o = dst[tuple(sl)]
         _accumulate(xp, op, src[tuple(sl)], axis, dtype, out=o)
-        fn(o, carry, out=o)
+        fn(carry, o, out=o)  # the carry is the earlier operand
         carry = _last(o, axis)
     return out
 
@@ -165,7 +170,7 @@ _DIRECT = 4  # lines up to this many shards send every total to every later shar
 def _combine_pair(xp, op, early, late):
     """``early`` then ``late`` (tuples of arrays: a total, or a (value, index) pair)."""
     if op in _COMBINE:
-        return (getattr(xp, _COMBINE[op])(early[0], late[0]),)
+        return (_combine_fn(xp, op)(early[0], late[0]),)
     if op == "pending":  # gradient sums aimed at an index: they add where they aim alike
         return (late[0] + xp.where(early[1] == late[1], early[0], 0), late[1])
     win = _take_later(xp, late[0], early[0], op)
@@ -307,6 +312,10 @@ def _cumscan_vjp(gs, node):
     g, out = gs[0], node.saved["out"][0]
     if op == "sum":
         gx = _rev_cumsum(g, d, reverse)
+    elif op == "lse" and x.dtype.is_complex:
+        # torch: conj(exp(revlse(log(conj g) - out) + x)); the engine carries conj(g) (see
+        # autograd.py), so no conj here, nor a split by sign: complex logs always exist
+        gx = (apply("cumscan", g.log() - out, "lse", d, None, not reverse) + x).exp()
     elif op == "lse":
         # sum_{k>=i} g_k exp(x_i - out_k), split by sign of g so the logs exist (torch)
         def part(gp):
@@ -331,15 +340,24 @@ def _cumprod_grad(g, x, out, d):
     return apply("where", before, a, apply("where", first, b, 0.0))
 
 
+_NAMES = {"sum": "cumsum", "prod": "cumprod", "lse": "logcumsumexp"}
+
+
 def _scan(op, input, dim, dtype):
     x = input if is_tensor(input) else as_tensor(input)
     dtype = None if dtype is None else D.as_dtype(dtype)
-    if op == "lse" and not (dtype or x.dtype).is_floating_point:
-        raise DTypeError(f"logcumsumexp is not implemented for {x.dtype.name} tensors")
-    if x.ndim == 0:  # torch: dim 0 / -1 of a 0-d tensor is the element itself
-        normalize_dim(dim, 1)
-        return apply("cumscan", x.reshape(1), op, 0, dtype).reshape(())
-    return apply("cumscan", x, op, normalize_dim(dim, x.ndim), dtype)
+    d = normalize_dim(dim, max(x.ndim, 1))  # torch checks the dim before the dtype
+    dt = _scan_dtype(x, op, dtype)
+    # torch has no bool kernel, but returns 0-d and empty inputs before needing one
+    if (op == "lse" and not (dt.is_floating_point or dt.is_complex)) or (
+        dt == D.bool_ and x.ndim and x.numel()
+    ):
+        raise UnsupportedDType(
+            f'"{_NAMES[op]}_out_cpu" not implemented for {dt.name} (input {x.dtype.name})'
+        )
+    if x.ndim == 0:  # torch: a 0-d scan is the element itself, its gradient too (even at inf)
+        return x.clone() if dt == x.dtype else x.to(dt)
+    return apply("cumscan", x, op, d, dtype)
 
 
 @bind("cumsum", prim="cumscan")
@@ -373,7 +391,8 @@ def cumprod(input, dim, *, dtype=None):
 
 @bind("logcumsumexp", prim="cumscan")
 def logcumsumexp(input, dim):
-    """``log(cumsum(exp(input)))`` along ``dim``, computed stably (floating dtypes only).
+    """``log(cumsum(exp(input)))`` along ``dim``, computed stably (floating and complex dtypes;
+    complex ones fold one slice at a time, as torch).
 
     Examples
     --------
@@ -386,6 +405,13 @@ def logcumsumexp(input, dim):
 
 def _inplace(name):
     def method(self, dim, *, dtype=None):
+        if dtype is not None and D.as_dtype(dtype) != self.dtype:
+            raise ArgumentError(
+                f"Bad in-place call: input tensor dtype {self.dtype.name} and output tensor "
+                f"dtype {D.as_dtype(dtype).name} should match ({name}_)"
+            )
+        if self.dtype == D.bool_ and self.ndim and self.numel():  # no bool kernel (torch)
+            raise UnsupportedDType(f'"{name}_out_cpu" not implemented for bool ({name}_)')
         r = (cumsum if name == "cumsum" else cumprod)(self, dim, dtype=dtype)
         return self.copy_(r)
 

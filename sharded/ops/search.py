@@ -21,7 +21,7 @@ from .. import dtypes as D
 from ..core.dataflow import Operand, free_temps, gather_regions
 from ..core.dispatch import apply, as_tensor, is_tensor
 from ..core.registry import bind, kernel, nondiff, primitive
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, DTypeError, ShapeError
 
 __all__ = ["bucketize", "searchsorted"]
 
@@ -49,8 +49,9 @@ def search_total(xp, values, *parts, nseq, side, dtype):
 def search_rows(xp, seq, values, side, dtype):
     """Row-wise search: row ``i`` of ``values`` (last dim) in row ``i`` of ``seq``."""
     out = xp.empty(values.shape, dtype=dtype)
-    s2 = seq.reshape(-1, seq.shape[-1])
-    v2, o2 = values.reshape(-1, values.shape[-1]), out.reshape(-1, values.shape[-1])
+    rows = int(np.prod(values.shape[:-1]))  # explicit: -1 is ambiguous for empty arrays
+    s2 = seq.reshape(rows, seq.shape[-1])
+    v2, o2 = values.reshape(rows, values.shape[-1]), out.reshape(rows, values.shape[-1])
     for i in range(v2.shape[0]):
         o2[i] = xp.searchsorted(s2[i], v2[i], side=side)
     return out
@@ -182,9 +183,19 @@ def _side(right, side):
 
 
 @bind("searchsorted", prim="searchsorted")
-def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None, sorter=None):
-    """Indices where ``values`` would be inserted into ``sorted_sequence`` (sorted along its
-    last dim) to keep it sorted; ``right``/``side='right'`` puts equal values after.
+def searchsorted(
+    sorted_sequence,
+    input=None,
+    *,
+    out_int32=False,
+    right=False,
+    side=None,
+    sorter=None,
+    values=None,
+):
+    """Indices where the values ``input`` would be inserted into ``sorted_sequence`` (sorted
+    along its last dim) to keep it sorted; ``right``/``side='right'`` puts equal values after.
+    The values may be passed as ``input=`` (torch's keyword) or ``values=`` (its docs' name).
 
     A 1-D sequence may be split anywhere (its pieces and the values meet worker to worker);
     an N-D one must match ``values`` in every dim but the last.
@@ -198,12 +209,22 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
     >>> st.searchsorted(s, st.tensor([3, 6, 9]), right=True).tolist()
     [2, 3, 5]
     """
+    if (input is None) == (values is None):
+        raise DTypeError("searchsorted() takes the values as its second argument (input=)")
+    values = input if values is None else values
     seq = sorted_sequence if is_tensor(sorted_sequence) else as_tensor(sorted_sequence)
     r = _side(right, side)
     scalar = not is_tensor(values)
     vals = values if not scalar else as_tensor(values)
     if seq.ndim == 0:
-        raise ShapeError("torch.searchsorted(): boundaries tensor should be 1 dimension")
+        raise ShapeError(
+            "torch.searchsorted(): boundaries tensor should have positive dimension, but got 0"
+        )
+    if scalar and seq.ndim > 1:
+        raise ShapeError(
+            "torch.searchsorted(): input value can be a scalar only when boundaries tensor "
+            f"dimension is 1, but we got boundaries tensor dim({seq.ndim})"
+        )
     if seq.ndim > 1 and tuple(seq.shape[:-1]) != tuple(vals.shape[:-1]):
         raise ShapeError(
             "searchsorted(): the first N-1 dimensions of boundaries tensor and input value "

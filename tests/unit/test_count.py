@@ -54,7 +54,7 @@ def test_histograms(place):
     eh, ee = np.histogram(A, bins=5, weights=A * A, density=True)
     assert type(h).__name__ == "histogram"
     assert_matches_numpy(h.hist, eh, rtol=1e-12) and assert_matches_numpy(h.bin_edges, ee)
-    h = x.histogram(st.tensor([-1.0, 0, 0.5, 2], shards=2))
+    h = x.histogram(st.tensor([-1.0, 0, 0.5, 2], dtype=st.float64, shards=2))
     assert_matches_numpy(h.hist, np.histogram(A, bins=[-1, 0, 0.5, 2])[0])
     h = st.histogram(x, bins=3, range=(0.0, 1.0))
     assert_matches_numpy(h.hist, np.histogram(A, bins=3, range=(0, 1))[0])
@@ -84,3 +84,54 @@ def test_bincount_random_layouts(vals, data):
     x = st.from_numpy(a, **data.draw(placements(a.shape)))
     m = data.draw(hs.integers(0, 5))
     assert_matches_numpy(st.bincount(x, minlength=m), np.bincount(a, minlength=m))
+
+
+def test_count_errors_follow_torch():
+    with pytest.raises(NotImplementedError, match="bincount_cpu"):
+        st.bincount(st.tensor([1.0, 2.0]))
+    with pytest.raises(NotImplementedError, match="bincount_cpu"):
+        st.bincount(st.tensor([True]))
+    with pytest.raises(RuntimeError, match="1-d"):
+        st.bincount(st.tensor([[1, 2]]))
+    with pytest.raises(RuntimeError, match="non-negative"):
+        st.bincount(st.tensor([1, -1, 2], shards=2))
+    with pytest.raises(RuntimeError, match="minlength"):
+        st.bincount(st.tensor([1]), minlength=-1)
+    with pytest.raises(TypeError, match="minlength"):
+        st.bincount(st.tensor([1]), minlength=2.0)
+    with pytest.raises(RuntimeError, match="same length"):
+        st.bincount(st.tensor([1, 2]), st.tensor([1.0, 2.0, 3.0]))
+    # torch: an empty input gives int64 zeros even with float weights
+    r = st.bincount(st.tensor([], dtype=st.int64), st.tensor([]), minlength=2)
+    assert r.dtype == st.int64 and r.tolist() == [0, 0]
+    x = st.tensor([1.0, 2.0], shards=2)
+    with pytest.raises(NotImplementedError, match="histogram_cpu"):
+        st.histc(st.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="larger"):
+        st.histc(x, bins=4, min=3, max=1)
+    with pytest.raises(RuntimeError, match="bins must be > 0"):
+        st.histc(x, bins=0)
+    with pytest.raises(TypeError, match="bins"):
+        st.histc(x, bins=4.0)
+    with pytest.raises(RuntimeError, match="not finite"):
+        st.histc(st.tensor([1.0, float("inf")]))
+    with pytest.raises(NotImplementedError, match="histogram_cpu"):
+        st.histogram(st.tensor([1, 2]), 3)
+    with pytest.raises(NotImplementedError, match="linspace_cpu"):
+        st.histogram(st.tensor([True]), 3)
+    with pytest.raises(RuntimeError, match="not finite"):
+        st.histogram(st.tensor([1.0, float("nan")]), 3)
+    with pytest.raises(RuntimeError, match="min should not exceed max"):
+        st.histogram(x, 3, range=(1.0, -1.0))
+    with pytest.raises(RuntimeError, match="bins must be > 0"):
+        st.histogram(x, st.tensor([1.0]))
+    with pytest.raises(RuntimeError, match="one dimension"):
+        st.histogram(x, st.tensor([[0.0, 1.0]]))
+    with pytest.raises(RuntimeError, match="same dtype"):  # torch: bins keep the input's dtype
+        st.histogram(x, st.tensor([0.0, 1.0], dtype=st.float64))
+    with pytest.raises(RuntimeError, match="same dtype"):
+        st.histogram(x, 2, weight=st.ones(2, dtype=st.float64))
+    h = st.histogram(st.tensor([]), 2)  # torch: an empty input's range is [0, 1]
+    assert h.hist.tolist() == [0.0, 0.0] and h.bin_edges.tolist() == [0.0, 0.5, 1.0]
+    with pytest.raises(RuntimeError, match="appears multiple times"):
+        st.count_nonzero(st.ones((2, 3)), dim=(0, -2))

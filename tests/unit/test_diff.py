@@ -59,3 +59,25 @@ def test_diff_random_layouts(case, data):
     d = data.draw(hs.integers(0, a.ndim - 1))
     n = data.draw(hs.integers(0, 3))
     assert_matches_numpy(st.diff(st.from_numpy(a, **place), n=n, dim=d), np.diff(a, n=n, axis=d))
+
+
+def test_diff_errors_and_promotion_follow_torch():
+    x = st.tensor([1, 4, 9, 16], shards=2)
+    with pytest.raises(RuntimeError, match="one-dimensional"):
+        st.diff(st.tensor(1.0))
+    with pytest.raises(RuntimeError, match="non-negative"):
+        st.diff(x, n=-1)
+    with pytest.raises(TypeError):
+        st.diff(x, n=1.0)
+    with pytest.raises(TypeError, match="prepend"):
+        st.diff(x, prepend=2.0)
+    m = st.ones((4, 3), shards=2)
+    with pytest.raises(RuntimeError, match="same dimension"):
+        st.diff(m, dim=0, append=st.ones(3))
+    with pytest.raises(RuntimeError, match="except along the differencing"):
+        st.diff(m, dim=0, append=st.ones((1, 2)))
+    # prepend/append are concatenated first, so the dtypes promote as in cat (torch)
+    r = st.diff(x, append=st.tensor([20.5, 30.0]))
+    assert r.dtype == st.float32 and r.tolist() == [3.0, 5.0, 7.0, 4.5, 9.5]
+    r = st.diff(st.tensor([True, False]), append=st.tensor([1]))
+    assert r.dtype == st.int64 and r.tolist() == [-1, 1]

@@ -211,3 +211,66 @@ def test_cummax_backward_across_many_shards(chunks):
         x = st.from_numpy(a, layout=st.Layout(chunks=chunks)).requires_grad_()
         f(x, 0).values.backward(st.from_numpy(g, layout=st.Layout(chunks=chunks)))
         assert np.allclose(x.grad.numpy(), _cumarg_grad_ref(a, g, 0, cmp), rtol=1e-12)
+
+
+def test_scan_dtype_errors_follow_torch():
+    x = st.tensor([1.0, 2.0, 3.0], shards=2)
+    # torch: "Bad in-place call" (RuntimeError) when dtype= differs from the tensor's
+    with pytest.raises(RuntimeError, match="Bad in-place call"):
+        x.cumsum_(0, dtype=st.float64)
+    assert x.tolist() == [1.0, 2.0, 3.0]  # the failed op left its operand intact
+    assert x.cumprod_(0, dtype=st.float32).tolist() == [1.0, 2.0, 6.0]
+    b = st.tensor([True, False, True], shards=2)
+    with pytest.raises(NotImplementedError, match="cumsum_out_cpu"):
+        b.cumsum_(0)
+    with pytest.raises(NotImplementedError, match="cumprod_out_cpu"):
+        st.cumprod(b, 0, dtype=st.bool)
+    # 0-d and empty inputs return before torch needs a bool kernel
+    assert st.tensor(True).cumsum_(0).item() is True
+    assert st.cumsum(st.zeros(0, dtype=st.bool), 0, dtype=st.bool).dtype == st.bool
+    i = st.tensor([1, 2], shards=2)
+    with pytest.raises(NotImplementedError, match="logcumsumexp"):
+        st.logcumsumexp(i, 0)
+    with pytest.raises(IndexError):  # torch checks the dim before the dtype
+        st.logcumsumexp(i, 5)
+    assert isinstance(pytest.raises(st.DTypeError, st.logcumsumexp, b, 0).value, TypeError)
+
+
+def test_zero_d_scans_are_the_element():
+    x = st.tensor(float("-inf"), requires_grad=True)
+    y = st.logcumsumexp(x, -1)
+    (y * 0.5).backward()
+    assert y.item() == float("-inf") and x.grad.item() == 0.5  # torch: grad passes through
+    for f in (st.cumsum, st.cumprod):
+        r = f(st.tensor(True), 0)
+        assert r.dtype == st.int64 and r.shape == () and r.item() == 1
+    assert st.cumsum(st.tensor(2, dtype=st.int32), -1, dtype=st.float64).dtype == st.float64
+
+
+@pytest.mark.parametrize("place", PLACEMENTS, ids=PLACEMENT_IDS)
+def test_complex_logcumsumexp_and_gradient(place):
+    r = np.random.default_rng(3)
+    a = r.standard_normal((7, 6)) + 1j * r.standard_normal((7, 6))
+    a[2, 1] = complex(-np.inf, 0)
+    w = r.standard_normal((7, 6)) + 1j * r.standard_normal((7, 6))
+    for d in (0, 1):
+        x = st.from_numpy(a, requires_grad=True, **place)
+        y = st.logcumsumexp(x, d)
+        out = np.log(np.cumsum(np.exp(a), d))
+        assert_matches_numpy(y, out, rtol=1e-12, dtype=st.complex128)
+        (y * st.from_numpy(w)).sum().real.backward()
+        # torch's gradient: conj(sum_{k >= i} w_k exp(x_i - out_k))
+        rev = np.flip(np.cumsum(np.flip(w * np.exp(-out), d), d), d)
+        assert_matches_numpy(x.grad, np.conj(rev * np.exp(a)), rtol=1e-10)
+
+
+def test_complex_logcumsumexp_torch_values():
+    x = st.tensor([1 + 1j, 2 - 1j, 0j], shards=2)
+    got = st.logcumsumexp(x, 0).numpy()  # torch's values, folded left to right
+    np.testing.assert_allclose(got, [1 + 1j, 1.9063 - 0.6238j, 2.0232 - 0.5465j], atol=1e-4)
+    inf = float("inf")
+    z = [complex(-inf, 0), complex(-inf, 1), complex(1, 2), complex(inf, 1)]
+    for shards in (1, 4):  # two -inf keep the earlier one's angle (torch)
+        got = st.logcumsumexp(st.tensor(z, shards=shards), 0).tolist()
+        assert got[:3] == [complex(-inf, 0), complex(-inf, 0), complex(1, 2)]
+        assert got[3].real == inf

@@ -112,3 +112,26 @@ def test_peak_memory_of_a_split_search():
         return out
 
     assert peak(lambda: st.searchsorted(s, v)) <= 3.5 * peak(lambda: v + 1)
+
+
+def test_search_errors_follow_torch():
+    s = st.tensor([1.0, 2.0, 3.0], shards=2)
+    v = st.tensor([0.5, 2.0])
+    with pytest.raises(RuntimeError, match="left"):
+        st.searchsorted(s, v, side="middle")
+    with pytest.raises(RuntimeError, match="opposites"):
+        st.searchsorted(s, v, side="left", right=True)
+    with pytest.raises(RuntimeError, match="positive dimension"):
+        st.searchsorted(st.tensor(1.0), v)
+    s2 = st.tensor([[1.0, 2.0], [3.0, 4.0]], shards=2)
+    with pytest.raises(RuntimeError, match="scalar"):
+        st.searchsorted(s2, 1.5)
+    with pytest.raises(RuntimeError, match="first N-1"):
+        st.searchsorted(s2, st.ones((3, 1)))
+    with pytest.raises(RuntimeError, match="1 dimension"):
+        st.bucketize(v, s2)
+    # torch's keyword for the values is input= (the docs call them values)
+    assert st.searchsorted(s, input=v).tolist() == [0, 1]
+    assert st.searchsorted(sorted_sequence=s, values=v, right=True).tolist() == [0, 2]
+    r = st.searchsorted(s2, st.ones((2, 0)))  # no values per row
+    assert r.shape == (2, 0) and r.dtype == st.int64

@@ -365,3 +365,16 @@ def test_unique_dim_property(ad, mod, d):
         return  # torch refuses (test_unique_dim_refused)
     check_consecutive_dim(a, dim, **place)
     check_dim(a, dim, **place)
+
+
+def test_set_errors_follow_torch():
+    for f in (st.unique, st.unique_consecutive):
+        for d in (0, -1):
+            with pytest.raises(IndexError, match="no dimensions"):
+                f(st.tensor(1.0), dim=d)
+        with pytest.raises(RuntimeError, match="0-sized dims"):
+            f(st.zeros((3, 0)), dim=0)
+        with pytest.raises(NotImplementedError):
+            f(st.tensor([1j, 2j]))
+        with pytest.raises(TypeError):  # still a DTypeError
+            f(st.tensor([1j, 2j]), dim=0)

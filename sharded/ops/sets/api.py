@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...core.dispatch import apply, as_tensor, is_tensor
 from ...core.registry import bind
-from ...errors import ArgumentError
+from ...errors import ArgumentError, DimError
 from ...layout import normalize_dim
 
 __all__ = ["unique", "unique_consecutive"]
@@ -35,6 +35,8 @@ def _fill(res, inv, cnt):
 def _check_dim(name, x, dim):
     """``dim`` normalized; refuses zero-sized dims other than ``dim`` (as torch, whose
     result would have no slices to compare)."""
+    if x.ndim == 0:
+        raise DimError(f"{name}: dimension specified as {dim} but tensor has no dimensions")
     d = normalize_dim(dim, x.ndim)
     shape = tuple(x.shape)
     if any(n == 0 for i, n in enumerate(shape) if i != d):
