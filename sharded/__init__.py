@@ -63,6 +63,7 @@ from .io import load, save
 from .jit import jit
 from .layout import Layout
 from .ops import linalg, random
+from .ops.linalg.derived import tensor_norm as norm  # torch.norm, also Tensor.norm
 from .ops.arithmetic import *  # noqa: F403
 from .ops.binary_math import *  # noqa: F403
 from .ops.complex_ import *  # noqa: F403

@@ -24,7 +24,7 @@ from ..core.tree import (
     reduce_combine,
     reduce_layout,
 )
-from ..errors import ArgumentError
+from ..errors import ArgumentError, DTypeError
 from ..layout import normalize_dim
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "all",
     "amax",
     "amin",
+    "aminmax",
     "any",
     "argmax",
     "argmin",
@@ -47,6 +48,7 @@ _ARGS = [arg_chunk, arg_combine]  # the kernels of (value, index) reductions
 
 MaxResult = collections.namedtuple("max", ["values", "indices"])
 MinResult = collections.namedtuple("min", ["values", "indices"])
+AminmaxResult = collections.namedtuple("aminmax", ["min", "max"])
 
 
 def sum_dtype(dt):
@@ -252,6 +254,29 @@ def amin(input, dim=(), keepdim=False):
     return apply("amin", x, dims_of(x, dim), keepdim)
 
 
+@bind("aminmax")
+def aminmax(input, *, dim=None, keepdim=False):
+    """``(min, max)`` over all elements or one ``dim``, a named tuple as torch's.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> r = st.aminmax(st.tensor([[1, 5], [3, 2]]), dim=1)
+    >>> r.min.tolist(), r.max.tolist()
+    ([1, 2], [5, 3])
+    """
+    x = _tensor(input)
+    if dim is not None:
+        _int_dim("aminmax", dim)
+    if dim is None and x.numel() == 0:  # torch: RuntimeError, not the IndexError of a dim
+        raise ArgumentError(
+            f"aminmax(): cannot compute aminmax over an empty tensor (shape {tuple(x.shape)})"
+            " as the operation has no identity"
+        )
+    dims = dims_of(x, dim, empty_means_all=False)
+    return AminmaxResult(apply("amin", x, dims, keepdim), apply("amax", x, dims, keepdim))
+
+
 # ------------------------------------------------------------------ max_dim, min_dim
 @primitive("max_dim", kernels=_ARGS, out_spec=_dim_spec, kind="reduce")
 def _max_dim_plan(ex, x, dim, keepdim=False):
@@ -286,6 +311,7 @@ def _maxmin(name, input, dim, keepdim, other):
         return x.maximum(other) if name == "max" else x.minimum(other)
     if dim is None:
         return apply("a" + name, x, tuple(range(x.ndim)), keepdim)
+    _int_dim(name, dim)
     dim = normalize_dim(dim, x.ndim)
     if x.ndim == 0:  # torch: the value and index 0, 0-d even with keepdim
         x, keepdim = x.reshape(1), False
@@ -333,12 +359,24 @@ def _arg(ex, x, fn, dim, keepdim, label):
     return idx
 
 
-def _arg_dim(x, dim):
+def _int_dim(name, dim):
+    """torch takes one int dim here: a tuple is a ``TypeError`` (not a bad index)."""
+    if not isinstance(dim, int):
+        raise DTypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
+
+
+def _arg_dim(x, dim, name):
     """``dim`` normalised; a 0-d tensor's dim 0 / -1 is its only element (None)."""
     if dim is None:
         return None
+    _int_dim(name, dim)
     d = normalize_dim(dim, x.ndim)
     return d if x.ndim else None
+
+
+def _no_bool(name, x):
+    if x.dtype == D.bool_:  # torch refuses bool here (max/min along a dim accept it)
+        raise DTypeError(f"{name}(): does not support bool input (got dtype bool)")
 
 
 @primitive("argmax", kernels=_ARGS, out_spec=_arg_spec, kind="reduce")
@@ -365,7 +403,8 @@ def argmax(input, dim=None, keepdim=False):
     2
     """
     x = _tensor(input)
-    return apply("argmax", x, _arg_dim(x, dim), keepdim)
+    _no_bool("argmax", x)
+    return apply("argmax", x, _arg_dim(x, dim, "argmax"), keepdim)
 
 
 @bind("argmin", prim="argmin")
@@ -379,7 +418,8 @@ def argmin(input, dim=None, keepdim=False):
     3
     """
     x = _tensor(input)
-    return apply("argmin", x, _arg_dim(x, dim), keepdim)
+    _no_bool("argmin", x)
+    return apply("argmin", x, _arg_dim(x, dim, "argmin"), keepdim)
 
 
 # -------------------------------------------------------------------------- all, any
@@ -424,7 +464,8 @@ def all(input, dim=None, keepdim=False):
     False
     """
     x = _tensor(input)
-    return _bool_like(apply("all", x, dims_of(x, dim), keepdim), x)
+    # torch: an empty dim list reduces nothing here (sum/amax reduce everything)
+    return _bool_like(apply("all", x, dims_of(x, dim, empty_means_all=False), keepdim), x)
 
 
 @bind("any", prim="any")
@@ -438,4 +479,4 @@ def any(input, dim=None, keepdim=False):
     True
     """
     x = _tensor(input)
-    return _bool_like(apply("any", x, dims_of(x, dim), keepdim), x)
+    return _bool_like(apply("any", x, dims_of(x, dim, empty_means_all=False), keepdim), x)
