@@ -63,7 +63,6 @@ from .io import load, save
 from .jit import jit
 from .layout import Layout
 from .ops import linalg, random
-from .ops.linalg.derived import tensor_norm as norm  # torch.norm, also Tensor.norm
 from .ops.arithmetic import *  # noqa: F403
 from .ops.binary_math import *  # noqa: F403
 from .ops.complex_ import *  # noqa: F403
@@ -75,6 +74,7 @@ from .ops.exp_log import *  # noqa: F403
 from .ops.index_ops import *  # noqa: F403
 from .ops.index_put import *  # noqa: F403
 from .ops.joining import *  # noqa: F403
+from .ops.linalg.derived import tensor_norm as norm  # torch.norm, also Tensor.norm
 from .ops.logical import *  # noqa: F403
 from .ops.matmul import *  # noqa: F403
 from .ops.order import *  # noqa: F403

@@ -12,10 +12,11 @@ shard). ``sum``/``prod``/``amax``/``amin``/``all``/``any`` use the ``reduce_chun
 from __future__ import annotations
 
 import collections
+import math
 
 from .. import dtypes as D
 from ..core.dispatch import apply, as_tensor, is_tensor, placement
-from ..core.registry import bind, nondiff, primitive, vjp
+from ..core.registry import bind, no_complex, nondiff, primitive, vjp
 from ..core.tree import (
     arg_chunk,
     arg_combine,
@@ -172,18 +173,37 @@ def _prod_plan(ex, x, dims, keepdim=False, dtype=None):
     return plan_reduce(ex, x, "prod", dims, keepdim, dtype or sum_dtype(x._dtype))[0]
 
 
-@vjp("prod", saves=(0,))
+@vjp("prod", saves=(0,), save_out=True)
 def _prod_vjp(gs, node):
-    # d prod / d x_i = product of the other elements, right at zeros too (torch): with no
-    # zero it is prod / x_i; at the only zero, the product of the non-zeros; else 0
+    # torch: with no zero in the whole input, grad * out / x (a NaN or inf input gives NaN or
+    # inf there); with a zero anywhere, the exact product of the other elements of each slice
     x, dims, keepdim = node.args[:3]
     zero = x == 0
-    nonzero = apply("where", zero, 1.0, x)
-    nz = zero.sum(dims, keepdim=True)
-    p = nonzero.prod(dims, keepdim=True)
-    others = apply(
-        "where", zero, apply("where", nz == 1, p, 0.0), apply("where", nz == 0, p / nonzero, 0.0)
-    )
+    if x.dtype.is_complex:  # out / x, and the others' product at zeros (no non-finite rule)
+        nonzero = apply("where", zero, 1.0, x)
+        nz = zero.sum(dims, keepdim=True)
+        p = nonzero.prod(dims, keepdim=True)
+        others = apply(
+            "where",
+            zero,
+            apply("where", nz == 1, p, 0.0),
+            apply("where", nz == 0, p / nonzero, 0.0),
+        )
+        return (_expand_back(gs[0], x, dims, keepdim) * others,) + _nones(node)
+    # the product of the others from counts: finite non-zero part, then zeros, infs and NaNs
+    # among the others (0 * inf is NaN, as the product itself would be)
+    good = x.isfinite() & ~zero
+    f = apply("where", good, x, 1.0)
+    inf, nan = x.isinf(), x.isnan()
+    s = apply("where", inf, x.sign(), 1.0)
+    others = f.prod(dims, keepdim=True) / f
+    for mask, factor in ((zero, 0.0), (inf, s.prod(dims, keepdim=True) / s * math.inf)):
+        others = others * apply(
+            "where", mask.sum(dims, keepdim=True) - mask.long() > 0, factor, 1.0
+        )
+    others = apply("where", nan.sum(dims, keepdim=True) - nan.long() > 0, math.nan, others)
+    out = _expand_back(node.saved["out"][0], x, dims, keepdim)
+    others = apply("where", zero.any(), others, out / x)
     return (_expand_back(gs[0], x, dims, keepdim) * others,) + _nones(node)
 
 
@@ -224,6 +244,38 @@ def _amaxmin_vjp(gs, node):
     hit = x == _expand_back(node.saved["out"][0], x, dims, keepdim)
     count = hit.sum(dims, keepdim=True)  # ties share the gradient evenly, as torch
     return (_expand_back(gs[0], x, dims, keepdim) * hit / count,) + _nones(node)
+
+
+# max()/min() without a dim: amax/amin's values, but torch's other gradient rule
+# (evenly_distribute_backward): a NaN result sends its gradient to the NaNs, split evenly,
+# where amax's ``x == out`` matches nothing and gives NaN everywhere
+@primitive(
+    "max_all", kernels=_VALUES, out_spec=_spec(lambda dt: dt), layout_rule=_layout_rule,
+    kind="reduce",
+)  # fmt: skip
+def _max_all_plan(ex, x, dims, keepdim=False):
+    return plan_reduce(ex, x, "max", dims, keepdim, x._dtype, label="max")[0]
+
+
+@primitive(
+    "min_all", kernels=_VALUES, out_spec=_spec(lambda dt: dt), layout_rule=_layout_rule,
+    kind="reduce",
+)  # fmt: skip
+def _min_all_plan(ex, x, dims, keepdim=False):
+    return plan_reduce(ex, x, "min", dims, keepdim, x._dtype, label="min")[0]
+
+
+no_complex("max_all", "min_all", label="max/min")
+
+
+@vjp("max_all", "min_all", save_out=True, saves=(0,))
+def _maxmin_all_vjp(gs, node):
+    x, dims, keepdim = node.args[:3]
+    out = _expand_back(node.saved["out"][0], x, dims, keepdim)
+    hit = (x == out) | (x.isnan() & out.isnan())
+    return (_expand_back(gs[0], x, dims, keepdim) * hit / hit.sum(dims, keepdim=True),) + _nones(
+        node
+    )
 
 
 @bind("amax", prim="amax")
@@ -310,7 +362,7 @@ def _maxmin(name, input, dim, keepdim, other):
     if other is not None:
         return x.maximum(other) if name == "max" else x.minimum(other)
     if dim is None:
-        return apply("a" + name, x, tuple(range(x.ndim)), keepdim)
+        return apply(name + "_all", x, tuple(range(x.ndim)), keepdim)
     _int_dim(name, dim)
     dim = normalize_dim(dim, x.ndim)
     if x.ndim == 0:  # torch: the value and index 0, 0-d even with keepdim
