@@ -55,6 +55,11 @@ class DTypeError(ShardedError, TypeError):
     """An unsupported dtype, or an op that is not defined for the operand's dtype."""
 
 
+class EmptyReduction(ArgumentError, IndexError):
+    """A max/min-like reduction over a dim of size 0, which has no identity (torch raises
+    ``IndexError``: "Expected reduction dim 0 to have non-zero size")."""
+
+
 class IndexDTypeError(DTypeError, IndexError):
     """An index tensor of a dtype the op refuses where torch raises ``IndexError`` for it
     (``index_fill``'s index must be int64)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 
 from . import dtypes as D
 from .core.dispatch import apply, as_tensor, is_tensor
@@ -21,8 +22,12 @@ from .ops.unary import exp, isfinite, log, sqrt
 
 __all__ = [
     "mean",
+    "nansum",
+    "nanmean",
     "var",
     "std",
+    "var_mean",
+    "std_mean",
     "logsumexp",
     "softmax",
     "log_softmax",
@@ -90,6 +95,8 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
     x = _tensor(input)
     if D.category(x.dtype) < 2:
         raise DTypeError(f"var(): input dtype should be floating point, got {x.dtype.name}")
+    if isinstance(dim, bool):  # torch's var(input, unbiased) overload: a bool is not a dim
+        dim, unbiased = None, dim
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     dims = dims_of(x, dim, axis)
@@ -97,7 +104,15 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
     d = x - mean(x, dims, keepdim=True)
     # |d|^2 (real for complex x, as torch): d * conj(d) is re^2 + im^2
     d2 = d.real * d.real + d.imag * d.imag if x.dtype.is_complex else d * d
-    return sum(d2, dims, keepdim) / builtins.max(_count(x, dims) - correction, 0)
+    dof = _count(x, dims) - correction
+    if dof <= 0:  # torch warns and gives nan (0 / 0) or inf, not an error
+        warnings.warn(
+            f"var(): degrees of freedom is <= 0 (correction {correction} for "
+            f"{_count(x, dims)} elements per result)",
+            UserWarning,
+            stacklevel=2,
+        )
+    return sum(d2, dims, keepdim) / builtins.max(dof, 0)
 
 
 # std = sqrt(var(x))
@@ -116,6 +131,84 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
     # where keeps sqrt off 0, the outer one selects 0 there, so no nan reaches var's gradient
     flat = v == 0
     return where(flat, 0.0, sqrt(where(flat, 1.0, v)))
+
+
+def _floating(name, x):
+    if D.category(x.dtype) < 2:
+        raise DTypeError(
+            f"{name}(): expected input to have floating point or complex dtype but got "
+            f"{x.dtype.name}"
+        )
+
+
+# var_mean = (var(x), mean(x)) over the same dims (a function only: torch has no method)
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(var, mean)`` over the same dims, a tuple as torch's (``correction`` default 1).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> v, m = st.var_mean(st.tensor([1., 2., 3., 4.]))
+    >>> round(v.item(), 4), m.item()
+    (1.6667, 2.5)
+    """
+    x = _tensor(input)
+    _floating("var_mean", x)
+    return var(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim)
+
+
+# std_mean = (std(x), mean(x)) over the same dims (a function only, as torch)
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(std, mean)`` over the same dims, a tuple as torch's (``correction`` default 1).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> s, m = st.std_mean(st.tensor([2., 4.]))
+    >>> round(s.item(), 4), m.item()
+    (1.4142, 3.0)
+    """
+    x = _tensor(input)
+    _floating("std_mean", x)
+    return std(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim)
+
+
+# nansum = sum(where(isnan(x), 0, x))
+@bind("nansum")
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sum treating NaN as zero (integers and bools sum in int64, as :func:`sum`).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nansum(st.tensor([1., float("nan"), 2.])).item()
+    3.0
+    """
+    x = _tensor(input)
+    dims = dims_of(x, dim)  # a bad dim is reported first, as torch
+    if x.dtype.is_complex:
+        raise DTypeError(f"nansum does not support complex inputs (got {x.dtype.name})")
+    if D.category(x.dtype) >= 2:
+        x = where(x.isnan(), 0.0, x)  # gradient 0 at the NaNs, as torch
+    return sum(x, dims, keepdim, dtype=dtype)
+
+
+# nanmean = nansum(x) / count(not nan)
+@bind("nanmean")
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """Mean of the non-NaN elements (NaN where all are NaN); floating inputs only, as torch.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nanmean(st.tensor([1., float("nan"), 2.])).item()
+    1.5
+    """
+    x = _tensor(input)
+    _floating("nanmean", x)
+    dims = dims_of(x, dim)
+    n = (~x.isnan()).sum(dims, keepdim)
+    return nansum(x, dims, keepdim, dtype=dtype) / n
 
 
 # logsumexp = m + log(sum(exp(x - m))), m the finite max

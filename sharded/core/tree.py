@@ -30,7 +30,7 @@ import itertools
 import numpy as np
 
 from .. import dtypes as D
-from ..errors import ArgumentError
+from ..errors import EmptyReduction
 from ..layout import Layout
 from ..runtime.wiring import has_cycle
 from .dataflow import Operand
@@ -203,7 +203,7 @@ def plan_reduce(ex, x, fn, dims, keepdim, out_dtype, arg=False, flat=False, labe
     chunk, combine = ("arg_chunk", "arg_combine") if arg else ("reduce_chunk", "reduce_combine")
     nparts = 2 if arg else 1
     if fn in ("max", "min") and any(lay.shape[d] == 0 for d in dims):
-        raise ArgumentError(
+        raise EmptyReduction(
             f"{label}(): cannot reduce over dimension(s) {dims} of size 0 "
             f"(shape {lay.shape}); the operation has no identity"
         )

@@ -12,10 +12,11 @@ shard). ``sum``/``prod``/``amax``/``amin``/``all``/``any`` use the ``reduce_chun
 from __future__ import annotations
 
 import collections
+import math
 
 from .. import dtypes as D
 from ..core.dispatch import apply, as_tensor, is_tensor, placement
-from ..core.registry import bind, nondiff, primitive, vjp
+from ..core.registry import bind, no_complex, nondiff, primitive, vjp
 from ..core.tree import (
     arg_chunk,
     arg_combine,
@@ -24,7 +25,7 @@ from ..core.tree import (
     reduce_combine,
     reduce_layout,
 )
-from ..errors import ArgumentError
+from ..errors import ArgumentError, DTypeError
 from ..layout import normalize_dim
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "all",
     "amax",
     "amin",
+    "aminmax",
     "any",
     "argmax",
     "argmin",
@@ -47,6 +49,7 @@ _ARGS = [arg_chunk, arg_combine]  # the kernels of (value, index) reductions
 
 MaxResult = collections.namedtuple("max", ["values", "indices"])
 MinResult = collections.namedtuple("min", ["values", "indices"])
+AminmaxResult = collections.namedtuple("aminmax", ["min", "max"])
 
 
 def sum_dtype(dt):
@@ -170,18 +173,37 @@ def _prod_plan(ex, x, dims, keepdim=False, dtype=None):
     return plan_reduce(ex, x, "prod", dims, keepdim, dtype or sum_dtype(x._dtype))[0]
 
 
-@vjp("prod", saves=(0,))
+@vjp("prod", saves=(0,), save_out=True)
 def _prod_vjp(gs, node):
-    # d prod / d x_i = product of the other elements, right at zeros too (torch): with no
-    # zero it is prod / x_i; at the only zero, the product of the non-zeros; else 0
+    # torch: with no zero in the whole input, grad * out / x (a NaN or inf input gives NaN or
+    # inf there); with a zero anywhere, the exact product of the other elements of each slice
     x, dims, keepdim = node.args[:3]
     zero = x == 0
-    nonzero = apply("where", zero, 1.0, x)
-    nz = zero.sum(dims, keepdim=True)
-    p = nonzero.prod(dims, keepdim=True)
-    others = apply(
-        "where", zero, apply("where", nz == 1, p, 0.0), apply("where", nz == 0, p / nonzero, 0.0)
-    )
+    if x.dtype.is_complex:  # out / x, and the others' product at zeros (no non-finite rule)
+        nonzero = apply("where", zero, 1.0, x)
+        nz = zero.sum(dims, keepdim=True)
+        p = nonzero.prod(dims, keepdim=True)
+        others = apply(
+            "where",
+            zero,
+            apply("where", nz == 1, p, 0.0),
+            apply("where", nz == 0, p / nonzero, 0.0),
+        )
+        return (_expand_back(gs[0], x, dims, keepdim) * others,) + _nones(node)
+    # the product of the others from counts: finite non-zero part, then zeros, infs and NaNs
+    # among the others (0 * inf is NaN, as the product itself would be)
+    good = x.isfinite() & ~zero
+    f = apply("where", good, x, 1.0)
+    inf, nan = x.isinf(), x.isnan()
+    s = apply("where", inf, x.sign(), 1.0)
+    others = f.prod(dims, keepdim=True) / f
+    for mask, factor in ((zero, 0.0), (inf, s.prod(dims, keepdim=True) / s * math.inf)):
+        others = others * apply(
+            "where", mask.sum(dims, keepdim=True) - mask.long() > 0, factor, 1.0
+        )
+    others = apply("where", nan.sum(dims, keepdim=True) - nan.long() > 0, math.nan, others)
+    out = _expand_back(node.saved["out"][0], x, dims, keepdim)
+    others = apply("where", zero.any(), others, out / x)
     return (_expand_back(gs[0], x, dims, keepdim) * others,) + _nones(node)
 
 
@@ -224,6 +246,38 @@ def _amaxmin_vjp(gs, node):
     return (_expand_back(gs[0], x, dims, keepdim) * hit / count,) + _nones(node)
 
 
+# max()/min() without a dim: amax/amin's values, but torch's other gradient rule
+# (evenly_distribute_backward): a NaN result sends its gradient to the NaNs, split evenly,
+# where amax's ``x == out`` matches nothing and gives NaN everywhere
+@primitive(
+    "max_all", kernels=_VALUES, out_spec=_spec(lambda dt: dt), layout_rule=_layout_rule,
+    kind="reduce",
+)  # fmt: skip
+def _max_all_plan(ex, x, dims, keepdim=False):
+    return plan_reduce(ex, x, "max", dims, keepdim, x._dtype, label="max")[0]
+
+
+@primitive(
+    "min_all", kernels=_VALUES, out_spec=_spec(lambda dt: dt), layout_rule=_layout_rule,
+    kind="reduce",
+)  # fmt: skip
+def _min_all_plan(ex, x, dims, keepdim=False):
+    return plan_reduce(ex, x, "min", dims, keepdim, x._dtype, label="min")[0]
+
+
+no_complex("max_all", "min_all", label="max/min")
+
+
+@vjp("max_all", "min_all", save_out=True, saves=(0,))
+def _maxmin_all_vjp(gs, node):
+    x, dims, keepdim = node.args[:3]
+    out = _expand_back(node.saved["out"][0], x, dims, keepdim)
+    hit = (x == out) | (x.isnan() & out.isnan())
+    return (_expand_back(gs[0], x, dims, keepdim) * hit / hit.sum(dims, keepdim=True),) + _nones(
+        node
+    )
+
+
 @bind("amax", prim="amax")
 def amax(input, dim=(), keepdim=False):
     """Maximum over all elements, a dim or a tuple of dims (values only).
@@ -250,6 +304,29 @@ def amin(input, dim=(), keepdim=False):
     """
     x = _tensor(input)
     return apply("amin", x, dims_of(x, dim), keepdim)
+
+
+@bind("aminmax")
+def aminmax(input, *, dim=None, keepdim=False):
+    """``(min, max)`` over all elements or one ``dim``, a named tuple as torch's.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> r = st.aminmax(st.tensor([[1, 5], [3, 2]]), dim=1)
+    >>> r.min.tolist(), r.max.tolist()
+    ([1, 2], [5, 3])
+    """
+    x = _tensor(input)
+    if dim is not None:
+        _int_dim("aminmax", dim)
+    if dim is None and x.numel() == 0:  # torch: RuntimeError, not the IndexError of a dim
+        raise ArgumentError(
+            f"aminmax(): cannot compute aminmax over an empty tensor (shape {tuple(x.shape)})"
+            " as the operation has no identity"
+        )
+    dims = dims_of(x, dim, empty_means_all=False)
+    return AminmaxResult(apply("amin", x, dims, keepdim), apply("amax", x, dims, keepdim))
 
 
 # ------------------------------------------------------------------ max_dim, min_dim
@@ -285,7 +362,8 @@ def _maxmin(name, input, dim, keepdim, other):
     if other is not None:
         return x.maximum(other) if name == "max" else x.minimum(other)
     if dim is None:
-        return apply("a" + name, x, tuple(range(x.ndim)), keepdim)
+        return apply(name + "_all", x, tuple(range(x.ndim)), keepdim)
+    _int_dim(name, dim)
     dim = normalize_dim(dim, x.ndim)
     if x.ndim == 0:  # torch: the value and index 0, 0-d even with keepdim
         x, keepdim = x.reshape(1), False
@@ -333,12 +411,24 @@ def _arg(ex, x, fn, dim, keepdim, label):
     return idx
 
 
-def _arg_dim(x, dim):
+def _int_dim(name, dim):
+    """torch takes one int dim here: a tuple is a ``TypeError`` (not a bad index)."""
+    if not isinstance(dim, int):
+        raise DTypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}")
+
+
+def _arg_dim(x, dim, name):
     """``dim`` normalised; a 0-d tensor's dim 0 / -1 is its only element (None)."""
     if dim is None:
         return None
+    _int_dim(name, dim)
     d = normalize_dim(dim, x.ndim)
     return d if x.ndim else None
+
+
+def _no_bool(name, x):
+    if x.dtype == D.bool_:  # torch refuses bool here (max/min along a dim accept it)
+        raise DTypeError(f"{name}(): does not support bool input (got dtype bool)")
 
 
 @primitive("argmax", kernels=_ARGS, out_spec=_arg_spec, kind="reduce")
@@ -365,7 +455,8 @@ def argmax(input, dim=None, keepdim=False):
     2
     """
     x = _tensor(input)
-    return apply("argmax", x, _arg_dim(x, dim), keepdim)
+    _no_bool("argmax", x)
+    return apply("argmax", x, _arg_dim(x, dim, "argmax"), keepdim)
 
 
 @bind("argmin", prim="argmin")
@@ -379,7 +470,8 @@ def argmin(input, dim=None, keepdim=False):
     3
     """
     x = _tensor(input)
-    return apply("argmin", x, _arg_dim(x, dim), keepdim)
+    _no_bool("argmin", x)
+    return apply("argmin", x, _arg_dim(x, dim, "argmin"), keepdim)
 
 
 # -------------------------------------------------------------------------- all, any
@@ -424,7 +516,8 @@ def all(input, dim=None, keepdim=False):
     False
     """
     x = _tensor(input)
-    return _bool_like(apply("all", x, dims_of(x, dim), keepdim), x)
+    # torch: an empty dim list reduces nothing here (sum/amax reduce everything)
+    return _bool_like(apply("all", x, dims_of(x, dim, empty_means_all=False), keepdim), x)
 
 
 @bind("any", prim="any")
@@ -438,4 +531,4 @@ def any(input, dim=None, keepdim=False):
     True
     """
     x = _tensor(input)
-    return _bool_like(apply("any", x, dims_of(x, dim), keepdim), x)
+    return _bool_like(apply("any", x, dims_of(x, dim, empty_means_all=False), keepdim), x)

@@ -144,3 +144,120 @@ def test_all_any_of_uint8_are_uint8_like_torch():
     assert st.all(u).dtype == st.uint8 and st.all(u).item() == 0
     assert u.any(1).dtype == st.uint8 and u.any(1).tolist() == [1, 1]
     assert st.all(st.tensor([[1, 2], [0, 3]], dtype=st.int8), dim=1).dtype == st.bool
+
+
+# ---------------------------------------------- differential audit against torch 2.13 (literals)
+NAN, INF = float("nan"), float("inf")
+
+
+def test_nansum_nanmean_like_torch():
+    x = st.tensor([[1.0, NAN, 3.0], [NAN, NAN, NAN]], shards=2)
+    assert st.nansum(x).item() == 4.0 and x.nansum(1).tolist() == [4.0, 0.0]
+    assert st.nanmean(x, 1).tolist()[0] == 2.0 and np.isnan(x.nanmean(1).tolist()[1])
+    assert st.nanmean(x, 1, keepdim=True, dtype=st.float64).dtype == st.float64
+    i = st.tensor([1, 2], dtype=st.int32)
+    assert st.nansum(i).dtype == st.int64 and st.nansum(i, dtype=st.float32).item() == 3.0
+    with pytest.raises(RuntimeError, match="nanmean"):
+        st.nanmean(i)
+    with pytest.raises(RuntimeError, match="complex"):
+        st.nansum(st.tensor([1j]))
+    with pytest.raises(IndexError):  # the bad dim is reported before the complex dtype
+        st.nansum(st.tensor([1j]), dim=2)
+    g = st.tensor([1.0, NAN, 3.0], requires_grad=True, shards=2)
+    st.nanmean(g).backward()
+    assert g.grad.tolist() == [0.5, 0.0, 0.5]
+
+
+def test_var_mean_std_mean_like_torch():
+    x = st.tensor([[1.0, 2.0], [3.0, 5.0]], shards=2)
+    v, m = st.var_mean(x, 1)
+    assert v.tolist() == [0.5, 2.0] and m.tolist() == [1.5, 4.0]
+    s, m = st.std_mean(x, 0, False, True)  # (dim, unbiased, keepdim)
+    assert s.tolist() == [[1.0, 1.5]] and m.tolist() == [[2.0, 3.5]]
+    s, m = st.std_mean(x, dim=(0, 1), correction=0)
+    assert s.item() == pytest.approx(np.std([1, 2, 3, 5])) and m.item() == 2.75
+    with pytest.raises(RuntimeError, match="floating"):
+        st.var_mean(st.tensor([1, 2]))
+    with pytest.warns(UserWarning, match="degrees of freedom"):
+        assert np.isnan(st.var(st.tensor([1.0])).item())
+
+
+def test_var_std_bool_second_argument_is_unbiased():
+    x = st.tensor([1.0, 2.0, 4.0], shards=2)  # torch's var(input, unbiased) overload
+    assert st.std(x, False).item() == pytest.approx(np.std([1, 2, 4]))
+    assert x.var(True).item() == pytest.approx(np.var([1, 2, 4], ddof=1))
+
+
+def test_aminmax_like_torch():
+    x = st.tensor([[1, 5], [3, 2], [0, 7]], shards=3)
+    r = st.aminmax(x)
+    assert (r.min.item(), r.max.item()) == (0, 7) and r.min.dtype == st.int64
+    lo, hi = x.aminmax(dim=0, keepdim=True)
+    assert lo.tolist() == [[0, 2]] and hi.tolist() == [[3, 7]]
+    assert st.aminmax(x, keepdim=True).max.shape == (1, 1)
+    assert [t.item() for t in st.aminmax(st.tensor(2.0), dim=0)] == [2.0, 2.0]
+    with pytest.raises(TypeError, match="tuple"):
+        st.aminmax(x, dim=(0,))
+    with pytest.raises(RuntimeError, match="empty"):
+        st.aminmax(st.zeros(0, 3))
+    with pytest.raises(IndexError, match="size 0"):
+        st.aminmax(st.zeros(0, 3), dim=0)
+
+
+def test_module_level_norm():
+    assert st.norm(st.tensor([[3.0, 4.0], [0.0, 0.0]], shards=2), dim=1).tolist() == [5.0, 0.0]
+    assert st.norm(st.tensor([3.0, -4.0]), p=1).item() == 7.0
+
+
+@pytest.mark.parametrize("name", ["all", "any"])
+def test_all_any_over_empty_dim_list_reduce_nothing(name):
+    a = np.array([[1, 0], [2, 3]])
+    x = st.tensor(a, shards=2)  # torch: dim=() keeps every dim (sum/amax reduce them all)
+    r = getattr(x, name)(())
+    assert r.dtype == st.bool and r.tolist() == (a != 0).tolist()
+    assert getattr(st, name)(st.zeros(0, 3), dim=(), keepdim=True).shape == (0, 3)
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_argmax_argmin_refuse_bool_and_tuple_dims(name):
+    with pytest.raises(RuntimeError, match="bool"):
+        getattr(st.tensor([True, False]), name)()
+    with pytest.raises(TypeError, match="must be int, not tuple"):
+        getattr(st.ones(2, 3), name)(dim=(0,))
+    v, i = st.tensor([True, False, True]).max(0)  # max along a dim takes bool, as torch
+    assert v.item() is True and i.item() == 0
+
+
+@pytest.mark.parametrize("call", [lambda e: e.max(1), lambda e: e.amin(1), lambda e: e.argmax()])
+def test_empty_max_min_arg_raise_index_error(call):
+    with pytest.raises(IndexError, match="size 0"):  # torch: "Expected reduction dim ..."
+        call(st.zeros(3, 0, shards=2))
+
+
+def test_max_without_dim_sends_a_nan_result_gradient_to_the_nans():
+    # torch's max() splits the gradient over the NaNs; amax() gives NaN everywhere
+    x = st.tensor([1.0, NAN, 3.0, NAN], requires_grad=True, shards=3)
+    x.max().backward()
+    assert x.grad.tolist() == [0.0, 0.5, 0.0, 0.5]
+    y = st.tensor([1.0, 3.0, 3.0], requires_grad=True, shards=2)
+    y.min().backward()
+    assert y.grad.tolist() == [1.0, 0.0, 0.0]
+    z = st.tensor([1.0, NAN], requires_grad=True)
+    z.amax().backward()
+    assert np.isnan(z.grad.numpy()).all()
+
+
+def test_prod_gradient_with_nan_and_inf_matches_torch():
+    def grad(data, **kw):
+        x = st.tensor(data, requires_grad=True, shards=2)
+        x.prod(**kw).sum().backward()
+        return x.grad.numpy()
+
+    # no zero anywhere: grad = prod / x (inf / inf is NaN)
+    np.testing.assert_array_equal(grad([2.0, INF, 3.0]), [INF, NAN, INF])
+    # a zero somewhere: the exact product of the others (0 * inf is NaN)
+    np.testing.assert_array_equal(
+        grad([[-1.0, 2.0, INF, 2.0, 0.0], [1.0, 2.0, 3.0, 4.0, 5.0]], dim=1),
+        [[NAN, NAN, 0.0, NAN, -INF], [120.0, 60.0, 40.0, 30.0, 24.0]],
+    )
+    np.testing.assert_array_equal(grad([2.0, NAN, 0.0]), [NAN, 0.0, NAN])
