@@ -40,6 +40,7 @@ from .errors import (
     DimError,
     DivisionByZero,
     DTypeError,
+    EmptyReduction,
     IndexDTypeError,
     IndexOutOfRange,
     LayoutMismatch,
