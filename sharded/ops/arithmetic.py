@@ -1,6 +1,5 @@
 """Arithmetic primitives: add, sub, mul, div, floor_divide, remainder, pow, maximum, minimum,
-neg and abs, with their operators and in-place methods (clamp, where, astype and fill_ are in
-:mod:`.selection`).
+neg and abs, with their operators and in-place methods (clamp, where, fill_: :mod:`.selection`).
 
 Each primitive is one block: its kernel (named like the primitive), its planner (the shared
 elementwise rule of :mod:`.elementwise`, the one op module this family imports), its VJP and
@@ -15,7 +14,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..core.dispatch import apply, is_tensor, needs, operand, unbroadcast
-from ..core.registry import bind, nondiff, primitive, vjp
+from ..core.registry import bind, primitive, vjp
 from ..errors import ArgumentError, DivisionByZero, DTypeError
 from . import elementwise as E
 
@@ -57,8 +56,7 @@ def _where(cond, a, b):
 
 
 def _scaled(input, other, alpha):
-    """``alpha * other`` in the dtype torch gives ``input + alpha * other`` (``uint8 + 2 *
-    bool`` stays uint8): alpha never takes part in the promotion."""
+    """``alpha * other`` in the dtype of ``input + alpha * other`` (alpha never promotes)."""
     if alpha == 1 and not isinstance(alpha, bool):
         return other
     rt = E.operand_dtypes([operand(input), operand(other)])
@@ -311,7 +309,11 @@ _elementwise(
     k=_int_div_kernel("floor_divide", "floor_divide"),
     check=_int_div_check,
 )
-nondiff("floor_divide")  # piecewise constant: zero almost everywhere
+
+
+@vjp("floor_divide")  # piecewise constant: zero (torch's div(rounding_mode="floor") too)
+def _floor_divide_vjp(gs, node):
+    return tuple(E.zeros_like_grad(unbroadcast(gs[0], a)) if needs(a) else None for a in node.args)
 
 
 @bind("floor_divide", "__floordiv__", "__rfloordiv__", prim="floor_divide")
@@ -383,8 +385,7 @@ _pow_nonbool = E.only("pow", "nonbool")  # torch: "pow" not implemented for 'Boo
 
 
 def _pow_rule(ops):
-    """:func:`~.elementwise.promote`; a bool result only for a Python bool exponent (torch's
-    Tensor ** Scalar: ``x ** True`` is ``x``, ``x ** False`` ones)."""
+    """``promote``; bool only for a Python bool exponent (torch: ``x ** True`` is ``x``)."""
     return E.promote(ops) if isinstance(ops[1], (bool, np.bool_)) else _pow_nonbool(ops)
 
 

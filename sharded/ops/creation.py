@@ -177,8 +177,10 @@ def full(
     if is_tensor(fill_value) and fill_value.ndim == 0:  # torch takes a 0-d tensor's number
         fill_value = fill_value.item()
     dt = _dtype(dtype, D.scalar_dtype(fill_value))
-    if isinstance(fill_value, complex) and fill_value.imag and not dt.is_complex and dt != D.bool_:
-        raise ValueOverflow(f"value {fill_value!r} cannot be converted to type {dt.name}")
+    if isinstance(fill_value, complex) and not dt.is_complex:  # torch: 1j into bool is True
+        if fill_value.imag and dt != D.bool_:
+            raise ValueOverflow(f"value {fill_value!r} cannot be converted to type {dt.name}")
+        fill_value = bool(fill_value) if dt == D.bool_ else fill_value.real
     fill_value = D.check_int(fill_value, dt)  # -2 -> 254 for uint8; 300 raises for int8
     lay = placement(shape, shards, dim, layout, device, dt)
     return _finish(apply("full", lay, fill_value, dt), requires_grad)
