@@ -270,9 +270,13 @@ def from_numpy_dtype(npdt) -> DType:
 
 def infer_dtype(data) -> DType:
     """The dtype ``st.tensor(data)`` gives: NumPy arrays keep theirs; Python floats -> default."""
-    if isinstance(data, np.ndarray):
+    if isinstance(data, (np.ndarray, np.generic)):  # np.float64(2.0) stays float64, as torch
         return from_numpy_dtype(data.dtype)
     arr = np.asarray(data)
+    if arr.dtype.kind in "iufc" and arr.size and isinstance(data, (list, tuple)):
+        leaves = _numpy_leaves(data)
+        if leaves is not None:  # torch promotes NumPy scalars in a list as the dtypes they are
+            return leaves
     if arr.dtype.kind == "c":
         return default_complex()
     if arr.dtype.kind == "f":
@@ -286,6 +290,21 @@ def infer_dtype(data) -> DType:
     if arr.dtype.kind == "b":
         return bool_
     raise DTypeError(f"cannot infer a dtype for data of NumPy kind {arr.dtype}")
+
+
+def _numpy_leaves(data):
+    """The promoted dtype of nested ``data`` whose leaves include NumPy scalars or arrays
+    (Python numbers count as their default dtypes); None if it has none."""
+    out, found, todo = None, False, [data]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, (list, tuple)):
+            todo.extend(v)
+            continue
+        found |= isinstance(v, (np.ndarray, np.generic))
+        dt = from_numpy_dtype(v.dtype) if hasattr(v, "dtype") else scalar_dtype(v)
+        out = dt if out is None else promote_types(out, dt)
+    return out if found else None
 
 
 # ------------------------------------------------------------ Python ints outside a dtype

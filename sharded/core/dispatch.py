@@ -140,7 +140,8 @@ def size_of(size) -> tuple:
         size = tuple(size[0])
     for s in size:
         if isinstance(s, bool) or not isinstance(s, numbers.Integral):
-            raise ArgumentError(f"size must be a sequence of ints, got {tuple(size)!r}")
+            # a TypeError, as torch's "argument 'size' must be tuple of ints"
+            raise DTypeError(f"size must be a sequence of ints, got {tuple(size)!r}")
         if s < 0:
             raise ArgumentError(f"negative dimension {s} in size {tuple(size)}")
     return tuple(int(s) for s in size)

@@ -1,6 +1,5 @@
 """Arithmetic primitives: add, sub, mul, div, floor_divide, remainder, pow, maximum, minimum,
-neg and abs, with their operators and in-place methods (clamp, where, astype and fill_ are in
-:mod:`.selection`).
+neg and abs, with their operators and in-place methods (clamp, where, fill_: :mod:`.selection`).
 
 Each primitive is one block: its kernel (named like the primitive), its planner (the shared
 elementwise rule of :mod:`.elementwise`, the one op module this family imports), its VJP and
@@ -15,7 +14,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..core.dispatch import apply, is_tensor, needs, operand, unbroadcast
-from ..core.registry import bind, nondiff, primitive, vjp
+from ..core.registry import bind, primitive, vjp
 from ..errors import ArgumentError, DivisionByZero, DTypeError
 from . import elementwise as E
 
@@ -23,15 +22,19 @@ __all__ = [
     "abs",
     "add",
     "div",
+    "divide",
     "floor_divide",
     "maximum",
     "minimum",
     "mul",
+    "multiply",
     "neg",
     "negative",
     "pow",
     "remainder",
     "sub",
+    "subtract",
+    "true_divide",
 ]
 
 
@@ -53,8 +56,7 @@ def _where(cond, a, b):
 
 
 def _scaled(input, other, alpha):
-    """``alpha * other`` in the dtype torch gives ``input + alpha * other`` (``uint8 + 2 *
-    bool`` stays uint8): alpha never takes part in the promotion."""
+    """``alpha * other`` in the dtype of ``input + alpha * other`` (alpha never promotes)."""
     if alpha == 1 and not isinstance(alpha, bool):
         return other
     rt = E.operand_dtypes([operand(input), operand(other)])
@@ -78,6 +80,8 @@ def _inplace(name, *operators):
 
     def op(self, other, **kw):
         other = _scaled(self, other, kw.pop("alpha", 1))
+        if kw:  # torch refuses unknown keywords; silently ignoring one would change the result
+            raise TypeError(f"{name}_() got unexpected keyword arguments {sorted(kw)}")
         apply(name, self, operand(other), target=self)
         return self
 
@@ -160,7 +164,8 @@ def sub(input, other, *, alpha=1):
     return E.call("sub", input, _scaled(input, other, alpha))
 
 
-_inplace("sub", "__isub__")
+subtract = sub
+_inplace("sub", "subtract_", "__isub__")
 
 
 # ---------------------------------------------------------------------------------- mul
@@ -190,7 +195,8 @@ def mul(input, other):
     return E.call("mul", input, other)
 
 
-_inplace("mul", "__imul__")
+multiply = mul
+_inplace("mul", "multiply_", "__imul__")
 
 
 # ---------------------------------------------------------------------------------- div
@@ -217,25 +223,58 @@ def _div_vjp(gs, node):
     )
 
 
-@bind("div", "true_divide", "__truediv__", "__rtruediv__", prim="div")
+@bind("div", "divide", "true_divide", "__truediv__", "__rtruediv__", prim="div")
 def div(input, other, *, rounding_mode=None):
     """True division (integers give the default float dtype); ``rounding_mode="floor"``
-    floors.
+    floors and ``"trunc"`` rounds toward zero, both in the promoted dtype (ints stay ints).
 
     Examples
     --------
     >>> import sharded as st
-    >>> st.div(st.tensor([1, 3]), 2).tolist()
-    [0.5, 1.5]
+    >>> x = st.tensor([-7, 3])
+    >>> st.div(x, 2).tolist(), st.div(x, 2, rounding_mode="trunc").tolist()
+    ([-3.5, 1.5], [-3, 1])
     """
     if rounding_mode is None:
         return E.call("div", input, other)
     if rounding_mode == "floor":
         return E.call("floor_divide", input, other)
-    raise ArgumentError(f"rounding_mode must be None or 'floor', got {rounding_mode!r}")
+    if rounding_mode != "trunc":
+        msg = f"rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}"
+        raise ArgumentError(msg)
+    ops = [operand(input), operand(other)]
+    rt = E.operand_dtypes(ops)
+    if rt == D.bool_ or rt.is_complex:  # torch: "div_trunc_cpu" not implemented
+        raise DTypeError(f"div with rounding_mode='trunc' is not implemented for {rt.name}")
+    if rt.is_floating_point:
+        return E.call("div", input, other).trunc()
+    _int_div_check(ops, rt)  # a scalar zero divisor raises before anything is queued
+    # a - fmod(a, b) is an exact multiple of b, so the floor division of it is exact
+    return E.call("floor_divide", E.call("sub", input, E.call("fmod", input, other)), other)
 
 
-_inplace("div", "__itruediv__")
+divide = true_divide = div
+
+
+@bind("div_", "divide_", "true_divide_", "__itruediv__", prim="div")
+def div_(self, other, *, rounding_mode=None):
+    """In-place :func:`div`; an int tensor takes only the rounding modes (true division
+    gives floats, which it cannot hold, as torch).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.tensor([-7, 7]).div_(2, rounding_mode="trunc").tolist()
+    [-3, 3]
+    """
+    if rounding_mode in (None, "floor"):
+        apply("floor_divide" if rounding_mode else "div", self, operand(other), target=self)
+        return self
+    r = div(self, other, rounding_mode=rounding_mode)
+    if D.category(r.dtype) > D.category(self.dtype):
+        msg = f"result type {r.dtype.name} of div_ can't be cast to the output's {self.dtype.name}"
+        raise DTypeError(msg)
+    return self.copy_(r)
 
 
 # ------------------------------------------------------------------------- floor_divide
@@ -266,10 +305,15 @@ def _int_div_check(operands, cast):
 _elementwise(
     "floor_divide",
     "floor_divide",
+    E.only("floor_divide", "nonbool"),  # torch: "div_floor_cpu" not implemented for 'Bool'
     k=_int_div_kernel("floor_divide", "floor_divide"),
     check=_int_div_check,
 )
-nondiff("floor_divide")  # piecewise constant: zero almost everywhere
+
+
+@vjp("floor_divide")  # piecewise constant: zero (torch's div(rounding_mode="floor") too)
+def _floor_divide_vjp(gs, node):
+    return tuple(E.zeros_like_grad(unbroadcast(gs[0], a)) if needs(a) else None for a in node.args)
 
 
 @bind("floor_divide", "__floordiv__", "__rfloordiv__", prim="floor_divide")
@@ -290,7 +334,11 @@ _inplace("floor_divide", "__ifloordiv__")
 
 # ---------------------------------------------------------------------------- remainder
 _elementwise(
-    "remainder", "remainder", k=_int_div_kernel("remainder", "remainder"), check=_int_div_check
+    "remainder",
+    "remainder",
+    E.only("remainder", "nonbool"),  # torch: "remainder_cpu" not implemented for 'Bool'
+    k=_int_div_kernel("remainder", "remainder"),
+    check=_int_div_check,
 )
 
 
@@ -333,10 +381,21 @@ def _pow_kernel(xp, a, b, cast=None, out=None):
     return E.result(xp, xp.where(neg, special, r).astype(r.dtype), out)
 
 
+_pow_nonbool = E.only("pow", "nonbool")  # torch: "pow" not implemented for 'Bool'
+
+
+def _pow_rule(ops):
+    """``promote``; bool only for a Python bool exponent (torch: ``x ** True`` is ``x``)."""
+    return E.promote(ops) if isinstance(ops[1], (bool, np.bool_)) else _pow_nonbool(ops)
+
+
+E._PURE.add(_pow_rule)  # it looks at dtypes and scalar types only: cacheable
+
+
 @primitive(
     "pow",
     kernels=[_pow_kernel],
-    out_spec=E.spec(E.promote),
+    out_spec=E.spec(_pow_rule),
     layout_rule=E.out_layout,
     kind="elementwise",
 )
@@ -357,7 +416,7 @@ def _pow_plan(ex, *operands, target=None):
                 f"(exponent {e} on a {cast.name} tensor)"
             )
 
-    return E.plan_rule(ex, "pow", E.promote, operands, target, check=check)
+    return E.plan_rule(ex, "pow", _pow_rule, operands, target, check=check)
 
 
 def _log(a):

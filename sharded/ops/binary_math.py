@@ -18,29 +18,33 @@ import math
 
 import numpy as np
 
+from .. import dtypes as D
 from ..core.dispatch import apply, as_tensor, is_tensor, needs, unbroadcast
 from ..core.registry import bind, nondiff, vjp
-from ..errors import ArgumentError, DTypeError
+from ..errors import ArgumentError, DivisionByZero, DTypeError
 from . import elementwise as E
 
 __all__ = [
     "bitwise_left_shift",
     "bitwise_right_shift",
     "fmax",
+    "float_power",
     "fmin",
     "fmod",
     "gcd",
     "heaviside",
     "lcm",
     "nan_to_num",
+    "rsub",
     "sinc",
     "xlogy",
 ]
 
 
-def _define(name, k, rule):  # E.register, with this family's planner (beside its VJPs)
+def _define(name, k, rule, check=None):  # E.register, with this family's planner
     def plan(ex, *operands, target=None):
-        return E.plan_rule(ex, name, rule, operands, target)
+        chk = None if check is None else (lambda cast: check(operands, cast))
+        return E.plan_rule(ex, name, rule, operands, target, check=chk)
 
     return E.register(name, k, rule, plan)
 
@@ -60,7 +64,23 @@ def _grads(node, ga, gb):
 
 
 # ------------------------------------------------------------------------------- fmod
-_define("fmod", "fmod", E.only("fmod", "nonbool"))
+@E.named_kernel("fmod")
+def _fmod_kernel(xp, a, b, cast=None, out=None):
+    """``xp.fmod``; an integer divisor holding a zero raises, as torch (NumPy gives 0)."""
+    a, b = E.cast(xp, a, cast), E.cast(xp, b, cast)
+    if cast is not None and np.dtype(cast).kind in "iu" and bool(xp.any(xp.asarray(b) == 0)):
+        raise ZeroDivisionError("ZeroDivisionError: integer fmod by zero")
+    return E.result(xp, xp.fmod(a, b), out)
+
+
+def _fmod_check(operands, cast):
+    """An integer fmod by a scalar zero raises before anything is queued."""
+    b = operands[1]
+    if cast.np.kind in "iu" and not is_tensor(b) and np.ndim(b) == 0 and D.wrap_int(b, cast) == 0:
+        raise DivisionByZero(f"ZeroDivisionError: integer fmod by zero ({cast.name})")
+
+
+_define("fmod", _fmod_kernel, E.only("fmod", "nonbool"), _fmod_check)
 
 
 @vjp("fmod", saves=(0, 1))
@@ -77,6 +97,60 @@ fmod = E.public(
     "st.tensor([5.0, -5.0]), 3.0",
     "[2.0, -2.0]",
 )
+
+
+# ----------------------------------------------------------------- float_power, rsub
+def _float_pow_dtype(*vals):
+    """float64, or complex128 where any operand is complex (torch's float_power)."""
+    cplx = any(v.dtype.is_complex if is_tensor(v) else isinstance(v, complex) for v in vals)
+    return D.complex128 if cplx else D.float64
+
+
+def _as(v, dt):
+    return v.to(dt) if is_tensor(v) else (complex(v) if dt.is_complex else float(v))
+
+
+@bind("float_power")
+def float_power(input, exponent):
+    """``input ** exponent`` computed in double precision (float64, complex128 if complex).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> r = st.float_power(st.tensor([2, 3]), 2)
+    >>> r.tolist(), r.dtype
+    ([4.0, 9.0], sharded.float64)
+    """
+    dt = _float_pow_dtype(input, exponent)
+    return E.call("pow", _as(input, dt), _as(exponent, dt))
+
+
+@bind("float_power_")
+def float_power_(self, exponent):
+    """In-place :func:`float_power`: ``self`` must already be float64 (complex128), as torch.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.tensor([2.0], dtype=st.float64).float_power_(3).tolist()
+    [8.0]
+    """
+    dt = _float_pow_dtype(self, exponent)
+    if self.dtype != dt:
+        raise DTypeError(f"float_power_ needs a {dt.name} tensor, got {self.dtype.name}")
+    return self.pow_(_as(exponent, dt))
+
+
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input`` (``sub`` with its operands swapped).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.rsub(st.tensor([1, 2]), 5).tolist()
+    [4, 3]
+    """
+    return E.call("sub", other, input if alpha == 1 else E.call("mul", input, alpha))
 
 
 # ------------------------------------------------------------------------- fmax, fmin

@@ -21,7 +21,7 @@ from ..core.dataflow import Operand
 from ..core.dispatch import apply, is_tensor, like_kw, placement, size_of
 from ..core.dispatch import as_tensor as _as_tensor
 from ..core.registry import kernel, nondiff, primitive
-from ..errors import ArgumentError, DTypeError
+from ..errors import ArgumentError, DTypeError, ValueOverflow
 
 # Blocks above this size travel through the object store instead of inside the batch.
 INLINE_BYTES = 1 << 16
@@ -174,7 +174,13 @@ def full(
     [7, 7]
     """
     shape = size_of((size,) if isinstance(size, numbers.Integral) else (tuple(size),))
+    if is_tensor(fill_value) and fill_value.ndim == 0:  # torch takes a 0-d tensor's number
+        fill_value = fill_value.item()
     dt = _dtype(dtype, D.scalar_dtype(fill_value))
+    if isinstance(fill_value, complex) and not dt.is_complex:  # torch: 1j into bool is True
+        if fill_value.imag and dt != D.bool_:
+            raise ValueOverflow(f"value {fill_value!r} cannot be converted to type {dt.name}")
+        fill_value = bool(fill_value) if dt == D.bool_ else fill_value.real
     fill_value = D.check_int(fill_value, dt)  # -2 -> 254 for uint8; 300 raises for int8
     lay = placement(shape, shards, dim, layout, device, dt)
     return _finish(apply("full", lay, fill_value, dt), requires_grad)
@@ -257,7 +263,7 @@ def _plan_arange(ex, layout, start, step, dtype) -> Operand:
 
 
 def arange(
-    start,
+    start=None,
     end=None,
     step=1,
     *,
@@ -276,8 +282,13 @@ def arange(
     >>> st.arange(2, 10, 4).tolist(), st.arange(2, 10, 4).dtype
     ([2, 6], sharded.int64)
     """
-    if end is None:
+    if end is None:  # arange(end); arange(end=4) and arange(start=1, end=4) also work
+        if start is None:
+            raise TypeError("arange() missing 1 required positional argument: 'end'")
         start, end = 0, start
+    start, end, step = (
+        v.item() if is_tensor(v) else v for v in (0 if start is None else start, end, step)
+    )
     if step == 0:
         raise ArgumentError("arange(): step must be nonzero")
     if not all(math.isfinite(v) for v in (start, end)):
@@ -290,8 +301,8 @@ def arange(
     n = max(0, math.ceil((end - start) / step))
     ints = all(isinstance(v, numbers.Integral) for v in (start, end, step))
     dt = _dtype(dtype, D.int64 if ints else D.get_default_dtype())
-    if dt.is_complex:  # torch has no complex arange kernel
-        raise DTypeError(f"arange(): complex dtype {dt.name} is not supported, as in torch")
+    if dt.is_complex or dt == D.bool_:  # torch has no complex or bool arange kernel
+        raise DTypeError(f"arange(): dtype {dt.name} is not supported, as in torch")
     lay = placement((n,), shards, dim, layout, device, dt)
     return _finish(apply("arange", lay, start, step, dt), requires_grad)
 
@@ -300,8 +311,10 @@ def arange(
 @kernel(name="linspace")
 def linspace_kernel(xp, start, stop, num, first, count, dtype, base=None):
     """Elements ``first..first+count-1`` of ``numpy.linspace(start, stop, num)`` (optionally
-    ``base ** ...`` for logspace), computed in float64 like NumPy."""
+    ``base ** ...`` for logspace), computed in float64 (complex128) like NumPy."""
     i = xp.arange(first, first + count, dtype=np.float64)
+    if isinstance(start, complex) or isinstance(stop, complex):
+        i = i.astype(np.complex128)
     step = (stop - start) / (num - 1) if num > 1 else 0.0
     y = start + i * step
     if num > 1 and first + count == num:
@@ -319,8 +332,8 @@ def _plan_linspace(ex, layout, start, stop, num, dtype, base=None) -> Operand:
         layout,
         "linspace",
         lambda o, s: {
-            "start": float(start),
-            "stop": float(stop),
+            "start": complex(start) if isinstance(start, complex) else float(start),
+            "stop": complex(stop) if isinstance(stop, complex) else float(stop),
             "num": num,
             "first": o[0],
             "count": s[0],
@@ -380,9 +393,15 @@ def logspace(
 
 
 def _spaced(start, end, steps, base, dtype, shards, dim, layout, device, requires_grad):
-    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 0:
-        raise ArgumentError(f"number of steps must be a non-negative int, got {steps!r}")
-    dt = _dtype(dtype, D.get_default_dtype())
+    start, end, steps = (v.item() if is_tensor(v) else v for v in (start, end, steps))
+    if isinstance(steps, bool) or not isinstance(steps, numbers.Integral):
+        raise DTypeError(f"steps must be an int, got {steps!r}")  # torch: TypeError
+    if steps < 0:
+        raise ArgumentError(f"number of steps must be non-negative, got {steps}")
+    cplx = any(isinstance(v, complex) for v in (start, end))
+    dt = _dtype(dtype, D.default_complex() if cplx else D.get_default_dtype())
+    if dt == D.bool_ or (cplx and not dt.is_complex):  # torch: not implemented / unsafe cast
+        raise DTypeError(f"linspace/logspace: dtype {dt.name} is not supported here")
     lay = placement((int(steps),), shards, dim, layout, device, dt)
     return _finish(apply("linspace", lay, start, end, int(steps), dt, base), requires_grad)
 

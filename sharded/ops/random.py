@@ -225,6 +225,8 @@ def _sampler(name, dist):
         if kw:
             raise TypeError(f"{name}() got unexpected keyword arguments {sorted(kw)}")
         dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
+        if not (dt.is_floating_point or dt.is_complex):  # torch: not implemented for 'Long'
+            raise DTypeError(f"{name}() needs a floating point or complex dtype, got {dt.name}")
         lay = placement(size_of(size), shards, dim, layout, device, dt)
         return _finish(apply("random", lay, dist, dt), requires_grad)
 
@@ -246,7 +248,7 @@ randn = _sampler("randn", "normal")
 
 
 def randint(
-    low,
+    low=0,
     high=None,
     size=None,
     *,
@@ -268,6 +270,8 @@ def randint(
     """
     if size is None:
         low, high, size = 0, low, high
+    elif high is None:  # randint(5, size=(2,)) is randint(0, 5, (2,)), as torch
+        low, high = 0, low
     if size is None or high is None:
         raise ArgumentError(
             "randint() needs high and size: randint(high, size) or randint(low, high, size)"
@@ -373,8 +377,37 @@ def randn_like(
     return randn(input.shape, **like_kw(input, dtype, shards, dim, layout, device, requires_grad))
 
 
+def randint_like(
+    input,
+    low=0,
+    high=None,
+    *,
+    dtype=None,
+    shards=None,
+    dim=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+):
+    """``randint`` with the shape, dtype and layout of ``input``: ``randint_like(x, high)``
+    or ``randint_like(x, low, high)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.randint_like(st.zeros(2, 3), 3, 5)
+    >>> x.shape, x.dtype, bool(((x >= 3) & (x < 5)).all())
+    (sharded.Size([2, 3]), sharded.float32, True)
+    """
+    if high is None:
+        low, high = 0, low
+    kw = like_kw(input, dtype, shards, dim, layout, device, requires_grad)
+    return randint(low, high, tuple(input.shape), **kw)
+
+
 __all__ = [
     "rand",
+    "randint_like",
     "randn",
     "randint",
     "randperm",

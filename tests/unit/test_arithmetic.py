@@ -247,3 +247,60 @@ def test_maximum_minimum_refuse_numbers_as_torch(name):
         getattr(x, name)(2)
     assert x.tolist() == [1.0, 3.0]
     assert f(x, st.tensor(2.0)).tolist() == ([2.0, 3.0] if name == "maximum" else [1.0, 2.0])
+
+
+def test_div_trunc_and_aliases_like_torch():
+    a = st.tensor([7, -7, 7, -7], shards=2)
+    b = st.tensor([2, 2, -2, -2], shards=3)
+    r = st.div(a, b, rounding_mode="trunc")
+    assert r.dtype == st.int64 and r.tolist() == [3, -3, -3, 3]
+    assert st.divide(a, 2, rounding_mode="trunc").tolist() == [3, -3, 3, -3]
+    assert st.div(7, b, rounding_mode="trunc").tolist() == [3, 3, -3, -3]
+    assert a.divide(2, rounding_mode="floor").tolist() == [3, -4, 3, -4]
+    f = st.div(st.tensor([7.5, -7.5], shards=2), 2, rounding_mode="trunc")
+    assert f.dtype == st.float32 and f.tolist() == [3.0, -3.0]
+    assert st.div(a, 2.5, rounding_mode="trunc").tolist() == [2.0, -2.0, 2.0, -2.0]
+    assert st.true_divide(st.tensor([1, 3]), 2).tolist() == [0.5, 1.5]
+    assert st.subtract(st.tensor([3]), 1).tolist() == [2] and st.multiply(
+        st.tensor([3]), 2
+    ).tolist() == [6]
+    with pytest.raises(ZeroDivisionError):
+        st.div(a, 0, rounding_mode="trunc")
+    for bad in (st.tensor([True]), st.tensor([1 + 1j])):  # torch: div_trunc not implemented
+        with pytest.raises(TypeError):
+            st.div(bad, bad, rounding_mode="trunc")
+    with pytest.raises(ValueError):
+        st.div(a, 2, rounding_mode="round")
+
+
+def test_inplace_div_rounding_modes_and_aliases_like_torch():
+    x = st.tensor([-7, 7], shards=2)
+    assert x.div_(2, rounding_mode="trunc") is x and x.tolist() == [-3, 3]
+    assert x.divide_(2, rounding_mode="floor").tolist() == [-2, 1]
+    with pytest.raises(TypeError):  # Float can't be cast to Long
+        x.div_(2)
+    with pytest.raises(TypeError):
+        x.div_(2.5, rounding_mode="trunc")
+    assert x.tolist() == [-2, 1]
+    y = st.tensor([5.0, -5.0])
+    assert y.true_divide_(2).tolist() == [2.5, -2.5]
+    assert y.subtract_(1).multiply_(2).tolist() == [3.0, -7.0]
+    with pytest.raises(TypeError):  # an unknown keyword is refused, not ignored
+        y.add_(1, rounding_mode="floor")
+
+
+def test_bool_floor_divide_remainder_pow_raise_like_torch():
+    b = st.tensor([True, False], shards=2)
+    for f in (lambda: b // b, lambda: b % True, lambda: b**b, lambda: True**b):
+        with pytest.raises(TypeError):  # torch: "..._cpu" not implemented for 'Bool'
+            f()
+    assert (b // 2).dtype == st.int64 and (b % 2.0).dtype == st.float32
+    assert (b**2).dtype == st.int64 and (b**2).tolist() == [1, 0]
+    assert (b**True).tolist() == [True, False] and (b**False).tolist() == [True, True]
+    assert (b**False).dtype == st.bool
+
+
+def test_floor_division_gradient_is_zero_like_torch_div_floor():
+    a = st.tensor([1.5, -2.5, 3.0], shards=2, requires_grad=True)
+    st.div(a, 2, rounding_mode="floor").sum().backward()
+    assert a.grad.tolist() == [0.0, 0.0, 0.0]

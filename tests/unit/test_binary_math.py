@@ -208,3 +208,31 @@ def test_nan_to_num_nan_replacements_as_torch():
     y = x.clone()
     assert y.nan_to_num_(posinf=float("nan")) is y and np.isnan(y.tolist()[0])
     assert st.nan_to_num(st.tensor([1, 2]), posinf=float("nan")).tolist() == [1, 2]
+
+
+def test_fmod_integer_zero_divisor_raises_like_torch():
+    x = st.tensor([1, 2, 3], shards=2)
+    with pytest.raises(ZeroDivisionError):  # before anything is queued
+        st.fmod(x, 0)
+    with pytest.raises(RuntimeError):  # a zero in a tensor divisor surfaces at the read
+        st.fmod(x, st.tensor([1, 0, 2], shards=2)).tolist()
+    assert np.isnan(st.fmod(x, 0.0).numpy()).all()  # float division by zero is NaN
+    assert x.tolist() == [1, 2, 3]
+
+
+def test_float_power_and_rsub_like_torch():
+    x = st.tensor([[1, -2, 3], [4, 5, -6]], dim=1, shards=2)
+    r = st.float_power(x, 2)
+    assert r.dtype == st.float64 and r.tolist() == [[1.0, 4.0, 9.0], [16.0, 25.0, 36.0]]
+    assert x.float_power(st.tensor([0.5])).dtype == st.float64
+    assert st.float_power(2, x).tolist()[0] == [2.0, 0.25, 8.0]
+    assert st.float_power(x, 1j).dtype == st.complex128
+    with pytest.raises(TypeError):  # in place needs a float64 tensor already
+        x.float().float_power_(2)
+    y = st.tensor([2.0, 3.0], dtype=st.float64)
+    assert y.float_power_(2) is y and y.tolist() == [4.0, 9.0]
+    assert st.rsub(x, 3).tolist() == [[2, 5, 0], [-1, -2, 9]]
+    assert st.rsub(x.float(), 3, alpha=2).tolist() == [[1.0, 7.0, -3.0], [-5.0, -7.0, 15.0]]
+    a = st.tensor([1.0, 2.0], requires_grad=True)
+    st.float_power(a, 3).sum().backward()
+    assert a.grad.dtype == st.float32 and a.grad.tolist() == [3.0, 12.0]

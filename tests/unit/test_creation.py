@@ -140,3 +140,66 @@ def test_python_ints_outside_the_dtype_wrap_in_creation_like_torch():
         st.full((2,), 300, dtype=st.int8)
     with pytest.raises(st.ValueOverflow, match="300 cannot be converted to type uint8"):
         st.tensor([300, -1], dtype=st.uint8)
+
+
+def test_tensor_keeps_numpy_scalar_dtypes_like_torch():
+    assert st.tensor(np.float64(2.0)).dtype == st.float64
+    assert st.tensor(np.int32(4)).dtype == st.int32
+    assert st.tensor([np.float64(2.0), 1.0]).dtype == st.float64
+    assert st.tensor([np.int32(2), 1]).dtype == st.int64  # promoted with the Python int
+    assert st.tensor([np.int32(2), 1.5]).dtype == st.float32
+    assert st.tensor([1.0, 2.0]).dtype == st.float32
+
+
+def test_full_fill_values_like_torch():
+    assert st.full((2,), st.tensor(3)).dtype == st.int64
+    assert st.full((2,), st.tensor(3.0, dtype=st.float64)).dtype == st.float32
+    assert st.full((2,), 1 + 0j, dtype=st.float32).tolist() == [1.0, 1.0]
+    assert st.full((2,), 1j, dtype=st.bool).tolist() == [True, True]
+    for dt in (st.float32, st.int64):
+        with pytest.raises(RuntimeError):  # value cannot be converted without overflow
+            st.full((2,), 1j, dtype=dt)
+    with pytest.raises(RuntimeError):
+        st.full_like(st.zeros(2, dtype=st.int32), 2j)
+
+
+def test_range_arguments_like_torch():
+    assert st.arange(end=4).tolist() == [0, 1, 2, 3]
+    assert st.arange(start=1, end=4).tolist() == [1, 2, 3]
+    assert st.arange(st.tensor(3)).dtype == st.int64
+    assert st.arange(st.tensor(2.5)).tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(TypeError):
+        st.arange()
+    for f in (lambda: st.arange(5, dtype=st.bool), lambda: st.linspace(0, 2, 3, dtype=st.bool)):
+        with pytest.raises(TypeError):  # torch: arange_cpu / linspace_cpu not implemented
+            f()
+    assert st.linspace(0, 1, st.tensor(3)).tolist() == [0.0, 0.5, 1.0]
+    for steps in (2.0, True):
+        with pytest.raises(TypeError):
+            st.linspace(0, 1, steps)
+    with pytest.raises(RuntimeError):
+        st.linspace(0, 1, -1)
+    z = st.linspace(0, 1j, 3, shards=2)
+    assert z.dtype == st.complex64 and np.allclose(z.numpy(), [0, 0.5j, 1j])
+    w = st.logspace(0, 1j, 3)
+    assert w.dtype == st.complex64 and np.allclose(w.numpy(), 10.0 ** np.linspace(0, 1j, 3))
+    with pytest.raises(RuntimeError):  # complex can't be safely cast to float32
+        st.linspace(0, 1j, 3, dtype=st.float32)
+
+
+def test_random_creation_arguments_like_torch():
+    for f in (st.rand, st.randn):
+        with pytest.raises(TypeError):  # torch: not implemented for 'Long' / 'Bool'
+            f(2, dtype=st.int64)
+    with pytest.raises(TypeError):
+        st.rand_like(st.zeros(2, dtype=st.int32))
+    r = st.randint(5, size=(3,))
+    assert r.shape == (3,) and r.dtype == st.int64 and int(r.max().item()) < 5
+    assert st.randint(high=5, size=(2,)).shape == (2,)
+    x = st.randint_like(st.zeros(2, 3, dtype=st.int32), 5)
+    assert x.shape == (2, 3) and x.dtype == st.int32 and int(x.max().item()) < 5
+    y = st.randint_like(st.zeros(4), 2, 4)
+    assert y.dtype == st.float32 and set(y.tolist()) <= {2.0, 3.0}
+    for f in (st.zeros, st.ones, st.empty):
+        with pytest.raises(TypeError):  # size must be tuple of ints
+            f(2.5)
