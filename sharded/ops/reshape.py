@@ -22,7 +22,7 @@ import math
 from ..core.dataflow import Operand, as_view, map_shards
 from ..core.dispatch import apply, placement
 from ..core.registry import bind, kernel, primitive, vjp
-from ..errors import DimError, LayoutMismatch, ShapeError, ViewError
+from ..errors import ArgumentError, DimError, LayoutMismatch, ShapeError, ViewError
 from ..layout import Layout, normalize_dim, split_sizes
 from ..tensor import contiguous_strides
 
@@ -345,9 +345,9 @@ def flatten(x, start_dim=0, end_dim=-1):
     >>> st.zeros(2, 3, 4).flatten(1).shape
     sharded.Size([2, 12])
     """
+    a, b = normalize_dim(start_dim, x.ndim), normalize_dim(end_dim, x.ndim)
     if x.ndim == 0:
         return reshape(x, 1)
-    a, b = normalize_dim(start_dim, x.ndim), normalize_dim(end_dim, x.ndim)
     if a > b:
         raise DimError(
             f"flatten() has invalid args: start_dim {start_dim} cannot come after end_dim {end_dim}"
@@ -382,8 +382,10 @@ def squeeze(x, dim=None):
     if dim is None:
         drop = {d for d, n in enumerate(x.shape) if n == 1}
     else:
-        ds = [dim] if isinstance(dim, int) else list(dim)
-        drop = {normalize_dim(d, x.ndim) for d in ds if x.shape[normalize_dim(d, x.ndim)] == 1}
+        ds = [normalize_dim(d, x.ndim) for d in ([dim] if isinstance(dim, int) else dim)]
+        if len(set(ds)) != len(ds):  # torch refuses a dim named twice
+            raise ArgumentError(f"squeeze: a dim appears multiple times in the list of dims {dim}")
+        drop = {d for d in ds if x.ndim and x.shape[d] == 1}  # 0-d: dims 0/-1 drop nothing
     if not drop:
         return x
     keep = [d for d in range(x.ndim) if d not in drop]
@@ -551,6 +553,7 @@ def expand_as(x, other):
     return expand(x, tuple(other.shape))
 
 
+@bind("broadcast_to")
 def broadcast_to(x, shape):
     """``x`` expanded to ``shape`` (a view), as ``torch.broadcast_to``.
 
