@@ -427,7 +427,7 @@ def select(x, dim, index):
 
 
 @bind("split")
-def split(x, split_size_or_sections, dim=0):
+def split(x, split_size_or_sections=None, dim=0, *, split_size=None):
     """Views of consecutive pieces along ``dim``: pieces of a size, or of given sizes.
 
     Examples
@@ -436,6 +436,8 @@ def split(x, split_size_or_sections, dim=0):
     >>> [p.tolist() for p in st.split(st.arange(5), 2)]
     [[0, 1], [2, 3], [4]]
     """
+    if split_size is not None:  # the method's keyword in torch: x.split(split_size=2)
+        split_size_or_sections = split_size
     if x.ndim == 0:
         raise ArgumentError("split expects at least a 1-dimensional tensor")
     d = normalize_dim(dim, x.ndim)

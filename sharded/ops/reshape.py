@@ -285,7 +285,7 @@ def _reshape_view_vjp(gs, node):
 
 
 @bind("view", prim="reshape_view")
-def view(x, *shape):
+def view(x, *shape, size=None):
     """The same data with a new shape, sharing storage (like ``torch.Tensor.view``).
 
     Examples
@@ -294,7 +294,7 @@ def view(x, *shape):
     >>> st.arange(12, shards=2).view(4, -1).shape
     sharded.Size([4, 3])
     """
-    new = infer_shape(_sizes(shape), x.numel())
+    new = infer_shape(_sizes(shape if size is None else (size,)), x.numel())  # torch's size=
     strides = view_strides(x.shape, x.stride(), new)
     if strides is None:
         raise ViewError(
@@ -313,7 +313,7 @@ def view(x, *shape):
 
 
 @bind("reshape", prim="reshape_view")
-def reshape(x, *shape):
+def reshape(x, *sizes, shape=None):
     """A tensor of the new shape: a view when :func:`view` can share storage, otherwise a
     copy resharded worker to worker.
 
@@ -323,7 +323,7 @@ def reshape(x, *shape):
     >>> st.arange(12, shards=3, dim=0).reshape(3, 4).sum(1).tolist()
     [6, 22, 38]
     """
-    new = infer_shape(_sizes(shape), x.numel())
+    new = infer_shape(_sizes(sizes if shape is None else (shape,)), x.numel())  # torch's shape=
     if x.numel() == 0:
         return _empty(x, new)
     strides = view_strides(x.shape, x.stride(), new)
@@ -496,7 +496,7 @@ def _expand_vjp(gs, node):
 
 
 @bind("expand", prim="expand")
-def expand(x, *sizes):
+def expand(x, *sizes, size=None):
     """Repeat size-1 dims without copying (a view; ``-1`` keeps a size). As in torch, an
     in-place write to it raises where two of its elements share memory, and works where
     none do (``st.zeros(1).expand(1, 1)``, or a view of one expanded row).
@@ -507,7 +507,7 @@ def expand(x, *sizes):
     >>> st.tensor([[1], [2]]).expand(2, 3).tolist()
     [[1, 1, 1], [2, 2, 2]]
     """
-    sizes = _sizes(sizes)
+    sizes = _sizes(sizes if size is None else (size,))  # torch's keyword is size=
     if len(sizes) < x.ndim:
         raise ShapeError(
             f"expand: the number of sizes provided ({len(sizes)}) must be greater "
@@ -554,7 +554,7 @@ def expand_as(x, other):
 
 
 @bind("broadcast_to")
-def broadcast_to(x, shape):
+def broadcast_to(x, size):
     """``x`` expanded to ``shape`` (a view), as ``torch.broadcast_to``.
 
     Examples
@@ -563,4 +563,4 @@ def broadcast_to(x, shape):
     >>> st.broadcast_to(st.tensor([1, 2]), (3, 2)).shape
     sharded.Size([3, 2])
     """
-    return expand(x, tuple(shape))
+    return expand(x, tuple(size))

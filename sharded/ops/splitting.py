@@ -1,7 +1,8 @@
 """Cutting into views: ``tensor_split`` (and ``hsplit``/``vsplit``/``dsplit``, which call it
-along dims 1/0/2) and ``Tensor.unfold``'s sliding windows. Compositions of ``narrow``,
-``index_select``, ``unflatten`` and ``movedim``, so none needs a VJP of its own and each runs
-where those run (a split dim is handled by them).
+along dims 1/0/2), ``narrow_copy`` and ``Tensor.unfold``'s sliding windows; and
+``block_diag``, which puts blocks together. Compositions of ``narrow``, ``index_select``,
+``unflatten``, ``movedim`` and ``cat``, so none needs a VJP of its own and each runs where
+those run (a split dim is handled by them).
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ import numbers
 import numpy as np
 
 from .. import dtypes as D
-from ..core.dispatch import as_tensor, is_tensor
+from ..core.dispatch import apply, as_tensor, is_tensor, placement
 from ..core.registry import bind
 from ..errors import ArgumentError, DTypeError
 from ..layout import normalize_dim
 
-__all__ = ["tensor_split", "hsplit", "vsplit", "dsplit"]
+__all__ = ["tensor_split", "hsplit", "vsplit", "dsplit", "narrow_copy", "block_diag"]
 
 
 def _t(x):
@@ -33,7 +34,15 @@ def _ints(v, name):
 
 # ------------------------------------------------------------------------ tensor_split
 @bind("tensor_split")
-def tensor_split(input, indices_or_sections, dim=0):
+def tensor_split(
+    input,
+    indices_or_sections=None,
+    dim=0,
+    *,
+    sections=None,
+    indices=None,
+    tensor_indices_or_sections=None,
+):
     """Views of ``input`` cut along ``dim``: into ``n`` nearly equal pieces (the first
     ``size % n`` one longer) for an int ``n``, or at the given indices (Python slice
     semantics: ``x[:i0], x[i0:i1], ..., x[ik:]``), as ``torch.tensor_split``.
@@ -47,6 +56,9 @@ def tensor_split(input, indices_or_sections, dim=0):
     [[0], [1, 2], [3, 4]]
     """
     x = _t(input)
+    # torch's overloads name the argument sections=, indices= or tensor_indices_or_sections=
+    for v in (sections, indices, tensor_indices_or_sections):
+        indices_or_sections = v if v is not None else indices_or_sections
     if x.ndim == 0:
         raise ArgumentError(
             "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
@@ -79,6 +91,14 @@ def tensor_split(input, indices_or_sections, dim=0):
     return tuple(x.narrow(d, a, max(b - a, 0)) for a, b in cuts)
 
 
+def _pick(*given):
+    """The one of torch's spellings (positional, ``sections=``, ``indices=``) that was given."""
+    got = [v for v in given if v is not None]
+    if len(got) != 1:
+        raise ArgumentError(f"expected one of indices_or_sections/sections/indices, got {got}")
+    return got[0]
+
+
 def _split_along(name, x, ios, dim, least):
     x = _t(x)
     if x.ndim < least:
@@ -95,7 +115,7 @@ def _split_along(name, x, ios, dim, least):
 
 
 @bind("hsplit")
-def hsplit(input, indices_or_sections):
+def hsplit(input, indices_or_sections=None, *, sections=None, indices=None):
     """``tensor_split`` along dim 1 (dim 0 of a vector); an int must divide that dim.
 
     Examples
@@ -104,12 +124,12 @@ def hsplit(input, indices_or_sections):
     >>> [p.shape for p in st.hsplit(st.zeros(2, 4), 2)]
     [sharded.Size([2, 2]), sharded.Size([2, 2])]
     """
-    x = _t(input)
-    return _split_along("hsplit", x, indices_or_sections, 1 if x.ndim > 1 else 0, 1)
+    x, ios = _t(input), _pick(indices_or_sections, sections, indices)
+    return _split_along("hsplit", x, ios, 1 if x.ndim > 1 else 0, 1)
 
 
 @bind("vsplit")
-def vsplit(input, indices_or_sections):
+def vsplit(input, indices_or_sections=None, *, sections=None, indices=None):
     """``tensor_split`` along dim 0 of a tensor of at least 2 dims; an int must divide it.
 
     Examples
@@ -118,11 +138,11 @@ def vsplit(input, indices_or_sections):
     >>> [p.shape for p in st.vsplit(st.zeros(4, 2), [1])]
     [sharded.Size([1, 2]), sharded.Size([3, 2])]
     """
-    return _split_along("vsplit", input, indices_or_sections, 0, 2)
+    return _split_along("vsplit", input, _pick(indices_or_sections, sections, indices), 0, 2)
 
 
 @bind("dsplit")
-def dsplit(input, indices_or_sections):
+def dsplit(input, indices_or_sections=None, *, sections=None, indices=None):
     """``tensor_split`` along dim 2 of a tensor of at least 3 dims; an int must divide it.
 
     Examples
@@ -131,7 +151,7 @@ def dsplit(input, indices_or_sections):
     >>> len(st.dsplit(st.zeros(1, 2, 6), 3))
     3
     """
-    return _split_along("dsplit", input, indices_or_sections, 2, 3)
+    return _split_along("dsplit", input, _pick(indices_or_sections, sections, indices), 2, 3)
 
 
 # ------------------------------------------------------------------------------- unfold
@@ -166,3 +186,52 @@ def unfold(x, dimension, size, step):
         idx = (np.arange(count)[:, None] * step + np.arange(size)).reshape(-1)
         y = x.index_select(d, as_tensor(idx, dtype=D.int64))
     return y.unflatten(d, (count, size)).movedim(d + 1, -1)
+
+
+@bind("narrow_copy")
+def narrow_copy(input, dim, start, length):
+    """``narrow`` as a new tensor (no storage shared), as ``torch.narrow_copy``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.narrow_copy(st.arange(6), 0, 1, 3).tolist()
+    [1, 2, 3]
+    """
+    return _t(input).narrow(dim, start, length).clone()
+
+
+def block_diag(*tensors):
+    """The tensors as blocks on the diagonal of a matrix, zeros elsewhere (a 0-d tensor is a
+    1 x 1 block, a vector a row; dtypes promote), as ``torch.block_diag``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.block_diag(st.tensor([[1, 2]]), st.tensor(3)).tolist()
+    [[1, 2, 0], [0, 0, 3]]
+    """
+    ts = [_t(t) for t in tensors]
+    for i, t in enumerate(ts):
+        if t.ndim > 2:
+            raise ArgumentError(
+                f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} "
+                f"has {t.ndim} dimensions"
+            )
+    if not ts:  # torch: a 1 x 0 matrix of the default dtype
+        return apply("full", placement((1, 0)), 0, D.get_default_dtype())
+    ts = [t.reshape(1, -1) if t.ndim < 2 else t for t in ts]
+    dt = ts[0].dtype
+    for t in ts[1:]:
+        dt = D.promote_types(dt, t.dtype)
+    cols = sum(t.shape[1] for t in ts)
+    if not sum(t.shape[0] for t in ts):
+        return apply("full", placement((0, cols)), 0, dt)
+    rows, left = [], 0
+    for t in ts:  # each block's rows: zeros | block | zeros
+        r, c = t.shape
+        parts = [apply("full", placement((r, left)), 0, dt), t.to(dt)]
+        parts.append(apply("full", placement((r, cols - left - c)), 0, dt))
+        rows.append(apply("cat", *parts, dim=1))
+        left += c
+    return apply("cat", *rows, dim=0)

@@ -58,7 +58,7 @@ def _sizes(args, name):
 
 # ------------------------------------------------------------------------ repeat and tile
 @bind("repeat")
-def repeat(self, *sizes):
+def repeat(self, *sizes, repeats=None):
     """Tile the tensor ``sizes[i]`` times along dim ``i`` (extra leading sizes add dims).
 
     Examples
@@ -67,7 +67,7 @@ def repeat(self, *sizes):
     >>> st.tensor([1, 2], shards=2).repeat(2, 2).tolist()
     [[1, 2, 1, 2], [1, 2, 1, 2]]
     """
-    reps = _sizes(sizes, "repeat")
+    reps = _sizes(sizes if repeats is None else (repeats,), "repeat")  # torch's repeats=
     if len(reps) < self.ndim:
         raise ArgumentError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions "

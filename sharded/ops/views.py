@@ -79,7 +79,7 @@ def _permute_vjp(gs, node):
 
 
 @bind("permute", prim="permute")
-def permute(x, *dims):
+def permute(x, *dims, **kw):
     """Reorder dims (a view; chunk bounds move with their dims, no data moves).
 
     Examples
@@ -88,6 +88,10 @@ def permute(x, *dims):
     >>> st.zeros(2, 3, 4).permute(2, 0, 1).shape
     sharded.Size([4, 2, 3])
     """
+    if "dims" in kw:  # torch's keyword: permute(x, dims=(...))
+        dims = (kw.pop("dims"),)
+    if kw:
+        raise TypeError(f"permute() got unexpected keyword arguments {sorted(kw)}")
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
     dims = tuple(normalize_dim(int(d), x.ndim) for d in dims)
@@ -97,7 +101,7 @@ def permute(x, *dims):
     return as_view(apply("permute", x, dims), x, [st_[d] for d in dims], x.storage_offset())
 
 
-@bind("transpose", "swapaxes", "swapdims")
+@bind("transpose", "swapdims")
 def transpose(x, dim0, dim1):
     """Swap two dims (a view).
 
@@ -115,7 +119,20 @@ def transpose(x, dim0, dim1):
     return permute(x, dims)
 
 
-swapaxes = swapdims = transpose
+swapdims = transpose
+
+
+@bind("swapaxes")
+def swapaxes(x, axis0, axis1):
+    """``transpose`` with NumPy's keyword names ``axis0``/``axis1`` (torch's alias).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.swapaxes(st.zeros(2, 3), axis0=0, axis1=1).shape
+    sharded.Size([3, 2])
+    """
+    return transpose(x, axis0, axis1)
 
 
 @bind("t")

@@ -467,3 +467,35 @@ def test_unfold_windows_and_gradient(place):
     x = st.from_numpy(np.arange(5.0), requires_grad=True, **place if place.get("dim") != 1 else {})
     x.unfold(0, 3, 1).sum().backward()
     assert x.grad.tolist() == [1.0, 2.0, 3.0, 2.0, 1.0]
+
+
+def test_torch_keyword_names_and_block_diag():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = st.from_numpy(a, shards=2)
+    assert [p.shape for p in x.split(split_size=2, dim=1)] == [(2, 2, 4), (2, 1, 4)]
+    assert [p.shape for p in st.tensor_split(x, sections=2, dim=2)] == [(2, 3, 2)] * 2
+    assert [p.shape for p in x.tensor_split(indices=[1], dim=1)] == [(2, 1, 4), (2, 2, 4)]
+    assert [p.shape for p in st.hsplit(x, sections=3)] == [(2, 1, 4)] * 3
+    assert_matches_numpy(st.swapaxes(x, axis0=0, axis1=2), a.swapaxes(0, 2))
+    assert_matches_numpy(st.permute(x, dims=(2, 0, 1)), a.transpose(2, 0, 1))
+    assert_matches_numpy(x.repeat(repeats=(1, 2, 1)), np.tile(a, (1, 2, 1)))
+    assert_matches_numpy(x[:, :1].expand(size=(2, 3, 4)), np.broadcast_to(a[:, :1], (2, 3, 4)))
+    assert_matches_numpy(st.broadcast_to(x, size=(2, 2, 3, 4)), np.broadcast_to(a, (2, 2, 3, 4)))
+    assert_matches_numpy(x.view(size=(6, 4)), a.reshape(6, 4))
+    assert_matches_numpy(st.reshape(x, shape=(4, 6)), a.reshape(4, 6))
+    y = st.narrow_copy(x, 2, 1, 2)
+    y.add_(100)  # a copy: the base is untouched
+    assert_matches_numpy(x, a)
+    assert_matches_numpy(y, a[:, :, 1:3] + 100)
+    # torch.block_diag: 0-d -> 1x1, 1-d -> a row, dtypes promote, zeros elsewhere
+    got = st.block_diag(st.tensor(1), st.tensor([2.0, 3.0]), st.ones(2, 1, dtype=st.float64))
+    want = [[1, 0, 0, 0], [0, 2, 3, 0], [0, 0, 0, 1], [0, 0, 0, 1]]
+    assert_matches_numpy(got, np.array(want, np.float64), dtype=st.float64)
+    assert st.block_diag().shape == (1, 0)
+    assert st.block_diag(st.zeros(0, 2), st.ones(1, 0)).shape == (1, 2)
+    assert st.block_diag(st.tensor([True]), st.tensor([2])).dtype == st.int64
+    with pytest.raises(RuntimeError):
+        st.block_diag(st.ones(2, 2, 2))
+    w = st.from_numpy(np.arange(4.0).reshape(2, 2), requires_grad=True)
+    (st.block_diag(w, w) * st.arange(16.0).reshape(4, 4)).sum().backward()
+    assert w.grad.tolist() == [[0 + 10, 1 + 11], [4 + 14, 5 + 15]]
