@@ -181,8 +181,8 @@ def adjoint(x):
     Examples
     --------
     >>> import sharded as st
-    >>> st.tensor([[1j, 2]]).mH.tolist()
-    [[-1j], [(2+0j)]]
+    >>> st.tensor([[1j, 2j]]).mH.tolist()
+    [[-1j], [-2j]]
     """
     if x.ndim == 0:  # torch: a 0-d tensor's conjugate
         return x.conj() if x.is_complex() else x
