@@ -92,6 +92,7 @@ from .ops.selection import *  # noqa: F403
 from .ops.sets import *  # noqa: F403
 from .ops.sort import *  # noqa: F403
 from .ops.special import *  # noqa: F403
+from .ops.splitting import *  # noqa: F403
 from .ops.tile import *  # noqa: F403
 from .ops.triangular import *  # noqa: F403
 from .ops.trig import *  # noqa: F403

@@ -35,6 +35,7 @@ from . import (  # noqa: F401
     sets,
     sort,
     special,
+    splitting,
     tile,
     triangular,
     trig,
@@ -49,5 +50,6 @@ from . import (  # noqa: F401
 PUBLIC_FAMILIES = (
     arithmetic, binary_math, complex_, count, creation, diff, einsum, exp_log, index_ops,
     index_put, joining, logical, matmul, order, random, reduce, reshape, rounding, sampling, scan,
-    scatter, search, selection, sets, sort, special, tile, triangular, trig, unary, views,
+    scatter, search, selection, sets, sort, special, splitting, tile, triangular, trig, unary,
+    views,
 )  # fmt: skip

@@ -22,7 +22,7 @@ from ..core.dataflow import Operand, align, free_temps
 from ..core.dispatch import apply, as_tensor, is_tensor, placement
 from ..core.registry import bind, kernel, primitive, vjp
 from ..devices import matches, normalize, workers_for
-from ..errors import ArgumentError, DTypeError, IndexOutOfRange, ShapeError
+from ..errors import ArgumentError, DimError, DTypeError, IndexOutOfRange, ShapeError
 from ..layout import Layout, normalize_dim, resolve
 
 __all__ = [
@@ -36,6 +36,9 @@ __all__ = [
     "stack",
     "unbind",
     "concatenate",
+    "concat",
+    "fliplr",
+    "flipud",
 ]
 
 
@@ -331,10 +334,16 @@ def cat(tensors, dim=0):
     if not ts:
         raise ArgumentError("cat() expects a non-empty list of tensors")
     ts = [t if is_tensor(t) else as_tensor(t) for t in ts]
-    ref = ts[0]
     for i, t in enumerate(ts):
         if t.ndim == 0:
             raise ShapeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    dt = ts[0].dtype
+    for t in ts[1:]:
+        dt = D.promote_types(dt, t.dtype)
+    # torch's legacy rule: a 1-d empty tensor (shape (0,)) is skipped, whatever the others'
+    # shapes (it still takes part in the dtype promotion above)
+    ts = [t for t in ts if tuple(t.shape) != (0,)] or ts
+    ref = ts[0]
     d = normalize_dim(dim, ref.ndim)
     for i, t in enumerate(ts):
         if t.ndim != ref.ndim or any(
@@ -345,9 +354,6 @@ def cat(tensors, dim=0):
                 f"tensor 0 has shape {list(ref.shape)}, tensor {i} has "
                 f"{list(t.shape)}"
             )
-    dt = ts[0].dtype
-    for t in ts[1:]:
-        dt = D.promote_types(dt, t.dtype)
     ts = [t.to(dt) for t in ts]
     return apply("cat", *ts, dim=d)
 
@@ -385,6 +391,8 @@ def narrow(x, dim, start, length):
     >>> st.arange(10).narrow(0, 2, 3).tolist()
     [2, 3, 4]
     """
+    if x.ndim == 0:
+        raise ArgumentError("narrow() cannot be applied to a 0-dim tensor.")
     d = normalize_dim(dim, x.ndim)
     size = x.shape[d]
     # torch's bounds: a slice would silently clip (or wrap a negative stop) instead.
@@ -419,7 +427,7 @@ def select(x, dim, index):
 
 
 @bind("split")
-def split(x, split_size_or_sections, dim=0):
+def split(x, split_size_or_sections=None, dim=0, *, split_size=None):
     """Views of consecutive pieces along ``dim``: pieces of a size, or of given sizes.
 
     Examples
@@ -428,6 +436,10 @@ def split(x, split_size_or_sections, dim=0):
     >>> [p.tolist() for p in st.split(st.arange(5), 2)]
     [[0, 1], [2, 3], [4]]
     """
+    if split_size is not None:  # the method's keyword in torch: x.split(split_size=2)
+        split_size_or_sections = split_size
+    if x.ndim == 0:
+        raise ArgumentError("split expects at least a 1-dimensional tensor")
     d = normalize_dim(dim, x.ndim)
     n = x.shape[d]
     if isinstance(split_size_or_sections, numbers.Integral):
@@ -457,6 +469,8 @@ def chunk(x, chunks, dim=0):
     >>> [p.tolist() for p in st.chunk(st.arange(5), 3)]
     [[0, 1], [2, 3], [4]]
     """
+    if x.ndim == 0:
+        raise ArgumentError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise ArgumentError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = x.shape[normalize_dim(dim, x.ndim)]
@@ -475,6 +489,8 @@ def unbind(x, dim=0):
     >>> [r.tolist() for r in st.unbind(st.tensor([[1, 2], [3, 4]]))]
     [[1, 2], [3, 4]]
     """
+    if x.ndim == 0:
+        raise DimError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = normalize_dim(dim, x.ndim)
     return tuple(select(x, d, i) for i in range(x.shape[d]))
 
@@ -489,8 +505,8 @@ def _iter(self):
 
 # ----------------------------------------------------------------------- flip and roll
 @bind("flip")
-def flip(x, dims):
-    """A copy with the order of elements reversed along ``dims``.
+def flip(x, dims, *more):
+    """A copy with the order of elements reversed along ``dims`` (``x.flip(0, 1)`` too).
 
     Examples
     --------
@@ -498,9 +514,42 @@ def flip(x, dims):
     >>> st.flip(st.arange(4), [0]).tolist()
     [3, 2, 1, 0]
     """
-    ds = {normalize_dim(d, x.ndim) for d in ([dims] if isinstance(dims, int) else dims)}
+    dims = (dims, *more) if more else [dims] if isinstance(dims, int) else list(dims)
+    ds = {normalize_dim(d, x.ndim) for d in dims}
+    if len(ds) != len(dims):  # torch refuses a dim named twice (-1 and 1 of 2-d too)
+        raise ArgumentError(f"flip: a dim appears multiple times in the list of dims {dims}")
     key = tuple(slice(None, None, -1) if d in ds else slice(None) for d in range(x.ndim))
     return x[key].clone()
+
+
+@bind("fliplr")
+def fliplr(x):
+    """Reverse dim 1 (a copy); ``x`` must be at least 2-d, as ``torch.fliplr``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.fliplr(st.tensor([[1, 2, 3]])).tolist()
+    [[3, 2, 1]]
+    """
+    if x.ndim < 2:
+        raise ArgumentError(f"fliplr: Input must be >= 2-d, got a {x.ndim}-d tensor")
+    return flip(x, [1])
+
+
+@bind("flipud")
+def flipud(x):
+    """Reverse dim 0 (a copy); ``x`` must be at least 1-d, as ``torch.flipud``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.flipud(st.tensor([1, 2, 3])).tolist()
+    [3, 2, 1]
+    """
+    if x.ndim < 1:
+        raise ArgumentError("flipud: Input must be >= 1-d, got a 0-d tensor")
+    return flip(x, [0])
 
 
 @bind("roll")
@@ -527,6 +576,8 @@ def roll(x, shifts, dims=None):
         raise ArgumentError(f"roll: shifts {shifts} and dims {dims} must have the same length")
     out = x
     for s, d in zip(shifts, dims):
+        if x.ndim == 0:  # torch: dims name nothing in a 0-d tensor (with dims=None it rolls)
+            raise DimError(f"roll: Dimension specified as {d} but tensor has no dimensions")
         d = normalize_dim(d, x.ndim)
         n = x.shape[d]
         s = int(s) % n if n else 0
@@ -537,4 +588,4 @@ def roll(x, shifts, dims=None):
     return out if out is not x else x.clone()
 
 
-concatenate = cat  # the Array API / NumPy name
+concatenate = concat = cat  # the Array API / NumPy name, and torch's alias

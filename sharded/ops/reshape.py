@@ -22,7 +22,7 @@ import math
 from ..core.dataflow import Operand, as_view, map_shards
 from ..core.dispatch import apply, placement
 from ..core.registry import bind, kernel, primitive, vjp
-from ..errors import DimError, LayoutMismatch, ShapeError, ViewError
+from ..errors import ArgumentError, DimError, LayoutMismatch, ShapeError, ViewError
 from ..layout import Layout, normalize_dim, split_sizes
 from ..tensor import contiguous_strides
 
@@ -285,7 +285,7 @@ def _reshape_view_vjp(gs, node):
 
 
 @bind("view", prim="reshape_view")
-def view(x, *shape):
+def view(x, *shape, size=None):
     """The same data with a new shape, sharing storage (like ``torch.Tensor.view``).
 
     Examples
@@ -294,7 +294,7 @@ def view(x, *shape):
     >>> st.arange(12, shards=2).view(4, -1).shape
     sharded.Size([4, 3])
     """
-    new = infer_shape(_sizes(shape), x.numel())
+    new = infer_shape(_sizes(shape if size is None else (size,)), x.numel())  # torch's size=
     strides = view_strides(x.shape, x.stride(), new)
     if strides is None:
         raise ViewError(
@@ -313,7 +313,7 @@ def view(x, *shape):
 
 
 @bind("reshape", prim="reshape_view")
-def reshape(x, *shape):
+def reshape(x, *sizes, shape=None):
     """A tensor of the new shape: a view when :func:`view` can share storage, otherwise a
     copy resharded worker to worker.
 
@@ -323,7 +323,7 @@ def reshape(x, *shape):
     >>> st.arange(12, shards=3, dim=0).reshape(3, 4).sum(1).tolist()
     [6, 22, 38]
     """
-    new = infer_shape(_sizes(shape), x.numel())
+    new = infer_shape(_sizes(sizes if shape is None else (shape,)), x.numel())  # torch's shape=
     if x.numel() == 0:
         return _empty(x, new)
     strides = view_strides(x.shape, x.stride(), new)
@@ -345,9 +345,9 @@ def flatten(x, start_dim=0, end_dim=-1):
     >>> st.zeros(2, 3, 4).flatten(1).shape
     sharded.Size([2, 12])
     """
+    a, b = normalize_dim(start_dim, x.ndim), normalize_dim(end_dim, x.ndim)
     if x.ndim == 0:
         return reshape(x, 1)
-    a, b = normalize_dim(start_dim, x.ndim), normalize_dim(end_dim, x.ndim)
     if a > b:
         raise DimError(
             f"flatten() has invalid args: start_dim {start_dim} cannot come after end_dim {end_dim}"
@@ -382,8 +382,10 @@ def squeeze(x, dim=None):
     if dim is None:
         drop = {d for d, n in enumerate(x.shape) if n == 1}
     else:
-        ds = [dim] if isinstance(dim, int) else list(dim)
-        drop = {normalize_dim(d, x.ndim) for d in ds if x.shape[normalize_dim(d, x.ndim)] == 1}
+        ds = [normalize_dim(d, x.ndim) for d in ([dim] if isinstance(dim, int) else dim)]
+        if len(set(ds)) != len(ds):  # torch refuses a dim named twice
+            raise ArgumentError(f"squeeze: a dim appears multiple times in the list of dims {dim}")
+        drop = {d for d in ds if x.ndim and x.shape[d] == 1}  # 0-d: dims 0/-1 drop nothing
     if not drop:
         return x
     keep = [d for d in range(x.ndim) if d not in drop]
@@ -494,7 +496,7 @@ def _expand_vjp(gs, node):
 
 
 @bind("expand", prim="expand")
-def expand(x, *sizes):
+def expand(x, *sizes, size=None):
     """Repeat size-1 dims without copying (a view; ``-1`` keeps a size). As in torch, an
     in-place write to it raises where two of its elements share memory, and works where
     none do (``st.zeros(1).expand(1, 1)``, or a view of one expanded row).
@@ -505,7 +507,7 @@ def expand(x, *sizes):
     >>> st.tensor([[1], [2]]).expand(2, 3).tolist()
     [[1, 1, 1], [2, 2, 2]]
     """
-    sizes = _sizes(sizes)
+    sizes = _sizes(sizes if size is None else (size,))  # torch's keyword is size=
     if len(sizes) < x.ndim:
         raise ShapeError(
             f"expand: the number of sizes provided ({len(sizes)}) must be greater "
@@ -551,7 +553,8 @@ def expand_as(x, other):
     return expand(x, tuple(other.shape))
 
 
-def broadcast_to(x, shape):
+@bind("broadcast_to")
+def broadcast_to(x, size):
     """``x`` expanded to ``shape`` (a view), as ``torch.broadcast_to``.
 
     Examples
@@ -560,4 +563,4 @@ def broadcast_to(x, shape):
     >>> st.broadcast_to(st.tensor([1, 2]), (3, 2)).shape
     sharded.Size([3, 2])
     """
-    return expand(x, tuple(shape))
+    return expand(x, tuple(size))

@@ -15,8 +15,10 @@ import numpy as np
 from .. import dtypes as D
 from ..core.dispatch import apply, as_tensor, is_tensor
 from ..core.registry import bind
-from ..errors import ArgumentError, DTypeError, ShapeError
+from ..errors import ArgumentError, DimError, DTypeError, ShapeError
+from ..layout import broadcast_shapes as layout_broadcast_shapes
 from ..layout import normalize_dim
+from ..tensor import Size
 
 __all__ = [
     "tile",
@@ -26,11 +28,14 @@ __all__ = [
     "unflatten",
     "rot90",
     "broadcast_tensors",
+    "broadcast_shapes",
     "atleast_1d",
     "atleast_2d",
     "atleast_3d",
     "hstack",
     "vstack",
+    "row_stack",
+    "ravel",
     "dstack",
     "column_stack",
     "take",
@@ -53,7 +58,7 @@ def _sizes(args, name):
 
 # ------------------------------------------------------------------------ repeat and tile
 @bind("repeat")
-def repeat(self, *sizes):
+def repeat(self, *sizes, repeats=None):
     """Tile the tensor ``sizes[i]`` times along dim ``i`` (extra leading sizes add dims).
 
     Examples
@@ -62,7 +67,7 @@ def repeat(self, *sizes):
     >>> st.tensor([1, 2], shards=2).repeat(2, 2).tolist()
     [[1, 2, 1, 2], [1, 2, 1, 2]]
     """
-    reps = _sizes(sizes, "repeat")
+    reps = _sizes(sizes if repeats is None else (repeats,), "repeat")  # torch's repeats=
     if len(reps) < self.ndim:
         raise ArgumentError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions "
@@ -74,11 +79,12 @@ def repeat(self, *sizes):
     # (r0, s0, r1, s1, ...) broadcast from (1, s0, 1, s1, ...), then merged pairwise
     inter = self.reshape(*[v for s in shape for v in (1, s)]) if shape else self
     big = inter.expand(*[v for r, s in zip(reps, shape) for v in (r, s)]) if shape else inter
-    return big.reshape(*[r * s for r, s in zip(reps, shape)])
+    # always a new tensor, as torch (the reshape of an expand is one, not so of a no-op)
+    return big.reshape(*[r * s for r, s in zip(reps, shape)]).clone()
 
 
 @bind("tile")
-def tile(input, dims):
+def tile(input, dims, *more):
     """``repeat`` with ``dims`` padded by leading ones when shorter than the tensor's rank.
 
     Examples
@@ -88,7 +94,7 @@ def tile(input, dims):
     [[1, 2, 1, 2]]
     """
     x = _t(input)
-    reps = _sizes((dims,) if not isinstance(dims, (tuple, list)) else (dims,), "tile")
+    reps = _sizes((dims, *more) if more else (dims,), "tile")  # x.tile(2, 3) too
     reps = (1,) * (x.ndim - len(reps)) + reps
     return repeat(x, *reps)
 
@@ -111,6 +117,8 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     x = _t(input)
     if dim is None:
         x, d = x.reshape(-1), 0
+    elif x.ndim == 0:  # torch refuses every dim of a 0-d input here
+        raise DimError(f"repeat_interleave: dim {dim} is out of range for a 0-d tensor")
     else:
         d = normalize_dim(dim, x.ndim)
     n = x.shape[d]
@@ -136,6 +144,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         shape = list(x.shape)
         big = shape[: d + 1] + [int(r)] + shape[d + 1 :]
         out = x.unsqueeze(d + 1).expand(*big).reshape(*shape[:d], n * r, *shape[d + 1 :])
+        out = out.clone()  # a new tensor even for r == 1, as torch
     if output_size is not None and out.shape[d] != output_size:
         raise ShapeError(
             f"repeat_interleave: output_size={output_size} but the result has {out.shape[d]}"
@@ -167,12 +176,12 @@ def movedim(input, source, destination):
     for name, v in (("source", s), ("destination", t)):
         if len(set(v)) != len(v):
             raise ArgumentError(f"movedim: repeated dim in `{name}` ({v})")
-    order = [None] * x.ndim
+    order = [None] * max(x.ndim, 1)  # a 0-d tensor: dims 0 / -1 name the one "dim"
     for a, b in zip(s, t):
         order[b] = a
     rest = iter(d for d in range(x.ndim) if d not in s)
     order = [o if o is not None else next(rest) for o in order]
-    return x.permute(*order)
+    return x.permute(*order) if x.ndim else x
 
 
 moveaxis = movedim
@@ -261,6 +270,23 @@ def broadcast_tensors(*tensors):
     return tuple(t.expand(*shape) for t in ts)
 
 
+def broadcast_shapes(*shapes):
+    """The shape that ``shapes`` broadcast to (ints are 1-d shapes), as
+    ``torch.broadcast_shapes``; :class:`ShapeError` if they do not.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.broadcast_shapes((2, 1), (3,))
+    sharded.Size([2, 3])
+    """
+    shp = [(s,) if isinstance(s, numbers.Integral) else tuple(s) for s in shapes]
+    for s in shp:
+        if any(v < 0 for v in s):
+            raise ArgumentError(f"broadcast_shapes: negative size in shape {s}")
+    return Size(layout_broadcast_shapes(*shp, what="broadcast_shapes: "))
+
+
 def _atleast(n, tensors):
     single = len(tensors) == 1 and not isinstance(tensors[0], (list, tuple))
     ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
@@ -327,6 +353,32 @@ def view_as(self, other):
     return self.view(*other.shape)
 
 
+@bind("reshape_as")
+def reshape_as(self, other):
+    """``self.reshape(other.shape)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.arange(6).reshape_as(st.zeros(3, 2)).shape
+    sharded.Size([3, 2])
+    """
+    return self.reshape(*other.shape)
+
+
+@bind("ravel")
+def ravel(input):
+    """The tensor flattened to 1-d (a view when possible), as ``torch.ravel``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.ravel(st.zeros(2, 3)).shape
+    sharded.Size([6])
+    """
+    return _t(input).reshape(-1)
+
+
 @bind("type_as")
 def type_as(self, other):
     """``self`` converted to ``other``'s dtype.
@@ -349,8 +401,17 @@ def _stack(name, tensors, dim, prep):
     dt = ts[0].dtype
     for t in ts[1:]:
         dt = D.promote_types(dt, t.dtype)
-    ts = [t.to(dt) for t in ts]
+    # torch.cat's rules: a 1-d empty tensor is skipped, the others match but along ``dim``
+    ts = [t.to(dt) for t in ts if tuple(t.shape) != (0,)] or [ts[0].to(dt)]
     d = normalize_dim(dim, ts[0].ndim)
+    for i, t in enumerate(ts):
+        if t.ndim != ts[0].ndim or any(
+            a != b for k, (a, b) in enumerate(zip(t.shape, ts[0].shape)) if k != d
+        ):
+            raise ShapeError(
+                f"{name}: sizes of tensors must match except in dimension {d}; got "
+                f"{list(ts[0].shape)} and {list(t.shape)} (tensor {i})"
+            )
     return apply("cat", *ts, dim=d) if len(ts) > 1 else ts[0].clone()
 
 
@@ -377,6 +438,9 @@ def vstack(tensors):
     [[1, 2], [3, 4]]
     """
     return _stack("vstack", tensors, 0, atleast_2d)
+
+
+row_stack = vstack  # torch's alias
 
 
 def dstack(tensors):

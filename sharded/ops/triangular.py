@@ -16,7 +16,7 @@ from .. import dtypes as D
 from ..core.dataflow import as_view, map_shards
 from ..core.dispatch import apply, as_tensor, is_tensor, placement
 from ..core.registry import bind, kernel, primitive, vjp
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, DimError, ShapeError
 from ..layout import Layout, normalize_dim
 
 __all__ = [
@@ -293,8 +293,8 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     [[1, 0], [0, 2]]
     """
     v = _t(input)
-    if v.ndim == 0:
-        raise ArgumentError("diag_embed: input must be at least 1-dimensional")
+    if v.ndim == 0:  # torch: dim1=-2 is out of range for the 1-d result
+        raise DimError("diag_embed: input must be at least 1-dimensional, got a 0-d tensor")
     nd = v.ndim + 1
     d1, d2 = normalize_dim(dim1, nd), normalize_dim(dim2, nd)
     if d1 == d2:
@@ -310,12 +310,13 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     parts = [p for p in (_zeros(batch + (pre,), v.dtype), flat) if p.shape[-1]]
     if post:
         parts.append(_zeros(batch + (post,), v.dtype))
+    parts = parts or [flat]  # an empty input with offset 0: a 0 x 0 plane
     flat = apply("cat", *parts, dim=len(batch)) if len(parts) > 1 else parts[0]
     out = flat[..., : big * big].reshape(*batch, big, big)
     order, rest = [], iter(range(len(batch)))
     for p in range(nd):
         order.append(len(batch) if p == d1 else len(batch) + 1 if p == d2 else next(rest))
-    return out.permute(*order)
+    return out.permute(*order).contiguous()  # a new tensor with torch's contiguous strides
 
 
 @bind("diag")
@@ -332,8 +333,8 @@ def diag(input, diagonal=0):
     x = _t(input)
     if x.ndim == 1:
         return diag_embed(x, diagonal)
-    if x.ndim == 2:
-        return _diagonal(x, diagonal)
+    if x.ndim == 2:  # a copy in torch (``diagonal`` is the view)
+        return _diagonal(x, diagonal).clone()
     raise ArgumentError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D")
 
 

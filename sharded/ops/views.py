@@ -21,13 +21,15 @@ import itertools
 from ..core.dataflow import Operand, as_view, map_shards
 from ..core.dispatch import apply
 from ..core.registry import bind, kernel, primitive, vjp
-from ..errors import DimError
+from ..errors import ArgumentError, DimError
 from ..layout import Layout, normalize_dim
 
 __all__ = [
     "clone",
     "permute",
     "swapaxes",
+    "swapdims",
+    "adjoint",
     "t",
     "transpose",
 ]
@@ -77,7 +79,7 @@ def _permute_vjp(gs, node):
 
 
 @bind("permute", prim="permute")
-def permute(x, *dims):
+def permute(x, *dims, **kw):
     """Reorder dims (a view; chunk bounds move with their dims, no data moves).
 
     Examples
@@ -86,6 +88,10 @@ def permute(x, *dims):
     >>> st.zeros(2, 3, 4).permute(2, 0, 1).shape
     sharded.Size([4, 2, 3])
     """
+    if "dims" in kw:  # torch's keyword: permute(x, dims=(...))
+        dims = (kw.pop("dims"),)
+    if kw:
+        raise TypeError(f"permute() got unexpected keyword arguments {sorted(kw)}")
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(dims[0])
     dims = tuple(normalize_dim(int(d), x.ndim) for d in dims)
@@ -95,7 +101,7 @@ def permute(x, *dims):
     return as_view(apply("permute", x, dims), x, [st_[d] for d in dims], x.storage_offset())
 
 
-@bind("transpose", "swapaxes")
+@bind("transpose", "swapdims")
 def transpose(x, dim0, dim1):
     """Swap two dims (a view).
 
@@ -105,15 +111,28 @@ def transpose(x, dim0, dim1):
     >>> st.zeros(2, 3).transpose(0, 1).shape
     sharded.Size([3, 2])
     """
-    if x.ndim == 0:
-        return x
     a, b = normalize_dim(dim0, x.ndim), normalize_dim(dim1, x.ndim)
+    if x.ndim == 0:  # dims 0 and -1 name the one "dim" of a 0-d tensor
+        return x
     dims = list(range(x.ndim))
     dims[a], dims[b] = b, a
     return permute(x, dims)
 
 
-swapaxes = transpose
+swapdims = transpose
+
+
+@bind("swapaxes")
+def swapaxes(x, axis0, axis1):
+    """``transpose`` with NumPy's keyword names ``axis0``/``axis1`` (torch's alias).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.swapaxes(st.zeros(2, 3), axis0=0, axis1=1).shape
+    sharded.Size([3, 2])
+    """
+    return transpose(x, axis0, axis1)
 
 
 @bind("t")
@@ -152,11 +171,43 @@ def _matrix_transpose(x):
     >>> st.zeros(5, 2, 3).mT.shape
     sharded.Size([5, 3, 2])
     """
-    return transpose(x, -2, -1)
+    return transpose(x, -2, -1) if x.ndim else x  # torch: the identity on a 0-d tensor
+
+
+@bind("adjoint")
+def adjoint(x):
+    """The conjugate transpose of the last two dims (``x.mH``; ``x.mT`` for a real tensor).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.tensor([[1j, 2j]]).mH.tolist()
+    [[-1j], [-2j]]
+    """
+    if x.ndim == 0:  # torch: a 0-d tensor's conjugate
+        return x.conj() if x.is_complex() else x
+    if x.ndim < 2:
+        raise ArgumentError(
+            "adjoint() is only supported on matrices or batches of matrices. "
+            f"Got {x.ndim}-D tensor."
+        )
+    y = transpose(x, -2, -1)
+    return y.conj() if x.is_complex() else y
+
+
+def _hermitian(x):
+    """``x.H``: the conjugate transpose of a matrix (2-D only, as torch)."""
+    if x.ndim not in (0, 2):
+        raise ArgumentError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {x.ndim}-D tensor."
+        )
+    return adjoint(x)
 
 
 bind("T")(property(_reversed_dims))
 bind("mT")(property(_matrix_transpose))
+bind("mH")(property(adjoint))
+bind("H")(property(_hermitian))
 
 
 # ----------------------------------------------------------------------- basic indexing

@@ -340,3 +340,162 @@ def test_chunk_of_an_empty_dim_gives_chunks_empty_pieces_like_torch():
     assert [tuple(p.shape) for p in st.split(st.zeros(0, 3), 2)] == [(0, 3)]  # split: one
     assert [tuple(p.shape) for p in st.chunk(st.zeros(6), 4)] == [(2,), (2,), (2,)]
     assert [tuple(p.shape) for p in st.chunk(st.zeros(1, 3), 2)] == [(1, 3)]
+
+
+# ------------------------------------------------- audit against torch (answers as literals)
+@pytest.mark.parametrize("place", [dict(shards=1), dict(shards=3), dict(shards=2, dim=1)])
+def test_cat_skips_1d_empty_inputs_as_torch(place):
+    x = st.from_numpy(A, **place)
+    e = st.from_numpy(np.zeros(0, np.float64))
+    assert_matches_numpy(st.cat([e, x, e]), A)  # torch: a (0,) tensor joins anything
+    assert_matches_numpy(st.cat([e, x], dim=1), A)
+    assert_matches_numpy(st.concat([x, x], dim=-1), np.concatenate([A, A], 1))
+    r = st.cat([st.zeros(0, dtype=st.float64), st.ones(2, 2)])
+    assert r.dtype == st.float64 and tuple(r.shape) == (2, 2)  # still promotes the dtype
+    assert tuple(st.cat([e, e]).shape) == (0,)
+    with pytest.raises(IndexError):
+        st.cat([e, x], dim=2)
+    with pytest.raises(ValueError):
+        st.cat([x, st.zeros(0, 6)], dim=1)  # a 2-d empty one is not skipped
+
+
+def test_stack_family_checks_sizes_as_torch():
+    for f in (st.vstack, st.row_stack, st.dstack, st.column_stack):
+        with pytest.raises(RuntimeError):
+            f([st.ones(2), st.ones(3)])  # torch: sizes must match (vstack gave a (2, 2))
+    for f in (st.hstack, st.vstack, st.dstack, st.column_stack):
+        with pytest.raises(RuntimeError):
+            f([st.ones(2, 2), st.ones(3, 3)])
+    assert st.row_stack([st.tensor([1, 2]), st.tensor([3, 4])]).tolist() == [[1, 2], [3, 4]]
+    assert st.hstack([st.zeros(0), st.ones(2, 3)]).shape == (2, 3)  # (0,) skipped
+
+
+@pytest.mark.parametrize("place", [dict(shards=1), dict(shards=3), dict(shards=2, dim=1)])
+def test_flip_forms_and_errors(place):
+    x = st.from_numpy(A, **place)
+    assert_matches_numpy(x.flip(0, 1), A[::-1, ::-1])  # varargs method form
+    assert_matches_numpy(st.fliplr(x), A[:, ::-1])
+    assert_matches_numpy(x.flipud(), A[::-1])
+    assert_matches_numpy(st.flip(x, dims=(-1,)), A[:, ::-1])
+    for bad in ([0, 0], [1, -1]):
+        with pytest.raises(RuntimeError):
+            x.flip(bad)
+    with pytest.raises(RuntimeError):
+        st.fliplr(st.ones(3))  # torch: Input must be >= 2-d
+    with pytest.raises(RuntimeError):
+        st.flipud(st.tensor(1.0))
+
+
+def test_zero_dim_inputs_raise_typed_errors_as_torch():
+    s = st.tensor(1.0)
+    for f, kind in [
+        (lambda: st.split(s, 1), RuntimeError),
+        (lambda: st.chunk(s, 1), RuntimeError),
+        (lambda: st.unbind(s), IndexError),
+        (lambda: s.narrow(0, 0, 1), RuntimeError),
+        (lambda: st.roll(s, 1, 0), IndexError),
+        (lambda: st.tensor_split(s, 2), RuntimeError),
+    ]:
+        with pytest.raises(kind) as e:
+            f()
+        assert isinstance(e.value, st.ShardedError)
+    assert st.roll(s, 3).item() == 1.0  # without dims it rolls the flattened tensor
+
+
+@pytest.mark.parametrize("place", [dict(shards=1), dict(shards=3), dict(shards=2, dim=1)])
+def test_tensor_split_and_hvdsplit(place):
+    a = np.arange(42.0).reshape(7, 6)
+    x = st.from_numpy(a, **place)
+
+    def same(got, want):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_matches_numpy(g, w)
+
+    # torch: 7 in 3 sections -> 3, 2, 2; indices slice like Python, clipped, possibly empty
+    same(st.tensor_split(x, 3), [a[:3], a[3:5], a[5:]])
+    same(x.tensor_split(4, dim=1), [a[:, :2], a[:, 2:4], a[:, 4:5], a[:, 5:]])
+    same(st.tensor_split(x, [5, 2]), [a[:5], a[5:2], a[2:]])
+    same(st.tensor_split(x, (-1,), dim=1), [a[:, :-1], a[:, -1:]])
+    same(st.tensor_split(x, [9]), [a, a[7:]])
+    same(st.tensor_split(x, st.tensor([1, 3]), dim=0), [a[:1], a[1:3], a[3:]])
+    same(st.tensor_split(x, st.tensor(2), dim=1), [a[:, :3], a[:, 3:]])
+    same(st.tensor_split(x, 9), [a[i : i + 1] for i in range(7)] + [a[7:], a[7:]])
+    same(st.hsplit(x, 3), [a[:, :2], a[:, 2:4], a[:, 4:]])
+    same(x.vsplit([1, 4]), [a[:1], a[1:4], a[4:]])
+    same(st.hsplit(st.arange(6.0), 2), [np.arange(3.0), np.arange(3.0, 6)])
+    b = np.arange(24.0).reshape(2, 2, 6)
+    same(st.dsplit(st.from_numpy(b), [2]), [b[:, :, :2], b[:, :, 2:]])
+    for bad in (0, -1):
+        with pytest.raises(RuntimeError):
+            st.tensor_split(x, bad)
+    with pytest.raises(RuntimeError):
+        st.hsplit(x, 4)  # 6 is not divisible by 4
+    with pytest.raises(RuntimeError):
+        st.vsplit(st.ones(4), 2)  # needs 2 dims
+    with pytest.raises(RuntimeError):
+        st.dsplit(x, 2)  # needs 3 dims
+    with pytest.raises(TypeError):
+        st.tensor_split(x, st.tensor([1.0]))  # torch: indices must be long
+    # the pieces are views: a write through one is seen in the base
+    p = st.tensor_split(x, [2])[1]
+    p.add_(1000)
+    assert_matches_numpy(x, np.concatenate([a[:2], a[2:] + 1000]))
+
+
+@pytest.mark.parametrize("place", [dict(shards=1), dict(shards=3), dict(shards=2, dim=1)])
+def test_unfold_windows_and_gradient(place):
+    a = np.arange(42.0).reshape(7, 6)
+
+    def windows(arr, d, size, step):
+        d %= arr.ndim
+        n = (arr.shape[d] - size) // step + 1
+        w = [np.take(arr, range(i * step, i * step + size), axis=d) for i in range(n)]
+        return np.moveaxis(np.stack(w, axis=d), d + 1, -1)
+
+    x = st.from_numpy(a, **place)
+    for d, size, step in [(0, 2, 1), (0, 3, 2), (1, 2, 2), (-1, 6, 1), (1, 4, 5), (0, 0, 3)]:
+        assert_matches_numpy(x.unfold(d, size, step), windows(a, d, size, step))
+    assert x.unfold(0, 2, 1).shape == (6, 6, 2)
+    assert st.tensor(2.0).unfold(0, 1, 1).tolist() == [2.0]  # torch: a 0-d tensor -> (1,)
+    for args in [(0, 8, 1), (0, 1, 0), (0, -1, 1)]:
+        with pytest.raises(RuntimeError):
+            x.unfold(*args)
+    with pytest.raises(IndexError):
+        x.unfold(2, 1, 1)
+    # overlapping windows: every element's gradient counts the windows that hold it
+    x = st.from_numpy(np.arange(5.0), requires_grad=True, **place if place.get("dim") != 1 else {})
+    x.unfold(0, 3, 1).sum().backward()
+    assert x.grad.tolist() == [1.0, 2.0, 3.0, 2.0, 1.0]
+
+
+def test_torch_keyword_names_and_block_diag():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = st.from_numpy(a, shards=2)
+    assert [p.shape for p in x.split(split_size=2, dim=1)] == [(2, 2, 4), (2, 1, 4)]
+    assert [p.shape for p in st.tensor_split(x, sections=2, dim=2)] == [(2, 3, 2)] * 2
+    assert [p.shape for p in x.tensor_split(indices=[1], dim=1)] == [(2, 1, 4), (2, 2, 4)]
+    assert [p.shape for p in st.hsplit(x, sections=3)] == [(2, 1, 4)] * 3
+    assert_matches_numpy(st.swapaxes(x, axis0=0, axis1=2), a.swapaxes(0, 2))
+    assert_matches_numpy(st.permute(x, dims=(2, 0, 1)), a.transpose(2, 0, 1))
+    assert_matches_numpy(x.repeat(repeats=(1, 2, 1)), np.tile(a, (1, 2, 1)))
+    assert_matches_numpy(x[:, :1].expand(size=(2, 3, 4)), np.broadcast_to(a[:, :1], (2, 3, 4)))
+    assert_matches_numpy(st.broadcast_to(x, size=(2, 2, 3, 4)), np.broadcast_to(a, (2, 2, 3, 4)))
+    assert_matches_numpy(x.view(size=(6, 4)), a.reshape(6, 4))
+    assert_matches_numpy(st.reshape(x, shape=(4, 6)), a.reshape(4, 6))
+    y = st.narrow_copy(x, 2, 1, 2)
+    y.add_(100)  # a copy: the base is untouched
+    assert_matches_numpy(x, a)
+    assert_matches_numpy(y, a[:, :, 1:3] + 100)
+    # torch.block_diag: 0-d -> 1x1, 1-d -> a row, dtypes promote, zeros elsewhere
+    got = st.block_diag(st.tensor(1), st.tensor([2.0, 3.0]), st.ones(2, 1, dtype=st.float64))
+    want = [[1, 0, 0, 0], [0, 2, 3, 0], [0, 0, 0, 1], [0, 0, 0, 1]]
+    assert_matches_numpy(got, np.array(want, np.float64), dtype=st.float64)
+    assert st.block_diag().shape == (1, 0)
+    assert st.block_diag(st.zeros(0, 2), st.ones(1, 0)).shape == (1, 2)
+    assert st.block_diag(st.tensor([True]), st.tensor([2])).dtype == st.int64
+    with pytest.raises(RuntimeError):
+        st.block_diag(st.ones(2, 2, 2))
+    w = st.from_numpy(np.arange(4.0).reshape(2, 2), requires_grad=True)
+    (st.block_diag(w, w) * st.arange(16.0).reshape(4, 4)).sum().backward()
+    assert w.grad.tolist() == [[0 + 10, 1 + 11], [4 + 14, 5 + 15]]

@@ -155,3 +155,21 @@ def test_an_empty_view_keeps_the_graph(f):
     (y * 2).sum().backward()
     assert x.grad is not None and x.grad.shape == (0, 3)
     assert not f(st.zeros(0, 3)).requires_grad
+
+
+# ------------------------------------------------- audit against torch (answers as literals)
+def test_squeeze_flatten_zero_dim_and_repeated_dims():
+    s = st.tensor(2.0)
+    for d in (0, -1, (0,), (-1,), ()):
+        assert s.squeeze(d).shape == ()  # torch: 0 and -1 name the one "dim" of a 0-d tensor
+    with pytest.raises(IndexError):
+        s.squeeze(1)
+    for d in ((0, 0), (0, -3)):
+        with pytest.raises(RuntimeError):  # torch: dim 0 appears multiple times
+            st.zeros(1, 2, 1).squeeze(d)
+    assert st.zeros(1, 2, 1).squeeze((0, -1)).shape == (2,)
+    assert s.flatten(0, -1).shape == (1,)
+    with pytest.raises(IndexError):
+        s.flatten(1, 2)
+    x = st.from_numpy(A, shards=3)
+    assert_matches_numpy(x[:, :1].broadcast_to((7, 6)), np.broadcast_to(A[:, :1], (7, 6)))

@@ -111,3 +111,46 @@ def test_shape_gradients(place):
     assert check(lambda t: st.movedim(t, 0, 1), (x,))
     assert check(lambda t: st.take(t, st.tensor([[1, 11], [0, 1]])), (x,))
     assert check(lambda t: st.column_stack([t, t]), (x,))
+
+
+# ------------------------------------------------- audit against torch (answers as literals)
+@pytest.mark.parametrize("place", GRAD_PLACES)
+def test_repeat_tile_interleave_always_copy(place):
+    # torch: repeat/tile/repeat_interleave return a new tensor even when nothing repeats
+    x = st.from_numpy(A, **place)
+    for y in (
+        x.repeat(1, 1),
+        x.tile((1,)),
+        x.tile(1, 1),
+        x.repeat_interleave(1, 0),
+        st.tile(x, ()),
+    ):
+        y.add_(100)
+        assert_matches_numpy(x, A)
+    assert_matches_numpy(x.tile(2, 1), np.tile(A, (2, 1)))  # varargs method form
+    y = st.tensor(3.0).repeat(2)
+    assert y.tolist() == [3.0, 3.0] and y.stride() == (1,) and y.is_contiguous()
+
+
+def test_zero_dim_dims_as_torch():
+    s = st.tensor(5.0)
+    with pytest.raises(IndexError):  # torch refuses any dim of a 0-d input here
+        st.repeat_interleave(s, 2, dim=0)
+    assert st.repeat_interleave(s, 2).tolist() == [5.0, 5.0]
+    for src, dst in [(0, -1), (-1, 0), ([0], [0])]:
+        assert st.movedim(s, src, dst).item() == 5.0  # dims 0/-1 name the one "dim"
+    with pytest.raises(IndexError):
+        st.movedim(s, 1, 0)
+
+
+def test_broadcast_shapes_ravel_reshape_as():
+    assert st.broadcast_shapes((3, 1), (2, 1, 4)) == (2, 3, 4)
+    assert st.broadcast_shapes(2, (3, 1)) == (3, 2)
+    assert st.broadcast_shapes() == ()
+    assert isinstance(st.broadcast_shapes((1,)), st.Size)
+    with pytest.raises(RuntimeError):
+        st.broadcast_shapes((2,), (3,))
+    x = st.from_numpy(A, shards=3)
+    assert_matches_numpy(st.ravel(x), A.ravel())
+    assert_matches_numpy(x.t().ravel(), A.T.ravel())
+    assert_matches_numpy(x.reshape_as(st.zeros(4, 7)), A.reshape(4, 7))

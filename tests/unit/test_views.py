@@ -584,3 +584,46 @@ def test_hypothesis_shape_op_chains_match_numpy():
             assert_matches_numpy(x, np.where(hit.reshape(base.shape), -1, 1) * (base + 1))
 
     run()
+
+
+# ------------------------------------------------- audit against torch (answers as literals)
+@pytest.mark.parametrize("place", [dict(shards=1), dict(shards=2), dict(shards=2, dim=1)])
+def test_swapdims_adjoint_mh(place):
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = st.from_numpy(a, **place)
+    assert_matches_numpy(st.swapdims(x, 0, -1), a.swapaxes(0, -1))
+    assert_matches_numpy(x.swapdims(1, 2), a.swapaxes(1, 2))
+    assert_matches_numpy(x.mH, a.swapaxes(-1, -2))
+    c = a[0] + 1j * a[1]
+    z = st.from_numpy(c, **place if place.get("dim") != 1 else {})
+    for y in (z.mH, z.H, z.adjoint(), st.adjoint(z)):
+        assert_matches_numpy(y, c.conj().T)
+    s = st.tensor(1 + 2j)
+    assert s.mT.item() == 1 + 2j and s.mH.item() == 1 - 2j and s.H.item() == 1 - 2j
+    for f in (lambda v: v.mH, lambda v: v.H, st.adjoint):
+        with pytest.raises(RuntimeError):
+            f(st.ones(3))  # torch: matrices only
+    with pytest.raises(RuntimeError):
+        x.H  # noqa: B018  (torch: 2-D only, mH for batches)
+    with pytest.raises(IndexError):  # torch checks the dims of a 0-d tensor too
+        st.tensor(1.0).transpose(0, 1)
+
+
+@pytest.mark.parametrize("place", [dict(shards=1), dict(shards=2), dict(shards=2, dim=1)])
+def test_diag_copies_and_diag_embed_contiguous(place):
+    x = st.from_numpy(A[:4, :4].copy(), **place)
+    d = st.diag(x, 1)
+    assert d.stride() == (1,) and d.is_contiguous()
+    d.add_(100)  # torch.diag of a matrix is a new tensor (diagonal() is the view)
+    assert_matches_numpy(x, A[:4, :4])
+    v = st.from_numpy(np.arange(6.0).reshape(2, 3), **place)
+    e = st.diag_embed(v, 1)
+    assert e.shape == (2, 4, 4) and e.stride() == (16, 4, 1) and e.is_contiguous()
+    assert e.numpy()[1].tolist() == np.diag(np.arange(3.0, 6), 1).tolist()
+    e = st.diag_embed(v, 0, 0, -1)
+    assert e.shape == (3, 2, 3) and e.stride() == (6, 3, 1)
+    assert st.diag(st.zeros(0)).shape == (0, 0)  # an empty vector: a 0 x 0 matrix
+    assert st.diag_embed(st.zeros(2, 0)).shape == (2, 0, 0)
+    assert st.diag(st.zeros(0), -2).tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    with pytest.raises(IndexError):
+        st.diag_embed(st.tensor(1.0))
