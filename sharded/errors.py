@@ -46,6 +46,24 @@ class DTypeError(ShardedError, TypeError):
     """An unsupported dtype, or an op that is not defined for the operand's dtype."""
 
 
+class DTypeNotImplemented(DTypeError, NotImplementedError):
+    """A dtype an op has no kernel for, where torch raises ``NotImplementedError`` or
+    ``RuntimeError`` (``"kthvalue_cpu" not implemented for 'Bool'``, ``quantile()`` of an
+    integer tensor): a :class:`DTypeError` (``TypeError``) and a ``RuntimeError`` too."""
+
+
+class ArgumentTypeError(ArgumentError, TypeError):
+    """An argument of the wrong Python type where torch's argument parser raises
+    ``TypeError`` (``topk(x, 2.0)``, ``sort(x, descending=1)``): an :class:`ArgumentError`
+    (``ValueError``) and a ``TypeError`` too."""
+
+
+class ArgumentRuntimeError(ArgumentError, RuntimeError):
+    """An argument value torch refuses with ``RuntimeError`` (``topk``'s ``k`` out of range,
+    ``quantile``'s ``q`` outside ``[0, 1]`` or an empty input): an :class:`ArgumentError`
+    (``ValueError``) and a ``RuntimeError`` too."""
+
+
 class DivisionByZero(ShardedError, ZeroDivisionError, RuntimeError):
     """Integer ``//`` or ``%`` by zero (torch raises ``RuntimeError: ZeroDivisionError``)."""
 

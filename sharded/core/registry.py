@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DTypeError
+from ..errors import DTypeNotImplemented
 from ..runtime.worker import KERNELS
 from ..tensor import ShardedTensor
 
@@ -181,14 +181,17 @@ def no_complex(*names, label=None) -> None:
 
 
 def refuse_complex(name, args) -> None:
-    """Raise :class:`~sharded.errors.DTypeError` if primitive ``name`` (marked with
-    :func:`no_complex`) got a complex tensor, NumPy array or Python number."""
+    """Raise :class:`~sharded.errors.DTypeNotImplemented` (a ``DTypeError`` and, as in torch,
+    a ``RuntimeError``) if primitive ``name`` (marked with :func:`no_complex`) got a complex
+    tensor, NumPy array or Python number."""
     for a in args:
         dt = getattr(a, "dtype", None)
         kind = None if dt is None else getattr(dt, "np", dt).kind
         if isinstance(a, complex) or kind == "c":
             what = dt.name if isinstance(a, ShardedTensor) else type(a).__name__
-            raise DTypeError(f"{NO_COMPLEX[name]} is not supported for complex inputs (got {what})")
+            raise DTypeNotImplemented(  # torch: RuntimeError/NotImplementedError
+                f"{NO_COMPLEX[name]} is not supported for complex inputs (got {what})"
+            )
 
 
 # ------------------------------------------------------------------------ public names

@@ -40,10 +40,15 @@ import numpy as np
 
 from .. import dtypes as D
 from ..core.dataflow import Operand
-from ..core.dispatch import apply, as_tensor, is_tensor
-from ..core.registry import bind, primitive, vjp
+from ..core.dispatch import apply, as_tensor, is_tensor, placement
+from ..core.registry import bind, no_complex, primitive, vjp
 from ..core.tree import combine_tree, reduce_groups, reduce_layout
-from ..errors import ArgumentError, DimError, DTypeError
+from ..errors import (
+    ArgumentRuntimeError,
+    ArgumentTypeError,
+    DimError,
+    DTypeNotImplemented,
+)
 from ..layout import Layout, normalize_dim
 from . import order_kernels as K
 
@@ -80,6 +85,25 @@ def _dim(x, dim):
     return normalize_dim(dim, x.ndim)
 
 
+def _check_k(name, k):
+    """torch's parser takes an int ``k`` only (``TypeError`` otherwise, bools too)."""
+    if not isinstance(k, (int, np.integer)) or isinstance(k, (bool, np.bool_)):
+        raise ArgumentTypeError(f"{name}(): argument 'k' must be int, not {type(k).__name__}")
+
+
+def _no_bool(name, x, kernel, reached=True):
+    """torch has no CPU kernel of these for bool (``NotImplementedError``) where ``reached``
+    (its 0-d kthvalue and empty median() return before the kernel)."""
+    if x.dtype == D.bool_ and reached:
+        raise DTypeNotImplemented(f"{name}(): \"{kernel}\" not implemented for 'Bool'")
+
+
+def _nonempty(name, x, d):
+    """torch's IndexError for a reduction along a dim of size 0."""
+    if x.ndim and x.shape[d] == 0:
+        raise DimError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
 def _split(lay, d) -> bool:
     return not lay.is_replicated and len(lay.bounds[d]) > 2
 
@@ -102,7 +126,10 @@ def _scatter_grad(x, g, idx, d):
     coords[d] = ii
     coords = tuple(c.reshape(-1) for c in coords)
     z = apply("full", x._layout, 0, g.dtype)
-    apply("scatter_add", z, coords, g.reshape(-1), target=z)
+    vals = g.reshape(-1)
+    if vals._layout.is_replicated:  # every replica would add its copy: send one
+        vals = vals.reshard(dim=0, shards=1)
+    apply("scatter_add", z, coords, vals, target=z)
     return z
 
 
@@ -181,11 +208,16 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     x = _tensor(input)
     d = _dim(x, dim)
     n = x.shape[d] if x.ndim else 1
-    if not isinstance(k, (int, np.integer)) or not 0 <= k <= n:
-        raise ArgumentError(f"topk(): selected index k={k} out of range for dim {d} of size {n}")
-    if x.ndim == 0:
-        v, i = apply("topk", x.reshape(1), int(k), 0, bool(largest), bool(sorted))
-        return TopK(v.reshape(()) if k else v.reshape(0), i.reshape(()) if k else i.reshape(0))
+    _check_k("topk", k)
+    if not 0 <= k <= n:
+        raise ArgumentRuntimeError(
+            f"topk(): selected index k={k} out of range for dim {d} of size {n}"
+        )
+    if x.dtype == D.bool_:
+        raise DTypeNotImplemented("topk does not support bool dtypes on CPU (as torch)")
+    if x.ndim == 0:  # torch: the element itself, 0-d, for k 0 and 1 alike
+        v, i = apply("topk", x.reshape(1), 1, 0, bool(largest), bool(sorted))
+        return TopK(v.reshape(()), i.reshape(()))
     return TopK(*apply("topk", x, int(k), d, bool(largest), bool(sorted)))
 
 
@@ -250,9 +282,16 @@ def _select_plan(ex, x, dim, keepdim, kind, arg):
     return _select(ex, x, dim, keepdim, kind, arg, False, None)
 
 
-@vjp("select", save_out=(1,))
+no_complex("select", label="kthvalue/median/nanmedian")  # torch: "not implemented for Complex"
+
+
+@vjp("select", save_out=(0, 1))
 def _select_vjp(gs, node):
-    x, dim, keepdim = node.args[:3]
+    x, dim, keepdim, _, arg = node.args
+    if arg == "even":  # median() of all elements: torch spreads the gradient evenly over
+        v = node.saved["out"][0]  # the elements equal to it (every NaN when it is NaN)
+        mask = (x == v) | (x.isnan() & v.isnan())
+        return (mask * (gs[0] / mask.sum()), None, None, None, None)
     g, idx = gs[0], node.saved["out"][1]
     if not keepdim:
         g, idx = g.unsqueeze(dim), idx.unsqueeze(dim)
@@ -283,22 +322,26 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     x = _tensor(input)
     d = _dim(x, dim)
     n = x.shape[d] if x.ndim else 1
-    if not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
-        raise ArgumentError(
+    _check_k("kthvalue", k)
+    _nonempty("kthvalue", x, d)
+    if not 1 <= k <= n:
+        raise ArgumentRuntimeError(
             f"kthvalue(): selected number k={k} out of range for dimension {d} of size {n}"
         )
+    _no_bool("kthvalue", x, "kthvalue_cpu", x.ndim > 0)
     return _pick(x, d, keepdim, "kth", int(k), KthValue)
 
 
 def _median(name, kind, result, input, dim, keepdim):
     x = _tensor(input)
     if dim is None:
+        _no_bool(name, x, "median_cpu", x.numel() > 0)
         if x.numel() == 0:
             return apply("full", Layout.replicated().bind((), 1), float("nan"), x.dtype)
-        return apply("select", x.reshape(-1), 0, False, kind, None)[0]
+        return apply("select", x.reshape(-1), 0, False, kind, "even")[0]
     d = _dim(x, dim)
-    if x.ndim and x.shape[d] == 0:
-        raise ArgumentError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    _nonempty(name, x, d)
+    _no_bool(name, x, "median_out")
     return _pick(x, d, keepdim, kind, None, result)
 
 
@@ -384,35 +427,43 @@ def _quantile_vjp(gs, node):
 
 def _quantile(name, input, q, dim, keepdim, interpolation, ignore):
     x = _tensor(input)
+    # torch's checks, in its order, all RuntimeError
+    if x.numel() == 0:
+        raise ArgumentRuntimeError(f"{name}() input tensor must be non-empty, got {x.shape}")
+    qnd = np.ndim(q.numpy() if is_tensor(q) else q)
+    if qnd > 1:
+        raise ArgumentRuntimeError(f"{name}() q must be a scalar or 1D tensor, got {qnd} dims")
     if not x.dtype.is_floating_point or x.dtype == D.float16:
-        raise DTypeError(
+        raise DTypeNotImplemented(
             f"{name}() input tensor must be either float or double dtype, got {x.dtype}"
         )
-    if interpolation not in _INTERP:
-        raise ArgumentError(
-            f"{name}() interpolation must be one of {', '.join(_INTERP)}. Got {interpolation!r}"
-        )
-    scalar = not is_tensor(q) and np.ndim(q) == 0
-    qa = np.asarray(q.numpy() if is_tensor(q) else q, dtype=np.float64).reshape(-1)
-    if np.ndim(q.numpy() if is_tensor(q) else q) > 1:
-        raise ArgumentError(f"{name}() q must be a scalar or 1D tensor, got {np.ndim(q)} dims")
     if is_tensor(q) and q.dtype != x.dtype:
-        raise DTypeError(
+        raise DTypeNotImplemented(
             f"{name}() q tensor must be same dtype as the input tensor ({x.dtype}), got {q.dtype}"
         )
+    scalar = not is_tensor(q) and qnd == 0
+    qa = np.asarray(q.numpy() if is_tensor(q) else q, dtype=np.float64).reshape(-1)
     if ((qa < 0) | (qa > 1)).any():
-        raise ArgumentError(f"{name}() q values must be in the range [0, 1], got {qa.tolist()}")
+        raise ArgumentRuntimeError(
+            f"{name}() q values must be in the range [0, 1], got {qa.tolist()}"
+        )
+    if interpolation not in _INTERP:
+        raise ArgumentRuntimeError(
+            f"{name}() interpolation must be one of {', '.join(_INTERP)}. Got {interpolation!r}"
+        )
     shape = tuple(x.shape)
     if dim is None:
         x2, d = x.reshape(-1), 0
     else:
         x2, d = x, _dim(x, dim)
+    keep = bool(keepdim) and dim is not None and x.ndim > 0  # a 0-d input stays 0-d (torch)
     if x2.ndim == 0:
         x2 = x2.reshape(1)
     qs = tuple(float(v) for v in qa)
-    v = apply(
-        "quantile", x2, qs, scalar, d, bool(keepdim) and dim is not None, interpolation, ignore
-    )[0]
+    if not qs:  # an empty q: an empty result (torch), nothing to select
+        out = _out_shape(x2.shape, d, keep, 0) if dim is not None else (0,)
+        return apply("full", placement(out), 0, x.dtype)
+    v = apply("quantile", x2, qs, scalar, d, keep, interpolation, ignore)[0]
     if dim is None and keepdim:
         v = v.reshape(((len(qs),) if not scalar else ()) + (1,) * len(shape))
     return v
@@ -556,6 +607,5 @@ def mode(input, dim=-1, keepdim=False):
     if x.ndim == 0:
         v, i = apply("mode", x.reshape(1), 0, False)
         return Mode(v, i)
-    if x.shape[d] == 0:
-        raise ArgumentError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    _nonempty("mode", x, d)
     return Mode(*apply("mode", x, d, bool(keepdim)))

@@ -65,6 +65,8 @@ def topk_chunk(xp, a, k, axis, largest, offset, sort):
     kk = min(k, n)
     if kk == n:
         idx = np.broadcast_to(np.arange(n, dtype=np.int64), m.shape).copy()
+    elif kk == 0:  # k = 0: argpartition has no kth to place
+        idx = np.zeros(m.shape[:-1] + (0,), np.int64)
     elif largest:
         idx = np.argpartition(_view(m), n - kk, axis=-1)[..., n - kk :]
     else:
@@ -177,6 +179,8 @@ def plan_rows(stats, kind, arg, dtype):
         "w": np.where(isnan, 0, w).astype(w.dtype),
         "nan": np.ascontiguousarray(isnan),
         "nan_idx": np.broadcast_to(nan_idx[None, :], lo_r.shape).copy(),
+        # lower/higher/nearest pick a value (torch gathers it): no lerp, whose 0 * inf is NaN
+        "pick": kind == "quantile" and arg[1] in ("lower", "higher", "nearest"),
     }
     return targets.astype(np.int64).reshape(-1, 2), spec
 
@@ -199,7 +203,7 @@ def outputs(sel_v, sel_i, spec, dtype, oshape, quantile):
     vh = vl if empty else sel_v[spec["hi"]]
     ih = spec["nan_idx"] if empty else np.where(nan, spec["nan_idx"], sel_i[spec["hi"]])
     w = spec["w"].astype(dtype)
-    vals = np.where(nan, np.nan, _lerp(vl, vh, w)).astype(dtype)
+    vals = np.where(nan, np.nan, vl if spec.get("pick") else _lerp(vl, vh, w)).astype(dtype)
     return vals.reshape(oshape), il.reshape(oshape), ih.reshape(oshape), w.reshape(oshape)
 
 
