@@ -52,25 +52,27 @@ def _order(keys, idx, largest):
     return np.lexsort((idx, ~keys if largest else keys), axis=-1)
 
 
-def _view(a):
-    return a.view(np.uint8) if a.dtype == np.bool_ else a
-
-
 @kernel
 def topk_chunk(xp, a, k, axis, largest, offset, sort):
-    """``(values, global indices)`` of a block's top ``min(k, n)`` along ``axis`` (NumPy's
-    partition puts NaN last, i.e. largest, as torch orders them)."""
+    """``(values, global indices)`` of a block's top ``min(k, n)`` along ``axis``, compared
+    by order keys (NaN largest, as torch orders them); ties by index."""
     m = np.moveaxis(np.asarray(a), axis, -1)
     n = m.shape[-1]
     kk = min(k, n)
     if kk == n:
         idx = np.broadcast_to(np.arange(n, dtype=np.int64), m.shape).copy()
-    elif kk == 0:  # k = 0: argpartition has no kth to place
+    elif kk == 0:  # k = 0: no kth to place
         idx = np.zeros(m.shape[:-1] + (0,), np.int64)
-    elif largest:
-        idx = np.argpartition(_view(m), n - kk, axis=-1)[..., n - kk :]
-    else:
-        idx = np.argpartition(_view(m), kk - 1, axis=-1)[..., :kk]
+    else:  # linear time; ties at the cut go to the lowest indices, as the merge orders them,
+        # so that the result does not depend on the layout (argpartition's pick would)
+        keys = sort_keys(m)
+        if largest:
+            np.invert(keys, out=keys)  # smaller is better
+        kth = np.partition(keys, kk - 1, axis=-1)[..., kk - 1 : kk]
+        better, tie = keys < kth, keys == kth
+        need = kk - better.sum(-1, keepdims=True)
+        take = better | (tie & (np.cumsum(tie, axis=-1) <= need))
+        idx = np.nonzero(take.reshape(-1, n))[1].reshape(m.shape[:-1] + (kk,))
     vals = np.take_along_axis(m, idx, axis=-1)
     idx = idx.astype(np.int64) + offset
     if sort and kk:

@@ -374,3 +374,12 @@ def test_gradients_of_a_replicated_input():
     st.topk(b, 1).values.sum().backward()
     st.quantile(b, 0.25).backward()
     assert np.allclose(b.grad.numpy(), [1.0, 0.5, 0.5])
+
+
+@pytest.mark.parametrize("place", PLACEMENTS[:5], ids=PLACEMENT_IDS[:5])
+def test_topk_ties_do_not_depend_on_the_layout(place):
+    # tie order is torch's implementation detail; ours is the lowest indices on any layout
+    a = np.array([[0.0, -1.0, 0.0, 1.0, 0.0]] * 2)
+    x = st.from_numpy(a.T.copy(), **place)  # the tied dim is dim 0, split in most layouts
+    assert st.topk(x, 2, dim=0).indices.tolist() == [[3, 3], [0, 0]]
+    assert st.topk(x, 3, dim=0, largest=False).indices.tolist() == [[1, 1], [0, 0], [2, 2]]
