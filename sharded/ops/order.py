@@ -86,9 +86,13 @@ def _dim(x, dim):
 
 
 def _check_k(name, k):
-    """torch's parser takes an int ``k`` only (``TypeError`` otherwise, bools too)."""
+    """``k`` as torch's parser takes it: an int or a one-element integer tensor
+    (``TypeError`` otherwise, bools and floats too)."""
+    if is_tensor(k) and k.numel() == 1 and k.dtype.np.kind in "iu":
+        k = int(k.item())  # a read of one element, as torch's parser does
     if not isinstance(k, (int, np.integer)) or isinstance(k, (bool, np.bool_)):
         raise ArgumentTypeError(f"{name}(): argument 'k' must be int, not {type(k).__name__}")
+    return int(k)
 
 
 def _no_bool(name, x, kernel, reached=True):
@@ -208,7 +212,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     x = _tensor(input)
     d = _dim(x, dim)
     n = x.shape[d] if x.ndim else 1
-    _check_k("topk", k)
+    k = _check_k("topk", k)
     if not 0 <= k <= n:
         raise ArgumentRuntimeError(
             f"topk(): selected index k={k} out of range for dim {d} of size {n}"
@@ -322,7 +326,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     x = _tensor(input)
     d = _dim(x, dim)
     n = x.shape[d] if x.ndim else 1
-    _check_k("kthvalue", k)
+    k = _check_k("kthvalue", k)
     _nonempty("kthvalue", x, d)
     if not 1 <= k <= n:
         raise ArgumentRuntimeError(
@@ -427,6 +431,8 @@ def _quantile_vjp(gs, node):
 
 def _quantile(name, input, q, dim, keepdim, interpolation, ignore):
     x = _tensor(input)
+    if isinstance(q, (list, tuple)):  # torch's parser: a float or a tensor
+        raise ArgumentTypeError(f"{name}() q must be a float or a tensor, got {type(q).__name__}")
     # torch's checks, in its order, all RuntimeError
     if x.numel() == 0:
         raise ArgumentRuntimeError(f"{name}() input tensor must be non-empty, got {x.shape}")
@@ -441,7 +447,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore):
         raise DTypeNotImplemented(
             f"{name}() q tensor must be same dtype as the input tensor ({x.dtype}), got {q.dtype}"
         )
-    scalar = not is_tensor(q) and qnd == 0
+    scalar = qnd == 0  # a float or a 0-d tensor: no leading q dim
     qa = np.asarray(q.numpy() if is_tensor(q) else q, dtype=np.float64).reshape(-1)
     if ((qa < 0) | (qa > 1)).any():
         raise ArgumentRuntimeError(

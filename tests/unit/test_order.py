@@ -383,3 +383,16 @@ def test_topk_ties_do_not_depend_on_the_layout(place):
     x = st.from_numpy(a.T.copy(), **place)  # the tied dim is dim 0, split in most layouts
     assert st.topk(x, 2, dim=0).indices.tolist() == [[3, 3], [0, 0]]
     assert st.topk(x, 3, dim=0, largest=False).indices.tolist() == [[1, 1], [0, 0], [2, 2]]
+
+
+def test_q_and_k_forms_torch_takes():
+    x = st.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]], shards=2)
+    # a 0-d q tensor adds no q dim (torch: shapes (), (2,)); a 1-element 1-d q does
+    assert st.quantile(x, st.tensor(0.5)).shape == ()
+    assert st.quantile(x, st.tensor(0.5), dim=1).tolist() == [2.0, 4.0]
+    assert st.quantile(x, st.tensor([0.5]), dim=1).shape == (1, 2)
+    with pytest.raises(TypeError):  # a list is not a q torch's parser takes
+        st.quantile(x, [0.5, 0.2])
+    # k may be a one-element integer tensor
+    assert st.topk(x, st.tensor(1)).values.tolist() == [[3.0], [5.0]]
+    assert st.kthvalue(x, st.tensor(2)).values.tolist() == [2.0, 4.0]
