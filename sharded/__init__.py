@@ -35,6 +35,7 @@ from .dtypes import (
 )
 from .errors import (
     ArgumentError,
+    ArgumentTypeError,
     BackendUnavailable,
     CheckpointError,
     DimError,

@@ -70,6 +70,12 @@ class UnsupportedDType(DTypeError, NotImplementedError):
     ``"bincount_cpu" not implemented for 'Float'``; also a :class:`DTypeError` (``TypeError``)."""
 
 
+class ArgumentTypeError(ArgumentError, TypeError):
+    """An argument of the wrong Python type where torch's argument parser raises
+    ``TypeError`` (``topk(x, 2.0)``, ``sort(x, descending=1)``): an :class:`ArgumentError`
+    (``ValueError``) and a ``TypeError`` too."""
+
+
 class DivisionByZero(ShardedError, ZeroDivisionError):
     """Integer ``//`` or ``%`` by zero (torch raises ``RuntimeError: ZeroDivisionError``)."""
 

@@ -40,10 +40,15 @@ import numpy as np
 
 from .. import dtypes as D
 from ..core.dataflow import Operand
-from ..core.dispatch import apply, as_tensor, is_tensor
-from ..core.registry import bind, primitive, vjp
+from ..core.dispatch import apply, as_tensor, is_tensor, placement
+from ..core.registry import bind, no_complex, primitive, vjp
 from ..core.tree import combine_tree, reduce_groups, reduce_layout
-from ..errors import ArgumentError, DimError, DTypeError
+from ..errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DimError,
+    UnsupportedDType,
+)
 from ..layout import Layout, normalize_dim
 from . import order_kernels as K
 
@@ -80,6 +85,29 @@ def _dim(x, dim):
     return normalize_dim(dim, x.ndim)
 
 
+def _check_k(name, k):
+    """``k`` as torch's parser takes it: an int or a one-element integer tensor
+    (``TypeError`` otherwise, bools and floats too)."""
+    if is_tensor(k) and k.numel() == 1 and k.dtype.np.kind in "iu":
+        k = int(k.item())  # a read of one element, as torch's parser does
+    if not isinstance(k, (int, np.integer)) or isinstance(k, (bool, np.bool_)):
+        raise ArgumentTypeError(f"{name}(): argument 'k' must be int, not {type(k).__name__}")
+    return int(k)
+
+
+def _no_bool(name, x, kernel, reached=True):
+    """torch has no CPU kernel of these for bool (``NotImplementedError``) where ``reached``
+    (its 0-d kthvalue and empty median() return before the kernel)."""
+    if x.dtype == D.bool_ and reached:
+        raise UnsupportedDType(f"{name}(): \"{kernel}\" not implemented for 'Bool'")
+
+
+def _nonempty(name, x, d):
+    """torch's IndexError for a reduction along a dim of size 0."""
+    if x.ndim and x.shape[d] == 0:
+        raise DimError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
 def _split(lay, d) -> bool:
     return not lay.is_replicated and len(lay.bounds[d]) > 2
 
@@ -102,7 +130,10 @@ def _scatter_grad(x, g, idx, d):
     coords[d] = ii
     coords = tuple(c.reshape(-1) for c in coords)
     z = apply("full", x._layout, 0, g.dtype)
-    apply("scatter_add", z, coords, g.reshape(-1), target=z)
+    vals = g.reshape(-1)
+    if vals._layout.is_replicated:  # every replica would add its copy: send one
+        vals = vals.reshard(dim=0, shards=1)
+    apply("scatter_add", z, coords, vals, target=z)
     return z
 
 
@@ -181,11 +212,14 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     x = _tensor(input)
     d = _dim(x, dim)
     n = x.shape[d] if x.ndim else 1
-    if not isinstance(k, (int, np.integer)) or not 0 <= k <= n:
+    k = _check_k("topk", k)
+    if not 0 <= k <= n:
         raise ArgumentError(f"topk(): selected index k={k} out of range for dim {d} of size {n}")
-    if x.ndim == 0:
-        v, i = apply("topk", x.reshape(1), int(k), 0, bool(largest), bool(sorted))
-        return TopK(v.reshape(()) if k else v.reshape(0), i.reshape(()) if k else i.reshape(0))
+    if x.dtype == D.bool_:
+        raise UnsupportedDType("topk does not support bool dtypes on CPU (as torch)")
+    if x.ndim == 0:  # torch: the element itself, 0-d, for k 0 and 1 alike
+        v, i = apply("topk", x.reshape(1), 1, 0, bool(largest), bool(sorted))
+        return TopK(v.reshape(()), i.reshape(()))
     return TopK(*apply("topk", x, int(k), d, bool(largest), bool(sorted)))
 
 
@@ -250,9 +284,16 @@ def _select_plan(ex, x, dim, keepdim, kind, arg):
     return _select(ex, x, dim, keepdim, kind, arg, False, None)
 
 
-@vjp("select", save_out=(1,))
+no_complex("select", label="kthvalue/median/nanmedian")  # torch: "not implemented for Complex"
+
+
+@vjp("select", save_out=(0, 1))
 def _select_vjp(gs, node):
-    x, dim, keepdim = node.args[:3]
+    x, dim, keepdim, _, arg = node.args
+    if arg == "even":  # median() of all elements: torch spreads the gradient evenly over
+        v = node.saved["out"][0]  # the elements equal to it (every NaN when it is NaN)
+        mask = (x == v) | (x.isnan() & v.isnan())
+        return (mask * (gs[0] / mask.sum()), None, None, None, None)
     g, idx = gs[0], node.saved["out"][1]
     if not keepdim:
         g, idx = g.unsqueeze(dim), idx.unsqueeze(dim)
@@ -283,22 +324,26 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     x = _tensor(input)
     d = _dim(x, dim)
     n = x.shape[d] if x.ndim else 1
-    if not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
+    k = _check_k("kthvalue", k)
+    _nonempty("kthvalue", x, d)
+    if not 1 <= k <= n:
         raise ArgumentError(
             f"kthvalue(): selected number k={k} out of range for dimension {d} of size {n}"
         )
+    _no_bool("kthvalue", x, "kthvalue_cpu", x.ndim > 0)
     return _pick(x, d, keepdim, "kth", int(k), KthValue)
 
 
 def _median(name, kind, result, input, dim, keepdim):
     x = _tensor(input)
     if dim is None:
+        _no_bool(name, x, "median_cpu", x.numel() > 0)
         if x.numel() == 0:
             return apply("full", Layout.replicated().bind((), 1), float("nan"), x.dtype)
-        return apply("select", x.reshape(-1), 0, False, kind, None)[0]
+        return apply("select", x.reshape(-1), 0, False, kind, "even")[0]
     d = _dim(x, dim)
-    if x.ndim and x.shape[d] == 0:
-        raise ArgumentError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    _nonempty(name, x, d)
+    _no_bool(name, x, "median_out")
     return _pick(x, d, keepdim, kind, None, result)
 
 
@@ -384,35 +429,43 @@ def _quantile_vjp(gs, node):
 
 def _quantile(name, input, q, dim, keepdim, interpolation, ignore):
     x = _tensor(input)
+    if isinstance(q, (list, tuple)):  # torch's parser: a float or a tensor
+        raise ArgumentTypeError(f"{name}() q must be a float or a tensor, got {type(q).__name__}")
+    # torch's checks, in its order, all RuntimeError
+    if x.numel() == 0:
+        raise ArgumentError(f"{name}() input tensor must be non-empty, got {x.shape}")
+    qnd = np.ndim(q.numpy() if is_tensor(q) else q)
+    if qnd > 1:
+        raise ArgumentError(f"{name}() q must be a scalar or 1D tensor, got {qnd} dims")
     if not x.dtype.is_floating_point or x.dtype == D.float16:
-        raise DTypeError(
+        raise UnsupportedDType(
             f"{name}() input tensor must be either float or double dtype, got {x.dtype}"
         )
+    if is_tensor(q) and q.dtype != x.dtype:
+        raise UnsupportedDType(
+            f"{name}() q tensor must be same dtype as the input tensor ({x.dtype}), got {q.dtype}"
+        )
+    scalar = qnd == 0  # a float or a 0-d tensor: no leading q dim
+    qa = np.asarray(q.numpy() if is_tensor(q) else q, dtype=np.float64).reshape(-1)
+    if ((qa < 0) | (qa > 1)).any():
+        raise ArgumentError(f"{name}() q values must be in the range [0, 1], got {qa.tolist()}")
     if interpolation not in _INTERP:
         raise ArgumentError(
             f"{name}() interpolation must be one of {', '.join(_INTERP)}. Got {interpolation!r}"
         )
-    scalar = not is_tensor(q) and np.ndim(q) == 0
-    qa = np.asarray(q.numpy() if is_tensor(q) else q, dtype=np.float64).reshape(-1)
-    if np.ndim(q.numpy() if is_tensor(q) else q) > 1:
-        raise ArgumentError(f"{name}() q must be a scalar or 1D tensor, got {np.ndim(q)} dims")
-    if is_tensor(q) and q.dtype != x.dtype:
-        raise DTypeError(
-            f"{name}() q tensor must be same dtype as the input tensor ({x.dtype}), got {q.dtype}"
-        )
-    if ((qa < 0) | (qa > 1)).any():
-        raise ArgumentError(f"{name}() q values must be in the range [0, 1], got {qa.tolist()}")
     shape = tuple(x.shape)
     if dim is None:
         x2, d = x.reshape(-1), 0
     else:
         x2, d = x, _dim(x, dim)
+    keep = bool(keepdim) and dim is not None and x.ndim > 0  # a 0-d input stays 0-d (torch)
     if x2.ndim == 0:
         x2 = x2.reshape(1)
     qs = tuple(float(v) for v in qa)
-    v = apply(
-        "quantile", x2, qs, scalar, d, bool(keepdim) and dim is not None, interpolation, ignore
-    )[0]
+    if not qs:  # an empty q: an empty result (torch), nothing to select
+        out = _out_shape(x2.shape, d, keep, 0) if dim is not None else (0,)
+        return apply("full", placement(out), 0, x.dtype)
+    v = apply("quantile", x2, qs, scalar, d, keep, interpolation, ignore)[0]
     if dim is None and keepdim:
         v = v.reshape(((len(qs),) if not scalar else ()) + (1,) * len(shape))
     return v
@@ -460,72 +513,16 @@ def _mode_spec(x, dim, keepdim):
 )
 def _mode_plan(ex, x, dim, keepdim):
     """torch's mode along ``dim``: per shard when the dim is whole there; along a split dim
-    by value counts (see :func:`_split_mode`)."""
+    by value counts (see :func:`.order_kernels.split_mode`)."""
     lay = x._layout
     if _split(lay, dim):
-        return _split_mode(ex, x, dim, keepdim)
+        return K.split_mode(ex, x, dim, keepdim)
     out = reduce_layout(lay, (dim,), keepdim)
     vk, ik = [], []
     for s, (w, _, oshp) in enumerate(out.shards()):
         v, i = ex.new_key(), ex.new_key()
         params = {"axis": dim, "oshape": tuple(oshp)}
         ex.submit(w, "mode_local", (("k", x._keys[s], None),), (v, i), params, ("mode", s))
-        vk.append(v)
-        ik.append(i)
-    return Operand(out, x._dtype, vk), Operand(out, D.int64, ik)
-
-
-def _split_mode(ex, x, dim, keepdim):
-    """Every piece counts its values per row and splits the ``(value, count, last index)``
-    records by a hash of the value over the row group's workers (worker to worker, no
-    driver wait); each worker adds the counts of its values and keeps its best per row; the
-    bests (one record per row) combine in the reduction tree onto the group's root. No
-    worker holds more than the distinct values hashed to it."""
-    lay, shards = x._layout, x._layout.shards()
-    groups = list(reduce_groups(lay, (dim,)).values())
-    roots = [shards[m[0]][0] for m in groups]
-    out = reduce_layout(lay, (dim,), keepdim, roots)
-    dt = x._dtype.np.str
-    parts, temps = [], []
-    for members in groups:
-        dests = list(dict.fromkeys(shards[s][0] for s in members))  # root first
-        nq, R = (
-            len(dests),
-            int(np.prod([n for d, n in enumerate(shards[members[0]][2]) if d != dim])),
-        )
-        recs = []
-        for s in members:
-            w, offs, _ = shards[s]
-            ks = tuple(ex.new_key() for _ in range(5 * nq))
-            params = {"axis": dim, "offset": offs[dim], "nparts": nq}
-            ex.submit(w, "mode_count", (("k", x._keys[s], None),), ks, params, ("mode", s))
-            temps += [(w, k) for k in ks]
-            recs.append((w, ks))
-        req = collections.defaultdict(list)
-        for w, ks in recs:
-            for q, d in enumerate(dests):
-                if d != w:
-                    req[w].extend((k, None) for k in ks[5 * q : 5 * q + 5])
-        handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
-        want = [[] for _ in dests]
-        for w, ks in recs:
-            for q, d in enumerate(dests):
-                for k in ks[5 * q : 5 * q + 5]:
-                    want[q].append(("k", k, None) if d == w else ("x", next(handles[w])))
-        gp = []
-        for q, d in enumerate(dests):
-            kk = tuple(ex.new_key() for _ in range(4))
-            ex.submit(d, "mode_agg", tuple(want[q]), kk, {"R": R, "dtype": dt}, ("mode", None))
-            gp.append((d, kk))
-        parts.append(gp)
-    ex.free_pairs(temps)
-    finals = combine_tree(ex, parts, roots, "mode_merge", {}, 4, "mode")
-    vk, ik = [], []
-    for g, (w, _, oshp) in enumerate(out.shards()):
-        v, i = ex.new_key(), ex.new_key()
-        args = tuple(("k", k, None) for k in finals[g])
-        ex.submit(w, "mode_out", args, (v, i), {"oshape": tuple(oshp)}, ("mode", g))
-        ex.free(w, list(finals[g]))
         vk.append(v)
         ik.append(i)
     return Operand(out, x._dtype, vk), Operand(out, D.int64, ik)
@@ -556,6 +553,5 @@ def mode(input, dim=-1, keepdim=False):
     if x.ndim == 0:
         v, i = apply("mode", x.reshape(1), 0, False)
         return Mode(v, i)
-    if x.shape[d] == 0:
-        raise ArgumentError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    _nonempty("mode", x, d)
     return Mode(*apply("mode", x, d, bool(keepdim)))

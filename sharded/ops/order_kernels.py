@@ -1,5 +1,5 @@
-"""Worker kernels, pure row rules and the selection rounds of the order-statistics
-family (:mod:`.order`, the only module that imports this one).
+"""Worker kernels, pure row rules, the selection rounds and the split mode's plan of the
+order-statistics family (:mod:`.order`, the only module that imports this one).
 
 Every kernel moves the selection dim last and views its block as ``(rows, n)``. Values are
 compared through order-preserving int64 *keys* (:func:`sort_keys`): floats map bit-wise so
@@ -15,7 +15,10 @@ import collections
 
 import numpy as np
 
+from .. import dtypes as D
+from ..core.dataflow import Operand
 from ..core.registry import kernel
+from ..core.tree import combine_tree, reduce_groups, reduce_layout
 
 KMAX = np.iinfo(np.int64).max
 _FLIP = {2: 0x7FFF, 4: 0x7FFFFFFF, 8: 0x7FFFFFFFFFFFFFFF}
@@ -52,23 +55,27 @@ def _order(keys, idx, largest):
     return np.lexsort((idx, ~keys if largest else keys), axis=-1)
 
 
-def _view(a):
-    return a.view(np.uint8) if a.dtype == np.bool_ else a
-
-
 @kernel
 def topk_chunk(xp, a, k, axis, largest, offset, sort):
-    """``(values, global indices)`` of a block's top ``min(k, n)`` along ``axis`` (NumPy's
-    partition puts NaN last, i.e. largest, as torch orders them)."""
+    """``(values, global indices)`` of a block's top ``min(k, n)`` along ``axis``, compared
+    by order keys (NaN largest, as torch orders them); ties by index."""
     m = np.moveaxis(np.asarray(a), axis, -1)
     n = m.shape[-1]
     kk = min(k, n)
     if kk == n:
         idx = np.broadcast_to(np.arange(n, dtype=np.int64), m.shape).copy()
-    elif largest:
-        idx = np.argpartition(_view(m), n - kk, axis=-1)[..., n - kk :]
-    else:
-        idx = np.argpartition(_view(m), kk - 1, axis=-1)[..., :kk]
+    elif kk == 0:  # k = 0: no kth to place
+        idx = np.zeros(m.shape[:-1] + (0,), np.int64)
+    else:  # linear time; ties at the cut go to the lowest indices, as the merge orders them,
+        # so that the result does not depend on the layout (argpartition's pick would)
+        keys = sort_keys(m)
+        if largest:
+            np.invert(keys, out=keys)  # smaller is better
+        kth = np.partition(keys, kk - 1, axis=-1)[..., kk - 1 : kk]
+        better, tie = keys < kth, keys == kth
+        need = kk - better.sum(-1, keepdims=True)
+        take = better | (tie & (np.cumsum(tie, axis=-1) <= need))
+        idx = np.nonzero(take.reshape(-1, n))[1].reshape(m.shape[:-1] + (kk,))
     vals = np.take_along_axis(m, idx, axis=-1)
     idx = idx.astype(np.int64) + offset
     if sort and kk:
@@ -177,6 +184,8 @@ def plan_rows(stats, kind, arg, dtype):
         "w": np.where(isnan, 0, w).astype(w.dtype),
         "nan": np.ascontiguousarray(isnan),
         "nan_idx": np.broadcast_to(nan_idx[None, :], lo_r.shape).copy(),
+        # lower/higher/nearest pick a value (torch gathers it): no lerp, whose 0 * inf is NaN
+        "pick": kind == "quantile" and arg[1] in ("lower", "higher", "nearest"),
     }
     return targets.astype(np.int64).reshape(-1, 2), spec
 
@@ -199,7 +208,7 @@ def outputs(sel_v, sel_i, spec, dtype, oshape, quantile):
     vh = vl if empty else sel_v[spec["hi"]]
     ih = spec["nan_idx"] if empty else np.where(nan, spec["nan_idx"], sel_i[spec["hi"]])
     w = spec["w"].astype(dtype)
-    vals = np.where(nan, np.nan, _lerp(vl, vh, w)).astype(dtype)
+    vals = np.where(nan, np.nan, vl if spec.get("pick") else _lerp(vl, vh, w)).astype(dtype)
     return vals.reshape(oshape), il.reshape(oshape), ih.reshape(oshape), w.reshape(oshape)
 
 
@@ -517,3 +526,60 @@ def mode_merge(xp, *parts):
 def mode_out(xp, cnt, key, last, val, oshape):
     """The mode's ``(values, indices)`` block from the combined records."""
     return xp.asarray(val).reshape(oshape), xp.asarray(last).reshape(oshape)
+
+
+# ------------------------------------------------- mode along a split dim: the driver side
+def split_mode(ex, x, dim, keepdim):
+    """Every piece counts its values per row and splits the ``(value, count, last index)``
+    records by a hash of the value over the row group's workers (worker to worker, no
+    driver wait); each worker adds the counts of its values and keeps its best per row; the
+    bests (one record per row) combine in the reduction tree onto the group's root. No
+    worker holds more than the distinct values hashed to it."""
+    lay, shards = x._layout, x._layout.shards()
+    groups = list(reduce_groups(lay, (dim,)).values())
+    roots = [shards[m[0]][0] for m in groups]
+    out = reduce_layout(lay, (dim,), keepdim, roots)
+    dt = x._dtype.np.str
+    parts, temps = [], []
+    for members in groups:
+        dests = list(dict.fromkeys(shards[s][0] for s in members))  # root first
+        nq, R = (
+            len(dests),
+            int(np.prod([n for d, n in enumerate(shards[members[0]][2]) if d != dim])),
+        )
+        recs = []
+        for s in members:
+            w, offs, _ = shards[s]
+            ks = tuple(ex.new_key() for _ in range(5 * nq))
+            params = {"axis": dim, "offset": offs[dim], "nparts": nq}
+            ex.submit(w, "mode_count", (("k", x._keys[s], None),), ks, params, ("mode", s))
+            temps += [(w, k) for k in ks]
+            recs.append((w, ks))
+        req = collections.defaultdict(list)
+        for w, ks in recs:
+            for q, d in enumerate(dests):
+                if d != w:
+                    req[w].extend((k, None) for k in ks[5 * q : 5 * q + 5])
+        handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
+        want = [[] for _ in dests]
+        for w, ks in recs:
+            for q, d in enumerate(dests):
+                for k in ks[5 * q : 5 * q + 5]:
+                    want[q].append(("k", k, None) if d == w else ("x", next(handles[w])))
+        gp = []
+        for q, d in enumerate(dests):
+            kk = tuple(ex.new_key() for _ in range(4))
+            ex.submit(d, "mode_agg", tuple(want[q]), kk, {"R": R, "dtype": dt}, ("mode", None))
+            gp.append((d, kk))
+        parts.append(gp)
+    ex.free_pairs(temps)
+    finals = combine_tree(ex, parts, roots, "mode_merge", {}, 4, "mode")
+    vk, ik = [], []
+    for g, (w, _, oshp) in enumerate(out.shards()):
+        v, i = ex.new_key(), ex.new_key()
+        args = tuple(("k", k, None) for k in finals[g])
+        ex.submit(w, "mode_out", args, (v, i), {"oshape": tuple(oshp)}, ("mode", g))
+        ex.free(w, list(finals[g]))
+        vk.append(v)
+        ik.append(i)
+    return Operand(out, x._dtype, vk), Operand(out, D.int64, ik)

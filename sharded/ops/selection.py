@@ -13,7 +13,7 @@ import numpy as np
 from .. import dtypes as D
 from ..core.dispatch import apply, is_tensor, needs, operand, unbroadcast
 from ..core.registry import bind, primitive, vjp
-from ..errors import ArgumentError, DTypeError
+from ..errors import ArgumentError, UnsupportedDType
 from ..tensor import check_not_published
 from . import elementwise as E
 
@@ -39,7 +39,7 @@ def _clamp_rule(ops):
     bounds = [b for b in ops[1:] if b is not None]
     if rt == D.bool_ and not (len(bounds) == 1 and not isinstance(bounds[0], _SCALARS)):
         names = [b if isinstance(b, _SCALARS) else E.operand_dtypes([b]).name for b in bounds]
-        raise DTypeError(
+        raise UnsupportedDType(  # torch: NotImplementedError
             f"clamp is not implemented for dtype bool (a bool input with bounds {names})"
         )
     return rt, rt
@@ -182,7 +182,8 @@ def _where_rule(ops):
     cond = ops[0]
     cdt = cond._dtype if is_tensor(cond) else D.from_numpy_dtype(np.asarray(cond).dtype)
     if cdt != D.bool_:
-        raise DTypeError(f"where() expects a bool condition, got {cdt}")
+        # torch: RuntimeError "where expected condition to be a boolean tensor"
+        raise UnsupportedDType(f"where() expects a bool condition, got {cdt}")
     rt = E.operand_dtypes(ops[1:])
     return rt, rt
 

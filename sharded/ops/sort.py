@@ -31,7 +31,7 @@ from .. import dtypes as D
 from ..core.dataflow import Operand, align, free_temps, reshard
 from ..core.dispatch import apply, as_tensor, is_tensor, placement
 from ..core.registry import bind, kernel, nondiff, primitive, vjp
-from ..errors import ArgumentError
+from ..errors import ArgumentTypeError
 from ..layout import Layout, normalize_dim
 from .sort_kernels import sort_finish, sort_local, sort_sample, sort_split
 
@@ -395,7 +395,7 @@ def _unpermute_vjp(gs, node):
 
 # ------------------------------------------------------------------------ public names
 def _dim(x, dim):
-    return normalize_dim(dim, x.ndim) if x.ndim else 0
+    return normalize_dim(dim, x.ndim)  # a 0-d tensor takes dim 0 or -1 (torch)
 
 
 @bind("sort", prim="sort")
@@ -414,9 +414,13 @@ def sort(input, dim=-1, descending=False, stable=False):
     >>> r.values.tolist(), r.indices.tolist()
     ([3.0, 2.0, 1.0], [0, 2, 1])
     """
-    if not isinstance(descending, (bool, np.bool_)) or not isinstance(stable, (bool, np.bool_)):
-        raise ArgumentError(
-            f"sort(): descending and stable must be bools, got {descending!r} and {stable!r}"
+    # torch's parser: descending a bool, stable a bool or None (TypeError otherwise)
+    if not isinstance(descending, (bool, np.bool_)) or not (
+        stable is None or isinstance(stable, (bool, np.bool_))
+    ):
+        raise ArgumentTypeError(
+            f"sort(): descending must be a bool and stable a bool or None, got {descending!r} "
+            f"and {stable!r}"
         )
     x = _tensor(input)
     v, i = apply("sort", x, _dim(x, dim), bool(descending))

@@ -261,3 +261,138 @@ def test_mode_split_matches_torch_and_keeps_its_gradient():
     y = st.tensor([2.0, 2, 1, 1, 5, 5, 1, 2], layout=st.Layout(chunks=(3, 0, 5))).requires_grad_()
     st.mode(y, 0).values.backward()
     assert y.grad.tolist() == [0, 0, 0, 0, 0, 0, 1, 0]
+
+
+def test_error_classes_follow_torch():
+    """torch's builtin class for each refusal (our typed errors subclass it too)."""
+    x = st.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], shards=2)
+    with pytest.raises(RuntimeError, match="k=4"):  # "selected index k out of range"
+        st.topk(x, 4)
+    with pytest.raises(RuntimeError, match="k=-1"):
+        x.topk(-1)
+    with pytest.raises(TypeError):  # the parser: k must be an int
+        st.topk(x, 2.0)
+    with pytest.raises(RuntimeError, match="k=0"):
+        st.kthvalue(x, 0)
+    with pytest.raises(RuntimeError, match="k=3"):
+        x.kthvalue(3, dim=0)
+    e = st.zeros(2, 0, shards=2)
+    for f in (
+        lambda: st.kthvalue(e, 1, 1),
+        lambda: st.median(e, 1),
+        lambda: st.nanmedian(e, -1),
+        lambda: st.mode(e, 1),
+    ):
+        with pytest.raises(IndexError, match="non-zero size"):
+            f()
+    b = st.tensor([True, False, True], shards=2)
+    for f in (lambda: b.topk(1), lambda: b.kthvalue(1), lambda: b.median(), lambda: b.median(0)):
+        with pytest.raises(NotImplementedError):  # torch has no CPU kernel for bool
+            f()
+    assert st.mode(b).values.item() is True  # mode takes bools
+    assert st.kthvalue(st.tensor(True), 1).values.item() is True  # 0-d: no kernel runs
+    with pytest.raises(RuntimeError, match="non-empty"):
+        st.quantile(st.zeros(0), 0.5)
+    with pytest.raises(RuntimeError, match="non-empty"):  # before the dtype check
+        st.quantile(st.zeros(2, 0, dtype=st.int64), 0.5, dim=0)
+    with pytest.raises(RuntimeError, match="float or double"):
+        st.quantile(st.tensor([1, 2]), 0.5)
+    with pytest.raises(RuntimeError, match=r"range \[0, 1\]"):
+        x.nanquantile(st.tensor([0.1, 1.2], dtype=st.float32))
+    with pytest.raises(RuntimeError, match="cubic"):
+        st.quantile(x, 0.5, interpolation="cubic")
+    with pytest.raises(st.DTypeError, match="complex"):
+        st.kthvalue(st.tensor([1 + 1j, 2j]), 1)
+    assert x.topk(1).values.tolist() == [[3.0], [6.0]]  # x intact, the session usable
+
+
+@pytest.mark.parametrize("place", [dict(shards=1), dict(shards=3), dict(shards=2, dim=1)])
+def test_topk_k0_and_0d(place):
+    x = st.from_numpy(A, **place)
+    for d in (0, 1):
+        v, i = st.topk(x, 0, d)
+        shape = (0, 6) if d == 0 else (7, 0)
+        assert v.shape == i.shape == shape and v.dtype == x.dtype and i.dtype == st.int64
+    # torch: a 0-d input gives its element, 0-d, for k = 0 as for k = 1
+    for k in (0, 1):
+        r = st.topk(st.tensor(2.5), k)
+        assert r.values.shape == () and r.values.item() == 2.5 and r.indices.item() == 0
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_quantile_infinities_and_shapes(shards, candidates):
+    # torch: lower/higher/nearest gather a value; linear/midpoint lerp (0 * inf is NaN)
+    x = st.tensor([float("-inf"), float("inf")], dtype=st.float64, shards=shards)
+    q = st.tensor([0.0, 0.3, 0.5, 1.0], dtype=st.float64)
+    inf, nan = float("inf"), float("nan")
+    torch_says = {
+        "lower": [-inf, -inf, -inf, inf],
+        "higher": [-inf, inf, inf, inf],
+        "nearest": [-inf, -inf, -inf, inf],
+        "linear": [nan, nan, nan, nan],
+        "midpoint": [nan, nan, nan, nan],
+    }
+    for interp, exp in torch_says.items():
+        got = st.quantile(x, q, interpolation=interp).numpy()
+        assert np.array_equal(got, np.array(exp), equal_nan=True), interp
+    y = st.tensor([1.0, inf], shards=shards)
+    assert np.array_equal(st.quantile(y, q.float()).numpy(), [1.0, inf, nan, nan], equal_nan=True)
+    # a 0-d input keeps no dim with keepdim (torch); an empty q gives an empty result
+    z = st.tensor(3.0)
+    assert st.quantile(z, 0.4, dim=0, keepdim=True).shape == ()
+    assert st.quantile(z, st.tensor([0.1, 0.9]), dim=0, keepdim=True).shape == (2,)
+    assert st.quantile(z, 0.4, keepdim=True).shape == ()
+    e = st.tensor([], dtype=st.float32)
+    assert st.quantile(st.ones(4, 5, shards=shards), e).shape == (0,)
+    assert st.nanquantile(st.ones(4, 5, shards=shards), e, dim=0).shape == (0, 5)
+
+
+@pytest.mark.parametrize("shards", [1, 3])
+def test_median_of_all_spreads_gradient_over_ties(shards, candidates):
+    # torch's median()/nanmedian() backward: evenly over the elements equal to the result
+    x = st.tensor([0.0, 2.0, -1.0, 0.0, 0.0], shards=shards).requires_grad_()
+    st.median(x).backward()
+    assert np.allclose(x.grad.numpy(), [1 / 3, 0, 0, 1 / 3, 1 / 3])
+    x = st.tensor([0.0, float("nan"), -1.0, float("nan"), 0.0], shards=shards).requires_grad_()
+    st.median(x).backward()  # NaN: over every NaN
+    assert x.grad.tolist() == [0.0, 0.5, 0.0, 0.5, 0.0]
+    x = st.tensor([[1.0, float("nan")], [1.0, 3.0]], shards=shards).requires_grad_()
+    st.nanmedian(x).backward()
+    assert x.grad.tolist() == [[0.5, 0.0], [0.5, 0.0]]
+    x = st.tensor([0.0, 0.0, 1.0], shards=shards).requires_grad_()
+    st.median(x, 0).values.backward()  # with a dim: the selected index only
+    assert x.grad.tolist() == [0.0, 1.0, 0.0]  # torch: index 1 (the lower median's rank)
+
+
+def test_gradients_of_a_replicated_input():
+    # each replica must not add its own copy of the gradient
+    a = st.tensor([[1.0, 2.0, 3.0], [6.0, 5.0, 4.0]], layout=st.Layout.replicated())
+    a.requires_grad_()
+    (st.median(a, 1).values * st.tensor([1.0, 2.0])).sum().backward()
+    assert a.grad.tolist() == [[0.0, 1.0, 0.0], [0.0, 2.0, 0.0]]
+    b = st.tensor([3.0, 1.0, 2.0], layout=st.Layout.replicated()).requires_grad_()
+    st.topk(b, 1).values.sum().backward()
+    st.quantile(b, 0.25).backward()
+    assert np.allclose(b.grad.numpy(), [1.0, 0.5, 0.5])
+
+
+@pytest.mark.parametrize("place", PLACEMENTS[:5], ids=PLACEMENT_IDS[:5])
+def test_topk_ties_do_not_depend_on_the_layout(place):
+    # tie order is torch's implementation detail; ours is the lowest indices on any layout
+    a = np.array([[0.0, -1.0, 0.0, 1.0, 0.0]] * 2)
+    x = st.from_numpy(a.T.copy(), **place)  # the tied dim is dim 0, split in most layouts
+    assert st.topk(x, 2, dim=0).indices.tolist() == [[3, 3], [0, 0]]
+    assert st.topk(x, 3, dim=0, largest=False).indices.tolist() == [[1, 1], [0, 0], [2, 2]]
+
+
+def test_q_and_k_forms_torch_takes():
+    x = st.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]], shards=2)
+    # a 0-d q tensor adds no q dim (torch: shapes (), (2,)); a 1-element 1-d q does
+    assert st.quantile(x, st.tensor(0.5)).shape == ()
+    assert st.quantile(x, st.tensor(0.5), dim=1).tolist() == [2.0, 4.0]
+    assert st.quantile(x, st.tensor([0.5]), dim=1).shape == (1, 2)
+    with pytest.raises(TypeError):  # a list is not a q torch's parser takes
+        st.quantile(x, [0.5, 0.2])
+    # k may be a one-element integer tensor
+    assert st.topk(x, st.tensor(1)).values.tolist() == [[3.0], [5.0]]
+    assert st.kthvalue(x, st.tensor(2)).values.tolist() == [2.0, 4.0]

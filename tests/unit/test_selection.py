@@ -63,6 +63,8 @@ def test_clamp_of_bool_refuses_a_bool_result_like_torch():
     ):
         with pytest.raises(st.DTypeError, match="not implemented for dtype bool"):
             call()
+        with pytest.raises(NotImplementedError):  # torch's class (a RuntimeError) too
+            call()
     assert t.tolist() == [True, False]  # operands intact
     with pytest.raises(st.DTypeError, match="can't be cast"):  # torch: Long -> bool refused
         t.clamp_(0, 1)
@@ -93,3 +95,14 @@ def test_clamp_python_int_bounds_convert_like_torch():
         with pytest.raises(st.ValueOverflow, match="cannot be converted to type"):
             st.tensor([0, 7], dtype=dt).clamp(**kw)
     assert st.where(st.tensor([True, False]), u, -1).tolist() == [0, 255]
+
+
+def test_error_classes_follow_torch():
+    x = st.tensor([1.0, -2.0], shards=2)
+    with pytest.raises(RuntimeError, match="at least one"):  # torch: RuntimeError
+        st.clamp(x)
+    with pytest.raises(RuntimeError, match="at least one"):
+        x.clamp_()
+    with pytest.raises(RuntimeError, match="bool condition"):  # torch: RuntimeError
+        st.where(st.tensor([1, 0], shards=2), x, 0.0)
+    assert st.clamp(x, min=0).tolist() == [1.0, 0.0]

@@ -125,6 +125,23 @@ def test_errors_leave_session_usable():
     assert st.sort(x).values.tolist() == [1.0, 2.0]
 
 
+def test_argument_checks_follow_torch():
+    # torch: a 0-d tensor takes dim 0 or -1 only (IndexError); stable=None is the default
+    # order; a non-bool descending is the parser's TypeError
+    z = st.tensor(3.0)
+    with pytest.raises(IndexError):
+        st.sort(z, dim=1)
+    with pytest.raises(IndexError):
+        z.argsort(dim=-2)
+    assert st.sort(z, dim=-1).values.item() == 3.0 and st.sort(z, 0).indices.item() == 0
+    x = st.tensor([2.0, 1.0, 2.0], shards=2)
+    assert st.sort(x, stable=None).indices.tolist() == [1, 0, 2]
+    with pytest.raises(TypeError):
+        st.sort(x, descending=1)
+    with pytest.raises(st.ArgumentError):  # still one of ours
+        st.sort(x, stable="no")
+
+
 def test_sort_moves_bounded_memory():
     n = 30_000
     a = RNG.random(n)
