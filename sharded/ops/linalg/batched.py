@@ -381,12 +381,40 @@ def _cholesky_one(a):
         raise
 
 
+def pivot_order(a):
+    """torch's (LAPACK getrf's) info for a singular matrix: the 1-based index of the first
+    exactly-zero pivot of LU with partial pivoting."""
+    u = np.array(a)
+    n = u.shape[-1]
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(u[k:, k])))
+        if u[p, k] == 0:
+            return k + 1
+        u[[k, p]] = u[[p, k]]
+        u[k + 1 :, k:] -= np.outer(u[k + 1 :, k] / u[k, k], u[k, k:])
+    return n  # LAPACK's rounding found a zero this elimination missed: the last pivot
+
+
+def _lu_coded(fn):
+    """``fn`` whose LinAlgError on one matrix carries torch's ``info`` (see _each)."""
+
+    def run(a, *rest):
+        try:
+            return fn(a, *rest)
+        except np.linalg.LinAlgError as e:
+            if a.ndim == 2:
+                e.code = pivot_order(a)
+            raise
+
+    return run
+
+
 def _op_solve(xp, a, b, shapes, dtypes):
-    return _guarded(xp, lambda x, y: xp.linalg.solve(x, y), [a, b], shapes, dtypes)
+    return _guarded(xp, _lu_coded(lambda x, y: xp.linalg.solve(x, y)), [a, b], shapes, dtypes)
 
 
 def _op_inv(xp, a, shapes, dtypes):
-    return _guarded(xp, xp.linalg.inv, [a], shapes, dtypes)
+    return _guarded(xp, _lu_coded(xp.linalg.inv), [a], shapes, dtypes)
 
 
 def _op_cholesky(xp, a, shapes, dtypes, upper=False):

@@ -15,7 +15,7 @@ import numpy as np
 from ... import dtypes as D
 from ...core.dispatch import apply, is_tensor
 from ...core.registry import bind
-from ...errors import ArgumentError, DTypeError
+from ...errors import ArgumentError, DTypeError, ShapeError
 from .batched import check_float, herm, matrix, square, t_
 from .decomp import svd, svdvals
 from .solve import inv_ex
@@ -66,8 +66,9 @@ def _vector_norm(x, ord, dims, keepdim):
         return x.abs().amax(dims, keepdim)
     if ord == -math.inf:
         return x.abs().amin(dims, keepdim)
-    if ord == 0:  # the number of non-zeros
-        return (x != 0).to(x.dtype).sum(dims, keepdim)
+    if ord == 0:  # the number of non-zeros; differentiable with a zero gradient, as torch
+        never = (x != 0) & (x == 0)
+        return (x != 0).to(x.dtype).sum(dims, keepdim) + x.where(never, 0.0).sum(dims, keepdim)
     if ord == 1:
         return x.abs().sum(dims, keepdim)
     if ord == 2:
@@ -197,6 +198,11 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """
     A = t_(A)
     dim = (dim,) if isinstance(dim, int) else dim
+    if dim is None and ord is not None and A.ndim not in (1, 2):
+        raise ShapeError(
+            f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+            f"Got {A.ndim}D."
+        )
     if (dim is not None and len(dim) == 2) or (dim is None and ord is not None and A.ndim == 2):
         return matrix_norm(A, "fro" if ord is None else ord, dim or (-2, -1), keepdim, dtype=dtype)
     if isinstance(ord, str):
