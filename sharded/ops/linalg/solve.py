@@ -13,6 +13,8 @@ from __future__ import annotations
 import collections
 import math
 
+import numpy as np
+
 from ... import dtypes as D
 from ...core.dispatch import apply, needs, placement, unbroadcast
 from ...core.registry import bind, primitive, vjp
@@ -298,7 +300,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
         else:  # torch's residuals are empty for a square system
             res = apply("full", placement((0,)), 0, D.to_real(A.dtype))
         sv = apply("linalg_svdvals", r)  # r is small and replicated: one batched kernel
-        out = (x, res, apply("full", placement(()), A.shape[1], D.int64), sv)
+        # rank as gelsd counts it (singular values above rcond * the largest)
+        eps = float(np.finfo(D.to_real(A.dtype).np).eps) * max(A.shape)
+        tol = sv.amax() * (eps if rcond is None or rcond < 0 else rcond)
+        out = (x, res, (sv > tol).sum(), sv)
     else:
         out = apply("linalg_lstsq", A, bm, rcond=rcond)
     x = out[0].squeeze(-1) if vector else out[0]
