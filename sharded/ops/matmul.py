@@ -13,7 +13,7 @@ from .. import dtypes as D
 from ..core.dataflow import Operand
 from ..core.dispatch import apply, as_tensor, is_tensor, unbroadcast
 from ..core.registry import bind, kernel, primitive, vjp
-from ..errors import DTypeError, ShapeError
+from ..errors import DTypeError, ShapeError, UnsupportedDType
 from ..layout import Layout, broadcast_shapes
 from .matmul_plan import choose, run_blocks, run_ksplit
 
@@ -115,7 +115,7 @@ def _same_dtype(op, a, b) -> None:
             f"{a.dtype.name} and {b.dtype.name}"
         )
     if a.dtype == D.bool_:
-        raise DTypeError(f"{op} is not implemented for bool tensors")
+        raise UnsupportedDType(f"{op} is not implemented for bool tensors")  # torch's class
 
 
 @bind("matmul", "__matmul__", "__rmatmul__", prim="matmul")

@@ -254,3 +254,24 @@ def test_cross_diagonal_tensorinv_vander_and_toplevel_names():
     spd = s @ s.T
     assert_matches_numpy(st.logdet(t(spd)), np.log(np.linalg.det(spd)), **TOL)
     assert_matches_numpy(st.pinverse(t(s[:, :2])), np.linalg.pinv(s[:, :2]), **TOL)
+
+
+def test_empty_norms_cond_and_product_checks():
+    e = t(np.zeros((0, 3)))
+    for ord in ("fro", "nuc", 2, 1, -1, math.inf):  # torch: 0 for an empty matrix
+        assert L.matrix_norm(e, ord=ord).item() == 0.0
+    with pytest.raises(IndexError):  # torch: amin over an empty dim
+        L.matrix_norm(e, ord=-2)
+    assert_matches_numpy(L.cond(t(np.zeros((2, 0, 0)))), np.zeros(2))
+    with pytest.raises(st.ShapeError, match="first tensor must be 1D or 2D"):
+        L.multi_dot([t(np.ones((2, 2, 2))), t(np.ones((2, 2)))])
+    with pytest.raises(st.ShapeError, match="tensor 1 must be 2D"):
+        L.multi_dot([t(np.ones((2, 2))), t(np.ones(2)), t(np.ones((2, 2)))])
+    with pytest.raises(st.DTypeError, match="same dtype"):
+        L.multi_dot([st.ones(2, 2), t(np.ones((2, 2)))])
+    with pytest.raises(st.DTypeError):  # torch: floating point or complex only
+        L.vecdot(st.tensor([1, 2]), st.tensor([3, 4]))
+    with pytest.raises(NotImplementedError):  # torch: no half precision linalg, no bool matmul
+        L.det(st.ones(2, 2, dtype=st.float16))
+    with pytest.raises(NotImplementedError):
+        st.ones(2, 2, dtype=st.bool) @ st.ones(2, 2, dtype=st.bool)

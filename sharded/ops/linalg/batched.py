@@ -29,7 +29,7 @@ from ...core.dataflow import Operand, free_temps
 from ...core.dataflow import gather_regions as gather
 from ...core.dispatch import as_tensor, is_tensor
 from ...core.registry import PRIMITIVES, kernel
-from ...errors import ArgumentError, ShapeError, ShardedError
+from ...errors import ArgumentError, ShapeError, ShardedError, UnsupportedDType
 from ...layout import Layout, broadcast_shapes
 
 ExResult = collections.namedtuple("ExResult", ["result", "info"])  # the *_ex functions
@@ -64,6 +64,10 @@ def check_float(op: str, *ts) -> None:
     """torch accepts only floating point and complex inputs for linalg decompositions."""
     ok = (D.float32, D.float64, D.complex64, D.complex128)
     for t in ts:
+        if t._dtype == D.float16:  # torch: NotImplementedError for half precision
+            raise UnsupportedDType(
+                f"linalg.{op}: Low precision dtypes not supported. Got {t._dtype.name}"
+            )
         if t._dtype not in ok:
             raise D.DTypeError(
                 f"linalg.{op}: expected a {' or '.join(d.name for d in ok)} tensor, got "

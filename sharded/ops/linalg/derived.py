@@ -38,6 +38,7 @@ def vecdot(x, y, *, dim=-1):
             f"linalg.vecdot: expected x and y to have the same dtype, but got "
             f"{x.dtype.name} and {y.dtype.name}"
         )
+    check_float("vecdot", x)
     return ((x.conj() if x.dtype.is_complex else x) * y).sum(dim)  # conj(x) . y, as torch
 
 
@@ -53,6 +54,17 @@ def multi_dot(tensors):
     ts = [t_(t) for t in tensors]
     if len(ts) < 2:
         raise ArgumentError(f"multi_dot(): expected at least 2 tensors, got {len(ts)}")
+    for i, t in enumerate(ts):  # torch: only the ends may be vectors, nothing batched
+        ends = i in (0, len(ts) - 1)
+        if t.ndim > 2 or (t.ndim < 2 and not ends) or t.ndim == 0:
+            where = "the first tensor" if i == 0 else "the last tensor" if ends else f"tensor {i}"
+            need = "1D or 2D" if ends else "2D"
+            raise ShapeError(f"multi_dot(): {where} must be {need} but got {t.ndim}D")
+        if t.dtype != ts[0].dtype:
+            raise DTypeError(
+                f"multi_dot(): all tensors must have the same dtype but tensor 0 is "
+                f"{ts[0].dtype.name} and tensor {i} {t.dtype.name}"
+            )
     out = ts[0]
     for t in ts[1:]:
         out = out @ t
@@ -95,6 +107,8 @@ def _matrix_norm(a, ord, r, c, keepdim, svdvals):
     2, -2 and nuclear norms) of a tensor whose matrices are its last two dims."""
     if ord == "fro":  # of the moduli for complex: a real result, as torch
         return _vector_norm(a.abs() if a.dtype.is_complex else a, 2, (r, c), keepdim)
+    if ord == 2 and a.numel() == 0:  # torch: 0 for an empty matrix (-2 raises)
+        return a.abs().sum((r, c), keepdim)
     if ord in ("nuc", 2, -2):
         s = svdvals(a.permute([d for d in range(a.ndim) if d not in (r, c)] + [r, c]))
         out = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
@@ -102,6 +116,8 @@ def _matrix_norm(a, ord, r, c, keepdim, svdvals):
             for d in sorted((r, c)):
                 out = out.unsqueeze(d)
         return out
+    if a.numel() == 0 and ord in (math.inf, 1, 2):  # torch: 0 for an empty matrix
+        return a.abs().sum((r, c), keepdim)
     if ord in (math.inf, -math.inf, 1, -1):
         # inf: the largest absolute row sum; 1: the largest absolute column sum
         red, over = (c, r) if ord in (math.inf, -math.inf) else (r, c)
@@ -222,6 +238,8 @@ def cond(A, p=None):
     4.0
     """
     A = matrix("cond", A)
+    if A.numel() == 0:  # torch: 0 for empty matrices, whatever p
+        return A.abs().sum((-2, -1))
     if p is None or p in (2, -2):
         s = svdvals(A)
         return s[..., -1] / s[..., 0] if p == -2 else s[..., 0] / s[..., -1]
