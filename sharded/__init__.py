@@ -78,6 +78,7 @@ from .ops.index_ops import *  # noqa: F403
 from .ops.index_put import *  # noqa: F403
 from .ops.joining import *  # noqa: F403
 from .ops.linalg.derived import tensor_norm as norm  # torch.norm, also Tensor.norm
+from .ops.linalg.extra import *  # noqa: F403  (torch.det, torch.inverse, ...)
 from .ops.logical import *  # noqa: F403
 from .ops.matmul import *  # noqa: F403
 from .ops.order import *  # noqa: F403

@@ -13,12 +13,18 @@ from .. import dtypes as D
 from ..core.dataflow import Operand
 from ..core.dispatch import apply, as_tensor, is_tensor, unbroadcast
 from ..core.registry import bind, kernel, primitive, vjp
-from ..errors import DTypeError, ShapeError
+from ..errors import DTypeError, ShapeError, UnsupportedDType
 from ..layout import Layout, broadcast_shapes
 from .matmul_plan import choose, run_blocks, run_ksplit
 
 __all__ = [
+    "addbmm",
+    "addmm",
+    "addmv",
+    "addr",
+    "baddbmm",
     "bmm",
+    "ger",
     "dot",
     "inner",
     "matmul",
@@ -109,7 +115,7 @@ def _same_dtype(op, a, b) -> None:
             f"{a.dtype.name} and {b.dtype.name}"
         )
     if a.dtype == D.bool_:
-        raise DTypeError(f"{op} is not implemented for bool tensors")
+        raise UnsupportedDType(f"{op} is not implemented for bool tensors")  # torch's class
 
 
 @bind("matmul", "__matmul__", "__rmatmul__", prim="matmul")
@@ -277,3 +283,90 @@ def outer(input, vec2):
 
 
 ger = outer
+
+
+# ------------------------------------------------------------------------------ add*
+def _add_scaled(op, input, prod, beta, alpha):
+    """torch's ``beta * input + alpha * prod``: ``input`` broadcasts to ``prod``'s shape
+    and is ignored (NaN included) when ``beta`` is 0; unit factors multiply nothing, so
+    integer products stay integer."""
+    input = _t(input)
+    shape = tuple(prod.shape)
+    try:
+        ok = tuple(broadcast_shapes(tuple(input.shape), shape)) == shape
+    except ShapeError:
+        ok = False
+    if not ok:
+        raise ShapeError(
+            f"{op}: input of shape {_dims(input.shape)} does not broadcast to the product's "
+            f"shape {_dims(shape)}"
+        )
+    out = prod if alpha == 1 else prod * alpha
+    if beta == 0:
+        return out.expand(shape) if out.ndim else out
+    return out + (input if beta == 1 else input * beta)
+
+
+@bind("addmm")
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)`` for 2-D ``mat1``, ``mat2``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.addmm(st.ones(2, 2), st.eye(2), st.eye(2), beta=2).tolist()
+    [[3.0, 2.0], [2.0, 3.0]]
+    """
+    return _add_scaled("addmm", input, mm(mat1, mat2), beta, alpha)
+
+
+@bind("addmv")
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat @ vec)`` for a 2-D ``mat`` and 1-D ``vec``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.addmv(st.ones(2), st.eye(2), st.tensor([1., 2.]), alpha=3).tolist()
+    [4.0, 7.0]
+    """
+    return _add_scaled("addmv", input, mv(mat, vec), beta, alpha)
+
+
+@bind("addr")
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """``beta * input + alpha * outer(vec1, vec2)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.addr(st.zeros(2, 2), st.tensor([1., 2.]), st.tensor([1., 1.])).tolist()
+    [[1.0, 1.0], [2.0, 2.0]]
+    """
+    return _add_scaled("addr", input, outer(vec1, vec2), beta, alpha)
+
+
+@bind("baddbmm")
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * bmm(batch1, batch2)`` (3-D batches).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.baddbmm(st.zeros(1, 2, 2), st.ones(1, 2, 3), st.ones(1, 3, 2)).tolist()
+    [[[3.0, 3.0], [3.0, 3.0]]]
+    """
+    return _add_scaled("baddbmm", input, bmm(batch1, batch2), beta, alpha)
+
+
+@bind("addbmm")
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * sum_b (batch1[b] @ batch2[b])``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.addbmm(st.zeros(2, 2), st.ones(3, 2, 1), st.ones(3, 1, 2)).tolist()
+    [[3.0, 3.0], [3.0, 3.0]]
+    """
+    return _add_scaled("addbmm", input, bmm(batch1, batch2).sum(0), beta, alpha)

@@ -92,7 +92,7 @@ def test_batched_decompositions_match_numpy():
     low = t(np.array([[1.0, 2.0], [2.0, 4.0]]))
     assert L.matrix_rank(low).item() == 1 and L.matrix_rank(low, atol=10.0).item() == 0
     b = t(rng.standard_normal((3, 5, 2)), shards=3)
-    sol, res, rank, svals = L.lstsq(a, b)
+    sol, res, rank, svals = L.lstsq(a, b, driver="gelsd")  # gelsd: all four outputs
     ref = [np.linalg.lstsq(an[i], b.numpy()[i], rcond=None) for i in range(3)]
     assert_matches_numpy(sol, np.stack([r[0] for r in ref]), **TOL)
     assert_matches_numpy(res, np.stack([r[1] for r in ref]), **TOL)
@@ -116,8 +116,9 @@ def test_bad_input_raises_typed_errors_and_changes_nothing():
     with pytest.raises(L.LinAlgError, match=r"Batch element 1.*positive-definite"):
         L.cholesky(t(not_pd, shards=2))
     assert L.cholesky_ex(t(not_pd, shards=2)).info.tolist() == [0, 2]
-    assert L.inv_ex(a).info.tolist() == [0, 1, 0]
-    assert L.solve_ex(a, b).info.tolist() == [0, 1, 0]
+    # torch's info is getrf's: the 1-based index of the first zero pivot (U[1, 1] here)
+    assert L.inv_ex(a).info.tolist() == [0, 2, 0]
+    assert L.solve_ex(a, b).info.tolist() == [0, 2, 0]
     with pytest.raises(L.LinAlgError, match="singular"):
         L.solve(t([[1.0, 2.0], [2.0, 4.0]]), t([1.0, 1.0]))  # unbatched: no element index
     with pytest.raises(st.ShapeError, match="square matrices, but they are 2x3"):
@@ -407,7 +408,7 @@ def test_complex_decompositions(place, dtype):
     assert np.abs(qn.conj().mT @ qn - np.eye(3)).max() < 1e-5
     assert L.qr(z, mode="complete").Q.shape == (2, 5, 5)
     b = CZ[..., :2] + 1j
-    sol = L.lstsq(z, st.tensor(b, dtype=dtype))
+    sol = L.lstsq(z, st.tensor(b, dtype=dtype), driver="gelsd")
     assert sol.residuals.dtype == real and sol.singular_values.dtype == real
     ref = [np.linalg.lstsq(CZ[i], b[i], rcond=None) for i in range(2)]
     assert_matches_numpy(sol.solution, np.stack([x[0] for x in ref]), **tol)
@@ -447,3 +448,45 @@ def test_gradcheck_complex_decompositions(name):
         return
     x = st.tensor(m, requires_grad=True, shards=2)
     assert gradcheck(COMPLEX_GRADCHECKS[name], (x,))
+
+
+# ------------------------------------------------------------------------------ torch audit
+# torch (CPU) returns empty (0,) outputs for what the chosen LAPACK driver does not compute.
+@pytest.mark.parametrize("place", [dict(shards=2), dict(layout=st.Layout.replicated())])
+def test_lstsq_outputs_follow_the_driver(place):
+    a, b = rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 5, 2))
+    A, B = t(a, **place), t(b, **place)
+    ref = [np.linalg.lstsq(a[i], b[i], rcond=None) for i in range(2)]
+    shapes = {  # driver: residuals, rank, singular_values
+        None: ((0,), (2,), (0,)),  # gelsy, torch's CPU default
+        "gelsy": ((0,), (2,), (0,)),
+        "gelsd": ((2, 2), (2,), (2, 3)),
+        "gelss": ((2, 2), (2,), (2, 3)),
+        "gels": ((2, 2), (0,), (0,)),
+    }
+    for driver, want in shapes.items():
+        r = L.lstsq(A, B, driver=driver)
+        assert_matches_numpy(r.solution, np.stack([x[0] for x in ref]), **TOL)
+        assert (
+            tuple(r.residuals.shape),
+            tuple(r.rank.shape),
+            tuple(r.singular_values.shape),
+        ) == want
+        assert r.rank.dtype == st.int64
+    assert_matches_numpy(
+        L.lstsq(A, B, driver="gels").residuals, np.stack([x[1] for x in ref]), **TOL
+    )
+    low = a[0].copy()
+    low[:, 2] = low[:, 1]  # rank-deficient: gelsd drops the residuals
+    r = L.lstsq(t(low), t(b[0]), driver="gelsd")
+    assert r.residuals.shape == (0,) and r.rank.item() == 2 and r.singular_values.shape == (3,)
+    with pytest.raises(st.ArgumentError, match="driver"):
+        L.lstsq(A, B, driver="bogus")
+
+
+def test_solvers_refuse_mixed_dtypes():
+    a = st.tensor([[2.0, 0.0], [0.0, 1.0]])  # float32
+    b = st.tensor([[1.0], [1.0]], dtype=st.float64)
+    for fn in (L.solve, L.lstsq, L.solve_ex):  # torch: "Expected A and B to have the same dtype"
+        with pytest.raises(st.DTypeError, match="same dtype"):
+            fn(a, b)

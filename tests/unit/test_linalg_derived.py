@@ -173,3 +173,105 @@ def test_pinv_of_empty_batches_with_tensor_rtol(shape, rtol_shape):
     x = t(rng.standard_normal(shape))
     out = L.pinv(x, rtol=t(rng.random(rtol_shape)))
     assert tuple(out.shape) == shape[:-2] + (shape[-1], shape[-2])
+
+
+# ------------------------------------------------------------------------------ torch audit
+# Expected answers are torch's (CPU), written as the numpy expressions they equal.
+def test_norm_ord_without_dim_needs_1d_or_2d_and_ord0_has_zero_grad():
+    with pytest.raises(st.ShapeError, match="1D or 2D"):  # torch: RuntimeError
+        L.norm(t(np.ones((2, 3, 4))), ord=2)
+    x = st.tensor([[0.0, 2.0], [3.0, 0.0]], dtype=st.float64, requires_grad=True)
+    n = L.vector_norm(x, ord=0)
+    assert n.item() == 2.0
+    n.backward()
+    assert_matches_numpy(x.grad, np.zeros((2, 2)))  # torch: differentiable, gradient 0
+
+
+A33 = rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)
+PLACES = [dict(shards=2), dict(shards=3, dim=2), dict(layout=st.Layout.block((1, 2, 2)))]
+
+
+@pytest.mark.parametrize("place", PLACES, ids=["batch", "cols", "block"])
+def test_matrix_power_exp_and_friends(place):
+    a = t(A33, **place)
+    for n in (0, 1, 3, -1, -2):
+        assert_matches_numpy(L.matrix_power(a, n), np.linalg.matrix_power(A33, n), **TOL)
+    assert_matches_numpy(a.matrix_power(2), A33 @ A33, **TOL)
+    ints = st.tensor([[1, 1], [0, 1]])
+    assert L.matrix_power(ints, 3).tolist() == [[1, 3], [0, 1]]  # int stays int
+    with pytest.raises(st.DTypeError):  # torch: inverse of an integer matrix refused
+        L.matrix_power(ints, -1)
+    with pytest.raises(st.ShapeError):
+        L.matrix_power(t(np.ones((2, 3))), 2)
+    # exp: the eigen-decomposition of a symmetric matrix gives the reference
+    s = A33 + A33.transpose(0, 2, 1)
+    w, v = np.linalg.eigh(s)
+    ref = (v * np.exp(w)[:, None, :]) @ v.transpose(0, 2, 1)
+    assert_matches_numpy(L.matrix_exp(t(s, **place)), ref, rtol=1e-9, atol=1e-9)
+    assert_matches_numpy(st.matrix_exp(t(np.zeros((2, 2)))), np.eye(2))
+    b = rng.standard_normal((2, 3, 2))
+    up = np.triu(A33)
+    assert_matches_numpy(
+        L.solve_triangular(a, t(b), upper=True), np.linalg.solve(up, b), **TOL
+    )  # only the upper triangle is read
+    unit = np.tril(A33, -1) + np.eye(3)
+    assert_matches_numpy(
+        L.solve_triangular(a, t(b), upper=False, unitriangular=True),
+        np.linalg.solve(unit, b),
+        **TOL,
+    )
+    lo = np.linalg.cholesky(A33 @ A33.transpose(0, 2, 1))
+    spd = lo @ lo.transpose(0, 2, 1)
+    assert_matches_numpy(st.cholesky_solve(t(b), t(lo, **place)), np.linalg.solve(spd, b), **TOL)
+    up_f = t(lo.transpose(0, 2, 1), **place)
+    assert_matches_numpy(st.cholesky_inverse(up_f, upper=True), np.linalg.inv(spd), **TOL)
+
+
+def test_cross_diagonal_tensorinv_vander_and_toplevel_names():
+    x, y = rng.standard_normal((4, 3)), rng.standard_normal((1, 3))
+    assert_matches_numpy(L.cross(t(x, shards=2), t(y)), np.cross(x, y), **TOL)
+    assert_matches_numpy(
+        L.cross(t(x.T, shards=3), t(x[::-1].T.copy()), dim=0),
+        np.cross(x.T, x[::-1].T, axis=0),
+        **TOL,
+    )
+    with pytest.raises(st.ShapeError):  # torch: RuntimeError, dim -1 must have size 3
+        L.cross(t(np.ones((3, 4))), t(np.ones((3, 4))))
+    a = rng.standard_normal((2, 3, 4))
+    assert_matches_numpy(L.diagonal(t(a, shards=2)), np.diagonal(a, axis1=-2, axis2=-1))
+    assert_matches_numpy(L.diagonal(t(a), offset=1, dim1=0, dim2=2), np.diagonal(a, 1, 0, 2))
+    m = rng.standard_normal((6, 2, 3)) + 3 * np.eye(6).reshape(6, 2, 3)
+    ti = L.tensorinv(t(m, shards=2), ind=1)
+    assert ti.shape == (2, 3, 6)
+    assert_matches_numpy(ti, np.linalg.tensorinv(m, ind=1), **TOL)
+    v = L.vander(st.tensor([1, 2, 3]))
+    assert v.dtype == st.int64 and v.tolist() == np.vander([1, 2, 3], increasing=True).tolist()
+    assert_matches_numpy(L.vander(t([2.0, 3.0]), N=3), [[1, 2, 4], [1, 3, 9]])
+    s = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    assert_matches_numpy(st.det(t(s)), np.linalg.det(s), **TOL)
+    assert_matches_numpy(st.inverse(t(s)), np.linalg.inv(s), **TOL)
+    assert_matches_numpy(st.slogdet(t(s)).logabsdet, np.linalg.slogdet(s)[1], **TOL)
+    spd = s @ s.T
+    assert_matches_numpy(st.logdet(t(spd)), np.log(np.linalg.det(spd)), **TOL)
+    assert_matches_numpy(st.pinverse(t(s[:, :2])), np.linalg.pinv(s[:, :2]), **TOL)
+
+
+def test_empty_norms_cond_and_product_checks():
+    e = t(np.zeros((0, 3)))
+    for ord in ("fro", "nuc", 2, 1, -1, math.inf):  # torch: 0 for an empty matrix
+        assert L.matrix_norm(e, ord=ord).item() == 0.0
+    with pytest.raises(IndexError):  # torch: amin over an empty dim
+        L.matrix_norm(e, ord=-2)
+    assert_matches_numpy(L.cond(t(np.zeros((2, 0, 0)))), np.zeros(2))
+    with pytest.raises(st.ShapeError, match="first tensor must be 1D or 2D"):
+        L.multi_dot([t(np.ones((2, 2, 2))), t(np.ones((2, 2)))])
+    with pytest.raises(st.ShapeError, match="tensor 1 must be 2D"):
+        L.multi_dot([t(np.ones((2, 2))), t(np.ones(2)), t(np.ones((2, 2)))])
+    with pytest.raises(st.DTypeError, match="same dtype"):
+        L.multi_dot([st.ones(2, 2), t(np.ones((2, 2)))])
+    with pytest.raises(st.DTypeError):  # torch: floating point or complex only
+        L.vecdot(st.tensor([1, 2]), st.tensor([3, 4]))
+    with pytest.raises(NotImplementedError):  # torch: no half precision linalg, no bool matmul
+        L.det(st.ones(2, 2, dtype=st.float16))
+    with pytest.raises(NotImplementedError):
+        st.ones(2, 2, dtype=st.bool) @ st.ones(2, 2, dtype=st.bool)

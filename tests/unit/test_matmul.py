@@ -195,3 +195,30 @@ def test_vecdot_as_torch():
     assert st.linalg.vecdot(x, y).item() == pytest.approx(2 - 2j)
     with pytest.raises(st.DTypeError, match="vecdot.*float32 and int64"):
         st.linalg.vecdot(st.ones(2), st.ones(2, dtype=st.int64))
+
+
+# ------------------------------------------------------------------------------ add*
+# torch's addmm family: beta * input + alpha * product (input broadcast, ignored at beta=0).
+def test_addmm_family():
+    c, a, b = rng.standard_normal((3, 5)), rng.standard_normal((3, 4)), rng.standard_normal((4, 5))
+    got = st.addmm(t(c, shards=2), t(a, shards=3, dim=1), t(b), beta=0.5, alpha=2.0)
+    assert_matches_numpy(got, 0.5 * c + 2.0 * a @ b, **TOL)
+    assert_matches_numpy(t(c[0]).addmm(t(a), t(b)), c[0] + a @ b, **TOL)
+    nan = t(np.full((3, 5), np.nan))
+    assert_matches_numpy(st.addmm(nan, t(a), t(b), beta=0), a @ b, **TOL)  # NaN ignored
+    v = rng.standard_normal(4)
+    assert_matches_numpy(
+        st.addmv(t(c[:, 0]), t(a), t(v), beta=2, alpha=0.5), 2 * c[:, 0] + 0.5 * a @ v, **TOL
+    )
+    assert_matches_numpy(st.addr(t(a), t(c[:, 0]), t(v)), a + np.outer(c[:, 0], v), **TOL)
+    ba, bb = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 4, 5))
+    assert_matches_numpy(
+        st.baddbmm(t(np.ones((2, 3, 5))), t(ba, shards=2), t(bb), alpha=3), 1 + 3 * ba @ bb, **TOL
+    )
+    assert_matches_numpy(st.addbmm(t(c), t(ba), t(bb)), c + (ba @ bb).sum(0), **TOL)
+    assert st.ger(st.tensor([1, 2]), st.tensor([3, 4])).tolist() == [[3, 4], [6, 8]]
+    with pytest.raises(st.ShapeError):  # input must broadcast to the product's shape
+        st.addmm(t(np.ones((4, 5))), t(a), t(b))
+    x = st.tensor(a, dtype=st.float64, requires_grad=True)
+    st.addmm(t(c), x, t(b), alpha=2.0).sum().backward()
+    assert_matches_numpy(x.grad, 2.0 * np.ones((3, 5)) @ b.T, **TOL)

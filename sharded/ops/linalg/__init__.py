@@ -9,7 +9,8 @@
 * One big split matrix: CholeskyQR2/TSQR ``qr`` with Q row-sharded, ``lstsq`` and tall
   ``svd`` through it (``tall.py``), block-LU ``solve``/``inv``/``det`` (``lu.py``), blocked
   ``cholesky`` (``cholesky.py``); nothing is gathered on one worker or the driver.
-* Norms, ``cond``, ``matrix_rank`` and ``pinv`` are compositions of the above (``derived.py``).
+* Norms, ``cond``, ``matrix_rank`` and ``pinv`` are compositions of the above (``derived.py``);
+  so are ``matrix_power``, ``matrix_exp``, ``cross``, ``solve_triangular``... (``extra.py``).
 
 Singular or non-positive-definite inputs raise :class:`LinAlgError` at call time, naming the
 batch element; the ``*_ex`` variants return torch's ``info`` instead of raising.
@@ -38,6 +39,15 @@ from .decomp import (
     svdvals,
 )
 from .derived import cond, matrix_norm, matrix_rank, multi_dot, norm, pinv, vecdot, vector_norm
+from .extra import (
+    cross,
+    diagonal,
+    matrix_exp,
+    matrix_power,
+    solve_triangular,
+    tensorinv,
+    vander,
+)
 from .solve import (
     ExResult,
     LstsqResult,
@@ -97,4 +107,11 @@ __all__ = [
     "LstsqResult",
     "ExResult",
     "ger",
+    "matrix_power",
+    "matrix_exp",
+    "cross",
+    "diagonal",
+    "tensorinv",
+    "vander",
+    "solve_triangular",
 ]

@@ -29,7 +29,7 @@ from ...core.dataflow import Operand, free_temps
 from ...core.dataflow import gather_regions as gather
 from ...core.dispatch import as_tensor, is_tensor
 from ...core.registry import PRIMITIVES, kernel
-from ...errors import ArgumentError, ShapeError, ShardedError
+from ...errors import ArgumentError, ShapeError, ShardedError, UnsupportedDType
 from ...layout import Layout, broadcast_shapes
 
 ExResult = collections.namedtuple("ExResult", ["result", "info"])  # the *_ex functions
@@ -64,6 +64,10 @@ def check_float(op: str, *ts) -> None:
     """torch accepts only floating point and complex inputs for linalg decompositions."""
     ok = (D.float32, D.float64, D.complex64, D.complex128)
     for t in ts:
+        if t._dtype == D.float16:  # torch: NotImplementedError for half precision
+            raise UnsupportedDType(
+                f"linalg.{op}: Low precision dtypes not supported. Got {t._dtype.name}"
+            )
         if t._dtype not in ok:
             raise D.DTypeError(
                 f"linalg.{op}: expected a {' or '.join(d.name for d in ok)} tensor, got "
@@ -381,12 +385,40 @@ def _cholesky_one(a):
         raise
 
 
+def pivot_order(a):
+    """torch's (LAPACK getrf's) info for a singular matrix: the 1-based index of the first
+    exactly-zero pivot of LU with partial pivoting."""
+    u = np.array(a)
+    n = u.shape[-1]
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(u[k:, k])))
+        if u[p, k] == 0:
+            return k + 1
+        u[[k, p]] = u[[p, k]]
+        u[k + 1 :, k:] -= np.outer(u[k + 1 :, k] / u[k, k], u[k, k:])
+    return n  # LAPACK's rounding found a zero this elimination missed: the last pivot
+
+
+def _lu_coded(fn):
+    """``fn`` whose LinAlgError on one matrix carries torch's ``info`` (see _each)."""
+
+    def run(a, *rest):
+        try:
+            return fn(a, *rest)
+        except np.linalg.LinAlgError as e:
+            if a.ndim == 2:
+                e.code = pivot_order(a)
+            raise
+
+    return run
+
+
 def _op_solve(xp, a, b, shapes, dtypes):
-    return _guarded(xp, lambda x, y: xp.linalg.solve(x, y), [a, b], shapes, dtypes)
+    return _guarded(xp, _lu_coded(lambda x, y: xp.linalg.solve(x, y)), [a, b], shapes, dtypes)
 
 
 def _op_inv(xp, a, shapes, dtypes):
-    return _guarded(xp, xp.linalg.inv, [a], shapes, dtypes)
+    return _guarded(xp, _lu_coded(xp.linalg.inv), [a], shapes, dtypes)
 
 
 def _op_cholesky(xp, a, shapes, dtypes, upper=False):

@@ -15,7 +15,7 @@ import numpy as np
 from ... import dtypes as D
 from ...core.dispatch import apply, is_tensor
 from ...core.registry import bind
-from ...errors import ArgumentError, DTypeError
+from ...errors import ArgumentError, DTypeError, ShapeError
 from .batched import check_float, herm, matrix, square, t_
 from .decomp import svd, svdvals
 from .solve import inv_ex
@@ -38,6 +38,7 @@ def vecdot(x, y, *, dim=-1):
             f"linalg.vecdot: expected x and y to have the same dtype, but got "
             f"{x.dtype.name} and {y.dtype.name}"
         )
+    check_float("vecdot", x)
     return ((x.conj() if x.dtype.is_complex else x) * y).sum(dim)  # conj(x) . y, as torch
 
 
@@ -53,6 +54,17 @@ def multi_dot(tensors):
     ts = [t_(t) for t in tensors]
     if len(ts) < 2:
         raise ArgumentError(f"multi_dot(): expected at least 2 tensors, got {len(ts)}")
+    for i, t in enumerate(ts):  # torch: only the ends may be vectors, nothing batched
+        ends = i in (0, len(ts) - 1)
+        if t.ndim > 2 or (t.ndim < 2 and not ends) or t.ndim == 0:
+            where = "the first tensor" if i == 0 else "the last tensor" if ends else f"tensor {i}"
+            need = "1D or 2D" if ends else "2D"
+            raise ShapeError(f"multi_dot(): {where} must be {need} but got {t.ndim}D")
+        if t.dtype != ts[0].dtype:
+            raise DTypeError(
+                f"multi_dot(): all tensors must have the same dtype but tensor 0 is "
+                f"{ts[0].dtype.name} and tensor {i} {t.dtype.name}"
+            )
     out = ts[0]
     for t in ts[1:]:
         out = out @ t
@@ -66,8 +78,9 @@ def _vector_norm(x, ord, dims, keepdim):
         return x.abs().amax(dims, keepdim)
     if ord == -math.inf:
         return x.abs().amin(dims, keepdim)
-    if ord == 0:  # the number of non-zeros
-        return (x != 0).to(x.dtype).sum(dims, keepdim)
+    if ord == 0:  # the number of non-zeros; differentiable with a zero gradient, as torch
+        never = (x != 0) & (x == 0)
+        return (x != 0).to(x.dtype).sum(dims, keepdim) + x.where(never, 0.0).sum(dims, keepdim)
     if ord == 1:
         return x.abs().sum(dims, keepdim)
     if ord == 2:
@@ -94,6 +107,8 @@ def _matrix_norm(a, ord, r, c, keepdim, svdvals):
     2, -2 and nuclear norms) of a tensor whose matrices are its last two dims."""
     if ord == "fro":  # of the moduli for complex: a real result, as torch
         return _vector_norm(a.abs() if a.dtype.is_complex else a, 2, (r, c), keepdim)
+    if ord == 2 and a.numel() == 0:  # torch: 0 for an empty matrix (-2 raises)
+        return a.abs().sum((r, c), keepdim)
     if ord in ("nuc", 2, -2):
         s = svdvals(a.permute([d for d in range(a.ndim) if d not in (r, c)] + [r, c]))
         out = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
@@ -101,6 +116,8 @@ def _matrix_norm(a, ord, r, c, keepdim, svdvals):
             for d in sorted((r, c)):
                 out = out.unsqueeze(d)
         return out
+    if a.numel() == 0 and ord in (math.inf, 1, 2):  # torch: 0 for an empty matrix
+        return a.abs().sum((r, c), keepdim)
     if ord in (math.inf, -math.inf, 1, -1):
         # inf: the largest absolute row sum; 1: the largest absolute column sum
         red, over = (c, r) if ord in (math.inf, -math.inf) else (r, c)
@@ -197,6 +214,11 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """
     A = t_(A)
     dim = (dim,) if isinstance(dim, int) else dim
+    if dim is None and ord is not None and A.ndim not in (1, 2):
+        raise ShapeError(
+            f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+            f"Got {A.ndim}D."
+        )
     if (dim is not None and len(dim) == 2) or (dim is None and ord is not None and A.ndim == 2):
         return matrix_norm(A, "fro" if ord is None else ord, dim or (-2, -1), keepdim, dtype=dtype)
     if isinstance(ord, str):
@@ -216,6 +238,8 @@ def cond(A, p=None):
     4.0
     """
     A = matrix("cond", A)
+    if A.numel() == 0:  # torch: 0 for empty matrices, whatever p
+        return A.abs().sum((-2, -1))
     if p is None or p in (2, -2):
         s = svdvals(A)
         return s[..., -1] / s[..., 0] if p == -2 else s[..., 0] / s[..., -1]

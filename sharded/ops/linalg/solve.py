@@ -13,10 +13,12 @@ from __future__ import annotations
 import collections
 import math
 
+import numpy as np
+
 from ... import dtypes as D
 from ...core.dispatch import apply, needs, placement, unbroadcast
 from ...core.registry import bind, primitive, vjp
-from ...errors import AutogradError, ShapeError
+from ...errors import ArgumentError, AutogradError, DTypeError, ShapeError
 from .batched import (
     ExResult,
     check_float,
@@ -40,8 +42,12 @@ LstsqResult = collections.namedtuple(
 
 def _same(op, a, b):
     check_float(op, a, b)
-    dt = D.promote_types(a.dtype, b.dtype)
-    return a.to(dt), b.to(dt)
+    if a.dtype != b.dtype:  # torch never promotes A and B of a solver
+        raise DTypeError(
+            f"linalg.{op}: Expected A and B to have the same dtype, but found A of type "
+            f"{a.dtype.name} and B of type {b.dtype.name} instead"
+        )
+    return a, b
 
 
 def _rhs(op, a, b):
@@ -259,6 +265,12 @@ def lstsq(A, B, rcond=None, *, driver=None):
     NumPy ``lstsq`` per matrix. ``residuals`` are squared column norms of ``A X - B`` for
     tall systems (real, as the singular values, for complex input).
 
+    As torch (CPU), ``driver`` (``'gelsy'`` by default, ``'gelsd'``, ``'gelss'``, ``'gels'``)
+    decides which outputs are empty ``(0,)`` tensors: ``residuals`` unless the driver is not
+    ``'gelsy'``, ``m > n`` and every matrix has full rank (``'gelsd'``/``'gelss'`` read the
+    ranks for that: a short wait); ``rank`` with ``'gels'``; ``singular_values`` unless
+    ``'gelsd'``/``'gelss'``.
+
     Examples
     --------
     >>> import sharded as st
@@ -266,6 +278,11 @@ def lstsq(A, B, rcond=None, *, driver=None):
     >>> st.linalg.lstsq(A, st.tensor([[1.], [2.], [3.]])).solution.tolist()
     [[1.0], [2.0]]
     """
+    if driver not in _DRIVERS:
+        raise ArgumentError(
+            f"torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, "
+            f"gelss), got {driver!r}"
+        )
     A, B = _same("lstsq", t_(A), t_(B))
     matrix("lstsq", A)
     vector = B.ndim == A.ndim - 1
@@ -283,11 +300,35 @@ def lstsq(A, B, rcond=None, *, driver=None):
         else:  # torch's residuals are empty for a square system
             res = apply("full", placement((0,)), 0, D.to_real(A.dtype))
         sv = apply("linalg_svdvals", r)  # r is small and replicated: one batched kernel
-        out = (x, res, apply("full", placement(()), A.shape[1], D.int64), sv)
+        # rank as gelsd counts it (singular values above rcond * the largest)
+        eps = float(np.finfo(D.to_real(A.dtype).np).eps) * max(A.shape)
+        tol = sv.amax() * (eps if rcond is None or rcond < 0 else rcond)
+        out = (x, res, (sv > tol).sum(), sv)
     else:
         out = apply("linalg_lstsq", A, bm, rcond=rcond)
     x = out[0].squeeze(-1) if vector else out[0]
-    return LstsqResult(x, *out[1:])
+    return LstsqResult(x, *_driver_outputs(driver or "gelsy", A, *out[1:]))
+
+
+_DRIVERS = (None, "gelsy", "gelsd", "gelss", "gels")
+
+
+def _driver_outputs(driver, A, res, rank, sv):
+    """``residuals, rank, singular_values`` as torch's ``driver`` returns them (empty
+    ``(0,)`` tensors for what that LAPACK driver does not compute)."""
+
+    def empty(dt):
+        return apply("full", placement((0,)), 0, dt)
+
+    m, n = A.shape[-2], A.shape[-1]
+    # gels assumes full rank; gelsd/gelss drop the residuals of a rank-deficient batch
+    if driver == "gelsy" or m <= n or (driver != "gels" and bool((rank < n).any())):
+        res = empty(res.dtype)
+    if driver == "gels":
+        rank = empty(D.int64)
+    if driver not in ("gelsd", "gelss"):
+        sv = empty(sv.dtype)
+    return res, rank, sv
 
 
 def tensorsolve(A, B, dims=None):
