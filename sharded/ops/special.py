@@ -14,11 +14,20 @@ import numbers
 
 from ..core.dispatch import apply
 from ..core.registry import bind, nondiff, vjp
-from ..errors import ArgumentError
+from ..errors import ArgumentError, DTypeError, UnsupportedDType
 from . import elementwise as E
 from . import special_kernels as K
 
-__all__ = ["digamma", "erf", "erfc", "erfinv", "lgamma", "polygamma"]
+__all__ = ["digamma", "erf", "erfc", "erfinv", "lgamma", "mvlgamma", "polygamma"]
+
+
+def _real(ops):
+    """:func:`.elementwise.floating` for real operands; torch has no complex kernel for these
+    ("erf_vml_cpu" not implemented for 'ComplexFloat')."""
+    rt = E.operand_dtypes(ops)
+    if rt.is_complex:
+        raise UnsupportedDType(f"this special function is not implemented for {rt.name}")
+    return E.floating(ops)
 
 
 def _define(name, f):
@@ -30,9 +39,9 @@ def _define(name, f):
         return E.result(xp, f(xp, xp.asarray(a).astype(xp.float64, copy=False)), out)
 
     def plan(ex, x, target=None):
-        return E.plan_rule(ex, name, E.floating, (x,), target)
+        return E.plan_rule(ex, name, _real, (x,), target)
 
-    return E.register(name, k, E.floating, plan)
+    return E.register(name, k, _real, plan)
 
 
 def _public(name, doc, example, result):
@@ -140,3 +149,40 @@ def polygamma(n, input):
 def _polygamma_method(self, n):
     """``x.polygamma(n)``: :func:`polygamma` ``(n, x)`` (torch's method order)."""
     return polygamma(n, self)
+
+
+# ------------------------------------------------------------- multivariate log-gamma
+@bind("mvlgamma")
+def mvlgamma(input, p):
+    """The multivariate log-gamma ``sum_i lgamma(input - i/2) + p(p-1)/4 log(pi)`` over
+    ``i < p`` (``torch.special.multigammaln``); integers give the default float dtype.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> round(st.mvlgamma(st.tensor([2.5], dtype=st.float64), 2).item(), 9)
+    0.857047819
+    """
+    if isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 1:
+        raise ArgumentError(f"mvlgamma: p must be an int >= 1, got {p!r}")
+    x = input if E.is_tensor(input) else E.as_tensor(input)
+    if not x.dtype.is_floating_point:
+        x = x * 1.0  # integers and bools give the default float dtype, as lgamma
+    out = sum(E.call("lgamma", x - i / 2) for i in range(p))
+    return out + p * (p - 1) / 4 * math.log(math.pi)
+
+
+@bind("mvlgamma_")
+def _mvlgamma_(self, p):
+    """In-place :func:`mvlgamma` (a floating-point tensor only, as torch)."""
+    if not self.dtype.is_floating_point:
+        raise DTypeError(f"mvlgamma_: result type Float can't be cast to {self.dtype.name}")
+    return self.copy_(mvlgamma(self, p))
+
+
+@bind("polygamma_")
+def _polygamma_(self, n):
+    """In-place ``x.polygamma_(n)`` (a floating-point tensor only, as torch)."""
+    if not self.dtype.is_floating_point:
+        raise DTypeError(f"polygamma_: result type Float can't be cast to {self.dtype.name}")
+    return self.copy_(polygamma(n, self))
