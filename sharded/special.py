@@ -20,7 +20,7 @@ from .ops.exp_log import exp2, expm1
 from .ops.exp_log import logit as _logit
 from .ops.rounding import round as _round
 from .ops.selection import where
-from .ops.special import digamma, erf, erfc, erfinv, lgamma, mvlgamma, polygamma
+from .ops.special import digamma, erf, erfc, erfinv, lgamma, mvlgamma, polygamma, zeta
 from .ops.unary import log1p, sigmoid
 
 gammaln = lgamma
@@ -73,7 +73,12 @@ def log_ndtr(input):
     >>> st.special.log_ndtr(st.tensor([0.0], dtype=st.float64)).tolist()
     [-0.6931471805599453]
     """
-    return (erfc(_float(input) * -math.sqrt(0.5)) * 0.5).log()
+    x = _float(input)
+    # right of 0, log1p(-ndtr(-x)) keeps the digits of a CDF near 1 (and torch's -0.0 there);
+    # each branch sees its own half-line, so neither puts a NaN into the other's gradient
+    left = (erfc(x.clamp(max=0) * -math.sqrt(0.5)) * 0.5).log()
+    right = (erfc(x.clamp(min=0) * math.sqrt(0.5)) * -0.5).log1p()
+    return where(x > 0, right, left)
 
 
 def entr(input):
@@ -158,4 +163,5 @@ __all__ = [
     "softmax",
     "xlog1py",
     "xlogy",
+    "zeta",
 ]

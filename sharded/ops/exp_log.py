@@ -18,7 +18,7 @@ import numpy as np
 from .. import dtypes as D
 from ..core.dispatch import as_tensor, is_tensor, needs, unbroadcast
 from ..core.registry import bind, vjp
-from ..errors import DTypeError
+from ..errors import DTypeError, UnsupportedDType
 from . import elementwise as E
 
 __all__ = [
@@ -211,15 +211,21 @@ def logit(input, eps=None):
     [0.0, 1.0986122886681098]
     """
     x = _floating(input)
+    if x.dtype.is_complex:
+        raise UnsupportedDType(f'"logit_cpu" not implemented for {x.dtype.name} tensors')
     if eps is not None:
         x = x.clamp(eps, 1 - eps)
-    return (x / (1 - x)).log()
+    # log(x) - log1p(-x) rather than log(x / (1 - x)): its gradient 1/x + 1/(1-x) is torch's
+    # +-inf at 0 and 1 (the quotient's is NaN there)
+    return x.log() - (-x).log1p()
 
 
 @bind("logit_")
 def logit_(self, eps=None):
     """In-place :func:`logit` (a floating-point tensor only: torch cannot cast the float
     result back to an integer tensor)."""
+    if self.dtype.is_complex:
+        raise UnsupportedDType(f'"logit_cpu" not implemented for {self.dtype.name} tensors')
     if not self.dtype.is_floating_point:
         raise DTypeError(f"logit_: result type Float can't be cast to {self.dtype.name}")
     return self.copy_(logit(self, eps))

@@ -12,9 +12,10 @@ from __future__ import annotations
 import math
 import numbers
 
-from ..core.dispatch import apply
-from ..core.registry import bind, nondiff, vjp
-from ..errors import ArgumentError, DTypeError, UnsupportedDType
+from .. import dtypes as D
+from ..core.dispatch import apply, needs, unbroadcast
+from ..core.registry import bind, vjp
+from ..errors import ArgumentError, AutogradError, DTypeError, UnsupportedDType
 from . import elementwise as E
 from . import special_kernels as K
 
@@ -116,9 +117,10 @@ def _digamma_vjp(gs, node):
     return (gs[0] * apply("trigamma", _x(node)),)
 
 
-# trigamma is digamma's derivative; its own (tetragamma) is not built: no double backward
-# through digamma.
-nondiff("trigamma")
+@vjp("trigamma", saves=(0,))
+def _trigamma_vjp(gs, node):  # polygamma(2, x) = -2 zeta(3, x)
+    return (gs[0] * E.call("zeta", 3.0, _x(node)) * -2.0,)
+
 
 lgamma = _public("lgamma", "``log|Gamma(input)|`` (+inf at 0, -1, -2, ...).", "[0.5, 3.0]",
                  "[0.5723649429247001, 0.6931471805599453]")  # fmt: skip
@@ -128,7 +130,8 @@ digamma = _public("digamma", "``d/dx lgamma(x)`` (torch's values at the poles: -
 
 
 def polygamma(n, input):
-    """The ``n``-th derivative of ``digamma``, for ``n`` 0 (digamma) and 1 (trigamma).
+    """The ``n``-th derivative of ``digamma``: ``digamma`` for ``n = 0``, trigamma for 1,
+    ``(-1)^(n+1) n! zeta(n + 1, input)`` above (torch's formula).
 
     As a method the order comes first too: ``x.polygamma(1)`` is ``polygamma(1, x)``.
 
@@ -137,18 +140,54 @@ def polygamma(n, input):
     >>> import sharded as st
     >>> st.polygamma(1, st.tensor([1.0], dtype=st.float64)).tolist()  # pi^2 / 6
     [1.6449340668482264]
+    >>> round(st.polygamma(2, st.tensor([1.0], dtype=st.float64)).item(), 12)  # -2 zeta(3)
+    -2.404113806319
     """
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
         raise ArgumentError(f"polygamma(n, input): n must be a non-negative int, got {n!r}")
-    if n > 1:
-        raise ArgumentError(f"polygamma: order n={n} is not implemented (only 0 and 1)")
-    return E.call("digamma" if n == 0 else "trigamma", input)
+    if n <= 1:
+        return E.call("digamma" if n == 0 else "trigamma", input)
+    return E.call("zeta", float(n + 1), input) * ((-1) ** (n + 1) * math.factorial(n))
 
 
 @bind("polygamma", prim="trigamma")
 def _polygamma_method(self, n):
     """``x.polygamma(n)``: :func:`polygamma` ``(n, x)`` (torch's method order)."""
     return polygamma(n, self)
+
+
+# ----------------------------------------------------------------------------------- zeta
+@E.named_kernel("zeta")
+def _zeta_kernel(xp, x, q, cast=None, out=None):
+    """The Hurwitz zeta in float64, cast to the result dtype."""
+    return E.result(xp, K.zeta(xp, x, q), out)
+
+
+def _zeta_plan(ex, x, q, target=None):
+    return E.plan_rule(ex, "zeta", _real, (x, q), target)
+
+
+E.register("zeta", _zeta_kernel, _real, _zeta_plan)
+
+
+@vjp("zeta", saves=(0, 1))
+def _zeta_vjp(gs, node):  # d/dq zeta(x, q) = -x zeta(x + 1, q); torch has none for x either
+    x, q = node.args
+    if needs(x):
+        raise AutogradError("zeta: the derivative for 'self' (x) is not implemented (as torch)")
+    return None, unbroadcast(gs[0] * -x * E.call("zeta", x + 1, q), q) if needs(q) else None
+
+
+def zeta(input, other):
+    """The Hurwitz zeta function ``sum_k (k + other)^-input`` (``torch.special.zeta``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.special.zeta(st.tensor([2.0], dtype=st.float64), 1.0).tolist()  # pi^2 / 6
+    [1.6449340668482264]
+    """
+    return E.call("zeta", input, other)
 
 
 # ------------------------------------------------------------- multivariate log-gamma
@@ -166,6 +205,10 @@ def mvlgamma(input, p):
     if isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 1:
         raise ArgumentError(f"mvlgamma: p must be an int >= 1, got {p!r}")
     x = input if E.is_tensor(input) else E.as_tensor(input)
+    if x.dtype == D.bool_:
+        raise DTypeError("mvlgamma: the input tensor may not be a boolean tensor")
+    if x.dtype.is_complex:
+        raise UnsupportedDType(f"mvlgamma is not implemented for {x.dtype.name} tensors")
     if not x.dtype.is_floating_point:
         x = x * 1.0  # integers and bools give the default float dtype, as lgamma
     out = sum(E.call("lgamma", x - i / 2) for i in range(p))
@@ -175,6 +218,8 @@ def mvlgamma(input, p):
 @bind("mvlgamma_")
 def _mvlgamma_(self, p):
     """In-place :func:`mvlgamma` (a floating-point tensor only, as torch)."""
+    if self.dtype.is_complex:
+        raise UnsupportedDType(f"mvlgamma is not implemented for {self.dtype.name} tensors")
     if not self.dtype.is_floating_point:
         raise DTypeError(f"mvlgamma_: result type Float can't be cast to {self.dtype.name}")
     return self.copy_(mvlgamma(self, p))
@@ -183,6 +228,8 @@ def _mvlgamma_(self, p):
 @bind("polygamma_")
 def _polygamma_(self, n):
     """In-place ``x.polygamma_(n)`` (a floating-point tensor only, as torch)."""
+    if self.dtype.is_complex:
+        raise UnsupportedDType(f"polygamma is not implemented for {self.dtype.name} tensors")
     if not self.dtype.is_floating_point:
         raise DTypeError(f"polygamma_: result type Float can't be cast to {self.dtype.name}")
     return self.copy_(polygamma(n, self))

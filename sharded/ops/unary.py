@@ -9,8 +9,10 @@ default float dtype, as torch.
 
 from __future__ import annotations
 
+from .. import dtypes as D
 from ..core.dispatch import apply
 from ..core.registry import bind, nondiff, primitive, vjp
+from ..errors import DTypeError
 from . import elementwise as E
 
 __all__ = [
@@ -174,7 +176,15 @@ def _relu_kernel(xp, a, cast=None, out=None):
     return E.cast(xp, xp.maximum(a, a.dtype.type(0)), out)
 
 
-_unary("relu", None, E.promote, kernel=_relu_kernel)
+def _relu_rule(ops):
+    """:func:`.elementwise.promote` without bool (torch: "Boolean inputs not supported")."""
+    rt = E.operand_dtypes(ops)
+    if rt == D.bool_:
+        raise DTypeError("relu: Boolean inputs not supported for relu")
+    return rt, rt
+
+
+_unary("relu", None, _relu_rule, kernel=_relu_kernel)
 
 
 @vjp("relu", saves=(0,))
