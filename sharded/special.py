@@ -20,7 +20,20 @@ from .ops.exp_log import exp2, expm1
 from .ops.exp_log import logit as _logit
 from .ops.rounding import round as _round
 from .ops.selection import where
-from .ops.special import digamma, erf, erfc, erfinv, lgamma, mvlgamma, polygamma, zeta
+from .ops.special import (
+    digamma,
+    erf,
+    erfc,
+    erfinv,
+    i0,
+    i0e,
+    i1,
+    i1e,
+    lgamma,
+    mvlgamma,
+    polygamma,
+    zeta,
+)
 from .ops.unary import log1p, sigmoid
 
 gammaln = lgamma
@@ -148,6 +161,10 @@ __all__ = [
     "expit",
     "expm1",
     "gammaln",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
     "log1p",
     "log_ndtr",
     "log_softmax",

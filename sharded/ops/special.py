@@ -19,7 +19,7 @@ from ..errors import ArgumentError, AutogradError, DTypeError, UnsupportedDType
 from . import elementwise as E
 from . import special_kernels as K
 
-__all__ = ["digamma", "erf", "erfc", "erfinv", "lgamma", "mvlgamma", "polygamma"]
+__all__ = ["digamma", "erf", "erfc", "erfinv", "i0", "lgamma", "mvlgamma", "polygamma"]
 
 
 def _real(ops):
@@ -154,6 +154,67 @@ def polygamma(n, input):
 def _polygamma_method(self, n):
     """``x.polygamma(n)``: :func:`polygamma` ``(n, x)`` (torch's method order)."""
     return polygamma(n, self)
+
+
+# ------------------------------------------------------------------- i0, i0e, i1, i1e
+for _name in ("i0", "i0e", "i1", "i1e"):
+    _define(_name, getattr(K, _name))
+
+
+@vjp("i0", "i0e", "i1", "i1e", saves=(0,), save_out=True)
+def _bessel_i_vjp(gs, node):
+    """torch's formulas: i0' = i1, i0e' = i1e - sgn(x) i0e, i1' = i0 - i1/x and
+    i1e' = i0e - i1e (sgn(x) + 1/x), the last two 0.5 at x = 0."""
+    x, out, g = _x(node), node.saved["out"][0], gs[0]
+    if node.prim == "i0":
+        return (g * E.call("i1", x),)
+    if node.prim == "i0e":
+        return (g * (E.call("i1e", x) - x.sign() * out),)
+    if node.prim == "i1":
+        d = E.call("i0", x) - out / x
+    else:
+        d = E.call("i0e", x) - out * (x.sign() + 1 / x)
+    return (g * d.where(x != 0, 0.5),)
+
+
+i0 = _public("i0", "The modified Bessel function of the first kind of order 0.", "[0.0, 1.0]",
+             "[1.0, 1.2660658777520082]")  # fmt: skip
+
+
+def i0e(input):
+    """``exp(-|x|) i0(x)``, the exponentially scaled modified Bessel function of order 0.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> [round(v, 12) for v in st.special.i0e(st.tensor([0.0, 1.0], dtype=st.float64)).tolist()]
+    [1.0, 0.465759607594]
+    """
+    return E.call("i0e", input)
+
+
+def i1(input):
+    """The modified Bessel function of the first kind of order 1.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> [round(v, 12) for v in st.special.i1(st.tensor([0.0, 1.0], dtype=st.float64)).tolist()]
+    [0.0, 0.565159103992]
+    """
+    return E.call("i1", input)
+
+
+def i1e(input):
+    """``exp(-|x|) i1(x)``, the exponentially scaled modified Bessel function of order 1.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> [round(v, 12) for v in st.special.i1e(st.tensor([0.0, 1.0], dtype=st.float64)).tolist()]
+    [0.0, 0.20791041535]
+    """
+    return E.call("i1e", input)
 
 
 # ----------------------------------------------------------------------------------- zeta

@@ -284,3 +284,37 @@ def test_special_namespace():
 def test_kernels_are_pure_numpy():
     # the kernels take any array module; float32 inputs are widened by the kernel wrapper
     assert K.erf(np, np.array([0.0]))[0] == 0.0
+
+
+def test_modified_bessel_i0_i0e_i1_i1e_as_torch():
+    """Values and gradients from torch.special (float64), the large-|x| asymptotic included."""
+    vals = [0.0, 0.5, -2.0, 10.0, 40.0]
+    want = {
+        "i0": ([1.0, 1.0634833707413236, 2.279585302336067, 2815.716628466254,
+                1.48947747934199e16],
+               [0.0, 0.25789430539089636, -1.5906368546373295, 2670.988303701255,
+                1.4707396163259354e16]),
+        "i0e": ([1.0, 0.6450352704491501, 0.308508322553671, 0.1278333371634286,
+                 0.06327827987523532],
+                [0.0, -0.4886144672642784, 0.0932390333047333, -0.006570655778973089,
+                 -0.0007960508007932646]),
+        "i1": ([0.0, 0.25789430539089636, -1.5906368546373295, 2670.988303701255,
+                1.4707396163259354e16],
+               [0.5, 0.5476947599595309, 1.484266875017402, 2548.6177980961284,
+                1.4527089889338416e16]),
+        "i1e": ([0.0, 0.15642080318487173, -0.2152692892489377, 0.1212626813844555,
+                 0.06248222907444206],
+                [0.5, 0.17577286089453492, -0.014395611319735546, -0.005555612359472467,
+                 -0.0007660049260677787]),
+    }  # fmt: skip
+    for name, (v, g) in want.items():
+        x = st.tensor(vals, dtype=st.float64, shards=2, requires_grad=True)
+        y = getattr(st.special, name)(x)
+        np.testing.assert_allclose(y.detach().numpy(), v, rtol=1e-13)
+        y.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), g, rtol=1e-11, atol=1e-16)
+    assert st.i0(st.tensor([1])).dtype == st.float32
+    x = st.tensor([1.0, -1.0])
+    assert x.i0_() is x and x.tolist() == pytest.approx([1.2660658777520082] * 2)
+    with pytest.raises(NotImplementedError):
+        st.special.i1(st.tensor([1j]))
