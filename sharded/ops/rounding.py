@@ -11,6 +11,8 @@ zero gradient.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes as D
@@ -162,6 +164,11 @@ def _sign_body(xp, a, cast=None, out=None):
     """``xp.sign``; bool is its own sign, and NaN gives 0, as torch."""
     if a.dtype.kind == "b":
         return E.result(xp, a, out)
+    if a.dtype.kind == "c":  # z / |z|; torch's NaN (both parts) where a part is inf or NaN
+        with np.errstate(all="ignore"):
+            r = xp.where(a == 0, 0, a / xp.abs(a))
+            r = xp.where(xp.isfinite(a), r, complex(math.nan, math.nan))
+        return E.result(xp, r.astype(a.dtype), out)
     r = xp.sign(a)
     if a.dtype.kind == "f":
         r = xp.where(xp.isnan(a), 0, r).astype(a.dtype)

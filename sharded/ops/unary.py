@@ -173,7 +173,8 @@ sigmoid = _public("sigmoid", "``1 / (1 + exp(-input))``.", "[0.0]", "[0.5]")
 # ----------------------------------------------------------------------------- relu
 @E.named_kernel("relu")
 def _relu_kernel(xp, a, cast=None, out=None):
-    return E.cast(xp, xp.maximum(a, a.dtype.type(0)), out)
+    # where(a < 0, 0, a) rather than maximum(a, 0): -0.0 stays -0.0 and NaN stays, as torch
+    return E.cast(xp, xp.where(a < 0, a.dtype.type(0), a), out)
 
 
 def _relu_rule(ops):

@@ -383,3 +383,10 @@ def test_isinf_isreal_isposinf_of_complex_as_torch():
         with pytest.raises(RuntimeError):
             f(c)
     assert st.is_floating_point(st.tensor([1.0])) and not st.is_floating_point(c)
+
+
+def test_sgn_of_complex_with_inf_or_nan_is_nan_as_torch():
+    z = st.tensor([complex(math.inf, 1), complex(0, 0), complex(math.nan, 0), 3 + 4j], shards=2)
+    r = st.sgn(z).numpy()
+    assert np.isnan(r[0].real) and np.isnan(r[0].imag) and np.isnan(r[2].imag)
+    assert r[1] == 0 and r[3] == pytest.approx(0.6 + 0.8j)

@@ -48,3 +48,8 @@ def test_absolute_negative_aliases_and_bool_refusals():
     with pytest.raises(RuntimeError):
         st.relu(b)
     assert st.abs(st.tensor([-2, 3])).tolist() == [2, 3]
+
+
+def test_relu_keeps_negative_zero_and_nan_as_torch():
+    r = st.relu(st.tensor([-0.0, float("nan"), -1.0, 2.0], shards=2)).numpy()
+    assert np.signbit(r[0]) and np.isnan(r[1]) and r[2:].tolist() == [0.0, 2.0]
