@@ -354,6 +354,8 @@ def isinf(input):
     [False, True, True]
     """
     x = _tensor(input)
+    if x.dtype.is_complex:  # either part infinite, as torch
+        return isinf(x.real) | isinf(x.imag)
     return (x == math.inf) | (x == -math.inf)
 
 
@@ -368,7 +370,7 @@ def isposinf(input):
     >>> st.isposinf(st.tensor([1.0, float("inf"), -float("inf")])).tolist()
     [False, True, False]
     """
-    return _tensor(input) == math.inf
+    return _no_complex("isposinf", _tensor(input)) == math.inf
 
 
 # isneginf = x == -inf
@@ -382,13 +384,20 @@ def isneginf(input):
     >>> st.isneginf(st.tensor([1.0, float("inf"), -float("inf")])).tolist()
     [False, False, True]
     """
-    return _tensor(input) == -math.inf
+    return _no_complex("isneginf", _tensor(input)) == -math.inf
 
 
-# isreal = True everywhere (no complex dtypes yet), laid out like the input
+def _no_complex(name, x):
+    """``x``; a complex ``x`` raises, as torch ("isposinf does not support complex inputs")."""
+    if x.dtype.is_complex:
+        raise DTypeError(f"{name} does not support complex inputs (got {x.dtype.name})")
+    return x
+
+
+# isreal = True everywhere for real dtypes, laid out like the input; imag == 0 for complex
 @bind("isreal")
 def isreal(input):
-    """Whether each element is real: always True for the real dtypes sharded has.
+    """Whether each element is real: its imaginary part is 0 (always True for real dtypes).
 
     Examples
     --------
@@ -397,6 +406,8 @@ def isreal(input):
     [True, True]
     """
     x = _tensor(input)
+    if x.dtype.is_complex:
+        return x.imag == 0
     return apply("full", x.layout, True, D.bool_)
 
 

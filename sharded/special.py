@@ -12,11 +12,28 @@ from __future__ import annotations
 
 import math
 
+from .core.dispatch import is_tensor
 from .functional import log_softmax, logsumexp, softmax
 from .ops.binary_math import sinc, xlogy
+from .ops.creation import tensor
 from .ops.exp_log import exp2, expm1
-from .ops.rounding import round
-from .ops.special import digamma, erf, erfc, erfinv, lgamma, polygamma
+from .ops.exp_log import logit as _logit
+from .ops.rounding import round as _round
+from .ops.selection import where
+from .ops.special import (
+    digamma,
+    erf,
+    erfc,
+    erfinv,
+    i0,
+    i0e,
+    i1,
+    i1e,
+    lgamma,
+    mvlgamma,
+    polygamma,
+    zeta,
+)
 from .ops.unary import log1p, sigmoid
 
 gammaln = lgamma
@@ -36,8 +53,107 @@ def ndtri(input):
     return erfinv(input * 2 - 1) * math.sqrt(2)
 
 
+def logit(input, eps=None):
+    """``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.special.logit(st.tensor([0.5, 0.0, 1.0], dtype=st.float64)).tolist()
+    [0.0, -inf, inf]
+    """
+    return _logit(input, eps)
+
+
+def ndtr(input):
+    """The standard normal CDF, ``erfc(-x / sqrt(2)) / 2``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.special.ndtr(st.tensor([0.0], dtype=st.float64)).tolist()
+    [0.5]
+    """
+    return erfc(_float(input) * -math.sqrt(0.5)) * 0.5
+
+
+def log_ndtr(input):
+    """``log(ndtr(input))`` (through ``erfc``, so accurate far into the left tail).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.special.log_ndtr(st.tensor([0.0], dtype=st.float64)).tolist()
+    [-0.6931471805599453]
+    """
+    x = _float(input)
+    # right of 0, log1p(-ndtr(-x)) keeps the digits of a CDF near 1 (and torch's -0.0 there);
+    # each branch sees its own half-line, so neither puts a NaN into the other's gradient
+    left = (erfc(x.clamp(max=0) * -math.sqrt(0.5)) * 0.5).log()
+    right = (erfc(x.clamp(min=0) * math.sqrt(0.5)) * -0.5).log1p()
+    return where(x > 0, right, left)
+
+
+def entr(input):
+    """Elementwise entropy ``-x log(x)``: 0 at 0, ``-inf`` for negative ``x``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.special.entr(st.tensor([0.0, 1.0, -1.0])).tolist()
+    [0.0, -0.0, -inf]
+    """
+    x = _float(input)
+    return where(x > 0, -xlogy(x, x), where(x == 0, 0.0, where(x < 0, -math.inf, x)))
+
+
+def xlog1py(input, other):
+    """``input * log1p(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.special.xlog1py(st.tensor([0.0, 2.0]), st.tensor([-1.0, 0.0])).tolist()
+    [0.0, 0.0]
+    """
+    x = _float(input)
+    y = _float(other)
+    return where((x == 0) & ~y.isnan(), 0.0, x * y.log1p())
+
+
+def multigammaln(input, p):
+    """The multivariate log-gamma function (:func:`sharded.mvlgamma`).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.special.multigammaln(st.tensor([1.0], dtype=st.float64), 1).tolist()
+    [0.0]
+    """
+    return mvlgamma(input, p)
+
+
+def round(input, *, decimals=0):
+    """:func:`sharded.round` with torch.special's ``decimals`` overload (no integer kernel).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.special.round(st.tensor([2.5, 0.26]), decimals=1).tolist()
+    [2.5, 0.30000001192092896]
+    """
+    return _round(input, decimals=decimals)
+
+
+def _float(x):
+    """``x`` as a tensor of a floating dtype (integers and bools: the default float dtype)."""
+    x = x if is_tensor(x) else tensor(x)
+    return x if x.dtype.is_floating_point else x * 1.0
+
+
 __all__ = [
     "digamma",
+    "entr",
     "erf",
     "erfc",
     "erfinv",
@@ -45,14 +161,24 @@ __all__ = [
     "expit",
     "expm1",
     "gammaln",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
     "log1p",
+    "log_ndtr",
     "log_softmax",
+    "logit",
     "logsumexp",
+    "multigammaln",
+    "ndtr",
     "ndtri",
     "polygamma",
     "psi",
     "round",
     "sinc",
     "softmax",
+    "xlog1py",
     "xlogy",
+    "zeta",
 ]

@@ -71,7 +71,10 @@ def prepare(x1, x2, numbers=False):
 
 
 # torch has no Number overload of these: a Python scalar operand becomes a 0-d array
-_TENSORS_ONLY = {"atan2", "hypot", "logaddexp", "maximum", "minimum", "nextafter"}
+_TENSORS_ONLY = {
+    "atan2", "hypot", "logaddexp", "logical_and", "logical_or", "logical_xor", "maximum", "minimum",
+    "nextafter",
+}  # fmt: skip
 
 
 def _binary(st_fn, name, doc_example):

@@ -15,11 +15,12 @@ import numpy as np
 from .. import dtypes as D
 from ..core.dispatch import apply, is_tensor, needs, operand, unbroadcast
 from ..core.registry import bind, primitive, vjp
-from ..errors import ArgumentError, DivisionByZero, DTypeError
+from ..errors import ArgumentError, DivisionByZero, DTypeError, UnsupportedDType
 from . import elementwise as E
 
 __all__ = [
     "abs",
+    "absolute",
     "add",
     "div",
     "divide",
@@ -549,7 +550,7 @@ def neg(input):
 
 
 negative = neg
-bind("neg_", prim="neg")(E.inplace_unary("neg"))
+bind("neg_", "negative_", prim="neg")(E.inplace_unary("neg"))
 
 
 @bind("__pos__")
@@ -559,7 +560,15 @@ def _positive(self):
 
 
 # ------------------------------------------------------------------------------ abs
-_elementwise("abs", "absolute", E.real_part)  # |complex| is real, as torch
+def _abs_rule(ops):
+    """|complex| is real, as torch; torch has no abs for bool ("abs_cpu" not implemented)."""
+    rt = E.operand_dtypes(ops)
+    if rt == D.bool_:
+        raise UnsupportedDType('"abs_cpu" not implemented for bool tensors')
+    return rt, D.to_real(rt)
+
+
+_elementwise("abs", "absolute", _abs_rule)
 
 
 @vjp("abs", saves=(0,))
@@ -570,7 +579,7 @@ def _abs_vjp(gs, node):
     return (gs[0] * _where(a > 0, 1.0, _where(a < 0, -1.0, 0.0)),)
 
 
-@bind("abs", "__abs__", prim="abs")
+@bind("abs", "absolute", "__abs__", prim="abs")
 def abs(input):
     """Absolute value.
 
@@ -583,7 +592,10 @@ def abs(input):
     return E.call("abs", input)
 
 
-@bind("abs_", prim="abs")
+absolute = abs
+
+
+@bind("abs_", "absolute_", prim="abs")
 def abs_(self):
     """In-place ``abs`` (refused for complex tensors, whose modulus is real, as torch).
 

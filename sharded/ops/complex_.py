@@ -39,6 +39,7 @@ __all__ = [
     "conj_physical",
     "imag",
     "is_complex",
+    "is_floating_point",
     "is_conj",
     "polar",
     "real",
@@ -221,6 +222,18 @@ def is_complex(input):
     (True, False)
     """
     return input.dtype.is_complex
+
+
+def is_floating_point(input):
+    """Whether ``input``'s dtype is a floating-point one (not complex, as torch).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.is_floating_point(st.tensor([1.0])), st.is_floating_point(st.tensor([1]))
+    (True, False)
+    """
+    return input.dtype.is_floating_point
 
 
 # -------------------------------------------------------------------------------- angle

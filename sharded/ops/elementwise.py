@@ -23,7 +23,7 @@ from .. import dtypes as D
 from ..core.dataflow import Operand, align, free_temps, region
 from ..core.dispatch import apply, as_tensor, is_tensor, operand
 from ..core.registry import bind, kernel, primitive
-from ..errors import DTypeError, ShapeError
+from ..errors import DTypeError, ShapeError, UnsupportedDType
 from ..layout import Layout, broadcast_shapes
 from ..tensor import ShardedTensor
 
@@ -306,7 +306,10 @@ def bitwise(ops):
     """Bool and integer dtypes only (promoted)."""
     rt = operand_dtypes(ops)
     if D.category(rt) >= 2:
-        raise DTypeError(f"bitwise ops are only defined for bool and integer dtypes, got {rt}")
+        # torch: "bitwise_and_cpu" not implemented for 'Float' (a NotImplementedError)
+        raise UnsupportedDType(
+            f"bitwise ops are only defined for bool and integer dtypes, got {rt}"
+        )
     return rt, rt
 
 
@@ -334,7 +337,8 @@ def only(name, kinds):
     def rule(ops):
         rt = operand_dtypes(ops)
         if not ok(rt):
-            raise DTypeError(f"{name} is not implemented for {what} dtype {rt.name}")
+            # torch: "floor_cpu" not implemented for 'Bool' (a NotImplementedError)
+            raise UnsupportedDType(f"{name} is not implemented for {what} dtype {rt.name}")
         return rt, rt
 
     rule.__name__ = f"only_{kinds}"

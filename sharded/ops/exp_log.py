@@ -16,8 +16,9 @@ import math
 import numpy as np
 
 from .. import dtypes as D
-from ..core.dispatch import needs, unbroadcast
-from ..core.registry import vjp
+from ..core.dispatch import as_tensor, is_tensor, needs, unbroadcast
+from ..core.registry import bind, vjp
+from ..errors import DTypeError, UnsupportedDType
 from . import elementwise as E
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "expm1",
     "log2",
     "log10",
+    "logit",
     "logaddexp",
     "logaddexp2",
     "reciprocal",
@@ -188,3 +190,42 @@ def _reciprocal_vjp(gs, node):
 
 rsqrt = E.public("rsqrt", 1, "``1 / sqrt(input)``.", "st.tensor([4.0])", "[0.5]")
 reciprocal = E.public("reciprocal", 1, "``1 / input``.", "st.tensor([4])", "[0.25]")
+
+
+# ----------------------------------------------------------------------------- logit
+def _floating(x):
+    """``x`` as a tensor of a floating dtype (integers and bools: the default float dtype)."""
+    x = x if is_tensor(x) else as_tensor(x)
+    return x if (x.dtype.is_floating_point or x.dtype.is_complex) else x * 1.0
+
+
+@bind("logit")
+def logit(input, eps=None):
+    """``log(p / (1 - p))``; with ``eps``, ``p`` is clamped to ``[eps, 1 - eps]`` first (so
+    the gradient is 0 outside it, as torch).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.logit(st.tensor([0.5, 0.0, 1.0], dtype=st.float64)).tolist()
+    [0.0, -inf, inf]
+    """
+    x = _floating(input)
+    if x.dtype.is_complex:
+        raise UnsupportedDType(f'"logit_cpu" not implemented for {x.dtype.name} tensors')
+    if eps is not None:
+        x = x.clamp(eps, 1 - eps)
+    # log(x) - log1p(-x) rather than log(x / (1 - x)): its gradient 1/x + 1/(1-x) is torch's
+    # +-inf at 0 and 1 (the quotient's is NaN there)
+    return x.log() - (-x).log1p()
+
+
+@bind("logit_")
+def logit_(self, eps=None):
+    """In-place :func:`logit` (a floating-point tensor only: torch cannot cast the float
+    result back to an integer tensor)."""
+    if self.dtype.is_complex:
+        raise UnsupportedDType(f'"logit_cpu" not implemented for {self.dtype.name} tensors')
+    if not self.dtype.is_floating_point:
+        raise DTypeError(f"logit_: result type Float can't be cast to {self.dtype.name}")
+    return self.copy_(logit(self, eps))

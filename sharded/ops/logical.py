@@ -21,14 +21,19 @@ __all__ = [
     "bitwise_xor",
     "eq",
     "ge",
+    "greater",
+    "greater_equal",
     "gt",
     "le",
+    "less",
+    "less_equal",
     "logical_and",
     "logical_not",
     "logical_or",
     "logical_xor",
     "lt",
     "ne",
+    "not_equal",
 ]
 
 
@@ -43,12 +48,23 @@ def _primitive(name, fn, rule):
     nondiff(name)  # bool or integer results: no gradient flows through
 
 
-def _binary(name, fn, rule, doc, example, result, operators=()):
-    """Primitive ``name`` and its public function (method ``x.name(y)`` and ``operators``)."""
+def _binary(name, fn, rule, doc, example, result, operators=(), aliases=(), tensors=()):
+    """Primitive ``name`` and its public function (method ``x.name(y)``, ``aliases`` and
+    ``operators``; ``x.name_(y)`` in place). ``tensors`` names the parameters where torch
+    refuses Python numbers (``logical_and(x, 2)`` is a TypeError)."""
     _primitive(name, fn, rule)
 
     def f(input, other):
+        E.require_tensors(name, (input, other), tensors)
         return E.call(name, input, other)
+
+    def f_(self, other):
+        E.require_tensors(name + "_", (self, other), tensors)
+        return E.call_(name, self, other)
+
+    f_.__name__ = f_.__qualname__ = name + "_"
+    f_.__doc__ = f"In-place ``{name}`` (the result cast to this tensor's dtype); returns it."
+    bind(name + "_", *(a + "_" for a in aliases), prim=name)(f_)
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"""{doc}
@@ -59,7 +75,7 @@ def _binary(name, fn, rule, doc, example, result, operators=()):
     >>> st.{name}({example}).tolist()
     {result}
     """
-    return bind(name, *operators, prim=name)(f)
+    return bind(name, *aliases, *operators, prim=name)(f)
 
 
 def _unary(name, fn, rule, doc, example, result, operators=()):
@@ -78,6 +94,7 @@ def _unary(name, fn, rule, doc, example, result, operators=()):
     >>> st.{name}({example}).tolist()
     {result}
     """
+    bind(name + "_", prim=name)(E.inplace_unary(name))
     return bind(name, *operators, prim=name)(f)
 
 
@@ -89,30 +106,86 @@ eq = _binary(
     "eq", "equal", E.compare, "``input == other``.", _XY, "[False, True, False]", ("__eq__",)
 )
 ne = _binary(
-    "ne", "not_equal", E.compare, "``input != other``.", _XY, "[True, False, True]", ("__ne__",)
+    "ne",
+    "not_equal",
+    E.compare,
+    "``input != other``.",
+    _XY,
+    "[True, False, True]",
+    ("__ne__",),
+    ("not_equal",),
 )
 lt = _binary(
-    "lt", "less", E.compare, "``input < other``.", _XY, "[True, False, False]", ("__lt__",)
+    "lt",
+    "less",
+    E.compare,
+    "``input < other``.",
+    _XY,
+    "[True, False, False]",
+    ("__lt__",),
+    ("less",),
 )
 le = _binary(
-    "le", "less_equal", E.compare, "``input <= other``.", _XY, "[True, True, False]", ("__le__",)
+    "le",
+    "less_equal",
+    E.compare,
+    "``input <= other``.",
+    _XY,
+    "[True, True, False]",
+    ("__le__",),
+    ("less_equal",),
 )
 gt = _binary(
-    "gt", "greater", E.compare, "``input > other``.", _XY, "[False, False, True]", ("__gt__",)
+    "gt",
+    "greater",
+    E.compare,
+    "``input > other``.",
+    _XY,
+    "[False, False, True]",
+    ("__gt__",),
+    ("greater",),
 )
 ge = _binary(
-    "ge", "greater_equal", E.compare, "``input >= other``.", _XY, "[False, True, True]", ("__ge__",)
+    "ge",
+    "greater_equal",
+    E.compare,
+    "``input >= other``.",
+    _XY,
+    "[False, True, True]",
+    ("__ge__",),
+    ("greater_equal",),
 )
+
+# torch's alias names of the comparisons
+not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
 
 # ---------------------------------------------------------------------------- logical
 logical_and = _binary(
-    "logical_and", "logical_and", E.logical, "Elementwise logical AND.", _PQ, "[True, False]"
+    "logical_and",
+    "logical_and",
+    E.logical,
+    "Elementwise logical AND.",
+    _PQ,
+    "[True, False]",
+    tensors=("input", "other"),
 )
 logical_or = _binary(
-    "logical_or", "logical_or", E.logical, "Elementwise logical OR.", _PQ, "[True, True]"
+    "logical_or",
+    "logical_or",
+    E.logical,
+    "Elementwise logical OR.",
+    _PQ,
+    "[True, True]",
+    tensors=("input", "other"),
 )
 logical_xor = _binary(
-    "logical_xor", "logical_xor", E.logical, "Elementwise logical XOR.", _PQ, "[False, True]"
+    "logical_xor",
+    "logical_xor",
+    E.logical,
+    "Elementwise logical XOR.",
+    _PQ,
+    "[False, True]",
+    tensors=("input", "other"),
 )
 logical_not = _unary(
     "logical_not",

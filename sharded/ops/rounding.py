@@ -11,12 +11,14 @@ zero gradient.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes as D
 from ..core.dispatch import needs, unbroadcast
 from ..core.registry import bind, nondiff, vjp
-from ..errors import ArgumentError, DTypeError
+from ..errors import ArgumentError, UnsupportedDType
 from . import elementwise as E
 
 __all__ = [
@@ -85,7 +87,7 @@ def _round_rule(ops):
     """``decimals`` takes no part in promotion; integers round only with ``decimals=0``."""
     cast, out = E.only("round", "nonbool")(ops[:1])
     if D.category(out) == 1 and len(ops) > 1 and ops[1] != 0:
-        raise DTypeError(f"round with decimals={ops[1]} is not implemented for {out.name}")
+        raise UnsupportedDType(f"round with decimals={ops[1]} is not implemented for {out.name}")
     return None, out
 
 
@@ -97,14 +99,22 @@ def _round_vjp(gs, node):
     return E.zeros_like_grad(gs[0]), None
 
 
-def _decimals(decimals):
+def _decimals(decimals, x=None):
+    """``decimals`` checked; torch's ``round(x, decimals=...)`` overload (any value, 0 too)
+    has no integer kernel ("round_vml_cpu" not implemented for 'Long'), plain round has."""
+    if decimals is None:
+        return 0
+    if D.category(getattr(x, "dtype", D.float32)) <= 1:
+        raise UnsupportedDType(
+            f"round(decimals={decimals!r}) is not implemented for {x.dtype.name} tensors"
+        )
     if isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer)):
         raise ArgumentError(f"round(): decimals must be an int, got {decimals!r}")
     return int(decimals)
 
 
 @bind("round", prim="round")
-def round(input, *, decimals=0):
+def round(input, *, decimals=None):
     """Rounds half to even (``decimals``: to that many decimal places), as torch.
 
     Examples
@@ -115,11 +125,11 @@ def round(input, *, decimals=0):
     >>> st.round(st.tensor([2.567], dtype=st.float64), decimals=2).tolist()
     [2.57]
     """
-    return E.call("round", input, _decimals(decimals))
+    return E.call("round", input, _decimals(decimals, input))
 
 
 @bind("round_", prim="round")
-def round_(self, *, decimals=0):
+def round_(self, *, decimals=None):
     """In-place :func:`round`.
 
     Examples
@@ -128,7 +138,7 @@ def round_(self, *, decimals=0):
     >>> x = st.tensor([0.4]); x.round_() is x
     True
     """
-    return E.call_("round", self, _decimals(decimals))
+    return E.call_("round", self, _decimals(decimals, self))
 
 
 # ------------------------------------------------------------------------------- frac
@@ -154,6 +164,11 @@ def _sign_body(xp, a, cast=None, out=None):
     """``xp.sign``; bool is its own sign, and NaN gives 0, as torch."""
     if a.dtype.kind == "b":
         return E.result(xp, a, out)
+    if a.dtype.kind == "c":  # z / |z|; torch's NaN (both parts) where a part is inf or NaN
+        with np.errstate(all="ignore"):
+            r = xp.where(a == 0, 0, a / xp.abs(a))
+            r = xp.where(xp.isfinite(a), r, complex(math.nan, math.nan))
+        return E.result(xp, r.astype(a.dtype), out)
     r = xp.sign(a)
     if a.dtype.kind == "f":
         r = xp.where(xp.isnan(a), 0, r).astype(a.dtype)

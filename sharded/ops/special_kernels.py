@@ -234,3 +234,96 @@ def trigamma(xp, x):
         s = xp.sin(math.pi * (x - xp.round(x)))
         neg = math.pi**2 / (s * s) - pos
         return xp.where(refl, neg, pos)
+
+
+# Euler-Maclaurin denominators of the Hurwitz zeta tail, (2j)! / B_2j (Cephes' zeta.c).
+_ZA = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+       -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
+       1.8152105401943546773e17, -7.1661652561756670113e18)  # fmt: skip
+
+
+_MACHEP = 1.11022302462515654042e-16
+
+
+def zeta(xp, x, q):
+    """The Hurwitz zeta ``sum_k (k + q)^-x`` of float64 ``x``, ``q`` by Cephes' method (torch's):
+    inf at ``x == 1`` and at integer ``q <= 0``, NaN for ``x < 1`` and for non-integer ``x``
+    with ``q < 0``; Euler-Maclaurin summation after shifting ``q`` past 9."""
+    x, q = xp.broadcast_arrays(xp.asarray(x, dtype=xp.float64), xp.asarray(q, dtype=xp.float64))
+    with np.errstate(all="ignore"):
+        a = q.copy()
+        s = a**-x
+        b = xp.zeros_like(s)
+        done, s_done = xp.zeros(s.shape, dtype=bool), s  # Cephes stops once a term is negligible
+        for i in range(1000):  # at least 9 terms and until a > 9 (q far below 0: capped)
+            step = (a <= 9.0) | (i < 9)
+            if i >= 9 and not bool(step.any()):
+                break
+            a = xp.where(step, a + 1, a)
+            b = xp.where(step, a**-x, b)
+            s = s + xp.where(step, b, 0.0)
+            now = step & ~done & (-_MACHEP * s < b) & (b < _MACHEP * s)
+            s_done, done = xp.where(now, s, s_done), done | now
+        w = a
+        s = s + b * w / (x - 1) - 0.5 * b
+        c, k = xp.ones_like(s), 0.0
+        for den in _ZA:
+            c = c * (x + k)
+            b = b / w
+            s = s + c * b / den
+            c = c * (x + k + 1)
+            b = b / w
+            k += 2.0
+        s = xp.where(done, s_done, s)
+        # the special values in Cephes' order of tests (a later test wins here)
+        pole = (q <= 0) & (q == xp.floor(q))
+        s = xp.where(pole, math.inf, s)
+        s = xp.where((q <= 0) & ~pole & (x != xp.floor(x)), math.nan, s)
+        s = xp.where(x < 1, math.nan, s)
+        return xp.where(x == 1, math.inf, s)
+
+
+def _bessel_i_scaled(xp, x, nu):
+    """``exp(-|x|) I_nu(|x|)`` for ``nu`` 0 or 1 of float64 ``x``: the power series
+    ``sum (x/2)^(2k+nu) / (k! (k+nu)!)`` up to |x| = 30 (all terms positive, 100 reach 1e-17
+    there), the asymptotic ``1/sqrt(2 pi x) sum_k (-1)^k a_k(nu) / x^k`` beyond."""
+    y = xp.abs(x)
+    with np.errstate(all="ignore"):
+        small = xp.minimum(y, 30.0)
+        h2 = (small / 2) ** 2
+        term = (small / 2) ** nu / (1.0 if nu == 0 else 1.0)
+        acc = term
+        for k in range(1, 100):
+            term = term * h2 / (k * (k + nu))
+            acc = acc + term
+        series = acc * xp.exp(-small)
+        big = xp.maximum(y, 30.0)
+        mu = 4.0 * nu * nu
+        t, s = xp.ones_like(big), xp.ones_like(big)
+        for k in range(1, 40):
+            t = -t * (mu - (2 * k - 1) ** 2) / (k * 8 * big)
+            s = s + t
+        asym = s / xp.sqrt(2 * math.pi * big)
+        return xp.where(y <= 30.0, series, asym)
+
+
+def i0e(xp, x):
+    """``exp(-|x|) I0(x)``, the exponentially scaled modified Bessel function of order 0."""
+    return xp.where(xp.isnan(x), math.nan, _bessel_i_scaled(xp, x, 0))
+
+
+def i0(xp, x):
+    """The modified Bessel function of the first kind of order 0 (inf past |x| ~ 713)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return i0e(xp, x) * xp.exp(xp.abs(x))
+
+
+def i1e(xp, x):
+    """``exp(-|x|) I1(x)`` (odd in ``x``)."""
+    return xp.where(xp.isnan(x), math.nan, xp.sign(x) * _bessel_i_scaled(xp, x, 1))
+
+
+def i1(xp, x):
+    """The modified Bessel function of the first kind of order 1 (odd; +-inf far out)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return i1e(xp, x) * xp.exp(xp.abs(x))

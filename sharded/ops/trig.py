@@ -10,8 +10,11 @@ floating point only.
 
 from __future__ import annotations
 
-from ..core.dispatch import needs, unbroadcast
+import math
+
+from ..core.dispatch import as_tensor, is_tensor, needs, unbroadcast
 from ..core.registry import bind, vjp
+from ..errors import DTypeError
 from . import elementwise as E
 
 __all__ = [
@@ -28,9 +31,11 @@ __all__ = [
     "asinh",
     "atan",
     "atan2",
+    "deg2rad",
     "atanh",
     "cosh",
     "hypot",
+    "rad2deg",
     "sinh",
     "tan",
 ]
@@ -170,3 +175,54 @@ hypot = E.public(
 arcsin, arccos, arctan = asin, acos, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
 arctan2 = atan2
+
+
+# ------------------------------------------------------------------- deg2rad, rad2deg
+def _scaled(name, input, factor):
+    """``input * factor`` in a floating dtype (integers and bools: the default float dtype);
+    complex refused, as torch."""
+    x = input if is_tensor(input) else as_tensor(input)
+    if x.dtype.is_complex:
+        raise DTypeError(f"{name} is not supported for complex tensors ({x.dtype.name})")
+    return (x if x.dtype.is_floating_point else x * 1.0) * factor
+
+
+@bind("deg2rad")
+def deg2rad(input):
+    """Degrees to radians, ``input * pi / 180``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.deg2rad(st.tensor([180], dtype=st.float64)).tolist()
+    [3.141592653589793]
+    """
+    return _scaled("deg2rad", input, math.pi / 180)
+
+
+@bind("rad2deg")
+def rad2deg(input):
+    """Radians to degrees, ``input * 180 / pi``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.rad2deg(st.tensor([3.141592653589793], dtype=st.float64)).tolist()
+    [180.0]
+    """
+    return _scaled("rad2deg", input, 180 / math.pi)
+
+
+def _scaled_(name, fn):
+    def op(self):
+        if not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise DTypeError(f"{name}_: result type Float can't be cast to {self.dtype.name}")
+        return self.copy_(fn(self))
+
+    op.__name__ = op.__qualname__ = name + "_"
+    op.__doc__ = f"In-place :func:`{name}` (a floating-point tensor only, as torch)."
+    return bind(name + "_")(op)
+
+
+_scaled_("deg2rad", deg2rad)
+_scaled_("rad2deg", rad2deg)

@@ -9,8 +9,10 @@ default float dtype, as torch.
 
 from __future__ import annotations
 
+from .. import dtypes as D
 from ..core.dispatch import apply
 from ..core.registry import bind, nondiff, primitive, vjp
+from ..errors import DTypeError
 from . import elementwise as E
 
 __all__ = [
@@ -171,10 +173,19 @@ sigmoid = _public("sigmoid", "``1 / (1 + exp(-input))``.", "[0.0]", "[0.5]")
 # ----------------------------------------------------------------------------- relu
 @E.named_kernel("relu")
 def _relu_kernel(xp, a, cast=None, out=None):
-    return E.cast(xp, xp.maximum(a, a.dtype.type(0)), out)
+    # where(a < 0, 0, a) rather than maximum(a, 0): -0.0 stays -0.0 and NaN stays, as torch
+    return E.cast(xp, xp.where(a < 0, a.dtype.type(0), a), out)
 
 
-_unary("relu", None, E.promote, kernel=_relu_kernel)
+def _relu_rule(ops):
+    """:func:`.elementwise.promote` without bool (torch: "Boolean inputs not supported")."""
+    rt = E.operand_dtypes(ops)
+    if rt == D.bool_:
+        raise DTypeError("relu: Boolean inputs not supported for relu")
+    return rt, rt
+
+
+_unary("relu", None, _relu_rule, kernel=_relu_kernel)
 
 
 @vjp("relu", saves=(0,))

@@ -4,6 +4,8 @@ torch's refusals, printing, checkpoints and autograd in torch's convention. Valu
 compared with NumPy; the expected gradients, dtypes and errors are torch's answers (asked of
 torch 2.x on CPU, recorded here)."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -370,3 +372,21 @@ def test_gradcheck_eigvals_of_real_matrix():
     m = rng.standard_normal((3, 3)) + np.diag([1.0, 4.0, 9.0])
     x = ct(m, shards=2).requires_grad_()
     assert gradcheck(lambda a: st.linalg.eigvals(a), (x,))
+
+
+def test_isinf_isreal_isposinf_of_complex_as_torch():
+    """isinf: either part infinite; isreal: imaginary part 0; isposinf/isneginf refuse complex."""
+    c = st.tensor([complex(1, math.inf), complex(math.nan, 0), complex(2, 0), 1j], shards=2)
+    assert st.isinf(c).tolist() == [True, False, False, False]
+    assert c.isreal().tolist() == [False, True, True, False]
+    for f in (st.isposinf, st.isneginf):
+        with pytest.raises(RuntimeError):
+            f(c)
+    assert st.is_floating_point(st.tensor([1.0])) and not st.is_floating_point(c)
+
+
+def test_sgn_of_complex_with_inf_or_nan_is_nan_as_torch():
+    z = st.tensor([complex(math.inf, 1), complex(0, 0), complex(math.nan, 0), 3 + 4j], shards=2)
+    r = st.sgn(z).numpy()
+    assert np.isnan(r[0].real) and np.isnan(r[0].imag) and np.isnan(r[2].imag)
+    assert r[1] == 0 and r[3] == pytest.approx(0.6 + 0.8j)

@@ -95,3 +95,27 @@ def test_logaddexp_complex_matches_torch():
     z = st.tensor([0.3 + 1j, -1 + 0.2j], dtype=st.complex128, requires_grad=True)
     w = st.tensor([1.1 - 0.4j, 0.5j], dtype=st.complex128, requires_grad=True)
     assert st.autograd.gradcheck(st.logaddexp, (z, w))
+
+
+def test_logit_as_torch():
+    """Values and gradients from torch: +-inf at 0 and 1 (gradient too), eps clamps (and
+    zeroes the gradient outside [eps, 1 - eps]); integers give float32."""
+    p = st.tensor([0.0, 0.25, 1.0, 2.0], dtype=st.float64, shards=2)
+    v = st.logit(p).tolist()
+    assert v[:3] == [-np.inf, pytest.approx(-1.0986122886681098), np.inf] and np.isnan(v[3])
+    assert st.logit(st.tensor([0, 1])).dtype == st.float32
+    g = st.tensor([0.0, 0.25, 1.0], dtype=st.float64, requires_grad=True)
+    st.logit(g).sum().backward()
+    assert g.grad.tolist() == [np.inf, pytest.approx(16 / 3), np.inf]
+    g = st.tensor([0.0, 0.25, 1.0], dtype=st.float64, requires_grad=True)
+    e = g.logit(eps=0.1)
+    np.testing.assert_allclose(e.detach().numpy(), [-2.197224577336219, -1.0986122886681098,
+                                                    2.1972245773362196])  # fmt: skip
+    e.sum().backward()
+    assert g.grad.tolist() == [0.0, pytest.approx(16 / 3), 0.0]
+    q = st.tensor([0.5, 0.75])
+    assert q.logit_() is q and q.tolist() == [0.0, pytest.approx(1.0986122886681098)]
+    with pytest.raises(RuntimeError):
+        st.tensor([0, 1]).logit_()
+    with pytest.raises(NotImplementedError):
+        st.logit(st.tensor([0.5j]))

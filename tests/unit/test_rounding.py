@@ -45,6 +45,28 @@ def test_round_decimals_and_ints():
         st.round(i, decimals=1)
     with pytest.raises(st.ArgumentError, match="1.5"):
         st.round(st.tensor([1.0]), decimals=1.5)
+
+
+def test_unsupported_dtypes_raise_not_implemented_as_torch():
+    """torch: "floor_vml_cpu" not implemented for 'Bool', "frac_cpu" ... for 'Long' (a
+    NotImplementedError); round(int, decimals=...) takes the decimals overload, which has no
+    integer kernel even for decimals=0, while plain round(int) keeps the integers."""
+    i = st.tensor([1, -2, 3], shards=2)
+    for f in (st.floor, st.ceil, st.trunc, st.fix, st.round):
+        with pytest.raises(NotImplementedError):
+            f(st.tensor([True, False]))
+    with pytest.raises(NotImplementedError):
+        st.frac(i)
+    for d in (0, 1):
+        with pytest.raises(NotImplementedError):
+            st.round(i, decimals=d)
+        with pytest.raises(NotImplementedError):
+            i.round_(decimals=d)
+    with pytest.raises(NotImplementedError):
+        st.special.round(i)
+    assert st.round(i).tolist() == [1, -2, 3] and i.tolist() == [1, -2, 3]
+    x = st.tensor([2.5, -0.5, 1.25, 0.35], dtype=st.float64, shards=3)
+    assert st.special.round(x, decimals=1).tolist() == [2.5, -0.5, 1.2, 0.4]
     assert st.copysign(i, 1).dtype == st.float32
 
 

@@ -135,10 +135,94 @@ def test_methods_and_in_place():
 
 
 def test_polygamma_orders():
-    with pytest.raises(st.ArgumentError, match="n=2"):
-        st.polygamma(2, _t([1.0]))
+    """Orders above 1 are ``(-1)^(n+1) n! zeta(n + 1, x)``, as torch (values from torch)."""
+    x = st.tensor([0.3, 1.0, 2.5, -2.5], dtype=st.float64, shards=2)
+    pg2 = [-75.27253658872601, -2.404113806319188, -0.23620405164172736, -0.1082040516417282]
+    pg3 = [743.1417646550497, 6.493939402266829, 0.2239058488172521, 194.74787621918756]
+    np.testing.assert_allclose(st.polygamma(2, x).numpy(), pg2, rtol=1e-13)
+    np.testing.assert_allclose(x.polygamma(3).numpy(), pg3, rtol=1e-13)
+    y = x.clone()
+    assert y.polygamma_(2) is y
+    np.testing.assert_allclose(y.numpy(), pg2, rtol=1e-13)
     with pytest.raises(st.ArgumentError, match="-1"):
         st.polygamma(-1, _t([1.0]))
+    with pytest.raises(RuntimeError):  # torch: result type Float can't be cast to Long
+        st.tensor([1, 2]).polygamma_(1)
+
+
+def test_polygamma_gradients_chain_through_the_orders():
+    """d/dx polygamma(n, x) = polygamma(n + 1, x): trigamma (and above) are differentiable."""
+    for n, want in [(1, [-75.27253658872601, -2.404113806319188, -0.23620405164172736]),
+                    (2, [743.1417646550497, 6.493939402266829, 0.2239058488172521])]:  # fmt: skip
+        x = st.tensor([0.3, 1.0, 2.5], dtype=st.float64, shards=2, requires_grad=True)
+        st.polygamma(n, x).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-12)
+
+
+def test_zeta_as_torch():
+    """The Hurwitz zeta (torch's Cephes algorithm and special values) and its q-gradient."""
+    z = st.special.zeta(
+        st.tensor([2.0, 3.0, 0.0, 1.0, 2.0, inf, 2.0], dtype=st.float64, shards=3),
+        st.tensor([0.3, -2.5, 0.0, -1.0, inf, 1.0, 0.0], dtype=st.float64, shards=2),
+    )
+    want = [12.245364546107734, 0.0541020258208641, nan, inf, nan, 1.0, inf]
+    np.testing.assert_allclose(z.numpy(), want, rtol=1e-13)
+    assert st.special.zeta(st.tensor([2, 3]), st.tensor([1, 2])).dtype == st.float32
+    q = st.tensor([0.5, 2.0], dtype=st.float64, requires_grad=True)
+    st.special.zeta(3.0, q).sum().backward()
+    np.testing.assert_allclose(q.grad.numpy(), [-48.70454551700121, -0.24696970113341465])
+    with pytest.raises(NotImplementedError):
+        st.special.zeta(st.tensor([1j]), 1.0)
+
+
+def test_new_special_functions_as_torch():
+    """ndtr, log_ndtr, entr, xlog1py, logit, multigammaln: values from torch.special."""
+    f64 = st.float64
+    t = st.tensor([-3.0, -0.5, 0.0, 1.5, 40.0], dtype=f64, shards=2)
+    np.testing.assert_allclose(
+        st.special.ndtr(t).numpy(),
+        [0.0013498980316301035, 0.3085375387259869, 0.5, 0.9331927987311419, 1.0],
+        rtol=1e-14,
+    )
+    ln = st.special.log_ndtr(t).numpy()
+    np.testing.assert_allclose(
+        ln,
+        [-6.60772622151035, -1.1759117615936185, -0.6931471805599453, -0.06914345561223396, 0],
+        rtol=1e-14,
+    )
+    assert np.signbit(ln[-1])  # torch's -0.0
+    e = st.special.entr(st.tensor([-1.0, 0.0, 0.5, 2.0], dtype=f64, shards=2))
+    np.testing.assert_allclose(e.numpy(), [-inf, 0.0, 0.34657359027997264, -1.3862943611198906])
+    xl = st.special.xlog1py(
+        st.tensor([0.0, 2.0, 0.0, 3.0], dtype=f64), st.tensor([-1.0, 0.5, nan, -1.0], dtype=f64)
+    )
+    np.testing.assert_allclose(xl.numpy(), [0.0, 0.8109302162163288, nan, -inf])
+    p = st.tensor([0.0, 0.25, 1.0], dtype=f64, requires_grad=True)
+    st.special.logit(p).sum().backward()
+    assert p.grad.tolist() == [inf, pytest.approx(5.333333333333333), inf]
+    lg = st.special.logit(p.detach(), eps=0.1).numpy()
+    np.testing.assert_allclose(lg, [-2.197224577336219, -1.0986122886681098, 2.1972245773362196])
+    np.testing.assert_allclose(
+        st.special.multigammaln(st.tensor([2.5, 3.0], dtype=f64), 3).numpy(),
+        [1.8809954616117743, 2.694924879806965],
+    )
+    assert st.mvlgamma(st.tensor([2.5, 3.0], dtype=f64), p=3).tolist() == pytest.approx(
+        [1.8809954616117743, 2.694924879806965]
+    )
+    with pytest.raises(RuntimeError):  # torch: "The input tensor may not be a boolean tensor"
+        st.mvlgamma(st.tensor([True]), 1)
+
+
+def test_complex_inputs_are_refused_as_torch():
+    """torch has no complex kernel for erf, erfc, erfinv, lgamma, digamma, polygamma
+    ("erf_vml_cpu" not implemented for 'ComplexFloat': NotImplementedError)."""
+    z = st.tensor([1 + 1j, 2j])
+    for f in (st.erf, st.erfc, st.erfinv, st.lgamma, st.digamma, st.special.ndtri):
+        with pytest.raises(NotImplementedError):
+            f(z)
+    with pytest.raises(NotImplementedError):
+        st.polygamma(1, z)
+    assert z.tolist() == [1 + 1j, 2j]
 
 
 @pytest.mark.parametrize(
@@ -200,3 +284,37 @@ def test_special_namespace():
 def test_kernels_are_pure_numpy():
     # the kernels take any array module; float32 inputs are widened by the kernel wrapper
     assert K.erf(np, np.array([0.0]))[0] == 0.0
+
+
+def test_modified_bessel_i0_i0e_i1_i1e_as_torch():
+    """Values and gradients from torch.special (float64), the large-|x| asymptotic included."""
+    vals = [0.0, 0.5, -2.0, 10.0, 40.0]
+    want = {
+        "i0": ([1.0, 1.0634833707413236, 2.279585302336067, 2815.716628466254,
+                1.48947747934199e16],
+               [0.0, 0.25789430539089636, -1.5906368546373295, 2670.988303701255,
+                1.4707396163259354e16]),
+        "i0e": ([1.0, 0.6450352704491501, 0.308508322553671, 0.1278333371634286,
+                 0.06327827987523532],
+                [0.0, -0.4886144672642784, 0.0932390333047333, -0.006570655778973089,
+                 -0.0007960508007932646]),
+        "i1": ([0.0, 0.25789430539089636, -1.5906368546373295, 2670.988303701255,
+                1.4707396163259354e16],
+               [0.5, 0.5476947599595309, 1.484266875017402, 2548.6177980961284,
+                1.4527089889338416e16]),
+        "i1e": ([0.0, 0.15642080318487173, -0.2152692892489377, 0.1212626813844555,
+                 0.06248222907444206],
+                [0.5, 0.17577286089453492, -0.014395611319735546, -0.005555612359472467,
+                 -0.0007660049260677787]),
+    }  # fmt: skip
+    for name, (v, g) in want.items():
+        x = st.tensor(vals, dtype=st.float64, shards=2, requires_grad=True)
+        y = getattr(st.special, name)(x)
+        np.testing.assert_allclose(y.detach().numpy(), v, rtol=1e-13)
+        y.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), g, rtol=1e-11, atol=1e-16)
+    assert st.i0(st.tensor([1])).dtype == st.float32
+    x = st.tensor([1.0, -1.0])
+    assert x.i0_() is x and x.tolist() == pytest.approx([1.2660658777520082] * 2)
+    with pytest.raises(NotImplementedError):
+        st.special.i1(st.tensor([1j]))

@@ -75,3 +75,17 @@ def test_python_numbers_refused_as_torch():
     one = st.tensor(1.0)  # a 0-d tensor is a tensor
     assert st.atan2(t, one).tolist() == pytest.approx([0.7853981633974483, 1.2490457723982544])
     assert st.hypot(t, one).tolist() == pytest.approx([1.4142135623730951, 3.1622776601683795])
+
+
+def test_deg2rad_rad2deg_as_torch():
+    """Integers give the default float dtype; complex and in-place on integers raise."""
+    r = st.deg2rad(st.tensor([180, -90], shards=2))
+    assert r.dtype == st.float32 and r.tolist() == [3.1415927410125732, -1.5707963705062866]
+    x = st.tensor([np.pi, -0.0], dtype=st.float64)
+    assert st.rad2deg(x).tolist() == [180.0, -0.0] and np.signbit(st.rad2deg(x).numpy()[1])
+    assert x.deg2rad().tolist() == [np.pi / 180 * np.pi, -0.0]
+    assert x.rad2deg_() is x and x.tolist() == [180.0, -0.0]
+    with pytest.raises(RuntimeError):
+        st.tensor([1]).deg2rad_()
+    with pytest.raises(RuntimeError):
+        st.deg2rad(st.tensor([1j]))

@@ -28,3 +28,28 @@ def test_activations():
     assert z.isnan().tolist() == [False, True, False, False]
     assert st.isfinite(z).tolist() == [True, False, False, False]
     assert_matches_numpy(st.sigmoid(st.tensor([-1000.0, 1000.0])), np.array([0.0, 1.0]))
+
+
+def test_absolute_negative_aliases_and_bool_refusals():
+    """torch's aliases absolute/absolute_/negative_; abs of bool is NotImplementedError
+    ("abs_cpu" not implemented for 'Bool') and relu of bool a RuntimeError."""
+    x = st.from_numpy(A, shards=3)
+    assert_matches_numpy(st.absolute(x), np.abs(A))
+    assert_matches_numpy(x.absolute(), np.abs(A))
+    y = x.clone()
+    assert y.absolute_() is y
+    assert_matches_numpy(y, np.abs(A))
+    y = x.clone()
+    assert y.negative_() is y
+    assert_matches_numpy(y, -A)
+    b = st.tensor([True, False])
+    with pytest.raises(NotImplementedError):
+        st.abs(b)
+    with pytest.raises(RuntimeError):
+        st.relu(b)
+    assert st.abs(st.tensor([-2, 3])).tolist() == [2, 3]
+
+
+def test_relu_keeps_negative_zero_and_nan_as_torch():
+    r = st.relu(st.tensor([-0.0, float("nan"), -1.0, 2.0], shards=2)).numpy()
+    assert np.signbit(r[0]) and np.isnan(r[1]) and r[2:].tolist() == [0.0, 2.0]
