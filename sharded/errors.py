@@ -70,6 +70,11 @@ class UnsupportedDType(DTypeError, NotImplementedError):
     ``"bincount_cpu" not implemented for 'Float'``; also a :class:`DTypeError` (``TypeError``)."""
 
 
+class UnsupportedArgument(ArgumentError, NotImplementedError):
+    """An argument combination torch has no implementation for and says so with
+    ``NotImplementedError``, e.g. ``F.pad(x2d, (1, 1, 1, 1), mode="reflect")``."""
+
+
 class DivisionByZero(ShardedError, ZeroDivisionError):
     """Integer ``//`` or ``%`` by zero (torch raises ``RuntimeError: ZeroDivisionError``)."""
 

@@ -19,11 +19,20 @@ from .layers import (
     SiLU,
     Softmax,
 )
-from .modules import (
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
     CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
+from .modules import (
     Linear,
     Module,
-    MSELoss,
     Parameter,
     ReLU,
     Sequential,
@@ -55,5 +64,12 @@ __all__ = [
     "Softmax",
     "LogSoftmax",
     "MSELoss",
+    "L1Loss",
     "CrossEntropyLoss",
+    "NLLLoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "HuberLoss",
+    "SmoothL1Loss",
+    "KLDivLoss",
 ]

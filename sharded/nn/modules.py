@@ -461,8 +461,15 @@ class Sequential(Module):
 class ReLU(Module):
     """``max(x, 0)``."""
 
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
     def forward(self, x):
-        return F.relu(x)
+        return F.relu(x, self.inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
 
 
 class Sigmoid(Module):
@@ -477,25 +484,3 @@ class Tanh(Module):
 
     def forward(self, x):
         return F.tanh(x)
-
-
-class MSELoss(Module):
-    """Mean squared error (``reduction`` 'mean', 'sum' or 'none')."""
-
-    def __init__(self, reduction="mean"):
-        super().__init__()
-        self.reduction = reduction
-
-    def forward(self, input, target):
-        return F.mse_loss(input, target, self.reduction)
-
-
-class CrossEntropyLoss(Module):
-    """Cross entropy of logits against class indices or probabilities (stable)."""
-
-    def __init__(self, reduction="mean"):
-        super().__init__()
-        self.reduction = reduction
-
-    def forward(self, input, target):
-        return F.cross_entropy(input, target, self.reduction)
