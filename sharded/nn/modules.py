@@ -403,17 +403,20 @@ class Linear(Module):
     sharded.Size([5, 2])
     """
 
-    def __init__(self, in_features, out_features, bias=True, dtype=None, layout=None):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None, layout=None):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         bound = 1 / math.sqrt(in_features) if in_features else 0.0
         lay = layout if layout is not None else Layout.replicated()
         with no_grad():
-            w = rand(out_features, in_features, dtype=dtype, layout=lay) * (2 * bound) - bound
+            dev = device or "cpu"
+            w = rand(out_features, in_features, dtype=dtype, layout=lay, device=dev)
+            w = w * (2 * bound) - bound
             self.weight = Parameter(w)
             if bias:
                 b = (
-                    rand(out_features, dtype=dtype, layout=Layout.replicated()) * (2 * bound)
+                    rand(out_features, dtype=dtype, layout=Layout.replicated(), device=dev)
+                    * (2 * bound)
                     - bound
                 )
                 self.bias = Parameter(b)
