@@ -6,7 +6,7 @@ all-reduces each parameter's gradient across the workers (see ``sharded.autograd
 """
 
 from . import functional, init, utils
-from .containers import ModuleDict, ModuleList
+from .containers import ModuleDict, ModuleList, Sequential
 from .layers import (
     GELU,
     BatchNorm1d,
@@ -35,7 +35,6 @@ from .modules import (
     Module,
     Parameter,
     ReLU,
-    Sequential,
     Sigmoid,
     Tanh,
 )
