@@ -54,6 +54,7 @@ from .errors import (
     ShardingError,
     StateDictError,
     TraceError,
+    UnsupportedArgument,
     UnsupportedDType,
     ValueOverflow,
     ViewError,

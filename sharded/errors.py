@@ -76,6 +76,11 @@ class ArgumentTypeError(ArgumentError, TypeError):
     (``ValueError``) and a ``TypeError`` too."""
 
 
+class UnsupportedArgument(ArgumentError, NotImplementedError):
+    """An argument combination torch has no implementation for and says so with
+    ``NotImplementedError``, e.g. ``F.pad(x2d, (1, 1, 1, 1), mode="reflect")``."""
+
+
 class DivisionByZero(ShardedError, ZeroDivisionError):
     """Integer ``//`` or ``%`` by zero (torch raises ``RuntimeError: ZeroDivisionError``)."""
 

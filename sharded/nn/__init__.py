@@ -6,7 +6,7 @@ all-reduces each parameter's gradient across the workers (see ``sharded.autograd
 """
 
 from . import functional, init, utils
-from .containers import ModuleDict, ModuleList
+from .containers import ModuleDict, ModuleList, Sequential
 from .layers import (
     GELU,
     BatchNorm1d,
@@ -19,14 +19,22 @@ from .layers import (
     SiLU,
     Softmax,
 )
-from .modules import (
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
     CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
+from .modules import (
     Linear,
     Module,
-    MSELoss,
     Parameter,
     ReLU,
-    Sequential,
     Sigmoid,
     Tanh,
 )
@@ -55,5 +63,12 @@ __all__ = [
     "Softmax",
     "LogSoftmax",
     "MSELoss",
+    "L1Loss",
     "CrossEntropyLoss",
+    "NLLLoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "HuberLoss",
+    "SmoothL1Loss",
+    "KLDivLoss",
 ]

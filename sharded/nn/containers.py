@@ -2,15 +2,105 @@
 
 from __future__ import annotations
 
+import collections
 import operator
 
 from ..errors import ArgumentError
 from .modules import Module
 
-__all__ = ["ModuleList", "ModuleDict"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict"]
 
 
-class ModuleList(Module):
+class _IndexedModules(Module):
+    """Modules registered under "0", "1", ...: indexing, slicing, ``len``, iteration,
+    ``append``/``extend``/``insert``/``pop``/``del`` (torch renumbers after a removal)."""
+
+    def _index(self, i):
+        i = operator.index(i)
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of range")
+        return str(i % n)
+
+    def _reset(self, mods):
+        for k in list(self._modules):
+            delattr(self, k)
+        for i, m in enumerate(mods):
+            self.add_module(str(i), m)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return type(self)(list(self._modules.values())[i])
+        return self._modules[self._index(i)]
+
+    def __setitem__(self, i, module):
+        self.add_module(self._index(i), module)
+
+    def __delitem__(self, i):
+        mods = list(self._modules.values())
+        del mods[i if isinstance(i, slice) else int(self._index(i))]
+        self._reset(mods)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        mods = list(self._modules.values())
+        mods.insert(index, module)
+        self._reset(mods)
+
+    def pop(self, key=-1):
+        m = self[key]
+        del self[key]
+        return m
+
+
+class Sequential(_IndexedModules):
+    """Modules applied in order (also built from an ordered dict of named modules).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> net = st.nn.Sequential(st.nn.Linear(3, 4), st.nn.ReLU(), st.nn.Linear(4, 1))
+    >>> net(st.ones(2, 3)).shape
+    sharded.Size([2, 1])
+    >>> type(net[1:]).__name__, len(net.append(st.nn.Tanh()))
+    ('Sequential', 4)
+    """
+
+    def __init__(self, *modules):
+        super().__init__()
+        if len(modules) == 1 and isinstance(modules[0], collections.OrderedDict):
+            for name, m in modules[0].items():
+                self.add_module(name, m)
+        else:
+            for i, m in enumerate(modules):
+                self.add_module(str(i), m)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):  # torch keeps the names in a slice of a Sequential
+            return Sequential(collections.OrderedDict(list(self._modules.items())[i]))
+        return super().__getitem__(i)
+
+    def forward(self, input):
+        for m in self._modules.values():
+            input = m(input)
+        return input
+
+
+class ModuleList(_IndexedModules):
     """A list of modules whose parameters the owner sees (indexing, ``append``,
     ``extend``, ``insert``, ``len``, iteration, slicing).
 
@@ -27,52 +117,8 @@ class ModuleList(Module):
         if modules is not None:
             self.extend(modules)
 
-    def _index(self, i):
-        i = operator.index(i)
-        n = len(self)
-        if not -n <= i < n:
-            raise IndexError(f"index {i} is out of range for ModuleList of length {n}")
-        return str(i % n)
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return type(self)(list(self._modules.values())[i])
-        return self._modules[self._index(i)]
-
-    def __setitem__(self, i, module):
-        self.add_module(self._index(i), module)
-
-    def __delitem__(self, i):
-        mods = list(self._modules.values())
-        del mods[i if isinstance(i, slice) else int(self._index(i))]
-        for k in list(self._modules):
-            delattr(self, k)
-        self.extend(mods)
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
     def __iadd__(self, modules):
         return self.extend(modules)
-
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-    def extend(self, modules):
-        for m in modules:
-            self.append(m)
-        return self
-
-    def insert(self, index, module):
-        mods = list(self._modules.values())
-        mods.insert(index, module)
-        for k in list(self._modules):
-            delattr(self, k)
-        self.extend(mods)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError("ModuleList has no forward(): iterate over it instead")

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import math
 
+from .. import functional as _F
 from ..errors import ArgumentError, ShapeError
-from ..functional import log_softmax, softmax
-from ..ops.creation import arange
 from ..ops.index_ops import index_select
 from ..ops.random import rand_like
-from ..ops.selection import where
+from ..ops.selection import clamp, where
 from ..ops.special import erf
-from ..ops.unary import relu, sigmoid, sqrt, tanh
-from ..tensor import ShardedTensor
+from ..ops.unary import exp, log1p, sigmoid, sqrt, tanh
+from ..ops.unary import relu as _relu
+from . import losses, shaping
+from .losses import *  # noqa: F403  (the loss functions belong to this namespace)
+from .shaping import *  # noqa: F403
 
 __all__ = [
     "relu",
@@ -21,25 +23,21 @@ __all__ = [
     "softmax",
     "log_softmax",
     "linear",
-    "mse_loss",
-    "cross_entropy",
     "dropout",
     "layer_norm",
     "batch_norm",
     "embedding",
     "gelu",
     "silu",
+    "leaky_relu",
+    "elu",
+    "softplus",
+    "relu6",
+    "hardtanh",
+    "logsigmoid",
+    *losses.__all__,
+    *shaping.__all__,
 ]
-
-
-def _reduce(loss, reduction: str):
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    if reduction == "none":
-        return loss
-    raise ArgumentError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
 
 def linear(input, weight, bias=None):
@@ -53,58 +51,6 @@ def linear(input, weight, bias=None):
     """
     out = input @ weight.t()
     return out if bias is None else out + bias
-
-
-def mse_loss(input, target, reduction="mean"):
-    """Mean squared error: ``mean((input - target) ** 2)``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.nn.functional.mse_loss(st.tensor([1., 2.]), st.tensor([1., 4.])).item()
-    2.0
-    """
-    if isinstance(target, ShardedTensor) and tuple(target.shape) != tuple(input.shape):
-        raise ShapeError(
-            f"mse_loss: target shape {tuple(target.shape)} differs from input "
-            f"shape {tuple(input.shape)}"
-        )
-    d = input - target
-    return _reduce(d * d, reduction)
-
-
-def cross_entropy(input, target, reduction="mean"):
-    """Cross entropy of logits ``input`` (N, C) or (C,) against class indices (N,) or class
-    probabilities of the input's shape; computed through ``log_softmax``, so it is stable
-    for any logits.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.nn.functional.cross_entropy(st.tensor([1000., 0.]), st.tensor([.5, .5])).item()
-    500.0
-    """
-    cls_dim = 1 if input.ndim > 1 else 0
-    logp = log_softmax(input, cls_dim)
-    if target.dtype.is_floating_point:  # probabilities
-        if tuple(target.shape) != tuple(input.shape):
-            raise ShapeError(
-                f"cross_entropy: probability target shape "
-                f"{tuple(target.shape)} differs from input {tuple(input.shape)}"
-            )
-        loss = -(logp * target).sum(cls_dim)
-    else:  # class indices: pick log p of the true class with a one-hot mask
-        if tuple(target.shape) != tuple(input.shape[:cls_dim]) + tuple(input.shape[2:]):
-            raise ShapeError(
-                f"cross_entropy: index target shape {tuple(target.shape)} does "
-                f"not fit input {tuple(input.shape)}"
-            )
-        c = input.shape[cls_dim]
-        shape = [1] * input.ndim
-        shape[cls_dim] = c
-        onehot = arange(c).reshape(shape) == (target.unsqueeze(cls_dim) if cls_dim else target)
-        loss = -where(onehot, logp, 0.0).sum(cls_dim)
-    return _reduce(loss, reduction)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
@@ -277,3 +223,125 @@ def silu(input, inplace=False):
     """
     out = input * sigmoid(input)
     return input.copy_(out) if inplace else out
+
+
+def _implicit_dim(dim, input):
+    """torch's legacy choice when ``dim`` is None: 0 for 0-, 1- and 3-d inputs, else 1."""
+    if dim is not None:
+        return dim
+    return 0 if input.ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Softmax along ``dim`` (torch's implicit choice when None), computed in ``dtype``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.softmax(st.zeros(1, 2), dim=-1).tolist()
+    [[0.5, 0.5]]
+    """
+    return _F.softmax(input, _implicit_dim(dim, input), dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Log-softmax along ``dim`` (torch's implicit choice when None), computed in ``dtype``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.log_softmax(st.zeros(2), dim=0).tolist()
+    [-0.6931471824645996, -0.6931471824645996]
+    """
+    return _F.log_softmax(input, _implicit_dim(dim, input), dtype=dtype)
+
+
+def _inplace(input, out, inplace):
+    return input.copy_(out) if inplace else out
+
+
+def relu(input, inplace=False):
+    """``max(x, 0)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.relu(st.tensor([-1., 2.])).tolist()
+    [0.0, 2.0]
+    """
+    return _inplace(input, _relu(input), inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """``x`` where positive, else ``negative_slope * x``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.leaky_relu(st.tensor([-2., 2.]), 0.5).tolist()
+    [-1.0, 2.0]
+    """
+    return _inplace(input, where(input > 0, input, input * negative_slope), inplace)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """``x`` where positive, else ``alpha * (exp(x) - 1)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.elu(st.tensor([0., 1.])).tolist()
+    [0.0, 1.0]
+    """
+    neg = (exp(clamp(input, max=0.0)) - 1) * alpha  # clamped: no overflow on the unused side
+    return _inplace(input, where(input > 0, input, neg), inplace)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """``log(1 + exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> round(st.nn.functional.softplus(st.tensor(0.)).item(), 6)
+    0.693147
+    """
+    bx = input * beta
+    soft = log1p(exp(clamp(bx, max=threshold))) / beta
+    return where(bx > threshold, input, soft)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """``clamp(x, min_val, max_val)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.hardtanh(st.tensor([-3., 0.5, 3.])).tolist()
+    [-1.0, 0.5, 1.0]
+    """
+    return _inplace(input, clamp(input, min_val, max_val), inplace)
+
+
+def relu6(input, inplace=False):
+    """``clamp(x, 0, 6)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.relu6(st.tensor([-1., 7.])).tolist()
+    [0.0, 6.0]
+    """
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def logsigmoid(input):
+    """``log(sigmoid(x)) = -softplus(-x)``, stable for any ``x``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> round(st.nn.functional.logsigmoid(st.tensor(-200.)).item(), 1)
+    -200.0
+    """
+    return -(_relu(-input) + log1p(exp(-input.abs())))

@@ -10,7 +10,10 @@ import math
 
 from ..autograd import no_grad
 from ..errors import ArgumentError, ShapeError
-from ..ops.random import rand_like, randn_like
+from ..ops.creation import eye
+from ..ops.linalg import qr
+from ..ops.random import rand_like, randn, randn_like
+from ..ops.special import erfinv
 
 __all__ = [
     "calculate_gain",
@@ -23,6 +26,9 @@ __all__ = [
     "xavier_normal_",
     "kaiming_uniform_",
     "kaiming_normal_",
+    "trunc_normal_",
+    "eye_",
+    "orthogonal_",
 ]
 
 
@@ -64,6 +70,9 @@ def _fans(tensor):
         )
     receptive = math.prod(tensor.shape[2:])
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+_calculate_fan_in_and_fan_out = _fans  # torch's private name, which some code calls
 
 
 def _no_generator(generator):
@@ -204,3 +213,66 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     sharded.Size([8, 6])
     """
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """Fill ``tensor`` from N(mean, std²) truncated to ``[a, b]`` (inverse-CDF sampling,
+    as torch).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> w = st.nn.init.trunc_normal_(st.empty(1000), std=1.0, a=-0.5, b=0.5)
+    >>> -0.5 <= w.min().item() and w.max().item() <= 0.5
+    True
+    """
+    _no_generator(generator)
+
+    def cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
+    u = rand_like(tensor) * (2 * hi - 2 * lo) + (2 * lo - 1)  # U(2 lo - 1, 2 hi - 1)
+    return _fill(tensor, (erfinv(u) * (std * math.sqrt(2.0)) + mean).clamp(a, b))
+
+
+def eye_(tensor):
+    """Fill the 2-d ``tensor`` with the identity matrix.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.init.eye_(st.empty(2, 3)).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    """
+    if tensor.ndim != 2:
+        raise ShapeError(f"Only tensors with 2 dimensions are supported, got {tensor.ndim}")
+    return _fill(tensor, eye(*tensor.shape, dtype=tensor.dtype))
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """Fill ``tensor`` (viewed as ``shape[0]`` rows) with a (semi-)orthogonal matrix from
+    the QR decomposition of a Gaussian one, times ``gain`` (torch's ``orthogonal_``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> q = st.nn.init.orthogonal_(st.empty(3, 5, dtype=st.float64))
+    >>> bool(((q @ q.t()) - st.eye(3, dtype=st.float64)).abs().max() < 1e-12)
+    True
+    """
+    _no_generator(generator)
+    if tensor.ndim < 2:
+        raise ShapeError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor  # torch: a no-op
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = randn(rows, cols, dtype=tensor.dtype)
+    if rows < cols:
+        flat = flat.t()
+    q, r = qr(flat)
+    q = q * r.diagonal().sign()  # make the decomposition unique, as torch
+    if rows < cols:
+        q = q.t()
+    return _fill(tensor, (q * gain).reshape(tensor.shape))

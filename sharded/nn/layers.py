@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .. import dtypes as D
 from ..autograd import no_grad
-from ..errors import ArgumentError
+from ..errors import ArgumentError, ShapeError, UnsupportedArgument
 from ..layout import Layout
 from ..ops.creation import ones, tensor, zeros
 from ..ops.random import randn
@@ -29,8 +29,8 @@ __all__ = [
 ]
 
 
-def _rep(fn, shape, dtype):
-    return fn(*shape, dtype=dtype, layout=Layout.replicated())
+def _rep(fn, shape, dtype, device=None):
+    return fn(*shape, dtype=dtype, layout=Layout.replicated(), device=device or "cpu")
 
 
 class Identity(Module):
@@ -109,15 +109,24 @@ class LayerNorm(Module):
     [-1.2247, 0.0, 1.2247]
     """
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, dtype=None):
+    def __init__(
+        self,
+        normalized_shape,
+        eps=1e-5,
+        elementwise_affine=True,
+        bias=True,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(int(n) for n in normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(_rep(ones, self.normalized_shape, dtype))
-            self.bias = Parameter(_rep(zeros, self.normalized_shape, dtype)) if bias else None
+            self.weight = Parameter(_rep(ones, self.normalized_shape, dtype, device))
+            b = Parameter(_rep(zeros, self.normalized_shape, dtype, device)) if bias else None
+            self.bias = b
         else:
             self.weight = self.bias = None
 
@@ -126,7 +135,8 @@ class LayerNorm(Module):
 
     def extra_repr(self):
         return (
-            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine="
+            f"{self.elementwise_affine}, bias={self.bias is not None}"
         )
 
 
@@ -152,22 +162,25 @@ class BatchNorm1d(Module):
         momentum=0.1,
         affine=True,
         track_running_stats=True,
+        device=None,
         dtype=None,
+        *,
+        bias=True,
     ):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
-            self.weight = Parameter(_rep(ones, (num_features,), dtype))
-            self.bias = Parameter(_rep(zeros, (num_features,), dtype))
+            self.weight = Parameter(_rep(ones, (num_features,), dtype, device))
+            self.bias = Parameter(_rep(zeros, (num_features,), dtype, device)) if bias else None
         else:
             self.weight = self.bias = None
         if track_running_stats:
-            self.register_buffer("running_mean", _rep(zeros, (num_features,), dtype))
-            self.register_buffer("running_var", _rep(ones, (num_features,), dtype))
+            self.register_buffer("running_mean", _rep(zeros, (num_features,), dtype, device))
+            self.register_buffer("running_var", _rep(ones, (num_features,), dtype, device))
             self.register_buffer(
                 "num_batches_tracked",
-                tensor(0, dtype=D.int64, layout=Layout.replicated()),
+                tensor(0, dtype=D.int64, layout=Layout.replicated(), device=device or "cpu"),
             )
         else:
             self.register_buffer("running_mean", None)
@@ -209,7 +222,8 @@ class BatchNorm1d(Module):
     def extra_repr(self):
         return (
             f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, track_running_stats={self.track_running_stats}"
+            f"affine={self.affine}, bias={self.bias is not None}, "
+            f"track_running_stats={self.track_running_stats}"
         )
 
 
@@ -227,8 +241,26 @@ class Embedding(Module):
     [0.0, 0.0, 0.0]
     """
 
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, _weight=None, dtype=None):
+    def __init__(
+        self,
+        num_embeddings,
+        embedding_dim,
+        padding_idx=None,
+        max_norm=None,
+        norm_type=2.0,
+        scale_grad_by_freq=False,
+        sparse=False,
+        _weight=None,
+        _freeze=False,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
+        if max_norm is not None or scale_grad_by_freq or sparse:
+            raise UnsupportedArgument(
+                "Embedding: max_norm, scale_grad_by_freq and sparse are not supported "
+                f"(got {max_norm}, {scale_grad_by_freq}, {sparse})"
+            )
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise ArgumentError(
@@ -239,7 +271,7 @@ class Embedding(Module):
         self.padding_idx = padding_idx
         with no_grad():
             if _weight is None:
-                w = _rep(randn, (num_embeddings, embedding_dim), dtype)
+                w = _rep(randn, (num_embeddings, embedding_dim), dtype, device)
                 if padding_idx is not None:
                     w[padding_idx] = 0.0
             else:
@@ -249,15 +281,19 @@ class Embedding(Module):
                         f"and embedding_dim ({num_embeddings}, {embedding_dim})"
                     )
                 w = _weight.detach()
-        self.weight = Parameter(w)
+        self.weight = Parameter(w, requires_grad=not _freeze)
 
     @classmethod
-    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None):
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
+                        norm_type=2.0, scale_grad_by_freq=False, sparse=False):  # fmt: skip
         """An Embedding whose weight is ``embeddings`` (frozen unless ``freeze=False``)."""
+        if embeddings.ndim != 2:
+            raise ShapeError(
+                f"Embeddings parameter is expected to be 2-dimensional, got {embeddings.ndim}"
+            )
         n, d = embeddings.shape
-        m = cls(n, d, padding_idx=padding_idx, _weight=embeddings)
-        m.weight.requires_grad = not freeze
-        return m
+        return cls(n, d, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                   _weight=embeddings, _freeze=freeze)  # fmt: skip
 
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx)

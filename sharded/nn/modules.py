@@ -122,10 +122,12 @@ class Module:
         >>> [n for n, _ in m.named_buffers()]
         ['count']
         """
-        if not isinstance(name, str) or not name or "." in name:
-            raise ArgumentError(f"buffer name must be a non-empty string without '.', got {name!r}")
+        if not isinstance(name, str):
+            raise DTypeError(f"buffer name should be a string. Got {type(name).__name__}")
+        if not name or "." in name:  # torch: KeyError
+            raise KeyError(f"buffer name must be a non-empty string without '.', got {name!r}")
         if tensor is not None and not isinstance(tensor, ShardedTensor):
-            raise ArgumentError(
+            raise DTypeError(
                 f"cannot assign {type(tensor).__name__} as buffer {name!r} "
                 "(a tensor or None is expected)"
             )
@@ -151,6 +153,42 @@ class Module:
             object.__setattr__(self, name, None)
         else:
             setattr(self, name, param)
+
+    def register_module(self, name, module):
+        """Alias of :meth:`add_module` (torch's)."""
+        self.add_module(name, module)
+
+    def get_submodule(self, target):
+        """The submodule at dotted path ``target`` (``""`` is ``self``).
+
+        Examples
+        --------
+        >>> import sharded as st
+        >>> st.nn.Sequential(st.nn.Linear(2, 3)).get_submodule("0").out_features
+        3
+        """
+        mod = self
+        for item in target.split(".") if target else []:
+            if item not in mod._modules or mod._modules[item] is None:
+                raise AttributeError(f"{type(mod).__name__} has no attribute `{item}`")
+            mod = mod._modules[item]
+        return mod
+
+    def get_parameter(self, target):
+        """The parameter at dotted path ``target``."""
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._parameters:
+            raise AttributeError(f"{type(mod).__name__} has no parameter `{name}`")
+        return mod._parameters[name]
+
+    def get_buffer(self, target):
+        """The buffer at dotted path ``target``."""
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._buffers:
+            raise AttributeError(f"{type(mod).__name__} has no buffer `{name}`")
+        return mod._buffers[name]
 
     def add_module(self, name, module):
         """Register child ``module`` under ``name``."""
@@ -320,6 +358,9 @@ class Module:
     def float(self):
         return self._convert(lambda t: t.to(D.float32) if t.dtype.is_floating_point else t)
 
+    def half(self):
+        return self._convert(lambda t: t.to(D.float16) if t.dtype.is_floating_point else t)
+
     def state_dict(self, destination=None, prefix="", keep_vars=False):
         """Every parameter, then every persistent buffer, by dotted name, in registration
         order (torch's ``state_dict``): detached tensors sharing the parameters' shards
@@ -403,17 +444,20 @@ class Linear(Module):
     sharded.Size([5, 2])
     """
 
-    def __init__(self, in_features, out_features, bias=True, dtype=None, layout=None):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None, layout=None):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         bound = 1 / math.sqrt(in_features) if in_features else 0.0
         lay = layout if layout is not None else Layout.replicated()
         with no_grad():
-            w = rand(out_features, in_features, dtype=dtype, layout=lay) * (2 * bound) - bound
+            dev = device or "cpu"
+            w = rand(out_features, in_features, dtype=dtype, layout=lay, device=dev)
+            w = w * (2 * bound) - bound
             self.weight = Parameter(w)
             if bias:
                 b = (
-                    rand(out_features, dtype=dtype, layout=Layout.replicated()) * (2 * bound)
+                    rand(out_features, dtype=dtype, layout=Layout.replicated(), device=dev)
+                    * (2 * bound)
                     - bound
                 )
                 self.bias = Parameter(b)
@@ -430,39 +474,18 @@ class Linear(Module):
         )
 
 
-class Sequential(Module):
-    """Modules applied in order.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> net = st.nn.Sequential(st.nn.Linear(3, 4), st.nn.ReLU(), st.nn.Linear(4, 1))
-    >>> net(st.ones(2, 3)).shape
-    sharded.Size([2, 1])
-    """
-
-    def __init__(self, *modules):
-        super().__init__()
-        for i, m in enumerate(modules):
-            setattr(self, str(i), m)
-
-    def forward(self, x):
-        for m in self._modules.values():
-            x = m(x)
-        return x
-
-    def __getitem__(self, i):
-        return list(self._modules.values())[i]
-
-    def __len__(self):
-        return len(self._modules)
-
-
 class ReLU(Module):
     """``max(x, 0)``."""
 
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
     def forward(self, x):
-        return F.relu(x)
+        return F.relu(x, self.inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
 
 
 class Sigmoid(Module):
@@ -477,25 +500,3 @@ class Tanh(Module):
 
     def forward(self, x):
         return F.tanh(x)
-
-
-class MSELoss(Module):
-    """Mean squared error (``reduction`` 'mean', 'sum' or 'none')."""
-
-    def __init__(self, reduction="mean"):
-        super().__init__()
-        self.reduction = reduction
-
-    def forward(self, input, target):
-        return F.mse_loss(input, target, self.reduction)
-
-
-class CrossEntropyLoss(Module):
-    """Cross entropy of logits against class indices or probabilities (stable)."""
-
-    def __init__(self, reduction="mean"):
-        super().__init__()
-        self.reduction = reduction
-
-    def forward(self, input, target):
-        return F.cross_entropy(input, target, self.reduction)

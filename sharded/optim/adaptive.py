@@ -59,21 +59,29 @@ class Adam(Optimizer):
         weight_decay=0.0,
         amsgrad=False,
         *,
+        foreach=None,
+        maximize=False,
         capturable=False,
+        differentiable=False,
+        fused=None,
+        decoupled_weight_decay=False,
     ):
         name = type(self).__name__
         _check(name, lr=lr, eps=eps, weight_decay=weight_decay)
         if not all(0 <= b < 1 for b in betas):
             raise ArgumentError(f"invalid {name} betas {tuple(betas)}: each must be in [0, 1)")
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
-        super().__init__(params, dict(defaults, amsgrad=amsgrad, capturable=capturable))
+        defaults.update(amsgrad=amsgrad, maximize=maximize, foreach=foreach)
+        defaults.update(capturable=capturable, differentiable=differentiable, fused=fused)
+        decoupled = decoupled_weight_decay or self._decoupled
+        super().__init__(params, dict(defaults, decoupled_weight_decay=decoupled))
 
     @no_grad()
     def step(self):
         for g, p, state in self._params():
-            grad = p.grad
+            grad = -p.grad if g.get("maximize") else p.grad
             if g["weight_decay"]:
-                if self._decoupled:
+                if g.get("decoupled_weight_decay", self._decoupled):
                     p.mul_(1 - g["lr"] * g["weight_decay"])
                 else:
                     grad = grad + g["weight_decay"] * p
@@ -121,9 +129,25 @@ class AdamW(Adam):
         weight_decay=1e-2,
         amsgrad=False,
         *,
+        maximize=False,
+        foreach=None,
         capturable=False,
+        differentiable=False,
+        fused=None,
     ):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, capturable=capturable)
+        super().__init__(
+            params,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
+        )
 
 
 class RMSprop(Optimizer):
@@ -151,6 +175,9 @@ class RMSprop(Optimizer):
         momentum=0.0,
         centered=False,
         capturable=False,
+        foreach=None,
+        maximize=False,
+        differentiable=False,
     ):
         _check("RMSprop", lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum)
         super().__init__(
@@ -163,13 +190,16 @@ class RMSprop(Optimizer):
                 momentum=momentum,
                 centered=centered,
                 capturable=capturable,
+                foreach=foreach,
+                maximize=maximize,
+                differentiable=differentiable,
             ),
         )
 
     @no_grad()
     def step(self):
         for g, p, state in self._params():
-            grad = p.grad
+            grad = -p.grad if g.get("maximize") else p.grad
             if not state:
                 state["step"] = 0
                 state["square_avg"] = zeros_like(p)
@@ -221,6 +251,11 @@ class Adagrad(Optimizer):
         weight_decay=0.0,
         initial_accumulator_value=0.0,
         eps=1e-10,
+        foreach=None,
+        *,
+        maximize=False,
+        differentiable=False,
+        fused=None,
     ):
         _check(
             "Adagrad",
@@ -238,6 +273,10 @@ class Adagrad(Optimizer):
                 weight_decay=weight_decay,
                 initial_accumulator_value=initial_accumulator_value,
                 eps=eps,
+                foreach=foreach,
+                maximize=maximize,
+                differentiable=differentiable,
+                fused=fused,
             ),
         )
         for g in self.param_groups:
@@ -250,7 +289,7 @@ class Adagrad(Optimizer):
     @no_grad()
     def step(self):
         for g, p, state in self._params():
-            grad = p.grad
+            grad = -p.grad if g.get("maximize") else p.grad
             t = advance(g, p, state)  # an int, or the step tensor once traced by st.jit
             if g["weight_decay"]:
                 grad = grad + g["weight_decay"] * p

@@ -63,7 +63,7 @@ class Optimizer:
             index[id(p)]: dict(self.state[id(p)])
             for g in self.param_groups
             for p in g["params"]
-            if id(p) in self.state
+            if self.state.get(id(p))  # torch keeps no entry for a stateless parameter
         }
         return {"state": state, "param_groups": groups}
 
@@ -148,7 +148,18 @@ class SGD(Optimizer):
     """
 
     def __init__(
-        self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False
+        self,
+        params,
+        lr=1e-3,
+        momentum=0.0,
+        dampening=0.0,
+        weight_decay=0.0,
+        nesterov=False,
+        *,
+        maximize=False,
+        foreach=None,
+        differentiable=False,
+        fused=None,
     ):
         if lr < 0 or momentum < 0 or weight_decay < 0:
             raise ArgumentError(
@@ -165,13 +176,17 @@ class SGD(Optimizer):
                 dampening=dampening,
                 weight_decay=weight_decay,
                 nesterov=nesterov,
+                maximize=maximize,
+                foreach=foreach,
+                differentiable=differentiable,
+                fused=fused,
             ),
         )
 
     @no_grad()
     def step(self):
         for g, p, state in self._params():
-            d = p.grad
+            d = -p.grad if g.get("maximize") else p.grad
             if g["weight_decay"]:
                 d = d + g["weight_decay"] * p
             if g["momentum"]:

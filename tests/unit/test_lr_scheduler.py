@@ -1,6 +1,7 @@
 """Learning-rate schedulers against torch's values (recorded from torch 2.13, step by step:
 the (lr, momentum) pair before each ``opt.step(); sched.step()``)."""
 
+import numpy as np
 import pytest
 
 import sharded as st
@@ -144,3 +145,59 @@ def test_closed_form_step_with_epoch_and_errors():
         L.OneCycleLR(opt, 1.0, total_steps=3, pct_start=2)
     with pytest.raises(KeyError, match="initial_lr"):
         L.ExponentialLR(st.optim.SGD([st.nn.Parameter(st.ones(1))], lr=1.0), 0.5, last_epoch=3)
+
+
+# ---------------------------------------------- schedulers added by the audit (torch 2.13 values)
+def _lr_sequence(make, n=8, metrics=None):
+    opt = st.optim.SGD([st.nn.Parameter(st.ones(1))], lr=1.0)
+    s = make(opt)
+    out = [opt.param_groups[0]["lr"]]
+    for i in range(n):
+        opt.step()
+        s.step(metrics[i]) if metrics else s.step()
+        out.append(opt.param_groups[0]["lr"])
+    return out
+
+
+M = st.optim.lr_scheduler
+_METRICS = [1.0, 0.9, 0.95, 0.95, 0.94, 0.96, 0.5, 0.5]
+_SCHED_CASES = [
+    (lambda o: M.LinearLR(o, start_factor=0.5, end_factor=0.9, total_iters=4), None,
+     [0.5, 0.6, 0.7, 0.8, 0.9, 0.9, 0.9, 0.9, 0.9]),
+    (lambda o: M.ConstantLR(o, factor=0.5, total_iters=3), None,
+     [0.5, 0.5, 0.5, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]),
+    (lambda o: M.PolynomialLR(o, total_iters=4, power=2.0), None,
+     [1.0, 0.5625, 0.25, 0.0625, 0.0, 0.0, 0.0, 0.0, 0.0]),
+    (lambda o: M.MultiplicativeLR(o, lambda e: 0.9), None, [0.9**k for k in range(9)]),
+    (lambda o: M.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=2, eta_min=0.1), None,
+     [1.0, 0.55, 1.0, 0.868198051534, 0.55, 0.231801948466, 1.0, 0.96574578963,
+      0.868198051534]),
+    (lambda o: M.SequentialLR(o, [M.LinearLR(o, start_factor=0.25, total_iters=3),
+                                  M.StepLR(o, 2, 0.5)], milestones=[3]), None,
+     [0.25, 0.5, 0.75, 1.0, 1.0, 0.5, 0.5, 0.25, 0.25]),
+    (lambda o: M.ChainedScheduler([M.ConstantLR(o, factor=0.5, total_iters=2),
+                                   M.ExponentialLR(o, gamma=0.9)]), None,
+     [0.5, 0.45] + [0.9**k for k in range(2, 9)]),
+    (lambda o: M.ReduceLROnPlateau(o, patience=1, factor=0.5, cooldown=1, min_lr=0.2), _METRICS,
+     [1.0, 1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.5]),
+    (lambda o: M.ReduceLROnPlateau(o, mode="max", patience=0, threshold=0.1,
+                                   threshold_mode="abs"), _METRICS,
+     [1.0, 1.0, 0.1, 0.01, 0.001, 0.0001, 1e-05, 1e-06, 1e-07]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("make,metrics,want", _SCHED_CASES)
+def test_more_schedulers_follow_torchs_lr_sequences(make, metrics, want):
+    np.testing.assert_allclose(_lr_sequence(make, metrics=metrics), want, rtol=1e-10)
+
+
+def test_scheduler_argument_errors_as_torch():
+    opt = st.optim.SGD([st.nn.Parameter(st.ones(1))], lr=1.0)
+    with pytest.raises(ValueError):
+        M.LinearLR(opt, start_factor=0.0)
+    with pytest.raises(ValueError):
+        M.ReduceLROnPlateau(opt, factor=1.0)
+    with pytest.raises(TypeError):
+        M.LambdaLR(opt, lr_lambda=0.5)
+    with pytest.raises(ValueError):
+        M.SequentialLR(opt, [M.ConstantLR(opt)], milestones=[1])

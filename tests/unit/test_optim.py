@@ -266,3 +266,38 @@ def test_step_tensors_save_load_and_convert(tmp_path):
     _steps(cap, w3, 3)
     np.testing.assert_allclose(w3.numpy(), full[8], rtol=1e-12)
     assert cap.state[id(w3)]["step"].item() == 9.0
+
+
+# ------------------------------------------- torch 2.13's keywords (values from torch, float64)
+_G = [[0.5, -1.0], [0.25, 2.0], [-1.5, 0.75]]
+_OPT_CASES = [
+    (st.optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1, maximize=True),
+     [0.8695767360000001, -1.4981784720000002]),
+    (st.optim.Adam, dict(lr=0.1, amsgrad=True, weight_decay=0.1, maximize=True),
+     [1.1432119092198607, -1.994976166452233]),
+    (st.optim.Adam, dict(lr=0.1, weight_decay=0.5, decoupled_weight_decay=True),
+     [0.713290288679309, -1.706434287491327]),
+    (st.optim.RMSprop, dict(lr=0.1, maximize=True, momentum=0.5, centered=True),
+     [2.4993108435976836, -2.0938379337242083]),
+    (st.optim.Adagrad, dict(lr=0.1, maximize=True, lr_decay=0.1),
+     [1.0625689004423893, -1.9921884901764266]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("cls,kw,want", _OPT_CASES)
+def test_maximize_and_decoupled_weight_decay_match_torch(cls, kw, want):
+    p = st.nn.Parameter(st.tensor([1.0, -2.0], dtype=st.float64, shards=2))
+    opt = cls([p], foreach=None, **kw)  # foreach= is accepted (and ignored), as torch
+    for g in _G:
+        p.grad = st.tensor(g, dtype=st.float64)
+        opt.step()
+    np.testing.assert_allclose(p.numpy(), want, rtol=1e-12)
+    assert opt.param_groups[0]["maximize"] == kw.get("maximize", False)
+
+
+def test_sgd_without_momentum_keeps_no_state_as_torch():
+    p = st.nn.Parameter(st.ones(2))
+    opt = st.optim.SGD([p], lr=0.1)
+    p.grad = st.ones(2)
+    opt.step()
+    assert opt.state_dict()["state"] == {}

@@ -17,8 +17,8 @@ import collections
 import math
 import types
 
-from ..errors import ArgumentError
-from .optimizer import Optimizer
+from ...errors import ArgumentError
+from ..optimizer import Optimizer
 
 __all__ = [
     "LRScheduler",
@@ -64,6 +64,10 @@ class LRScheduler:
                     )
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        self._initial_step()
+
+    def _initial_step(self):
+        """The construction-time step (epoch 0), which keeps the current rates' scale."""
         self._step_count = 0
         self._is_initial = True
         try:
@@ -82,6 +86,9 @@ class LRScheduler:
         """Advance one epoch (or, deprecated in torch, jump to ``epoch`` by the closed form)
         and write the new learning rates into the optimizer."""
         self._step_count += 1
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None):
         if epoch is None:
             self.last_epoch += 1
             values = self.get_lr()
@@ -260,6 +267,9 @@ class LambdaLR(LRScheduler):
             if len(lr_lambda) != n:
                 raise ArgumentError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
             self.lr_lambdas = list(lr_lambda)
+        for f in self.lr_lambdas:
+            if not callable(f):
+                raise TypeError(f"lr_lambda should be a function, but got {type(f).__name__}")
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
