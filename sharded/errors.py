@@ -158,12 +158,41 @@ class OpFailed(ShardedError):
         Index of the worker actor that ran it.
     cause : str
         ``"ExceptionType: message"`` of the original exception.
+
+    When the kernel raised a builtin error (``IndexError``, ``ValueError``, ``TypeError``,
+    ``ZeroDivisionError``, ``OverflowError``), the ``OpFailed`` raised is also
+    an instance of that class.
+
+    Examples
+    --------
+    >>> e = OpFailed("gather", 0, 1, "IndexError: index 9 is out of bounds")
+    >>> isinstance(e, IndexError), isinstance(e, OpFailed), isinstance(e, RuntimeError)
+    (True, True, True)
     """
 
-    def __init__(self, op: str, shard, worker: int, cause: str):
+    def __new__(cls, op: str, shard=None, worker: int = -1, cause: str = ""):
+        # the kernel's exception class, when it is a builtin one (``IndexError: ...``), is a
+        # base too: torch raises it at the call, so ``except IndexError`` catches ours as well
+        kind = _KERNEL_ERRORS.get(str(cause).partition(":")[0].strip())
+        if cls is OpFailed and kind is not None:
+            cls = _OP_FAILED.get(kind) or _OP_FAILED.setdefault(
+                kind, type("OpFailed", (OpFailed, kind), {"__module__": __name__})
+            )
+        return super().__new__(cls, op, shard, worker, cause)
+
+    def __init__(self, op: str, shard=None, worker: int = -1, cause: str = ""):
         self.op, self.shard, self.worker, self.cause = op, shard, worker, cause
         where = f"shard {shard} on worker {worker}" if shard is not None else f"worker {worker}"
         super().__init__(f"op '{op}' failed on {where}: {cause}")
+
+    def __reduce__(self):  # the per-kind classes are made here, not importable by name
+        return OpFailed, (self.op, self.shard, self.worker, self.cause)
+
+
+_KERNEL_ERRORS = {  # builtin exceptions of kernels that OpFailed also subclasses
+    c.__name__: c for c in (IndexError, ValueError, TypeError, ZeroDivisionError, OverflowError)
+}
+_OP_FAILED: dict = {}  # builtin class -> the OpFailed subclass that also is one
 
 
 class AutogradError(ShardedError):

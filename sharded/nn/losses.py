@@ -9,7 +9,8 @@ from __future__ import annotations
 import warnings
 
 from .. import dtypes as D
-from ..errors import ArgumentError, DTypeError, IndexOutOfRange, ShapeError
+from ..core.dispatch import apply
+from ..errors import ArgumentError, DTypeError, ShapeError
 from ..functional import log_softmax
 from ..ops.creation import arange
 from ..ops.selection import where
@@ -141,14 +142,10 @@ def _picked(input, target, weight, ignore_index, cls_dim):
     """``-w[y] * input[.., y, ..]`` per target element (0 where ignored), the per-element
     weights ``w[y]`` (0 where ignored), and the mask of the kept elements."""
     c = input.shape[cls_dim]
+    # the workers check the classes (a read here would cost a round trip per loss and
+    # could not be traced): a target out of range raises at the next read, an IndexError
+    target = apply("check_indices", target, c, ignore_index, "Target")
     keep = target != ignore_index
-    if target.numel():
-        bad = (keep & ((target < 0) | (target >= c))).any().item()
-        if bad:
-            raise IndexOutOfRange(
-                f"Target out of bounds: class indices must be in [0, {c}) or the "
-                f"ignore_index {ignore_index}"
-            )
     shape = [1] * input.ndim
     shape[cls_dim] = c
     # ignored targets match no class, even when ignore_index names one

@@ -5,6 +5,7 @@ from ..core import registry  # noqa: F401  (``sharded.ops.registry``: the table 
 from . import (  # noqa: F401
     arithmetic,
     binary_math,
+    checks,
     complex_,
     count,
     creation,
