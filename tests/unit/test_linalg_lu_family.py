@@ -121,6 +121,11 @@ def test_lu_unpack_flags_and_integer_data():
     assert Lo.shape == U.shape == (0,) and Lo.dtype == st.float64
     P, Lo, U = st.lu_unpack(LU, piv, unpack_pivots=False)
     assert P.shape == (0,) and Lo.shape == (3, 2) and U.shape == (2, 2)
+    LU, piv = L.lu_factor(t(rng.standard_normal((2, 3, 3))))
+    P, Lo, U = st.lu_unpack(LU, piv[0])  # pivots broadcast over LU's batch, as torch
+    assert P.shape == (2, 3, 3) and np.array_equal(P.numpy()[1], P.numpy()[0])
+    with pytest.raises(st.ShapeError, match="do not fit"):
+        st.lu_unpack(LU[0], piv)
     P, Lo, U = st.lu_unpack(st.zeros(3, 3, dtype=st.int64), st.tensor([3, 2, 3], dtype=st.int32))
     assert P.dtype == st.int64 and P.tolist() == [[0, 0, 1], [0, 1, 0], [1, 0, 0]]
     assert Lo.tolist() == np.eye(3).tolist()

@@ -321,11 +321,18 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
             f"dtype, got {piv.dtype.name}. Note: this function is intended to be used with "
             "the output produced by torch.linalg.lu_factor"
         )
-    if piv.ndim < 1 or tuple(piv.shape[:-1]) != tuple(LU.shape[:-2]) or piv.shape[-1] > k:
+    want = tuple(LU.shape[:-2]) + tuple(piv.shape[-1:])
+    try:  # torch broadcasts the pivots' batch dims to LU_data's
+        fits = piv.ndim >= 1 and piv.shape[-1] <= k and np.broadcast_shapes(piv.shape, want) == want
+    except ValueError:
+        fits = False
+    if not fits:
         raise ShapeError(
             f"torch.lu_unpack: LU_pivots of shape {tuple(piv.shape)} do not fit LU_data of "
             f"shape {tuple(LU.shape)} (expected {tuple(LU.shape[:-2]) + (k,)})"
         )
+    if tuple(piv.shape) != want:
+        piv = piv.expand(*want)
     if unpack_data:
         L = LU[..., :, :k].tril(-1) + _eye(m, k, LU.dtype)
         U = LU[..., :k, :].triu()
