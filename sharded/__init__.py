@@ -80,6 +80,7 @@ from .ops.index_put import *  # noqa: F403
 from .ops.joining import *  # noqa: F403
 from .ops.linalg.derived import tensor_norm as norm  # torch.norm, also Tensor.norm
 from .ops.linalg.extra import *  # noqa: F403  (torch.det, torch.inverse, ...)
+from .ops.linalg.lu_family import lu_unpack  # torch.lu_unpack
 from .ops.logical import *  # noqa: F403
 from .ops.matmul import *  # noqa: F403
 from .ops.order import *  # noqa: F403

@@ -1,4 +1,4 @@
-"""The distributed block LU (solve, inv, det, slogdet, tensorsolve; ``lu.py``) and blocked
+"""The distributed block LU (solve, inv, det, slogdet, tensorsolve; ``lu_dist.py``) and blocked
 Cholesky (``cholesky.py``) of one big split matrix, and their errors."""
 
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import sharded as st
-from sharded.ops.linalg import lu as LD
+from sharded.ops.linalg import lu_dist as LD
 from tests.helpers import LINALG_TOL, assert_matches_numpy, float64_tensor
 
 L = st.linalg

@@ -7,10 +7,12 @@
 * Batched decompositions over sharded batch dims, one kernel per shard (``batched.py``; the
   primitives and their gradients in ``solve.py`` and ``decomp.py``).
 * One big split matrix: CholeskyQR2/TSQR ``qr`` with Q row-sharded, ``lstsq`` and tall
-  ``svd`` through it (``tall.py``), block-LU ``solve``/``inv``/``det`` (``lu.py``), blocked
+  ``svd`` through it (``tall.py``), block-LU ``solve``/``inv``/``det`` (``lu_dist.py``), blocked
   ``cholesky`` (``cholesky.py``); nothing is gathered on one worker or the driver.
 * Norms, ``cond``, ``matrix_rank`` and ``pinv`` are compositions of the above (``derived.py``);
   so are ``matrix_power``, ``matrix_exp``, ``cross``, ``solve_triangular``... (``extra.py``).
+* The LU family (``lu``, ``lu_factor``, ``lu_factor_ex``, ``lu_solve``; ``st.lu_unpack``) for
+  matrices that fit on one worker (``lu_family.py``).
 
 Singular or non-positive-definite inputs raise :class:`LinAlgError` at call time, naming the
 batch element; the ``*_ex`` variants return torch's ``info`` instead of raising.
@@ -48,6 +50,7 @@ from .extra import (
     tensorinv,
     vander,
 )
+from .lu_family import lu, lu_factor, lu_factor_ex, lu_solve
 from .solve import (
     ExResult,
     LstsqResult,
@@ -114,4 +117,8 @@ __all__ = [
     "tensorinv",
     "vander",
     "solve_triangular",
+    "lu",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu_solve",
 ]

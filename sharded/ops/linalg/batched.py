@@ -6,7 +6,7 @@ dims are whole. Other inputs are aligned to those blocks (their batch slice, who
 local when laid out alike, replicated operands are read in place). An input whose matrix
 dims are split is first resharded along its first batch dim; a single split 2-D matrix (no
 batch) is gathered on one worker if it is at most :data:`GATHER_LIMIT` bytes, and refused
-above (the distributed algorithms of ``tall.py``, ``lu.py`` and ``cholesky.py`` cover
+above (the distributed algorithms of ``tall.py``, ``lu_dist.py`` and ``cholesky.py`` cover
 solve, inv, cholesky, qr, lstsq, svd and det of big matrices). All-replicated inputs give a
 replicated output computed on every worker.
 
@@ -120,6 +120,12 @@ def out_specs(op, shapes, dt, params):
         if mode == "complete":
             return [((m, m), dt), ((m, n), dt)]
         return [((m, kk), dt), ((kk, n), dt)]
+    if op == "lu_factor":  # packed L and U, then getrf's 1-based int32 pivots
+        return [((m, n), dt), ((kk,), D.int32)]
+    if op == "lu_solve":  # inputs LU, pivots (k, 1), B
+        return [(shapes[2], dt)]
+    if op == "lu_perm":  # P (m x m) from pivots (k, 1), in the dtype of LU
+        return [((params["m"], params["m"]), D.as_dtype(params["dtype"]))]
     if op == "lstsq":
         k = shapes[1][1]
         return [((n, k), dt), ((k,) if m > n else (0,), rt), ((), D.int64), ((kk,), rt)]

@@ -17,7 +17,7 @@ from ...core.dataflow import Operand
 from ...core.registry import kernel, primitive, vjp
 from ...layout import Layout
 from . import batched as B
-from .lu import MAX_BLOCK, solve_any, sub_product
+from .lu_dist import MAX_BLOCK, solve_any, sub_product
 from .tall import broadcast_block, tril
 
 

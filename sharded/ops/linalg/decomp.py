@@ -19,7 +19,7 @@ from ...errors import ArgumentError, AutogradError
 from ...layout import Layout
 from .batched import ExResult, cj, herm, linalg_kernel, matrix, plan_batched, square
 from .cholesky import chol_grad
-from .lu import is_big
+from .lu_dist import is_big
 from .tall import is_tall, qr_grad
 
 QRResult = collections.namedtuple("QRResult", ["Q", "R"])

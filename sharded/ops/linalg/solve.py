@@ -3,7 +3,7 @@
 (``linalg_solve``, ``linalg_inv``, ``linalg_det``, ``linalg_slogdet``, ``linalg_lstsq``: one
 ``linalg`` kernel per batch block, see ``batched.py``) and gradient rules.
 
-A big split matrix is solved by the distributed block LU (``lu.py``); a tall split ``lstsq``
+A big split matrix is solved by the distributed block LU (``lu_dist.py``); a tall split ``lstsq``
 goes through the distributed QR (``tall.py``). Rules that need an inverse (``det``,
 ``slogdet``, ``inv``) assume a non-singular matrix.
 """
@@ -31,7 +31,7 @@ from .batched import (
     square,
     t_,
 )
-from .lu import inv_any, inv_big, is_big, logdet_vjp, solve_any, solve_vjp
+from .lu_dist import inv_any, inv_big, is_big, logdet_vjp, solve_any, solve_vjp
 from .tall import is_tall
 
 SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
