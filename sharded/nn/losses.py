@@ -144,7 +144,7 @@ def _picked(input, target, weight, ignore_index, cls_dim):
     c = input.shape[cls_dim]
     # the workers check the classes (a read here would cost a round trip per loss and
     # could not be traced): a target out of range raises at the next read, an IndexError
-    target = apply("check_indices", target, c, ignore_index, "Target")
+    target = apply("check_indices", target, 0, c, ignore_index, "Target")
     keep = target != ignore_index
     shape = [1] * input.ndim
     shape[cls_dim] = c

@@ -37,7 +37,7 @@ def one_hot(tensor_, num_classes=-1):
         num_classes = int(x.max().item()) + 1
     # with a given num_classes the workers check the values (no read: one_hot can be traced);
     # one out of range raises at the next read, an IndexError
-    x = apply("check_indices", x, num_classes, None, "Class value")
+    x = apply("check_indices", x, 0, num_classes, None, "Class value")
     return (x.unsqueeze(-1) == arange(num_classes)).to(D.int64)
 
 

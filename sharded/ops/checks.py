@@ -14,26 +14,26 @@ from . import elementwise as E
 
 # ------------------------------------------------------------------------ check_indices
 @E.named_kernel("check_indices")
-def _check_indices_kernel(xp, a, n, skip, what):
-    """A copy of the block ``a`` when every element is in ``[0, n)`` (or equals ``skip``)."""
-    bad = (a < 0) | (a >= n)
+def _check_indices_kernel(xp, a, lo, hi, skip, what):
+    """A copy of the block ``a`` when every element is in ``[lo, hi)`` (or equals ``skip``)."""
+    bad = (a < lo) | (a >= hi)
     if skip is not None:
         bad &= a != skip
     if bool(xp.any(bad)):
         v = int(a[bad].reshape(-1)[0])
-        raise IndexError(f"{what} {v} is out of bounds (valid: 0 to {n - 1})")
+        raise IndexError(f"{what} {v} is out of bounds (valid: {lo} to {hi - 1})")
     return xp.array(a, copy=True)
 
 
 @primitive(
     "check_indices",
     kernels=[_check_indices_kernel],
-    out_spec=lambda x, n, skip=None, what="index": (x.shape, x.dtype),
+    out_spec=lambda x, lo, hi, skip=None, what="index": (x.shape, x.dtype),
     layout_rule=E.out_layout,
     kind="elementwise",
 )
-def _check_indices_plan(ex, x, n, skip=None, what="index"):
-    """``x`` itself, each worker checking its blocks: integers in ``[0, n)`` (elements equal
+def _check_indices_plan(ex, x, lo, hi, skip=None, what="index"):
+    """``x`` itself, each worker checking its blocks: integers in ``[lo, hi)`` (elements equal
     to ``skip`` pass too; ``what`` names them in the error, e.g. ``"Target"``). Use the
     result in place of ``x`` so that the check runs before what consumes it.
 
@@ -41,10 +41,15 @@ def _check_indices_plan(ex, x, n, skip=None, what="index"):
     --------
     >>> import sharded as st
     >>> from sharded.core.dispatch import apply
-    >>> apply("check_indices", st.tensor([0, 2, -100]), 3, -100, "Target").tolist()
+    >>> apply("check_indices", st.tensor([0, 2, -100]), 0, 3, -100, "Target").tolist()
     [0, 2, -100]
     """
-    params = {"n": int(n), "skip": None if skip is None else int(skip), "what": what}
+    params = {
+        "lo": int(lo),
+        "hi": int(hi),
+        "skip": None if skip is None else int(skip),
+        "what": what,
+    }
     return E.plan(ex, "check_indices", (x,), params, x._dtype, "check_indices")
 
 

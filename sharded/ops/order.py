@@ -434,7 +434,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore):
     # torch's checks, in its order, all RuntimeError
     if x.numel() == 0:
         raise ArgumentError(f"{name}() input tensor must be non-empty, got {x.shape}")
-    qnd = np.ndim(q.numpy() if is_tensor(q) else q)
+    qnd = q.ndim if is_tensor(q) else np.ndim(q)
     if qnd > 1:
         raise ArgumentError(f"{name}() q must be a scalar or 1D tensor, got {qnd} dims")
     if not x.dtype.is_floating_point or x.dtype == D.float16:

@@ -151,22 +151,18 @@ def _check_pivot(op, pivot):
 
 
 def _pivots(op, piv, lo, hi):
-    """``piv`` as an int32 tensor whose values lie in ``[lo, hi]`` (one read of its range,
-    as torch's CPU check; an out-of-range pivot would index out of the matrix)."""
+    """``piv`` as an int32 tensor whose values the workers check to lie in ``[lo, hi]``
+    (torch's CPU check; an out-of-range pivot would index out of the matrix). No read: one
+    out of range raises at the next read, an ``IndexError``."""
     piv = t_(piv)
     if piv.dtype != D.int32:
         raise DTypeError(
             f"{op}: pivots should be a Tensor of scalar type int32, got {piv.dtype.name}"
         )
     if piv.numel() and hi >= lo:
-        rng = piv.aminmax()
-        pmin, pmax = int(rng.min.item()), int(rng.max.item())
-        if pmin < lo or pmax > hi:
-            raise ArgumentError(
-                f"{op}: pivots must lie between {lo} and {hi} (LU.size(-2)) inclusive, got "
-                f"values from {pmin} to {pmax}; did you pass the result of lu_factor?"
-            )
-    elif piv.numel():
+        what = f"{op}: pivots must lie between {lo} and {hi} (LU.size(-2)) inclusive, got"
+        return apply("check_indices", piv, lo, hi + 1, None, what)
+    if piv.numel():
         raise ArgumentError(f"{op}: pivots given for an LU factor with {hi} rows")
     return piv
 
