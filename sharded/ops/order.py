@@ -50,6 +50,7 @@ from ..errors import (
     UnsupportedDType,
 )
 from ..layout import Layout, normalize_dim
+from . import mode_kernels as MK
 from . import order_kernels as K
 
 __all__ = [
@@ -507,7 +508,7 @@ def _mode_spec(x, dim, keepdim):
 
 @primitive(
     "mode",
-    kernels=[K.mode_local, K.mode_count, K.mode_agg, K.mode_merge, K.mode_out],
+    kernels=[MK.mode_local, MK.mode_count, MK.mode_agg, MK.mode_merge, MK.mode_out],
     out_spec=_mode_spec,
     kind="reduce",
 )
@@ -516,7 +517,7 @@ def _mode_plan(ex, x, dim, keepdim):
     by value counts (see :func:`.order_kernels.split_mode`)."""
     lay = x._layout
     if _split(lay, dim):
-        return K.split_mode(ex, x, dim, keepdim)
+        return MK.split_mode(ex, x, dim, keepdim)
     out = reduce_layout(lay, (dim,), keepdim)
     vk, ik = [], []
     for s, (w, _, oshp) in enumerate(out.shards()):

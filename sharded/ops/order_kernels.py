@@ -1,5 +1,5 @@
-"""Worker kernels, pure row rules, the selection rounds and the split mode's plan of the
-order-statistics family (:mod:`.order`, the only module that imports this one).
+"""Worker kernels, pure row rules and the selection rounds of the order-statistics family
+(:mod:`.order`; :mod:`.mode_kernels` holds ``mode``'s and reuses the keys here).
 
 Every kernel moves the selection dim last and views its block as ``(rows, n)``. Values are
 compared through order-preserving int64 *keys* (:func:`sort_keys`): floats map bit-wise so
@@ -15,10 +15,7 @@ import collections
 
 import numpy as np
 
-from .. import dtypes as D
-from ..core.dataflow import Operand
 from ..core.registry import kernel
-from ..core.tree import combine_tree, reduce_groups, reduce_layout
 
 KMAX = np.iinfo(np.int64).max
 _FLIP = {2: 0x7FFF, 4: 0x7FFFFFFF, 8: 0x7FFFFFFFFFFFFFFF}
@@ -55,10 +52,47 @@ def _order(keys, idx, largest):
     return np.lexsort((idx, ~keys if largest else keys), axis=-1)
 
 
+def _top_positions(m, kk, largest):
+    """Positions (along the last axis, ascending) of each row's top ``kk`` of ``m`` by order
+    keys; ties at the cut go to the lowest positions, as the merge orders them, so that the
+    result does not depend on the layout (argpartition's pick would). Linear time."""
+    n = m.shape[-1]
+    keys = sort_keys(m)
+    if largest:
+        np.invert(keys, out=keys)  # smaller is better
+    kth = np.partition(keys, kk - 1, axis=-1)[..., kk - 1 : kk]
+    better, tie = keys < kth, keys == kth
+    need = kk - better.sum(-1, keepdims=True)
+    take = better | (tie & (np.cumsum(tie, axis=-1) <= need))
+    return np.nonzero(take.reshape(-1, n))[1].reshape(m.shape[:-1] + (kk,))
+
+
+_SAMPLE = 1 << 14  # elements of a long line sampled to guess a cut for its top k
+
+
+def _candidates(m, kk, largest):
+    """Positions of a 1-d ``m`` that hold its top ``kk`` for sure: every element on the good
+    side of a cut guessed from a strided sample (expected ~4 kk of them), or None when the
+    guess keeps fewer than ``kk`` (or too many to pay off). One compare over ``m``, instead of
+    the order keys, partition and scans of :func:`_top_positions` over all of it."""
+    n = m.size
+    sample = m[:: n // _SAMPLE]
+    r = min(sample.size - 1, 4 * kk * sample.size // n + 8)  # the cut's rank in the sample
+    keys = sort_keys(sample)
+    j = np.argpartition(~keys if largest else keys, r)[r]
+    t = sample[j]
+    if t != t:  # a NaN cut: NaNs crowd the top, no shortcut
+        return None
+    keep = ~(m < t) if largest else m <= t  # NaN is the largest: kept by ~(m < t) only
+    cand = np.flatnonzero(keep)
+    return cand if kk <= cand.size <= n // 8 else None
+
+
 @kernel
 def topk_chunk(xp, a, k, axis, largest, offset, sort):
     """``(values, global indices)`` of a block's top ``min(k, n)`` along ``axis``, compared
-    by order keys (NaN largest, as torch orders them); ties by index."""
+    by order keys (NaN largest, as torch orders them); ties by index. A long line with a
+    small ``k`` first keeps the candidates of a sampled cut (:func:`_candidates`)."""
     m = np.moveaxis(np.asarray(a), axis, -1)
     n = m.shape[-1]
     kk = min(k, n)
@@ -66,16 +100,13 @@ def topk_chunk(xp, a, k, axis, largest, offset, sort):
         idx = np.broadcast_to(np.arange(n, dtype=np.int64), m.shape).copy()
     elif kk == 0:  # k = 0: no kth to place
         idx = np.zeros(m.shape[:-1] + (0,), np.int64)
-    else:  # linear time; ties at the cut go to the lowest indices, as the merge orders them,
-        # so that the result does not depend on the layout (argpartition's pick would)
-        keys = sort_keys(m)
-        if largest:
-            np.invert(keys, out=keys)  # smaller is better
-        kth = np.partition(keys, kk - 1, axis=-1)[..., kk - 1 : kk]
-        better, tie = keys < kth, keys == kth
-        need = kk - better.sum(-1, keepdims=True)
-        take = better | (tie & (np.cumsum(tie, axis=-1) <= need))
-        idx = np.nonzero(take.reshape(-1, n))[1].reshape(m.shape[:-1] + (kk,))
+    else:
+        cand = _candidates(m, kk, largest) if m.ndim == 1 and n >= 1 << 16 else None
+        idx = (
+            _top_positions(m, kk, largest)
+            if cand is None
+            else cand[_top_positions(m[cand], kk, largest)]
+        )
     vals = np.take_along_axis(m, idx, axis=-1)
     idx = idx.astype(np.int64) + offset
     if sort and kk:
@@ -409,177 +440,3 @@ def radix_select(ex, x, d, groups, kind, arg, candidates):
             args += [("k", k, None) if w == root else ("x", next(handles[w])) for k in ks]
         finals.append((root, g["spec"], ranks, args, ext))
     return finals
-
-
-# --------------------------------------------------------------------------------- mode
-def mode_rows(r, offset=0):
-    """torch's mode per row of ``r``: the smallest most frequent value and the index of its
-    last occurrence (every NaN counts on its own)."""
-    R, n = r.shape
-    keys = sort_keys(r)
-    o = np.lexsort((np.arange(n)[None, :].repeat(R, 0), keys), axis=1)
-    ks = np.take_along_axis(keys, o, 1)
-    new = np.ones((R, n), bool)
-    new[:, 1:] = ks[:, 1:] != ks[:, :-1]
-    if r.dtype.kind == "f":
-        new |= ks == KMAX
-    run = np.cumsum(new, axis=1)  # run number within the row
-    # run lengths and last positions, by counting back from each run end
-    end = np.ones((R, n), bool)
-    end[:, :-1] = new[:, 1:]
-    start_pos = np.where(new, np.arange(n), 0)
-    start_pos = np.maximum.accumulate(start_pos, axis=1)
-    length = np.where(end, np.arange(n) - start_pos + 1, 0)
-    best = length.argmax(1)  # the first (smallest) run of the greatest length
-    del run
-    idx = o[np.arange(R), best] + offset
-    return r[np.arange(R), o[np.arange(R), best]], idx.astype(np.int64)
-
-
-@kernel
-def mode_local(xp, a, axis, oshape):
-    """``(values, indices)`` of torch's mode along ``axis`` of a block holding the dim."""
-    v, i = mode_rows(rows_of(a, axis))
-    return v.reshape(oshape), i.reshape(oshape)
-
-
-# ------------------------------------------------------ mode along a split dim (value counts)
-_HASH = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: spreads nearby keys over parts
-
-
-def _runs(rows, keys):
-    """Starts of the ``(row, key)`` runs of records sorted by row then key."""
-    new = np.ones(keys.size, bool)
-    new[1:] = (rows[1:] != rows[:-1]) | (keys[1:] != keys[:-1])
-    return np.flatnonzero(new)
-
-
-@kernel
-def mode_count(xp, a, axis, offset, nparts):
-    """Value counts of a piece, per row: records ``(row, key, count, last index, value)``
-    split by a hash of the key into ``nparts`` parts (one per destination worker), so every
-    count of one value meets on one worker. Each NaN counts on its own (as the local mode):
-    one record per row, count 1, at its first NaN."""
-    r = rows_of(a, axis)
-    R, n = r.shape
-    keys = sort_keys(r).reshape(-1)
-    rows = np.repeat(np.arange(R, dtype=np.int64), n)
-    pos = np.tile(np.arange(n, dtype=np.int64), R) + offset
-    o = np.lexsort((pos, keys, rows))
-    rows, keys, pos, vals = rows[o], keys[o], pos[o], r.reshape(-1)[o]
-    starts = _runs(rows, keys)
-    bound = np.append(starts, keys.size) if starts.size else starts
-    ends, cnt = bound[1:] - 1, np.diff(bound)
-    nan = keys[starts] == KMAX
-    cnt[nan] = 1
-    last = np.where(nan, pos[starts], pos[ends])
-    rec = (rows[starts], keys[starts], cnt.astype(np.int64), last, vals[starts])
-    part = ((keys[starts].view(np.uint64) * _HASH) >> np.uint64(40)) % np.uint64(nparts)
-    out = []
-    for q in range(nparts):
-        m = part == q
-        out += [f[m] for f in rec]
-    return tuple(out)
-
-
-def _best(rows, keys, cnt, last, vals, R, dtype):
-    """Per row the record of the greatest count, the smallest key on ties (count 0: none)."""
-    o = np.lexsort((keys, -cnt, rows))
-    first = np.ones(o.size, bool)
-    first[1:] = rows[o][1:] != rows[o][:-1]
-    pick = o[first]
-    out = (np.zeros(R, np.int64), np.zeros(R, np.int64), np.zeros(R, np.int64))
-    out[0][rows[pick]], out[1][rows[pick]], out[2][rows[pick]] = cnt[pick], keys[pick], last[pick]
-    v = np.zeros(R, dtype)
-    v[rows[pick]] = vals[pick]
-    return (*out, v)
-
-
-@kernel
-def mode_agg(xp, *recs, R, dtype):
-    """The best record per row among this destination's values: counts of one value from
-    every piece added, its last index the greatest (a NaN keeps its first)."""
-    f = [np.concatenate(recs[i::5]) for i in range(5)]
-    rows, keys, cnt, pos, vals = f
-    o = np.lexsort((keys, rows))
-    rows, keys, cnt, pos, vals = rows[o], keys[o], cnt[o], pos[o], vals[o]
-    starts = _runs(rows, keys)
-    nan = keys[starts] == KMAX
-    total = np.add.reduceat(cnt, starts) if starts.size else cnt[:0]
-    total[nan] = 1
-    hi = np.maximum.reduceat(pos, starts) if starts.size else pos[:0]
-    lo = np.minimum.reduceat(pos, starts) if starts.size else pos[:0]
-    last = np.where(nan, lo, hi)
-    return _best(rows[starts], keys[starts], total, last, vals[starts], R, dtype)
-
-
-@kernel
-def mode_merge(xp, *parts):
-    """Combine per-row best records ``(count, key, last, value)`` of disjoint value sets."""
-    cnt, key, last, val = (np.stack(parts[i::4]) for i in range(4))
-    o = np.lexsort((key, -cnt), axis=0)[0]
-    pick = lambda f: np.take_along_axis(f, o[None], 0)[0]  # noqa: E731
-    return pick(cnt), pick(key), pick(last), pick(val)
-
-
-@kernel
-def mode_out(xp, cnt, key, last, val, oshape):
-    """The mode's ``(values, indices)`` block from the combined records."""
-    return xp.asarray(val).reshape(oshape), xp.asarray(last).reshape(oshape)
-
-
-# ------------------------------------------------- mode along a split dim: the driver side
-def split_mode(ex, x, dim, keepdim):
-    """Every piece counts its values per row and splits the ``(value, count, last index)``
-    records by a hash of the value over the row group's workers (worker to worker, no
-    driver wait); each worker adds the counts of its values and keeps its best per row; the
-    bests (one record per row) combine in the reduction tree onto the group's root. No
-    worker holds more than the distinct values hashed to it."""
-    lay, shards = x._layout, x._layout.shards()
-    groups = list(reduce_groups(lay, (dim,)).values())
-    roots = [shards[m[0]][0] for m in groups]
-    out = reduce_layout(lay, (dim,), keepdim, roots)
-    dt = x._dtype.np.str
-    parts, temps = [], []
-    for members in groups:
-        dests = list(dict.fromkeys(shards[s][0] for s in members))  # root first
-        nq, R = (
-            len(dests),
-            int(np.prod([n for d, n in enumerate(shards[members[0]][2]) if d != dim])),
-        )
-        recs = []
-        for s in members:
-            w, offs, _ = shards[s]
-            ks = tuple(ex.new_key() for _ in range(5 * nq))
-            params = {"axis": dim, "offset": offs[dim], "nparts": nq}
-            ex.submit(w, "mode_count", (("k", x._keys[s], None),), ks, params, ("mode", s))
-            temps += [(w, k) for k in ks]
-            recs.append((w, ks))
-        req = collections.defaultdict(list)
-        for w, ks in recs:
-            for q, d in enumerate(dests):
-                if d != w:
-                    req[w].extend((k, None) for k in ks[5 * q : 5 * q + 5])
-        handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
-        want = [[] for _ in dests]
-        for w, ks in recs:
-            for q, d in enumerate(dests):
-                for k in ks[5 * q : 5 * q + 5]:
-                    want[q].append(("k", k, None) if d == w else ("x", next(handles[w])))
-        gp = []
-        for q, d in enumerate(dests):
-            kk = tuple(ex.new_key() for _ in range(4))
-            ex.submit(d, "mode_agg", tuple(want[q]), kk, {"R": R, "dtype": dt}, ("mode", None))
-            gp.append((d, kk))
-        parts.append(gp)
-    ex.free_pairs(temps)
-    finals = combine_tree(ex, parts, roots, "mode_merge", {}, 4, "mode")
-    vk, ik = [], []
-    for g, (w, _, oshp) in enumerate(out.shards()):
-        v, i = ex.new_key(), ex.new_key()
-        args = tuple(("k", k, None) for k in finals[g])
-        ex.submit(w, "mode_out", args, (v, i), {"oshape": tuple(oshp)}, ("mode", g))
-        ex.free(w, list(finals[g]))
-        vk.append(v)
-        ik.append(i)
-    return Operand(out, x._dtype, vk), Operand(out, D.int64, ik)

@@ -9,6 +9,7 @@ from hypothesis import strategies as hs
 
 import sharded as st
 import sharded.ops.order as O
+import sharded.ops.order_kernels as OK
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy, examples, placements
 
 rng = np.random.default_rng(0)
@@ -396,3 +397,34 @@ def test_q_and_k_forms_torch_takes():
     # k may be a one-element integer tensor
     assert st.topk(x, st.tensor(1)).values.tolist() == [[3.0], [5.0]]
     assert st.kthvalue(x, st.tensor(2)).values.tolist() == [2.0, 4.0]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_topk_of_a_long_line_keeps_a_sampled_cut_exactly(dtype):
+    # a long line with a small k keeps the candidates of a sampled cut (one compare) before
+    # the exact selection: the same picks as the full selection, NaN, ties and -0.0 included
+    rng = np.random.default_rng(3)
+    for trial in range(12):
+        n = int(rng.integers(1 << 16, 1 << 17))
+        if dtype == "int64":
+            m = rng.integers(-40, 40, n)
+        else:
+            m = np.round(rng.standard_normal(n), 1 + trial % 3).astype(dtype)
+            m[rng.integers(0, n, 30)] = np.nan
+            m[rng.integers(0, n, 30)] = -0.0
+        if trial % 4 == 0:
+            m = np.sort(m)
+        kk = int(rng.integers(1, 1500))
+        for largest in (True, False):
+            full = OK._top_positions(m, kk, largest)
+            c = OK._candidates(m, kk, largest)
+            got = full if c is None else c[OK._top_positions(m[c], kk, largest)]
+            assert np.array_equal(got, full)
+    x = (
+        rng.integers(-40, 40, 200_000)
+        if dtype == "int64"
+        else np.round(rng.standard_normal(200_000), 2).astype(dtype)
+    )  # 3 shards of more than 2^16: each takes the sampled cut
+    v, i = st.tensor(x, shards=3).topk(50)
+    o = np.lexsort((np.arange(x.size), -x.astype(np.float64)))[:50]
+    assert np.array_equal(i.numpy(), o) and np.array_equal(v.numpy(), x[o])
