@@ -348,8 +348,22 @@ def _run(roots, root_grads, retain_graph, create_graph, capture=None):
         rule = _ENGINE_RULES.get(node.prim) or PRIMITIVES[node.prim].vjp
         if rule is None or rule == NONDIFF:
             raise AutogradError(f"the derivative of '{node.prim}' is not implemented")
-        with set_grad_enabled(create_graph):
-            gins = rule(gouts, node)
+        # a rule that reads the saved output (exp's g * out) must differentiate through it
+        # under create_graph: link the saved output to this node only while the rule runs
+        # (a lasting link would be a node <-> tensor cycle that frees shards late)
+        linked = [
+            (i, o)
+            for i, o in enumerate(node.saved.get("out", ()) if create_graph else ())
+            if o is not None and D.category(o.dtype) >= 2
+        ]
+        for i, o in linked:
+            o.requires_grad, o.grad_fn, o._out_index = True, node, i
+        try:
+            with set_grad_enabled(create_graph):
+                gins = rule(gouts, node)
+        finally:
+            for _, o in linked:
+                o.requires_grad, o.grad_fn = False, None
         if len(gins) != len(node.args):
             raise AutogradError(
                 f"the gradient rule of '{node.prim}' returned {len(gins)} "
