@@ -393,8 +393,8 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore):
             f"{name}() interpolation must be one of {', '.join(_INTERP)}. Got {interpolation!r}"
         )
     scalar = not is_tensor(q) and np.ndim(q) == 0
-    qa = np.asarray(q.numpy() if is_tensor(q) else q, dtype=np.float64).reshape(-1)
-    if np.ndim(q.numpy() if is_tensor(q) else q) > 1:
+    qa = np.asarray(q.detach().numpy() if is_tensor(q) else q, dtype=np.float64).reshape(-1)
+    if np.ndim(q.detach().numpy() if is_tensor(q) else q) > 1:
         raise ArgumentError(f"{name}() q must be a scalar or 1D tensor, got {np.ndim(q)} dims")
     if is_tensor(q) and q.dtype != x.dtype:
         raise DTypeError(
