@@ -9,6 +9,7 @@ command, so worker memory stays flat in long loops).
 from __future__ import annotations
 
 import builtins
+import numbers
 import weakref
 
 import numpy as np
@@ -428,7 +429,7 @@ class ShardedTensor:
     def __contains__(self, element):
         """``element in t``: whether any element equals it (a tensor counts where it
         broadcasts and matches along its trailing dims, as ``(t == element).any()``)."""
-        if not isinstance(element, (ShardedTensor, builtins.int, builtins.float, complex)):
+        if not isinstance(element, (ShardedTensor, numbers.Number)):  # np.int64 too, as torch
             raise DTypeError(
                 f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
                 f"{type(element)}."

@@ -39,7 +39,7 @@ def test_metadata_methods_as_torch():
 
 def test_contains_and_scalar_conversions():
     m = st.tensor([[1, 2], [3, 4]], shards=2)
-    assert 2 in m and 2.0 in m and 5 not in m
+    assert 2 in m and 2.0 in m and 5 not in m and np.int64(4) in m and True in m
     assert st.tensor([3, 4]) in m and st.tensor([1, 2]) in m  # (m == t).any(), as torch
     with pytest.raises(RuntimeError, match="only supports Tensor or scalar"):
         m.__contains__("a")
