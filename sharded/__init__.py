@@ -11,9 +11,17 @@ Session(...)
 """
 
 from . import array_api, autograd, cuda, dtypes, fft, nn, optim, special, storage
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .dtypes import (
     DType,
+    can_cast,
     complex64,
     complex128,
     finfo,
@@ -32,6 +40,9 @@ from .dtypes import (
 )
 from .dtypes import (
     bool_ as bool,
+)
+from .dtypes import (
+    result_type_of as result_type,
 )
 from .errors import (
     ArgumentError,
@@ -104,7 +115,7 @@ from .ops.unary import *  # noqa: F403
 from .ops.views import *  # noqa: F403
 from .runtime import init, is_initialized, shutdown
 from .service import get, list_published, publish, published_entries, unpublish
-from .tensor import ShardedTensor, Size
+from .tensor import ShardedTensor, Size, is_tensor, numel
 
 half, double, short, long = float16, float64, int16, int64
 cfloat, cdouble = complex64, complex128

@@ -16,8 +16,7 @@ modifying a saved tensor before backward raises; a graph is freed by ``backward`
 
 from __future__ import annotations
 
-import contextlib
-import threading
+import weakref
 
 import numpy as np
 
@@ -25,6 +24,21 @@ from . import dtypes as D
 from .core.dispatch import apply, hooks
 from .core.registry import NONDIFF, PRIMITIVES, bind
 from .errors import ArgumentError, AutogradError, ShapeError, ShardedError  # noqa: F401
+from .grad_mode import (  # noqa: F401 - st.autograd.no_grad... as torch.autograd's
+    RemovableHandle,
+    _alias,
+    _state,
+    detach,
+    detach_,
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    register_hook,
+    retain_grad,
+    set_grad_enabled,
+)
 from .ops.creation import from_numpy, ones_like, tensor
 from .tensor import ShardedTensor
 
@@ -34,76 +48,22 @@ class GradShapeError(AutogradError, ShapeError):
     and a ValueError)."""
 
 
-_state = threading.local()
-
-
-def is_grad_enabled() -> bool:
-    """Whether ops are being recorded for backward."""
-    return getattr(_state, "enabled", True)
-
-
-class set_grad_enabled(contextlib.ContextDecorator):
-    """Turn recording on or off inside a ``with`` block (or for a decorated function).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> with st.set_grad_enabled(False):
-    ...     y = st.ones(2, requires_grad=True) * 2
-    >>> y.requires_grad
-    False
-    """
-
-    def __init__(self, mode: bool):
-        self.mode = bool(mode)
-
-    def __enter__(self):
-        self.prev = is_grad_enabled()
-        _state.enabled = self.mode
-        return self
-
-    def __exit__(self, *exc):
-        _state.enabled = self.prev
-        return False
-
-
-class no_grad(set_grad_enabled):
-    """Do not record ops (``with st.no_grad():`` or ``@st.no_grad()``).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> x = st.ones(3, requires_grad=True)
-    >>> with st.no_grad():
-    ...     y = x * 2
-    >>> y.requires_grad
-    False
-    """
-
-    def __init__(self):
-        super().__init__(False)
-
-
-class enable_grad(set_grad_enabled):
-    """Record ops even inside ``no_grad``."""
-
-    def __init__(self):
-        super().__init__(True)
-
-
 # ------------------------------------------------------------------------------- nodes
-def _alias(t: ShardedTensor) -> ShardedTensor:
-    """Another tensor object over the same shards (no graph), e.g. a saved output."""
-    a = ShardedTensor(t._storage.session, t._layout, t._dtype, t._keys, storage=t._storage)
-    a._strides, a._offset, a._base, a._readonly = t._strides, t._offset, t._base, t._readonly
-    a._vc = t._vc
-    return a
-
-
 class Node:
     """The record of one primitive application: how to send gradients to its inputs."""
 
-    __slots__ = ("prim", "args", "params", "saved", "versions", "n_out", "freed", "__weakref__")
+    __slots__ = (
+        "prim",
+        "args",
+        "params",
+        "saved",
+        "versions",
+        "n_out",
+        "freed",
+        "hooks",
+        "retain",
+        "__weakref__",
+    )
 
     def __init__(self, prim, args, params, saved, n_out, saves=()):
         self.prim, self.args, self.params, self.n_out = prim, args, params, n_out
@@ -113,6 +73,8 @@ class Node:
             (t, t._vc[0]) for ts in saved.values() for t in ts if t is not None
         ]
         self.freed = False
+        self.hooks = None  # {output index: {handle id: fn}} from register_hook on outputs
+        self.retain = None  # {output index: weakref to the tensor that called retain_grad()}
 
     def name(self) -> str:
         """torch-style name, e.g. ``MulBackward0``."""
@@ -166,6 +128,8 @@ def _record(name, args, params, out, target):
         _state.old_value = None
         old.requires_grad, old.grad_fn = target.requires_grad, target.grad_fn
         old._out_index = target._out_index
+        if target._retains_grad and old.grad_fn is not None and old.grad_fn.retain:
+            old.grad_fn.retain.pop(target._out_index, None)  # it moves to the new version
         args = tuple(old if a is target else a for a in args)
     args = tuple(_snapshot(a) for a in args)
     saved = {}
@@ -183,6 +147,8 @@ def _record(name, args, params, out, target):
     for i, o in enumerate(outs):
         if D.category(o.dtype) >= 2:  # floating and complex results carry gradients
             o.requires_grad, o.grad_fn, o._out_index = True, node, i
+    if target is not None and target._retains_grad:
+        node.retain = {target._out_index: weakref.ref(target)}
     if target is not None and target._base is not None and target._view_chain:
         _copy_slices(target)
 
@@ -303,18 +269,13 @@ def _run(roots, root_grads, retain_graph, create_graph, capture=None):
     """Backpropagate; returns captured gradients for the tensors in ``capture``."""
     captured = {} if capture is None else {id(t): None for t in capture}
     pending = {}  # id(node) -> list of output grads
+    leaves = {}  # id(leaf) -> [leaf, summed grad]: its hooks see the total, as torch's
 
     def send(t, g):
         if t.grad_fn is None:
-            if id(t) in captured:
-                captured[id(t)] = _accumulate(captured[id(t)], g)
-            elif capture is None and t.requires_grad:
-                g = _user(g)
-                t.grad = (
-                    g.clone()
-                    if t.grad is None and (g._readonly or g._base is not None)
-                    else _accumulate(t.grad, g)
-                )
+            if id(t) in captured or (capture is None and t.requires_grad):
+                entry = leaves.setdefault(id(t), [t, None])
+                entry[1] = _accumulate(entry[1], g)
             return
         slot = pending.setdefault(id(t.grad_fn), [None] * t.grad_fn.n_out)
         slot[t._out_index] = _accumulate(slot[t._out_index], g)
@@ -327,6 +288,16 @@ def _run(roots, root_grads, retain_graph, create_graph, capture=None):
         gouts = pending.pop(id(node), None)
         if gouts is None or all(g is None for g in gouts):
             continue
+        if node.hooks:  # register_hook on an output: it may replace the output's gradient
+            with set_grad_enabled(create_graph):
+                gouts = [
+                    _hooked(g, node.hooks.get(i)) if g is not None else g
+                    for i, g in enumerate(gouts)
+                ]
+        for i, ref in (node.retain or {}).items():  # retain_grad: after the hooks, as torch
+            t = ref()
+            if t is not None and gouts[i] is not None:
+                t.grad = _accumulate(t.grad, _user(gouts[i]))
         for i, g in enumerate(gouts):
             t = targets.get((id(node), i))
             if t is not None and g is not None:
@@ -348,8 +319,22 @@ def _run(roots, root_grads, retain_graph, create_graph, capture=None):
         rule = _ENGINE_RULES.get(node.prim) or PRIMITIVES[node.prim].vjp
         if rule is None or rule == NONDIFF:
             raise AutogradError(f"the derivative of '{node.prim}' is not implemented")
-        with set_grad_enabled(create_graph):
-            gins = rule(gouts, node)
+        # a rule that reads the saved output (exp's g * out) must differentiate through it
+        # under create_graph: link the saved output to this node only while the rule runs
+        # (a lasting link would be a node <-> tensor cycle that frees shards late)
+        linked = [
+            (i, o)
+            for i, o in enumerate(node.saved.get("out", ()) if create_graph else ())
+            if o is not None and D.category(o.dtype) >= 2
+        ]
+        for i, o in linked:
+            o.requires_grad, o.grad_fn, o._out_index = True, node, i
+        try:
+            with set_grad_enabled(create_graph):
+                gins = rule(gouts, node)
+        finally:
+            for _, o in linked:
+                o.grad_fn, o.requires_grad = None, False
         if len(gins) != len(node.args):
             raise AutogradError(
                 f"the gradient rule of '{node.prim}' returned {len(gins)} "
@@ -360,14 +345,34 @@ def _run(roots, root_grads, retain_graph, create_graph, capture=None):
                 continue
             with set_grad_enabled(create_graph):
                 g = _conform(g, a, node.prim)
-            if a._retains_grad and a.grad_fn is not None:
-                origin = getattr(a, "_origin", a)
-                origin.grad = _accumulate(origin.grad, _user(g))
             send(a, g)
         if not retain_graph:
             node.freed = True
             node.saved = {}
+    for t, g in leaves.values():
+        if t._hooks:
+            with set_grad_enabled(create_graph):
+                g = _hooked(g, t._hooks)
+        if id(t) in captured:
+            captured[id(t)] = g
+            continue
+        g = _user(g)
+        t.grad = (
+            g.clone()
+            if t.grad is None and (g._readonly or g._base is not None)
+            else _accumulate(t.grad, g)
+        )
     return [_user(captured[id(t)]) for t in capture] if capture is not None else None
+
+
+def _hooked(g, hooks):
+    """``g`` after the tensor hooks (in registration order); each sees and returns torch's
+    convention, a ``None`` result keeps the gradient."""
+    for fn in list((hooks or {}).values()):
+        out = fn(_user(g))
+        if out is not None:
+            g = _user(out if isinstance(out, ShardedTensor) else tensor(out, dtype=g.dtype))
+    return g
 
 
 def _root_grads(outputs, grad_outputs):
@@ -401,8 +406,9 @@ def _root_grads(outputs, grad_outputs):
     return out
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
-    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves.
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves (only of
+    ``inputs`` when given).
 
     Examples
     --------
@@ -417,13 +423,30 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
     elif isinstance(grad_tensors, ShardedTensor):
         grad_tensors = [grad_tensors]
     gs = _root_grads(tensors, grad_tensors)
-    _run(tensors, gs, create_graph if retain_graph is None else retain_graph, create_graph)
+    retain = create_graph if retain_graph is None else retain_graph
+    if inputs is None:
+        _run(tensors, gs, retain, create_graph)
+        return
+    inputs = [inputs] if isinstance(inputs, ShardedTensor) else list(inputs)
+    if not inputs:
+        raise ArgumentError("backward: inputs= cannot be empty")
+    for t, g in zip(inputs, _run(tensors, gs, retain, create_graph, capture=inputs)):
+        if g is not None:  # as torch: the gradient goes to .grad of these tensors only
+            t.grad = g.clone() if t.grad is None else _accumulate(t.grad, g)
 
 
 def grad(
-    outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    allow_unused=None,
+    materialize_grads=False,
 ):
-    """Gradients of ``outputs`` with respect to ``inputs`` (``.grad`` is left alone).
+    """Gradients of ``outputs`` with respect to ``inputs`` (``.grad`` is left alone), a tuple
+    with one entry per input; an unused input is an error unless ``allow_unused`` (then
+    ``None``, or zeros with ``materialize_grads=True``).
 
     Examples
     --------
@@ -432,6 +455,11 @@ def grad(
     >>> st.autograd.grad((x * x).sum(), x)[0].tolist()
     [6.0]
     """
+    if materialize_grads and allow_unused is False:
+        raise ArgumentError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True"
+        )
+    allow_unused = materialize_grads if allow_unused is None else allow_unused
     outputs = [outputs] if isinstance(outputs, ShardedTensor) else list(outputs)
     single = isinstance(inputs, ShardedTensor)
     inputs = [inputs] if single else list(inputs)
@@ -457,6 +485,8 @@ def grad(
                 f"not have been used in the graph; set allow_unused=True if "
                 f"this is the desired behavior"
             )
+    if materialize_grads:
+        res = [r if r is not None else t.detach().new_zeros(t.shape) for r, t in zip(res, inputs)]
     return tuple(res)
 
 
@@ -501,7 +531,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
         cplx_out = out.dtype.is_complex
         for i in diff:
             x = inputs[i]
-            xv = x.numpy()
+            xv = x.detach().numpy()
             steps = [1.0, 1j] if xv.dtype.kind == "c" else [1.0]
             numeric = []
             for step in steps:
@@ -513,7 +543,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
                         args = list(inputs)
                         with no_grad():
                             args[i] = from_numpy(pert.reshape(xv.shape), layout=x.layout)
-                            vals.append(coords(outs(args)[k].numpy()))
+                            vals.append(coords(outs(args)[k].detach().numpy()))
                     numeric.append((vals[0] - vals[1]) / (2 * eps))
             numeric = np.stack(numeric, axis=1)
             analytic = np.zeros_like(numeric)
@@ -523,7 +553,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
                 go = from_numpy(e.reshape(tuple(out.shape)), layout=out.layout)
                 g = grad(out, x, grad_outputs=go, retain_graph=True, allow_unused=True)[0]
                 if g is not None:
-                    analytic[r] = coords(g.numpy())
+                    analytic[r] = coords(g.detach().numpy())
             if not np.allclose(analytic, numeric, atol=atol, rtol=rtol):
                 if raise_exception:
                     raise AutogradError(
@@ -536,7 +566,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True) 
 
 # ------------------------------------------------------------------ tensor methods
 @bind("backward")
-def _backward_method(self, gradient=None, retain_graph=None, create_graph=False):
+def _backward_method(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (``gradient`` is required
     unless ``self`` has one element).
 
@@ -547,35 +577,4 @@ def _backward_method(self, gradient=None, retain_graph=None, create_graph=False)
     >>> (a * 5).sum().backward(); a.grad.tolist()
     [5.0, 5.0, 5.0, 5.0]
     """
-    backward(self, gradient, retain_graph, create_graph)
-
-
-@bind("detach")
-def detach(self):
-    """A tensor sharing this one's shards, cut from the graph (``requires_grad=False``).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.ones(2, requires_grad=True).detach().requires_grad
-    False
-    """
-    return _alias(self)
-
-
-@bind("detach_")
-def detach_(self):
-    """Cut this tensor from the graph in place."""
-    self.grad_fn, self.requires_grad = None, False
-    return self
-
-
-@bind("retain_grad")
-def retain_grad(self):
-    """Keep ``.grad`` for this non-leaf tensor after backward."""
-    if self.grad_fn is not None:
-        self._retains_grad = True
-    return self
-
-
-ShardedTensor.retains_grad = property(lambda self: self._retains_grad)
+    backward(self, gradient, retain_graph, create_graph, inputs)

@@ -260,6 +260,38 @@ def result_type(tensors=(), zero_dim=(), scalars=()) -> DType:
     return out
 
 
+def result_type_of(tensor, other) -> DType:
+    """``torch.result_type``: the dtype an arithmetic op on ``tensor`` and ``other`` (tensors
+    or Python numbers) gives.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.result_type(st.tensor([1, 2]), 1.0), st.result_type(st.tensor([1], dtype=st.uint8), -1)
+    (sharded.float32, sharded.uint8)
+    """
+    groups = ([], [], [])  # dimensioned tensors, 0-d tensors, Python scalars
+    for v in (tensor, other):
+        if hasattr(v, "dtype") and hasattr(v, "ndim"):
+            groups[0 if v.ndim else 1].append(v.dtype)
+        else:
+            groups[2].append(v)
+    return result_type(*groups)
+
+
+def can_cast(from_, to) -> bool:
+    """``torch.can_cast``: whether a same-kind cast is allowed (no float to integer, complex
+    to real, or non-bool to bool; any width within a kind).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.can_cast(st.float64, st.int32), st.can_cast(st.int64, st.int8)
+    (False, True)
+    """
+    return category(as_dtype(from_)) <= category(as_dtype(to))
+
+
 def from_numpy_dtype(npdt) -> DType:
     """The :class:`DType` of a NumPy dtype; raises :class:`DTypeError` for unsupported ones."""
     npdt = np.dtype(npdt)

@@ -9,13 +9,21 @@ command, so worker memory stays flat in long loops).
 from __future__ import annotations
 
 import builtins
+import numbers
 import weakref
 
 import numpy as np
 
 from . import dtypes as D
 from .display import sharding_map, tensor_repr
-from .errors import ArgumentError, DimError, PublishedReadOnly, SessionClosed
+from .errors import (
+    ArgumentError,
+    AutogradError,
+    DimError,
+    DTypeError,
+    PublishedReadOnly,
+    SessionClosed,
+)
 from .layout import normalize_dim
 
 
@@ -72,6 +80,30 @@ class Size(tuple):
         return f"sharded.Size({list(self)})"
 
 
+def is_tensor(obj) -> bool:
+    """Whether ``obj`` is a sharded tensor (``torch.is_tensor``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.is_tensor(st.ones(2)), st.is_tensor([1.0])
+    (True, False)
+    """
+    return isinstance(obj, ShardedTensor)
+
+
+def numel(input) -> int:
+    """The number of elements of ``input`` (``torch.numel``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.numel(st.zeros(2, 3))
+    6
+    """
+    return input.numel()
+
+
 class ShardedTensor:
     """A tensor whose storage is split into shards held by worker actors.
 
@@ -91,9 +123,10 @@ class ShardedTensor:
     def __init__(self, session, layout, dtype, keys, requires_grad=False, storage=None):
         self._storage = storage or Storage(session, layout, keys, dtype)
         self._layout, self._dtype, self._keys = layout, dtype, keys
-        self.requires_grad = requires_grad
+        self._requires_grad = requires_grad
         self.grad = None
         self.grad_fn = None
+        self._hooks = None  # register_hook's functions of a leaf: {handle id: fn}
         # torch's view metadata: strides/offset into the base's storage (None: contiguous)
         self._strides, self._offset, self._base, self._readonly = None, 0, None, False
         self._vc = [0]  # version counter, shared with views: in-place ops bump it
@@ -102,6 +135,51 @@ class ShardedTensor:
         self._view_chain = ()  # (primitive, args, params) steps from the base to this view
 
     # ------------------------------------------------------------------ metadata
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        # torch's two rules for the flag: floating/complex dtypes only, and only leaves may drop it
+        if value and not (self._dtype.is_floating_point or self._dtype.is_complex):
+            raise ArgumentError(
+                f"only Tensors of floating point and complex dtype can require gradients, got "
+                f"{self._dtype.name}"
+            )
+        if not value and self.grad_fn is not None:
+            raise AutogradError(
+                "you can only change requires_grad flags of leaf variables; use detach() to "
+                f"cut this {self.grad_fn.name()} output from the graph"
+            )
+        self._requires_grad = bool(value)
+
+    @property
+    def data(self):
+        """This tensor's values outside the graph; assigning replaces them. Unlike
+        ``detach()`` its in-place changes are not counted (torch: a fresh version counter)."""
+        d = self.detach()
+        d._vc = [0]
+        return d
+
+    @data.setter
+    def data(self, other):
+        # torch swaps in other's storage (shape and dtype too) and keeps the graph flags
+        if self._requires_grad and not (other.dtype.is_floating_point or other.dtype.is_complex):
+            raise ArgumentError(
+                "data set to a tensor that requires gradients must be floating point or complex "
+                f"dtype, got {other.dtype.name}"
+            )
+        self._dtype = other._dtype
+        self._storage, self._layout, self._keys = other._storage, other._layout, other._keys
+        self._strides, self._offset, self._base = other._strides, other._offset, other._base
+        self._readonly = other._readonly
+
+    @property
+    def _version(self) -> int:
+        """How many in-place ops changed this tensor (or a view sharing its storage)."""
+        return self._vc[0]
+
     @property
     def shape(self) -> Size:
         return Size(self._layout.shape)
@@ -136,6 +214,8 @@ class ShardedTensor:
     def dim(self) -> int:
         return self._layout.ndim
 
+    ndimension = dim
+
     def numel(self) -> int:
         return self.shape.numel()
 
@@ -143,6 +223,18 @@ class ShardedTensor:
 
     def element_size(self) -> int:
         return self._dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of all elements (``numel() * itemsize``), summed over the shards."""
+        return self.numel() * self._dtype.itemsize
+
+    def is_signed(self) -> bool:
+        return self._dtype.is_signed
 
     def stride(self, dim=None):
         """Strides in elements, as torch reports them for this (possibly viewed) tensor.
@@ -260,7 +352,8 @@ class ShardedTensor:
 
     def numpy(self) -> np.ndarray:
         """Gather every shard into a new NumPy array (a copy: writing to it does not change
-        the tensor, unlike torch's shared-memory ``numpy()`` on CPU).
+        the tensor, unlike torch's shared-memory ``numpy()`` on CPU). A tensor that requires
+        grad raises, as in torch: call ``detach().numpy()``.
 
         Examples
         --------
@@ -268,6 +361,15 @@ class ShardedTensor:
         >>> st.arange(4, shards=2).numpy()
         array([0, 1, 2, 3])
         """
+        if self._requires_grad:
+            raise AutogradError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        return self._gather()
+
+    def _gather(self) -> np.ndarray:
+        """Every shard's values in one new array (``numpy()`` without the grad check)."""
         lay = self._layout
         ex = self._executor()
         out = np.empty(lay.shape, dtype=self._dtype.np)
@@ -286,11 +388,11 @@ class ShardedTensor:
         return out
 
     def __array__(self, dtype=None, copy=None):
-        a = self.numpy()
+        a = self._gather()
         return a if dtype is None else a.astype(dtype)
 
     def tolist(self):
-        return self.numpy().tolist()
+        return self._gather().tolist()
 
     def item(self):
         """The value of a one-element tensor as a Python number.
@@ -304,7 +406,7 @@ class ShardedTensor:
         n = self.numel()
         if n != 1:
             raise ArgumentError(f"a Tensor with {n} elements cannot be converted to Scalar")
-        return self.numpy().reshape(()).item()
+        return self._gather().reshape(()).item()
 
     def __bool__(self):
         if self.numel() != 1:
@@ -312,6 +414,8 @@ class ShardedTensor:
         return builtins.bool(self.item())
 
     def __float__(self):
+        if self._dtype.is_complex:  # torch: "value cannot be converted to type double"
+            raise DTypeError("a complex tensor cannot be converted to float; take .real first")
         return builtins.float(self.item())
 
     def __int__(self):
@@ -321,6 +425,16 @@ class ShardedTensor:
         if self._dtype.is_floating_point or self.numel() != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return builtins.int(self.item())
+
+    def __contains__(self, element):
+        """``element in t``: whether any element equals it (a tensor counts where it
+        broadcasts and matches along its trailing dims, as ``(t == element).any()``)."""
+        if not isinstance(element, (ShardedTensor, numbers.Number)):  # np.int64 too, as torch
+            raise DTypeError(
+                f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                f"{type(element)}."
+            )
+        return builtins.bool((self == element).any().item())
 
     def __len__(self):
         if not self.ndim:

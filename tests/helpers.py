@@ -12,7 +12,7 @@ def assert_matches_numpy(t, expected, rtol=1e-6, atol=1e-6, dtype=None):
     """``t`` (a ShardedTensor) has ``expected``'s shape and values, and dtype ``dtype`` if
     given (a sharded dtype or anything ``st.dtypes.as_dtype`` accepts)."""
     assert isinstance(t, st.ShardedTensor), f"expected a ShardedTensor, got {type(t)}"
-    got = t.numpy()
+    got = t.detach().numpy()  # torch: numpy() of a tensor that requires grad raises
     exp = np.asarray(expected)
     assert tuple(t.shape) == exp.shape, f"shape {tuple(t.shape)} != {exp.shape}"
     assert got.shape == exp.shape

@@ -123,7 +123,7 @@ def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=N
     """
     if copy is False:
         raise BufferError("sharded arrays cannot be exported without a copy")
-    a = self.numpy()
+    a = self.detach().numpy()
     kw = {} if max_version is None else {"max_version": max_version}
     return a.__dlpack__(**kw)
 

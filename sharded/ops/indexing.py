@@ -311,7 +311,7 @@ def setitem(x, key, value):
         x.index_put_(pts, value.to(x.dtype))
         return
     if is_tensor(value):
-        value = value.numpy()  # advanced assignment reads a tensor value on the driver
+        value = value.detach().numpy()  # advanced assignment reads a tensor value on the driver
     value = np.asarray(value, dtype=x.dtype.np) if not np.isscalar(value) else value
     if np.ndim(value):
         try:

@@ -192,6 +192,8 @@ def type_name(self, dtype=None):
             "int8": "Char",
             "uint8": "Byte",
             "bool": "Bool",
+            "complex64": "ComplexFloat",
+            "complex128": "ComplexDouble",
         }
         return f"sharded.{names[self._dtype.name]}Tensor"
     return self.to(dtype)
@@ -213,7 +215,10 @@ for _name, _dt in {
     "long": D.int64,
     "short": D.int16,
     "byte": D.uint8,
+    "char": D.int8,
     "bool": D.bool_,
+    "cfloat": D.complex64,
+    "cdouble": D.complex128,
 }.items():
     bind(_name)(_caster(_name, _dt))
 

@@ -447,7 +447,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore):
             f"{name}() q tensor must be same dtype as the input tensor ({x.dtype}), got {q.dtype}"
         )
     scalar = qnd == 0  # a float or a 0-d tensor: no leading q dim
-    qa = np.asarray(q.numpy() if is_tensor(q) else q, dtype=np.float64).reshape(-1)
+    qa = np.asarray(q.detach().numpy() if is_tensor(q) else q, dtype=np.float64).reshape(-1)
     if ((qa < 0) | (qa > 1)).any():
         raise ArgumentError(f"{name}() q values must be in the range [0, 1], got {qa.tolist()}")
     if interpolation not in _INTERP:

@@ -207,7 +207,7 @@ def _mlp_case(st, n: int, repeat: int, out=print):
             t["bwd"].append(t2 - t1)
             t["opt"].append(t3 - t2)
     Xn, yn = X.numpy(), y.numpy()
-    params = [p.numpy() for p in model.parameters()]
+    params = [p.detach().numpy() for p in model.parameters()]
     tn = {"fwd": [], "bwd": [], "opt": []}
     state = [(np.zeros_like(p), np.zeros_like(p)) for p in params]
     for i in range(repeat + 1):

@@ -32,7 +32,7 @@ def _values(dtype, shape, seed=0):
 
 
 def _same(t, a):
-    got = t.numpy()
+    got = t.detach().numpy()
     assert got.dtype == a.dtype and got.shape == a.shape
     np.testing.assert_array_equal(got, a)
 
@@ -474,7 +474,7 @@ def test_module_state_dict_round_trip(tmp_path):
     res = b.load_state_dict(st.load(tmp_path / "c", shards=2))
     assert res.missing_keys == [] and res.unexpected_keys == []
     for p, q in zip(a.parameters(), b.parameters()):
-        _same(q, p.numpy())
+        _same(q, p.detach().numpy())
         assert q.layout.is_replicated and q.requires_grad  # copied in place: stays a param
 
 
@@ -487,7 +487,7 @@ def test_load_state_dict_strictness_follows_torch():
         m.load_state_dict({"weight": w})
     with pytest.raises(st.StateDictError, match=r'Unexpected key\(s\) in state_dict: "x". '):
         m.load_state_dict({"weight": w, "bias": st.zeros(2), "x": st.zeros(1)})
-    before = m.weight.numpy()
+    before = m.weight.detach().numpy()
     with pytest.raises(
         st.StateDictError,
         match=r"size mismatch for weight: copying a param with "
@@ -498,7 +498,7 @@ def test_load_state_dict_strictness_follows_torch():
     _same(m.weight, before)  # nothing copied
     res = m.load_state_dict({"weight": w, "x": st.zeros(1)}, strict=False)
     assert res == (["bias"], ["x"])
-    assert m.weight.numpy().sum() == 0
+    assert m.weight.detach().numpy().sum() == 0
 
 
 def test_optimizer_state_dict_has_torchs_structure():
@@ -542,7 +542,7 @@ def test_a_resumed_run_equals_an_uninterrupted_one(tmp_path, load_kw, opt_cls):
 
     m, opt = make(1)
     full = [step(m, opt) for _ in range(6)]
-    final = [p.numpy() for p in m.parameters()]
+    final = [p.detach().numpy() for p in m.parameters()]
     m, opt = make(1)
     first = [step(m, opt) for _ in range(3)]
     st.save({"model": m.state_dict(), "opt": opt.state_dict(), "step": 3}, tmp_path / "c")
@@ -555,5 +555,5 @@ def test_a_resumed_run_equals_an_uninterrupted_one(tmp_path, load_kw, opt_cls):
     rest = [step(m, opt) for _ in range(3)]
     assert first + rest == full
     for want, p in zip(final, m.parameters()):
-        np.testing.assert_array_equal(p.numpy(), want)
+        np.testing.assert_array_equal(p.detach().numpy(), want)
         assert p.layout.is_replicated

@@ -170,7 +170,7 @@ def test_training_step_matches_eager():
         assert l1.item() == l2.item()
         assert not l1.requires_grad or i < 3
     for p, q in zip(m1.parameters(), m2.parameters()):
-        np.testing.assert_array_equal(p.numpy(), q.numpy())
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
         np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
     for p, q in zip(m1.parameters(), m2.parameters()):
         b1, b2 = o1.state[id(p)]["momentum_buffer"], o2.state[id(q)]["momentum_buffer"]
@@ -204,8 +204,8 @@ def test_adam_training_step_matches_eager():
         assert l1 == l3 and l1 == pytest.approx(l2, rel=1e-13)
     assert jitted.stats["replays"] == 2 and jitted.why() == [""]
     for p, q, r in zip(m1.parameters(), m2.parameters(), m3.parameters()):
-        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-12, atol=1e-15)
-        np.testing.assert_array_equal(p.numpy(), r.numpy())
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-12, atol=1e-15)
+        np.testing.assert_array_equal(p.detach().numpy(), r.detach().numpy())
         s1, s2 = o1.state[id(p)], o2.state[id(q)]
         assert s1["step"].item() == 5.0 and s2["step"] == 5  # replays advanced the tensor
         np.testing.assert_allclose(s1["exp_avg_sq"].numpy(), s2["exp_avg_sq"].numpy(), rtol=1e-12)
@@ -234,7 +234,7 @@ def test_optimizers_replay_their_steps(make_opt):
     # 3 replays once the counts are tensors already (capturable); 2 when the 1st trace converts
     assert jitted.stats["replays"] >= 2
     for p, q in zip(m1.parameters(), m2.parameters()):
-        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-11, atol=1e-14)
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-11, atol=1e-14)
         step = o1.state[id(p)]["step"]
         assert step.item() == 7.0 and step.layout.workers == tuple(sorted(set(p.layout.workers)))
 
@@ -273,7 +273,7 @@ def test_a_scheduled_learning_rate_is_frozen_at_trace():
         f(x, y), eager(x, y)
     assert f.stats["traces"] == 5 and f.stats["replays"] == 3
     for p, q in zip(m1.parameters(), m2.parameters()):
-        np.testing.assert_array_equal(p.numpy(), q.numpy())
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
         assert o1.state[id(p)]["step"].item() == 8.0
 
 
@@ -467,7 +467,7 @@ def test_training_step_with_dropout_matches_eager():
         data = [(_x((40, 6), 3, seed=i), _x((40, 1), 3, seed=100 + i)) for i in range(6)]
         st.manual_seed(7)
         losses = [f(x, y).item() for x, y in data]
-        return losses, [p.numpy() for p in model.parameters()], f
+        return losses, [p.detach().numpy() for p in model.parameters()], f
 
     (l1, p1, f), (l2, p2, _) = run(True), run(False)
     assert l1 == l2 and f.stats["replays"] >= 3

@@ -45,8 +45,8 @@ def test_curve_fitting_with_adam_matches_numpy_step_for_step():
         loss.backward()
         opt.step()
         if step % 50 == 0 or step == steps - 1:
-            np.testing.assert_allclose(w.numpy(), ref[step], rtol=1e-6, atol=1e-9)
-    np.testing.assert_allclose(w.numpy()[:, 0], [5, 0, 3], atol=0.05)
+            np.testing.assert_allclose(w.detach().numpy(), ref[step], rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(w.detach().numpy()[:, 0], [5, 0, 3], atol=0.05)
     assert w.layout.is_replicated
 
 
@@ -86,7 +86,7 @@ def test_linear_sequential_fit():
         loss.backward()
         opt.step()
     assert loss.item() < 1e-6
-    np.testing.assert_allclose(model[0].weight.numpy(), [[2.0, -1.0]], atol=1e-3)
+    np.testing.assert_allclose(model[0].weight.detach().numpy(), [[2.0, -1.0]], atol=1e-3)
 
 
 def _mlp_run(shards, steps=20):
@@ -100,7 +100,7 @@ def _mlp_run(shards, steps=20):
         opt.zero_grad()
         st.nn.CrossEntropyLoss()(model(X), labels).backward()
         opt.step()
-    return [p.numpy() for p in model.parameters()]
+    return [p.detach().numpy() for p in model.parameters()]
 
 
 def test_data_parallel_mlp_equals_unsharded_run():
@@ -158,7 +158,7 @@ def test_activation_values_and_grads_match_torch(name):
     y = MODS[name](x)
     y.sum().backward()
     val, grad = TORCH_ACT[name]
-    np.testing.assert_allclose(y.numpy(), val, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(y.detach().numpy(), val, rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(x.grad.numpy(), grad, rtol=1e-12, atol=1e-14)
     with pytest.raises(st.ArgumentError, match="'exact'"):
         st.nn.GELU("exact")
@@ -186,7 +186,7 @@ def test_layer_norm_matches_torch():
         ln.weight.copy_(st.linspace(0.5, 2, 12, dtype=st.float64).reshape(3, 4))
     out = ln(x)
     (out * st.arange(24.0, dtype=st.float64).reshape(2, 3, 4)).sum().backward()
-    np.testing.assert_allclose(out.numpy()[0, 0], [-0.606113754645, -0.463307826044,
+    np.testing.assert_allclose(out.detach().numpy()[0, 0], [-0.606113754645, -0.463307826044,
                                0.160610420977, 1.305725534588], atol=1e-11)  # fmt: skip
     np.testing.assert_allclose(x.grad.numpy()[1, 2], [3.069788125679, 5.423097814531,
                                7.769834272846, 10.113212253657], atol=1e-11)  # fmt: skip
@@ -203,8 +203,8 @@ def test_batch_norm_training_running_stats_and_eval_match_torch():
     o = bn(B)
     (o * st.arange(18.0, dtype=st.float64).reshape(6, 3)).sum().backward()
     bn(B * 2)
-    np.testing.assert_allclose(o.numpy()[1], [1.362569622578, -0.979724749898, -0.015794297097],
-                               atol=1e-11)  # fmt: skip
+    np.testing.assert_allclose(o.detach().numpy()[1], [1.362569622578, -0.979724749898,
+                               -0.015794297097], atol=1e-11)  # fmt: skip
     np.testing.assert_allclose(B.grad.numpy()[5], [3.434629696023, 6.275649093189,
                                4.987263391462], atol=1e-11)  # fmt: skip
     np.testing.assert_allclose(
@@ -226,7 +226,7 @@ def test_batch_norm_training_running_stats_and_eval_match_torch():
     )
     b3 = st.nn.BatchNorm1d(3).double()
     x3 = st.from_numpy(np.arange(24.0).reshape(2, 3, 4) ** 1.2 % 3, shards=2)
-    np.testing.assert_allclose(b3(x3).numpy()[1, 0], [0.410796525606, -0.771101964655,
+    np.testing.assert_allclose(b3(x3).detach().numpy()[1, 0], [0.410796525606, -0.771101964655,
                                1.58874576018, 0.476886856603], atol=1e-11)  # fmt: skip
     np.testing.assert_allclose(
         b3.running_var.numpy(), [0.9836916772879737, 0.9643889648103134, 0.9975843879870292]
@@ -323,7 +323,7 @@ def test_module_buffers_state_dict_and_conversion():
     m.eval()
     other.eval()
     assert not other.training and not other.heads["bn"].training
-    np.testing.assert_allclose(other(x).numpy(), m(x).detach().numpy())
+    np.testing.assert_allclose(other(x).detach().numpy(), m(x).detach().numpy())
     assert m.train().training and m.layers[1].training
     m.requires_grad_(False)
     assert not any(p.requires_grad for p in m.parameters())

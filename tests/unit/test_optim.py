@@ -122,7 +122,7 @@ def _run(cls, kw, steps, shards=3, w0=None):
         opt.zero_grad()
         ((X @ w - y) ** 2).mean().backward()
         opt.step()
-        out.append(w.numpy())
+        out.append(w.detach().numpy())
     return out, opt, w
 
 
@@ -160,7 +160,7 @@ def test_first_steps_equal_torchs_values():
             opt.zero_grad()
             (w * w * st.tensor([1.0, 3.0], dtype=st.float64)).sum().backward()
             opt.step()
-        np.testing.assert_allclose(w.numpy(), want, rtol=1e-12, err_msg=name)
+        np.testing.assert_allclose(w.detach().numpy(), want, rtol=1e-12, err_msg=name)
 
 
 @pytest.mark.parametrize("cls,ref,kw", CASES[3:], ids=lambda v: getattr(v, "__name__", ""))
@@ -168,7 +168,7 @@ def test_state_dict_resume_equals_uninterrupted_run(cls, ref, kw):
     full, _, _ = _run(cls, kw, 10)
     first, opt, w = _run(cls, kw, 4)
     sd = opt.state_dict()
-    w2 = st.nn.Parameter(st.from_numpy(w.numpy(), shards=2))  # another layout
+    w2 = st.nn.Parameter(st.from_numpy(w.detach().numpy(), shards=2))  # another layout
     opt2 = cls([w2], **kw)
     opt2.load_state_dict(sd)
     X, y = st.from_numpy(XS, shards=2), st.from_numpy(YS, shards=2)
@@ -176,7 +176,7 @@ def test_state_dict_resume_equals_uninterrupted_run(cls, ref, kw):
         opt2.zero_grad()
         ((X @ w2 - y) ** 2).mean().backward()
         opt2.step()
-        np.testing.assert_allclose(w2.numpy(), full[step], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(w2.detach().numpy(), full[step], rtol=1e-10, atol=1e-12)
 
 
 def test_bad_hyper_parameters_are_typed_errors():
@@ -215,7 +215,7 @@ def test_a_step_tensor_equals_a_python_step_count(cls, ref, kw):
         opt.zero_grad()
         ((X @ w - y) ** 2).mean().backward()
         opt.step()
-        np.testing.assert_allclose(w.numpy(), want[i], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(w.detach().numpy(), want[i], rtol=1e-10, atol=1e-12)
     step = opt.state[id(w)]["step"]
     assert isinstance(step, st.Tensor) and step.shape == () and step.dtype == st.float64
     assert step.item() == 6.0 and step.layout.is_replicated
@@ -241,30 +241,30 @@ def test_step_tensors_save_load_and_convert(tmp_path):
     assert isinstance(sd["state"][0]["step"], st.Tensor) and sd["state"][0]["step"].item() == 3
     assert sd["param_groups"][0]["capturable"] is True
     # into a capturable optimizer: the saved tensor is copied next to a parameter kept whole
-    w1 = st.nn.Parameter(st.from_numpy(w.numpy(), shards=1))
+    w1 = st.nn.Parameter(st.from_numpy(w.detach().numpy(), shards=1))
     cap1 = st.optim.Adam([w1], **kw)
     cap1.load_state_dict(sd)
     assert cap1.state[id(w1)]["step"].layout.workers == w1.layout.workers
     _steps(cap1, w1, 6)
-    np.testing.assert_allclose(w1.numpy(), full[8], rtol=1e-12)
+    np.testing.assert_allclose(w1.detach().numpy(), full[8], rtol=1e-12)
     assert cap1.state[id(w1)]["step"].item() == 9.0 and sd["state"][0]["step"].item() == 3
-    w2 = st.nn.Parameter(st.from_numpy(w.numpy(), shards=2))
+    w2 = st.nn.Parameter(st.from_numpy(w.detach().numpy(), shards=2))
     sd["param_groups"][0]["capturable"] = False
     plain = st.optim.Adam([w2], **kw)
     plain.load_state_dict(sd)
     assert plain.state[id(w2)]["step"] == 3
     _steps(plain, w2, 3)
-    np.testing.assert_allclose(w2.numpy(), full[5], rtol=1e-12)
+    np.testing.assert_allclose(w2.detach().numpy(), full[5], rtol=1e-12)
     sd = plain.state_dict()
     del sd["param_groups"][0]["capturable"]  # as saved before the flag existed
-    w3 = st.nn.Parameter(st.from_numpy(w2.numpy(), layout=st.Layout.replicated()))
+    w3 = st.nn.Parameter(st.from_numpy(w2.detach().numpy(), layout=st.Layout.replicated()))
     cap = st.optim.Adam([w3], **kw, capturable=True)
     cap.load_state_dict(sd)
     step = cap.state[id(w3)]["step"]
     assert cap.param_groups[0]["capturable"] is True  # the optimizer's default fills it in
     assert step.item() == 6.0 and step.layout.workers == w3.layout.workers
     _steps(cap, w3, 3)
-    np.testing.assert_allclose(w3.numpy(), full[8], rtol=1e-12)
+    np.testing.assert_allclose(w3.detach().numpy(), full[8], rtol=1e-12)
     assert cap.state[id(w3)]["step"].item() == 9.0
 
 
