@@ -5,7 +5,9 @@ Along a dim that is not split every shard answers for its own rows (one kernel, 
 moves). Along the split dim, with ``P`` pieces per row:
 
 - **topk** (local candidates + a small merge): every piece computes its local top
-  ``min(k, n_local)`` with global indices (``np.argpartition``, linear time); the candidates
+  ``min(k, n_local)`` with global indices (a partition of order keys, linear time; a long
+  line with a small ``k`` first keeps only the elements past a cut guessed from a strided
+  sample, one compare over the block, and falls back when the cut keeps too few); the candidates
   of each row group combine pairwise across workers in the reduction tree
   (:func:`sharded.core.tree.combine_tree`), so one worker per output block holds at most
   ``2 k`` candidates per row. No driver wait.
