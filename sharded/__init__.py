@@ -12,6 +12,7 @@ Session(...)
 
 from . import array_api, autograd, cuda, dtypes, fft, nn, optim, special, storage
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .display import set_printoptions
 from .dtypes import (
     DType,
     complex64,
@@ -62,6 +63,9 @@ from .errors import (
     WorkerLost,
 )
 from .functional import *  # noqa: F403
+from .functional_inplace import *  # noqa: F403
+from .functional_misc import *  # noqa: F403
+from .functional_stats import *  # noqa: F403
 from .info import info, stats, synchronize, trace_memory
 from .io import load, save
 from .jit import jit
