@@ -142,6 +142,9 @@ def diagflat(input, offset=0):
     [[0, 1, 0], [0, 0, 2], [0, 0, 0]]
     """
     x = input if is_tensor(input) else as_tensor(input)
+    if x.numel() == 0 and offset:  # an all-zero |offset|-square, still connected to x
+        n = abs(offset)
+        return zeros((n, n), dtype=x.dtype) + x.sum().to(x.dtype) * 0
     return diag(x.reshape(-1), offset)
 
 

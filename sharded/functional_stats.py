@@ -174,8 +174,9 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
             f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
         )
     if x1.dtype != x2.dtype:
-        raise DTypeError(f"cdist: expected both inputs of one dtype, got {x1.dtype.name} and "
-                         f"{x2.dtype.name}")  # fmt: skip
+        raise DTypeError(
+            f"cdist: expected both inputs of one dtype, got {x1.dtype.name} and {x2.dtype.name}"
+        )
     if not isinstance(p, numbers.Real) or p < 0:
         raise ArgumentError(f"cdist only supports non-negative p values, got {p}")
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
@@ -286,9 +287,9 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     7.5
     """
     d = _samples("trapezoid", y, dim)
-    if y.shape[d] == 0:  # no intervals: zeros (of the float result dtype)
+    if y.shape[d] == 0:  # no intervals: zeros of y's own dtype (torch's zeros(y.options()))
         _spacing(x, dx, d, y)
-        return (y.sum(d) * 1.0) * 0
+        return y.sum(d).to(y.dtype) * 0
     return _pieces(y, x, dx, d).sum(d)
 
 
