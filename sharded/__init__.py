@@ -19,6 +19,7 @@ from .autograd import (
     no_grad,
     set_grad_enabled,
 )
+from .display import set_printoptions
 from .dtypes import (
     DType,
     can_cast,
@@ -73,6 +74,9 @@ from .errors import (
     WorkerLost,
 )
 from .functional import *  # noqa: F403
+from .functional_inplace import *  # noqa: F403
+from .functional_misc import *  # noqa: F403
+from .functional_stats import *  # noqa: F403
 from .info import info, stats, synchronize, trace_memory
 from .io import load, save
 from .jit import jit

@@ -12,6 +12,46 @@ from . import dtypes as D
 
 THRESHOLD = 1000
 EDGE = 3
+PRECISION = 4
+SCI_MODE = None  # None: torch's automatic choice; True/False force or forbid scientific
+LINEWIDTH = 80
+_PROFILES = {
+    "default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80),
+    "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80),
+    "full": dict(precision=4, threshold=float("inf"), edgeitems=3, linewidth=80),
+}
+
+
+def set_printoptions(
+    precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None
+):
+    """Set how tensors print, as torch's: ``precision`` (digits after the point),
+    ``threshold`` (more elements than this print summarized), ``edgeitems`` (elements shown
+    at each end of a summarized dim), ``linewidth`` (kept for torch's signature),
+    ``profile`` (``"default"``, ``"short"`` or ``"full"``) and ``sci_mode`` (None: automatic).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.set_printoptions(precision=2)
+    >>> st.tensor([1.2345, 2.0])
+    tensor([1.23, 2.00], shards=1)
+    >>> st.set_printoptions(profile="default")
+    """
+    global THRESHOLD, EDGE, PRECISION, SCI_MODE, LINEWIDTH
+    if profile is not None:
+        opts = _PROFILES.get(profile)
+        if opts is None:  # torch silently ignores an unknown profile name
+            opts = {}
+        PRECISION = opts.get("precision", PRECISION)
+        THRESHOLD = opts.get("threshold", THRESHOLD)
+        EDGE = opts.get("edgeitems", EDGE)
+        LINEWIDTH = opts.get("linewidth", LINEWIDTH)
+    PRECISION = PRECISION if precision is None else int(precision)
+    THRESHOLD = THRESHOLD if threshold is None else threshold
+    EDGE = EDGE if edgeitems is None else int(edgeitems)
+    LINEWIDTH = LINEWIDTH if linewidth is None else int(linewidth)
+    SCI_MODE = sci_mode  # torch sets it whatever it is (None restores the automatic choice)
 
 
 def _index_sets(shape, summarize):
@@ -49,15 +89,18 @@ def corners(t, summarize: bool) -> np.ndarray:
 def _float_format(vals):
     """torch's choice: integral values print as ``3.``, wide ranges in scientific notation,
     everything else with four decimals."""
+    fixed, sci = f"{{:.{PRECISION}f}}", f"{{:.{PRECISION}e}}"
     fin = vals[np.isfinite(vals)]
     if fin.size == 0:
-        return "{:.4f}"
+        return sci if SCI_MODE else fixed
     big, nz = np.abs(fin).max(), np.abs(fin[fin != 0])
-    if np.all(fin == np.round(fin)) and big < 1e8:
+    if np.all(fin == np.round(fin)) and big < 1e8 and not SCI_MODE:
         return "{:.0f}."
+    if SCI_MODE is not None:
+        return sci if SCI_MODE else fixed
     if big >= 1e8 or (nz.size and (nz.min() < 1e-4 or big / nz.min() > 1e3)):
-        return "{:.4e}"
-    return "{:.4f}"
+        return sci
+    return fixed
 
 
 def _float_tokens(flat) -> list:

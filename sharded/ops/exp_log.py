@@ -11,19 +11,23 @@ function. torch's dtype rules: integers give the default float dtype, except ``s
 
 from __future__ import annotations
 
+import collections
 import math
 
 import numpy as np
 
 from .. import dtypes as D
 from ..core.dispatch import as_tensor, is_tensor, needs, unbroadcast
-from ..core.registry import bind, vjp
+from ..core.registry import bind, nondiff, vjp
 from ..errors import DTypeError, UnsupportedDType
 from . import elementwise as E
 
 __all__ = [
     "exp2",
     "expm1",
+    "frexp",
+    "ldexp",
+    "ldexp_",
     "log2",
     "log10",
     "logit",
@@ -229,3 +233,86 @@ def logit_(self, eps=None):
     if not self.dtype.is_floating_point:
         raise DTypeError(f"logit_: result type Float can't be cast to {self.dtype.name}")
     return self.copy_(logit(self, eps))
+
+
+# ------------------------------------------------------------------------ frexp, ldexp
+def _frexp_rule(ops):
+    """torch's frexp takes floating point only; the mantissa keeps the dtype."""
+    rt = E.operand_dtypes(ops)
+    if not rt.is_floating_point:
+        raise DTypeError(f"torch.frexp() only supports floating-point dtypes, got {rt.name}")
+    return rt, rt
+
+
+def _exponent_rule(ops):
+    return _frexp_rule(ops)[0], D.int32
+
+
+@E.named_kernel("frexp_mantissa")
+def _mantissa_kernel(xp, a, cast=None, out=None):
+    return E.result(xp, xp.frexp(a)[0], out)
+
+
+@E.named_kernel("frexp_exponent")
+def _exponent_kernel(xp, a, cast=None, out=None):
+    return E.result(xp, xp.frexp(a)[1], out)
+
+
+_define("frexp_mantissa", _mantissa_kernel, _frexp_rule)
+_define("frexp_exponent", _exponent_kernel, _exponent_rule)
+nondiff("frexp_exponent")  # integer result
+
+
+@vjp("frexp_mantissa", saves=(0,))
+def _mantissa_vjp(gs, node):  # mantissa = x / 2**exponent, the exponent piecewise constant
+    return (gs[0] / exp2(E.call("frexp_exponent", _x(node)).to(gs[0].dtype)),)
+
+
+@bind("frexp")
+def frexp(input):
+    """Split ``input`` into ``(mantissa, exponent)`` with ``input = mantissa * 2**exponent``,
+    ``0.5 <= |mantissa| < 1`` (0, inf and NaN keep themselves with exponent 0); the exponent
+    is int32, as torch's.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> m, e = st.frexp(st.tensor([8.0, -3.0, 0.0]))
+    >>> m.tolist(), e.tolist(), e.dtype
+    ([0.5, -0.75, 0.0], [4, 2, 0], sharded.int32)
+    """
+    if not is_tensor(input):
+        raise DTypeError(f"frexp(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return FrexpResult(E.call("frexp_mantissa", input), E.call("frexp_exponent", input))
+
+
+FrexpResult = collections.namedtuple("FrexpResult", ["mantissa", "exponent"])
+
+
+def _ldexp_operands(input, other):
+    for name, v in (("input", input), ("other", other)):
+        if not is_tensor(v):  # torch has no Number overload
+            raise DTypeError(
+                f"ldexp(): argument '{name}' must be Tensor, not {type(v).__name__} {v!r}"
+            )
+
+
+@bind("ldexp")
+def ldexp(input, other):
+    """``input * 2**other`` (torch's definition: integers give the default float dtype).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.ldexp(st.tensor([1, 3]), st.tensor([3, -1])).tolist()
+    [8.0, 1.5]
+    """
+    _ldexp_operands(input, other)
+    return input * exp2(other)
+
+
+@bind("ldexp_")
+def ldexp_(self, other):
+    """In-place :func:`ldexp` (an integer tensor cannot hold the float result, as torch)."""
+    _ldexp_operands(self, other)
+    return self.mul_(exp2(other))
