@@ -44,6 +44,7 @@ __all__ = [
     "is_nonzero",
     "is_same_size",
     "is_signed",
+    "get_device",
     "get_num_threads",
     "set_num_threads",
 ]
@@ -321,7 +322,6 @@ def is_same_size(input, other):
     return tuple(input.shape) == tuple(other.shape)
 
 
-@bind("is_signed")
 def is_signed(input):
     """Whether the dtype is signed (bool and uint8: False; floats and complex: True).
 
@@ -331,24 +331,7 @@ def is_signed(input):
     >>> st.tensor([1]).is_signed(), st.tensor([True]).is_signed()
     (True, False)
     """
-    return input.dtype not in (D.bool_, D.uint8)
-
-
-def _cast(name, dt):
-    def f(self, memory_format=None):
-        return self.to(dt)
-
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"``self.to({dt.name})``, as torch's ``Tensor.{name}()``."
-    bind(name)(f)
-    return f
-
-
-cfloat, cdouble, char = (
-    _cast("cfloat", D.complex64),
-    _cast("cdouble", D.complex128),
-    _cast("char", D.int8),
-)
+    return input.is_signed()
 
 
 @bind("get_device")
@@ -363,19 +346,6 @@ def get_device(self):
     """
     dev = str(self.device)
     return int(dev.split(":")[1]) if dev.startswith("cuda:") else 0 if dev == "cuda" else -1
-
-
-@bind("ndimension")
-def ndimension(self):
-    """Alias of ``dim()``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.ones(2, 3).ndimension()
-    2
-    """
-    return self.ndim
 
 
 # ------------------------------------------------------------------------------ threads
