@@ -91,6 +91,7 @@ from .ops.rounding import *  # noqa: F403
 from .ops.sampling import *  # noqa: F403
 from .ops.scan import *  # noqa: F403
 from .ops.scatter import *  # noqa: F403
+from .ops.scatter_extra import *  # noqa: F403
 from .ops.search import *  # noqa: F403
 from .ops.selection import *  # noqa: F403
 from .ops.sets import *  # noqa: F403

@@ -31,6 +31,7 @@ from . import (  # noqa: F401
     sampling,
     scan,
     scatter,
+    scatter_extra,
     search,
     selection,
     sets,
@@ -51,6 +52,7 @@ from . import (  # noqa: F401
 PUBLIC_FAMILIES = (
     arithmetic, binary_math, complex_, count, creation, diff, einsum, exp_log, index_ops,
     index_put, joining, logical, matmul, order, random, reduce, reshape, rounding, sampling, scan,
-    scatter, search, selection, sets, sort, special, splitting, tile, triangular, trig, unary,
+    scatter, scatter_extra, search, selection, sets, sort, special, splitting, tile, triangular,
+    trig, unary,
     views,
 )  # fmt: skip
