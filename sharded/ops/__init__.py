@@ -10,6 +10,7 @@ from . import (  # noqa: F401
     count,
     creation,
     diff,
+    distributions,
     einsum,
     elementwise,
     exp_log,
