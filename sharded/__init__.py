@@ -81,6 +81,20 @@ from .info import info, stats, synchronize, trace_memory
 from .io import load, save
 from .jit import jit
 from .layout import Layout
+from .nn.activation_fns import (  # torch's top-level activations
+    celu,
+    celu_,
+    hardshrink,
+    prelu,
+    rrelu,
+    rrelu_,
+    selu,
+    selu_,
+    threshold,
+    threshold_,
+)
+from .nn.functional import torch_dropout as dropout
+from .nn.functional import torch_dropout_ as dropout_
 from .ops import linalg, random
 from .ops.arithmetic import *  # noqa: F403
 from .ops.binary_math import *  # noqa: F403
@@ -106,6 +120,7 @@ from .ops.rounding import *  # noqa: F403
 from .ops.sampling import *  # noqa: F403
 from .ops.scan import *  # noqa: F403
 from .ops.scatter import *  # noqa: F403
+from .ops.scatter_extra import *  # noqa: F403
 from .ops.search import *  # noqa: F403
 from .ops.selection import *  # noqa: F403
 from .ops.sets import *  # noqa: F403

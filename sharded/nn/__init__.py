@@ -5,8 +5,9 @@ worker, inputs are row-sharded, so the forward pass is local on every shard, and
 all-reduces each parameter's gradient across the workers (see ``sharded.autograd``).
 """
 
-from . import functional, init, utils
-from .containers import ModuleDict, ModuleList, Sequential
+from . import activations, functional, init, utils
+from .activations import *  # noqa: F403  (torch's activation modules)
+from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .layers import (
     GELU,
     BatchNorm1d,
@@ -49,6 +50,8 @@ __all__ = [
     "Sequential",
     "ModuleList",
     "ModuleDict",
+    "ParameterList",
+    "ParameterDict",
     "Identity",
     "Flatten",
     "Dropout",
@@ -71,4 +74,5 @@ __all__ = [
     "HuberLoss",
     "SmoothL1Loss",
     "KLDivLoss",
+    *activations.__all__,
 ]

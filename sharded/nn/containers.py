@@ -1,4 +1,5 @@
-"""Containers that register their modules: ``ModuleList`` and ``ModuleDict``."""
+"""Containers that register their modules (``Sequential``, ``ModuleList``, ``ModuleDict``)
+or their parameters (``ParameterList``, ``ParameterDict``)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import collections
 import operator
 
 from ..errors import ArgumentError
-from .modules import Module
+from ..tensor import ShardedTensor
+from .modules import Module, Parameter
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 class _IndexedModules(Module):
@@ -185,3 +187,151 @@ class ModuleDict(Module):
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError("ModuleDict has no forward(): index it instead")
+
+
+def _as_param(value):
+    """torch's containers wrap a plain tensor into a Parameter (None and Parameters pass)."""
+    if value is None or isinstance(value, Parameter):
+        return value
+    if isinstance(value, ShardedTensor):
+        return Parameter(value)
+    raise ArgumentError(f"cannot assign {type(value).__name__} as a parameter (a tensor is needed)")
+
+
+def _param_line(key, p):
+    if p is None:
+        return f"    ({key}): None"
+    size = "x".join(str(s) for s in p.shape)
+    return f"    ({key}): Parameter containing: [sharded.{p.dtype.name} of size {size}]"
+
+
+class ParameterList(Module):
+    """A list of parameters that the owner sees (plain tensors are wrapped in Parameters).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> ps = st.nn.ParameterList([st.ones(2), st.zeros(3)])
+    >>> len(ps), [n for n, _ in ps.named_parameters()], ps[0].requires_grad
+    (2, ['0', '1'], True)
+    """
+
+    def __init__(self, values=None):
+        super().__init__()
+        if values is not None:
+            self.extend(values)
+
+    def _key(self, i):
+        i = operator.index(i)
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of range")
+        return str(i % n)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return type(self)(list(self)[i])
+        return getattr(self, self._key(i))
+
+    def __setitem__(self, i, value):
+        setattr(self, self._key(i), _as_param(value))
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+    def __iadd__(self, values):
+        return self.extend(values)
+
+    def append(self, value):
+        setattr(self, str(len(self)), _as_param(value))
+        return self
+
+    def extend(self, values):
+        for v in values:
+            self.append(v)
+        return self
+
+    def extra_repr(self):
+        return "\n".join(_param_line(k, p) for k, p in self._parameters.items())
+
+    def __repr__(self):
+        body = self.extra_repr()
+        return f"{type(self).__name__}(\n{body}\n)" if body else f"{type(self).__name__}()"
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError("ParameterList has no forward(): iterate over it instead")
+
+
+class ParameterDict(Module):
+    """An ordered dict of parameters that the owner sees (plain tensors are wrapped).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> pd = st.nn.ParameterDict({"w": st.ones(2)})
+    >>> list(pd.keys()), [n for n, _ in pd.named_parameters()]
+    (['w'], ['w'])
+    """
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key):
+        return self._parameters[key]
+
+    def __setitem__(self, key, value):
+        if not isinstance(key, str):
+            raise ArgumentError(f"ParameterDict keys must be strings, got {type(key).__name__}")
+        setattr(self, key, _as_param(value))
+
+    def __delitem__(self, key):
+        if key not in self._parameters:
+            raise KeyError(key)
+        delattr(self, key)
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters)
+
+    def __contains__(self, key):
+        return key in self._parameters
+
+    def keys(self):
+        return self._parameters.keys()
+
+    def values(self):
+        return self._parameters.values()
+
+    def items(self):
+        return self._parameters.items()
+
+    def get(self, key, default=None):
+        return self._parameters.get(key, default)
+
+    def pop(self, key):
+        p = self[key]
+        del self[key]
+        return p
+
+    def clear(self):
+        for k in list(self._parameters):
+            delattr(self, k)
+
+    def update(self, parameters):
+        items = parameters.items() if hasattr(parameters, "items") else parameters
+        for k, v in items:
+            self[k] = v
+
+    def __repr__(self):
+        body = "\n".join(_param_line(k, p) for k, p in self._parameters.items())
+        return f"{type(self).__name__}(\n{body}\n)" if body else f"{type(self).__name__}()"
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError("ParameterDict has no forward(): index it instead")

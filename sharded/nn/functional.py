@@ -12,7 +12,8 @@ from ..ops.selection import clamp, where
 from ..ops.special import erf
 from ..ops.unary import exp, log1p, sigmoid, sqrt, tanh
 from ..ops.unary import relu as _relu
-from . import losses, shaping
+from . import activation_fns, losses, shaping
+from .activation_fns import *  # noqa: F403  (more activations of this namespace)
 from .losses import *  # noqa: F403  (the loss functions belong to this namespace)
 from .shaping import *  # noqa: F403
 
@@ -35,6 +36,11 @@ __all__ = [
     "relu6",
     "hardtanh",
     "logsigmoid",
+    "relu_",
+    "elu_",
+    "leaky_relu_",
+    "hardtanh_",
+    *activation_fns.__all__,
     *losses.__all__,
     *shaping.__all__,
 ]
@@ -76,7 +82,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
         out = input * 0.0
     else:
         keep = rand_like(input, requires_grad=False) >= p  # kept with probability 1 - p
-        out = input * (keep.to(input.dtype) * (1.0 / (1.0 - p)))
+        out = _src(input, inplace) * (keep.to(input.dtype) * (1.0 / (1.0 - p)))
     if inplace:
         return input.copy_(out)
     return out
@@ -221,7 +227,8 @@ def silu(input, inplace=False):
     >>> round(st.nn.functional.silu(st.tensor(1.0)).item(), 6)
     0.731059
     """
-    out = input * sigmoid(input)
+    x = _src(input, inplace)
+    out = x * sigmoid(x)
     return input.copy_(out) if inplace else out
 
 
@@ -260,6 +267,13 @@ def _inplace(input, out, inplace):
     return input.copy_(out) if inplace else out
 
 
+def _src(input, inplace):
+    """What an activation computes from: a copy when it will overwrite ``input`` in place,
+    so the tensors its backward saved are not the ones it modifies (torch's in-place
+    activations on a non-leaf keep their gradient)."""
+    return input.clone() if inplace and input.requires_grad else input
+
+
 def relu(input, inplace=False):
     """``max(x, 0)``.
 
@@ -269,7 +283,7 @@ def relu(input, inplace=False):
     >>> st.nn.functional.relu(st.tensor([-1., 2.])).tolist()
     [0.0, 2.0]
     """
-    return _inplace(input, _relu(input), inplace)
+    return _inplace(input, _relu(_src(input, inplace)), inplace)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -281,7 +295,8 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     >>> st.nn.functional.leaky_relu(st.tensor([-2., 2.]), 0.5).tolist()
     [-1.0, 2.0]
     """
-    return _inplace(input, where(input > 0, input, input * negative_slope), inplace)
+    x = _src(input, inplace)
+    return _inplace(input, where(x > 0, x, x * negative_slope), inplace)
 
 
 def elu(input, alpha=1.0, inplace=False):
@@ -293,8 +308,9 @@ def elu(input, alpha=1.0, inplace=False):
     >>> st.nn.functional.elu(st.tensor([0., 1.])).tolist()
     [0.0, 1.0]
     """
-    neg = (exp(clamp(input, max=0.0)) - 1) * alpha  # clamped: no overflow on the unused side
-    return _inplace(input, where(input > 0, input, neg), inplace)
+    x = _src(input, inplace)
+    neg = (exp(clamp(x, max=0.0)) - 1) * alpha  # clamped: no overflow on the unused side
+    return _inplace(input, where(x > 0, x, neg), inplace)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -320,7 +336,11 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     >>> st.nn.functional.hardtanh(st.tensor([-3., 0.5, 3.])).tolist()
     [-1.0, 0.5, 1.0]
     """
-    return _inplace(input, clamp(input, min_val, max_val), inplace)
+    # torch's gradient is 1 strictly inside (min_val, max_val) only: 0 on the bounds
+    x = _src(input, inplace)
+    inside = (x > min_val) & (x < max_val)
+    out = where(inside, x, clamp(x, min_val, max_val).detach())
+    return _inplace(input, out, inplace)
 
 
 def relu6(input, inplace=False):
@@ -344,4 +364,80 @@ def logsigmoid(input):
     >>> round(st.nn.functional.logsigmoid(st.tensor(-200.)).item(), 1)
     -200.0
     """
-    return -(_relu(-input) + log1p(exp(-input.abs())))
+    # the branch at 0 is the one whose autograd gives torch's sigmoid(-0) = 1/2
+    neg = input - log1p(exp(clamp(input, max=0.0)))
+    pos = -log1p(exp(-clamp(input, min=0.0)))
+    return where(input < 0, neg, pos)
+
+
+def relu_(input):
+    """In-place :func:`relu`.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([-1., 1.]); _ = st.nn.functional.relu_(x); x.tolist()
+    [0.0, 1.0]
+    """
+    return relu(input, True)
+
+
+def elu_(input, alpha=1.0):
+    """In-place :func:`elu`.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([1.]); _ = st.nn.functional.elu_(x); x.tolist()
+    [1.0]
+    """
+    return elu(input, alpha, True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """In-place :func:`leaky_relu`.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([-2.]); _ = st.nn.functional.leaky_relu_(x, 0.5); x.tolist()
+    [-1.0]
+    """
+    return leaky_relu(input, negative_slope, True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """In-place :func:`hardtanh`.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([3.]); _ = st.nn.functional.hardtanh_(x); x.tolist()
+    [1.0]
+    """
+    return hardtanh(input, min_val, max_val, True)
+
+
+def torch_dropout(input, p, train):
+    """``torch.dropout(input, p, train)``: :func:`dropout` with torch's top-level
+    signature (``st.dropout``; ``p`` and ``train`` are required).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.dropout(st.ones(3), 0.5, False).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    return dropout(input, p, train)
+
+
+def torch_dropout_(input, p, train):
+    """``torch.dropout_(input, p, train)``: in-place ``st.dropout``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.ones(2); _ = st.dropout_(x, 1.0, True); x.tolist()
+    [0.0, 0.0]
+    """
+    return dropout(input, p, train, True)

@@ -10,6 +10,7 @@ from . import (  # noqa: F401
     count,
     creation,
     diff,
+    distributions,
     einsum,
     elementwise,
     exp_log,
@@ -31,6 +32,7 @@ from . import (  # noqa: F401
     sampling,
     scan,
     scatter,
+    scatter_extra,
     search,
     selection,
     sets,
@@ -51,6 +53,7 @@ from . import (  # noqa: F401
 PUBLIC_FAMILIES = (
     arithmetic, binary_math, complex_, count, creation, diff, einsum, exp_log, index_ops,
     index_put, joining, logical, matmul, order, random, reduce, reshape, rounding, sampling, scan,
-    scatter, search, selection, sets, sort, special, splitting, tile, triangular, trig, unary,
+    scatter, scatter_extra, search, selection, sets, sort, special, splitting, tile, triangular,
+    trig, unary,
     views,
 )  # fmt: skip
