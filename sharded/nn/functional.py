@@ -6,7 +6,11 @@ import math
 
 from .. import functional as _F
 from ..errors import ArgumentError, ShapeError
+from ..ops import conv as _conv
+from ..ops import pool as _pool
+from ..ops.conv import *  # noqa: F403  (conv1d, conv2d)
 from ..ops.index_ops import index_select
+from ..ops.pool import *  # noqa: F403  (the pooling functions)
 from ..ops.random import rand_like
 from ..ops.selection import clamp, where
 from ..ops.special import erf
@@ -36,6 +40,8 @@ __all__ = [
     "hardtanh",
     "logsigmoid",
     *losses.__all__,
+    *_conv.__all__,
+    *_pool.__all__,
     *shaping.__all__,
 ]
 
