@@ -13,15 +13,13 @@ import numpy as np
 
 from .. import dtypes as D
 from ..core.dataflow import Operand, align, free_temps
-from ..core.dispatch import apply, as_tensor, is_tensor
+from ..core.dispatch import apply
 from ..core.registry import kernel, nondiff, primitive, vjp
 from .conv_kernels import (
-    batch_layout,
     col2im,
     crop,
     out_layout,
     pad_block,
-    pool_out,
     right_pad,
     submit_local,
     windows,
@@ -169,7 +167,7 @@ def avg_pool2d_block(xp, x, k, stride, pad, out_hw, count_include_pad, divisor_o
     cols = windows(xp, pad_block(xp, x, pads), k, stride, (1, 1), out_hw)
     div = _divisor(xp, x.shape[2:], k, stride, pad, out_hw, count_include_pad, divisor_override)
     if x.dtype.kind == "f":
-        return xp.ascontiguousarray((cols.sum(axis=(4, 5)) / div.astype(x.dtype)))
+        return xp.ascontiguousarray(cols.sum(axis=(4, 5)) / div.astype(x.dtype))
     s = cols.sum(axis=(4, 5), dtype=np.int64)
     q = xp.abs(s) // div.astype(np.int64)
     return (xp.sign(s) * q).astype(x.dtype)
