@@ -7,9 +7,23 @@ all-reduces each parameter's gradient across the workers (see ``sharded.autograd
 
 from . import functional, init, utils
 from .containers import ModuleDict, ModuleList, Sequential
+from .conv import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    Conv1d,
+    Conv2d,
+    Dropout2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from .layers import (
     GELU,
     BatchNorm1d,
+    BatchNorm2d,
     Dropout,
     Embedding,
     Flatten,
@@ -54,6 +68,18 @@ __all__ = [
     "Dropout",
     "LayerNorm",
     "BatchNorm1d",
+    "BatchNorm2d",
+    "Conv1d",
+    "Conv2d",
+    "MaxPool1d",
+    "MaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "Dropout2d",
     "Embedding",
     "ReLU",
     "Sigmoid",

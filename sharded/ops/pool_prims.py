@@ -58,7 +58,7 @@ def _max_windows(xp, x, k, stride, pads, dilation, out_hw):
     """(n, C, OH, OW, kh*kw) windows of ``x`` padded with the lowest value."""
     xpad = pad_block(xp, x, pads, _lowest(xp, x.dtype))
     cols = windows(xp, xpad, k, stride, dilation, out_hw)
-    return cols.reshape(cols.shape[:4] + (-1,))
+    return cols.reshape(cols.shape[:4] + (k[0] * k[1],))  # explicit: blocks may be empty
 
 
 def _argmax(xp, win):
@@ -276,7 +276,7 @@ def adaptive_max_block(xp, x, out_hw, what="values", g=None):
                    np.int64 if what == "indices" else x.dtype)  # fmt: skip
     for i, (r0, r1) in enumerate(_bins(h, out_hw[0])):
         for j, (c0, c1) in enumerate(_bins(w, out_hw[1])):
-            win = x[:, :, r0:r1, c0:c1].reshape(n, c, -1)
+            win = x[:, :, r0:r1, c0:c1].reshape(n, c, (r1 - r0) * (c1 - c0))
             am = _argmax(xp, win) if win.size else xp.zeros((n, c), np.int64)
             if what == "values":
                 out[:, :, i, j] = xp.take_along_axis(win, am[..., None], -1)[..., 0]
