@@ -98,14 +98,14 @@ def _pool_spec(x, k, stride, pads, dilation, out_hw):
     return tuple(x.shape[:2]) + tuple(out_hw), x.dtype
 
 
-@primitive("max_pool2d", kernels=[max_pool2d_block], out_spec=_pool_spec, kind="reduce")
+@primitive("max_pool2d", kernels=[max_pool2d_block], out_spec=_pool_spec, kind="pool")
 def _max_pool2d_plan(ex, x, k, stride, pads, dilation, out_hw):
     shape, dt = _pool_spec(x, k, stride, pads, dilation, out_hw)
     params = {"k": k, "stride": stride, "pads": pads, "dilation": dilation, "out_hw": out_hw}
     return _local(ex, "max_pool2d_block", x, shape, x._dtype, params)
 
 
-@primitive("max_pool2d_indices", kernels=[max_pool2d_index], kind="reduce")
+@primitive("max_pool2d_indices", kernels=[max_pool2d_index], kind="pool")
 def _max_pool2d_indices_plan(ex, x, k, stride, pads, dilation, out_hw):
     shape, _ = _pool_spec(x, k, stride, pads, dilation, out_hw)
     params = {"k": k, "stride": stride, "pads": pads, "dilation": dilation, "out_hw": out_hw}
@@ -126,7 +126,7 @@ def max_pool2d_grad_block(xp, g, x, k, stride, pads, dilation, out_hw):
     return xp.ascontiguousarray(crop(col2im(xp, cols, shape, stride, dilation), pads, (h, w)))
 
 
-@primitive("max_pool2d_grad", kernels=[max_pool2d_grad_block], kind="reduce")
+@primitive("max_pool2d_grad", kernels=[max_pool2d_grad_block], kind="pool")
 def _max_pool2d_grad_plan(ex, g, x, k, stride, pads, dilation, out_hw):
     lay = x._layout
     glay = out_layout(lay, tuple(lay.shape[:2]) + tuple(out_hw), KEEP)
@@ -177,7 +177,7 @@ def _avg_spec(x, k, stride, pad, out_hw, cip, dov):
     return tuple(x.shape[:2]) + tuple(out_hw), x.dtype
 
 
-@primitive("avg_pool2d", kernels=[avg_pool2d_block], out_spec=_avg_spec, kind="reduce")
+@primitive("avg_pool2d", kernels=[avg_pool2d_block], out_spec=_avg_spec, kind="pool")
 def _avg_pool2d_plan(ex, x, k, stride, pad, out_hw, count_include_pad, divisor_override):
     params = {"k": k, "stride": stride, "pad": pad, "out_hw": out_hw}
     params.update(count_include_pad=count_include_pad, divisor_override=divisor_override)
@@ -196,7 +196,7 @@ def avg_pool2d_grad_block(xp, g, hw, k, stride, pad, out_hw, count_include_pad, 
     return xp.ascontiguousarray(crop(col2im(xp, cols, shape, stride, (1, 1)), pads, hw))
 
 
-@primitive("avg_pool2d_grad", kernels=[avg_pool2d_grad_block], kind="reduce")
+@primitive("avg_pool2d_grad", kernels=[avg_pool2d_grad_block], kind="pool")
 def _avg_pool2d_grad_plan(ex, g, lay, k, stride, pad, out_hw, count_include_pad, divisor_override):
     glay = out_layout(lay, tuple(lay.shape[:2]) + tuple(out_hw), KEEP)
     params = {"hw": tuple(lay.shape[2:]), "k": k, "stride": stride, "pad": pad, "out_hw": out_hw}
@@ -245,13 +245,13 @@ def _adaptive_spec(x, out_hw):
 
 
 @primitive("adaptive_avg_pool2d", kernels=[adaptive_avg_block], out_spec=_adaptive_spec,
-           kind="reduce")  # fmt: skip
+           kind="pool")  # fmt: skip
 def _adaptive_avg_plan(ex, x, out_hw):
     shape = tuple(x.shape[:2]) + tuple(out_hw)
     return _local(ex, "adaptive_avg_block", x, shape, x._dtype, {"out_hw": out_hw})
 
 
-@primitive("adaptive_avg_pool2d_grad", kernels=["adaptive_avg_block"], kind="reduce")
+@primitive("adaptive_avg_pool2d_grad", kernels=["adaptive_avg_block"], kind="pool")
 def _adaptive_avg_grad_plan(ex, g, lay):
     out_hw = tuple(lay.shape[2:])
     glay = out_layout(lay, tuple(lay.shape[:2]) + tuple(g.shape[2:]), KEEP)
@@ -290,13 +290,13 @@ def adaptive_max_block(xp, x, out_hw, what="values", g=None):
 
 
 @primitive("adaptive_max_pool2d", kernels=[adaptive_max_block], out_spec=_adaptive_spec,
-           kind="reduce")  # fmt: skip
+           kind="pool")  # fmt: skip
 def _adaptive_max_plan(ex, x, out_hw):
     shape = tuple(x.shape[:2]) + tuple(out_hw)
     return _local(ex, "adaptive_max_block", x, shape, x._dtype, {"out_hw": out_hw})
 
 
-@primitive("adaptive_max_pool2d_indices", kernels=["adaptive_max_block"], kind="reduce")
+@primitive("adaptive_max_pool2d_indices", kernels=["adaptive_max_block"], kind="pool")
 def _adaptive_max_indices_plan(ex, x, out_hw):
     shape = tuple(x.shape[:2]) + tuple(out_hw)
     params = {"out_hw": out_hw, "what": "indices"}
@@ -309,7 +309,7 @@ def adaptive_max_grad_block(xp, g, x, out_hw):
     return adaptive_max_block(xp, x, out_hw, "grad", g)
 
 
-@primitive("adaptive_max_pool2d_grad", kernels=[adaptive_max_grad_block], kind="reduce")
+@primitive("adaptive_max_pool2d_grad", kernels=[adaptive_max_grad_block], kind="pool")
 def _adaptive_max_grad_plan(ex, g, x, out_hw):
     lay = x._layout
     glay = out_layout(lay, tuple(lay.shape[:2]) + tuple(out_hw), KEEP)
