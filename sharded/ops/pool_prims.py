@@ -72,6 +72,16 @@ def _argmax(xp, win):
     return am
 
 
+def _onto(xp, win, g, am=None):
+    """``g`` placed on each window's chosen maximum, zeros elsewhere (a one-hot product:
+    no ``put_along_axis``, which not every array module has)."""
+    if not win.size:
+        return xp.zeros(win.shape, g.dtype)
+    am = _argmax(xp, win) if am is None else am
+    hot = xp.arange(win.shape[-1]) == am[..., None]
+    return xp.where(hot, g[..., None], xp.zeros((), g.dtype))  # a NaN gradient stays put
+
+
 @kernel
 def max_pool2d_block(xp, x, k, stride, pads, dilation, out_hw):
     """Window maxima (NaN propagates)."""
@@ -117,9 +127,7 @@ def max_pool2d_grad_block(xp, g, x, k, stride, pads, dilation, out_hw):
     """Each output gradient added onto its window's chosen maximum."""
     win = _max_windows(xp, x, k, stride, pads, dilation, out_hw)
     kk = k[0] * k[1]
-    hot = xp.zeros(win.shape, g.dtype)
-    if win.size:
-        xp.put_along_axis(hot, _argmax(xp, win)[..., None], g[..., None], -1)
+    hot = _onto(xp, win, g)
     cols = hot.reshape(hot.shape[:4] + tuple(k)) if kk else hot
     n, c, h, w = x.shape
     shape = (n, c, h + pads[0][0] + pads[0][1], w + pads[1][0] + pads[1][1])
@@ -283,8 +291,7 @@ def adaptive_max_block(xp, x, out_hw, what="values", g=None):
             elif what == "indices":
                 out[:, :, i, j] = (r0 + am // (c1 - c0)) * w + c0 + am % (c1 - c0)
             else:
-                hot = xp.zeros(win.shape, g.dtype)
-                xp.put_along_axis(hot, am[..., None], g[:, :, i, j, None], -1)
+                hot = _onto(xp, win, g[:, :, i, j], am)
                 out[:, :, r0:r1, c0:c1] += hot.reshape(n, c, r1 - r0, c1 - c0)
     return out
 
