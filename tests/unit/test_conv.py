@@ -448,3 +448,10 @@ def test_empty_shards_and_uneven_chunks():
     (m.sum() + a.sum()).backward()
     assert t.grad.shape == (3, 2, 6, 5) and w.grad.shape == (4, 2, 3, 3)
     assert np.isfinite(w.grad.numpy()).all()
+
+
+def test_torch_top_level_names():
+    # torch.conv1d/conv2d/max_pool1d/max_pool2d/avg_pool1d/adaptive_avg_pool1d exist too
+    assert st.conv2d is F.conv2d and st.conv1d is F.conv1d and st.max_pool2d is F.max_pool2d
+    assert st.avg_pool1d(st.tensor([[1.0, 3.0]]), 2).tolist() == [[2.0]]
+    assert st.max_pool1d is F.max_pool1d and st.adaptive_avg_pool1d is F.adaptive_avg_pool1d
