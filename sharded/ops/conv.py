@@ -173,6 +173,8 @@ def _conv2d_vjp(gs, node):
 # ---------------------------------------------------------------------------- public
 def _tuple(v, n, name, op):
     if isinstance(v, (list, tuple)):
+        if len(v) == 1:  # torch expands a one-element list
+            v = tuple(v) * n
         if len(v) != n:
             raise ArgumentError(
                 f"{op}: expected {name} to be a single integer value or a list of {n} values "
@@ -222,12 +224,17 @@ def _conv(op, nd, input, weight, bias, stride, padding, dilation, groups):
     if any(s <= 0 for s in stride):
         raise ArgumentError("non-positive stride is not supported")
     if any(d <= 0 for d in dilation):
-        raise ArgumentError("dilation should be greater than zero")
+        raise ArgumentError("non-positive dilation is not supported")
     groups = int(groups)
     if groups <= 0:
         raise ArgumentError("non-positive groups is not supported")
     k = tuple(w.shape[2:])
     pads = _padding(padding, k, dilation, stride, op)
+    if w.shape[0] < groups:
+        raise ShapeError(
+            f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, "
+            f"but got weight of size {list(w.shape)} instead"
+        )
     if w.shape[0] % groups:
         raise ShapeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .. import dtypes as D
 from ..core.dispatch import apply, as_tensor, is_tensor
-from ..errors import ArgumentError, DTypeError, ShapeError
+from ..errors import ArgumentError, DTypeError, ShapeError, UnsupportedDType
 from .conv_kernels import batch_layout, pool_out, right_pad
 
 __all__ = [
@@ -243,8 +243,8 @@ def adaptive_avg_pool1d(input, output_size):
 
 def _adaptive_avg(op, nd, input, output_size):
     x, batched = _input(op, input, nd)
-    if not x.dtype.is_floating_point:
-        raise DTypeError(f'"{op}" not implemented for {x.dtype.name!r}')
+    if not x.dtype.is_floating_point:  # torch's NotImplementedError
+        raise UnsupportedDType(f'"{op}" not implemented for {x.dtype.name!r}')
     size = _adaptive_size(op, output_size, nd, x)
     return _output(apply("adaptive_avg_pool2d", x, size), batched, nd)
 
@@ -252,8 +252,6 @@ def _adaptive_avg(op, nd, input, output_size):
 def _adaptive_max(op, nd, input, output_size, return_indices):
     x, batched = _input(op, input, nd)
     size = _adaptive_size(op, output_size, nd, x)
-    if any(v == 0 for v in size) and x.numel():
-        raise ArgumentError(f"{op}: output_size must be greater than 0, got {list(size[-nd:])}")
     out = _output(apply("adaptive_max_pool2d", x, size), batched, nd)
     if not return_indices:
         return out

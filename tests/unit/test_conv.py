@@ -455,3 +455,25 @@ def test_torch_top_level_names():
     assert st.conv2d is F.conv2d and st.conv1d is F.conv1d and st.max_pool2d is F.max_pool2d
     assert st.avg_pool1d(st.tensor([[1.0, 3.0]]), 2).tolist() == [[2.0]]
     assert st.max_pool1d is F.max_pool1d and st.adaptive_avg_pool1d is F.adaptive_avg_pool1d
+
+
+def test_argument_forms_and_edge_errors_as_torch():
+    x = st.ones(2, 4, 8, 8)
+    w = st.ones(6, 4, 3, 3)
+    assert F.conv2d(x, w, stride=(2,)).shape == (2, 6, 3, 3)  # one-element lists expand
+    assert F.conv2d(x, w, padding=[1]).shape == (2, 6, 8, 8)
+    assert F.max_pool2d(x, (2,)).shape == (2, 4, 4, 4)
+    assert F.adaptive_max_pool2d(x, 0).shape == (2, 4, 0, 0)
+    assert F.max_pool2d(st.ones(0, 4, 8, 8), 2).shape == (0, 4, 4, 4)
+    with pytest.raises(RuntimeError, match="non-positive dilation is not supported"):
+        F.conv2d(x, w, dilation=0)
+    with pytest.raises(RuntimeError, match="non-positive groups is not supported"):
+        F.conv2d(x, w, groups=0)
+    with pytest.raises(RuntimeError, match="expected weight to be at least 1 at dimension 0"):
+        F.conv2d(x, st.ones(0, 4, 3, 3))
+    with pytest.raises(RuntimeError, match="kernel_size must either be a single int"):
+        F.max_pool2d(x, (2, 3, 4))
+    with pytest.raises(NotImplementedError, match="adaptive_avg_pool2d"):
+        F.adaptive_avg_pool2d(st.ones(2, 4, 8, 8, dtype=st.int64), 2)
+    with pytest.raises(RuntimeError, match="3D or 4D"):
+        F.avg_pool2d(st.ones(2, 0, 8, 8), 2)
