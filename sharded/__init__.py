@@ -99,6 +99,7 @@ from .ops import linalg, random
 from .ops.arithmetic import *  # noqa: F403
 from .ops.binary_math import *  # noqa: F403
 from .ops.complex_ import *  # noqa: F403
+from .ops.conv import conv1d, conv2d  # torch.conv1d/conv2d
 from .ops.count import *  # noqa: F403
 from .ops.creation import *  # noqa: F403
 from .ops.diff import *  # noqa: F403
@@ -113,6 +114,7 @@ from .ops.linalg.lu_family import lu_unpack  # torch.lu_unpack
 from .ops.logical import *  # noqa: F403
 from .ops.matmul import *  # noqa: F403
 from .ops.order import *  # noqa: F403
+from .ops.pool import adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool2d  # torch.*
 from .ops.random import *  # noqa: F403
 from .ops.reduce import *  # noqa: F403
 from .ops.reshape import *  # noqa: F403

@@ -5,12 +5,26 @@ worker, inputs are row-sharded, so the forward pass is local on every shard, and
 all-reduces each parameter's gradient across the workers (see ``sharded.autograd``).
 """
 
-from . import activations, functional, init, utils
+from . import activations, functional, init, loss, utils
 from .activations import *  # noqa: F403  (torch's activation modules)
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .conv import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    Conv1d,
+    Conv2d,
+    Dropout2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from .layers import (
     GELU,
     BatchNorm1d,
+    BatchNorm2d,
     Dropout,
     Embedding,
     Flatten,
@@ -20,17 +34,7 @@ from .layers import (
     SiLU,
     Softmax,
 )
-from .loss import (
-    BCELoss,
-    BCEWithLogitsLoss,
-    CrossEntropyLoss,
-    HuberLoss,
-    KLDivLoss,
-    L1Loss,
-    MSELoss,
-    NLLLoss,
-    SmoothL1Loss,
-)
+from .loss import *  # noqa: F403  (torch's loss modules)
 from .modules import (
     Linear,
     Module,
@@ -57,6 +61,18 @@ __all__ = [
     "Dropout",
     "LayerNorm",
     "BatchNorm1d",
+    "BatchNorm2d",
+    "Conv1d",
+    "Conv2d",
+    "MaxPool1d",
+    "MaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "Dropout2d",
     "Embedding",
     "ReLU",
     "Sigmoid",
@@ -65,14 +81,6 @@ __all__ = [
     "SiLU",
     "Softmax",
     "LogSoftmax",
-    "MSELoss",
-    "L1Loss",
-    "CrossEntropyLoss",
-    "NLLLoss",
-    "BCELoss",
-    "BCEWithLogitsLoss",
-    "HuberLoss",
-    "SmoothL1Loss",
-    "KLDivLoss",
+    *loss.__all__,
     *activations.__all__,
 ]

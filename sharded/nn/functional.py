@@ -6,7 +6,11 @@ import math
 
 from .. import functional as _F
 from ..errors import ArgumentError, ShapeError
+from ..ops import conv as _conv
+from ..ops import pool as _pool
+from ..ops.conv import *  # noqa: F403  (conv1d, conv2d)
 from ..ops.index_ops import index_select
+from ..ops.pool import *  # noqa: F403  (the pooling functions)
 from ..ops.random import rand_like
 from ..ops.selection import clamp, where
 from ..ops.special import erf
@@ -25,6 +29,7 @@ __all__ = [
     "log_softmax",
     "linear",
     "dropout",
+    "dropout2d",
     "layer_norm",
     "batch_norm",
     "embedding",
@@ -42,6 +47,8 @@ __all__ = [
     "hardtanh_",
     *activation_fns.__all__,
     *losses.__all__,
+    *_conv.__all__,
+    *_pool.__all__,
     *shaping.__all__,
 ]
 
@@ -99,6 +106,39 @@ def _norm_dims(input, normalized_shape):
     return tuple(range(input.ndim - k, input.ndim))
 
 
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels (one draw per entry of all but the last two dims) with
+    probability ``p`` and scale the rest by ``1 / (1 - p)`` (identity unless ``training``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.manual_seed(0)
+    >>> out = st.nn.functional.dropout2d(st.ones(1, 50, 2, 2))
+    >>> rows = out.reshape(50, 4).tolist()  # a channel is one draw: all 0 or all 2
+    >>> all(len(set(r)) == 1 for r in rows), sorted({r[0] for r in rows})
+    (True, [0.0, 2.0])
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ArgumentError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.ndim not in (3, 4):
+        raise ShapeError(
+            f"dropout2d: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape "
+            f"{list(input.shape)}"
+        )
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        out = input * 0.0
+    else:
+        # one draw per channel: laid out like the input's (N, C) corner, broadcast over H, W
+        keep = rand_like(input[..., :1, :1], requires_grad=False) >= p
+        out = input * (keep.to(input.dtype) * (1.0 / (1.0 - p)))
+    if inplace:
+        return input.copy_(out)
+    return out
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalize over the trailing ``normalized_shape`` dims: ``(x - mean) / sqrt(var +
     eps) * weight + bias`` with the biased variance (torch's ``layer_norm``).
@@ -132,7 +172,7 @@ def batch_norm(
     momentum=0.1,
     eps=1e-5,
 ):
-    """Normalize each channel (dim 1) of an (N, C) or (N, C, L) input by its batch
+    """Normalize each channel (dim 1) of an (N, C, *) input by its batch
     statistics when ``training`` (then the running statistics, if given, are updated in
     place: ``running = (1 - momentum) * running + momentum * batch``, with the unbiased
     batch variance), else by ``running_mean``/``running_var`` (torch's ``batch_norm``).
@@ -144,10 +184,11 @@ def batch_norm(
     >>> st.nn.functional.batch_norm(x, None, None, training=True, eps=0.0).tolist()
     [[-1.0, -1.0], [1.0, 1.0]]
     """
-    if input.ndim not in (2, 3):
-        raise ShapeError(f"batch_norm: expected 2D or 3D input, got shape {list(input.shape)}")
-    dims = (0,) if input.ndim == 2 else (0, 2)
-    shape = (1, input.shape[1]) + ((1,) if input.ndim == 3 else ())
+    if input.ndim < 2:
+        raise ShapeError(f"batch_norm: expected at least 2D input, got shape {list(input.shape)}")
+    # statistics per channel (dim 1), over the batch and every spatial dim
+    dims = (0,) + tuple(range(2, input.ndim))
+    shape = (1, input.shape[1]) + (1,) * (input.ndim - 2)
     if training:
         count = input.numel() // input.shape[1]
         if count <= 1:

@@ -21,6 +21,7 @@ __all__ = [
     "Dropout",
     "LayerNorm",
     "BatchNorm1d",
+    "BatchNorm2d",
     "Embedding",
     "GELU",
     "SiLU",
@@ -194,11 +195,15 @@ class BatchNorm1d(Module):
                 self.running_var.fill_(1)
                 self.num_batches_tracked.zero_()
 
+    _ndims, _what = (2, 3), "2D or 3D"
+
     def forward(self, input):
-        if input.ndim not in (2, 3) or input.shape[1] != self.num_features:
+        if input.ndim not in self._ndims:  # torch's ValueError
+            raise ArgumentError(f"expected {self._what} input (got {input.ndim}D input)")
+        if input.shape[1] != self.num_features:
             raise ArgumentError(
-                f"BatchNorm1d({self.num_features}): expected input of shape (N, "
-                f"{self.num_features}) or (N, {self.num_features}, L), got {list(input.shape)}"
+                f"{type(self).__name__}({self.num_features}): expected {self.num_features} "
+                f"channels (dim 1), got input of shape {list(input.shape)}"
             )
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
@@ -225,6 +230,23 @@ class BatchNorm1d(Module):
             f"affine={self.affine}, bias={self.bias is not None}, "
             f"track_running_stats={self.track_running_stats}"
         )
+
+
+class BatchNorm2d(BatchNorm1d):
+    """Batch normalization of (N, C, H, W) inputs over each channel (statistics over N, H
+    and W); otherwise as :class:`BatchNorm1d`.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> bn = st.nn.BatchNorm2d(3)
+    >>> bn
+    BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    >>> bn(st.ones(2, 3, 4, 4)).shape
+    sharded.Size([2, 3, 4, 4])
+    """
+
+    _ndims, _what = (4,), "4D"
 
 
 class Embedding(Module):
