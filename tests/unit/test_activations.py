@@ -274,9 +274,9 @@ def test_values_and_kink_gradients_as_torch(name, place):
     x = st.tensor(X, dtype=st.float64, **place).requires_grad_(True)
     y = CALLS[name](x)
     assert y.dtype == st.float64 and y.shape == (12,)
-    np.testing.assert_allclose(y.numpy(), want, atol=2e-6)
+    np.testing.assert_allclose(y.detach().numpy(), want, atol=2e-6)
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), grad, atol=2e-6)
+    np.testing.assert_allclose(x.grad.detach().numpy(), grad, atol=2e-6)
 
 
 @pytest.mark.parametrize("name", sorted(TORCH))
@@ -285,7 +285,7 @@ def test_float32_2d_split_columns(name):
     x = st.tensor(np.array(X, np.float32).reshape(3, 4), dim=1, shards=3)
     y = CALLS[name](x)
     assert y.dtype == st.float32 and y.shape == (3, 4)
-    np.testing.assert_allclose(y.numpy().ravel(), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(y.detach().numpy().ravel(), want, rtol=1e-5, atol=1e-5)
 
 
 A = np.array([[-1.0, 2.0, 0.5], [3.0, -0.5, 0.0]])
@@ -313,20 +313,22 @@ def test_glu_softmin_as_torch(place):
     for f, want, grad in cases:
         x = st.tensor(A, **place).requires_grad_(True)
         y = f(x)
-        np.testing.assert_allclose(y.numpy(), want, atol=2e-6)
+        np.testing.assert_allclose(y.detach().numpy(), want, atol=2e-6)
         w = np.arange(1.0, 1 + y.numel()).reshape(tuple(y.shape))
         (y * st.tensor(w)).sum().backward()
-        np.testing.assert_allclose(x.grad.numpy(), grad, atol=2e-6)
+        np.testing.assert_allclose(x.grad.detach().numpy(), grad, atol=2e-6)
 
 
 def test_prelu_per_channel_gradient_and_method_forms():
     x = st.tensor([[-1.0, 2.0, 0.5], [3.0, -0.5, -2.0]], shards=2, dim=1).requires_grad_(True)
     w = st.tensor([0.1, -0.7, 0.5]).requires_grad_(True)
     y = st.prelu(x, w)
-    np.testing.assert_allclose(y.numpy(), [[-0.1, 2.0, 0.5], [3.0, 0.35, -1.0]], rtol=1e-6)
+    np.testing.assert_allclose(y.detach().numpy(), [[-0.1, 2.0, 0.5], [3.0, 0.35, -1.0]], rtol=1e-6)
     (y * st.arange(1.0, 7).reshape(2, 3)).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [[0.1, 2.0, 3.0], [4.0, -3.5, 3.0]], rtol=1e-6)
-    np.testing.assert_allclose(w.grad.numpy(), [-1.0, -2.5, -12.0], rtol=1e-6)
+    np.testing.assert_allclose(
+        x.grad.detach().numpy(), [[0.1, 2.0, 3.0], [4.0, -3.5, 3.0]], rtol=1e-6
+    )
+    np.testing.assert_allclose(w.grad.detach().numpy(), [-1.0, -2.5, -12.0], rtol=1e-6)
     assert x.prelu(w).tolist() == y.tolist()
     assert x.hardshrink(1.0).tolist() == [[-0.0, 2.0, 0.0], [3.0, 0.0, -2.0]]
     assert st.prelu(st.tensor(-1.0), st.tensor([2.0])).shape == ()
@@ -388,7 +390,7 @@ def test_inplace_forms_keep_gradients_of_non_leaves(k):
     ref = outplace(x2)
     ref.sum().backward()
     np.testing.assert_allclose(y.detach().numpy(), ref.detach().numpy(), rtol=1e-6)
-    np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.detach().numpy(), x2.grad.detach().numpy(), rtol=1e-6)
 
 
 def test_errors_as_torch():
@@ -479,7 +481,7 @@ def test_modules_forward():
         (nn.Tanhshrink(), F.tanhshrink),
         (nn.Softplus(2.0), lambda t: F.softplus(t, 2.0)),
     ]:
-        np.testing.assert_allclose(m(x).numpy(), f(x).numpy(), rtol=1e-6)
+        np.testing.assert_allclose(m(x).detach().numpy(), f(x).detach().numpy(), rtol=1e-6)
     p = nn.PReLU(4, 0.1)
     assert p.weight.tolist() == pytest.approx([0.1] * 4) and [
         n for n, _ in p.named_parameters()
@@ -490,7 +492,7 @@ def test_modules_forward():
     r = nn.RReLU(0.1, 0.3)(st.full((3000,), -1.0, shards=3))  # training: slopes in [l, u]
     assert -0.3 <= r.min().item() and r.max().item() <= -0.1 and abs(r.mean().item() + 0.2) < 0.01
     s = nn.Softmax2d()(st.tensor(np.arange(24.0).reshape(2, 3, 2, 2), dim=1, shards=2))
-    np.testing.assert_allclose(s.sum(1).numpy(), np.ones((2, 2, 2)), rtol=1e-12)
+    np.testing.assert_allclose(s.sum(1).detach().numpy(), np.ones((2, 2, 2)), rtol=1e-12)
     assert nn.Unflatten(-1, (2, -1))(st.ones(2, 12, dim=1, shards=3)).shape == (2, 2, 6)
     a, b = st.tensor([[3.0, 4.0], [1.0, 0.0]]), st.tensor([[3.0, 4.0], [0.0, 1.0]])
     assert nn.CosineSimilarity()(a, b).tolist() == pytest.approx([1.0, 0.0])

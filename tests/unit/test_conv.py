@@ -116,7 +116,7 @@ def test_conv2d_matches_reference_on_every_layout(case, how):
     out = F.conv2d(_make(x, how), st.tensor(w), st.tensor(b), stride, padding, dil, groups)
     want = ref_conv2d(x, w, b, stride, pads, dil, groups)
     assert out.shape == want.shape and out.dtype == st.float64
-    np.testing.assert_allclose(out.numpy(), want, atol=1e-12)
+    np.testing.assert_allclose(out.detach().numpy(), want, atol=1e-12)
     if how != "rep" and how[0] == 0:  # a batch split stays local: same cuts along N
         assert out.layout.bounds[0] == st.tensor(x).reshard(dim=0, shards=how[1]).layout.bounds[0]
 
@@ -125,7 +125,9 @@ def test_conv2d_unbatched_float32_and_empty_batch():
     x, w = RNG.standard_normal((3, 6, 6)).astype(np.float32), np.ones((5, 3, 5, 5), np.float32)
     out = F.conv2d(st.tensor(x), st.tensor(w), padding=1)
     assert out.shape == (5, 4, 4) and out.dtype == st.float32
-    np.testing.assert_allclose(out.numpy(), ref_conv2d(x[None], w, pads=((1, 1),) * 2)[0], 1e-5)
+    np.testing.assert_allclose(
+        out.detach().numpy(), ref_conv2d(x[None], w, pads=((1, 1),) * 2)[0], 1e-5
+    )
     e = F.conv2d(st.zeros(0, 2, 5, 5), st.ones(3, 2, 3, 3), st.ones(3))
     assert e.shape == (0, 3, 3, 3)
 
@@ -135,10 +137,10 @@ def test_conv1d_matches_reference(how):
     x, w, b = RNG.standard_normal((5, 4, 9)), RNG.standard_normal((6, 2, 3)), np.arange(6.0)
     out = F.conv1d(_make(x, how), st.tensor(w), st.tensor(b), 2, 2, 2, 2)
     want = ref_conv2d(x[:, :, None], w[:, :, None], b, (1, 2), ((0, 0), (2, 2)), (1, 2), 2)
-    np.testing.assert_allclose(out.numpy(), want[:, :, 0], atol=1e-12)
+    np.testing.assert_allclose(out.detach().numpy(), want[:, :, 0], atol=1e-12)
     # unbatched, 'same' with an even kernel: the odd padding goes after, as torch
     x1, w1 = RNG.standard_normal((4, 9)), RNG.standard_normal((6, 4, 4))
-    got = F.conv1d(st.tensor(x1), st.tensor(w1), padding="same").numpy()
+    got = F.conv1d(st.tensor(x1), st.tensor(w1), padding="same").detach().numpy()
     want = ref_conv2d(x1[None, :, None], w1[:, :, None], pads=((0, 0), (1, 2)))[0, :, 0]
     np.testing.assert_allclose(got, want, atol=1e-12)
     t = st.tensor([[[1.0, 2.0, 3.0, 4.0]]])
@@ -157,17 +159,17 @@ def test_conv2d_gradients_match_torch_literals():
         assert out.shape == (2, 6, 3, 5)
         assert out.sum().item() == pytest.approx(82.25)
         np.testing.assert_allclose(
-            out[1, 3, 1].numpy(), [-2 / 3, 0.5, 7 / 12, -5 / 6, -0.5], atol=1e-12
+            out[1, 3, 1].detach().numpy(), [-2 / 3, 0.5, 7 / 12, -5 / 6, -0.5], atol=1e-12
         )
         g = st.tensor((np.arange(180) % 4 - 1.0).reshape(2, 6, 3, 5))
         (out * g).sum().backward()
         np.testing.assert_allclose(
-            x.grad[1, 2, :2].numpy() * 3,
+            x.grad[1, 2, :2].detach().numpy() * 3,
             [[-1, 5, 6, -3, -9], [4, -5, -3, 4, 4]],
             atol=1e-12,
         )
         np.testing.assert_allclose(
-            w.grad[4].numpy(),
+            w.grad[4].detach().numpy(),
             [[[3.0, -1.25, -1.25], [-2.25, 4.0, 0.75]], [[-3.25, 0.0, -2.25], [4.0, -6.5, 1.75]]],
             atol=1e-12,
         )
@@ -231,8 +233,8 @@ def test_max_pool2d_values_indices_and_grad(case, how):
     t = _make(x, how).requires_grad_(True)
     out, idx = F.max_pool2d(t, k, s, p, d, ceil_mode=ceil, return_indices=True)
     val, want = ref_max_pool2d(x, k, s, p, d, ceil)
-    np.testing.assert_array_equal(out.numpy(), val)
-    assert idx.dtype == st.int64 and idx.numpy().tolist() == want.tolist()
+    np.testing.assert_array_equal(out.detach().numpy(), val)
+    assert idx.dtype == st.int64 and idx.detach().numpy().tolist() == want.tolist()
     g = RNG.standard_normal(val.shape)
     (out * st.tensor(g)).sum().backward()
     gx = np.zeros(x.size)
@@ -240,7 +242,7 @@ def test_max_pool2d_values_indices_and_grad(case, how):
         flat = np.zeros(xs[2] * xs[3])
         np.add.at(flat, want[a].ravel(), g[a].ravel())
         gx[np.ravel_multi_index(a + (0,), xs[:2] + (xs[2] * xs[3],)) :][: flat.size] = flat
-    np.testing.assert_allclose(t.grad.numpy().ravel(), gx, atol=1e-12)
+    np.testing.assert_allclose(t.grad.detach().numpy().ravel(), gx, atol=1e-12)
 
 
 @pytest.mark.parametrize("how", LAYOUTS)
@@ -269,7 +271,7 @@ def test_avg_pool2d_values_and_gradcheck(kw, how):
     p = p if isinstance(p, tuple) else (p, p)
     want = ref_avg_pool2d(x, k, s, p, kw.get("ceil_mode", False), kw.get("count_include_pad", True),
                           kw.get("divisor_override"))  # fmt: skip
-    np.testing.assert_allclose(F.avg_pool2d(t, **kw).numpy(), want, atol=1e-12)
+    np.testing.assert_allclose(F.avg_pool2d(t, **kw).detach().numpy(), want, atol=1e-12)
     if how in ("rep", (0, 2)):
         t.requires_grad_(True)
         assert st.autograd.gradcheck(lambda a: F.avg_pool2d(a, **kw), (t,))
@@ -280,11 +282,11 @@ def test_pool1d_forms_unbatched_and_float32():
     got, idx = F.max_pool1d(st.tensor(x, shards=2), 3, 2, 1, 2, return_indices=True)
     val, want = ref_max_pool2d(x[:, :, None], (1, 3), (1, 2), (0, 1), (1, 2))
     assert got.dtype == st.float32 and got.shape == (4, 3, 4)
-    np.testing.assert_array_equal(got.numpy(), val[:, :, 0])
-    assert idx.numpy().tolist() == want[:, :, 0].tolist()
+    np.testing.assert_array_equal(got.detach().numpy(), val[:, :, 0])
+    assert idx.detach().numpy().tolist() == want[:, :, 0].tolist()
     a = F.avg_pool1d(st.tensor(x[0]), 3, 2, 1, ceil_mode=True, count_include_pad=False)
     want = ref_avg_pool2d(x[:1, :, None], (1, 3), (1, 2), (0, 1), True, False)[0, :, 0]
-    np.testing.assert_allclose(a.numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(a.detach().numpy(), want, rtol=1e-6)
     assert F.max_pool1d(st.tensor([[1.0, 3.0, 2.0, 5.0, 4.0]]), 2, ceil_mode=True).tolist() == [
         [3.0, 5.0, 4.0]
     ]
@@ -315,22 +317,26 @@ def test_adaptive_pools(how):
     x = RNG.standard_normal((3, 2, 7, 9))
     t = _make(x, how).requires_grad_(True)
     np.testing.assert_allclose(
-        F.adaptive_avg_pool2d(t, (3, 4)).numpy(), ref_adaptive2d(x, 3, 4, np.mean), atol=1e-12
+        F.adaptive_avg_pool2d(t, (3, 4)).detach().numpy(),
+        ref_adaptive2d(x, 3, 4, np.mean),
+        atol=1e-12,
     )
     np.testing.assert_allclose(  # more bins than rows: windows overlap, as torch
-        F.adaptive_avg_pool2d(t, (None, 11)).numpy(), ref_adaptive2d(x, 7, 11, np.mean), atol=1e-12
+        F.adaptive_avg_pool2d(t, (None, 11)).detach().numpy(),
+        ref_adaptive2d(x, 7, 11, np.mean),
+        atol=1e-12,
     )
     m, idx = F.adaptive_max_pool2d(t, (3, 4), return_indices=True)
-    np.testing.assert_array_equal(m.numpy(), ref_adaptive2d(x, 3, 4, np.max))
+    np.testing.assert_array_equal(m.detach().numpy(), ref_adaptive2d(x, 3, 4, np.max))
     assert idx.dtype == st.int64
-    picked = np.take_along_axis(x.reshape(3, 2, -1), idx.numpy().reshape(3, 2, -1), 2)
-    np.testing.assert_array_equal(picked, m.numpy().reshape(3, 2, -1))
+    picked = np.take_along_axis(x.reshape(3, 2, -1), idx.detach().numpy().reshape(3, 2, -1), 2)
+    np.testing.assert_array_equal(picked, m.detach().numpy().reshape(3, 2, -1))
     if how in ("rep", (0, 3)):
         assert st.autograd.gradcheck(lambda a: F.adaptive_avg_pool2d(a, (3, 4)), (t,))
         assert st.autograd.gradcheck(lambda a: F.adaptive_max_pool2d(a, (3, 4)), (t,))
     y = RNG.standard_normal((2, 10))
     np.testing.assert_allclose(
-        F.adaptive_avg_pool1d(st.tensor(y), 4).numpy(),
+        F.adaptive_avg_pool1d(st.tensor(y), 4).detach().numpy(),
         ref_adaptive2d(y[None, :, None], 1, 4, np.mean)[0, :, 0],
     )
     assert F.adaptive_max_pool1d(st.tensor([[1.0, 5.0, 2.0]]), 2).tolist() == [[5.0, 5.0]]
@@ -363,7 +369,10 @@ def test_module_reprs_and_init_match_torch():
     c = st.nn.Conv2d(4, 6, (3, 2), groups=2)
     assert c.weight.shape == (6, 2, 3, 2) and c.bias.shape == (6,)
     bound = 1 / np.sqrt(2 * 3 * 2)  # kaiming_uniform_(a=sqrt(5)): +-1/sqrt(fan_in)
-    assert np.abs(c.weight.numpy()).max() <= bound and np.abs(c.bias.numpy()).max() <= bound
+    assert (
+        np.abs(c.weight.detach().numpy()).max() <= bound
+        and np.abs(c.bias.detach().numpy()).max() <= bound
+    )
     assert c.weight.layout.is_replicated
     for kw, msg in [({"groups": 4}, "out_channels must be divisible by groups"),
                     ({"groups": 3}, "in_channels must be divisible by groups"),
@@ -379,17 +388,21 @@ def test_reflect_padding_mode_and_batchnorm2d_and_dropout2d():
     c = st.nn.Conv1d(2, 3, 3, padding=2, padding_mode="reflect").double()
     x = RNG.standard_normal((2, 2, 6))
     xr = np.pad(x, ((0, 0), (0, 0), (2, 2)), mode="reflect")
-    want = ref_conv2d(xr[:, :, None], c.weight.numpy()[:, :, None], c.bias.numpy())[:, :, 0]
-    np.testing.assert_allclose(c(st.tensor(x)).numpy(), want, atol=1e-12)
+    want = ref_conv2d(
+        xr[:, :, None], c.weight.detach().numpy()[:, :, None], c.bias.detach().numpy()
+    )[:, :, 0]
+    np.testing.assert_allclose(c(st.tensor(x)).detach().numpy(), want, atol=1e-12)
     bn = st.nn.BatchNorm2d(3).double()
     x = RNG.standard_normal((4, 3, 5, 5))
-    y = bn(st.tensor(x, shards=2)).numpy()
+    y = bn(st.tensor(x, shards=2)).detach().numpy()
     mu, var = x.mean((0, 2, 3), keepdims=True), x.var((0, 2, 3), keepdims=True)
     np.testing.assert_allclose(y, (x - mu) / np.sqrt(var + 1e-5), atol=1e-10)
-    np.testing.assert_allclose(bn.running_mean.numpy(), 0.1 * mu.ravel(), atol=1e-12)
-    np.testing.assert_allclose(bn.running_var.numpy(), 0.9 + 0.1 * x.var((0, 2, 3), ddof=1))
+    np.testing.assert_allclose(bn.running_mean.detach().numpy(), 0.1 * mu.ravel(), atol=1e-12)
+    np.testing.assert_allclose(
+        bn.running_var.detach().numpy(), 0.9 + 0.1 * x.var((0, 2, 3), ddof=1)
+    )
     st.manual_seed(0)
-    out = st.nn.Dropout2d()(st.ones(2, 40, 3, 3, shards=2)).numpy()
+    out = st.nn.Dropout2d()(st.ones(2, 40, 3, 3, shards=2)).detach().numpy()
     per = out.reshape(2, 40, 9)
     assert set(np.unique(out)) <= {0.0, 2.0} and (per.min(-1) == per.max(-1)).all()
     assert 0 < (per[:, :, 0] == 0).sum() < 80
@@ -427,13 +440,16 @@ def test_lenet_training_steps_match_torch():
         losses.append(loss.item())
     np.testing.assert_allclose(losses, [1.0533366468257235, 1.004163448281257], rtol=1e-12)
     np.testing.assert_allclose(
-        net.conv1.weight[1, 0, 0].numpy(),
+        net.conv1.weight[1, 0, 0].detach().numpy(),
         [0.2043461552881653, -0.26355001720476046, -0.4853400627965844],
         rtol=1e-10,
     )
-    np.testing.assert_allclose(net.conv1.bias.numpy(), [0.22324873034226483, -0.24302879449077744])
     np.testing.assert_allclose(
-        net.fc.bias.numpy(), [0.07355546800326346, 0.11162724544822641, -0.18518271345148996]
+        net.conv1.bias.detach().numpy(), [0.22324873034226483, -0.24302879449077744]
+    )
+    np.testing.assert_allclose(
+        net.fc.bias.detach().numpy(),
+        [0.07355546800326346, 0.11162724544822641, -0.18518271345148996],
     )
 
 
@@ -442,12 +458,14 @@ def test_empty_shards_and_uneven_chunks():
     t = st.tensor(x).reshard(layout=st.Layout(chunks=(0, 2, 1))).requires_grad_(True)
     w = st.tensor(RNG.standard_normal((4, 2, 3, 3))).requires_grad_(True)
     out = F.conv2d(t, w, padding=1)
-    np.testing.assert_allclose(out.numpy(), ref_conv2d(x, w.numpy(), pads=((1, 1),) * 2), 1e-12)
+    np.testing.assert_allclose(
+        out.detach().numpy(), ref_conv2d(x, w.detach().numpy(), pads=((1, 1),) * 2), 1e-12
+    )
     m, _ = F.adaptive_max_pool2d(out, 2, return_indices=True)
     a = F.avg_pool2d(F.max_pool2d(out, 2), 1) + F.adaptive_avg_pool2d(out, 3).sum()
     (m.sum() + a.sum()).backward()
     assert t.grad.shape == (3, 2, 6, 5) and w.grad.shape == (4, 2, 3, 3)
-    assert np.isfinite(w.grad.numpy()).all()
+    assert np.isfinite(w.grad.detach().numpy()).all()
 
 
 def test_torch_top_level_names():

@@ -33,12 +33,12 @@ def test_select_scatter(place, dim, index):
     out = st.select_scatter(x, src, dim, index)
     want = A.copy()
     np.moveaxis(want, dim, 0)[index] = np.arange(n) * 10
-    np.testing.assert_array_equal(out.numpy(), want)
+    np.testing.assert_array_equal(out.detach().numpy(), want)
     (out * st.tensor(W)).sum().backward()
     gx = W.copy()
     np.moveaxis(gx, dim, 0)[index] = 0  # torch: no gradient where input was overwritten
-    np.testing.assert_array_equal(x.grad.numpy(), gx)
-    np.testing.assert_array_equal(src.grad.numpy(), np.moveaxis(W, dim, 0)[index])
+    np.testing.assert_array_equal(x.grad.detach().numpy(), gx)
+    np.testing.assert_array_equal(src.grad.detach().numpy(), np.moveaxis(W, dim, 0)[index])
 
 
 @pytest.mark.parametrize("place", LAYOUTS, ids=IDS)
@@ -56,12 +56,12 @@ def test_slice_scatter(place, dim, start, end, step):
     out = x.slice_scatter(src, dim=dim, start=start, end=end, step=step)
     want = A.copy()
     want[tuple(sl)] = s
-    np.testing.assert_array_equal(out.numpy(), want)
+    np.testing.assert_array_equal(out.detach().numpy(), want)
     (out * st.tensor(W)).sum().backward()
     gx = W.copy()
     gx[tuple(sl)] = 0
-    np.testing.assert_array_equal(x.grad.numpy(), gx)
-    np.testing.assert_array_equal(src.grad.numpy(), W[tuple(sl)])
+    np.testing.assert_array_equal(x.grad.detach().numpy(), gx)
+    np.testing.assert_array_equal(src.grad.detach().numpy(), W[tuple(sl)])
 
 
 @pytest.mark.parametrize("place", LAYOUTS, ids=IDS)
@@ -78,10 +78,10 @@ def test_diagonal_scatter(place, offset, d1, d2):
         rows, cols = c + max(offset, 0), r + max(-offset, 0)
     want[rows, cols] = np.arange(n) + 50
     gx[rows, cols] = 0
-    np.testing.assert_array_equal(out.numpy(), want)
+    np.testing.assert_array_equal(out.detach().numpy(), want)
     (out * st.tensor(W)).sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), gx)
-    np.testing.assert_array_equal(src.grad.numpy(), W[rows, cols])
+    np.testing.assert_array_equal(x.grad.detach().numpy(), gx)
+    np.testing.assert_array_equal(src.grad.detach().numpy(), W[rows, cols])
 
 
 def test_diagonal_scatter_3d_batch_dims():
@@ -91,7 +91,7 @@ def test_diagonal_scatter_3d_batch_dims():
     want = a.copy()
     for i in range(3):
         want[i, :, i + 1] = 1
-    np.testing.assert_array_equal(out.numpy(), want)
+    np.testing.assert_array_equal(out.detach().numpy(), want)
 
 
 def test_view_scatters_cast_src_and_errors():
@@ -149,7 +149,7 @@ def test_index_reduce(place, reduce, include_self, dim):
     src_t = st.tensor(src, **(dict(shards=2, dim=dim) if dim == 0 else dict(shards=3, dim=1)))
     out = x.index_reduce(dim, st.tensor(idx), src_t, reduce, include_self=include_self)
     want = _ref_index_reduce(A, dim % 2, idx, src, reduce, include_self)
-    np.testing.assert_allclose(out.numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-6)
     assert x.tolist() == A.tolist()
 
 
@@ -216,9 +216,9 @@ def test_put(place, accumulate):
         want[i] = want[i] + v if accumulate else v
         if not accumulate:
             gx[i] = 0
-    np.testing.assert_array_equal(out.numpy(), want.reshape(5, 7))
+    np.testing.assert_array_equal(out.detach().numpy(), want.reshape(5, 7))
     (out * st.tensor(W)).sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), gx.reshape(5, 7))
+    np.testing.assert_array_equal(x.grad.detach().numpy(), gx.reshape(5, 7))
     assert src.grad.tolist() == [[W.ravel()[0], W.ravel()[34]], [W.ravel()[17], W.ravel()[3]]]
 
 
@@ -261,12 +261,12 @@ def test_fill_diagonal_(place, shape, wrap, ones):
     want = np.zeros(shape, np.float32)
     for p in ones:
         want[p] = 2.5
-    np.testing.assert_array_equal(x.numpy(), want)
+    np.testing.assert_array_equal(x.detach().numpy(), want)
 
 
 def test_fill_diagonal_nd_dtypes_gradient_errors():
     x = st.zeros(3, 3, 3, dim=2, shards=2).fill_diagonal_(1)
-    assert [tuple(p) for p in np.argwhere(x.numpy())] == [(0, 0, 0), (1, 1, 1), (2, 2, 2)]
+    assert [tuple(p) for p in np.argwhere(x.detach().numpy())] == [(0, 0, 0), (1, 1, 1), (2, 2, 2)]
     assert st.zeros(3, 4, dtype=st.int64).fill_diagonal_(1.7).tolist()[1] == [0, 1, 0, 0]
     assert st.zeros(2, 2, dtype=st.bool).fill_diagonal_(2).tolist() == [
         [True, False],
