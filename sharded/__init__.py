@@ -19,6 +19,7 @@ from .autograd import (
     no_grad,
     set_grad_enabled,
 )
+from .devices import device
 from .display import set_printoptions
 from .dtypes import (
     DType,
