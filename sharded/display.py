@@ -185,12 +185,29 @@ def tensor_repr(t) -> str:
         body = _block(tok, summarized, 0, len("tensor("), elem_len)
         if t.dtype not in (D.get_default_dtype(), D.default_complex(), D.int64, D.bool_):
             extra.append(f"dtype={t.dtype!r}")
-    extra.append(f"shards={len(lay.shards())}" + (" (replicated)" if lay.is_replicated else ""))
+    post = []
     if getattr(t, "grad_fn", None) is not None:
-        extra.append(f"grad_fn=<{t.grad_fn.name()}>")
+        post.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
-        extra.append("requires_grad=True")
-    return "tensor(" + body + ", " + ", ".join(extra) + ")"
+        post.append("requires_grad=True")
+    parts = _add_suffixes("tensor(" + body, extra + post, len("tensor("))
+    # our shards part goes inline after torch's dtype, so removing it leaves torch's string
+    shards = f"shards={len(lay.shards())}" + (" (replicated)" if lay.is_replicated else "")
+    parts.insert(1 + len(extra), ", " + shards)
+    return "".join(parts) + ")"
+
+
+def _add_suffixes(text, suffixes, indent) -> list:
+    """torch's ``_add_suffixes``: a suffix that would pass the line width starts a new line."""
+    parts, last = [text], len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last + len(suffix) + 2 > LINEWIDTH:
+            parts.append(",\n" + " " * indent + suffix)
+            last = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last += len(suffix) + 2
+    return parts
 
 
 def sharding_map(t) -> str:
