@@ -312,6 +312,9 @@ def randint(
             "randint() needs high and size: randint(high, size) or randint(low, high, size)"
         )
     _no_generator("randint", generator)
+    for v in (low, high):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise ArgumentTypeError(f"randint(): low and high must be ints, got {v!r}")
     if high <= low:
         raise ArgumentError(f"randint(): low={low} must be below high={high}")
     shape = size_of((tuple(size),) if not isinstance(size, numbers.Integral) else (size,))
@@ -402,6 +405,13 @@ def randperm(
     """
     _no_generator("randperm", generator)
     dt = D.as_dtype(dtype) if dtype is not None else D.int64
+    if dt.is_complex or dt == D.bool_:
+        raise UnsupportedDType(f"randperm is not implemented for {dt.name}")
+    top = {D.float16: 2**11, D.float32: 2**24}.get(dt)  # exact integers of the float dtype
+    if top is None and not dt.is_floating_point:
+        top = int(np.iinfo(dt.np).max)
+    if top is not None and n - 1 > top:
+        raise ArgumentError(f"randperm(): n={n} is too large for dtype {dt.name}")
     lay = placement(size_of((n,)), shards, dim, layout, device, dt)
     return _finish(apply("randperm", lay, int(n), dt), requires_grad)
 

@@ -41,11 +41,11 @@ def _draw(layout, dist, dtype):
 
 def _check_std(std):
     if is_tensor(std):
-        if std.numel() and bool((std < 0).any().item()):  # torch reads it too
+        if std.numel() and bool((~(std >= 0)).any().item()):  # NaN too; torch reads it too
             raise ArgumentError(
                 f"normal expects all elements of std >= 0.0, got min {std.min().item()}"
             )
-    elif std < 0:
+    elif not std >= 0:  # NaN too, as torch
         raise ArgumentError(f"normal expects std >= 0.0, but found std {std}")
 
 
@@ -230,6 +230,10 @@ def bernoulli_(self, p=0.5, *, generator=None):
     if not is_tensor(p):
         _check_p("bernoulli_", p)
     else:
+        if not p.dtype.is_floating_point:  # torch: not implemented for 'Long' probabilities
+            raise UnsupportedDType(
+                f"bernoulli_ expects floating point probabilities, got {p.dtype}"
+            )
         _check_p_tensor(p.detach())
     u = _draw(self.layout, "uniform", D.float64)
     return self.copy_(u < (p.to(D.float64) if is_tensor(p) else p))
@@ -254,7 +258,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         raise ShapeError(f"prob_dist must be 1 or 2 dim, got {w.ndim}")
     n = w.shape[-1]
     if isinstance(num_samples, bool) or not isinstance(num_samples, numbers.Integral):
-        raise ArgumentError(f"multinomial: num_samples must be an int, got {num_samples!r}")
+        raise ArgumentTypeError(f"multinomial: num_samples must be an int, got {num_samples!r}")
     if num_samples <= 0:
         raise ArgumentError(f"cannot sample n_sample <= 0 samples, got {num_samples}")
     if not replacement and num_samples > n:

@@ -256,3 +256,21 @@ def test_samples_stay_on_the_tape_with_zero_gradients():
     assert z.requires_grad
     z.sum().backward()
     assert r.grad.tolist() == [0.0, 0.0]
+
+
+def test_more_argument_checks_as_torch():
+    with pytest.raises(TypeError):  # randint takes ints only
+        st.randint(2.5, 5.5, (3,))
+    with pytest.raises(TypeError):
+        st.multinomial(st.ones(3), 1.0)
+    with pytest.raises(RuntimeError, match="std"):  # NaN std fails std >= 0.0
+        st.normal(st.ones(3), float("nan"))
+    with pytest.raises(NotImplementedError):
+        st.zeros(3).bernoulli_(st.ones(3, dtype=st.int64))
+    for n, dtype in [(200, st.int8), (3000, st.float16)]:
+        with pytest.raises(RuntimeError):  # n - 1 not representable in the dtype
+            st.randperm(n, dtype=dtype)
+    for dtype in (st.bool, st.cfloat):
+        with pytest.raises(NotImplementedError):
+            st.randperm(2, dtype=dtype)
+    assert sorted(st.randperm(128, dtype=st.int8).tolist()) == list(range(128))
