@@ -65,6 +65,18 @@ class device(str):  # torch's lower-case name
     __hash__ = str.__hash__
 
 
+def get_default_device() -> device:
+    """The device creation functions use without ``device=``: always the CPU workers here.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.get_default_device()
+    device(type='cpu')
+    """
+    return device("cpu")
+
+
 def matches(worker_device: str, device: str) -> bool:
     """Whether a worker on ``worker_device`` serves a request for ``device``."""
     if device == "cuda":

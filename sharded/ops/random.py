@@ -8,6 +8,7 @@ generator state travels between workers: the driver only reserves a range of cou
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 import os
@@ -105,6 +106,31 @@ def set_rng_state(new_state) -> None:
         )
     seed, counter = (int(v) for v in raw.view("<u8"))
     _rng["seed"], _rng["counter"] = seed, counter
+
+
+@contextlib.contextmanager
+def fork_rng(
+    devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices", device_type="cuda"
+):
+    """Restore the generator's state when the block ends (torch's ``torch.random.fork_rng``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.manual_seed(0)
+    >>> with st.random.fork_rng():
+    ...     a = st.rand(2).tolist()
+    >>> a == st.rand(2).tolist()
+    True
+    """
+    if not enabled:
+        yield
+        return
+    saved = dict(_rng)
+    try:
+        yield
+    finally:
+        _rng.update(saved)
 
 
 def _draw(n: int):

@@ -93,3 +93,16 @@ def test_to_keywords_as_torch():
     with pytest.raises(st.BackendUnavailable):
         x.cuda()
     assert x.tolist() == [1.5, -2.5]
+
+
+def test_cuda_namespace_without_a_gpu_as_torch():
+    assert st.get_default_device() == st.device("cpu")
+    assert not st.cuda.is_available() and st.cuda.device_count() == 0
+    assert not st.cuda.is_initialized()
+    st.manual_seed(4)
+    a = st.rand(3).tolist()
+    st.manual_seed(4)
+    st.cuda.manual_seed(9)  # torch: the CPU stream is untouched
+    st.cuda.manual_seed_all(9)
+    st.cuda.empty_cache()
+    assert st.rand(3).tolist() == a

@@ -274,3 +274,13 @@ def test_more_argument_checks_as_torch():
         with pytest.raises(NotImplementedError):
             st.randperm(2, dtype=dtype)
     assert sorted(st.randperm(128, dtype=st.int8).tolist()) == list(range(128))
+
+
+def test_fork_rng_restores_the_state():
+    st.manual_seed(2)
+    with st.random.fork_rng():
+        a = st.rand(4, shards=2).tolist()
+    assert st.rand(4, shards=3).tolist() == a
+    with st.random.fork_rng(enabled=False):
+        st.rand(1)
+    assert st.rand(4).tolist() != a
