@@ -184,19 +184,9 @@ def type_name(self, dtype=None):
     >>> st.ones(2).type(), st.ones(2).type(st.int64).dtype
     ('sharded.FloatTensor', sharded.int64)
     """
-    names = {
-        "float32": "Float",
-        "float64": "Double",
-        "float16": "Half",
-        "int64": "Long",
-        "int32": "Int",
-        "int16": "Short",
-        "int8": "Char",
-        "uint8": "Byte",
-        "bool": "Bool",
-        "complex64": "ComplexFloat",
-        "complex128": "ComplexDouble",
-    }
+    names = dict(float32="Float", float64="Double", float16="Half", int64="Long", int32="Int")
+    names.update(int16="Short", int8="Char", uint8="Byte", bool="Bool")
+    names.update(complex64="ComplexFloat", complex128="ComplexDouble")
     if dtype is None:
         return f"sharded.{names[self._dtype.name]}Tensor"
     if isinstance(dtype, str) and dtype.endswith("Tensor"):  # torch's "torch.DoubleTensor"
