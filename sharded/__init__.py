@@ -19,6 +19,7 @@ from .autograd import (
     no_grad,
     set_grad_enabled,
 )
+from .devices import device, get_default_device
 from .display import set_printoptions
 from .dtypes import (
     DType,
@@ -38,6 +39,9 @@ from .dtypes import (
     promote_types,
     set_default_dtype,
     uint8,
+)
+from .dtypes import (
+    DType as dtype,  # torch.dtype: isinstance(x.dtype, st.dtype)
 )
 from .dtypes import (
     bool_ as bool,

@@ -86,61 +86,76 @@ def corners(t, summarize: bool) -> np.ndarray:
     return out
 
 
-def _float_format(vals):
-    """torch's choice: integral values print as ``3.``, wide ranges in scientific notation,
-    everything else with four decimals."""
-    fixed, sci = f"{{:.{PRECISION}f}}", f"{{:.{PRECISION}e}}"
-    fin = vals[np.isfinite(vals)]
-    if fin.size == 0:
-        return sci if SCI_MODE else fixed
-    big, nz = np.abs(fin).max(), np.abs(fin[fin != 0])
-    if np.all(fin == np.round(fin)) and big < 1e8 and not SCI_MODE:
-        return "{:.0f}."
-    if SCI_MODE is not None:
-        return sci if SCI_MODE else fixed
-    if big >= 1e8 or (nz.size and (nz.min() < 1e-4 or big / nz.min() > 1e3)):
-        return sci
-    return fixed
+class _Formatter:
+    """torch's ``_Formatter``: one width for every element; floats in int mode (``3.``), fixed
+    (``PRECISION`` decimals) or scientific notation, chosen from the nonzero finite values."""
+
+    def __init__(self, vals: np.ndarray):
+        self.floating = vals.dtype.kind == "f"
+        self.int_mode, self.sci_mode, self.max_width = True, False, 1
+        if not self.floating:
+            strs = [str(v) for v in vals.tolist()]
+            self.max_width = max([1] + [len(s) for s in strs])
+            return
+        v = vals.astype(np.float64)
+        nz = v[np.isfinite(v) & (v != 0)]
+        if nz.size:
+            a = np.abs(nz)
+            lo, hi = a.min(), a.max()
+            self.int_mode = bool(np.all(nz == np.ceil(nz)))
+            auto = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
+            self.sci_mode = bool(auto if SCI_MODE is None else SCI_MODE)
+            if self.sci_mode:
+                widths = [len(f"{x:.{PRECISION}e}") for x in nz]
+            elif self.int_mode:
+                widths = [len(f"{x:.0f}") + 1 for x in nz]
+            else:
+                widths = [len(f"{x:.{PRECISION}f}") for x in nz]
+            self.max_width = max(widths)
+
+    def format(self, v) -> str:
+        if not self.floating:
+            s = str(v)
+        elif self.sci_mode:
+            s = f"{v:{self.max_width}.{PRECISION}e}"
+        elif self.int_mode:
+            s = f"{v:.0f}" + ("" if np.isnan(v) or np.isinf(v) else ".")
+        else:
+            s = f"{v:.{PRECISION}f}"
+        return s.rjust(self.max_width)
 
 
-def _float_tokens(flat) -> list:
-    fmt = _float_format(flat.astype(np.float64))
-    return [
-        ("nan" if np.isnan(v) else ("inf" if v > 0 else "-inf"))
-        if not np.isfinite(v)
-        else fmt.format(v)
-        for v in flat.astype(np.float64)
-    ]
-
-
-def _tokens(a: np.ndarray) -> np.ndarray:
+def _tokens(a: np.ndarray):
+    """Every element formatted as torch does (complex: real and imaginary formatters apart);
+    also the width of one element and its separator, for the line length."""
     flat = a.reshape(-1)
-    if flat.size == 0:
-        return np.array([], dtype=object).reshape(a.shape)
-    if flat.dtype.kind == "f":
-        toks = _float_tokens(flat)
-    elif flat.dtype.kind == "c":  # torch formats real and imaginary parts each on their own
-        ims = [i if i.startswith("-") else "+" + i for i in _float_tokens(flat.imag)]
-        toks = [r + i + "j" for r, i in zip(_float_tokens(flat.real), ims)]
-    else:
-        toks = [str(v) for v in flat.tolist()]
-    width = max(len(s) for s in toks)
-    return np.array([s.rjust(width) for s in toks], dtype=object).reshape(a.shape)
+    if flat.dtype.kind == "c":
+        f1, f2 = _Formatter(flat.real), _Formatter(flat.imag)
+        toks = []
+        for z in flat.tolist():
+            im = (f2.format(z.imag) + "j").lstrip()
+            toks.append(f1.format(z.real) + (im if im[0] in "+-" else "+" + im))
+        return np.array(toks, dtype=object).reshape(a.shape), f1.max_width + f2.max_width + 3
+    f = _Formatter(flat)
+    toks = [f.format(v) for v in flat.tolist()]
+    return np.array(toks, dtype=object).reshape(a.shape), f.max_width + 2
 
 
-def _block(tok, summarized, depth, indent):
+def _block(tok, summarized, depth, indent, elem_len):
     if tok.ndim == 0:
         return tok.item()
     cut = summarized[depth] and tok.shape[0] == 2 * EDGE
     if tok.ndim == 1:
         parts = list(tok)
         if cut:
-            parts.insert(EDGE, "...")
-        return "[" + ", ".join(parts) + "]"
-    rows = [_block(tok[i], summarized, depth + 1, indent) for i in range(tok.shape[0])]
+            parts.insert(EDGE, " ...")
+        per_line = max(1, int((LINEWIDTH - indent) // elem_len))
+        lines = [", ".join(parts[i : i + per_line]) for i in range(0, len(parts), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    rows = [_block(tok[i], summarized, depth + 1, indent + 1, elem_len) for i in range(len(tok))]
     if cut:
         rows.insert(EDGE, "...")
-    sep = "," + "\n" * (tok.ndim - 1) + " " * (indent + depth + 1)
+    sep = "," + "\n" * (tok.ndim - 1) + " " * (indent + 1)
     return "[" + sep.join(rows) + "]"
 
 
@@ -155,23 +170,44 @@ def tensor_repr(t) -> str:
     summarize = t.numel() > THRESHOLD
     vals = corners(t, summarize)
     summarized = [summarize and n > 2 * EDGE for n in lay.shape]
-    body = _block(_tokens(vals), summarized, 0, len("tensor("))
+    extra = []
+    dev = t.device
+    if dev != "cpu":  # torch puts the device first
+        extra.append(f"device='{dev}'")
     if t.numel() == 0:
         body = "[]"
-    extra = []
-    if t.numel() == 0 and lay.ndim != 1:
-        extra.append(f"size={tuple(lay.shape)}")
-    if t.dtype not in (D.get_default_dtype(), D.default_complex(), D.int64, D.bool_):
-        extra.append(f"dtype={t.dtype!r}")
-    dev = t.device
-    if dev != "cpu":
-        extra.append(f"device='{dev}'")
-    extra.append(f"shards={len(lay.shards())}" + (" (replicated)" if lay.is_replicated else ""))
+        if lay.ndim != 1:
+            extra.append(f"size={tuple(lay.shape)}")
+        if t.dtype != D.get_default_dtype():  # nothing printed tells an empty int64 apart
+            extra.append(f"dtype={t.dtype!r}")
+    else:
+        tok, elem_len = _tokens(vals)
+        body = _block(tok, summarized, 0, len("tensor("), elem_len)
+        if t.dtype not in (D.get_default_dtype(), D.default_complex(), D.int64, D.bool_):
+            extra.append(f"dtype={t.dtype!r}")
+    post = []
     if getattr(t, "grad_fn", None) is not None:
-        extra.append(f"grad_fn=<{t.grad_fn.name()}>")
+        post.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
-        extra.append("requires_grad=True")
-    return "tensor(" + body + ", " + ", ".join(extra) + ")"
+        post.append("requires_grad=True")
+    parts = _add_suffixes("tensor(" + body, extra + post, len("tensor("))
+    # our shards part goes inline after torch's dtype, so removing it leaves torch's string
+    shards = f"shards={len(lay.shards())}" + (" (replicated)" if lay.is_replicated else "")
+    parts.insert(1 + len(extra), ", " + shards)
+    return "".join(parts) + ")"
+
+
+def _add_suffixes(text, suffixes, indent) -> list:
+    """torch's ``_add_suffixes``: a suffix that would pass the line width starts a new line."""
+    parts, last = [text], len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last + len(suffix) + 2 > LINEWIDTH:
+            parts.append(",\n" + " " * indent + suffix)
+            last = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last += len(suffix) + 2
+    return parts
 
 
 def sharding_map(t) -> str:

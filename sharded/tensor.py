@@ -15,6 +15,7 @@ import weakref
 import numpy as np
 
 from . import dtypes as D
+from .devices import device
 from .display import sharding_map, tensor_repr
 from .errors import (
     ArgumentError,
@@ -269,10 +270,11 @@ class ShardedTensor:
 
     @property
     def device(self) -> str:
-        """The device of the shards: ``"cpu"``, ``"cuda:0"``..., or ``"mixed(cpu, cuda:0)"``."""
+        """The device of the shards: ``st.device("cpu")``, ``"cuda:0"``..., or the string
+        ``"mixed(cpu, cuda:0)"``."""
         ws = self._storage.session.executor.workers
         devs = sorted({ws[w].device for w in self._layout.workers})
-        return devs[0] if len(devs) == 1 else f"mixed({', '.join(devs)})"
+        return device(devs[0]) if len(devs) == 1 else f"mixed({', '.join(devs)})"
 
     @property
     def is_leaf(self) -> bool:
@@ -281,6 +283,10 @@ class ShardedTensor:
     @property
     def is_cuda(self) -> bool:
         return self.device.startswith("cuda")
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.device == "cpu"
 
     def is_floating_point(self) -> bool:
         return self._dtype.is_floating_point

@@ -91,7 +91,7 @@ def to_device(self, device, /, *, stream=None):
     --------
     >>> import sharded as st
     >>> st.ones(2).to_device("cpu").device
-    'cpu'
+    device(type='cpu')
     """
     if stream is not None:
         raise ArgumentError(f"stream={stream!r}: sharded has no streams to order the copy on")

@@ -132,6 +132,9 @@ def to(self, *args, **kwargs):
     """
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)  # torch's keywords; a copy here is always synchronous
+    kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     for a in args:
@@ -148,7 +151,7 @@ def to(self, *args, **kwargs):
         out = to_device(out, device)
     if dtype is not None and D.as_dtype(dtype) != out._dtype:
         out = apply("astype", out, D.as_dtype(dtype))
-    return out
+    return out.clone() if copy and out is self else out
 
 
 @bind("cuda")
@@ -166,7 +169,7 @@ def cpu(self):
     --------
     >>> import sharded as st
     >>> st.ones(2).cpu().device
-    'cpu'
+    device(type='cpu')
     """
     return self.to("cpu")
 
@@ -181,21 +184,16 @@ def type_name(self, dtype=None):
     >>> st.ones(2).type(), st.ones(2).type(st.int64).dtype
     ('sharded.FloatTensor', sharded.int64)
     """
+    names = dict(float32="Float", float64="Double", float16="Half", int64="Long", int32="Int")
+    names.update(int16="Short", int8="Char", uint8="Byte", bool="Bool")
+    names.update(complex64="ComplexFloat", complex128="ComplexDouble")
     if dtype is None:
-        names = {
-            "float32": "Float",
-            "float64": "Double",
-            "float16": "Half",
-            "int64": "Long",
-            "int32": "Int",
-            "int16": "Short",
-            "int8": "Char",
-            "uint8": "Byte",
-            "bool": "Bool",
-            "complex64": "ComplexFloat",
-            "complex128": "ComplexDouble",
-        }
         return f"sharded.{names[self._dtype.name]}Tensor"
+    if isinstance(dtype, str) and dtype.endswith("Tensor"):  # torch's "torch.DoubleTensor"
+        by_name = {f"{p}.{v}Tensor": k for k, v in names.items() for p in ("torch", "sharded")}
+        if dtype not in by_name:
+            raise ArgumentError(f"invalid type: {dtype!r}")
+        dtype = by_name[dtype]
     return self.to(dtype)
 
 

@@ -8,8 +8,10 @@ generator state travels between workers: the driver only reserves a range of cou
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
+import os
 
 import numpy as np
 
@@ -17,7 +19,13 @@ from .. import dtypes as D
 from ..core.dataflow import Operand
 from ..core.dispatch import apply, as_tensor, is_tensor, like_kw, placement, size_of
 from ..core.registry import kernel, nondiff, primitive
-from ..errors import ArgumentError, DTypeError
+from ..errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DTypeError,
+    UnsupportedArgument,
+    UnsupportedDType,
+)
 
 _DEFAULT_SEED = 67280421310721  # torch's default initial seed
 _rng = {"seed": _DEFAULT_SEED, "counter": 0}
@@ -34,6 +42,25 @@ def manual_seed(seed: int) -> None:
     True
     """
     _rng["seed"], _rng["counter"] = int(seed), 0
+
+
+def seed() -> int:
+    """Seed the generator with a non-deterministic number and return it (torch's ``seed``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> s = st.seed(); s == st.initial_seed()
+    True
+    """
+    s = int.from_bytes(os.urandom(8), "little") >> 1  # torch's seeds fit in 63 bits too
+    manual_seed(s)
+    return s
+
+
+def _no_generator(name, generator):
+    if generator is not None:
+        raise UnsupportedArgument(f"{name}: generator= is not supported; seed st.manual_seed")
 
 
 def initial_seed() -> int:
@@ -79,6 +106,31 @@ def set_rng_state(new_state) -> None:
         )
     seed, counter = (int(v) for v in raw.view("<u8"))
     _rng["seed"], _rng["counter"] = seed, counter
+
+
+@contextlib.contextmanager
+def fork_rng(
+    devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices", device_type="cuda"
+):
+    """Restore the generator's state when the block ends (torch's ``torch.random.fork_rng``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.manual_seed(0)
+    >>> with st.random.fork_rng():
+    ...     a = st.rand(2).tolist()
+    >>> a == st.rand(2).tolist()
+    True
+    """
+    if not enabled:
+        yield
+        return
+    saved = dict(_rng)
+    try:
+        yield
+    finally:
+        _rng.update(saved)
 
 
 def _draw(n: int):
@@ -218,15 +270,23 @@ def _sampler(name, dist):
         layout=None,
         device="cpu",
         requires_grad=False,
+        generator=None,
         **kw,
     ):
         if "size" in kw:
+            if size:
+                raise ArgumentTypeError(f"{name}() got the size both as arguments and size=")
             size = (kw.pop("size"),)
+        elif not size:  # torch: rand() has no overload without a size (rand(()) is 0-d)
+            raise ArgumentTypeError(f"{name}() missing its size argument")
         if kw:
             raise TypeError(f"{name}() got unexpected keyword arguments {sorted(kw)}")
+        _no_generator(name, generator)
         dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
         if not (dt.is_floating_point or dt.is_complex):  # torch: not implemented for 'Long'
-            raise DTypeError(f"{name}() needs a floating point or complex dtype, got {dt.name}")
+            raise UnsupportedDType(
+                f"{name}() needs a floating point or complex dtype, got {dt.name}"
+            )
         lay = placement(size_of(size), shards, dim, layout, device, dt)
         return _finish(apply("random", lay, dist, dt), requires_grad)
 
@@ -258,6 +318,7 @@ def randint(
     layout=None,
     device="cpu",
     requires_grad=False,
+    generator=None,
 ):
     """Integers uniform in ``[low, high)``: ``randint(high, size)`` or
     ``randint(low, high, size)``.
@@ -276,14 +337,37 @@ def randint(
         raise ArgumentError(
             "randint() needs high and size: randint(high, size) or randint(low, high, size)"
         )
+    _no_generator("randint", generator)
+    for v in (low, high):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise ArgumentTypeError(f"randint(): low and high must be ints, got {v!r}")
     if high <= low:
         raise ArgumentError(f"randint(): low={low} must be below high={high}")
     shape = size_of((tuple(size),) if not isinstance(size, numbers.Integral) else (size,))
     dt = D.as_dtype(dtype) if dtype is not None else D.int64
     if dt.is_complex:
         raise DTypeError(f"randint(): complex dtype {dt.name} is not supported, as in torch")
+    _check_bounds(low, high, dt)
     lay = placement(shape, shards, dim, layout, device, dt)
     return _finish(apply("random", lay, "integers", dt, int(low), int(high)), requires_grad)
+
+
+def _check_bounds(low, high, dt):
+    """torch: ``from``/``to - 1`` must be representable in the dtype (bool: 0 and 1; half:
+    integers up to 2**11 exactly)."""
+    if dt == D.bool_:
+        lo, hi = 0, 1
+    elif dt.is_floating_point:
+        lo = hi = None
+        if dt == D.float16:
+            lo, hi = -(2**11), 2**11
+    else:
+        info = np.iinfo(dt.np)
+        lo, hi = int(info.min), int(info.max)
+    if lo is not None and not (lo <= low and high - 1 <= hi):
+        raise ArgumentError(
+            f"randint(): [{low}, {high}) is out of bounds for {dt.name} ([{lo}, {hi}])"
+        )
 
 
 # ------------------------------------------------------------------------------ randperm
@@ -327,7 +411,15 @@ def _plan_randperm(ex, layout, n, dtype) -> Operand:
 
 
 def randperm(
-    n, *, dtype=None, shards=None, dim=None, layout=None, device="cpu", requires_grad=False
+    n,
+    *,
+    dtype=None,
+    shards=None,
+    dim=None,
+    layout=None,
+    device="cpu",
+    requires_grad=False,
+    generator=None,
 ):
     """A random permutation of ``0 .. n-1`` (identical for any sharding).
 
@@ -337,7 +429,15 @@ def randperm(
     >>> sorted(st.randperm(5).tolist())
     [0, 1, 2, 3, 4]
     """
+    _no_generator("randperm", generator)
     dt = D.as_dtype(dtype) if dtype is not None else D.int64
+    if dt.is_complex or dt == D.bool_:
+        raise UnsupportedDType(f"randperm is not implemented for {dt.name}")
+    top = {D.float16: 2**11, D.float32: 2**24}.get(dt)  # exact integers of the float dtype
+    if top is None and not dt.is_floating_point:
+        top = int(np.iinfo(dt.np).max)
+    if top is not None and n - 1 > top:
+        raise ArgumentError(f"randperm(): n={n} is too large for dtype {dt.name}")
     lay = placement(size_of((n,)), shards, dim, layout, device, dt)
     return _finish(apply("randperm", lay, int(n), dt), requires_grad)
 
@@ -415,6 +515,7 @@ __all__ = [
     "randn_like",
     "manual_seed",
     "initial_seed",
+    "seed",
     "get_rng_state",
     "set_rng_state",
 ]

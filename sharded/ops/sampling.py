@@ -18,7 +18,14 @@ from .. import dtypes as D
 from ..core.dataflow import Operand
 from ..core.dispatch import apply, as_tensor, is_tensor, placement, size_of
 from ..core.registry import bind, kernel, nondiff, primitive
-from ..errors import ArgumentError, DTypeError, ShapeError
+from ..errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DTypeError,
+    ShapeError,
+    UnsupportedArgument,
+    UnsupportedDType,
+)
 
 __all__ = ["normal", "bernoulli", "multinomial", "poisson"]
 
@@ -34,17 +41,36 @@ def _draw(layout, dist, dtype):
 
 def _check_std(std):
     if is_tensor(std):
-        if std.numel() and bool((std < 0).any().item()):  # torch reads it too
+        if std.numel() and bool((~(std >= 0)).any().item()):  # NaN too; torch reads it too
             raise ArgumentError(
                 f"normal expects all elements of std >= 0.0, got min {std.min().item()}"
             )
-    elif std < 0:
+    elif not std >= 0:  # NaN too, as torch
         raise ArgumentError(f"normal expects std >= 0.0, but found std {std}")
 
 
-def _floating(name, t):
-    if not t.dtype.is_floating_point:
-        raise DTypeError(f"{name} expects a floating point tensor, got {t.dtype}")
+def _floating(name, t, complex_ok=False):
+    if not (t.dtype.is_floating_point or (complex_ok and t.dtype.is_complex)):
+        raise UnsupportedDType(f"{name} expects a floating point tensor, got {t.dtype}")
+
+
+def _no_generator(name, generator):
+    if generator is not None:
+        raise UnsupportedArgument(f"{name}: generator= is not supported; seed st.manual_seed")
+
+
+def _keep_on_tape(out, ts):
+    """torch's zero gradient of a sample with respect to its parameters: the result is on the
+    tape (``requires_grad``) and the gradient is 0 (finite even for inf parameters)."""
+    for t in ts:
+        if is_tensor(t) and t.requires_grad:
+            out = out + (t * 0).nan_to_num(0.0, 0.0, 0.0)
+    return out
+
+
+def _both_parts(x, dtype):
+    """torch fills a complex tensor through its real view: a real shift moves both parts."""
+    return x * (1 + 1j) if dtype.is_complex else x
 
 
 def normal(
@@ -72,35 +98,41 @@ def normal(
     >>> st.normal(0.0, 1.0, (4,)).dtype
     sharded.float32
     """
-    if generator is not None:
-        raise ArgumentError("normal: generator= is not supported; seed with st.manual_seed")
-    _check_std(std)
+    _no_generator("normal", generator)
+    if is_tensor(std) and std.dtype.is_complex:
+        raise DTypeError(f"normal expects standard deviation to be non-complex, got {std.dtype}")
     if not is_tensor(mean) and not is_tensor(std):
-        if size is None:
-            raise ArgumentError("normal(mean: float, std: float) needs size")
+        if size is None:  # torch's parser: no overload (float, float) without size
+            raise ArgumentTypeError("normal(mean: float, std: float) needs size")
+        _check_std(std)
         shape = size_of((size,) if isinstance(size, numbers.Integral) else (tuple(size),))
         dt = D.as_dtype(dtype) if dtype is not None else D.get_default_dtype()
+        if not (dt.is_floating_point or dt.is_complex):
+            raise UnsupportedDType(f"normal needs a floating point or complex dtype, got {dt}")
         lay = placement(shape, shards, dim, layout, device, dt)
         z = _draw(lay, "normal", dt)
-        out = z * std + mean if (std != 1 or mean != 0) else z
+        out = z * std + _both_parts(mean, dt) if (std != 1 or mean != 0) else z
         return out.requires_grad_(True) if requires_grad else out
-    if size is not None:
-        raise ArgumentError("normal: size is only taken with float mean and std")
+    if size is not None:  # torch's parser: no tensor overload takes size
+        raise ArgumentTypeError("normal: size is only taken with float mean and std")
+    _check_std(std)
     ts = [t for t in (mean, std) if is_tensor(t)]
     for t in ts:
-        _floating("normal", t)
-    shape = tuple(np.broadcast_shapes(*(tuple(t.shape) for t in ts)))
+        _floating("normal", t, complex_ok=t is mean)
+    try:
+        shape = tuple(np.broadcast_shapes(*(tuple(t.shape) for t in ts)))
+    except ValueError:
+        raise ShapeError(
+            f"normal: the shapes of mean {tuple(mean.shape)} and std {tuple(std.shape)} "
+            "do not broadcast"
+        ) from None
     dt = ts[0].dtype if len(ts) == 1 else D.promote_types(ts[0].dtype, ts[1].dtype)
     base = next((t for t in ts if tuple(t.shape) == shape), None)
     lay = base.layout if base is not None else placement(shape)
     z = _draw(lay, "normal", dt)
     m = mean.detach() if is_tensor(mean) else mean
     s = std.detach() if is_tensor(std) else std
-    out = z * s + m
-    for t in ts:  # torch's NormalBackward: zero gradients, but the result is on the tape
-        if t.requires_grad:
-            out = out + t * 0
-    return out
+    return _keep_on_tape(z * s + m, ts)  # torch's NormalBackward: zero gradients
 
 
 @bind("normal_")
@@ -113,10 +145,11 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     >>> st.zeros(2, 2, shards=2).normal_(5.0, 0.0).tolist()
     [[5.0, 5.0], [5.0, 5.0]]
     """
-    _floating("normal_", self)
+    _no_generator("normal_", generator)
+    _floating("normal_", self, complex_ok=True)
     _check_std(std)
-    z = _draw(self.layout, "normal", self.dtype)
-    return self.copy_(z * std + mean)
+    z = _draw(self.layout, "normal", self.dtype)  # complex: each part N(0, 1/2), as torch's
+    return self.copy_(z * std + _both_parts(mean, self.dtype))
 
 
 @bind("uniform_")
@@ -133,18 +166,28 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None, **kw):
     a, b = kw.pop("from", a), kw.pop("to", b)
     if kw:
         raise TypeError(f"uniform_() got unexpected keyword arguments {sorted(kw)}")
-    _floating("uniform_", self)
+    _no_generator("uniform_", generator)
+    _floating("uniform_", self, complex_ok=True)  # complex: each part in [a, b), as torch
     if a > b:
         raise ArgumentError(
             f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}"
         )
     u = _draw(self.layout, "uniform", self.dtype)
-    return self.copy_(u * (b - a) + a)
+    return self.copy_(u * (b - a) + _both_parts(a, self.dtype))
 
 
 def _check_p(name, p):
     if not 0 <= p <= 1:
         raise ArgumentError(f"{name} expects p to be in [0, 1], but got p={p}")
+
+
+def _check_p_tensor(p):
+    """torch: ``Expected p_in >= 0 && p_in <= 1`` (NaN fails it too)."""
+    if p.numel() and bool((~((p >= 0) & (p <= 1))).any().item()):
+        raise ArgumentError(
+            f"bernoulli expects every probability in [0, 1], got values from "
+            f"{p.min().item()} to {p.max().item()}"
+        )
 
 
 @bind("bernoulli")
@@ -158,12 +201,17 @@ def bernoulli(input, p=None, *, generator=None):
     >>> st.bernoulli(st.tensor([0.0, 1.0, 1.0], shards=2)).tolist()
     [0.0, 1.0, 1.0]
     """
+    _no_generator("bernoulli", generator)
     x = _t(input)
+    if x.dtype.is_complex or (p is None and not x.dtype.is_floating_point):
+        raise UnsupportedDType(f"bernoulli is not implemented for {x.dtype} probabilities")
     if p is not None:
         _check_p("bernoulli_", p)
+    else:
+        _check_p_tensor(x)
     u = _draw(x.layout, "uniform", D.float64)
     prob = p if p is not None else x.detach().to(D.float64)
-    return (u < prob).to(x.dtype)
+    return _keep_on_tape((u < prob).to(x.dtype), [x])
 
 
 @bind("bernoulli_")
@@ -176,8 +224,17 @@ def bernoulli_(self, p=0.5, *, generator=None):
     >>> st.ones(3).bernoulli_(0.0).tolist()
     [0.0, 0.0, 0.0]
     """
+    _no_generator("bernoulli_", generator)
+    if self.dtype.is_complex:
+        raise UnsupportedDType(f"bernoulli_ is not implemented for {self.dtype}")
     if not is_tensor(p):
         _check_p("bernoulli_", p)
+    else:
+        if not p.dtype.is_floating_point:  # torch: not implemented for 'Long' probabilities
+            raise UnsupportedDType(
+                f"bernoulli_ expects floating point probabilities, got {p.dtype}"
+            )
+        _check_p_tensor(p.detach())
     u = _draw(self.layout, "uniform", D.float64)
     return self.copy_(u < (p.to(D.float64) if is_tensor(p) else p))
 
@@ -194,13 +251,14 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     >>> st.multinomial(st.tensor([0.0, 1.0, 0.0]), 1).tolist()
     [1]
     """
+    _no_generator("multinomial", generator)
     w = _t(input)
     _floating("multinomial", w)
     if w.ndim not in (1, 2):
         raise ShapeError(f"prob_dist must be 1 or 2 dim, got {w.ndim}")
     n = w.shape[-1]
     if isinstance(num_samples, bool) or not isinstance(num_samples, numbers.Integral):
-        raise ArgumentError(f"multinomial: num_samples must be an int, got {num_samples!r}")
+        raise ArgumentTypeError(f"multinomial: num_samples must be an int, got {num_samples!r}")
     if num_samples <= 0:
         raise ArgumentError(f"cannot sample n_sample <= 0 samples, got {num_samples}")
     if not replacement and num_samples > n:
@@ -356,11 +414,13 @@ def poisson(input, generator=None):
     >>> st.poisson(st.zeros(3, shards=2)).tolist()
     [0.0, 0.0, 0.0]
     """
-    lam = _t(input).detach().contiguous()
+    _no_generator("poisson", generator)
+    src = _t(input)
+    lam = src.detach().contiguous()
     _floating("poisson", lam)
     if lam.numel() and bool((~(lam >= 0)).any().item()):  # NaN too, as torch
         raise ArgumentError(
             f"invalid Poisson rate, expected rate to be non-negative, got {lam.min().item()}"
         )
     key = apply("random", lam.layout, "integers", D.int64, 0, 2**62)
-    return apply("poisson", lam, key)
+    return _keep_on_tape(apply("poisson", lam, key), [src])

@@ -61,3 +61,48 @@ def test_gpu_workers_without_cupy_or_gpu_fail_clearly():
     finally:
         st.shutdown()
         st.init(executor="local", num_workers=3, min_shard_bytes=0)
+
+
+def test_device_objects_as_torch():
+    d = st.device("cpu")
+    assert repr(d) == "device(type='cpu')" and str(d) == "cpu" and d.type == "cpu"
+    assert d.index is None and d == "cpu"
+    c = st.device("cuda", 1)
+    assert repr(c) == "device(type='cuda', index=1)" and str(c) == "cuda:1" and c.index == 1
+    assert st.device("cuda:1") == c and st.device(0) == "cuda:0" and st.device(d) is d
+    with pytest.raises(RuntimeError):
+        st.device("foo")
+    x = st.ones(3, shards=2)
+    assert repr(x.device) == "device(type='cpu')" and str(x.device) == "cpu"
+    assert x.device.type == "cpu" and x.is_cpu and not x.is_cuda
+    assert st.zeros(2, device=st.device("cpu")).device == st.device("cpu")
+    assert x.to(st.device("cpu")) is x
+    assert st.full((2,), 1.5, device=d).tolist() == [1.5, 1.5]
+
+
+def test_to_keywords_as_torch():
+    x = st.tensor([1.5, -2.5], shards=2)
+    assert x.to("cpu", non_blocking=True) is x
+    y = x.to(st.float32, copy=True)
+    assert y is not x and y.tolist() == x.tolist()
+    assert x.to(device="cpu", dtype=st.float64).dtype == st.float64
+    assert x.type("torch.DoubleTensor").dtype == st.float64
+    assert x.type("torch.LongTensor").tolist() == [1, -2]
+    with pytest.raises(ValueError):
+        x.type("torch.NoSuchTensor")
+    with pytest.raises(st.BackendUnavailable):
+        x.cuda()
+    assert x.tolist() == [1.5, -2.5]
+
+
+def test_cuda_namespace_without_a_gpu_as_torch():
+    assert st.get_default_device() == st.device("cpu")
+    assert not st.cuda.is_available() and st.cuda.device_count() == 0
+    assert not st.cuda.is_initialized()
+    st.manual_seed(4)
+    a = st.rand(3).tolist()
+    st.manual_seed(4)
+    st.cuda.manual_seed(9)  # torch: the CPU stream is untouched
+    st.cuda.manual_seed_all(9)
+    st.cuda.empty_cache()
+    assert st.rand(3).tolist() == a

@@ -95,3 +95,7 @@ def test_complex_promotion_follows_torch():
     assert (st.cfloat, st.cdouble) == (st.complex64, st.complex128)
     assert as_dtype(complex) == st.complex64
     assert st.finfo(st.complex128).bits == 64
+
+
+def test_dtype_class_as_torch():
+    assert isinstance(st.ones(2).dtype, st.dtype) and isinstance(st.int64, st.dtype)

@@ -157,3 +157,130 @@ def test_poisson_rates_as_torch():
     assert big.dtype == st.float32 and abs(big.tolist()[1] / 1e8 - 1) < 1e-3
     # torch returns -2**63 for an infinite rate (undefined); here it comes back as inf
     assert st.poisson(st.tensor([float("inf")])).tolist() == [float("inf")]
+
+
+# ---------------------------------------------------------------- audit against torch 2.x
+def test_generator_none_and_size_forms_as_torch():
+    assert st.rand(2, generator=None).shape == (2,)
+    assert st.randint(5, (4,), generator=None).dtype == st.int64
+    assert sorted(st.randperm(4, generator=None).tolist()) == [0, 1, 2, 3]
+    with pytest.raises(TypeError):  # torch: no rand() overload without a size
+        st.rand()
+    with pytest.raises(TypeError):
+        st.randn(2, 3, size=(2,))
+    assert st.rand(()).shape == () and st.rand(size=(2, 3)).shape == (2, 3)
+    s = st.seed()
+    assert isinstance(s, int) and s == st.initial_seed()
+
+
+@pytest.mark.parametrize(
+    "low, high, dtype",
+    [
+        (-3, 5, st.uint8),
+        (0, 300, st.int8),
+        (0, 2**40, st.int32),
+        (0, 3, st.bool),
+        (0, 4096, st.float16),
+    ],
+)
+def test_randint_bounds_of_the_dtype(low, high, dtype):
+    with pytest.raises(RuntimeError, match="out of bounds"):  # torch: from/to - 1 out of bounds
+        st.randint(low, high, (3,), dtype=dtype)
+
+
+def test_randint_full_range_of_small_dtypes():
+    st.manual_seed(0)
+    a = st.randint(-128, 128, (4000,), dtype=st.int8, shards=3).numpy()
+    assert a.dtype == np.int8 and a.min() == -128 and a.max() == 127
+    b = st.randint(0, 2, (100,), dtype=st.bool).numpy()
+    assert b.dtype == np.bool_ and 0 < b.sum() < 100
+
+
+def test_normal_overload_errors_as_torch():
+    with pytest.raises(TypeError):  # normal(float, float) has no overload without size
+        st.normal(1.0, 2.0)
+    with pytest.raises(TypeError):  # no tensor overload takes size
+        st.normal(st.zeros(3), st.ones(3), size=(3,))
+    with pytest.raises(RuntimeError):  # 2 vs 3 do not broadcast
+        st.normal(st.zeros(2), st.ones(3))
+    with pytest.raises(RuntimeError, match="non-complex"):
+        st.normal(st.zeros(3), st.ones(3, dtype=st.cfloat))
+    with pytest.raises(NotImplementedError):  # "normal_kernel_cpu" not implemented for 'Long'
+        st.normal(0.0, 1.0, (2,), dtype=st.int64)
+    with pytest.raises(NotImplementedError):
+        st.zeros(3, dtype=st.int64).normal_()
+    assert st.normal(st.zeros(1), st.ones(2, 1)).shape == (2, 1)
+
+
+def test_complex_normal_and_uniform_as_torch():
+    """torch fills complex tensors through their real view: normal_(m, s) gives each part
+    N(m, s^2 / 2), uniform_(a, b) each part in [a, b); normal(complex mean, s) adds the mean."""
+    st.manual_seed(1)
+    n = 20000
+    a = st.zeros(n, dtype=st.cfloat, shards=3).normal_(3.0, 2.0).numpy()
+    assert a.dtype == np.complex64
+    assert abs(a.real.mean() - 3) < 0.05 and abs(a.imag.mean() - 3) < 0.05
+    assert abs(a.real.std() - math.sqrt(2)) < 0.05 and abs(a.imag.std() - math.sqrt(2)) < 0.05
+    b = st.zeros(n, dtype=st.cdouble, shards=2).uniform_(2.0, 3.0).numpy()
+    assert b.real.min() >= 2 and b.real.max() < 3 and b.imag.min() >= 2 and b.imag.max() < 3
+    c = st.normal(st.full((n,), 3.0, dtype=st.cfloat), 2.0).numpy()
+    assert c.dtype == np.complex64 and abs(c.real.mean() - 3) < 0.05 and abs(c.imag.mean()) < 0.05
+    assert st.normal(0.0, 1.0, (2,), dtype=st.cfloat).dtype == st.complex64
+
+
+def test_bernoulli_checks_as_torch():
+    with pytest.raises(RuntimeError):  # Expected p_in >= 0 && p_in <= 1
+        st.bernoulli(st.tensor([0.5, 1.5]))
+    with pytest.raises(RuntimeError):
+        st.bernoulli(st.tensor([float("nan")]))
+    x = st.zeros(2, 3, shards=2)
+    with pytest.raises(RuntimeError):
+        x.bernoulli_(st.full((3,), 2.0))
+    assert x.tolist() == [[0.0] * 3] * 2  # intact
+    with pytest.raises(NotImplementedError):  # not implemented for 'Long' probabilities
+        st.bernoulli(st.zeros(3, dtype=st.int64))
+    with pytest.raises(NotImplementedError):
+        st.zeros(3, dtype=st.cfloat).bernoulli_(0.5)
+    assert st.bernoulli(st.zeros(3, dtype=st.int64), 0.0).tolist() == [0, 0, 0]  # p given
+    assert st.zeros(2, 3).bernoulli_(st.ones(3)).tolist() == [[1.0] * 3] * 2
+
+
+def test_samples_stay_on_the_tape_with_zero_gradients():
+    p = st.full((3,), 0.5, requires_grad=True)
+    y = st.bernoulli(p)
+    assert y.requires_grad
+    y.sum().backward()
+    assert p.grad.tolist() == [0.0, 0.0, 0.0]
+    r = st.tensor([2.0, float("inf")], requires_grad=True)
+    z = st.poisson(r)
+    assert z.requires_grad
+    z.sum().backward()
+    assert r.grad.tolist() == [0.0, 0.0]
+
+
+def test_more_argument_checks_as_torch():
+    with pytest.raises(TypeError):  # randint takes ints only
+        st.randint(2.5, 5.5, (3,))
+    with pytest.raises(TypeError):
+        st.multinomial(st.ones(3), 1.0)
+    with pytest.raises(RuntimeError, match="std"):  # NaN std fails std >= 0.0
+        st.normal(st.ones(3), float("nan"))
+    with pytest.raises(NotImplementedError):
+        st.zeros(3).bernoulli_(st.ones(3, dtype=st.int64))
+    for n, dtype in [(200, st.int8), (3000, st.float16)]:
+        with pytest.raises(RuntimeError):  # n - 1 not representable in the dtype
+            st.randperm(n, dtype=dtype)
+    for dtype in (st.bool, st.cfloat):
+        with pytest.raises(NotImplementedError):
+            st.randperm(2, dtype=dtype)
+    assert sorted(st.randperm(128, dtype=st.int8).tolist()) == list(range(128))
+
+
+def test_fork_rng_restores_the_state():
+    st.manual_seed(2)
+    with st.random.fork_rng():
+        a = st.rand(4, shards=2).tolist()
+    assert st.rand(4, shards=3).tolist() == a
+    with st.random.fork_rng(enabled=False):
+        st.rand(1)
+    assert st.rand(4).tolist() != a
