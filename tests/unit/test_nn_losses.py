@@ -55,7 +55,9 @@ def test_cross_entropy_ignore_index_naming_a_class_and_reduction_none():
     w = st.tensor(W, dtype=st.float64)
     none = st.nn.CrossEntropyLoss(w, reduction="none", label_smoothing=0.1)(x, st.tensor(T))
     np.testing.assert_allclose(
-        none.detach().numpy(), [1.4304415971764106, 0.36634454183383086, 0.0, 4.531244765185063], 1e-12
+        none.detach().numpy(),
+        [1.4304415971764106, 0.36634454183383086, 0.0, 4.531244765185063],
+        1e-12,
     )
     lp = st.log_softmax(x.detach(), 1)
     assert F.nll_loss(lp, st.tensor(T), weight=w).item() == pytest.approx(1.8201351302260753)
