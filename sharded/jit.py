@@ -217,11 +217,15 @@ class Jitted:
     def _trace(self, entry, ex, sess, args, kwargs, tensors):
         rec = Recorder(self, ex, tensors)
         ex.recorder = rec
+        # tensors kept whole go to workers in round robin: every trace starts the turn at
+        # worker 0, so that two calls place them alike and their programs can agree
+        turn, sess._next = sess._next, 0
         try:
             out = self.fn(*args, **kwargs)
             gc.collect()  # cyclic garbage made by the call frees its shards inside the trace
         finally:
             ex.recorder = None
+            sess._next = turn
         self.stats["traces"] += 1
         if rec.abandoned:  # a read under fallback=True: this call ran eagerly
             self.eager = True

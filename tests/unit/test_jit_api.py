@@ -138,3 +138,32 @@ def test_an_exception_inside_propagates_and_the_function_still_replays():
     with pytest.raises(st.ShapeError):  # a typed error of an op inside: the same
         st.jit(lambda a, b: a + b)(_x(), _x((3, 3)))
     _equal(f(_x()), _x() * 2 + 1)
+
+
+def test_tensors_kept_whole_inside_a_traced_call_do_not_stop_replays():
+    # small tensors made inside the call (cross_entropy's arange of the classes) go to workers
+    # in round robin: each trace starts the turn alike, so calls agree and replay as eager
+    def run(jit):
+        st.manual_seed(0)
+        m = st.nn.Linear(6, 5, dtype=st.float64)
+        opt = st.optim.SGD(m.parameters(), lr=0.5)
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = st.nn.functional.cross_entropy(m(x), y) + st.arange(3.0).sum() * 0
+            loss.backward()
+            opt.step()
+            return loss
+
+        f = st.jit(step) if jit else step
+        x = st.tensor(np.linspace(-1, 1, 48).reshape(8, 6), shards=2)
+        y = st.tensor([0, 1, 2, 3, 4, 0, 1, 2], shards=2)
+        return [f(x, y).item() for _ in range(6)], f
+
+    st.init(min_shard_bytes=1 << 20)  # the default: small tensors are kept whole
+    try:
+        eager, _ = run(False)
+        jitted, f = run(True)
+    finally:
+        st.init(min_shard_bytes=0)
+    assert f.stats["replays"] >= 2 and jitted == eager
