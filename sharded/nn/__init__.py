@@ -5,22 +5,10 @@ worker, inputs are row-sharded, so the forward pass is local on every shard, and
 all-reduces each parameter's gradient across the workers (see ``sharded.autograd``).
 """
 
-from . import activations, functional, init, loss, utils
+from . import activations, conv, functional, init, loss, utils
 from .activations import *  # noqa: F403  (torch's activation modules)
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .conv import (
-    AdaptiveAvgPool1d,
-    AdaptiveAvgPool2d,
-    AdaptiveMaxPool1d,
-    AdaptiveMaxPool2d,
-    AvgPool1d,
-    AvgPool2d,
-    Conv1d,
-    Conv2d,
-    Dropout2d,
-    MaxPool1d,
-    MaxPool2d,
-)
+from .conv import *  # noqa: F403  (convolution, pooling, Dropout2d)
 from .layers import (
     GELU,
     BatchNorm1d,
@@ -62,17 +50,7 @@ __all__ = [
     "LayerNorm",
     "BatchNorm1d",
     "BatchNorm2d",
-    "Conv1d",
-    "Conv2d",
-    "MaxPool1d",
-    "MaxPool2d",
-    "AvgPool1d",
-    "AvgPool2d",
-    "AdaptiveAvgPool1d",
-    "AdaptiveAvgPool2d",
-    "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d",
-    "Dropout2d",
+    *conv.__all__,
     "Embedding",
     "ReLU",
     "Sigmoid",

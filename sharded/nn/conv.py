@@ -15,6 +15,7 @@ from ..errors import ArgumentError
 from ..layout import Layout
 from ..ops.random import rand
 from . import functional as F
+from .layers import Dropout
 from .modules import Module, Parameter
 
 __all__ = [
@@ -359,9 +360,10 @@ class AdaptiveMaxPool1d(_Adaptive):
     _fn = "adaptive_max_pool1d"
 
 
-class Dropout2d(Module):
+class Dropout2d(Dropout):
     """Zero whole channels (the last two dims together) with probability ``p`` while
-    training, scaling the rest by ``1 / (1 - p)``.
+    training, scaling the rest by ``1 / (1 - p)`` (:class:`~sharded.nn.Dropout`'s arguments
+    and checks).
 
     Examples
     --------
@@ -372,14 +374,5 @@ class Dropout2d(Module):
     sharded.Size([1, 2, 2, 2])
     """
 
-    def __init__(self, p=0.5, inplace=False):
-        super().__init__()
-        if not 0.0 <= p <= 1.0:
-            raise ArgumentError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p, self.inplace = p, inplace
-
     def forward(self, input):
         return F.dropout2d(input, self.p, self.training, self.inplace)
-
-    def extra_repr(self):
-        return f"p={self.p}, inplace={self.inplace}"

@@ -2,40 +2,9 @@
 :mod:`.core` for the base class and the classic schedules, :mod:`.extra` for warm-ups and
 combinators, :mod:`.plateau` for ``ReduceLROnPlateau``."""
 
-from .core import (
-    CosineAnnealingLR,
-    ExponentialLR,
-    LambdaLR,
-    LRScheduler,
-    MultiStepLR,
-    OneCycleLR,
-    StepLR,
-)
-from .extra import (
-    ChainedScheduler,
-    ConstantLR,
-    CosineAnnealingWarmRestarts,
-    LinearLR,
-    MultiplicativeLR,
-    PolynomialLR,
-    SequentialLR,
-)
+from . import core, extra
+from .core import *  # noqa: F403
+from .extra import *  # noqa: F403
 from .plateau import ReduceLROnPlateau
 
-__all__ = [
-    "LRScheduler",
-    "StepLR",
-    "MultiStepLR",
-    "ExponentialLR",
-    "CosineAnnealingLR",
-    "LambdaLR",
-    "OneCycleLR",
-    "ConstantLR",
-    "LinearLR",
-    "MultiplicativeLR",
-    "PolynomialLR",
-    "CosineAnnealingWarmRestarts",
-    "SequentialLR",
-    "ChainedScheduler",
-    "ReduceLROnPlateau",
-]
+__all__ = [*core.__all__, *extra.__all__, "ReduceLROnPlateau"]
