@@ -15,7 +15,7 @@ from ..errors import ArgumentError
 from ..layout import Layout
 from ..ops.random import rand
 from . import functional as F
-from .layers import Dropout
+from .layers import _DropoutNd
 from .modules import Module, Parameter
 
 __all__ = [
@@ -360,10 +360,10 @@ class AdaptiveMaxPool1d(_Adaptive):
     _fn = "adaptive_max_pool1d"
 
 
-class Dropout2d(Dropout):
+class Dropout2d(_DropoutNd):
     """Zero whole channels (the last two dims together) with probability ``p`` while
-    training, scaling the rest by ``1 / (1 - p)`` (:class:`~sharded.nn.Dropout`'s arguments
-    and checks).
+    training, scaling the rest by ``1 / (1 - p)`` (the arguments and checks
+    of :class:`~sharded.nn.Dropout`).
 
     Examples
     --------

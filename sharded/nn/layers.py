@@ -72,7 +72,21 @@ class Flatten(Module):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
-class Dropout(Module):
+class _DropoutNd(Module):
+    """The arguments, checks and repr that the dropout modules share (torch's
+    ``_DropoutNd``: ``Dropout2d`` is not a ``Dropout``)."""
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ArgumentError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
     """Zero elements with probability ``p`` while training, scaling the rest by
     ``1 / (1 - p)``; the identity in ``eval()`` mode. Masks are counter-based: the same for
     any sharding after ``st.manual_seed``.
@@ -85,17 +99,8 @@ class Dropout(Module):
     [1.0, 1.0, 1.0]
     """
 
-    def __init__(self, p=0.5, inplace=False):
-        super().__init__()
-        if not 0.0 <= p <= 1.0:
-            raise ArgumentError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p, self.inplace = p, inplace
-
     def forward(self, input):
         return F.dropout(input, self.p, self.training, self.inplace)
-
-    def extra_repr(self):
-        return f"p={self.p}, inplace={self.inplace}"
 
 
 class LayerNorm(Module):
