@@ -25,8 +25,6 @@ __all__ = [
     "div",
     "divide",
     "floor_divide",
-    "maximum",
-    "minimum",
     "mul",
     "multiply",
     "neg",
@@ -461,61 +459,6 @@ def pow(input, exponent):
 
 
 _inplace("pow", "__ipow__")
-
-
-# -------------------------------------------------------------------- maximum, minimum
-_elementwise("maximum", "maximum")
-_elementwise("minimum", "minimum")
-
-
-@vjp("maximum", "minimum", saves=(0, 1))
-def _maxmin_vjp(gs, node):
-    a, b = node.args
-    g = gs[0]
-    # torch: ties split the gradient; otherwise only the operand that strictly loses gets
-    # none, so with a NaN (no order) both operands receive the full gradient
-    a_loses, b_loses = (a < b, a > b) if node.prim == "maximum" else (a > b, a < b)
-    tie = a == b
-    return (
-        unbroadcast(g * _where(tie, 0.5, _where(a_loses, 0.0, 1.0)), a) if needs(a) else None,
-        unbroadcast(g * _where(tie, 0.5, _where(b_loses, 0.0, 1.0)), b) if needs(b) else None,
-    )
-
-
-@bind("maximum", prim="maximum")
-def maximum(input, other):
-    """Elementwise maximum (NaN propagates); both operands tensors, as torch (for a number use
-    :func:`clamp`).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.maximum(st.tensor([1, 5]), st.tensor([3, 2])).tolist()
-    [3, 5]
-    """
-    E.require_tensors("maximum", (input, other), ("input", "other"))  # torch: no Number overload
-    return E.call("maximum", input, other)
-
-
-_inplace("maximum")
-
-
-@bind("minimum", prim="minimum")
-def minimum(input, other):
-    """Elementwise minimum (NaN propagates); both operands tensors, as torch (for a number use
-    :func:`clamp`).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.minimum(st.tensor([1, 5]), st.tensor([3, 2])).tolist()
-    [1, 2]
-    """
-    E.require_tensors("minimum", (input, other), ("input", "other"))  # torch: no Number overload
-    return E.call("minimum", input, other)
-
-
-_inplace("minimum")
 
 
 # ------------------------------------------------------------------------------ neg

@@ -25,6 +25,8 @@ from ..errors import ArgumentError, DivisionByZero, DTypeError
 from . import elementwise as E
 
 __all__ = [
+    "maximum",
+    "minimum",
     "bitwise_left_shift",
     "bitwise_right_shift",
     "fmax",
@@ -151,6 +153,70 @@ def rsub(input, other, *, alpha=1):
     [4, 3]
     """
     return E.call("sub", other, input if alpha == 1 else E.call("mul", input, alpha))
+
+
+# ------------------------------------------------------------------- maximum, minimum
+_define("maximum", "maximum", E.promote)
+_define("minimum", "minimum", E.promote)
+
+
+@vjp("maximum", "minimum", saves=(0, 1))
+def _maxmin_vjp(gs, node):
+    a, b = node.args
+    g = gs[0]
+    # torch: ties split the gradient; otherwise only the operand that strictly loses gets
+    # none, so with a NaN (no order) both operands receive the full gradient
+    a_loses, b_loses = (a < b, a > b) if node.prim == "maximum" else (a > b, a < b)
+    tie = a == b
+
+    def share(loses):
+        return g * E.call("where", tie, 0.5, E.call("where", loses, 0.0, 1.0))
+
+    return _grads(node, lambda: share(a_loses), lambda: share(b_loses))
+
+
+@bind("maximum", prim="maximum")
+def maximum(input, other):
+    """Elementwise maximum (NaN propagates); both operands tensors, as torch (for a number use
+    :func:`clamp`).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.maximum(st.tensor([1, 5]), st.tensor([3, 2])).tolist()
+    [3, 5]
+    """
+    E.require_tensors("maximum", (input, other), ("input", "other"))  # torch: no Number overload
+    return E.call("maximum", input, other)
+
+
+@bind("minimum", prim="minimum")
+def minimum(input, other):
+    """Elementwise minimum (NaN propagates); both operands tensors, as torch (for a number use
+    :func:`clamp`).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.minimum(st.tensor([1, 5]), st.tensor([3, 2])).tolist()
+    [1, 2]
+    """
+    E.require_tensors("minimum", (input, other), ("input", "other"))  # torch: no Number overload
+    return E.call("minimum", input, other)
+
+
+def _inplace_maxmin(name):
+    def op(self, other):
+        E.require_tensors(name + "_", (self, other), ("input", "other"))
+        return E.call_(name, self, other)
+
+    op.__name__ = op.__qualname__ = name + "_"
+    op.__doc__ = f"In-place ``{name}``: writes into this tensor's shards and returns it."
+    bind(name + "_", prim=name)(op)
+
+
+_inplace_maxmin("maximum")
+_inplace_maxmin("minimum")
 
 
 # ------------------------------------------------------------------------- fmax, fmin

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..autograd import no_grad
 from ..errors import ArgumentError
-from ..ops.arithmetic import maximum
+from ..ops.binary_math import maximum
 from ..ops.creation import full_like, zeros_like
 from .capture import advance, bias_corrections
 from .optimizer import Optimizer
