@@ -78,6 +78,10 @@ class Executor(Reading):
         # it is told every submit/free/export and refuses reads (sharded.jit).
         self.recorder = None
         self._rec = None  # the batch log (recovery.Recovery), None when recovery is off
+        # Trees' partials straight from worker to worker (.mailbox; the Ray executor turns it
+        # on): the tag of the next shipment with trees, counted per client.
+        self._mail = False
+        self._shipno = 0
         self._reading = False  # fetch is exporting what it reads
         self._rec_off = "SHARDED_RECOVERY=0"
         # An Event the flush timer sleeps on while nothing is queued (RayExecutor; a timer
@@ -368,14 +372,25 @@ class Executor(Reading):
         if tedges:  # reductions: children first, their partials become the parents' refs
             order, kids, nout = wired(bc, order)
         self._kids = kids
+        mail = None
+        if kids and self._mail:  # see .mailbox; the log keeps the refs' form, for a replay
+            self._shipno += 1
+            mail = ("tmail", (self.client, self._shipno), self.timeout)
         out, got = {}, {}
         for v in order:
             nx = want.get(v, 0)
+            logged = None
             if v in kids:
                 cmds, refs = taken[v]
-                cmds.insert(0, ("tref", len(refs)))
-                refs.extend(got[c][i] for c, i in kids[v])
-            e = self._flush(v, nx + nout.get(v, 0), shared, taken[v])
+                if mail is not None:
+                    logged = [("tref", len(refs)), *cmds], [*refs, *(got[c][i] for c, i in kids[v])]
+                else:
+                    cmds.insert(0, ("tref", len(refs)))
+                    refs.extend(got[c][i] for c, i in kids[v])
+            if mail is not None:
+                logged = logged or (list(taken[v][0]), taken[v][1])
+                taken[v][0].insert(0, mail)
+            e = self._flush(v, nx + nout.get(v, 0), shared, taken[v], logged)
             if v in nout:
                 e, got[v] = e[:nx], e[nx:]
             out[v] = e
@@ -386,14 +401,17 @@ class Executor(Reading):
         """The layout commands of one flush as every worker's batch receives them."""
         return bc
 
-    def _flush(self, w: int, nexp: int = 0, shared=None, taken=None):
+    def _flush(self, w: int, nexp: int = 0, shared=None, taken=None, logged=None):
         self._depth += 1
         try:
-            return self._flush1(w, nexp, shared, taken)
+            return self._flush1(w, nexp, shared, taken, logged)
         finally:
             self._end()
 
-    def _flush1(self, w: int, nexp: int = 0, shared=None, taken=None):
+    def _flush1(self, w: int, nexp: int = 0, shared=None, taken=None, logged=None):
+        """Dispatch worker ``w``'s batch (``taken``: its commands and refs, else its queue);
+        ``logged``: the form the log keeps instead, when the batch takes tree partials from
+        its mailbox (a replay takes them as refs)."""
         if self._bcast and shared is None:
             return self._ship(w, nexp)
         if taken is None:
@@ -403,11 +421,15 @@ class Executor(Reading):
         cmds, refs = taken
         if shared is not None:
             cmds.insert(0, self._bhead(shared, refs))
+            if logged is not None:
+                logged[0].insert(0, cmds[0])
         rec = self._rec
         if rec is not None and rec.remap and refs:  # exports made before a recovery
             refs = rec.translate(refs)
         errs, exports = self._dispatch(w, cmds, refs, nexp)
         if rec is not None:
+            if logged is not None:
+                cmds, refs = logged[0], rec.translate(logged[1]) if rec.remap else logged[1]
             rec.record(w, cmds, refs, nexp, errs, exports)
         if errs is None:  # the relay tracks this batch (RayExecutor with relays)
             return exports
@@ -460,6 +482,9 @@ class Executor(Reading):
     def _resolve(self, ref):
         """A logged ref that is no export of the log, as a worker can receive it."""
         return ref
+
+    def _rebuilt(self, replaced) -> None:
+        """After a replay: the workers ``replaced`` (indices) are whole again."""
 
     def _adopted(self, replayed) -> None:
         """After a replay: ``replayed`` (export key -> replayed handle) of every logged export."""

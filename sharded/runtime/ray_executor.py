@@ -35,6 +35,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from ..errors import BackendUnavailable, OpFailed, ShardingError, WorkerLost
 from . import ray_service, recovery, threads
 from .executor import Executor, WorkerInfo
+from .mailbox import Mailbox, abort_all
 from .published import PublishClient
 from .relay import LOSS, Handle, Relayed, silent
 from .worker import Worker
@@ -46,6 +47,8 @@ READY_TIMEOUT_S = 120
 # sharded.runtime.relay and the README's "Scale" section for the measurements behind them.
 RELAY_MIN = int(os.environ.get("SHARDED_RELAY_MIN", "8"))
 RELAY_FANOUT = 32
+# Trees' partials go worker to worker through mailboxes (.mailbox) unless SHARDED_MAILBOX=0
+MAILBOX = os.environ.get("SHARDED_MAILBOX", "1") != "0"
 SETTLE_TIMEOUT_S = 60  # the most a recovery waits for the batches in flight at a loss
 # A wait longer than this looks at what finished so far, so that a lost worker's failed batch
 # is noticed while another worker still runs (ray.get of a list returns at the last result).
@@ -77,6 +80,23 @@ class _RayWorker(Worker):
 
     def node_id(self) -> str:
         return ray.get_runtime_context().get_node_id()
+
+    def run(self, cmds, *refs):
+        self._tmail = None  # a batch takes partials from its mailbox only if it says so
+        return super().run(cmds, *refs)
+
+    def mail_open(self):
+        """Start this worker's mailbox (:mod:`.mailbox`) on the node's address; returns the
+        address, or None when it cannot listen (the trees' partials then go through Ray)."""
+        try:
+            if self.mailbox is None:
+                self.mailbox = Mailbox(ray.util.get_node_ip_address())
+            return self.mailbox.address
+        except OSError:
+            return None
+
+    def mail_peers(self, peers, token) -> None:
+        self.mailbox.set_peers(peers, token)
 
 
 _Actor = ray.remote(_RayWorker)
@@ -218,6 +238,9 @@ class RayExecutor(Relayed, Executor):
         self._share_cores(nodes, node_ids, num_workers)  # direct calls: before any relay
         if not shared and len(self._actors) > RELAY_MIN:
             self._start_relays(RELAY_FANOUT)
+        self._mail_addrs, self._mail_token = {}, os.urandom(16)
+        if MAILBOX and not shared:
+            self._open_mail(range(len(self._actors)))
         self._timer = threading.Thread(target=self._tick, name="sharded-flush", daemon=True)
         self._timer.start()
 
@@ -225,6 +248,28 @@ class RayExecutor(Relayed, Executor):
         if on and self.shared:
             return  # recovery stays off there (the reason was given when it was turned off)
         super().set_recovery(on, reason)
+
+    def _open_mail(self, ws) -> None:
+        """Start the mailboxes of workers ``ws`` and tell every worker where all of them
+        are; trees use them from the next shipment on (or never, if one cannot listen).
+        Workers shared by several clients never do: two clients' trees could each hold a
+        worker the other's waits for."""
+        addrs = self._get([self._actors[w].mail_open.remote() for w in ws], READY_TIMEOUT_S)
+        self._mail_addrs.update(zip(ws, addrs))
+        if any(a is None for a in self._mail_addrs.values()):
+            self._mail = False
+            return
+        peers, token = dict(self._mail_addrs), self._mail_token
+        self._get([a.mail_peers.remote(peers, token) for a in self._actors], READY_TIMEOUT_S)
+        self._mail = True
+
+    def _rebuilt(self, replaced):
+        if self._mail_addrs and replaced:  # (with every worker alive again)
+            self._open_mail(sorted(replaced))
+
+    def _abandon(self):
+        if self._mail_addrs:
+            abort_all(self._mail_addrs.values(), self._mail_token, self.client, self._shipno)
 
     @staticmethod
     def _start(name, opts, args, nid):
@@ -426,6 +471,7 @@ class RayExecutor(Relayed, Executor):
             )
         node = self._get([actor.node_id.remote()], READY_TIMEOUT_S)[0]
         self._actors[w], self._run1[w] = actor, actor.run
+        self._mail = False  # until every worker knows where the replacement listens
         if self._relays:  # (before any later forward: the driver's calls run in order)
             self._orphans.discard(w)
             self._relays[self._relay_of[w]].rebind.remote(w, actor)

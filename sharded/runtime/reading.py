@@ -166,12 +166,17 @@ class Reading:
                 names = [self.workers[w].name for w in e.workers]
                 raise WaitTimeout(what, names, e.seconds, self.timeout) from None
             except recovery.Lost as e:
+                self._abandon()
                 if self._rec is None:
                     recovery.lost(self, e.cause, self._rec_off)
                 handles = self._rec.recover(handles, e.cause)
         raise recovery.unrecoverable(
             self, f"workers kept dying: {recovery.MAX_ATTEMPTS} recoveries in one wait"
         )
+
+    def _abandon(self) -> None:
+        """A worker was lost: stop every batch waiting for data it may never send (the Ray
+        executor's mailboxes, :mod:`.mailbox`), so that the batches in flight finish."""
 
     def _get(self, handles, timeout=None) -> list:
         """The values of ``handles`` (at most ``timeout`` s, else :class:`recovery.Late`);

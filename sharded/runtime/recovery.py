@@ -390,6 +390,7 @@ class Recovery:
                     replaced.add(w)
                 resets, new_errs, new_exps = self._replay()
                 results = ex._get(resets + new_errs, TIMEOUT_S)[len(resets) :]
+                ex._rebuilt(replaced)
                 break
             except Lost as e:  # another loss during the replay: settle it, start over
                 cause, pending = e.cause, resets + new_errs

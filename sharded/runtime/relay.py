@@ -130,10 +130,11 @@ class Relay:
 
     def _ship(self, payload, objs, out):
         """Compose and start the batches of one shipment (see :func:`ship`): ``payload`` =
-        ``(bc, order, own)``, the layout commands every worker of ``order`` runs and, for the
-        workers that have them, ``own[w] = (cmds, args, hids)``. Reductions among ``bc`` link
-        the batches here: a child's partials go to its parent's batch as refs."""
-        bc, order, own = payload
+        ``(bc, order, own, mail)``, the layout commands every worker of ``order`` runs and,
+        for the workers that have them, ``own[w] = (cmds, args, hids)``. Reductions among
+        ``bc`` link the batches here: a child's partials go to its parent's batch as refs, or
+        with ``mail`` (the shipment's ``("tmail", ...)``) straight to its mailbox."""
+        bc, order, own, mail = payload
         kids, nout = {}, {}
         if any(c[0] == "tree" for c in bc):
             order, kids, nout = _wire(bc, order)
@@ -143,7 +144,9 @@ class Relay:
             cmds, args, hids = own.get(w, ((), (), ()))
             refs = [objs[a[1]] if a[0] == "o" else self.exports[a[1]] for a in args]
             batch = []
-            if w in kids:  # the partials of its children, taken by its "tree" commands
+            if mail is not None:  # the partials go worker to worker (.mailbox)
+                batch.append(mail)
+            elif w in kids:  # the partials of its children, taken by its "tree" commands
                 batch.append(("tref", len(refs)))
                 refs += [got[c][i] for c, i in kids[w]]
             if bc:
@@ -454,10 +457,14 @@ def ship(ex, w=None, nexp: int = 0, reads=None):
         groups = collections.defaultdict(list)
         for v in sorted(targets):
             groups[ex._relay_of[v]].append(v)
+    mail = None
+    if ex._mail and any(c[0] == "tree" for c in bc):
+        ex._shipno += 1
+        mail = ("tmail", (ex.client, ex._shipno), ex.timeout)
     for r, order in groups.items():
         mine = per.get(r, {})
         hids = [h for e in mine.values() for h in e[2]]
-        ex._outbox[r].append((None, (bc, tuple(order), mine), (), hids))
+        ex._outbox[r].append((None, (bc, tuple(order), mine, mail), (), hids))
         if ex._rec is not None:  # (the same order of workers, so the same export order)
             ex._rec.record_ship(bc, order, {v: logged[r][v] for v in mine})
     if reads is not None:

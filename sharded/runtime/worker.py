@@ -57,7 +57,7 @@ import tracemalloc
 import numpy as np
 
 from ..backend import get_backend
-from . import fusion, program, threads
+from . import fusion, mailbox, program, threads
 
 # name -> kernel ``f(xp, *arrays, **params)``: the one kernel table. The op families fill it
 # when they define their primitives (``sharded.core.registry``); a Ray worker process imports
@@ -100,6 +100,8 @@ class Worker:
         self.programs: dict = {}  # st.jit programs: id -> per-shard commands, compiled
         self._texp: list = []  # partials this batch's "tree" commands hand to their parents
         self._tcur = 0  # index in the batch's refs of the next child partial a tree takes
+        self.mailbox = None  # a .mailbox.Mailbox: tree partials straight from worker to worker
+        self._tmail = None  # this batch's [shipment tag, trees so far, take timeout] ("tmail")
         self.held: dict = {}  # worker -> its last snapshot, kept here as a second copy
 
     # ------------------------------------------------------------------ running
@@ -130,6 +132,9 @@ class Worker:
                     done = cmd[1]
                 elif cmd[0] == "tref":
                     self._tcur = cmd[1]
+                elif cmd[0] == "tmail":
+                    self._tmail = [cmd[1], 0, cmd[2]]
+                    self.mailbox.expire(cmd[1])
                 else:
                     self._step(cmd, refs, errors, exports)
         if done < len(layout):
@@ -236,7 +241,10 @@ class Worker:
             if c[0] == "tree":  # after the commands before it, which may make its input
                 errors += self._run_nested(out, refs)
                 out = []
-                self._tree(c[2], set(self.mine(c[1])), refs, errors)
+                mail = self._tmail
+                if mail is not None:  # the tree's tag: every worker counts the same trees
+                    mail[1] += 1
+                self._tree(c[2], set(self.mine(c[1])), refs, errors, mail)
                 continue
             shards = self.mine(c[1] if c[0] == "gfree" else c[2])
             if not shards:
@@ -255,12 +263,13 @@ class Worker:
         if not cmds:
             return []
         held, self._texp = self._texp, []  # the tree partials belong to the outer batch
+        mail = self._tmail
         try:
             return self.run(cmds, *refs)
         finally:
-            self._texp = held
+            self._texp, self._tmail = held, mail
 
-    def _tree(self, spec, mine, refs, errors) -> None:
+    def _tree(self, spec, mine, refs, errors, mail=None) -> None:
         """Expand a reduction for this worker (``spec``: see :func:`sharded.core.tree`'s
         ``plan_reduce``): per group it takes part in, reduce the live shards it holds
         (chunk), combine them with the partials of its children in the group's fan-in tree
@@ -285,17 +294,39 @@ class Worker:
                 cmd = (chunk, (("k", start + s, None),), ks, p, (label, s), False)
                 self._kernel(cmd, refs, errors)
                 args += [("k", k, None) for k in ks]
-            nkids = len(parts[pos * fan + 1 : pos * fan + fan + 1]) * len(outs)
-            args += [("r", self._tcur + i) for i in range(nkids)]
-            self._tcur += nkids
+            kids = range(pos * fan + 1, min(pos * fan + fan + 1, len(parts)))
+            crefs = refs
+            if mail is not None:
+                tags = [(*mail[0], mail[1], g, c) for c in kids]
+                got = [v for t in tags for v in self._take_partials(t, mail[2], errors)]
+                crefs = (*refs, *got)
+                args += [("r", len(refs) + i) for i in range(len(got))]
+            else:
+                nkids = len(kids) * len(outs)
+                args += [("r", self._tcur + i) for i in range(nkids)]
+                self._tcur += nkids
             root = pos == 0
             ks = tuple(o + g for o in outs) if root else (tmp, tmp - 1)[: len(outs)]
             params = {"fn": fn, "squeeze": squeeze} if root else {"fn": fn}
-            self._kernel((combine, tuple(args), ks, params, (label, None), False), refs, errors)
+            self._kernel((combine, tuple(args), ks, params, (label, None), False), crefs, errors)
             self._free([a[1] for a in args if a[0] == "k"])
             if not root:
-                self._texp += [self._export(k, None) for k in ks]
+                vals = [self._export(k, None) for k in ks]
+                self._texp += vals
+                if mail is not None:
+                    self.mailbox.send(parts[(pos - 1) // fan], (*mail[0], mail[1], g, pos), vals)
                 self._free(ks)
+
+    def _take_partials(self, tag, timeout, errors) -> list:
+        """A child's partials from the mailbox; a take that fails (aborted or past its bound)
+        is an error of this batch and a failure record in place of the partials, so the
+        combine poisons its outputs like any failed input."""
+        try:
+            return self.mailbox.take(tag, timeout)
+        except mailbox.MailAborted as e:
+            rec = {"op": "reduce", "shard": None, "worker": self.index, "cause": str(e)}
+            errors.append(dict(rec, cascade=False))
+            return [_Failed(rec)]
 
     def _program(self, pid, base, inkeys) -> list:
         """Run stored program ``pid`` with its keys bound (see the module docstring): a tight
