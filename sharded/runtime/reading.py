@@ -62,7 +62,9 @@ class Reading:
                 self._end(True)
             pending = []
             kids = self._kids if shipped else {}
-            for w in feeding(by_w, kids):  # a tree child's batch is done when its root's is
+            # a tree child's batch ends about when its root's does (it sent its partial): the
+            # same wait, and its errors surface with the read's
+            for w in feeding(by_w, kids):
                 pending.extend(self._inflight[w])
                 self._inflight[w].clear()
             flat = [h for w in by_w for h in handles[w]]

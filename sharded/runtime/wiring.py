@@ -4,6 +4,8 @@ A reduction queued as one ``tree`` layout command (:mod:`sharded.core.tree`) nam
 the workers of its fan-in tree. When a flush ships, each child's batch returns its partials as
 extra values and its parent's batch takes them as refs, so children must be dispatched before
 their parents and no set of trees may close a cycle (a batch would wait for its own result).
+With mailboxes (:mod:`.mailbox`) the parent takes them from its mailbox instead and the refs
+form is what the recovery log keeps: the same links, the same order.
 """
 
 from __future__ import annotations

@@ -38,6 +38,10 @@ executor wraps it in an actor. A batch is a list of commands run in order:
     every shard this worker holds (``desc``: which shards, see :meth:`Worker.mine`; args
     ``("K", start)`` read key ``start + s``, output key ``out + s``); ``("gfree", desc,
     start)`` drops them.
+``("tref", i)`` / ``("tmail", tag, timeout)``
+    the batch's reduction trees take their children's partials as refs from the i-th on, or
+    from this worker's mailbox under the shipment's ``tag`` (:mod:`.mailbox`; at most
+    ``timeout`` s each), and send their own to their parents' mailboxes too.
 ``(kernel, args, outs, params, label, inplace)``
     run ``KERNELS[kernel](xp, *args, **params)`` and store the result(s) under ``outs``;
     ``inplace`` writes into the existing array instead (views of it see the change).
