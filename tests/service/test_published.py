@@ -140,9 +140,13 @@ def test_publish_outlives_client_and_status(head):
         except st.PublishedReadOnly as e:
             ro = type(e).__name__
         ents = [(e["name"], e["shape"], e["dtype"], e["nbytes"]) for e in st.published_entries()]
-        out(names=st.list_published(), y=y.tolist(), ro=ro, live=live_settled(2), entries=ents)
+        from sharded.runtime import session  # shared workers: trees keep the Ray path
+        mail = session.current().executor._mail
+        out(names=st.list_published(), y=y.tolist(), ro=ro, live=live_settled(2), entries=ents,
+            mail=mail, total=float(y.sum().item()))
         """,
     )
+    assert res["mail"] is False and res["total"] == 90.0
     assert res["names"] == ["w"]
     assert res["y"] == [float(2 * i) for i in range(10)]
     assert res["ro"] == "PublishedReadOnly"
