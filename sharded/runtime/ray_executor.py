@@ -47,8 +47,11 @@ READY_TIMEOUT_S = 120
 # sharded.runtime.relay and the README's "Scale" section for the measurements behind them.
 RELAY_MIN = int(os.environ.get("SHARDED_RELAY_MIN", "8"))
 RELAY_FANOUT = 32
-# Trees' partials go worker to worker through mailboxes (.mailbox) unless SHARDED_MAILBOX=0
-MAILBOX = os.environ.get("SHARDED_MAILBOX", "1") != "0"
+# Trees' partials go worker to worker through mailboxes (.mailbox) with SHARDED_MAILBOX=1.
+# Off by default: a worker lost while its parent waits in the mailbox for its partial is
+# noticed only when the driver's wait holds one of the lost worker's batches, which is not
+# so behind relays (the relay waits for the parent alone): the take then waits out its bound.
+MAILBOX = os.environ.get("SHARDED_MAILBOX", "0") == "1"
 SETTLE_TIMEOUT_S = 60  # the most a recovery waits for the batches in flight at a loss
 # A wait longer than this looks at what finished so far, so that a lost worker's failed batch
 # is noticed while another worker still runs (ray.get of a list returns at the last result).

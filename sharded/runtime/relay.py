@@ -326,7 +326,10 @@ class Relayed:
             else:
                 self._fwd.append(ref)
         while len(self._fwd) > MAX_INFLIGHT:  # back-pressure, applied by the relays
-            self._wait([self._fwd.popleft()])
+            try:
+                self._wait([self._fwd.popleft()])
+            except recovery.Stale:  # workers were rebuilt meanwhile: what it stood for
+                pass  # was replayed, and the recovery settled every forward in flight
         return out
 
     def _relay_fetch(self, items):

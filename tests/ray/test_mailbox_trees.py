@@ -12,11 +12,25 @@ import pytest
 import ray
 
 import sharded as st
-from sharded.runtime import session
+from sharded.runtime import ray_executor, session
 
 
 def _ex():
     return session.current().executor
+
+
+@pytest.fixture(autouse=True)
+def mailboxes(ray_cluster, monkeypatch):
+    """A session with the mailboxes on (``SHARDED_MAILBOX=1``; they are off by default)."""
+    monkeypatch.setattr(ray_executor, "MAILBOX", True)
+    st.shutdown()
+    st.init(address=ray_cluster.address, num_workers=4, min_shard_bytes=0)
+    try:
+        yield
+    finally:
+        st.shutdown()
+        monkeypatch.undo()  # the package's session again: the Ray path
+        st.init(address=ray_cluster.address, num_workers=4, min_shard_bytes=0)
 
 
 def test_trees_use_the_mailboxes():
