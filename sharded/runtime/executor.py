@@ -81,8 +81,10 @@ class Executor(Reading):
         # Trees' partials straight from worker to worker (.mailbox; the Ray executor turns it
         # on): the tag of the next shipment with trees, counted per client.
         self._mail = False
+        self._mail_ray = False  # also in the shipments that go through Ray (SHARDED_MAILBOX=1)
         self._shipno = 0
         self._reading = False  # fetch is exporting what it reads
+        self._wired = False  # ... and its batches go over the driver's wire (.wire)
         self._rec_off = "SHARDED_RECOVERY=0"
         # An Event the flush timer sleeps on while nothing is queued (RayExecutor; a timer
         # that woke every 5 ms anyway cost the driver ~10 us of CPU per ms of a read's wait)
@@ -372,8 +374,11 @@ class Executor(Reading):
         if tedges:  # reductions: children first, their partials become the parents' refs
             order, kids, nout = wired(bc, order)
         self._kids = kids
+        if self._wired and any(taken[v][1] for v in order):
+            self._wired = False  # by wire whole or not at all (a batch with refs goes by Ray)
         mail = None
-        if kids and self._mail:  # see .mailbox; the log keeps the refs' form, for a replay
+        if kids and self._mail and (self._wired or self._mail_ray):
+            # see .mailbox; the log keeps the refs' form, for a replay
             self._shipno += 1
             mail = ("tmail", (self.client, self._shipno), self.timeout)
         out, got = {}, {}
@@ -482,6 +487,10 @@ class Executor(Reading):
     def _resolve(self, ref):
         """A logged ref that is no export of the log, as a worker can receive it."""
         return ref
+
+    def _wire_ok(self) -> bool:
+        """Whether a read's batches may go over the driver's wire (:mod:`.wire`)."""
+        return False
 
     def _rebuilt(self, replaced) -> None:
         """After a replay: the workers ``replaced`` (indices) are whole again."""

@@ -35,10 +35,12 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from ..errors import BackendUnavailable, OpFailed, ShardingError, WorkerLost
 from . import ray_service, recovery, threads
 from .executor import Executor, WorkerInfo
-from .mailbox import Mailbox, abort_all
+from .mailbox import abort_all
 from .published import PublishClient
+from .ray_worker import Actor
 from .relay import LOSS, Handle, Relayed, silent
-from .worker import Worker
+from .wire import TYPES as WIRE
+from .wire import Wire
 
 FLUSH_INTERVAL_S = 0.005
 READY_TIMEOUT_S = 120
@@ -47,11 +49,13 @@ READY_TIMEOUT_S = 120
 # sharded.runtime.relay and the README's "Scale" section for the measurements behind them.
 RELAY_MIN = int(os.environ.get("SHARDED_RELAY_MIN", "8"))
 RELAY_FANOUT = 32
-# Trees' partials go worker to worker through mailboxes (.mailbox) with SHARDED_MAILBOX=1.
-# Off by default: a worker lost while its parent waits in the mailbox for its partial is
-# noticed only when the driver's wait holds one of the lost worker's batches, which is not
-# so behind relays (the relay waits for the parent alone): the take then waits out its bound.
-MAILBOX = os.environ.get("SHARDED_MAILBOX", "0") == "1"
+# Every worker opens a mailbox (.mailbox) and reads go over the driver's wire (.wire), unless
+# SHARDED_MAILBOX=0. Trees' partials go worker to worker in the shipments of wire reads, whose
+# wait hears from every batch of the tree. A Ray shipment's trees link through Ray unless
+# SHARDED_MAILBOX=1: a child lost before it sends its partial is noticed only by a wait that
+# holds one of the child's batches, and a later read of the root's result (or a relay) waits
+# for the parent alone, whose take would wait out its bound.
+MAILBOX = os.environ.get("SHARDED_MAILBOX", "auto")
 SETTLE_TIMEOUT_S = 60  # the most a recovery waits for the batches in flight at a loss
 # A wait longer than this looks at what finished so far, so that a lost worker's failed batch
 # is noticed while another worker still runs (ray.get of a list returns at the last result).
@@ -73,36 +77,6 @@ class _Handled(logging.Filter):
 
 
 logging.getLogger("ray._private.worker").addFilter(_Handled())
-
-
-class _RayWorker(Worker):
-    def __init__(self, index, device="cpu", blas_threads=None):
-        super().__init__(index, device)
-        if blas_threads:  # Ray pinned OMP_NUM_THREADS to 1: take the node's share at start
-            threads.set_threads(blas_threads)
-
-    def node_id(self) -> str:
-        return ray.get_runtime_context().get_node_id()
-
-    def run(self, cmds, *refs):
-        self._tmail = None  # a batch takes partials from its mailbox only if it says so
-        return super().run(cmds, *refs)
-
-    def mail_open(self):
-        """Start this worker's mailbox (:mod:`.mailbox`) on the node's address; returns the
-        address, or None when it cannot listen (the trees' partials then go through Ray)."""
-        try:
-            if self.mailbox is None:
-                self.mailbox = Mailbox(ray.util.get_node_ip_address())
-            return self.mailbox.address
-        except OSError:
-            return None
-
-    def mail_peers(self, peers, token) -> None:
-        self.mailbox.set_peers(peers, token)
-
-
-_Actor = ray.remote(_RayWorker)
 
 
 def _slots(nodes, num_workers):
@@ -138,6 +112,7 @@ class RayExecutor(Relayed, Executor):
     """
 
     kind = "ray"
+    _wire = None  # the driver's line to the workers' mailboxes (.wire), when they have them
 
     def __init__(
         self,
@@ -242,7 +217,10 @@ class RayExecutor(Relayed, Executor):
         if not shared and len(self._actors) > RELAY_MIN:
             self._start_relays(RELAY_FANOUT)
         self._mail_addrs, self._mail_token = {}, os.urandom(16)
-        if MAILBOX and not shared:
+        self._mail_ray = MAILBOX == "1"
+        self._nray = [0] * len(self._actors)  # Ray batches sent to each worker (.wire)
+        if MAILBOX != "0" and not shared:
+            self._wire = Wire(self._mail_token)
             self._open_mail(range(len(self._actors)))
         self._timer = threading.Thread(target=self._tick, name="sharded-flush", daemon=True)
         self._timer.start()
@@ -264,21 +242,31 @@ class RayExecutor(Relayed, Executor):
             return
         peers, token = dict(self._mail_addrs), self._mail_token
         self._get([a.mail_peers.remote(peers, token) for a in self._actors], READY_TIMEOUT_S)
+        self._wire.set_addrs(peers)
         self._mail = True
 
     def _rebuilt(self, replaced):
-        if self._mail_addrs and replaced:  # (with every worker alive again)
+        if not self._mail_addrs:
+            return
+        if replaced:  # (with every worker alive again)
             self._open_mail(sorted(replaced))
+        # every batch of the replay ran: the count each wire batch waits for starts again
+        self._nray = self._get([a.ran.remote() for a in self._actors], READY_TIMEOUT_S)
 
     def _abandon(self):
         if self._mail_addrs:
             abort_all(self._mail_addrs.values(), self._mail_token, self.client, self._shipno)
+            if self._rec is None:  # no replay will count the batches again: Ray alone now
+                self._wire.on = False
+
+    def _wire_ok(self):
+        return self._mail and self._wire.on
 
     @staticmethod
     def _start(name, opts, args, nid):
         if nid is not None:
             opts = dict(opts, scheduling_strategy=NodeAffinitySchedulingStrategy(nid, soft=False))
-        return _Actor.options(name=name, **opts).remote(*args)
+        return Actor.options(name=name, **opts).remote(*args)
 
     def _share_cores(self, nodes, node_ids, num_workers):
         """Once placed, each CPU worker's BLAS takes its share of its node's cores (shared
@@ -333,7 +321,8 @@ class RayExecutor(Relayed, Executor):
     def quiesce(self):
         with self._lock:
             self.flush_all()
-            refs = [r for d in self._inflight for r in d]
+            refs = [r for d in self._inflight for r in d if type(r) not in WIRE]
+            self._wire_drain(None, ray_service.CALL_TIMEOUT_S)
         if refs:
             ray.wait(refs, num_returns=len(refs), timeout=ray_service.CALL_TIMEOUT_S)
 
@@ -343,15 +332,34 @@ class RayExecutor(Relayed, Executor):
         return ray.put(value)
 
     def _dispatch(self, w, cmds, refs, nexp):
+        if self._wired and not refs:  # a read's batch: over the driver's wire (.wire)
+            got = self._wire.send(w, self._nray[w], cmds, nexp, self.timeout)
+            if got is not None:
+                return got
+            if self._relays:  # (commands that do not pickle) the relays' batches run first
+                self._post(True)
+                self._drain_relayed("the batches before a read")
+                return self._dispatch_direct(w, cmds, refs, nexp)
         if self._relays:
+            self._wire_drain(w)
             return self._relay_dispatch(w, cmds, refs, nexp)
         return self._dispatch_direct(w, cmds, refs, nexp)
 
     def _dispatch_direct(self, w, cmds, refs, nexp):
+        self._wire_drain(w)
         if not nexp:
-            return self._run1[w].remote(cmds, *refs), []
-        out = self._actors[w].run.options(num_returns=1 + nexp).remote(cmds, *refs)
-        return out[0], list(out[1:])
+            out = self._run1[w].remote(cmds, *refs), []
+        else:
+            out = self._actors[w].run.options(num_returns=1 + nexp).remote(cmds, *refs)
+            out = out[0], list(out[1:])
+        self._nray[w] += 1
+        return out
+
+    def _wire_drain(self, w, limit=None):
+        """Before a Ray batch to ``w`` (None: to any worker): the answers of the wire
+        batches sent before it (the worker runs them first)."""
+        if self._wire is not None and self._wire.busy(w):
+            self._wire.drain(w, self.timeout if limit is None else limit, self._abandon)
 
     def _stats(self, w):
         if self._relays:
@@ -359,12 +367,24 @@ class RayExecutor(Relayed, Executor):
         return self._actors[w].stats.remote()
 
     def _ready(self, handles):
+        if self._wire is not None and any(type(h) in WIRE for h in handles):
+            refs = [h for h in handles if type(h) not in WIRE]
+            flags = iter(self._ready(refs) if refs else ())
+            wired = iter(self._wire.ready([h for h in handles if type(h) in WIRE]))
+            return [next(wired) if type(h) in WIRE else next(flags) for h in handles]
         done, _ = ray.wait(handles, num_returns=len(handles), timeout=0, fetch_local=False)
         done = set(done)
         return [h in done for h in handles]
 
     def _get(self, handles, timeout=None):
         limit = self.timeout if timeout is None else timeout
+        if self._wire is not None and any(type(h) in WIRE for h in handles):
+            t0 = time.monotonic()
+            refs = [h for h in handles if type(h) not in WIRE]
+            wired = [h for h in handles if type(h) in WIRE]
+            self._wire.wait(wired, limit, lambda: self._probe(refs))
+            got = iter(self._get(refs, max(limit - time.monotonic() + t0, 0.1)) if refs else ())
+            return [self._wire.value(h) if type(h) in WIRE else next(got) for h in handles]
         try:  # the usual case: everything answers within a slice
             return ray.get(handles, timeout=min(WAIT_SLICE_S, limit))
         except GetTimeoutError:
@@ -372,6 +392,16 @@ class RayExecutor(Relayed, Executor):
         except Exception as e:
             _raise_typed(e)
         return self._get_sliced(handles, limit)
+
+    def _probe(self, refs):
+        """Raise the loss, if any, among ``refs`` and the relays' forwards that finished."""
+        refs = refs + list(getattr(self, "_fwd", ()))
+        if refs:
+            ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0, fetch_local=False)
+            try:
+                ray.get(ready, timeout=SETTLE_TIMEOUT_S)
+            except Exception as e:
+                _raise_typed(e)
 
     def _get_sliced(self, handles, limit):
         """Wait slice by slice until every handle is ready (``ray.get`` of what finished in
@@ -412,9 +442,14 @@ class RayExecutor(Relayed, Executor):
     def _hkey(self, h, track=False):
         if type(h) is Handle:  # a relay's export: its handle id, never reused
             return h.hid
+        if type(h) in WIRE:  # a wire batch's answer or export: its own key, never reused
+            return h.key
         return h.binary()  # the object's id: naming it keeps no data alive
 
     def _settle(self, handles):
+        if self._wire is not None:
+            self._wire.settle([h for h in handles if type(h) in WIRE], SETTLE_TIMEOUT_S)
+            self._wire_drain(None, SETTLE_TIMEOUT_S)  # (those no wait held: none may run later)
         refs = [h for h in handles if isinstance(h, ray.ObjectRef)]
         if self._relays:  # also what the relays started: a replay must follow all of it
             refs += list(self._fwd)
@@ -475,6 +510,7 @@ class RayExecutor(Relayed, Executor):
         node = self._get([actor.node_id.remote()], READY_TIMEOUT_S)[0]
         self._actors[w], self._run1[w] = actor, actor.run
         self._mail = False  # until every worker knows where the replacement listens
+        self._nray[w] = 0
         if self._relays:  # (before any later forward: the driver's calls run in order)
             self._orphans.discard(w)
             self._relays[self._relay_of[w]].rebind.remote(w, actor)
@@ -500,6 +536,8 @@ class RayExecutor(Relayed, Executor):
             return
         with self._lock:
             super().close()
+            if self._wire is not None:
+                self._wire.close()
             self._kill()
 
     def _kill(self):

@@ -47,6 +47,7 @@ class Reading:
             try:
                 shipped = bool(self._bcast)
                 self._reading = True  # these exports are read here, never passed on
+                self._wired = self._wire_ok()
                 try:
                     if shipped:  # the reads ride in the shipment of the layout commands
                         for w, its in by_w.items():
@@ -56,7 +57,7 @@ class Reading:
                         want = {w: [it[1:] for it in its] for w, its in by_w.items()}
                         handles = self._export_all(want)
                 finally:
-                    self._reading = False
+                    self._reading = self._wired = False
                 self.flush_all()  # start everything else queued, too
             finally:
                 self._end(True)

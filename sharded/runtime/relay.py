@@ -283,12 +283,14 @@ class Relayed:
             self._post(True)
         args, hids = relay_args(self, r, refs), new_handles(self, r, nexp)
         self._outbox[r].append((w, cmds, args, [h.hid for h in hids]))
+        self._nray[w] += 1
         return None, hids
 
     def _ship(self, w=None, nexp=0, reads=None):
         # through relays, each relay composes its workers' batches (relay.ship); trees whose
         # partials cross relays take the per-worker path, which links them here
-        if self._relays and (len(self._relays) == 1 or not self._tedges):
+        # (a read over the driver's wire: every worker's batch goes its own way, .wire)
+        if self._relays and not self._wired and (len(self._relays) == 1 or not self._tedges):
             return ship(self, w, nexp, reads)
         return super()._ship(w, nexp, reads)
 
@@ -371,8 +373,9 @@ class Relayed:
     def fetch(self, items):
         if self.recorder is not None:
             self.recorder.read(items)  # a traced function may not read values (st.jit)
-        if not self._relays:
-            return super().fetch(items)
+        with self._lock:  # a read with no refs queued goes over the driver's wire (.wire)
+            if not self._relays or (self._wire_ok() and not any(self._refs)):
+                return super().fetch(items)
         self._check_open()
         return recovery.retried(self, lambda: self._relay_fetch(items), "a read")
 
@@ -389,6 +392,7 @@ class Relayed:
 
     def _sync_relayed(self):
         self.flush_all()
+        self._collect(self._drain_inflight(), "st.synchronize()")  # (wire reads' batches)
         self._drain_relayed("st.synchronize()")
 
     def _drain_relayed(self, what):
@@ -460,11 +464,15 @@ def ship(ex, w=None, nexp: int = 0, reads=None):
         groups = collections.defaultdict(list)
         for v in sorted(targets):
             groups[ex._relay_of[v]].append(v)
+    if ex._wire is not None and ex._wire.busy():
+        ex._wire_drain(None)  # the workers run the wire batches sent before first
     mail = None
-    if ex._mail and any(c[0] == "tree" for c in bc):
+    if ex._mail and ex._mail_ray and any(c[0] == "tree" for c in bc):
         ex._shipno += 1
         mail = ("tmail", (ex.client, ex._shipno), ex.timeout)
     for r, order in groups.items():
+        for v in order:  # (the Ray batches each worker runs before a later wire batch)
+            ex._nray[v] += 1
         mine = per.get(r, {})
         hids = [h for e in mine.values() for h in e[2]]
         ex._outbox[r].append((None, (bc, tuple(order), mine, mail), (), hids))

@@ -269,7 +269,7 @@ class Worker:
         held, self._texp = self._texp, []  # the tree partials belong to the outer batch
         mail = self._tmail
         try:
-            return self.run(cmds, *refs)
+            return Worker.run(self, cmds, *refs)  # (not a batch: a Ray worker counts those)
         finally:
             self._texp, self._tmail = held, mail
 

@@ -21,15 +21,15 @@ def _ex():
 
 @pytest.fixture(autouse=True)
 def mailboxes(ray_cluster, monkeypatch):
-    """A session with the mailboxes on (``SHARDED_MAILBOX=1``; they are off by default)."""
-    monkeypatch.setattr(ray_executor, "MAILBOX", True)
+    """A session whose Ray shipments' trees go by mailbox too (``SHARDED_MAILBOX=1``)."""
+    monkeypatch.setattr(ray_executor, "MAILBOX", "1")
     st.shutdown()
     st.init(address=ray_cluster.address, num_workers=4, min_shard_bytes=0)
     try:
         yield
     finally:
         st.shutdown()
-        monkeypatch.undo()  # the package's session again: the Ray path
+        monkeypatch.undo()  # the package's session again
         st.init(address=ray_cluster.address, num_workers=4, min_shard_bytes=0)
 
 

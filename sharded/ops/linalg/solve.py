@@ -261,7 +261,8 @@ def linalg_lstsq_vjp(gs, node):
 def lstsq(A, B, rcond=None, *, driver=None):
     """Least-squares solution of ``A X ~= B``: ``(solution, residuals, rank,
     singular_values)``. A tall matrix split by rows solves ``R X = Q^T B`` through the
-    distributed QR (full column rank assumed; ``rank`` is then ``n``); batches use one
+    distributed QR (``R``'s least squares: the minimum-norm solution also for a
+    rank-deficient ``A``); batches use one
     NumPy ``lstsq`` per matrix. ``residuals`` are squared column norms of ``A X - B`` for
     tall systems (real, as the singular values, for complex input).
 
@@ -294,7 +295,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
         )
     if is_tall(A) and A.ndim == 2 and bm.ndim == 2:
         q, r = apply("qr_tall", A)
-        x = solve(r, herm(q) @ bm)
+        # R X = Q^H B by R's own least squares (SVD, small and replicated): the minimum-norm
+        # solution, as torch's gelsd gives, also when A is rank-deficient (a zero on R's
+        # diagonal would make a triangular solve fail)
+        x = apply("linalg_lstsq", r, herm(q) @ bm, rcond=rcond)[0]
         if A.shape[0] > A.shape[1]:  # squared moduli: real, as torch
             res = ((A @ x - bm).abs() ** 2).sum(0)
         else:  # torch's residuals are empty for a square system

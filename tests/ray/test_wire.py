@@ -1,0 +1,157 @@
+"""Reads over the driver's wire (:mod:`sharded.runtime.wire`) on the two-node Ray cluster:
+their batches run in order with the Ray batches sent before and after them, results match
+numpy, with and without relays, and a worker lost while a wire batch runs or waits costs a
+recovery, not the wait's bound."""
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import sharded as st
+from sharded.runtime import ray_executor, session
+
+
+def _ex():
+    return session.current().executor
+
+
+def _wired(ex) -> int:
+    """A number that grows with every wire batch sent (it takes one key itself)."""
+    return next(ex._wire._keys)
+
+
+def test_a_read_goes_over_the_wire_and_matches_numpy():
+    ex = _ex()
+    assert ex._wire_ok()
+    xn = np.arange(4000.0).reshape(1000, 4) - 1000.5
+    x = st.from_numpy(xn, shards=4)
+    before = _wired(ex)
+    assert x.sum().item() == pytest.approx(xn.sum())
+    assert _wired(ex) > before + 1  # the tree's batches went by wire
+    np.testing.assert_allclose(x.sum(dim=0).numpy(), xn.sum(axis=0))
+    np.testing.assert_array_equal(x.amax(dim=0).numpy(), xn.max(axis=0))
+    np.testing.assert_array_equal(x.argmin(dim=0).numpy(), xn.argmin(axis=0))
+    np.testing.assert_allclose(x.var(dim=0).numpy(), xn.var(axis=0, ddof=1))
+    np.testing.assert_array_equal(x.numpy(), xn)
+    assert x[3, 2].item() == xn[3, 2]
+
+
+def test_wire_reads_keep_the_order_of_ray_batches():
+    """Ray batches (a reshard's transfers take refs, so they go by Ray) and wire reads in
+    turn, on the same workers: every read sees exactly the ops queued before it."""
+    rng = np.random.default_rng(5)
+    an = rng.standard_normal((64, 48))
+    a = st.from_numpy(an, shards=4)
+    want = an.copy()
+    for i in range(12):
+        a = a.reshard(dim=i % 2, shards=4) * 1.5 + i  # transfers by Ray, then layout ops
+        want = want * 1.5 + i
+        assert a.sum().item() == pytest.approx(want.sum())
+        np.testing.assert_allclose(a[i].numpy(), want[i])
+    np.testing.assert_allclose(a.numpy(), want)
+
+
+def test_a_slow_ray_batch_comes_first():
+    """A matmul (sent by Ray, slow) on worker 1, then a read of its result and of another
+    tensor over the wire: the wire batch waits for the matmul on the worker."""
+    rows = st.Layout(dim=0, shards=1, workers=(1,))
+    a = st.rand(900, 900, layout=rows, dtype=st.float64)
+    an = a.numpy()
+    b = a @ a
+    time.sleep(0.05)  # the flush timer ships the matmul through Ray
+    assert b.sum().item() == pytest.approx((an @ an).sum())
+    c = b - 1.0
+    np.testing.assert_allclose(c.numpy(), an @ an - 1.0)
+
+
+def test_op_errors_surface_through_a_wire_read():
+    x = st.from_numpy(np.arange(8.0), shards=4)
+    idx = st.from_numpy(np.array([0, 9]), shards=1)
+    with pytest.raises((st.errors.OpFailed, IndexError, st.errors.ShardingError)):
+        x[idx].numpy()
+    assert (x * 2).sum().item() == 56.0  # the session goes on
+
+
+def test_a_worker_lost_during_a_wire_read_is_recovered():
+    """Worker 1 is busy with a matmul (a Ray batch); the read's wire batch waits for it on
+    worker 1 and worker 0's waits for worker 1's partial. Worker 1 is killed meanwhile: the
+    driver sees its connection end, recovers, and the read is right, in seconds."""
+    ex = _ex()
+    rows = st.Layout(dim=0, shards=1, workers=(1,))
+    a = st.rand(2500, 2500, layout=rows, dtype=st.float64)
+    st.synchronize()
+    xn = np.arange(10.0)
+    x = st.from_numpy(xn, layout=st.Layout(dim=0, shards=2, workers=(0, 1)))
+    before = ex.recovery_stats()["count"]
+    pid = st.stats()["workers"][1]["pid"]
+    b = a @ a
+    t = threading.Timer(0.4, os.kill, (pid, signal.SIGKILL))
+    t0 = time.monotonic()
+    t.start()
+    try:
+        got = x.sum().item()
+    finally:
+        t.join()
+    assert got == xn.sum()
+    assert time.monotonic() - t0 < 60
+    assert ex.recovery_stats()["count"] >= before + 1
+    assert ex._wire_ok()  # the wire reaches the replacement
+    assert x.sum().item() == xn.sum()
+    np.testing.assert_allclose(b.numpy(), a.numpy() @ a.numpy())
+
+
+@pytest.fixture
+def relayed(ray_cluster, monkeypatch):
+    monkeypatch.setattr(ray_executor, "RELAY_MIN", 2)  # 4 workers: one relay serves them all
+    st.shutdown()
+    st.init(address=ray_cluster.address, num_workers=4, min_shard_bytes=0)
+    try:
+        yield _ex()
+    finally:
+        st.shutdown()
+        monkeypatch.undo()
+        st.init(address=ray_cluster.address, num_workers=4, min_shard_bytes=0)
+
+
+def test_wire_reads_behind_relays(relayed):
+    ex = relayed
+    assert ex._relays and ex._wire_ok()
+    rng = np.random.default_rng(2)
+    an = rng.standard_normal((40, 12))
+    a = st.from_numpy(an, shards=4)
+    want = an
+    for i in range(10):
+        a = (a * 0.5 + i).reshard(dim=i % 2, shards=3 + i % 2)
+        want = want * 0.5 + i
+        before = _wired(ex)
+        assert a.sum().item() == pytest.approx(want.sum())
+        assert _wired(ex) > before + 1
+        np.testing.assert_allclose(a.sum(dim=1).numpy(), want.sum(axis=1))
+    st.synchronize()
+
+
+def test_a_worker_lost_behind_relays_during_a_wire_read(relayed):
+    ex = relayed
+    rows = st.Layout(dim=0, shards=1, workers=(1,))
+    a = st.rand(2500, 2500, layout=rows, dtype=st.float64)
+    st.synchronize()
+    xn = np.arange(12.0)
+    x = st.from_numpy(xn, layout=st.Layout(dim=0, shards=3, workers=(0, 1, 2)))
+    before = ex.recovery_stats()["count"]
+    pid = st.stats()["workers"][1]["pid"]
+    b = a @ a
+    t = threading.Timer(0.4, os.kill, (pid, signal.SIGKILL))
+    t0 = time.monotonic()
+    t.start()
+    try:
+        got = x.sum().item()
+    finally:
+        t.join()
+    assert got == xn.sum()
+    assert time.monotonic() - t0 < 60
+    assert ex.recovery_stats()["count"] >= before + 1
+    np.testing.assert_allclose(b.numpy(), a.numpy() @ a.numpy())

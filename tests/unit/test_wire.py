@@ -1,0 +1,122 @@
+"""The driver's wire (sharded.runtime.wire): batches to a mailbox's runner and their answers,
+in order, large arrays out of band, and every way a wait ends (answer, loss, bound, a wrong
+token). Real sockets on loopback; no Ray."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from sharded.runtime import recovery
+from sharded.runtime.mailbox import Mailbox, pack
+from sharded.runtime.wire import Wire, WireLost
+
+TOKEN = b"0123456789abcdef"
+
+
+@pytest.fixture()
+def box():
+    b = Mailbox("127.0.0.1")
+    b.set_peers({}, TOKEN)
+    yield b
+    b.close()
+
+
+def _wire(box, token=TOKEN):
+    w = Wire(token)
+    w.set_addrs({0: box.address})
+    return w
+
+
+def test_answers_come_in_order_with_their_exports(box):
+    box.runner = lambda after, timeout, cmds: pack(([["e", after]], *cmds))
+    wire = _wire(box)
+    big = np.arange(300_000.0)  # 2.4 MB: out of band
+    sent = [wire.send(0, i, [np.full(3, i), big * i], 2, 5.0) for i in range(5)]
+    wire.wait([r for r, _ in sent], 5.0)
+    for i, (r, parts) in enumerate(sent):
+        assert wire.value(r) == [["e", i]]
+        np.testing.assert_array_equal(wire.value(parts[0]), np.full(3, i))
+        np.testing.assert_array_equal(wire.value(parts[1]), big * i)
+    assert not wire.busy()
+    wire.close()
+
+
+def test_ready_does_not_wait(box):
+    go = threading.Event()
+    box.runner = lambda after, timeout, cmds: (go.wait(5), pack([]))[1]
+    wire = _wire(box)
+    r, _ = wire.send(0, 0, [], 0, 5.0)
+    assert wire.ready([r]) == [False] and wire.busy(0)
+    go.set()
+    wire.wait([r], 5.0)
+    assert wire.ready([r]) == [True] and wire.value(r) == []
+    wire.close()
+
+
+def test_a_connection_that_ends_is_a_loss(box):
+    def crash(after, timeout, cmds):
+        raise RuntimeError("the worker died")  # the mailbox closes the connection
+
+    box.runner = crash
+    wire = _wire(box)
+    r, (p,) = wire.send(0, 0, [], 1, 5.0)
+    t0 = time.monotonic()
+    with pytest.raises(WireLost, match="worker 0"):
+        wire.wait([p], 30.0)
+    assert time.monotonic() - t0 < 5
+    with pytest.raises(recovery.Lost):
+        wire.value(r)
+    assert not wire.busy()
+
+
+def test_a_loss_elsewhere_ends_a_wait_or_is_told(box):
+    """A wait for worker 1 hears of worker 0's loss (it may owe worker 1 a partial); with
+    ``on_loss`` the wait is told and goes on."""
+    other = Mailbox("127.0.0.1")
+    other.set_peers({}, TOKEN)
+    go = threading.Event()
+    other.runner = lambda after, timeout, cmds: (go.wait(5), pack([]))[1]
+    box.runner = lambda after, timeout, cmds: 1 / 0
+    wire = Wire(TOKEN)
+    wire.set_addrs({0: box.address, 1: other.address})
+    wire.send(0, 0, [], 0, 5.0)
+    r1, _ = wire.send(1, 0, [], 0, 5.0)
+    with pytest.raises(WireLost, match="worker 0"):
+        wire.wait([r1], 5.0)
+    r2, _ = wire.send(0, 0, [], 0, 5.0)  # (lost again: its connection fails too)
+    told = []
+    threading.Timer(0.3, go.set).start()
+    wire.wait([r1], 5.0, on_loss=lambda: told.append(1))
+    assert told and wire.value(r1) == []
+    wire.close()
+    other.close()
+
+
+def test_a_silent_worker_makes_the_wait_late(box):
+    box.runner = lambda after, timeout, cmds: (time.sleep(3), pack([]))[1]
+    wire = _wire(box)
+    r, _ = wire.send(0, 0, [], 0, 5.0)
+    checks = []
+    with pytest.raises(recovery.Late) as e:
+        wire.wait([r], 1.5, check=lambda: checks.append(1))
+    assert e.value.workers == [0] and checks  # the check ran while nothing came
+    wire.wait([r], 5.0)  # it answers later
+    wire.close()
+
+
+def test_a_wrong_token_is_closed_unread(box):
+    ran = []
+    box.runner = lambda after, timeout, cmds: (ran.append(1), pack([]))[1]
+    wire = _wire(box, token=b"x" * 16)
+    r, _ = wire.send(0, 0, [], 0, 5.0)
+    with pytest.raises(WireLost):
+        wire.wait([r], 5.0)
+    assert not ran
+
+
+def test_commands_that_do_not_pickle_are_left_to_ray(box):
+    wire = _wire(box)
+    assert wire.send(0, 0, [lambda: 1], 0, 5.0) is None
+    assert not wire.busy()
