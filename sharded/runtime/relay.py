@@ -22,6 +22,7 @@ which makes the driver's next call wait in turn.
 from __future__ import annotations
 
 import collections
+import os
 import weakref
 
 import ray
@@ -34,6 +35,10 @@ from .wiring import _wire
 from .worker import is_failed
 
 BATCH = 256  # sends held back for the next whole flush, at most
+# Reads behind relays go over the driver's wire (.wire) only with SHARDED_WIRE_RELAYED=1: the
+# driver then sends and unpacks one batch per worker (16 workers: 3.1-3.8 ms of driver CPU
+# per x.sum().item(), measured, against ~1 ms through the relays; 7-9 ms of wall against 14).
+WIRE_RELAYED = os.environ.get("SHARDED_WIRE_RELAYED", "0") == "1"
 # what says a worker or its data is gone (also a dependent task's error's cause)
 LOSS = (RayActorError, ObjectLostError, NodeDiedError, WorkerCrashedError)
 
@@ -374,7 +379,7 @@ class Relayed:
         if self.recorder is not None:
             self.recorder.read(items)  # a traced function may not read values (st.jit)
         with self._lock:  # a read with no refs queued goes over the driver's wire (.wire)
-            if not self._relays or (self._wire_ok() and not any(self._refs)):
+            if not self._relays or (WIRE_RELAYED and self._wire_ok() and not any(self._refs)):
                 return super().fetch(items)
         self._check_open()
         return recovery.retried(self, lambda: self._relay_fetch(items), "a read")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import sharded as st
-from sharded.runtime import ray_executor, session
+from sharded.runtime import ray_executor, relay, session
 
 
 def _ex():
@@ -107,6 +107,7 @@ def test_a_worker_lost_during_a_wire_read_is_recovered():
 @pytest.fixture
 def relayed(ray_cluster, monkeypatch):
     monkeypatch.setattr(ray_executor, "RELAY_MIN", 2)  # 4 workers: one relay serves them all
+    monkeypatch.setattr(relay, "WIRE_RELAYED", True)
     st.shutdown()
     st.init(address=ray_cluster.address, num_workers=4, min_shard_bytes=0)
     try:
