@@ -105,6 +105,45 @@ def recv_obj(conn):
 EOF = object()  # what recv_obj returns for a closed connection
 
 
+def frame_size(buf) -> int | None:
+    """How long the frame at the start of ``buf`` is (None: its head is not all there)."""
+    if len(buf) < _HEAD.size:
+        return None
+    k = _HEAD.unpack_from(buf)[1]
+    if len(buf) < _HEAD.size + 8 * k:
+        return None
+    at, segs = _segments(buf)
+    return at + sum(segs)
+
+
+def _segments(buf) -> tuple:
+    n, k = _HEAD.unpack_from(buf)
+    return _HEAD.size + 8 * k, (n, *struct.unpack_from(f"<{k}Q", buf, _HEAD.size))
+
+
+def take_frame(buf: bytearray, conn=None):
+    """The object of the frame at the start of ``buf`` (whose head is there), taken off
+    ``buf``; what has not arrived yet is read from ``conn`` (blocking). Each out-of-band
+    buffer gets its own writable, aligned bytes, as from :func:`recv_obj`."""
+    at, segs = _segments(buf)
+    parts = []
+    for m in segs:
+        part = bytearray(m)
+        have = min(m, max(len(buf) - at, 0))
+        part[:have] = memoryview(buf)[at : at + have]
+        if have < m:
+            view, got = memoryview(part), have
+            while got < m:
+                k = conn.recv_into(view[got:])
+                if not k:
+                    raise EOFError("the connection ended inside a frame")
+                got += k
+        parts.append(part)
+        at += m
+    del buf[:at]
+    return pickle.loads(parts[0], buffers=parts[1:])
+
+
 def _dial(addr, token: bytes, timeout: float = 10.0):
     s = socket.create_connection(tuple(addr), timeout=timeout)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

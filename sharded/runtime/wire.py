@@ -38,13 +38,16 @@ from __future__ import annotations
 import collections
 import itertools
 import select
+import selectors
 import time
 
 from ..errors import OpFailed
 from . import recovery
-from .mailbox import EOF, _dial, pack, recv_obj
+from .mailbox import _dial, frame_size, pack, take_frame
 
 READ_S = 60.0  # the most one answer may take to arrive once its first bytes came
+CHUNK = 1 << 18  # bytes taken per wake-up: many small answers, or a large one's start
+BIG = 1 << 16  # the rest of an answer this much larger is read at once (blocking)
 
 
 class WireLost(recovery.Lost):
@@ -90,7 +93,10 @@ class Wire:
     def __init__(self, token: bytes):
         self.token = token
         self.addrs: dict = {}
-        self.conns: dict = {}  # worker -> socket
+        self.conns: dict = {}  # worker -> socket (non-blocking)
+        self._buf: dict = {}  # worker -> bytes that came and are no whole answer yet
+        self._sel = selectors.DefaultSelector()  # every connection, registered once
+        self._polls: dict = {}  # worker -> a poll object of its connection alone
         self.waiting: dict = {}  # worker -> deque of its unanswered Replies
         self._keys = itertools.count()
         self.on = True  # off after a loss that recovery could not replay
@@ -118,7 +124,10 @@ class Wire:
         try:
             s = self.conns.get(w)
             if s is None:
-                s = self.conns[w] = _dial(self.addrs[w], self.token)
+                s = _dial(self.addrs[w], self.token)
+                s.setblocking(False)  # (for good: reads take what came, sends what fits)
+                self.conns[w], self._buf[w] = s, bytearray()
+                self._sel.register(s, selectors.EVENT_READ, w)
             self._send(w, s, frame)
         except (OSError, KeyError) as e:  # the worker is gone: the wait finds it lost
             self.drop(w, f"its connection failed ({type(e).__name__}: {e})")
@@ -127,24 +136,21 @@ class Wire:
     def _send(self, w, s, frame) -> None:
         """Send a frame, reading ``w``'s answers meanwhile: a worker blocked sending a large
         answer reads no more, and a large batch would then never go out."""
-        s.setblocking(False)
-        try:
-            for part in frame:
-                view = memoryview(part).cast("B")
-                while view:
-                    try:
-                        view = view[s.send(view) :]
-                        continue
-                    except BlockingIOError:
-                        pass
-                    rd, wr, _ = select.select([s] if self.waiting.get(w) else [], [s], [], READ_S)
-                    if not (rd or wr):
-                        raise OSError(f"worker {w} took nothing for {READ_S:g}s")
-                    if rd:
-                        self._read([w], 0)
-                        s.setblocking(False)
-        finally:
-            s.setblocking(True)
+        for part in frame:
+            view = memoryview(part).cast("B")
+            while view:
+                try:
+                    view = view[s.send(view) :]
+                    continue
+                except BlockingIOError:
+                    pass
+                poll = select.poll()  # (not select.select: fds past 1024 are common here)
+                poll.register(s, select.POLLOUT | (select.POLLIN if self.waiting.get(w) else 0))
+                ev = sum(e for _, e in poll.poll(READ_S * 1000))
+                if not ev:
+                    raise OSError(f"worker {w} took nothing for {READ_S:g}s")
+                if ev & (select.POLLIN | select.POLLHUP | select.POLLERR) and not self._pull(w, s):
+                    raise OSError("its connection ended")
 
     def busy(self, w=None) -> bool:
         """Whether worker ``w`` (any worker: None) has a batch not answered yet."""
@@ -198,8 +204,12 @@ class Wire:
             left = limit - (time.monotonic() - t0)
             if left <= 0:
                 raise recovery.Late(sorted({r.w for r in need}), round(time.monotonic() - t0, 3))
-            ws = {r.w for r in need}.union(w for w, q in self.waiting.items() if q)
-            if not self._read(ws, min(left, 1.0)) and check is not None:
+            # Sleep on the connection whose answer comes last (a read's value, listed last:
+            # its tree's root, which answers after its children), then take what every
+            # connection brought meanwhile: one wake-up per read, not one per worker, and a
+            # connection that ended elsewhere is seen within the slice.
+            came = self._poll(need[-1].w, min(left, 1.0))
+            if not self._read({r.w for r in need}, 0) and not came and check is not None:
                 check()
         if on_loss is None:
             for h in handles:
@@ -222,31 +232,67 @@ class Wire:
             pass
 
     def _read(self, ws, timeout) -> bool:
-        """Read the answers that arrive within ``timeout`` s from the workers ``ws``; returns
-        whether any connection had something to read."""
-        socks = {self.conns[w]: w for w in ws if w in self.conns}
+        """Read the answers that arrive within ``timeout`` s (from any worker: a connection
+        that ends is a loss whoever waits); returns whether any connection had something
+        to read. ``ws``: the workers waited for (one without a connection never answers)."""
         for w in ws:
             if w not in self.conns:  # dropped: its answers never come
                 self._fail(w, "its connection was closed")
-        if not socks:
+        if not self.conns:
             return True
-        ready, _, _ = select.select(list(socks), [], [], timeout)
-        for s in ready:
-            w = socks[s]
-            try:
-                s.settimeout(READ_S)
-                got = recv_obj(s)
-                s.settimeout(None)
-            except OSError as e:  # (a timeout is one)
-                got, why = EOF, f"{type(e).__name__}: {e}"
-            else:
-                why = "its connection ended"
-            if got is EOF:
-                self.drop(w, why)
-                continue
-            r = self.waiting[w].popleft()
-            r.value, r.done = got, True
+        ready = self._sel.select(timeout)
+        for key, _ in ready:
+            w = key.data
+            self._pull(w, key.fileobj)
         return bool(ready)
+
+    def _poll(self, w, timeout) -> bool:
+        """Wait at most ``timeout`` s for something from worker ``w`` (True: it came, or
+        ``w`` has no connection)."""
+        s = self.conns.get(w)
+        if s is None:
+            return True
+        poll = self._polls.get(w)
+        if poll is None:
+            poll = self._polls[w] = select.poll()
+            poll.register(s, select.POLLIN)
+        return bool(poll.poll(timeout * 1000))
+
+    def _pull(self, w, s) -> bool:
+        """Take what arrived on ``w``'s connection and hand out every whole answer in it;
+        False when the connection ended (or broke: the worker counts as lost). One
+        ``recv`` per wake-up: many small answers cost one system call, not four each."""
+        try:
+            got = s.recv(CHUNK)
+        except BlockingIOError:  # (nothing after all)
+            return True
+        except OSError as e:
+            self.drop(w, f"{type(e).__name__}: {e}")
+            return False
+        if not got:
+            self.drop(w, "its connection ended")
+            return False
+        buf = self._buf[w]
+        buf += got
+        try:
+            while True:
+                n = frame_size(buf)
+                if n is None or len(buf) + BIG < n:
+                    break
+                if n <= len(buf):
+                    value = take_frame(buf)
+                else:  # a large answer: the rest straight into place
+                    s.settimeout(READ_S)
+                    try:
+                        value = take_frame(buf, s)
+                    finally:
+                        s.setblocking(False)
+                r = self.waiting[w].popleft()
+                r.value, r.done = value, True
+        except (OSError, EOFError, IndexError) as e:  # cut short, or more than was asked
+            self.drop(w, f"{type(e).__name__}: {e}")
+            return False
+        return True
 
     def _fail(self, w, why) -> None:
         q = self.waiting.pop(w, ())
@@ -258,8 +304,11 @@ class Wire:
     def drop(self, w, why="dropped") -> None:
         """Close the connection to worker ``w``; its unanswered batches count as lost."""
         s = self.conns.pop(w, None)
+        self._buf.pop(w, None)
+        self._polls.pop(w, None)
         if s is not None:
             try:
+                self._sel.unregister(s)
                 s.close()
             except OSError:
                 pass
@@ -268,3 +317,4 @@ class Wire:
     def close(self) -> None:
         for w in list(self.conns):
             self.drop(w, "the session closed")
+        self._sel.close()
