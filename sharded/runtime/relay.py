@@ -35,10 +35,12 @@ from .wiring import _wire
 from .worker import is_failed
 
 BATCH = 256  # sends held back for the next whole flush, at most
-# Reads behind relays go over the driver's wire (.wire) only with SHARDED_WIRE_RELAYED=1: the
-# driver then sends and unpacks one batch per worker (16 workers: 3.1-3.8 ms of driver CPU
-# per x.sum().item(), measured, against ~1 ms through the relays; 7-9 ms of wall against 14).
-WIRE_RELAYED = os.environ.get("SHARDED_WIRE_RELAYED", "0") == "1"
+# Reads behind relays go over the driver's wire (.wire) while the session has at most WIRE_MAX
+# workers (env SHARDED_WIRE_MAX): by wire the driver sends and takes one batch per worker, ~35
+# us of its CPU each (16 workers: 0.63-0.76 ms per x.sum().item(), 2.3 ms of wall), through the
+# relays one call per relay, ~1 ms and a wall of 14 ms at 16 workers; past about one relay's
+# worth of workers the relays cost the driver less.
+WIRE_MAX = int(os.environ.get("SHARDED_WIRE_MAX", "32"))
 # what says a worker or its data is gone (also a dependent task's error's cause)
 LOSS = (RayActorError, ObjectLostError, NodeDiedError, WorkerCrashedError)
 
@@ -379,7 +381,8 @@ class Relayed:
         if self.recorder is not None:
             self.recorder.read(items)  # a traced function may not read values (st.jit)
         with self._lock:  # a read with no refs queued goes over the driver's wire (.wire)
-            if not self._relays or (WIRE_RELAYED and self._wire_ok() and not any(self._refs)):
+            by_wire = self.num_workers <= WIRE_MAX and self._wire_ok() and not any(self._refs)
+            if not self._relays or by_wire:
                 return super().fetch(items)
         self._check_open()
         return recovery.retried(self, lambda: self._relay_fetch(items), "a read")

@@ -215,11 +215,13 @@ def test_cut_on_ray_restores_from_snapshots(monkeypatch):
 def test_recovery_behind_relays(ray_cluster, monkeypatch, reference, fanout):
     """More workers than SHARDED_RELAY_MIN: batches go through relays (one, or two whose trees
     cross), and a kill between ops, a SIGKILL during the pipeline and a kill during a
-    reshard are rebuilt bit for bit like without relays."""
-    from sharded.runtime import ray_executor
+    reshard are rebuilt bit for bit like without relays. With one relay reads go over the
+    driver's wire (as up to SHARDED_WIRE_MAX workers), with two through the relays."""
+    from sharded.runtime import ray_executor, relay
 
     monkeypatch.setattr(ray_executor, "RELAY_MIN", 2)
     monkeypatch.setattr(ray_executor, "RELAY_FANOUT", fanout)
+    monkeypatch.setattr(relay, "WIRE_MAX", 32 if fanout == 32 else 0)
     _restart(ray_cluster.address)
     try:
         ex = _ex()

@@ -9,13 +9,14 @@ import numpy as np
 import pytest
 
 import sharded as st
-from sharded.runtime import ray_executor
+from sharded.runtime import ray_executor, relay
 from sharded.runtime import session as _session
 
 
 @pytest.fixture
 def one_relay(ray_cluster, monkeypatch):
     monkeypatch.setattr(ray_executor, "RELAY_MIN", 2)  # 4 workers: one relay serves them all
+    monkeypatch.setattr(relay, "WIRE_MAX", 0)  # reads through the relays, as past 32 workers
     st.shutdown()
     st.init(address=ray_cluster.address, num_workers=4, min_shard_bytes=0)
     try:

@@ -3,15 +3,19 @@ whose combine trees cross relays (several relays: partials pass from one relay's
 another's)."""
 
 import numpy as np
+import pytest
 
 import sharded as st
-from sharded.runtime import ray_executor
+from sharded.runtime import ray_executor, relay
 from sharded.runtime import session as _session
 from tests.unit.test_tree import *
 
 
-def test_trees_across_several_relays(ray_cluster, monkeypatch):
+@pytest.mark.parametrize("wire_max", [32, 0])
+def test_trees_across_several_relays(ray_cluster, monkeypatch, wire_max):
+    """Reads over the driver's wire (up to SHARDED_WIRE_MAX workers) or through the relays."""
     monkeypatch.setattr(ray_executor, "RELAY_MIN", 2)
+    monkeypatch.setattr(relay, "WIRE_MAX", wire_max)
     monkeypatch.setattr(ray_executor, "RELAY_FANOUT", 2)  # 4 workers: 2 relays
     st.shutdown()
     st.init(address=ray_cluster.address, num_workers=4, min_shard_bytes=0)

@@ -89,7 +89,9 @@ def _kill_during_a_read(ex, readers):
     before = ex.recovery_stats()["count"]
     pid = st.stats()["workers"][1]["pid"]
     b = a @ a
-    t = threading.Timer(0.4, os.kill, (pid, signal.SIGKILL))
+    # early: the matmul (~0.5 s) outlasts it on any machine; a kill before the read was sent
+    # is found by the read as well
+    t = threading.Timer(0.15, os.kill, (pid, signal.SIGKILL))
     t0 = time.monotonic()
     t.start()
     try:
@@ -112,7 +114,7 @@ def test_a_worker_lost_during_a_wire_read_is_recovered():
 @pytest.fixture
 def relayed(ray_cluster, monkeypatch):
     monkeypatch.setattr(ray_executor, "RELAY_MIN", 2)  # 4 workers: one relay serves them all
-    monkeypatch.setattr(relay, "WIRE_RELAYED", True)
+    monkeypatch.setattr(relay, "WIRE_MAX", 4)
     st.shutdown()
     st.init(address=ray_cluster.address, num_workers=4, min_shard_bytes=0)
     try:
