@@ -2,6 +2,7 @@
 in order, large arrays out of band, and every way a wait ends (answer, loss, bound, a wrong
 token). Real sockets on loopback; no Ray."""
 
+import socket
 import threading
 import time
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from sharded.runtime import recovery
-from sharded.runtime.mailbox import Mailbox, pack
+from sharded.runtime.mailbox import Mailbox, _recv_exact, pack
 from sharded.runtime.wire import Wire, WireLost
 
 TOKEN = b"0123456789abcdef"
@@ -120,3 +121,38 @@ def test_commands_that_do_not_pickle_are_left_to_ray(box):
     wire = _wire(box)
     assert wire.send(0, 0, [lambda: 1], 0, 5.0) is None
     assert not wire.busy()
+
+
+def test_answers_cut_and_joined_in_any_way_arrive_whole():
+    """Answers that share one segment, a large one that trickles in, one cut inside its
+    head: the wire takes each whole, in order (a real socket whose peer sends the bytes so)."""
+    big = np.arange(100_000.0)  # 800 KB: out of band, read straight into place
+    answers = [([["e", i]], big * i if i == 3 else np.full(2, i)) for i in range(5)]
+    raw = [b"".join(bytes(p) for p in pack(a)) for a in answers]
+    srv = socket.create_server(("127.0.0.1", 0))
+
+    def peer():
+        conn, _ = srv.accept()
+        _recv_exact(conn, len(TOKEN))
+        conn.sendall(raw[0] + raw[1] + raw[2])  # three answers in one segment
+        time.sleep(0.05)
+        for i in range(0, 5000, 1000):  # the large one: its start, slowly, then the rest
+            conn.sendall(raw[3][i : i + 1000])
+            time.sleep(0.01)
+        conn.sendall(raw[3][5000:] + raw[4][:5])  # ... and the next one's first bytes
+        time.sleep(0.05)
+        conn.sendall(raw[4][5:])
+        time.sleep(1)
+        conn.close()
+
+    threading.Thread(target=peer, daemon=True).start()
+    wire = Wire(TOKEN)
+    wire.set_addrs({0: srv.getsockname()[:2]})
+    sent = [wire.send(0, i, [], 1, 5.0) for i in range(5)]
+    wire.wait([p for _, (p,) in sent], 5.0)
+    for i, (r, (p,)) in enumerate(sent):
+        assert wire.value(r) == [["e", i]]
+        np.testing.assert_array_equal(wire.value(p), answers[i][1])
+    assert wire.value(sent[3][1][0]).flags.writeable  # (a user may write into a read)
+    wire.close()
+    srv.close()
