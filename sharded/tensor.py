@@ -381,12 +381,12 @@ class ShardedTensor:
         out = np.empty(lay.shape, dtype=self._dtype.np)
         if lay.is_replicated:
             return np.array(
-                ex.fetch([(lay.workers[0], self._keys[0], None)])[0],
+                ex.fetch([(lay.workers[0], self._keys[0], None)], out.nbytes)[0],
                 copy=True,
                 dtype=self._dtype.np,
             ).reshape(lay.shape)
         items = [(w, k, None) for (w, _, shp), k in zip(lay.shards(), self._keys) if 0 not in shp]
-        parts = iter(ex.fetch(items))
+        parts = iter(ex.fetch(items, out.nbytes))
         for w, offs, shp in lay.shards():
             if 0 in shp:
                 continue

@@ -488,8 +488,8 @@ class Executor(Reading):
         """A logged ref that is no export of the log, as a worker can receive it."""
         return ref
 
-    def _wire_ok(self) -> bool:
-        """Whether a read's batches may go over the driver's wire (:mod:`.wire`)."""
+    def _wire_ok(self, nbytes: int = 0) -> bool:
+        """Whether a read of ``nbytes`` may go over the driver's wire (:mod:`.wire`)."""
         return False
 
     def _rebuilt(self, replaced) -> None:

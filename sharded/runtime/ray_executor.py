@@ -40,6 +40,7 @@ from .published import PublishClient
 from .ray_worker import Actor
 from .relay import LOSS, Handle, Relayed, silent
 from .wire import TYPES as WIRE
+from .wire import READ_MAX as WIRE_READ_MAX
 from .wire import Wire
 
 FLUSH_INTERVAL_S = 0.005
@@ -259,8 +260,8 @@ class RayExecutor(Relayed, Executor):
             if self._rec is None:  # no replay will count the batches again: Ray alone now
                 self._wire.on = False
 
-    def _wire_ok(self):
-        return self._mail and self._wire.on
+    def _wire_ok(self, nbytes=0):
+        return self._mail and self._wire.on and nbytes <= WIRE_READ_MAX
 
     @staticmethod
     def _start(name, opts, args, nid):

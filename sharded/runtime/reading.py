@@ -24,21 +24,23 @@ class Reading:
     """Reads, syncs and waits of an executor (a mixin of
     :class:`~sharded.runtime.executor.Executor`, whose state it uses)."""
 
-    def fetch(self, items):
+    def fetch(self, items, nbytes: int = 0):
         """Read ``[(w, key, slices)]`` as host arrays; raises the pending op errors known.
 
         A read rides in the next batch of each worker it reads from (no call of its own),
         and the driver waits only for those workers' batches (no barrier across every
         worker): errors of other workers' batches that already finished are raised too;
-        those still running surface at a later read or :meth:`sync`.
+        those still running surface at a later read or :meth:`sync`. ``nbytes``: how much
+        the values hold, where the caller knows (a tensor's gather): a large read takes the
+        executor's bulk path (Ray's object store) rather than its low-latency one.
         """
         self._check_open()
         if self.recorder is not None:
             self.recorder.read(items)  # a traced function may not read values (st.jit)
         # (a read has no effects: if workers were rebuilt meanwhile, it is asked again)
-        return recovery.retried(self, lambda: self._fetch(items), "a read")
+        return recovery.retried(self, lambda: self._fetch(items, nbytes), "a read")
 
-    def _fetch(self, items):
+    def _fetch(self, items, nbytes=0):
         with self._lock:
             by_w = collections.defaultdict(list)
             for i, (w, key, sl) in enumerate(items):
@@ -47,7 +49,7 @@ class Reading:
             try:
                 shipped = bool(self._bcast)
                 self._reading = True  # these exports are read here, never passed on
-                self._wired = self._wire_ok()
+                self._wired = self._wire_ok(nbytes)
                 try:
                     if shipped:  # the reads ride in the shipment of the layout commands
                         for w, its in by_w.items():

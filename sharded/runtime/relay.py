@@ -377,13 +377,13 @@ class Relayed:
                 out[i] = arr
         return out
 
-    def fetch(self, items):
+    def fetch(self, items, nbytes=0):
         if self.recorder is not None:
             self.recorder.read(items)  # a traced function may not read values (st.jit)
         with self._lock:  # a read with no refs queued goes over the driver's wire (.wire)
-            by_wire = self.num_workers <= WIRE_MAX and self._wire_ok() and not any(self._refs)
-            if not self._relays or by_wire:
-                return super().fetch(items)
+            wire = self.num_workers <= WIRE_MAX and self._wire_ok(nbytes) and not any(self._refs)
+            if not self._relays or wire:
+                return super().fetch(items, nbytes)
         self._check_open()
         return recovery.retried(self, lambda: self._relay_fetch(items), "a read")
 

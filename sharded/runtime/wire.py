@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import os
 import select
 import selectors
 import time
@@ -48,6 +49,11 @@ from .mailbox import _dial, frame_size, pack, take_frame
 READ_S = 60.0  # the most one answer may take to arrive once its first bytes came
 CHUNK = 1 << 18  # bytes taken per wake-up: many small answers, or a large one's start
 BIG = 1 << 16  # the rest of an answer this much larger is read at once (blocking)
+# A read of more bytes (a tensor's gather) goes through Ray: its object store hands a large
+# array to the driver in shared memory, the wire copies it through a socket and into fresh
+# memory. Measured on 2 workers, x.numpy() of float64, median ms by wire / through Ray:
+# 1 MB 0.95 / 2.9, 8 MB 6.1 / 7.9, 32 MB 37 / 21, 128 MB 221 / 33, 381 MB 713 / 70.
+READ_MAX = int(os.environ.get("SHARDED_WIRE_READ_MAX", str(8 << 20)))
 
 
 class WireLost(recovery.Lost):

@@ -40,6 +40,24 @@ def test_a_read_goes_over_the_wire_and_matches_numpy():
     assert x[3, 2].item() == xn[3, 2]
 
 
+def test_a_large_gather_goes_through_ray(monkeypatch):
+    """A gather of more than SHARDED_WIRE_READ_MAX bytes takes Ray's object store (no socket
+    copy); a small one, and the reduction of the large tensor, still go by wire."""
+    from sharded.runtime import wire
+
+    ex = _ex()
+    monkeypatch.setattr(ray_executor, "WIRE_READ_MAX", 4096)
+    xn = np.arange(1024.0) * 0.5  # 8 KB: past the bound
+    x = st.from_numpy(xn, shards=4) + 1.0
+    before = _wired(ex)
+    np.testing.assert_array_equal(x.numpy(), xn + 1.0)
+    assert _wired(ex) == before + 1  # (the counter's own key: nothing went by wire)
+    np.testing.assert_array_equal(x[:100].numpy(), xn[:100] + 1.0)  # 800 bytes: by wire
+    assert x.sum().item() == (xn + 1.0).sum()
+    assert _wired(ex) > before + 3
+    assert wire.READ_MAX == 8 << 20  # the default: reads up to 8 MiB by wire
+
+
 def test_wire_reads_keep_the_order_of_ray_batches():
     """Ray batches (a reshard's transfers take refs, so they go by Ray) and wire reads in
     turn, on the same workers: every read sees exactly the ops queued before it."""
