@@ -107,13 +107,13 @@ def getrf(xp, a, piv, base=4):
             elif zero < 0:
                 zero = j
             if j + 1 < b:
-                a[j + 1 :, j + 1 :] -= xp.outer(a[j + 1 :, j], a[j, j + 1 :])
+                isub_product(xp, a[j + 1 :, j + 1 :], a[j + 1 :, j : j + 1], a[j : j + 1, j + 1 :])
         return zero
     h = b // 2
     zero = getrf(xp, a[:, :h], piv[:h], base)
     _apply_swaps(a[:, h:], piv[:h])
     a[:h, h:] = _unit_lower_solve(xp, a[:h, :h], a[:h, h:])
-    a[h:, h:] -= a[h:, :h] @ a[:h, h:]
+    isub_product(xp, a[h:, h:], a[h:, :h], a[:h, h:])
     z2 = getrf(xp, a[h:, h:], piv[h:], base)
     _apply_swaps(a[h:, :h], piv[h:])
     piv[h:] += h
@@ -138,8 +138,18 @@ def _trsm(xp, lo, x, base=16):
         return
     k = h // 2
     _trsm(xp, lo[:k, :k], x[:k], base)
-    x[k:] -= lo[k:, :k] @ x[:k]
+    isub_product(xp, x[k:], lo[k:, :k], x[:k])
     _trsm(xp, lo[k:, k:], x[k:], base)
+
+
+def isub_product(xp, c, a, b) -> None:
+    """``c -= a @ b`` with the product made in ``c``'s memory order: a matmul result is C
+    order, and subtracting it from a column-order block walks one of the two across its
+    rows (an 8192 x 256 panel, its update after 8 columns: 38 ms against 1.4 ms)."""
+    if c.ndim == 2 and c.strides[0] < c.strides[1]:  # column order (the panel's)
+        c -= (b.T @ a.T).T
+    else:
+        c -= a @ b
 
 
 def sub_product(xp, c, a, b, limit=1 << 24):
@@ -183,11 +193,14 @@ def lu_panel(xp, m, p, c0, c1, n):
     panel (to broadcast), the swaps and ``[zero pivot or -1, sum log|U_ii|, sign, parity,
     sum arg(U_ii)]`` (the last: the phase of a complex determinant; the sign is then 1)."""
     b = c1 - c0
-    pan = xp.asfortranarray(m[p:n, c0:c1])  # column order: the eliminations walk columns
+    # column order: the eliminations walk columns (a tiled transpose: 2.5x faster than one
+    # strided copy for a 8192 x 256 panel)
+    pan = xp.empty((n - p, b), dtype=m.dtype, order="F")
+    _put_t(pan.T, m[p:n, c0:c1], 64)
     piv = np.zeros(b, np.int64)
     zero = getrf(xp, pan, piv)
     _apply_swaps(m[p:n, :c0], piv)
-    m[p:n, c0:c1] = pan
+    _put_t(m[p:n, c0:c1], pan.T, 64)
     if m.shape[0] > n:  # W = B^T U11^-1 for the right-hand sides (rows below n)
         u11 = xp.triu(pan[:b])
         try:
