@@ -39,8 +39,8 @@ from .mailbox import abort_all
 from .published import PublishClient
 from .ray_worker import Actor
 from .relay import LOSS, Handle, Relayed, silent
-from .wire import TYPES as WIRE
 from .wire import READ_MAX as WIRE_READ_MAX
+from .wire import TYPES as WIRE
 from .wire import Wire
 
 FLUSH_INTERVAL_S = 0.005

@@ -15,9 +15,14 @@ and the driver sends a worker no Ray batch while one of its wire batches is unan
 through Ray, which resolves them; a shipment goes by wire whole or not at all.
 
 **Loss.** A worker that dies closes its connection: the driver's wait sees the end of the
-stream at once and raises :class:`WireLost` (a :class:`~.recovery.Lost`), and recovery
-replays the log through Ray as for any loss (the log keeps every wire batch, as it keeps the
-Ray ones). Every wait has its bound (:class:`~.recovery.Late`).
+stream within a second (it sleeps on the connection whose answer comes last and sweeps all
+of them after each wake-up or second) and raises :class:`WireLost` (a
+:class:`~.recovery.Lost`), and recovery replays the log through Ray as for any loss (the log
+keeps every wire batch, as it keeps the Ray ones). Every wait has its bound
+(:class:`~.recovery.Late`).
+
+**Size.** Small answers are cut from a per-connection buffer (one ``recv`` per wake-up);
+a tensor's gather of more than :data:`READ_MAX` bytes is left to Ray's object store.
 
 Examples
 --------
