@@ -15,8 +15,8 @@ and the driver sends a worker no Ray batch while one of its wire batches is unan
 through Ray, which resolves them; a shipment goes by wire whole or not at all.
 
 **Loss.** A worker that dies closes its connection: the driver's wait sees the end of the
-stream within a second (it sleeps on the connection whose answer comes last and sweeps all
-of them after each wake-up or second) and raises :class:`WireLost` (a
+stream at once (it sleeps on the connection whose answer comes last and on every
+connection's hang-up, then sweeps them all) and raises :class:`WireLost` (a
 :class:`~.recovery.Lost`), and recovery replays the log through Ray as for any loss (the log
 keeps every wire batch, as it keeps the Ray ones). Every wait has its bound
 (:class:`~.recovery.Late`).
@@ -107,7 +107,10 @@ class Wire:
         self.conns: dict = {}  # worker -> socket (non-blocking)
         self._buf: dict = {}  # worker -> bytes that came and are no whole answer yet
         self._sel = selectors.DefaultSelector()  # every connection, registered once
-        self._polls: dict = {}  # worker -> a poll object of its connection alone
+        self._polls: dict = {}  # worker -> a poll object of its connection and of _hup
+        # every connection for its peer's hang-up alone (Linux): a wait that sleeps on one
+        # connection still wakes at once when another one ends (a lost worker)
+        self._hup = select.epoll() if hasattr(select, "epoll") else None
         self.waiting: dict = {}  # worker -> deque of its unanswered Replies
         self._keys = itertools.count()
         self.on = True  # off after a loss that recovery could not replay
@@ -139,6 +142,8 @@ class Wire:
                 s.setblocking(False)  # (for good: reads take what came, sends what fits)
                 self.conns[w], self._buf[w] = s, bytearray()
                 self._sel.register(s, selectors.EVENT_READ, w)
+                if self._hup is not None:
+                    self._hup.register(s.fileno(), select.EPOLLRDHUP)
             self._send(w, s, frame)
         except (OSError, KeyError) as e:  # the worker is gone: the wait finds it lost
             self.drop(w, f"its connection failed ({type(e).__name__}: {e})")
@@ -216,9 +221,9 @@ class Wire:
             if left <= 0:
                 raise recovery.Late(sorted({r.w for r in need}), round(time.monotonic() - t0, 3))
             # Sleep on the connection whose answer comes last (a read's value, listed last:
-            # its tree's root, which answers after its children), then take what every
-            # connection brought meanwhile: one wake-up per read, not one per worker, and a
-            # connection that ended elsewhere is seen within the slice.
+            # its tree's root, which answers after its children) and on every connection's
+            # hang-up, then take what every connection brought meanwhile: one wake-up per
+            # read, not one per worker, and a lost worker wakes the wait at once.
             came = self._poll(need[-1].w, min(left, 1.0))
             if not self._read({r.w for r in need}, 0) and not came and check is not None:
                 check()
@@ -267,6 +272,8 @@ class Wire:
         if poll is None:
             poll = self._polls[w] = select.poll()
             poll.register(s, select.POLLIN)
+            if self._hup is not None:  # (readable while any connection has hung up)
+                poll.register(self._hup.fileno(), select.POLLIN)
         return bool(poll.poll(timeout * 1000))
 
     def _pull(self, w, s) -> bool:
@@ -320,6 +327,14 @@ class Wire:
         if s is not None:
             try:
                 self._sel.unregister(s)
+            except (KeyError, ValueError):
+                pass
+            try:
+                if self._hup is not None:
+                    self._hup.unregister(s.fileno())
+            except OSError:
+                pass
+            try:
                 s.close()
             except OSError:
                 pass
@@ -329,3 +344,5 @@ class Wire:
         for w in list(self.conns):
             self.drop(w, "the session closed")
         self._sel.close()
+        if self._hup is not None:
+            self._hup.close()

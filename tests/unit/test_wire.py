@@ -84,8 +84,10 @@ def test_a_loss_elsewhere_ends_a_wait_or_is_told(box):
     wire.set_addrs({0: box.address, 1: other.address})
     wire.send(0, 0, [], 0, 5.0)
     r1, _ = wire.send(1, 0, [], 0, 5.0)
+    t0 = time.monotonic()
     with pytest.raises(WireLost, match="worker 0"):
         wire.wait([r1], 5.0)
+    assert time.monotonic() - t0 < 0.5  # the hang-up wakes the wait (not its 1 s slice)
     r2, _ = wire.send(0, 0, [], 0, 5.0)  # (lost again: its connection fails too)
     told = []
     threading.Timer(0.3, go.set).start()
