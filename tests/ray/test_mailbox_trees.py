@@ -71,7 +71,9 @@ def test_a_lost_child_ends_its_parents_wait():
     before = ex.recovery_stats()["count"]
     pid = st.stats()["workers"][1]["pid"]
     b = a @ a  # queued on worker 1, before its part of the tree
-    t = threading.Timer(0.4, os.kill, (pid, signal.SIGKILL))
+    # early: the matmul (~0.5 s) outlasts it on any machine (at 0.4 s the read could end
+    # first); a kill before the read was sent is found by the read as well
+    t = threading.Timer(0.15, os.kill, (pid, signal.SIGKILL))
     t0 = time.monotonic()
     t.start()
     try:
