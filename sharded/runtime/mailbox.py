@@ -90,16 +90,14 @@ def recv_obj(conn):
     head = _recv_exact(conn, _HEAD.size)
     if head is None:
         return EOF
-    n, k = _HEAD.unpack(head)
-    lens = _recv_exact(conn, 8 * k) if k else b""
+    k = _HEAD.unpack(head)[1]
+    lens = _recv_exact(conn, 8 * k) if k else bytearray()
     if lens is None:
         return EOF
-    lens = struct.unpack(f"<{k}Q", lens)
-    body = _recv_exact(conn, n)
-    bufs = [_recv_exact(conn, m) for m in lens]
-    if body is None or any(b is None for b in bufs):
+    try:
+        return take_frame(head + lens, conn)
+    except EOFError:
         return EOF
-    return pickle.loads(body, buffers=bufs)
 
 
 EOF = object()  # what recv_obj returns for a closed connection

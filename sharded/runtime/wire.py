@@ -225,7 +225,7 @@ class Wire:
             # hang-up, then take what every connection brought meanwhile: one wake-up per
             # read, not one per worker, and a lost worker wakes the wait at once.
             came = self._poll(need[-1].w, min(left, 1.0))
-            if not self._read({r.w for r in need}, 0) and not came and check is not None:
+            if not self._sweep({r.w for r in need}) and not came and check is not None:
                 check()
         if on_loss is None:
             for h in handles:
@@ -236,7 +236,7 @@ class Wire:
         need = {h.w if type(h) is Reply else h.reply.w for h in handles}
         pending = [w for w in need if self.waiting.get(w)]
         if pending:
-            self._read(pending, 0)
+            self._sweep(pending)
         return [(h if type(h) is Reply else h.reply).done for h in handles]
 
     def settle(self, handles, limit) -> None:
@@ -247,16 +247,16 @@ class Wire:
         except recovery.Lost:
             pass
 
-    def _read(self, ws, timeout) -> bool:
-        """Read the answers that arrive within ``timeout`` s (from any worker: a connection
-        that ends is a loss whoever waits); returns whether any connection had something
-        to read. ``ws``: the workers waited for (one without a connection never answers)."""
+    def _sweep(self, ws) -> bool:
+        """Take the answers that already came (from any worker: a connection that ended is a
+        loss whoever waits); returns whether any connection had something to read. ``ws``:
+        the workers waited for (one without a connection never answers)."""
         for w in ws:
             if w not in self.conns:  # dropped: its answers never come
                 self._fail(w, "its connection was closed")
         if not self.conns:
             return True
-        ready = self._sel.select(timeout)
+        ready = self._sel.select(0)
         for key, _ in ready:
             w = key.data
             self._pull(w, key.fileobj)
