@@ -87,4 +87,46 @@ class _RayWorker(Worker):
         self.mailbox.set_peers(peers, token)
 
 
-Actor = ray.remote(_RayWorker)
+class _Actor:
+    """The Ray actor around a :class:`_RayWorker`: only the methods called remotely, each a
+    call into the worker, which is a plain object.
+
+    Why not ``ray.remote(_RayWorker)``: Ray wraps every method of an actor's class, its
+    private helpers included, in a tracing shim that repacks ``*args`` on each call, traced
+    or not. A worker calls its own methods many times per command, and the shim's argument
+    tuples keep a freed block referenced while :meth:`Worker._recycle` counts its
+    references, so no block ever reached the buffer pool (every big result faulted fresh
+    pages)."""
+
+    def __init__(self, index, device="cpu", blas_threads=None):
+        self._w = _RayWorker(index, device, blas_threads)
+
+    def run(self, cmds, *refs):
+        return self._w.run(cmds, *refs)
+
+    def fetch(self, items):
+        return self._w.fetch(items)
+
+    def stats(self) -> dict:
+        return self._w.stats()
+
+    def snapshot(self):
+        return self._w.snapshot()
+
+    def ping(self):
+        return self._w.ping()
+
+    def node_id(self) -> str:
+        return self._w.node_id()
+
+    def ran(self) -> int:
+        return self._w.ran()
+
+    def mail_open(self):
+        return self._w.mail_open()
+
+    def mail_peers(self, peers, token) -> None:
+        self._w.mail_peers(peers, token)
+
+
+Actor = ray.remote(_Actor)

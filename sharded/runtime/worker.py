@@ -422,25 +422,38 @@ class Worker:
     # ------------------------------------------------------------------ buffer pool
     def _recycle(self, arr):
         """Keep a freed block for reuse: a fresh allocation of a big block costs page faults
-        (the kernel zeroes every page), a reused one is already mapped."""
+        (the kernel zeroes every page), a reused one is already mapped. Past
+        :data:`POOL_MAX_BYTES` the blocks pooled longest ago go first (one-off shapes, such
+        as an LU's shrinking panels, must not fill the pool for good)."""
         if (
             arr is None
-            or arr.nbytes < POOL_MIN_BYTES
-            or self.pool_bytes + arr.nbytes > POOL_MAX_BYTES
+            or not POOL_MIN_BYTES <= arr.nbytes <= POOL_MAX_BYTES
             or not arr.flags.owndata
             or not arr.flags.c_contiguous
             or sys.getrefcount(arr) > 2
         ):  # a view elsewhere still uses its memory
             return
-        self.pool.setdefault((arr.shape, arr.dtype.str), []).append(arr)
+        pool = self.pool
+        while self.pool_bytes + arr.nbytes > POOL_MAX_BYTES:
+            old = next(iter(pool))  # dicts keep insertion order: the oldest shape first
+            self.pool_bytes -= pool[old].pop(0).nbytes
+            if not pool[old]:
+                del pool[old]
+        key = (arr.shape, arr.dtype.str)
+        blocks = pool.pop(key, [])  # re-inserted last: the most recently pooled shape
+        blocks.append(arr)
+        pool[key] = blocks
         self.pool_bytes += arr.nbytes
 
     def _take(self, shape, dtype):
         """A pooled block of ``shape``/``dtype`` (contents undefined), or None."""
-        free = self.pool.get((tuple(shape), np.dtype(dtype).str))
+        key = (tuple(shape), np.dtype(dtype).str)
+        free = self.pool.get(key)
         if not free:
             return None
         arr = free.pop()
+        if not free:
+            del self.pool[key]
         self.pool_bytes -= arr.nbytes
         return arr
 

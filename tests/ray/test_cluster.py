@@ -78,6 +78,21 @@ def test_memory_flat_over_long_loop():
     assert sum(w["live_bytes"] for w in stats["workers"]) < 4 * 100_000 * 8 * 3
 
 
+def test_freed_blocks_reach_the_worker_pool():
+    """A freed big block is kept for reuse inside a Ray actor too (Ray's per-method shims
+    once held an extra reference, so none was ever pooled)."""
+    x = st.zeros(4 * 300_000, shards=4, dtype=st.float64)
+    y = x + 1
+    st.synchronize()
+    before = [w["pool_bytes"] for w in st.stats()["workers"]]
+    del y
+    gc.collect()
+    st.synchronize()
+    after = [w["pool_bytes"] for w in st.stats()["workers"]]
+    assert all(a - b == 300_000 * 8 for a, b in zip(after, before)), (before, after)
+    assert (x + 2).sum().item() == 2 * 4 * 300_000  # a new result takes a pooled block
+
+
 def test_errors_leave_cluster_usable():
     x = st.arange(10, shards=4)
     with pytest.raises(st.ShapeError):

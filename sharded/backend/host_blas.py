@@ -1,0 +1,164 @@
+"""Direct calls into the BLAS and LAPACK that NumPy itself loaded, for the two operations
+NumPy does not expose: ``C -= A @ B`` in place (gemm with ``beta = 1``) and an LU panel
+(getrf).
+
+Why: the distributed LU spends nearly all its time in ``C -= A @ B`` on the trailing matrix.
+NumPy's ``matmul`` has no ``beta``, so that costs a temporary product and one more pass over
+``C`` (an 8192 x 3840 update by a 256-wide panel: 57 GFLOP/s against gemm's 64 on one thread),
+and NumPy has no getrf at all (a recursive LU in NumPy calls: 25 ms for an 8192 x 256 panel,
+LAPACK 13 ms).
+
+The library is the one ``threadpoolctl`` reports as NumPy's BLAS (so its thread count is the
+worker's, set in :mod:`sharded.runtime.threads`), opened with ``ctypes``; its symbols are
+looked up under the names NumPy's wheels (``scipy_`` prefix, ``64_`` suffix: 64-bit integers),
+an ILP64 build (``64_``) and a plain LP64 build use. Every function returns ``False``/``None``
+when it cannot take the call (no such library or symbol, a dtype or memory layout gemm cannot
+address, ``SHARDED_HOST_BLAS=0`` in the worker's environment); the caller then does the same
+in NumPy. Results agree with NumPy's to rounding (the same BLAS kernels compute them).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+
+import numpy as np
+
+_KINDS = {np.dtype(np.float32): "s", np.dtype(np.float64): "d"}
+_KINDS.update({np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"})
+_ROW, _COL, _NO, _TRANS = 101, 102, 111, 112  # CBLAS enums
+_NAMES = (("scipy_", "64_", ctypes.c_int64), ("", "64_", ctypes.c_int64), ("", "", ctypes.c_int32))
+_lock = threading.Lock()
+_found: dict = {}
+
+
+def _library():
+    """``(CDLL, [(prefix, suffix, int type), ...])`` of NumPy's BLAS, or None."""
+    if "lib" not in _found:
+        with _lock:
+            lib = None
+            if os.environ.get("SHARDED_HOST_BLAS", "1") != "0":
+                try:
+                    from threadpoolctl import threadpool_info
+
+                    paths = [
+                        p["filepath"]
+                        for p in threadpool_info()
+                        if p.get("user_api") == "blas" and p.get("internal_api") == "openblas"
+                    ]
+                    lib = ctypes.CDLL(paths[0]) if paths else None
+                except (ImportError, OSError):
+                    lib = None
+            _found["lib"] = lib
+    return _found["lib"]
+
+
+def _symbol(cblas: bool, name: str):
+    """``(function, int type)`` for a cblas (``cblas_dgemm``) or Fortran (``dgetrf``) routine."""
+    key = (cblas, name)
+    if key not in _found:
+        lib, hit = _library(), None
+        for pre, suf, itype in _NAMES if lib is not None else ():
+            sym = f"{pre}cblas_{name}{suf}" if cblas else f"{pre}{name}_{suf or ''}"
+            fn = getattr(lib, sym, None)
+            if fn is not None:
+                fn.restype = None
+                hit = (fn, itype)
+                break
+        _found[key] = hit
+    return _found[key]
+
+
+def _order(a, item):
+    """``(row major?, leading dimension)`` of a 2-D array with one unit stride, else None."""
+    r, c = a.shape
+    s0, s1 = a.strides
+    if (s1 == item or c == 1) and s0 % item == 0 and s0 // item >= max(1, c):
+        return True, s0 // item
+    if (s0 == item or r == 1) and s1 % item == 0 and s1 // item >= max(1, r):
+        return False, s1 // item
+    return None
+
+
+def gemm_sub(c, a, b) -> bool:
+    """``c -= a @ b`` in place by one gemm call (``alpha = -1, beta = 1``); False (and ``c``
+    untouched) when this BLAS cannot take the call, so the caller computes it in NumPy.
+
+    Examples
+    --------
+    >>> c, a, b = np.ones((3, 2)), np.ones((3, 4)), np.ones((4, 2))
+    >>> gemm_sub(c, a, b) is False or bool((c == -3).all())
+    True
+    """
+    dt = c.dtype
+    kind = _KINDS.get(dt)
+    if kind is None or a.dtype != dt or b.dtype != dt or c.ndim != 2 or a.ndim != 2:
+        return False
+    m, n = c.shape
+    k = a.shape[1]
+    if m == 0 or n == 0 or k == 0:
+        return True
+    if not (c.flags.writeable and type(c) is np.ndarray and type(a) is type(b) is np.ndarray):
+        return False
+    sym = _symbol(True, kind + "gemm")
+    oc, oa, ob = (_order(x, dt.itemsize) for x in (c, a, b))
+    if sym is None or oc is None or oa is None or ob is None:
+        return False
+    fn, it = sym
+    if oc[0]:  # row-major C: C = A B as stored
+        order, ta, tb = _ROW, (_NO if oa[0] else _TRANS), (_NO if ob[0] else _TRANS)
+    else:  # column-major C: the same product, each operand read in its own order
+        order, ta, tb = _COL, (_TRANS if oa[0] else _NO), (_TRANS if ob[0] else _NO)
+    if kind in "sd":
+        scal = ctypes.c_float if kind == "s" else ctypes.c_double
+        alpha, beta = scal(-1.0), scal(1.0)
+    else:
+        alpha_a, beta_a = np.array([-1.0], dt), np.array([1.0], dt)
+        alpha, beta = ctypes.c_void_p(alpha_a.ctypes.data), ctypes.c_void_p(beta_a.ctypes.data)
+    fn(
+        ctypes.c_int(order), ctypes.c_int(ta), ctypes.c_int(tb),
+        it(m), it(n), it(k), alpha,
+        ctypes.c_void_p(a.ctypes.data), it(oa[1]),
+        ctypes.c_void_p(b.ctypes.data), it(ob[1]), beta,
+        ctypes.c_void_p(c.ctypes.data), it(oc[1]),
+    )  # fmt: skip
+    return True
+
+
+def getrf(a):
+    """LU with partial pivoting of a column-major block in place (LAPACK getrf: ``a = P L U``);
+    returns ``(piv, zero)``, ``piv[i]`` the 0-based row swapped with row ``i`` and ``zero``
+    the index of the first exactly zero pivot or -1; None when LAPACK cannot take it.
+
+    Examples
+    --------
+    >>> a = np.asfortranarray([[0.0, 1.0], [2.0, 3.0]])
+    >>> piv, zero = getrf(a) or (np.array([1, 1]), -1)  # (None: no LAPACK here)
+    >>> piv.tolist(), zero
+    ([1, 1], -1)
+    """
+    dt = a.dtype
+    kind = _KINDS.get(dt)
+    if kind is None or a.ndim != 2 or type(a) is not np.ndarray or not a.flags.writeable:
+        return None
+    m, n = a.shape
+    item, (s0, s1) = dt.itemsize, a.strides
+    ld = s1 // item if n > 1 else m
+    if (s0 != item and m > 1) or s1 % item or ld < max(1, m):
+        return None  # not column-major
+    sym = _symbol(False, kind + "getrf")
+    if sym is None:
+        return None
+    if m == 0 or n == 0:
+        return np.zeros(0, np.int64), -1
+    fn, it = sym
+    ipiv = np.zeros(min(m, n), np.int64 if it is ctypes.c_int64 else np.int32)
+    mm, nn, ld, info = it(m), it(n), it(ld), it(0)
+    fn(
+        ctypes.byref(mm), ctypes.byref(nn), ctypes.c_void_p(a.ctypes.data), ctypes.byref(ld),
+        ctypes.c_void_p(ipiv.ctypes.data), ctypes.byref(info),
+    )  # fmt: skip
+    if info.value < 0:  # an argument LAPACK rejected: a bug here, not in the data
+        raise ValueError(f"getrf rejected argument {-info.value} for a {m} x {n} block")
+    return ipiv.astype(np.int64) - 1, (info.value - 1 if info.value > 0 else -1)

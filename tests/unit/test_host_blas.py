@@ -1,0 +1,89 @@
+"""``sharded.backend.host_blas``: gemm with ``beta = 1`` and LAPACK getrf, called in NumPy's
+own BLAS, against NumPy; and the fallback when no such library is found."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from sharded.backend import host_blas as H
+
+DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
+TOL = {np.float32: 1e-4, np.complex64: 1e-4, np.float64: 1e-12, np.complex128: 1e-12}
+
+
+def _rand(rng, shape, dt, order="C"):
+    x = rng.standard_normal(shape)
+    if np.dtype(dt).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return np.asarray(x, dt, order=order)
+
+
+pytestmark = pytest.mark.skipif(H._library() is None, reason="NumPy's BLAS is not OpenBLAS")
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_gemm_sub_every_memory_order(dt):
+    rng = np.random.default_rng(0)
+    for oc, oa, ob in itertools.product("CF", repeat=3):
+        a, b = _rand(rng, (7, 5), dt, oa), _rand(rng, (5, 9), dt, ob)
+        c = _rand(rng, (7, 9), dt, oc)
+        ref = c - a @ b
+        assert H.gemm_sub(c, a, b)
+        np.testing.assert_allclose(c, ref, rtol=TOL[dt], atol=TOL[dt])
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_gemm_sub_strided_views_of_one_buffer(dt):
+    rng = np.random.default_rng(1)
+    big = _rand(rng, (20, 30), dt)
+    c, a, b = big[3:10, 4:13], big[10:17, 0:5], big[11:16, 14:23]  # disjoint blocks
+    ref = c - a @ b
+    assert H.gemm_sub(c, a, b)
+    np.testing.assert_allclose(big[3:10, 4:13], ref, rtol=TOL[dt], atol=TOL[dt])
+
+
+def test_gemm_sub_declines_what_it_cannot_address():
+    c, a, b = np.ones((4, 4)), np.ones((4, 2)), np.ones((2, 4))
+    assert not H.gemm_sub(c, a.astype(np.float32), b)  # mixed dtypes
+    assert not H.gemm_sub(c.astype(np.int64), a.astype(np.int64), b.astype(np.int64))
+    assert not H.gemm_sub(c, np.ones((8, 4))[::2, ::2], b)  # no unit stride
+    assert (c == 1).all()
+    assert H.gemm_sub(c, np.ones((4, 0)), np.ones((0, 4))) and (c == 1).all()  # k = 0
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_getrf_is_p_l_u(dt):
+    rng = np.random.default_rng(2)
+    a = _rand(rng, (50, 8), dt, "F")
+    a0 = a.copy()
+    piv, zero = H.getrf(a)
+    lo, up = np.tril(a, -1) + np.eye(50, 8), np.triu(a[:8])
+    perm = np.arange(50)
+    for i, p in enumerate(piv):
+        perm[[i, p]] = perm[[p, i]]
+    np.testing.assert_allclose(a0[perm], lo @ up, rtol=TOL[dt] * 10, atol=TOL[dt] * 10)
+    assert zero == -1
+    # partial pivoting: multipliers at most 1 (complex: sqrt 2, the pivot being the
+    # largest by |re| + |im|, as LAPACK's izamax)
+    assert (np.abs(lo) <= (np.sqrt(2) if np.dtype(dt).kind == "c" else 1) + TOL[dt]).all()
+
+
+def test_getrf_reports_the_first_zero_pivot():
+    a = np.asfortranarray([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 1.0, 1.0]])
+    piv, zero = H.getrf(a)
+    assert zero == 2  # rank 2: the third pivot is exactly zero
+    assert piv.tolist() == [1, 2, 2]
+
+
+def test_getrf_declines_row_major_blocks():
+    a = np.ones((6, 3))
+    assert H.getrf(a) is None and (a == 1).all()
+
+
+def test_no_library_means_the_caller_computes(monkeypatch):
+    monkeypatch.setattr(H, "_found", {"lib": None})
+    c = np.ones((3, 3))
+    assert not H.gemm_sub(c, np.ones((3, 3)), np.ones((3, 3)))
+    assert H.getrf(np.asfortranarray(np.eye(3))) is None
+    assert (c == 1).all()
