@@ -28,6 +28,7 @@ import numpy as np
 _KINDS = {np.dtype(np.float32): "s", np.dtype(np.float64): "d"}
 _KINDS.update({np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"})
 _ROW, _COL, _NO, _TRANS = 101, 102, 111, 112  # CBLAS enums
+_UPPER, _LOWER, _UNIT, _LEFT = 121, 122, 132, 141
 _NAMES = (("scipy_", "64_", ctypes.c_int64), ("", "64_", ctypes.c_int64), ("", "", ctypes.c_int32))
 _lock = threading.Lock()
 _found: dict = {}
@@ -122,6 +123,49 @@ def gemm_sub(c, a, b) -> bool:
         ctypes.c_void_p(a.ctypes.data), it(oa[1]),
         ctypes.c_void_p(b.ctypes.data), it(ob[1]), beta,
         ctypes.c_void_p(c.ctypes.data), it(oc[1]),
+    )  # fmt: skip
+    return True
+
+
+def trsm_unit_lower(lo, x) -> bool:
+    """``x = L^-1 x`` in place, ``L`` the unit lower triangle of the square ``lo`` (what lies
+    on and above its diagonal is not read), by one trsm call; False (``x`` untouched) when
+    this BLAS cannot take the call.
+
+    Examples
+    --------
+    >>> lo, x = np.array([[1.0, 9.0], [2.0, 1.0]]), np.array([[1.0], [3.0]])
+    >>> trsm_unit_lower(lo, x) is False or x.ravel().tolist() == [1.0, 1.0]
+    True
+    """
+    dt = x.dtype
+    kind = _KINDS.get(dt)
+    if kind is None or lo.dtype != dt or lo.ndim != 2 or x.ndim != 2:
+        return False
+    m, n = x.shape
+    if lo.shape != (m, m):
+        return False
+    if m == 0 or n == 0:
+        return True
+    if not (x.flags.writeable and type(x) is np.ndarray and type(lo) is np.ndarray):
+        return False
+    sym = _symbol(True, kind + "trsm")
+    ox, ol = _order(x, dt.itemsize), _order(lo, dt.itemsize)
+    if sym is None or ox is None or ol is None:
+        return False
+    fn, it = sym
+    # a block stored in the other order is its transpose in this one: upper, transposed
+    same = ox[0] == ol[0]
+    uplo, trans = (_LOWER, _NO) if same else (_UPPER, _TRANS)
+    if kind in "sd":
+        alpha = (ctypes.c_float if kind == "s" else ctypes.c_double)(1.0)
+    else:
+        one = np.array([1.0], dt)
+        alpha = ctypes.c_void_p(one.ctypes.data)
+    fn(
+        ctypes.c_int(_ROW if ox[0] else _COL), ctypes.c_int(_LEFT), ctypes.c_int(uplo),
+        ctypes.c_int(trans), ctypes.c_int(_UNIT), it(m), it(n), alpha,
+        ctypes.c_void_p(lo.ctypes.data), it(ol[1]), ctypes.c_void_p(x.ctypes.data), it(ox[1]),
     )  # fmt: skip
     return True
 

@@ -87,3 +87,26 @@ def test_no_library_means_the_caller_computes(monkeypatch):
     assert not H.gemm_sub(c, np.ones((3, 3)), np.ones((3, 3)))
     assert H.getrf(np.asfortranarray(np.eye(3))) is None
     assert (c == 1).all()
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_trsm_unit_lower_every_memory_order(dt):
+    rng = np.random.default_rng(3)
+    for ol, ox in itertools.product("CF", repeat=2):
+        lo, x = _rand(rng, (6, 6), dt, ol), _rand(rng, (6, 4), dt, ox)
+        ref = np.linalg.solve(np.tril(lo, -1) + np.eye(6), x)  # the diagonal is not read
+        assert H.trsm_unit_lower(lo, x)
+        np.testing.assert_allclose(x, ref, rtol=TOL[dt] * 10, atol=TOL[dt] * 10)
+
+
+def test_trsm_in_a_view_of_a_bigger_block():
+    rng = np.random.default_rng(4)
+    m = rng.standard_normal((10, 12))
+    lo = rng.standard_normal((3, 3))
+    ref = np.linalg.solve(np.tril(lo, -1) + np.eye(3), m[2:5, 4:9])
+    rest = m.copy()
+    assert H.trsm_unit_lower(lo, m[2:5, 4:9])
+    np.testing.assert_allclose(m[2:5, 4:9], ref, rtol=1e-12)
+    rest[2:5, 4:9] = m[2:5, 4:9]
+    assert (m == rest).all()  # nothing outside the view changed
+    assert not H.trsm_unit_lower(lo[:2], m[:3, :2])  # not square: declined

@@ -28,10 +28,13 @@ SQUARE = [
     (64, dict(shards=3, dim=1)),
     (70, dict(layout=st.Layout.block((2, 2)))),
     (37, dict(shards=5)),
+    (90, dict(layout=st.Layout(chunks=(45, 45), workers=(1, 1)))),
 ]
 
 
-@pytest.mark.parametrize("n, place", SQUARE, ids=["2", "uneven-empty", "cols", "block", "5"])
+@pytest.mark.parametrize(
+    "n, place", SQUARE, ids=["2", "uneven-empty", "cols", "block", "5", "one-worker"]
+)
 def test_block_lu_and_cholesky(n, place, dist_small):
     a = rng.standard_normal((n, n))
     x = t(a, **place)

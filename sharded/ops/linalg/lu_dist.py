@@ -168,16 +168,20 @@ def sub_product(xp, c, a, b, limit=1 << 24):
 
 
 @kernel(pooled=True)
-def lu_init(xp, *blocks, n, r, na, dtype, alloc=None):
+def lu_init(xp, *blocks, n, r, na, nb, dtype, alloc=None):
     """The worker's LU matrix ``M = [A_w^T; B_w^T]`` ((n + r) x n_w, C order): its rows of A
     (``na`` blocks) and the matching rows of B, transposed, so that column swaps of A become
-    contiguous row swaps and its equations are M's columns. M comes from the worker's pool
-    of freed blocks where one fits (``alloc``; M is freed when the solve ends): fresh pages
-    cost a fault each, 0.2-0.7 s for the 268 MB of each worker's M in an 8192^2 solve on 2
-    workers, against 0.08 s for the transposing copy into a reused block."""
+    contiguous row swaps and its equations are M's columns; and the scratch of its panels
+    (:func:`lu_panel`): three slots of ``(n + r) x nb``.
+
+    Both come from the worker's pool of freed blocks where one fits (``alloc``; they are
+    freed when the solve ends), and the panels reuse their slots: fresh pages cost a fault
+    each, 0.2-0.7 s for the 268 MB of each worker's M in an 8192^2 solve on 2 workers
+    (0.08 s for the transposing copy into a reused block), 30 ms for a 16 MB panel."""
     cols = sum(b.shape[0] for b in blocks[:na])
-    m = alloc((n + r, cols), dtype) if alloc is not None else None
+    m, s = (alloc((n + r, cols), dtype), alloc((3, (n + r) * nb), dtype)) if alloc else (None,) * 2
     m = xp.empty((n + r, cols), dtype=dtype) if m is None else m
+    s = xp.empty((3, (n + r) * nb), dtype=dtype) if s is None else s
     c = 0
     for a, b in zip(blocks[:na], blocks[na:] if r else [None] * na):
         w = a.shape[0]
@@ -185,7 +189,7 @@ def lu_init(xp, *blocks, n, r, na, dtype, alloc=None):
         if r:
             _put_t(m[n:, c : c + w], b)
         c += w
-    return m
+    return m, s
 
 
 def _put_t(dst, src, tile=64):
@@ -197,16 +201,20 @@ def _put_t(dst, src, tile=64):
 
 
 @kernel
-def lu_panel(xp, m, p, c0, c1, n):
+def lu_panel(xp, m, s, p, c0, c1, n, slot):
     """Factor step ``p``'s panel (M's columns ``c0:c1``, rows ``p:n``) in place, apply its row
     swaps to M's earlier columns (later ones may still wait for the previous step's update:
     ``lu_update`` swaps them), turn the right-hand-side rows into multipliers; returns the
     panel (to broadcast), the swaps and ``[zero pivot or -1, sum log|U_ii|, sign, parity,
-    sum arg(U_ii)]`` (the last: the phase of a complex determinant; the sign is then 1)."""
+    sum arg(U_ii)]`` (the last: the phase of a complex determinant; the sign is then 1).
+
+    The panel returned is a view of scratch slot ``slot`` (``s``, from :func:`lu_init`); the
+    caller alternates two slots, so a panel stays intact while the next one is made (the
+    look-ahead), and is done with it before the one after."""
     b = c1 - c0
     # column order: the eliminations walk columns (a tiled transpose: 2.5x faster than one
-    # strided copy for a 8192 x 256 panel)
-    pan = xp.empty((n - p, b), dtype=m.dtype, order="F")
+    # strided copy for a 8192 x 256 panel); its own slot of the scratch
+    pan = s[2, : b * (n - p)].reshape(b, n - p).T
     _put_t(pan.T, m[p:n, c0:c1])
     lapack = host_blas.getrf(pan) if xp is np else None  # LAPACK: twice as fast
     if lapack is None:
@@ -230,7 +238,9 @@ def lu_panel(xp, m, p, c0, c1, n):
     phase = float(np.sum(np.angle(d))) if cx else 0.0
     parity = int(np.sum(piv != np.arange(b)))
     stat = np.array([zero + p if zero >= 0 else -1, logabs, sign, parity, phase], np.float64)
-    return xp.array(m[p:, c0:c1]), piv + p, stat
+    out = s[slot, : b * (m.shape[0] - p)].reshape(m.shape[0] - p, b)
+    out[...] = m[p:, c0:c1]
+    return out, piv + p, stat
 
 
 @kernel
@@ -242,8 +252,9 @@ def lu_update(xp, m, panel, piv, p, n, c0, c1, s0, s1):
     if s1 > s0:
         _apply_swaps(m[p:n, s0:s1], np.asarray(piv) - p)
     if c1 > c0:
-        u12 = _unit_lower_solve(xp, panel[:b], m[p : p + b, c0:c1])
-        m[p : p + b, c0:c1] = u12
+        u12 = m[p : p + b, c0:c1]
+        if not (xp is np and host_blas.trsm_unit_lower(panel[:b], u12)):  # in place
+            u12[...] = _unit_lower_solve(xp, panel[:b], u12)
         sub_product(xp, m[p + b :, c0:c1], panel[b:], u12)
     return ()
 
@@ -319,21 +330,22 @@ class _LU:
                 for s in mine[w]
             ]
             bargs, temps = gather(ex, b, wanted)
-        self.m = {}
+        self.m, self.scratch = {}, {}
         it = iter(bargs)
         for w in self.wlist:
             args = [("k", lay_key, None) for lay_key in (self.a._keys[s] for s in mine[w])]
             bl = [next(it) for _ in mine[w]] if r else []
             k = ex.new_key()
+            ks = ex.new_key()
             ex.submit(
                 w,
                 "lu_init",
                 tuple(args + bl),
-                (k,),
-                {"n": n, "r": r, "na": len(mine[w]), "dtype": self.dt.np.str},
+                (k, ks),
+                {"n": n, "r": r, "na": len(mine[w]), "nb": nb, "dtype": self.dt.np.str},
                 (self.label, None),
             )
-            self.m[w] = k
+            self.m[w], self.scratch[w] = k, ks
         free_temps(ex, temps)
         self.keep = []  # (worker, key) to free at the end
 
@@ -346,12 +358,13 @@ class _LU:
         ex.submit(
             w,
             "lu_panel",
-            (self._m(w),),
+            (self._m(w), ("k", self.scratch[w], None)),
             (pk, ik, sk),
-            {"p": self.pos[k], "c0": c0, "c1": c1, "n": self.n},
+            {"p": self.pos[k], "c0": c0, "c1": c1, "n": self.n, "slot": k % 2},
             (self.label, k),
         )
-        self.keep += [(w, pk), (w, ik), (w, sk)]
+        self.keep += [(w, ik), (w, sk)]  # (the panel itself is freed after its step)
+        self.panel_key = (w, pk)
         self.stats.append((w, sk))
         self.pivs.append((w, ik))
         others = [v for v in self.wlist if v != w]
@@ -378,7 +391,7 @@ class _LU:
             return
         nxt_args = self._panel(0)
         for k in range(len(order)):
-            args, own = nxt_args, order[k][0]
+            args, own, done = nxt_args, order[k][0], self.panel_key
             nxt = order[k + 1][0] if k + 1 < len(order) else None
             prm = {"p": self.pos[k], "n": self.n}
             # the next panel's owner goes last: its export may wait on back-pressure, and
@@ -410,6 +423,7 @@ class _LU:
                     dict(prm, c0=t, c1=self.width[w], **sw),
                     (self.label, k),
                 )
+            ex.free(done[0], [done[1]])  # step k's panel (a view of its scratch slot)
 
     def back(self):
         ex = self.ex
@@ -449,7 +463,7 @@ class _LU:
         return [np.asarray(v) for v in vals[:k]], [np.asarray(v) for v in vals[k:]]
 
     def free(self):
-        self.ex.free_pairs(self.keep + list(self.m.items()))
+        self.ex.free_pairs(self.keep + list(self.m.items()) + list(self.scratch.items()))
         if self.tmp is not None:
             self.ex.free_pairs(list(zip(self.tmp._layout.workers, self.tmp._keys)))
 
