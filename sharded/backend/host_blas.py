@@ -1,5 +1,5 @@
 """Direct calls into the BLAS and LAPACK that NumPy itself loaded, for the two operations
-NumPy does not expose: ``C -= A @ B`` in place (gemm with ``beta = 1``) and an LU panel
+NumPy does not expose: ``C += alpha A @ B`` in place (gemm with ``beta = 1``) and an LU panel
 (getrf).
 
 Why: the distributed LU spends nearly all its time in ``C -= A @ B`` on the trailing matrix.
@@ -82,14 +82,14 @@ def _order(a, item):
     return None
 
 
-def gemm_sub(c, a, b) -> bool:
-    """``c -= a @ b`` in place by one gemm call (``alpha = -1, beta = 1``); False (and ``c``
+def gemm_add(c, a, b, alpha=1.0) -> bool:
+    """``c += alpha * (a @ b)`` in place by one gemm call (``beta = 1``); False (and ``c``
     untouched) when this BLAS cannot take the call, so the caller computes it in NumPy.
 
     Examples
     --------
     >>> c, a, b = np.ones((3, 2)), np.ones((3, 4)), np.ones((4, 2))
-    >>> gemm_sub(c, a, b) is False or bool((c == -3).all())
+    >>> gemm_add(c, a, b, -1.0) is False or bool((c == -3).all())
     True
     """
     dt = c.dtype
@@ -113,13 +113,13 @@ def gemm_sub(c, a, b) -> bool:
         order, ta, tb = _COL, (_TRANS if oa[0] else _NO), (_TRANS if ob[0] else _NO)
     if kind in "sd":
         scal = ctypes.c_float if kind == "s" else ctypes.c_double
-        alpha, beta = scal(-1.0), scal(1.0)
+        al, beta = scal(alpha), scal(1.0)
     else:
-        alpha_a, beta_a = np.array([-1.0], dt), np.array([1.0], dt)
-        alpha, beta = ctypes.c_void_p(alpha_a.ctypes.data), ctypes.c_void_p(beta_a.ctypes.data)
+        alpha_a, beta_a = np.array([alpha], dt), np.array([1.0], dt)
+        al, beta = ctypes.c_void_p(alpha_a.ctypes.data), ctypes.c_void_p(beta_a.ctypes.data)
     fn(
         ctypes.c_int(order), ctypes.c_int(ta), ctypes.c_int(tb),
-        it(m), it(n), it(k), alpha,
+        it(m), it(n), it(k), al,
         ctypes.c_void_p(a.ctypes.data), it(oa[1]),
         ctypes.c_void_p(b.ctypes.data), it(ob[1]), beta,
         ctypes.c_void_p(c.ctypes.data), it(oc[1]),

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import dtypes as D
+from ..backend import host_blas
 from ..core.dataflow import Operand
 from ..core.dispatch import apply, as_tensor, is_tensor, unbroadcast
 from ..core.registry import bind, kernel, primitive, vjp
@@ -43,19 +46,27 @@ def _cast(a, dtype):
 
 
 # the public ``matmul`` below takes this name in the module; the kernel stays registered
-@kernel
-def matmul(xp, a, b, out=None, stack=False):
+@kernel(pooled=True)
+def matmul(xp, a, b, out=None, stack=False, alloc=None):
     """Block product (BLAS through NumPy / cuBLAS through CuPy); ``stack`` adds a leading
-    dim of 1 (a partial product, one entry of a stack that is summed afterwards)."""
-    r = _cast(xp.matmul(_cast(a, out), _cast(b, out)), out)
+    dim of 1 (a partial product, one entry of a stack that is summed afterwards). A 2-D
+    product is made in a block of the worker's pool where one fits (``alloc``)."""
+    a, b = _cast(a, out), _cast(b, out)
+    buf = None
+    if alloc is not None and a.ndim == b.ndim == 2 and a.dtype == b.dtype and not stack:
+        buf = alloc((a.shape[0], b.shape[1]), a.dtype)
+    r = _cast(xp.matmul(a, b) if buf is None else xp.matmul(a, b, out=buf), out)
     return r[None] if stack else r
 
 
 @kernel
 def matmul_acc(xp, c, a, b, out=None):
-    """``c += a @ b`` in place (one more k panel of a blocked product), in row chunks so the
-    temporary product stays small (recycled, not page-faulted afresh)."""
+    """``c += a @ b`` in place (one more k panel of a blocked product): on the host one gemm
+    call (``beta = 1``, :func:`host_blas.gemm_add`), else in row chunks so the temporary
+    product stays small (recycled, not page-faulted afresh)."""
     a, b = _cast(a, out), _cast(b, out)
+    if xp is np and c.ndim == a.ndim == b.ndim == 2 and host_blas.gemm_add(c, a, b):
+        return c
     if c.ndim != 2 or a.ndim != 2:
         c += _cast(xp.matmul(a, b), c.dtype)
         return c

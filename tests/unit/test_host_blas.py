@@ -22,34 +22,35 @@ def _rand(rng, shape, dt, order="C"):
 pytestmark = pytest.mark.skipif(H._library() is None, reason="NumPy's BLAS is not OpenBLAS")
 
 
+@pytest.mark.parametrize("alpha", [-1.0, 0.5])
 @pytest.mark.parametrize("dt", DTYPES)
-def test_gemm_sub_every_memory_order(dt):
+def test_gemm_add_every_memory_order(dt, alpha):
     rng = np.random.default_rng(0)
     for oc, oa, ob in itertools.product("CF", repeat=3):
         a, b = _rand(rng, (7, 5), dt, oa), _rand(rng, (5, 9), dt, ob)
         c = _rand(rng, (7, 9), dt, oc)
-        ref = c - a @ b
-        assert H.gemm_sub(c, a, b)
+        ref = c + alpha * (a @ b)
+        assert H.gemm_add(c, a, b, alpha)
         np.testing.assert_allclose(c, ref, rtol=TOL[dt], atol=TOL[dt])
 
 
 @pytest.mark.parametrize("dt", DTYPES)
-def test_gemm_sub_strided_views_of_one_buffer(dt):
+def test_gemm_add_strided_views_of_one_buffer(dt):
     rng = np.random.default_rng(1)
     big = _rand(rng, (20, 30), dt)
     c, a, b = big[3:10, 4:13], big[10:17, 0:5], big[11:16, 14:23]  # disjoint blocks
     ref = c - a @ b
-    assert H.gemm_sub(c, a, b)
+    assert H.gemm_add(c, a, b, -1.0)
     np.testing.assert_allclose(big[3:10, 4:13], ref, rtol=TOL[dt], atol=TOL[dt])
 
 
-def test_gemm_sub_declines_what_it_cannot_address():
+def test_gemm_add_declines_what_it_cannot_address():
     c, a, b = np.ones((4, 4)), np.ones((4, 2)), np.ones((2, 4))
-    assert not H.gemm_sub(c, a.astype(np.float32), b)  # mixed dtypes
-    assert not H.gemm_sub(c.astype(np.int64), a.astype(np.int64), b.astype(np.int64))
-    assert not H.gemm_sub(c, np.ones((8, 4))[::2, ::2], b)  # no unit stride
+    assert not H.gemm_add(c, a.astype(np.float32), b, -1.0)  # mixed dtypes
+    assert not H.gemm_add(c.astype(np.int64), a.astype(np.int64), b.astype(np.int64))
+    assert not H.gemm_add(c, np.ones((8, 4))[::2, ::2], b)  # no unit stride
     assert (c == 1).all()
-    assert H.gemm_sub(c, np.ones((4, 0)), np.ones((0, 4))) and (c == 1).all()  # k = 0
+    assert H.gemm_add(c, np.ones((4, 0)), np.ones((0, 4))) and (c == 1).all()  # k = 0
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -84,7 +85,7 @@ def test_getrf_declines_row_major_blocks():
 def test_no_library_means_the_caller_computes(monkeypatch):
     monkeypatch.setattr(H, "_found", {"lib": None})
     c = np.ones((3, 3))
-    assert not H.gemm_sub(c, np.ones((3, 3)), np.ones((3, 3)))
+    assert not H.gemm_add(c, np.ones((3, 3)), np.ones((3, 3)))
     assert H.getrf(np.asfortranarray(np.eye(3))) is None
     assert (c == 1).all()
 

@@ -147,8 +147,8 @@ def isub_product(xp, c, a, b) -> None:
     """``c -= a @ b`` with the product made in ``c``'s memory order: a matmul result is C
     order, and subtracting it from a column-order block walks one of the two across its
     rows (an 8192 x 256 panel, its update after 8 columns: 38 ms against 1.4 ms). On the
-    host, one gemm call does it with no temporary (:func:`host_blas.gemm_sub`)."""
-    if xp is np and host_blas.gemm_sub(c, a, b):
+    host, one gemm call does it with no temporary (:func:`host_blas.gemm_add`)."""
+    if xp is np and host_blas.gemm_add(c, a, b, -1.0):
         return
     if c.ndim == 2 and c.strides[0] < c.strides[1]:  # column order (the panel's)
         c -= (b.T @ a.T).T
@@ -160,7 +160,7 @@ def sub_product(xp, c, a, b, limit=1 << 24):
     """``c -= a @ b`` in row chunks: the temporary product stays under ``limit`` bytes, so it
     is recycled by the allocator instead of page-faulting fresh memory at every step. On the
     host, one gemm call with ``beta = 1`` (no temporary, one pass fewer over ``c``)."""
-    if xp is np and host_blas.gemm_sub(c, a, b):
+    if xp is np and host_blas.gemm_add(c, a, b, -1.0):
         return
     step = max(64, limit // max(1, b.shape[1] * c.itemsize))
     for r in range(0, c.shape[0], step):
