@@ -33,7 +33,7 @@ from ray.exceptions import (
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from ..errors import BackendUnavailable, OpFailed, ShardingError, WorkerLost
-from . import ray_service, recovery, threads
+from . import ray_service, recovery, threads, worker
 from .executor import Executor, WorkerInfo
 from .mailbox import abort_all
 from .published import PublishClient
@@ -270,18 +270,20 @@ class RayExecutor(Relayed, Executor):
         return Actor.options(name=name, **opts).remote(*args)
 
     def _share_cores(self, nodes, node_ids, num_workers):
-        """Once placed, each CPU worker's BLAS takes its share of its node's cores (shared
-        workers made by another client may sit elsewhere than this client planned)."""
+        """Once placed, each CPU worker's BLAS takes its share of its node's cores, and its
+        pool of freed blocks a share of the node's memory (shared workers made by another
+        client may sit elsewhere than this client planned)."""
         caps = {n["NodeID"]: n["Resources"].get("CPU", 0) for n in nodes}
+        mem = {n["NodeID"]: n["Resources"].get("memory", 0) for n in nodes}
         per_node: dict = {}
         for nid in node_ids[:num_workers]:
             per_node[nid] = per_node.get(nid, 0) + 1
-        self.send(
-            {
-                w: [("threads", threads.share(caps.get(nid, 1), per_node[nid]))]
-                for w, nid in enumerate(node_ids[:num_workers])
-            }
-        )
+        cmds = {}
+        for w, nid in enumerate(node_ids[:num_workers]):
+            cmds[w] = [("threads", threads.share(caps.get(nid, 1), per_node[nid]))]
+            if mem.get(nid):
+                cmds[w].append(("pool", worker.pool_share(mem[nid], per_node[nid])))
+        self.send(cmds)
 
     def _tick(self):
         t0 = time.monotonic()

@@ -11,6 +11,8 @@ executor wraps it in an actor. A batch is a list of commands run in order:
     start or stop tracing allocations (memory statistics of an operation).
 ``("threads", n)``
     limit this process's BLAS/OpenMP pools to ``n`` threads (its share of the node's cores).
+``("pool", nbytes)``
+    keep at most ``nbytes`` of freed blocks for reuse (at most :data:`POOL_MAX_BYTES`).
 ``("fusion", on, block_elems, min_elems)``
     evaluate runs of fusable elementwise commands block by block (:mod:`.fusion`), or not.
 ``("alias", src, dst)``
@@ -69,6 +71,21 @@ from . import fusion, mailbox, program, threads
 KERNELS: dict = {}
 POOL_MIN_BYTES = 1 << 20
 POOL_MAX_BYTES = 1 << 30
+POOL_MEMORY_SHARE = 8  # a worker pools at most 1/8 of its share of its node's memory
+
+
+def pool_share(node_memory, workers_on_node: int) -> int:
+    """The bytes of freed blocks one worker may keep: an eighth of its share of its node's
+    memory (Ray's ``memory`` resource), at most :data:`POOL_MAX_BYTES`, so that many workers
+    on one node do not hold its memory idle.
+
+    Examples
+    --------
+    >>> pool_share(64 << 30, 2) == POOL_MAX_BYTES, pool_share(64 << 30, 64) >> 20
+    (True, 128)
+    """
+    per_worker = int(node_memory) // max(1, int(workers_on_node))
+    return min(POOL_MAX_BYTES, per_worker // POOL_MEMORY_SHARE)
 
 
 class Worker:
@@ -95,6 +112,7 @@ class Worker:
         self.commands_run = 0
         self.pool: dict = {}
         self.pool_bytes = 0
+        self.pool_max = None  # this worker's cap (None: POOL_MAX_BYTES), set after placement
         self.cow: set = set()  # published keys that may still share memory with a writable shard
         self.published_seen = False  # no copy-on-write checks until something is published
         self.fusion = os.environ.get("SHARDED_FUSION", "1") != "0"
@@ -159,6 +177,9 @@ class Worker:
             _trace(cmd[1])
         elif head == "threads":
             threads.set_threads(cmd[1])
+        elif head == "pool":
+            self.pool_max = max(0, int(cmd[1]))
+            self._recycle(None)  # down to the new cap
         elif head == "fusion":
             self.fusion = bool(cmd[1])
             self.fusion_block = cmd[2] or fusion.BLOCK_ELEMS
@@ -422,23 +443,26 @@ class Worker:
     # ------------------------------------------------------------------ buffer pool
     def _recycle(self, arr):
         """Keep a freed block for reuse: a fresh allocation of a big block costs page faults
-        (the kernel zeroes every page), a reused one is already mapped. Past
-        :data:`POOL_MAX_BYTES` the blocks pooled longest ago go first (one-off shapes, such
-        as an LU's shrinking panels, must not fill the pool for good)."""
-        if (
-            arr is None
-            or not POOL_MIN_BYTES <= arr.nbytes <= POOL_MAX_BYTES
-            or not arr.flags.owndata
-            or not arr.flags.c_contiguous
-            or sys.getrefcount(arr) > 2
-        ):  # a view elsewhere still uses its memory
-            return
+        (the kernel zeroes every page), a reused one is already mapped. Past the cap (this
+        worker's share, :data:`POOL_MAX_BYTES` at most) the blocks pooled longest ago go
+        first: one-off shapes must not fill the pool for good. ``arr=None`` only trims the
+        pool to the cap."""
+        cap = POOL_MAX_BYTES if self.pool_max is None else min(self.pool_max, POOL_MAX_BYTES)
+        keep = (
+            arr is not None
+            and POOL_MIN_BYTES <= arr.nbytes <= cap
+            and arr.flags.owndata
+            and arr.flags.c_contiguous
+            and sys.getrefcount(arr) <= 2  # else a view elsewhere still uses its memory
+        )
         pool = self.pool
-        while self.pool_bytes + arr.nbytes > POOL_MAX_BYTES:
+        while pool and self.pool_bytes + (arr.nbytes if keep else 0) > cap:
             old = next(iter(pool))  # dicts keep insertion order: the oldest shape first
             self.pool_bytes -= pool[old].pop(0).nbytes
             if not pool[old]:
                 del pool[old]
+        if not keep:
+            return
         key = (arr.shape, arr.dtype.str)
         blocks = pool.pop(key, [])  # re-inserted last: the most recently pooled shape
         blocks.append(arr)
@@ -489,6 +513,7 @@ class Worker:
             "live_shards": len(self.store),
             "live_bytes": int(sum(a.nbytes for a in self.store.values())),
             "pool_bytes": self.pool_bytes,
+            "pool_max_bytes": POOL_MAX_BYTES if self.pool_max is None else self.pool_max,
             "rss_bytes": _rss_bytes(),
             "commands_run": self.commands_run,
             "fused_runs": self.fused_runs,

@@ -8,6 +8,7 @@ from sharded.core import dispatch
 dispatch.CHECK_SPECS = True  # planners agree with their primitives' out_spec on Ray too
 
 NODES, CPUS_PER_NODE = 2, 2
+NODE_MEMORY = 4 << 30  # Ray's `memory` resource of each node (a worker pools 1/8 of its share)
 
 
 @pytest.fixture(scope="session")
@@ -19,12 +20,15 @@ def ray_cluster():
         initialize_head=True,
         head_node_args={
             "num_cpus": CPUS_PER_NODE,
+            "memory": NODE_MEMORY,
             "object_store_memory": 300 * 2**20,
             "include_dashboard": False,
         },
     )
     for _ in range(NODES - 1):
-        cluster.add_node(num_cpus=CPUS_PER_NODE, object_store_memory=300 * 2**20)
+        cluster.add_node(
+            num_cpus=CPUS_PER_NODE, memory=NODE_MEMORY, object_store_memory=300 * 2**20
+        )
     cluster.wait_for_nodes()
     yield cluster
     st.shutdown()

@@ -93,6 +93,18 @@ def test_freed_blocks_reach_the_worker_pool():
     assert (x + 2).sum().item() == 2 * 4 * 300_000  # a new result takes a pooled block
 
 
+def test_each_worker_pools_a_share_of_its_nodes_memory():
+    from sharded.runtime.worker import pool_share
+
+    mem = {n["NodeID"]: n["Resources"]["memory"] for n in ray.nodes() if n["Alive"]}
+    s = st.stats()["workers"]
+    per_node = {nid: sum(w["node"] == nid for w in s) for nid in mem}
+    assert [w["pool_max_bytes"] for w in s] == [
+        pool_share(mem[w["node"]], per_node[w["node"]]) for w in s
+    ]
+    assert all(w["pool_max_bytes"] == 256 << 20 for w in s)  # 4 GiB / 2 workers / 8
+
+
 def test_errors_leave_cluster_usable():
     x = st.arange(10, shards=4)
     with pytest.raises(st.ShapeError):

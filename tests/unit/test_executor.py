@@ -217,3 +217,17 @@ def test_worker_pool_evicts_the_shapes_pooled_longest_ago(monkeypatch):
     assert w._take(odd, np.float64) is not None and (odd, "<f8") not in w.pool
     w._recycle(np.empty(2 * one[0])[: one[0]])  # a view: not its own memory, never pooled
     assert len(w.pool[(one, "<f8")]) == 2
+
+
+def test_pool_command_trims_the_pool_to_the_workers_share():
+    from sharded.runtime import worker as W
+
+    w = W.Worker(0)
+    for n in (1, 2, 3):
+        w._recycle(np.empty(n * (1 << 20) // 8))
+    assert w.pool_bytes == 6 << 20
+    w.run([("pool", 3 << 20)])  # a share smaller than what it holds: the oldest leave
+    assert w.pool_bytes == 3 << 20 and list(w.pool) == [(((3 << 20) // 8,), "<f8")]
+    w._recycle(np.empty((4 << 20) // 8))  # over the share: not kept
+    assert w.pool_bytes == 3 << 20
+    assert W.pool_share(16 << 30, 2) == 1 << 30 and W.pool_share(16 << 30, 16) == 128 << 20
