@@ -1,6 +1,6 @@
-"""Direct calls into the BLAS and LAPACK that NumPy itself loaded, for the two operations
-NumPy does not expose: ``C += alpha A @ B`` in place (gemm with ``beta = 1``) and an LU panel
-(getrf).
+"""Direct calls into the BLAS and LAPACK that NumPy itself loaded, for what NumPy does not
+expose: ``C += alpha A @ B`` in place (gemm with ``beta = 1``), a triangular solve in place
+(trsm) and an LU panel (getrf).
 
 Why: the distributed LU spends nearly all its time in ``C -= A @ B`` on the trailing matrix.
 NumPy's ``matmul`` has no ``beta``, so that costs a temporary product and one more pass over
@@ -35,7 +35,7 @@ _found: dict = {}
 
 
 def _library():
-    """``(CDLL, [(prefix, suffix, int type), ...])`` of NumPy's BLAS, or None."""
+    """NumPy's BLAS (when it is OpenBLAS) as a ``ctypes.CDLL``, or None."""
     if "lib" not in _found:
         with _lock:
             lib = None
@@ -82,6 +82,16 @@ def _order(a, item):
     return None
 
 
+def _scalars(kind, dt, *values):
+    """BLAS scalar arguments: by value for real kinds, by pointer for complex ones (the
+    pointed-to arrays are returned too: they must outlive the call)."""
+    if kind in "sd":
+        scal = ctypes.c_float if kind == "s" else ctypes.c_double
+        return [scal(v) for v in values], None
+    held = np.array(values, dt)
+    return [ctypes.c_void_p(held.ctypes.data + i * dt.itemsize) for i in range(len(values))], held
+
+
 def gemm_add(c, a, b, alpha=1.0) -> bool:
     """``c += alpha * (a @ b)`` in place by one gemm call (``beta = 1``); False (and ``c``
     untouched) when this BLAS cannot take the call, so the caller computes it in NumPy.
@@ -94,7 +104,7 @@ def gemm_add(c, a, b, alpha=1.0) -> bool:
     """
     dt = c.dtype
     kind = _KINDS.get(dt)
-    if kind is None or a.dtype != dt or b.dtype != dt or c.ndim != 2 or a.ndim != 2:
+    if kind is None or a.dtype != dt or b.dtype != dt or not c.ndim == a.ndim == b.ndim == 2:
         return False
     m, n = c.shape
     k = a.shape[1]
@@ -111,12 +121,7 @@ def gemm_add(c, a, b, alpha=1.0) -> bool:
         order, ta, tb = _ROW, (_NO if oa[0] else _TRANS), (_NO if ob[0] else _TRANS)
     else:  # column-major C: the same product, each operand read in its own order
         order, ta, tb = _COL, (_TRANS if oa[0] else _NO), (_TRANS if ob[0] else _NO)
-    if kind in "sd":
-        scal = ctypes.c_float if kind == "s" else ctypes.c_double
-        al, beta = scal(alpha), scal(1.0)
-    else:
-        alpha_a, beta_a = np.array([alpha], dt), np.array([1.0], dt)
-        al, beta = ctypes.c_void_p(alpha_a.ctypes.data), ctypes.c_void_p(beta_a.ctypes.data)
+    (al, beta), _held = _scalars(kind, dt, alpha, 1.0)
     fn(
         ctypes.c_int(order), ctypes.c_int(ta), ctypes.c_int(tb),
         it(m), it(n), it(k), al,
@@ -157,11 +162,7 @@ def trsm_unit_lower(lo, x) -> bool:
     # a block stored in the other order is its transpose in this one: upper, transposed
     same = ox[0] == ol[0]
     uplo, trans = (_LOWER, _NO) if same else (_UPPER, _TRANS)
-    if kind in "sd":
-        alpha = (ctypes.c_float if kind == "s" else ctypes.c_double)(1.0)
-    else:
-        one = np.array([1.0], dt)
-        alpha = ctypes.c_void_p(one.ctypes.data)
+    (alpha,), _held = _scalars(kind, dt, 1.0)
     fn(
         ctypes.c_int(_ROW if ox[0] else _COL), ctypes.c_int(_LEFT), ctypes.c_int(uplo),
         ctypes.c_int(trans), ctypes.c_int(_UNIT), it(m), it(n), alpha,

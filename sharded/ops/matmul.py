@@ -65,7 +65,7 @@ def matmul_acc(xp, c, a, b, out=None):
     call (``beta = 1``, :func:`host_blas.gemm_add`), else in row chunks so the temporary
     product stays small (recycled, not page-faulted afresh)."""
     a, b = _cast(a, out), _cast(b, out)
-    if xp is np and c.ndim == a.ndim == b.ndim == 2 and host_blas.gemm_add(c, a, b):
+    if xp is np and host_blas.gemm_add(c, a, b):
         return c
     if c.ndim != 2 or a.ndim != 2:
         c += _cast(xp.matmul(a, b), c.dtype)

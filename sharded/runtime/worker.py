@@ -447,7 +447,7 @@ class Worker:
         worker's share, :data:`POOL_MAX_BYTES` at most) the blocks pooled longest ago go
         first: one-off shapes must not fill the pool for good. ``arr=None`` only trims the
         pool to the cap."""
-        cap = POOL_MAX_BYTES if self.pool_max is None else min(self.pool_max, POOL_MAX_BYTES)
+        cap = self._pool_cap()
         keep = (
             arr is not None
             and POOL_MIN_BYTES <= arr.nbytes <= cap
@@ -468,6 +468,11 @@ class Worker:
         blocks.append(arr)
         pool[key] = blocks
         self.pool_bytes += arr.nbytes
+
+    def _pool_cap(self) -> int:
+        """This worker's pool cap: its share (the ``pool`` command), at most
+        :data:`POOL_MAX_BYTES` (read at each call: tests lower it)."""
+        return POOL_MAX_BYTES if self.pool_max is None else min(self.pool_max, POOL_MAX_BYTES)
 
     def _take(self, shape, dtype):
         """A pooled block of ``shape``/``dtype`` (contents undefined), or None."""
@@ -513,7 +518,7 @@ class Worker:
             "live_shards": len(self.store),
             "live_bytes": int(sum(a.nbytes for a in self.store.values())),
             "pool_bytes": self.pool_bytes,
-            "pool_max_bytes": POOL_MAX_BYTES if self.pool_max is None else self.pool_max,
+            "pool_max_bytes": self._pool_cap(),
             "rss_bytes": _rss_bytes(),
             "commands_run": self.commands_run,
             "fused_runs": self.fused_runs,

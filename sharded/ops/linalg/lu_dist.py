@@ -364,7 +364,6 @@ class _LU:
             (self.label, k),
         )
         self.keep += [(w, ik), (w, sk)]  # (the panel itself is freed after its step)
-        self.panel_key = (w, pk)
         self.stats.append((w, sk))
         self.pivs.append((w, ik))
         others = [v for v in self.wlist if v != w]
@@ -391,7 +390,7 @@ class _LU:
             return
         nxt_args = self._panel(0)
         for k in range(len(order)):
-            args, own, done = nxt_args, order[k][0], self.panel_key
+            args, own = nxt_args, order[k][0]
             nxt = order[k + 1][0] if k + 1 < len(order) else None
             prm = {"p": self.pos[k], "n": self.n}
             # the next panel's owner goes last: its export may wait on back-pressure, and
@@ -423,7 +422,7 @@ class _LU:
                     dict(prm, c0=t, c1=self.width[w], **sw),
                     (self.label, k),
                 )
-            ex.free(done[0], [done[1]])  # step k's panel (a view of its scratch slot)
+            ex.free(own, [args[own][0][1]])  # step k's panel (a view of its scratch slot)
 
     def back(self):
         ex = self.ex
