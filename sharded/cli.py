@@ -12,7 +12,7 @@ import sys
 
 import sharded as st
 
-from .runtime.session import service_status, service_stop
+from .runtime.driver.session import service_status, service_stop
 from .tools.bench import main as bench_main
 from .tools.bench_scaling import main as scaling_main
 from .tools.demo import tour

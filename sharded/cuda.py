@@ -7,7 +7,7 @@ no workers and so no GPUs.
 
 from __future__ import annotations
 
-from .runtime import session
+from .runtime.driver import session
 
 __all__ = [
     "is_available",

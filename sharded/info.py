@@ -1,10 +1,10 @@
 """Cluster and worker introspection: ``st.stats()``, ``st.info()``, ``st.synchronize()``,
-``st.trace_memory()`` (the nodes themselves come from :mod:`sharded.runtime.nodes`)."""
+``st.trace_memory()`` (the nodes themselves come from :mod:`sharded.runtime.driver.nodes`)."""
 
 from __future__ import annotations
 
-from .runtime import session as _session
-from .runtime.nodes import nodes
+from .runtime.driver import session as _session
+from .runtime.driver.nodes import nodes
 
 
 def synchronize() -> None:

@@ -4,7 +4,7 @@
 detached and shared; in it, ``st.publish("w", x)`` makes a snapshot of ``x`` that any client
 of the namespace reads with ``st.get("w")``, also after the publisher exited. In a private
 session (no ``namespace``, or ``executor="local"``) the same calls work within the one client.
-The protocol (key spaces, registry, leases) is described in :mod:`sharded.runtime.registry`.
+The protocol (key spaces, registry, leases) is described in :mod:`sharded.runtime.service.catalog`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import weakref
 from . import dtypes as D
 from .errors import SessionClosed
 from .layout import Layout
-from .runtime import session as _session
-from .runtime.published import InProcessRegistry, PublishClient
-from .runtime.registry import record_nbytes
+from .runtime.driver import session as _session
+from .runtime.service.catalog import record_nbytes
+from .runtime.service.client import InProcessRegistry, PublishClient
 from .tensor import ShardedTensor
 
 # ``ShardedTensor._readonly`` of a published snapshot is ``(PUBLISHED, name, version)``; views

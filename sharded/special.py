@@ -13,14 +13,13 @@ from __future__ import annotations
 import math
 
 from .core.dispatch import is_tensor
-from .functional import log_softmax, logsumexp, softmax
-from .ops.binary_math import sinc, xlogy
-from .ops.creation import tensor
-from .ops.exp_log import exp2, expm1
-from .ops.exp_log import logit as _logit
-from .ops.rounding import round as _round
-from .ops.selection import where
-from .ops.special import (
+from .ops.creation.prims import tensor
+from .ops.elementwise.prims.binary_math import sinc, xlogy
+from .ops.elementwise.prims.exp_log import exp2, expm1
+from .ops.elementwise.prims.exp_log import logit as _logit
+from .ops.elementwise.prims.rounding import round as _round
+from .ops.elementwise.prims.selection import where
+from .ops.elementwise.prims.special import (
     digamma,
     erf,
     erfc,
@@ -34,7 +33,8 @@ from .ops.special import (
     polygamma,
     zeta,
 )
-from .ops.unary import log1p, sigmoid
+from .ops.elementwise.prims.unary import log1p, sigmoid
+from .ops.reduce.derived.moments import log_softmax, logsumexp, softmax
 
 gammaln = lgamma
 psi = digamma

@@ -48,7 +48,7 @@ LINALG_TOL = dict(rtol=1e-10, atol=1e-10)
 
 def current_executor():
     """The executor of the current session (planner-level tests submit to it directly)."""
-    return st.runtime.session.current().executor
+    return st.runtime.driver.session.current().executor
 
 
 def float64_tensor(a, **place):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import dtypes as D
-from ..runtime import session
+from ..runtime.driver import session
 from ._dtypes import DTYPES, isdtype
 
 

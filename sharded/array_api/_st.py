@@ -1,14 +1,11 @@
-"""``ST``: sharded's public op functions in one namespace, gathered from the modules that
-``sharded/__init__`` star-imports (the namespace package may not import ``sharded`` itself,
-which imports it: that would be a cycle)."""
+"""``ST``: sharded's public op functions in one namespace: every op family's top-level
+names (:data:`sharded.ops.FAMILIES`, the same list ``sharded/__init__`` star-imports; the
+namespace package may not import ``sharded`` itself, which imports it: that would be a cycle)."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from .. import functional
-from ..ops import PUBLIC_FAMILIES
+from .. import ops
 
-ST = SimpleNamespace(
-    **{n: getattr(m, n) for m in (functional, *PUBLIC_FAMILIES) for n in m.__all__}
-)
+ST = SimpleNamespace(**{n: getattr(ops, n) for n in ops.__all__})

@@ -8,7 +8,7 @@ torch's ``dim`` and ``norm=None``.
 from __future__ import annotations
 
 try:  # sharded.fft arrives with the FFT family; the namespace exposes it once it is there
-    from .. import fft as _F
+    from ..ops.fft import derived as _F
 except ImportError:  # pragma: no cover - depends on the build
     _F = None
 

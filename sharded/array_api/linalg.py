@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .. import dtypes as D
+from .. import linalg as L
 from ..errors import ArgumentError, DimError
-from ..ops import linalg as L
 from ..tensor import ShardedTensor
 from ._st import ST
 from ._stats import _same, matmul, matrix_transpose, tensordot, vecdot

@@ -9,7 +9,7 @@ and NumPy has no getrf at all (a recursive LU in NumPy calls: 25 ms for an 8192 
 LAPACK 13 ms).
 
 The library is the one ``threadpoolctl`` reports as NumPy's BLAS (so its thread count is the
-worker's, set in :mod:`sharded.runtime.threads`), opened with ``ctypes``; its symbols are
+worker's, set in :mod:`sharded.runtime.worker.threads`), opened with ``ctypes``; its symbols are
 looked up under the names NumPy's wheels (``scipy_`` prefix, ``64_`` suffix: 64-bit integers),
 an ILP64 build (``64_``) and a plain LP64 build use. Every function returns ``False``/``None``
 when it cannot take the call (no such library or symbol, a dtype or memory layout gemm cannot

@@ -18,7 +18,7 @@ from .. import dtypes as D
 from ..devices import workers_for
 from ..errors import ArgumentError, DTypeError, SessionClosed
 from ..layout import Layout, resolve
-from ..runtime import session as _session
+from ..runtime.driver import session as _session
 from ..tensor import ShardedTensor, check_not_published
 from .dataflow import Operand
 from .registry import NO_COMPLEX, PRIMITIVES, refuse_complex

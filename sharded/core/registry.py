@@ -13,7 +13,7 @@ planner, then its rules right under it::
 
 Kernels that only serve planners (assembling a block, a combine step) are registered with
 :func:`kernel` and belong to the module that submits them. Workers find kernels by name in the
-one kernel table (:data:`sharded.runtime.worker.KERNELS`), which this module fills.
+one kernel table (:data:`sharded.runtime.worker.core.KERNELS`), which this module fills.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedDType
-from ..runtime.worker import KERNELS
+from ..runtime.worker.core import KERNELS
 from ..tensor import ShardedTensor
 
 NONDIFF = "non-differentiable"  # an explicit VJP decision: no gradient flows through this op
@@ -100,7 +100,7 @@ def kernel(fn=None, *, name=None, pooled=False, fusable=False):
 
     ``pooled`` kernels accept ``alloc=`` (a recycled output block from the worker's pool).
     ``fusable`` kernels are elementwise with a result dtype that does not depend on values:
-    the worker may run a chain of them block by block (:mod:`sharded.runtime.fusion`).
+    the worker may run a chain of them block by block (:mod:`sharded.runtime.worker.fusion`).
     """
 
     def deco(f):

@@ -32,7 +32,7 @@ import numpy as np
 from .. import dtypes as D
 from ..errors import EmptyReduction
 from ..layout import Layout
-from ..runtime.wiring import has_cycle
+from ..runtime.driver.links import has_cycle
 from .dataflow import Operand
 from .registry import kernel
 

@@ -42,7 +42,7 @@ from ..core.dataflow import Operand
 from ..core.dispatch import placement, session_of, wrap
 from ..errors import ArgumentError, CheckpointError, OpFailed, ShardedError
 from ..layout import Layout
-from ..runtime import session as _session
+from ..runtime.driver import session as _session
 from . import manifest as M
 from .kernels import unreply
 

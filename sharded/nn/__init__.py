@@ -6,9 +6,9 @@ all-reduces each parameter's gradient across the workers (see ``sharded.autograd
 """
 
 from . import activations, conv, functional, init, loss, utils
-from .activations import *  # noqa: F403  (torch's activation modules)
+from .activations import *  # noqa: F403
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .conv import *  # noqa: F403  (convolution, pooling, Dropout2d)
+from .conv import *  # noqa: F403
 from .layers import (
     GELU,
     BatchNorm1d,
@@ -22,15 +22,8 @@ from .layers import (
     SiLU,
     Softmax,
 )
-from .loss import *  # noqa: F403  (torch's loss modules)
-from .modules import (
-    Linear,
-    Module,
-    Parameter,
-    ReLU,
-    Sigmoid,
-    Tanh,
-)
+from .loss import *  # noqa: F403
+from .modules import Linear, Module, Parameter, ReLU, Sigmoid, Tanh
 
 __all__ = [
     "functional",

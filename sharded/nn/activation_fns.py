@@ -9,13 +9,13 @@ branch a ``where`` picks at a kink is the one torch's backward formula uses ther
 
 from __future__ import annotations
 
-from .. import functional as _F
 from ..core.registry import bind
 from ..errors import ArgumentError, ShapeError, UnsupportedDType
 from ..layout import normalize_dim
-from ..ops.random import rand_like
-from ..ops.selection import clamp, where
-from ..ops.unary import exp, sigmoid, tanh
+from ..ops.elementwise.prims.selection import clamp, where
+from ..ops.elementwise.prims.unary import exp, sigmoid, tanh
+from ..ops.random.prims.counter import rand_like
+from ..ops.reduce.derived import moments as _F
 
 __all__ = [
     "threshold",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..autograd import no_grad
 from ..errors import ArgumentError, ShapeError
 from ..layout import Layout
-from ..ops.creation import full
+from ..ops.creation.prims import full
 from . import activation_fns as AF
 from . import functional as F
 from .modules import Module, Parameter

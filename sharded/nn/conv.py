@@ -13,7 +13,7 @@ import math
 from ..autograd import no_grad
 from ..errors import ArgumentError
 from ..layout import Layout
-from ..ops.random import rand
+from ..ops.random.prims.counter import rand
 from . import functional as F
 from .layers import _DropoutNd
 from .modules import Module, Parameter

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import math
 
-from .. import functional as _F
 from ..errors import ArgumentError, ShapeError
-from ..ops import conv as _conv
-from ..ops import pool as _pool
-from ..ops.conv import *  # noqa: F403  (conv1d, conv2d)
-from ..ops.index_ops import index_select
-from ..ops.pool import *  # noqa: F403  (the pooling functions)
-from ..ops.random import rand_like
-from ..ops.selection import clamp, where
-from ..ops.special import erf
-from ..ops.unary import exp, log1p, sigmoid, sqrt, tanh
-from ..ops.unary import relu as _relu
+from ..ops.elementwise.prims.selection import clamp, where
+from ..ops.elementwise.prims.special import erf
+from ..ops.elementwise.prims.unary import exp, log1p, sigmoid, sqrt, tanh
+from ..ops.elementwise.prims.unary import relu as _relu
+from ..ops.index.prims.index_ops import index_select
+from ..ops.nnops import derived as _pool
+from ..ops.nnops.derived import *  # noqa: F403
+from ..ops.nnops.prims import conv as _conv
+from ..ops.nnops.prims.conv import *  # noqa: F403
+from ..ops.random.prims.counter import rand_like
+from ..ops.reduce.derived import moments as _F
 from . import activation_fns, losses, shaping
-from .activation_fns import *  # noqa: F403  (more activations of this namespace)
-from .losses import *  # noqa: F403  (the loss functions belong to this namespace)
+from .activation_fns import *  # noqa: F403
+from .losses import *  # noqa: F403
 from .shaping import *  # noqa: F403
 
 __all__ = [

@@ -10,10 +10,10 @@ import math
 
 from ..autograd import no_grad
 from ..errors import ArgumentError, ShapeError
-from ..ops.creation import eye
-from ..ops.linalg import qr
-from ..ops.random import rand_like, randn, randn_like
-from ..ops.special import erfinv
+from ..linalg import qr
+from ..ops.creation.prims import eye
+from ..ops.elementwise.prims.special import erfinv
+from ..ops.random.prims.counter import rand_like, randn, randn_like
 
 __all__ = [
     "calculate_gain",

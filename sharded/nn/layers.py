@@ -10,8 +10,8 @@ from .. import dtypes as D
 from ..autograd import no_grad
 from ..errors import ArgumentError, ShapeError, UnsupportedArgument
 from ..layout import Layout
-from ..ops.creation import ones, tensor, zeros
-from ..ops.random import randn
+from ..ops.creation.prims import ones, tensor, zeros
+from ..ops.random.prims.counter import randn
 from . import functional as F
 from .modules import Module, Parameter
 

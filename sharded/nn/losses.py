@@ -11,10 +11,10 @@ import warnings
 from .. import dtypes as D
 from ..core.dispatch import apply
 from ..errors import ArgumentError, DTypeError, ShapeError
-from ..functional import log_softmax
-from ..ops.creation import arange
-from ..ops.selection import where
-from ..ops.unary import relu
+from ..ops.creation.prims import arange
+from ..ops.elementwise.prims.selection import where
+from ..ops.elementwise.prims.unary import relu
+from ..ops.reduce.derived.moments import log_softmax
 from ..tensor import ShardedTensor
 
 __all__ = [

@@ -10,8 +10,8 @@ from ..autograd import no_grad
 from ..devices import normalize
 from ..errors import ArgumentError, DTypeError, StateDictError
 from ..layout import Layout
-from ..ops.creation import empty
-from ..ops.random import rand
+from ..ops.creation.prims import empty
+from ..ops.random.prims.counter import rand
 from ..tensor import ShardedTensor
 from . import functional as F
 

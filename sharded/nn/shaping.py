@@ -10,10 +10,10 @@ from .. import dtypes as D
 from ..core.dispatch import apply
 from ..errors import ArgumentError, DTypeError, ShapeError, UnsupportedArgument
 from ..layout import normalize_dim
-from ..ops.creation import arange, full, tensor
-from ..ops.index_ops import index_select
-from ..ops.joining import cat
-from ..ops.linalg import vector_norm
+from ..linalg import vector_norm
+from ..ops.creation.prims import arange, full, tensor
+from ..ops.index.prims.index_ops import index_select
+from ..ops.shape.prims.joining import cat
 
 __all__ = ["one_hot", "pad", "normalize", "cosine_similarity", "pairwise_distance"]
 

@@ -6,8 +6,8 @@ import math
 
 from ..autograd import no_grad
 from ..errors import ArgumentError, AutogradError
-from ..ops.creation import tensor as _tensor
-from ..ops.selection import clamp
+from ..ops.creation.prims import tensor as _tensor
+from ..ops.elementwise.prims.selection import clamp
 from ..tensor import ShardedTensor
 
 __all__ = ["clip_grad_norm_"]

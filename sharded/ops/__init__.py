@@ -1,62 +1,27 @@
-"""The op families: one module per family, each primitive one block (kernels, rules,
-planner, VJP, public names), registered in :mod:`sharded.core.registry`."""
+"""The op families, one package each with fixed roles (see each family's ``__init__``).
 
-from ..core import registry  # noqa: F401  (``sharded.ops.registry``: the table they fill)
-from . import (  # noqa: F401
-    arithmetic,
-    binary_math,
-    checks,
-    complex_,
-    conv,
-    count,
-    creation,
-    diff,
-    distributions,
-    einsum,
-    elementwise,
-    exp_log,
-    fft,
-    index_ops,
-    index_put,
-    indexing,
-    joining,
-    linalg,
-    logical,
-    masking,
-    matmul,
-    order,
-    pool,
-    pool_prims,
-    random,
-    reduce,
-    reshape,
-    rounding,
-    routing,
-    sampling,
-    scan,
-    scatter,
-    scatter_extra,
-    search,
-    selection,
-    sets,
-    sort,
-    special,
-    splitting,
-    tile,
-    triangular,
-    trig,
-    unary,
-    views,
-)
+``FAMILIES`` is the one list of them: ``sharded`` star-imports this package, whose
+``__all__`` is every family's top-level names, and :mod:`sharded.array_api` builds its
+namespace from the same list.
+"""
 
-# The families whose ``__all__`` are top-level ``st`` functions (``sharded/__init__`` star-imports
-# them; :mod:`sharded.array_api` gathers its ``st`` namespace from this one tuple). Left out:
-# machinery (elementwise, indexing, masking, routing) and the sub-namespaces ``st.linalg``,
-# ``st.fft``.
-PUBLIC_FAMILIES = (
-    arithmetic, binary_math, complex_, count, creation, diff, einsum, exp_log, index_ops,
-    index_put, joining, logical, matmul, order, random, reduce, reshape, rounding, sampling, scan,
-    scatter, scatter_extra, search, selection, sets, sort, special, splitting, tile, triangular,
-    trig, unary,
-    views,
-)  # fmt: skip
+from ..core import registry  # noqa: F401  (the table the families fill)
+
+# A family's prims import only core/ and their own family; derived ops may import other
+# families' modules, never in a cycle (a family's __init__ star-imports its modules, so a
+# cycle through two families' derived modules would meet a half-loaded module).
+# ``sharded/__init__`` imports this package before anything else.
+from . import creation, elementwise, fft, index, linalg, nnops, order, random, reduce, shape
+
+FAMILIES = (creation, elementwise, fft, index, linalg, nnops, order, random, reduce, shape)
+__all__ = [n for f in FAMILIES for n in f.__all__]
+
+from .creation import *  # noqa: E402, F403
+from .elementwise import *  # noqa: E402, F403
+from .index import *  # noqa: E402, F403
+from .linalg import *  # noqa: E402, F403
+from .nnops import *  # noqa: E402, F403
+from .order import *  # noqa: E402, F403
+from .random import *  # noqa: E402, F403
+from .reduce import *  # noqa: E402, F403
+from .shape import *  # noqa: E402, F403

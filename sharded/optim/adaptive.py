@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from ..autograd import no_grad
 from ..errors import ArgumentError
-from ..ops.binary_math import maximum
-from ..ops.creation import full_like, zeros_like
+from ..ops.creation.prims import full_like, zeros_like
+from ..ops.elementwise.prims.binary_math import maximum
 from .capture import advance, bias_corrections
 from .optimizer import Optimizer
 
@@ -32,7 +32,7 @@ class Adam(Optimizer):
 
     ``capturable=True`` keeps the step count as a tensor on the parameter's workers and
     computes the bias corrections with tensor ops, so every step queues the same commands and
-    a training step under :func:`sharded.jit` replays; a step traced by ``st.jit`` does so
+    a training step under :func:`sharded.jit.api` replays; a step traced by ``st.jit`` does so
     whatever the flag says (see :mod:`sharded.optim.capture`). The two routes agree to float
     rounding, as torch's do.
 

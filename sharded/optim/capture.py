@@ -18,7 +18,7 @@ equals the Python-float one to float rounding (as torch's capturable Adam equals
 default), not bit for bit; an optimizer never traced with ``capturable=False`` keeps its
 Python ints and its exact former results. Hyper-parameters (``lr`` changed by a scheduler)
 stay Python floats: a jitted step bakes in the values it was traced with (``f.reset()``
-after changing them; see :mod:`sharded.jit`).
+after changing them; see :mod:`sharded.jit.api`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import math
 
 from .. import dtypes as D
 from ..layout import Layout
-from ..ops.creation import full
+from ..ops.creation.prims import full
 from ..tensor import ShardedTensor
 
 __all__: list = []

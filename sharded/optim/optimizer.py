@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..autograd import no_grad
 from ..errors import ArgumentError
-from ..ops.creation import zeros_like
+from ..ops.creation.prims import zeros_like
 from ..tensor import ShardedTensor
 from .capture import load_step
 

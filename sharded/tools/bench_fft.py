@@ -25,7 +25,7 @@ def cases(st, np, da, size: int = 1 << 24, repeat: int = 3) -> list:
     >>> rows[0][0], rows[0][4]
     ('fft 1,024 complex128', 1.0)
     """
-    nw = st.runtime.session.current().executor.num_workers
+    nw = st.runtime.driver.session.current().executor.num_workers
     rng = np.random.default_rng(0)
     a = rng.standard_normal(size) + 1j * rng.standard_normal(size)
     x = st.tensor(a, shards=nw)

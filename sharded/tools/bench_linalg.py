@@ -10,7 +10,7 @@ here (``dask.array.linalg.solve`` needs SciPy, not a dependency) reports NaN.
 
 Worker BLAS threads: Ray starts each actor with ``OMP_NUM_THREADS`` set to its CPUs (1), so
 OpenBLAS would run one thread per worker; each worker raises its own to its share of the
-node's cores (``node CPUs // workers on the node``, :mod:`sharded.runtime.threads`), so the
+node's cores (``node CPUs // workers on the node``, :mod:`sharded.runtime.worker.threads`), so the
 workers together use every core without oversubscribing, as NumPy in the driver does.
 """
 

@@ -9,7 +9,7 @@ table on a simulated cluster of 4 nodes x 8 workers (``ray.cluster_utils.Cluster
 
 Next to each read it prints Ray's own floor, measured in the same run: the driver CPU of ONE
 plain actor call whose reply comes after the read's median wall time (an actor that only
-sleeps; :func:`sharded.runtime.probe.call_floor`). Ray's threads spend CPU while the driver
+sleeps; :func:`sharded.runtime.driver.probe.call_floor`). Ray's threads spend CPU while the driver
 waits, so a read that is one actor call cannot cost the driver less than that. The
 in-process executor (``--executor local``) has no Ray: the column shows ``-``.
 
@@ -28,7 +28,7 @@ import numpy as np
 import sharded as st
 
 from ..runtime import current
-from ..runtime.probe import call_floor
+from ..runtime.driver.probe import call_floor
 
 ELEMS = 4096  # per shard: small, so the figures are the cost of orchestration, not of math
 
@@ -177,7 +177,7 @@ def main(argv=None) -> int:
     if not a.cluster_only:
         _run(a.address, a.workers, a, f"session: {a.workers} workers (one shard each)")
     if a.cluster or a.cluster_only:
-        from ..runtime.simcluster import simulated_cluster
+        from ..runtime.driver.simcluster import simulated_cluster
 
         with simulated_cluster(4, 8) as address:
             _run(address, 32, a, "simulated cluster: 4 nodes x 8 workers")

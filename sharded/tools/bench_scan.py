@@ -22,7 +22,7 @@ def cases(st, np, da, size=50_000_000, repeat=5) -> list:
     >>> rows[0][0], rows[0][4]
     ('cumsum 1,000 float64', '<= 1.0 x numpy')
     """
-    nw = st.runtime.session.current().executor.num_workers
+    nw = st.runtime.driver.session.current().executor.num_workers
     st.manual_seed(0)
     x = st.rand(size, dtype=st.float64)
     xn = x.numpy()

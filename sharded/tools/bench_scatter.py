@@ -19,7 +19,7 @@ def cases(st, np, da, size: int = 10_000_000, repeat: int = 3) -> list:
     >>> rows[0][0]
     'gather of 1,000 indices along the split dim'
     """
-    nw = st.runtime.session.current().executor.num_workers
+    nw = st.runtime.driver.session.current().executor.num_workers
     st.manual_seed(0)
     x = st.rand(size, dtype=st.float64)
     idx = (st.rand(size, dtype=st.float64) * size).to(st.int64)

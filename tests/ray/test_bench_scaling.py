@@ -1,7 +1,7 @@
 """``sharded bench --scaling`` on Ray: each row carries Ray's floor, the driver CPU of one
 plain actor call of the read's wall time (tiny sizes: the plumbing, not the timings)."""
 
-from sharded.runtime.probe import call_floor
+from sharded.runtime.driver.probe import call_floor
 from sharded.tools import bench_scaling
 
 

@@ -1,5 +1,5 @@
 """Reduction trees whose partials go worker to worker through mailboxes
-(:mod:`sharded.runtime.mailbox`) on the two-node Ray cluster: the results match numpy, and a
+(:mod:`sharded.runtime.net.mailbox`) on the two-node Ray cluster: the results match numpy, and a
 child lost while its parent waits for its partial costs a recovery, not the wait's bound."""
 
 import os
@@ -12,7 +12,7 @@ import pytest
 import ray
 
 import sharded as st
-from sharded.runtime import ray_executor, session
+from sharded.runtime.driver import ray_executor, session
 
 
 def _ex():

@@ -11,7 +11,7 @@ import pytest
 import ray
 
 import sharded as st
-from sharded.runtime import session
+from sharded.runtime.driver import session
 from tests.ray.conftest import CPUS_PER_NODE, NODES
 from tests.unit.test_recovery import _same, pipeline
 
@@ -133,7 +133,7 @@ def _restart(address, n=NODES * CPUS_PER_NODE, **kw):
 def test_remove_a_node(ray_cluster, monkeypatch, cut, relays):
     """Also after a cut: every snapshot has a second copy on another node; also behind
     relays (a cut then waits for what the relays started, and keeps the exports they hold)."""
-    from sharded.runtime import ray_executor, recovery
+    from sharded.runtime.driver import ray_executor, recovery
 
     node = ray_cluster.add_node(num_cpus=CPUS_PER_NODE, object_store_memory=150 * 2**20)
     ray_cluster.wait_for_nodes()
@@ -192,7 +192,7 @@ def test_recovery_off_raises_worker_lost(ray_cluster):
 
 
 def test_cut_on_ray_restores_from_snapshots(monkeypatch):
-    from sharded.runtime import recovery
+    from sharded.runtime.driver import recovery
 
     ex = _ex()
     st.manual_seed(11)
@@ -217,7 +217,7 @@ def test_recovery_behind_relays(ray_cluster, monkeypatch, reference, fanout):
     cross), and a kill between ops, a SIGKILL during the pipeline and a kill during a
     reshard are rebuilt bit for bit like without relays. With one relay reads go over the
     driver's wire (as up to SHARDED_WIRE_MAX workers), with two through the relays."""
-    from sharded.runtime import ray_executor, relay
+    from sharded.runtime.driver import ray_executor, relay
 
     monkeypatch.setattr(ray_executor, "RELAY_MIN", 2)
     monkeypatch.setattr(ray_executor, "RELAY_FANOUT", fanout)
@@ -271,7 +271,7 @@ def test_recovery_behind_relays(ray_cluster, monkeypatch, reference, fanout):
 
 
 def test_relays_with_recovery_off_raise_worker_lost(ray_cluster, monkeypatch):
-    from sharded.runtime import ray_executor
+    from sharded.runtime.driver import ray_executor
 
     monkeypatch.setattr(ray_executor, "RELAY_MIN", 2)
     _restart(ray_cluster.address, recovery=False)

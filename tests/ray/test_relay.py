@@ -1,4 +1,4 @@
-"""Relays (``sharded.runtime.relay``): with one relay for every worker, the relay composes each
+"""Relays (``sharded.runtime.driver.relay``): with one relay for every worker, the relay composes each
 worker's batch from one shipment entry (layout commands, the workers' own queues, reads and
 the links of reduction trees); results match numpy and errors surface at the next read. Also
 the Ray executor's flush timer, which sleeps while nothing is queued."""
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import sharded as st
-from sharded.runtime import ray_executor, relay
-from sharded.runtime import session as _session
+from sharded.runtime.driver import ray_executor, relay
+from sharded.runtime.driver import session as _session
 
 
 @pytest.fixture

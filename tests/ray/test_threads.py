@@ -1,13 +1,13 @@
 """BLAS threads on real Ray actors: Ray starts an actor with ``OMP_NUM_THREADS`` equal to
 its CPUs (1), which OpenBLAS reads at load, so a worker would multiply on one thread; each
-worker instead takes ``node CPUs // workers on its node`` (sharded.runtime.threads)."""
+worker instead takes ``node CPUs // workers on its node`` (sharded.runtime.worker.threads)."""
 
 import os
 
 import ray
 
 import sharded as st
-from sharded.runtime import threads
+from sharded.runtime.worker import threads
 from tests.unit.test_threads import *
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import sharded as st
-from sharded.runtime import ray_executor, relay
-from sharded.runtime import session as _session
+from sharded.runtime.driver import ray_executor, relay
+from sharded.runtime.driver import session as _session
 from tests.unit.test_tree import *
 
 

@@ -1,4 +1,4 @@
-"""Reads over the driver's wire (:mod:`sharded.runtime.wire`) on the two-node Ray cluster:
+"""Reads over the driver's wire (:mod:`sharded.runtime.net.wire`) on the two-node Ray cluster:
 their batches run in order with the Ray batches sent before and after them, results match
 numpy, with and without relays, and a worker lost while a wire batch runs or waits costs a
 recovery, not the wait's bound."""
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import sharded as st
-from sharded.runtime import ray_executor, relay, session
+from sharded.runtime.driver import ray_executor, relay, session
 
 
 def _ex():
@@ -43,7 +43,7 @@ def test_a_read_goes_over_the_wire_and_matches_numpy():
 def test_a_large_gather_goes_through_ray(monkeypatch):
     """A gather of more than SHARDED_WIRE_READ_MAX bytes takes Ray's object store (no socket
     copy); a small one, and the reduction of the large tensor, still go by wire."""
-    from sharded.runtime import wire
+    from sharded.runtime.net import wire
 
     ex = _ex()
     monkeypatch.setattr(ray_executor, "WIRE_READ_MAX", 4096)

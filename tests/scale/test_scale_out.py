@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import sharded as st
-from sharded.runtime import session as _session
-from sharded.runtime.simcluster import simulated_cluster
+from sharded.runtime.driver import session as _session
+from sharded.runtime.driver.simcluster import simulated_cluster
 from tests.helpers import assert_matches_numpy
 
 WORKERS = 32

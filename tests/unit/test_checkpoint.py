@@ -12,7 +12,7 @@ import pytest
 import sharded as st
 from sharded.core.dataflow import Operand
 from sharded.core.dispatch import wrap
-from sharded.runtime.worker import KERNELS
+from sharded.runtime.worker.core import KERNELS
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS, current_executor
 
 

@@ -13,7 +13,7 @@ import pytest
 
 import sharded as st
 
-EXCLUDED = ("sharded.tools", "sharded.runtime.ray_executor", "sharded.backend.cupy_")
+EXCLUDED = ("sharded.tools", "sharded.runtime.driver.ray_executor", "sharded.backend.cupy_")
 
 FLAGS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 

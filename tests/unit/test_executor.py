@@ -11,8 +11,8 @@ from sharded.core.dataflow import Operand
 from sharded.core.tree import plan_reduce
 from sharded.errors import OpFailed, SessionClosed
 from sharded.layout import Layout
-from sharded.runtime import executor as E
-from sharded.runtime.local_executor import LocalExecutor
+from sharded.runtime.driver import executor as E
+from sharded.runtime.driver.local import LocalExecutor
 
 F8 = np.dtype(np.float64).str
 
@@ -203,7 +203,7 @@ def test_work_queued_on_a_tree_parent_ships_before_the_tree(ex, batches):
 
 
 def test_worker_pool_evicts_the_shapes_pooled_longest_ago(monkeypatch):
-    from sharded.runtime import worker as W
+    from sharded.runtime.worker import core as W
 
     monkeypatch.setattr(W, "POOL_MAX_BYTES", 4 << 20)
     w = W.Worker(0)
@@ -220,7 +220,7 @@ def test_worker_pool_evicts_the_shapes_pooled_longest_ago(monkeypatch):
 
 
 def test_pool_command_trims_the_pool_to_the_workers_share():
-    from sharded.runtime import worker as W
+    from sharded.runtime.worker import core as W
 
     w = W.Worker(0)
     for n in (1, 2, 3):

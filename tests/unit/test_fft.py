@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 import sharded as st
-from sharded.runtime import worker
-from sharded.runtime.local_executor import LocalExecutor
+from sharded.runtime.driver.local import LocalExecutor
+from sharded.runtime.worker import core as worker
 from tests.helpers import (
     PLACEMENT_IDS,
     PLACEMENTS,

@@ -1,4 +1,4 @@
-"""Derived ops (sharded.functional): compositions of primitives compared with numpy."""
+"""Derived ops (sharded.ops.reduce.derived.moments): compositions of primitives compared with numpy."""
 
 import numpy as np
 import pytest

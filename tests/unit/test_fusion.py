@@ -1,4 +1,4 @@
-"""Fused elementwise runs (sharded.runtime.fusion): a chain of elementwise ops whose
+"""Fused elementwise runs (sharded.runtime.worker.fusion): a chain of elementwise ops whose
 temporaries die within the batch is evaluated block by block in the worker, bit-identical to
 the same chain run op by op; errors and operands behave as without fusion.
 
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import sharded as st
-from sharded.runtime import fusion
-from sharded.runtime.session import current
-from sharded.runtime.worker import KERNELS, Worker
+from sharded.runtime.driver.session import current
+from sharded.runtime.worker import fusion
+from sharded.runtime.worker.core import KERNELS, Worker
 
 F8 = np.dtype(np.float64).str
 

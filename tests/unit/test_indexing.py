@@ -513,7 +513,7 @@ def test_hypothesis_setitem_matches_numpy():
 
 # ------------------------------------------------------------------ kernels and rules
 def test_indexing_kernels_with_numpy():
-    from sharded.runtime.worker import KERNELS as K
+    from sharded.runtime.worker.core import KERNELS as K
 
     out = K["gather"](
         np,
@@ -540,7 +540,7 @@ def test_indexing_kernels_with_numpy():
 
 
 def test_key_rules_are_pure():
-    from sharded.ops.indexing import basic_entries, coords_of, index_strides
+    from sharded.ops.index.prims.indexing import basic_entries, coords_of, index_strides
 
     e = basic_entries((4, 5), (Ellipsis, slice(None, None, -2)))
     assert e == [("slice", 0, 4, 1), ("slice", 4, -1, -2)]

@@ -414,7 +414,7 @@ def test_nested_jit_and_worker_programs():
     # no transfers: each worker got the program once and runs it with one command a call
     prog = next(iter(outer.entries.values())).program
     assert prog.compiled
-    workers = getattr(st.runtime.session.current().executor, "_workers", None)
+    workers = getattr(st.runtime.driver.session.current().executor, "_workers", None)
     if workers is None:  # Ray actors: the program's stores are not visible from here
         return
     assert any(prog.compiled[0] in w.programs for w in workers)

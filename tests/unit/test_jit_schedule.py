@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import sharded as st
-from sharded.jit_schedule import schedule
-from sharded.runtime import session
+from sharded.jit.schedule import schedule
+from sharded.runtime.driver import session
 from tests.support.training import mse_step
 
 

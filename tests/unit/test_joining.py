@@ -1,6 +1,6 @@
 """Joining and splitting: cat, stack, split, chunk, unbind, flip and roll against NumPy, on
 every layout and on inputs laid out differently, with the layout rules of
-``sharded.ops.joining``."""
+``sharded.ops.shape.prims.joining``."""
 
 import itertools
 
@@ -314,7 +314,7 @@ def test_hypothesis_joining_matches_numpy():
 
 def test_joining_kernels_with_numpy():
     from sharded.core.registry import PRIMITIVES
-    from sharded.runtime.worker import KERNELS as K
+    from sharded.runtime.worker.core import KERNELS as K
 
     a, b = np.ones((2, 1)), np.zeros((2, 2))
     assert K["cat"](np, a, b, axis=1).tolist() == [[1, 0, 0], [1, 0, 0]]

@@ -9,10 +9,10 @@ import sharded as st
 from sharded.core.dataflow import compact
 from sharded.errors import OpFailed
 from sharded.layout import Layout
-from sharded.runtime import session as _session
-from sharded.runtime.executor import layout_workers
-from sharded.runtime.local_executor import LocalExecutor
-from sharded.runtime.worker import Worker
+from sharded.runtime.driver import session as _session
+from sharded.runtime.driver.executor import layout_workers
+from sharded.runtime.driver.local import LocalExecutor
+from sharded.runtime.worker.core import Worker
 
 F8 = np.dtype(np.float64).str
 

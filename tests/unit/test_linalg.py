@@ -9,8 +9,8 @@ import pytest
 
 import sharded as st
 from sharded.autograd import gradcheck
-from sharded.ops.linalg import batched as OL
-from sharded.ops.linalg import lu_dist as LD
+from sharded.ops.linalg.prims import batched as OL
+from sharded.ops.linalg.prims import lu_dist as LD
 from tests.helpers import LINALG_TOL, assert_matches_numpy, current_executor, float64_tensor
 
 L = st.linalg

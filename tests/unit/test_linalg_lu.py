@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import sharded as st
-from sharded.ops.linalg import lu_dist as LD
+from sharded.ops.linalg.prims import lu_dist as LD
 from tests.helpers import LINALG_TOL, assert_matches_numpy, float64_tensor
 
 L = st.linalg

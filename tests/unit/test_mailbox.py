@@ -1,4 +1,4 @@
-"""The mailbox trees' partials travel by (sharded.runtime.mailbox): delivery by tag, the
+"""The mailbox trees' partials travel by (sharded.runtime.net.mailbox): delivery by tag, the
 session token, aborts and bounds. Real sockets on loopback; no Ray."""
 
 import socket
@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from sharded.runtime.mailbox import MailAborted, Mailbox, abort_all
+from sharded.runtime.net.mailbox import MailAborted, Mailbox, abort_all
 
 TOKEN = b"0123456789abcdef"
 

@@ -8,7 +8,7 @@ import pytest
 
 import sharded as st
 from sharded.core.dataflow import Operand
-from sharded.ops import matmul_plan as MM
+from sharded.ops.linalg import plan as MM
 from tests.helpers import (
     LINALG_TOL,
     PLACEMENT_IDS,

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 import sharded as st
-import sharded.ops.order as O
-import sharded.ops.order_kernels as OK
+import sharded.ops.order.kernels.select as OK
+import sharded.ops.order.prims.select as O
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy, examples, placements
 
 rng = np.random.default_rng(0)

@@ -9,7 +9,7 @@ import pytest
 
 import sharded as st
 from sharded.core.dispatch import default_shards
-from sharded.runtime import session as S
+from sharded.runtime.driver import session as S
 from tests.helpers import assert_matches_numpy
 
 MIB = 1 << 20

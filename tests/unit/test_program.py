@@ -1,4 +1,4 @@
-"""Stored st.jit programs compiled on the worker (sharded.runtime.program): a call gives the
+"""Stored st.jit programs compiled on the worker (sharded.runtime.worker.program): a call gives the
 store, the poisoned keys and the error records the generic batch path gives for the same
 commands with their keys bound (fused windows, in-place and sliced operands, missing operands
 and failing kernels included); a jitted function that runs one is bit-identical to eager, and
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import sharded as st
-from sharded.runtime import fusion
-from sharded.runtime.program import Compiled
-from sharded.runtime.session import current
-from sharded.runtime.worker import KERNELS, Worker
+from sharded.runtime.driver.session import current
+from sharded.runtime.worker import fusion
+from sharded.runtime.worker.core import KERNELS, Worker
+from sharded.runtime.worker.program import Compiled
 
 F8 = np.dtype(np.float64).str
 BASE, INKEYS = 1000, [[7, 8]]

@@ -1,4 +1,4 @@
-"""Recovery from lost workers (sharded.runtime.recovery) on the in-process executor: a worker
+"""Recovery from lost workers (sharded.runtime.driver.recovery) on the in-process executor: a worker
 killed at any batch leaves every result bit for bit as in the run without a kill."""
 
 import datetime
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import sharded as st
-from sharded.runtime import recovery, session
-from sharded.runtime.local_executor import LocalExecutor
+from sharded.runtime.driver import recovery, session
+from sharded.runtime.driver.local import LocalExecutor
 
 
 def _ex():
@@ -124,7 +124,7 @@ def test_tensors_made_before_the_loss_survive_it():
 
 
 def test_cut_bounds_the_log_and_recovery_restarts_from_it(monkeypatch):
-    from sharded.runtime import recovery
+    from sharded.runtime.driver import recovery
 
     ex = _ex()
     st.manual_seed(11)
@@ -352,7 +352,7 @@ def test_timeout_from_init_and_env(monkeypatch):
 
 
 def test_a_due_cut_waits_for_a_slow_worker_without_failing_the_read(fresh, monkeypatch):
-    from sharded.runtime import recovery
+    from sharded.runtime.driver import recovery
 
     ex = fresh(timeout=0.1)
     x = st.arange(6.0, shards=3)

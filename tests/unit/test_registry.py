@@ -9,7 +9,7 @@ import pytest
 import sharded as st
 from sharded.autograd import AutogradError
 from sharded.core import registry as R
-from sharded.runtime.worker import KERNELS
+from sharded.runtime.worker.core import KERNELS
 
 PRIMS = sorted(R.PRIMITIVES)
 

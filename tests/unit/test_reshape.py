@@ -8,8 +8,8 @@ import pytest
 import sharded as st
 from sharded.core.registry import PRIMITIVES
 from sharded.layout import Layout
-from sharded.ops import reshape as R
-from sharded.runtime.worker import KERNELS as K
+from sharded.ops.shape.prims import reshape as R
+from sharded.runtime.worker.core import KERNELS as K
 from tests.helpers import assert_matches_numpy
 
 A = np.arange(42.0).reshape(7, 6) - 20.5

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sharded.errors import ArgumentError, PublishedNotFound
-from sharded.runtime.registry import KEY_BITS, Registry, key_range, owner_of
+from sharded.runtime.service.catalog import KEY_BITS, Registry, key_range, owner_of
 
 
 def _rec(client, *keys, workers=(0, 1)):

@@ -138,7 +138,7 @@ def test_scans_random_layouts(case, data):
 
 def test_carry_applied_slab_by_slab(monkeypatch):
     # tiny slabs: the carry must chain through every slab, reversed scans included
-    monkeypatch.setattr(st.ops.scan, "_BLOCK", 5)
+    monkeypatch.setattr(st.ops.order.prims.scan, "_BLOCK", 5)
     for place in (dict(shards=3), dict(shards=2, dim=1), dict(layout=st.Layout(chunks=(4, 0, 3)))):
         x = st.from_numpy(A, **place)
         for d in (0, 1):

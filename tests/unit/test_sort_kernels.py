@@ -5,7 +5,7 @@ descending), -0.0 == 0.0, ties by position; exact and truncated keys, crowded va
 import numpy as np
 import pytest
 
-from sharded.ops.sort_kernels import order_keys, packed_sort, sort_finish, sort_local
+from sharded.ops.order.kernels.sort import order_keys, packed_sort, sort_finish, sort_local
 
 RNG = np.random.default_rng(5)
 

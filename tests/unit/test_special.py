@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import sharded as st
-from sharded.ops import special_kernels as K
+from sharded.ops.elementwise import kernels as K
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
 
 inf, nan = math.inf, math.nan

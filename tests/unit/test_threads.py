@@ -1,11 +1,11 @@
-"""BLAS threads of a worker (sharded.runtime.threads): the share rule, and setting the count
+"""BLAS threads of a worker (sharded.runtime.worker.threads): the share rule, and setting the count
 in this process (the Ray mirror checks real actors against their node's cores)."""
 
 import pytest
 from threadpoolctl import threadpool_limits
 
-from sharded.runtime import threads
-from sharded.runtime.worker import Worker
+from sharded.runtime.worker import threads
+from sharded.runtime.worker.core import Worker
 
 
 @pytest.mark.parametrize(("cpus", "workers", "want"), [(16, 2, 8), (2, 2, 1), (2, 4, 1), (3, 2, 1)])

@@ -11,7 +11,7 @@ from sharded.core.dataflow import Operand
 from sharded.core.tree import plan_reduce, reduce_groups, reduce_layout, tree_plan
 from sharded.errors import OpFailed
 from sharded.layout import Layout
-from sharded.runtime.local_executor import LocalExecutor
+from sharded.runtime.driver.local import LocalExecutor
 from tests.helpers import assert_matches_numpy, current_executor, on_ray
 
 

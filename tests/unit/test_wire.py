@@ -1,4 +1,4 @@
-"""The driver's wire (sharded.runtime.wire): batches to a mailbox's runner and their answers,
+"""The driver's wire (sharded.runtime.net.wire): batches to a mailbox's runner and their answers,
 in order, large arrays out of band, and every way a wait ends (answer, loss, bound, a wrong
 token). Real sockets on loopback; no Ray."""
 
@@ -9,9 +9,9 @@ import time
 import numpy as np
 import pytest
 
-from sharded.runtime import recovery
-from sharded.runtime.mailbox import Mailbox, _recv_exact, pack
-from sharded.runtime.wire import Wire, WireLost
+from sharded.runtime.driver import recovery
+from sharded.runtime.net.mailbox import Mailbox, _recv_exact, pack
+from sharded.runtime.net.wire import Wire, WireLost
 
 TOKEN = b"0123456789abcdef"
 

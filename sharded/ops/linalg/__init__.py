@@ -1,124 +1,28 @@
-"""``st.linalg``: matrix products, batched decompositions and distributed big-matrix solvers.
+"""Linear algebra: products (matmul, einsum), batched decompositions and the distributed big-matrix solvers (``st.linalg`` is :mod:`sharded.linalg`).
 
-* Products (``matmul``/``@``, ``mm``, ``bmm``, ``mv``, ``dot``, ``vdot``, ``inner``, ``outer``,
-  ``tensordot``, ``einsum``, ``multi_dot``, ``vecdot``): torch's shape rules, the layout
-  strategy (local, k-split + tree, SUMMA blocks, reshard first) in ``ops/matmul.py``;
-  ``einsum``/``tensordot`` in ``ops/einsum.py``.
-* Batched decompositions over sharded batch dims, one kernel per shard (``batched.py``; the
-  primitives and their gradients in ``solve.py`` and ``decomp.py``).
-* One big split matrix: CholeskyQR2/TSQR ``qr`` with Q row-sharded, ``lstsq`` and tall
-  ``svd`` through it (``tall.py``), block-LU ``solve``/``inv``/``det`` (``lu_dist.py``), blocked
-  ``cholesky`` (``cholesky.py``); nothing is gathered on one worker or the driver.
-* Norms, ``cond``, ``matrix_rank`` and ``pinv`` are compositions of the above (``derived.py``);
-  so are ``matrix_power``, ``matrix_exp``, ``cross``, ``solve_triangular``... (``extra.py``).
-* The LU family (``lu``, ``lu_factor``, ``lu_factor_ex``, ``lu_solve``; ``st.lu_unpack``) for
-  matrices that fit on one worker (``lu_family.py``).
-
-Singular or non-positive-definite inputs raise :class:`LinAlgError` at call time, naming the
-batch element; the ``*_ex`` variants return torch's ``info`` instead of raising.
-
-This package is the public namespace; the products are re-exported from their own family
-modules (this ``__init__`` only names them, it defines no primitive).
+Fixed roles: ``prims`` (each primitive one block: kernels, rules, planner, VJP,
+bound names), ``kernels`` (worker code only), ``plan`` (planning shared by the
+family's primitives), ``derived`` (compositions of other ops). This ``__init__`` names
+the family's top-level ``st`` functions (``__all__``).
 """
 
-from __future__ import annotations
+from .derived import einsum as _einsum
+from .derived import extra as _extra
+from .derived import norms  # noqa: F401  (registers its primitives)
+from .derived.einsum import *  # noqa: F403
+from .derived.extra import *  # noqa: F403
+from .derived.norms import tensor_norm as norm
+from .prims import (
+    batched,  # noqa: F401  (registers its primitives)
+    cholesky,  # noqa: F401  (registers its primitives)
+    decomp,  # noqa: F401  (registers its primitives)
+    lu_dist,  # noqa: F401  (registers its primitives)
+    lu_family,  # noqa: F401  (registers its primitives)
+    solve,  # noqa: F401  (registers its primitives)
+    tall,  # noqa: F401  (registers its primitives)
+)
+from .prims import matmul as _matmul
+from .prims.lu_family import lu_unpack
+from .prims.matmul import *  # noqa: F403
 
-from ..einsum import einsum, tensordot
-from ..matmul import bmm, dot, ger, inner, matmul, mm, mv, outer, vdot
-from .batched import GATHER_LIMIT, LinAlgError
-from .decomp import (
-    EighResult,
-    QRResult,
-    SVDResult,
-    cholesky,
-    cholesky_ex,
-    eig,
-    eigh,
-    eigvals,
-    eigvalsh,
-    qr,
-    svd,
-    svdvals,
-)
-from .derived import cond, matrix_norm, matrix_rank, multi_dot, norm, pinv, vecdot, vector_norm
-from .extra import (
-    cross,
-    diagonal,
-    matrix_exp,
-    matrix_power,
-    solve_triangular,
-    tensorinv,
-    vander,
-)
-from .lu_family import lu, lu_factor, lu_factor_ex, lu_solve
-from .solve import (
-    ExResult,
-    LstsqResult,
-    SlogdetResult,
-    det,
-    inv,
-    inv_ex,
-    lstsq,
-    slogdet,
-    solve,
-    solve_ex,
-    tensorsolve,
-)
-
-__all__ = [
-    "LinAlgError",
-    "GATHER_LIMIT",
-    "matmul",
-    "mm",
-    "bmm",
-    "mv",
-    "dot",
-    "vdot",
-    "inner",
-    "outer",
-    "tensordot",
-    "einsum",
-    "multi_dot",
-    "vecdot",
-    "solve",
-    "solve_ex",
-    "inv",
-    "inv_ex",
-    "det",
-    "slogdet",
-    "cholesky",
-    "cholesky_ex",
-    "eig",
-    "eigvals",
-    "eigvalsh",
-    "eigh",
-    "svd",
-    "svdvals",
-    "qr",
-    "lstsq",
-    "tensorsolve",
-    "matrix_norm",
-    "vector_norm",
-    "norm",
-    "matrix_rank",
-    "cond",
-    "pinv",
-    "QRResult",
-    "SVDResult",
-    "EighResult",
-    "SlogdetResult",
-    "LstsqResult",
-    "ExResult",
-    "ger",
-    "matrix_power",
-    "matrix_exp",
-    "cross",
-    "diagonal",
-    "tensorinv",
-    "vander",
-    "solve_triangular",
-    "lu",
-    "lu_factor",
-    "lu_factor_ex",
-    "lu_solve",
-]
+__all__ = [*_matmul.__all__, *_einsum.__all__, *_extra.__all__, 'norm', 'lu_unpack']

@@ -1,0 +1,133 @@
+"""``st.linalg``: matrix products, batched decompositions and distributed big-matrix solvers.
+
+* Products (``matmul``/``@``, ``mm``, ``bmm``, ``mv``, ``dot``, ``vdot``, ``inner``, ``outer``,
+  ``tensordot``, ``einsum``, ``multi_dot``, ``vecdot``): torch's shape rules, the layout
+  strategy (local, k-split + tree, SUMMA blocks, reshard first) in ``ops/matmul.py``;
+  ``einsum``/``tensordot`` in ``ops/einsum.py``.
+* Batched decompositions over sharded batch dims, one kernel per shard (``batched.py``; the
+  primitives and their gradients in ``solve.py`` and ``decomp.py``).
+* One big split matrix: CholeskyQR2/TSQR ``qr`` with Q row-sharded, ``lstsq`` and tall
+  ``svd`` through it (``tall.py``), block-LU ``solve``/``inv``/``det`` (``lu_dist.py``), blocked
+  ``cholesky`` (``cholesky.py``); nothing is gathered on one worker or the driver.
+* Norms, ``cond``, ``matrix_rank`` and ``pinv`` are compositions of the above (``derived.py``);
+  so are ``matrix_power``, ``matrix_exp``, ``cross``, ``solve_triangular``... (``extra.py``).
+* The LU family (``lu``, ``lu_factor``, ``lu_factor_ex``, ``lu_solve``; ``st.lu_unpack``) for
+  matrices that fit on one worker (``lu_family.py``).
+
+Singular or non-positive-definite inputs raise :class:`LinAlgError` at call time, naming the
+batch element; the ``*_ex`` variants return torch's ``info`` instead of raising.
+
+This package is the public namespace; the products are re-exported from their own family
+modules (this ``__init__`` only names them, it defines no primitive).
+"""
+
+from __future__ import annotations
+
+from .ops.linalg.derived.einsum import einsum, tensordot
+from .ops.linalg.derived.extra import (
+    cross,
+    diagonal,
+    matrix_exp,
+    matrix_power,
+    solve_triangular,
+    tensorinv,
+    vander,
+)
+from .ops.linalg.derived.norms import (
+    cond,
+    matrix_norm,
+    matrix_rank,
+    multi_dot,
+    norm,
+    pinv,
+    vecdot,
+    vector_norm,
+)
+from .ops.linalg.prims.batched import GATHER_LIMIT, LinAlgError
+from .ops.linalg.prims.decomp import (
+    EighResult,
+    QRResult,
+    SVDResult,
+    cholesky,
+    cholesky_ex,
+    eig,
+    eigh,
+    eigvals,
+    eigvalsh,
+    qr,
+    svd,
+    svdvals,
+)
+from .ops.linalg.prims.lu_family import lu, lu_factor, lu_factor_ex, lu_solve
+from .ops.linalg.prims.matmul import bmm, dot, ger, inner, matmul, mm, mv, outer, vdot
+from .ops.linalg.prims.solve import (
+    ExResult,
+    LstsqResult,
+    SlogdetResult,
+    det,
+    inv,
+    inv_ex,
+    lstsq,
+    slogdet,
+    solve,
+    solve_ex,
+    tensorsolve,
+)
+
+__all__ = [
+    "LinAlgError",
+    "GATHER_LIMIT",
+    "matmul",
+    "mm",
+    "bmm",
+    "mv",
+    "dot",
+    "vdot",
+    "inner",
+    "outer",
+    "tensordot",
+    "einsum",
+    "multi_dot",
+    "vecdot",
+    "solve",
+    "solve_ex",
+    "inv",
+    "inv_ex",
+    "det",
+    "slogdet",
+    "cholesky",
+    "cholesky_ex",
+    "eig",
+    "eigvals",
+    "eigvalsh",
+    "eigh",
+    "svd",
+    "svdvals",
+    "qr",
+    "lstsq",
+    "tensorsolve",
+    "matrix_norm",
+    "vector_norm",
+    "norm",
+    "matrix_rank",
+    "cond",
+    "pinv",
+    "QRResult",
+    "SVDResult",
+    "EighResult",
+    "SlogdetResult",
+    "LstsqResult",
+    "ExResult",
+    "ger",
+    "matrix_power",
+    "matrix_exp",
+    "cross",
+    "diagonal",
+    "tensorinv",
+    "vander",
+    "solve_triangular",
+    "lu",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu_solve",
+]

@@ -1,0 +1,32 @@
+"""Elementwise ops: arithmetic, math functions, comparisons, rounding, special functions, complex parts, clamp/where.
+
+Fixed roles: ``prims`` (each primitive one block: kernels, rules, planner, VJP,
+bound names), ``kernels`` (worker code only), ``plan`` (planning shared by the
+family's primitives), ``derived`` (compositions of other ops). This ``__init__`` names
+the family's top-level ``st`` functions (``__all__``).
+"""
+
+from .derived import inplace as _inplace
+from .derived.inplace import *  # noqa: F403
+from .prims import arithmetic as _arithmetic
+from .prims import binary_math as _binary_math
+from .prims import complex_ as _complex_
+from .prims import exp_log as _exp_log
+from .prims import logical as _logical
+from .prims import rounding as _rounding
+from .prims import selection as _selection
+from .prims import special as _special
+from .prims import trig as _trig
+from .prims import unary as _unary
+from .prims.arithmetic import *  # noqa: F403
+from .prims.binary_math import *  # noqa: F403
+from .prims.complex_ import *  # noqa: F403
+from .prims.exp_log import *  # noqa: F403
+from .prims.logical import *  # noqa: F403
+from .prims.rounding import *  # noqa: F403
+from .prims.selection import *  # noqa: F403
+from .prims.special import *  # noqa: F403
+from .prims.trig import *  # noqa: F403
+from .prims.unary import *  # noqa: F403
+
+__all__ = [*_arithmetic.__all__, *_binary_math.__all__, *_complex_.__all__, *_exp_log.__all__, *_logical.__all__, *_rounding.__all__, *_selection.__all__, *_special.__all__, *_trig.__all__, *_unary.__all__, *_inplace.__all__]

@@ -1,0 +1,511 @@
+"""Shared machinery of the elementwise families: the planner, broadcasting, dtype rules and the
+kernel and function factories that :mod:`.arithmetic`, :mod:`.unary` and :mod:`.logical`
+build their primitives from.
+
+This module defines no primitive. It is the one module that other op-family modules import
+(``ops never import each other`` otherwise): every elementwise primitive plans the same way,
+so the rule is written once here and each family module wraps it in a planner of its own
+(a VJP must live in the file of its planner).
+
+Output layout rule: the output takes the layout of the first operand that is sharded and has
+the output's full shape (so ``x + y`` on equal layouts, and ``x + row``, stay local); failing
+that, the largest sharded operand's chunking on its non-broadcast dims; an all-replicated op
+stays replicated. Every other operand is aligned to that layout (:func:`~sharded.core.
+dataflow.align`): replicated operands and broadcast rows are read locally, mismatched layouts
+travel worker to worker. Python scalars and small NumPy arrays ride in the command itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import dtypes as D
+from ...core.dataflow import Operand, align, free_temps, region
+from ...core.dispatch import apply, as_tensor, is_tensor, operand
+from ...core.registry import bind, kernel, primitive
+from ...errors import DTypeError, ShapeError, UnsupportedDType
+from ...layout import Layout, broadcast_shapes
+from ...tensor import ShardedTensor
+
+
+def _sharded(o) -> bool:
+    """A tensor or an :class:`Operand` (planners also run on internal operands)."""
+    return hasattr(o, "_layout")
+
+
+def _shape(o):
+    if _sharded(o):
+        return o._layout.shape
+    return np.shape(o) if isinstance(o, np.ndarray) else ()
+
+
+def operand_dtypes(operands):
+    """torch's result type over tensors, NumPy arrays (as tensors) and Python scalars.
+
+    Examples
+    --------
+    >>> operand_dtypes([np.ones(2, np.int32), 2.5]).name
+    'float32'
+    """
+    dims, zero, scalars = [], [], []
+    for o in operands:
+        if o is None:
+            continue
+        if _sharded(o):
+            (dims if o._layout.ndim else zero).append(o._dtype)
+        elif isinstance(o, np.ndarray):
+            (dims if o.ndim else zero).append(D.from_numpy_dtype(o.dtype))
+        elif isinstance(o, (bool, int, float, complex, np.bool_, np.number)):
+            scalars.append(o)
+        else:
+            raise DTypeError(f"unsupported operand {o!r} of type {type(o).__name__}")
+    return D.result_type(dims, zero, scalars)
+
+
+def out_layout(shape, tensors, num_workers: int) -> Layout:
+    """The output layout of an elementwise op (see the module docstring).
+
+    Examples
+    --------
+    >>> from sharded.core.dataflow import Operand
+    >>> lay = Layout.from_bounds((4, 2), [(0, 2, 4), (0, 2)], [0, 1])
+    >>> out_layout((4, 2), [Operand(lay, None, (1, 2))], 2) is lay
+    True
+    """
+    sharded = [t for t in tensors if not t._layout.is_replicated]
+    for t in sharded:
+        if t._layout.shape == shape:
+            return t._layout
+    if not sharded:
+        ws = tensors[0]._layout.workers
+        return Layout.from_bounds(shape, [(0, n) for n in shape], ws, replicated=True)
+    best = max(sharded, key=lambda t: np.prod(t._layout.shape))
+    lay = best._layout
+    off = len(shape) - lay.ndim
+    bounds = [(0, n) for n in shape]
+    for i in range(lay.ndim):
+        if lay.shape[i] == shape[i + off]:
+            bounds[i + off] = lay.bounds[i]
+    grid = tuple(len(b) - 1 for b in bounds)
+    n = int(np.prod(grid))
+    if grid[off:] == lay.grid and n == len(lay.workers):
+        return Layout.from_bounds(shape, bounds, lay.workers)
+    return Layout.from_bounds(shape, bounds, [i % num_workers for i in range(n)])
+
+
+def _const_args(arr, layout: Layout):
+    """Per-shard pieces of a NumPy operand: each worker receives only the blocks it needs,
+    and equal pieces (a broadcast row) are one object, so a batch pickles them once."""
+    off = layout.ndim - arr.ndim
+    out, seen = [], {}
+    for _, offs, shp in layout.shards():
+        bounds = region(arr, offs, shp, off)
+        if bounds not in seen:
+            seen[bounds] = ("c", arr[tuple(slice(lo, hi) for lo, hi in bounds)])
+        out.append(seen[bounds])
+    return out
+
+
+def _local(o, layout) -> bool:
+    """Whether operand ``o`` needs no per-shard argument: a scalar, or a tensor with the
+    output's layout whose keys are a range (shard ``s`` has key ``start + s``)."""
+    if not _sharded(o):
+        return not isinstance(o, np.ndarray) or not o.ndim
+    return isinstance(o._keys, range) and (o._layout is layout or o._layout == layout)
+
+
+def _one_layout(operands, target):
+    """The layout when every operand is a Python scalar or a tensor of that one sharded
+    layout whose keys are a range (and ``target``, if any, has it too): the usual op, which
+    needs no broadcasting, no layout rule and no per-shard argument. None otherwise."""
+    layout = None
+    for o in operands:
+        if type(o) in _PY_SCALARS:
+            continue
+        lay = getattr(o, "_layout", None)
+        if lay is None or type(o._keys) is not range:
+            return None
+        if layout is None:
+            layout = lay
+        elif lay is not layout and lay != layout:
+            return None
+    if layout is None or layout.is_replicated:
+        return None
+    if target is not None and (target._layout is not layout or type(target._keys) is not range):
+        return None
+    return layout
+
+
+def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Operand:
+    """Queue ``kernel`` on every output shard; ``target`` makes it in-place on that tensor."""
+    layout = _one_layout(operands, target)
+    if layout is not None:  # one command names the whole layout
+        keys = target._keys if target is not None else ex.new_keys(len(layout.shards()))
+        args = tuple(("c", o) if type(o) in _PY_SCALARS else ("K", o._keys.start) for o in operands)
+        ex.submit_group(layout, kernel, args, keys.start, params, label, target is not None)
+        return Operand(layout, out_dtype, keys)
+    tensors = [o for o in operands if _sharded(o)]
+    shape = broadcast_shapes(*[_shape(o) for o in operands if o is not None])
+    if target is not None:
+        if shape != target._layout.shape:
+            raise ShapeError(
+                f"output with shape {target._layout.shape} doesn't match the "
+                f"broadcast shape {shape}"
+            )
+        layout, keys = target._layout, target._keys
+    else:
+        layout = out_layout(shape, tensors, ex.num_workers)
+        keys = ex.new_keys(len(layout.shards()))
+    inplace = target is not None
+    if isinstance(keys, range) and all(_local(o, layout) for o in operands):
+        # every operand already sits shard for shard: one command names the whole layout
+        args = tuple(("K", o._keys.start) if _sharded(o) else ("c", o) for o in operands)
+        ex.submit_group(layout, kernel, args, keys.start, params, label, inplace)
+        return Operand(layout, out_dtype, keys)
+    per_op, temps = [], []
+    nshards = len(keys)
+    for o in operands:
+        if _sharded(o):
+            a, t = align(ex, o, layout)
+            per_op.append(a)
+            temps += t
+        elif isinstance(o, np.ndarray) and o.ndim:
+            per_op.append(_const_args(o, layout))
+        else:
+            per_op.append((("c", o),) * nshards)
+    for s, (w, _, _) in enumerate(layout.shards()):
+        ex.submit(w, kernel, tuple(a[s] for a in per_op), (keys[s],), params, (label, s), inplace)
+    if temps:
+        free_temps(ex, temps)
+    return Operand(layout, out_dtype, keys)
+
+
+def spec(rule):
+    """The ``out_spec`` of an elementwise primitive with dtype ``rule``: the broadcast shape
+    of the operands and the rule's result dtype (an in-place op keeps its target's dtype).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> spec(promote)(np.zeros((2, 1), np.int64), 1.5)
+    ((2, 1), sharded.float32)
+    """
+
+    def out_spec(*operands, target=None, **params):
+        shape = broadcast_shapes(*[_shape(o) for o in operands if o is not None])
+        return shape, target._dtype if target is not None else rule(operands)[1]
+
+    out_spec.__name__ = f"spec_{rule.__name__}"
+    return out_spec
+
+
+def register(name, k, rule, plan):
+    """Register elementwise primitive ``name`` with planner ``plan`` (a two-line closure over
+    :func:`plan_rule`, defined in the family module beside the primitive's VJP): kernel ``k``
+    (a registered kernel, or the name of an ``xp`` ufunc), ``out_spec`` from dtype ``rule``,
+    the elementwise layout rule. Returns the planner."""
+    k = ufunc_kernel(name, k) if isinstance(k, str) else k
+    plan.__name__ = plan.__qualname__ = name
+    plan.__doc__ = f"Elementwise ``{name}`` planner ({rule.__name__})."
+    return primitive(
+        name, kernels=[k], out_spec=spec(rule), layout_rule=out_layout, kind="elementwise"
+    )(plan)
+
+
+def plan_rule(ex, name, rule, operands, target=None, check=None) -> Operand:
+    """Plan primitive ``name`` (kernel ``name``) with dtype ``rule``: the body every
+    elementwise planner shares (``target``: in place, the result must fit its dtype;
+    ``check(cast)`` may raise for values the op rejects)."""
+    cast, out = _cached_rule(rule, operands)
+    if target is not None:
+        tdt = target._dtype
+        if D.category(out) > D.category(tdt):
+            raise DTypeError(
+                f"result type {out.name} of {name}_ can't be cast to the "
+                f"in-place output's dtype {tdt.name}"
+            )
+        out = tdt
+    if check is not None:
+        check(cast)
+    if cast is not None and cast.np.kind in "iu":  # Python ints wrap into an integer cast
+        operands = tuple(D.wrap_int(o, cast) for o in operands)  # dtype, as torch (uint8 > -1)
+    params = _PARAMS.get((cast, out))
+    if params is None:  # one dict per dtype pair: commands share it (a batch pickles it once)
+        params = _PARAMS[cast, out] = {
+            "cast": None if cast is None else cast.np.str,
+            "out": out.np.str,
+        }
+    return plan(ex, name, operands, params, out, name, target)
+
+
+_PY_SCALARS = frozenset((bool, int, float, complex))
+_PARAMS: dict = {}  # (cast, out) -> the kernel's params (never changed: shared by commands)
+_RULES: dict = {}  # (rule, default float dtype, operand signature) -> (cast, out)
+_PURE: set = set()  # the dtype rules that look at operand dtypes and scalar types only
+
+
+def _cached_rule(rule, operands):
+    """``rule(operands)``, remembered for the rules of :data:`_PURE` by what they look at:
+    each tensor's dtype and whether it is 0-d, each scalar's type, the default dtype (an
+    op in a loop pays one lookup instead of torch's promotion)."""
+    if rule not in _PURE:
+        return rule(operands)
+    sig = [rule, D.get_default_dtype()]
+    for o in operands:
+        t = type(o)
+        if t in _PY_SCALARS or o is None:
+            sig.append(t)
+        elif hasattr(o, "_layout"):
+            sig.append((o._dtype, not o._layout.shape))
+        else:  # NumPy arrays and the rest: computed each time
+            return rule(operands)
+    sig = tuple(sig)
+    hit = _RULES.get(sig)
+    if hit is None:
+        hit = rule(operands)  # a rule that raises caches nothing
+        if len(_RULES) > 4096:
+            _RULES.clear()
+        _RULES[sig] = hit
+    return hit
+
+
+# ----------------------------------------------------------------------------- dtype rules
+# A rule maps the operands to ``(cast, out)``: the dtype the kernel computes in (None: the
+# operands' own) and the result dtype.
+def promote(ops):
+    """torch's promotion: compute in and return the result type."""
+    rt = operand_dtypes(ops)
+    return rt, rt
+
+
+def floating(ops):
+    """Like :func:`promote`, integers and bools giving the default float dtype (complex
+    stays complex)."""
+    rt = operand_dtypes(ops)
+    rt = rt if D.category(rt) >= 2 else D.get_default_dtype()
+    return rt, rt
+
+
+def compare(ops):
+    """Compare in the promoted dtype, return bool."""
+    return operand_dtypes(ops), D.bool_
+
+
+def real_part(ops):
+    """Compute in the promoted dtype, return its real type (``abs``, ``angle`` of complex)."""
+    rt = operand_dtypes(ops)
+    return rt, D.to_real(rt)
+
+
+def logical(ops):
+    """Truth values of the operands as they are, return bool."""
+    return None, D.bool_
+
+
+def bitwise(ops):
+    """Bool and integer dtypes only (promoted)."""
+    rt = operand_dtypes(ops)
+    if D.category(rt) >= 2:
+        # torch: "bitwise_and_cpu" not implemented for 'Float' (a NotImplementedError)
+        raise UnsupportedDType(
+            f"bitwise ops are only defined for bool and integer dtypes, got {rt}"
+        )
+    return rt, rt
+
+
+_PURE.update((promote, floating, compare, real_part, logical, bitwise))
+
+_KINDS = {
+    "nonbool": ("bool", lambda d: d != D.bool_),
+    "float": ("non-floating-point", lambda d: d.is_floating_point),
+    "inexact": ("non-floating-point, non-complex", lambda d: d.is_floating_point or d.is_complex),
+    "int": ("non-integer", lambda d: D.category(d) == 1),
+}
+
+
+def only(name, kinds):
+    """:func:`promote` for op ``name`` restricted to ``kinds`` (``"nonbool"``: torch's floor
+    or fmod; ``"float"``: frac, hypot; ``"int"``: gcd, shifts); other result types raise.
+
+    Examples
+    --------
+    >>> only("gcd", "int")([np.ones(2, np.int32), 2])[1].name
+    'int32'
+    """
+    what, ok = _KINDS[kinds]
+
+    def rule(ops):
+        rt = operand_dtypes(ops)
+        if not ok(rt):
+            # torch: "floor_cpu" not implemented for 'Bool' (a NotImplementedError)
+            raise UnsupportedDType(f"{name} is not implemented for {what} dtype {rt.name}")
+        return rt, rt
+
+    rule.__name__ = f"only_{kinds}"
+    _PURE.add(rule)
+    return rule
+
+
+# ------------------------------------------------------------------------------ kernels
+def cast(xp, a, dtype):
+    """``a`` as ``dtype`` (Python scalars and arrays of that dtype as they are)."""
+    if dtype is None or not hasattr(a, "dtype") or a.dtype == dtype:
+        return a
+    return a.astype(dtype)
+
+
+def ufunc_kernel(name, fn):
+    """The kernel of primitive ``name``: ``xp.<fn>(*arrays)`` computed in dtype ``cast`` and
+    returned as dtype ``out`` (registered under ``name``, using the worker's buffer pool).
+
+    Python scalars stay Python scalars, so NumPy's weak scalar typing keeps the array's dtype.
+    ``alloc(shape, dtype)`` may offer a recycled output block (the worker's buffer pool).
+    """
+
+    def k(xp, *arrays, cast=None, out=None, alloc=None):
+        args = [_cast(xp, a, cast) for a in arrays]
+        f = getattr(xp, fn)
+        if alloc is not None and out is not None:
+            shape = np.broadcast_shapes(*[a.shape for a in args if hasattr(a, "shape")])
+            buf = alloc(shape, out) if shape else None
+            if buf is not None:
+                try:
+                    return f(*args, out=buf)
+                except TypeError:  # the ufunc's natural dtype differs from ``out``
+                    pass
+        return result(xp, f(*args), out)
+
+    k.__name__ = k.__qualname__ = name
+    k.__doc__ = f"Kernel of ``{name}``: ``xp.{fn}`` computed in ``cast``, returned as ``out``."
+    # A ufunc is elementwise and its dtype depends on ``cast``/``out`` only: a run of these
+    # kernels may be evaluated block by block in the worker (sharded.runtime.worker.fusion).
+    return kernel(k, pooled=True, fusable=True)
+
+
+def result(xp, r, dtype):
+    """A kernel's output block: ``r`` as ``dtype`` and C-contiguous (a ufunc over a transposed
+    view keeps its memory order, and the store's later in-place reshapes need C order)."""
+    r = cast(xp, r, dtype)
+    return xp.ascontiguousarray(r) if hasattr(r, "flags") and not r.flags.c_contiguous else r
+
+
+_cast = cast  # inside kernels the keyword ``cast`` (a dtype) hides the function
+
+
+def named_kernel(name):
+    """Register the decorated function as the kernel of primitive ``name`` (the module
+    attribute of that name is the public function, so the kernel's own name differs)."""
+
+    def deco(f):
+        f.__name__ = f.__qualname__ = name
+        return kernel(f)
+
+    return deco
+
+
+# ------------------------------------------------------------------- public functions
+def call(name, *operands):
+    """Run elementwise primitive ``name`` on user values (at least one becomes a tensor)."""
+    ops = [o if type(o) in _PASS else operand(o) for o in operands]
+    if not any(is_tensor(o) for o in ops):
+        ops[0] = as_tensor(ops[0])
+    return apply(name, *ops)
+
+
+_PASS = _PY_SCALARS | {ShardedTensor}  # operands ``operand()`` returns as they are
+
+
+def call_(name, x, *operands):
+    """Run primitive ``name`` in place on ``x`` (the ``name_`` methods); returns ``x``."""
+    apply(name, *[operand(o) for o in (x,) + operands], target=x)
+    return x
+
+
+def inplace_unary(name):
+    """The in-place method ``name_`` of a unary primitive (bind it in the family module)."""
+
+    def op(self):
+        apply(name, self, target=self)
+        return self
+
+    op.__name__ = op.__qualname__ = name + "_"
+    op.__doc__ = f"""In-place ``{name}``: writes into this tensor's shards and returns it.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([0.5, 2.0])
+    >>> x.{name}_() is x
+    True
+    """
+    return op
+
+
+_SCALARS = (bool, int, float, complex, np.generic)
+
+
+def require_tensors(name, operands, params) -> None:
+    """torch's check for ops that have no Number overload (``fmax``, ``gcd``...): a Python or
+    NumPy scalar among ``operands`` (named ``params``) raises :class:`DTypeError`.
+
+    Examples
+    --------
+    >>> require_tensors("fmax", (np.ones(2), 2.0), ("input", "other"))
+    Traceback (most recent call last):
+    ...
+    sharded.errors.DTypeError: fmax(): argument 'other' (position 2) must be a tensor, not float 2.0
+    """
+    for i, (o, p) in enumerate(zip(operands, params)):
+        if isinstance(o, _SCALARS):
+            raise DTypeError(
+                f"{name}(): argument '{p}' (position {i + 1}) must be a tensor, "
+                f"not {type(o).__name__} {o!r}"
+            )
+
+
+def public(name, nargs, doc, example, result, names=(), inplace=True, tensors=()):
+    """The public function of elementwise primitive ``name`` over ``nargs`` operands, bound as
+    the method ``x.name(...)`` (and ``names``), with ``x.name_(...)`` in place. ``tensors``
+    names the parameters when torch refuses Python numbers for them (see
+    :func:`require_tensors`)."""
+
+    def f(*operands):
+        if len(operands) != nargs:
+            raise TypeError(f"{name}() takes {nargs} arguments, got {len(operands)}")
+        require_tensors(name, operands, tensors)
+        return call(name, *operands)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"""{doc}
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.{name}({example}).tolist()
+    {result}
+    """
+    bind(name, *names, prim=name)(f)
+    if inplace:
+
+        def op(self, *operands):
+            require_tensors(name + "_", (self,) + operands, tensors)
+            return call_(name, self, *operands)
+
+        op.__name__ = op.__qualname__ = name + "_"
+        op.__doc__ = f"In-place ``{name}``: writes into this tensor's shards and returns it."
+        bind(name + "_", prim=name)(op)
+    return f
+
+
+# --------------------------------------------------------------------------- gradients
+def zeros_like_grad(g):
+    """A zero gradient shaped like ``g``: the VJP of a piecewise-constant op (``g * 0`` would
+    turn an infinite ``g`` into NaN).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> zeros_like_grad(st.tensor([float("inf"), 1.0])).tolist()
+    [0.0, 0.0]
+    """
+    return apply("full", g._layout, 0, g._dtype)

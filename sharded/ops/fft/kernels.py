@@ -1,0 +1,71 @@
+"""Kernels of Bluestein's chirp-z transform, the split 1-D FFT of a length with no useful
+factors (a prime): see ``_bluestein`` in :mod:`.fft`, which plans it.
+
+With ``nk = (n^2 + k^2 - (k - n)^2) / 2``, a length-``N`` DFT is
+``X[k] = c[k] * sum_n (x[n] c[n]) * conj(c[k - n])``, ``c[j] = exp(-i pi j^2 / N)``: a
+convolution, done as FFTs of a length ``M >= 2N - 1`` that factors well (``2^a 3^b 5^c``),
+each block computing its own chirp values from its global offset.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.registry import kernel
+
+
+def _chirp(xp, j, n, sign, dtype):
+    """``exp(sign * i pi j^2 / n)`` for int64 ``j``: ``j^2`` is reduced mod ``2n`` first (the
+    chirp's period), so the angle stays exact however long the line (``j < 3e9``)."""
+    q = (j * j) % (2 * n)
+    return xp.asarray(np.exp((sign * np.pi / n) * 1j * q).astype(dtype))
+
+
+def _span(first, count):
+    return np.arange(first, first + count, dtype=np.int64)
+
+
+@kernel
+def chirp_in(xp, a, *, first, size, n, cast, conj):
+    """``x * c`` of a block starting at ``first``, zero padded to ``size`` elements."""
+    a = a.astype(cast, copy=False)
+    if conj:
+        a = xp.conj(a)
+    out = xp.zeros(size, dtype=cast)
+    out[: a.size] = a * _chirp(xp, _span(first, a.size), n, -1, cast)
+    return out
+
+
+@kernel
+def chirp_filter(xp, *, first, count, n, m, dtype):
+    """Elements ``[first, first + count)`` of the length-``m`` filter ``conj(c[j])`` for
+    ``j < n``, ``conj(c[m - j])`` for ``j > m - n`` (the negative lags, wrapped), else 0."""
+    j = _span(first, count)
+    d = np.where(j < n, j, m - j)
+    out = _chirp(xp, d, n, 1, dtype)
+    out[xp.asarray((j >= n) & (j <= m - n))] = 0
+    return out
+
+
+@kernel
+def chirp_mul(xp, a, b):
+    """The pointwise product of two spectra (``a`` is a temporary: overwritten)."""
+    return xp.multiply(a, b, out=a) if a.flags.writeable else a * b
+
+
+@kernel
+def chirp_head(xp, a, *, keep):
+    return xp.ascontiguousarray(a[:keep])
+
+
+@kernel
+def chirp_out(xp, a, *, first, n, scale, conj_out, real_out, dtype):
+    """``c[k] * conv[k]`` of a block starting at ``first``, scaled, conjugated or real."""
+    r = a * _chirp(xp, _span(first, a.size), n, -1, a.dtype)
+    if scale != 1.0:
+        r *= scale
+    if conj_out:
+        r = xp.conj(r, out=r)
+    if real_out:
+        r = r.real
+    return xp.ascontiguousarray(r.astype(dtype, copy=False))

@@ -1,0 +1,343 @@
+"""How the matmul primitive is planned: the layout strategy is picked by a small cost model.
+
+For ``a (..., n, k) @ b (..., k, m)`` (batch dims broadcast) the planner weighs:
+
+blocks (SUMMA form)
+    The output is cut into blocks: batch chunks (taken from the first operand split along a
+    batch dim it does not broadcast), row chunks and column chunks. Block ``(i, j)`` is made
+    on one worker as ``sum_t a[i, t] @ b[t, j]`` over the k panels ``t``: the union of both
+    operands' cuts of k, so every panel is a slice of one shard of each. Local panels are
+    multiplied where they lie (first, while the rest travel); other panels come worker to
+    worker, each shipped once per worker that needs it and cut into pieces of at most the
+    executor's transfer size. Candidate grids: a's row chunks x b's column chunks, a's rows x
+    whole, whole x b's columns, and even row or column chunks over all workers (which
+    reshards a badly split operand first). A block goes to the worker that already holds most
+    of its inputs, with at most ceil(blocks / workers) blocks per worker.
+k-split
+    2-D only, when a's columns (or b's rows) are split and the other dim is not: each worker
+    multiplies its k chunk by the matching slice of the other operand and the partial
+    products are summed: by the reduction tree into one block when the result is small
+    (< :data:`SMALL_RESULT` bytes), else reduce-scattered into row chunks, one per worker.
+replicated
+    Both operands replicated: every worker computes the whole product (replicated output).
+
+The cheapest candidate wins, cost = busiest worker's flops / :data:`FLOP_RATE` + bytes moved /
+:data:`BYTE_RATE` + transfers * :data:`TRANSFER_COST`; ties go to the first candidate listed.
+So row-split @ replicated is local; row-split @ row-split ships the other rows of ``b`` to each
+worker; ``x.T @ g`` of row-sharded ``x`` and ``g`` (a weight gradient) is a k-split.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+
+from ...core.dataflow import Operand, even_bounds, free_temps
+from ...core.dataflow import gather_regions as gather
+from ...core.tree import plan_reduce
+from ...layout import Layout
+
+FLOP_RATE = 2e10  # flops per second one worker is assumed to sustain
+BYTE_RATE = 1e9  # bytes per second assumed between workers
+TRANSFER_COST = 1e-3  # seconds of latency charged per transferred piece
+SMALL_RESULT = 1 << 20  # k-split results below this many bytes are summed into one block
+
+
+def _size(reg) -> int:
+    return math.prod(max(0, hi - lo) for lo, hi in reg)
+
+
+def held(lay, w, reg) -> int:
+    """Elements of region ``reg`` of a tensor laid out as ``lay`` that worker ``w`` holds."""
+    if _size(reg) == 0:
+        return 0
+    if lay.is_replicated:
+        return _size(reg) if w in lay.workers else 0
+    return sum(
+        math.prod(d.stop - d.start for d in dst)
+        for j, _, dst in lay.overlaps(reg)
+        if lay.workers[j] == w
+    )
+
+
+# ------------------------------------------------------------------------------ geometry
+class _Geo:
+    """Shapes of ``a (*Ba, n, k) @ b (*Bb, k, m)`` and the regions an output block needs."""
+
+    def __init__(self, a, b):
+        la, lb = a._layout, b._layout
+        self.a, self.b = a, b
+        self.n, self.k, self.m = la.shape[-2], la.shape[-1], lb.shape[-1]
+        ba, bb = la.shape[:-2], lb.shape[:-2]
+        self.nb = max(len(ba), len(bb))
+        pad = lambda s: (1,) * (self.nb - len(s)) + tuple(s)  # noqa: E731
+        self.batch = tuple(x if y == 1 else y for x, y in zip(pad(ba), pad(bb)))  # 0 wins
+        self.shape = self.batch + (self.n, self.m)
+        self.item = a._dtype.itemsize
+
+    def _breg(self, lay, offs, shp):
+        off = self.nb - (lay.ndim - 2)
+        reg = []
+        for i in range(lay.ndim - 2):
+            lo, n = offs[i + off], shp[i + off]
+            # a broadcast size-1 dim gives its one entry, or none to an empty output block
+            # (a size-1 batch split into empty chunks)
+            bcast = lay.shape[i] == 1 and self.batch[i + off] != 1
+            reg.append((0, min(n, 1)) if bcast else (lo, lo + n))
+        return reg
+
+    def reg_a(self, offs, shp, kt):
+        nb = self.nb
+        return self._breg(self.a._layout, offs, shp) + [(offs[nb], offs[nb] + shp[nb]), kt]
+
+    def reg_b(self, offs, shp, kt):
+        nb = self.nb
+        return self._breg(self.b._layout, offs, shp) + [
+            kt,
+            (offs[nb + 1], offs[nb + 1] + shp[nb + 1]),
+        ]
+
+    def batch_bounds(self):
+        """Batch chunks of the first operand split along a batch dim it does not broadcast."""
+        for t in (self.a, self.b):
+            lay = t._layout
+            if lay.is_replicated:
+                continue
+            off = self.nb - (lay.ndim - 2)
+            own = [i + off for i in range(lay.ndim - 2) if lay.shape[i] == self.batch[i + off]]
+            if any(lay.grid[i - off] > 1 for i in own):
+                return [
+                    lay.bounds[i - off] if i in own else (0, self.batch[i]) for i in range(self.nb)
+                ]
+        return [(0, s) for s in self.batch]
+
+    def k_cuts(self):
+        cuts = {0, self.k}
+        for t, d in ((self.a, -1), (self.b, -2)):
+            if not t._layout.is_replicated:
+                cuts |= set(t._layout.bounds[d])
+        c = sorted(cuts)
+        return [(lo, hi) for lo, hi in zip(c, c[1:]) if hi > lo]
+
+
+# ------------------------------------------------------------------------------ candidates
+def _blocks_plan(ex, g: _Geo, bounds):
+    """Placement and cost of computing the output blocked as ``bounds``."""
+    nw = ex.num_workers
+    out = Layout.from_bounds(g.shape, bounds, [0] * math.prod(len(b) - 1 for b in bounds))
+    la, lb = g.a._layout, g.b._layout
+    full_k = (0, g.k)
+    aff = []
+    for _, offs, shp in out.shards():
+        ra, rb = g.reg_a(offs, shp, full_k), g.reg_b(offs, shp, full_k)
+        aff.append([held(la, w, ra) + held(lb, w, rb) for w in range(nw)])
+    workers = _place(aff, nw)
+    out = out.replace(workers=workers)
+    panels = g.k_cuts()
+    moved, transfers, flops = 0, 0, [0] * nw
+    for s, (w, offs, shp) in enumerate(out.shards()):
+        for kt in panels:
+            for t, reg in ((g.a, g.reg_a(offs, shp, kt)), (g.b, g.reg_b(offs, shp, kt))):
+                miss = _size(reg) - held(t._layout, w, reg)
+                moved += miss
+                transfers += miss > 0
+        flops[w] += 2 * math.prod(shp) * g.k
+    cost = max(flops) / FLOP_RATE + moved * g.item / BYTE_RATE + transfers * TRANSFER_COST
+    return cost, ("blocks", out, panels)
+
+
+def _place(aff, nw):
+    """Each block to the worker holding most of its inputs, at most ceil(blocks/nw) each."""
+    cap = -(-len(aff) // nw)
+    load, out = [0] * nw, [0] * len(aff)
+    for s in sorted(range(len(aff)), key=lambda i: -max(aff[i])):
+        w = max(range(nw), key=lambda v: (load[v] < cap, aff[s][v], -load[v]))
+        out[s] = w
+        load[w] += 1
+    return out
+
+
+def _ksplit_plan(ex, g: _Geo, src):
+    """Cost of the k-split with the k chunks of ``src`` ('a' or 'b') staying in place."""
+    lay = (g.a if src == "a" else g.b)._layout
+    other = g.b if src == "a" else g.a
+    d = 1 if src == "a" else 0
+    moved, transfers, flops, used = 0, 0, collections.Counter(), set()
+    for w, offs, shp in lay.shards():
+        kt = (offs[d], offs[d] + shp[d])
+        reg = [kt, (0, g.m)] if src == "a" else [(0, g.n), kt]
+        miss = _size(reg) - held(other._layout, w, reg)
+        moved += miss
+        transfers += miss > 0
+        flops[w] += 2 * g.n * g.m * shp[d]
+        used.add(w)
+    moved += (len(used) - 1) * g.n * g.m
+    transfers += len(used) - 1
+    cost = max(flops.values()) / FLOP_RATE + moved * g.item / BYTE_RATE + transfers * TRANSFER_COST
+    return cost, ("ksplit", src)
+
+
+def choose(ex, a, b):
+    """The cheapest plan for ``a @ b`` (see the module docstring)."""
+    g = _Geo(a, b)
+    la, lb = a._layout, b._layout
+    if la.is_replicated and lb.is_replicated:
+        return g, ("replicated",)
+    nw = ex.num_workers
+    rows_a = (0, g.n) if la.is_replicated else la.bounds[-2]
+    cols_b = (0, g.m) if lb.is_replicated else lb.bounds[-1]
+    bb = g.batch_bounds()
+    grids = [(rows_a, cols_b), (rows_a, (0, g.m)), ((0, g.n), cols_b)]
+    if all(b == (0, s) for b, s in zip(bb, g.batch)):  # unsplit batch: spread rows or cols
+        grids += [(even_bounds(g.n, nw), (0, g.m)), ((0, g.n), even_bounds(g.m, nw))]
+    cands = [_blocks_plan(ex, g, bb + [r, c]) for r, c in dict.fromkeys(grids)]
+    if g.nb == 0:
+        if not la.is_replicated and la.grid == (1, la.grid[1]) and la.grid[1] > 1:
+            cands.append(_ksplit_plan(ex, g, "a"))
+        if not lb.is_replicated and lb.grid == (lb.grid[0], 1) and lb.grid[0] > 1:
+            cands.append(_ksplit_plan(ex, g, "b"))
+    best = min(range(len(cands)), key=lambda i: (cands[i][0], i))
+    return g, cands[best][1]
+
+
+# ------------------------------------------------------------------------------ execution
+def run_blocks(ex, g, out, panels, dt) -> Operand:
+    limit = ex.transfer_bytes
+    shards = out.shards()
+    # split each panel into pieces of at most ``limit`` bytes on either side
+    per_block = []
+    for w, offs, shp in shards:
+        ps = []
+        for lo, hi in panels:
+            # only pieces that travel are cut (a local panel is one product)
+            width = max(
+                [
+                    _size(r)
+                    for t, r in (
+                        (g.a, g.reg_a(offs, shp, (lo, hi))),
+                        (g.b, g.reg_b(offs, shp, (lo, hi))),
+                    )
+                    if held(t._layout, w, r) < _size(r)
+                ],
+                default=0,
+            )
+            cut = max(1, -(-width * g.item // limit))
+            ps += [(lo + (hi - lo) * i // cut, lo + (hi - lo) * (i + 1) // cut) for i in range(cut)]
+        per_block.append([p for p in ps if p[1] > p[0]])
+    wa, wb = [], []
+    for (w, offs, shp), ps in zip(shards, per_block):
+        for kt in ps:
+            wa.append((w, g.reg_a(offs, shp, kt)))
+            wb.append((w, g.reg_b(offs, shp, kt)))
+    aargs, ta = gather(ex, g.a, wa)
+    bargs, tb = gather(ex, g.b, wb)
+    keys, i = [], 0
+    for s, ((w, _, shp), ps) in enumerate(zip(shards, per_block)):
+        pairs = list(zip(aargs[i : i + len(ps)], bargs[i : i + len(ps)]))
+        i += len(ps)
+        pairs.sort(key=lambda p: (p[0][0] == "x") + (p[1][0] == "x"))  # local panels first
+        k = ex.new_key()
+        if not pairs:  # k == 0: the product of empty matrices is zeros
+            ex.submit(
+                w, "full", (), (k,), {"shape": shp, "value": 0, "dtype": dt.np.str}, ("matmul", s)
+            )
+        for j, (pa, pb) in enumerate(pairs):
+            if j == 0:
+                ex.submit(w, "matmul", (pa, pb), (k,), {"out": dt.np.str}, ("matmul", s))
+            else:
+                ex.submit(
+                    w,
+                    "matmul_acc",
+                    (("k", k, None), pa, pb),
+                    (k,),
+                    {"out": dt.np.str},
+                    ("matmul", s),
+                    inplace=True,
+                )
+        keys.append(k)
+    free_temps(ex, ta + tb)
+    return Operand(out, dt, tuple(keys))
+
+
+def run_ksplit(ex, g, src, dt) -> Operand:
+    lay = (g.a if src == "a" else g.b)._layout
+    keys = (g.a if src == "a" else g.b)._keys
+    other = g.b if src == "a" else g.a
+    d = 1 if src == "a" else 0
+    wanted = []
+    for w, offs, shp in lay.shards():
+        kt = (offs[d], offs[d] + shp[d])
+        wanted.append((w, [kt, (0, g.m)] if src == "a" else [(0, g.n), kt]))
+    oargs, temps = gather(ex, other, wanted)
+    small = g.n * g.m * g.item < SMALL_RESULT
+    part = collections.OrderedDict()  # worker -> key of its partial sum
+    for s, ((w, _, _), oa) in enumerate(zip(lay.shards(), oargs)):
+        mine = ("k", keys[s], None)
+        pa, pb = (mine, oa) if src == "a" else (oa, mine)
+        if w not in part:
+            part[w] = ex.new_key()
+            ex.submit(
+                w, "matmul", (pa, pb), (part[w],), {"out": dt.np.str, "stack": small}, ("matmul", s)
+            )
+        else:
+            ex.submit(
+                w,
+                "matmul_acc",
+                (("k", part[w], None), pa, pb),
+                (part[w],),
+                {"out": dt.np.str},
+                ("matmul", s),
+                inplace=True,
+            )
+    free_temps(ex, temps)
+    ws, pk = list(part), list(part.values())
+    if small or g.n < len(ws):
+        if not small:  # partials were made 2-D: give them the stack dim the tree expects
+            pk2 = []
+            for w, k in zip(ws, pk):
+                k2 = ex.new_key()
+                ex.submit(
+                    w,
+                    "reshape",
+                    (("k", k, None),),
+                    (k2,),
+                    {"shape": (1, g.n, g.m)},
+                    ("matmul", None),
+                )
+                ex.free(w, [k])
+                pk2.append(k2)
+            pk = pk2
+        stack = Layout.from_bounds(
+            (len(ws), g.n, g.m), [tuple(range(len(ws) + 1)), (0, g.n), (0, g.m)], ws
+        )
+        res = plan_reduce(ex, Operand(stack, dt, pk), "sum", (0,), False, dt, label="matmul")[0]
+        for w, k in zip(ws, pk):
+            ex.free(w, [k])
+        return res
+    return reduce_scatter(ex, ws, pk, g.n, g.m, dt, "matmul")
+
+
+def reduce_scatter(ex, ws, keys, n, m, dt, label) -> Operand:
+    """Sum equal-shaped (n, m) blocks ``keys`` held by workers ``ws`` into row chunks, chunk
+    ``r`` landing on ``ws[r]``: every piece moves once (no gather on one worker)."""
+    rb = even_bounds(n, len(ws))
+    targets = ws[: len(rb) - 1]
+    req = collections.defaultdict(list)
+    for r, wr in enumerate(targets):
+        sl = (slice(rb[r], rb[r + 1]), slice(None))
+        nbytes = (rb[r + 1] - rb[r]) * m * dt.itemsize
+        for u, ku in zip(ws, keys):
+            if u != wr:
+                req[u].append((ku, sl, nbytes))
+                ex.bytes_moved += nbytes
+    handles = {w: iter(h) for w, h in ex.export(req).items()}
+    out = []
+    for r, wr in enumerate(targets):
+        sl = (slice(rb[r], rb[r + 1]), slice(None))
+        args = [("k", ku, sl) if u == wr else ("x", next(handles[u])) for u, ku in zip(ws, keys)]
+        k = ex.new_key()
+        ex.submit(wr, "add_n", tuple(args), (k,), None, (label, r))
+        out.append(k)
+    for u, ku in zip(ws, keys):
+        ex.free(u, [ku])
+    return Operand(Layout.from_bounds((n, m), [rb, (0, m)], targets), dt, tuple(out))

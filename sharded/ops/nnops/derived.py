@@ -1,0 +1,283 @@
+"""Pooling over the last 1 or 2 dims of (N, C, L)/(N, C, H, W) tensors (and unbatched ones),
+as ``torch.nn.functional``: ``max_pool1d/2d`` (with ``return_indices``), ``avg_pool1d/2d``,
+``adaptive_avg_pool1d/2d``, ``adaptive_max_pool1d/2d``.
+
+Every window lies inside one image and one channel, so shards split along N or C pool where
+they are (the primitives of :mod:`.pool_prims`); a split along H or W is resharded to a batch
+split first. The 1-D forms are the 2-D ones over rows of height 1. Arguments are checked, with
+torch's messages, before anything is queued.
+"""
+
+from __future__ import annotations
+
+from ... import dtypes as D
+from ...core.dispatch import apply, as_tensor, is_tensor
+from ...errors import ArgumentError, DTypeError, ShapeError, UnsupportedDType
+from .kernels import batch_layout, pool_out, right_pad
+
+__all__ = [
+    "max_pool1d",
+    "max_pool2d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+]
+
+
+def _ints(v, n, name, op):
+    if isinstance(v, (list, tuple)):
+        if len(v) == 1 and n == 2:
+            v = (v[0], v[0])
+        if len(v) != n:
+            raise ArgumentError(f"{op}: {name} must either be a single int, or a tuple of {n} ints")
+        return tuple(int(i) for i in v)
+    return (int(v),) * n
+
+
+def _input(op, input, nd):
+    """The input as a 4-D tensor split at most along N and C, and how to undo the
+    reshaping (``(batched, nd)``)."""
+    x = input if is_tensor(input) else as_tensor(input)
+    if x.ndim not in (nd + 1, nd + 2) or any(s == 0 for s in x.shape[1 - (x.ndim == nd + 1) :]):
+        raise ShapeError(
+            f"{op}: non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input, "
+            f"got shape {list(x.shape)}"
+        )
+    if x.dtype == D.bool_ or x.dtype.is_complex:
+        raise DTypeError(f'"{op}" not implemented for {x.dtype.name!r}')
+    batched = x.ndim == nd + 2
+    if not batched:
+        x = x.unsqueeze(0)
+    if nd == 1:
+        x = x.unsqueeze(2)
+    want = batch_layout(x.layout, keep=(0, 1))
+    if want is not None:  # rows or columns split: pool whole images where they are
+        x = apply("reshard", x, want)
+    return x, batched
+
+
+def _output(t, batched, nd):
+    if nd == 1:
+        t = t.squeeze(2)
+    return t if batched else t.squeeze(0)
+
+
+def _window_args(op, nd, kernel_size, stride, padding, dilation):
+    k = _ints(kernel_size, nd, "kernel_size", op)
+    s = k if stride is None or (isinstance(stride, (list, tuple)) and not stride) else None
+    s = s or _ints(stride, nd, "stride", op)
+    p = _ints(padding, nd, "padding", op)
+    d = _ints(dilation, nd, "dilation", op)
+    if any(i <= 0 for i in k):
+        raise ArgumentError(f"{op}: kernel_size must be greater than zero, but got {list(k)}")
+    if any(i <= 0 for i in s):
+        raise ArgumentError(f"{op}: stride should not be zero, but got {list(s)}")
+    if any(i <= 0 for i in d):
+        raise ArgumentError(f"{op}: dilation must be greater than zero, but got {list(d)}")
+    for a in range(nd):
+        if p[a] < 0 or p[a] > ((k[a] - 1) * d[a] + 1) // 2:
+            raise ArgumentError(
+                f"pad should be at most half of effective kernel size, but got pad={p[a]}, "
+                f"kernel_size={k[a]} and dilation={d[a]}"
+            )
+        if p[a] > k[a] // 2:
+            raise ArgumentError(
+                f"pad should be smaller than or equal to half of kernel size, but got "
+                f"pad={p[a]} and kernel_size={k[a]}"
+            )
+    if nd == 1:  # the 2-D primitives over rows of height 1
+        k, s, p, d = (1,) + k, (1,) + s, (0,) + p, (1,) + d
+    return k, s, p, d
+
+
+def _out_hw(op, x, k, s, p, d, ceil_mode):
+    hw = tuple(x.shape[2:])
+    out = tuple(pool_out(hw[a], k[a], s[a], p[a], d[a], ceil_mode) for a in range(2))
+    if any(o < 1 for o in out):
+        raise ShapeError(
+            f"{op}: Given input size: ({x.shape[1]}x{hw[0]}x{hw[1]}). Calculated output size: "
+            f"({x.shape[1]}x{out[0]}x{out[1]}). Output size is too small"
+        )
+    return out
+
+
+def _max_pool(op, nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    k, s, p, d = _window_args(op, nd, kernel_size, stride, padding, dilation)
+    x, batched = _input(op, input, nd)
+    out_hw = _out_hw(op, x, k, s, p, d, ceil_mode)
+    hw = tuple(x.shape[2:])
+    pads = tuple((p[a], right_pad(hw[a], k[a], s[a], p[a], d[a], out_hw[a])) for a in (0, 1))
+    args = (k, s, pads, d, out_hw)
+    out = _output(apply("max_pool2d", x, *args), batched, nd)
+    if not return_indices:
+        return out
+    return out, _output(apply("max_pool2d_indices", x, *args), batched, nd)
+
+
+def max_pool2d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """2-D max pooling of an (N, C, H, W) or (C, H, W) input (``stride`` defaults to
+    ``kernel_size``; with ``return_indices`` also the flat H*W positions of the maxima).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.arange(16.).reshape(1, 1, 4, 4)
+    >>> st.nn.functional.max_pool2d(x, 2).tolist()
+    [[[[5.0, 7.0], [13.0, 15.0]]]]
+    """
+    return _max_pool(
+        "max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
+
+
+def max_pool1d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """1-D max pooling of an (N, C, L) or (C, L) input.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.max_pool1d(st.tensor([[1., 3., 2., 5., 4.]]), 2, ceil_mode=True).tolist()
+    [[3.0, 5.0, 4.0]]
+    """
+    return _max_pool(
+        "max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
+
+
+def _avg_pool(op, nd, input, kernel_size, stride, padding, ceil_mode, cip, divisor_override):
+    k, s, p, d = _window_args(op, nd, kernel_size, stride, padding, 1)
+    if divisor_override is not None and divisor_override == 0:
+        raise ArgumentError("divisor must be not zero")
+    x, batched = _input(op, input, nd)
+    out_hw = _out_hw(op, x, k, s, p, d, ceil_mode)
+    out = apply("avg_pool2d", x, k, s, p, out_hw, bool(cip), divisor_override)
+    return _output(out, batched, nd)
+
+
+def avg_pool2d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
+    """2-D average pooling (the divisor counts the zero padding unless
+    ``count_include_pad=False``; ``divisor_override`` replaces it).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.arange(16.).reshape(1, 4, 4)
+    >>> st.nn.functional.avg_pool2d(x, 2).tolist()
+    [[[2.5, 4.5], [10.5, 12.5]]]
+    """
+    return _avg_pool(
+        "avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
+    )  # fmt: skip
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """1-D average pooling of an (N, C, L) or (C, L) input.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.avg_pool1d(st.tensor([[1., 3., 2., 6.]]), 2).tolist()
+    [[2.0, 4.0]]
+    """
+    return _avg_pool(
+        "avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None
+    )
+
+
+def _adaptive_size(op, output_size, nd, x):
+    """``output_size`` as (OH, OW) of the 4-D form; ``None`` entries keep the input's size."""
+    if isinstance(output_size, (list, tuple)):
+        if len(output_size) != nd:
+            raise ArgumentError(f"{op}: output_size must be {nd} ints, got {list(output_size)}")
+        size = tuple(output_size)
+    else:
+        size = (output_size,) * nd
+    hw = tuple(x.shape[2:])[-nd:]
+    size = tuple(hw[a] if v is None else int(v) for a, v in enumerate(size))
+    if any(v < 0 for v in size):
+        raise ArgumentError(f"{op}: elements of output_size must be greater than or equal to 0")
+    return ((1,) + size) if nd == 1 else size
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling to a fixed (OH, OW): bin ``i`` covers rows
+    ``floor(i*H/OH) .. ceil((i+1)*H/OH)`` (``None`` keeps a size).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.arange(16.).reshape(1, 1, 4, 4)
+    >>> st.nn.functional.adaptive_avg_pool2d(x, 1).tolist()
+    [[[[7.5]]]]
+    """
+    return _adaptive_avg("adaptive_avg_pool2d", 2, input, output_size)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Average pooling to a fixed length.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.adaptive_avg_pool1d(st.tensor([[1., 2., 3.]]), 2).tolist()
+    [[1.5, 2.5]]
+    """
+    return _adaptive_avg("adaptive_avg_pool1d", 1, input, output_size)
+
+
+def _adaptive_avg(op, nd, input, output_size):
+    x, batched = _input(op, input, nd)
+    if not x.dtype.is_floating_point:  # torch's NotImplementedError
+        raise UnsupportedDType(f'"{op}" not implemented for {x.dtype.name!r}')
+    size = _adaptive_size(op, output_size, nd, x)
+    return _output(apply("adaptive_avg_pool2d", x, size), batched, nd)
+
+
+def _adaptive_max(op, nd, input, output_size, return_indices):
+    x, batched = _input(op, input, nd)
+    size = _adaptive_size(op, output_size, nd, x)
+    out = _output(apply("adaptive_max_pool2d", x, size), batched, nd)
+    if not return_indices:
+        return out
+    return out, _output(apply("adaptive_max_pool2d_indices", x, size), batched, nd)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max pooling to a fixed (OH, OW) over torch's adaptive bins.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.arange(16.).reshape(1, 4, 4)
+    >>> st.nn.functional.adaptive_max_pool2d(x, 2).tolist()
+    [[[5.0, 7.0], [13.0, 15.0]]]
+    """
+    return _adaptive_max("adaptive_max_pool2d", 2, input, output_size, return_indices)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max pooling to a fixed length over torch's adaptive bins.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.adaptive_max_pool1d(st.tensor([[1., 5., 2.]]), 2).tolist()
+    [[5.0, 5.0]]
+    """
+    return _adaptive_max("adaptive_max_pool1d", 1, input, output_size, return_indices)

@@ -1,0 +1,1 @@
+"""sharded.ops.nnops.prims."""

@@ -1,0 +1,304 @@
+"""Convolutions: ``conv1d`` and ``conv2d`` (``st.nn.functional``), torch's cross-correlation
+with stride, padding (ints or ``'valid'``/``'same'``), dilation and groups.
+
+Data parallel: the input is split along the batch dim (any other split is resharded to one
+first) and the weight is replicated on the workers, so each worker convolves its own rows:
+im2col as a strided view of the padded block and one GEMM per group. The input's gradient
+is local the same way (col2im of ``g @ W``); the weight's is a partial sum per shard, summed
+across the workers by the reduction tree (``sum(0)`` of a stack split one entry per shard).
+"""
+
+from __future__ import annotations
+
+from .... import dtypes as D
+from ....core.dataflow import Operand, align, fetch_regions, free_temps
+from ....core.dispatch import apply, as_tensor, is_tensor
+from ....core.registry import kernel, nondiff, primitive, vjp
+from ....errors import ArgumentError, DTypeError, ShapeError
+from ....layout import Layout
+from ..kernels import batch_layout, col2im, crop, out_layout, pad_block, submit_local, windows
+
+__all__ = ["conv1d", "conv2d"]
+
+
+# ---------------------------------------------------------------------------- conv2d
+def _out_hw(hw, k, stride, pads, dilation):
+    return tuple(
+        (hw[i] + pads[i][0] + pads[i][1] - dilation[i] * (k[i] - 1) - 1) // stride[i] + 1
+        for i in range(2)
+    )
+
+
+def _groups(n, groups):
+    step = n // groups
+    return [slice(g * step, (g + 1) * step) for g in range(groups)]
+
+
+@kernel
+def conv2d_block(xp, x, w, stride, pads, dilation, groups):
+    """Cross-correlation of an (n, C, H, W) block with the (O, C/groups, kh, kw) weight:
+    one ``tensordot`` (a GEMM over the im2col view) per group."""
+    xpad = pad_block(xp, x, pads)
+    k = w.shape[2:]
+    cols = windows(xp, xpad, k, stride, dilation, _out_hw(x.shape[2:], k, stride, pads, dilation))
+    cs, os_ = _groups(x.shape[1], groups), _groups(w.shape[0], groups)
+    parts = [xp.tensordot(cols[:, c], w[o], axes=([1, 4, 5], [1, 2, 3])) for c, o in zip(cs, os_)]
+    out = parts[0] if groups == 1 else xp.concatenate(parts, axis=-1)  # (n, OH, OW, O)
+    return xp.ascontiguousarray(xp.moveaxis(out, -1, 1)).astype(x.dtype, copy=False)
+
+
+def _conv2d_spec(x, w, stride, pads, dilation, groups):
+    oh, ow = _out_hw(x.shape[2:], w.shape[2:], stride, pads, dilation)
+    return (x.shape[0], w.shape[0], oh, ow), x.dtype
+
+
+def _whole(ex, t, lay):
+    """``t`` whole on the worker of every shard of ``lay`` (a replicated weight: local)."""
+    full = tuple((0, s) for s in t.shape)
+    return fetch_regions(ex, t, [(w, full) for w, _, _ in lay.shards()])
+
+
+@primitive("conv2d", kernels=[conv2d_block], out_spec=_conv2d_spec, kind="linalg")
+def _conv2d_plan(ex, x, w, stride, pads, dilation, groups):
+    """Each shard of ``x`` (replicated or split along N only) convolved where it lives."""
+    lay = x._layout
+    shape, _ = _conv2d_spec(x, w, stride, pads, dilation, groups)
+    out = out_layout(lay, shape)
+    wargs, temps = _whole(ex, w, lay)
+    args = [(("k", x._keys[s], None), wargs[s]) for s in range(len(lay.shards()))]
+    params = {"stride": stride, "pads": pads, "dilation": dilation, "groups": groups}
+    keys = submit_local(ex, "conv2d_block", lay, args, params)
+    free_temps(ex, temps)
+    return Operand(out, x._dtype, keys)
+
+
+@kernel
+def conv2d_grad_input(xp, g, w, hw, stride, pads, dilation, groups):
+    """The input's gradient of one block: ``g`` times the weight per window, added back
+    into the (unpadded) input positions the windows read."""
+    cs, os_ = _groups(w.shape[1] * groups, groups), _groups(w.shape[0], groups)
+    parts = [xp.tensordot(g[:, o], w[o], axes=([1], [0])) for o in os_]  # n,OH,OW,Cg,kh,kw
+    dcols = parts[0] if groups == 1 else xp.concatenate(parts, axis=3)
+    dcols = xp.moveaxis(dcols, 3, 1)
+    n, c = g.shape[0], len(cs) * w.shape[1]
+    shape = (n, c, hw[0] + pads[0][0] + pads[0][1], hw[1] + pads[1][0] + pads[1][1])
+    dx = col2im(xp, dcols, shape, stride, dilation)
+    return xp.ascontiguousarray(crop(dx, pads, hw)).astype(g.dtype, copy=False)
+
+
+@primitive("conv2d_grad_input", kernels=[conv2d_grad_input], kind="linalg")
+def _conv2d_grad_input_plan(ex, g, w, lay, stride, pads, dilation, groups):
+    """The input's gradient laid out as the input (``lay``), each shard from its own rows
+    of the output gradient."""
+    oshape = (lay.shape[0], w.shape[0]) + _out_hw(
+        lay.shape[2:], w.shape[2:], stride, pads, dilation
+    )
+    gargs, t1 = align(ex, g, out_layout(lay, oshape))
+    wargs, t2 = _whole(ex, w, lay)
+    args = [(gargs[s], wargs[s]) for s in range(len(lay.shards()))]
+    params = {
+        "hw": tuple(lay.shape[2:]),
+        "stride": stride,
+        "pads": pads,
+        "dilation": dilation,
+        "groups": groups,
+    }
+    keys = submit_local(ex, "conv2d_grad_input", lay, args, params)
+    free_temps(ex, t1 + t2)
+    return Operand(lay, g._dtype, keys)
+
+
+@kernel
+def conv2d_grad_weight(xp, x, g, k, stride, pads, dilation, groups, stack):
+    """The weight's gradient from one block (``stack``: with a leading dim of 1, one entry
+    of the per-shard partial sums)."""
+    xpad = pad_block(xp, x, pads)
+    cols = windows(xp, xpad, k, stride, dilation, g.shape[2:])
+    cs, os_ = _groups(x.shape[1], groups), _groups(g.shape[1], groups)
+    parts = [
+        xp.tensordot(g[:, o], cols[:, c], axes=([0, 2, 3], [0, 2, 3])) for c, o in zip(cs, os_)
+    ]
+    dw = (parts[0] if groups == 1 else xp.concatenate(parts, axis=0)).astype(x.dtype, copy=False)
+    return xp.ascontiguousarray(dw[None] if stack else dw)
+
+
+@primitive("conv2d_grad_weight", kernels=[conv2d_grad_weight], kind="linalg")
+def _conv2d_grad_weight_plan(ex, x, g, wshape, stride, pads, dilation, groups):
+    """The weight's gradient: whole on every worker for a replicated ``x``; else a stack of
+    one partial sum per shard, split one entry per shard (the caller sums it)."""
+    lay = x._layout
+    oshape = (lay.shape[0], wshape[0]) + tuple(g.shape[2:])
+    gargs, temps = align(ex, g, out_layout(lay, oshape))
+    args = [(("k", x._keys[s], None), gargs[s]) for s in range(len(lay.shards()))]
+    params = {"k": tuple(wshape[2:]), "stride": stride, "pads": pads, "dilation": dilation}
+    params.update(groups=groups, stack=not lay.is_replicated)
+    keys = submit_local(ex, "conv2d_grad_weight", lay, args, params)
+    free_temps(ex, temps)
+    if lay.is_replicated:
+        out = Layout.from_bounds(wshape, [(0, s) for s in wshape], lay.workers, replicated=True)
+    else:
+        n = len(lay.shards())
+        shape = (n,) + tuple(wshape)
+        out = Layout.from_bounds(
+            shape, [tuple(range(n + 1))] + [(0, s) for s in wshape], lay.workers
+        )
+    return Operand(out, x._dtype, keys)
+
+
+nondiff("conv2d_grad_input", "conv2d_grad_weight")
+
+
+@vjp("conv2d", saves=(0, 1))
+def _conv2d_vjp(gs, node):
+    x, w, stride, pads, dilation, groups = node.args
+    g = gs[0]
+    gx = gw = None
+    if x.requires_grad:
+        gx = apply("conv2d_grad_input", g, w, x._layout, stride, pads, dilation, groups)
+    if w.requires_grad:
+        gw = apply("conv2d_grad_weight", x, g, tuple(w.shape), stride, pads, dilation, groups)
+        if gw.ndim == 5:  # per-shard partial sums: the reduction tree adds them up
+            gw = gw.sum(0)
+    return (gx, gw, None, None, None, None)
+
+
+# ---------------------------------------------------------------------------- public
+def _tuple(v, n, name, op):
+    if isinstance(v, (list, tuple)):
+        if len(v) == 1:  # torch expands a one-element list
+            v = tuple(v) * n
+        if len(v) != n:
+            raise ArgumentError(
+                f"{op}: expected {name} to be a single integer value or a list of {n} values "
+                f"to match the convolution dimensions, but got {name}={list(v)}"
+            )
+        return tuple(int(i) for i in v)
+    return (int(v),) * n
+
+
+def _padding(padding, k, dilation, stride, op):
+    """((before, after), ...) per spatial dim; ``'same'`` pads ``d*(k-1)`` in all, the odd
+    one after, as torch."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return tuple((0, 0) for _ in k)
+        if padding != "same":
+            raise ArgumentError(f"Invalid padding string: {padding!r}")
+        if any(s != 1 for s in stride):
+            raise ArgumentError("padding='same' is not supported for strided convolutions")
+        tot = [d * (n - 1) for d, n in zip(dilation, k)]
+        return tuple((t // 2, t - t // 2) for t in tot)
+    p = _tuple(padding, len(k), "padding", op)
+    if any(i < 0 for i in p):
+        raise ArgumentError("negative padding is not supported")
+    return tuple((i, i) for i in p)
+
+
+def _conv(op, nd, input, weight, bias, stride, padding, dilation, groups):
+    """Checks (before anything is queued) and the reshaping of 1-D/unbatched calls onto the
+    ``conv2d`` primitive."""
+    x = input if is_tensor(input) else as_tensor(input)
+    w = weight if is_tensor(weight) else as_tensor(weight)
+    if x.ndim not in (nd + 1, nd + 2):
+        raise ShapeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {op}, but got "
+            f"input of size: {list(x.shape)}"
+        )
+    if w.ndim != nd + 2:
+        raise ShapeError(
+            f"{op}: expected weight to be {nd + 2}-dimensional, but got weight of size "
+            f"{list(w.shape)}"
+        )
+    batched = x.ndim == nd + 2
+    xs = list(x.shape) if batched else [1] + list(x.shape)
+    stride = _tuple(stride, nd, "stride", op)
+    dilation = _tuple(dilation, nd, "dilation", op)
+    if any(s <= 0 for s in stride):
+        raise ArgumentError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise ArgumentError("non-positive dilation is not supported")
+    groups = int(groups)
+    if groups <= 0:
+        raise ArgumentError("non-positive groups is not supported")
+    k = tuple(w.shape[2:])
+    pads = _padding(padding, k, dilation, stride, op)
+    if w.shape[0] < groups:
+        raise ShapeError(
+            f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, "
+            f"but got weight of size {list(w.shape)} instead"
+        )
+    if w.shape[0] % groups:
+        raise ShapeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
+            f"0, but got weight of size [{list(w.shape)}] instead"
+        )
+    if xs[1] != w.shape[1] * groups:
+        raise ShapeError(
+            f"Given groups={groups}, weight of size {list(w.shape)}, expected input{xs} to "
+            f"have {w.shape[1] * groups} channels, but got {xs[1]} channels instead"
+        )
+    if bias is not None:
+        b = bias if is_tensor(bias) else as_tensor(bias)
+        if b.ndim != 1 or b.shape[0] != w.shape[0]:
+            raise ShapeError(
+                f"Given weight of size {list(w.shape)}, expected bias to be 1-dimensional with "
+                f"{w.shape[0]} elements, but got bias of size {list(b.shape)} instead"
+            )
+    padded = [xs[2 + i] + sum(pads[i]) for i in range(nd)]
+    eff = [dilation[i] * (k[i] - 1) + 1 for i in range(nd)]
+    if any(p < e for p, e in zip(padded, eff)):
+        raise ShapeError(
+            f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+            f"Kernel size: ({' x '.join(map(str, eff))}). Kernel size can't be greater than "
+            "actual input size"
+        )
+    if x.dtype != w.dtype or (bias is not None and b.dtype != x.dtype):
+        other = w.dtype if x.dtype != w.dtype else b.dtype
+        raise DTypeError(
+            f"{op}: expected input, weight and bias to have the same dtype, but got "
+            f"{x.dtype.name} and {other.name}"
+        )
+    if x.dtype == D.bool_ or x.dtype.is_complex:
+        raise DTypeError(f"{op} is not implemented for {x.dtype.name} tensors")
+    if not batched:
+        x = x.unsqueeze(0)
+    if nd == 1:  # a 1-D convolution is a 2-D one over rows of height 1
+        x, w = x.unsqueeze(2), w.unsqueeze(2)
+        stride, dilation, pads = (1,) + stride, (1,) + dilation, ((0, 0),) + pads
+    want = batch_layout(x.layout)
+    if want is not None:  # channels or pixels split: convolve whole images where they are
+        x = apply("reshard", x, want)
+    out = apply("conv2d", x, w, stride, pads, dilation, groups)
+    if bias is not None:
+        out = out + b.reshape(-1, 1, 1)
+    if nd == 1:
+        out = out.squeeze(2)
+    return out if batched else out.squeeze(0)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D cross-correlation of an (N, C, H, W) or (C, H, W) input with an
+    (O, C/groups, kH, kW) weight, as ``torch.nn.functional.conv2d``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.arange(16.).reshape(1, 1, 4, 4)
+    >>> st.nn.functional.conv2d(x, st.ones(1, 1, 2, 2), stride=2).tolist()
+    [[[[10.0, 18.0], [42.0, 50.0]]]]
+    """
+    return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D cross-correlation of an (N, C, L) or (C, L) input with an (O, C/groups, k)
+    weight, as ``torch.nn.functional.conv1d``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([[[1., 2., 3., 4.]]])
+    >>> st.nn.functional.conv1d(x, st.tensor([[[1., -1.]]]), padding="same").tolist()
+    [[[-1.0, -1.0, -1.0, 4.0]]]
+    """
+    return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)

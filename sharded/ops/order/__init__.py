@@ -1,0 +1,24 @@
+"""Data-dependent order: sort, top-k/k-th value/median/quantile/mode, scans, searches, counts, diff, unique.
+
+Fixed roles: ``prims`` (each primitive one block: kernels, rules, planner, VJP,
+bound names), ``kernels`` (worker code only), ``plan`` (planning shared by the
+family's primitives), ``derived`` (compositions of other ops). This ``__init__`` names
+the family's top-level ``st`` functions (``__all__``).
+"""
+
+from .derived import sets as _sets
+from .derived.sets import *  # noqa: F403
+from .prims import count as _count
+from .prims import diff as _diff
+from .prims import scan as _scan
+from .prims import search as _search
+from .prims import select as _select
+from .prims import sort as _sort
+from .prims.count import *  # noqa: F403
+from .prims.diff import *  # noqa: F403
+from .prims.scan import *  # noqa: F403
+from .prims.search import *  # noqa: F403
+from .prims.select import *  # noqa: F403
+from .prims.sort import *  # noqa: F403
+
+__all__ = [*_count.__all__, *_diff.__all__, *_select.__all__, *_scan.__all__, *_search.__all__, *_sort.__all__, *_sets.__all__]

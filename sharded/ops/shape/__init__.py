@@ -1,0 +1,24 @@
+"""Shapes and views: view/reshape/permute/expand, joining and splitting, tile/repeat, triangular parts.
+
+Fixed roles: ``prims`` (each primitive one block: kernels, rules, planner, VJP,
+bound names), ``kernels`` (worker code only), ``plan`` (planning shared by the
+family's primitives), ``derived`` (compositions of other ops). This ``__init__`` names
+the family's top-level ``st`` functions (``__all__``).
+"""
+
+from .derived import misc as _misc
+from .derived import splitting as _splitting
+from .derived import tile as _tile
+from .derived.misc import *  # noqa: F403
+from .derived.splitting import *  # noqa: F403
+from .derived.tile import *  # noqa: F403
+from .prims import joining as _joining
+from .prims import reshape as _reshape
+from .prims import triangular as _triangular
+from .prims import views as _views
+from .prims.joining import *  # noqa: F403
+from .prims.reshape import *  # noqa: F403
+from .prims.triangular import *  # noqa: F403
+from .prims.views import *  # noqa: F403
+
+__all__ = [*_views.__all__, *_reshape.__all__, *_joining.__all__, *_triangular.__all__, *_tile.__all__, *_splitting.__all__, *_misc.__all__]

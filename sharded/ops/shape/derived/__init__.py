@@ -1,0 +1,1 @@
+"""sharded.ops.shape.derived."""

@@ -1,0 +1,527 @@
+"""Executors: queue per-shard commands per worker and ship them in batches.
+
+An op never waits: it appends one command per shard to its worker's queue and returns. A queue
+is flushed (one call carrying the whole batch) when data is read, when it reaches
+:data:`MAX_BATCH` commands, when another worker needs data from it, by the Ray executor's timer,
+and before a command taking refs joins work that would wait for them (:meth:`Executor._split`).
+Batches from one driver run in order on each worker, so a command always sees the results of
+the commands queued before it. At most :data:`MAX_INFLIGHT` batches per worker are outstanding
+(back-pressure): past that, the driver waits for the oldest.
+
+Errors travel back as records and are raised, typed, at the next read (:class:`OpFailed` names
+the op and the shard). Every batch sent is also logged (:mod:`.recovery`), so that a lost
+worker is rebuilt by replaying the log: waits go through :meth:`.reading.Reading._wait`, which
+recovers and finishes the interrupted call. :class:`~.local_executor.LocalExecutor` runs the
+same protocol in-process with :class:`~sharded.runtime.worker.core.Worker` objects, for tests and for
+machines without Ray.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import threading
+
+from ...errors import SessionClosed
+from ..service.catalog import key_range
+from . import recovery
+from .links import cycle, wired
+from .reading import Reading
+
+MAX_BATCH = 512
+MAX_INFLIGHT = 8
+TRANSFER_BYTES = 32 << 20  # the largest piece of data one export call carries
+
+
+class WorkerInfo(collections.namedtuple("WorkerInfo", "index name node device")):
+    """Static facts about one worker: index, actor name, node id, device."""
+
+
+class Executor(Reading):
+    """The protocol shared by every executor; subclasses say how a batch reaches a worker."""
+
+    kind = "base"
+
+    def __init__(self, workers_info, client: int = 0):
+        self.workers = list(workers_info)
+        n = len(self.workers)
+        self._queues = [[] for _ in range(n)]
+        self._refs = [[] for _ in range(n)]
+        self._inflight = [collections.deque() for _ in range(n)]
+        self._late: list = []  # batches a wait gave up on (WaitTimeout): collected later
+        self.timeout = recovery.timeout_from_env()  # the bound of every wait, in seconds
+        self.live: dict = {}  # id of a live tensor's storage -> (layout, dtype) (tensor.py)
+        self._errors: list = []
+        self._lock = threading.RLock()
+        # Keys come from this client's own range (registry.key_range): clients sharing the
+        # workers of a namespace never collide, and making a key stays one next().
+        self.client = client
+        self._keys = itertools.count(key_range(client)[0] + 1)
+        # Commands that name a whole layout (one per op, each worker expands it for the shards
+        # it holds): shipped once per flush to every worker involved (see _ship).
+        self._bcast: list = []
+        self._btargets: dict = {}  # id(frozenset of workers) -> that set, for this batch
+        self._bmark = [0] * n  # len(_bcast) when worker w's queue last synced with it
+        self._tedges: dict = {}  # child worker -> parents, of the trees in _bcast (_ship)
+        self._kids: dict = {}  # the last shipment's tree links: worker -> [(child, i)]
+        # set by the submit paths, for _split in O(1): the workers whose queue holds more than
+        # frees; whether the layout commands do; the export call of queue w's refs; calls so far
+        self._work, self._bwork, self._btree = set(), False, False
+        self._rgen, self._xgen = [0] * n, 0
+        self._depth = 0  # nesting of flush calls: _post runs when the outermost one ends
+        self.published = None  # the PublishClient, made on first use (sharded.service)
+        self.closed = False
+        self.bytes_moved = 0
+        self.commands = 0
+        self.transfer_bytes = TRANSFER_BYTES
+        # st.jit's tracer while a call is traced (None otherwise: one attribute test per call):
+        # it is told every submit/free/export and refuses reads (sharded.jit.api).
+        self.recorder = None
+        self._rec = None  # the batch log (recovery.Recovery), None when recovery is off
+        # Trees' partials straight from worker to worker (.mailbox; the Ray executor turns it
+        # on): the tag of the next shipment with trees, counted per client.
+        self._mail = False
+        self._mail_ray = False  # also in the shipments that go through Ray (SHARDED_MAILBOX=1)
+        self._shipno = 0
+        self._reading = False  # fetch is exporting what it reads
+        self._wired = False  # ... and its batches go over the driver's wire (.wire)
+        self._rec_off = "SHARDED_RECOVERY=0"
+        # An Event the flush timer sleeps on while nothing is queued (RayExecutor; a timer
+        # that woke every 5 ms anyway cost the driver ~10 us of CPU per ms of a read's wait)
+        self._queued = None
+        self.set_recovery(recovery.enabled_by_env(), self._rec_off)
+
+    def set_recovery(self, on: bool, reason: str = "st.init(recovery=False)") -> None:
+        """Keep the batch log that rebuilds lost workers (from the next batch on), or not;
+        ``reason`` is what a loss then says."""
+        with self._lock:
+            if on and self._rec is None:
+                self._rec, self._rec_off = recovery.Recovery(self), None
+                if self.commands:  # batches ran unlogged: the log starts from a cut
+                    self._rec.cut()
+            elif not on:
+                self._rec, self._rec_off = None, reason
+
+    def recovery_stats(self) -> dict:
+        """Recoveries so far: count, seconds, workers replaced, batches replayed, shards
+        rebuilt, and the size of the log since the last cut."""
+        if self._rec is None:
+            return {"enabled": False, "reason": self._rec_off}
+        return self._rec.stats()
+
+    @property
+    def num_workers(self) -> int:
+        return len(self.workers)
+
+    # ----------------------------------------------------------------- queueing
+    def new_key(self) -> int:
+        return next(self._keys)
+
+    def new_keys(self, n: int) -> range:
+        """``n`` consecutive fresh keys as a ``range``: shard ``s`` of a tensor gets
+        ``start + s``, so a command can name every shard by the first key alone."""
+        with self._lock:
+            start = next(self._keys)
+            if n > 1:  # advance the counter past the block
+                self._keys = itertools.count(start + n)
+        return range(start, start + n)
+
+    def _q(self, w: int) -> list:
+        """Worker ``w``'s queue, marked so that it runs after the layout commands queued so
+        far (a per-worker command may read what one of them makes)."""
+        self._wake()
+        q = self._queues[w]
+        n = len(self._bcast)
+        if n and self._bmark[w] != n:
+            q.append(("bsync", n))
+            self._bmark[w] = n
+        return q
+
+    def _wake(self) -> None:
+        """Something is being queued: wake the flush timer (if there is one, asleep)."""
+        if self._queued is not None and not self._queued.is_set():
+            self._queued.set()
+
+    def submit_group(self, layout, kernel: str, args, out, params=None, label=None, inplace=False):
+        """Queue ``kernel`` once for every shard of ``layout``: one command, which each worker
+        expands for the shards it holds. ``args`` items are ``("K", start)`` (shard ``s``
+        reads key ``start + s``) or ``("c", value)``; shard ``s`` writes key ``out + s``."""
+        self._check_open()
+        if self.recorder is not None:
+            self.recorder.group(layout, kernel, args, out, params, label, inplace)
+        wd, targets = layout_workers(layout)
+        with self._lock:
+            self._bcast.append(("group", kernel, wd, args, out, params, label, inplace))
+            self._wake()
+            self._btargets[id(targets)] = targets
+            self._bwork = True
+            self.commands += 1
+            if len(self._bcast) >= MAX_BATCH:
+                self.flush_all()
+
+    def submit_tree(self, layout, spec, edges) -> None:
+        """Queue a whole reduction over ``layout`` as one layout command (``("tree", desc,
+        spec)``, see :meth:`Worker._tree`). ``edges`` are its ``(child, parent)`` worker
+        pairs: when this flush is shipped, each child's batch returns its partial and the
+        parent's batch takes it (children are dispatched first). A tree whose edges would
+        close a cycle with the trees already queued ships those first, and so does one whose
+        parents' batches hold work (:meth:`_split`)."""
+        self._check_open()
+        if self.recorder is not None:
+            self.recorder.tree(layout, spec, edges)
+        wd, targets = layout_workers(layout)
+        with self._lock:
+            if edges and (
+                self._bwork
+                or (self._work and not self._work.isdisjoint(p for _, p in edges))
+                or (self._tedges and cycle(self._tedges, edges))
+            ):
+                # a parent's batch takes its children's partials as refs (see _split)
+                self.flush_all()
+            for c, p in edges:
+                self._tedges.setdefault(c, set()).add(p)
+            self._bcast.append(("tree", wd, spec))
+            self._wake()
+            self._btargets[id(targets)] = targets
+            # trees queued together ship together (a later tree's parents wait on partials
+            # only), so a tree does not count as work for the next tree; it does for _split
+            self._btree = True
+            self.commands += 1
+            if len(self._bcast) >= MAX_BATCH:
+                self.flush_all()
+
+    def free_group(self, layout, keys) -> None:
+        """Drop a tensor's shards (``keys`` a range: one command for all; never blocks)."""
+        if self.closed:
+            return
+        if not isinstance(keys, range):
+            self.free_pairs(zip(layout.workers, keys))
+            return
+        if self.recorder is not None:
+            self.recorder.gfree(layout, keys)
+        wd, targets = layout_workers(layout)
+        with self._lock:
+            self._bcast.append(("gfree", wd, keys.start))
+            self._wake()
+            self._btargets[id(targets)] = targets
+
+    def submit(self, w: int, kernel: str, args, outs, params=None, label=None, inplace=False):
+        """Queue ``kernel`` on worker ``w``. ``args`` items are ``("k", key, slices)``,
+        ``("c", value)`` or ``("x", handle)`` for data exported or put earlier."""
+        self._check_open()
+        if self.recorder is not None:
+            self.recorder.submit(w, kernel, args, outs, params, label, inplace)
+        with self._lock:
+            if any(a[0] == "x" for a in args):
+                if self._split(w):
+                    self._flush(w)
+                self._rgen[w] = self._xgen
+                refs = self._refs[w]
+                args = tuple(("r", _append(refs, a[1])) if a[0] == "x" else a for a in args)
+            q = self._q(w)
+            q.append((kernel, args, outs, params, label, inplace))
+            self._work.add(w)
+            self.commands += 1
+            if len(q) >= MAX_BATCH:
+                self._flush(w)
+
+    def _split(self, w: int) -> bool:
+        """Whether the work queued for ``w`` ships before a command taking refs joins it: a
+        batch starts only once all its refs exist, so the work queued before would wait for
+        the batches making them (workers ran one after the other). Not when only frees are
+        queued (a read stays one shipment) or the queue takes refs of the same export call
+        (the pieces of one reshard stay one batch); queued layout commands ride in every
+        batch, so they count (they ship in the same one shipment)."""
+        if self._bwork or self._btree:
+            return True
+        return w in self._work and (not self._refs[w] or self._rgen[w] != self._xgen)
+
+    def free(self, w: int, keys) -> None:
+        """Drop shards (called from tensor finalizers; never blocks)."""
+        if self.closed:
+            return
+        if self.recorder is not None:
+            self.recorder.free(w, keys)
+        with self._lock:
+            self._q(w).append(("free", tuple(keys)))
+
+    def free_pairs(self, pairs) -> None:
+        """Drop shards given as ``(worker, key)`` pairs: one free command per worker."""
+        by_w = collections.defaultdict(list)
+        for w, k in pairs:
+            by_w[w].append(k)
+        for w, ks in by_w.items():
+            self.free(w, ks)
+
+    def send(self, actions) -> None:
+        """Queue raw worker commands ``{w: [command, ...]}`` (e.g. frees the registry asks
+        for); they run after everything this client queued before on ``w``."""
+        if self.closed:
+            return
+        if self.recorder is not None:
+            self.recorder.send(actions)
+        with self._lock:
+            for w, cmds in actions.items():
+                self._q(w).extend(cmds)
+                if any(c[0] != "free" for c in cmds):  # (st.jit's programs are work)
+                    self._work.add(w)
+
+    def quiesce(self) -> None:
+        """Ship every queued command and wait until it ran, without raising op errors (they
+        stay pending for the next read): after this, another client's commands cannot
+        overtake ours."""
+        with self._lock:
+            self.flush_all()
+
+    def export(self, requests) -> dict:
+        """Hand pieces of shards to other workers: ``{w: [(key, slices[, nbytes]), ...]}`` ->
+        ``{w: [handle, ...]}``; a handle is passed to :meth:`submit` as ``("x", handle)``.
+
+        Pieces whose sizes are given are shipped in batches of at most
+        :data:`TRANSFER_BYTES`, one call each, so a source worker holds at most one transfer
+        buffer of copies at a time (the rest already sit in the object store).
+        """
+        self._check_open()
+        out = {}
+        with self._lock:
+            self._depth += 1
+            self._xgen += 1
+            try:
+                out = self._export_all(requests)
+            finally:
+                self._end()
+        if self.recorder is not None:
+            self.recorder.export(requests, out)
+        return out
+
+    def _export_all(self, requests) -> dict:
+        out = {}
+        for w, items in requests.items():
+            handles, batch, size = [], [], 0
+            for it in items:
+                nb = it[2] if len(it) > 2 else 0
+                if batch and size + nb > self.transfer_bytes:
+                    handles += self._export_batch(w, batch)
+                    batch, size = [], 0
+                batch.append(it[:2])
+                size += nb
+            handles += self._export_batch(w, batch)
+            out[w] = handles
+        return out
+
+    def _export_batch(self, w, items):
+        if not items:
+            return []
+        self._q(w).extend(("export", k, sl) for k, sl in items)
+        return self._flush(w, nexp=len(items))
+
+    def trace_memory(self, on: bool) -> None:
+        """Start (and zero) or stop tracing every worker's allocations; while on,
+        :meth:`stats` reports each worker's peak of new allocations (``traced_peak_bytes``)."""
+        with self._lock:
+            for w in range(self.num_workers):
+                self._q(w).append(("trace", bool(on)))
+            self.sync()
+
+    def put(self, value):
+        """Make driver-side data (e.g. a NumPy block) available to a later command."""
+        return value
+
+    def flush_all(self) -> None:
+        with self._lock:
+            self._depth += 1
+            try:
+                if self._bcast:
+                    self._ship()
+                for w in range(self.num_workers):
+                    if self._queues[w]:
+                        self._flush(w)
+            finally:
+                self._end(True)
+
+    def _end(self, whole: bool = False) -> None:
+        self._depth -= 1
+        if not self._depth:
+            self._post(whole)
+
+    def _post(self, whole: bool) -> None:
+        """Called when the outermost flush ends (``whole``: a flush of every queue):
+        executors that gather the batches of a flush into fewer messages (relays) may send
+        them here."""
+
+    def _ship(self, w=None, nexp: int = 0, reads=None):
+        """Send the layout commands, serialized once, to every worker they involve, each with
+        its own queue (worker ``w`` with its ``nexp`` exports, or each worker of ``reads``
+        with ``reads[v]``); returns ``w``'s exports (with ``reads``: ``{v: exports}``)."""
+        bc, bt, self._bcast, self._btargets = self._bcast, self._btargets, [], {}
+        tedges, self._tedges, self._bwork, self._btree = self._tedges, {}, False, False
+        want = dict(reads or {})
+        if w is not None:
+            want[w] = nexp
+        targets = set(want)
+        for t in bt.values():
+            targets |= t
+        targets.update(v for v, q in enumerate(self._queues) if q)
+        # take every target's queue at once: a free queued meanwhile (a finalizer) must go to
+        # the next shipment, whose "bsync" marks refer to the next list of layout commands
+        taken = {v: (self._queues[v], self._refs[v]) for v in targets}
+        for v in targets:
+            self._queues[v], self._refs[v] = [], []
+            self._work.discard(v)
+        self._bmark = [0] * self.num_workers
+        shared = self._share(bc) if bc else None
+        order, kids, nout = sorted(targets), {}, {}
+        if tedges:  # reductions: children first, their partials become the parents' refs
+            order, kids, nout = wired(bc, order)
+        self._kids = kids
+        if self._wired and any(taken[v][1] for v in order):
+            self._wired = False  # by wire whole or not at all (a batch with refs goes by Ray)
+        mail = None
+        if kids and self._mail and (self._wired or self._mail_ray):
+            # see .mailbox; the log keeps the refs' form, for a replay
+            self._shipno += 1
+            mail = ("tmail", (self.client, self._shipno), self.timeout)
+        out, got = {}, {}
+        for v in order:
+            nx = want.get(v, 0)
+            logged = None
+            if v in kids:
+                cmds, refs = taken[v]
+                if mail is not None:
+                    logged = [("tref", len(refs)), *cmds], [*refs, *(got[c][i] for c, i in kids[v])]
+                else:
+                    cmds.insert(0, ("tref", len(refs)))
+                    refs.extend(got[c][i] for c, i in kids[v])
+            if mail is not None:
+                logged = logged or (list(taken[v][0]), taken[v][1])
+                taken[v][0].insert(0, mail)
+            e = self._flush(v, nx + nout.get(v, 0), shared, taken[v], logged)
+            if v in nout:
+                e, got[v] = e[:nx], e[nx:]
+            out[v] = e
+        self._backpressure()
+        return out if reads is not None else out.get(w, [])
+
+    def _share(self, bc):
+        """The layout commands of one flush as every worker's batch receives them."""
+        return bc
+
+    def _flush(self, w: int, nexp: int = 0, shared=None, taken=None, logged=None):
+        self._depth += 1
+        try:
+            return self._flush1(w, nexp, shared, taken, logged)
+        finally:
+            self._end()
+
+    def _flush1(self, w: int, nexp: int = 0, shared=None, taken=None, logged=None):
+        """Dispatch worker ``w``'s batch (``taken``: its commands and refs, else its queue);
+        ``logged``: the form the log keeps instead, when the batch takes tree partials from
+        its mailbox (a replay takes them as refs)."""
+        if self._bcast and shared is None:
+            return self._ship(w, nexp)
+        if taken is None:
+            taken = self._queues[w], self._refs[w]
+            self._queues[w], self._refs[w] = [], []
+            self._work.discard(w)
+        cmds, refs = taken
+        if shared is not None:
+            cmds.insert(0, self._bhead(shared, refs))
+            if logged is not None:
+                logged[0].insert(0, cmds[0])
+        rec = self._rec
+        if rec is not None and rec.remap and refs:  # exports made before a recovery
+            refs = rec.translate(refs)
+        errs, exports = self._dispatch(w, cmds, refs, nexp)
+        if rec is not None:
+            if logged is not None:
+                cmds, refs = logged[0], rec.translate(logged[1]) if rec.remap else logged[1]
+            rec.record(w, cmds, refs, nexp, errs, exports)
+        if errs is None:  # the relay tracks this batch (RayExecutor with relays)
+            return exports
+        infl = self._inflight[w]
+        infl.append(errs)
+        if len(infl) > MAX_INFLIGHT and shared is None:
+            # Before waiting on this worker, ship what the others have queued: the wait holds
+            # the lock, so the timer could not start their work meanwhile.
+            for v, q in enumerate(self._queues):
+                if q and v != w:
+                    self._flush(v)
+            if infl:  # (a recovery meanwhile finished every batch)
+                self._collect([infl.popleft()])
+        return exports
+
+    def _backpressure(self) -> None:
+        """After a shipment to many workers: wait for the oldest batch of each worker that
+        has too many outstanding (all of them were started first)."""
+        old = [d.popleft() for d in self._inflight if len(d) > MAX_INFLIGHT]
+        if old:
+            self._collect(old)
+
+    def _bhead(self, shared, refs):
+        """The first command of a batch: where its layout commands are."""
+        return ("B", None, shared)
+
+    def _check_open(self):
+        if self.closed:
+            raise SessionClosed(
+                "this tensor belongs to a session that was shut down "
+                "(st.shutdown() freed its shards); create it again after st.init()"
+            )
+
+    def close(self) -> None:
+        self.closed = True
+
+    # ------------------------------------------------------------ subclass hooks
+    def _dispatch(self, w, cmds, refs, nexp):
+        """Send a batch; return (handle of its error list, [handles of its exports])."""
+        raise NotImplementedError
+
+    def _stats(self, w):
+        raise NotImplementedError
+
+    # recovery's hooks for executors whose batches may go through relays (see .recovery)
+    def _dispatch_direct(self, w, cmds, refs, nexp):
+        """:meth:`_dispatch` to the worker itself, never through a relay (a replay)."""
+        return self._dispatch(w, cmds, refs, nexp)
+
+    def _resolve(self, ref):
+        """A logged ref that is no export of the log, as a worker can receive it."""
+        return ref
+
+    def _wire_ok(self, nbytes: int = 0) -> bool:
+        """Whether a read of ``nbytes`` may go over the driver's wire (:mod:`.wire`)."""
+        return False
+
+    def _rebuilt(self, replaced) -> None:
+        """After a replay: the workers ``replaced`` (indices) are whole again."""
+
+    def _adopted(self, replayed) -> None:
+        """After a replay: ``replayed`` (export key -> replayed handle) of every logged export."""
+
+    def _drain_relayed(self, what) -> None:
+        """Wait for the batches relays started (a cut's snapshot must follow them)."""
+
+
+_WORKERS: dict = {}
+
+
+def layout_workers(layout):
+    """``(desc, targets)`` of a layout: ``desc`` tells a worker which shards it holds
+    (``("mod", m, n)``: shard ``s`` on worker ``s % m``; otherwise the tuple of workers) and
+    ``targets`` is the frozenset of workers involved. Cached by the workers tuple, so an op
+    on a known layout pays one dict lookup."""
+    ws = layout.workers
+    hit = _WORKERS.get(ws)
+    if hit is None:
+        n = len(ws)
+        m = max(ws) + 1 if ws else 1
+        desc = ("mod", m, n) if ws == tuple(i % m for i in range(n)) else tuple(ws)
+        if len(_WORKERS) > 4096:
+            _WORKERS.clear()
+        hit = _WORKERS[ws] = (desc, frozenset(ws))
+    return hit
+
+
+def _append(lst, v) -> int:
+    lst.append(v)
+    return len(lst) - 1

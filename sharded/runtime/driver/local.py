@@ -1,0 +1,55 @@
+"""The in-process executor: every worker a :class:`~sharded.runtime.worker.core.Worker` object in
+this process, for tests and for machines without Ray (the protocol is :class:`.executor.Executor`).
+"""
+
+from __future__ import annotations
+
+from ..worker.core import Worker
+from .executor import Executor, WorkerInfo
+from .local_loss import LocalLoss, LostMark, Slow
+
+
+class LocalExecutor(LocalLoss, Executor):
+    """Runs every worker in this process, one :class:`Worker` object each.
+
+    Batches execute when flushed, exactly as they would on actors, so behaviour (ordering,
+    deferred errors, exports) matches the Ray executor; only parallelism is missing.
+
+    Examples
+    --------
+    >>> ex = LocalExecutor(2)
+    >>> ex.num_workers
+    2
+    """
+
+    kind = "local"
+
+    def __init__(self, num_workers: int = 2, devices=None):
+        devices = list(devices) if devices is not None else ["cpu"] * num_workers
+        self._workers = [Worker(i, d, copy_exports=True) for i, d in enumerate(devices)]
+        self._doom: dict = {}  # worker -> batches it still runs before it dies (lose)
+        self._slow: dict = {}  # worker -> seconds each of its batches takes (stall)
+        super().__init__(
+            [WorkerInfo(i, f"sharded-worker-{i}", "local", d) for i, d in enumerate(devices)]
+        )
+
+    def _dispatch(self, w, cmds, refs, nexp):
+        if self._doom and w in self._doom:
+            self._doom[w] -= 1
+            if self._doom[w] < 0:
+                del self._doom[w]
+                self._workers[w] = None
+        worker = self._workers[w]
+        if worker is None or any(type(r) is LostMark for r in refs):
+            # a dead actor, or a batch waiting on data a dead actor was to make: Ray fails
+            # it without running it (the worker's later batches still run)
+            return LostMark(w), [LostMark(w) for _ in range(nexp)]
+        res = worker.run(cmds, *refs)
+        errs, exps = (res[0], list(res[1:])) if nexp else (res, [])
+        if self._slow and w in self._slow:  # (tests) its batch "finishes" later
+            errs = Slow(w, errs, self._slow[w])
+        return errs, exps
+
+    def _stats(self, w):
+        worker = self._workers[w]
+        return LostMark(w) if worker is None else worker.stats()

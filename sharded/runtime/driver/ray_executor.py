@@ -1,0 +1,571 @@
+"""The Ray executor: one named worker actor per CPU slot, spread over the cluster's nodes.
+
+Workers are created with a hard node affinity, interleaved across nodes (node A, node B,
+node A, ...), so the default round-robin shard placement puts neighbouring shards on
+different nodes. Batches go out as ``actor.run.remote(batch, *refs)``: Ray resolves the refs
+(data exported by other workers, or put by the driver) before the batch starts, and moves
+them node to node through the object store, never through the driver. A timer thread flushes
+queues that sit idle, so work starts even when the program does not read for a while.
+
+In a named namespace (``shared=True``) the workers are detached and shared by every client of
+the namespace: the first client creates them, the others find them by name; each client takes
+a key range and a lease from the namespace's registry (:mod:`sharded.runtime.service.namespace`),
+renews the lease from a heartbeat thread, and on close frees only its own shards.
+
+A lost worker (killed actor, crashed process, removed node) is rebuilt by :mod:`.recovery`:
+the hooks here find the dead actors (a bounded ping), start a replacement under the same name
+(on its node if alive, else on the live node with the fewest workers), and take snapshots.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import threading
+import time
+
+import ray
+from ray.exceptions import (
+    GetTimeoutError,
+    RayTaskError,
+)
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from ...errors import BackendUnavailable, OpFailed, ShardingError, WorkerLost
+from ..net.mailbox import abort_all
+from ..net.wire import READ_MAX as WIRE_READ_MAX
+from ..net.wire import TYPES as WIRE
+from ..net.wire import Wire
+from ..service import namespace as ray_service
+from ..service.client import PublishClient
+from ..worker import core as worker
+from ..worker import threads
+from ..worker.ray_actor import Actor
+from . import recovery
+from .executor import Executor, WorkerInfo
+from .relay import LOSS, Handle, Relayed, silent
+
+FLUSH_INTERVAL_S = 0.005
+READY_TIMEOUT_S = 120
+# Above this many workers the driver talks to relay actors (one call per relay per flush)
+# instead of to every worker; each relay serves at most RELAY_FANOUT workers. See
+# sharded.runtime.driver.relay and the README's "Scale" section for the measurements behind them.
+RELAY_MIN = int(os.environ.get("SHARDED_RELAY_MIN", "8"))
+RELAY_FANOUT = 32
+# Every worker opens a mailbox (.mailbox) and reads go over the driver's wire (.wire), unless
+# SHARDED_MAILBOX=0. Trees' partials go worker to worker in the shipments of wire reads, whose
+# wait hears from every batch of the tree. A Ray shipment's trees link through Ray unless
+# SHARDED_MAILBOX=1: a child lost before it sends its partial is noticed only by a wait that
+# holds one of the child's batches, and a later read of the root's result (or a relay) waits
+# for the parent alone, whose take would wait out its bound.
+MAILBOX = os.environ.get("SHARDED_MAILBOX", "auto")
+SETTLE_TIMEOUT_S = 60  # the most a recovery waits for the batches in flight at a loss
+# A wait longer than this looks at what finished so far, so that a lost worker's failed batch
+# is noticed while another worker still runs (ray.get of a list returns at the last result).
+WAIT_SLICE_S = 1.0
+
+
+def _is_loss(e) -> bool:
+    """Whether ``e`` says a worker or its data is gone (also as a dependent task's cause)."""
+    return isinstance(e, LOSS) or isinstance(getattr(e, "cause", None), LOSS)
+
+
+class _Handled(logging.Filter):
+    """Drops Ray's "Unhandled error" reports about sharded's worker actors: a lost worker's
+    results that nobody read are part of the loss that recovery (or WorkerLost) handles."""
+
+    def filter(self, record):
+        msg = record.getMessage()
+        return not ("Unhandled error" in msg and ("_RayWorker" in msg or "Relay." in msg))
+
+
+logging.getLogger("ray._private.worker").addFilter(_Handled())
+
+
+def _slots(nodes, num_workers):
+    """Node id of every worker: interleaved across nodes, at most each node's CPUs per round."""
+    caps = {n["NodeID"]: int(n["Resources"].get("CPU", 0)) for n in nodes}
+    order = [nid for nid, c in caps.items() if c > 0] or list(caps)
+    out, used = [], dict.fromkeys(order, 0)
+    while len(out) < num_workers:
+        fresh = [nid for nid in order if used[nid] < caps[nid]]
+        for nid in fresh or order:  # oversubscribe evenly once every CPU has a worker
+            if len(out) < num_workers:
+                out.append(nid)
+                used[nid] += 1
+    return out, caps, used
+
+
+class RayExecutor(Relayed, Executor):
+    """Executor whose workers are Ray actors named ``sharded-worker-N``.
+
+    Parameters
+    ----------
+    num_workers : int, optional
+        Defaults to the cluster's CPU count.
+    namespace : str
+        Ray namespace holding this session's actors (names are unique per namespace).
+    shared : bool
+        Detached workers shared with the other clients of ``namespace`` (see the module
+        docstring); the first client's worker counts win.
+
+    Examples
+    --------
+    >>> ex = RayExecutor(2, namespace="sharded-doc")  # doctest: +SKIP
+    """
+
+    kind = "ray"
+    _wire = None  # the driver's line to the workers' mailboxes (.wire), when they have them
+
+    def __init__(
+        self,
+        num_workers=None,
+        namespace="sharded",
+        gpu_workers=None,
+        gpu_fraction=1.0,
+        shared=False,
+    ):
+        nodes = [n for n in ray.nodes() if n.get("Alive")]
+        total = sum(n["Resources"].get("CPU", 0) for n in nodes)
+        gpus = sum(n["Resources"].get("GPU", 0) for n in nodes)
+        if not 0 < gpu_fraction <= 1:
+            raise ShardingError(f"gpu_fraction must be in (0, 1], got {gpu_fraction!r}")
+        if gpu_workers is None:
+            gpu_workers = int(gpus / gpu_fraction + 1e-9)
+        elif gpu_workers * gpu_fraction > gpus + 1e-9:
+            raise BackendUnavailable(
+                f"{gpu_workers} GPU workers of {gpu_fraction} GPU each "
+                f"need {gpu_workers * gpu_fraction:g} GPUs; the cluster "
+                f"has {gpus:g}"
+            )
+        if num_workers is None:
+            num_workers = max(1, int(total))
+        if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
+            raise ShardingError(f"num_workers must be a positive int, got {num_workers!r}")
+        placement, caps, used = _slots(nodes, num_workers)
+        # Fractional CPUs when oversubscribed, so every actor fits on its node.
+        need = min([1.0] + [caps[n] / used[n] for n in used if used[n] and caps[n]])
+        names = [f"sharded-worker-{i}" for i in range(num_workers)] + [
+            f"sharded-gpu-worker-{j}" for j in range(gpu_workers)
+        ]
+        opts = dict(namespace=namespace, max_concurrency=1, max_restarts=0)
+        self.shared, self._reg = shared, None
+        if shared:
+            self._reg = ray_service.registry(namespace, create=True)
+            cfg = self._reg.configure(
+                dict(
+                    names=names,
+                    placement=placement,
+                    need=need,
+                    num_workers=num_workers,
+                    gpu_workers=gpu_workers,
+                    gpu_fraction=gpu_fraction,
+                    total_workers=len(names),
+                )
+            )
+            names, placement, need = cfg["names"], cfg["placement"], cfg["need"]
+            num_workers, gpu_workers = cfg["num_workers"], cfg["gpu_workers"]
+            gpu_fraction = cfg["gpu_fraction"]
+            opts.update(lifetime="detached", get_if_exists=True)
+        # how each actor is made: (name, options, arguments, node), also for a replacement
+        self._spawn = [
+            (
+                names[i],
+                dict(num_cpus=need, **opts),
+                (i, "cpu", threads.share(caps[nid], used[nid])),
+                nid,
+            )
+            for i, nid in enumerate(placement)
+        ]
+        # GPU workers: Ray gives each its GPU (or a fraction of one) as CUDA device 0 of the
+        # process; they are labelled cuda:0, cuda:1, ... across the cluster.
+        self._spawn += [
+            (
+                names[num_workers + j],
+                dict(num_cpus=0, num_gpus=gpu_fraction, **opts),
+                (num_workers + j, "cuda:0"),
+                None,
+            )
+            for j in range(gpu_workers)
+        ]
+        self._actors = [self._start(*spec) for spec in self._spawn]
+        devices = ["cpu"] * num_workers + [f"cuda:{j}" for j in range(gpu_workers)]
+        try:
+            node_ids = ray.get([a.node_id.remote() for a in self._actors], timeout=READY_TIMEOUT_S)
+        except GetTimeoutError:
+            if not shared:
+                self._kill()
+            raise WorkerLost(
+                f"{num_workers} worker actors did not start within "
+                f"{READY_TIMEOUT_S}s (cluster CPUs: {total})"
+            ) from None
+        client = self._reg.register() if shared else 0
+        super().__init__(
+            [WorkerInfo(i, names[i], nid, devices[i]) for i, nid in enumerate(node_ids)],
+            client=client,
+        )
+        if shared:
+            self.set_recovery(
+                False,
+                "a shared namespace: this client's log cannot rebuild the other clients' shards",
+            )
+        self._stop, self._queued = threading.Event(), threading.Event()
+        if shared:
+            self.published = PublishClient(self, self._reg)
+            self.lease_s = self._reg.lease()
+            threading.Thread(target=self._beat, name="sharded-heartbeat", daemon=True).start()
+        self._run1 = [a.run for a in self._actors]
+        self._relays = []
+        self._share_cores(nodes, node_ids, num_workers)  # direct calls: before any relay
+        if not shared and len(self._actors) > RELAY_MIN:
+            self._start_relays(RELAY_FANOUT)
+        self._mail_addrs, self._mail_token = {}, os.urandom(16)
+        self._mail_ray = MAILBOX == "1"
+        self._nray = [0] * len(self._actors)  # Ray batches sent to each worker (.wire)
+        if MAILBOX != "0" and not shared:
+            self._wire = Wire(self._mail_token)
+            self._open_mail(range(len(self._actors)))
+        self._timer = threading.Thread(target=self._tick, name="sharded-flush", daemon=True)
+        self._timer.start()
+
+    def set_recovery(self, on, reason="st.init(recovery=False)"):
+        if on and self.shared:
+            return  # recovery stays off there (the reason was given when it was turned off)
+        super().set_recovery(on, reason)
+
+    def _open_mail(self, ws) -> None:
+        """Start the mailboxes of workers ``ws`` and tell every worker where all of them
+        are; trees use them from the next shipment on (or never, if one cannot listen).
+        Workers shared by several clients never do: two clients' trees could each hold a
+        worker the other's waits for."""
+        addrs = self._get([self._actors[w].mail_open.remote() for w in ws], READY_TIMEOUT_S)
+        self._mail_addrs.update(zip(ws, addrs))
+        if any(a is None for a in self._mail_addrs.values()):
+            self._mail = False
+            return
+        peers, token = dict(self._mail_addrs), self._mail_token
+        self._get([a.mail_peers.remote(peers, token) for a in self._actors], READY_TIMEOUT_S)
+        self._wire.set_addrs(peers)
+        self._mail = True
+
+    def _rebuilt(self, replaced):
+        if not self._mail_addrs:
+            return
+        if replaced:  # (with every worker alive again)
+            self._open_mail(sorted(replaced))
+        # every batch of the replay ran: the count each wire batch waits for starts again
+        self._nray = self._get([a.ran.remote() for a in self._actors], READY_TIMEOUT_S)
+
+    def _abandon(self):
+        if self._mail_addrs:
+            abort_all(self._mail_addrs.values(), self._mail_token, self.client, self._shipno)
+            if self._rec is None:  # no replay will count the batches again: Ray alone now
+                self._wire.on = False
+
+    def _wire_ok(self, nbytes=0):
+        return self._mail and self._wire.on and nbytes <= WIRE_READ_MAX
+
+    @staticmethod
+    def _start(name, opts, args, nid):
+        if nid is not None:
+            opts = dict(opts, scheduling_strategy=NodeAffinitySchedulingStrategy(nid, soft=False))
+        return Actor.options(name=name, **opts).remote(*args)
+
+    def _share_cores(self, nodes, node_ids, num_workers):
+        """Once placed, each CPU worker's BLAS takes its share of its node's cores, and its
+        pool of freed blocks a share of the node's memory (shared workers made by another
+        client may sit elsewhere than this client planned)."""
+        caps = {n["NodeID"]: n["Resources"].get("CPU", 0) for n in nodes}
+        mem = {n["NodeID"]: n["Resources"].get("memory", 0) for n in nodes}
+        per_node: dict = {}
+        for nid in node_ids[:num_workers]:
+            per_node[nid] = per_node.get(nid, 0) + 1
+        cmds = {}
+        for w, nid in enumerate(node_ids[:num_workers]):
+            cmds[w] = [("threads", threads.share(caps.get(nid, 1), per_node[nid]))]
+            if mem.get(nid):
+                cmds[w].append(("pool", worker.pool_share(mem[nid], per_node[nid])))
+        self.send(cmds)
+
+    def _tick(self):
+        t0 = time.monotonic()
+        while not self._stop.is_set():
+            self._queued.wait()  # asleep while nothing is queued (Executor._wake)
+            # the next tick of a 5 ms grid, as a timer that never slept: work queued after
+            # an idle spell ships 2.5 ms later on average, not a whole period later
+            if self._stop.wait(FLUSH_INTERVAL_S - (time.monotonic() - t0) % FLUSH_INTERVAL_S):
+                return
+            self._queued.clear()
+            if not (self._bcast or any(self._queues)):
+                continue
+            if not self._lock.acquire(blocking=False):
+                self._queued.set()  # the driver is busy with the lock: next period
+                continue
+            try:
+                if not self.closed:
+                    self.flush_all()
+            except Exception:  # surfaced by the next read instead
+                pass
+            finally:
+                self._lock.release()
+
+    def _beat(self):
+        """Renew the lease; send the releases of dropped published tensors."""
+        period = max(0.05, self.lease_s / 5)
+        while not self._stop.wait(period):
+            try:
+                if not self._reg.heartbeat(self.client):
+                    # The registry gave us up (we were silent too long) and our shards are
+                    # gone: the session is over; tensors raise SessionClosed.
+                    self.closed = True
+                    return
+                self.published.drain()
+            except Exception:  # the registry is busy or gone: try again next period
+                pass
+
+    def quiesce(self):
+        with self._lock:
+            self.flush_all()
+            refs = [r for d in self._inflight for r in d if type(r) not in WIRE]
+            self._wire_drain(None, ray_service.CALL_TIMEOUT_S)
+        if refs:
+            ray.wait(refs, num_returns=len(refs), timeout=ray_service.CALL_TIMEOUT_S)
+
+    def put(self, value):
+        if self._rec is not None:  # the log keeps it alive until the next cut
+            self._rec.put_bytes += getattr(value, "nbytes", 0)
+        return ray.put(value)
+
+    def _dispatch(self, w, cmds, refs, nexp):
+        if self._wired and not refs:  # a read's batch: over the driver's wire (.wire)
+            got = self._wire.send(w, self._nray[w], cmds, nexp, self.timeout)
+            if got is not None:
+                return got
+            if self._relays:  # (commands that do not pickle) the relays' batches run first
+                self._post(True)
+                self._drain_relayed("the batches before a read")
+                return self._dispatch_direct(w, cmds, refs, nexp)
+        if self._relays:
+            self._wire_drain(w)
+            return self._relay_dispatch(w, cmds, refs, nexp)
+        return self._dispatch_direct(w, cmds, refs, nexp)
+
+    def _dispatch_direct(self, w, cmds, refs, nexp):
+        self._wire_drain(w)
+        if not nexp:
+            out = self._run1[w].remote(cmds, *refs), []
+        else:
+            out = self._actors[w].run.options(num_returns=1 + nexp).remote(cmds, *refs)
+            out = out[0], list(out[1:])
+        self._nray[w] += 1
+        return out
+
+    def _wire_drain(self, w, limit=None):
+        """Before a Ray batch to ``w`` (None: to any worker): the answers of the wire
+        batches sent before it (the worker runs them first)."""
+        if self._wire is not None and self._wire.busy(w):
+            self._wire.drain(w, self.timeout if limit is None else limit, self._abandon)
+
+    def _stats(self, w):
+        if self._relays:
+            return self._relays[self._relay_of[w]].call.remote(w, "stats")
+        return self._actors[w].stats.remote()
+
+    def _ready(self, handles):
+        if self._wire is not None and any(type(h) in WIRE for h in handles):
+            refs = [h for h in handles if type(h) not in WIRE]
+            flags = iter(self._ready(refs) if refs else ())
+            wired = iter(self._wire.ready([h for h in handles if type(h) in WIRE]))
+            return [next(wired) if type(h) in WIRE else next(flags) for h in handles]
+        done, _ = ray.wait(handles, num_returns=len(handles), timeout=0, fetch_local=False)
+        done = set(done)
+        return [h in done for h in handles]
+
+    def _get(self, handles, timeout=None):
+        limit = self.timeout if timeout is None else timeout
+        if self._wire is not None and any(type(h) in WIRE for h in handles):
+            t0 = time.monotonic()
+            refs = [h for h in handles if type(h) not in WIRE]
+            wired = [h for h in handles if type(h) in WIRE]
+            self._wire.wait(wired, limit, lambda: self._probe(refs))
+            got = iter(self._get(refs, max(limit - time.monotonic() + t0, 0.1)) if refs else ())
+            return [self._wire.value(h) if type(h) in WIRE else next(got) for h in handles]
+        try:  # the usual case: everything answers within a slice
+            return ray.get(handles, timeout=min(WAIT_SLICE_S, limit))
+        except GetTimeoutError:
+            pass
+        except Exception as e:
+            _raise_typed(e)
+        return self._get_sliced(handles, limit)
+
+    def _probe(self, refs):
+        """Raise the loss, if any, among ``refs`` and the relays' forwards that finished."""
+        refs = refs + list(getattr(self, "_fwd", ()))
+        if refs:
+            ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0, fetch_local=False)
+            try:
+                ray.get(ready, timeout=SETTLE_TIMEOUT_S)
+            except Exception as e:
+                _raise_typed(e)
+
+    def _get_sliced(self, handles, limit):
+        """Wait slice by slice until every handle is ready (``ray.get`` of what finished in
+        each, so a failure is raised at once) or ``limit`` s passed (:class:`recovery.Late`
+        naming the workers whose results are missing)."""
+        t0 = time.monotonic() - min(WAIT_SLICE_S, limit)  # the first slice, in _get
+        rest = list(dict.fromkeys(h for h in handles if isinstance(h, ray.ObjectRef)))
+        while rest:
+            left = limit - (time.monotonic() - t0)
+            if left <= 0:
+                raise recovery.Late(self._owners(rest), round(time.monotonic() - t0, 3))
+            ready, rest = ray.wait(
+                rest, num_returns=len(rest), timeout=min(WAIT_SLICE_S, left), fetch_local=False
+            )
+            try:
+                ray.get(ready, timeout=SETTLE_TIMEOUT_S)
+            except Exception as e:
+                _raise_typed(e)
+        try:
+            return ray.get(handles, timeout=SETTLE_TIMEOUT_S)  # all ready: no wait
+        except Exception as e:
+            _raise_typed(e)
+
+    def _owners(self, refs) -> list:
+        """Indices of the workers whose calls made ``refs`` (a relay's: its workers)."""
+        by_actor = {a._actor_id: w for w, a in enumerate(self._actors)}
+        out = set()
+        for r in refs:
+            a = r.task_id().actor_id()
+            if a in by_actor:
+                out.add(by_actor[a])
+            for i, relay in enumerate(self._relays):
+                if relay._actor_id == a:
+                    out.update(w for w, j in enumerate(self._relay_of) if j == i)
+        return sorted(out)
+
+    # ------------------------------------------------------------------ recovery hooks
+    def _hkey(self, h, track=False):
+        if type(h) is Handle:  # a relay's export: its handle id, never reused
+            return h.hid
+        if type(h) in WIRE:  # a wire batch's answer or export: its own key, never reused
+            return h.key
+        return h.binary()  # the object's id: naming it keeps no data alive
+
+    def _settle(self, handles):
+        if self._wire is not None:
+            self._wire.settle([h for h in handles if type(h) in WIRE], SETTLE_TIMEOUT_S)
+            self._wire_drain(None, SETTLE_TIMEOUT_S)  # (those no wait held: none may run later)
+        refs = [h for h in handles if isinstance(h, ray.ObjectRef)]
+        if self._relays:  # also what the relays started: a replay must follow all of it
+            refs += list(self._fwd)
+            self._fwd.clear()
+            # sends not posted yet are in the log: the replay makes them, not the relays
+            self._outbox = [[] for _ in self._relays]
+            self._objs = [[] for _ in self._relays]
+            self._settle_refs(refs)
+            self._settle_refs([r.quiet.remote() for r in self._relays])
+            return
+        self._settle_refs(refs)
+
+    def _settle_refs(self, refs):
+        refs = list(dict.fromkeys(refs))  # (a relay's forward may be waited on and queued)
+        if not refs:
+            return
+        ready, _ = ray.wait(
+            refs, num_returns=len(refs), timeout=SETTLE_TIMEOUT_S, fetch_local=False
+        )
+        try:
+            ray.get(ready, timeout=SETTLE_TIMEOUT_S)
+        except Exception:  # read one by one, so every failed one counts as handled
+            for r in ready:
+                try:
+                    ray.get(r, timeout=SETTLE_TIMEOUT_S)
+                except Exception:  # part of the loss being handled
+                    pass
+
+    def _dead_workers(self):
+        dead = silent(self._actors)
+        if self._relays:
+            dead = sorted(set(dead).union(self._dead_relays()))
+        return dead
+
+    def _replace(self, w):
+        name, opts, args, nid = self._spawn[w]
+        try:
+            ray.kill(self._actors[w])  # frees the name (it may still be alive but silent)
+        except Exception:  # already gone
+            pass
+        if nid is not None:
+            alive = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
+            if nid not in alive:  # its node is gone: the live node with the fewest workers
+                on = collections.Counter(i.node for i in self.workers)
+                nid = min(alive, key=lambda n: on.get(n, 0))
+                # no CPU reserved there: the node's CPUs may all be taken by its own workers
+                self._spawn[w] = (name, dict(opts, num_cpus=0), args, nid)
+        for _ in range(100):  # Ray releases the name of a dead actor asynchronously
+            try:
+                actor = self._start(*self._spawn[w])
+                break
+            except ValueError:
+                time.sleep(0.1)
+        else:
+            raise recovery.unrecoverable(
+                self, f"could not start a replacement {name}: the name stays taken"
+            )
+        node = self._get([actor.node_id.remote()], READY_TIMEOUT_S)[0]
+        self._actors[w], self._run1[w] = actor, actor.run
+        self._mail = False  # until every worker knows where the replacement listens
+        self._nray[w] = 0
+        if self._relays:  # (before any later forward: the driver's calls run in order)
+            self._orphans.discard(w)
+            self._relays[self._relay_of[w]].rebind.remote(w, actor)
+        self.workers[w] = WorkerInfo(w, name, node, self.workers[w].device)
+
+    def _snapshot(self, w):
+        return tuple(self._actors[w].snapshot.options(num_returns=2).remote())
+
+    def close(self):
+        self._stop.set()
+        self._queued.set()
+        if self.shared:
+            # Our commands run first, then the registry drops our key range (but what we
+            # published) and our holds; the shared workers stay.
+            try:
+                if not self.closed:
+                    self.quiesce()
+                self._reg.unregister(self.client)
+            except Exception:  # the registry's lease expiry frees them instead
+                pass
+            with self._lock:
+                super().close()
+            return
+        with self._lock:
+            super().close()
+            if self._wire is not None:
+                self._wire.close()
+            self._kill()
+
+    def _kill(self):
+        for a in self._actors + getattr(self, "_relays", []):
+            try:
+                ray.kill(a)
+            except Exception:  # already gone
+                pass
+
+
+def _raise_typed(e):
+    """Raise a ``ray.get`` failure as a loss (:class:`recovery.Lost`), an :class:`OpFailed`
+    or as itself."""
+    if isinstance(e, GetTimeoutError):  # (a wait on results already known to be ready)
+        raise recovery.Late([], SETTLE_TIMEOUT_S) from None
+    if _is_loss(e):  # (a dependent task's error: name the loss that caused it)
+        cause = e.cause if isinstance(getattr(e, "cause", None), LOSS) else e
+        raise recovery.Lost(f"{type(cause).__name__}: {_first_line(cause)}") from None
+    if isinstance(e, RayTaskError):
+        raise OpFailed("batch", None, -1, str(e)) from None
+    raise e
+
+
+def _first_line(e) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__

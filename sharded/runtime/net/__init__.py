@@ -1,0 +1,1 @@
+"""sharded.runtime.net."""
