@@ -41,6 +41,7 @@ from ...core.dataflow import Operand
 from ...core.dispatch import apply
 from ...core.registry import kernel, primitive, vjp
 from ...layout import Layout, split_sizes
+from . import kernels  # noqa: F401  (Bluestein's chirp kernels, registered on import)
 
 __all__: list = []  # the public names live in :mod:`sharded.fft`
 
