@@ -24,11 +24,19 @@ from . import dtypes as D
 from .core.dispatch import apply, hooks
 from .core.registry import NONDIFF, PRIMITIVES, bind
 from .errors import ArgumentError, AutogradError, ShapeError, ShardedError  # noqa: F401
-from .grad_mode import (  # st.autograd.no_grad... as torch.autograd's
+from .grad_mode import (  # noqa: F401  (st.autograd.no_grad... as torch.autograd's)
+    RemovableHandle,
     _alias,
     _state,
+    detach,
+    detach_,
+    enable_grad,
+    inference_mode,
     is_grad_enabled,
+    is_inference_mode_enabled,
     no_grad,
+    register_hook,
+    retain_grad,
     set_grad_enabled,
 )
 from .ops.creation.prims import from_numpy, ones_like, tensor
