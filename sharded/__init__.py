@@ -76,7 +76,7 @@ from .info import info, stats, synchronize, trace_memory
 from .io import load, save
 from .jit.api import jit
 from .layout import Layout
-from .nn.activation_fns import (
+from .nn.functional import (
     celu,
     celu_,
     hardshrink,

@@ -9,7 +9,6 @@ from ..autograd import no_grad
 from ..errors import ArgumentError, ShapeError
 from ..layout import Layout
 from ..ops.creation.prims import full
-from . import activation_fns as AF
 from . import functional as F
 from .modules import Module, Parameter
 
@@ -126,7 +125,7 @@ class SELU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return AF.selu(input, self.inplace)
+        return F.selu(input, self.inplace)
 
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
@@ -148,7 +147,7 @@ class CELU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return AF.celu(input, self.alpha, self.inplace)
+        return F.celu(input, self.alpha, self.inplace)
 
     def extra_repr(self):
         return f"alpha={self.alpha}" + _inplace(self)
@@ -171,7 +170,7 @@ class Threshold(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return AF.threshold(input, self.threshold, self.value, self.inplace)
+        return F.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self):
         return f"threshold={self.threshold}, value={self.value}" + _inplace(self)
@@ -192,7 +191,7 @@ class Hardshrink(Module):
         self.lambd = lambd
 
     def forward(self, input):
-        return AF.hardshrink(input, self.lambd)
+        return F.hardshrink(input, self.lambd)
 
     def extra_repr(self):
         return f"{self.lambd}"
@@ -213,7 +212,7 @@ class Softshrink(Module):
         self.lambd = lambd
 
     def forward(self, input):
-        return AF.softshrink(input, self.lambd)
+        return F.softshrink(input, self.lambd)
 
     def extra_repr(self):
         return f"{self.lambd}"
@@ -234,7 +233,7 @@ class Mish(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return AF.mish(input, self.inplace)
+        return F.mish(input, self.inplace)
 
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
@@ -255,7 +254,7 @@ class Hardswish(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return AF.hardswish(input, self.inplace)
+        return F.hardswish(input, self.inplace)
 
 
 class Hardsigmoid(Module):
@@ -273,7 +272,7 @@ class Hardsigmoid(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return AF.hardsigmoid(input, self.inplace)
+        return F.hardsigmoid(input, self.inplace)
 
 
 class Softsign(Module):
@@ -290,7 +289,7 @@ class Softsign(Module):
         super().__init__()
 
     def forward(self, input):
-        return AF.softsign(input)
+        return F.softsign(input)
 
 
 class Tanhshrink(Module):
@@ -307,7 +306,7 @@ class Tanhshrink(Module):
         super().__init__()
 
     def forward(self, input):
-        return AF.tanhshrink(input)
+        return F.tanhshrink(input)
 
 
 class LogSigmoid(Module):
@@ -342,7 +341,7 @@ class GLU(Module):
         self.dim = dim
 
     def forward(self, input):
-        return AF.glu(input, self.dim)
+        return F.glu(input, self.dim)
 
     def extra_repr(self):
         return f"dim={self.dim}"
@@ -363,7 +362,7 @@ class Softmin(Module):
         self.dim = dim
 
     def forward(self, input):
-        return AF.softmin(input, self.dim)
+        return F.softmin(input, self.dim)
 
     def extra_repr(self):
         return f"dim={self.dim}"
@@ -386,7 +385,7 @@ class RReLU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return AF.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self):
         return f"lower={self.lower}, upper={self.upper}" + _inplace(self)
@@ -467,7 +466,7 @@ class PReLU(Module):
             self.weight.fill_(self.init)
 
     def forward(self, input):
-        return AF.prelu(input, self.weight)
+        return F.prelu(input, self.weight)
 
     def extra_repr(self):
         return f"num_parameters={self.num_parameters}"

@@ -1,55 +1,57 @@
-"""Stateless neural-network functions (``st.nn.functional``), derived from sharded ops."""
+"""Stateless neural-network functions (``st.nn.functional``), derived from sharded ops.
+
+Laid out as torch's ``nn/functional.py``, one public namespace; to keep files short, this
+module defines the linear, dropout, normalization, embedding, one-hot, padding and distance
+functions itself and imports the rest: the activations from :mod:`._activation`, the losses
+from :mod:`._loss`, and the convolutions and pooling from the ``nnops`` op family.
+"""
 
 from __future__ import annotations
 
-import math
+import numpy as np
 
-from ..errors import ArgumentError, ShapeError
-from ..ops.elementwise.prims.selection import clamp, where
-from ..ops.elementwise.prims.special import erf
-from ..ops.elementwise.prims.unary import exp, log1p, sigmoid, sqrt, tanh
-from ..ops.elementwise.prims.unary import relu as _relu
+from .. import dtypes as D
+from ..core.dispatch import apply
+from ..errors import ArgumentError, DTypeError, ShapeError, UnsupportedArgument
+from ..layout import normalize_dim
+from ..linalg import vector_norm
+from ..ops.creation.prims import arange, full, tensor
+
+# clamp, erf, exp and log1p are unused here: they stay names of this namespace (as they were
+# when the activations were defined in it)
+from ..ops.elementwise.prims.selection import clamp, where  # noqa: F401
+from ..ops.elementwise.prims.special import erf  # noqa: F401
+from ..ops.elementwise.prims.unary import exp, log1p, sigmoid, sqrt, tanh  # noqa: F401
 from ..ops.index.prims.index_ops import index_select
 from ..ops.nnops import derived as _pool
 from ..ops.nnops.derived import *  # noqa: F403
 from ..ops.nnops.prims import conv as _conv
 from ..ops.nnops.prims.conv import *  # noqa: F403
 from ..ops.random.prims.counter import rand_like
-from ..ops.reduce.derived import moments as _F
-from . import activation_fns, losses, shaping
-from .activation_fns import *  # noqa: F403
-from .losses import *  # noqa: F403
-from .shaping import *  # noqa: F403
+from ..ops.shape.prims.joining import cat
+from . import _activation, _loss
+from ._activation import *  # noqa: F403
+from ._activation import _src
+from ._loss import *  # noqa: F403
 
 __all__ = [
-    "relu",
     "sigmoid",
     "tanh",
-    "softmax",
-    "log_softmax",
     "linear",
     "dropout",
     "dropout2d",
     "layer_norm",
     "batch_norm",
     "embedding",
-    "gelu",
-    "silu",
-    "leaky_relu",
-    "elu",
-    "softplus",
-    "relu6",
-    "hardtanh",
-    "logsigmoid",
-    "relu_",
-    "elu_",
-    "leaky_relu_",
-    "hardtanh_",
-    *activation_fns.__all__,
-    *losses.__all__,
+    "one_hot",
+    "pad",
+    "normalize",
+    "cosine_similarity",
+    "pairwise_distance",
+    *_activation.__all__,
+    *_loss.__all__,
     *_conv.__all__,
     *_pool.__all__,
-    *shaping.__all__,
 ]
 
 
@@ -241,224 +243,6 @@ def embedding(input, weight, padding_idx=None):
     return rows.reshape(tuple(input.shape) + (weight.shape[1],))
 
 
-def gelu(input, approximate="none"):
-    """Gaussian error linear unit: ``x * Phi(x)`` exactly (``approximate='none'``, through
-    the ``erf`` primitive) or torch's tanh approximation (``'tanh'``).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> [round(v, 6) for v in st.nn.functional.gelu(st.tensor([-1.0, 1.0])).tolist()]
-    [-0.158655, 0.841345]
-    """
-    if approximate == "none":
-        return input * (0.5 * (1.0 + erf(input * (1.0 / math.sqrt(2.0)))))
-    if approximate == "tanh":
-        inner = math.sqrt(2.0 / math.pi) * (input + 0.044715 * input * input * input)
-        return 0.5 * input * (1.0 + tanh(inner))
-    raise ArgumentError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-
-
-def silu(input, inplace=False):
-    """``x * sigmoid(x)`` (swish).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> round(st.nn.functional.silu(st.tensor(1.0)).item(), 6)
-    0.731059
-    """
-    x = _src(input, inplace)
-    out = x * sigmoid(x)
-    return input.copy_(out) if inplace else out
-
-
-def _implicit_dim(dim, input):
-    """torch's legacy choice when ``dim`` is None: 0 for 0-, 1- and 3-d inputs, else 1."""
-    if dim is not None:
-        return dim
-    return 0 if input.ndim in (0, 1, 3) else 1
-
-
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """Softmax along ``dim`` (torch's implicit choice when None), computed in ``dtype``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.nn.functional.softmax(st.zeros(1, 2), dim=-1).tolist()
-    [[0.5, 0.5]]
-    """
-    return _F.softmax(input, _implicit_dim(dim, input), dtype=dtype)
-
-
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """Log-softmax along ``dim`` (torch's implicit choice when None), computed in ``dtype``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.nn.functional.log_softmax(st.zeros(2), dim=0).tolist()
-    [-0.6931471824645996, -0.6931471824645996]
-    """
-    return _F.log_softmax(input, _implicit_dim(dim, input), dtype=dtype)
-
-
-def _inplace(input, out, inplace):
-    return input.copy_(out) if inplace else out
-
-
-def _src(input, inplace):
-    """What an activation computes from: a copy when it will overwrite ``input`` in place,
-    so the tensors its backward saved are not the ones it modifies (torch's in-place
-    activations on a non-leaf keep their gradient)."""
-    return input.clone() if inplace and input.requires_grad else input
-
-
-def relu(input, inplace=False):
-    """``max(x, 0)``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.nn.functional.relu(st.tensor([-1., 2.])).tolist()
-    [0.0, 2.0]
-    """
-    return _inplace(input, _relu(_src(input, inplace)), inplace)
-
-
-def leaky_relu(input, negative_slope=0.01, inplace=False):
-    """``x`` where positive, else ``negative_slope * x``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.nn.functional.leaky_relu(st.tensor([-2., 2.]), 0.5).tolist()
-    [-1.0, 2.0]
-    """
-    x = _src(input, inplace)
-    return _inplace(input, where(x > 0, x, x * negative_slope), inplace)
-
-
-def elu(input, alpha=1.0, inplace=False):
-    """``x`` where positive, else ``alpha * (exp(x) - 1)``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.nn.functional.elu(st.tensor([0., 1.])).tolist()
-    [0.0, 1.0]
-    """
-    x = _src(input, inplace)
-    neg = (exp(clamp(x, max=0.0)) - 1) * alpha  # clamped: no overflow on the unused side
-    return _inplace(input, where(x > 0, x, neg), inplace)
-
-
-def softplus(input, beta=1.0, threshold=20.0):
-    """``log(1 + exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> round(st.nn.functional.softplus(st.tensor(0.)).item(), 6)
-    0.693147
-    """
-    bx = input * beta
-    soft = log1p(exp(clamp(bx, max=threshold))) / beta
-    return where(bx > threshold, input, soft)
-
-
-def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    """``clamp(x, min_val, max_val)``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.nn.functional.hardtanh(st.tensor([-3., 0.5, 3.])).tolist()
-    [-1.0, 0.5, 1.0]
-    """
-    # torch's gradient is 1 strictly inside (min_val, max_val) only: 0 on the bounds
-    x = _src(input, inplace)
-    inside = (x > min_val) & (x < max_val)
-    out = where(inside, x, clamp(x, min_val, max_val).detach())
-    return _inplace(input, out, inplace)
-
-
-def relu6(input, inplace=False):
-    """``clamp(x, 0, 6)``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.nn.functional.relu6(st.tensor([-1., 7.])).tolist()
-    [0.0, 6.0]
-    """
-    return hardtanh(input, 0.0, 6.0, inplace)
-
-
-def logsigmoid(input):
-    """``log(sigmoid(x)) = -softplus(-x)``, stable for any ``x``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> round(st.nn.functional.logsigmoid(st.tensor(-200.)).item(), 1)
-    -200.0
-    """
-    # the branch at 0 is the one whose autograd gives torch's sigmoid(-0) = 1/2
-    neg = input - log1p(exp(clamp(input, max=0.0)))
-    pos = -log1p(exp(-clamp(input, min=0.0)))
-    return where(input < 0, neg, pos)
-
-
-def relu_(input):
-    """In-place :func:`relu`.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> x = st.tensor([-1., 1.]); _ = st.nn.functional.relu_(x); x.tolist()
-    [0.0, 1.0]
-    """
-    return relu(input, True)
-
-
-def elu_(input, alpha=1.0):
-    """In-place :func:`elu`.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> x = st.tensor([1.]); _ = st.nn.functional.elu_(x); x.tolist()
-    [1.0]
-    """
-    return elu(input, alpha, True)
-
-
-def leaky_relu_(input, negative_slope=0.01):
-    """In-place :func:`leaky_relu`.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> x = st.tensor([-2.]); _ = st.nn.functional.leaky_relu_(x, 0.5); x.tolist()
-    [-1.0]
-    """
-    return leaky_relu(input, negative_slope, True)
-
-
-def hardtanh_(input, min_val=-1.0, max_val=1.0):
-    """In-place :func:`hardtanh`.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> x = st.tensor([3.]); _ = st.nn.functional.hardtanh_(x); x.tolist()
-    [1.0]
-    """
-    return hardtanh(input, min_val, max_val, True)
-
-
 def torch_dropout(input, p, train):
     """``torch.dropout(input, p, train)``: :func:`dropout` with torch's top-level
     signature (``st.dropout``; ``p`` and ``train`` are required).
@@ -482,3 +266,148 @@ def torch_dropout_(input, p, train):
     [0.0, 0.0]
     """
     return dropout(input, p, train, True)
+
+
+def one_hot(tensor_, num_classes=-1):
+    """An int64 tensor of shape ``tensor.shape + (num_classes,)``, 1 at each index and 0
+    elsewhere; ``num_classes=-1`` takes ``max + 1``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.one_hot(st.tensor([0, 2]), 3).tolist()
+    [[1, 0, 0], [0, 0, 1]]
+    """
+    x = tensor_
+    if x.dtype != D.int64:
+        raise DTypeError(f"one_hot is only applicable to index tensor, got {x.dtype}")
+    if num_classes == -1:
+        if x.numel() == 0:
+            raise ArgumentError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(x.max().item()) + 1
+    # with a given num_classes the workers check the values (no read: one_hot can be traced);
+    # one out of range raises at the next read, an IndexError
+    x = apply("check_indices", x, 0, num_classes, None, "Class value")
+    return (x.unsqueeze(-1) == arange(num_classes)).to(D.int64)
+
+
+def _source_rows(n, left, right, mode):
+    """Indices into a dim of size ``n`` that build its padded version (non-constant modes)."""
+    j = np.arange(-left, n + right)
+    if mode == "replicate":
+        return np.clip(j, 0, n - 1)
+    if mode == "circular":
+        return j % n
+    period = 2 * (n - 1)  # reflect: mirror about the edge elements
+    j = np.abs(j) % period if period else np.zeros_like(j)
+    return np.where(j >= n, period - j, j)
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad the last ``len(pad) // 2`` dims: ``pad = (left_last, right_last, left_prev, ...)``
+    (negative amounts crop); ``mode`` 'constant' (with ``value``, default 0), 'reflect',
+    'replicate' or 'circular', as torch's ``F.pad``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.pad(st.tensor([[1., 2.]]), (1, 2), value=9).tolist()
+    [[9.0, 1.0, 2.0, 9.0, 9.0]]
+    >>> st.nn.functional.pad(st.tensor([[1., 2., 3.]]), (2, 1), mode="reflect").tolist()
+    [[3.0, 2.0, 1.0, 2.0, 3.0, 2.0]]
+    """
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ArgumentError(
+            f"Padding length must be divisible by 2 and at most twice the input's {input.ndim} "
+            f"dims, got pad {list(pad)}"
+        )
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise ArgumentError(f"Unrecognised padding mode {mode!r}")
+    if mode != "constant" and (
+        len(pad) // 2 not in (input.ndim - 1, input.ndim - 2) or not 1 <= len(pad) // 2 <= 3
+    ):
+        # torch pads the trailing 1-3 dims past a (batch, channel) or (channel,) prefix only
+        raise UnsupportedArgument(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor in "
+            f"mode {mode!r}"
+        )
+    if mode != "constant" and value is not None and value != 0:
+        raise ArgumentError(f"Padding mode {mode!r} doesn't take in value argument")
+    out = input
+    for k in range(len(pad) // 2):
+        d, left, right = input.ndim - 1 - k, pad[2 * k], pad[2 * k + 1]
+        n = out.shape[d]
+        if mode == "constant":
+            out = out.narrow(d, max(-left, 0), n - max(-left, 0) - max(-right, 0))
+            parts = []
+            for amount in (left, right):
+                shape = list(out.shape)
+                shape[d] = max(amount, 0)
+                parts.append(full(shape, 0 if value is None else value, dtype=out.dtype))
+            out = cat([parts[0], out, parts[1]], d)
+            continue
+        if mode == "reflect" and (left >= n or right >= n):
+            raise ArgumentError(
+                f"Argument #4: Padding size should be less than the corresponding input "
+                f"dimension, but got: padding ({left}, {right}) at dimension {d} of input "
+                f"{list(input.shape)}"
+            )
+        if mode == "circular" and (left > n or right > n):
+            raise ArgumentError(
+                f"Padding value causes wrapping around more than once (padding ({left}, "
+                f"{right}) at dimension {d} of size {n})"
+            )
+        if n == 0:
+            raise ShapeError(f"pad: mode {mode!r} needs a non-empty dim {d}, got shape 0")
+        out = index_select(out, d, tensor(_source_rows(n, left, right, mode)))
+    return out
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """``input / max(||input||_p, eps)`` along ``dim``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.normalize(st.tensor([[3., 4.]])).tolist()
+    [[0.6000000238418579, 0.800000011920929]]
+    """
+    if out is not None:
+        raise ArgumentError("normalize: out= is not supported")
+    norm = vector_norm(input, p, normalize_dim(dim, input.ndim), keepdim=True)
+    return input / norm.clamp_min(eps)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """Cosine of the angle between ``x1`` and ``x2`` (broadcast) along ``dim``, each norm
+    clamped at ``eps``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.cosine_similarity(st.tensor([[1., 0.]]), st.tensor([[1., 1.]])).tolist()
+    [0.7071067690849304]
+    """
+    if x1.ndim != x2.ndim and min(x1.ndim, x2.ndim) == 0:
+        raise ShapeError("cosine_similarity: 0-d inputs are not supported")
+    d = normalize_dim(dim, max(x1.ndim, x2.ndim))
+    n1 = vector_norm(x1, 2, d, keepdim=True).clamp_min(eps)
+    n2 = vector_norm(x2, 2, d, keepdim=True).clamp_min(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(d)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """``||x1 - x2 + eps||_p`` along the last dim (torch's ``pairwise_distance``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> a, b = st.tensor([[0., 0.]]), st.tensor([[3., 4.]])
+    >>> st.nn.functional.pairwise_distance(a, b, eps=0).tolist()
+    [5.0]
+    """
+    diff = x1 - x2 + eps
+    if diff.ndim == 0:
+        return diff.abs()
+    return vector_norm(diff, p, -1, keepdim=keepdim)

@@ -1,9 +1,9 @@
 """Loss modules (torch's ``nn.*Loss``): thin wrappers over the functional forms in
-:mod:`.losses`; class weights are buffers, as in torch, so they follow ``to()``."""
+``st.nn.functional``; class weights are buffers, as in torch, so they follow ``to()``."""
 
 from __future__ import annotations
 
-from . import losses as L
+from . import functional as F
 from .modules import Module
 
 __all__ = [
@@ -42,7 +42,7 @@ class MSELoss(_Loss):
     """
 
     def forward(self, input, target):
-        return L.mse_loss(input, target, reduction=self.reduction)
+        return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class L1Loss(_Loss):
@@ -56,7 +56,7 @@ class L1Loss(_Loss):
     """
 
     def forward(self, input, target):
-        return L.l1_loss(input, target, reduction=self.reduction)
+        return F.l1_loss(input, target, reduction=self.reduction)
 
 
 class CrossEntropyLoss(_WeightedLoss):
@@ -83,7 +83,7 @@ class CrossEntropyLoss(_WeightedLoss):
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
     def forward(self, input, target):
-        return L.cross_entropy(
+        return F.cross_entropy(
             input,
             target,
             self.weight,
@@ -110,7 +110,7 @@ class NLLLoss(_WeightedLoss):
         self.ignore_index = ignore_index
 
     def forward(self, input, target):
-        return L.nll_loss(
+        return F.nll_loss(
             input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction
         )
 
@@ -126,7 +126,7 @@ class BCELoss(_WeightedLoss):
     """
 
     def forward(self, input, target):
-        return L.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
+        return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
@@ -146,7 +146,7 @@ class BCEWithLogitsLoss(_Loss):
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input, target):
-        return L.binary_cross_entropy_with_logits(
+        return F.binary_cross_entropy_with_logits(
             input, target, self.weight, reduction=self.reduction, pos_weight=self.pos_weight
         )
 
@@ -166,7 +166,7 @@ class HuberLoss(_Loss):
         self.delta = delta
 
     def forward(self, input, target):
-        return L.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
 class SmoothL1Loss(_Loss):
@@ -184,7 +184,7 @@ class SmoothL1Loss(_Loss):
         self.beta = beta
 
     def forward(self, input, target):
-        return L.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
 
 class KLDivLoss(_Loss):
@@ -203,4 +203,4 @@ class KLDivLoss(_Loss):
         self.log_target = log_target
 
     def forward(self, input, target):
-        return L.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)

@@ -1,6 +1,8 @@
-"""More activation functions of ``st.nn.functional`` (threshold, selu, celu, prelu, rrelu,
-the shrinks, mish, hardswish, hardsigmoid, softsign, tanhshrink, glu, softmin) and their
-in-place forms, derived from sharded ops.
+"""Activation functions of ``st.nn.functional`` (torch's non-linear activations: relu,
+leaky_relu, elu, softplus, hardtanh, relu6, logsigmoid, gelu, silu, softmax, log_softmax,
+threshold, selu, celu, prelu, rrelu, the shrinks, mish, hardswish, hardsigmoid, softsign,
+tanhshrink, glu, softmin) and their in-place forms, derived from sharded ops;
+``st.nn.functional`` re-exports them.
 
 Each is a ``where`` of branches whose autograd gives torch's gradient, kinks included: the
 branch a ``where`` picks at a kink is the one torch's backward formula uses there (e.g.
@@ -9,15 +11,34 @@ branch a ``where`` picks at a kink is the one torch's backward formula uses ther
 
 from __future__ import annotations
 
+import math
+
 from ..core.registry import bind
 from ..errors import ArgumentError, ShapeError, UnsupportedDType
 from ..layout import normalize_dim
 from ..ops.elementwise.prims.selection import clamp, where
-from ..ops.elementwise.prims.unary import exp, sigmoid, tanh
+from ..ops.elementwise.prims.special import erf
+from ..ops.elementwise.prims.unary import exp, log1p, sigmoid, tanh
+from ..ops.elementwise.prims.unary import relu as _relu
 from ..ops.random.prims.counter import rand_like
 from ..ops.reduce.derived import moments as _F
 
 __all__ = [
+    "relu",
+    "softmax",
+    "log_softmax",
+    "gelu",
+    "silu",
+    "leaky_relu",
+    "elu",
+    "softplus",
+    "relu6",
+    "hardtanh",
+    "logsigmoid",
+    "relu_",
+    "elu_",
+    "leaky_relu_",
+    "hardtanh_",
     "threshold",
     "threshold_",
     "selu",
@@ -56,6 +77,213 @@ def _src(input, inplace):
     """A copy to compute from when ``input`` will be overwritten and is in a graph: the
     backward must not save the tensor it modifies (torch's in-place forms keep gradients)."""
     return input.clone() if inplace and input.requires_grad else input
+
+
+def gelu(input, approximate="none"):
+    """Gaussian error linear unit: ``x * Phi(x)`` exactly (``approximate='none'``, through
+    the ``erf`` primitive) or torch's tanh approximation (``'tanh'``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> [round(v, 6) for v in st.nn.functional.gelu(st.tensor([-1.0, 1.0])).tolist()]
+    [-0.158655, 0.841345]
+    """
+    if approximate == "none":
+        return input * (0.5 * (1.0 + erf(input * (1.0 / math.sqrt(2.0)))))
+    if approximate == "tanh":
+        inner = math.sqrt(2.0 / math.pi) * (input + 0.044715 * input * input * input)
+        return 0.5 * input * (1.0 + tanh(inner))
+    raise ArgumentError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+def silu(input, inplace=False):
+    """``x * sigmoid(x)`` (swish).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> round(st.nn.functional.silu(st.tensor(1.0)).item(), 6)
+    0.731059
+    """
+    x = _src(input, inplace)
+    out = x * sigmoid(x)
+    return _out(input, out, inplace)
+
+
+def _implicit_dim(dim, input):
+    """torch's legacy choice when ``dim`` is None: 0 for 0-, 1- and 3-d inputs, else 1."""
+    if dim is not None:
+        return dim
+    return 0 if input.ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Softmax along ``dim`` (torch's implicit choice when None), computed in ``dtype``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.softmax(st.zeros(1, 2), dim=-1).tolist()
+    [[0.5, 0.5]]
+    """
+    return _F.softmax(input, _implicit_dim(dim, input), dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Log-softmax along ``dim`` (torch's implicit choice when None), computed in ``dtype``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.log_softmax(st.zeros(2), dim=0).tolist()
+    [-0.6931471824645996, -0.6931471824645996]
+    """
+    return _F.log_softmax(input, _implicit_dim(dim, input), dtype=dtype)
+
+
+def relu(input, inplace=False):
+    """``max(x, 0)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.relu(st.tensor([-1., 2.])).tolist()
+    [0.0, 2.0]
+    """
+    return _out(input, _relu(_src(input, inplace)), inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """``x`` where positive, else ``negative_slope * x``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.leaky_relu(st.tensor([-2., 2.]), 0.5).tolist()
+    [-1.0, 2.0]
+    """
+    x = _src(input, inplace)
+    return _out(input, where(x > 0, x, x * negative_slope), inplace)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """``x`` where positive, else ``alpha * (exp(x) - 1)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.elu(st.tensor([0., 1.])).tolist()
+    [0.0, 1.0]
+    """
+    x = _src(input, inplace)
+    neg = (exp(clamp(x, max=0.0)) - 1) * alpha  # clamped: no overflow on the unused side
+    return _out(input, where(x > 0, x, neg), inplace)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """``log(1 + exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> round(st.nn.functional.softplus(st.tensor(0.)).item(), 6)
+    0.693147
+    """
+    bx = input * beta
+    soft = log1p(exp(clamp(bx, max=threshold))) / beta
+    return where(bx > threshold, input, soft)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """``clamp(x, min_val, max_val)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.hardtanh(st.tensor([-3., 0.5, 3.])).tolist()
+    [-1.0, 0.5, 1.0]
+    """
+    # torch's gradient is 1 strictly inside (min_val, max_val) only: 0 on the bounds
+    x = _src(input, inplace)
+    inside = (x > min_val) & (x < max_val)
+    out = where(inside, x, clamp(x, min_val, max_val).detach())
+    return _out(input, out, inplace)
+
+
+def relu6(input, inplace=False):
+    """``clamp(x, 0, 6)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.relu6(st.tensor([-1., 7.])).tolist()
+    [0.0, 6.0]
+    """
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def logsigmoid(input):
+    """``log(sigmoid(x)) = -softplus(-x)``, stable for any ``x``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> round(st.nn.functional.logsigmoid(st.tensor(-200.)).item(), 1)
+    -200.0
+    """
+    # the branch at 0 is the one whose autograd gives torch's sigmoid(-0) = 1/2
+    neg = input - log1p(exp(clamp(input, max=0.0)))
+    pos = -log1p(exp(-clamp(input, min=0.0)))
+    return where(input < 0, neg, pos)
+
+
+def relu_(input):
+    """In-place :func:`relu`.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([-1., 1.]); _ = st.nn.functional.relu_(x); x.tolist()
+    [0.0, 1.0]
+    """
+    return relu(input, True)
+
+
+def elu_(input, alpha=1.0):
+    """In-place :func:`elu`.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([1.]); _ = st.nn.functional.elu_(x); x.tolist()
+    [1.0]
+    """
+    return elu(input, alpha, True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """In-place :func:`leaky_relu`.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([-2.]); _ = st.nn.functional.leaky_relu_(x, 0.5); x.tolist()
+    [-1.0]
+    """
+    return leaky_relu(input, negative_slope, True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """In-place :func:`hardtanh`.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([3.]); _ = st.nn.functional.hardtanh_(x); x.tolist()
+    [1.0]
+    """
+    return hardtanh(input, min_val, max_val, True)
 
 
 def threshold(input, threshold, value, inplace=False):
