@@ -6,9 +6,9 @@ from __future__ import annotations
 import collections
 import operator
 
-from ..errors import ArgumentError
-from ..tensor import ShardedTensor
-from .modules import Module, Parameter
+from ...errors import ArgumentError
+from ...tensor import ShardedTensor
+from .module import Module, Parameter
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 

@@ -1,18 +1,23 @@
-"""Activation modules beyond ReLU/Sigmoid/Tanh/GELU/SiLU/Softmax (torch's ``nn``
-activation classes, with torch's reprs), plus ``Unflatten``, ``CosineSimilarity`` and
-``PairwiseDistance``. Each forwards to its ``st.nn.functional`` form.
-"""
+"""Activation modules (torch's ``nn`` activation classes, with torch's reprs). Each
+forwards to its ``st.nn.functional`` form."""
 
 from __future__ import annotations
 
-from ..autograd import no_grad
-from ..errors import ArgumentError, ShapeError
-from ..layout import Layout
-from ..ops.creation.prims import full
-from . import functional as F
-from .modules import Module, Parameter
+from ...autograd import no_grad
+from ...errors import ArgumentError, ShapeError
+from ...layout import Layout
+from ...ops.creation.prims import full
+from .. import functional as F
+from .module import Module, Parameter
 
 __all__ = [
+    "ReLU",
+    "Sigmoid",
+    "Tanh",
+    "GELU",
+    "SiLU",
+    "Softmax",
+    "LogSoftmax",
     "ELU",
     "LeakyReLU",
     "Softplus",
@@ -34,14 +39,122 @@ __all__ = [
     "ReLU6",
     "PReLU",
     "Softmax2d",
-    "Unflatten",
-    "CosineSimilarity",
-    "PairwiseDistance",
 ]
 
 
 def _inplace(m):
     return ", inplace=True" if m.inplace else ""
+
+
+class ReLU(Module):
+    """``max(x, 0)``."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x):
+        return F.relu(x, self.inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+class Sigmoid(Module):
+    """``1 / (1 + exp(-x))``."""
+
+    def forward(self, x):
+        return F.sigmoid(x)
+
+
+class Tanh(Module):
+    """Hyperbolic tangent."""
+
+    def forward(self, x):
+        return F.tanh(x)
+
+
+class GELU(Module):
+    """Gaussian error linear unit, exact (``approximate='none'``) or tanh-approximated.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> round(st.nn.GELU("tanh")(st.tensor(1.0)).item(), 6)
+    0.841192
+    """
+
+    def __init__(self, approximate="none"):
+        super().__init__()
+        if approximate not in ("none", "tanh"):
+            raise ArgumentError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, input):
+        return F.gelu(input, self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
+
+
+class SiLU(Module):
+    """``x * sigmoid(x)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.SiLU()(st.tensor([0.0])).tolist()
+    [0.0]
+    """
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.silu(input, self.inplace)
+
+
+class Softmax(Module):
+    """Softmax along ``dim``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.Softmax(dim=1)(st.zeros(1, 4)).tolist()
+    [[0.25, 0.25, 0.25, 0.25]]
+    """
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmax(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Module):
+    """Log of the softmax along ``dim`` (stable).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.LogSoftmax(dim=0)(st.tensor([1000., 1000.])).tolist()
+    [-0.6931471824645996, -0.6931471824645996]
+    """
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.log_softmax(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
 
 
 class ELU(Module):
@@ -489,64 +602,3 @@ class Softmax2d(Module):
         if input.ndim not in (3, 4):
             raise ShapeError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
         return F.softmax(input, -3)
-
-
-class Unflatten(Module):
-    """Expand dim ``dim`` into ``unflattened_size`` (one entry may be -1).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.nn.Unflatten(1, (2, 3))(st.ones(4, 6)).shape
-    sharded.Size([4, 2, 3])
-    """
-
-    def __init__(self, dim, unflattened_size):
-        super().__init__()
-        if not isinstance(unflattened_size, (tuple, list)) or not all(
-            isinstance(s, int) and not isinstance(s, bool) for s in unflattened_size
-        ):
-            raise TypeError(f"unflattened_size must be tuple of ints, got {unflattened_size!r}")
-        self.dim, self.unflattened_size = dim, unflattened_size
-
-    def forward(self, input):
-        return input.unflatten(self.dim, tuple(self.unflattened_size))
-
-    def extra_repr(self):
-        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
-
-
-class CosineSimilarity(Module):
-    """Cosine similarity of two inputs along ``dim``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.nn.CosineSimilarity(dim=0)(st.tensor([1., 0.]), st.tensor([2., 0.])).item()
-    1.0
-    """
-
-    def __init__(self, dim=1, eps=1e-8):
-        super().__init__()
-        self.dim, self.eps = dim, eps
-
-    def forward(self, x1, x2):
-        return F.cosine_similarity(x1, x2, self.dim, self.eps)
-
-
-class PairwiseDistance(Module):
-    """``||x1 - x2 + eps||_p`` along the last dim.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.nn.PairwiseDistance(eps=0.0)(st.tensor([[0., 0.]]), st.tensor([[3., 4.]])).tolist()
-    [5.0]
-    """
-
-    def __init__(self, p=2.0, eps=1e-6, keepdim=False):
-        super().__init__()
-        self.norm, self.eps, self.keepdim = p, eps, keepdim
-
-    def forward(self, x1, x2):
-        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)

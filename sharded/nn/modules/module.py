@@ -1,19 +1,18 @@
-"""Modules with torch's API: parameters register themselves on assignment."""
+"""Modules with torch's API: ``Module``, the base class of layers and models, and
+``Parameter``; parameters register themselves on assignment."""
 
 from __future__ import annotations
 
 import collections
-import math
 
-from .. import dtypes as D
-from ..autograd import no_grad
-from ..devices import normalize
-from ..errors import ArgumentError, DTypeError, StateDictError
-from ..layout import Layout
-from ..ops.creation.prims import empty
-from ..ops.random.prims.counter import rand
-from ..tensor import ShardedTensor
-from . import functional as F
+from ... import dtypes as D
+from ...autograd import no_grad
+from ...devices import normalize
+from ...errors import ArgumentError, DTypeError, StateDictError
+from ...ops.creation.prims import empty
+from ...tensor import ShardedTensor
+
+__all__ = ["Module", "Parameter"]
 
 
 class Parameter(ShardedTensor):
@@ -430,73 +429,3 @@ class Module:
         inner = [f"  ({n}): " + repr(m).replace("\n", "\n  ") for n, m in self._modules.items()]
         head = f"{type(self).__name__}({self.extra_repr()}"
         return head + ("\n" + "\n".join(inner) + "\n)" if inner else ")")
-
-
-class Linear(Module):
-    """``y = x @ W.T + b`` with ``W`` (out, in) and ``b`` (out,) initialised uniformly in
-    ``±1/sqrt(in_features)`` (torch's default), replicated on every worker unless ``layout=``
-    says otherwise.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.nn.Linear(3, 2)(st.ones(5, 3)).shape
-    sharded.Size([5, 2])
-    """
-
-    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None, layout=None):
-        super().__init__()
-        self.in_features, self.out_features = in_features, out_features
-        bound = 1 / math.sqrt(in_features) if in_features else 0.0
-        lay = layout if layout is not None else Layout.replicated()
-        with no_grad():
-            dev = device or "cpu"
-            w = rand(out_features, in_features, dtype=dtype, layout=lay, device=dev)
-            w = w * (2 * bound) - bound
-            self.weight = Parameter(w)
-            if bias:
-                b = (
-                    rand(out_features, dtype=dtype, layout=Layout.replicated(), device=dev)
-                    * (2 * bound)
-                    - bound
-                )
-                self.bias = Parameter(b)
-            else:
-                self.bias = None
-
-    def forward(self, x):
-        return F.linear(x, self.weight, self.bias)
-
-    def extra_repr(self):
-        return (
-            f"in_features={self.in_features}, out_features={self.out_features}, "
-            f"bias={self.bias is not None}"
-        )
-
-
-class ReLU(Module):
-    """``max(x, 0)``."""
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, x):
-        return F.relu(x, self.inplace)
-
-    def extra_repr(self):
-        return "inplace=True" if self.inplace else ""
-
-
-class Sigmoid(Module):
-    """``1 / (1 + exp(-x))``."""
-
-    def forward(self, x):
-        return F.sigmoid(x)
-
-
-class Tanh(Module):
-    """Hyperbolic tangent."""
-
-    def forward(self, x):
-        return F.tanh(x)

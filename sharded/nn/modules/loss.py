@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from . import functional as F
-from .modules import Module
+from .. import functional as F
+from .module import Module
 
 __all__ = [
     "MSELoss",

@@ -1,0 +1,72 @@
+"""``Identity`` and ``Linear``."""
+
+from __future__ import annotations
+
+import math
+
+from ...autograd import no_grad
+from ...layout import Layout
+from ...ops.random.prims.counter import rand
+from .. import functional as F
+from .module import Module, Parameter
+
+__all__ = ["Identity", "Linear"]
+
+
+class Identity(Module):
+    """Returns its input (arguments are accepted and ignored, as in torch).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.Identity(54, unused="x")(st.ones(2)).tolist()
+    [1.0, 1.0]
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """``y = x @ W.T + b`` with ``W`` (out, in) and ``b`` (out,) initialised uniformly in
+    ``±1/sqrt(in_features)`` (torch's default), replicated on every worker unless ``layout=``
+    says otherwise.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.Linear(3, 2)(st.ones(5, 3)).shape
+    sharded.Size([5, 2])
+    """
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None, layout=None):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        bound = 1 / math.sqrt(in_features) if in_features else 0.0
+        lay = layout if layout is not None else Layout.replicated()
+        with no_grad():
+            dev = device or "cpu"
+            w = rand(out_features, in_features, dtype=dtype, layout=lay, device=dev)
+            w = w * (2 * bound) - bound
+            self.weight = Parameter(w)
+            if bias:
+                b = (
+                    rand(out_features, dtype=dtype, layout=Layout.replicated(), device=dev)
+                    * (2 * bound)
+                    - bound
+                )
+                self.bias = Parameter(b)
+            else:
+                self.bias = None
+
+    def forward(self, x):
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )

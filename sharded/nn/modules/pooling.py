@@ -1,0 +1,213 @@
+"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d`` and
+``AdaptiveMaxPool1d/2d``, each forwarding to its ``st.nn.functional`` form."""
+
+from __future__ import annotations
+
+from .. import functional as F
+from .module import Module
+from .utils import _ntuple
+
+__all__ = [
+    "MaxPool1d",
+    "MaxPool2d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+]
+
+
+class _MaxPoolNd(Module):
+    _fn = "max_pool2d"
+
+    def __init__(
+        self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False
+    ):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input):
+        return getattr(F, self._fn)(
+            input, self.kernel_size, self.stride, self.padding, self.dilation,
+            ceil_mode=self.ceil_mode, return_indices=self.return_indices,
+        )  # fmt: skip
+
+    def extra_repr(self):
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+        )
+
+
+class MaxPool2d(_MaxPoolNd):
+    """2-D max pooling (``stride`` defaults to ``kernel_size``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> pool = st.nn.MaxPool2d(2, 2)
+    >>> pool
+    MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)
+    >>> pool(st.ones(2, 3, 8, 8)).shape
+    sharded.Size([2, 3, 4, 4])
+    """
+
+    _fn = "max_pool2d"
+
+
+class MaxPool1d(_MaxPoolNd):
+    """1-D max pooling.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.MaxPool1d(3)(st.ones(2, 3, 9)).shape
+    sharded.Size([2, 3, 3])
+    """
+
+    _fn = "max_pool1d"
+
+
+class AvgPool2d(Module):
+    """2-D average pooling.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.AvgPool2d(2)(st.ones(1, 4, 4)).tolist()
+    [[[1.0, 1.0], [1.0, 1.0]]]
+    """
+
+    def __init__(
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode=False,
+        count_include_pad=True,
+        divisor_override=None,
+    ):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, input):
+        return F.avg_pool2d(
+            input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+            self.count_include_pad, self.divisor_override,
+        )  # fmt: skip
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(Module):
+    """1-D average pooling.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.AvgPool1d(2)
+    AvgPool1d(kernel_size=(2,), stride=(2,), padding=(0,))
+    """
+
+    def __init__(
+        self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True
+    ):
+        super().__init__()
+        self.kernel_size = _ntuple(kernel_size, 1)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, 1)
+        self.padding = _ntuple(padding, 1)
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, input):
+        return F.avg_pool1d(
+            input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+            self.count_include_pad,
+        )  # fmt: skip
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _Adaptive(Module):
+    _fn = "adaptive_avg_pool2d"
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size = output_size
+        if self._fn.startswith("adaptive_max"):
+            self.return_indices = return_indices
+
+    def forward(self, input):
+        if self._fn.startswith("adaptive_max"):
+            return getattr(F, self._fn)(input, self.output_size, self.return_indices)
+        return getattr(F, self._fn)(input, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool2d(_Adaptive):
+    """Average pooling to a fixed (H, W) (``None`` keeps a size).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.AdaptiveAvgPool2d((5, 7))(st.ones(2, 3, 10, 9)).shape
+    sharded.Size([2, 3, 5, 7])
+    """
+
+    _fn = "adaptive_avg_pool2d"
+
+    def __init__(self, output_size):
+        super().__init__(output_size)
+
+
+class AdaptiveAvgPool1d(_Adaptive):
+    """Average pooling to a fixed length.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.AdaptiveAvgPool1d(5)
+    AdaptiveAvgPool1d(output_size=5)
+    """
+
+    _fn = "adaptive_avg_pool1d"
+
+    def __init__(self, output_size):
+        super().__init__(output_size)
+
+
+class AdaptiveMaxPool2d(_Adaptive):
+    """Max pooling to a fixed (H, W).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.AdaptiveMaxPool2d(1)(st.arange(4.).reshape(1, 2, 2)).tolist()
+    [[[3.0]]]
+    """
+
+    _fn = "adaptive_max_pool2d"
+
+
+class AdaptiveMaxPool1d(_Adaptive):
+    """Max pooling to a fixed length.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.AdaptiveMaxPool1d(3)
+    AdaptiveMaxPool1d(output_size=3)
+    """
+
+    _fn = "adaptive_max_pool1d"

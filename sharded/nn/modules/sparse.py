@@ -1,0 +1,88 @@
+"""``Embedding``: a lookup table of vectors, replicated on every worker."""
+
+from __future__ import annotations
+
+from ...autograd import no_grad
+from ...errors import ArgumentError, ShapeError, UnsupportedArgument
+from ...ops.random.prims.counter import randn
+from .. import functional as F
+from .module import Module, Parameter
+from .utils import _rep
+
+__all__ = ["Embedding"]
+
+
+class Embedding(Module):
+    """A lookup table of ``num_embeddings`` vectors of size ``embedding_dim``, initialised
+    from N(0, 1) (the ``padding_idx`` row zero, and it gets no gradient).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> emb = st.nn.Embedding(10, 3, padding_idx=0)
+    >>> emb(st.tensor([[0, 4], [4, 9]])).shape
+    sharded.Size([2, 2, 3])
+    >>> emb.weight[0].tolist()
+    [0.0, 0.0, 0.0]
+    """
+
+    def __init__(
+        self,
+        num_embeddings,
+        embedding_dim,
+        padding_idx=None,
+        max_norm=None,
+        norm_type=2.0,
+        scale_grad_by_freq=False,
+        sparse=False,
+        _weight=None,
+        _freeze=False,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        if max_norm is not None or scale_grad_by_freq or sparse:
+            raise UnsupportedArgument(
+                "Embedding: max_norm, scale_grad_by_freq and sparse are not supported "
+                f"(got {max_norm}, {scale_grad_by_freq}, {sparse})"
+            )
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ArgumentError(
+                    f"Padding_idx {padding_idx} must be within num_embeddings {num_embeddings}"
+                )
+            padding_idx = padding_idx % num_embeddings
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.padding_idx = padding_idx
+        with no_grad():
+            if _weight is None:
+                w = _rep(randn, (num_embeddings, embedding_dim), dtype, device)
+                if padding_idx is not None:
+                    w[padding_idx] = 0.0
+            else:
+                if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                    raise ArgumentError(
+                        f"Shape of weight {list(_weight.shape)} does not match num_embeddings "
+                        f"and embedding_dim ({num_embeddings}, {embedding_dim})"
+                    )
+                w = _weight.detach()
+        self.weight = Parameter(w, requires_grad=not _freeze)
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
+                        norm_type=2.0, scale_grad_by_freq=False, sparse=False):  # fmt: skip
+        """An Embedding whose weight is ``embeddings`` (frozen unless ``freeze=False``)."""
+        if embeddings.ndim != 2:
+            raise ShapeError(
+                f"Embeddings parameter is expected to be 2-dimensional, got {embeddings.ndim}"
+            )
+        n, d = embeddings.shape
+        return cls(n, d, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                   _weight=embeddings, _freeze=freeze)  # fmt: skip
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx)
+
+    def extra_repr(self):
+        pad = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
+        return f"{self.num_embeddings}, {self.embedding_dim}{pad}"
