@@ -79,6 +79,13 @@ def _src(input, inplace):
     return input.clone() if inplace and input.requires_grad else input
 
 
+def _implicit_dim(dim, input):
+    """torch's legacy choice when ``dim`` is None: 0 for 0-, 1- and 3-d inputs, else 1."""
+    if dim is not None:
+        return dim
+    return 0 if input.ndim in (0, 1, 3) else 1
+
+
 def gelu(input, approximate="none"):
     """Gaussian error linear unit: ``x * Phi(x)`` exactly (``approximate='none'``, through
     the ``erf`` primitive) or torch's tanh approximation (``'tanh'``).
@@ -109,13 +116,6 @@ def silu(input, inplace=False):
     x = _src(input, inplace)
     out = x * sigmoid(x)
     return _out(input, out, inplace)
-
-
-def _implicit_dim(dim, input):
-    """torch's legacy choice when ``dim`` is None: 0 for 0-, 1- and 3-d inputs, else 1."""
-    if dim is not None:
-        return dim
-    return 0 if input.ndim in (0, 1, 3) else 1
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -576,8 +576,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     >>> st.nn.functional.softmin(st.tensor([0., 0.]), dim=0).tolist()
     [0.5, 0.5]
     """
-    if dim is None:
-        dim = 0 if input.ndim in (0, 1, 3) else 1
+    dim = _implicit_dim(dim, input)
     if dtype is None:
         _floating("softmax", input)
     x = input if dtype is None else input.to(dtype)
