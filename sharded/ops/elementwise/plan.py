@@ -203,13 +203,11 @@ def register(name, k, rule, plan):
     """Register elementwise primitive ``name`` with planner ``plan`` (a two-line closure over
     :func:`plan_rule`, defined in the family module beside the primitive's VJP): kernel ``k``
     (a registered kernel, or the name of an ``xp`` ufunc), ``out_spec`` from dtype ``rule``,
-    the elementwise layout rule. Returns the planner."""
+    the elementwise kind. Returns the planner."""
     k = ufunc_kernel(name, k) if isinstance(k, str) else k
     plan.__name__ = plan.__qualname__ = name
     plan.__doc__ = f"Elementwise ``{name}`` planner ({rule.__name__})."
-    return primitive(
-        name, kernels=[k], out_spec=spec(rule), layout_rule=out_layout, kind="elementwise"
-    )(plan)
+    return primitive(name, kernels=[k], out_spec=spec(rule), kind="elementwise")(plan)
 
 
 def plan_rule(ex, name, rule, operands, target=None, check=None) -> Operand:

@@ -395,7 +395,6 @@ E._PURE.add(_pow_rule)  # it looks at dtypes and scalar types only: cacheable
     "pow",
     kernels=[_pow_kernel],
     out_spec=E.spec(_pow_rule),
-    layout_rule=E.out_layout,
     kind="elementwise",
 )
 def _pow_plan(ex, *operands, target=None):

@@ -52,7 +52,6 @@ _SCALARS = (bool, int, float, complex, np.generic)
     "clamp",
     kernels=[_clamp_kernel],
     out_spec=E.spec(_clamp_rule),
-    layout_rule=E.out_layout,
     kind="elementwise",
 )
 def _clamp_plan(ex, a, lo=None, hi=None, target=None):
@@ -192,7 +191,6 @@ def _where_rule(ops):
     "where",
     kernels=[_where_kernel],
     out_spec=E.spec(_where_rule),
-    layout_rule=E.out_layout,
     kind="elementwise",
 )
 def _where_plan(ex, cond, a, b, target=None):
@@ -255,7 +253,6 @@ def _astype_kernel(xp, a, out):
     "astype",
     kernels=[_astype_kernel],
     out_spec=lambda x, dtype: (x.shape, dtype),
-    layout_rule=E.out_layout,
     kind="elementwise",
 )
 def _astype_plan(ex, x, dtype):
@@ -279,7 +276,6 @@ def _fill_kernel(xp, value, a, cast=None, out=None):
     "fill_",
     kernels=[_fill_kernel],
     out_spec=E.spec(E.promote),
-    layout_rule=E.out_layout,
     kind="elementwise",
 )
 def _fill_plan(ex, x, value, target):

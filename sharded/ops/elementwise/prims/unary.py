@@ -208,7 +208,6 @@ def _relu_grad_kernel(xp, g, a, cast=None, out=None):
     "relu_grad",
     kernels=[_relu_grad_kernel],
     out_spec=E.spec(E.promote),
-    layout_rule=E.out_layout,
     kind="elementwise",
 )
 def _relu_grad_plan(ex, g, a, target=None):
