@@ -11,9 +11,11 @@ planner, then its rules right under it::
     @primitive("mul", kernels=[mul_kernel], vjp=..., saves=(0, 1))
     def mul_plan(ex, a, b, target=None): ...
 
-Kernels that only serve planners (assembling a block, a combine step) are registered with
-:func:`kernel` and belong to the module that submits them. Workers find kernels by name in the
-one kernel table (:data:`sharded.runtime.worker.core.KERNELS`), which this module fills.
+Elementwise primitives come from one factory, :func:`sharded.ops.elementwise.plan.define`,
+whose planner counts as defined in the module that calls it. Kernels that only serve planners
+(assembling a block, a combine step) are registered with :func:`kernel` and belong to the
+module that submits them. Workers find kernels by name in the one kernel table
+(:data:`sharded.runtime.worker.core.KERNELS`), which this module fills.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Elementwise selection and conversion primitives: clamp (clip), where, astype and fill_
 (with zero_ and copy_), with their methods and in-place methods.
 
-Each primitive is one block: its kernel (named like the primitive), its planner (the shared
-elementwise rule of :mod:`.elementwise`, the one op module this family imports), its VJP and
-the public function with the names it binds.
+Each primitive is one block: its kernel (named like the primitive), its planner (over the
+shared elementwise planner of :mod:`..plan`), its VJP and the public function with the names it
+binds.
 """
 
 from __future__ import annotations
