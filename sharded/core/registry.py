@@ -1,9 +1,9 @@
 """The registry: one record per primitive, defined in one block of its op-family module.
 
 A :class:`Primitive` holds everything about one op: its kernel(s) (pure
-``f(xp, *arrays, **params)`` run inside workers, named like the primitive), its pure rules
-(``out_spec``: shapes and dtypes of the result; ``layout_rule``: the output layout), its
-planner (``plan(ex, *args, **params)``: submits commands and returns :class:`Operand`
+``f(xp, *arrays, **params)`` run inside workers, named like the primitive), its pure rule
+(``out_spec``: shapes and dtypes of the result), its planner (``plan(ex, *args,
+**params)``: submits commands, chooses the output layout and returns :class:`Operand`
 records), its VJP (or :data:`NONDIFF`), and the public names it binds on
 :class:`~sharded.tensor.ShardedTensor`. A family module defines a primitive JAX-style: the
 planner, then its rules right under it::
@@ -11,9 +11,11 @@ planner, then its rules right under it::
     @primitive("mul", kernels=[mul_kernel], vjp=..., saves=(0, 1))
     def mul_plan(ex, a, b, target=None): ...
 
-Kernels that only serve planners (assembling a block, a combine step) are registered with
-:func:`kernel` and belong to the module that submits them. Workers find kernels by name in the
-one kernel table (:data:`sharded.runtime.worker.core.KERNELS`), which this module fills.
+Elementwise primitives come from one factory, :func:`sharded.ops.elementwise.plan.define`,
+whose planner counts as defined in the module that calls it. Kernels that only serve planners
+(assembling a block, a combine step) are registered with :func:`kernel` and belong to the
+module that submits them. Workers find kernels by name in the one kernel table
+(:data:`sharded.runtime.worker.core.KERNELS`), which this module fills.
 """
 
 from __future__ import annotations
@@ -35,7 +37,6 @@ class Primitive:
         "plan",
         "kernels",
         "out_spec",
-        "layout_rule",
         "vjp",
         "saves",
         "save_out",
@@ -49,7 +50,6 @@ class Primitive:
         plan,
         kernels=(),
         out_spec=None,
-        layout_rule=None,
         vjp=None,
         saves=(),
         save_out=False,
@@ -57,7 +57,7 @@ class Primitive:
     ):
         self.name, self.plan, self.kind = name, plan, kind
         self.kernels = tuple(k if isinstance(k, str) else k.kernel_name for k in kernels)
-        self.out_spec, self.layout_rule = out_spec, layout_rule
+        self.out_spec = out_spec
         self.vjp, self.saves, self.save_out = vjp, tuple(saves), save_out
         self.names: list = []
 
@@ -121,7 +121,6 @@ def primitive(
     *,
     kernels=(),
     out_spec=None,
-    layout_rule=None,
     vjp=None,
     saves=(),
     save_out=False,
@@ -142,9 +141,7 @@ def primitive(
                 kernel(k)
             elif isinstance(k, str) and k not in KERNELS:
                 raise KeyError(f"primitive {name!r} names unknown kernel {k!r}")
-        PRIMITIVES[name] = Primitive(
-            name, plan, kernels, out_spec, layout_rule, vjp, saves, save_out, kind
-        )
+        PRIMITIVES[name] = Primitive(name, plan, kernels, out_spec, vjp, saves, save_out, kind)
         return plan
 
     return deco

@@ -29,11 +29,11 @@ def test_primitive_is_one_complete_block(name):
         params = list(inspect.signature(KERNELS[k]).parameters)
         assert params[0] == "xp", f"kernel {k!r} must take xp first, got {params}"
     assert p.vjp is R.NONDIFF or callable(p.vjp), f"{name}: no VJP decision"
-    src = inspect.getsourcefile(p.plan)
+    src = inspect.getsourcefile(p.plan)  # a factory's planner: the file that called it
     assert "/sharded/ops/" in src or "/sharded/core/" in src, f"{name}: planner in {src}"
     if callable(p.vjp):
-        assert inspect.getsourcefile(p.vjp) == src, (
-            f"{name}: VJP in {inspect.getsourcefile(p.vjp)}, planner in {src}"
+        assert (inspect.getsourcefile(p.vjp), p.vjp.__module__) == (src, p.plan.__module__), (
+            f"{name}: VJP in {p.vjp.__module__}, planner in {p.plan.__module__} ({src})"
         )
 
 
@@ -114,8 +114,21 @@ def test_out_spec_disagreement_is_caught(monkeypatch):
 
 
 def test_elementwise_rules_are_pure():
+    from sharded.ops.elementwise import plan as E
+
     a = st.zeros(4, 1, shards=2)
     shape, dtype = R.PRIMITIVES["add"].out_spec(a, np.ones(3, np.int64))
     assert (shape, dtype) == ((4, 3), st.float32)
-    lay = R.PRIMITIVES["add"].layout_rule((4, 3), [a], 2)
+    lay = E.out_layout((4, 3), [a], 2)  # the layout the planner gives the output
     assert lay.shape == (4, 3) and lay.grid == (2, 1)
+
+
+def test_factory_places_the_planner_where_it_is_called():
+    from sharded.ops.elementwise.prims import trig
+
+    plan = R.PRIMITIVES["atan2"].plan
+    assert (plan.__module__, plan.__name__) == (trig.__name__, "atan2")
+    assert inspect.getsourcefile(plan) == inspect.getsourcefile(trig)
+    line = inspect.getsourcelines(trig)[0][plan.__code__.co_firstlineno - 1]
+    assert line.startswith("atan2 = E.define(") and "atan2" in R.PRIMITIVES["atan2"].names
+    assert st.atan2.__module__ == trig.__name__  # its docstring example runs with trig's

@@ -1,11 +1,10 @@
-"""Shared machinery of the elementwise families: the planner, broadcasting, dtype rules and the
-kernel and function factories that :mod:`.arithmetic`, :mod:`.unary` and :mod:`.logical`
-build their primitives from.
+"""Shared machinery of the elementwise family: the planner, broadcasting, dtype rules, the
+kernel factories and :func:`define`, the one factory its primitives are made with (JAX's
+``standard_unop``: a primitive is a call, its VJP right under it).
 
-This module defines no primitive. It is the one module that other op-family modules import
-(``ops never import each other`` otherwise): every elementwise primitive plans the same way,
-so the rule is written once here and each family module wraps it in a planner of its own
-(a VJP must live in the file of its planner).
+This module defines no primitive. Every elementwise primitive plans the same way, so the
+planner is written once here; :func:`define` records the module that calls it as the
+planner's place, so a primitive, its planner and its VJP sit in one block of its module.
 
 Output layout rule: the output takes the layout of the first operand that is sharded and has
 the output's full shape (so ``x + y`` on equal layouts, and ``x + row``, stay local); failing
@@ -16,6 +15,8 @@ travel worker to worker. Python scalars and small NumPy arrays ride in the comma
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 
@@ -199,23 +200,10 @@ def spec(rule):
     return out_spec
 
 
-def register(name, k, rule, plan):
-    """Register elementwise primitive ``name`` with planner ``plan`` (a two-line closure over
-    :func:`plan_rule`, defined in the family module beside the primitive's VJP): kernel ``k``
-    (a registered kernel, or the name of an ``xp`` ufunc), ``out_spec`` from dtype ``rule``,
-    the elementwise layout rule. Returns the planner."""
-    k = ufunc_kernel(name, k) if isinstance(k, str) else k
-    plan.__name__ = plan.__qualname__ = name
-    plan.__doc__ = f"Elementwise ``{name}`` planner ({rule.__name__})."
-    return primitive(
-        name, kernels=[k], out_spec=spec(rule), layout_rule=out_layout, kind="elementwise"
-    )(plan)
-
-
 def plan_rule(ex, name, rule, operands, target=None, check=None) -> Operand:
     """Plan primitive ``name`` (kernel ``name``) with dtype ``rule``: the body every
     elementwise planner shares (``target``: in place, the result must fit its dtype;
-    ``check(cast)`` may raise for values the op rejects)."""
+    ``check(operands, cast)`` may raise for values the op rejects)."""
     cast, out = _cached_rule(rule, operands)
     if target is not None:
         tdt = target._dtype
@@ -226,7 +214,7 @@ def plan_rule(ex, name, rule, operands, target=None, check=None) -> Operand:
             )
         out = tdt
     if check is not None:
-        check(cast)
+        check(operands, cast)
     if cast is not None and cast.np.kind in "iu":  # Python ints wrap into an integer cast
         operands = tuple(D.wrap_int(o, cast) for o in operands)  # dtype, as torch (uint8 > -1)
     params = _PARAMS.get((cast, out))
@@ -463,19 +451,59 @@ def require_tensors(name, operands, params) -> None:
             )
 
 
-def public(name, nargs, doc, example, result, names=(), inplace=True, tensors=()):
-    """The public function of elementwise primitive ``name`` over ``nargs`` operands, bound as
-    the method ``x.name(...)`` (and ``names``), with ``x.name_(...)`` in place. ``tensors``
-    names the parameters when torch refuses Python numbers for them (see
-    :func:`require_tensors`)."""
+# ------------------------------------------------------------------------- the factory
+def define(
+    name,
+    kernel,
+    rule,
+    doc=None,
+    example=None,
+    result=None,
+    *,
+    check=None,
+    nargs=1,
+    aliases=(),
+    operators=(),
+    inplace=True,
+    tensors=(),
+):
+    """Define elementwise primitive ``name`` in one call (JAX's ``standard_unop``): kernel,
+    planner and ``out_spec``; with a ``doc``, also its public function and methods.
 
-    def f(*operands):
-        if len(operands) != nargs:
-            raise TypeError(f"{name}() takes {nargs} arguments, got {len(operands)}")
-        require_tensors(name, operands, tensors)
-        return call(name, *operands)
+    ``kernel`` is a registered kernel or the name of an ``xp`` ufunc (:func:`ufunc_kernel`),
+    ``rule`` the dtype rule, ``check(operands, cast)`` may raise before anything is queued.
+    With ``doc`` it returns the public function of ``nargs`` (1 or 2) operands, whose
+    docstring is ``doc`` and the example ``st.<name>(<example>).tolist()`` giving ``result``,
+    bound as the method ``x.name(...)``, ``aliases`` (methods too) and ``operators``
+    (dunders); ``x.name_(...)`` and the aliases' ``_`` forms write in place unless
+    ``inplace`` is False. ``tensors`` names the parameters where torch refuses Python numbers
+    (:func:`require_tensors`). Without ``doc``: None.
 
-    f.__name__ = f.__qualname__ = name
+    The calling module is recorded once, here: the planner's ``__module__``, and its code's
+    file and first line, are the call's, so the registry test and the architecture check
+    find the planner where the primitive is defined, beside its VJP (a traceback through it
+    names that line too); the public function's ``__module__`` is the caller's as well, so
+    its example runs among that module's doctests.
+
+    Examples
+    --------
+    >>> from sharded.core.registry import PRIMITIVES
+    >>> PRIMITIVES["exp"].plan.__module__
+    'sharded.ops.elementwise.prims.unary'
+    """
+    caller = sys._getframe(1)
+    module = caller.f_globals["__name__"]
+    k = ufunc_kernel(name, kernel) if isinstance(kernel, str) else kernel
+    plan = _at_call(
+        caller, name, lambda ex, *ops, target=None: plan_rule(ex, name, rule, ops, target, check)
+    )
+    plan.__module__ = module
+    plan.__doc__ = f"Elementwise ``{name}`` planner ({rule.__name__})."
+    primitive(name, kernels=[k], out_spec=spec(rule), kind="elementwise")(plan)
+    if doc is None:
+        return None
+    f = _function(name, nargs, tensors)
+    f.__module__ = module
     f.__doc__ = f"""{doc}
 
     Examples
@@ -484,17 +512,57 @@ def public(name, nargs, doc, example, result, names=(), inplace=True, tensors=()
     >>> st.{name}({example}).tolist()
     {result}
     """
-    bind(name, *names, prim=name)(f)
+    bind(name, *aliases, *operators, prim=name)(f)
     if inplace:
-
-        def op(self, *operands):
-            require_tensors(name + "_", (self,) + operands, tensors)
-            return call_(name, self, *operands)
-
-        op.__name__ = op.__qualname__ = name + "_"
-        op.__doc__ = f"In-place ``{name}``: writes into this tensor's shards and returns it."
-        bind(name + "_", prim=name)(op)
+        op = inplace_unary(name) if nargs == 1 else _inplace_binary(name, tensors)
+        bind(name + "_", *(a + "_" for a in aliases), prim=name)(op)
     return f
+
+
+def _at_call(frame, name, fn):
+    """One-line function ``fn`` named ``name`` and placed at the line that ``frame`` runs:
+    its code's file, first line (each of its instructions is on that line) and name."""
+    fn.__code__ = fn.__code__.replace(
+        co_filename=frame.f_code.co_filename, co_firstlineno=frame.f_lineno, co_name=name
+    )
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+def _function(name, nargs, tensors):
+    """The public function ``name(input)`` or ``name(input, other)`` of the primitive."""
+    if nargs == 1:
+
+        def f(input):
+            if tensors:
+                require_tensors(name, (input,), tensors)
+            return call(name, input)
+
+    else:
+
+        def f(input, other):
+            if tensors:
+                require_tensors(name, (input, other), tensors)
+            return call(name, input, other)
+
+    f.__name__ = f.__qualname__ = name
+    return f
+
+
+def _inplace_binary(name, tensors):
+    """The in-place method ``x.name_(other)`` of a binary primitive."""
+
+    def op(self, other):
+        if tensors:
+            require_tensors(name + "_", (self, other), tensors)
+        return call_(name, self, other)
+
+    op.__name__ = op.__qualname__ = name + "_"
+    op.__doc__ = (
+        f"In-place ``{name}``: writes into this tensor's shards (the result cast to its dtype) "
+        "and returns it."
+    )
+    return op
 
 
 # --------------------------------------------------------------------------- gradients

@@ -23,7 +23,6 @@ from ...core.tree import (
     plan_reduce,
     reduce_chunk,
     reduce_combine,
-    reduce_layout,
 )
 from ...errors import ArgumentError, DTypeError
 from ...layout import normalize_dim
@@ -116,11 +115,6 @@ def _dim_spec(x, dim, keepdim=False):
     return values, (values[0], D.int64)
 
 
-def _layout_rule(layout, dims, keepdim=False, *rest):
-    """The output layout of a reduction of ``layout`` over ``dims``."""
-    return reduce_layout(layout, tuple(sorted(dims)), keepdim)
-
-
 def _expand_back(g, x, dims, keepdim):
     """A reduced gradient broadcast back over the reduced dims of ``x``."""
     if not keepdim:
@@ -134,9 +128,7 @@ def _nones(node):
 
 
 # ------------------------------------------------------------------------------ sum
-@primitive(
-    "sum", kernels=_VALUES, out_spec=_spec(sum_dtype), layout_rule=_layout_rule, kind="reduce"
-)
+@primitive("sum", kernels=_VALUES, out_spec=_spec(sum_dtype), kind="reduce")
 def _sum_plan(ex, x, dims, keepdim=False, dtype=None):
     return plan_reduce(ex, x, "sum", dims, keepdim, dtype or sum_dtype(x._dtype))[0]
 
@@ -166,9 +158,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):
 
 
 # ----------------------------------------------------------------------------- prod
-@primitive(
-    "prod", kernels=_VALUES, out_spec=_spec(sum_dtype), layout_rule=_layout_rule, kind="reduce"
-)
+@primitive("prod", kernels=_VALUES, out_spec=_spec(sum_dtype), kind="reduce")
 def _prod_plan(ex, x, dims, keepdim=False, dtype=None):
     return plan_reduce(ex, x, "prod", dims, keepdim, dtype or sum_dtype(x._dtype))[0]
 
@@ -224,16 +214,12 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None):
 
 
 # ----------------------------------------------------------------------- amax, amin
-@primitive(
-    "amax", kernels=_VALUES, out_spec=_spec(lambda dt: dt), layout_rule=_layout_rule, kind="reduce"
-)
+@primitive("amax", kernels=_VALUES, out_spec=_spec(lambda dt: dt), kind="reduce")
 def _amax_plan(ex, x, dims, keepdim=False):
     return plan_reduce(ex, x, "max", dims, keepdim, x._dtype, label="amax")[0]
 
 
-@primitive(
-    "amin", kernels=_VALUES, out_spec=_spec(lambda dt: dt), layout_rule=_layout_rule, kind="reduce"
-)
+@primitive("amin", kernels=_VALUES, out_spec=_spec(lambda dt: dt), kind="reduce")
 def _amin_plan(ex, x, dims, keepdim=False):
     return plan_reduce(ex, x, "min", dims, keepdim, x._dtype, label="amin")[0]
 
@@ -250,7 +236,7 @@ def _amaxmin_vjp(gs, node):
 # (evenly_distribute_backward): a NaN result sends its gradient to the NaNs, split evenly,
 # where amax's ``x == out`` matches nothing and gives NaN everywhere
 @primitive(
-    "max_all", kernels=_VALUES, out_spec=_spec(lambda dt: dt), layout_rule=_layout_rule,
+    "max_all", kernels=_VALUES, out_spec=_spec(lambda dt: dt),
     kind="reduce",
 )  # fmt: skip
 def _max_all_plan(ex, x, dims, keepdim=False):
@@ -258,7 +244,7 @@ def _max_all_plan(ex, x, dims, keepdim=False):
 
 
 @primitive(
-    "min_all", kernels=_VALUES, out_spec=_spec(lambda dt: dt), layout_rule=_layout_rule,
+    "min_all", kernels=_VALUES, out_spec=_spec(lambda dt: dt),
     kind="reduce",
 )  # fmt: skip
 def _min_all_plan(ex, x, dims, keepdim=False):
@@ -479,7 +465,6 @@ def argmin(input, dim=None, keepdim=False):
     "all",
     kernels=_VALUES,
     out_spec=_spec(lambda dt: D.bool_),
-    layout_rule=_layout_rule,
     kind="reduce",
 )
 def _all_plan(ex, x, dims, keepdim=False):
@@ -490,7 +475,6 @@ def _all_plan(ex, x, dims, keepdim=False):
     "any",
     kernels=_VALUES,
     out_spec=_spec(lambda dt: D.bool_),
-    layout_rule=_layout_rule,
     kind="reduce",
 )
 def _any_plan(ex, x, dims, keepdim=False):

@@ -1,11 +1,11 @@
 """Arithmetic primitives: add, sub, mul, div, floor_divide, remainder, pow, maximum, minimum,
 neg and abs, with their operators and in-place methods (clamp, where, fill_: :mod:`.selection`).
 
-Each primitive is one block: its kernel (named like the primitive), its planner (the shared
-elementwise rule of :mod:`.elementwise`, the one op module this family imports), its VJP and
-the public function with the names it binds. In-place methods (``add_``, ``x += y``...) write
-into the existing shards where they are, so the object keeps its identity; an op whose result
-dtype cannot be stored in the tensor (an int tensor ``/=``) raises before anything changes.
+Each primitive is one block: a call of the family's factory :func:`..plan.define` (kernel, the
+shared planner with its dtype rule), its VJP and the public function with the names it binds.
+In-place methods (``add_``, ``x += y``...) write into the existing shards where they are, so
+the object keeps its identity; an op whose result dtype cannot be stored in the tensor (an int
+tensor ``/=``) raises before anything changes.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 
 from .... import dtypes as D
 from ....core.dispatch import apply, is_tensor, needs, operand, unbroadcast
-from ....core.registry import bind, primitive, vjp
+from ....core.registry import bind, vjp
 from ....errors import ArgumentError, DivisionByZero, DTypeError, UnsupportedDType
 from .. import plan as E
 
@@ -35,18 +35,6 @@ __all__ = [
     "subtract",
     "true_divide",
 ]
-
-
-def _elementwise(name, fn, rule=E.promote, k=None, check=None):
-    """Register primitive ``name``: kernel ``k`` (default ``xp.<fn>``), the shared planner
-    with ``rule`` and ``check(operands, cast)`` (raises before anything is queued)."""
-    k = k or fn
-
-    def plan(ex, *operands, target=None):
-        chk = None if check is None else (lambda cast: check(operands, cast))
-        return E.plan_rule(ex, name, rule, operands, target, check=chk)
-
-    return E.register(name, k, rule, plan)
 
 
 def _where(cond, a, b):
@@ -98,7 +86,7 @@ def _inplace(name, *operators):
 
 
 # ---------------------------------------------------------------------------------- add
-_elementwise("add", "add")
+E.define("add", "add", E.promote)
 
 
 @vjp("add")
@@ -140,7 +128,7 @@ def _sub_rule(ops):
     return E.promote(ops)
 
 
-_elementwise("sub", "subtract", _sub_rule)
+E.define("sub", "subtract", _sub_rule)
 
 
 @vjp("sub")
@@ -168,7 +156,7 @@ _inplace("sub", "subtract_", "__isub__")
 
 
 # ---------------------------------------------------------------------------------- mul
-_elementwise("mul", "multiply")
+E.define("mul", "multiply", E.promote)
 
 
 @vjp("mul", saves=(0, 1))
@@ -209,7 +197,7 @@ def _div_rule(ops):
     return cast, out
 
 
-_elementwise("div", "divide", _div_rule)
+E.define("div", "divide", _div_rule)
 
 
 @vjp("div", saves=(0, 1))
@@ -301,11 +289,10 @@ def _int_div_check(operands, cast):
             )
 
 
-_elementwise(
+E.define(
     "floor_divide",
-    "floor_divide",
+    _int_div_kernel("floor_divide", "floor_divide"),
     E.only("floor_divide", "nonbool"),  # torch: "div_floor_cpu" not implemented for 'Bool'
-    k=_int_div_kernel("floor_divide", "floor_divide"),
     check=_int_div_check,
 )
 
@@ -332,11 +319,10 @@ _inplace("floor_divide", "__ifloordiv__")
 
 
 # ---------------------------------------------------------------------------- remainder
-_elementwise(
+E.define(
     "remainder",
-    "remainder",
+    _int_div_kernel("remainder", "remainder"),
     E.only("remainder", "nonbool"),  # torch: "remainder_cpu" not implemented for 'Bool'
-    k=_int_div_kernel("remainder", "remainder"),
     check=_int_div_check,
 )
 
@@ -391,31 +377,18 @@ def _pow_rule(ops):
 E._PURE.add(_pow_rule)  # it looks at dtypes and scalar types only: cacheable
 
 
-@primitive(
-    "pow",
-    kernels=[_pow_kernel],
-    out_spec=E.spec(_pow_rule),
-    layout_rule=E.out_layout,
-    kind="elementwise",
-)
-def _pow_plan(ex, *operands, target=None):
-    """Elementwise ``pow`` planner (``xp.power``, promote); integers to negative integer
-    powers raise, as torch."""
+def _pow_check(operands, cast):
+    """Integers to negative integer powers raise, as torch."""
+    e = operands[1]
+    negative_int = isinstance(e, (int, np.integer)) and not isinstance(e, bool) and e < 0
+    if negative_int and D.category(cast) == 1:
+        raise ArgumentError(
+            f"integers to negative integer powers are not allowed "
+            f"(exponent {e} on a {cast.name} tensor)"
+        )
 
-    def check(cast):
-        e = operands[1]
-        if (
-            D.category(cast) == 1
-            and isinstance(e, (int, np.integer))
-            and not isinstance(e, bool)
-            and e < 0
-        ):
-            raise ArgumentError(
-                f"integers to negative integer powers are not allowed "
-                f"(exponent {e} on a {cast.name} tensor)"
-            )
 
-    return E.plan_rule(ex, "pow", _pow_rule, operands, target, check=check)
+E.define("pow", _pow_kernel, _pow_rule, check=_pow_check)
 
 
 def _log(a):
@@ -471,7 +444,7 @@ def _negate(ops):
     return rt, rt
 
 
-_elementwise("neg", "negative", _negate)
+E.define("neg", "negative", _negate)
 
 
 @vjp("neg")
@@ -511,7 +484,7 @@ def _abs_rule(ops):
     return rt, D.to_real(rt)
 
 
-_elementwise("abs", "absolute", _abs_rule)
+E.define("abs", "absolute", _abs_rule)
 
 
 @vjp("abs", saves=(0,))

@@ -2,14 +2,13 @@
 bitwise_left_shift and bitwise_right_shift, with their methods, in-place methods (where torch
 has them) and VJPs.
 
-Each primitive is one block built with :func:`_define` (the shared elementwise planner and
-dtype rules of :mod:`.elementwise`, the one op module this family imports), its VJP and its
-public function. torch's dtype rules: ``fmod`` refuses bool, ``xlogy`` and ``sinc`` give the
-default float for integers, ``heaviside`` wants equal dtypes, ``nan_to_num`` keeps the dtype,
-``gcd``, ``lcm`` and the shifts take integers only; ``fmax``, ``fmin``, ``heaviside``, ``gcd``
-and ``lcm`` take tensors only (torch has no Number overload of them). The shifts are also the
-operators ``<<``, ``>>``, ``<<=``, ``>>=``. Other operands' primitives are reached by name
-(:func:`apply`).
+Each primitive is one block: its kernel, a call of the family's factory :func:`..plan.define`
+(the shared planner with its dtype rule, the public function), then its VJP. torch's dtype
+rules: ``fmod`` refuses bool, ``xlogy`` and ``sinc`` give the default float for integers,
+``heaviside`` wants equal dtypes, ``nan_to_num`` keeps the dtype, ``gcd``, ``lcm`` and the
+shifts take integers only; ``fmax``, ``fmin``, ``heaviside``, ``gcd`` and ``lcm`` take tensors
+only (torch has no Number overload of them). The shifts are also the operators ``<<``, ``>>``,
+``<<=``, ``>>=``. Other operands' primitives are reached by name (:func:`apply`).
 """
 
 from __future__ import annotations
@@ -43,14 +42,6 @@ __all__ = [
 ]
 
 
-def _define(name, k, rule, check=None):  # E.register, with this family's planner
-    def plan(ex, *operands, target=None):
-        chk = None if check is None else (lambda cast: check(operands, cast))
-        return E.plan_rule(ex, name, rule, operands, target, check=chk)
-
-    return E.register(name, k, rule, plan)
-
-
 def _masked(mask, g):
     """``g`` where ``mask`` holds, else 0 (``g * mask`` would keep NaN and inf)."""
     return apply("where", mask, g, 0.0)
@@ -82,7 +73,16 @@ def _fmod_check(operands, cast):
         raise DivisionByZero(f"ZeroDivisionError: integer fmod by zero ({cast.name})")
 
 
-_define("fmod", _fmod_kernel, E.only("fmod", "nonbool"), _fmod_check)
+fmod = E.define(
+    "fmod",
+    _fmod_kernel,
+    E.only("fmod", "nonbool"),
+    "C's remainder: the sign of ``input`` (compare :func:`remainder`).",
+    "st.tensor([5.0, -5.0]), 3.0",
+    "[2.0, -2.0]",
+    check=_fmod_check,
+    nargs=2,
+)
 
 
 @vjp("fmod", saves=(0, 1))
@@ -90,15 +90,6 @@ def _fmod_vjp(gs, node):  # a - trunc(a / b) * b: d/da = 1, d/db = -trunc(a / b)
     a, b = node.args
     g = gs[0]
     return _grads(node, lambda: g, lambda: -g * apply("trunc", apply("div", a, b)))
-
-
-fmod = E.public(
-    "fmod",
-    2,
-    "C's remainder: the sign of ``input`` (compare :func:`remainder`).",
-    "st.tensor([5.0, -5.0]), 3.0",
-    "[2.0, -2.0]",
-)
 
 
 # ----------------------------------------------------------------- float_power, rsub
@@ -156,8 +147,29 @@ def rsub(input, other, *, alpha=1):
 
 
 # ------------------------------------------------------------------- maximum, minimum
-_define("maximum", "maximum", E.promote)
-_define("minimum", "minimum", E.promote)
+_BOTH = ("input", "other")  # torch has no Number overload of these
+maximum = E.define(
+    "maximum",
+    "maximum",
+    E.promote,
+    """Elementwise maximum (NaN propagates); both operands tensors, as torch (for a number use
+    :func:`clamp`).""",
+    "st.tensor([1, 5]), st.tensor([3, 2])",
+    "[3, 5]",
+    nargs=2,
+    tensors=_BOTH,
+)
+minimum = E.define(
+    "minimum",
+    "minimum",
+    E.promote,
+    """Elementwise minimum (NaN propagates); both operands tensors, as torch (for a number use
+    :func:`clamp`).""",
+    "st.tensor([1, 5]), st.tensor([3, 2])",
+    "[1, 2]",
+    nargs=2,
+    tensors=_BOTH,
+)
 
 
 @vjp("maximum", "minimum", saves=(0, 1))
@@ -175,53 +187,29 @@ def _maxmin_vjp(gs, node):
     return _grads(node, lambda: share(a_loses), lambda: share(b_loses))
 
 
-@bind("maximum", prim="maximum")
-def maximum(input, other):
-    """Elementwise maximum (NaN propagates); both operands tensors, as torch (for a number use
-    :func:`clamp`).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.maximum(st.tensor([1, 5]), st.tensor([3, 2])).tolist()
-    [3, 5]
-    """
-    E.require_tensors("maximum", (input, other), ("input", "other"))  # torch: no Number overload
-    return E.call("maximum", input, other)
-
-
-@bind("minimum", prim="minimum")
-def minimum(input, other):
-    """Elementwise minimum (NaN propagates); both operands tensors, as torch (for a number use
-    :func:`clamp`).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.minimum(st.tensor([1, 5]), st.tensor([3, 2])).tolist()
-    [1, 2]
-    """
-    E.require_tensors("minimum", (input, other), ("input", "other"))  # torch: no Number overload
-    return E.call("minimum", input, other)
-
-
-def _inplace_maxmin(name):
-    def op(self, other):
-        E.require_tensors(name + "_", (self, other), ("input", "other"))
-        return E.call_(name, self, other)
-
-    op.__name__ = op.__qualname__ = name + "_"
-    op.__doc__ = f"In-place ``{name}``: writes into this tensor's shards and returns it."
-    bind(name + "_", prim=name)(op)
-
-
-_inplace_maxmin("maximum")
-_inplace_maxmin("minimum")
-
-
 # ------------------------------------------------------------------------- fmax, fmin
-_define("fmax", "fmax", E.promote)
-_define("fmin", "fmin", E.promote)
+fmax = E.define(
+    "fmax",
+    "fmax",
+    E.promote,
+    "Elementwise maximum that ignores NaN (NaN only where both are).",
+    "st.tensor([1.0, float('nan')]), st.tensor([float('nan'), 2.0])",
+    "[1.0, 2.0]",
+    nargs=2,
+    inplace=False,
+    tensors=_BOTH,
+)
+fmin = E.define(
+    "fmin",
+    "fmin",
+    E.promote,
+    "Elementwise minimum that ignores NaN (NaN only where both are).",
+    "st.tensor([1.0, float('nan')]), st.tensor([float('nan'), 2.0])",
+    "[1.0, 2.0]",
+    nargs=2,
+    inplace=False,
+    tensors=_BOTH,
+)
 
 
 @vjp("fmax", "fmin", saves=(0, 1))
@@ -236,26 +224,6 @@ def _fminmax_vjp(gs, node):  # the chosen operand takes the gradient (input on t
     )
 
 
-fmax = E.public(
-    "fmax",
-    2,
-    "Elementwise maximum that ignores NaN (NaN only where both are).",
-    "st.tensor([1.0, float('nan')]), st.tensor([float('nan'), 2.0])",
-    "[1.0, 2.0]",
-    inplace=False,
-    tensors=("input", "other"),
-)
-fmin = E.public(
-    "fmin",
-    2,
-    "Elementwise minimum that ignores NaN (NaN only where both are).",
-    "st.tensor([1.0, float('nan')]), st.tensor([float('nan'), 2.0])",
-    "[1.0, 2.0]",
-    inplace=False,
-    tensors=("input", "other"),
-)
-
-
 # ------------------------------------------------------------------------------ xlogy
 @E.named_kernel("xlogy")
 def _xlogy_kernel(xp, a, b, cast=None, out=None):
@@ -267,7 +235,15 @@ def _xlogy_kernel(xp, a, b, cast=None, out=None):
     return E.result(xp, r, out)
 
 
-_define("xlogy", _xlogy_kernel, E.floating)
+xlogy = E.define(
+    "xlogy",
+    _xlogy_kernel,
+    E.floating,
+    "``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN).",
+    "st.tensor([0.0, 2.0]), st.tensor([0.0, 1.0])",
+    "[0.0, 0.0]",
+    nargs=2,
+)
 
 
 @vjp("xlogy", saves=(0, 1))
@@ -280,15 +256,6 @@ def _xlogy_vjp(gs, node):  # d/da = log(b) (0 where a == 0 and b <= 0), d/db = a
         return apply("where", zero, 0.0, apply("xlogy", g, b))
 
     return _grads(node, ga, lambda: g * a / b)
-
-
-xlogy = E.public(
-    "xlogy",
-    2,
-    "``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN).",
-    "st.tensor([0.0, 2.0]), st.tensor([0.0, 1.0])",
-    "[0.0, 0.0]",
-)
 
 
 # -------------------------------------------------------------------------- heaviside
@@ -310,16 +277,17 @@ def _heaviside_kernel(xp, a, values, cast=None, out=None):
     return E.result(xp, r, out or a.dtype)
 
 
-_define("heaviside", _heaviside_kernel, _heaviside_rule)
-nondiff("heaviside")  # torch defines no derivative
-heaviside = E.public(
+heaviside = E.define(
     "heaviside",
-    2,
+    _heaviside_kernel,
+    _heaviside_rule,
     "Step function: 0 below zero, ``values`` at zero, 1 above.",
     "st.tensor([-1.0, 0.0, 2.0]), st.tensor([0.5])",
     "[0.0, 0.5, 1.0]",
+    nargs=2,
     tensors=("input", "values"),
 )
+nondiff("heaviside")  # torch defines no derivative
 
 
 # ------------------------------------------------------------------------- nan_to_num
@@ -340,7 +308,7 @@ def _keep_rule(ops):
     return None, rt
 
 
-_define("nan_to_num", _nan_to_num_kernel, _keep_rule)
+E.define("nan_to_num", _nan_to_num_kernel, _keep_rule)
 
 
 @vjp("nan_to_num", saves=(0,))
@@ -402,7 +370,14 @@ def _sinc_kernel(xp, a, cast=None, out=None):
     return E.result(xp, xp.sinc(E.cast(xp, a, cast)), out)
 
 
-_define("sinc", _sinc_kernel, E.floating)
+sinc = E.define(
+    "sinc",
+    _sinc_kernel,
+    E.floating,
+    "``sin(pi x) / (pi x)``, 1 at 0.",
+    "st.tensor([0.0, 0.5], dtype=st.float64)",
+    "[1.0, 0.6366197723675814]",  # 2 / pi
+)
 
 
 @vjp("sinc", saves=(0,))
@@ -413,31 +388,28 @@ def _sinc_vjp(gs, node):  # (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 at x == 0
     return (apply("where", apply("eq", x, 0), 0.0, d) * gs[0],)
 
 
-sinc = E.public("sinc", 1, "``sin(pi x) / (pi x)``, 1 at 0.", "st.tensor([0.0, 1.0])", "[1.0, 0.0]")
-
-
 # -------------------------------------------------------------------------- gcd, lcm
-_define("gcd", "gcd", E.only("gcd", "int"))
-_define("lcm", "lcm", E.only("lcm", "int"))
-nondiff("gcd")  # integer results
-nondiff("lcm")
-_INT_OPS = ("input", "other")  # torch has no Number overload of gcd/lcm (nor fmax, fmin)
-gcd = E.public(
+gcd = E.define(
     "gcd",
-    2,
+    "gcd",
+    E.only("gcd", "int"),
     "Greatest common divisor.",
     "st.tensor([12, -18]), st.tensor([8])",
     "[4, 2]",
-    tensors=_INT_OPS,
+    nargs=2,
+    tensors=_BOTH,
 )
-lcm = E.public(
+lcm = E.define(
     "lcm",
-    2,
+    "lcm",
+    E.only("lcm", "int"),
     "Least common multiple.",
     "st.tensor([4, -6]), st.tensor([6])",
     "[12, 6]",
-    tensors=_INT_OPS,
+    nargs=2,
+    tensors=_BOTH,
 )
+nondiff("gcd", "lcm")  # integer results
 
 
 # ------------------------------------------------------------------------------ shifts
@@ -459,34 +431,27 @@ def _shift_kernel(name, left):
     return E.named_kernel(name)(k)
 
 
-_define(
+bitwise_left_shift = E.define(
     "bitwise_left_shift",
     _shift_kernel("bitwise_left_shift", True),
     E.only("bitwise_left_shift", "int"),
-)
-_define(
-    "bitwise_right_shift",
-    _shift_kernel("bitwise_right_shift", False),
-    E.only("bitwise_right_shift", "int"),
-)
-nondiff("bitwise_left_shift")  # integer results
-nondiff("bitwise_right_shift")
-bitwise_left_shift = E.public(
-    "bitwise_left_shift",
-    2,
     "``input << other`` (also the operators ``<<``, ``<<=``).",
     "st.tensor([1, 3]), 2",
     "[4, 12]",
-    names=("__lshift__", "__rlshift__"),
+    nargs=2,
+    operators=("__lshift__", "__rlshift__"),
 )
-bitwise_right_shift = E.public(
+bitwise_right_shift = E.define(
     "bitwise_right_shift",
-    2,
+    _shift_kernel("bitwise_right_shift", False),
+    E.only("bitwise_right_shift", "int"),
     "``input >> other``, arithmetic (also the operators ``>>``, ``>>=``).",
     "st.tensor([-8, 8]), 2",
     "[-2, 2]",
-    names=("__rshift__", "__rrshift__"),
+    nargs=2,
+    operators=("__rshift__", "__rrshift__"),
 )
+nondiff("bitwise_left_shift", "bitwise_right_shift")  # integer results
 
 
 def _shift_inplace(name):

@@ -151,14 +151,7 @@ PRIMITIVES["complex_part"].names.extend(("real", "imag"))
 
 
 # --------------------------------------------------------------------------------- conj
-_conj_rule = E.promote
-
-
-def _conj_plan(ex, x, target=None):
-    return E.plan_rule(ex, "conj", _conj_rule, (x,), target)
-
-
-E.register("conj", "conjugate", _conj_rule, _conj_plan)
+E.define("conj", "conjugate", E.promote)
 
 
 @vjp("conj")
@@ -253,11 +246,7 @@ def _angle_kernel(xp, a, cast=None, out=None):
     return E.result(xp, xp.where(xp.isnan(a), a, r), out)
 
 
-def _angle_plan(ex, x, target=None):
-    return E.plan_rule(ex, "angle", _angle_rule, (x,), target)
-
-
-E.register("angle", _angle_kernel, _angle_rule, _angle_plan)
+E.define("angle", _angle_kernel, _angle_rule)
 
 
 @vjp("angle", saves=(0,))
@@ -310,11 +299,7 @@ def _complex_kernel(xp, a, b, cast=None, out=None):
     return r
 
 
-def _complex_plan(ex, re, im, target=None):
-    return E.plan_rule(ex, "complex", _complex_rule, (re, im), target)
-
-
-E.register("complex", _complex_kernel, _complex_rule, _complex_plan)
+E.define("complex", _complex_kernel, _complex_rule)
 
 
 @vjp("complex")

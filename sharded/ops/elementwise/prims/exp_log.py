@@ -2,11 +2,11 @@
 logaddexp2, square, rsqrt and reciprocal (exp, log, log1p and sqrt are in :mod:`.unary`),
 with their methods, in-place methods and VJPs.
 
-Each primitive is one block: its kernel, its planner (the shared elementwise rule of
-:mod:`.elementwise`, the one op module this family imports), its VJP and its public
-function. torch's dtype rules: integers give the default float dtype, except ``square``
-(which keeps integers and turns bool into int64); ``logaddexp*`` take floating point only
-(``logaddexp`` complex too, as torch).
+Each primitive is one block: its kernel, a call of the family's factory :func:`..plan.define`
+(the shared planner with its dtype rule, the public function), then its VJP. torch's dtype
+rules: integers give the default float dtype, except ``square`` (which keeps integers and turns
+bool into int64); ``logaddexp*`` take floating point only (``logaddexp`` complex too, as
+torch).
 """
 
 from __future__ import annotations
@@ -39,16 +39,6 @@ __all__ = [
 ]
 
 
-def _define(name, k, rule=E.floating):
-    """Register elementwise primitive ``name``: kernel ``k`` (registered, or an ``xp`` ufunc
-    name), the shared planner with dtype ``rule``."""
-
-    def plan(ex, *operands, target=None):
-        return E.plan_rule(ex, name, rule, operands, target)
-
-    return E.register(name, k, rule, plan)
-
-
 def _x(node):
     return node.args[0]
 
@@ -58,8 +48,15 @@ def _out(node):
 
 
 # ----------------------------------------------------------------------- expm1, exp2
-_define("expm1", "expm1")
-_define("exp2", "exp2")
+expm1 = E.define(
+    "expm1",
+    "expm1",
+    E.floating,
+    "``exp(input) - 1``, accurate near 0.",
+    "st.tensor([0.0])",
+    "[0.0]",
+)
+exp2 = E.define("exp2", "exp2", E.floating, "``2 ** input``.", "st.tensor([3.0])", "[8.0]")
 
 
 @vjp("expm1", save_out=True)
@@ -72,22 +69,21 @@ def _exp2_vjp(gs, node):
     return (gs[0] * _out(node) * math.log(2),)
 
 
-expm1 = E.public("expm1", 1, "``exp(input) - 1``, accurate near 0.", "st.tensor([0.0])", "[0.0]")
-exp2 = E.public("exp2", 1, "``2 ** input``.", "st.tensor([3.0])", "[8.0]")
-
-
 # ----------------------------------------------------------------------- log2, log10
-_define("log2", "log2")
-_define("log10", "log10")
+log2 = E.define("log2", "log2", E.floating, "Base-2 logarithm.", "st.tensor([8.0])", "[3.0]")
+log10 = E.define(
+    "log10",
+    "log10",
+    E.floating,
+    "Base-10 logarithm.",
+    "st.tensor([100.0], dtype=st.float64)",  # float32's log10(100) is 2.0000002
+    "[2.0]",
+)
 
 
 @vjp("log2", "log10", saves=(0,))
 def _logb_vjp(gs, node):
     return (gs[0] / (_x(node) * math.log(2 if node.prim == "log2" else 10)),)
-
-
-log2 = E.public("log2", 1, "Base-2 logarithm.", "st.tensor([8.0])", "[3.0]")
-log10 = E.public("log10", 1, "Base-10 logarithm.", "st.tensor([100.0])", "[2.0]")
 
 
 # ------------------------------------------------------------- logaddexp, logaddexp2
@@ -113,8 +109,26 @@ def _logaddexp_kernel(xp, a, b, cast=None, out=None):
     return E.result(xp, r, out)
 
 
-_define("logaddexp", _logaddexp_kernel, E.only("logaddexp", "inexact"))
-_define("logaddexp2", "logaddexp2", E.only("logaddexp2", "float"))
+logaddexp = E.define(
+    "logaddexp",
+    _logaddexp_kernel,
+    E.only("logaddexp", "inexact"),
+    "``log(exp(input) + exp(other))`` without overflow.",
+    "st.tensor([0.0]), st.tensor([0.0])",
+    "[0.6931471824645996]",
+    nargs=2,
+    tensors=("input", "other"),  # torch has no Number overload
+)
+logaddexp2 = E.define(
+    "logaddexp2",
+    "logaddexp2",
+    E.only("logaddexp2", "float"),
+    "``log2(2**input + 2**other)`` without overflow.",
+    "st.tensor([1.0]), st.tensor([1.0])",
+    "[2.0]",
+    nargs=2,
+    tensors=("input", "other"),  # torch has no Number overload
+)
 
 
 @vjp("logaddexp", "logaddexp2", saves=(0, 1), save_out=True)
@@ -128,24 +142,6 @@ def _logaddexp_vjp(gs, node):  # each operand's share: exp(x - out) (base 2 for 
     )
 
 
-logaddexp = E.public(
-    "logaddexp",
-    2,
-    "``log(exp(input) + exp(other))`` without overflow.",
-    "st.tensor([0.0]), st.tensor([0.0])",
-    "[0.6931471824645996]",
-    tensors=("input", "other"),  # torch has no Number overload
-)
-logaddexp2 = E.public(
-    "logaddexp2",
-    2,
-    "``log2(2**input + 2**other)`` without overflow.",
-    "st.tensor([1.0]), st.tensor([1.0])",
-    "[2.0]",
-    tensors=("input", "other"),  # torch has no Number overload
-)
-
-
 # ---------------------------------------------------------------------------- square
 def _square_rule(ops):
     """torch's square is ``pow(x, 2)``: integers kept, bool gives int64."""
@@ -154,15 +150,14 @@ def _square_rule(ops):
     return rt, rt
 
 
-_define("square", "square", _square_rule)
+square = E.define(
+    "square", "square", _square_rule, "``input * input``.", "st.tensor([-3, 2])", "[9, 4]"
+)
 
 
 @vjp("square", saves=(0,))
 def _square_vjp(gs, node):
     return (gs[0] * 2 * _x(node),)
-
-
-square = E.public("square", 1, "``input * input``.", "st.tensor([-3, 2])", "[9, 4]")
 
 
 # ------------------------------------------------------------------ rsqrt, reciprocal
@@ -178,8 +173,12 @@ def _reciprocal_kernel(xp, a, cast=None, out=None):
     return E.result(xp, 1 / a, out)
 
 
-_define("rsqrt", _rsqrt_kernel)
-_define("reciprocal", _reciprocal_kernel)
+rsqrt = E.define(
+    "rsqrt", _rsqrt_kernel, E.floating, "``1 / sqrt(input)``.", "st.tensor([4.0])", "[0.5]"
+)
+reciprocal = E.define(
+    "reciprocal", _reciprocal_kernel, E.floating, "``1 / input``.", "st.tensor([4])", "[0.25]"
+)
 
 
 @vjp("rsqrt", save_out=True)
@@ -190,10 +189,6 @@ def _rsqrt_vjp(gs, node):
 @vjp("reciprocal", save_out=True)
 def _reciprocal_vjp(gs, node):
     return (-gs[0] * _out(node) ** 2,)
-
-
-rsqrt = E.public("rsqrt", 1, "``1 / sqrt(input)``.", "st.tensor([4.0])", "[0.5]")
-reciprocal = E.public("reciprocal", 1, "``1 / input``.", "st.tensor([4])", "[0.25]")
 
 
 # ----------------------------------------------------------------------------- logit
@@ -258,8 +253,8 @@ def _exponent_kernel(xp, a, cast=None, out=None):
     return E.result(xp, xp.frexp(a)[1], out)
 
 
-_define("frexp_mantissa", _mantissa_kernel, _frexp_rule)
-_define("frexp_exponent", _exponent_kernel, _exponent_rule)
+E.define("frexp_mantissa", _mantissa_kernel, _frexp_rule)
+E.define("frexp_exponent", _exponent_kernel, _exponent_rule)
 nondiff("frexp_exponent")  # integer result
 
 

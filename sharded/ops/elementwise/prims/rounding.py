@@ -1,12 +1,11 @@
 """Rounding and sign primitives: floor, ceil, round (``decimals=``), trunc, frac, sign, sgn,
 signbit, copysign and nextafter, with their methods and in-place methods.
 
-Each primitive is one block built with :func:`_define` (the shared elementwise
-planner and dtype rules of :mod:`.elementwise`, the one op module this family imports), its
-VJP and its public function. torch's dtype rules: rounding keeps integer dtypes (bool
-refused), ``frac`` and ``nextafter`` take floating point only, ``sign`` keeps bool,
-``copysign`` gives the default float for integers. The piecewise-constant ops have torch's
-zero gradient.
+Each primitive is one block: its kernel, a call of the family's factory
+:func:`..plan.define` (the shared planner with its dtype rule, the public function), then
+its VJP. torch's dtype rules: rounding keeps integer dtypes (bool refused), ``frac`` and
+``nextafter`` take floating point only, ``sign`` keeps bool, ``copysign`` gives the default
+float for integers. The piecewise-constant ops have torch's zero gradient.
 """
 
 from __future__ import annotations
@@ -36,42 +35,51 @@ __all__ = [
 ]
 
 
-def _define(name, k, rule):  # E.register, with this family's planner (beside its VJPs)
-    def plan(ex, *operands, target=None):
-        return E.plan_rule(ex, name, rule, operands, target)
-
-    return E.register(name, k, rule, plan)
-
-
 def _int_identity(fn):
-    """Kernel body ``xp.<fn>`` that returns integer blocks as they are (NumPy's floor of an
-    int gives a float)."""
+    """The kernel ``fn``: ``xp.<fn>``, integer blocks returned as they are (NumPy's floor of
+    an int gives a float)."""
 
     def k(xp, a, cast=None, out=None):
         if a.dtype.kind in "iub":
             return E.result(xp, a, out)
         return E.result(xp, getattr(xp, fn)(a), out)
 
-    return k
+    return E.named_kernel(fn)(k)
 
 
 # ------------------------------------------------------------------ floor, ceil, trunc
-for _n in ("floor", "ceil", "trunc"):
-    _define(_n, E.named_kernel(_n)(_int_identity(_n)), E.only(_n, "nonbool"))
+_HALVES = "st.tensor([-1.5, 1.5])"  # the examples' input
+floor = E.define(
+    "floor",
+    _int_identity("floor"),
+    E.only("floor", "nonbool"),
+    "Largest integer <= input.",
+    _HALVES,
+    "[-2.0, 1.0]",
+)
+ceil = E.define(
+    "ceil",
+    _int_identity("ceil"),
+    E.only("ceil", "nonbool"),
+    "Smallest integer >= input.",
+    _HALVES,
+    "[-1.0, 2.0]",
+)
+trunc = E.define(
+    "trunc",
+    _int_identity("trunc"),
+    E.only("trunc", "nonbool"),
+    "Rounds toward zero.",
+    _HALVES,
+    "[-1.0, 1.0]",
+    aliases=("fix",),
+)
+fix = trunc
 
 
 @vjp("floor", "ceil", "trunc")
 def _step_vjp(gs, node):  # piecewise constant: torch's gradient is zero everywhere
     return (E.zeros_like_grad(gs[0]),)
-
-
-floor = E.public("floor", 1, "Largest integer <= input.", "st.tensor([-1.5, 1.5])", "[-2.0, 1.0]")
-ceil = E.public("ceil", 1, "Smallest integer >= input.", "st.tensor([-1.5, 1.5])", "[-1.0, 2.0]")
-trunc = E.public(
-    "trunc", 1, "Rounds toward zero.", "st.tensor([-1.5, 1.5])", "[-1.0, 1.0]", names=("fix",)
-)
-fix = trunc
-bind("fix_", prim="trunc")(E.inplace_unary("trunc"))
 
 
 # ------------------------------------------------------------------------------ round
@@ -91,7 +99,7 @@ def _round_rule(ops):
     return None, out
 
 
-_define("round", _round_kernel, _round_rule)
+E.define("round", _round_kernel, _round_rule)
 
 
 @vjp("round")
@@ -148,15 +156,19 @@ def _frac_kernel(xp, a, cast=None, out=None):
     return E.result(xp, a - xp.trunc(a), out)
 
 
-_define("frac", _frac_kernel, E.only("frac", "float"))
+frac = E.define(
+    "frac",
+    _frac_kernel,
+    E.only("frac", "float"),
+    "``input - trunc(input)``.",
+    "st.tensor([-1.5, 2.25])",
+    "[-0.5, 0.25]",
+)
 
 
 @vjp("frac")
 def _frac_vjp(gs, node):
     return (gs[0],)
-
-
-frac = E.public("frac", 1, "``input - trunc(input)``.", "st.tensor([-1.5, 2.25])", "[-0.5, 0.25]")
 
 
 # ------------------------------------------------------------------------- sign, sgn
@@ -182,9 +194,23 @@ def _sign_kernel(name):
     return E.named_kernel(name)(k)
 
 
-_define("sign", _sign_kernel("sign"), E.promote)
-_define("sgn", _sign_kernel("sgn"), E.promote)  # torch's complex-aware sign; equal on reals
+sign = E.define(
+    "sign",
+    _sign_kernel("sign"),
+    E.promote,
+    "-1, 0 or 1 by sign (0 for NaN).",
+    "st.tensor([-2.0, 0.0, 3.0])",
+    "[-1.0, 0.0, 1.0]",
+)
 vjp("sign")(_step_vjp)
+sgn = E.define(
+    "sgn",
+    _sign_kernel("sgn"),
+    E.promote,
+    "``sign`` (torch's name that extends to complex).",
+    "st.tensor([-2, 0, 3])",
+    "[-1, 0, 1]",
+)
 
 
 @vjp("sgn", saves=(0,))
@@ -200,18 +226,6 @@ def _sgn_vjp(gs, node):
     return (E.call("where", zero, 0.0, g / r - (g * z).real * z.conj() / (r * r * r)),)
 
 
-sign = E.public(
-    "sign", 1, "-1, 0 or 1 by sign (0 for NaN).", "st.tensor([-2.0, 0.0, 3.0])", "[-1.0, 0.0, 1.0]"
-)
-sgn = E.public(
-    "sgn",
-    1,
-    "``sign`` (torch's name that extends to complex).",
-    "st.tensor([-2, 0, 3])",
-    "[-1, 0, 1]",
-)
-
-
 # ---------------------------------------------------------------------------- signbit
 @E.named_kernel("signbit")
 def _signbit_kernel(xp, a, cast=None, out=None):
@@ -221,20 +235,28 @@ def _signbit_kernel(xp, a, cast=None, out=None):
     return E.result(xp, xp.signbit(a), out)
 
 
-_define("signbit", _signbit_kernel, E.logical)
-nondiff("signbit")  # bool result
-signbit = E.public(
+signbit = E.define(
     "signbit",
-    1,
+    _signbit_kernel,
+    E.logical,
     "True where the sign bit is set.",
     "st.tensor([-0.0, 1.0])",
     "[True, False]",
     inplace=False,
 )
+nondiff("signbit")  # bool result
 
 
 # --------------------------------------------------------------------------- copysign
-_define("copysign", "copysign", E.floating)
+copysign = E.define(
+    "copysign",
+    "copysign",
+    E.floating,
+    "``abs(input)`` with the sign of ``other``.",
+    "st.tensor([1.0, 2.0]), -1.0",
+    "[-1.0, -2.0]",
+    nargs=2,
+)
 
 
 @vjp("copysign", saves=(0,), save_out=True)
@@ -244,23 +266,15 @@ def _copysign_vjp(gs, node):  # |a| with b's sign: d/da is sign(a) sign(out); no
     return unbroadcast(ga, a), unbroadcast(E.zeros_like_grad(gs[0]), b) if needs(b) else None
 
 
-copysign = E.public(
-    "copysign",
-    2,
-    "``abs(input)`` with the sign of ``other``.",
-    "st.tensor([1.0, 2.0]), -1.0",
-    "[-1.0, -2.0]",
-)
-
-
 # -------------------------------------------------------------------------- nextafter
-_define("nextafter", "nextafter", E.only("nextafter", "float"))
-nondiff("nextafter")  # torch defines no derivative
-nextafter = E.public(
+nextafter = E.define(
     "nextafter",
-    2,
+    "nextafter",
+    E.only("nextafter", "float"),
     "The next representable value after ``input`` towards ``other``.",
     "st.tensor([0.0], dtype=st.float64), st.tensor(1.0, dtype=st.float64)",
     "[5e-324]",
+    nargs=2,
     tensors=("input", "other"),  # torch has no Number overload
 )
+nondiff("nextafter")  # torch defines no derivative

@@ -1,9 +1,9 @@
 """Elementwise selection and conversion primitives: clamp (clip), where, astype and fill_
 (with zero_ and copy_), with their methods and in-place methods.
 
-Each primitive is one block: its kernel (named like the primitive), its planner (the shared
-elementwise rule of :mod:`.elementwise`, the one op module this family imports), its VJP and
-the public function with the names it binds.
+Each primitive is one block: its kernel (named like the primitive), its planner (over the
+shared elementwise planner of :mod:`..plan`), its VJP and the public function with the names it
+binds.
 """
 
 from __future__ import annotations
@@ -52,7 +52,6 @@ _SCALARS = (bool, int, float, complex, np.generic)
     "clamp",
     kernels=[_clamp_kernel],
     out_spec=E.spec(_clamp_rule),
-    layout_rule=E.out_layout,
     kind="elementwise",
 )
 def _clamp_plan(ex, a, lo=None, hi=None, target=None):
@@ -192,7 +191,6 @@ def _where_rule(ops):
     "where",
     kernels=[_where_kernel],
     out_spec=E.spec(_where_rule),
-    layout_rule=E.out_layout,
     kind="elementwise",
 )
 def _where_plan(ex, cond, a, b, target=None):
@@ -255,7 +253,6 @@ def _astype_kernel(xp, a, out):
     "astype",
     kernels=[_astype_kernel],
     out_spec=lambda x, dtype: (x.shape, dtype),
-    layout_rule=E.out_layout,
     kind="elementwise",
 )
 def _astype_plan(ex, x, dtype):
@@ -279,7 +276,6 @@ def _fill_kernel(xp, value, a, cast=None, out=None):
     "fill_",
     kernels=[_fill_kernel],
     out_spec=E.spec(E.promote),
-    layout_rule=E.out_layout,
     kind="elementwise",
 )
 def _fill_plan(ex, x, value, target):

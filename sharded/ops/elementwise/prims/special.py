@@ -31,38 +31,19 @@ def _real(ops):
     return E.floating(ops)
 
 
-def _define(name, f):
-    """Register elementwise primitive ``name``: ``f(xp, float64 array)`` as its kernel (the
-    operand computed in float64, the result cast to the output dtype), the shared planner."""
+def _f64(name, f):
+    """The kernel ``name``: ``f(xp, float64 array)`` (the operand computed in float64), the
+    result cast to the output dtype."""
 
-    @E.named_kernel(name)
     def k(xp, a, cast=None, out=None):
         return E.result(xp, f(xp, xp.asarray(a).astype(xp.float64, copy=False)), out)
 
-    def plan(ex, x, target=None):
-        return E.plan_rule(ex, name, _real, (x,), target)
-
-    return E.register(name, k, _real, plan)
+    return E.named_kernel(name)(k)
 
 
-def _public(name, doc, example, result):
-    """Public function ``name`` (the method ``x.name()``, ``x.name_()`` in place)."""
-
-    def f(input):
-        return E.call(name, input)
-
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"""{doc}
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.{name}(st.tensor({example}, dtype=st.float64)).tolist()
-    {result}
-    """
-    bind(name, prim=name)(f)
-    bind(name + "_", prim=name)(E.inplace_unary(name))
-    return f
+def _ex(values):
+    """The examples' input: ``values`` in float64."""
+    return f"st.tensor({values}, dtype=st.float64)"
 
 
 def _x(node):
@@ -70,8 +51,22 @@ def _x(node):
 
 
 # ------------------------------------------------------------------------------ erf, erfc
-_define("erf", K.erf)
-_define("erfc", K.erfc)
+erf = E.define(
+    "erf",
+    _f64("erf", K.erf),
+    _real,
+    "The error function ``2/sqrt(pi) * int_0^x exp(-t^2) dt``.",
+    _ex("[0.0, 1.0]"),
+    "[0.0, 0.8427007929497148]",
+)
+erfc = E.define(
+    "erfc",
+    _f64("erfc", K.erfc),
+    _real,
+    "``1 - erf(input)``, accurate where it is tiny (``erfc(10)`` ~ 2e-45).",
+    _ex("[0.0, 2.0]"),
+    "[1.0, 0.0046777349810472645]",
+)
 
 
 @vjp("erf", "erfc", saves=(0,))
@@ -81,14 +76,15 @@ def _erf_vjp(gs, node):  # d erf = 2/sqrt(pi) exp(-x^2); erfc = 1 - erf
     return (gs[0] * d if node.prim == "erf" else -(gs[0] * d),)
 
 
-erf = _public("erf", "The error function ``2/sqrt(pi) * int_0^x exp(-t^2) dt``.", "[0.0, 1.0]",
-              "[0.0, 0.8427007929497148]")  # fmt: skip
-erfc = _public("erfc", "``1 - erf(input)``, accurate where it is tiny (``erfc(10)`` ~ 2e-45).",
-               "[0.0, 2.0]", "[1.0, 0.0046777349810472645]")  # fmt: skip
-
-
 # ---------------------------------------------------------------------------------- erfinv
-_define("erfinv", K.erfinv)
+erfinv = E.define(
+    "erfinv",
+    _f64("erfinv", K.erfinv),
+    _real,
+    "The inverse of ``erf`` on [-1, 1] (+-inf at +-1, nan outside).",
+    _ex("[0.0, 0.5]"),
+    "[0.0, 0.4769362762044698]",
+)
 
 
 @vjp("erfinv", save_out=True)
@@ -97,14 +93,24 @@ def _erfinv_vjp(gs, node):  # the inverse's derivative: sqrt(pi)/2 exp(erfinv(x)
     return (gs[0] * (y * y).exp() * (math.sqrt(math.pi) / 2),)
 
 
-erfinv = _public("erfinv", "The inverse of ``erf`` on [-1, 1] (+-inf at +-1, nan outside).",
-                 "[0.0, 0.5]", "[0.0, 0.4769362762044698]")  # fmt: skip
-
-
 # ------------------------------------------------------------------- lgamma, digamma, trigamma
-_define("lgamma", K.lgamma)
-_define("digamma", K.digamma)
-_define("trigamma", K.trigamma)
+lgamma = E.define(
+    "lgamma",
+    _f64("lgamma", K.lgamma),
+    _real,
+    "``log|Gamma(input)|`` (+inf at 0, -1, -2, ...).",
+    _ex("[0.5, 3.0]"),
+    "[0.5723649429247001, 0.6931471805599453]",
+)
+digamma = E.define(
+    "digamma",
+    _f64("digamma", K.digamma),
+    _real,
+    "``d/dx lgamma(x)`` (torch's values at the poles: -inf at 0, nan at the negative integers).",
+    _ex("[1.0, 2.0]"),
+    "[-0.5772156649015329, 0.42278433509846713]",
+)
+E.define("trigamma", _f64("trigamma", K.trigamma), _real)  # polygamma(1, x)
 
 
 @vjp("lgamma", saves=(0,))
@@ -120,13 +126,6 @@ def _digamma_vjp(gs, node):
 @vjp("trigamma", saves=(0,))
 def _trigamma_vjp(gs, node):  # polygamma(2, x) = -2 zeta(3, x)
     return (gs[0] * E.call("zeta", 3.0, _x(node)) * -2.0,)
-
-
-lgamma = _public("lgamma", "``log|Gamma(input)|`` (+inf at 0, -1, -2, ...).", "[0.5, 3.0]",
-                 "[0.5723649429247001, 0.6931471805599453]")  # fmt: skip
-digamma = _public("digamma", "``d/dx lgamma(x)`` (torch's values at the poles: -inf at 0, "
-                  "nan at the negative integers).", "[1.0, 2.0]",
-                  "[-0.5772156649015329, 0.42278433509846713]")  # fmt: skip
 
 
 def polygamma(n, input):
@@ -157,8 +156,16 @@ def _polygamma_method(self, n):
 
 
 # ------------------------------------------------------------------- i0, i0e, i1, i1e
-for _name in ("i0", "i0e", "i1", "i1e"):
-    _define(_name, getattr(K, _name))
+i0 = E.define(
+    "i0",
+    _f64("i0", K.i0),
+    _real,
+    "The modified Bessel function of the first kind of order 0.",
+    _ex("[0.0, 1.0]"),
+    "[1.0, 1.2660658777520082]",
+)
+for _name in ("i0e", "i1", "i1e"):  # their functions are st.special's (below)
+    E.define(_name, _f64(_name, getattr(K, _name)), _real)
 
 
 @vjp("i0", "i0e", "i1", "i1e", saves=(0,), save_out=True)
@@ -175,10 +182,6 @@ def _bessel_i_vjp(gs, node):
     else:
         d = E.call("i0e", x) - out * (x.sign() + 1 / x)
     return (g * d.where(x != 0, 0.5),)
-
-
-i0 = _public("i0", "The modified Bessel function of the first kind of order 0.", "[0.0, 1.0]",
-             "[1.0, 1.2660658777520082]")  # fmt: skip
 
 
 def i0e(input):
@@ -224,11 +227,7 @@ def _zeta_kernel(xp, x, q, cast=None, out=None):
     return E.result(xp, K.zeta(xp, x, q), out)
 
 
-def _zeta_plan(ex, x, q, target=None):
-    return E.plan_rule(ex, "zeta", _real, (x, q), target)
-
-
-E.register("zeta", _zeta_kernel, _real, _zeta_plan)
+E.define("zeta", _zeta_kernel, _real)
 
 
 @vjp("zeta", saves=(0, 1))

@@ -2,9 +2,9 @@
 atanh, atan2 and hypot (sin, cos and tanh are in :mod:`.unary`), with NumPy's ``arc*``
 aliases, their methods, in-place methods and VJPs.
 
-Each primitive is one block: its kernel (``xp.<ufunc>``), its planner (the shared
-elementwise rule of :mod:`.elementwise`, the one op module this family imports), its VJP and
-its public function. Integer inputs give the default float dtype, as torch; ``hypot`` takes
+Each primitive is one block: a call of the family's factory :func:`..plan.define` (kernel
+``xp.<ufunc>``, the shared planner with its dtype rule, the public function and the names it
+binds), then its VJP. Integer inputs give the default float dtype, as torch; ``hypot`` takes
 floating point only.
 """
 
@@ -41,33 +41,15 @@ __all__ = [
 ]
 
 
-def _define(name, fn, rule=E.floating):
-    """Register elementwise primitive ``name``: kernel ``xp.<fn>``, the shared planner with
-    dtype ``rule``."""
-
-    def plan(ex, *operands, target=None):
-        return E.plan_rule(ex, name, rule, operands, target)
-
-    return E.register(name, fn, rule, plan)
-
-
-def _unary(name, fn, doc, example, result):
-    """Primitive ``name`` and its public function, with the ``arc*`` alias ``arc<name[1:]>``
-    for the inverse functions (also as methods)."""
-    _define(name, fn)
-    alias = ("arc" + name[1:],) if name.startswith("a") else ()
-    f = E.public(name, 1, doc, example, result, names=alias)
-    for a in alias:
-        bind(a + "_", prim=name)(E.inplace_unary(name))
-    return f
-
-
 def _x(node):
     return node.args[0]
 
 
+_T0, _T1 = "st.tensor([0.0])", "st.tensor([1.0])"  # the examples' inputs
+
+
 # ------------------------------------------------------------------------------- tan
-tan = _unary("tan", "tan", "Tangent.", "st.tensor([0.0])", "[0.0]")
+tan = E.define("tan", "tan", E.floating, "Tangent.", _T0, "[0.0]")
 
 
 @vjp("tan", save_out=True)
@@ -76,9 +58,9 @@ def _tan_vjp(gs, node):
 
 
 # ------------------------------------------------------------------ asin, acos, atan
-asin = _unary("asin", "arcsin", "Inverse sine.", "st.tensor([0.0])", "[0.0]")
-acos = _unary("acos", "arccos", "Inverse cosine.", "st.tensor([1.0])", "[0.0]")
-atan = _unary("atan", "arctan", "Inverse tangent.", "st.tensor([0.0])", "[0.0]")
+asin = E.define("asin", "arcsin", E.floating, "Inverse sine.", _T0, "[0.0]", aliases=("arcsin",))
+acos = E.define("acos", "arccos", E.floating, "Inverse cosine.", _T1, "[0.0]", aliases=("arccos",))
+atan = E.define("atan", "arctan", E.floating, "Inverse tangent.", _T0, "[0.0]", aliases=("arctan",))
 
 
 @vjp("asin", "acos", saves=(0,))
@@ -93,8 +75,8 @@ def _atan_vjp(gs, node):
 
 
 # ------------------------------------------------------------------------ sinh, cosh
-sinh = _unary("sinh", "sinh", "Hyperbolic sine.", "st.tensor([0.0])", "[0.0]")
-cosh = _unary("cosh", "cosh", "Hyperbolic cosine.", "st.tensor([0.0])", "[1.0]")
+sinh = E.define("sinh", "sinh", E.floating, "Hyperbolic sine.", _T0, "[0.0]")
+cosh = E.define("cosh", "cosh", E.floating, "Hyperbolic cosine.", _T0, "[1.0]")
 
 
 @vjp("sinh", "cosh", saves=(0,))
@@ -103,9 +85,21 @@ def _sinh_vjp(gs, node):  # each is the other's derivative
 
 
 # ------------------------------------------------------------------ asinh, acosh, atanh
-asinh = _unary("asinh", "arcsinh", "Inverse hyperbolic sine.", "st.tensor([0.0])", "[0.0]")
-acosh = _unary("acosh", "arccosh", "Inverse hyperbolic cosine.", "st.tensor([1.0])", "[0.0]")
-atanh = _unary("atanh", "arctanh", "Inverse hyperbolic tangent.", "st.tensor([0.0])", "[0.0]")
+asinh = E.define(
+    "asinh", "arcsinh", E.floating, "Inverse hyperbolic sine.", _T0, "[0.0]", aliases=("arcsinh",)
+)
+acosh = E.define(
+    "acosh", "arccosh", E.floating, "Inverse hyperbolic cosine.", _T1, "[0.0]", aliases=("arccosh",)
+)
+atanh = E.define(
+    "atanh",
+    "arctanh",
+    E.floating,
+    "Inverse hyperbolic tangent.",
+    _T0,
+    "[0.0]",
+    aliases=("arctanh",),
+)
 
 
 @vjp("asinh", saves=(0,))
@@ -124,7 +118,17 @@ def _atanh_vjp(gs, node):
 
 
 # ----------------------------------------------------------------------------- atan2
-_define("atan2", "arctan2")
+atan2 = E.define(
+    "atan2",
+    "arctan2",
+    E.floating,
+    "Angle of the point ``(other, input)``, in ``[-pi, pi]``.",
+    "st.tensor([0.0]), st.tensor([1.0])",
+    "[0.0]",
+    nargs=2,
+    aliases=("arctan2",),
+    tensors=("input", "other"),  # torch has no Number overload
+)
 
 
 @vjp("atan2", saves=(0, 1))
@@ -137,20 +141,17 @@ def _atan2_vjp(gs, node):  # d atan2(a, b) = (b da - a db) / (a^2 + b^2)
     )
 
 
-atan2 = E.public(
-    "atan2",
-    2,
-    "Angle of the point ``(other, input)``, in ``[-pi, pi]``.",
-    "st.tensor([0.0]), st.tensor([1.0])",
-    "[0.0]",
-    names=("arctan2",),
+# ----------------------------------------------------------------------------- hypot
+hypot = E.define(
+    "hypot",
+    "hypot",
+    E.only("hypot", "float"),
+    "``sqrt(input**2 + other**2)`` without overflow.",
+    "st.tensor([3.0]), st.tensor([4.0])",
+    "[5.0]",
+    nargs=2,
     tensors=("input", "other"),  # torch has no Number overload
 )
-bind("arctan2_", prim="atan2")(lambda self, other: self.atan2_(other))
-
-
-# ----------------------------------------------------------------------------- hypot
-_define("hypot", "hypot", E.only("hypot", "float"))
 
 
 @vjp("hypot", saves=(0, 1), save_out=True)
@@ -162,15 +163,6 @@ def _hypot_vjp(gs, node):
         unbroadcast(r * b, b) if needs(b) else None,
     )
 
-
-hypot = E.public(
-    "hypot",
-    2,
-    "``sqrt(input**2 + other**2)`` without overflow.",
-    "st.tensor([3.0]), st.tensor([4.0])",
-    "[5.0]",
-    tensors=("input", "other"),  # torch has no Number overload
-)
 
 arcsin, arccos, arctan = asin, acos, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh

@@ -1,17 +1,16 @@
 """Unary math primitives: exp, log, log1p, sqrt, sin, cos, tanh, sigmoid, relu (and its
 backward relu_grad), isnan and isfinite, with their methods and in-place methods.
 
-Each primitive is one block: its kernel (named like the primitive), its planner (the shared
-elementwise rule of :mod:`.elementwise`, the one op module this family imports), its VJP and
-the public function with the names it binds. Integer inputs of the float functions give the
-default float dtype, as torch.
+Each primitive is one block: a call of the family's factory :func:`..plan.define` (kernel, the
+shared planner with its dtype rule, the public function and the names it binds), then its VJP.
+Integer inputs of the float functions give the default float dtype, as torch.
 """
 
 from __future__ import annotations
 
 from .... import dtypes as D
 from ....core.dispatch import apply
-from ....core.registry import bind, nondiff, primitive, vjp
+from ....core.registry import nondiff, vjp
 from ....errors import DTypeError
 from .. import plan as E
 
@@ -30,44 +29,15 @@ __all__ = [
 ]
 
 
-def _unary(name, fn, rule=E.floating, kernel=None):
-    """Register unary primitive ``name``: kernel ``xp.<fn>`` (or ``kernel``), the shared
-    planner with ``rule``."""
-    k = kernel if kernel is not None else fn
-
-    def plan(ex, x, target=None):
-        return E.plan_rule(ex, name, rule, (x,), target)
-
-    return E.register(name, k, rule, plan)
-
-
-def _public(name, doc, example, result, inplace=True):
-    """The public function ``name`` (also the method ``x.name()``; ``x.name_()`` in place)."""
-
-    def f(input):
-        return E.call(name, input)
-
-    f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"""{doc}
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.{name}(st.tensor({example})).tolist()
-    {result}
-    """
-    bind(name, prim=name)(f)
-    if inplace:
-        bind(name + "_", prim=name)(E.inplace_unary(name))
-    return f
-
-
 def _out(node):
     return node.saved["out"][0]
 
 
+_T0 = "st.tensor([0.0])"  # the examples' input
+
+
 # ------------------------------------------------------------------------------ exp
-_unary("exp", "exp")
+exp = E.define("exp", "exp", E.floating, "``e ** input``.", _T0, "[1.0]")
 
 
 @vjp("exp", save_out=True)
@@ -75,11 +45,8 @@ def _exp_vjp(gs, node):
     return (gs[0] * _out(node),)
 
 
-exp = _public("exp", "``e ** input``.", "[0.0]", "[1.0]")
-
-
 # ------------------------------------------------------------------------------ log
-_unary("log", "log")
+log = E.define("log", "log", E.floating, "Natural logarithm.", "st.tensor([1.0])", "[0.0]")
 
 
 @vjp("log", saves=(0,))
@@ -87,11 +54,10 @@ def _log_vjp(gs, node):
     return (gs[0] / node.args[0],)
 
 
-log = _public("log", "Natural logarithm.", "[1.0]", "[0.0]")
-
-
 # ---------------------------------------------------------------------------- log1p
-_unary("log1p", "log1p")
+log1p = E.define(
+    "log1p", "log1p", E.floating, "``log(1 + input)``, accurate for small inputs.", _T0, "[0.0]"
+)
 
 
 @vjp("log1p", saves=(0,))
@@ -99,11 +65,8 @@ def _log1p_vjp(gs, node):
     return (gs[0] / (node.args[0] + 1),)
 
 
-log1p = _public("log1p", "``log(1 + input)``, accurate for small inputs.", "[0.0]", "[0.0]")
-
-
 # ----------------------------------------------------------------------------- sqrt
-_unary("sqrt", "sqrt")
+sqrt = E.define("sqrt", "sqrt", E.floating, "Square root.", "st.tensor([1.0, 4.0])", "[1.0, 2.0]")
 
 
 @vjp("sqrt", save_out=True)
@@ -111,11 +74,8 @@ def _sqrt_vjp(gs, node):
     return (gs[0] / (2 * _out(node)),)
 
 
-sqrt = _public("sqrt", "Square root.", "[1.0, 4.0]", "[1.0, 2.0]")
-
-
 # ------------------------------------------------------------------------------ sin
-_unary("sin", "sin")
+sin = E.define("sin", "sin", E.floating, "Sine.", _T0, "[0.0]")
 
 
 @vjp("sin", saves=(0,))
@@ -123,11 +83,8 @@ def _sin_vjp(gs, node):
     return (gs[0] * cos(node.args[0]),)
 
 
-sin = _public("sin", "Sine.", "[0.0]", "[0.0]")
-
-
 # ------------------------------------------------------------------------------ cos
-_unary("cos", "cos")
+cos = E.define("cos", "cos", E.floating, "Cosine.", _T0, "[1.0]")
 
 
 @vjp("cos", saves=(0,))
@@ -135,20 +92,14 @@ def _cos_vjp(gs, node):
     return (-gs[0] * sin(node.args[0]),)
 
 
-cos = _public("cos", "Cosine.", "[0.0]", "[1.0]")
-
-
 # ----------------------------------------------------------------------------- tanh
-_unary("tanh", "tanh")
+tanh = E.define("tanh", "tanh", E.floating, "Hyperbolic tangent.", _T0, "[0.0]")
 
 
 @vjp("tanh", save_out=True)
 def _tanh_vjp(gs, node):
     y = _out(node)
     return (gs[0] * (1 - y * y),)
-
-
-tanh = _public("tanh", "Hyperbolic tangent.", "[0.0]", "[0.0]")
 
 
 # -------------------------------------------------------------------------- sigmoid
@@ -158,16 +109,15 @@ def _sigmoid_kernel(xp, a, cast=None, out=None):
     return E.cast(xp, 1 / (1 + xp.exp(-a)), out)
 
 
-_unary("sigmoid", None, kernel=_sigmoid_kernel)
+sigmoid = E.define(
+    "sigmoid", _sigmoid_kernel, E.floating, "``1 / (1 + exp(-input))``.", _T0, "[0.5]"
+)
 
 
 @vjp("sigmoid", save_out=True)
 def _sigmoid_vjp(gs, node):
     y = _out(node)
     return (gs[0] * y * (1 - y),)
-
-
-sigmoid = _public("sigmoid", "``1 / (1 + exp(-input))``.", "[0.0]", "[0.5]")
 
 
 # ----------------------------------------------------------------------------- relu
@@ -186,15 +136,14 @@ def _relu_rule(ops):
     return rt, rt
 
 
-_unary("relu", None, _relu_rule, kernel=_relu_kernel)
+relu = E.define(
+    "relu", _relu_kernel, _relu_rule, "``max(input, 0)``.", "st.tensor([-1.0, 2.0])", "[0.0, 2.0]"
+)
 
 
 @vjp("relu", saves=(0,))
 def _relu_vjp(gs, node):
     return (apply("relu_grad", gs[0], node.args[0]),)
-
-
-relu = _public("relu", "``max(input, 0)``.", "[-1.0, 2.0]", "[0.0, 2.0]")
 
 
 # ------------------------------------------------------------------------ relu_grad
@@ -204,16 +153,7 @@ def _relu_grad_kernel(xp, g, a, cast=None, out=None):
     return E.cast(xp, g * (a > 0), out)
 
 
-@primitive(
-    "relu_grad",
-    kernels=[_relu_grad_kernel],
-    out_spec=E.spec(E.promote),
-    layout_rule=E.out_layout,
-    kind="elementwise",
-)
-def _relu_grad_plan(ex, g, a, target=None):
-    """Elementwise ``relu_grad`` planner (promote): the gradient ``g`` masked by ``a > 0``."""
-    return E.plan_rule(ex, "relu_grad", E.promote, (g, a), target)
+E.define("relu_grad", _relu_grad_kernel, E.promote)  # relu_grad(g, a): g masked by a > 0
 
 
 @vjp("relu_grad", saves=(1,))
@@ -222,17 +162,22 @@ def _relu_grad_vjp(gs, node):  # linear in g; zero almost everywhere in a
 
 
 # ------------------------------------------------------------------- isnan, isfinite
-_unary("isnan", "isnan", E.logical)
-_unary("isfinite", "isfinite", E.logical)
-nondiff("isnan", "isfinite")  # bool results: no gradient
-
-isnan = _public(
-    "isnan", "True where the element is NaN.", "[1.0, float('nan')]", "[False, True]", inplace=False
+isnan = E.define(
+    "isnan",
+    "isnan",
+    E.logical,
+    "True where the element is NaN.",
+    "st.tensor([1.0, float('nan')])",
+    "[False, True]",
+    inplace=False,
 )
-isfinite = _public(
+isfinite = E.define(
     "isfinite",
+    "isfinite",
+    E.logical,
     "True where the element is neither inf nor NaN.",
-    "[1.0, float('inf')]",
+    "st.tensor([1.0, float('inf')])",
     "[True, False]",
     inplace=False,
 )
+nondiff("isnan", "isfinite")  # bool results: no gradient

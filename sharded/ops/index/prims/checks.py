@@ -29,7 +29,6 @@ def _check_indices_kernel(xp, a, lo, hi, skip, what):
     "check_indices",
     kernels=[_check_indices_kernel],
     out_spec=lambda x, lo, hi, skip=None, what="index": (x.shape, x.dtype),
-    layout_rule=E.out_layout,
     kind="elementwise",
 )
 def _check_indices_plan(ex, x, lo, hi, skip=None, what="index"):
