@@ -6,7 +6,11 @@ family's primitives), ``derived`` (compositions of other ops). This ``__init__``
 the family's top-level ``st`` functions (``__all__``).
 """
 
+from .derived import combine as _combine
+from .derived import compare as _compare
 from .derived import inplace as _inplace
+from .derived.combine import *  # noqa: F403
+from .derived.compare import *  # noqa: F403
 from .derived.inplace import *  # noqa: F403
 from .prims import arithmetic as _arithmetic
 from .prims import binary_math as _binary_math
@@ -29,4 +33,4 @@ from .prims.special import *  # noqa: F403
 from .prims.trig import *  # noqa: F403
 from .prims.unary import *  # noqa: F403
 
-__all__ = [*_arithmetic.__all__, *_binary_math.__all__, *_complex_.__all__, *_exp_log.__all__, *_logical.__all__, *_rounding.__all__, *_selection.__all__, *_special.__all__, *_trig.__all__, *_unary.__all__, *_inplace.__all__]
+__all__ = [*_arithmetic.__all__, *_binary_math.__all__, *_complex_.__all__, *_exp_log.__all__, *_logical.__all__, *_rounding.__all__, *_selection.__all__, *_special.__all__, *_trig.__all__, *_unary.__all__, *_compare.__all__, *_combine.__all__, *_inplace.__all__]
