@@ -6,7 +6,9 @@ family's primitives), ``derived`` (compositions of other ops). This ``__init__``
 the family's top-level ``st`` functions (``__all__``).
 """
 
+from . import derived as _derived
 from . import prims as _prims
+from .derived import *  # noqa: F403
 from .prims import *  # noqa: F403
 
-__all__ = [*_prims.__all__]
+__all__ = [*_prims.__all__, *_derived.__all__]

@@ -33,4 +33,18 @@ from .prims.special import *  # noqa: F403
 from .prims.trig import *  # noqa: F403
 from .prims.unary import *  # noqa: F403
 
-__all__ = [*_arithmetic.__all__, *_binary_math.__all__, *_complex_.__all__, *_exp_log.__all__, *_logical.__all__, *_rounding.__all__, *_selection.__all__, *_special.__all__, *_trig.__all__, *_unary.__all__, *_compare.__all__, *_combine.__all__, *_inplace.__all__]
+__all__ = [
+    *_arithmetic.__all__,
+    *_binary_math.__all__,
+    *_complex_.__all__,
+    *_exp_log.__all__,
+    *_logical.__all__,
+    *_rounding.__all__,
+    *_selection.__all__,
+    *_special.__all__,
+    *_trig.__all__,
+    *_unary.__all__,
+    *_compare.__all__,
+    *_combine.__all__,
+    *_inplace.__all__,
+]

@@ -9,20 +9,29 @@ the family's top-level ``st`` functions (``__all__``).
 from .derived import einsum as _einsum
 from .derived import extra as _extra
 from .derived import norms  # noqa: F401  (registers its primitives)
+from .derived import toplevel as _toplevel
 from .derived.einsum import *  # noqa: F403
 from .derived.extra import *  # noqa: F403
 from .derived.norms import tensor_norm as norm
+from .derived.toplevel import *  # noqa: F403
 from .prims import (
     batched,  # noqa: F401  (registers its primitives)
-    cholesky,  # noqa: F401  (registers its primitives)
     decomp,  # noqa: F401  (registers its primitives)
     lu_dist,  # noqa: F401  (registers its primitives)
     lu_family,  # noqa: F401  (registers its primitives)
     solve,  # noqa: F401  (registers its primitives)
     tall,  # noqa: F401  (registers its primitives)
 )
+from .prims import cholesky as _cholesky  # noqa: F401  (registers; the name is toplevel's)
 from .prims import matmul as _matmul
 from .prims.lu_family import lu_unpack
 from .prims.matmul import *  # noqa: F403
 
-__all__ = [*_matmul.__all__, *_einsum.__all__, *_extra.__all__, 'norm', 'lu_unpack']
+__all__ = [
+    *_matmul.__all__,
+    *_einsum.__all__,
+    *_extra.__all__,
+    *_toplevel.__all__,
+    "norm",
+    "lu_unpack",
+]

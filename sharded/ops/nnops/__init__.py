@@ -14,4 +14,4 @@ from .prims import (
 )
 from .prims.conv import conv1d, conv2d
 
-__all__ = ['conv1d', 'conv2d', 'adaptive_avg_pool1d', 'avg_pool1d', 'max_pool1d', 'max_pool2d']
+__all__ = ["conv1d", "conv2d", "adaptive_avg_pool1d", "avg_pool1d", "max_pool1d", "max_pool2d"]

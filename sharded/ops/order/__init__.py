@@ -21,4 +21,12 @@ from .prims.search import *  # noqa: F403
 from .prims.select import *  # noqa: F403
 from .prims.sort import *  # noqa: F403
 
-__all__ = [*_count.__all__, *_diff.__all__, *_select.__all__, *_scan.__all__, *_search.__all__, *_sort.__all__, *_sets.__all__]
+__all__ = [
+    *_count.__all__,
+    *_diff.__all__,
+    *_select.__all__,
+    *_scan.__all__,
+    *_search.__all__,
+    *_sort.__all__,
+    *_sets.__all__,
+]

@@ -6,10 +6,10 @@ family's primitives), ``derived`` (compositions of other ops). This ``__init__``
 the family's top-level ``st`` functions (``__all__``).
 """
 
-from .derived import misc as _misc
+from .derived import combinatorics as _combinatorics
 from .derived import splitting as _splitting
 from .derived import tile as _tile
-from .derived.misc import *  # noqa: F403
+from .derived.combinatorics import *  # noqa: F403
 from .derived.splitting import *  # noqa: F403
 from .derived.tile import *  # noqa: F403
 from .prims import joining as _joining
@@ -21,4 +21,12 @@ from .prims.reshape import *  # noqa: F403
 from .prims.triangular import *  # noqa: F403
 from .prims.views import *  # noqa: F403
 
-__all__ = [*_views.__all__, *_reshape.__all__, *_joining.__all__, *_triangular.__all__, *_tile.__all__, *_splitting.__all__, *_misc.__all__]
+__all__ = [
+    *_views.__all__,
+    *_reshape.__all__,
+    *_joining.__all__,
+    *_triangular.__all__,
+    *_tile.__all__,
+    *_splitting.__all__,
+    *_combinatorics.__all__,
+]

@@ -1,5 +1,6 @@
 """Comparisons derived from the elementwise primitives: ``isclose``, ``allclose``, ``equal``,
-``isinf``, ``isposinf``, ``isneginf`` and ``isreal``.
+``isinf``, ``isposinf``, ``isneginf``, ``isreal``; and the predicates ``is_nonzero`` (a value
+against 0) and ``is_signed`` (of the dtype), read as Python bools.
 
 Each is a composition of comparisons, ``abs`` and ``&``/``|`` (reached through tensor
 methods and operators), so none needs a rule or a gradient of its own; ``allclose`` and
@@ -13,10 +14,20 @@ import math
 from .... import dtypes as D
 from ....core.dispatch import apply, as_tensor, is_tensor
 from ....core.registry import bind
-from ....errors import ArgumentError, DTypeError
+from ....errors import ArgumentError, DTypeError, ShapeError
 from ..prims.unary import isfinite
 
-__all__ = ["isclose", "allclose", "equal", "isinf", "isposinf", "isneginf", "isreal"]
+__all__ = [
+    "isclose",
+    "allclose",
+    "equal",
+    "isinf",
+    "isposinf",
+    "isneginf",
+    "isreal",
+    "is_nonzero",
+    "is_signed",
+]
 
 
 def _tensor(x):
@@ -151,3 +162,35 @@ def isreal(input):
     if x.dtype.is_complex:
         return x.imag == 0
     return apply("full", x.layout, True, D.bool_)
+
+
+# ---------------------------------------------------------- predicates read as Python bools
+@bind("is_nonzero")
+def is_nonzero(input):
+    """Whether a one-element tensor is not zero (more or fewer elements: RuntimeError).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.is_nonzero(st.tensor([0.0])), st.tensor([[2]]).is_nonzero()
+    (False, True)
+    """
+    n = input.numel()
+    if n != 1:
+        raise ShapeError(
+            f"Boolean value of Tensor with {'no values' if n == 0 else 'more than one value'} "
+            f"is ambiguous"
+        )
+    return bool(input.item() != 0)
+
+
+def is_signed(input):
+    """Whether the dtype is signed (bool and uint8: False; floats and complex: True).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.tensor([1]).is_signed(), st.tensor([True]).is_signed()
+    (True, False)
+    """
+    return input.is_signed()

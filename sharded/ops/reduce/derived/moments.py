@@ -1,5 +1,6 @@
 """Reductions derived from ``sum`` and ``amax``: ``mean``, ``var``, ``std``, ``var_mean``,
-``std_mean``, ``nansum``, ``nanmean``, ``logsumexp``, ``softmax`` and ``log_softmax``.
+``std_mean``, ``nansum``, ``nanmean``, ``logsumexp``, ``softmax``, ``log_softmax`` and the
+method ``Tensor.sum_to_size``.
 
 Each function says in one line what it computes from primitives (reached through the public
 functions and tensor methods of the op families), so autograd differentiates the primitives
@@ -10,12 +11,13 @@ from __future__ import annotations
 
 import builtins
 import math
+import numbers
 import warnings
 
 from .... import dtypes as D
 from ....core.dispatch import apply, as_tensor, is_tensor
 from ....core.registry import bind
-from ....errors import DTypeError
+from ....errors import ArgumentTypeError, DTypeError, ShapeError
 from ....layout import normalize_dim
 from ...elementwise.prims.selection import where
 from ...elementwise.prims.unary import exp, isfinite, log, sqrt
@@ -199,6 +201,33 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     dims = dims_of(x, dim)
     n = (~x.isnan()).sum(dims, keepdim)
     return nansum(x, dims, keepdim, dtype=dtype) / n
+
+
+# sum_to_size = sum over the dims that broadcasting would expand (a method only, as torch)
+@bind("sum_to_size")
+def sum_to_size(self, *size):
+    """Sum this tensor down to ``size`` (to which it must broadcast): the inverse of
+    ``expand``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.ones(2, 3).sum_to_size(1, 3).tolist()
+    [[2.0, 2.0, 2.0]]
+    """
+    if not size:
+        raise ArgumentTypeError('sum_to_size() missing 1 required positional arguments: "size"')
+    if len(size) == 1 and not isinstance(size[0], numbers.Integral):
+        size = tuple(size[0])
+    shape, lead = tuple(self.shape), self.ndim - len(size)
+    if lead < 0 or any(s != 1 and s != n for s, n in zip(size, shape[lead:])):
+        raise ShapeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    if tuple(size) == shape:
+        return self
+    dims = list(range(lead)) + [
+        lead + i for i, (s, n) in enumerate(zip(size, shape[lead:])) if s == 1 and n != 1
+    ]
+    return self.sum(dims, keepdim=True).reshape(size)
 
 
 # logsumexp = m + log(sum(exp(x - m))), m the finite max
