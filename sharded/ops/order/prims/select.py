@@ -49,6 +49,7 @@ from ....errors import ArgumentError, ArgumentTypeError, DimError, UnsupportedDT
 from ....layout import Layout, normalize_dim
 from ..kernels import mode as MK
 from ..kernels import select as K
+from ..plan import radix_select, split_mode
 
 __all__ = [
     "kthvalue",
@@ -247,7 +248,7 @@ def _select(ex, x, d, keepdim, kind, arg, quantile, qn):
         groups = list(reduce_groups(lay, (d,)).values())
         roots = [shards[m[0]][0] for m in groups]
         out = reduce_layout(lay, (d,), keepdim, roots)
-        finals = K.radix_select(ex, x, d, groups, kind, arg, CANDIDATES)
+        finals = radix_select(ex, x, d, groups, kind, arg, CANDIDATES)
         keys = [[] for _ in range(nout)]
         for (root, spec, ranks, args, ext), (_, _, oshp) in zip(finals, out.shards()):
             ks = tuple(ex.new_key() for _ in range(nout))
@@ -514,7 +515,7 @@ def _mode_plan(ex, x, dim, keepdim):
     by value counts (see :func:`.order_kernels.split_mode`)."""
     lay = x._layout
     if _split(lay, dim):
-        return MK.split_mode(ex, x, dim, keepdim)
+        return split_mode(ex, x, dim, keepdim)
     out = reduce_layout(lay, (dim,), keepdim)
     vk, ik = [], []
     for s, (w, _, oshp) in enumerate(out.shards()):
