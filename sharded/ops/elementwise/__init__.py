@@ -1,9 +1,17 @@
-"""Elementwise ops: arithmetic, math functions, comparisons, rounding, special functions, complex parts, clamp/where.
+"""Elementwise ops: arithmetic, math functions, comparisons, rounding, special functions,
+complex parts, clamp/where.
 
-Fixed roles: ``prims`` (each primitive one block: kernels, rules, planner, VJP,
-bound names), ``kernels`` (worker code only), ``plan`` (planning shared by the
-family's primitives), ``derived`` (compositions of other ops). This ``__init__`` names
-the family's top-level ``st`` functions (``__all__``).
+- ``prims``: the primitives by kind: ``arithmetic``, ``binary_math``, ``complex_``,
+  ``exp_log``, ``logical`` (comparisons, logical and bitwise ops), ``rounding``,
+  ``selection`` (clamp, where), ``special`` (erf, lgamma...), ``trig``, ``unary``;
+- ``plan``: the planner, broadcasting and dtype rules shared by the primitives;
+- ``kernels``: the worker math of the special functions;
+- ``derived``: ``compare`` (isclose, allclose, equal, isinf..., is_nonzero, is_signed),
+  ``combine`` (positive, lerp, addcmul, addcdiv), ``inplace`` (torch's top-level in-place
+  functions, ``st.abs_``...).
+
+This ``__init__`` names the family's top-level ``st`` functions: ``__all__`` is the union of
+its modules' (the roles are described in :mod:`sharded.ops`).
 """
 
 from .derived import combine as _combine

@@ -1,9 +1,14 @@
 """Indexing: getitem/setitem machinery, index_select/gather/take, index_put, scatters.
 
-Fixed roles: ``prims`` (each primitive one block: kernels, rules, planner, VJP,
-bound names), ``kernels`` (worker code only), ``plan`` (planning shared by the
-family's primitives), ``derived`` (compositions of other ops). This ``__init__`` names
-the family's top-level ``st`` functions (``__all__``).
+- ``prims``: ``indexing`` (``x[key]``, ``x[key] = v``), ``routing`` (gather/scatter
+  with indices routed worker to worker), ``masking`` (boolean masks), ``checks`` (value
+  checks run on the workers), ``index_ops`` (``index_*``, ``masked_*``, ``nonzero``);
+- ``derived``: ``scatter`` (gather, scatter, scatter_add, scatter_reduce, take_along_dim),
+  ``scatter_extra`` (the view scatters, index_reduce, put), ``index_put``, ``unravel``
+  (unravel_index).
+
+This ``__init__`` names the family's top-level ``st`` functions: ``__all__`` is the union of
+its modules' (the roles are described in :mod:`sharded.ops`).
 """
 
 from .derived import index_put as _index_put

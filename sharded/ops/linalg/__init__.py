@@ -1,9 +1,18 @@
-"""Linear algebra: products (matmul, einsum), batched decompositions and the distributed big-matrix solvers (``st.linalg`` is :mod:`sharded.linalg`).
+"""Linear algebra: products (matmul, einsum), batched decompositions and the distributed
+big-matrix solvers (``st.linalg`` is :mod:`sharded.linalg`).
 
-Fixed roles: ``prims`` (each primitive one block: kernels, rules, planner, VJP,
-bound names), ``kernels`` (worker code only), ``plan`` (planning shared by the
-family's primitives), ``derived`` (compositions of other ops). This ``__init__`` names
-the family's top-level ``st`` functions (``__all__``).
+- ``prims``: ``matmul`` (the products), ``batched`` (one kernel per batch block),
+  ``decomp`` and ``solve`` (the ``st.linalg`` decompositions and solvers), ``lu_family``,
+  and the distributed algorithms for one big split matrix: ``tall`` (QR), ``lu_dist``
+  (block LU), ``cholesky`` (blocked Cholesky);
+- ``plan``: matmul's layout strategy and cost model;
+- ``kernels``: the worker kernels of the block LU;
+- ``derived``: ``einsum`` (einsum, tensordot), ``norms`` (norms, cond, matrix_rank, pinv...),
+  ``extra`` (matrix_power, matrix_exp, det/inverse at the top level...), ``toplevel``
+  (torch's older svd/qr/cholesky, the BLAS thread count).
+
+This ``__init__`` names the family's top-level ``st`` functions: ``__all__`` is the union of
+its modules' (the roles are described in :mod:`sharded.ops`).
 """
 
 from .derived import einsum as _einsum

@@ -1,9 +1,15 @@
-"""Shapes and views: view/reshape/permute/expand, joining and splitting, tile/repeat, triangular parts.
+"""Shapes and views: view/reshape/permute/expand, joining and splitting, tile/repeat,
+triangular parts.
 
-Fixed roles: ``prims`` (each primitive one block: kernels, rules, planner, VJP,
-bound names), ``kernels`` (worker code only), ``plan`` (planning shared by the
-family's primitives), ``derived`` (compositions of other ops). This ``__init__`` names
-the family's top-level ``st`` functions (``__all__``).
+- ``prims``: ``views`` (permute, transpose...), ``reshape`` (view, reshape, squeeze,
+  expand), ``joining`` (resharding, cat, stack, split, flip, roll, ``to``), ``triangular``
+  (tril/triu, diagonals, meshgrid...);
+- ``derived``: ``tile`` (repeat, tile, movedim, the ``*stack`` family, take...),
+  ``splitting`` (tensor_split, unfold, block_diag, diagflat), ``combinatorics``
+  (cartesian_prod, combinations).
+
+This ``__init__`` names the family's top-level ``st`` functions: ``__all__`` is the union of
+its modules' (the roles are described in :mod:`sharded.ops`).
 """
 
 from .derived import combinatorics as _combinatorics

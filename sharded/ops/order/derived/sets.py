@@ -72,7 +72,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
     NaNs are each their own value, as in torch. The result is sharded; the driver reads a
     few samples, cut positions and result sizes (short waits). With ``dim``, the unique
-    slices along ``dim`` in lexicographic order, on any layout (see :mod:`.rows`).
+    slices along ``dim`` in lexicographic order, on any layout (see :mod:`..prims.unique_rows`).
 
     Examples
     --------

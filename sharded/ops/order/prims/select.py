@@ -12,10 +12,11 @@ moves). Along the split dim, with ``P`` pieces per row:
   (:func:`sharded.core.tree.combine_tree`), so one worker per output block holds at most
   ``2 k`` candidates per row. No driver wait.
 - **kthvalue, median, nanmedian, quantile, nanquantile** (distributed radix selection on
-  order-preserving int64 keys, see :mod:`.order_kernels`): round 0 reads per-row statistics
-  of every piece (valid count, min and max key, first NaN); the driver turns them into the
-  ranks to select (torch's lower median, quantile positions ``q (n - 1)``). Each later round
-  every piece counts its keys inside each target's current key interval by bins of
+  order-preserving int64 keys, see :mod:`..kernels.select`; the rounds are
+  :func:`..plan.radix_select`): round 0 reads per-row statistics of every piece (valid
+  count, min and max key, first NaN); the driver turns them into the ranks to select
+  (torch's lower median, quantile positions ``q (n - 1)``). Each later round every piece
+  counts its keys inside each target's current key interval by bins of
   ``(key - lo) >> shift`` (up to 4,096 bins, fewer when many targets) and the driver reads
   only these counts, keeps the bin holding the rank and narrows the interval; 64-bit keys
   need at most six rounds, typically two or three. When at most a few thousand candidates
@@ -512,7 +513,7 @@ def _mode_spec(x, dim, keepdim):
 )
 def _mode_plan(ex, x, dim, keepdim):
     """torch's mode along ``dim``: per shard when the dim is whole there; along a split dim
-    by value counts (see :func:`.order_kernels.split_mode`)."""
+    by value counts (see :func:`..plan.split_mode`)."""
     lay = x._layout
     if _split(lay, dim):
         return split_mode(ex, x, dim, keepdim)

@@ -2,7 +2,8 @@
 ``tile``, ``repeat_interleave``, ``movedim``/``moveaxis``, ``unflatten``, ``rot90``,
 ``broadcast_tensors``, ``atleast_*d``, ``view_as``, ``type_as``, the ``*stack`` family and
 ``take``. Each is a composition of differentiable primitives, so none needs a VJP of its own
-and each runs where the primitives it uses run (a split dim is handled by them).
+and each runs where the primitives it uses run (a split dim is handled by them). Also the
+predicates ``is_same_size`` (of the shapes) and ``get_device`` (of the device).
 """
 
 from __future__ import annotations
