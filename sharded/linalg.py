@@ -1,24 +1,29 @@
 """``st.linalg``: matrix products, batched decompositions and distributed big-matrix solvers.
 
+The namespace of the linear-algebra family, :mod:`sharded.ops.linalg` (the paths below are
+inside it):
+
 * Products (``matmul``/``@``, ``mm``, ``bmm``, ``mv``, ``dot``, ``vdot``, ``inner``, ``outer``,
-  ``tensordot``, ``einsum``, ``multi_dot``, ``vecdot``): torch's shape rules, the layout
-  strategy (local, k-split + tree, SUMMA blocks, reshard first) in ``ops/matmul.py``;
-  ``einsum``/``tensordot`` in ``ops/einsum.py``.
-* Batched decompositions over sharded batch dims, one kernel per shard (``batched.py``; the
-  primitives and their gradients in ``solve.py`` and ``decomp.py``).
+  ``tensordot``, ``einsum``, ``multi_dot``, ``vecdot``): torch's shape rules and the layout
+  strategy (local, k-split + tree, SUMMA blocks, reshard first) in ``prims/matmul.py``, its
+  cost model in ``plan.py``; ``einsum``/``tensordot`` in ``derived/einsum.py``.
+* Batched decompositions over sharded batch dims, one kernel per shard (``prims/batched.py``;
+  the primitives and their gradients in ``prims/solve.py`` and ``prims/decomp.py``).
 * One big split matrix: CholeskyQR2/TSQR ``qr`` with Q row-sharded, ``lstsq`` and tall
-  ``svd`` through it (``tall.py``), block-LU ``solve``/``inv``/``det`` (``lu_dist.py``), blocked
-  ``cholesky`` (``cholesky.py``); nothing is gathered on one worker or the driver.
-* Norms, ``cond``, ``matrix_rank`` and ``pinv`` are compositions of the above (``derived.py``);
-  so are ``matrix_power``, ``matrix_exp``, ``cross``, ``solve_triangular``... (``extra.py``).
+  ``svd`` through it (``prims/tall.py``), block-LU ``solve``/``inv``/``det``
+  (``prims/lu_dist.py``, its worker kernels in ``kernels.py``), blocked ``cholesky``
+  (``prims/cholesky.py``); nothing is gathered on one worker or the driver.
+* Norms, ``cond``, ``matrix_rank`` and ``pinv`` are compositions of the above
+  (``derived/norms.py``); so are ``matrix_power``, ``matrix_exp``, ``cross``,
+  ``solve_triangular``... (``derived/extra.py``).
 * The LU family (``lu``, ``lu_factor``, ``lu_factor_ex``, ``lu_solve``; ``st.lu_unpack``) for
-  matrices that fit on one worker (``lu_family.py``).
+  matrices that fit on one worker (``prims/lu_family.py``).
 
 Singular or non-positive-definite inputs raise :class:`LinAlgError` at call time, naming the
 batch element; the ``*_ex`` variants return torch's ``info`` instead of raising.
 
-This package is the public namespace; the products are re-exported from their own family
-modules (this ``__init__`` only names them, it defines no primitive).
+This module only names the functions (it defines no primitive); torch's older top-level
+``st.svd``/``st.qr``/``st.cholesky`` are in ``derived/toplevel.py``.
 """
 
 from __future__ import annotations

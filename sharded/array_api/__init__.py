@@ -23,8 +23,7 @@ import numpy as np
 
 from ..core.registry import bind
 from ..errors import ArgumentError
-from . import fft as _fft
-from . import linalg
+from . import fft, linalg
 from ._creation import *  # noqa: F403
 from ._creation import __all__ as _creation_all
 from ._dtypes import (
@@ -57,10 +56,6 @@ __array_api_version__ = "2024.12"
 
 e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
 newaxis = None
-
-fft = _fft if _fft.AVAILABLE else None  # the extension is advertised only where it works
-if fft is None:
-    del fft
 
 if complex64 is None:  # sharded has no complex dtypes yet: do not advertise the names
     del complex64, complex128
@@ -146,8 +141,7 @@ _THIS = sys.modules[__name__]
 __all__ = (
     ["__array_namespace_info__", "astype", "can_cast", "finfo", "iinfo", "isdtype"]
     + ["result_type", "bool", "int8", "int16", "int32", "int64", "uint8", "float32", "float64"]
-    + ["e", "pi", "inf", "nan", "newaxis", "linalg"]
-    + (["fft"] if _fft.AVAILABLE else [])
+    + ["e", "pi", "inf", "nan", "newaxis", "linalg", "fft"]
     + _creation_all
     + _elementwise_all
     + _manip_all

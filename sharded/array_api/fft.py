@@ -1,5 +1,5 @@
-"""The ``fft`` extension of the Array API namespace, over :mod:`sharded.fft` (``AVAILABLE`` is
-False, and the namespace leaves ``fft`` out, in a build without it).
+"""The ``fft`` extension of the Array API namespace, over :mod:`sharded.fft` (the functions of
+:mod:`sharded.ops.fft.derived`).
 
 The standard's names take ``axis``/``axes`` and ``norm="backward"`` where sharded's take
 torch's ``dim`` and ``norm=None``.
@@ -7,12 +7,7 @@ torch's ``dim`` and ``norm=None``.
 
 from __future__ import annotations
 
-try:  # sharded.fft arrives with the FFT family; the namespace exposes it once it is there
-    from ..ops.fft import derived as _F
-except ImportError:  # pragma: no cover - depends on the build
-    _F = None
-
-AVAILABLE = _F is not None
+from ..ops.fft import derived as _F
 
 
 def _one(name):
@@ -103,8 +98,3 @@ __all__ = [
     "fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
     "fftfreq", "rfftfreq", "fftshift", "ifftshift",
 ]  # fmt: skip
-
-if not AVAILABLE:  # the examples need sharded.fft: a build without it documents the names only
-    for _name in __all__:
-        _f = globals()[_name]
-        _f.__doc__ = _f.__doc__.split("\n\n    Examples")[0]

@@ -1,4 +1,12 @@
-"""The op families, one package each with fixed roles (see each family's ``__init__``).
+"""The op families, one package each, with fixed roles:
+
+- ``prims`` (a module or a package): each primitive one block: its kernel(s), pure shape,
+  dtype and layout rules, planner, VJP and the names it binds;
+- ``kernels``: worker code only (kernels and the pure functions they call);
+- ``plan``: driver-side planning shared by the family's primitives;
+- ``derived``: ops composed of other ops (no rules or gradients of their own);
+- the family's ``__init__`` names its top-level ``st`` functions (``__all__``, the union of
+  its modules').
 
 ``FAMILIES`` is the one list of them: ``sharded`` star-imports this package, whose
 ``__all__`` is every family's top-level names, and :mod:`sharded.array_api` builds its

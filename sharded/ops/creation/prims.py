@@ -1,4 +1,5 @@
-"""Creation: tensors made on their workers from their offsets alone (random ones: ``random.py``).
+"""Creation: tensors made on their workers from their offsets alone (random ones: the random
+family, :mod:`sharded.ops.random`).
 
 Every function takes ``shards=`` (default: one per worker), ``dim=`` (the split dim, default 0)
 or ``layout=st.Layout(...)``, and ``dtype=``, ``device=``, ``requires_grad=``. Shards are made

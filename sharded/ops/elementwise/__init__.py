@@ -1,12 +1,24 @@
-"""Elementwise ops: arithmetic, math functions, comparisons, rounding, special functions, complex parts, clamp/where.
+"""Elementwise ops: arithmetic, math functions, comparisons, rounding, special functions,
+complex parts, clamp/where.
 
-Fixed roles: ``prims`` (each primitive one block: kernels, rules, planner, VJP,
-bound names), ``kernels`` (worker code only), ``plan`` (planning shared by the
-family's primitives), ``derived`` (compositions of other ops). This ``__init__`` names
-the family's top-level ``st`` functions (``__all__``).
+- ``prims``: the primitives by kind: ``arithmetic``, ``binary_math``, ``complex_``,
+  ``exp_log``, ``logical`` (comparisons, logical and bitwise ops), ``rounding``,
+  ``selection`` (clamp, where), ``special`` (erf, lgamma...), ``trig``, ``unary``;
+- ``plan``: the planner, broadcasting and dtype rules shared by the primitives;
+- ``kernels``: the worker math of the special functions;
+- ``derived``: ``compare`` (isclose, allclose, equal, isinf..., is_nonzero, is_signed),
+  ``combine`` (positive, lerp, addcmul, addcdiv), ``inplace`` (torch's top-level in-place
+  functions, ``st.abs_``...).
+
+This ``__init__`` names the family's top-level ``st`` functions: ``__all__`` is the union of
+its modules' (the roles are described in :mod:`sharded.ops`).
 """
 
+from .derived import combine as _combine
+from .derived import compare as _compare
 from .derived import inplace as _inplace
+from .derived.combine import *  # noqa: F403
+from .derived.compare import *  # noqa: F403
 from .derived.inplace import *  # noqa: F403
 from .prims import arithmetic as _arithmetic
 from .prims import binary_math as _binary_math
@@ -29,4 +41,18 @@ from .prims.special import *  # noqa: F403
 from .prims.trig import *  # noqa: F403
 from .prims.unary import *  # noqa: F403
 
-__all__ = [*_arithmetic.__all__, *_binary_math.__all__, *_complex_.__all__, *_exp_log.__all__, *_logical.__all__, *_rounding.__all__, *_selection.__all__, *_special.__all__, *_trig.__all__, *_unary.__all__, *_inplace.__all__]
+__all__ = [
+    *_arithmetic.__all__,
+    *_binary_math.__all__,
+    *_complex_.__all__,
+    *_exp_log.__all__,
+    *_logical.__all__,
+    *_rounding.__all__,
+    *_selection.__all__,
+    *_special.__all__,
+    *_trig.__all__,
+    *_unary.__all__,
+    *_compare.__all__,
+    *_combine.__all__,
+    *_inplace.__all__,
+]

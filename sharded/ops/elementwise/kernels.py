@@ -1,4 +1,4 @@
-"""The math of :mod:`.special`: erf, erfc, erfinv, lgamma, digamma and trigamma of float64
+"""The math of :mod:`.prims.special`: erf, erfc, erfinv, lgamma, digamma and trigamma of float64
 arrays with the array module ``xp`` (NumPy or CuPy), no SciPy. Pure functions, no registry.
 
 - ``erf``/``erfc``: W. J. Cody's rational Chebyshev approximations ("Rational Chebyshev

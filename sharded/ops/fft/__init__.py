@@ -1,9 +1,10 @@
 """Discrete Fourier transforms (``st.fft`` is :mod:`sharded.fft`).
 
-Fixed roles: ``prims`` (each primitive one block: kernels, rules, planner, VJP,
-bound names), ``kernels`` (worker code only), ``plan`` (planning shared by the
-family's primitives), ``derived`` (compositions of other ops). This ``__init__`` names
-the family's top-level ``st`` functions (``__all__``).
+- ``prims``: the ``fft1`` primitive (one dim, the split one included) and its planners;
+- ``kernels``: the worker kernels of Bluestein's chirp-z transform (prime lengths);
+- ``derived``: torch's ``fft``, ``rfft``, ``fft2``, ``fftn``..., ``fftfreq``, ``fftshift``.
+
+The transforms live in the ``st.fft`` namespace only: ``__all__`` is empty.
 """
 
 from . import (

@@ -1,5 +1,5 @@
 """Kernels of Bluestein's chirp-z transform, the split 1-D FFT of a length with no useful
-factors (a prime): see ``_bluestein`` in :mod:`.fft`, which plans it.
+factors (a prime): see ``_bluestein`` in :mod:`.prims`, which plans it.
 
 With ``nk = (n^2 + k^2 - (k - n)^2) / 2``, a length-``N`` DFT is
 ``X[k] = c[k] * sum_n (x[n] c[n]) * conj(c[k - n])``, ``c[j] = exp(-i pi j^2 / N)``: a

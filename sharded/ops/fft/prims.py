@@ -315,7 +315,7 @@ def conv_len(n: int, k: int) -> int:
 
 def _bluestein(ex, x, inverse, norm, conj_in, conj_out, real_out, odt) -> Operand:
     """A complex FFT of a split 1-D operand whose length has no factor to spread over the
-    workers (a prime): Bluestein's convolution (:mod:`.fft_chirp`) by three four-step FFTs
+    workers (a prime): Bluestein's convolution (:mod:`.kernels`) by three four-step FFTs
     of a smooth length ``M >= 2N - 1`` (:func:`conv_len`), every block cut evenly over the
     same workers. An inverse transform is the conjugate of the forward one of the conjugate.
     Peak per worker: about three ``M / k`` blocks (the filter's spectrum, the data's and

@@ -1,9 +1,13 @@
 """Convolution and pooling primitives (the layers are in :mod:`sharded.nn`).
 
-Fixed roles: ``prims`` (each primitive one block: kernels, rules, planner, VJP,
-bound names), ``kernels`` (worker code only), ``plan`` (planning shared by the
-family's primitives), ``derived`` (compositions of other ops). This ``__init__`` names
-the family's top-level ``st`` functions (``__all__``).
+- ``prims``: ``conv`` (conv1d, conv2d and their gradients), ``pool`` (max, average and
+  adaptive pooling over (N, C, H, W) blocks);
+- ``kernels``: the worker code they share (sliding windows, col2im, padding);
+- ``plan``: the driver code they share (output sizes, block layouts, per-shard submission);
+- ``derived``: torch's ``max_pool1d/2d``, ``avg_pool1d/2d``, ``adaptive_*_pool1d/2d``.
+
+This ``__init__`` names the family's top-level ``st`` functions: ``__all__`` is the union of
+its modules' (the roles are described in :mod:`sharded.ops`).
 """
 
 from . import derived  # noqa: F401  (registers its primitives)
@@ -14,4 +18,4 @@ from .prims import (
 )
 from .prims.conv import conv1d, conv2d
 
-__all__ = ['conv1d', 'conv2d', 'adaptive_avg_pool1d', 'avg_pool1d', 'max_pool1d', 'max_pool2d']
+__all__ = ["conv1d", "conv2d", "adaptive_avg_pool1d", "avg_pool1d", "max_pool1d", "max_pool2d"]

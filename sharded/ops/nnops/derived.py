@@ -3,7 +3,7 @@ as ``torch.nn.functional``: ``max_pool1d/2d`` (with ``return_indices``), ``avg_p
 ``adaptive_avg_pool1d/2d``, ``adaptive_max_pool1d/2d``.
 
 Every window lies inside one image and one channel, so shards split along N or C pool where
-they are (the primitives of :mod:`.pool_prims`); a split along H or W is resharded to a batch
+they are (the primitives of :mod:`.prims.pool`); a split along H or W is resharded to a batch
 split first. The 1-D forms are the 2-D ones over rows of height 1. Arguments are checked, with
 torch's messages, before anything is queued.
 """
@@ -13,7 +13,8 @@ from __future__ import annotations
 from ... import dtypes as D
 from ...core.dispatch import apply, as_tensor, is_tensor
 from ...errors import ArgumentError, DTypeError, ShapeError, UnsupportedDType
-from .kernels import batch_layout, pool_out, right_pad
+from .kernels import right_pad
+from .plan import batch_layout, pool_out
 
 __all__ = [
     "max_pool1d",

@@ -1,13 +1,10 @@
-"""Helpers shared by the convolution (:mod:`.conv`) and pooling (:mod:`.pool`) families: the
-sliding-window view (im2col without a copy), its adjoint (col2im), output-size arithmetic and
-the layout rules of ops that work on (N, C, H, W) blocks. Pure functions of ``xp`` arrays and
-layouts; no primitives live here.
+"""Worker code shared by the convolution (:mod:`.prims.conv`) and pooling (:mod:`.prims.pool`)
+kernels: the sliding-window view (im2col without a copy), its adjoint (col2im), padding and
+cropping of (N, C, H, W) blocks, and the overhang padding of the last window. Pure functions
+of ``xp`` arrays; no primitives live here (the driver side is :mod:`.plan`).
 """
 
 from __future__ import annotations
-
-from ...core.dataflow import even_bounds
-from ...layout import Layout
 
 
 def windows(xp, x, k, stride, dilation, out_hw):
@@ -57,50 +54,8 @@ def crop(a, pads, hw):
     return a[:, :, t : t + hw[0], left : left + hw[1]]
 
 
-def pool_out(n, k, s, p, d, ceil_mode):
-    """torch's ``pooling_output_shape``: with ``ceil_mode`` the last window may hang over the
-    right edge, but must start inside the input or its left padding."""
-    num = n + 2 * p - d * (k - 1) - 1 + ((s - 1) if ceil_mode else 0)
-    out = num // s + 1
-    if ceil_mode and (out - 1) * s >= n + p:
-        out -= 1
-    return out
-
-
 def right_pad(n, k, s, p, d, out):
     """Padding after the end that the last of ``out`` windows reads (ceil_mode's overhang),
     so the kernel can take all windows from one padded block."""
     need = (out - 1) * s + d * (k - 1) + 1 if out > 0 else 0
     return max(0, need - n - p)
-
-
-def batch_layout(lay: Layout, keep=(0,)) -> Layout | None:
-    """``None`` when ``lay`` is replicated or split only along the dims in ``keep`` (the work
-    is then local); else the layout to reshard to: split along the batch dim over as many
-    shards as before (one when N is 1), every other dim whole."""
-    if lay.is_replicated or set(lay.split_dims) <= set(keep):
-        return None
-    n = lay.shape[0]
-    b0 = even_bounds(n, lay.num_shards)
-    bounds = [b0] + [(0, s) for s in lay.shape[1:]]
-    return Layout.from_bounds(lay.shape, bounds, lay.workers[: len(b0) - 1])
-
-
-def out_layout(lay: Layout, shape, keep=(0,)) -> Layout:
-    """The layout of a result of ``shape`` computed shard by shard from an input laid out as
-    ``lay``: the dims in ``keep`` keep their cuts, the others are whole."""
-    if lay.is_replicated:
-        return Layout.from_bounds(shape, [(0, s) for s in shape], lay.workers, replicated=True)
-    bounds = [lay.bounds[d] if d in keep else (0, s) for d, s in enumerate(shape)]
-    return Layout.from_bounds(shape, bounds, lay.workers)
-
-
-def submit_local(ex, name, lay: Layout, args, params):
-    """One ``name`` command per shard of ``lay`` (``args[s]``: that shard's arguments) making
-    the same shard of the result; returns the keys."""
-    keys = []
-    for s, (w, _, _) in enumerate(lay.shards()):
-        k = ex.new_key()
-        ex.submit(w, name, tuple(args[s]), (k,), params, (name, s))
-        keys.append(k)
-    return keys

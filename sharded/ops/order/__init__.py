@@ -1,9 +1,16 @@
-"""Data-dependent order: sort, top-k/k-th value/median/quantile/mode, scans, searches, counts, diff, unique.
+"""Data-dependent order: sort, top-k/k-th value/median/quantile/mode, scans, searches,
+counts, diff, unique.
 
-Fixed roles: ``prims`` (each primitive one block: kernels, rules, planner, VJP,
-bound names), ``kernels`` (worker code only), ``plan`` (planning shared by the
-family's primitives), ``derived`` (compositions of other ops). This ``__init__`` names
-the family's top-level ``st`` functions (``__all__``).
+- ``prims``: ``sort``, ``select`` (topk, kthvalue, median, quantile, mode), ``scan``
+  (cumsum, cummax...), ``search`` (searchsorted, bucketize), ``count`` (bincount,
+  histc...), ``diff``, and the ``unique`` primitives (``unique_flat``, ``unique_rows``,
+  ``unique_runs``);
+- ``kernels``: worker kernels of ``sort``, ``select``, ``mode`` and ``scan``;
+- ``plan``: the driver's set-op exchange, selection rounds and split ``mode``;
+- ``derived``: ``sets`` (unique, unique_consecutive, isin).
+
+This ``__init__`` names the family's top-level ``st`` functions: ``__all__`` is the union of
+its modules' (the roles are described in :mod:`sharded.ops`).
 """
 
 from .derived import sets as _sets
@@ -21,4 +28,12 @@ from .prims.search import *  # noqa: F403
 from .prims.select import *  # noqa: F403
 from .prims.sort import *  # noqa: F403
 
-__all__ = [*_count.__all__, *_diff.__all__, *_select.__all__, *_scan.__all__, *_search.__all__, *_sort.__all__, *_sets.__all__]
+__all__ = [
+    *_count.__all__,
+    *_diff.__all__,
+    *_select.__all__,
+    *_scan.__all__,
+    *_search.__all__,
+    *_sort.__all__,
+    *_sets.__all__,
+]

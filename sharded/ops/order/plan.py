@@ -1,8 +1,16 @@
-"""The routing shared by the set ops: the sample-sort exchange of unique values or rows, the
-ids routed back to their source shards, and the small layout moves around them.
+"""The order family's driver-side planning shared by its primitives (their worker kernels are
+in :mod:`.kernels` and in the primitives' modules):
 
-:func:`sample_exchange` runs the pipeline of ``unique`` (:mod:`.flat`, 1-d values) and of
-``unique(dim=)`` (:mod:`.rows`, slices along a dim): each shard finds its own sorted uniques
+- the routing of the set ops: the sample-sort exchange of unique values or rows, the ids
+  routed back to their source shards, and the small layout moves around them;
+- the rounds of the distributed selection (:func:`radix_select`) of ``kthvalue``,
+  ``median``, ``nanmedian`` and ``(nan)quantile`` along a split dim, described in
+  :mod:`.prims.select`;
+- ``mode`` along a split dim by value counts (:func:`split_mode`).
+
+:func:`sample_exchange` runs the pipeline of ``unique`` (:mod:`.prims.unique_flat`, 1-d
+values) and of ``unique(dim=)`` (:mod:`.prims.unique_rows`, slices along a dim): each shard
+finds its own sorted uniques
 and counts (the family's ``local`` kernel), the driver reads a small regular sample of them
 and picks ``p - 1`` splitters (a driver wait, like every data-dependent op), reads where the
 splitters fall among every shard's uniques (``cuts`` kernel), every shard sends each
@@ -24,9 +32,12 @@ import itertools
 
 import numpy as np
 
+from ... import dtypes as D
 from ...core.dataflow import Operand, free_temps, reshard
 from ...core.registry import kernel
+from ...core.tree import combine_tree, reduce_groups, reduce_layout
 from ...layout import Layout, split_sizes
+from .kernels.select import BINS_BUDGET, merge_stats, plan_rows
 
 OVERSAMPLE = 32
 
@@ -297,3 +308,181 @@ def route_ids(ex, dest, cuts, id_keys, bounds, inv_keys):
         )  # fmt: skip
         out.append(k)
     return out
+
+
+# ------------------------------------------- order statistics along a split dim: the rounds
+def radix_select(ex, x, d, groups, kind, arg, candidates):
+    """The driver side of the distributed selection of :mod:`.prims.select` (its docstring):
+    the rounds, then per row group ``(root, spec, ranks, finish args, extract keys)``."""
+    shards = x._layout.shards()
+    stat_keys = {}
+    for members in groups:
+        for s in members:
+            k = ex.new_key()
+            params = {"axis": d, "offset": shards[s][1][d]}
+            ex.submit(shards[s][0], "select_stats", (("k", x._keys[s], None),), (k,), params)
+            stat_keys[s] = k
+    order = list(stat_keys)
+    got = dict(zip(order, ex.fetch([(shards[s][0], stat_keys[s], None) for s in order])))
+    ex.free_pairs([(shards[s][0], stat_keys[s]) for s in order])
+    st_ = []  # per group: dict of planning state
+    for members in groups:
+        whole = merge_stats([got[s] for s in members])
+        targets, spec = plan_rows(whole, kind, arg, x._dtype.np)
+        T = len(targets)
+        rows, rank = targets[:, 0], targets[:, 1]
+        cs = np.stack([got[s][rows, 0] for s in members], 1) if T else np.zeros((0, len(members)))
+        st_.append(
+            dict(
+                members=members,
+                spec=spec,
+                rows=rows,
+                rank=rank.copy(),
+                cs=cs.astype(np.int64),
+                lo=whole[rows, 1].copy(),
+                hi=whole[rows, 2].copy(),
+            )
+        )
+    while True:
+        todo = []
+        for g in st_:
+            span = [int(h) - int(lo) for lo, h in zip(g["lo"], g["hi"])]
+            active = (g["cs"].sum(1) > candidates) & (np.array(span, dtype=object) > 0)
+            if active.any():
+                todo.append((g, np.nonzero(active)[0], span))
+        if not todo:
+            break
+        reads = []
+        for g, act, span in todo:
+            nb = int(max(16, min(4096, BINS_BUDGET // max(1, len(act)))))
+            bits = nb.bit_length() - 1
+            shift = np.array([max(0, (span[t] + 1 - 1).bit_length() - bits) for t in act])
+            g["round"] = (act, shift, nb)
+            params = {
+                "axis": d,
+                "rows": g["rows"][act],
+                "lo": g["lo"][act],
+                "hi": g["hi"][act],
+                "shift": shift,
+                "nb": nb,
+            }
+            for s in g["members"]:
+                k = ex.new_key()
+                ex.submit(shards[s][0], "select_hist", (("k", x._keys[s], None),), (k,), params)
+                reads.append((g, s, k))
+        counts = ex.fetch([(shards[s][0], k, None) for _, s, k in reads])
+        ex.free_pairs([(shards[s][0], k) for _, s, k in reads])
+        per = collections.defaultdict(list)
+        for (g, _, _), c in zip(reads, counts):
+            per[id(g)].append(c)
+        for g, act, _ in todo:
+            act, shift, nb = g["round"]
+            c = np.stack(per[id(g)], 2)  # (targets, bins, pieces)
+            tot = c.sum(2)
+            cum = np.cumsum(tot, 1)
+            b = (cum <= g["rank"][act, None]).sum(1)
+            below = np.where(b > 0, cum[np.arange(len(act)), np.maximum(b - 1, 0)], 0)
+            g["rank"][act] -= below
+            for j, t in enumerate(act):
+                lo = int(g["lo"][t]) + (int(b[j]) << int(shift[j]))
+                g["hi"][t] = min(int(g["hi"][t]), lo + (1 << int(shift[j])) - 1)
+                g["lo"][t] = lo
+            g["cs"][act] = c[np.arange(len(act)), b, :]
+    finals = []
+    for g in st_:
+        members, T = g["members"], len(g["rows"])
+        P = len(members)
+        skip = np.zeros((T, P), np.int64)
+        take = np.minimum(g["cs"], g["rank"][:, None] + 1)
+        ranks = g["rank"].copy()
+        tie = g["cs"].sum(1) > candidates  # one key left: pick the piece holding the rank
+        for t in np.nonzero(tie)[0]:
+            cum = np.cumsum(g["cs"][t])
+            s = int((cum <= ranks[t]).sum())
+            take[t] = 0
+            take[t, s] = 1
+            skip[t, s] = ranks[t] - (cum[s - 1] if s else 0)
+            ranks[t] = 0
+        width = int(take.max()) if T else 0
+        root = shards[members[0]][0]
+        req, ext = collections.defaultdict(list), []
+        for p, s in enumerate(members):
+            ks = tuple(ex.new_key() for _ in range(3))
+            params = {
+                "axis": d,
+                "offset": shards[s][1][d],
+                "rows": g["rows"],
+                "lo": g["lo"],
+                "hi": g["hi"],
+                "skip": skip[:, p],
+                "take": take[:, p],
+                "width": width,
+            }
+            w = shards[s][0]
+            ex.submit(w, "select_extract", (("k", x._keys[s], None),), ks, params, ("select", s))
+            ext.append((w, ks))
+            if w != root:
+                req[w].extend((k, None) for k in ks)
+        handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
+        args = []
+        for w, ks in ext:
+            args += [("k", k, None) if w == root else ("x", next(handles[w])) for k in ks]
+        finals.append((root, g["spec"], ranks, args, ext))
+    return finals
+
+
+# ------------------------------------------------ mode along a split dim: the value counts
+def split_mode(ex, x, dim, keepdim):
+    """Every piece counts its values per row and splits the ``(value, count, last index)``
+    records by a hash of the value over the row group's workers (worker to worker, no
+    driver wait); each worker adds the counts of its values and keeps its best per row; the
+    bests (one record per row) combine in the reduction tree onto the group's root. No
+    worker holds more than the distinct values hashed to it."""
+    lay, shards = x._layout, x._layout.shards()
+    groups = list(reduce_groups(lay, (dim,)).values())
+    roots = [shards[m[0]][0] for m in groups]
+    out = reduce_layout(lay, (dim,), keepdim, roots)
+    dt = x._dtype.np.str
+    parts, temps = [], []
+    for members in groups:
+        dests = list(dict.fromkeys(shards[s][0] for s in members))  # root first
+        nq, R = (
+            len(dests),
+            int(np.prod([n for d, n in enumerate(shards[members[0]][2]) if d != dim])),
+        )
+        recs = []
+        for s in members:
+            w, offs, _ = shards[s]
+            ks = tuple(ex.new_key() for _ in range(5 * nq))
+            params = {"axis": dim, "offset": offs[dim], "nparts": nq}
+            ex.submit(w, "mode_count", (("k", x._keys[s], None),), ks, params, ("mode", s))
+            temps += [(w, k) for k in ks]
+            recs.append((w, ks))
+        req = collections.defaultdict(list)
+        for w, ks in recs:
+            for q, d in enumerate(dests):
+                if d != w:
+                    req[w].extend((k, None) for k in ks[5 * q : 5 * q + 5])
+        handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
+        want = [[] for _ in dests]
+        for w, ks in recs:
+            for q, d in enumerate(dests):
+                for k in ks[5 * q : 5 * q + 5]:
+                    want[q].append(("k", k, None) if d == w else ("x", next(handles[w])))
+        gp = []
+        for q, d in enumerate(dests):
+            kk = tuple(ex.new_key() for _ in range(4))
+            ex.submit(d, "mode_agg", tuple(want[q]), kk, {"R": R, "dtype": dt}, ("mode", None))
+            gp.append((d, kk))
+        parts.append(gp)
+    ex.free_pairs(temps)
+    finals = combine_tree(ex, parts, roots, "mode_merge", {}, 4, "mode")
+    vk, ik = [], []
+    for g, (w, _, oshp) in enumerate(out.shards()):
+        v, i = ex.new_key(), ex.new_key()
+        args = tuple(("k", k, None) for k in finals[g])
+        ex.submit(w, "mode_out", args, (v, i), {"oshape": tuple(oshp)}, ("mode", g))
+        ex.free(w, list(finals[g]))
+        vk.append(v)
+        ik.append(i)
+    return Operand(out, x._dtype, vk), Operand(out, D.int64, ik)

@@ -1,9 +1,13 @@
-"""Randomness: the counter-based generator (manual_seed, rand, randn, randint, randperm...), sampling (multinomial, bernoulli) and the in-place samplers.
+"""Randomness: the counter-based generator (manual_seed, rand, randn, randint,
+randperm...), sampling (multinomial, bernoulli) and the in-place samplers.
 
-Fixed roles: ``prims`` (each primitive one block: kernels, rules, planner, VJP,
-bound names), ``kernels`` (worker code only), ``plan`` (planning shared by the
-family's primitives), ``derived`` (compositions of other ops). This ``__init__`` names
-the family's top-level ``st`` functions (``__all__``).
+- ``prims``: ``counter`` (the generator and the seed state), ``sampling`` (normal,
+  bernoulli, multinomial, poisson);
+- ``derived``: the in-place samplers (``random_``, ``exponential_``... tensor methods
+  only).
+
+This ``__init__`` names the family's top-level ``st`` functions: ``__all__`` is the union of
+its modules' (the roles are described in :mod:`sharded.ops`).
 """
 
 from . import derived  # noqa: F401  (registers its primitives)

@@ -1,9 +1,13 @@
-"""Reductions and statistics: sum/prod/max/min/any/all/argmax, mean/var/std, softmax, cov/cdist/trapezoid.
+"""Reductions and statistics: sum/prod/max/min/any/all/argmax, mean/var/std, softmax,
+cov/cdist/trapezoid.
 
-Fixed roles: ``prims`` (each primitive one block: kernels, rules, planner, VJP,
-bound names), ``kernels`` (worker code only), ``plan`` (planning shared by the
-family's primitives), ``derived`` (compositions of other ops). This ``__init__`` names
-the family's top-level ``st`` functions (``__all__``).
+- ``prims``: the reduction primitives (sum, prod, amax, amin, all, any, max/min,
+  argmax/argmin), local then combined in a tree;
+- ``derived``: ``moments`` (mean, var, std, nansum, logsumexp, softmax..., sum_to_size),
+  ``stats`` (cov, corrcoef, cdist, dist, renorm, trapezoid).
+
+This ``__init__`` names the family's top-level ``st`` functions: ``__all__`` is the union of
+its modules' (the roles are described in :mod:`sharded.ops`).
 """
 
 from . import prims as _prims

@@ -1,15 +1,21 @@
-"""Shapes and views: view/reshape/permute/expand, joining and splitting, tile/repeat, triangular parts.
+"""Shapes and views: view/reshape/permute/expand, joining and splitting, tile/repeat,
+triangular parts.
 
-Fixed roles: ``prims`` (each primitive one block: kernels, rules, planner, VJP,
-bound names), ``kernels`` (worker code only), ``plan`` (planning shared by the
-family's primitives), ``derived`` (compositions of other ops). This ``__init__`` names
-the family's top-level ``st`` functions (``__all__``).
+- ``prims``: ``views`` (permute, transpose...), ``reshape`` (view, reshape, squeeze,
+  expand), ``joining`` (resharding, cat, stack, split, flip, roll, ``to``), ``triangular``
+  (tril/triu, diagonals, meshgrid...);
+- ``derived``: ``tile`` (repeat, tile, movedim, the ``*stack`` family, take...),
+  ``splitting`` (tensor_split, unfold, block_diag, diagflat), ``combinatorics``
+  (cartesian_prod, combinations).
+
+This ``__init__`` names the family's top-level ``st`` functions: ``__all__`` is the union of
+its modules' (the roles are described in :mod:`sharded.ops`).
 """
 
-from .derived import misc as _misc
+from .derived import combinatorics as _combinatorics
 from .derived import splitting as _splitting
 from .derived import tile as _tile
-from .derived.misc import *  # noqa: F403
+from .derived.combinatorics import *  # noqa: F403
 from .derived.splitting import *  # noqa: F403
 from .derived.tile import *  # noqa: F403
 from .prims import joining as _joining
@@ -21,4 +27,12 @@ from .prims.reshape import *  # noqa: F403
 from .prims.triangular import *  # noqa: F403
 from .prims.views import *  # noqa: F403
 
-__all__ = [*_views.__all__, *_reshape.__all__, *_joining.__all__, *_triangular.__all__, *_tile.__all__, *_splitting.__all__, *_misc.__all__]
+__all__ = [
+    *_views.__all__,
+    *_reshape.__all__,
+    *_joining.__all__,
+    *_triangular.__all__,
+    *_tile.__all__,
+    *_splitting.__all__,
+    *_combinatorics.__all__,
+]

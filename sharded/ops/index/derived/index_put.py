@@ -1,9 +1,10 @@
 """torch's ``index_put``/``index_put_``, sharded: integer index tensors (bool masks too, with
-``accumulate=True``) routed by the ``route_scatter`` primitive of :mod:`sharded.ops.index.prims.routing`
-(reached by name); other keys take the indexing path (``x[key] = values``).
+``accumulate=True``) routed by the ``route_scatter`` primitive of
+:mod:`sharded.ops.index.prims.routing` (reached by name); other keys take the indexing path
+(``x[key] = values``).
 
-Split from :mod:`sharded.ops.index.prims.index_ops` (the file limit); the index values are never read by the
-driver except a bool mask's ``nonzero`` (one count per shard).
+Split from :mod:`sharded.ops.index.prims.index_ops` (the file limit); the index values are
+never read by the driver except a bool mask's ``nonzero`` (one count per shard).
 """
 
 from __future__ import annotations

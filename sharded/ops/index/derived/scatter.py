@@ -1,7 +1,8 @@
 """torch's ``gather``, ``scatter``, ``scatter_add``, ``scatter_reduce`` and
 ``take_along_dim``, with their in-place and method forms, on the routed primitives
-``route_gather``/``route_scatter`` of :mod:`sharded.ops.index.prims.routing` (reached by name): indices
-are routed to the workers that own the rows they name, never read by the driver.
+``route_gather``/``route_scatter`` of :mod:`sharded.ops.index.prims.routing` (reached by
+name): indices are routed to the workers that own the rows they name, never read by the
+driver.
 
 Along a dim that is not split, every index block finds its points on its own worker and
 nothing moves. Shapes, dtypes and dims are checked as torch checks them before anything

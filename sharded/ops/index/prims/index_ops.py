@@ -1,12 +1,12 @@
 """torch's ``index_*``, ``masked_*`` and ``nonzero`` families, sharded.
 
 ``index_select``/``index_add``/``index_copy``/``index_fill`` (``index_put`` in
-:mod:`sharded.ops.index.derived.index_put`) run on the
-routed primitives of :mod:`sharded.ops.index.prims.routing` (reached by name): the 1-D index is expanded
-to the result's shape (laid out like the input along its other dims, so that only the
-indexed dim's rows move) and routed worker to worker; index values are never read by the
-driver, which reads only per-block counts (one wait per op). ``masked_*`` reuse the mask
-primitives of :mod:`sharded.ops.index.prims.masking` by name. ``nonzero`` reads one count per shard.
+:mod:`sharded.ops.index.derived.index_put`) run on the routed primitives of
+:mod:`sharded.ops.index.prims.routing` (reached by name): the 1-D index is expanded to the
+result's shape (laid out like the input along its other dims, so that only the indexed dim's
+rows move) and routed worker to worker; index values are never read by the driver, which
+reads only per-block counts (one wait per op). ``masked_*`` reuse the mask primitives of
+:mod:`sharded.ops.index.prims.masking` by name. ``nonzero`` reads one count per shard.
 
 Memory: a routed ``index_*`` op holds the expanded index (int64) and its bucketed coordinates.
 """

@@ -1,19 +1,18 @@
 """``x[key]`` and ``x[key] = value`` with torch's semantics: basic keys (views), advanced
 keys (gathers and scatters of points across shards) and boolean masks.
 
-A key is read as torch reads it (:func:`split_key`): its basic part (ints, 0-d integer
-tensors, slices with steps, ``None``, ``...``) applies first and gives a view that shares
-storage (the ``index_basic`` view primitive in :mod:`sharded.ops.shape.prims.views`); an advanced part
-(integer lists/arrays/tensors, boolean masks, bools) then gives a copy: the driver works out
-the source coordinates with NumPy's rules on zero-stride index grids of the view (at a memory
-cost of the result's size, not the tensor's), then plans per (source shard, result shard)
-pair: the source worker extracts its points, the result worker scatters them into place;
-points that already sit on the result's worker never move. Integer and boolean *tensor*
-indices are read to the driver for planning (index data, not the tensor's data). A boolean
-tensor mask over the leading dims of a tensor selects shard-locally
-(:mod:`sharded.ops.index.prims.masking`). Out-of-range indices raise
-:class:`~sharded.errors.IndexOutOfRange` naming the index, the dim and its size, before
-anything is changed.
+A key is read as torch reads it (:func:`split_key`): its basic part (ints, 0-d integer tensors,
+slices with steps, ``None``, ``...``) applies first and gives a view that shares storage (the
+``index_basic`` view primitive in :mod:`sharded.ops.shape.prims.views`); an advanced part
+(integer lists/arrays/tensors, boolean masks, bools) then gives a copy: the driver works out the
+source coordinates with NumPy's rules on zero-stride index grids of the view (at a memory cost
+of the result's size, not the tensor's), then plans per (source shard, result shard) pair: the
+source worker extracts its points, the result worker scatters them into place; points that
+already sit on the result's worker never move. Integer and boolean *tensor* indices are read to
+the driver for planning (index data, not the tensor's data). A boolean tensor mask over the
+leading dims of a tensor selects shard-locally (:mod:`sharded.ops.index.prims.masking`).
+Out-of-range indices raise :class:`~sharded.errors.IndexOutOfRange` naming the index, the dim
+and its size, before anything is changed.
 """
 
 from __future__ import annotations

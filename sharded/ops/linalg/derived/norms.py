@@ -2,8 +2,8 @@
 norms, ``cond``, ``matrix_rank`` and ``pinv``.
 
 They are compositions of tensor methods (``abs``, ``sum``, ``amax``, ``sqrt``, ``where``,
-``@``) and of :func:`~.decomp.svd`/:func:`~.decomp.svdvals`, so they run on any layout and
-need no gradient rule of their own.
+``@``) and of :func:`~..prims.decomp.svd`/:func:`~..prims.decomp.svdvals`, so they run on
+any layout and need no gradient rule of their own.
 """
 
 from __future__ import annotations

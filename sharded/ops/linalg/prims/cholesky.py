@@ -16,8 +16,9 @@ import numpy as np
 from ....core.dataflow import Operand
 from ....core.registry import kernel, primitive, vjp
 from ....layout import Layout
+from ..kernels import sub_product
 from . import batched as B
-from .lu_dist import MAX_BLOCK, solve_any, sub_product
+from .lu_dist import MAX_BLOCK, solve_any
 from .tall import broadcast_block, tril
 
 

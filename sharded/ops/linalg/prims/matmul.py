@@ -2,7 +2,7 @@
 ``matmul``/``@``, ``mm``, ``bmm``, ``mv``, ``dot``, ``vdot``, ``inner``, ``outer``/``ger``.
 
 The planner picks a layout strategy (SUMMA-style blocks, a k-split, or replicated) with the
-cost model of :mod:`.matmul_plan`, which is part of this family.
+cost model of the family's :mod:`..plan`.
 """
 
 from __future__ import annotations

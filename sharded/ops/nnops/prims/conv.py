@@ -16,7 +16,8 @@ from ....core.dispatch import apply, as_tensor, is_tensor
 from ....core.registry import kernel, nondiff, primitive, vjp
 from ....errors import ArgumentError, DTypeError, ShapeError
 from ....layout import Layout
-from ..kernels import batch_layout, col2im, crop, out_layout, pad_block, submit_local, windows
+from ..kernels import col2im, crop, pad_block, windows
+from ..plan import batch_layout, out_layout, submit_local
 
 __all__ = ["conv1d", "conv2d"]
 

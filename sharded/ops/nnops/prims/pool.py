@@ -15,7 +15,8 @@ from .... import dtypes as D
 from ....core.dataflow import Operand, align, free_temps
 from ....core.dispatch import apply
 from ....core.registry import kernel, nondiff, primitive, vjp
-from ..kernels import col2im, crop, out_layout, pad_block, right_pad, submit_local, windows
+from ..kernels import col2im, crop, pad_block, right_pad, windows
+from ..plan import out_layout, submit_local
 
 __all__: list[str] = []
 

@@ -1,15 +1,22 @@
-"""The public set functions ``unique`` and ``unique_consecutive``: argument checks and the
-choice of primitive (flattened values, slices on one worker, slices of a split tensor)."""
+"""The public set functions ``unique`` and ``unique_consecutive`` (argument checks and the
+choice of primitive: flattened values, slices on one worker, slices of a split tensor), and
+``isin`` (a ``sort`` and a ``searchsorted`` of the test elements)."""
 
 from __future__ import annotations
 
+from .... import dtypes as D
 from ....core.dispatch import apply, as_tensor, is_tensor
 from ....core.registry import bind
-from ....errors import ArgumentError, DimError
+from ....errors import ArgumentError, ArgumentTypeError, DimError, UnsupportedDType
 from ....layout import normalize_dim
+from ...creation.prims import full_like
+from ...elementwise import plan as E
+from ...shape.derived.tile import take
 from ..prims import unique_flat, unique_rows, unique_runs  # noqa: F401  (the primitives bound here)
+from ..prims.search import searchsorted
+from ..prims.sort import sort
 
-__all__ = ["unique", "unique_consecutive"]
+__all__ = ["unique", "unique_consecutive", "isin"]
 
 
 def _tensor(x):
@@ -65,7 +72,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
     NaNs are each their own value, as in torch. The result is sharded; the driver reads a
     few samples, cut positions and result sizes (short waits). With ``dim``, the unique
-    slices along ``dim`` in lexicographic order, on any layout (see :mod:`.rows`).
+    slices along ``dim`` in lexicographic order, on any layout (see :mod:`..prims.unique_rows`).
 
     Examples
     --------
@@ -116,3 +123,33 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     d = _check_dim("unique_consecutive", x, dim)
     res = apply("unique_consecutive", x, d, inv, cnt)
     return _keep(_fill(res, inv, cnt), inv, cnt)
+
+
+# ------------------------------------------------------------------------------- isin
+# isin: each element's insertion point in the sorted test elements holds an equal value
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element of ``elements`` is in ``test_elements`` (either may be a
+    number); the values compare in their promoted dtype, NaN is in nothing.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.isin(st.tensor([1, 2, 3]), st.tensor([2, 5])).tolist()
+    [False, True, False]
+    """
+    if not is_tensor(elements) and not is_tensor(test_elements):
+        raise ArgumentTypeError(
+            f"isin() received an invalid combination of arguments: got "
+            f"({type(elements).__name__}, {type(test_elements).__name__}); one must be a Tensor"
+        )
+    dt = E.operand_dtypes((elements, test_elements))
+    if dt == D.bool_ or dt.is_complex:
+        raise UnsupportedDType(f"Unsupported input type encountered for isin(): {dt.name}")
+    e = elements.to(dt) if is_tensor(elements) else as_tensor(elements, dtype=dt)
+    t = test_elements.to(dt) if is_tensor(test_elements) else as_tensor(test_elements, dtype=dt)
+    if t.numel() == 0:  # nothing to be in
+        return full_like(e, bool(invert), dtype=D.bool_)
+    s = sort(t.reshape(-1)).values
+    pos = searchsorted(s, e).clamp(max=s.shape[0] - 1)
+    hit = take(s, pos) == e
+    return ~hit if invert else hit

@@ -1,20 +1,15 @@
-"""Worker kernels and the split plan of ``mode`` (:mod:`.order`): a whole line counts its
-runs of equal order keys (:func:`.order_kernels.sort_keys`); along a split dim every worker
-counts its values, hashed into parts so that each value's counts meet on one worker, and a
-small tree merges the per-part winners (torch's rule: the most frequent, ties to the smallest
-value, its last index).
+"""Worker kernels of ``mode`` (:mod:`..prims.select`): a whole line counts its runs of equal
+order keys (:func:`.select.sort_keys`); along a split dim (planned by
+:func:`..plan.split_mode`) every worker counts its values, hashed into parts so that each
+value's counts meet on one worker, and a small tree merges the per-part winners (torch's
+rule: the most frequent, ties to the smallest value, its last index).
 """
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 
-from .... import dtypes as D
-from ....core.dataflow import Operand
 from ....core.registry import kernel
-from ....core.tree import combine_tree, reduce_groups, reduce_layout
 from .select import KMAX, rows_of, sort_keys
 
 
@@ -133,60 +128,3 @@ def mode_merge(xp, *parts):
 def mode_out(xp, cnt, key, last, val, oshape):
     """The mode's ``(values, indices)`` block from the combined records."""
     return xp.asarray(val).reshape(oshape), xp.asarray(last).reshape(oshape)
-
-
-# ------------------------------------------------- mode along a split dim: the driver side
-def split_mode(ex, x, dim, keepdim):
-    """Every piece counts its values per row and splits the ``(value, count, last index)``
-    records by a hash of the value over the row group's workers (worker to worker, no
-    driver wait); each worker adds the counts of its values and keeps its best per row; the
-    bests (one record per row) combine in the reduction tree onto the group's root. No
-    worker holds more than the distinct values hashed to it."""
-    lay, shards = x._layout, x._layout.shards()
-    groups = list(reduce_groups(lay, (dim,)).values())
-    roots = [shards[m[0]][0] for m in groups]
-    out = reduce_layout(lay, (dim,), keepdim, roots)
-    dt = x._dtype.np.str
-    parts, temps = [], []
-    for members in groups:
-        dests = list(dict.fromkeys(shards[s][0] for s in members))  # root first
-        nq, R = (
-            len(dests),
-            int(np.prod([n for d, n in enumerate(shards[members[0]][2]) if d != dim])),
-        )
-        recs = []
-        for s in members:
-            w, offs, _ = shards[s]
-            ks = tuple(ex.new_key() for _ in range(5 * nq))
-            params = {"axis": dim, "offset": offs[dim], "nparts": nq}
-            ex.submit(w, "mode_count", (("k", x._keys[s], None),), ks, params, ("mode", s))
-            temps += [(w, k) for k in ks]
-            recs.append((w, ks))
-        req = collections.defaultdict(list)
-        for w, ks in recs:
-            for q, d in enumerate(dests):
-                if d != w:
-                    req[w].extend((k, None) for k in ks[5 * q : 5 * q + 5])
-        handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
-        want = [[] for _ in dests]
-        for w, ks in recs:
-            for q, d in enumerate(dests):
-                for k in ks[5 * q : 5 * q + 5]:
-                    want[q].append(("k", k, None) if d == w else ("x", next(handles[w])))
-        gp = []
-        for q, d in enumerate(dests):
-            kk = tuple(ex.new_key() for _ in range(4))
-            ex.submit(d, "mode_agg", tuple(want[q]), kk, {"R": R, "dtype": dt}, ("mode", None))
-            gp.append((d, kk))
-        parts.append(gp)
-    ex.free_pairs(temps)
-    finals = combine_tree(ex, parts, roots, "mode_merge", {}, 4, "mode")
-    vk, ik = [], []
-    for g, (w, _, oshp) in enumerate(out.shards()):
-        v, i = ex.new_key(), ex.new_key()
-        args = tuple(("k", k, None) for k in finals[g])
-        ex.submit(w, "mode_out", args, (v, i), {"oshape": tuple(oshp)}, ("mode", g))
-        ex.free(w, list(finals[g]))
-        vk.append(v)
-        ik.append(i)
-    return Operand(out, x._dtype, vk), Operand(out, D.int64, ik)

@@ -1,6 +1,6 @@
-"""Log-add-exp pieces of the ``logcumsumexp`` scan (:mod:`.scan`): NumPy's ufunc for real
-dtypes; for complex ones torch's rule, which NumPy lacks: the operand with the larger real
-part first, ``max + log1p(exp(min - max))``, ``-inf`` absorbing and NaN infectious.
+"""Log-add-exp pieces of the ``logcumsumexp`` scan (:mod:`..prims.scan`): NumPy's ufunc for
+real dtypes; for complex ones torch's rule, which NumPy lacks: the operand with the larger
+real part first, ``max + log1p(exp(min - max))``, ``-inf`` absorbing and NaN infectious.
 
 Pure functions of ``xp`` arrays, called from the scan kernels on the workers.
 """

@@ -1,5 +1,6 @@
-"""Worker kernels, pure row rules and the selection rounds of the order-statistics family
-(:mod:`.order`; :mod:`.mode_kernels` holds ``mode``'s and reuses the keys here).
+"""Worker kernels and pure row rules of the order statistics (:mod:`..prims.select`; the
+driver's selection rounds are :func:`..plan.radix_select`; :mod:`.mode` holds ``mode``'s
+kernels and reuses the keys here).
 
 Every kernel moves the selection dim last and views its block as ``(rows, n)``. Values are
 compared through order-preserving int64 *keys* (:func:`sort_keys`): floats map bit-wise so
@@ -10,8 +11,6 @@ index.
 """
 
 from __future__ import annotations
-
-import collections
 
 import numpy as np
 
@@ -319,124 +318,3 @@ def select_finish(xp, *parts, ranks, spec, oshape, quantile):
     t = np.arange(len(ranks))
     pick = o[t, ranks] if len(ranks) else np.zeros(0, np.int64)
     return outputs(v[t, pick], i[t, pick], spec, v.dtype, oshape, quantile)
-
-
-# ----------------------------------------------------------------- driver side
-def radix_select(ex, x, d, groups, kind, arg, candidates):
-    """The driver side of the distributed selection of :mod:`.order` (its docstring): the
-    rounds, then per row group ``(root, spec, ranks, finish args, extract keys)``."""
-    shards = x._layout.shards()
-    stat_keys = {}
-    for members in groups:
-        for s in members:
-            k = ex.new_key()
-            params = {"axis": d, "offset": shards[s][1][d]}
-            ex.submit(shards[s][0], "select_stats", (("k", x._keys[s], None),), (k,), params)
-            stat_keys[s] = k
-    order = list(stat_keys)
-    got = dict(zip(order, ex.fetch([(shards[s][0], stat_keys[s], None) for s in order])))
-    ex.free_pairs([(shards[s][0], stat_keys[s]) for s in order])
-    st_ = []  # per group: dict of planning state
-    for members in groups:
-        whole = merge_stats([got[s] for s in members])
-        targets, spec = plan_rows(whole, kind, arg, x._dtype.np)
-        T = len(targets)
-        rows, rank = targets[:, 0], targets[:, 1]
-        cs = np.stack([got[s][rows, 0] for s in members], 1) if T else np.zeros((0, len(members)))
-        st_.append(
-            dict(
-                members=members,
-                spec=spec,
-                rows=rows,
-                rank=rank.copy(),
-                cs=cs.astype(np.int64),
-                lo=whole[rows, 1].copy(),
-                hi=whole[rows, 2].copy(),
-            )
-        )
-    while True:
-        todo = []
-        for g in st_:
-            span = [int(h) - int(lo) for lo, h in zip(g["lo"], g["hi"])]
-            active = (g["cs"].sum(1) > candidates) & (np.array(span, dtype=object) > 0)
-            if active.any():
-                todo.append((g, np.nonzero(active)[0], span))
-        if not todo:
-            break
-        reads = []
-        for g, act, span in todo:
-            nb = int(max(16, min(4096, BINS_BUDGET // max(1, len(act)))))
-            bits = nb.bit_length() - 1
-            shift = np.array([max(0, (span[t] + 1 - 1).bit_length() - bits) for t in act])
-            g["round"] = (act, shift, nb)
-            params = {
-                "axis": d,
-                "rows": g["rows"][act],
-                "lo": g["lo"][act],
-                "hi": g["hi"][act],
-                "shift": shift,
-                "nb": nb,
-            }
-            for s in g["members"]:
-                k = ex.new_key()
-                ex.submit(shards[s][0], "select_hist", (("k", x._keys[s], None),), (k,), params)
-                reads.append((g, s, k))
-        counts = ex.fetch([(shards[s][0], k, None) for _, s, k in reads])
-        ex.free_pairs([(shards[s][0], k) for _, s, k in reads])
-        per = collections.defaultdict(list)
-        for (g, _, _), c in zip(reads, counts):
-            per[id(g)].append(c)
-        for g, act, _ in todo:
-            act, shift, nb = g["round"]
-            c = np.stack(per[id(g)], 2)  # (targets, bins, pieces)
-            tot = c.sum(2)
-            cum = np.cumsum(tot, 1)
-            b = (cum <= g["rank"][act, None]).sum(1)
-            below = np.where(b > 0, cum[np.arange(len(act)), np.maximum(b - 1, 0)], 0)
-            g["rank"][act] -= below
-            for j, t in enumerate(act):
-                lo = int(g["lo"][t]) + (int(b[j]) << int(shift[j]))
-                g["hi"][t] = min(int(g["hi"][t]), lo + (1 << int(shift[j])) - 1)
-                g["lo"][t] = lo
-            g["cs"][act] = c[np.arange(len(act)), b, :]
-    finals = []
-    for g in st_:
-        members, T = g["members"], len(g["rows"])
-        P = len(members)
-        skip = np.zeros((T, P), np.int64)
-        take = np.minimum(g["cs"], g["rank"][:, None] + 1)
-        ranks = g["rank"].copy()
-        tie = g["cs"].sum(1) > candidates  # one key left: pick the piece holding the rank
-        for t in np.nonzero(tie)[0]:
-            cum = np.cumsum(g["cs"][t])
-            s = int((cum <= ranks[t]).sum())
-            take[t] = 0
-            take[t, s] = 1
-            skip[t, s] = ranks[t] - (cum[s - 1] if s else 0)
-            ranks[t] = 0
-        width = int(take.max()) if T else 0
-        root = shards[members[0]][0]
-        req, ext = collections.defaultdict(list), []
-        for p, s in enumerate(members):
-            ks = tuple(ex.new_key() for _ in range(3))
-            params = {
-                "axis": d,
-                "offset": shards[s][1][d],
-                "rows": g["rows"],
-                "lo": g["lo"],
-                "hi": g["hi"],
-                "skip": skip[:, p],
-                "take": take[:, p],
-                "width": width,
-            }
-            w = shards[s][0]
-            ex.submit(w, "select_extract", (("k", x._keys[s], None),), ks, params, ("select", s))
-            ext.append((w, ks))
-            if w != root:
-                req[w].extend((k, None) for k in ks)
-        handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
-        args = []
-        for w, ks in ext:
-            args += [("k", k, None) if w == root else ("x", next(handles[w])) for k in ks]
-        finals.append((root, g["spec"], ranks, args, ext))
-    return finals

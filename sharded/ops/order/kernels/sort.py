@@ -1,5 +1,5 @@
-"""Worker kernels of the sorting family (:mod:`.sort`, the only module that imports this
-one): the sample sort's sample, split and finish steps and the local sort of whole lines.
+"""Worker kernels of ``sort``/``argsort``/``msort`` (:mod:`..prims.sort`): the sample sort's
+sample, split and finish steps and the local sort of whole lines.
 
 A destination of the sample sort orders its values and their global positions with one
 sort of uint64 keys (:func:`packed_sort`: an order-preserving value key above the

@@ -12,10 +12,11 @@ moves). Along the split dim, with ``P`` pieces per row:
   (:func:`sharded.core.tree.combine_tree`), so one worker per output block holds at most
   ``2 k`` candidates per row. No driver wait.
 - **kthvalue, median, nanmedian, quantile, nanquantile** (distributed radix selection on
-  order-preserving int64 keys, see :mod:`.order_kernels`): round 0 reads per-row statistics
-  of every piece (valid count, min and max key, first NaN); the driver turns them into the
-  ranks to select (torch's lower median, quantile positions ``q (n - 1)``). Each later round
-  every piece counts its keys inside each target's current key interval by bins of
+  order-preserving int64 keys, see :mod:`..kernels.select`; the rounds are
+  :func:`..plan.radix_select`): round 0 reads per-row statistics of every piece (valid
+  count, min and max key, first NaN); the driver turns them into the ranks to select
+  (torch's lower median, quantile positions ``q (n - 1)``). Each later round every piece
+  counts its keys inside each target's current key interval by bins of
   ``(key - lo) >> shift`` (up to 4,096 bins, fewer when many targets) and the driver reads
   only these counts, keeps the bin holding the rank and narrows the interval; 64-bit keys
   need at most six rounds, typically two or three. When at most a few thousand candidates
@@ -49,6 +50,7 @@ from ....errors import ArgumentError, ArgumentTypeError, DimError, UnsupportedDT
 from ....layout import Layout, normalize_dim
 from ..kernels import mode as MK
 from ..kernels import select as K
+from ..plan import radix_select, split_mode
 
 __all__ = [
     "kthvalue",
@@ -247,7 +249,7 @@ def _select(ex, x, d, keepdim, kind, arg, quantile, qn):
         groups = list(reduce_groups(lay, (d,)).values())
         roots = [shards[m[0]][0] for m in groups]
         out = reduce_layout(lay, (d,), keepdim, roots)
-        finals = K.radix_select(ex, x, d, groups, kind, arg, CANDIDATES)
+        finals = radix_select(ex, x, d, groups, kind, arg, CANDIDATES)
         keys = [[] for _ in range(nout)]
         for (root, spec, ranks, args, ext), (_, _, oshp) in zip(finals, out.shards()):
             ks = tuple(ex.new_key() for _ in range(nout))
@@ -511,10 +513,10 @@ def _mode_spec(x, dim, keepdim):
 )
 def _mode_plan(ex, x, dim, keepdim):
     """torch's mode along ``dim``: per shard when the dim is whole there; along a split dim
-    by value counts (see :func:`.order_kernels.split_mode`)."""
+    by value counts (see :func:`..plan.split_mode`)."""
     lay = x._layout
     if _split(lay, dim):
-        return MK.split_mode(ex, x, dim, keepdim)
+        return split_mode(ex, x, dim, keepdim)
     out = reduce_layout(lay, (dim,), keepdim)
     vk, ik = [], []
     for s, (w, _, oshp) in enumerate(out.shards()):

@@ -12,7 +12,7 @@ driver reads the group sizes (a second wait); the groups travel worker to worker
 of at most ``ex.transfer_bytes`` (a worker's own group too, so that every group is freed
 before the destinations sort), and each destination sorts what it got once: values alone,
 or values with their global positions by one sort of packed uint64 keys
-(:func:`.sort_kernels.packed_sort`, about a sort of the values plus two gathers). A small
+(:func:`..kernels.sort.packed_sort`, about a sort of the values plus two gathers). A small
 rebalancing move gives the result the input's layout. ``sort_values`` (``msort`` without a
 gradient) moves and sorts plain values. An n-d tensor split along the sorted dim is moved
 to a layout split along another dim (an all-to-all transpose), sorted locally, moved back.

@@ -1,5 +1,5 @@
 """``unique`` of 1-d values (the flattened input of ``unique(dim=None)``): sorted unique values,
-inverse ids and counts, by the sample-sort exchange of :mod:`.exchange`.
+inverse ids and counts, by the sample-sort exchange of :mod:`..plan`.
 
 Each shard sorts its block and keeps its unique values and counts (``unique_local``); the
 destinations merge the sorted runs they are sent and add up the counts (``unique_merge``).

@@ -4,7 +4,7 @@ and counts, never gathered on one worker or the driver.
 Every slice along ``d`` is one key (a row of ``rest`` elements, the other dims flattened in C
 order). A key must be whole on one worker, so a tensor cut along any dim other than ``d``
 is first resharded to cuts along ``d`` only (one all-to-all worker to worker, not a
-gather). Then the sample-sort exchange of :mod:`.exchange` runs on rows: each shard sorts
+gather). Then the sample-sort exchange of :mod:`..plan` runs on rows: each shard sorts
 its rows (``lexsort``, first element first) and keeps its unique rows and their counts;
 splitter rows cut them into destination ranges; each destination merges the rows it was
 sent and adds up the counts. A tensor held whole by one worker (one shard, or replicated)

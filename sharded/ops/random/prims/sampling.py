@@ -288,7 +288,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 # Every element draws from its own stream: SplitMix64 seeded with a 62-bit key that the
 # counter-based ``random`` primitive gives it (a pure function of its global position), so a
 # rejection sampler may take as many uniforms as it needs and the samples stay identical for
-# any shard count. (The mixer repeats :mod:`.random`'s: op modules never import each other.)
+# any shard count. (The mixer repeats :mod:`.counter`'s: op modules never import each other.)
 _PTRS_FROM = 10.0  # rates from here on: PTRS (valid for rate >= 10); below: CDF inversion
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)

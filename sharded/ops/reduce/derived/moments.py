@@ -1,4 +1,6 @@
-"""Derived ops: compositions of primitives that need no rule or gradient of their own.
+"""Reductions derived from ``sum`` and ``amax``: ``mean``, ``var``, ``std``, ``var_mean``,
+``std_mean``, ``nansum``, ``nanmean``, ``logsumexp``, ``softmax``, ``log_softmax`` and the
+method ``Tensor.sum_to_size``.
 
 Each function says in one line what it computes from primitives (reached through the public
 functions and tensor methods of the op families), so autograd differentiates the primitives
@@ -9,12 +11,13 @@ from __future__ import annotations
 
 import builtins
 import math
+import numbers
 import warnings
 
 from .... import dtypes as D
 from ....core.dispatch import apply, as_tensor, is_tensor
 from ....core.registry import bind
-from ....errors import ArgumentError, DTypeError
+from ....errors import ArgumentTypeError, DTypeError, ShapeError
 from ....layout import normalize_dim
 from ...elementwise.prims.selection import where
 from ...elementwise.prims.unary import exp, isfinite, log, sqrt
@@ -31,17 +34,6 @@ __all__ = [
     "logsumexp",
     "softmax",
     "log_softmax",
-    "isclose",
-    "allclose",
-    "equal",
-    "isinf",
-    "isposinf",
-    "isneginf",
-    "isreal",
-    "positive",
-    "lerp",
-    "addcmul",
-    "addcdiv",
 ]
 
 
@@ -211,6 +203,33 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     return nansum(x, dims, keepdim, dtype=dtype) / n
 
 
+# sum_to_size = sum over the dims that broadcasting would expand (a method only, as torch)
+@bind("sum_to_size")
+def sum_to_size(self, *size):
+    """Sum this tensor down to ``size`` (to which it must broadcast): the inverse of
+    ``expand``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.ones(2, 3).sum_to_size(1, 3).tolist()
+    [[2.0, 2.0, 2.0]]
+    """
+    if not size:
+        raise ArgumentTypeError('sum_to_size() missing 1 required positional arguments: "size"')
+    if len(size) == 1 and not isinstance(size[0], numbers.Integral):
+        size = tuple(size[0])
+    shape, lead = tuple(self.shape), self.ndim - len(size)
+    if lead < 0 or any(s != 1 and s != n for s, n in zip(size, shape[lead:])):
+        raise ShapeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    if tuple(size) == shape:
+        return self
+    dims = list(range(lead)) + [
+        lead + i for i, (s, n) in enumerate(zip(size, shape[lead:])) if s == 1 and n != 1
+    ]
+    return self.sum(dims, keepdim=True).reshape(size)
+
+
 # logsumexp = m + log(sum(exp(x - m))), m the finite max
 @bind("logsumexp")
 def logsumexp(input, dim=None, keepdim=False):
@@ -278,268 +297,3 @@ def log_softmax(input, dim, dtype=None):
     # torch shifts by the unmasked max: a row holding inf gives nan everywhere (not -inf)
     s = x - _shift(x, d)
     return s - log(sum(exp(s), d, keepdim=True))
-
-
-# ------------------------------------------------------------------------- comparisons
-# isclose = (a == b) | (|a - b| <= atol + rtol * |b|), NaNs equal only with equal_nan
-@bind("isclose")
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """Elementwise ``|input - other| <= atol + rtol * |other|`` (equal infinities are close;
-    NaN is close to NaN only with ``equal_nan``). Both operands must have the same dtype, as
-    in torch.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.isclose(st.tensor([1.0, 2.0]), st.tensor([1.0 + 1e-7, 2.1])).tolist()
-    [True, False]
-    """
-    a, b = _tensor(input), _tensor(other)
-    if a.dtype != b.dtype:
-        raise DTypeError(f"isclose(): {a.dtype.name} did not match {b.dtype.name}")
-    for name, v in (("rtol", rtol), ("atol", atol)):
-        if v < 0:
-            raise ArgumentError(f"{name} must be greater than or equal to zero, but got {v}")
-    close = a == b
-    if a.dtype == D.bool_:
-        return close
-    err = (a - b).abs()  # a non-finite error (inf against -inf, NaN) is never close
-    close = close | (isfinite(err) & (err <= atol + rtol * b.abs()))
-    if equal_nan and D.category(a.dtype) >= 2:
-        close = close | (a.isnan() & b.isnan())
-    return close
-
-
-# allclose = all(isclose): one reduction, then one read
-@bind("allclose")
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    """Whether every element pair is close (:func:`isclose`), as a Python bool.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.allclose(st.ones(3), st.ones(3) + 1e-9)
-    True
-    """
-    return builtins.bool(isclose(input, other, rtol, atol, equal_nan).all().item())
-
-
-# equal = same shape and all(input == other)
-@bind("equal")
-def equal(input, other) -> bool:
-    """Whether both tensors have the same shape and elements (NaN differs from NaN), as a
-    Python bool; dtypes may differ (``ones(2)`` equals ``ones(2, dtype=int64)``, as torch).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.equal(st.tensor([1, 2]), st.tensor([1., 2.])), st.equal(st.ones(2), st.ones(3))
-    (True, False)
-    """
-    a, b = _tensor(input), _tensor(other)
-    if tuple(a.shape) != tuple(b.shape):
-        return False
-    return builtins.bool((a == b).all().item())
-
-
-# isinf = (x == inf) | (x == -inf)
-@bind("isinf")
-def isinf(input):
-    """Whether each element is +inf or -inf (always False for integers and bools).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.isinf(st.tensor([1.0, float("inf"), -float("inf")])).tolist()
-    [False, True, True]
-    """
-    x = _tensor(input)
-    if x.dtype.is_complex:  # either part infinite, as torch
-        return isinf(x.real) | isinf(x.imag)
-    return (x == math.inf) | (x == -math.inf)
-
-
-# isposinf = x == inf
-@bind("isposinf")
-def isposinf(input):
-    """Whether each element is +inf.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.isposinf(st.tensor([1.0, float("inf"), -float("inf")])).tolist()
-    [False, True, False]
-    """
-    return _no_complex("isposinf", _tensor(input)) == math.inf
-
-
-# isneginf = x == -inf
-@bind("isneginf")
-def isneginf(input):
-    """Whether each element is -inf.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.isneginf(st.tensor([1.0, float("inf"), -float("inf")])).tolist()
-    [False, False, True]
-    """
-    return _no_complex("isneginf", _tensor(input)) == -math.inf
-
-
-def _no_complex(name, x):
-    """``x``; a complex ``x`` raises, as torch ("isposinf does not support complex inputs")."""
-    if x.dtype.is_complex:
-        raise DTypeError(f"{name} does not support complex inputs (got {x.dtype.name})")
-    return x
-
-
-# isreal = True everywhere for real dtypes, laid out like the input; imag == 0 for complex
-@bind("isreal")
-def isreal(input):
-    """Whether each element is real: its imaginary part is 0 (always True for real dtypes).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.isreal(st.tensor([1.0, float("nan")])).tolist()
-    [True, True]
-    """
-    x = _tensor(input)
-    if x.dtype.is_complex:
-        return x.imag == 0
-    return apply("full", x.layout, True, D.bool_)
-
-
-# positive = the input itself (torch refuses bool, whose + is not defined)
-@bind("positive")
-def positive(input):
-    """``+input``: the tensor itself; bool tensors raise, as in torch.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> x = st.tensor([1, -2])
-    >>> st.positive(x) is x
-    True
-    """
-    x = _tensor(input)
-    if x.dtype == D.bool_:
-        raise DTypeError("The `+` operator, on a bool tensor is not supported.")
-    return x
-
-
-def _lerp_check(x, end, weight):
-    """torch's lerp: floating point only, and ``end`` (and a tensor ``weight``) of the same
-    dtype as ``input``."""
-    if D.category(x.dtype) < 2:
-        raise DTypeError(f"lerp is not implemented for {x.dtype.name}")
-    for what, t in (("end", end), ("weight", weight)):
-        if is_tensor(t) and t.dtype != x.dtype:
-            raise DTypeError(
-                f"lerp: expected dtype {x.dtype.name} for `{what}` but got {t.dtype.name}"
-            )
-
-
-# lerp = input + weight * (end - input)
-@bind("lerp")
-def lerp(input, end, weight):
-    """Linear interpolation ``input + weight * (end - input)``, as torch.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.lerp(st.tensor([1.0, 2.0]), st.tensor([3.0, 4.0]), 0.25).tolist()
-    [1.5, 2.5]
-    """
-    x, end = _tensor(input), _tensor(end)
-    _lerp_check(x, end, weight)
-    return x + weight * (end - x)
-
-
-@bind("lerp_")
-def lerp_(self, end, weight):
-    """In-place :func:`lerp`.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> x = st.tensor([0.0]); x.lerp_(st.tensor([2.0]), 0.5).tolist()
-    [1.0]
-    """
-    end = _tensor(end)
-    _lerp_check(self, end, weight)
-    return self.add_(weight * (end - self))
-
-
-def _value(out_float, value):
-    """torch casts ``value`` to an integer result's dtype (0.5 -> 0)."""
-    return value if out_float or not isinstance(value, float) else int(value)
-
-
-# addcmul = input + value * tensor1 * tensor2
-@bind("addcmul")
-def addcmul(input, tensor1, tensor2, *, value=1):
-    """``input + value * tensor1 * tensor2``, as torch.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.addcmul(st.tensor([1, 2]), st.tensor([1, 2]), st.tensor([1, 2]), value=2).tolist()
-    [3, 10]
-    """
-    x = _tensor(input)
-    prod = _tensor(tensor1) * tensor2
-    out = D.result_type([x.dtype, prod.dtype], [], [])
-    return x + _value(D.category(out) >= 2, value) * prod
-
-
-@bind("addcmul_")
-def addcmul_(self, tensor1, tensor2, *, value=1):
-    """In-place :func:`addcmul`.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> x = st.tensor([1.0]); x.addcmul_(st.tensor([2.0]), st.tensor([3.0])).tolist()
-    [7.0]
-    """
-    return self.add_(_value(D.category(self.dtype) >= 2, value) * (_tensor(tensor1) * tensor2))
-
-
-def _quotient(tensor1, tensor2):
-    """``tensor1 / tensor2``; torch refuses integer division here."""
-    t1, t2 = _tensor(tensor1), _tensor(tensor2)
-    if max(D.category(t1.dtype), D.category(t2.dtype)) < 2:
-        raise DTypeError(
-            f"Integer division with addcdiv is no longer supported ({t1.dtype.name} / "
-            f"{t2.dtype.name}); use a floating tensor1 or tensor2"
-        )
-    return t1 / t2
-
-
-# addcdiv = input + value * tensor1 / tensor2
-@bind("addcdiv")
-def addcdiv(input, tensor1, tensor2, *, value=1):
-    """``input + value * tensor1 / tensor2``, as torch (integer tensor1 and tensor2 raise).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.addcdiv(st.tensor([1.0]), st.tensor([3.0]), st.tensor([2.0]), value=2).tolist()
-    [4.0]
-    """
-    return _tensor(input) + value * _quotient(tensor1, tensor2)
-
-
-@bind("addcdiv_")
-def addcdiv_(self, tensor1, tensor2, *, value=1):
-    """In-place :func:`addcdiv`.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> x = st.tensor([1.0]); x.addcdiv_(st.tensor([3.0]), st.tensor([2.0])).tolist()
-    [2.5]
-    """
-    return self.add_(value * _quotient(tensor1, tensor2))

@@ -1,8 +1,8 @@
 """Cutting into views: ``tensor_split`` (and ``hsplit``/``vsplit``/``dsplit``, which call it
 along dims 1/0/2), ``narrow_copy`` and ``Tensor.unfold``'s sliding windows; and
-``block_diag``, which puts blocks together. Compositions of ``narrow``, ``index_select``,
-``unflatten``, ``movedim`` and ``cat``, so none needs a VJP of its own and each runs where
-those run (a split dim is handled by them).
+``block_diag`` and ``diagflat``, which put blocks on a diagonal. Compositions of ``narrow``,
+``index_select``, ``unflatten``, ``movedim``, ``cat`` and ``diag``, so none needs a VJP of its
+own and each runs where those run (a split dim is handled by them).
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from ....core.dispatch import apply, as_tensor, is_tensor, placement
 from ....core.registry import bind
 from ....errors import ArgumentError, DTypeError
 from ....layout import normalize_dim
+from ...creation.prims import zeros
+from ..prims.triangular import diag
 
-__all__ = ["tensor_split", "hsplit", "vsplit", "dsplit", "narrow_copy", "block_diag"]
+__all__ = ["tensor_split", "hsplit", "vsplit", "dsplit", "narrow_copy", "block_diag", "diagflat"]
 
 
 def _t(x):
@@ -235,3 +237,22 @@ def block_diag(*tensors):
         rows.append(apply("cat", *parts, dim=1))
         left += c
     return apply("cat", *rows, dim=0)
+
+
+def diagflat(input, offset=0):
+    """A 2-D tensor with the flattened ``input`` on diagonal ``offset``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.diagflat(st.tensor([[1, 2]]), 1).tolist()
+    [[0, 1, 0], [0, 0, 2], [0, 0, 0]]
+    """
+    x = input if is_tensor(input) else as_tensor(input)
+    if x.numel() == 0 and offset:  # an all-zero |offset|-square, still connected to x
+        n = abs(offset)
+        return zeros((n, n), dtype=x.dtype) + x.sum().to(x.dtype) * 0
+    return diag(x.reshape(-1), offset)
+
+
+bind("diagflat")(diagflat)

@@ -2,7 +2,8 @@
 ``tile``, ``repeat_interleave``, ``movedim``/``moveaxis``, ``unflatten``, ``rot90``,
 ``broadcast_tensors``, ``atleast_*d``, ``view_as``, ``type_as``, the ``*stack`` family and
 ``take``. Each is a composition of differentiable primitives, so none needs a VJP of its own
-and each runs where the primitives it uses run (a split dim is handled by them).
+and each runs where the primitives it uses run (a split dim is handled by them). Also the
+predicates ``is_same_size`` (of the shapes) and ``get_device`` (of the device).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ __all__ = [
     "dstack",
     "column_stack",
     "take",
+    "is_same_size",
+    "get_device",
 ]
 
 
@@ -366,6 +369,23 @@ def reshape_as(self, other):
     return self.reshape(*other.shape)
 
 
+@bind("is_same_size")
+def is_same_size(input, other):
+    """Whether two tensors have the same shape.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.ones(2, 3).is_same_size(st.zeros(2, 3))
+    True
+    """
+    if not is_tensor(other):
+        raise DTypeError(
+            f"is_same_size(): argument 'other' must be Tensor, not {type(other).__name__}"
+        )
+    return tuple(input.shape) == tuple(other.shape)
+
+
 @bind("ravel")
 def ravel(input):
     """The tensor flattened to 1-d (a view when possible), as ``torch.ravel``.
@@ -390,6 +410,20 @@ def type_as(self, other):
     sharded.float32
     """
     return self.to(other.dtype)
+
+
+@bind("get_device")
+def get_device(self):
+    """The CUDA ordinal of the tensor's device, -1 on the CPU (as torch).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.ones(2).get_device()
+    -1
+    """
+    dev = str(self.device)
+    return int(dev.split(":")[1]) if dev.startswith("cuda:") else 0 if dev == "cuda" else -1
 
 
 # ------------------------------------------------------------------------ stacking
