@@ -3,7 +3,7 @@
 elementwise, with their methods, in-place methods and VJPs; also ``st.special.*``.
 
 The kernels compute in float64 with NumPy/CuPy alone (no SciPy; the approximations are in
-:mod:`.special_kernels`, about 1e-15 relative) and return the result dtype: torch's rule,
+:mod:`..kernels`, about 1e-15 relative) and return the result dtype: torch's rule,
 integers and bools give the default float dtype, floats keep theirs.
 """
 
