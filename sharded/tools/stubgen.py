@@ -186,7 +186,8 @@ class Surface:
     def home(self, cls):
         """Where ``cls`` is defined in the stubs (None: in its own source module)."""
         if cls not in self.homes and _is_result(cls):  # returned but not exported
-            var = next(k for k, v in vars(sys.modules[cls.__module__]).items() if v is cls)
+            found = (k for k, v in vars(sys.modules[cls.__module__]).items() if v is cls)
+            var = next(found, cls.__name__)
             self.homes[cls] = (self.tensor_module, "_" + var)
             self.extra.append(cls)
         return self.homes.get(cls)
@@ -347,6 +348,7 @@ class Stub:
         return lines
 
     def _def(self, name, fn, params, ret, scope, owner, deco, forced=None) -> list:
+        """One ``def`` (``forced``: {parameter: (its type, whether it keeps its default)})."""
         method = owner is not None and "@staticmethod" not in deco
         forced, out, star, slash, g = forced or {}, [], False, False, getattr(fn, "__globals__", {})
         for i, p in enumerate(params):
@@ -439,7 +441,7 @@ class Stub:
     # ------------------------------------------------------------------ the file
     def render(self) -> str:
         """The stub's text."""
-        items = []  # (kind, lines), each kind in name order; ruff's blank lines between
+        items = []  # (kind, lines, its class or ``object``); ruff's blank lines between
         for name, obj in self.s.names[self.here]:
             home = self.s.home(obj) if isinstance(obj, type) else None
             if isinstance(obj, types.ModuleType):
@@ -567,8 +569,8 @@ def generate() -> dict:
 def stale(stubs) -> list:
     """The paths where the files differ from ``stubs`` (missing or changed), and the
     package's ``.pyi`` files that ``stubs`` no longer has."""
-    out = [p for p, text in stubs.items() if not p.is_file() or p.read_text() != text]
     root = Path(st.__file__).parent
+    out = [p for p, t in stubs.items() if not p.is_file() or p.read_text("utf-8") != t]
     return out + sorted(p for p in root.rglob("*.pyi") if p not in stubs)
 
 
@@ -581,7 +583,7 @@ def main(argv=None) -> int:
     for p in paths:
         action = "stale" if check else "wrote" if p in stubs else "deleted"
         if action == "wrote":
-            p.write_text(stubs[p])
+            p.write_text(stubs[p], encoding="utf-8")  # docstrings hold non-ASCII
         elif action == "deleted":
             p.unlink()
         print(f"{action}: {p.relative_to(root)}")

@@ -70,7 +70,7 @@ def test_committed_stubs_are_fresh():
 
 
 def test_check_names_stale_missing_and_leftover_stubs():
-    stubs = {p: p.read_text() for p in STUBS}
+    stubs = {p: p.read_text(encoding="utf-8") for p in STUBS}
     edited, removed = STUBS[0], STUBS[1]
     stubs[edited] += "x: int\n"
     del stubs[removed]  # a stub the generator would no longer write (its module moved)
