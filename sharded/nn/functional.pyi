@@ -1,0 +1,312 @@
+from typing import Any, Literal, overload
+
+from sharded.tensor import ShardedTensor
+
+def adaptive_avg_pool1d(input, output_size) -> ShardedTensor:
+    """Average pooling to a fixed length."""
+
+def adaptive_avg_pool2d(input, output_size) -> ShardedTensor:
+    """Average pooling to a fixed (OH, OW): bin ``i`` covers rows ``floor(i*H/OH) ..
+    ceil((i+1)*H/OH)`` (``None`` keeps a size)."""
+
+def adaptive_max_pool1d(input, output_size, return_indices=...) -> ShardedTensor:
+    """Max pooling to a fixed length over torch's adaptive bins."""
+
+def adaptive_max_pool2d(input, output_size, return_indices=...) -> ShardedTensor:
+    """Max pooling to a fixed (OH, OW) over torch's adaptive bins."""
+
+def avg_pool1d(
+    input, kernel_size, stride=..., padding=..., ceil_mode=..., count_include_pad=...
+) -> ShardedTensor:
+    """1-D average pooling of an (N, C, L) or (C, L) input."""
+
+def avg_pool2d(
+    input,
+    kernel_size,
+    stride=...,
+    padding=...,
+    ceil_mode=...,
+    count_include_pad=...,
+    divisor_override=...,
+) -> ShardedTensor:
+    """2-D average pooling (the divisor counts the zero padding unless
+    ``count_include_pad=False``; ``divisor_override`` replaces it)."""
+
+def batch_norm(
+    input, running_mean, running_var, weight=..., bias=..., training=..., momentum=..., eps=...
+) -> ShardedTensor:
+    """Normalize each channel (dim 1) of an (N, C, *) input by its batch statistics when
+    ``training`` (then the running statistics, if given, are updated in place: ``running = (1
+    - momentum) * running + momentum * batch``, with the unbiased batch variance), else by
+    ``running_mean``/``running_var`` (torch's ``batch_norm``)."""
+
+def binary_cross_entropy(
+    input, target, weight=..., size_average=..., reduce=..., reduction=...
+) -> ShardedTensor:
+    """``-weight (t log x + (1 - t) log(1 - x))`` for probabilities ``input``, each log clamped
+    at -100 as torch does (so x = 0 or 1 gives a finite loss)."""
+
+def binary_cross_entropy_with_logits(
+    input, target, weight=..., size_average=..., reduce=..., reduction=..., pos_weight=...
+) -> ShardedTensor:
+    """``binary_cross_entropy(sigmoid(input), target)`` computed stably from the logits, with
+    ``pos_weight`` scaling the positive term (torch's formula)."""
+
+def celu(input, alpha=..., inplace=...) -> ShardedTensor:
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+
+def celu_(input, alpha=...) -> ShardedTensor:
+    """In-place :func:`celu`."""
+
+def conv1d(
+    input, weight, bias=..., stride=..., padding=..., dilation=..., groups=...
+) -> ShardedTensor:
+    """1-D cross-correlation of an (N, C, L) or (C, L) input with an (O, C/groups, k) weight, as
+    ``torch.nn.functional.conv1d``."""
+
+def conv2d(
+    input, weight, bias=..., stride=..., padding=..., dilation=..., groups=...
+) -> ShardedTensor:
+    """2-D cross-correlation of an (N, C, H, W) or (C, H, W) input with an (O, C/groups, kH, kW)
+    weight, as ``torch.nn.functional.conv2d``."""
+
+def cosine_similarity(x1, x2, dim=..., eps=...) -> ShardedTensor:
+    """Cosine of the angle between ``x1`` and ``x2`` (broadcast) along ``dim``, each norm
+    clamped at ``eps``."""
+
+def cross_entropy(
+    input,
+    target,
+    weight=...,
+    size_average=...,
+    ignore_index=...,
+    reduce=...,
+    reduction=...,
+    label_smoothing=...,
+) -> ShardedTensor:
+    """Cross entropy of logits ``input`` (N, C, ...) or (C,) against class indices or class
+    probabilities (a float target of the input's shape), computed through ``log_softmax`` so
+    it is stable for any logits; ``weight``, ``ignore_index``, ``label_smoothing`` and
+    ``reduction`` as torch's."""
+
+def dropout(input, p=..., training=..., inplace=...) -> ShardedTensor:
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` (identity
+    unless ``training``). The mask comes from the counter-based generator (``st.rand_like``),
+    so it is the same for any sharding of ``input``."""
+
+def dropout2d(input, p=..., training=..., inplace=...) -> ShardedTensor:
+    """Zero whole channels (one draw per entry of all but the last two dims) with probability
+    ``p`` and scale the rest by ``1 / (1 - p)`` (identity unless ``training``)."""
+
+def elu(input, alpha=..., inplace=...) -> ShardedTensor:
+    """``x`` where positive, else ``alpha * (exp(x) - 1)``."""
+
+def elu_(input, alpha=...) -> ShardedTensor:
+    """In-place :func:`elu`."""
+
+def embedding(input, weight, padding_idx=...) -> ShardedTensor:
+    """Rows ``weight[input]``: an (*, D) tensor for integer indices of shape (*). The gradient
+    scatters back into the rows (none into ``padding_idx``'s row)."""
+
+def gelu(input, approximate=...) -> ShardedTensor:
+    """Gaussian error linear unit: ``x * Phi(x)`` exactly (``approximate='none'``, through the
+    ``erf`` primitive) or torch's tanh approximation (``'tanh'``)."""
+
+def glu(input, dim=...) -> ShardedTensor:
+    """Gated linear unit: ``a * sigmoid(b)`` for the halves ``a``, ``b`` of ``dim``."""
+
+def hardshrink(input, lambd=...) -> ShardedTensor:
+    """``x`` where ``|x| > lambd``, else 0."""
+
+def hardsigmoid(input, inplace=...) -> ShardedTensor:
+    """``relu6(x + 3) / 6`` (gradient ``1/6`` strictly inside ``(-3, 3)``, as torch)."""
+
+def hardswish(input, inplace=...) -> ShardedTensor:
+    """``x * relu6(x + 3) / 6`` (torch's gradient: 0 up to -3, ``x / 3 + 1/2`` inside, 1 from
+    3)."""
+
+def hardtanh(input, min_val=..., max_val=..., inplace=...) -> ShardedTensor:
+    """``clamp(x, min_val, max_val)``."""
+
+def hardtanh_(input, min_val=..., max_val=...) -> ShardedTensor:
+    """In-place :func:`hardtanh`."""
+
+def huber_loss(input, target, reduction=..., delta=..., weight=...) -> ShardedTensor:
+    """``0.5 d²`` where ``|d| < delta``, else ``delta (|d| - delta / 2)``, ``d = input -
+    target``."""
+
+def kl_div(
+    input, target, size_average=..., reduce=..., reduction=..., log_target=...
+) -> ShardedTensor:
+    """Pointwise KL divergence ``target * (log(target) - input)`` for log-probabilities
+    ``input`` (0 where ``target`` is 0), or ``exp(target) * (target - input)`` with
+    ``log_target``; ``reduction='batchmean'`` divides the sum by the batch size."""
+
+def l1_loss(input, target, size_average=..., reduce=..., reduction=...) -> ShardedTensor:
+    """Mean absolute error ``|input - target|``, reduced by ``reduction``."""
+
+def layer_norm(input, normalized_shape, weight=..., bias=..., eps=...) -> ShardedTensor:
+    """Normalize over the trailing ``normalized_shape`` dims: ``(x - mean) / sqrt(var + eps) *
+    weight + bias`` with the biased variance (torch's ``layer_norm``)."""
+
+def leaky_relu(input, negative_slope=..., inplace=...) -> ShardedTensor:
+    """``x`` where positive, else ``negative_slope * x``."""
+
+def leaky_relu_(input, negative_slope=...) -> ShardedTensor:
+    """In-place :func:`leaky_relu`."""
+
+def linear(input, weight, bias=...) -> ShardedTensor:
+    """``input @ weight.T + bias``."""
+
+def log_softmax(input, dim=..., _stacklevel=..., dtype=...) -> ShardedTensor:
+    """Log-softmax along ``dim`` (torch's implicit choice when None), computed in ``dtype``."""
+
+def logsigmoid(input) -> ShardedTensor:
+    """``log(sigmoid(x)) = -softplus(-x)``, stable for any ``x``."""
+
+@overload
+def max_pool1d(
+    input,
+    kernel_size,
+    stride=...,
+    padding=...,
+    dilation=...,
+    ceil_mode=...,
+    return_indices: Literal[False] = ...,
+) -> ShardedTensor:
+    """1-D max pooling of an (N, C, L) or (C, L) input."""
+
+@overload
+def max_pool1d(
+    input,
+    kernel_size,
+    stride=...,
+    padding=...,
+    dilation=...,
+    ceil_mode=...,
+    *,
+    return_indices: Literal[True],
+) -> tuple[ShardedTensor, ...]:
+    """1-D max pooling of an (N, C, L) or (C, L) input."""
+
+@overload
+def max_pool2d(
+    input,
+    kernel_size,
+    stride=...,
+    padding=...,
+    dilation=...,
+    ceil_mode=...,
+    return_indices: Literal[False] = ...,
+) -> ShardedTensor:
+    """2-D max pooling of an (N, C, H, W) or (C, H, W) input (``stride`` defaults to
+    ``kernel_size``; with ``return_indices`` also the flat H*W positions of the maxima)."""
+
+@overload
+def max_pool2d(
+    input,
+    kernel_size,
+    stride=...,
+    padding=...,
+    dilation=...,
+    ceil_mode=...,
+    *,
+    return_indices: Literal[True],
+) -> tuple[ShardedTensor, ...]:
+    """2-D max pooling of an (N, C, H, W) or (C, H, W) input (``stride`` defaults to
+    ``kernel_size``; with ``return_indices`` also the flat H*W positions of the maxima)."""
+
+def mish(input, inplace=...) -> ShardedTensor:
+    """``x * tanh(softplus(x))``."""
+
+def mse_loss(
+    input, target, size_average=..., reduce=..., reduction=..., weight=...
+) -> ShardedTensor:
+    """Mean squared error ``(input - target) ** 2``, reduced by ``reduction``."""
+
+def nll_loss(
+    input, target, weight=..., size_average=..., ignore_index=..., reduce=..., reduction=...
+) -> ShardedTensor:
+    """Negative log likelihood of log-probabilities ``input`` (N, C, ...) or (C,) at class
+    indices ``target``: ``-weight[y] * input[n, y]``; ``mean`` divides by the summed weights
+    of the targets that are not ``ignore_index``."""
+
+def normalize(input, p=..., dim=..., eps=..., out=...) -> ShardedTensor:
+    """``input / max(||input||_p, eps)`` along ``dim``."""
+
+def one_hot(tensor_, num_classes=...) -> Any:
+    """An int64 tensor of shape ``tensor.shape + (num_classes,)``, 1 at each index and 0
+    elsewhere; ``num_classes=-1`` takes ``max + 1``."""
+
+def pad(input, pad, mode=..., value=...) -> ShardedTensor:
+    """Pad the last ``len(pad) // 2`` dims: ``pad = (left_last, right_last, left_prev, ...)``
+    (negative amounts crop); ``mode`` 'constant' (with ``value``, default 0), 'reflect',
+    'replicate' or 'circular', as torch's ``F.pad``."""
+
+def pairwise_distance(x1, x2, p=..., eps=..., keepdim=...) -> ShardedTensor:
+    """``||x1 - x2 + eps||_p`` along the last dim (torch's ``pairwise_distance``)."""
+
+def prelu(input, weight) -> ShardedTensor:
+    """``x`` where positive, else ``weight * x``; ``weight`` holds one slope or one per channel
+    (dim 1; a 1-d input has one channel)."""
+
+def relu(input, inplace=...) -> ShardedTensor:
+    """``max(x, 0)``."""
+
+def relu6(input, inplace=...) -> ShardedTensor:
+    """``clamp(x, 0, 6)``."""
+
+def relu_(input) -> ShardedTensor:
+    """In-place :func:`relu`."""
+
+def rrelu(input, lower=..., upper=..., training=..., inplace=...) -> ShardedTensor:
+    """Leaky ReLU whose negative slope is drawn uniformly from ``[lower, upper]`` per element
+    when ``training`` (from the counter-based generator), else ``(lower + upper) / 2``."""
+
+def rrelu_(input, lower=..., upper=..., training=...) -> ShardedTensor:
+    """In-place :func:`rrelu`."""
+
+def selu(input, inplace=...) -> ShardedTensor:
+    """Scaled ELU with torch's fixed ``alpha`` and ``scale`` (self-normalizing)."""
+
+def selu_(input) -> ShardedTensor:
+    """In-place :func:`selu`."""
+
+def sigmoid(input) -> ShardedTensor:
+    """``1 / (1 + exp(-input))``."""
+
+def silu(input, inplace=...) -> ShardedTensor:
+    """``x * sigmoid(x)`` (swish)."""
+
+def smooth_l1_loss(
+    input, target, size_average=..., reduce=..., reduction=..., beta=...
+) -> ShardedTensor:
+    """``0.5 d² / beta`` where ``|d| < beta``, else ``|d| - beta / 2`` (the L1 loss for
+    ``beta=0``)."""
+
+def softmax(input, dim=..., _stacklevel=..., dtype=...) -> ShardedTensor:
+    """Softmax along ``dim`` (torch's implicit choice when None), computed in ``dtype``."""
+
+def softmin(input, dim=..., _stacklevel=..., dtype=...) -> ShardedTensor:
+    """``softmax(-x)`` along ``dim`` (torch's implicit choice when None), in ``dtype``."""
+
+def softplus(input, beta=..., threshold=...) -> ShardedTensor:
+    """``log(1 + exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold``."""
+
+def softshrink(input, lambd=...) -> ShardedTensor:
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
+
+def softsign(input) -> ShardedTensor:
+    """``x / (1 + |x|)``."""
+
+def tanh(input) -> ShardedTensor:
+    """Hyperbolic tangent."""
+
+def tanhshrink(input) -> ShardedTensor:
+    """``x - tanh(x)``."""
+
+def threshold(input, threshold, value, inplace=...) -> ShardedTensor:
+    """``x`` where ``x > threshold``, else ``value``."""
+
+def threshold_(input, threshold, value) -> ShardedTensor:
+    """In-place :func:`threshold`."""

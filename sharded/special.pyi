@@ -1,0 +1,91 @@
+from sharded.tensor import ShardedTensor
+
+def digamma(input) -> ShardedTensor:
+    """``d/dx lgamma(x)`` (torch's values at the poles: -inf at 0, nan at the negative
+    integers)."""
+
+def entr(input) -> ShardedTensor:
+    """Elementwise entropy ``-x log(x)``: 0 at 0, ``-inf`` for negative ``x``."""
+
+def erf(input) -> ShardedTensor:
+    """The error function ``2/sqrt(pi) * int_0^x exp(-t^2) dt``."""
+
+def erfc(input) -> ShardedTensor:
+    """``1 - erf(input)``, accurate where it is tiny (``erfc(10)`` ~ 2e-45)."""
+
+def erfinv(input) -> ShardedTensor:
+    """The inverse of ``erf`` on [-1, 1] (+-inf at +-1, nan outside)."""
+
+def exp2(*operands) -> ShardedTensor:
+    """``2 ** input``."""
+
+def expit(input) -> ShardedTensor:
+    """``1 / (1 + exp(-input))``."""
+
+def expm1(*operands) -> ShardedTensor:
+    """``exp(input) - 1``, accurate near 0."""
+
+def gammaln(input) -> ShardedTensor:
+    """``log|Gamma(input)|`` (+inf at 0, -1, -2, ...)."""
+
+def i0(input) -> ShardedTensor:
+    """The modified Bessel function of the first kind of order 0."""
+
+def i0e(input) -> ShardedTensor:
+    """``exp(-|x|) i0(x)``, the exponentially scaled modified Bessel function of order 0."""
+
+def i1(input) -> ShardedTensor:
+    """The modified Bessel function of the first kind of order 1."""
+
+def i1e(input) -> ShardedTensor:
+    """``exp(-|x|) i1(x)``, the exponentially scaled modified Bessel function of order 1."""
+
+def log1p(input) -> ShardedTensor:
+    """``log(1 + input)``, accurate for small inputs."""
+
+def log_ndtr(input) -> ShardedTensor:
+    """``log(ndtr(input))`` (through ``erfc``, so accurate far into the left tail)."""
+
+def log_softmax(input, dim, dtype=...) -> ShardedTensor:
+    """``x - logsumexp(x, dim)``: log-probabilities without overflow (shifted by the max)."""
+
+def logit(input, eps=...) -> ShardedTensor:
+    """``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given."""
+
+def logsumexp(input, dim=..., keepdim=...) -> ShardedTensor:
+    """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
+
+def multigammaln(input, p) -> ShardedTensor:
+    """The multivariate log-gamma function (:func:`sharded.mvlgamma`)."""
+
+def ndtr(input) -> ShardedTensor:
+    """The standard normal CDF, ``erfc(-x / sqrt(2)) / 2``."""
+
+def ndtri(input) -> ShardedTensor:
+    """The inverse of the standard normal CDF, ``sqrt(2) * erfinv(2p - 1)``."""
+
+def polygamma(n, input) -> ShardedTensor:
+    """The ``n``-th derivative of ``digamma``: ``digamma`` for ``n = 0``, trigamma for 1,
+    ``(-1)^(n+1) n! zeta(n + 1, input)`` above (torch's formula)."""
+
+def psi(input) -> ShardedTensor:
+    """``d/dx lgamma(x)`` (torch's values at the poles: -inf at 0, nan at the negative
+    integers)."""
+
+def round(input, *, decimals=...) -> ShardedTensor:
+    """:func:`sharded.round` with torch.special's ``decimals`` overload (no integer kernel)."""
+
+def sinc(*operands) -> ShardedTensor:
+    """``sin(pi x) / (pi x)``, 1 at 0."""
+
+def softmax(input, dim, dtype=...) -> ShardedTensor:
+    """``exp(x) / sum(exp(x))`` along ``dim``, shifted by the max for stability."""
+
+def xlog1py(input, other) -> ShardedTensor:
+    """``input * log1p(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
+
+def xlogy(*operands) -> ShardedTensor:
+    """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
+
+def zeta(input, other) -> ShardedTensor:
+    """The Hurwitz zeta function ``sum_k (k + other)^-input`` (``torch.special.zeta``)."""
