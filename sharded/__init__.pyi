@@ -129,14 +129,14 @@ def abs_(input, *args, **kwargs) -> ShardedTensor:
 def absolute(input) -> ShardedTensor:
     """Absolute value."""
 
-def acos(*operands) -> ShardedTensor:
+def acos(input) -> ShardedTensor:
     """Inverse cosine."""
 
 def acos_(input, *args, **kwargs) -> ShardedTensor:
     """``input.acos_(*args, **kwargs)``: torch's top-level form of the tensor method ``acos_``
     (in place see that method)."""
 
-def acosh(*operands) -> ShardedTensor:
+def acosh(input) -> ShardedTensor:
     """Inverse hyperbolic cosine."""
 
 def acosh_(input, *args, **kwargs) -> ShardedTensor:
@@ -205,45 +205,45 @@ def arange(
 ) -> ShardedTensor:
     """Values ``start, start+step, ...`` below ``end``; int64 when all arguments are ints."""
 
-def arccos(*operands) -> ShardedTensor:
+def arccos(input) -> ShardedTensor:
     """Inverse cosine."""
 
 def arccos_(input, *args, **kwargs) -> ShardedTensor:
     """``input.arccos_(*args, **kwargs)``: torch's top-level form of the tensor method
     ``arccos_`` (in place see that method)."""
 
-def arccosh(*operands) -> ShardedTensor:
+def arccosh(input) -> ShardedTensor:
     """Inverse hyperbolic cosine."""
 
 def arccosh_(input, *args, **kwargs) -> ShardedTensor:
     """``input.arccosh_(*args, **kwargs)``: torch's top-level form of the tensor method
     ``arccosh_`` (in place see that method)."""
 
-def arcsin(*operands) -> ShardedTensor:
+def arcsin(input) -> ShardedTensor:
     """Inverse sine."""
 
 def arcsin_(input, *args, **kwargs) -> ShardedTensor:
     """``input.arcsin_(*args, **kwargs)``: torch's top-level form of the tensor method
     ``arcsin_`` (in place see that method)."""
 
-def arcsinh(*operands) -> ShardedTensor:
+def arcsinh(input) -> ShardedTensor:
     """Inverse hyperbolic sine."""
 
 def arcsinh_(input, *args, **kwargs) -> ShardedTensor:
     """``input.arcsinh_(*args, **kwargs)``: torch's top-level form of the tensor method
     ``arcsinh_`` (in place see that method)."""
 
-def arctan(*operands) -> ShardedTensor:
+def arctan(input) -> ShardedTensor:
     """Inverse tangent."""
 
-def arctan2(*operands) -> ShardedTensor:
+def arctan2(input, other) -> ShardedTensor:
     """Angle of the point ``(other, input)``, in ``[-pi, pi]``."""
 
 def arctan_(input, *args, **kwargs) -> ShardedTensor:
     """``input.arctan_(*args, **kwargs)``: torch's top-level form of the tensor method
     ``arctan_`` (in place see that method)."""
 
-def arctanh(*operands) -> ShardedTensor:
+def arctanh(input) -> ShardedTensor:
     """Inverse hyperbolic tangent."""
 
 def arctanh_(input, *args, **kwargs) -> ShardedTensor:
@@ -267,31 +267,31 @@ def as_tensor(
 ) -> ShardedTensor:
     """A sharded tensor from nested lists, scalars, a NumPy array or a tensor (always a copy)."""
 
-def asin(*operands) -> ShardedTensor:
+def asin(input) -> ShardedTensor:
     """Inverse sine."""
 
 def asin_(input, *args, **kwargs) -> ShardedTensor:
     """``input.asin_(*args, **kwargs)``: torch's top-level form of the tensor method ``asin_``
     (in place see that method)."""
 
-def asinh(*operands) -> ShardedTensor:
+def asinh(input) -> ShardedTensor:
     """Inverse hyperbolic sine."""
 
 def asinh_(input, *args, **kwargs) -> ShardedTensor:
     """``input.asinh_(*args, **kwargs)``: torch's top-level form of the tensor method ``asinh_``
     (in place see that method)."""
 
-def atan(*operands) -> ShardedTensor:
+def atan(input) -> ShardedTensor:
     """Inverse tangent."""
 
-def atan2(*operands) -> ShardedTensor:
+def atan2(input, other) -> ShardedTensor:
     """Angle of the point ``(other, input)``, in ``[-pi, pi]``."""
 
 def atan_(input, *args, **kwargs) -> ShardedTensor:
     """``input.atan_(*args, **kwargs)``: torch's top-level form of the tensor method ``atan_``
     (in place see that method)."""
 
-def atanh(*operands) -> ShardedTensor:
+def atanh(input) -> ShardedTensor:
     """Inverse hyperbolic tangent."""
 
 def atanh_(input, *args, **kwargs) -> ShardedTensor:
@@ -328,7 +328,7 @@ def bincount(input, weights=..., minlength=...) -> ShardedTensor:
 def bitwise_and(input, other) -> ShardedTensor:
     """Bitwise AND (logical on bool)."""
 
-def bitwise_left_shift(*operands) -> ShardedTensor:
+def bitwise_left_shift(input, other) -> ShardedTensor:
     """``input << other`` (also the operators ``<<``, ``<<=``)."""
 
 def bitwise_not(input) -> ShardedTensor:
@@ -337,7 +337,7 @@ def bitwise_not(input) -> ShardedTensor:
 def bitwise_or(input, other) -> ShardedTensor:
     """Bitwise OR (logical on bool)."""
 
-def bitwise_right_shift(*operands) -> ShardedTensor:
+def bitwise_right_shift(input, other) -> ShardedTensor:
     """``input >> other``, arithmetic (also the operators ``>>``, ``>>=``)."""
 
 def bitwise_xor(input, other) -> ShardedTensor:
@@ -381,7 +381,7 @@ def cdist(x1, x2, p=..., compute_mode=...) -> ShardedTensor:
     torch's signature: the distances are always computed directly (exact, not through ``|a|^2
     + |b|^2 - 2ab``)."""
 
-def ceil(*operands) -> ShardedTensor:
+def ceil(input) -> ShardedTensor:
     """Smallest integer >= input."""
 
 def ceil_(input, *args, **kwargs) -> ShardedTensor:
@@ -476,7 +476,7 @@ def conv2d(
     """2-D cross-correlation of an (N, C, H, W) or (C, H, W) input with an (O, C/groups, kH, kW)
     weight, as ``torch.nn.functional.conv2d``."""
 
-def copysign(*operands) -> ShardedTensor:
+def copysign(input, other) -> ShardedTensor:
     """``abs(input)`` with the sign of ``other``."""
 
 def corrcoef(input) -> ShardedTensor:
@@ -489,7 +489,7 @@ def cos_(input, *args, **kwargs) -> ShardedTensor:
     """``input.cos_(*args, **kwargs)``: torch's top-level form of the tensor method ``cos_`` (in
     place see that method)."""
 
-def cosh(*operands) -> ShardedTensor:
+def cosh(input) -> ShardedTensor:
     """Hyperbolic cosine."""
 
 def cosh_(input, *args, **kwargs) -> ShardedTensor:
@@ -643,7 +643,7 @@ def erfinv(input) -> ShardedTensor:
 def exp(input) -> ShardedTensor:
     """``e ** input``."""
 
-def exp2(*operands) -> ShardedTensor:
+def exp2(input) -> ShardedTensor:
     """``2 ** input``."""
 
 def exp2_(input, *args, **kwargs) -> ShardedTensor:
@@ -654,7 +654,7 @@ def exp_(input, *args, **kwargs) -> ShardedTensor:
     """``input.exp_(*args, **kwargs)``: torch's top-level form of the tensor method ``exp_`` (in
     place see that method)."""
 
-def expm1(*operands) -> ShardedTensor:
+def expm1(input) -> ShardedTensor:
     """``exp(input) - 1``, accurate near 0."""
 
 def expm1_(input, *args, **kwargs) -> ShardedTensor:
@@ -670,7 +670,7 @@ def fill_(input, *args, **kwargs) -> ShardedTensor:
     """``input.fill_(*args, **kwargs)``: torch's top-level form of the tensor method ``fill_``
     (in place see that method)."""
 
-def fix(*operands) -> ShardedTensor:
+def fix(input) -> ShardedTensor:
     """Rounds toward zero."""
 
 def fix_(input, *args, **kwargs) -> ShardedTensor:
@@ -692,7 +692,7 @@ def flipud(x) -> ShardedTensor:
 def float_power(input, exponent) -> ShardedTensor:
     """``input ** exponent`` computed in double precision (float64, complex128 if complex)."""
 
-def floor(*operands) -> ShardedTensor:
+def floor(input) -> ShardedTensor:
     """Largest integer <= input."""
 
 def floor_(input, *args, **kwargs) -> ShardedTensor:
@@ -702,16 +702,16 @@ def floor_(input, *args, **kwargs) -> ShardedTensor:
 def floor_divide(input, other) -> ShardedTensor:
     """``input // other`` (floor, like torch and Python)."""
 
-def fmax(*operands) -> ShardedTensor:
+def fmax(input, other) -> ShardedTensor:
     """Elementwise maximum that ignores NaN (NaN only where both are)."""
 
-def fmin(*operands) -> ShardedTensor:
+def fmin(input, other) -> ShardedTensor:
     """Elementwise minimum that ignores NaN (NaN only where both are)."""
 
-def fmod(*operands) -> ShardedTensor:
+def fmod(input, other) -> ShardedTensor:
     """C's remainder: the sign of ``input`` (compare :func:`remainder`)."""
 
-def frac(*operands) -> ShardedTensor:
+def frac(input) -> ShardedTensor:
     """``input - trunc(input)``."""
 
 def frac_(input, *args, **kwargs) -> ShardedTensor:
@@ -745,7 +745,7 @@ def gather(input, dim, index, *, sparse_grad=...) -> ShardedTensor:
     (the driver reads per-block counts: one wait). An out-of-range index raises
     :class:`~sharded.errors.IndexOutOfRange` naming it."""
 
-def gcd(*operands) -> ShardedTensor:
+def gcd(input, other) -> ShardedTensor:
     """Greatest common divisor."""
 
 def gcd_(input, *args, **kwargs) -> ShardedTensor:
@@ -791,7 +791,7 @@ def gt(input, other) -> ShardedTensor:
 def hardshrink(input, lambd=...) -> ShardedTensor:
     """``x`` where ``|x| > lambd``, else 0."""
 
-def heaviside(*operands) -> ShardedTensor:
+def heaviside(input, other) -> ShardedTensor:
     """Step function: 0 below zero, ``values`` at zero, 1 above."""
 
 def histc(input, bins=..., min=..., max=...) -> ShardedTensor:
@@ -811,7 +811,7 @@ def hsplit(
 def hstack(tensors) -> ShardedTensor:
     """Concatenate along dim 1 (dim 0 for vectors)."""
 
-def hypot(*operands) -> ShardedTensor:
+def hypot(input, other) -> ShardedTensor:
     """``sqrt(input**2 + other**2)`` without overflow."""
 
 def i0(input) -> ShardedTensor:
@@ -944,7 +944,7 @@ def kthvalue(input, k, dim=..., keepdim=...) -> _KthValue:
     """The ``k``-th smallest element along ``dim`` (1-based) and its index, as ``(values,
     indices)``; NaN counts as the largest value."""
 
-def lcm(*operands) -> ShardedTensor:
+def lcm(input, other) -> ShardedTensor:
     """Least common multiple."""
 
 def lcm_(input, *args, **kwargs) -> ShardedTensor:
@@ -986,7 +986,7 @@ def load(path, *, shards=..., dim=..., layout=..., device=..., progress=...) -> 
 def log(input) -> ShardedTensor:
     """Natural logarithm."""
 
-def log10(*operands) -> ShardedTensor:
+def log10(input) -> ShardedTensor:
     """Base-10 logarithm."""
 
 def log10_(input, *args, **kwargs) -> ShardedTensor:
@@ -1000,7 +1000,7 @@ def log1p_(input, *args, **kwargs) -> ShardedTensor:
     """``input.log1p_(*args, **kwargs)``: torch's top-level form of the tensor method ``log1p_``
     (in place see that method)."""
 
-def log2(*operands) -> ShardedTensor:
+def log2(input) -> ShardedTensor:
     """Base-2 logarithm."""
 
 def log2_(input, *args, **kwargs) -> ShardedTensor:
@@ -1014,10 +1014,10 @@ def log_(input, *args, **kwargs) -> ShardedTensor:
 def log_softmax(input, dim, dtype=...) -> ShardedTensor:
     """``x - logsumexp(x, dim)``: log-probabilities without overflow (shifted by the max)."""
 
-def logaddexp(*operands) -> ShardedTensor:
+def logaddexp(input, other) -> ShardedTensor:
     """``log(exp(input) + exp(other))`` without overflow."""
 
-def logaddexp2(*operands) -> ShardedTensor:
+def logaddexp2(input, other) -> ShardedTensor:
     """``log2(2**input + 2**other)`` without overflow."""
 
 def logcumsumexp(input, dim) -> ShardedTensor:
@@ -1277,7 +1277,7 @@ def negative_(input, *args, **kwargs) -> ShardedTensor:
     """``input.negative_(*args, **kwargs)``: torch's top-level form of the tensor method
     ``negative_`` (in place see that method)."""
 
-def nextafter(*operands) -> ShardedTensor:
+def nextafter(input, other) -> ShardedTensor:
     """The next representable value after ``input`` towards ``other``."""
 
 @overload
@@ -1474,7 +1474,7 @@ def ravel(input) -> ShardedTensor:
 def real(input) -> ShardedTensor:
     """The real part: a real view of a complex tensor (a real tensor itself)."""
 
-def reciprocal(*operands) -> ShardedTensor:
+def reciprocal(input) -> ShardedTensor:
     """``1 / input``."""
 
 def reciprocal_(input, *args, **kwargs) -> ShardedTensor:
@@ -1537,7 +1537,7 @@ def rrelu(input, lower=..., upper=..., training=..., inplace=...) -> ShardedTens
 def rrelu_(input, lower=..., upper=..., training=...) -> ShardedTensor:
     """In-place :func:`rrelu`."""
 
-def rsqrt(*operands) -> ShardedTensor:
+def rsqrt(input) -> ShardedTensor:
     """``1 / sqrt(input)``."""
 
 def rsqrt_(input, *args, **kwargs) -> ShardedTensor:
@@ -1611,7 +1611,7 @@ def set_printoptions(
 def set_rng_state(new_state) -> None:
     """Restore a state returned by :func:`get_rng_state`."""
 
-def sgn(*operands) -> ShardedTensor:
+def sgn(input) -> ShardedTensor:
     """``sign`` (torch's name that extends to complex)."""
 
 def shutdown() -> None:
@@ -1624,10 +1624,10 @@ def sigmoid_(input, *args, **kwargs) -> ShardedTensor:
     """``input.sigmoid_(*args, **kwargs)``: torch's top-level form of the tensor method
     ``sigmoid_`` (in place see that method)."""
 
-def sign(*operands) -> ShardedTensor:
+def sign(input) -> ShardedTensor:
     """-1, 0 or 1 by sign (0 for NaN)."""
 
-def signbit(*operands) -> ShardedTensor:
+def signbit(input) -> ShardedTensor:
     """True where the sign bit is set."""
 
 def sin(input) -> ShardedTensor:
@@ -1637,14 +1637,14 @@ def sin_(input, *args, **kwargs) -> ShardedTensor:
     """``input.sin_(*args, **kwargs)``: torch's top-level form of the tensor method ``sin_`` (in
     place see that method)."""
 
-def sinc(*operands) -> ShardedTensor:
+def sinc(input) -> ShardedTensor:
     """``sin(pi x) / (pi x)``, 1 at 0."""
 
 def sinc_(input, *args, **kwargs) -> ShardedTensor:
     """``input.sinc_(*args, **kwargs)``: torch's top-level form of the tensor method ``sinc_``
     (in place see that method)."""
 
-def sinh(*operands) -> ShardedTensor:
+def sinh(input) -> ShardedTensor:
     """Hyperbolic sine."""
 
 def sinh_(input, *args, **kwargs) -> ShardedTensor:
@@ -1674,7 +1674,7 @@ def sqrt_(input, *args, **kwargs) -> ShardedTensor:
     """``input.sqrt_(*args, **kwargs)``: torch's top-level form of the tensor method ``sqrt_``
     (in place see that method)."""
 
-def square(*operands) -> ShardedTensor:
+def square(input) -> ShardedTensor:
     """``input * input``."""
 
 def square_(input, *args, **kwargs) -> ShardedTensor:
@@ -1737,7 +1737,7 @@ def take_along_dim(input, indices, dim=...) -> ShardedTensor:
     :class:`~sharded.errors.IndexOutOfRange` naming the offending values (torch's CPU kernel
     does not check and returns whatever it reads)."""
 
-def tan(*operands) -> ShardedTensor:
+def tan(input) -> ShardedTensor:
     """Tangent."""
 
 def tan_(input, *args, **kwargs) -> ShardedTensor:
@@ -1825,7 +1825,7 @@ def true_divide(input, other, *, rounding_mode=...) -> ShardedTensor:
     """True division (integers give the default float dtype); ``rounding_mode="floor"`` floors
     and ``"trunc"`` rounds toward zero, both in the promoted dtype (ints stay ints)."""
 
-def trunc(*operands) -> ShardedTensor:
+def trunc(input) -> ShardedTensor:
     """Rounds toward zero."""
 
 def trunc_(input, *args, **kwargs) -> ShardedTensor:
@@ -1898,7 +1898,7 @@ def where(condition, input: ShardedTensor | builtins.complex, other=...) -> Shar
     """``input`` where ``condition`` is true, else ``other``; ``where(condition)`` alone is
     ``condition.nonzero(as_tuple=True)`` (as torch)."""
 
-def xlogy(*operands) -> ShardedTensor:
+def xlogy(input, other) -> ShardedTensor:
     """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
 
 def xlogy_(input, *args, **kwargs) -> ShardedTensor:

@@ -16,13 +16,13 @@ def erfc(input) -> ShardedTensor:
 def erfinv(input) -> ShardedTensor:
     """The inverse of ``erf`` on [-1, 1] (+-inf at +-1, nan outside)."""
 
-def exp2(*operands) -> ShardedTensor:
+def exp2(input) -> ShardedTensor:
     """``2 ** input``."""
 
 def expit(input) -> ShardedTensor:
     """``1 / (1 + exp(-input))``."""
 
-def expm1(*operands) -> ShardedTensor:
+def expm1(input) -> ShardedTensor:
     """``exp(input) - 1``, accurate near 0."""
 
 def gammaln(input) -> ShardedTensor:
@@ -75,7 +75,7 @@ def psi(input) -> ShardedTensor:
 def round(input, *, decimals=...) -> ShardedTensor:
     """:func:`sharded.round` with torch.special's ``decimals`` overload (no integer kernel)."""
 
-def sinc(*operands) -> ShardedTensor:
+def sinc(input) -> ShardedTensor:
     """``sin(pi x) / (pi x)``, 1 at 0."""
 
 def softmax(input, dim, dtype=...) -> ShardedTensor:
@@ -84,7 +84,7 @@ def softmax(input, dim, dtype=...) -> ShardedTensor:
 def xlog1py(input, other) -> ShardedTensor:
     """``input * log1p(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
 
-def xlogy(*operands) -> ShardedTensor:
+def xlogy(input, other) -> ShardedTensor:
     """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
 
 def zeta(input, other) -> ShardedTensor:

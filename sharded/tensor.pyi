@@ -162,13 +162,13 @@ class ShardedTensor:
         """Absolute value."""
     def absolute_(self) -> Self:
         """In-place ``abs`` (refused for complex tensors, whose modulus is real, as torch)."""
-    def acos(self, /, *operands) -> ShardedTensor:
+    def acos(self) -> ShardedTensor:
         """Inverse cosine."""
-    def acos_(self, *operands) -> ShardedTensor:
+    def acos_(self) -> Self:
         """In-place ``acos``: writes into this tensor's shards and returns it."""
-    def acosh(self, /, *operands) -> ShardedTensor:
+    def acosh(self) -> ShardedTensor:
         """Inverse hyperbolic cosine."""
-    def acosh_(self, *operands) -> ShardedTensor:
+    def acosh_(self) -> Self:
         """In-place ``acosh``: writes into this tensor's shards and returns it."""
     def add(self, other, *, alpha=...) -> ShardedTensor:
         """``input + alpha * other`` with broadcasting."""
@@ -206,30 +206,32 @@ class ShardedTensor:
         """The argument (phase) of each element in radians; real result."""
     def any(self, dim=..., keepdim=...) -> ShardedTensor:
         """True if any element is non-zero."""
-    def arccos(self, /, *operands) -> ShardedTensor:
+    def arccos(self) -> ShardedTensor:
         """Inverse cosine."""
     def arccos_(self) -> Self:
         """In-place ``acos``: writes into this tensor's shards and returns it."""
-    def arccosh(self, /, *operands) -> ShardedTensor:
+    def arccosh(self) -> ShardedTensor:
         """Inverse hyperbolic cosine."""
     def arccosh_(self) -> Self:
         """In-place ``acosh``: writes into this tensor's shards and returns it."""
-    def arcsin(self, /, *operands) -> ShardedTensor:
+    def arcsin(self) -> ShardedTensor:
         """Inverse sine."""
     def arcsin_(self) -> Self:
         """In-place ``asin``: writes into this tensor's shards and returns it."""
-    def arcsinh(self, /, *operands) -> ShardedTensor:
+    def arcsinh(self) -> ShardedTensor:
         """Inverse hyperbolic sine."""
     def arcsinh_(self) -> Self:
         """In-place ``asinh``: writes into this tensor's shards and returns it."""
-    def arctan(self, /, *operands) -> ShardedTensor:
+    def arctan(self) -> ShardedTensor:
         """Inverse tangent."""
-    def arctan2(self, /, *operands) -> ShardedTensor:
+    def arctan2(self, other) -> ShardedTensor:
         """Angle of the point ``(other, input)``, in ``[-pi, pi]``."""
-    def arctan2_(self, other) -> ShardedTensor: ...
+    def arctan2_(self, other) -> ShardedTensor:
+        """In-place ``atan2``: writes into this tensor's shards (the result cast to its dtype)
+        and returns it."""
     def arctan_(self) -> Self:
         """In-place ``atan``: writes into this tensor's shards and returns it."""
-    def arctanh(self, /, *operands) -> ShardedTensor:
+    def arctanh(self) -> ShardedTensor:
         """Inverse hyperbolic tangent."""
     def arctanh_(self) -> Self:
         """In-place ``atanh``: writes into this tensor's shards and returns it."""
@@ -241,25 +243,26 @@ class ShardedTensor:
         """Indices that sort ``input`` along ``dim`` (``sort(...).indices``)."""
     def argwhere(self) -> ShardedTensor:
         """``nonzero(input)``: the ``(n, ndim)`` indices of the non-zero elements."""
-    def asin(self, /, *operands) -> ShardedTensor:
+    def asin(self) -> ShardedTensor:
         """Inverse sine."""
-    def asin_(self, *operands) -> ShardedTensor:
+    def asin_(self) -> Self:
         """In-place ``asin``: writes into this tensor's shards and returns it."""
-    def asinh(self, /, *operands) -> ShardedTensor:
+    def asinh(self) -> ShardedTensor:
         """Inverse hyperbolic sine."""
-    def asinh_(self, *operands) -> ShardedTensor:
+    def asinh_(self) -> Self:
         """In-place ``asinh``: writes into this tensor's shards and returns it."""
-    def atan(self, /, *operands) -> ShardedTensor:
+    def atan(self) -> ShardedTensor:
         """Inverse tangent."""
-    def atan2(self, /, *operands) -> ShardedTensor:
+    def atan2(self, other) -> ShardedTensor:
         """Angle of the point ``(other, input)``, in ``[-pi, pi]``."""
-    def atan2_(self, *operands) -> ShardedTensor:
-        """In-place ``atan2``: writes into this tensor's shards and returns it."""
-    def atan_(self, *operands) -> ShardedTensor:
+    def atan2_(self, other) -> ShardedTensor:
+        """In-place ``atan2``: writes into this tensor's shards (the result cast to its dtype)
+        and returns it."""
+    def atan_(self) -> Self:
         """In-place ``atan``: writes into this tensor's shards and returns it."""
-    def atanh(self, /, *operands) -> ShardedTensor:
+    def atanh(self) -> ShardedTensor:
         """Inverse hyperbolic tangent."""
-    def atanh_(self, *operands) -> ShardedTensor:
+    def atanh_(self) -> Self:
         """In-place ``atanh``: writes into this tensor's shards and returns it."""
     def backward(self, gradient=..., retain_graph=..., create_graph=..., inputs=...) -> None:
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (``gradient`` is required
@@ -278,11 +281,13 @@ class ShardedTensor:
     def bitwise_and(self, other) -> ShardedTensor:
         """Bitwise AND (logical on bool)."""
     def bitwise_and_(self, other) -> ShardedTensor:
-        """In-place ``bitwise_and`` (the result cast to this tensor's dtype); returns it."""
-    def bitwise_left_shift(self, /, *operands) -> ShardedTensor:
+        """In-place ``bitwise_and``: writes into this tensor's shards (the result cast to its
+        dtype) and returns it."""
+    def bitwise_left_shift(self, other) -> ShardedTensor:
         """``input << other`` (also the operators ``<<``, ``<<=``)."""
-    def bitwise_left_shift_(self, *operands) -> ShardedTensor:
-        """In-place ``bitwise_left_shift``: writes into this tensor's shards and returns it."""
+    def bitwise_left_shift_(self, other) -> ShardedTensor:
+        """In-place ``bitwise_left_shift``: writes into this tensor's shards (the result cast to
+        its dtype) and returns it."""
     def bitwise_not(self) -> ShardedTensor:
         """Bitwise NOT (logical NOT on bool)."""
     def bitwise_not_(self) -> Self:
@@ -290,15 +295,18 @@ class ShardedTensor:
     def bitwise_or(self, other) -> ShardedTensor:
         """Bitwise OR (logical on bool)."""
     def bitwise_or_(self, other) -> ShardedTensor:
-        """In-place ``bitwise_or`` (the result cast to this tensor's dtype); returns it."""
-    def bitwise_right_shift(self, /, *operands) -> ShardedTensor:
+        """In-place ``bitwise_or``: writes into this tensor's shards (the result cast to its
+        dtype) and returns it."""
+    def bitwise_right_shift(self, other) -> ShardedTensor:
         """``input >> other``, arithmetic (also the operators ``>>``, ``>>=``)."""
-    def bitwise_right_shift_(self, *operands) -> ShardedTensor:
-        """In-place ``bitwise_right_shift``: writes into this tensor's shards and returns it."""
+    def bitwise_right_shift_(self, other) -> ShardedTensor:
+        """In-place ``bitwise_right_shift``: writes into this tensor's shards (the result cast
+        to its dtype) and returns it."""
     def bitwise_xor(self, other) -> ShardedTensor:
         """Bitwise XOR (logical on bool)."""
     def bitwise_xor_(self, other) -> ShardedTensor:
-        """In-place ``bitwise_xor`` (the result cast to this tensor's dtype); returns it."""
+        """In-place ``bitwise_xor``: writes into this tensor's shards (the result cast to its
+        dtype) and returns it."""
     def bmm(self, mat2) -> ShardedTensor:
         """Batched product of two 3-D tensors with equal batch sizes."""
     def bool(self) -> ShardedTensor:
@@ -315,9 +323,9 @@ class ShardedTensor:
         in place."""
     def cdouble(self) -> ShardedTensor:
         """``x.to(sharded.complex128)``."""
-    def ceil(self, /, *operands) -> ShardedTensor:
+    def ceil(self) -> ShardedTensor:
         """Smallest integer >= input."""
-    def ceil_(self, *operands) -> ShardedTensor:
+    def ceil_(self) -> Self:
         """In-place ``ceil``: writes into this tensor's shards and returns it."""
     def cfloat(self) -> ShardedTensor:
         """``x.to(sharded.complex64)``."""
@@ -363,19 +371,20 @@ class ShardedTensor:
         """``x`` itself if contiguous, else a C-ordered copy (shards stay on their workers)."""
     def copy_(self, src) -> ShardedTensor:
         """Copy ``src`` (broadcastable; converted to this dtype) into this tensor, in place."""
-    def copysign(self, /, *operands) -> ShardedTensor:
+    def copysign(self, other) -> ShardedTensor:
         """``abs(input)`` with the sign of ``other``."""
-    def copysign_(self, *operands) -> ShardedTensor:
-        """In-place ``copysign``: writes into this tensor's shards and returns it."""
+    def copysign_(self, other) -> ShardedTensor:
+        """In-place ``copysign``: writes into this tensor's shards (the result cast to its
+        dtype) and returns it."""
     def corrcoef(self) -> ShardedTensor:
         """Pearson correlation coefficients of the variables in the rows of ``input``."""
     def cos(self) -> ShardedTensor:
         """Cosine."""
     def cos_(self) -> Self:
         """In-place ``cos``: writes into this tensor's shards and returns it."""
-    def cosh(self, /, *operands) -> ShardedTensor:
+    def cosh(self) -> ShardedTensor:
         """Hyperbolic cosine."""
-    def cosh_(self, *operands) -> ShardedTensor:
+    def cosh_(self) -> Self:
         """In-place ``cosh``: writes into this tensor's shards and returns it."""
     def count_nonzero(self, dim=...) -> ShardedTensor:
         """Number of non-zero elements (over all, a dim or a tuple of dims), int64."""
@@ -478,7 +487,8 @@ class ShardedTensor:
     def eq(self, other) -> ShardedTensor:
         """``input == other``."""
     def eq_(self, other) -> ShardedTensor:
-        """In-place ``eq`` (the result cast to this tensor's dtype); returns it."""
+        """In-place ``eq``: writes into this tensor's shards (the result cast to its dtype) and
+        returns it."""
     def equal(self, other) -> builtins.bool:
         """Whether both tensors have the same shape and elements (NaN differs from NaN), as a
         Python bool; dtypes may differ (``ones(2)`` equals ``ones(2, dtype=int64)``, as
@@ -497,9 +507,9 @@ class ShardedTensor:
         """In-place ``erfinv``: writes into this tensor's shards and returns it."""
     def exp(self) -> ShardedTensor:
         """``e ** input``."""
-    def exp2(self, /, *operands) -> ShardedTensor:
+    def exp2(self) -> ShardedTensor:
         """``2 ** input``."""
-    def exp2_(self, *operands) -> ShardedTensor:
+    def exp2_(self) -> Self:
         """In-place ``exp2``: writes into this tensor's shards and returns it."""
     def exp_(self) -> Self:
         """In-place ``exp``: writes into this tensor's shards and returns it."""
@@ -509,9 +519,9 @@ class ShardedTensor:
         none do (``st.zeros(1).expand(1, 1)``, or a view of one expanded row)."""
     def expand_as(self, other) -> ShardedTensor:
         """``x.expand(other.shape)``."""
-    def expm1(self, /, *operands) -> ShardedTensor:
+    def expm1(self) -> ShardedTensor:
         """``exp(input) - 1``, accurate near 0."""
-    def expm1_(self, *operands) -> ShardedTensor:
+    def expm1_(self) -> Self:
         """In-place ``expm1``: writes into this tensor's shards and returns it."""
     def exponential_(self, lambd=..., *, generator=...) -> ShardedTensor:
         """Fill with samples of the exponential distribution of rate ``lambd`` (mean ``1 /
@@ -522,7 +532,7 @@ class ShardedTensor:
     def fill_diagonal_(self, fill_value, wrap=...) -> ShardedTensor:
         """Write ``fill_value`` on the main diagonal, in place (all dims equal when more than
         two; ``wrap`` restarts the diagonal every ``cols + 1`` rows of a tall matrix)."""
-    def fix(self, /, *operands) -> ShardedTensor:
+    def fix(self) -> ShardedTensor:
         """Rounds toward zero."""
     def fix_(self) -> Self:
         """In-place ``trunc``: writes into this tensor's shards and returns it."""
@@ -541,25 +551,26 @@ class ShardedTensor:
     def float_power_(self, exponent) -> ShardedTensor:
         """In-place :func:`float_power`: ``self`` must already be float64 (complex128), as
         torch."""
-    def floor(self, /, *operands) -> ShardedTensor:
+    def floor(self) -> ShardedTensor:
         """Largest integer <= input."""
-    def floor_(self, *operands) -> ShardedTensor:
+    def floor_(self) -> Self:
         """In-place ``floor``: writes into this tensor's shards and returns it."""
     def floor_divide(self, other) -> ShardedTensor:
         """``input // other`` (floor, like torch and Python)."""
     def floor_divide_(self, other, **kw) -> Self:
         """In-place ``floor_divide``: writes into this tensor's shards and returns it."""
-    def fmax(self, /, *operands) -> ShardedTensor:
+    def fmax(self, other) -> ShardedTensor:
         """Elementwise maximum that ignores NaN (NaN only where both are)."""
-    def fmin(self, /, *operands) -> ShardedTensor:
+    def fmin(self, other) -> ShardedTensor:
         """Elementwise minimum that ignores NaN (NaN only where both are)."""
-    def fmod(self, /, *operands) -> ShardedTensor:
+    def fmod(self, other) -> ShardedTensor:
         """C's remainder: the sign of ``input`` (compare :func:`remainder`)."""
-    def fmod_(self, *operands) -> ShardedTensor:
-        """In-place ``fmod``: writes into this tensor's shards and returns it."""
-    def frac(self, /, *operands) -> ShardedTensor:
+    def fmod_(self, other) -> ShardedTensor:
+        """In-place ``fmod``: writes into this tensor's shards (the result cast to its dtype)
+        and returns it."""
+    def frac(self) -> ShardedTensor:
         """``input - trunc(input)``."""
-    def frac_(self, *operands) -> ShardedTensor:
+    def frac_(self) -> Self:
         """In-place ``frac``: writes into this tensor's shards and returns it."""
     def frexp(self) -> _FrexpResult:
         """Split ``input`` into ``(mantissa, exponent)`` with ``input = mantissa *
@@ -571,14 +582,16 @@ class ShardedTensor:
         blocks are routed to the workers owning the rows they name and the values routed back
         (the driver reads per-block counts: one wait). An out-of-range index raises
         :class:`~sharded.errors.IndexOutOfRange` naming it."""
-    def gcd(self, /, *operands) -> ShardedTensor:
+    def gcd(self, other) -> ShardedTensor:
         """Greatest common divisor."""
-    def gcd_(self, *operands) -> ShardedTensor:
-        """In-place ``gcd``: writes into this tensor's shards and returns it."""
+    def gcd_(self, other) -> ShardedTensor:
+        """In-place ``gcd``: writes into this tensor's shards (the result cast to its dtype) and
+        returns it."""
     def ge(self, other) -> ShardedTensor:
         """``input >= other``."""
     def ge_(self, other) -> ShardedTensor:
-        """In-place ``ge`` (the result cast to this tensor's dtype); returns it."""
+        """In-place ``ge``: writes into this tensor's shards (the result cast to its dtype) and
+        returns it."""
     def geometric_(self, p, *, generator=...) -> ShardedTensor:
         """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...),
         in place; integer tensors too, as torch."""
@@ -589,23 +602,27 @@ class ShardedTensor:
     def greater(self, other) -> ShardedTensor:
         """``input > other``."""
     def greater_(self, other) -> ShardedTensor:
-        """In-place ``gt`` (the result cast to this tensor's dtype); returns it."""
+        """In-place ``gt``: writes into this tensor's shards (the result cast to its dtype) and
+        returns it."""
     def greater_equal(self, other) -> ShardedTensor:
         """``input >= other``."""
     def greater_equal_(self, other) -> ShardedTensor:
-        """In-place ``ge`` (the result cast to this tensor's dtype); returns it."""
+        """In-place ``ge``: writes into this tensor's shards (the result cast to its dtype) and
+        returns it."""
     def gt(self, other) -> ShardedTensor:
         """``input > other``."""
     def gt_(self, other) -> ShardedTensor:
-        """In-place ``gt`` (the result cast to this tensor's dtype); returns it."""
+        """In-place ``gt``: writes into this tensor's shards (the result cast to its dtype) and
+        returns it."""
     def half(self) -> ShardedTensor:
         """``x.to(sharded.float16)``."""
     def hardshrink(self, lambd=...) -> ShardedTensor:
         """``x`` where ``|x| > lambd``, else 0."""
-    def heaviside(self, /, *operands) -> ShardedTensor:
+    def heaviside(self, other) -> ShardedTensor:
         """Step function: 0 below zero, ``values`` at zero, 1 above."""
-    def heaviside_(self, *operands) -> ShardedTensor:
-        """In-place ``heaviside``: writes into this tensor's shards and returns it."""
+    def heaviside_(self, other) -> ShardedTensor:
+        """In-place ``heaviside``: writes into this tensor's shards (the result cast to its
+        dtype) and returns it."""
     def histc(self, bins=..., min=..., max=...) -> ShardedTensor:
         """Histogram of ``bins`` equal bins over ``[min, max]`` (the data's range when both are
         equal; elements outside are ignored; the max lands in the last bin)."""
@@ -617,10 +634,11 @@ class ShardedTensor:
         self, indices_or_sections=..., *, sections=..., indices=...
     ) -> tuple[ShardedTensor, ...]:
         """``tensor_split`` along dim 1 (dim 0 of a vector); an int must divide that dim."""
-    def hypot(self, /, *operands) -> ShardedTensor:
+    def hypot(self, other) -> ShardedTensor:
         """``sqrt(input**2 + other**2)`` without overflow."""
-    def hypot_(self, *operands) -> ShardedTensor:
-        """In-place ``hypot``: writes into this tensor's shards and returns it."""
+    def hypot_(self, other) -> ShardedTensor:
+        """In-place ``hypot``: writes into this tensor's shards (the result cast to its dtype)
+        and returns it."""
     def i0(self) -> ShardedTensor:
         """The modified Bessel function of the first kind of order 0."""
     def i0_(self) -> Self:
@@ -716,10 +734,11 @@ class ShardedTensor:
     @property
     def layout(self) -> Layout:
         """The bound :class:`~sharded.layout.Layout`: chunk bounds and the worker of each shard."""
-    def lcm(self, /, *operands) -> ShardedTensor:
+    def lcm(self, other) -> ShardedTensor:
         """Least common multiple."""
-    def lcm_(self, *operands) -> ShardedTensor:
-        """In-place ``lcm``: writes into this tensor's shards and returns it."""
+    def lcm_(self, other) -> ShardedTensor:
+        """In-place ``lcm``: writes into this tensor's shards (the result cast to its dtype) and
+        returns it."""
     def ldexp(self, other) -> ShardedTensor:
         """``input * 2**other`` (torch's definition: integers give the default float dtype)."""
     def ldexp_(self, other) -> ShardedTensor:
@@ -727,7 +746,8 @@ class ShardedTensor:
     def le(self, other) -> ShardedTensor:
         """``input <= other``."""
     def le_(self, other) -> ShardedTensor:
-        """In-place ``le`` (the result cast to this tensor's dtype); returns it."""
+        """In-place ``le``: writes into this tensor's shards (the result cast to its dtype) and
+        returns it."""
     def lerp(self, end, weight) -> ShardedTensor:
         """Linear interpolation ``input + weight * (end - input)``, as torch."""
     def lerp_(self, end, weight) -> ShardedTensor:
@@ -735,28 +755,30 @@ class ShardedTensor:
     def less(self, other) -> ShardedTensor:
         """``input < other``."""
     def less_(self, other) -> ShardedTensor:
-        """In-place ``lt`` (the result cast to this tensor's dtype); returns it."""
+        """In-place ``lt``: writes into this tensor's shards (the result cast to its dtype) and
+        returns it."""
     def less_equal(self, other) -> ShardedTensor:
         """``input <= other``."""
     def less_equal_(self, other) -> ShardedTensor:
-        """In-place ``le`` (the result cast to this tensor's dtype); returns it."""
+        """In-place ``le``: writes into this tensor's shards (the result cast to its dtype) and
+        returns it."""
     def lgamma(self) -> ShardedTensor:
         """``log|Gamma(input)|`` (+inf at 0, -1, -2, ...)."""
     def lgamma_(self) -> Self:
         """In-place ``lgamma``: writes into this tensor's shards and returns it."""
     def log(self) -> ShardedTensor:
         """Natural logarithm."""
-    def log10(self, /, *operands) -> ShardedTensor:
+    def log10(self) -> ShardedTensor:
         """Base-10 logarithm."""
-    def log10_(self, *operands) -> ShardedTensor:
+    def log10_(self) -> Self:
         """In-place ``log10``: writes into this tensor's shards and returns it."""
     def log1p(self) -> ShardedTensor:
         """``log(1 + input)``, accurate for small inputs."""
     def log1p_(self) -> Self:
         """In-place ``log1p``: writes into this tensor's shards and returns it."""
-    def log2(self, /, *operands) -> ShardedTensor:
+    def log2(self) -> ShardedTensor:
         """Base-2 logarithm."""
-    def log2_(self, *operands) -> ShardedTensor:
+    def log2_(self) -> Self:
         """In-place ``log2``: writes into this tensor's shards and returns it."""
     def log_(self) -> Self:
         """In-place ``log``: writes into this tensor's shards and returns it."""
@@ -764,14 +786,16 @@ class ShardedTensor:
         """Fill with ``exp(N(mean, std**2))`` samples, in place."""
     def log_softmax(self, dim, dtype=...) -> ShardedTensor:
         """``x - logsumexp(x, dim)``: log-probabilities without overflow (shifted by the max)."""
-    def logaddexp(self, /, *operands) -> ShardedTensor:
+    def logaddexp(self, other) -> ShardedTensor:
         """``log(exp(input) + exp(other))`` without overflow."""
-    def logaddexp2(self, /, *operands) -> ShardedTensor:
+    def logaddexp2(self, other) -> ShardedTensor:
         """``log2(2**input + 2**other)`` without overflow."""
-    def logaddexp2_(self, *operands) -> ShardedTensor:
-        """In-place ``logaddexp2``: writes into this tensor's shards and returns it."""
-    def logaddexp_(self, *operands) -> ShardedTensor:
-        """In-place ``logaddexp``: writes into this tensor's shards and returns it."""
+    def logaddexp2_(self, other) -> ShardedTensor:
+        """In-place ``logaddexp2``: writes into this tensor's shards (the result cast to its
+        dtype) and returns it."""
+    def logaddexp_(self, other) -> ShardedTensor:
+        """In-place ``logaddexp``: writes into this tensor's shards (the result cast to its
+        dtype) and returns it."""
     def logcumsumexp(self, dim) -> ShardedTensor:
         """``log(cumsum(exp(input)))`` along ``dim``, computed stably (floating and complex
         dtypes; complex ones fold one slice at a time, as torch)."""
@@ -780,7 +804,8 @@ class ShardedTensor:
     def logical_and(self, other) -> ShardedTensor:
         """Elementwise logical AND."""
     def logical_and_(self, other) -> ShardedTensor:
-        """In-place ``logical_and`` (the result cast to this tensor's dtype); returns it."""
+        """In-place ``logical_and``: writes into this tensor's shards (the result cast to its
+        dtype) and returns it."""
     def logical_not(self) -> ShardedTensor:
         """Elementwise logical NOT."""
     def logical_not_(self) -> Self:
@@ -788,11 +813,13 @@ class ShardedTensor:
     def logical_or(self, other) -> ShardedTensor:
         """Elementwise logical OR."""
     def logical_or_(self, other) -> ShardedTensor:
-        """In-place ``logical_or`` (the result cast to this tensor's dtype); returns it."""
+        """In-place ``logical_or``: writes into this tensor's shards (the result cast to its
+        dtype) and returns it."""
     def logical_xor(self, other) -> ShardedTensor:
         """Elementwise logical XOR."""
     def logical_xor_(self, other) -> ShardedTensor:
-        """In-place ``logical_xor`` (the result cast to this tensor's dtype); returns it."""
+        """In-place ``logical_xor``: writes into this tensor's shards (the result cast to its
+        dtype) and returns it."""
     def logit(self, eps=...) -> ShardedTensor:
         """``log(p / (1 - p))``; with ``eps``, ``p`` is clamped to ``[eps, 1 - eps]`` first (so
         the gradient is 0 outside it, as torch)."""
@@ -806,7 +833,8 @@ class ShardedTensor:
     def lt(self, other) -> ShardedTensor:
         """``input < other``."""
     def lt_(self, other) -> ShardedTensor:
-        """In-place ``lt`` (the result cast to this tensor's dtype); returns it."""
+        """In-place ``lt``: writes into this tensor's shards (the result cast to its dtype) and
+        returns it."""
     @property
     def mH(self) -> ShardedTensor:
         """The conjugate transpose of the last two dims (``x.mH``; ``x.mT`` for a real tensor)."""
@@ -846,7 +874,8 @@ class ShardedTensor:
         """Elementwise maximum (NaN propagates); both operands tensors, as torch (for a number
         use :func:`clamp`)."""
     def maximum_(self, other) -> ShardedTensor:
-        """In-place ``maximum``: writes into this tensor's shards and returns it."""
+        """In-place ``maximum``: writes into this tensor's shards (the result cast to its dtype)
+        and returns it."""
     def mean(self, dim=..., keepdim=..., *, dtype=..., axis=...) -> ShardedTensor:
         """Arithmetic mean; floating inputs only (or give ``dtype=``), like torch."""
     @overload
@@ -867,7 +896,8 @@ class ShardedTensor:
         """Elementwise minimum (NaN propagates); both operands tensors, as torch (for a number
         use :func:`clamp`)."""
     def minimum_(self, other) -> ShardedTensor:
-        """In-place ``minimum``: writes into this tensor's shards and returns it."""
+        """In-place ``minimum``: writes into this tensor's shards (the result cast to its dtype)
+        and returns it."""
     def mm(self, mat2) -> ShardedTensor:
         """Product of two 2-D tensors."""
     def mode(self, dim=..., keepdim=...) -> _Mode:
@@ -929,7 +959,8 @@ class ShardedTensor:
     def ne(self, other) -> ShardedTensor:
         """``input != other``."""
     def ne_(self, other) -> ShardedTensor:
-        """In-place ``ne`` (the result cast to this tensor's dtype); returns it."""
+        """In-place ``ne``: writes into this tensor's shards (the result cast to its dtype) and
+        returns it."""
     def neg(self) -> ShardedTensor:
         """``-input``."""
     def neg_(self) -> Self:
@@ -951,10 +982,11 @@ class ShardedTensor:
         """``tensor(data)`` with this tensor's dtype (not the data's) and device unless given."""
     def new_zeros(self, *size, dtype=..., device=..., requires_grad=..., **kw) -> ShardedTensor:
         """``zeros(size)`` with this tensor's dtype and device unless given."""
-    def nextafter(self, /, *operands) -> ShardedTensor:
+    def nextafter(self, other) -> ShardedTensor:
         """The next representable value after ``input`` towards ``other``."""
-    def nextafter_(self, *operands) -> ShardedTensor:
-        """In-place ``nextafter``: writes into this tensor's shards and returns it."""
+    def nextafter_(self, other) -> ShardedTensor:
+        """In-place ``nextafter``: writes into this tensor's shards (the result cast to its
+        dtype) and returns it."""
     @overload
     def nonzero(self, *, as_tuple: Literal[False] = ...) -> ShardedTensor:
         """Indices of the non-zero elements of ``input`` in C order: an ``(n, ndim)`` int64
@@ -975,7 +1007,8 @@ class ShardedTensor:
     def not_equal(self, other) -> ShardedTensor:
         """``input != other``."""
     def not_equal_(self, other) -> ShardedTensor:
-        """In-place ``ne`` (the result cast to this tensor's dtype); returns it."""
+        """In-place ``ne``: writes into this tensor's shards (the result cast to its dtype) and
+        returns it."""
     def numel(self) -> builtins.int: ...
     def numpy(self) -> ndarray:
         """Gather every shard into a new NumPy array (a copy: writing to it does not change the
@@ -1032,9 +1065,9 @@ class ShardedTensor:
         """The real part: a real view of a complex tensor (a real tensor itself)."""
     @real.setter
     def real(self, value) -> None: ...
-    def reciprocal(self, /, *operands) -> ShardedTensor:
+    def reciprocal(self) -> ShardedTensor:
         """``1 / input``."""
-    def reciprocal_(self, *operands) -> ShardedTensor:
+    def reciprocal_(self) -> Self:
         """In-place ``reciprocal``: writes into this tensor's shards and returns it."""
     def register_hook(self, hook) -> Any:
         """Call ``hook(grad)`` when this tensor's gradient is computed; a tensor it returns
@@ -1093,9 +1126,9 @@ class ShardedTensor:
         """Rounds half to even (``decimals``: to that many decimal places), as torch."""
     def round_(self, *, decimals=...) -> ShardedTensor:
         """In-place :func:`round`."""
-    def rsqrt(self, /, *operands) -> ShardedTensor:
+    def rsqrt(self) -> ShardedTensor:
         """``1 / sqrt(input)``."""
-    def rsqrt_(self, *operands) -> ShardedTensor:
+    def rsqrt_(self) -> Self:
         """In-place ``rsqrt``: writes into this tensor's shards and returns it."""
     def scatter(self, dim, index, src=..., value=..., *, reduce=...) -> ShardedTensor:
         """``input`` with ``src`` (or the scalar ``value``) written at ``index`` along ``dim``
@@ -1123,9 +1156,9 @@ class ShardedTensor:
         """The sub-tensor at ``index`` of ``dim`` (a view without that dim)."""
     def select_scatter(self, src, dim, index) -> ShardedTensor:
         """A copy of ``input`` with ``src`` written at ``input.select(dim, index)``."""
-    def sgn(self, /, *operands) -> ShardedTensor:
+    def sgn(self) -> ShardedTensor:
         """``sign`` (torch's name that extends to complex)."""
-    def sgn_(self, *operands) -> ShardedTensor:
+    def sgn_(self) -> Self:
         """In-place ``sgn``: writes into this tensor's shards and returns it."""
     @property
     def shape(self) -> Size: ...
@@ -1135,23 +1168,23 @@ class ShardedTensor:
         """``1 / (1 + exp(-input))``."""
     def sigmoid_(self) -> Self:
         """In-place ``sigmoid``: writes into this tensor's shards and returns it."""
-    def sign(self, /, *operands) -> ShardedTensor:
+    def sign(self) -> ShardedTensor:
         """-1, 0 or 1 by sign (0 for NaN)."""
-    def sign_(self, *operands) -> ShardedTensor:
+    def sign_(self) -> Self:
         """In-place ``sign``: writes into this tensor's shards and returns it."""
-    def signbit(self, /, *operands) -> ShardedTensor:
+    def signbit(self) -> ShardedTensor:
         """True where the sign bit is set."""
     def sin(self) -> ShardedTensor:
         """Sine."""
     def sin_(self) -> Self:
         """In-place ``sin``: writes into this tensor's shards and returns it."""
-    def sinc(self, /, *operands) -> ShardedTensor:
+    def sinc(self) -> ShardedTensor:
         """``sin(pi x) / (pi x)``, 1 at 0."""
-    def sinc_(self, *operands) -> ShardedTensor:
+    def sinc_(self) -> Self:
         """In-place ``sinc``: writes into this tensor's shards and returns it."""
-    def sinh(self, /, *operands) -> ShardedTensor:
+    def sinh(self) -> ShardedTensor:
         """Hyperbolic sine."""
-    def sinh_(self, *operands) -> ShardedTensor:
+    def sinh_(self) -> Self:
         """In-place ``sinh``: writes into this tensor's shards and returns it."""
     @overload
     def size(self, dim: None = ...) -> Size:
@@ -1176,9 +1209,9 @@ class ShardedTensor:
         """Square root."""
     def sqrt_(self) -> Self:
         """In-place ``sqrt``: writes into this tensor's shards and returns it."""
-    def square(self, /, *operands) -> ShardedTensor:
+    def square(self) -> ShardedTensor:
         """``input * input``."""
-    def square_(self, *operands) -> ShardedTensor:
+    def square_(self) -> Self:
         """In-place ``square``: writes into this tensor's shards and returns it."""
     def squeeze(self, dim=...) -> ShardedTensor:
         """Drop size-1 dims (all of them, or those in ``dim`` that have size 1); a view with the
@@ -1226,9 +1259,9 @@ class ShardedTensor:
         ``take_along_dim``; ``dim=None`` reads the flattened input). An out-of-range index
         raises :class:`~sharded.errors.IndexOutOfRange` naming the offending values (torch's
         CPU kernel does not check and returns whatever it reads)."""
-    def tan(self, /, *operands) -> ShardedTensor:
+    def tan(self) -> ShardedTensor:
         """Tangent."""
-    def tan_(self, *operands) -> ShardedTensor:
+    def tan_(self) -> Self:
         """In-place ``tan``: writes into this tensor's shards and returns it."""
     def tanh(self) -> ShardedTensor:
         """Hyperbolic tangent."""
@@ -1280,9 +1313,9 @@ class ShardedTensor:
     def true_divide_(self, other, *, rounding_mode=...) -> ShardedTensor:
         """In-place :func:`div`; an int tensor takes only the rounding modes (true division
         gives floats, which it cannot hold, as torch)."""
-    def trunc(self, /, *operands) -> ShardedTensor:
+    def trunc(self) -> ShardedTensor:
         """Rounds toward zero."""
-    def trunc_(self, *operands) -> ShardedTensor:
+    def trunc_(self) -> Self:
         """In-place ``trunc``: writes into this tensor's shards and returns it."""
     @overload
     def type(self, dtype: None = ...) -> str:
@@ -1332,10 +1365,11 @@ class ShardedTensor:
         """``tensor_split`` along dim 0 of a tensor of at least 2 dims; an int must divide it."""
     def where(self, condition, other) -> ShardedTensor:
         """``x.where(cond, y)`` is ``st.where(cond, x, y)``."""
-    def xlogy(self, /, *operands) -> ShardedTensor:
+    def xlogy(self, other) -> ShardedTensor:
         """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
-    def xlogy_(self, *operands) -> ShardedTensor:
-        """In-place ``xlogy``: writes into this tensor's shards and returns it."""
+    def xlogy_(self, other) -> ShardedTensor:
+        """In-place ``xlogy``: writes into this tensor's shards (the result cast to its dtype)
+        and returns it."""
     def zero_(self) -> ShardedTensor:
         """Set every element to zero, in place."""
 
