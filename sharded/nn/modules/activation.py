@@ -46,18 +46,42 @@ def _inplace(m):
     return ", inplace=True" if m.inplace else ""
 
 
-class ReLU(Module):
-    """``max(x, 0)``."""
+class _InplaceActivation(Module):
+    """A parameter-free activation that may write in place: ``forward`` is
+    ``F.<_fn>(input, inplace)``; ``extra_repr`` shows ``inplace=True`` where torch's does."""
+
+    _fn = ""  # the functional form's name in st.nn.functional
+    _shows_inplace = False
 
     def __init__(self, inplace=False):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x):
-        return F.relu(x, self.inplace)
+    def forward(self, input):
+        return getattr(F, self._fn)(input, self.inplace)
 
     def extra_repr(self):
-        return "inplace=True" if self.inplace else ""
+        return "inplace=True" if self.inplace and self._shows_inplace else ""
+
+
+class _Pointwise(Module):
+    """A parameter-free activation ``F.<_fn>(input)`` (its constructor takes and ignores
+    arguments, as torch's do)."""
+
+    _fn = ""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return getattr(F, self._fn)(input)
+
+
+class ReLU(_InplaceActivation):
+    """``max(x, 0)``."""
+
+    _fn = "relu"
+    _shows_inplace = True
 
 
 class Sigmoid(Module):
@@ -97,7 +121,7 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
-class SiLU(Module):
+class SiLU(_InplaceActivation):
     """``x * sigmoid(x)``.
 
     Examples
@@ -107,12 +131,7 @@ class SiLU(Module):
     [0.0]
     """
 
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.silu(input, self.inplace)
+    _fn = "silu"
 
 
 class Softmax(Module):
@@ -223,7 +242,7 @@ class Softplus(Module):
         return f"beta={self.beta}, threshold={self.threshold}"
 
 
-class SELU(Module):
+class SELU(_InplaceActivation):
     """Scaled ELU with torch's fixed constants.
 
     Examples
@@ -233,15 +252,8 @@ class SELU(Module):
     [0.0]
     """
 
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.selu(input, self.inplace)
-
-    def extra_repr(self):
-        return "inplace=True" if self.inplace else ""
+    _fn = "selu"
+    _shows_inplace = True
 
 
 class CELU(Module):
@@ -331,7 +343,7 @@ class Softshrink(Module):
         return f"{self.lambd}"
 
 
-class Mish(Module):
+class Mish(_InplaceActivation):
     """``x * tanh(softplus(x))``.
 
     Examples
@@ -341,18 +353,11 @@ class Mish(Module):
     [0.0]
     """
 
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.mish(input, self.inplace)
-
-    def extra_repr(self):
-        return "inplace=True" if self.inplace else ""
+    _fn = "mish"
+    _shows_inplace = True
 
 
-class Hardswish(Module):
+class Hardswish(_InplaceActivation):
     """``x * relu6(x + 3) / 6``.
 
     Examples
@@ -362,15 +367,10 @@ class Hardswish(Module):
     [4.0]
     """
 
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.hardswish(input, self.inplace)
+    _fn = "hardswish"
 
 
-class Hardsigmoid(Module):
+class Hardsigmoid(_InplaceActivation):
     """``relu6(x + 3) / 6``.
 
     Examples
@@ -380,15 +380,10 @@ class Hardsigmoid(Module):
     [0.5]
     """
 
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.hardsigmoid(input, self.inplace)
+    _fn = "hardsigmoid"
 
 
-class Softsign(Module):
+class Softsign(_Pointwise):
     """``x / (1 + |x|)``.
 
     Examples
@@ -398,14 +393,10 @@ class Softsign(Module):
     [0.5]
     """
 
-    def __init__(self, *args, **kwargs):
-        super().__init__()
-
-    def forward(self, input):
-        return F.softsign(input)
+    _fn = "softsign"
 
 
-class Tanhshrink(Module):
+class Tanhshrink(_Pointwise):
     """``x - tanh(x)``.
 
     Examples
@@ -415,14 +406,10 @@ class Tanhshrink(Module):
     [0.0]
     """
 
-    def __init__(self, *args, **kwargs):
-        super().__init__()
-
-    def forward(self, input):
-        return F.tanhshrink(input)
+    _fn = "tanhshrink"
 
 
-class LogSigmoid(Module):
+class LogSigmoid(_Pointwise):
     """``log(sigmoid(x))``, stable.
 
     Examples
@@ -432,11 +419,7 @@ class LogSigmoid(Module):
     [-100.0]
     """
 
-    def __init__(self, *args, **kwargs):
-        super().__init__()
-
-    def forward(self, input):
-        return F.logsigmoid(input)
+    _fn = "logsigmoid"
 
 
 class GLU(Module):
