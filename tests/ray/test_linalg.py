@@ -1,21 +1,16 @@
-"""The unit suite's linalg, matmul and einsum tests on the multi-node Ray cluster (4 workers
-over 2 nodes): real worker-to-worker transfers for panels, pivots and partial products. The
-layout-pair sweep and the gradchecks run on a subset to keep the suite short."""
+"""Linear algebra on the multi-node Ray cluster (4 workers over 2 nodes), where panels, pivots
+and partial products move worker to worker: a subset of the layout-pair sweep of
+tests/unit/test_matmul.py and of the gradchecks of tests/unit/test_linalg.py, which stay local
+(``ray_mirror(False)``); the rest of those modules, and of the einsum, linalg_derived,
+linalg_lu and linalg_tall ones, runs here unchanged."""
 
 import pytest
 
 import sharded as st
 from sharded.autograd import gradcheck
-from tests.unit.test_einsum import *
-from tests.unit.test_linalg import *
-from tests.unit.test_linalg import GRADS, TOL, assert_matches_numpy, leaf, t
-from tests.unit.test_linalg_derived import *
-from tests.unit.test_linalg_lu import *
-from tests.unit.test_linalg_tall import *
-from tests.unit.test_matmul import *
+from tests.helpers import assert_matches_numpy
+from tests.unit.test_linalg import GRADS, TOL, leaf, t
 from tests.unit.test_matmul import A77, B77
-
-del test_matmul_every_layout_pair, test_gradcheck, test_gradcheck_distributed  # noqa: F821
 
 PAIRS = [
     (dict(shards=2), dict(shards=3)),

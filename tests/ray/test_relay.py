@@ -1,7 +1,7 @@
-"""Relays (``sharded.runtime.driver.relay``): with one relay for every worker, the relay composes each
-worker's batch from one shipment entry (layout commands, the workers' own queues, reads and
-the links of reduction trees); results match numpy and errors surface at the next read. Also
-the Ray executor's flush timer, which sleeps while nothing is queued."""
+"""Relays (``sharded.runtime.driver.relay``): with one relay for every worker, the relay
+composes each worker's batch from one shipment entry (layout commands, the workers' own queues,
+reads and the links of reduction trees); results match numpy and errors surface at the next
+read. Also the Ray executor's flush timer, which sleeps while nothing is queued."""
 
 import time
 

@@ -8,7 +8,6 @@ import ray
 
 import sharded as st
 from sharded.runtime.worker import threads
-from tests.unit.test_threads import *
 
 
 @ray.remote(num_cpus=1)

@@ -1,6 +1,5 @@
-"""The unit suite's tree tests, run unchanged on the multi-node Ray cluster, and reductions
-whose combine trees cross relays (several relays: partials pass from one relay's workers to
-another's)."""
+"""Reductions whose combine trees cross relays on the multi-node Ray cluster (several relays:
+partials pass from one relay's workers to another's); tests/unit/test_tree.py runs here too."""
 
 import numpy as np
 import pytest
@@ -8,7 +7,6 @@ import pytest
 import sharded as st
 from sharded.runtime.driver import ray_executor, relay
 from sharded.runtime.driver import session as _session
-from tests.unit.test_tree import *
 
 
 @pytest.mark.parametrize("wire_max", [32, 0])

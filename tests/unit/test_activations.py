@@ -8,6 +8,8 @@ import pytest
 import sharded as st
 import sharded.nn.functional as F
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 X = [-25.0, -4.0, -3.0, -1.0, -0.5, 0.0, 0.25, 0.5, 1.0, 3.0, 6.0, 25.0]
 TORCH = {
     "threshold": (

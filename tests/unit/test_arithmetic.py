@@ -6,6 +6,8 @@ import pytest
 import sharded as st
 from tests.helpers import assert_matches_numpy
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 A = np.linspace(-3, 3, 42).reshape(7, 6)
 B = np.cos(np.arange(42.0)).reshape(7, 6) + 2.0
 

@@ -15,6 +15,8 @@ from sharded.array_api._st import ST
 from sharded.ops import FAMILIES
 from tests.helpers import assert_matches_numpy
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 SHARDS = [1, 2, 3]
 
 

@@ -5,6 +5,8 @@ import sharded as st
 from sharded.autograd import AutogradError, gradcheck
 from tests.helpers import assert_matches_numpy
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 rng = np.random.default_rng(0)
 
 
@@ -165,6 +167,7 @@ VIEWS = {
 PLACES = [dict(shards=2), dict(shards=3, dim=1), dict(layout=st.Layout.replicated())]
 
 
+@pytest.mark.ray_mirror(False)  # on Ray a subset: tests/ray/test_autograd.py
 @pytest.mark.parametrize("place", PLACES, ids=["rows", "cols", "repl"])
 @pytest.mark.parametrize("name", sorted(UNARY) + sorted(REDUCE) + sorted(VIEWS))
 def test_gradcheck_unary(name, place):
@@ -172,6 +175,7 @@ def test_gradcheck_unary(name, place):
     assert gradcheck(f, (leaf(A, **place),))
 
 
+@pytest.mark.ray_mirror(False)  # on Ray a subset: tests/ray/test_autograd.py
 @pytest.mark.parametrize(
     "pa, pb",
     [(PLACES[0], PLACES[0]), (PLACES[0], PLACES[1]), (PLACES[2], PLACES[0])],

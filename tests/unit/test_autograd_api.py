@@ -7,6 +7,8 @@ import pytest
 
 import sharded as st
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 
 def leaf(a, **kw):
     return st.tensor(a, requires_grad=True, shards=2, **kw)

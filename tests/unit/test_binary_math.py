@@ -6,6 +6,8 @@ import pytest
 import sharded as st
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 A = (np.arange(42.0).reshape(7, 6) - 20.5) / 4
 B = np.where(np.arange(42.0).reshape(7, 6) % 5 == 0, 1.5, -2.25)
 IA = np.arange(42).reshape(7, 6) - 20

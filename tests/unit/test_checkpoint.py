@@ -15,6 +15,8 @@ from sharded.core.dispatch import wrap
 from sharded.runtime.worker.core import KERNELS
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS, current_executor
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 
 def _local():
     return current_executor().kind == "local"

@@ -13,6 +13,8 @@ import sharded as st
 from sharded.autograd import gradcheck
 from tests.helpers import PLACEMENTS, assert_matches_numpy
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 rng = np.random.default_rng(13)
 Z = (rng.standard_normal((7, 4)) + 1j * rng.standard_normal((7, 4))).astype(np.complex64)
 W = (rng.standard_normal((7, 4)) + 1j * rng.standard_normal((7, 4))).astype(np.complex64)

@@ -7,6 +7,8 @@ import pytest
 
 import sharded as st
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 F = st.nn.functional
 RNG = np.random.default_rng(7)
 

@@ -4,6 +4,8 @@ import pytest
 import sharded as st
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 
 @pytest.mark.parametrize("place", PLACEMENTS, ids=PLACEMENT_IDS)
 def test_from_numpy_roundtrip_every_layout(place):

@@ -8,6 +8,8 @@ import pytest
 
 import sharded as st
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 
 def _r(t):
     return re.sub(r",?\s*shards=\d+( \(replicated\))?", "", repr(t))

@@ -6,6 +6,8 @@ import pytest
 import sharded as st
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 P = np.linspace(0.1, 4, 42).reshape(7, 6)
 REFS = {
     "expm1": np.expm1,

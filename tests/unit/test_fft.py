@@ -20,6 +20,8 @@ from tests.helpers import (
     placements,
 )
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 rng = np.random.default_rng(0)
 A = rng.standard_normal((7, 6))
 Z = rng.standard_normal((7, 6)) + 1j * rng.standard_normal((7, 6))

@@ -1,10 +1,13 @@
-"""Derived ops (sharded.ops.reduce.derived.moments): compositions of primitives compared with numpy."""
+"""Derived ops (sharded.ops.reduce.derived.moments): compositions of primitives compared with
+numpy."""
 
 import numpy as np
 import pytest
 
 import sharded as st
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
+
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
 
 rng = np.random.default_rng(0)
 A = rng.standard_normal((7, 6))

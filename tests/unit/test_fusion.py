@@ -13,6 +13,8 @@ from sharded.runtime.driver.session import current
 from sharded.runtime.worker import fusion
 from sharded.runtime.worker.core import KERNELS, Worker
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 F8 = np.dtype(np.float64).str
 
 

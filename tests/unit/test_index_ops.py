@@ -9,6 +9,8 @@ from hypothesis import strategies as hs
 import sharded as st
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy, examples, placements
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 RNG = np.random.default_rng(1)
 A = np.arange(1.0, 36.0).reshape(7, 5)
 # the shared placements, with an uneven chunking (an empty shard) that fits 3 rows

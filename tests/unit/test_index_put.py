@@ -8,6 +8,8 @@ import sharded as st
 from tests.helpers import PLACEMENT_IDS, assert_matches_numpy
 from tests.unit.test_index_ops import SMALL
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 
 @pytest.mark.parametrize("place", SMALL, ids=PLACEMENT_IDS)
 def test_index_put(place):

@@ -19,6 +19,8 @@ from tests.helpers import (
 )
 from tests.unit.test_indexing_torch import torch_ref, torch_set
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 A = np.arange(42.0).reshape(7, 6) * 1.5 - 20
 M = A.astype(np.int64) % 3 == 0
 

@@ -10,6 +10,8 @@ import pytest
 import sharded as st
 from tests.helpers import assert_matches_numpy
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 # ---------------------------------------------------------------- torch's key rule in NumPy
 
 

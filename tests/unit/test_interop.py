@@ -4,6 +4,8 @@ import pytest
 import sharded as st
 from tests.helpers import assert_matches_numpy
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 
 def test_numpy_roundtrip_is_a_copy():
     a = np.arange(12.0).reshape(3, 4)

@@ -11,6 +11,8 @@ import pytest
 import sharded as st
 from tests.support.training import mse_step
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 
 def _run(fn, make_args, calls=5, **kw):
     """Call ``st.jit(fn)`` ``calls`` times and eager ``fn`` as often, on equal fresh

@@ -8,6 +8,8 @@ import pytest
 import sharded as st
 from tests.unit.test_jit import _equal, _x
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 
 def test_decorator_forms_keep_the_metadata():
     @st.jit

@@ -19,6 +19,8 @@ from tests.helpers import (
     placements,
 )
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 A = np.arange(42.0).reshape(7, 6) - 10.5
 B = -np.arange(18.0).reshape(3, 6)
 C = np.arange(14.0).reshape(7, 2) + 100

@@ -13,6 +13,8 @@ from sharded.ops.linalg.prims import batched as OL
 from sharded.ops.linalg.prims import lu_dist as LD
 from tests.helpers import LINALG_TOL, assert_matches_numpy, current_executor, float64_tensor
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 L = st.linalg
 rng = np.random.default_rng(7)
 TOL = LINALG_TOL
@@ -197,12 +199,14 @@ def _svd_parts(r):
     return r.U**2, r.S, r.Vh**2
 
 
+@pytest.mark.ray_mirror(False)  # on Ray a subset: tests/ray/test_linalg.py
 @pytest.mark.parametrize("name", sorted(GRADS))
 def test_gradcheck(name):
     fn, arrays = GRADS[name]
     assert gradcheck(fn, tuple(leaf(a, shards=2) for a in arrays))
 
 
+@pytest.mark.ray_mirror(False)  # on Ray a subset: tests/ray/test_linalg.py
 @pytest.mark.parametrize("name", ["solve", "inv", "det", "cholesky"])
 def test_gradcheck_distributed(name, dist_small):
     n = 12

@@ -8,6 +8,8 @@ import pytest
 import sharded as st
 from tests.helpers import LINALG_TOL, assert_matches_numpy, float64_tensor
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 L = st.linalg
 rng = np.random.default_rng(7)
 TOL = LINALG_TOL

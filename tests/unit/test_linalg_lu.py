@@ -10,6 +10,8 @@ import sharded as st
 from sharded.ops.linalg.prims import lu_dist as LD
 from tests.helpers import LINALG_TOL, assert_matches_numpy, float64_tensor
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 L = st.linalg
 rng = np.random.default_rng(7)
 TOL = LINALG_TOL

@@ -6,6 +6,8 @@ import pytest
 
 import sharded as st
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 L = st.optim.lr_scheduler
 
 TORCH = {

@@ -12,6 +12,8 @@ import pytest
 
 import sharded as st
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 F64 = st.float64
 X = [[0.0, 1.0, 2.0, 5.0, -1.0], [2.0, 1.0, 0.5, 0.0, 3.0], [1.0, 1.0, 2.0, 3.0, 4.0]]
 SPLITS = [dict(), dict(dim=0, shards=2), dict(dim=1, shards=2), dict(dim=1, shards=3)]

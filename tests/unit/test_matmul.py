@@ -18,6 +18,8 @@ from tests.helpers import (
     float64_tensor,
 )
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 L = st.linalg
 rng = np.random.default_rng(7)
 TOL = LINALG_TOL
@@ -31,6 +33,7 @@ B75 = rng.standard_normal((7, 5))
 A77, B77 = rng.standard_normal((7, 7)), rng.standard_normal((7, 7))
 
 
+@pytest.mark.ray_mirror(False)  # on Ray a subset: tests/ray/test_linalg.py
 @pytest.mark.parametrize("pb", PLACEMENTS, ids=PLACEMENT_IDS)
 @pytest.mark.parametrize("pa", PLACEMENTS, ids=PLACEMENT_IDS)
 def test_matmul_every_layout_pair(pa, pb):

@@ -4,6 +4,8 @@ import pytest
 import sharded as st
 from tests.helpers import assert_matches_numpy
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 
 def test_stable_cross_entropy():
     x = st.tensor([1000.0, 0.0], requires_grad=True)

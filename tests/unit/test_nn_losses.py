@@ -8,6 +8,8 @@ import pytest
 
 import sharded as st
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 F = st.nn.functional
 
 X = [[1.0, 2.0, 0.5], [0.1, -1.0, 2.0], [0.3, 0.3, -0.4], [2.0, 0.0, 1.0]]

@@ -7,6 +7,8 @@ import pytest
 import sharded as st
 from sharded.optim import capture
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 RNG = np.random.default_rng(5)
 XS = RNG.standard_normal((48, 3))
 YS = XS @ np.array([[1.5], [-2.0], [0.5]]) + 0.25

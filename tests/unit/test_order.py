@@ -12,6 +12,8 @@ import sharded.ops.order.kernels.select as OK
 import sharded.ops.order.prims.select as O
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy, examples, placements
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 rng = np.random.default_rng(0)
 A = rng.standard_normal((7, 6))
 AN = A.copy()

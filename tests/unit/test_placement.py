@@ -12,6 +12,8 @@ from sharded.core.dispatch import default_shards
 from sharded.runtime.driver import session as S
 from tests.helpers import assert_matches_numpy
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 MIB = 1 << 20
 
 

@@ -15,6 +15,8 @@ from sharded.runtime.worker import fusion
 from sharded.runtime.worker.core import KERNELS, Worker
 from sharded.runtime.worker.program import Compiled
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 F8 = np.dtype(np.float64).str
 BASE, INKEYS = 1000, [[7, 8]]
 

@@ -12,6 +12,8 @@ from sharded.ops.shape.prims import reshape as R
 from sharded.runtime.worker.core import KERNELS as K
 from tests.helpers import assert_matches_numpy
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 A = np.arange(42.0).reshape(7, 6) - 20.5
 
 

@@ -6,6 +6,8 @@ import pytest
 import sharded as st
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 A = (np.arange(42.0).reshape(7, 6) - 20.5) / 4  # halves and quarters, both signs
 
 

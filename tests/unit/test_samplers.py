@@ -7,6 +7,8 @@ import pytest
 
 import sharded as st
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 N = 4000
 LAYOUTS = [dict(), dict(shards=3), dict(layout=st.Layout(chunks={0: (1000, 0, 3000)}))]
 

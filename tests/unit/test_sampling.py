@@ -10,6 +10,8 @@ import pytest
 import sharded as st
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 
 def _draws(place):
     st.manual_seed(3)

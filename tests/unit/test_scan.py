@@ -15,6 +15,8 @@ from tests.helpers import (
     sharded_arrays,
 )
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 rng = np.random.default_rng(0)
 A = rng.standard_normal((7, 6))
 INTS = rng.integers(0, 3, (7, 6))  # many ties

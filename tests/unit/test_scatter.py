@@ -9,6 +9,8 @@ from hypothesis import strategies as hs
 import sharded as st
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy, examples, placements
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 RNG = np.random.default_rng(0)
 IDX_PLACES = [
     dict(shards=1),

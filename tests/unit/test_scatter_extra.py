@@ -7,6 +7,8 @@ import pytest
 
 import sharded as st
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 A = np.arange(1, 36, dtype=np.float32).reshape(5, 7)
 W = (np.arange(1, 36, dtype=np.float32).reshape(5, 7) % 7) - 3  # backward weights
 LAYOUTS = [

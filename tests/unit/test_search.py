@@ -16,6 +16,8 @@ from tests.helpers import (
     placements,
 )
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 rng = np.random.default_rng(0)
 SEQ = np.sort(rng.integers(0, 20, 11)).astype(np.float64)  # with repeats
 VALS = rng.integers(-2, 23, (7, 5)).astype(np.float64)

@@ -11,6 +11,8 @@ from hypothesis import given, settings
 import sharded as st
 from tests.helpers import examples, sharded_arrays
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 
 def ref_unique(a):
     a = np.asarray(a)

@@ -10,6 +10,8 @@ import sharded as st
 from sharded.autograd import gradcheck
 from tests.helpers import examples, placements, sharded_arrays
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 
 def ref_sort(a, dim=-1, descending=False):
     """torch's stable sort: ties keep order, NaN largest (first when descending)."""

@@ -10,6 +10,8 @@ import sharded as st
 from sharded.ops.elementwise import kernels as K
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 inf, nan = math.inf, math.nan
 RNG = np.random.default_rng(0)
 X = np.concatenate(

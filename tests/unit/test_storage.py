@@ -4,6 +4,8 @@ import pytest
 
 import sharded as st
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 
 def test_storage_describes_shards():
     x = st.arange(12.0, shards=3)

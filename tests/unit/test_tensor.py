@@ -5,6 +5,8 @@ import pytest
 
 import sharded as st
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 
 def test_size_and_stride_of_a_dim_out_of_range_raise_dim_error():
     x = st.zeros(2, 3, shards=2)

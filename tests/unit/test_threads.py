@@ -7,6 +7,8 @@ from threadpoolctl import threadpool_limits
 from sharded.runtime.worker import threads
 from sharded.runtime.worker.core import Worker
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 
 @pytest.mark.parametrize(("cpus", "workers", "want"), [(16, 2, 8), (2, 2, 1), (2, 4, 1), (3, 2, 1)])
 def test_share_is_node_cpus_over_workers_at_least_one(cpus, workers, want):

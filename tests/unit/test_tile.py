@@ -7,6 +7,8 @@ import pytest
 import sharded as st
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 rng = np.random.default_rng(1)
 A = rng.standard_normal((7, 4))
 GRAD_PLACES = [dict(shards=1), dict(shards=3), dict(shards=2, dim=1)]

@@ -14,6 +14,8 @@ from sharded.layout import Layout
 from sharded.runtime.driver.local import LocalExecutor
 from tests.helpers import assert_matches_numpy, current_executor, on_ray
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 
 def test_groups_and_output_layout_are_pure():
     lay = Layout.from_bounds((4, 6), [(0, 2, 4), (0, 3, 6)], [0, 1, 2, 0])

@@ -6,6 +6,8 @@ import pytest
 import sharded as st
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS, assert_matches_numpy
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 U = np.linspace(-0.9, 0.9, 42).reshape(7, 6)  # inside (-1, 1): every inverse is defined
 REFS = {
     "tan": np.tan,

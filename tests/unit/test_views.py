@@ -16,6 +16,8 @@ from tests.helpers import (
     sharded_arrays,
 )
 
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
 A = np.arange(42.0).reshape(7, 6) - 20.5
 A3 = np.arange(60.0).reshape(3, 4, 5) * 0.5
 PLACEMENTS3 = [
