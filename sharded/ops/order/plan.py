@@ -27,6 +27,7 @@ import numpy as np
 from ...core.dataflow import Operand, free_temps, reshard
 from ...core.registry import kernel
 from ...layout import Layout, split_sizes
+from ...runtime.commands import Key, Transfer
 
 OVERSAMPLE = 32
 
@@ -100,7 +101,7 @@ def unique_inverse(xp, inv, *pieces, offsets):
 
 
 def exchange(ex, plan_of, p, dest=None):
-    """Export what ``plan_of`` lists for each destination (``("k", key, sl)`` stays local,
+    """Export what ``plan_of`` lists for each destination (``Key(key, sl)`` stays local,
     ``(src_worker, key, sl, nbytes)`` travels) and return each destination's argument list;
     ``dest`` (the destinations' workers) leaves pieces a worker exports to itself out of
     ``ex.bytes_moved``."""
@@ -108,7 +109,7 @@ def exchange(ex, plan_of, p, dest=None):
     for b in range(p):
         pl = []
         for it in plan_of(b):
-            if it[0] == "k":
+            if type(it) is Key:
                 pl.append(it)
             else:
                 src, key, sl, nb = it
@@ -117,7 +118,7 @@ def exchange(ex, plan_of, p, dest=None):
                 pl.append(src)
         plans.append(pl)
     handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
-    return [[a if isinstance(a, tuple) else ("x", next(handles[a])) for a in pl] for pl in plans]
+    return [[a if isinstance(a, tuple) else Transfer(next(handles[a])) for a in pl] for pl in plans]
 
 
 def pieces(ex, src, dst, key, lo, hi, item, dim=0, ndim=1, local=True):
@@ -128,7 +129,7 @@ def pieces(ex, src, dst, key, lo, hi, item, dim=0, ndim=1, local=True):
     for a in range(lo, hi, step):
         b = min(hi, a + step)
         sl = tuple(slice(a, b) if i == dim else slice(None) for i in range(ndim))
-        yield ("k", key, sl) if local and src == dst else (src, key, sl, (b - a) * item)
+        yield Key(key, sl) if local and src == dst else (src, key, sl, (b - a) * item)
 
 
 def one_copy(x):
@@ -217,7 +218,7 @@ def sample_exchange(ex, shards, keys, names, params, item, inverse, drop_input=F
     for j, w in enumerate(dest):
         ks = tuple(ex.new_key() for _ in range(5 if inverse else 4))
         prm = {**lparams, "nsample": OVERSAMPLE * p, "inverse": inverse}
-        ex.submit(w, local, (("k", keys[j], None),), ks, prm, ("unique", j))
+        ex.submit(w, local, (Key(keys[j], None),), ks, prm, ("unique", j))
         loc.append(ks)
     if drop_input:  # its values live on in the sorted uniques now
         free_temps(ex, list(zip(dest, keys)))
@@ -228,7 +229,7 @@ def sample_exchange(ex, shards, keys, names, params, item, inverse, drop_input=F
         split = splitters(samples, sizes, p)
         ck = [ex.new_key() for _ in range(p)]
         for j, w in enumerate(dest):
-            ex.submit(w, cut, (("k", loc[j][0], None),), (ck[j],), {"splitters": split})
+            ex.submit(w, cut, (Key(loc[j][0], None),), (ck[j],), {"splitters": split})
         got = ex.fetch([(w, ck[j], None) for j, w in enumerate(dest)])
         ex.free_pairs(list(zip(dest, ck)))
         cuts = [[0, *map(int, c), n] for c, n in zip(got, sizes)]
@@ -292,7 +293,7 @@ def route_ids(ex, dest, cuts, id_keys, bounds, inv_keys):
     for j, w in enumerate(dest):
         k = ex.new_key()
         ex.submit(
-            w, "unique_inverse", (("k", inv_keys[j], None), *args[j]), (k,),
+            w, "unique_inverse", (Key(inv_keys[j], None), *args[j]), (k,),
             {"offsets": offs[j]}, ("unique", j),
         )  # fmt: skip
         out.append(k)

@@ -15,6 +15,7 @@ from .... import dtypes as D
 from ....core.dataflow import Operand
 from ....core.registry import kernel
 from ....core.tree import combine_tree, reduce_groups, reduce_layout
+from ....runtime.commands import Key, Transfer
 from .select import KMAX, rows_of, sort_keys
 
 
@@ -159,7 +160,7 @@ def split_mode(ex, x, dim, keepdim):
             w, offs, _ = shards[s]
             ks = tuple(ex.new_key() for _ in range(5 * nq))
             params = {"axis": dim, "offset": offs[dim], "nparts": nq}
-            ex.submit(w, "mode_count", (("k", x._keys[s], None),), ks, params, ("mode", s))
+            ex.submit(w, "mode_count", (Key(x._keys[s], None),), ks, params, ("mode", s))
             temps += [(w, k) for k in ks]
             recs.append((w, ks))
         req = collections.defaultdict(list)
@@ -172,7 +173,7 @@ def split_mode(ex, x, dim, keepdim):
         for w, ks in recs:
             for q, d in enumerate(dests):
                 for k in ks[5 * q : 5 * q + 5]:
-                    want[q].append(("k", k, None) if d == w else ("x", next(handles[w])))
+                    want[q].append(Key(k, None) if d == w else Transfer(next(handles[w])))
         gp = []
         for q, d in enumerate(dests):
             kk = tuple(ex.new_key() for _ in range(4))
@@ -184,7 +185,7 @@ def split_mode(ex, x, dim, keepdim):
     vk, ik = [], []
     for g, (w, _, oshp) in enumerate(out.shards()):
         v, i = ex.new_key(), ex.new_key()
-        args = tuple(("k", k, None) for k in finals[g])
+        args = tuple(Key(k, None) for k in finals[g])
         ex.submit(w, "mode_out", args, (v, i), {"oshape": tuple(oshp)}, ("mode", g))
         ex.free(w, list(finals[g]))
         vk.append(v)

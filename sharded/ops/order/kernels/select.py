@@ -16,6 +16,7 @@ import collections
 import numpy as np
 
 from ....core.registry import kernel
+from ....runtime.commands import Key, Transfer
 
 KMAX = np.iinfo(np.int64).max
 _FLIP = {2: 0x7FFF, 4: 0x7FFFFFFF, 8: 0x7FFFFFFFFFFFFFFF}
@@ -331,7 +332,7 @@ def radix_select(ex, x, d, groups, kind, arg, candidates):
         for s in members:
             k = ex.new_key()
             params = {"axis": d, "offset": shards[s][1][d]}
-            ex.submit(shards[s][0], "select_stats", (("k", x._keys[s], None),), (k,), params)
+            ex.submit(shards[s][0], "select_stats", (Key(x._keys[s], None),), (k,), params)
             stat_keys[s] = k
     order = list(stat_keys)
     got = dict(zip(order, ex.fetch([(shards[s][0], stat_keys[s], None) for s in order])))
@@ -379,7 +380,7 @@ def radix_select(ex, x, d, groups, kind, arg, candidates):
             }
             for s in g["members"]:
                 k = ex.new_key()
-                ex.submit(shards[s][0], "select_hist", (("k", x._keys[s], None),), (k,), params)
+                ex.submit(shards[s][0], "select_hist", (Key(x._keys[s], None),), (k,), params)
                 reads.append((g, s, k))
         counts = ex.fetch([(shards[s][0], k, None) for _, s, k in reads])
         ex.free_pairs([(shards[s][0], k) for _, s, k in reads])
@@ -430,13 +431,13 @@ def radix_select(ex, x, d, groups, kind, arg, candidates):
                 "width": width,
             }
             w = shards[s][0]
-            ex.submit(w, "select_extract", (("k", x._keys[s], None),), ks, params, ("select", s))
+            ex.submit(w, "select_extract", (Key(x._keys[s], None),), ks, params, ("select", s))
             ext.append((w, ks))
             if w != root:
                 req[w].extend((k, None) for k in ks)
         handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
         args = []
         for w, ks in ext:
-            args += [("k", k, None) if w == root else ("x", next(handles[w])) for k in ks]
+            args += [Key(k, None) if w == root else Transfer(next(handles[w])) for k in ks]
         finals.append((root, g["spec"], ranks, args, ext))
     return finals

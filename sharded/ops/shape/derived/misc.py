@@ -20,6 +20,7 @@ from .... import linalg as LA
 from ....core.dispatch import as_tensor, is_tensor
 from ....core.registry import bind
 from ....errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, UnsupportedDType
+from ....runtime.commands import Threads
 from ....runtime.driver import session as _session
 from ....runtime.worker import threads as _threads
 from ...creation.prims import full_like, zeros
@@ -385,4 +386,4 @@ def set_num_threads(n):
     _THREADS[0] = int(n)
     if _session.is_initialized():
         ex = _session.current().executor
-        ex.send({w: [("threads", int(n))] for w in range(ex.num_workers)})
+        ex.send({w: [Threads(int(n))] for w in range(ex.num_workers)})
