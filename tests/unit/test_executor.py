@@ -240,3 +240,35 @@ def test_pool_command_trims_the_pool_to_the_workers_share():
     assert w.pool_bytes == 3 << 20
     assert store.pool_share(16 << 30, 2) == 1 << 30
     assert store.pool_share(16 << 30, 16) == 128 << 20
+
+
+# ------------------------------------------------------- the transport and the executor table
+def test_an_executor_missing_transport_hooks_is_refused_naming_them():
+    from sharded.runtime.driver.transport import Transport
+
+    class Bare(E.Executor):  # ships batches, but cannot wait for them nor recover a loss
+        def _dispatch(self, w, cmds, refs, nexp):
+            return [], []
+
+        def _stats(self, w):
+            return {}
+
+    with pytest.raises(TypeError, match="_get"):
+        Bare([E.WorkerInfo(0, "sharded-worker-0", "local", "cpu")])
+    assert sorted(Transport.__abstractmethods__) == [
+        "_dead_workers", "_dispatch", "_get", "_hkey", "_replace", "_settle", "_snapshot",
+        "_stats",
+    ]  # fmt: skip
+    assert isinstance(LocalExecutor(1), Transport)
+
+
+def test_init_picks_the_executor_class_from_the_table():
+    from sharded.errors import ShardingError
+    from sharded.runtime.driver import session as S
+
+    assert list(S.EXECUTORS) == ["ray", "local"]
+    assert S.executor_class("local") is LocalExecutor
+    with pytest.raises(ShardingError, match="executor must be 'ray' or 'local', got 'dask'"):
+        S.executor_class("dask")
+    ex, owns_ray, address = LocalExecutor.open(num_workers=None, devices=["cpu"] * 3)
+    assert (ex.num_workers, owns_ray, address) == (3, False, None)
