@@ -32,6 +32,8 @@ Examples
 
 from __future__ import annotations
 
+import copyreg
+import functools
 from typing import Any, NamedTuple
 
 
@@ -529,3 +531,31 @@ RECORDS = (
 
 # TAG -> record class: how a ``[tag, *fields]`` array off a socket becomes a record again
 BY_TAG = {cls.TAG: cls for cls in RECORDS}
+
+
+def from_fields(tag, *fields):
+    """The record of tag ``tag`` with ``fields``: how a record is unpickled (and how an
+    array ``[tag, *fields]`` off a socket is decoded).
+
+    Examples
+    --------
+    >>> from_fields("k", 5, None)
+    Key(key=5, slices=None)
+    """
+    return BY_TAG[tag](*fields)
+
+
+def _reduce(rec):
+    """A record pickled as ``from_fields(TAG, *fields)``: one global per pickle whatever the
+    record types, each tag a memoized string. NamedTuple's own path (``__reduce_ex__``,
+    ``__getnewargs__``, ``copyreg.__newobj__``, a global per class) costs several times as
+    much, and the recovery log pickles every batch the driver sends."""
+    return from_fields, (rec.TAG,) + rec
+
+
+for _cls in RECORDS:
+    copyreg.pickle(_cls, _reduce)
+    # ``Cls.make(fields)``: the record built from the tuple of its fields, without the
+    # Python-level ``__new__`` of a NamedTuple (no arity check): half the cost, for the
+    # paths that build one per op or per shard
+    _cls.make = functools.partial(tuple.__new__, _cls)

@@ -142,7 +142,13 @@ def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Operand
     layout = _one_layout(operands, target)
     if layout is not None:  # one command names the whole layout
         keys = target._keys if target is not None else ex.new_keys(len(layout.shards()))
-        args = tuple(Const(o) if type(o) in _PY_SCALARS else Keys(o._keys.start) for o in operands)
+        # (the records built from their fields' tuples: the per-op path of every op)
+        args = tuple(
+            [
+                Const.make((o,)) if type(o) in _PY_SCALARS else Keys.make((o._keys.start,))
+                for o in operands
+            ]
+        )
         ex.submit_group(layout, kernel, args, keys.start, params, label, target is not None)
         return Operand(layout, out_dtype, keys)
     tensors = [o for o in operands if _sharded(o)]

@@ -154,7 +154,7 @@ class Executor(Reading, Transport):
         q = self._queues[w]
         n = len(self._bcast)
         if n and self._bmark[w] != n:
-            q.append(LayoutSync(n))
+            q.append(LayoutSync.make((n,)))
             self._bmark[w] = n
         return q
 
@@ -167,13 +167,15 @@ class Executor(Reading, Transport):
         """Queue ``kernel`` once for every shard of ``layout``: one command, which each worker
         expands for the shards it holds. ``args`` items are ``Keys(start)`` (shard ``s``
         reads key ``start + s``) or ``Const(value)``; shard ``s`` writes key ``out + s``."""
-        self._check_open()
+        if self.closed:
+            self._check_open()
         if self.recorder is not None:
             self.recorder.group(layout, kernel, args, out, params, label, inplace)
         wd, targets = layout_workers(layout)
-        with self._lock:
-            self._bcast.append(Group(kernel, wd, args, out, params, label, inplace))
-            self._wake()
+        with self._lock:  # (the per-op path of every op: the records built by make)
+            self._bcast.append(Group.make((kernel, wd, args, out, params, label, inplace)))
+            if self._queued is not None and not self._queued.is_set():
+                self._queued.set()  # (_wake, inline)
             self._btargets[id(targets)] = targets
             self._bwork = True
             self.commands += 1
@@ -184,9 +186,9 @@ class Executor(Reading, Transport):
         """Queue a whole reduction over ``layout`` as one layout command (a ``Tree`` of
         ``spec``, a ``TreeSpec``; see :meth:`Worker._tree`). ``edges`` are its ``(child,
         parent)`` worker pairs: when this flush is shipped, each child's batch returns its
-        partial and the parent's batch takes it (children are dispatched first). A tree whose edges would
-        close a cycle with the trees already queued ships those first, and so does one whose
-        parents' batches hold work (:meth:`_split`)."""
+        partial and the parent's batch takes it (children are dispatched first). A tree whose
+        edges would close a cycle with the trees already queued ships those first, and so does
+        one whose parents' batches hold work (:meth:`_split`)."""
         self._check_open()
         if self.recorder is not None:
             self.recorder.tree(layout, spec, edges)
@@ -222,8 +224,9 @@ class Executor(Reading, Transport):
             self.recorder.gfree(layout, keys)
         wd, targets = layout_workers(layout)
         with self._lock:
-            self._bcast.append(GroupFree(wd, keys.start))
-            self._wake()
+            self._bcast.append(GroupFree.make((wd, keys.start)))
+            if self._queued is not None and not self._queued.is_set():
+                self._queued.set()  # (_wake, inline)
             self._btargets[id(targets)] = targets
 
     def submit(self, w: int, kernel: str, args, outs, params=None, label=None, inplace=False):
@@ -242,7 +245,7 @@ class Executor(Reading, Transport):
                     Ref(_append(refs, a.handle)) if type(a) is Transfer else a for a in args
                 )
             q = self._q(w)
-            q.append(Kernel(kernel, args, outs, params, label, inplace))
+            q.append(Kernel.make((kernel, args, outs, params, label, inplace)))
             self._work.add(w)
             self.commands += 1
             if len(q) >= MAX_BATCH:
@@ -266,7 +269,7 @@ class Executor(Reading, Transport):
         if self.recorder is not None:
             self.recorder.free(w, keys)
         with self._lock:
-            self._q(w).append(Free(tuple(keys)))
+            self._q(w).append(Free.make((tuple(keys),)))
 
     def free_pairs(self, pairs) -> None:
         """Drop shards given as ``(worker, key)`` pairs: one free command per worker."""
@@ -335,7 +338,7 @@ class Executor(Reading, Transport):
     def _export_batch(self, w, items):
         if not items:
             return []
-        self._q(w).extend(Export(k, sl) for k, sl in items)
+        self._q(w).extend([Export.make((k, sl)) for k, sl in items])
         return self._flush(w, nexp=len(items))
 
     def trace_memory(self, on: bool) -> None:
@@ -409,7 +412,7 @@ class Executor(Reading, Transport):
                 if mail is not None:
                     logged = [TreeRefs(len(refs)), *cmds], [*refs, *(got[c][i] for c, i in kids[v])]
                 else:
-                    cmds.insert(0, TreeRefs(len(refs)))
+                    cmds.insert(0, TreeRefs.make((len(refs),)))
                     refs.extend(got[c][i] for c, i in kids[v])
             if mail is not None:
                 logged = logged or (list(taken[v][0]), taken[v][1])
@@ -440,7 +443,7 @@ class Executor(Reading, Transport):
             self._work.discard(w)
         cmds, refs = taken
         if shared is not None:
-            cmds.insert(0, LayoutCmds(None, shared))  # where its layout commands are
+            cmds.insert(0, LayoutCmds.make((None, shared)))  # where its layout commands are
             if logged is not None:
                 logged[0].insert(0, cmds[0])
         rec = self._rec

@@ -55,7 +55,7 @@ class Reading:
                 try:
                     if shipped:  # the reads ride in the shipment of the layout commands
                         for w, its in by_w.items():
-                            self._q(w).extend(Export(k, sl) for _, k, sl in its)
+                            self._q(w).extend([Export.make((k, sl)) for _, k, sl in its])
                         handles = self._ship(reads={w: len(its) for w, its in by_w.items()})
                     else:
                         want = {w: [it[1:] for it in its] for w, its in by_w.items()}

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import collections
 import datetime
+import functools
 import math
 import os
 import pickle
@@ -58,7 +59,7 @@ import time
 from typing import Any, NamedTuple
 
 from ...errors import ArgumentError, WaitTimeout, WorkerLost
-from ..commands import Hold, LayoutCmds, Reset, Tree, TreeRefs
+from ..commands import Hold, LayoutCmds, Reset, Tree, TreeRefs, from_fields
 from .links import _wire
 
 LOG_MAX_COMMANDS = int(os.environ.get("SHARDED_RECOVERY_LOG", "100000"))
@@ -108,17 +109,32 @@ class _Entry(NamedTuple):
     read: bool  # whether its exports are a read's (read once, by the wait they were made for)
 
 
+_new_entry = functools.partial(tuple.__new__, _Entry)  # (as the command records' make)
+
+
 def _dump(obj) -> bytes:
     # pickle, not marshal: marshal turns any buffer (a NumPy constant) into plain bytes
     return pickle.dumps(obj, 5)
 
 
+def _dump_cmds(cmds) -> bytes:
+    """A command list pickled with each command as its ``(TAG, *fields)``: a pickle of plain
+    tuples names no global, where a record's reduce names ``from_fields``, which the pickler
+    imports once per call (~1 us: a read's shipment pickles a batch per worker)."""
+    return _dump([(c.TAG,) + c for c in cmds])
+
+
+def _load_cmds(data) -> list:
+    """The command list :func:`_dump_cmds` pickled."""
+    return [from_fields(*t) for t in pickle.loads(data)]
+
+
 def _thaw(frozen) -> list:
     """A logged batch (:meth:`Recovery._freeze`) as the command list it was."""
     shared, rest = frozen
-    cmds = list(pickle.loads(rest)) if isinstance(rest, bytes) else list(rest)
+    cmds = _load_cmds(rest) if isinstance(rest, bytes) else list(rest)
     if shared is not None:
-        cmds.insert(0, LayoutCmds(None, pickle.loads(shared)))
+        cmds.insert(0, LayoutCmds(None, _load_cmds(shared)))
     return cmds
 
 
@@ -249,7 +265,8 @@ class Recovery:
             keys = tuple(self.ex._hkey(h, True) for h in exports)
             for p, k in enumerate(keys):
                 at[k] = _Exp(i, p)
-        self.log.append(_Entry(w, self._freeze(cmds), spec, nexp, errs, keys, self.ex._reading))
+        entry = (w, self._freeze(cmds), spec, nexp, errs, keys, self.ex._reading)
+        self.log.append(_new_entry(entry))  # (one per batch sent: built by make)
         self.commands += len(cmds)
 
     def record_ship(self, bc, order, own) -> None:
@@ -310,7 +327,8 @@ class Recovery:
                 batch += cmds.get(v, ())
                 at[v] = len(log)
                 nexp = nown + nout.get(v, 0)
-                log.append(_Entry(v, (None, _dump(batch)), tuple(refs), nexp, None, (), e.read))
+                frozen = (None, _dump_cmds(batch))
+                log.append(_Entry(v, frozen, tuple(refs), nexp, None, (), e.read))
             where.append([_Exp(at[v], p) for v, (_, n) in e.refs.items() for p in range(n)])
         self.exp_at = {k: where[a.batch][a.pos] for k, a in self.exp_at.items()}
         self.reported = (start + [len(log)])[self.reported]
@@ -326,10 +344,10 @@ class Recovery:
         try:
             if type(head) is LayoutCmds and head.cmds is not None:
                 if self._shared[0] is not head.cmds:
-                    self._shared = (head.cmds, _dump(head.cmds))
+                    self._shared = (head.cmds, _dump_cmds(head.cmds))
                     self.commands += len(head.cmds)
                 shared, cmds = self._shared[1], cmds[1:]
-            return shared, _dump(cmds)
+            return shared, _dump_cmds(cmds)
         except Exception:  # not picklable without cloudpickle: keep the objects themselves
             return None, list(cmds) if shared is None else [head] + list(cmds)
 

@@ -28,6 +28,7 @@ are returned for the driver to raise at its next read.
 
 from __future__ import annotations
 
+import gc
 import os
 import tracemalloc
 
@@ -104,7 +105,13 @@ class Worker(Store):
     # ------------------------------------------------------------------ running
     def run(self, cmds, *refs):
         """Run a batch; returns the error records, followed by one value per export."""
-        b = _Batch(refs)
+        errors, exports = [], []
+        # The batch's layout commands (one per op for all workers, expanded here for this
+        # worker's shards) are the loop's own state: they run at each LayoutSync (those
+        # queued before the next command) and at the end. Every other command goes to the
+        # handler of its type; runs of elementwise commands whose intermediates the batch
+        # frees are evaluated block by block (sharded.runtime.worker.fusion).
+        layout, done = (), 0
         windows = fusion.windows(cmds, KERNELS) if self.fusion and self.xp is np else None
         with np.errstate(all="ignore"):  # torch does not warn on inf/nan results either
             i, n = 0, len(cmds)
@@ -112,18 +119,24 @@ class Worker(Store):
             while i < n:
                 end = windows.get(i) if windows else None
                 if end is not None and self.fusion:  # the batch may turn fusion off
-                    fusion.run_window(self, cmds, i, end, refs, b.errors, index)
+                    fusion.run_window(self, cmds, i, end, refs, errors, index)
                     i = end
                     continue
                 cmd = cmds[i]
                 i += 1
-                handler = HANDLERS.get(type(cmd))
-                if handler is None:
-                    raise TypeError(f"not a worker command: {cmd!r}")
-                handler(self, cmd, b)
-        if b.done < len(b.layout):
-            b.errors += self._expand(b.layout[b.done :], refs)
-        errors, exports = b.errors, b.exports
+                kind = type(cmd)
+                if kind is LayoutCmds:
+                    layout = cmd.cmds if cmd.ref is None else refs[cmd.ref]
+                elif kind is LayoutSync:
+                    errors += self._expand(layout[done : cmd.upto], refs)
+                    done = cmd.upto
+                else:
+                    handler = HANDLERS.get(kind)
+                    if handler is None:
+                        raise TypeError(f"not a worker command: {cmd!r}")
+                    handler(self, cmd, refs, errors, exports)
+        if done < len(layout):
+            errors += self._expand(layout[done:], refs)
         if self._texp:  # after the batch's own exports, in the order the trees ran
             exports += self._texp
             self._texp = []
@@ -137,12 +150,20 @@ class Worker(Store):
         if inplace and self.published_seen:
             self._detach(outs)
         try:
-            vals = [self._arg(a, refs) for a in cmd.args]
-            fn = KERNELS[cmd.kernel]
+            vals = []
+            for a in cmd.args:
+                if type(a) is Key and a.slices is None:  # (the usual operand: inline)
+                    arr = store.get(a.key)
+                    if arr is not None:
+                        vals.append(arr)
+                        continue
+                vals.append(self._arg(a, refs))
+            arr = None
+            fn, params = KERNELS[cmd.kernel], cmd.params
             if getattr(fn, "pooled", False) and not inplace:
-                res = fn(self.xp, *vals, alloc=self._take, **cmd.params)
+                res = fn(self.xp, *vals, alloc=self._take, **params)
             else:
-                res = fn(self.xp, *vals, **(cmd.params or {}))
+                res = fn(self.xp, *vals, **(params or {}))
             if len(outs) == 1:
                 res = (res,)
             elif not outs:  # a kernel run for its effect (or its error) only
@@ -180,11 +201,23 @@ class Worker(Store):
 
     def _expand(self, layout_cmds, refs) -> list:
         """Run layout commands as the per-shard commands they stand for (this worker's
-        shards only); returns the error records."""
-        out, errors = [], []
-        for c in layout_cmds:
-            _EXPAND[type(c)](self, c, out, refs, errors)
-        return errors + self._run_nested(out, refs)
+        shards only); returns the error records.
+
+        The garbage collector waits meanwhile: the per-shard commands (two records per op
+        and shard, alive until the run ends) would start a collection every few hundred
+        of them and reach the oldest generation, whose collection scans the whole process
+        (64 in-process workers spent more time collecting than running their commands);
+        they hold no cycles, and are freed when the run ends."""
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            out, errors = [], []
+            for c in layout_cmds:
+                _EXPAND[type(c)](self, c, out, refs, errors)
+            return errors + self._run_nested(out, refs)
+        finally:
+            if was:
+                gc.enable()
 
     def _run_nested(self, cmds, refs) -> list:
         """Run expanded per-shard commands (no exports); returns their error records."""
@@ -221,24 +254,25 @@ class Worker(Store):
                     p = dict(p, offsets=_offsets(spec.bounds, s, spec.repl))
                 ks = (tmp,) if len(outs) == 1 else (tmp, tmp - 1)
                 tmp -= len(outs)
-                cmd = Kernel(spec.chunk, (Key(start + s, None),), ks, p, (label, s), False)
+                arg = Key.make((start + s, None))  # (the records of every read: by make)
+                cmd = Kernel.make((spec.chunk, (arg,), ks, p, (label, s), False))
                 self._kernel(cmd, refs, errors)
-                args += [Key(k, None) for k in ks]
+                args += [Key.make((k, None)) for k in ks]
             kids = range(pos * fan + 1, min(pos * fan + fan + 1, len(parts)))
             crefs = refs
             if mail is not None:
                 tags = [MailTag(mail.client, mail.ship, mail.trees, g, c) for c in kids]
                 got = [v for t in tags for v in self._take_partials(t, mail.timeout, errors)]
                 crefs = (*refs, *got)
-                args += [Ref(len(refs) + i) for i in range(len(got))]
+                args += [Ref.make((len(refs) + i,)) for i in range(len(got))]
             else:
                 nkids = len(kids) * len(outs)
-                args += [Ref(self._tcur + i) for i in range(nkids)]
+                args += [Ref.make((self._tcur + i,)) for i in range(nkids)]
                 self._tcur += nkids
             root = pos == 0
             ks = tuple(o + g for o in outs) if root else (tmp, tmp - 1)[: len(outs)]
             params = {"fn": spec.fn, "squeeze": spec.squeeze} if root else {"fn": spec.fn}
-            cmd = Kernel(spec.combine, tuple(args), ks, params, (label, None), False)
+            cmd = Kernel.make((spec.combine, tuple(args), ks, params, (label, None), False))
             self._kernel(cmd, crefs, errors)
             self._free([a.key for a in args if type(a) is Key])
             if not root:
@@ -327,17 +361,6 @@ class Worker(Store):
             threads.set_threads(state["threads"])
 
 
-class _Batch:
-    """One batch's state while its commands run: its extra arguments, the error records and
-    exports so far, and its layout commands (those before ``done`` ran already)."""
-
-    __slots__ = ("refs", "errors", "exports", "layout", "done")
-
-    def __init__(self, refs):
-        self.refs, self.errors, self.exports = refs, [], []
-        self.layout, self.done = (), 0
-
-
 class _Mail:
     """The mailbox a batch's trees use (its ``TreeMail``), and how many trees ran so far:
     every worker counts the same trees, which tags their partials alike."""
@@ -349,73 +372,62 @@ class _Mail:
 
 
 # ------------------------------------------------------------------ command handlers
-# handler(worker, command, batch), by the command's record type
+# handler(worker, command, the batch's refs, its error records, its exports), by record type
 
 
-def _run_layout(w, cmd, b):
-    b.layout = cmd.cmds if cmd.ref is None else b.refs[cmd.ref]
-
-
-def _sync_layout(w, cmd, b):
-    b.errors += w._expand(b.layout[b.done : cmd.upto], b.refs)
-    b.done = cmd.upto
-
-
-def _tree_refs(w, cmd, b):
+def _tree_refs(w, cmd, refs, errors, exports):
     w._tcur = cmd.start
 
 
-def _tree_mail(w, cmd, b):
+def _tree_mail(w, cmd, refs, errors, exports):
     w._tmail = _Mail(cmd)
     w.mailbox.expire(cmd.client, cmd.ship)
 
 
-def _pool(w, cmd, b):
+def _pool(w, cmd, refs, errors, exports):
     w.pool_max = max(0, int(cmd.nbytes))
     w._recycle(None)  # down to the new cap
 
 
-def _fusion(w, cmd, b):
+def _fusion(w, cmd, refs, errors, exports):
     w.fusion = bool(cmd.on)
     w.fusion_block = cmd.block_elems or fusion.BLOCK_ELEMS
     w.fusion_min = cmd.min_elems or fusion.MIN_ELEMS
 
 
-def _prog(w, cmd, b):
+def _prog(w, cmd, refs, errors, exports):
     """Run stored program ``pid`` with its keys bound: a tight loop over the steps
     :class:`.program.Compiled` prepared when it was defined."""
-    b.errors += w.programs[cmd.pid].run(w, cmd.base, cmd.inkeys)
+    errors += w.programs[cmd.pid].run(w, cmd.base, cmd.inkeys)
 
 
-def _define(w, cmd, b):
+def _define(w, cmd, refs, errors, exports):
     w.programs[cmd.pid] = program.Compiled(cmd.cmds, KERNELS)
 
 
-def _reset(w, cmd, b):
-    w._reset(None if cmd.ref is None else b.refs[cmd.ref])
+def _reset(w, cmd, refs, errors, exports):
+    w._reset(None if cmd.ref is None else refs[cmd.ref])
 
 
-def _hold(w, cmd, b):
-    w.held[cmd.src] = b.refs[cmd.ref]
+def _hold(w, cmd, refs, errors, exports):
+    w.held[cmd.src] = refs[cmd.ref]
 
 
 HANDLERS = {
-    Kernel: lambda w, cmd, b: w._kernel(cmd, b.refs, b.errors),
-    Free: lambda w, cmd, b: w._free(cmd.keys),
-    Export: lambda w, cmd, b: b.exports.append(w._export(cmd.key, cmd.slices)),
-    LayoutCmds: _run_layout,
-    LayoutSync: _sync_layout,
+    Kernel: lambda w, cmd, refs, errors, exports: w._kernel(cmd, refs, errors),
+    Free: lambda w, cmd, refs, errors, exports: w._free(cmd.keys),
+    Export: lambda w, cmd, refs, errors, exports: exports.append(w._export(cmd.key, cmd.slices)),
     TreeRefs: _tree_refs,
     TreeMail: _tree_mail,
-    Trace: lambda w, cmd, b: _trace(cmd.on),
-    Threads: lambda w, cmd, b: threads.set_threads(cmd.n),
+    Trace: lambda w, cmd, refs, errors, exports: _trace(cmd.on),
+    Threads: lambda w, cmd, refs, errors, exports: threads.set_threads(cmd.n),
     Pool: _pool,
     Fusion: _fusion,
-    Alias: lambda w, cmd, b: w._alias(cmd.src, cmd.dst, b.errors),
-    DropRange: lambda w, cmd, b: w._drop_range(cmd.lo, cmd.hi, cmd.keep),
+    Alias: lambda w, cmd, refs, errors, exports: w._alias(cmd.src, cmd.dst, errors),
+    DropRange: lambda w, cmd, refs, errors, exports: w._drop_range(cmd.lo, cmd.hi, cmd.keep),
     Prog: _prog,
     ProgDef: _define,
-    ProgDel: lambda w, cmd, b: w.programs.pop(cmd.pid, None),
+    ProgDel: lambda w, cmd, refs, errors, exports: w.programs.pop(cmd.pid, None),
     Reset: _reset,
     Hold: _hold,
 }
@@ -430,15 +442,15 @@ def _expand_group(w, c, out, refs, errors) -> None:
     kernel, args, base, params, label, inplace = (
         c.kernel, c.args, c.out, c.params, c.label, c.inplace
     )  # fmt: skip
-    for s in w.mine(c.desc):
-        a = tuple(Key(x.start + s, None) if type(x) is Keys else x for x in args)
-        out.append(Kernel(kernel, a, (base + s,), params, (label, s), inplace))
+    for s in w.mine(c.desc):  # (a Key and a Kernel per shard of every op: built by make)
+        a = tuple([Key.make((x.start + s, None)) if type(x) is Keys else x for x in args])
+        out.append(Kernel.make((kernel, a, (base + s,), params, (label, s), inplace)))
 
 
 def _expand_free(w, c, out, refs, errors) -> None:
     shards = w.mine(c.desc)
     if shards:
-        out.append(Free([c.start + s for s in shards]))
+        out.append(Free.make(([c.start + s for s in shards],)))
 
 
 def _expand_tree(w, c, out, refs, errors) -> None:

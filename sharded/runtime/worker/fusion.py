@@ -73,7 +73,13 @@ def windows(cmds, kernels):
         if kind is DropRange:  # frees keys by range: the reference index cannot see it
             return None
         fn = kernels.get(cmd.kernel) if kind is Kernel else None
-        if fn is not None and getattr(fn, "fusable", False) and _single(cmd):
+        # (a fusable kernel writing one new output)
+        if (
+            fn is not None
+            and getattr(fn, "fusable", False)
+            and not cmd.inplace
+            and len(cmd.outs) == 1
+        ):
             if start is None:
                 start, count = i, 0
             count += 1
@@ -84,11 +90,6 @@ def windows(cmds, kernels):
     if start is not None and count >= 2:
         out[start] = len(cmds)
     return out
-
-
-def _single(cmd) -> bool:
-    """Whether a kernel command writes one new output (not in place)."""
-    return not cmd.inplace and len(cmd.outs) == 1
 
 
 class References:
@@ -234,7 +235,7 @@ def _shape_of(worker, args, refs, group):
     if not shapes:
         return None
     first = shapes[0]
-    if all(s == first for s in shapes):
+    if shapes.count(first) == len(shapes):  # (the usual case: all alike)
         return tuple(first)
     try:
         return tuple(np.broadcast_shapes(*shapes))

@@ -150,6 +150,8 @@ class Store:
         worker's share, :data:`POOL_MAX_BYTES` at most) the blocks pooled longest ago go
         first: one-off shapes must not fill the pool for good. ``arr=None`` only trims the
         pool to the cap."""
+        if not self.pool and (arr is None or arr.nbytes < POOL_MIN_BYTES):
+            return  # (the usual free of a small block: nothing to keep, nothing to trim)
         cap = self._pool_cap()
         keep = (
             arr is not None
