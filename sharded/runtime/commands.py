@@ -1,11 +1,13 @@
 """Every command the driver, relays, mailboxes, workers, recovery and the jit recorder
 exchange, and every spec inside them, as named records.
 
-A record is a :class:`typing.NamedTuple`: as cheap to build as the driver's per-op budget
-allows (one call, no ``__init__``), read by field name, and a plain array to msgpack
-(``[TAG, *fields]`` on our own sockets, decoded through :data:`BY_TAG`). Each class has a
-stable ``TAG``; raw arrays and dtypes stay fields as they are. Code that acts on records
-dispatches on their type (a dict ``type -> handler``), never on a position.
+A record is a :class:`typing.NamedTuple`: cheap to build (one call, no ``__init__``; the
+per-op and per-shard paths use ``Cls.make(fields)``, which skips even the Python-level
+``__new__``), read by field name, and a plain array to msgpack (``[TAG, *fields]`` on our
+own sockets, decoded through :data:`BY_TAG` / :func:`from_fields`, which is also how a
+record unpickles). Each class has a stable ``TAG``; raw arrays and dtypes stay fields as
+they are. Code that acts on records dispatches on their type (a dict ``type -> handler``),
+never on a position.
 
 What travels where:
 

@@ -121,7 +121,7 @@ def _dump_cmds(cmds) -> bytes:
     """A command list pickled with each command as its ``(TAG, *fields)``: a pickle of plain
     tuples names no global, where a record's reduce names ``from_fields``, which the pickler
     imports once per call (~1 us: a read's shipment pickles a batch per worker)."""
-    return _dump([(c.TAG,) + c for c in cmds])
+    return _dump([(c.TAG,) + c for c in cmds] if cmds else [])
 
 
 def _load_cmds(data) -> list:

@@ -344,7 +344,8 @@ def failed(e, label, index, outs, inplace, store, poisoned, errors) -> None:
     """Record command ``label`` = ``(op, shard)`` failing on worker ``index`` with ``e``: its
     outputs ``outs`` are dropped (kept when it wrote in place) and poisoned, so commands that
     read them fail as a cascade of this one, and the error goes to the driver's list."""
-    rec = {"op": label[0], "shard": label[1], "worker": index, "cause": f"{type(e).__name__}: {e}"}
+    op, shard = label
+    rec = {"op": op, "shard": shard, "worker": index, "cause": f"{type(e).__name__}: {e}"}
     for k in outs:
         if not inplace:
             store.pop(k, None)
