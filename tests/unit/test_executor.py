@@ -257,7 +257,7 @@ def test_an_executor_missing_transport_hooks_is_refused_naming_them():
         Bare([E.WorkerInfo(0, "sharded-worker-0", "local", "cpu")])
     assert sorted(Transport.__abstractmethods__) == [
         "_dead_workers", "_dispatch", "_get", "_hkey", "_replace", "_settle", "_snapshot",
-        "_stats",
+        "_stats", "open",
     ]  # fmt: skip
     assert isinstance(LocalExecutor(1), Transport)
 

@@ -2,10 +2,11 @@
 
 :class:`~.executor.Executor` (queueing, shipments, the batch log) and
 :class:`~.reading.Reading` (reads, syncs, bounded waits) are the protocol every executor
-shares; how a batch reaches a worker, how a wait gets its results and how a lost worker is
-found and rebuilt differ per executor. Those are the methods of :class:`Transport`: the
-abstract ones each executor must define, the others have a default that fits an executor
-without relays or a wire. An executor declares it by deriving from
+shares; how the workers are opened (``open``: ``st.init(executor=name)`` finds the class in
+the session's table of executors), how a batch reaches a worker, how a wait gets its results
+and how a lost worker is found and rebuilt differ per executor. Those are the methods of
+:class:`Transport`: the abstract ones each executor must define, the others have a default
+that fits an executor without relays or a wire. An executor declares it by deriving from
 :class:`~.executor.Executor` (a :class:`Transport`); instantiating one that misses a hook
 raises a ``TypeError`` naming it.
 
@@ -26,7 +27,15 @@ import abc
 
 
 class Transport(abc.ABC):
-    """How batches ship, how reads wait, how a loss is seen and recovered."""
+    """How workers open, how batches ship, how reads wait, how a loss is seen and recovered."""
+
+    @classmethod
+    @abc.abstractmethod
+    def open(cls, **options):
+        """``st.init(executor=...)``'s workers (the session's table of executors names this
+        class): ``(executor, owns_ray, address)`` from the keywords ``address``,
+        ``num_workers``, ``devices``, ``gpu_workers``, ``gpu_fraction`` and ``namespace``
+        (each executor ignores those that are not its own)."""
 
     # ------------------------------------------------------------------ how batches ship
     @abc.abstractmethod

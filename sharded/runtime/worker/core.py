@@ -373,6 +373,19 @@ class _Mail:
 
 # ------------------------------------------------------------------ command handlers
 # handler(worker, command, the batch's refs, its error records, its exports), by record type
+# (LayoutCmds and LayoutSync are the run loop's own state: Worker.run reads them itself)
+
+
+def _kernel(w, cmd, refs, errors, exports):
+    w._kernel(cmd, refs, errors)
+
+
+def _free(w, cmd, refs, errors, exports):
+    w._free(cmd.keys)
+
+
+def _export(w, cmd, refs, errors, exports):
+    exports.append(w._export(cmd.key, cmd.slices))
 
 
 def _tree_refs(w, cmd, refs, errors, exports):
@@ -382,6 +395,14 @@ def _tree_refs(w, cmd, refs, errors, exports):
 def _tree_mail(w, cmd, refs, errors, exports):
     w._tmail = _Mail(cmd)
     w.mailbox.expire(cmd.client, cmd.ship)
+
+
+def _trace_cmd(w, cmd, refs, errors, exports):
+    _trace(cmd.on)
+
+
+def _threads(w, cmd, refs, errors, exports):
+    threads.set_threads(cmd.n)
 
 
 def _pool(w, cmd, refs, errors, exports):
@@ -395,6 +416,14 @@ def _fusion(w, cmd, refs, errors, exports):
     w.fusion_min = cmd.min_elems or fusion.MIN_ELEMS
 
 
+def _alias(w, cmd, refs, errors, exports):
+    w._alias(cmd.src, cmd.dst, errors)
+
+
+def _drop_range(w, cmd, refs, errors, exports):
+    w._drop_range(cmd.lo, cmd.hi, cmd.keep)
+
+
 def _prog(w, cmd, refs, errors, exports):
     """Run stored program ``pid`` with its keys bound: a tight loop over the steps
     :class:`.program.Compiled` prepared when it was defined."""
@@ -403,6 +432,10 @@ def _prog(w, cmd, refs, errors, exports):
 
 def _define(w, cmd, refs, errors, exports):
     w.programs[cmd.pid] = program.Compiled(cmd.cmds, KERNELS)
+
+
+def _drop_program(w, cmd, refs, errors, exports):
+    w.programs.pop(cmd.pid, None)
 
 
 def _reset(w, cmd, refs, errors, exports):
@@ -414,20 +447,20 @@ def _hold(w, cmd, refs, errors, exports):
 
 
 HANDLERS = {
-    Kernel: lambda w, cmd, refs, errors, exports: w._kernel(cmd, refs, errors),
-    Free: lambda w, cmd, refs, errors, exports: w._free(cmd.keys),
-    Export: lambda w, cmd, refs, errors, exports: exports.append(w._export(cmd.key, cmd.slices)),
+    Kernel: _kernel,
+    Free: _free,
+    Export: _export,
     TreeRefs: _tree_refs,
     TreeMail: _tree_mail,
-    Trace: lambda w, cmd, refs, errors, exports: _trace(cmd.on),
-    Threads: lambda w, cmd, refs, errors, exports: threads.set_threads(cmd.n),
+    Trace: _trace_cmd,
+    Threads: _threads,
     Pool: _pool,
     Fusion: _fusion,
-    Alias: lambda w, cmd, refs, errors, exports: w._alias(cmd.src, cmd.dst, errors),
-    DropRange: lambda w, cmd, refs, errors, exports: w._drop_range(cmd.lo, cmd.hi, cmd.keep),
+    Alias: _alias,
+    DropRange: _drop_range,
     Prog: _prog,
     ProgDef: _define,
-    ProgDel: lambda w, cmd, refs, errors, exports: w.programs.pop(cmd.pid, None),
+    ProgDel: _drop_program,
     Reset: _reset,
     Hold: _hold,
 }
