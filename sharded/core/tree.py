@@ -218,19 +218,11 @@ def plan_reduce(ex, x, fn, dims, keepdim, out_dtype, arg=False, flat=False, labe
         else:
             cparams = {"fn": fn, "axis": dims, "dtype": out_dtype.np.str}
         outs = tuple(ex.new_keys(len(groups)).start for _ in range(nparts))
-        spec = TreeSpec(
-            chunk,
-            cparams,
-            combine,
-            fn,
-            start=keys.start,
-            outs=outs,
-            bounds=lay.bounds,
-            repl=lay.is_replicated,
-            squeeze=dims if not keepdim and dims else None,
-            groups=groups,
-            label=label,
-            fan=FAN_IN,
+        squeeze = dims if not keepdim and dims else None
+        # (TreeSpec's fields in order, built by make: every reduction, every read of a sum)
+        spec = TreeSpec.make(
+            (chunk, cparams, combine, fn, keys.start, outs, lay.bounds, lay.is_replicated)
+            + (squeeze, groups, label, FAN_IN)
         )
         ex.submit_tree(lay, spec, edges)
         out = _out_layout(lay, dims, keepdim, roots)

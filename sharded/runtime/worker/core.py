@@ -489,8 +489,9 @@ def _expand_free(w, c, out, refs, errors) -> None:
 def _expand_tree(w, c, out, refs, errors) -> None:
     """This worker's part of a reduction, after the commands before it (which may make its
     input)."""
-    errors += w._run_nested(out, refs)
-    out.clear()
+    if out:
+        errors += w._run_nested(out, refs)
+        out.clear()
     mail = w._tmail
     if mail is not None:  # the tree's tag: every worker counts the same trees
         mail.trees += 1

@@ -169,7 +169,8 @@ def run_window(worker, cmds, start, end, refs, errors, index) -> None:
         if group is not None and not _joins(args, group):
             _close(worker, cmds, group, refs, errors, index)
             group = None
-        shape = _out_shape(worker, args, refs, group)
+        # (a command whose output is surely small runs unfused without its shape worked out)
+        shape = None if _small(worker, args) else _out_shape(worker, args, refs, group)
         if shape is not None and (
             len(shape) == 0 or shape[0] < 2 or math.prod(shape) < worker.fusion_min
         ):
@@ -187,6 +188,27 @@ def run_window(worker, cmds, start, end, refs, errors, index) -> None:
         group.made[cmd.outs[0]] = i
     if group is not None:
         _close(worker, cmds, group, refs, errors, index)
+
+
+def _small(worker, args) -> bool:
+    """Whether a command's output surely holds fewer than ``fusion_min`` elements (so it never
+    joins a group): the product of its operands' sizes bounds their broadcast's. A cheap test
+    (no shapes) that settles the many commands of small tensors; False where it cannot tell
+    (a sliced, missing or referenced operand)."""
+    n = 1
+    for a in args:
+        kind = type(a)
+        if kind is Key:
+            arr = worker.store.get(a.key)
+            if arr is None or a.slices is not None:
+                return False
+            n *= arr.size
+        elif kind is Const:
+            if isinstance(a.value, np.ndarray):
+                n *= a.value.size
+        else:
+            return False
+    return n < worker.fusion_min
 
 
 def _joins(args, group) -> bool:
