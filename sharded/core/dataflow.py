@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ..layout import Layout, split_sizes
+from ..runtime.commands import Const, Key, Transfer
 from .registry import kernel
 
 
@@ -90,7 +91,7 @@ def align(ex, t, out: Layout):
     """
     lay, keys = t._layout, t._keys
     if lay is out or lay == out:
-        return [("k", k, None) for k in keys], []
+        return [Key(k, None) for k in keys], []
     off = out.ndim - lay.ndim
     return fetch_regions(ex, t, [(w, region(lay, offs, shp, off)) for w, offs, shp in out.shards()])
 
@@ -106,12 +107,12 @@ def fetch_regions(ex, t, wanted):
         if lay.is_replicated and w in lay.workers:
             j = lay.workers.index(w)
             sl = tuple(slice(lo, hi) for lo, hi in need)
-            args.append(("k", keys[j], _local_slices(sl, lay.shape)))
+            args.append(Key(keys[j], _local_slices(sl, lay.shape)))
             continue
         pieces = lay.overlaps(need)
         rshape = tuple(hi - lo for lo, hi in need)
         if not pieces:
-            args.append(("c", np.empty(rshape, dtype)))
+            args.append(Const(np.empty(rshape, dtype)))
             continue
         j, src, dst = pieces[0]
         if (
@@ -119,7 +120,7 @@ def fetch_regions(ex, t, wanted):
             and shards[j][0] == w
             and all(d.stop - d.start == n for d, n in zip(dst, rshape))
         ):
-            args.append(("k", keys[j], _local_slices(src, shards[j][2])))
+            args.append(Key(keys[j], _local_slices(src, shards[j][2])))
             continue
         args.append(None)
         plans.append((s, w, rshape, pieces))
@@ -144,7 +145,7 @@ def fetch_regions(ex, t, wanted):
         handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
         for s, w, rshape, pieces in plans:
             pargs = [
-                ("k", keys[j], src) if shards[j][0] == w else ("x", next(handles[shards[j][0]]))
+                Key(keys[j], src) if shards[j][0] == w else Transfer(next(handles[shards[j][0]]))
                 for j, src, _ in pieces
             ]
             key = ex.new_key()
@@ -157,7 +158,7 @@ def fetch_regions(ex, t, wanted):
                 label=("reshard", s),
             )
             temps.append((w, key))
-            args[s] = ("k", key, None)
+            args[s] = Key(key, None)
     return args, temps
 
 
@@ -215,8 +216,8 @@ def reshard(ex, t, layout: Layout) -> Operand:
     keys = []
     dtype = t._dtype.np.str
     for s, ((w, _, _), a) in enumerate(zip(layout.shards(), args)):
-        if a[0] == "k" and any(w == tw and a[1] == tk for tw, tk in temps):
-            keys.append(a[1])  # assembled for us already: take it over instead of copying
+        if type(a) is Key and any(w == tw and a.key == tk for tw, tk in temps):
+            keys.append(a.key)  # assembled for us already: take it over instead of copying
             continue
         k = ex.new_key()
         ex.submit(w, "copy", (a,), (k,), {"dtype": dtype}, label=("reshard", s))
@@ -233,7 +234,7 @@ def map_shards(ex, x, out: Layout, sources, kernel, params_of, label) -> Operand
     for s, (w, _, shp) in enumerate(out.shards()):
         j = sources[s]
         k = ex.new_key()
-        ex.submit(w, kernel, (("k", x._keys[j], None),), (k,), params_of(s, j, shp), (label, s))
+        ex.submit(w, kernel, (Key(x._keys[j], None),), (k,), params_of(s, j, shp), (label, s))
         keys.append(k)
     return Operand(out, x._dtype, keys)
 
@@ -309,15 +310,15 @@ def gather_regions(ex, t, wanted):
         shape = tuple(hi - lo for lo, hi in reg)
         sl = tuple(slice(lo, hi) for lo, hi in reg)
         if _size(reg) == 0:
-            res[u] = ("c", np.empty(shape, dt))
+            res[u] = Const(np.empty(shape, dt))
         elif lay.is_replicated and w in lay.workers:
-            res[u] = ("k", keys[lay.workers.index(w)], _whole_or(sl, lay.shape))
+            res[u] = Key(keys[lay.workers.index(w)], _whole_or(sl, lay.shape))
         else:
             pieces = lay.overlaps(reg)
             if len(pieces) == 1 and _size(reg) == math.prod(d.stop - d.start for d in pieces[0][2]):
                 j, src, _ = pieces[0]
                 if shards[j][0] == w:
-                    res[u] = ("k", keys[j], _whole_or(src, shards[j][2]))
+                    res[u] = Key(keys[j], _whole_or(src, shards[j][2]))
                     continue
                 nbytes = _size(reg) * item
                 if nbytes <= ex.transfer_bytes:
@@ -330,7 +331,7 @@ def gather_regions(ex, t, wanted):
     if req:
         handles = {w: iter(h) for w, h in ex.export(req).items()}
         for u, src_w in direct:
-            res[u] = ("x", next(handles[src_w]))
+            res[u] = Transfer(next(handles[src_w]))
     if multi:
         args, temps = fetch_regions(ex, t, [(w, list(reg)) for w, reg in multi])
         res.update(zip(multi, args))

@@ -28,8 +28,8 @@ _SCALARS = (bool, int, float, complex, np.bool_, np.integer, np.floating, np.com
 
 def wrap(res, session):
     """Turn planner results (an Operand or a tuple of them) into tensors."""
-    if isinstance(res, Operand):
-        return ShardedTensor(session, res.layout, res.dtype, res.keys)
+    if isinstance(res, Operand):  # (its slots, not its properties: once per op)
+        return ShardedTensor(session, res._layout, res._dtype, res._keys)
     return tuple(wrap(r, session) for r in res)
 
 

@@ -7,8 +7,9 @@ across workers in a tree of fan-in 8. A group's result lands on the worker of it
 shard, so the output stays aligned with the input (``x - x.max(dim, keepdim=True)`` is local
 when ``dim`` is not split).
 
-A reduction over a layout whose keys are a range is ONE layout command
-(``Executor.submit_tree``, planned once per layout by :func:`tree_plan`): every worker
+A reduction over a layout whose keys are a range is ONE layout command (a ``Tree`` of a
+``TreeSpec``, :mod:`sharded.runtime.commands`; ``Executor.submit_tree``, planned once per
+layout by :func:`tree_plan`): every worker
 expands it for its shards (``Worker._tree``) and knows from it its place in each group's
 tree; when the flush ships, each child's batch returns its partial and its parent's batch
 takes it (the executor dispatches children first), so the driver's work per reduction does
@@ -32,6 +33,7 @@ import numpy as np
 from .. import dtypes as D
 from ..errors import EmptyReduction
 from ..layout import Layout
+from ..runtime.commands import Key, ReduceGroup, Transfer, TreeSpec
 from ..runtime.driver.links import has_cycle
 from .dataflow import Operand
 from .registry import kernel
@@ -94,9 +96,10 @@ def tree_plan(lay: Layout, dims):
     roots)``, or None when its groups' trees would wait on each other (two groups whose
     workers are each other's parents: the planner then combines round by round).
 
-    ``groups[g]`` is ``(parts, live)``: the workers of group ``g``, its root (the worker of
-    its first shard, where the result lands) first, then the others in shard order, and the
-    shards that reduce (those not empty along ``dims``; the first one if all are). Position
+    ``groups[g]`` is a ``ReduceGroup(parts, live)``: the workers of group ``g``, its root (the
+    worker of its first shard, where the result lands) first, then the others in shard order,
+    and the shards that reduce (those not empty along ``dims``; the first one if all are).
+    Position
     ``p`` of ``parts`` combines the partials of positions ``p * 8 + 1 ... p * 8 + 8`` with
     its own (a fan-in-8 heap: log8 levels). ``edges`` are the ``(child, parent)`` worker
     pairs. Cached per layout and dims: a repeated reduction plans in one lookup.
@@ -106,7 +109,7 @@ def tree_plan(lay: Layout, dims):
     >>> from sharded.layout import Layout
     >>> lay = Layout.from_bounds((6,), [(0, 2, 4, 6)], [1, 0, 1])
     >>> tree_plan(lay, (0,))
-    ((((1, 0), (0, 1, 2)),), ((0, 1),), [1])
+    ((ReduceGroup(parts=(1, 0), live=(0, 1, 2)),), ((0, 1),), [1])
     """
     hit = _PLANS.get((lay, dims))
     if hit is not None or (lay, dims) in _PLANS:
@@ -117,7 +120,7 @@ def tree_plan(lay: Layout, dims):
         live = [s for s in members if all(shards[s][2][d] > 0 for d in dims)] or members[:1]
         root = shards[members[0]][0]
         parts = tuple(dict.fromkeys([root] + [shards[s][0] for s in live]))
-        groups.append((parts, tuple(live)))
+        groups.append(ReduceGroup(parts, tuple(live)))
         edges += [(parts[p], parts[(p - 1) // FAN_IN]) for p in range(1, len(parts))]
         roots.append(root)
     edges = tuple(dict.fromkeys(edges))
@@ -174,12 +177,12 @@ def combine_tree(ex, parts, roots, combine, params, nparts, label):
         handles = {w: iter(h) for w, h in ex.export(req).items()}
         for g, pos, part in merges:
             wa, ka = part[0]
-            hb = tuple(("x", next(handles[wb])) for wb, kb in part[1:] for _ in kb)
+            hb = tuple(Transfer(next(handles[wb])) for wb, kb in part[1:] for _ in kb)
             k = tuple(ex.new_key() for _ in range(nparts))
             if ka is None and len(part) == 2:  # the root had no partial: the transfer is it
                 ex.submit(wa, "copy_all", hb, k, None, (label, None))
             else:
-                own = () if ka is None else tuple(("k", kk, None) for kk in ka)
+                own = () if ka is None else tuple(Key(kk, None) for kk in ka)
                 ex.submit(wa, combine, own + hb, k, params, (label, None))
                 if ka is not None:
                     ex.free(wa, ka)
@@ -216,8 +219,11 @@ def plan_reduce(ex, x, fn, dims, keepdim, out_dtype, arg=False, flat=False, labe
             cparams = {"fn": fn, "axis": dims, "dtype": out_dtype.np.str}
         outs = tuple(ex.new_keys(len(groups)).start for _ in range(nparts))
         squeeze = dims if not keepdim and dims else None
-        spec = (chunk, cparams, combine, fn, keys.start, outs, lay.bounds, lay.is_replicated)
-        spec += (squeeze, groups, label, FAN_IN)
+        # (TreeSpec's fields in order, built by make: every reduction, every read of a sum)
+        spec = TreeSpec.make(
+            (chunk, cparams, combine, fn, keys.start, outs, lay.bounds, lay.is_replicated)
+            + (squeeze, groups, label, FAN_IN)
+        )
         ex.submit_tree(lay, spec, edges)
         out = _out_layout(lay, dims, keepdim, roots)
         results = [Operand(out, out_dtype, range(o, o + len(groups))) for o in outs]
@@ -248,7 +254,7 @@ def plan_reduce(ex, x, fn, dims, keepdim, out_dtype, arg=False, flat=False, labe
         for s in live:
             k = new_keys()
             w = shards[s][0]
-            ex.submit(w, chunk, (("k", keys[s], None),), k, chunk_params(s), (label, s))
+            ex.submit(w, chunk, (Key(keys[s], None),), k, chunk_params(s), (label, s))
             by_w.setdefault(w, []).append(k)
         gparts = []
         for w, ks in by_w.items():  # combine partials that already share a worker
@@ -257,7 +263,7 @@ def plan_reduce(ex, x, fn, dims, keepdim, out_dtype, arg=False, flat=False, labe
                 ex.submit(
                     w,
                     combine,
-                    tuple(("k", kk, None) for p in ks for kk in p),
+                    tuple(Key(kk, None) for p in ks for kk in p),
                     k,
                     {"fn": fn},
                     (label, None),
@@ -273,7 +279,7 @@ def plan_reduce(ex, x, fn, dims, keepdim, out_dtype, arg=False, flat=False, labe
         for (w, _, shp), fk in zip(out.shards(), finals):
             k = new_keys()
             for a, b in zip(fk, k):
-                ex.submit(w, "reshape", (("k", a, None),), (b,), {"shape": shp}, (label, None))
+                ex.submit(w, "reshape", (Key(a, None),), (b,), {"shape": shp}, (label, None))
             ex.free(w, fk)
             reshaped.append(k)
         finals = reshaped

@@ -42,6 +42,7 @@ from ..core.dataflow import Operand
 from ..core.dispatch import placement, session_of, wrap
 from ..errors import ArgumentError, CheckpointError, OpFailed, ShardedError
 from ..layout import Layout
+from ..runtime.commands import Key
 from ..runtime.driver import session as _session
 from . import manifest as M
 from .kernels import unreply
@@ -195,7 +196,7 @@ def _write(ex, tensors, tmp, progress, path):
             for i, j, w, k, _ in wave:
                 r = ex.new_key()
                 params = {"path": tmp, "file": M.shard_file(i, j), "piece": ex.transfer_bytes}
-                ex.submit(w, "ckpt_write", (("k", k, None),), (r,), params, label=("save", j))
+                ex.submit(w, "ckpt_write", (Key(k, None),), (r,), params, label=("save", j))
                 keys.append((w, r))
             try:
                 vals = ex.fetch([(w, r, None) for w, r in keys])

@@ -53,8 +53,8 @@ How it works (the choices)
   A signature whose traced outputs carry a graph a later ``backward`` could use (not freed by
   a backward inside the call: a forward under grad mode) is run eagerly instead of replayed.
 * **One command per worker.** A program without transfers is shipped once to every worker
-  it involves (``("progdef", id, per-shard commands)``, keys as symbols); a replay then
-  queues ``("prog", id, first fresh key, input keys)`` per worker. The worker compiled the
+  it involves (a ``ProgDef(id, per-shard commands)``, keys as symbols); a replay then
+  queues a ``Prog(id, first fresh key, input keys)`` per worker. The worker compiled the
   program when it was defined (:mod:`sharded.runtime.worker.program`: kernels, key slots and fusion
   windows resolved once), so a call is a tight loop over its commands (fused elementwise
   runs included): the driver's cost of a replay no longer grows with the number of ops, the

@@ -1,10 +1,11 @@
-"""The recorder and the replayable program behind ``st.jit`` (see :mod:`sharded.jit.api`).
+"""The recorder behind ``st.jit`` (see :mod:`sharded.jit.api`).
 
 A :class:`Recorder` is the executor's ``recorder`` while a call is traced: it keeps every
-``submit_group``/``submit_tree``/``submit``/``free_group``/``free``/``export`` and refuses
-reads. Its :meth:`Recorder.finish` normalizes the keys (made by the call: offsets; of the inputs:
-(input, shard); captured: themselves) into a :class:`Program`, which :meth:`Program.replay`
-re-issues with fresh keys.
+``submit_group``/``submit_tree``/``submit``/``free_group``/``free``/``export`` as a ``Jit*``
+record of :mod:`sharded.runtime.commands` and refuses reads. Its :meth:`Recorder.finish`
+normalizes the keys (made by the call: ``Fresh`` offsets; of the inputs: ``Input``;
+captured: themselves), one function per record type (:data:`_NORMALIZE`), into a
+:class:`~sharded.jit.replay.Program`, which re-issues them with fresh keys.
 """
 
 from __future__ import annotations
@@ -15,10 +16,26 @@ import warnings
 import weakref
 
 from ..errors import TraceError
-from ..ops.random.prims.counter import _rng  # the generator's (seed, counter): a dict mutated in place
-from ..tensor import ShardedTensor, Storage
-from .pytree import flatten, same, unflatten
-from .schedule import schedule
+
+# the generator's (seed, counter): a dict mutated in place
+from ..ops.random.prims.counter import _rng
+from ..runtime.commands import (
+    Exported,
+    Fresh,
+    Input,
+    JitExport,
+    JitFree,
+    JitGroup,
+    JitGroupFree,
+    JitSubmit,
+    JitTree,
+    Keys,
+    ProgDel,
+    Transfer,
+)
+from ..tensor import ShardedTensor
+from .pytree import flatten
+from .replay import Program, map_args
 
 
 def _live_tensors():
@@ -48,6 +65,8 @@ class Recorder:
     def __init__(self, owner, ex, inputs):
         self.owner, self.ex, self.inputs = owner, ex, inputs
         self.raw: list = []
+        self.exported: dict = {}  # id of an export's handle -> its Exported symbol
+        self.handles: list = []  # every export's handles: alive (their ids name them)
         self.abandoned = False
         self.sent = False
         live = _live_tensors()
@@ -67,26 +86,31 @@ class Recorder:
 
     # the executor's hooks
     def group(self, layout, kernel, args, out, params, label, inplace):
-        self.raw.append(("g", layout, kernel, args, out, params, label, inplace))
+        self.raw.append(JitGroup(layout, kernel, args, out, params, label, inplace))
 
     def gfree(self, layout, keys):
-        self.raw.append(("gf", layout, keys))
+        self.raw.append(JitGroupFree(layout, keys))
 
     def tree(self, layout, spec, edges):
-        self.raw.append(("t", layout, spec, edges))
+        self.raw.append(JitTree(layout, spec, edges))
 
     def submit(self, w, kernel, args, outs, params, label, inplace):
-        self.raw.append(("s", w, kernel, args, outs, params, label, inplace))
+        self.raw.append(JitSubmit(w, kernel, args, outs, params, label, inplace))
 
     def free(self, w, keys):
-        self.raw.append(("f", w, tuple(keys)))
+        self.raw.append(JitFree(w, tuple(keys)))
 
     def export(self, requests, handles):
-        self.raw.append(("e", requests, handles))
+        n = len(self.handles)
+        self.handles.append(handles)
+        for w, hs in handles.items():
+            for j, h in enumerate(hs):
+                self.exported[id(h)] = Exported(n, w, j)
+        self.raw.append(JitExport(n, requests))
 
     def send(self, actions):
         # a dropped jit program (a finalizer) is no part of the call; anything else raw is
-        if any(c[0] != "progdel" for cmds in actions.values() for c in cmds):
+        if any(type(c) is not ProgDel for cmds in actions.values() for c in cmds):
             self.sent = True
 
     def read(self, items):
@@ -104,95 +128,45 @@ class Recorder:
 
     # the program
     def finish(self, out, sess) -> Program:
-        ex, k0 = self.ex, self.k0
-        k1 = ex.new_key()
-        inmap = {}
-        for i, t in enumerate(self.inputs):
-            for s, k in enumerate(t._keys):
-                inmap.setdefault(k, (i, s))
-        captured = set()
-
-        def norm(k):
-            if k0 < k < k1:
-                return ("f", k - k0)
-            got = inmap.get(k)
-            if got is not None:
-                return ("i",) + got
-            captured.add(k)
-            return k
-
+        """The trace as a :class:`~sharded.jit.replay.Program`: its commands normalized,
+        what it does to outputs, ``.grad`` slots, version counters and the generator."""
+        n = _Normalizer(self, self.ex.new_key())
         prog = Program()
-        made, freed = {}, set()  # fresh offset -> worker; offsets freed by the call
-        handles = {}
-
-        def ref(a):  # an export's handle: which export, worker and item it is
-            got = handles.get(id(a[1])) if a[0] == "x" else None
-            return a if got is None else ("xr",) + got
-
         for c in self.raw:
-            tag = c[0]
-            if tag == "g":
-                _, layout, kernel, args, o, params, label, inplace = c
-                args = tuple(("K", norm(a[1])) if a[0] == "K" else a for a in args)
-                no = norm(o)
-                if type(no) is tuple and no[0] == "f" and not inplace:
-                    for s, w in enumerate(layout.workers):
-                        made[no[1] + s] = w
-                prog.cmds.append(("g", layout, kernel, args, no, params, label, inplace))
-            elif tag == "gf":
-                _, layout, keys = c
-                if k0 < keys.start < k1:
-                    freed.update(range(keys.start - k0, keys.stop - k0))
-                    prog.cmds.append(("gf", layout, keys.start - k0, len(keys)))
-            elif tag == "t":  # a reduction tree: its input and output keys as symbols
-                _, layout, spec, edges = c
-                outs = tuple(norm(o) for o in spec[5])
-                for o in outs:  # group g's result lands on its root, its first worker
-                    if type(o) is tuple and o[0] == "f":
-                        made.update((o[1] + g, gp[0][0]) for g, gp in enumerate(spec[9]))
-                spec = _tree_keys(spec, norm(spec[4]), outs)
-                prog.cmds.append(("t", layout, spec, edges))
-            elif tag == "s":
-                _, w, kernel, args, outs, params, label, inplace = c
-                na = map_args(args, norm, ref)
-                nouts = tuple(norm(k) for k in outs)
-                for k in nouts:
-                    if isinstance(k, tuple) and k[0] == "f" and not inplace:
-                        made[k[1]] = w
-                if kernel == "random":
-                    params = self._draw(params)
-                prog.cmds.append(("s", w, kernel, na, nouts, params, label, inplace))
-            elif tag == "f":
-                _, w, keys = c
-                fk = tuple(k - k0 for k in keys if k0 < k < k1)
-                if fk:
-                    freed.update(fk)
-                    prog.cmds.append(("f", w, fk))
-            else:
-                _, requests, got = c
-                n = len(prog.exports)
-                prog.exports.append(None)
-                for w, hs in got.items():
-                    for j, h in enumerate(hs):
-                        handles[id(h)] = (n, w, j)
-                req = {
-                    w: [(norm(it[0]),) + tuple(it[1:]) for it in items]
-                    for w, items in requests.items()
-                }
-                prog.cmds.append(("e", n, req))
-        prog.nfresh = k1 - k0
-        moved = _rng["counter"] - self.rng0["counter"]
-        if _rng["seed"] == self.rng0["seed"] and moved >= 0:  # a replay draws further on
-            prog.rng = ("advance", moved)
-        else:  # the function seeds the generator itself: its state after a call is fixed
-            prog.rng = ("set", dict(_rng))
-        prog.captured = captured
-        prog.owners = [self.owners[k] for k in sorted(captured) if k in self.owners]
+            got = _NORMALIZE[type(c)](n, c)
+            if got is not None:  # (frees of keys the call did not make: nothing to redo)
+                prog.cmds.append(got)
+        prog.nexports = len(self.handles)
+        prog.nfresh = n.k1 - n.k0
+        prog.rng = self._rng_effect()
+        prog.captured = n.captured
+        prog.owners = [self.owners[k] for k in sorted(n.captured) if k in self.owners]
         if self.sent:
             prog.unclean = "it sends raw worker commands (publishing)"
         keep = set()  # fresh offsets that outlive the call in outputs and .grad slots
-        leaves, prog.tree = flatten(out)
         temps: dict = {}
+        leaves = self._outputs(out, n.key, temps, keep, prog)
+        slot_objs = self._slots(n.key, temps, keep, prog)
+        self._bumps(prog)
+        prog.leaked = {}
+        for off, w in n.made.items():
+            if off not in n.freed and off not in keep:
+                prog.leaked.setdefault(w, []).append(off)
+        if prog.unclean is None:
+            roots = [x for x in leaves if isinstance(x, ShardedTensor)] + slot_objs
+            prog.unclean = _survivors(roots, n.k0, n.k1)
+        return prog
+
+    def _rng_effect(self):
+        """What a call does to the random generator's state."""
+        moved = _rng["counter"] - self.rng0["counter"]
+        if _rng["seed"] == self.rng0["seed"] and moved >= 0:  # a replay draws further on
+            return ("advance", moved)
+        return ("set", dict(_rng))  # the function seeds the generator itself: fixed after
+
+    def _outputs(self, out, norm, temps, keep, prog) -> list:
+        """The output templates (``prog.outs``, ``prog.tree``); returns the leaves."""
+        leaves, prog.tree = flatten(out)
         first: dict = {}  # id of an output tensor -> its first leaf (returned twice: one object)
         for i, x in enumerate(leaves):
             if isinstance(x, ShardedTensor) and id(x) in first:
@@ -208,6 +182,10 @@ class Recorder:
                     prog.graph = True
             else:
                 prog.outs.append(("v", x))
+        return leaves
+
+    def _slots(self, norm, temps, keep, prog) -> list:
+        """The ``.grad`` slots the call rebinds (``prog.slots``); returns the new grads."""
         index = {id(t): i for i, t in enumerate(self.inputs)}
         slot_objs = []
         for ref, before in self.grads:
@@ -222,18 +200,14 @@ class Recorder:
                 if g[0] != "new":
                     prog.unclean = "it sets a .grad to a tensor made before the call"
             prog.slots.append((target, g))
-        for key, (vc, v) in self.vcs.items():
+        return slot_objs
+
+    def _bumps(self, prog) -> None:
+        """The version counters the call bumped (``prog.bumps``)."""
+        for vc, v in self.vcs.values():
             if vc[0] != v:
                 i = next((i for i, t in enumerate(self.inputs) if t._vc is vc), None)
                 prog.bumps.append((("in", i) if i is not None else ("obj", vc), vc[0] - v))
-        prog.leaked = {}
-        for off, w in made.items():
-            if off not in freed and off not in keep:
-                prog.leaked.setdefault(w, []).append(off)
-        if prog.unclean is None:
-            roots = [x for x in leaves if isinstance(x, ShardedTensor)] + slot_objs
-            prog.unclean = _survivors(roots, k0, k1)
-        return prog
 
     def _draw(self, params):
         """A random draw's counter as an offset from the generator's state when the call
@@ -255,16 +229,16 @@ class Recorder:
 
     def _template_of_copy(self, t, norm, temps, keep, prog):
         keys = [norm(k) for k in t._keys]
-        if not keys or not all(isinstance(k, tuple) and k[0] == "f" for k in keys):
-            if all(isinstance(k, tuple) and k[0] == "i" for k in keys) and keys:
-                where = ("in", keys[0][1])  # an alias of an input (detach, a same-key view)
+        if not keys or not all(type(k) is Fresh for k in keys):
+            if keys and all(type(k) is Input for k in keys):
+                where = ("in", keys[0].input)  # an alias of an input (detach, a same-key view)
             else:
                 where = ("keep", t._storage)  # a captured tensor or an alias of one
             sk = ("same", t._keys)
         else:
-            keep.update(k[1] for k in keys)
+            keep.update(k.offset for k in keys)
             where = ("new", temps.setdefault(id(t._storage), len(temps)))
-            sk = ("range", keys[0][1], len(keys)) if isinstance(t._keys, range) else keys
+            sk = ("range", keys[0].offset, len(keys)) if isinstance(t._keys, range) else keys
         prog.nstorages = len(temps)
         return (
             "new" if where[0] == "new" else "alias",
@@ -319,243 +293,99 @@ def _survivors(roots, k0, k1):
     return None
 
 
-# ------------------------------------------------------------------ replaying
-class Program:
-    """One trace, normalized: keys as ``("f", offset)`` (made by the call), ``("i", input,
-    shard)`` or the captured key itself."""
+# ------------------------------------------------------------------ normalizing
+class _Normalizer:
+    """What :meth:`Recorder.finish` learns while it normalizes the recorded commands: the
+    keys the call made (``[k0, k1)``), the captured ones, which worker holds each fresh
+    offset and which offsets the call freed."""
 
-    def __init__(self):
-        self.cmds: list = []
-        self.exports: list = []
-        self.outs: list = []
-        self.slots: list = []
-        self.bumps: list = []
-        self.tree = None
-        self.nfresh = self.nstorages = 0
+    def __init__(self, rec, k1):
+        self.k0, self.k1, self.draw = rec.k0, k1, rec._draw
+        self.exported = rec.exported
+        self.inmap = {}
+        for i, t in enumerate(rec.inputs):
+            for s, k in enumerate(t._keys):
+                self.inmap.setdefault(k, Input(i, s))
         self.captured: set = set()
-        self.owners: list = []
-        self.leaked: dict = {}
-        self.unclean = None
-        self.compiled = None  # (program id, workers) once shipped; False: driver replay
-        self.order = None  # the driver replay's order (jit_schedule)
-        self.rng = ("advance", 0)  # what a call does to the random generator's state
-        self.graph = False  # an output carries an autograd graph a backward could use
+        self.made: dict = {}  # fresh offset -> worker
+        self.freed: set = set()
 
-    def alive(self) -> bool:
-        """Whether every captured tensor and every ``.grad`` owner still exists."""
-        return all(r() is not None for r in self.owners) and all(
-            t[0] == "in" or t[1]() is not None for t, _ in self.slots
-        )
+    def key(self, k):
+        """Key ``k`` as a symbol: ``Fresh`` if the call made it, ``Input`` if an input
+        holds it, else itself (captured)."""
+        if self.k0 < k < self.k1:
+            return Fresh(k - self.k0)
+        got = self.inmap.get(k)
+        if got is not None:
+            return got
+        self.captured.add(k)
+        return k
 
-    def differs(self, other):
-        """None if ``other`` is the same program, else what differs (for the message)."""
-        if len(self.cmds) != len(other.cmds):
-            return f"{len(self.cmds)} commands, then {len(other.cmds)}"
-        for a, b in zip(self.cmds, other.cmds):
-            if not same(a, b):
-                why = "(a constant or a tensor it reads)"
-                return f"command '{_op_name(a)}' changed between calls {why}"
-        checks = (
-            ("its outputs", self.outs, other.outs),
-            ("the .grad tensors it sets", self._slot_key(), other._slot_key()),
-            ("the version counters it bumps", self._bump_key(), other._bump_key()),
-            ("the tensors it keeps", self.leaked, other.leaked),
-            ("the number of keys it makes", self.nfresh, other.nfresh),
-            ("the random numbers it draws", self.rng, other.rng),
-            ("its output structure", self.tree, other.tree),
-        )
-        for what, a, b in checks:
-            if not same(a, b):
-                return f"{what} changed between calls"
+    def arg(self, a):
+        """An export's handle as its ``Exported`` symbol; other operands as they are."""
+        if type(a) is Transfer:
+            return self.exported.get(id(a.handle), a)
+        return a
+
+
+def _norm_group(n, c):
+    args = tuple(Keys(n.key(a.start)) if type(a) is Keys else a for a in c.args)
+    out = n.key(c.out)
+    if type(out) is Fresh and not c.inplace:
+        for s, w in enumerate(c.layout.workers):
+            n.made[out.offset + s] = w
+    return c._replace(args=args, out=out)
+
+
+def _norm_group_free(n, c):
+    keys = c.keys
+    if not n.k0 < keys.start < n.k1:
         return None
-
-    def _slot_key(self):
-        got = [(t[0], t[1] if t[0] == "in" else id(t[1]()), g) for t, g in self.slots]
-        return sorted(got, key=lambda x: x[:2])  # in the order of a gc scan: sort them
-
-    def _bump_key(self):
-        return sorted((t[0], t[1] if t[0] == "in" else id(t[1]), d) for t, d in self.bumps)
-
-    def compile(self, ex):
-        """Each worker's part as per-shard commands (``Worker._program``), shipped once;
-        None for a program that moves data between workers (replayed from the driver)."""
-        per: dict = {}
-        for c in self.cmds:
-            tag = c[0]
-            if tag == "g":
-                _, layout, kernel, args, o, params, label, inplace = c
-                for s, w in enumerate(layout.workers):
-                    a = tuple(("k", _plus(x[1], s), None) if x[0] == "K" else x for x in args)
-                    cmd = (kernel, a, (_plus(o, s),), params, (label, s), inplace)
-                    per.setdefault(w, []).append(cmd)
-            elif tag == "gf":
-                for s, w in enumerate(c[1].workers):
-                    per.setdefault(w, []).append(("free", [("f", c[2] + s)]))
-            elif tag == "s":
-                if any(a[0] not in ("k", "c") for a in c[3]) or c[2] == "random":
-                    return None  # transfers, or draws whose counters change every call
-                per.setdefault(c[1], []).append(c[2:])
-            elif tag == "f":
-                per.setdefault(c[1], []).append(("free", [("f", k) for k in c[2]]))
-            elif tag == "t" and not c[3]:  # a reduction within each worker (no edges)
-                for w in dict.fromkeys(c[1].workers):
-                    per.setdefault(w, []).append(("tree", c[1].workers, c[2]))
-            else:  # exports, reduction trees across workers: data moves between workers
-                return None
-        for w, offs in self.leaked.items():
-            per.setdefault(w, []).append(("free", [("f", k) for k in offs]))
-        pid = ex.new_key()  # a key nobody else uses names the program on every worker
-        ex.send({w: [("progdef", pid, cmds)] for w, cmds in per.items()})
-        weakref.finalize(self, _drop_program, ex, pid, list(per))
-        return pid, list(per)
-
-    def replay(self, ex, sess, inputs):
-        """Issue the commands with fresh keys; return the outputs, rebind ``.grad``s."""
-        ex._check_open()
-        base = ex.new_keys(self.nfresh).start if self.nfresh else 0
-        inkeys = [t._keys for t in inputs]
-        if self.compiled is None:
-            self.compiled = self.compile(ex) or False
-            if not self.compiled:  # transfers: from the driver, exports merged in waves
-                self.order = schedule(self.cmds)
-        if self.compiled:
-            pid, workers = self.compiled
-            ex.send({w: [("prog", pid, base, inkeys)] for w in workers})
-            return self._outputs(sess, inputs, base)
-
-        def m(k):
-            if type(k) is int:
-                return k
-            return base + k[1] if k[0] == "f" else inkeys[k[1]][k[2]]
-
-        handles = [None] * len(self.exports)
-
-        def ref(a):  # the handle this replay's export made
-            return ("x", handles[a[1]][a[2]][a[3]]) if a[0] == "xr" else a
-
-        seed, c0 = _rng["seed"], _rng["counter"]
-        for c in self.order:
-            tag = c[0]
-            if tag == "g":
-                _, layout, kernel, args, o, params, label, inplace = c
-                args = tuple(("K", m(a[1])) if a[0] == "K" else a for a in args)
-                ex.submit_group(layout, kernel, args, m(o), params, label, inplace)
-            elif tag == "gf":
-                ex.free_group(c[1], range(base + c[2], base + c[2] + c[3]))
-            elif tag == "t":
-                _, layout, spec, edges = c
-                ex.submit_tree(layout, _tree_keys(spec, m(spec[4]), tuple(map(m, spec[5]))), edges)
-            elif tag == "s":
-                _, w, kernel, args, outs, params, label, inplace = c
-                na = map_args(args, m, ref)
-                if kernel == "random" and params["seed"] == ("rng",):
-                    params = dict(params, seed=seed, counter=c0 + params["counter"][1])
-                ex.submit(w, kernel, na, tuple(m(k) for k in outs), params, label, inplace)
-            elif tag == "f":
-                ex.free(c[1], [base + k for k in c[2]])
-            else:  # a wave's exports: one call per source worker
-                req, at = {}, []
-                for e in c[1]:
-                    for w, items in e[2].items():
-                        got = req.setdefault(w, [])
-                        at.append((e[1], w, len(got), len(items)))
-                        got += [(m(it[0]),) + it[1:] for it in items]
-                got = ex.export(req)
-                for n, w, i, k in at:
-                    handles[n] = handles[n] or {}
-                    handles[n][w] = got[w][i : i + k]
-        for w, offs in self.leaked.items():
-            ex.free(w, [base + k for k in offs])
-        return self._outputs(sess, inputs, base)
-
-    def _outputs(self, sess, inputs, base):
-        """The replay's outputs; ``.grad`` rebinding, version bumps, the generator's state."""
-        if self.rng[0] == "advance":
-            _rng["counter"] += self.rng[1]
-        else:
-            _rng.update(self.rng[1])
-
-        def m(k):
-            if type(k) is int:
-                return k
-            return base + k[1] if k[0] == "f" else inputs[k[1]]._keys[k[2]]
-
-        storages = [None] * self.nstorages
-
-        def build(tpl):
-            if tpl[0] == "in":
-                return inputs[tpl[1]]
-            if tpl[0] == "obj":  # (no recursion: a recursive closure is a reference cycle)
-                t = tpl[1]()
-                if t is not None:
-                    return t
-                tpl = tpl[2]
-            kind, where, sk, layout, dtype, strides, offset = tpl
-            if sk[0] == "same":
-                keys = sk[1] if where[0] == "keep" else inputs[where[1]]._keys
-            elif sk[0] == "range":
-                keys = range(base + sk[1], base + sk[1] + sk[2])
-            else:
-                keys = tuple(m(k) for k in sk)
-            if where[0] == "new":
-                st = storages[where[1]]
-                if st is None:
-                    st = storages[where[1]] = Storage(sess, layout, keys, dtype)
-            else:
-                st = where[1] if where[0] == "keep" else inputs[where[1]]._storage
-            t = ShardedTensor(sess, layout, dtype, keys, storage=st)
-            t._strides, t._offset = strides, offset
-            return t
-
-        leaves = []
-        for x in self.outs:
-            leaves.append(x[1] if x[0] == "v" else leaves[x[1]] if x[0] == "dup" else build(x))
-        for target, g in self.slots:
-            t = inputs[target[1]] if target[0] == "in" else target[1]()
-            t.grad = None if g is None else build(g)
-        for target, d in self.bumps:
-            vc = inputs[target[1]]._vc if target[0] == "in" else target[1]
-            vc[0] += d
-        return unflatten(self.tree, leaves)
+    offsets = range(keys.start - n.k0, keys.stop - n.k0)
+    n.freed.update(offsets)
+    return c._replace(keys=offsets)
 
 
-def map_args(args, key, ref) -> tuple:
-    """The operands of a per-shard command with each shard key (``("k", key, slices)``)
-    mapped by ``key`` and every other operand by ``ref`` (an export's handle to its symbol
-    when recording, back to a handle when replaying; anything else unchanged).
-
-    Examples
-    --------
-    >>> map_args((("k", 5, None), ("c", 2.0)), lambda k: k + 1, lambda a: a)
-    (('k', 6, None), ('c', 2.0))
-    """
-    return tuple(("k", key(a[1]), a[2]) if a[0] == "k" else ref(a) for a in args)
+def _norm_tree(n, c):
+    """A reduction tree: its input and output keys as symbols."""
+    spec = c.spec
+    outs = tuple(n.key(o) for o in spec.outs)
+    for o in outs:  # group g's result lands on its root, its first worker
+        if type(o) is Fresh:
+            n.made.update((o.offset + g, grp.parts[0]) for g, grp in enumerate(spec.groups))
+    # the planner's cached group tuples stay shared: the executor's wiring cache knows them
+    return c._replace(spec=spec._replace(start=n.key(spec.start), outs=outs))
 
 
-def _tree_keys(spec, start, outs) -> tuple:
-    """Reduction tree ``spec`` (:func:`sharded.core.tree.plan_reduce`) reading shards from
-    ``start`` and writing its results from ``outs``; the rest (the planner's cached group
-    tuples, which the executor's wiring cache recognises by identity) is shared."""
-    return spec[:4] + (start, outs) + spec[6:]
+def _norm_submit(n, c):
+    outs = tuple(n.key(k) for k in c.outs)
+    if not c.inplace:
+        for k in outs:
+            if type(k) is Fresh:
+                n.made[k.offset] = c.w
+    params = n.draw(c.params) if c.kernel == "random" else c.params
+    return c._replace(args=map_args(c.args, n.key, n.arg), outs=outs, params=params)
 
 
-def _op_name(c) -> str:
-    """The op a normalized command belongs to (for messages)."""
-    tag = c[0]
-    if tag in ("g", "s") and c[6]:
-        return c[6] if isinstance(c[6], str) else c[6][0]
-    if tag == "t":
-        return c[2][10]
-    return "export" if tag == "e" else "free"
+def _norm_free(n, c):
+    offsets = tuple(k - n.k0 for k in c.keys if n.k0 < k < n.k1)
+    if not offsets:
+        return None
+    n.freed.update(offsets)
+    return c._replace(keys=offsets)
 
 
-def _plus(k, s):
-    """Key symbol ``k`` of shard 0 moved to shard ``s`` (a layout's keys are consecutive)."""
-    if type(k) is int:
-        return k + s
-    return ("f", k[1] + s) if k[0] == "f" else ("i", k[1], k[2] + s)
+def _norm_export(n, c):
+    req = {w: [(n.key(key), *rest) for key, *rest in its] for w, its in c.requests.items()}
+    return c._replace(requests=req)
 
 
-def _drop_program(ex, pid, workers):
-    if not ex.closed:
-        ex.send({w: [("progdel", pid)] for w in workers})
+# normalize(normalizer, recorded command) -> the program's command (None: nothing to redo)
+_NORMALIZE = {
+    JitGroup: _norm_group,
+    JitGroupFree: _norm_group_free,
+    JitTree: _norm_tree,
+    JitSubmit: _norm_submit,
+    JitFree: _norm_free,
+    JitExport: _norm_export,
+}

@@ -25,48 +25,66 @@ made before the call, which may view one another, count as one).
 
 from __future__ import annotations
 
+from ..runtime.commands import (
+    Exported,
+    Fresh,
+    JitExport,
+    JitFree,
+    JitGroup,
+    JitGroupFree,
+    JitSubmit,
+    JitTree,
+    JitWave,
+    Key,
+    Keys,
+    shift,
+)
+
 __all__ = ["schedule"]
 
 
-def _plus(k, s):
-    """Key symbol ``k`` of shard 0 moved to shard ``s`` (a layout's keys are consecutive)."""
-    if type(k) is int:
-        return k + s
-    return ("f", k[1] + s) if k[0] == "f" else ("i", k[1], k[2] + s)
+# touches(command) -> (keys it reads, keys it writes, exports it consumes), by record type
+def _touch_group(c):
+    n = len(c.layout.workers)
+    reads = [shift(a.start, s) for a in c.args if type(a) is Keys for s in range(n)]
+    writes = [shift(c.out, s) for s in range(n)]
+    return reads + (writes if c.inplace else []), writes, ()
 
 
-def _touches(c):
-    """``(reads, writes, exports consumed)`` of one normalized command (see tracing)."""
-    tag = c[0]
-    if tag == "g":
-        _, layout, _, args, o, _, _, inplace = c
-        n = len(layout.workers)
-        reads = [_plus(a[1], s) for a in args if a[0] == "K" for s in range(n)]
-        writes = [_plus(o, s) for s in range(n)]
-        return reads + (writes if inplace else []), writes, ()
-    if tag == "gf":
-        return [], [("f", c[2] + s) for s in range(c[3])], ()
-    if tag == "t":  # a reduction tree: every shard of its input, every group's result
-        _, layout, spec, _ = c
-        reads = [_plus(spec[4], s) for s in range(len(layout.workers))]
-        return reads, [_plus(o, g) for o in spec[5] for g in range(len(spec[9]))], ()
-    if tag == "s":
-        _, _, _, args, outs, _, _, inplace = c
-        reads = [a[1] for a in args if a[0] == "k"]
-        used = tuple(a[1] for a in args if a[0] == "xr")
-        return reads + (list(outs) if inplace else []), list(outs), used
-    if tag == "f":
-        return [], [("f", k) for k in c[2]], ()
-    return [it[0] for items in c[2].values() for it in items], [], ()  # an export
+def _touch_tree(c):
+    """A reduction tree: every shard of its input, every group's result."""
+    spec = c.spec
+    reads = [shift(spec.start, s) for s in range(len(c.layout.workers))]
+    return reads, [shift(o, g) for o in spec.outs for g in range(len(spec.groups))], ()
+
+
+def _touch_submit(c):
+    reads = [a.key for a in c.args if type(a) is Key]
+    used = tuple(a.export for a in c.args if type(a) is Exported)
+    return reads + (list(c.outs) if c.inplace else []), list(c.outs), used
+
+
+def _touch_export(c):
+    return [key for items in c.requests.values() for key, *_ in items], [], ()
+
+
+_TOUCHES = {
+    JitGroup: _touch_group,
+    JitGroupFree: lambda c: ([], [Fresh(k) for k in c.keys], ()),
+    JitTree: _touch_tree,
+    JitSubmit: _touch_submit,
+    JitFree: lambda c: ([], [Fresh(k) for k in c.keys], ()),
+    JitExport: _touch_export,
+}
 
 
 def _tree(c) -> bool:
     """Whether ``c`` is a reduction tree across workers (partials move between them)."""
-    return c[0] == "t" and bool(c[3])
+    return type(c) is JitTree and bool(c.edges)
 
 
 def _inplace(c) -> bool:
-    return c[0] in ("g", "s") and bool(c[7])
+    return type(c) in (JitGroup, JitSubmit) and bool(c.inplace)
 
 
 def _alias_classes(cmds, touches):
@@ -75,7 +93,7 @@ def _alias_classes(cmds, touches):
     parent: dict = {}
 
     def find(k):
-        if type(k) is int or k[0] != "f":
+        if type(k) is not Fresh:
             k = "old"  # tensors made before the call may view one another: one class
         root = k
         while parent.get(root, root) != root:
@@ -85,7 +103,7 @@ def _alias_classes(cmds, touches):
         return root
 
     for c, (reads, writes, _) in zip(cmds, touches):
-        if c[0] in ("g", "s") and not _inplace(c):
+        if type(c) in (JitGroup, JitSubmit) and not _inplace(c):
             for o in writes:
                 for k in reads:
                     a, b = find(o), find(k)
@@ -97,19 +115,19 @@ def _alias_classes(cmds, touches):
 def schedule(cmds) -> list:
     """``cmds`` reordered in waves (see the module's docstring): commands taking refs, the
     other work, the trees across workers, the work reading them, and the exports as one
-    ``("E", [export, ...])`` item at the wave's end. Returns the items in issue order.
+    ``JitWave`` item at the wave's end. Returns the items in issue order.
 
     Examples
     --------
-    >>> cmds = [("s", 0, "k", (("k", 1, None),), (("f", 1),), {}, None, False),
-    ...         ("e", 0, {0: [(("f", 1), None)]}),
-    ...         ("s", 0, "k", (("k", 2, None),), (("f", 2),), {}, None, False),
-    ...         ("e", 1, {0: [(("f", 2), None)]}),
-    ...         ("s", 1, "k", (("xr", 0, 0, 0), ("xr", 1, 0, 0)), (("f", 3),), {}, None, False)]
-    >>> [c[0] if c[0] != "E" else ("E", [e[1] for e in c[1]]) for c in schedule(cmds)]
-    ['s', 's', ('E', [0, 1]), 's']
+    >>> def s(w, args, out):
+    ...     return JitSubmit(w, "k", args, (Fresh(out),), {}, None, False)
+    >>> cmds = [s(0, (Key(1),), 1), JitExport(0, {0: [(Fresh(1), None)]}),
+    ...         s(0, (Key(2),), 2), JitExport(1, {0: [(Fresh(2), None)]}),
+    ...         s(1, (Exported(0, 0, 0), Exported(1, 0, 0)), 3)]
+    >>> [type(c).__name__ for c in schedule(cmds)]
+    ['JitSubmit', 'JitSubmit', 'JitWave', 'JitSubmit']
     """
-    touches = [_touches(c) for c in cmds]
+    touches = [_TOUCHES[type(c)](c) for c in cmds]
     cls = _alias_classes(cmds, touches)
     last_inplace: dict = {}  # alias class -> the last in-place command writing into it
     seen: dict = {}  # alias class -> indices of the commands that touched it
@@ -149,8 +167,8 @@ def schedule(cmds) -> list:
         for k in writes:
             last_write[k] = i
             reads_since[k] = []
-        if c[0] == "e":
-            export_at[c[1]] = i
+        if type(c) is JitExport:
+            export_at[c.number] = i
     out = []
     for w in range(max(stage, default=-1) // 2 + 1):
         first = [(c, t) for c, t, s in zip(cmds, touches, stage) if s == 2 * w]
@@ -158,10 +176,10 @@ def schedule(cmds) -> list:
         out += [c for c, t in first if not t[2]]
         late = [c for c, s in zip(cmds, stage) if s == 2 * w + 1]
         out += [c for c in late if _tree(c)]
-        out += [c for c in late if c[0] != "e" and not _tree(c)]
-        exports = [c for c in late if c[0] == "e"]
+        out += [c for c in late if type(c) is not JitExport and not _tree(c)]
+        exports = [c for c in late if type(c) is JitExport]
         if exports:
-            out.append(("E", exports))
+            out.append(JitWave(exports))
     return out
 
 
@@ -173,7 +191,7 @@ def _stage(c, used, deps) -> int:
     tree = _tree(c)
     s = 0
     for d, sd, dref in deps:
-        if d[0] == "e":  # its refs exist once the wave's export call has shipped
+        if type(d) is JitExport:  # its refs exist once the wave's export call has shipped
             s = max(s, sd + 1)
         elif used:  # a command taking refs: first in a wave, after the work it reads
             s = max(s, sd if dref else (sd | 1) + 1)
@@ -181,7 +199,7 @@ def _stage(c, used, deps) -> int:
             s = max(s, sd if _tree(d) or not sd & 1 else sd + 2)
         else:
             s = max(s, sd)
-    if c[0] == "e" or tree:
+    if type(c) is JitExport or tree:
         s |= 1  # a wave's second part
     elif used:
         s += s & 1

@@ -94,7 +94,7 @@ def test_freed_blocks_reach_the_worker_pool():
 
 
 def test_each_worker_pools_a_share_of_its_nodes_memory():
-    from sharded.runtime.worker.core import pool_share
+    from sharded.runtime.worker.store import pool_share
 
     mem = {n["NodeID"]: n["Resources"]["memory"] for n in ray.nodes() if n["Alive"]}
     s = st.stats()["workers"]

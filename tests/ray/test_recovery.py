@@ -11,6 +11,7 @@ import pytest
 import ray
 
 import sharded as st
+from sharded.runtime.commands import Transfer
 from sharded.runtime.driver import session
 from tests.ray.conftest import CPUS_PER_NODE, NODES
 from tests.unit.test_recovery import _same, pipeline
@@ -263,7 +264,7 @@ def test_recovery_behind_relays(ray_cluster, monkeypatch, reference, fanout):
         _until_ended(pid, "worker 0 after ray.kill")
         for w in (1, 3, 2):
             out = ex.new_key()
-            ex.submit(w, "copy", (("x", h),), (out,), {"dtype": "float64"}, ("copy", 0))
+            ex.submit(w, "copy", (Transfer(h),), (out,), {"dtype": "float64"}, ("copy", 0))
             assert ex.fetch([(w, out, None)])[0].tolist() == [7.0, 7.0]
     finally:
         monkeypatch.undo()

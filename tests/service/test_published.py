@@ -140,7 +140,7 @@ def test_publish_outlives_client_and_status(head):
         except st.PublishedReadOnly as e:
             ro = type(e).__name__
         ents = [(e["name"], e["shape"], e["dtype"], e["nbytes"]) for e in st.published_entries()]
-        from sharded.runtime import session  # shared workers: trees keep the Ray path
+        from sharded.runtime.driver import session  # shared workers: trees keep the Ray path
         mail = session.current().executor._mail
         out(names=st.list_published(), y=y.tolist(), ro=ro, live=live_settled(2), entries=ents,
             mail=mail, total=float(y.sum().item()))

@@ -12,6 +12,7 @@ import pytest
 import sharded as st
 from sharded.core.dataflow import Operand
 from sharded.core.dispatch import wrap
+from sharded.runtime.commands import Key
 from sharded.runtime.worker.core import KERNELS
 from tests.helpers import PLACEMENT_IDS, PLACEMENTS, current_executor
 
@@ -250,7 +251,7 @@ def _poisoned():
     for s, (w, _, _) in enumerate(x.layout.shards()):
         kern = "copy" if s != 1 else "reshape"
         params = {} if s != 1 else {"shape": (7,)}
-        ex.submit(w, kern, (("k", x._keys[s], None),), (keys[s],), params, ("boom", s))
+        ex.submit(w, kern, (Key(x._keys[s], None),), (keys[s],), params, ("boom", s))
     t = wrap(Operand(x.layout, x.dtype, keys), st.runtime.current())
     with pytest.raises(st.OpFailed, match="boom"):
         st.synchronize()

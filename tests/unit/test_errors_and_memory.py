@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import sharded as st
+from sharded.runtime.commands import Key
 
 
 def test_worker_error_surfaces_at_next_read_naming_op_and_shard():
@@ -17,7 +18,7 @@ def test_worker_error_surfaces_at_next_read_naming_op_and_shard():
 
     ex = current().executor
     k = ex.new_key()
-    ex.submit(1, "reshape", (("k", x._keys[1], None),), (k,), {"shape": (7,)}, ("view", 1))
+    ex.submit(1, "reshape", (Key(x._keys[1], None),), (k,), {"shape": (7,)}, ("view", 1))
     with pytest.raises(st.OpFailed, match=r"'view'.*shard 1.*reshape") as e:
         x.sum().item()
     assert e.value.op == "view" and e.value.shard == 1
@@ -31,7 +32,7 @@ def test_failed_result_raises_when_read():
     ex = current().executor
     x = st.arange(4, shards=2)
     k = ex.new_key()
-    ex.submit(0, "reshape", (("k", x._keys[0], None),), (k,), {"shape": (5,)}, ("view", 0))
+    ex.submit(0, "reshape", (Key(x._keys[0], None),), (k,), {"shape": (5,)}, ("view", 0))
     with pytest.raises(st.OpFailed):
         st.synchronize()
     with pytest.raises(st.OpFailed, match="view"):

@@ -11,6 +11,7 @@ from sharded.core.dataflow import Operand
 from sharded.core.tree import plan_reduce
 from sharded.errors import OpFailed, SessionClosed
 from sharded.layout import Layout
+from sharded.runtime.commands import Const, Free, Kernel, Key, LayoutSync, Pool, Transfer
 from sharded.runtime.driver import executor as E
 from sharded.runtime.driver.local import LocalExecutor
 
@@ -51,9 +52,9 @@ def test_fetch_slices_and_orders_items_across_workers(ex):
 def test_commands_see_earlier_results_and_constants(ex):
     k = _full(ex, 0, 3.0)
     c = ex.new_key()
-    ex.submit(0, "copy", (("k", k, (slice(0, 2),)),), (c,), {"dtype": F8}, ("copy", 0))
+    ex.submit(0, "copy", (Key(k, (slice(0, 2),)),), (c,), {"dtype": F8}, ("copy", 0))
     d = ex.new_key()
-    ex.submit(1, "copy", (("c", np.arange(3.0)),), (d,), {"dtype": F8}, ("copy", 1))
+    ex.submit(1, "copy", (Const(np.arange(3.0)),), (d,), {"dtype": F8}, ("copy", 1))
     a, b = ex.fetch([(0, c, None), (1, d, None)])
     assert a.tolist() == [3.0, 3.0] and b.tolist() == [0.0, 1.0, 2.0]
 
@@ -62,7 +63,7 @@ def test_export_moves_a_piece_to_another_worker(ex):
     k = _full(ex, 0, 7.0, (4,))
     (h,) = ex.export({0: [(k, (slice(0, 2),), 16)]})[0]
     d = ex.new_key()
-    ex.submit(1, "copy", (("x", h),), (d,), {"dtype": F8}, ("copy", 0))
+    ex.submit(1, "copy", (Transfer(h),), (d,), {"dtype": F8}, ("copy", 0))
     assert ex.fetch([(1, d, None)])[0].tolist() == [7.0, 7.0]
 
 
@@ -72,8 +73,8 @@ def test_free_pairs_sends_one_free_per_worker(ex):
     assert _live(ex) == [2, 1]
     ex.free_pairs(keys)
     assert [q for q in ex._queues] == [
-        [("free", (keys[0][1], keys[2][1]))],
-        [("free", (keys[1][1],))],
+        [Free((keys[0][1], keys[2][1]))],
+        [Free((keys[1][1],))],
     ]
     assert _live(ex) == [0, 0]
 
@@ -95,7 +96,7 @@ def test_kernel_error_is_raised_typed_at_the_next_read(ex):
 def test_dependent_ops_report_the_original_failure_only(ex):
     bad = _full(ex, 0, 1.0, shape=(-1,), label=("full", 0))
     c = ex.new_key()
-    ex.submit(0, "copy", (("k", bad, None),), (c,), {"dtype": F8}, ("copy", 0))
+    ex.submit(0, "copy", (Key(bad, None),), (c,), {"dtype": F8}, ("copy", 0))
     with pytest.raises(OpFailed) as info:
         ex.fetch([(0, c, None)])
     assert info.value.op == "full"  # not the copy that read its result
@@ -137,16 +138,21 @@ def batches(ex, monkeypatch):
     log, orig = [], ex._dispatch
 
     def spy(w, cmds, refs, nexp):
-        log.append((w, [c[0] for c in cmds if c[0] != "bsync"]))
+        log.append((w, [_name(c) for c in cmds if type(c) is not LayoutSync]))
         return orig(w, cmds, refs, nexp)
 
     monkeypatch.setattr(ex, "_dispatch", spy)
     return log
 
 
+def _name(c) -> str:
+    """A command's kernel, or its kind (``Free`` -> "free")."""
+    return c.kernel if type(c) is Kernel else c.TAG
+
+
 def _copy_of(ex, w, h):
     d = ex.new_key()
-    ex.submit(w, "copy", (("x", h),), (d,), {"dtype": F8}, ("copy", 0))
+    ex.submit(w, "copy", (Transfer(h),), (d,), {"dtype": F8}, ("copy", 0))
     return d
 
 
@@ -204,8 +210,9 @@ def test_work_queued_on_a_tree_parent_ships_before_the_tree(ex, batches):
 
 def test_worker_pool_evicts_the_shapes_pooled_longest_ago(monkeypatch):
     from sharded.runtime.worker import core as W
+    from sharded.runtime.worker import store
 
-    monkeypatch.setattr(W, "POOL_MAX_BYTES", 4 << 20)
+    monkeypatch.setattr(store, "POOL_MAX_BYTES", 4 << 20)
     w = W.Worker(0)
     one, two, odd = ((1 << 20) // 8,), ((2 << 20) // 8,), ((1 << 20) // 8 + 1,)
     for shape in (one, two, one):  # pooling `one` again makes it the most recent shape
@@ -221,13 +228,47 @@ def test_worker_pool_evicts_the_shapes_pooled_longest_ago(monkeypatch):
 
 def test_pool_command_trims_the_pool_to_the_workers_share():
     from sharded.runtime.worker import core as W
+    from sharded.runtime.worker import store
 
     w = W.Worker(0)
     for n in (1, 2, 3):
         w._recycle(np.empty(n * (1 << 20) // 8))
     assert w.pool_bytes == 6 << 20
-    w.run([("pool", 3 << 20)])  # a share smaller than what it holds: the oldest leave
+    w.run([Pool(3 << 20)])  # a share smaller than what it holds: the oldest leave
     assert w.pool_bytes == 3 << 20 and list(w.pool) == [(((3 << 20) // 8,), "<f8")]
     w._recycle(np.empty((4 << 20) // 8))  # over the share: not kept
     assert w.pool_bytes == 3 << 20
-    assert W.pool_share(16 << 30, 2) == 1 << 30 and W.pool_share(16 << 30, 16) == 128 << 20
+    assert store.pool_share(16 << 30, 2) == 1 << 30
+    assert store.pool_share(16 << 30, 16) == 128 << 20
+
+
+# ------------------------------------------------------- the transport and the executor table
+def test_an_executor_missing_transport_hooks_is_refused_naming_them():
+    from sharded.runtime.driver.transport import Transport
+
+    class Bare(E.Executor):  # ships batches, but cannot wait for them nor recover a loss
+        def _dispatch(self, w, cmds, refs, nexp):
+            return [], []
+
+        def _stats(self, w):
+            return {}
+
+    with pytest.raises(TypeError, match="_get"):
+        Bare([E.WorkerInfo(0, "sharded-worker-0", "local", "cpu")])
+    assert sorted(Transport.__abstractmethods__) == [
+        "_dead_workers", "_dispatch", "_get", "_hkey", "_replace", "_settle", "_snapshot",
+        "_stats", "open",
+    ]  # fmt: skip
+    assert isinstance(LocalExecutor(1), Transport)
+
+
+def test_init_picks_the_executor_class_from_the_table():
+    from sharded.errors import ShardingError
+    from sharded.runtime.driver import session as S
+
+    assert list(S.EXECUTORS) == ["ray", "local"]
+    assert S.executor_class("local") is LocalExecutor
+    with pytest.raises(ShardingError, match="executor must be 'ray' or 'local', got 'dask'"):
+        S.executor_class("dask")
+    ex, owns_ray, address = LocalExecutor.open(num_workers=None, devices=["cpu"] * 3)
+    assert (ex.num_workers, owns_ray, address) == (3, False, None)

@@ -10,7 +10,7 @@ from hypothesis import strategies as hs
 
 import sharded as st
 from sharded.runtime.driver.local import LocalExecutor
-from sharded.runtime.worker import core as worker
+from sharded.runtime.worker import store
 from tests.helpers import (
     PLACEMENT_IDS,
     PLACEMENTS,
@@ -147,7 +147,7 @@ def test_a_prime_split_line_spreads_its_memory(monkeypatch):
     # Freed blocks are kept for reuse (the worker's pool): off here, to count live ones only
     if not isinstance(st.runtime.current().executor, LocalExecutor):
         pytest.skip("the pool switch and the summed peak are in-process only")
-    monkeypatch.setattr(worker, "POOL_MAX_BYTES", 0)
+    monkeypatch.setattr(store, "POOL_MAX_BYTES", 0)
     z = st.from_numpy(rng.standard_normal(65_537) + 0j, shards=3)
     line = 16 * 65_537
     assert _peak(lambda: F.fft(z)) <= 9.5 * line  # measured 8.4x (four-step of 65,536: 2.5x)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import sharded as st
+from sharded.runtime.commands import Const, Export, Free, Fusion, Kernel, Key
 from sharded.runtime.driver.session import current
 from sharded.runtime.worker import fusion
 from sharded.runtime.worker.core import KERNELS, Worker
@@ -180,7 +181,7 @@ def test_fusion_off_runs_op_by_op(tiny_blocks):
 
 # ---------------------------------------------------------------- the worker, command level
 def _cmd(kernel, args, key, **params):
-    return (kernel, args, (key,), params, (kernel, 0), False)
+    return Kernel(kernel, args, (key,), params, (kernel, 0), False)
 
 
 @pytest.fixture
@@ -206,13 +207,13 @@ def _worker(on):
 
 
 def _batch():
-    k = ("k", 1, None)
+    k = Key(1, None)
     return [
-        _cmd("mul", (k, ("c", 2.0)), 2, cast=None, out=F8),
-        _cmd("_fusion_test_fail", (("k", 2, None),), 3),
-        _cmd("add", (("k", 3, None), ("c", 1.0)), 4, cast=None, out=F8),
-        ("free", (2, 3)),
-        _cmd("add", (("k", 4, None), k), 5, cast=None, out=F8),
+        _cmd("mul", (k, Const(2.0)), 2, cast=None, out=F8),
+        _cmd("_fusion_test_fail", (Key(2, None),), 3),
+        _cmd("add", (Key(3, None), Const(1.0)), 4, cast=None, out=F8),
+        Free((2, 3)),
+        _cmd("add", (Key(4, None), k), 5, cast=None, out=F8),
     ]
 
 
@@ -237,20 +238,20 @@ def test_worker_group_without_errors_skips_the_temporaries(failing_kernel):
 
 
 def test_windows_need_two_fusable_commands():
-    add = _cmd("add", (("k", 1, None), ("c", 1.0)), 2, cast=None, out=F8)
+    add = _cmd("add", (Key(1, None), Const(1.0)), 2, cast=None, out=F8)
     assert fusion.windows([add], KERNELS) == {}
-    inplace = add[:5] + (True,)
+    inplace = add._replace(inplace=True)
     assert fusion.windows([add, inplace, add], KERNELS) == {}
-    assert fusion.windows([add, ("free", (1,)), add, ("export", 2, None)], KERNELS) == {0: 3}
+    assert fusion.windows([add, Free((1,)), add, Export(2, None)], KERNELS) == {0: 3}
 
 
 def test_references_internal_only_when_freed_after_member_uses():
     cmds = [
-        _cmd("mul", (("k", 1, None), ("c", 2.0)), 2),
-        _cmd("add", (("k", 2, None), ("c", 1.0)), 3),
-        ("free", (2,)),
-        _cmd("add", (("k", 3, (slice(0, 2),)), ("c", 1.0)), 4),
-        ("free", (3,)),
+        _cmd("mul", (Key(1, None), Const(2.0)), 2),
+        _cmd("add", (Key(2, None), Const(1.0)), 3),
+        Free((2,)),
+        _cmd("add", (Key(3, (slice(0, 2),)), Const(1.0)), 4),
+        Free((3,)),
     ]
     idx = fusion.References(cmds)
     assert idx.internal(2, 0, {0, 1})
@@ -261,7 +262,7 @@ def test_references_internal_only_when_freed_after_member_uses():
 def test_switch_in_the_same_batch_applies_to_the_commands_after_it(failing_kernel):
     w = _worker(True)
     w.store[1] = np.arange(21.0)
-    assert w.run([("fusion", False, None, None)] + _batch()) == []
+    assert w.run([Fusion(False, None, None)] + _batch()) == []
     assert w.fused_runs == 0 and sorted(w.store) == [1, 4, 5]
 
 
@@ -281,9 +282,9 @@ def test_init_fusion_false_turns_it_off():
 
 def test_bad_slice_in_a_window_fails_like_unfused():
     cmds = [
-        _cmd("mul", (("k", 1, (slice(0, 4), 7)),), 2, cast=None, out=F8),  # too many indices
-        _cmd("add", (("k", 2, None), ("c", 1.0)), 3, cast=None, out=F8),
-        ("free", (2,)),
+        _cmd("mul", (Key(1, (slice(0, 4), 7)),), 2, cast=None, out=F8),  # too many indices
+        _cmd("add", (Key(2, None), Const(1.0)), 3, cast=None, out=F8),
+        Free((2,)),
     ]
     out = []
     for on in (True, False):

@@ -6,37 +6,60 @@ import pytest
 
 import sharded as st
 from sharded.jit.schedule import schedule
+from sharded.runtime.commands import (
+    Exported,
+    Fresh,
+    JitExport,
+    JitFree,
+    JitSubmit,
+    JitTree,
+    JitWave,
+    Key,
+    ReduceGroup,
+    TreeSpec,
+)
 from sharded.runtime.driver import session
 from tests.support.training import mse_step
 
 
 def _s(w, kernel, args, outs, inplace=False):
-    return ("s", w, kernel, tuple(args), tuple(outs), {}, None, inplace)
+    return JitSubmit(w, kernel, tuple(args), tuple(outs), {}, None, inplace)
+
+
+def _e(n, requests):
+    return JitExport(n, requests)
 
 
 def _names(order):
-    return [c[2] if c[0] != "E" else "E" + "".join(str(e[1]) for e in c[1]) for c in order]
+    """Each command's kernel, a tree's label, a wave's ``E`` and its export numbers."""
+    out = []
+    for c in order:
+        if type(c) is JitWave:
+            out.append("E" + "".join(str(e.number) for e in c.exports))
+        else:
+            out.append(c.spec.label if type(c) is JitTree else c.kernel)
+    return out
 
 
 def test_independent_exports_share_a_wave():
     cmds = [
-        _s(0, "a", [("k", 1, None)], [("f", 1)]),
-        ("e", 0, {0: [(("f", 1), None)]}),
-        _s(1, "use_a", [("xr", 0, 0, 0)], [("f", 2)]),
-        _s(0, "b", [("k", 2, None)], [("f", 3)]),
-        ("e", 1, {0: [(("f", 3), None)]}),
-        _s(1, "use_b", [("xr", 1, 0, 0)], [("f", 4)]),
+        _s(0, "a", [Key(1, None)], [Fresh(1)]),
+        _e(0, {0: [(Fresh(1), None)]}),
+        _s(1, "use_a", [Exported(0, 0, 0)], [Fresh(2)]),
+        _s(0, "b", [Key(2, None)], [Fresh(3)]),
+        _e(1, {0: [(Fresh(3), None)]}),
+        _s(1, "use_b", [Exported(1, 0, 0)], [Fresh(4)]),
     ]
     assert _names(schedule(cmds)) == ["a", "b", "E01", "use_a", "use_b"]
 
 
 def test_in_place_write_waits_for_readers_of_its_views():
     cmds = [
-        _s(0, "view", [("k", 5, None)], [("f", 1)]),  # may be a view of key 5
-        ("e", 0, {0: [(("f", 1), None)]}),  # reads the view
-        _s(1, "use", [("xr", 0, 0, 0)], [("f", 2)]),
-        _s(0, "add_", [("k", 5, None)], [5], inplace=True),  # writes what the view shows
-        _s(0, "after", [("k", 5, None)], [("f", 3)]),
+        _s(0, "view", [Key(5, None)], [Fresh(1)]),  # may be a view of key 5
+        _e(0, {0: [(Fresh(1), None)]}),  # reads the view
+        _s(1, "use", [Exported(0, 0, 0)], [Fresh(2)]),
+        _s(0, "add_", [Key(5, None)], [5], inplace=True),  # writes what the view shows
+        _s(0, "after", [Key(5, None)], [Fresh(3)]),
     ]
     names = _names(schedule(cmds))
     assert names.index("add_") > names.index("E0")
@@ -45,14 +68,14 @@ def test_in_place_write_waits_for_readers_of_its_views():
 
 def test_frees_wait_for_readers():
     cmds = [
-        _s(0, "a", [("k", 1, None)], [("f", 1)]),
-        ("e", 0, {0: [(("f", 1), None)]}),
-        ("f", 0, (1,)),
-        _s(1, "use", [("xr", 0, 0, 0)], [("f", 2)]),
+        _s(0, "a", [Key(1, None)], [Fresh(1)]),
+        _e(0, {0: [(Fresh(1), None)]}),
+        JitFree(0, (1,)),
+        _s(1, "use", [Exported(0, 0, 0)], [Fresh(2)]),
     ]
     order = schedule(cmds)
-    kinds = [c[0] for c in order]
-    assert kinds.index("f") > kinds.index("E")
+    kinds = [type(c) for c in order]
+    assert kinds.index(JitFree) > kinds.index(JitWave)
 
 
 class _Lay:
@@ -61,58 +84,61 @@ class _Lay:
 
 def _t(label, start, out):
     """A reduction tree across workers 0 and 1 (a one-group spec: root 0, one edge)."""
-    spec = ("reduce_chunk", {}, "reduce_combine", "sum", start, (out,), None, False, None)
-    spec += ((((0, 1), (0, 1)),), label, 8)
-    return ("t", _Lay(), spec, ((1, 0),))
+    groups = (ReduceGroup((0, 1), (0, 1)),)
+    spec = TreeSpec(
+        "reduce_chunk", {}, "reduce_combine", "sum", start, (out,), None, False, None, groups,
+        label, 8,
+    )  # fmt: skip
+    return JitTree(_Lay(), spec, ((1, 0),))
 
 
 def test_a_waves_trees_go_together_after_its_work_then_what_reads_them():
     cmds = [
-        _s(0, "a", [("k", 1, None)], [("f", 1)]),
-        _t("sum_a", ("f", 1), ("f", 10)),
-        _s(0, "use_a", [("k", ("f", 10), None)], [("f", 2)]),  # reads a tree's result
-        _s(0, "b", [("k", 2, None)], [("f", 3)]),
-        _t("sum_b", ("f", 3), ("f", 11)),
-        ("e", 0, {0: [(("f", 11), None)]}),  # an export of a tree's result: same wave
-        _s(1, "use_b", [("xr", 0, 0, 0)], [("f", 4)]),
+        _s(0, "a", [Key(1, None)], [Fresh(1)]),
+        _t("sum_a", Fresh(1), Fresh(10)),
+        _s(0, "use_a", [Key(Fresh(10), None)], [Fresh(2)]),  # reads a tree's result
+        _s(0, "b", [Key(2, None)], [Fresh(3)]),
+        _t("sum_b", Fresh(3), Fresh(11)),
+        _e(0, {0: [(Fresh(11), None)]}),  # an export of a tree's result: same wave
+        _s(1, "use_b", [Exported(0, 0, 0)], [Fresh(4)]),
     ]
-    names = [c[2][10] if c[0] == "t" else n for c, n in zip(schedule(cmds), _names(schedule(cmds)))]
+    names = _names(schedule(cmds))
     # use_a reads a tree's result without refs: it ships with the trees, before the exports
     assert names == ["a", "b", "sum_a", "sum_b", "use_a", "E0", "use_b"]
 
 
 def test_commands_taking_refs_go_first_in_their_wave():
     cmds = [
-        _s(0, "a", [("k", 1, None)], [("f", 1)]),
-        ("e", 0, {0: [(("f", 1), None)]}),
-        _s(0, "b", [("k", ("f", 1), None)], [("f", 2)]),  # wave 0 work: before the export
-        _s(1, "c", [("k", 3, None)], [("f", 3)]),
-        _s(1, "use_a", [("xr", 0, 0, 0)], [("f", 4)]),  # refs: first of wave 1
-        _s(1, "after", [("k", ("f", 4), None), ("k", ("f", 3), None)], [("f", 5)]),
-        _s(1, "use_a2", [("xr", 0, 0, 0), ("k", ("f", 5), None)], [("f", 6)]),  # reads work
+        _s(0, "a", [Key(1, None)], [Fresh(1)]),
+        _e(0, {0: [(Fresh(1), None)]}),
+        _s(0, "b", [Key(Fresh(1), None)], [Fresh(2)]),  # wave 0 work: before the export
+        _s(1, "c", [Key(3, None)], [Fresh(3)]),
+        _s(1, "use_a", [Exported(0, 0, 0)], [Fresh(4)]),  # refs: first of wave 1
+        _s(1, "after", [Key(Fresh(4), None), Key(Fresh(3), None)], [Fresh(5)]),
+        _s(1, "use_a2", [Exported(0, 0, 0), Key(Fresh(5), None)], [Fresh(6)]),  # reads work
     ]
     assert _names(schedule(cmds)) == ["a", "b", "c", "E0", "use_a", "after", "use_a2"]
     # work of the same wave issued before them (an in-place write after the export read its
     # key) goes after them
     cmds = [
-        _s(0, "a", [("k", 1, None)], [("f", 1)]),
-        ("e", 0, {0: [(("f", 1), None)]}),
-        _s(0, "add_", [("k", ("f", 1), None)], [("f", 1)], inplace=True),
-        _s(1, "use_a", [("xr", 0, 0, 0)], [("f", 2)]),
+        _s(0, "a", [Key(1, None)], [Fresh(1)]),
+        _e(0, {0: [(Fresh(1), None)]}),
+        _s(0, "add_", [Key(Fresh(1), None)], [Fresh(1)], inplace=True),
+        _s(1, "use_a", [Exported(0, 0, 0)], [Fresh(2)]),
     ]
     assert _names(schedule(cmds)) == ["a", "E0", "use_a", "add_"]
 
 
 def test_a_tree_reading_work_after_trees_waits_a_wave():
     cmds = [
-        _s(0, "a", [("k", 1, None)], [("f", 1)]),
-        _t("sum_a", ("f", 1), ("f", 10)),
-        _s(0, "use_a", [("k", ("f", 10), None)], [("f", 2)]),
-        _t("sum_b", ("f", 2), ("f", 11)),  # after use_a: the next wave's trees
-        _s(0, "use_b", [("k", ("f", 11), None)], [("f", 3)]),
-        _s(1, "c", [("k", 2, None)], [("f", 4)]),  # independent: the first wave's work
+        _s(0, "a", [Key(1, None)], [Fresh(1)]),
+        _t("sum_a", Fresh(1), Fresh(10)),
+        _s(0, "use_a", [Key(Fresh(10), None)], [Fresh(2)]),
+        _t("sum_b", Fresh(2), Fresh(11)),  # after use_a: the next wave's trees
+        _s(0, "use_b", [Key(Fresh(11), None)], [Fresh(3)]),
+        _s(1, "c", [Key(2, None)], [Fresh(4)]),  # independent: the first wave's work
     ]
-    names = [c[2][10] if c[0] == "t" else n for c, n in zip(schedule(cmds), _names(schedule(cmds)))]
+    names = _names(schedule(cmds))
     assert names == ["a", "c", "sum_a", "use_a", "sum_b", "use_b"]
 
 

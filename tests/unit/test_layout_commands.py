@@ -9,6 +9,7 @@ import sharded as st
 from sharded.core.dataflow import compact
 from sharded.errors import OpFailed
 from sharded.layout import Layout
+from sharded.runtime.commands import Const, Group, Kernel, Key, Keys, LayoutCmds, Mod, OnWorkers
 from sharded.runtime.driver import session as _session
 from sharded.runtime.driver.executor import layout_workers
 from sharded.runtime.driver.local import LocalExecutor
@@ -37,29 +38,23 @@ def test_keys_are_a_range_and_compact_keeps_consecutive_keys_as_one(ex):
 
 
 def test_layout_description_regular_and_explicit():
-    assert layout_workers(_lay(5, [0, 1, 2, 0, 1]))[0] == ("mod", 3, 5)
+    assert layout_workers(_lay(5, [0, 1, 2, 0, 1]))[0] == Mod(3, 5)
     desc, targets = layout_workers(_lay(3, [2, 0, 2]))
-    assert desc == (2, 0, 2) and targets == {0, 2}
+    assert desc == OnWorkers((2, 0, 2)) and targets == {0, 2}
 
 
 def test_worker_expands_a_group_command_for_its_own_shards():
     w = Worker(1)
-    assert w.mine(("mod", 3, 7)) == [1, 4]
-    assert w.mine((0, 1, 1)) == [1, 2]
+    assert w.mine(Mod(3, 7)) == [1, 4]
+    assert w.mine(OnWorkers((0, 1, 1))) == [1, 2]
     full = [
-        ("full", (), (10 + s,), {"shape": (2,), "value": s, "dtype": F8}, None, 0) for s in (1, 4)
+        Kernel("full", (), (10 + s,), {"shape": (2,), "value": s, "dtype": F8}, None, False)
+        for s in (1, 4)
     ]
-    grp = (
-        "group",
-        "add",
-        ("mod", 3, 7),
-        (("K", 10), ("c", 1.0)),
-        20,
-        {"cast": None, "out": F8},
-        "add",
-        False,
+    grp = Group(
+        "add", Mod(3, 7), (Keys(10), Const(1.0)), 20, {"cast": None, "out": F8}, "add", False
     )
-    assert w.run(full + [("B", None, [grp])]) == []
+    assert w.run(full + [LayoutCmds(None, [grp])]) == []
     assert w.fetch([(21, None), (24, None)])[1].tolist() == [5.0, 5.0]
 
 
@@ -69,10 +64,10 @@ def test_group_op_free_and_ordering_against_per_worker_commands(ex):
     for s in range(6):
         ex.submit(s % 3, "full", (), (a[s],), {"shape": (2,), "value": float(s), "dtype": F8})
     b = ex.new_keys(6)
-    ex.submit_group(lay, "mul", (("K", a.start), ("c", 2.0)), b.start, {"cast": None, "out": F8})
+    ex.submit_group(lay, "mul", (Keys(a.start), Const(2.0)), b.start, {"cast": None, "out": F8})
     # a per-worker command queued after the layout command reads its result
     k = ex.new_key()
-    ex.submit(1, "add", (("k", b[4], None), ("c", 1.0)), (k,), {"cast": None, "out": F8})
+    ex.submit(1, "add", (Key(b[4], None), Const(1.0)), (k,), {"cast": None, "out": F8})
     assert ex.fetch([(1, k, None)])[0].tolist() == [9.0, 9.0]
     assert [v.tolist() for v in ex.fetch([(s % 3, b[s], None) for s in range(6)])][5] == [10.0] * 2
     before = sum(s["live_shards"] for s in ex.stats())

@@ -10,6 +10,17 @@ import numpy as np
 import pytest
 
 import sharded as st
+from sharded.runtime.commands import (
+    Const,
+    Free,
+    Fresh,
+    Input,
+    JitExport,
+    JitSubmit,
+    JitTree,
+    Kernel,
+    Key,
+)
 from sharded.runtime.driver.session import current
 from sharded.runtime.worker import fusion
 from sharded.runtime.worker.core import KERNELS, Worker
@@ -27,16 +38,15 @@ def _bind(cmds, base, inkeys):
     def m(k):
         if type(k) is int:
             return k
-        return base + k[1] if k[0] == "f" else inkeys[k[1]][k[2]]
+        return base + k.offset if type(k) is Fresh else inkeys[k.input][k.shard]
 
     out = []
     for c in cmds:
-        if c[0] == "free":
-            out.append(("free", [m(k) for k in c[1]]))
+        if type(c) is Free:
+            out.append(Free([m(k) for k in c.keys]))
             continue
-        kernel, args, outs, params, label, inplace = c
-        args = tuple(("k", m(a[1]), a[2]) if a[0] == "k" else a for a in args)
-        out.append((kernel, args, tuple(m(k) for k in outs), params, label, inplace))
+        args = tuple(Key(m(a.key), a.slices) if type(a) is Key else a for a in c.args)
+        out.append(c._replace(args=args, outs=tuple(m(k) for k in c.outs)))
     return out
 
 
@@ -50,23 +60,23 @@ def _worker(fuse, n=20):
 
 
 def _ew(kernel, args, out, inplace=False, label=None):
-    return (kernel, args, (out,), {"cast": None, "out": F8}, label or (kernel, 0), inplace)
+    return Kernel(kernel, args, (out,), {"cast": None, "out": F8}, label or (kernel, 0), inplace)
 
 
 def _program():
-    x, y, c = ("k", ("i", 0, 0), None), ("k", ("i", 0, 1), None), ("k", 9, None)
-    f = [("k", ("f", i), None) for i in range(8)]
+    x, y, c = Key(Input(0, 0)), Key(Input(0, 1)), Key(9)
+    f = [Key(Fresh(i)) for i in range(8)]
     return [
-        _ew("mul", (x, ("c", 2.0)), ("f", 0)),
-        _ew("add", (f[0], y), ("f", 1)),
-        _ew("mul", (f[1], c), ("f", 2)),
-        ("free", [("f", 0), ("f", 1)]),
-        _ew("sub", (f[2], ("c", np.arange(20.0))), ("f", 3)),  # an array constant
-        _ew("add", (f[3], ("c", 1.0)), ("f", 3), inplace=True),  # in place: ends a window
-        ("copy_all", (("k", ("f", 3), (slice(2, 6),)),), (("f", 4),), None, ("s", 0), False),
-        _ew("add", (f[2], ("k", ("f", 7), None)), ("f", 5)),  # reads a key never made
-        _ew("mul", (f[5], ("c", 3.0)), ("f", 6)),  # poisoned by it
-        ("free", [("f", 2)]),
+        _ew("mul", (x, Const(2.0)), Fresh(0)),
+        _ew("add", (f[0], y), Fresh(1)),
+        _ew("mul", (f[1], c), Fresh(2)),
+        Free([Fresh(0), Fresh(1)]),
+        _ew("sub", (f[2], Const(np.arange(20.0))), Fresh(3)),  # an array constant
+        _ew("add", (f[3], Const(1.0)), Fresh(3), inplace=True),  # in place: ends a window
+        Kernel("copy_all", (Key(Fresh(3), (slice(2, 6),)),), (Fresh(4),), None, ("s", 0), False),
+        _ew("add", (f[2], Key(Fresh(7), None)), Fresh(5)),  # reads a key never made
+        _ew("mul", (f[5], Const(3.0)), Fresh(6)),  # poisoned by it
+        Free([Fresh(2)]),
     ]
 
 
@@ -94,10 +104,10 @@ def test_compiled_run_is_the_generic_run(fuse):
 
 def test_failing_kernel_poisons_its_outputs_as_the_generic_run():
     prog = [
-        _ew("add", (("k", ("i", 0, 0), None), ("c", 1.0)), ("f", 0)),
-        ("nope", (), (), {}, None, False),
+        _ew("add", (Key(Input(0, 0), None), Const(1.0)), Fresh(0)),
+        Kernel("nope", (), (), {}, None, False),
     ]
-    prog.append(_ew("matmul", (("k", ("f", 0), None), ("k", ("i", 0, 1), (None,))), ("f", 1)))
+    prog.append(_ew("matmul", (Key(Fresh(0), None), Key(Input(0, 1), (None,))), Fresh(1)))
     want_w = _worker(False)
     want = _state(want_w, want_w.run(_bind(prog, BASE, INKEYS)))
     w = _worker(False)
@@ -108,7 +118,7 @@ def test_failing_kernel_poisons_its_outputs_as_the_generic_run():
 def test_a_window_of_tiny_tensors_runs_in_the_loop():
     w = _worker(True, n=4)  # 4 elements < fusion_min: never fused, as the generic path
     p = Compiled(_program()[:3], KERNELS)
-    assert [s[0] for s in p.steps] == ["w"]
+    assert [type(s).__name__ for s in p.steps] == ["_Window"]
     assert p.run(w, BASE, INKEYS) == [] and w.fused_runs == 0 and w.commands_run == 3
     x, y = np.arange(4.0) - 5, np.linspace(-1.0, 1.0, 4)
     np.testing.assert_array_equal(w.store[BASE + 2], (x * 2 + y) * 0.5)
@@ -149,7 +159,7 @@ def test_jitted_chain_runs_compiled_and_fused_bit_identical():
                 _same(g, e)
         prog = next(iter(f.entries.values())).program
         assert f.stats["replays"] == 2 and prog.compiled
-        assert [c[0] for c in prog.cmds].count("t") == 1  # sum(dim=1): a tree within workers
+        assert [type(c) for c in prog.cmds].count(JitTree) == 1  # sum(dim=1): within workers
     finally:
         fusion.configure(ex, True)
         ex.sync()
@@ -167,5 +177,5 @@ def test_traced_reduction_is_one_tree_command():
             _same(g, e)
     prog = next(iter(jf.entries.values())).program
     assert jf.stats["replays"] == 2
-    assert [c[0] for c in prog.cmds].count("t") == 3
-    assert not any(c[0] in ("s", "e") for c in prog.cmds)  # no per-shard tree path
+    assert [type(c) for c in prog.cmds].count(JitTree) == 3
+    assert not any(type(c) in (JitSubmit, JitExport) for c in prog.cmds)  # no per-shard path

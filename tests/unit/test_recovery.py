@@ -61,7 +61,7 @@ def reference():
     ref = pipeline()
     per_worker = [0] * ex.num_workers
     for entry in ex._rec.log[n0:]:
-        per_worker[entry[0]] += 1
+        per_worker[entry.w] += 1
     return ref, per_worker
 
 
@@ -104,7 +104,7 @@ def test_kill_during_recovery_is_recovered_again(reference):
     ex = _ex()
     before = ex.recovery_stats()["workers_replaced"]
     ex.lose(1)
-    on2 = sum(1 for entry in ex._rec.log if entry[0] == 2)
+    on2 = sum(1 for entry in ex._rec.log if entry.w == 2)
     ex.lose(2, after=on2 // 2)  # dies while the log is replayed
     try:
         got = pipeline()

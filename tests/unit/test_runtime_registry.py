@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sharded.errors import ArgumentError, PublishedNotFound
+from sharded.runtime.commands import DropRange, Free
 from sharded.runtime.service.catalog import KEY_BITS, Registry, key_range, owner_of
 
 
@@ -47,7 +48,7 @@ def test_commit_acquire_replace_release():
     assert [(e["version"], e["holders"]) for e in reg.entries()] == [(1, [b]), (2, [b])]
     # dropping version 1 frees its shards, one free per worker
     k1, k2 = _rec(a, 1, 2)["keys"]
-    assert reg.release(b, 1) == {0: [("free", (k1,))], 1: [("free", (k2,))]}
+    assert reg.release(b, 1) == {0: [Free((k1,))], 1: [Free((k2,))]}
     assert reg.release(b, 1) == {}  # releasing twice is harmless
     assert reg.names() == ["w"]
 
@@ -81,7 +82,7 @@ def test_unregister_drops_range_but_keeps_published_keys():
     acts = reg.unregister(a)
     lo, hi = key_range(a)
     k5, k6 = _rec(a, 5, 6)["keys"]
-    assert acts == {0: [("drop_range", lo, hi, (k5,))], 1: [("drop_range", lo, hi, (k6,))]}
+    assert acts == {0: [DropRange(lo, hi, (k5,))], 1: [DropRange(lo, hi, (k6,))]}
     assert reg.entries()[0]["holders"] == []  # a's hold went with it
     assert reg.heartbeat(a) is False and reg.heartbeat(b) is True
     assert reg.clients() == [b]
@@ -101,7 +102,7 @@ def test_expired_lease_unregisters_and_frees_held_old_version():
     lo, hi = key_range(b)
     (k1,) = _rec(a, 1)["keys"][:1]
     assert dead == [b]
-    assert acts == {0: [("free", (k1,)), ("drop_range", lo, hi, ())]}
+    assert acts == {0: [Free((k1,)), DropRange(lo, hi, ())]}
     assert [e["version"] for e in reg.entries()] == [2]
     assert reg.clients() == [a]
 

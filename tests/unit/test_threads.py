@@ -4,6 +4,7 @@ in this process (the Ray mirror checks real actors against their node's cores)."
 import pytest
 from threadpoolctl import threadpool_limits
 
+from sharded.runtime.commands import Threads
 from sharded.runtime.worker import threads
 from sharded.runtime.worker.core import Worker
 
@@ -20,5 +21,5 @@ def test_threads_command_sets_this_process_blas():
         pytest.skip("no BLAS loaded")
     with threadpool_limits(limits=None):  # restores this process's pools afterwards
         w = Worker(0)
-        assert w.run([("threads", 1)]) == []
+        assert w.run([Threads(1)]) == []
         assert w.stats()["blas_threads"] == threads.blas_threads() == 1

@@ -23,6 +23,7 @@ from ...core.dispatch import apply, is_tensor, like_kw, placement, size_of
 from ...core.dispatch import as_tensor as _as_tensor
 from ...core.registry import bind, kernel, nondiff, primitive
 from ...errors import ArgumentError, DTypeError, ValueOverflow
+from ...runtime.commands import Const, Transfer
 
 # Blocks above this size travel through the object store instead of inside the batch.
 INLINE_BYTES = 1 << 16
@@ -69,11 +70,11 @@ def _plan_from_numpy(ex, arr: np.ndarray, layout, dtype) -> Operand:
     for s, (w, offs, shp) in enumerate(layout.shards()):
         if layout.is_replicated:
             if shared is None:  # one copy in the object store serves every worker
-                shared = ("x", ex.put(arr)) if arr.nbytes > INLINE_BYTES else ("c", arr)
+                shared = Transfer(ex.put(arr)) if arr.nbytes > INLINE_BYTES else Const(arr)
             arg = shared
         else:
             piece = np.asarray(arr[tuple(slice(o, o + n) for o, n in zip(offs, shp))])
-            arg = ("x", ex.put(piece)) if piece.nbytes > INLINE_BYTES else ("c", piece)
+            arg = Transfer(ex.put(piece)) if piece.nbytes > INLINE_BYTES else Const(piece)
         k = ex.new_key()
         ex.submit(w, "copy", (arg,), (k,), {"dtype": dt}, ("from_numpy", s))
         keys.append(k)

@@ -26,6 +26,7 @@ from ...core.dispatch import apply, as_tensor, is_tensor, operand
 from ...core.registry import bind, kernel, primitive
 from ...errors import DTypeError, ShapeError, UnsupportedDType
 from ...layout import Layout, broadcast_shapes
+from ...runtime.commands import Const, Keys
 from ...tensor import ShardedTensor
 
 
@@ -102,7 +103,7 @@ def _const_args(arr, layout: Layout):
     for _, offs, shp in layout.shards():
         bounds = region(arr, offs, shp, off)
         if bounds not in seen:
-            seen[bounds] = ("c", arr[tuple(slice(lo, hi) for lo, hi in bounds)])
+            seen[bounds] = Const(arr[tuple(slice(lo, hi) for lo, hi in bounds)])
         out.append(seen[bounds])
     return out
 
@@ -142,7 +143,13 @@ def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Operand
     layout = _one_layout(operands, target)
     if layout is not None:  # one command names the whole layout
         keys = target._keys if target is not None else ex.new_keys(len(layout.shards()))
-        args = tuple(("c", o) if type(o) in _PY_SCALARS else ("K", o._keys.start) for o in operands)
+        # (the records built from their fields' tuples: the per-op path of every op)
+        args = tuple(
+            [
+                Const.make((o,)) if type(o) in _PY_SCALARS else Keys.make((o._keys.start,))
+                for o in operands
+            ]
+        )
         ex.submit_group(layout, kernel, args, keys.start, params, label, target is not None)
         return Operand(layout, out_dtype, keys)
     tensors = [o for o in operands if _sharded(o)]
@@ -160,7 +167,7 @@ def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Operand
     inplace = target is not None
     if isinstance(keys, range) and all(_local(o, layout) for o in operands):
         # every operand already sits shard for shard: one command names the whole layout
-        args = tuple(("K", o._keys.start) if _sharded(o) else ("c", o) for o in operands)
+        args = tuple(Keys(o._keys.start) if _sharded(o) else Const(o) for o in operands)
         ex.submit_group(layout, kernel, args, keys.start, params, label, inplace)
         return Operand(layout, out_dtype, keys)
     per_op, temps = [], []
@@ -173,7 +180,7 @@ def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Operand
         elif isinstance(o, np.ndarray) and o.ndim:
             per_op.append(_const_args(o, layout))
         else:
-            per_op.append((("c", o),) * nshards)
+            per_op.append((Const(o),) * nshards)
     for s, (w, _, _) in enumerate(layout.shards()):
         ex.submit(w, kernel, tuple(a[s] for a in per_op), (keys[s],), params, (label, s), inplace)
     if temps:

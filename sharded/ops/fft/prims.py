@@ -41,6 +41,7 @@ from ...core.dataflow import Operand
 from ...core.dispatch import apply
 from ...core.registry import kernel, primitive, vjp
 from ...layout import Layout, split_sizes
+from ...runtime.commands import Key
 from . import kernels  # noqa: F401  (Bluestein's chirp kernels, registered on import)
 
 __all__: list = []  # the public names live in :mod:`sharded.fft`
@@ -222,7 +223,7 @@ def _local(ex, x, lay, dim, m, odt, params) -> Operand:
     keys = []
     for s, (w, _, _) in enumerate(lay.shards()):
         k = ex.new_key()
-        ex.submit(w, "fft_block", (("k", x._keys[s], None),), (k,), params, ("fft", s))
+        ex.submit(w, "fft_block", (Key(x._keys[s], None),), (k,), params, ("fft", s))
         keys.append(k)
     return Operand(out, odt, keys)
 
@@ -232,9 +233,7 @@ def _each(ex, op, lay, kernel_name, params_of, dtype) -> Operand:
     keys = []
     for s, (w, offs, shp) in enumerate(lay.shards()):
         k = ex.new_key()
-        ex.submit(
-            w, kernel_name, (("k", op._keys[s], None),), (k,), params_of(offs, shp), ("fft", s)
-        )
+        ex.submit(w, kernel_name, (Key(op._keys[s], None),), (k,), params_of(offs, shp), ("fft", s))
         keys.append(k)
     return Operand(lay, dtype, keys)
 
@@ -343,7 +342,7 @@ def _bluestein(ex, x, inverse, norm, conj_in, conj_out, real_out, odt) -> Operan
     keys = []
     for s, (w, _, _) in enumerate(padded.shards()):
         keys.append(ex.new_key())
-        pair = (("k", fa._keys[s], None), ("k", fb._keys[s], None))
+        pair = (Key(fa._keys[s], None), Key(fb._keys[s], None))
         ex.submit(w, "chirp_mul", pair, (keys[-1],), {}, ("fft", s))
     _free(ex, fa)
     _free(ex, fb)

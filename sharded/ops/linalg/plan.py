@@ -36,6 +36,7 @@ from ...core.dataflow import Operand, even_bounds, free_temps
 from ...core.dataflow import gather_regions as gather
 from ...core.tree import plan_reduce
 from ...layout import Layout
+from ...runtime.commands import Key, Transfer
 
 FLOP_RATE = 2e10  # flops per second one worker is assumed to sustain
 BYTE_RATE = 1e9  # bytes per second assumed between workers
@@ -235,7 +236,8 @@ def run_blocks(ex, g, out, panels, dt) -> Operand:
     for s, ((w, _, shp), ps) in enumerate(zip(shards, per_block)):
         pairs = list(zip(aargs[i : i + len(ps)], bargs[i : i + len(ps)]))
         i += len(ps)
-        pairs.sort(key=lambda p: (p[0][0] == "x") + (p[1][0] == "x"))  # local panels first
+        # local panels first
+        pairs.sort(key=lambda p: (type(p[0]) is Transfer) + (type(p[1]) is Transfer))
         k = ex.new_key()
         if not pairs:  # k == 0: the product of empty matrices is zeros
             ex.submit(
@@ -248,7 +250,7 @@ def run_blocks(ex, g, out, panels, dt) -> Operand:
                 ex.submit(
                     w,
                     "matmul_acc",
-                    (("k", k, None), pa, pb),
+                    (Key(k, None), pa, pb),
                     (k,),
                     {"out": dt.np.str},
                     ("matmul", s),
@@ -272,7 +274,7 @@ def run_ksplit(ex, g, src, dt) -> Operand:
     small = g.n * g.m * g.item < SMALL_RESULT
     part = collections.OrderedDict()  # worker -> key of its partial sum
     for s, ((w, _, _), oa) in enumerate(zip(lay.shards(), oargs)):
-        mine = ("k", keys[s], None)
+        mine = Key(keys[s], None)
         pa, pb = (mine, oa) if src == "a" else (oa, mine)
         if w not in part:
             part[w] = ex.new_key()
@@ -283,7 +285,7 @@ def run_ksplit(ex, g, src, dt) -> Operand:
             ex.submit(
                 w,
                 "matmul_acc",
-                (("k", part[w], None), pa, pb),
+                (Key(part[w], None), pa, pb),
                 (part[w],),
                 {"out": dt.np.str},
                 ("matmul", s),
@@ -299,7 +301,7 @@ def run_ksplit(ex, g, src, dt) -> Operand:
                 ex.submit(
                     w,
                     "reshape",
-                    (("k", k, None),),
+                    (Key(k, None),),
                     (k2,),
                     {"shape": (1, g.n, g.m)},
                     ("matmul", None),
@@ -334,7 +336,7 @@ def reduce_scatter(ex, ws, keys, n, m, dt, label) -> Operand:
     out = []
     for r, wr in enumerate(targets):
         sl = (slice(rb[r], rb[r + 1]), slice(None))
-        args = [("k", ku, sl) if u == wr else ("x", next(handles[u])) for u, ku in zip(ws, keys)]
+        args = [Key(ku, sl) if u == wr else Transfer(next(handles[u])) for u, ku in zip(ws, keys)]
         k = ex.new_key()
         ex.submit(wr, "add_n", tuple(args), (k,), None, (label, r))
         out.append(k)

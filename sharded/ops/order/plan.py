@@ -37,6 +37,7 @@ from ...core.dataflow import Operand, free_temps, reshard
 from ...core.registry import kernel
 from ...core.tree import combine_tree, reduce_groups, reduce_layout
 from ...layout import Layout, split_sizes
+from ...runtime.commands import Key, Transfer
 from .kernels.select import BINS_BUDGET, merge_stats, plan_rows
 
 OVERSAMPLE = 32
@@ -111,7 +112,7 @@ def unique_inverse(xp, inv, *pieces, offsets):
 
 
 def exchange(ex, plan_of, p, dest=None):
-    """Export what ``plan_of`` lists for each destination (``("k", key, sl)`` stays local,
+    """Export what ``plan_of`` lists for each destination (``Key(key, sl)`` stays local,
     ``(src_worker, key, sl, nbytes)`` travels) and return each destination's argument list;
     ``dest`` (the destinations' workers) leaves pieces a worker exports to itself out of
     ``ex.bytes_moved``."""
@@ -119,7 +120,7 @@ def exchange(ex, plan_of, p, dest=None):
     for b in range(p):
         pl = []
         for it in plan_of(b):
-            if it[0] == "k":
+            if type(it) is Key:
                 pl.append(it)
             else:
                 src, key, sl, nb = it
@@ -128,7 +129,7 @@ def exchange(ex, plan_of, p, dest=None):
                 pl.append(src)
         plans.append(pl)
     handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
-    return [[a if isinstance(a, tuple) else ("x", next(handles[a])) for a in pl] for pl in plans]
+    return [[a if isinstance(a, tuple) else Transfer(next(handles[a])) for a in pl] for pl in plans]
 
 
 def pieces(ex, src, dst, key, lo, hi, item, dim=0, ndim=1, local=True):
@@ -139,7 +140,7 @@ def pieces(ex, src, dst, key, lo, hi, item, dim=0, ndim=1, local=True):
     for a in range(lo, hi, step):
         b = min(hi, a + step)
         sl = tuple(slice(a, b) if i == dim else slice(None) for i in range(ndim))
-        yield ("k", key, sl) if local and src == dst else (src, key, sl, (b - a) * item)
+        yield Key(key, sl) if local and src == dst else (src, key, sl, (b - a) * item)
 
 
 def one_copy(x):
@@ -228,7 +229,7 @@ def sample_exchange(ex, shards, keys, names, params, item, inverse, drop_input=F
     for j, w in enumerate(dest):
         ks = tuple(ex.new_key() for _ in range(5 if inverse else 4))
         prm = {**lparams, "nsample": OVERSAMPLE * p, "inverse": inverse}
-        ex.submit(w, local, (("k", keys[j], None),), ks, prm, ("unique", j))
+        ex.submit(w, local, (Key(keys[j], None),), ks, prm, ("unique", j))
         loc.append(ks)
     if drop_input:  # its values live on in the sorted uniques now
         free_temps(ex, list(zip(dest, keys)))
@@ -239,7 +240,7 @@ def sample_exchange(ex, shards, keys, names, params, item, inverse, drop_input=F
         split = splitters(samples, sizes, p)
         ck = [ex.new_key() for _ in range(p)]
         for j, w in enumerate(dest):
-            ex.submit(w, cut, (("k", loc[j][0], None),), (ck[j],), {"splitters": split})
+            ex.submit(w, cut, (Key(loc[j][0], None),), (ck[j],), {"splitters": split})
         got = ex.fetch([(w, ck[j], None) for j, w in enumerate(dest)])
         ex.free_pairs(list(zip(dest, ck)))
         cuts = [[0, *map(int, c), n] for c, n in zip(got, sizes)]
@@ -303,7 +304,7 @@ def route_ids(ex, dest, cuts, id_keys, bounds, inv_keys):
     for j, w in enumerate(dest):
         k = ex.new_key()
         ex.submit(
-            w, "unique_inverse", (("k", inv_keys[j], None), *args[j]), (k,),
+            w, "unique_inverse", (Key(inv_keys[j], None), *args[j]), (k,),
             {"offsets": offs[j]}, ("unique", j),
         )  # fmt: skip
         out.append(k)
@@ -312,15 +313,15 @@ def route_ids(ex, dest, cuts, id_keys, bounds, inv_keys):
 
 # ------------------------------------------- order statistics along a split dim: the rounds
 def radix_select(ex, x, d, groups, kind, arg, candidates):
-    """The driver side of the distributed selection of :mod:`.prims.select` (its docstring):
-    the rounds, then per row group ``(root, spec, ranks, finish args, extract keys)``."""
+    """The driver side of the distributed selection of :mod:`.order` (its docstring): the
+    rounds, then per row group ``(root, spec, ranks, finish args, extract keys)``."""
     shards = x._layout.shards()
     stat_keys = {}
     for members in groups:
         for s in members:
             k = ex.new_key()
             params = {"axis": d, "offset": shards[s][1][d]}
-            ex.submit(shards[s][0], "select_stats", (("k", x._keys[s], None),), (k,), params)
+            ex.submit(shards[s][0], "select_stats", (Key(x._keys[s], None),), (k,), params)
             stat_keys[s] = k
     order = list(stat_keys)
     got = dict(zip(order, ex.fetch([(shards[s][0], stat_keys[s], None) for s in order])))
@@ -368,7 +369,7 @@ def radix_select(ex, x, d, groups, kind, arg, candidates):
             }
             for s in g["members"]:
                 k = ex.new_key()
-                ex.submit(shards[s][0], "select_hist", (("k", x._keys[s], None),), (k,), params)
+                ex.submit(shards[s][0], "select_hist", (Key(x._keys[s], None),), (k,), params)
                 reads.append((g, s, k))
         counts = ex.fetch([(shards[s][0], k, None) for _, s, k in reads])
         ex.free_pairs([(shards[s][0], k) for _, s, k in reads])
@@ -419,14 +420,14 @@ def radix_select(ex, x, d, groups, kind, arg, candidates):
                 "width": width,
             }
             w = shards[s][0]
-            ex.submit(w, "select_extract", (("k", x._keys[s], None),), ks, params, ("select", s))
+            ex.submit(w, "select_extract", (Key(x._keys[s], None),), ks, params, ("select", s))
             ext.append((w, ks))
             if w != root:
                 req[w].extend((k, None) for k in ks)
         handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
         args = []
         for w, ks in ext:
-            args += [("k", k, None) if w == root else ("x", next(handles[w])) for k in ks]
+            args += [Key(k, None) if w == root else Transfer(next(handles[w])) for k in ks]
         finals.append((root, g["spec"], ranks, args, ext))
     return finals
 
@@ -455,7 +456,7 @@ def split_mode(ex, x, dim, keepdim):
             w, offs, _ = shards[s]
             ks = tuple(ex.new_key() for _ in range(5 * nq))
             params = {"axis": dim, "offset": offs[dim], "nparts": nq}
-            ex.submit(w, "mode_count", (("k", x._keys[s], None),), ks, params, ("mode", s))
+            ex.submit(w, "mode_count", (Key(x._keys[s], None),), ks, params, ("mode", s))
             temps += [(w, k) for k in ks]
             recs.append((w, ks))
         req = collections.defaultdict(list)
@@ -468,7 +469,7 @@ def split_mode(ex, x, dim, keepdim):
         for w, ks in recs:
             for q, d in enumerate(dests):
                 for k in ks[5 * q : 5 * q + 5]:
-                    want[q].append(("k", k, None) if d == w else ("x", next(handles[w])))
+                    want[q].append(Key(k, None) if d == w else Transfer(next(handles[w])))
         gp = []
         for q, d in enumerate(dests):
             kk = tuple(ex.new_key() for _ in range(4))
@@ -480,7 +481,7 @@ def split_mode(ex, x, dim, keepdim):
     vk, ik = [], []
     for g, (w, _, oshp) in enumerate(out.shards()):
         v, i = ex.new_key(), ex.new_key()
-        args = tuple(("k", k, None) for k in finals[g])
+        args = tuple(Key(k, None) for k in finals[g])
         ex.submit(w, "mode_out", args, (v, i), {"oshape": tuple(oshp)}, ("mode", g))
         ex.free(w, list(finals[g]))
         vk.append(v)

@@ -8,12 +8,14 @@ Batches from one driver run in order on each worker, so a command always sees th
 the commands queued before it. At most :data:`MAX_INFLIGHT` batches per worker are outstanding
 (back-pressure): past that, the driver waits for the oldest.
 
-Errors travel back as records and are raised, typed, at the next read (:class:`OpFailed` names
-the op and the shard). Every batch sent is also logged (:mod:`.recovery`), so that a lost
-worker is rebuilt by replaying the log: waits go through :meth:`.reading.Reading._wait`, which
-recovers and finishes the interrupted call. :class:`~.local_executor.LocalExecutor` runs the
-same protocol in-process with :class:`~sharded.runtime.worker.core.Worker` objects, for tests and for
-machines without Ray.
+Commands are the records of :mod:`sharded.runtime.commands`. Errors travel back as records
+and are raised, typed, at the next read (:class:`OpFailed` names the op and the shard). Every
+batch sent is also logged (:mod:`.recovery`), so that a lost worker is rebuilt by replaying
+the log: waits go through :meth:`.reading.Reading._wait`, which recovers and finishes the
+interrupted call. How a batch reaches a worker, how a wait gets its results and how a loss is
+found are an executor's :class:`~.transport.Transport` hooks: :class:`~.local.LocalExecutor`
+runs the protocol in-process with :class:`~sharded.runtime.worker.core.Worker` objects, for
+tests and for machines without Ray; :class:`~.ray_executor.RayExecutor` on Ray actors.
 """
 
 from __future__ import annotations
@@ -23,10 +25,28 @@ import itertools
 import threading
 
 from ...errors import SessionClosed
+from ..commands import (
+    Export,
+    Free,
+    Group,
+    GroupFree,
+    Kernel,
+    LayoutCmds,
+    LayoutSync,
+    Mod,
+    OnWorkers,
+    Ref,
+    Trace,
+    Transfer,
+    Tree,
+    TreeMail,
+    TreeRefs,
+)
 from ..service.catalog import key_range
 from . import recovery
 from .links import cycle, wired
 from .reading import Reading
+from .transport import Transport
 
 MAX_BATCH = 512
 MAX_INFLIGHT = 8
@@ -37,8 +57,9 @@ class WorkerInfo(collections.namedtuple("WorkerInfo", "index name node device"))
     """Static facts about one worker: index, actor name, node id, device."""
 
 
-class Executor(Reading):
-    """The protocol shared by every executor; subclasses say how a batch reaches a worker."""
+class Executor(Reading, Transport):
+    """The protocol shared by every executor; subclasses say how a batch reaches a worker
+    (the :class:`~.transport.Transport` hooks)."""
 
     kind = "base"
 
@@ -133,7 +154,7 @@ class Executor(Reading):
         q = self._queues[w]
         n = len(self._bcast)
         if n and self._bmark[w] != n:
-            q.append(("bsync", n))
+            q.append(LayoutSync.make((n,)))
             self._bmark[w] = n
         return q
 
@@ -144,15 +165,17 @@ class Executor(Reading):
 
     def submit_group(self, layout, kernel: str, args, out, params=None, label=None, inplace=False):
         """Queue ``kernel`` once for every shard of ``layout``: one command, which each worker
-        expands for the shards it holds. ``args`` items are ``("K", start)`` (shard ``s``
-        reads key ``start + s``) or ``("c", value)``; shard ``s`` writes key ``out + s``."""
-        self._check_open()
+        expands for the shards it holds. ``args`` items are ``Keys(start)`` (shard ``s``
+        reads key ``start + s``) or ``Const(value)``; shard ``s`` writes key ``out + s``."""
+        if self.closed:
+            self._check_open()
         if self.recorder is not None:
             self.recorder.group(layout, kernel, args, out, params, label, inplace)
         wd, targets = layout_workers(layout)
-        with self._lock:
-            self._bcast.append(("group", kernel, wd, args, out, params, label, inplace))
-            self._wake()
+        with self._lock:  # (the per-op path of every op: the records built by make)
+            self._bcast.append(Group.make((kernel, wd, args, out, params, label, inplace)))
+            if self._queued is not None and not self._queued.is_set():
+                self._queued.set()  # (_wake, inline)
             self._btargets[id(targets)] = targets
             self._bwork = True
             self.commands += 1
@@ -160,12 +183,12 @@ class Executor(Reading):
                 self.flush_all()
 
     def submit_tree(self, layout, spec, edges) -> None:
-        """Queue a whole reduction over ``layout`` as one layout command (``("tree", desc,
-        spec)``, see :meth:`Worker._tree`). ``edges`` are its ``(child, parent)`` worker
-        pairs: when this flush is shipped, each child's batch returns its partial and the
-        parent's batch takes it (children are dispatched first). A tree whose edges would
-        close a cycle with the trees already queued ships those first, and so does one whose
-        parents' batches hold work (:meth:`_split`)."""
+        """Queue a whole reduction over ``layout`` as one layout command (a ``Tree`` of
+        ``spec``, a ``TreeSpec``; see :meth:`Worker._tree`). ``edges`` are its ``(child,
+        parent)`` worker pairs: when this flush is shipped, each child's batch returns its
+        partial and the parent's batch takes it (children are dispatched first). A tree whose
+        edges would close a cycle with the trees already queued ships those first, and so does
+        one whose parents' batches hold work (:meth:`_split`)."""
         self._check_open()
         if self.recorder is not None:
             self.recorder.tree(layout, spec, edges)
@@ -180,7 +203,7 @@ class Executor(Reading):
                 self.flush_all()
             for c, p in edges:
                 self._tedges.setdefault(c, set()).add(p)
-            self._bcast.append(("tree", wd, spec))
+            self._bcast.append(Tree(wd, spec))
             self._wake()
             self._btargets[id(targets)] = targets
             # trees queued together ship together (a later tree's parents wait on partials
@@ -201,25 +224,28 @@ class Executor(Reading):
             self.recorder.gfree(layout, keys)
         wd, targets = layout_workers(layout)
         with self._lock:
-            self._bcast.append(("gfree", wd, keys.start))
-            self._wake()
+            self._bcast.append(GroupFree.make((wd, keys.start)))
+            if self._queued is not None and not self._queued.is_set():
+                self._queued.set()  # (_wake, inline)
             self._btargets[id(targets)] = targets
 
     def submit(self, w: int, kernel: str, args, outs, params=None, label=None, inplace=False):
-        """Queue ``kernel`` on worker ``w``. ``args`` items are ``("k", key, slices)``,
-        ``("c", value)`` or ``("x", handle)`` for data exported or put earlier."""
+        """Queue ``kernel`` on worker ``w``. ``args`` items are ``Key(key, slices)``,
+        ``Const(value)`` or ``Transfer(handle)`` for data exported or put earlier."""
         self._check_open()
         if self.recorder is not None:
             self.recorder.submit(w, kernel, args, outs, params, label, inplace)
         with self._lock:
-            if any(a[0] == "x" for a in args):
+            if any(type(a) is Transfer for a in args):
                 if self._split(w):
                     self._flush(w)
                 self._rgen[w] = self._xgen
                 refs = self._refs[w]
-                args = tuple(("r", _append(refs, a[1])) if a[0] == "x" else a for a in args)
+                args = tuple(
+                    Ref(_append(refs, a.handle)) if type(a) is Transfer else a for a in args
+                )
             q = self._q(w)
-            q.append((kernel, args, outs, params, label, inplace))
+            q.append(Kernel.make((kernel, args, outs, params, label, inplace)))
             self._work.add(w)
             self.commands += 1
             if len(q) >= MAX_BATCH:
@@ -243,7 +269,7 @@ class Executor(Reading):
         if self.recorder is not None:
             self.recorder.free(w, keys)
         with self._lock:
-            self._q(w).append(("free", tuple(keys)))
+            self._q(w).append(Free.make((tuple(keys),)))
 
     def free_pairs(self, pairs) -> None:
         """Drop shards given as ``(worker, key)`` pairs: one free command per worker."""
@@ -263,7 +289,7 @@ class Executor(Reading):
         with self._lock:
             for w, cmds in actions.items():
                 self._q(w).extend(cmds)
-                if any(c[0] != "free" for c in cmds):  # (st.jit's programs are work)
+                if any(type(c) is not Free for c in cmds):  # (st.jit's programs are work)
                     self._work.add(w)
 
     def quiesce(self) -> None:
@@ -275,7 +301,7 @@ class Executor(Reading):
 
     def export(self, requests) -> dict:
         """Hand pieces of shards to other workers: ``{w: [(key, slices[, nbytes]), ...]}`` ->
-        ``{w: [handle, ...]}``; a handle is passed to :meth:`submit` as ``("x", handle)``.
+        ``{w: [handle, ...]}``; a handle is passed to :meth:`submit` as ``Transfer(handle)``.
 
         Pieces whose sizes are given are shipped in batches of at most
         :data:`TRANSFER_BYTES`, one call each, so a source worker holds at most one transfer
@@ -312,7 +338,7 @@ class Executor(Reading):
     def _export_batch(self, w, items):
         if not items:
             return []
-        self._q(w).extend(("export", k, sl) for k, sl in items)
+        self._q(w).extend([Export.make((k, sl)) for k, sl in items])
         return self._flush(w, nexp=len(items))
 
     def trace_memory(self, on: bool) -> None:
@@ -320,12 +346,8 @@ class Executor(Reading):
         :meth:`stats` reports each worker's peak of new allocations (``traced_peak_bytes``)."""
         with self._lock:
             for w in range(self.num_workers):
-                self._q(w).append(("trace", bool(on)))
+                self._q(w).append(Trace(bool(on)))
             self.sync()
-
-    def put(self, value):
-        """Make driver-side data (e.g. a NumPy block) available to a later command."""
-        return value
 
     def flush_all(self) -> None:
         with self._lock:
@@ -363,13 +385,13 @@ class Executor(Reading):
             targets |= t
         targets.update(v for v, q in enumerate(self._queues) if q)
         # take every target's queue at once: a free queued meanwhile (a finalizer) must go to
-        # the next shipment, whose "bsync" marks refer to the next list of layout commands
+        # the next shipment, whose LayoutSync marks refer to the next list of layout commands
         taken = {v: (self._queues[v], self._refs[v]) for v in targets}
         for v in targets:
             self._queues[v], self._refs[v] = [], []
             self._work.discard(v)
         self._bmark = [0] * self.num_workers
-        shared = self._share(bc) if bc else None
+        shared = bc or None  # the layout commands every worker's batch receives
         order, kids, nout = sorted(targets), {}, {}
         if tedges:  # reductions: children first, their partials become the parents' refs
             order, kids, nout = wired(bc, order)
@@ -380,7 +402,7 @@ class Executor(Reading):
         if kids and self._mail and (self._wired or self._mail_ray):
             # see .mailbox; the log keeps the refs' form, for a replay
             self._shipno += 1
-            mail = ("tmail", (self.client, self._shipno), self.timeout)
+            mail = TreeMail(self.client, self._shipno, self.timeout)
         out, got = {}, {}
         for v in order:
             nx = want.get(v, 0)
@@ -388,9 +410,9 @@ class Executor(Reading):
             if v in kids:
                 cmds, refs = taken[v]
                 if mail is not None:
-                    logged = [("tref", len(refs)), *cmds], [*refs, *(got[c][i] for c, i in kids[v])]
+                    logged = [TreeRefs(len(refs)), *cmds], [*refs, *(got[c][i] for c, i in kids[v])]
                 else:
-                    cmds.insert(0, ("tref", len(refs)))
+                    cmds.insert(0, TreeRefs.make((len(refs),)))
                     refs.extend(got[c][i] for c, i in kids[v])
             if mail is not None:
                 logged = logged or (list(taken[v][0]), taken[v][1])
@@ -401,10 +423,6 @@ class Executor(Reading):
             out[v] = e
         self._backpressure()
         return out if reads is not None else out.get(w, [])
-
-    def _share(self, bc):
-        """The layout commands of one flush as every worker's batch receives them."""
-        return bc
 
     def _flush(self, w: int, nexp: int = 0, shared=None, taken=None, logged=None):
         self._depth += 1
@@ -425,7 +443,7 @@ class Executor(Reading):
             self._work.discard(w)
         cmds, refs = taken
         if shared is not None:
-            cmds.insert(0, self._bhead(shared, refs))
+            cmds.insert(0, LayoutCmds.make((None, shared)))  # where its layout commands are
             if logged is not None:
                 logged[0].insert(0, cmds[0])
         rec = self._rec
@@ -457,10 +475,6 @@ class Executor(Reading):
         if old:
             self._collect(old)
 
-    def _bhead(self, shared, refs):
-        """The first command of a batch: where its layout commands are."""
-        return ("B", None, shared)
-
     def _check_open(self):
         if self.closed:
             raise SessionClosed(
@@ -471,51 +485,21 @@ class Executor(Reading):
     def close(self) -> None:
         self.closed = True
 
-    # ------------------------------------------------------------ subclass hooks
-    def _dispatch(self, w, cmds, refs, nexp):
-        """Send a batch; return (handle of its error list, [handles of its exports])."""
-        raise NotImplementedError
-
-    def _stats(self, w):
-        raise NotImplementedError
-
-    # recovery's hooks for executors whose batches may go through relays (see .recovery)
-    def _dispatch_direct(self, w, cmds, refs, nexp):
-        """:meth:`_dispatch` to the worker itself, never through a relay (a replay)."""
-        return self._dispatch(w, cmds, refs, nexp)
-
-    def _resolve(self, ref):
-        """A logged ref that is no export of the log, as a worker can receive it."""
-        return ref
-
-    def _wire_ok(self, nbytes: int = 0) -> bool:
-        """Whether a read of ``nbytes`` may go over the driver's wire (:mod:`.wire`)."""
-        return False
-
-    def _rebuilt(self, replaced) -> None:
-        """After a replay: the workers ``replaced`` (indices) are whole again."""
-
-    def _adopted(self, replayed) -> None:
-        """After a replay: ``replayed`` (export key -> replayed handle) of every logged export."""
-
-    def _drain_relayed(self, what) -> None:
-        """Wait for the batches relays started (a cut's snapshot must follow them)."""
-
 
 _WORKERS: dict = {}
 
 
 def layout_workers(layout):
     """``(desc, targets)`` of a layout: ``desc`` tells a worker which shards it holds
-    (``("mod", m, n)``: shard ``s`` on worker ``s % m``; otherwise the tuple of workers) and
-    ``targets`` is the frozenset of workers involved. Cached by the workers tuple, so an op
-    on a known layout pays one dict lookup."""
+    (``Mod(m, n)``: shard ``s`` on worker ``s % m``; otherwise ``OnWorkers``, the tuple of
+    workers) and ``targets`` is the frozenset of workers involved. Cached by the workers
+    tuple, so an op on a known layout pays one dict lookup."""
     ws = layout.workers
     hit = _WORKERS.get(ws)
     if hit is None:
         n = len(ws)
         m = max(ws) + 1 if ws else 1
-        desc = ("mod", m, n) if ws == tuple(i % m for i in range(n)) else tuple(ws)
+        desc = Mod(m, n) if ws == tuple(i % m for i in range(n)) else OnWorkers(tuple(ws))
         if len(_WORKERS) > 4096:
             _WORKERS.clear()
         hit = _WORKERS[ws] = (desc, frozenset(ws))

@@ -1,6 +1,6 @@
 """How the reductions of one shipment link its batches (``Executor.submit_tree``).
 
-A reduction queued as one ``tree`` layout command (:mod:`sharded.core.tree`) names, per group,
+A reduction queued as one ``Tree`` layout command (:mod:`sharded.core.tree`) names, per group,
 the workers of its fan-in tree. When a flush ships, each child's batch returns its partials as
 extra values and its parent's batch takes them as refs, so children must be dispatched before
 their parents and no set of trees may close a cycle (a batch would wait for its own result).
@@ -12,21 +12,23 @@ from __future__ import annotations
 
 import collections
 
+from ..commands import Tree
+
 _WIRED: dict = {}
 
 
 def wired(bc, order):
     """:func:`_wire`, cached by the trees' group tuples (the planner's cached objects: the
     cache keeps them alive, so their ids stay theirs) and the workers shipped to."""
-    trees = [c[2] for c in bc if c[0] == "tree"]
-    key = (tuple((id(t[9]), len(t[5]), t[11]) for t in trees), tuple(order))
+    trees = [c.spec for c in bc if type(c) is Tree]
+    key = (tuple((id(t.groups), len(t.outs), t.fan) for t in trees), tuple(order))
     hit = _WIRED.get(key)
-    if hit is not None and all(a is t[9] for a, t in zip(hit[0], trees)):
+    if hit is not None and all(a is t.groups for a, t in zip(hit[0], trees)):
         return hit[1]
     if len(_WIRED) > 256:
         _WIRED.clear()
     out = _wire(bc, order)
-    _WIRED[key] = ([t[9] for t in trees], out)
+    _WIRED[key] = ([t.groups for t in trees], out)
     return out
 
 
@@ -37,11 +39,12 @@ def _wire(bc, order):
     order ``v``'s trees take them) and ``nout[v]`` the partials ``v``'s batch returns."""
     kids, nout = {}, {}
     for c in bc:
-        if c[0] != "tree":
+        if type(c) is not Tree:
             continue
-        spec = c[2]
-        nparts, fan = len(spec[5]), spec[11]
-        for parts, _ in spec[9]:
+        spec = c.spec
+        nparts, fan = len(spec.outs), spec.fan
+        for group in spec.groups:
+            parts = group.parts
             for p in range(1, len(parts)):  # ascending: the order the parent takes them
                 k, n = parts[p], nout.get(parts[p], 0)
                 kids.setdefault(parts[(p - 1) // fan], []).extend((k, n + i) for i in range(nparts))

@@ -4,6 +4,7 @@ this process, for tests and for machines without Ray (the protocol is :class:`.e
 
 from __future__ import annotations
 
+from ...errors import ArgumentError, ShardingError
 from ..worker.core import Worker
 from .executor import Executor, WorkerInfo
 from .local_loss import LocalLoss, LostMark, Slow
@@ -32,6 +33,30 @@ class LocalExecutor(LocalLoss, Executor):
         super().__init__(
             [WorkerInfo(i, f"sharded-worker-{i}", "local", d) for i, d in enumerate(devices)]
         )
+
+    @classmethod
+    def open(cls, num_workers=None, devices=None, namespace=None, **_):
+        """``st.init(executor="local")``'s workers: ``(executor, owns_ray, address)``
+        (``num_workers`` defaults to the ``devices`` given, else 2; the Ray-only arguments
+        are ignored).
+
+        Examples
+        --------
+        >>> ex, owns_ray, address = LocalExecutor.open(num_workers=3)
+        >>> ex.num_workers, owns_ray, address
+        (3, False, None)
+        """
+        if namespace is not None:
+            raise ArgumentError(
+                f"namespace={namespace!r} needs executor='ray': in-process workers "
+                "cannot be shared with other clients"
+            )
+        n = num_workers if num_workers is not None else (len(devices) if devices else 2)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ShardingError(f"num_workers must be a positive int, got {n!r}")
+        if devices is not None and len(devices) != n:
+            raise ShardingError(f"{len(devices)} devices given for {n} workers")
+        return cls(n, devices), False, None
 
     def _dispatch(self, w, cmds, refs, nexp):
         if self._doom and w in self._doom:

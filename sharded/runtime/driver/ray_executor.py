@@ -13,17 +13,18 @@ a key range and a lease from the namespace's registry (:mod:`sharded.runtime.ser
 renews the lease from a heartbeat thread, and on close frees only its own shards.
 
 A lost worker (killed actor, crashed process, removed node) is rebuilt by :mod:`.recovery`:
-the hooks here find the dead actors (a bounded ping), start a replacement under the same name
-(on its node if alive, else on the live node with the fewest workers), and take snapshots.
+the hooks of :class:`~.ray_loss.RayLoss` find the dead actors (a bounded ping), start a
+replacement under the same name (on its node if alive, else on the live node with the fewest
+workers), and take snapshots.
 """
 
 from __future__ import annotations
 
-import collections
 import logging
 import os
 import threading
 import time
+import uuid
 
 import ray
 from ray.exceptions import (
@@ -33,21 +34,22 @@ from ray.exceptions import (
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from ...errors import BackendUnavailable, OpFailed, ShardingError, WorkerLost
+from ..commands import Pool, Threads
 from ..net.mailbox import abort_all
 from ..net.wire import READ_MAX as WIRE_READ_MAX
 from ..net.wire import TYPES as WIRE
 from ..net.wire import Wire
 from ..service import namespace as ray_service
 from ..service.client import PublishClient
-from ..worker import core as worker
 from ..worker import threads
 from ..worker.ray_actor import Actor
+from ..worker.store import pool_share
 from . import recovery
 from .executor import Executor, WorkerInfo
-from .relay import LOSS, Handle, Relayed, silent
+from .ray_loss import READY_TIMEOUT_S, SETTLE_TIMEOUT_S, RayLoss
+from .relay import LOSS, Relayed
 
 FLUSH_INTERVAL_S = 0.005
-READY_TIMEOUT_S = 120
 # Above this many workers the driver talks to relay actors (one call per relay per flush)
 # instead of to every worker; each relay serves at most RELAY_FANOUT workers. See
 # sharded.runtime.driver.relay and the README's "Scale" section for the measurements behind them.
@@ -60,7 +62,6 @@ RELAY_FANOUT = 32
 # holds one of the child's batches, and a later read of the root's result (or a relay) waits
 # for the parent alone, whose take would wait out its bound.
 MAILBOX = os.environ.get("SHARDED_MAILBOX", "auto")
-SETTLE_TIMEOUT_S = 60  # the most a recovery waits for the batches in flight at a loss
 # A wait longer than this looks at what finished so far, so that a lost worker's failed batch
 # is noticed while another worker still runs (ray.get of a list returns at the last result).
 WAIT_SLICE_S = 1.0
@@ -97,7 +98,7 @@ def _slots(nodes, num_workers):
     return out, caps, used
 
 
-class RayExecutor(Relayed, Executor):
+class RayExecutor(RayLoss, Relayed, Executor):
     """Executor whose workers are Ray actors named ``sharded-worker-N``.
 
     Parameters
@@ -229,6 +230,42 @@ class RayExecutor(Relayed, Executor):
         self._timer = threading.Thread(target=self._tick, name="sharded-flush", daemon=True)
         self._timer.start()
 
+    @classmethod
+    def open(
+        cls,
+        address=None,
+        num_workers=None,
+        gpu_workers=None,
+        gpu_fraction=1.0,
+        namespace=None,
+        **_,
+    ):
+        """``st.init(executor="ray")``'s workers: ``(executor, owns_ray, address)``. With no
+        ``address`` (nor ``RAY_ADDRESS``) and Ray not initialised, an embedded local Ray is
+        started (and owned: stopped with the session); a named ``namespace`` shares detached
+        workers with the namespace's other clients (``devices`` is the local executor's)."""
+        owns = not ray.is_initialized()
+        address = address or os.environ.get("RAY_ADDRESS") or None
+        if owns:
+            kw = dict(log_to_driver=False, configure_logging=False, namespace=namespace)
+            if address:
+                ray.init(address=address, **kw)
+            else:  # "local": a new instance, never one that `ray start` left on this machine
+                ray.init(address="local", include_dashboard=False, **kw)
+        try:
+            ex = cls(
+                num_workers,
+                namespace=namespace or f"sharded-{uuid.uuid4().hex[:8]}",
+                gpu_workers=gpu_workers,
+                gpu_fraction=gpu_fraction,
+                shared=namespace is not None,
+            )
+        except BaseException:
+            if owns:
+                ray.shutdown()
+            raise
+        return ex, owns, address
+
     def set_recovery(self, on, reason="st.init(recovery=False)"):
         if on and self.shared:
             return  # recovery stays off there (the reason was given when it was turned off)
@@ -283,9 +320,9 @@ class RayExecutor(Relayed, Executor):
             per_node[nid] = per_node.get(nid, 0) + 1
         cmds = {}
         for w, nid in enumerate(node_ids[:num_workers]):
-            cmds[w] = [("threads", threads.share(caps.get(nid, 1), per_node[nid]))]
+            cmds[w] = [Threads(threads.share(caps.get(nid, 1), per_node[nid]))]
             if mem.get(nid):
-                cmds[w].append(("pool", worker.pool_share(mem[nid], per_node[nid])))
+                cmds[w].append(Pool(pool_share(mem[nid], per_node[nid])))
         self.send(cmds)
 
     def _tick(self):
@@ -443,87 +480,6 @@ class RayExecutor(Relayed, Executor):
                 if relay._actor_id == a:
                     out.update(w for w, j in enumerate(self._relay_of) if j == i)
         return sorted(out)
-
-    # ------------------------------------------------------------------ recovery hooks
-    def _hkey(self, h, track=False):
-        if type(h) is Handle:  # a relay's export: its handle id, never reused
-            return h.hid
-        if type(h) in WIRE:  # a wire batch's answer or export: its own key, never reused
-            return h.key
-        return h.binary()  # the object's id: naming it keeps no data alive
-
-    def _settle(self, handles):
-        if self._wire is not None:
-            self._wire.settle([h for h in handles if type(h) in WIRE], SETTLE_TIMEOUT_S)
-            self._wire_drain(None, SETTLE_TIMEOUT_S)  # (those no wait held: none may run later)
-        refs = [h for h in handles if isinstance(h, ray.ObjectRef)]
-        if self._relays:  # also what the relays started: a replay must follow all of it
-            refs += list(self._fwd)
-            self._fwd.clear()
-            # sends not posted yet are in the log: the replay makes them, not the relays
-            self._outbox = [[] for _ in self._relays]
-            self._objs = [[] for _ in self._relays]
-            self._settle_refs(refs)
-            self._settle_refs([r.quiet.remote() for r in self._relays])
-            return
-        self._settle_refs(refs)
-
-    def _settle_refs(self, refs):
-        refs = list(dict.fromkeys(refs))  # (a relay's forward may be waited on and queued)
-        if not refs:
-            return
-        ready, _ = ray.wait(
-            refs, num_returns=len(refs), timeout=SETTLE_TIMEOUT_S, fetch_local=False
-        )
-        try:
-            ray.get(ready, timeout=SETTLE_TIMEOUT_S)
-        except Exception:  # read one by one, so every failed one counts as handled
-            for r in ready:
-                try:
-                    ray.get(r, timeout=SETTLE_TIMEOUT_S)
-                except Exception:  # part of the loss being handled
-                    pass
-
-    def _dead_workers(self):
-        dead = silent(self._actors)
-        if self._relays:
-            dead = sorted(set(dead).union(self._dead_relays()))
-        return dead
-
-    def _replace(self, w):
-        name, opts, args, nid = self._spawn[w]
-        try:
-            ray.kill(self._actors[w])  # frees the name (it may still be alive but silent)
-        except Exception:  # already gone
-            pass
-        if nid is not None:
-            alive = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
-            if nid not in alive:  # its node is gone: the live node with the fewest workers
-                on = collections.Counter(i.node for i in self.workers)
-                nid = min(alive, key=lambda n: on.get(n, 0))
-                # no CPU reserved there: the node's CPUs may all be taken by its own workers
-                self._spawn[w] = (name, dict(opts, num_cpus=0), args, nid)
-        for _ in range(100):  # Ray releases the name of a dead actor asynchronously
-            try:
-                actor = self._start(*self._spawn[w])
-                break
-            except ValueError:
-                time.sleep(0.1)
-        else:
-            raise recovery.unrecoverable(
-                self, f"could not start a replacement {name}: the name stays taken"
-            )
-        node = self._get([actor.node_id.remote()], READY_TIMEOUT_S)[0]
-        self._actors[w], self._run1[w] = actor, actor.run
-        self._mail = False  # until every worker knows where the replacement listens
-        self._nray[w] = 0
-        if self._relays:  # (before any later forward: the driver's calls run in order)
-            self._orphans.discard(w)
-            self._relays[self._relay_of[w]].rebind.remote(w, actor)
-        self.workers[w] = WorkerInfo(w, name, node, self.workers[w].device)
-
-    def _snapshot(self, w):
-        return tuple(self._actors[w].snapshot.options(num_returns=2).remote())
 
     def close(self):
         self._stop.set()

@@ -7,7 +7,8 @@ workers' batches; op errors travel back as records and are raised, typed, at the
 executor's ``timeout`` (:class:`~sharded.errors.WaitTimeout`), and a lost worker is rebuilt
 by :mod:`.recovery` before the wait goes on. The queueing half (``_q``, ``_ship``,
 ``_export_all``, ``flush_all``...) and the state both halves share are
-:class:`~sharded.runtime.driver.executor.Executor`'s.
+:class:`~sharded.runtime.driver.executor.Executor`'s; the hooks a wait relies on (``_get``,
+``_ready``, ``_abandon``...) are the executor's :class:`~.transport.Transport`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from __future__ import annotations
 import collections
 
 from ...errors import OpFailed, WaitTimeout
-from ..worker.core import is_failed
+from ..commands import Export
+from ..worker.store import is_failed
 from . import recovery
 from .links import feeding
 
@@ -53,7 +55,7 @@ class Reading:
                 try:
                     if shipped:  # the reads ride in the shipment of the layout commands
                         for w, its in by_w.items():
-                            self._q(w).extend(("export", k, sl) for _, k, sl in its)
+                            self._q(w).extend([Export.make((k, sl)) for _, k, sl in its])
                         handles = self._ship(reads={w: len(its) for w, its in by_w.items()})
                     else:
                         want = {w: [it[1:] for it in its] for w, its in by_w.items()}
@@ -110,10 +112,6 @@ class Reading:
             done += [d.popleft() for _ in range(n)]
         return self._wait(late + done)
 
-    def _ready(self, handles) -> list:
-        """Whether each batch of ``handles`` finished (in-process: all of them)."""
-        return [True] * len(handles)
-
     def sync(self) -> None:
         """Wait until every queued command has run; raise the first op error, if any."""
         self._check_open()
@@ -157,7 +155,6 @@ class Reading:
             r, self._errors = self._errors[0], []
             raise OpFailed(r["op"], r["shard"], r["worker"], r["cause"])
 
-    # ------------------------------------------------------------ subclass hooks
     def _wait(self, handles, what="earlier ops") -> list:
         """The values of ``handles``; a lost worker is rebuilt (:mod:`.recovery`) and the
         wait goes on with the replayed handles, or raises :class:`WorkerLost`. A wait longer
@@ -178,14 +175,3 @@ class Reading:
         raise recovery.unrecoverable(
             self, f"workers kept dying: {recovery.MAX_ATTEMPTS} recoveries in one wait"
         )
-
-    def _abandon(self) -> None:
-        """A worker was lost: stop every batch waiting for data it may never send (the Ray
-        executor's mailboxes, :mod:`.mailbox`), so that the batches in flight finish."""
-
-    def _get(self, handles, timeout=None) -> list:
-        """The values of ``handles`` (at most ``timeout`` s, else :class:`recovery.Late`);
-        raises :class:`recovery.Lost` when a worker or its data is gone. (Recovery's other
-        hooks, ``_hkey``, ``_settle``, ``_dead_workers``, ``_replace`` and ``_snapshot``: see
-        :mod:`.recovery`.)"""
-        raise NotImplementedError

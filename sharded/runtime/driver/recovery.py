@@ -23,11 +23,12 @@ went on with its later batches out of order. Handles the interrupted call waits 
 batches in flight, and exports a planner holds but has not used yet are mapped to their
 replayed versions, and the call finishes as if nothing happened.
 
-An executor gives recovery these hooks besides ``_dispatch``/``_stats``: ``_get(handles,
-timeout)`` (values, or :class:`Lost`), ``_hkey(h, track)`` (a key naming a handle without
-keeping its data alive), ``_settle(handles)`` (wait, bounded, for batches a loss may have
-failed, swallowing their errors), ``_dead_workers()``, ``_replace(w)`` (a fresh worker under
-the same name) and ``_snapshot(w)`` (``(size, state)`` handles of the worker's store).
+An executor gives recovery the hooks of its :class:`~.transport.Transport` besides
+``_dispatch``/``_stats``: ``_get(handles, timeout)`` (values, or :class:`Lost`),
+``_hkey(h, track)`` (a key naming a handle without keeping its data alive),
+``_settle(handles)`` (wait, bounded, for batches a loss may have failed, swallowing their
+errors), ``_dead_workers()``, ``_replace(w)`` (a fresh worker under the same name) and
+``_snapshot(w)`` (``(size, state)`` handles of the worker's store).
 
 Behind relays (:mod:`.relay`, more than ``SHARDED_RELAY_MIN`` workers) a flush's batches are
 composed by the relays: the log keeps one entry per relay shipment (:meth:`Recovery.record_ship`)
@@ -50,12 +51,15 @@ from __future__ import annotations
 
 import collections
 import datetime
+import functools
 import math
 import os
 import pickle
 import time
+from typing import Any, NamedTuple
 
 from ...errors import ArgumentError, WaitTimeout, WorkerLost
+from ..commands import Hold, LayoutCmds, Reset, Tree, TreeRefs, from_fields
 from .links import _wire
 
 LOG_MAX_COMMANDS = int(os.environ.get("SHARDED_RECOVERY_LOG", "100000"))
@@ -93,17 +97,44 @@ class Stale(Exception):
 _Exp = collections.namedtuple("_Exp", "batch pos")  # an export of log entry ``batch``
 
 
+class _Entry(NamedTuple):
+    """One batch of the log (``w`` None: a relay's whole shipment, :meth:`Recovery.record_ship`)."""
+
+    w: Any
+    frozen: Any  # the commands, pickled (:meth:`Recovery._freeze`)
+    refs: Any  # per ref, the _Exp of an export of the log, else the ref itself
+    nexp: int
+    errs: Any  # the handle of the batch's error list (None: relayed)
+    keys: tuple  # _hkey of each of its exports
+    read: bool  # whether its exports are a read's (read once, by the wait they were made for)
+
+
+_new_entry = functools.partial(tuple.__new__, _Entry)  # (as the command records' make)
+
+
 def _dump(obj) -> bytes:
     # pickle, not marshal: marshal turns any buffer (a NumPy constant) into plain bytes
     return pickle.dumps(obj, 5)
 
 
+def _dump_cmds(cmds) -> bytes:
+    """A command list pickled with each command as its ``(TAG, *fields)``: a pickle of plain
+    tuples names no global, where a record's reduce names ``from_fields``, which the pickler
+    imports once per call (~1 us: a read's shipment pickles a batch per worker)."""
+    return _dump([(c.TAG,) + c for c in cmds] if cmds else [])
+
+
+def _load_cmds(data) -> list:
+    """The command list :func:`_dump_cmds` pickled."""
+    return [from_fields(*t) for t in pickle.loads(data)]
+
+
 def _thaw(frozen) -> list:
     """A logged batch (:meth:`Recovery._freeze`) as the command list it was."""
     shared, rest = frozen
-    cmds = list(pickle.loads(rest)) if isinstance(rest, bytes) else list(rest)
+    cmds = _load_cmds(rest) if isinstance(rest, bytes) else list(rest)
     if shared is not None:
-        cmds.insert(0, ("B", None, pickle.loads(shared)))
+        cmds.insert(0, LayoutCmds(None, _load_cmds(shared)))
     return cmds
 
 
@@ -234,7 +265,8 @@ class Recovery:
             keys = tuple(self.ex._hkey(h, True) for h in exports)
             for p, k in enumerate(keys):
                 at[k] = _Exp(i, p)
-        self.log.append((w, self._freeze(cmds), spec, nexp, errs, keys, self.ex._reading))
+        entry = (w, self._freeze(cmds), spec, nexp, errs, keys, self.ex._reading)
+        self.log.append(_new_entry(entry))  # (one per batch sent: built by make)
         self.commands += len(cmds)
 
     def record_ship(self, bc, order, own) -> None:
@@ -257,7 +289,7 @@ class Recovery:
             frozen = _dump((bc, tuple(order), cmds))
         except Exception:  # not picklable without cloudpickle: keep the objects themselves
             frozen = (bc, tuple(order), cmds)
-        self.log.append((None, frozen, spec, len(keys), None, tuple(keys), self.ex._reading))
+        self.log.append(_Entry(None, frozen, spec, len(keys), None, tuple(keys), self.ex._reading))
         self.commands += len(bc)
 
     def _expand(self) -> None:
@@ -265,7 +297,7 @@ class Recovery:
         :meth:`record_ship`): per worker of its order, the layout commands, its own commands
         and the partials of its tree children as refs to their batches' extra exports.
         Positions of exports (``_Exp``) are renumbered to the expanded log's."""
-        if all(e[0] is not None for e in self.log):
+        if all(e.w is not None for e in self.log):
             return
         log, where = [], []  # where[i][p]: old export (i, p) in the expanded log
         start = []  # start[i]: where old entry i begins in the expanded log
@@ -273,30 +305,31 @@ class Recovery:
         def fix(s):
             return where[s.batch][s.pos] if type(s) is _Exp else s
 
-        for w, frozen, spec, nexp, errs, keys, read in self.log:
+        for e in self.log:
             start.append(len(log))
-            if w is not None:
-                where.append([_Exp(len(log), p) for p in range(nexp)])
-                log.append((w, frozen, tuple(map(fix, spec)), nexp, errs, keys, read))
+            if e.w is not None:
+                where.append([_Exp(len(log), p) for p in range(e.nexp)])
+                log.append(e._replace(refs=tuple(map(fix, e.refs))))
                 continue
+            frozen = e.frozen
             bc, order, cmds = pickle.loads(frozen) if isinstance(frozen, bytes) else frozen
             kids, nout = {}, {}
-            if any(c[0] == "tree" for c in bc):
+            if any(type(c) is Tree for c in bc):
                 order, kids, nout = _wire(bc, order)
             at = {}
             for v in order:
-                refs, nown = spec.get(v, ((), 0))
+                refs, nown = e.refs.get(v, ((), 0))
                 refs = list(map(fix, refs))
-                batch = [("B", None, bc)] if bc else []
+                batch = [LayoutCmds(None, bc)] if bc else []
                 if v in kids:  # its children's partials: their batches come first
-                    batch.append(("tref", len(refs)))
-                    refs += [_Exp(at[c], spec.get(c, ((), 0))[1] + j) for c, j in kids[v]]
+                    batch.append(TreeRefs(len(refs)))
+                    refs += [_Exp(at[c], e.refs.get(c, ((), 0))[1] + j) for c, j in kids[v]]
                 batch += cmds.get(v, ())
                 at[v] = len(log)
-                log.append(
-                    (v, (None, _dump(batch)), tuple(refs), nown + nout.get(v, 0), None, (), read)
-                )
-            where.append([_Exp(at[v], p) for v, (_, n) in spec.items() for p in range(n)])
+                nexp = nown + nout.get(v, 0)
+                frozen = (None, _dump_cmds(batch))
+                log.append(_Entry(v, frozen, tuple(refs), nexp, None, (), e.read))
+            where.append([_Exp(at[v], p) for v, (_, n) in e.refs.items() for p in range(n)])
         self.exp_at = {k: where[a.batch][a.pos] for k, a in self.exp_at.items()}
         self.reported = (start + [len(log)])[self.reported]
         self.log = log
@@ -309,12 +342,12 @@ class Recovery:
         head = cmds[0] if cmds else None
         shared = None
         try:
-            if head is not None and head[0] == "B" and head[2] is not None:
-                if self._shared[0] is not head[2]:
-                    self._shared = (head[2], _dump(head[2]))
-                    self.commands += len(head[2])
+            if type(head) is LayoutCmds and head.cmds is not None:
+                if self._shared[0] is not head.cmds:
+                    self._shared = (head.cmds, _dump_cmds(head.cmds))
+                    self.commands += len(head.cmds)
                 shared, cmds = self._shared[1], cmds[1:]
-            return shared, _dump(cmds)
+            return shared, _dump_cmds(cmds)
         except Exception:  # not picklable without cloudpickle: keep the objects themselves
             return None, list(cmds) if shared is None else [head] + list(cmds)
 
@@ -360,7 +393,7 @@ class Recovery:
         for w, snap in enumerate(self.base):
             h = next((v for v in _ring(w, len(nodes)) if nodes[v] != nodes[w]), None)
             if h is not None:
-                holds.append(ex._dispatch_direct(h, [("hold", w, 0)], [snap], 0)[0])
+                holds.append(ex._dispatch_direct(h, [Hold(w, 0)], [snap], 0)[0])
         try:
             ex._get(holds, TIMEOUT_S)
         except Lost:  # a holder died: those snapshots have one copy until the next cut
@@ -417,7 +450,7 @@ class Recovery:
 
     def _known(self, handles) -> bool:
         """Whether every handle names a batch or an export of the current log."""
-        errs = {id(e[4]) for e in self.log if e[4] is not None}
+        errs = {id(e.errs) for e in self.log if e.errs is not None}
         key = self.ex._hkey
         return all(id(h) in errs or key(h) in self.exp_at for h in handles)
 
@@ -430,12 +463,12 @@ class Recovery:
         for w in range(ex.num_workers):
             snap = self.base[w] if self.base is not None else None
             refs = [] if snap is None else [snap]
-            reset = [("reset", None if snap is None else 0)]
+            reset = [Reset(None if snap is None else 0)]
             resets.append(ex._dispatch_direct(w, reset, refs, 0)[0])
         errs, exps = [], []
-        for i, (w, cmds, spec, nexp, *_) in enumerate(self.log):
-            refs = [exps[s.batch][s.pos] if type(s) is _Exp else ex._resolve(s) for s in spec]
-            e, x = ex._dispatch_direct(w, _thaw(cmds), refs, nexp)
+        for entry in self.log:
+            refs = [exps[s.batch][s.pos] if type(s) is _Exp else ex._resolve(s) for s in entry.refs]
+            e, x = ex._dispatch_direct(entry.w, _thaw(entry.frozen), refs, entry.nexp)
             errs.append(e)
             exps.append(list(x))
         return resets, errs, exps
@@ -447,11 +480,11 @@ class Recovery:
         by_errs = {}
         used = set()
         for i, entry in enumerate(self.log):
-            if entry[4] is not None:
-                by_errs[id(entry[4])] = i
-            used.update(s for s in entry[2] if type(s) is _Exp)
-            if entry[6]:  # a read's exports: read once, by the wait they were made for
-                used.update(_Exp(i, p) for p in range(entry[3]))
+            if entry.errs is not None:
+                by_errs[id(entry.errs)] = i
+            used.update(s for s in entry.refs if type(s) is _Exp)
+            if entry.read:  # a read's exports: read once, by the wait they were made for
+                used.update(_Exp(i, p) for p in range(entry.nexp))
         # batches in flight at the loss: their (replayed) errors surface as usual
         for d in inflight:
             for h in d:
@@ -461,7 +494,7 @@ class Recovery:
         # relayed batches whose errors no read or sync had collected (a relay drops them at
         # a loss): the replay's surface instead
         for i in range(self.reported, len(self.log)):
-            if self.log[i][4] is None:
+            if self.log[i].errs is None:
                 ex._record([results[i]])
         for d in ex._inflight:
             d.clear()
@@ -486,11 +519,11 @@ class Recovery:
             if at not in used:
                 remap[k] = replayed[k]
         log, at_new = [], {}
-        for i, (w, cmds, spec, nexp, _, _, read) in enumerate(self.log):
+        for i, entry in enumerate(self.log):
             keys = tuple(key(h, True) for h in new_exps[i])
             for p, k in enumerate(keys):
                 at_new[k] = _Exp(i, p)
-            log.append((w, cmds, spec, nexp, new_errs[i], keys, read))
+            log.append(entry._replace(errs=new_errs[i], keys=keys))
         self.log, self.exp_at, self.remap = log, at_new, remap
         self.reported = len(log)
         ex._adopted(replayed)

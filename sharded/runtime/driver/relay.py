@@ -29,7 +29,20 @@ import ray
 from ray.exceptions import NodeDiedError, ObjectLostError, RayActorError, WorkerCrashedError
 
 from ...errors import OpFailed
-from ..worker.core import is_failed
+from ..commands import (
+    Export,
+    Forward,
+    Held,
+    LayoutCmds,
+    Obj,
+    Own,
+    Send,
+    Ship,
+    Tree,
+    TreeMail,
+    TreeRefs,
+)
+from ..worker.store import is_failed
 from . import recovery
 from .executor import MAX_INFLIGHT
 from .links import _wire
@@ -51,7 +64,7 @@ class Relay:
     Examples
     --------
     >>> relay = RelayActor.remote({0: worker_actor})  # doctest: +SKIP
-    >>> msg = ([(0, [], [], [])], [], [], None, True, False)
+    >>> msg = Forward((Send(0, [], [], []),), [], [], None, True, False)
     >>> ray.get(relay.forward.remote(msg))  # doctest: +SKIP
     """
 
@@ -76,46 +89,48 @@ class Relay:
             raise
 
     def _forward(self, msg):
-        """``msg`` = ``(sends, objs, forget, fetch, barrier, ret)``: one argument, as each
+        """``msg``: a :class:`~sharded.runtime.commands.Forward`, one argument, as each
         argument of an actor call costs the driver ~10-20 us to serialize.
 
-        Start ``sends`` = ``[(w, cmds, args, hids)]`` in order: ``args`` items are
-        ``("o", i)`` (``objs[i]``, a ref the driver holds) or ``("h", hid)`` (an export
-        made earlier through this relay); the batch's exports are kept under ``hids``.
+        Start its ``sends`` in order: a ``Send`` is one worker's batch, whose ``args`` are
+        ``Obj(i)`` (``objs[i]``, a ref the driver holds) or ``Held(hid)`` (an export made
+        earlier through this relay), its exports kept under ``hids``; a ``Ship`` is a whole
+        shipment, whose batches this relay composes (:meth:`_ship`).
 
         Returns ``{hid: ref}`` of the new exports (with ``ret``: the driver passes them to
         another relay's workers; else None), or with ``fetch`` = ``{w: items}``
         ``(errors, {w: values})`` (``fetch`` a list of export handle ids: ``(errors,
         [values])``, the exports forgotten) once those values are read (``barrier``: after every
         batch of this relay finished, so errors of earlier ops surface with the read)."""
-        sends, objs, forget, fetch, barrier, ret = msg
         shared = {}
         out = {}
-        for w, cmds, args, hids in sends:
-            if w is None:  # a whole shipment: this relay composes its workers' batches
-                self._ship(cmds, objs, out)
+        for send in msg.sends:
+            if type(send) is Ship:  # a whole shipment: this relay composes its workers' batches
+                self._ship(send, msg.objs, out)
                 continue
-            refs = [objs[a[1]] if a[0] == "o" else self.exports[a[1]] for a in args]
-            head = cmds[0] if cmds else ("",)
-            if head[0] == "B" and head[1] is None and len(head[2]) >= self.put_min:
+            refs = self._refs(send.args, msg.objs)
+            cmds = send.cmds
+            head = cmds[0] if cmds else None
+            if type(head) is LayoutCmds and head.ref is None and len(head.cmds) >= self.put_min:
                 # layout commands shared by every worker: serialized once, passed by ref
-                # (appended last, so the batch's own ("r", i) indices stay valid)
-                if id(head[2]) not in shared:
-                    shared[id(head[2])] = ray.put(head[2])
-                cmds = [("B", len(refs), None)] + list(cmds[1:])
-                refs.append(shared[id(head[2])])
-            exps = self._start(w, cmds, refs, len(hids))
-            for h, r in zip(hids, exps):
+                # (appended last, so the batch's own Ref indices stay valid)
+                if id(head.cmds) not in shared:
+                    shared[id(head.cmds)] = ray.put(head.cmds)
+                cmds = [LayoutCmds(len(refs), None)] + list(cmds[1:])
+                refs.append(shared[id(head.cmds)])
+            exps = self._start(send.w, cmds, refs, len(send.hids))
+            for h, r in zip(send.hids, exps):
                 self.exports[h] = out[h] = r
-        for h in forget:  # after the sends: this call's own batches may still read them
+        for h in msg.forget:  # after the sends: this call's own batches may still read them
             self.exports.pop(h, None)
+        fetch = msg.fetch
         if fetch is None:
-            return out if ret else None
+            return out if msg.ret else None
         if isinstance(fetch, dict):
             vals = {w: self.workers[w].fetch.remote(items) for w, items in fetch.items()}
         else:  # exports of the batches just sent (the read rode in them): one hop less
             vals = [self.exports.pop(h) for h in fetch]
-        if barrier:
+        if msg.barrier:
             self._drain()
         if isinstance(fetch, dict):
             got = dict(zip(vals, ray.get(list(vals.values()))))
@@ -123,6 +138,10 @@ class Relay:
             got = ray.get(vals)
         errors, self.errors = self.errors, []
         return errors, got
+
+    def _refs(self, args, objs) -> list:
+        """A batch's refs from their relay args (:class:`Obj`, :class:`Held`)."""
+        return [objs[a.index] if type(a) is Obj else self.exports[a.hid] for a in args]
 
     def _start(self, w, cmds, refs, nret):
         """Start one batch on worker ``w`` (``nret`` values besides its error list, returned
@@ -135,37 +154,41 @@ class Relay:
             self._record(ray.get(q.popleft()))
         return exps
 
-    def _ship(self, payload, objs, out):
-        """Compose and start the batches of one shipment (see :func:`ship`): ``payload`` =
-        ``(bc, order, own, mail)``, the layout commands every worker of ``order`` runs and,
-        for the workers that have them, ``own[w] = (cmds, args, hids)``. Reductions among
-        ``bc`` link the batches here: a child's partials go to its parent's batch as refs, or
-        with ``mail`` (the shipment's ``("tmail", ...)``) straight to its mailbox."""
-        bc, order, own, mail = payload
+    def _ship(self, ship, objs, out):
+        """Compose and start the batches of one shipment (see :func:`ship`): a
+        :class:`~sharded.runtime.commands.Ship`, the layout commands ``bc`` every worker of
+        its ``order`` runs and, for the workers that have them, ``own[w]`` (an ``Own``).
+        Reductions among ``bc`` link the batches here: a child's partials go to its parent's
+        batch as refs, or with ``mail`` (the shipment's ``TreeMail``) straight to its
+        mailbox."""
+        bc, order, mail = ship.bc, ship.order, ship.mail
         kids, nout = {}, {}
-        if any(c[0] == "tree" for c in bc):
+        if any(type(c) is Tree for c in bc):
             order, kids, nout = _wire(bc, order)
         ref = ray.put(bc) if len(bc) >= self.put_min else None  # serialized once for all
         got = {}
+        nothing = Own((), (), ())
         for w in order:
-            cmds, args, hids = own.get(w, ((), (), ()))
-            refs = [objs[a[1]] if a[0] == "o" else self.exports[a[1]] for a in args]
+            own = ship.own.get(w, nothing)
+            refs = self._refs(own.args, objs)
             batch = []
             if mail is not None:  # the partials go worker to worker (.mailbox)
                 batch.append(mail)
-            elif w in kids:  # the partials of its children, taken by its "tree" commands
-                batch.append(("tref", len(refs)))
+            elif w in kids:  # the partials of its children, taken by its Tree commands
+                batch.append(TreeRefs(len(refs)))
                 refs += [got[c][i] for c, i in kids[w]]
             if bc:
-                batch.insert(0, ("B", None, bc) if ref is None else ("B", len(refs), None))
+                batch.insert(
+                    0, LayoutCmds(None, bc) if ref is None else LayoutCmds(len(refs), None)
+                )
                 if ref is not None:
                     refs.append(ref)
-            batch += cmds
-            exps = self._start(w, batch, refs, len(hids) + nout.get(w, 0))
-            for h, r in zip(hids, exps):
+            batch += own.cmds
+            exps = self._start(w, batch, refs, len(own.hids) + nout.get(w, 0))
+            for h, r in zip(own.hids, exps):
                 self.exports[h] = out[h] = r
             if w in nout:
-                got[w] = exps[len(hids) :]
+                got[w] = exps[len(own.hids) :]
 
     def sync(self):
         """Wait for every batch started so far; return (and forget) the errors seen."""
@@ -289,7 +312,7 @@ class Relayed:
         if unsent_elsewhere(self, r, refs):
             self._post(True)
         args, hids = relay_args(self, r, refs), new_handles(self, r, nexp)
-        self._outbox[r].append((w, cmds, args, [h.hid for h in hids]))
+        self._outbox[r].append(Send(w, cmds, args, [h.hid for h in hids]))
         self._nray[w] += 1
         return None, hids
 
@@ -325,9 +348,9 @@ class Relayed:
             self._outbox[r], objs, self._objs[r] = [], self._objs[r], []
             forget, self._forget[r] = self._forget[r], []
             f = fetch.get(r) if fetch else None
-            ref = self._relays[r].forward.remote((tuple(sends), objs, forget, f, True, ret))
-            for _, _, _, hids in sends:
-                for h in hids:
+            ref = self._relays[r].forward.remote(Forward(tuple(sends), objs, forget, f, True, ret))
+            for send in sends:
+                for h in send.hids:
                     if h in self._hwhere:  # else its handle died already (forgotten)
                         self._hwhere[h] = (r, ref)
             if f is not None:
@@ -351,7 +374,7 @@ class Relayed:
                 # the values are exports of the workers' batches (no fetch call after them);
                 # the relay reads them by handle once its batches finished
                 for w, its in by_w.items():
-                    self._q(w).extend(("export", k, sl) for _, k, sl in its)
+                    self._q(w).extend(Export(k, sl) for _, k, sl in its)
                 handles = self._ship(reads={w: len(its) for w, its in by_w.items()})
                 self.flush_all()
             finally:
@@ -438,8 +461,8 @@ class Relayed:
 
 def ship(ex, w=None, nexp: int = 0, reads=None):
     """The driver's half of a shipment through relays (``Executor._ship`` of a
-    :class:`~sharded.runtime.driver.ray_executor.RayExecutor` with relays): each relay gets one entry
-    ``(None, (bc, order, own), (), hids)`` and composes its workers' batches itself, so the
+    :class:`~sharded.runtime.driver.ray_executor.RayExecutor` with relays): each relay gets one
+    :class:`~sharded.runtime.commands.Ship` and composes its workers' batches itself, so the
     driver's work no longer grows with the workers a shipment reaches, only with those that
     have commands of their own (``own``) or exports to return (worker ``w``'s ``nexp``, each
     worker of ``reads``). Trees must not link workers of two relays (the caller checks).
@@ -457,14 +480,14 @@ def ship(ex, w=None, nexp: int = 0, reads=None):
     targets = set(want).union(own, *bt.values())
     if any(unsent_elsewhere(ex, ex._relay_of[v], refs) for v, (_, refs) in own.items()):
         ex._post(True)  # data exported through another relay: sent first
-    per = collections.defaultdict(dict)  # relay -> {worker: (cmds, args, hids)}
+    per = collections.defaultdict(dict)  # relay -> {worker: Own}
     logged = collections.defaultdict(dict)  # relay -> {worker: (cmds, refs, handles)}
     handles = {}
     for v in set(own).union(want):
         r = ex._relay_of[v]
         cmds, refs = own.get(v, ((), ()))
         hs = handles[v] = new_handles(ex, r, want.get(v, 0))
-        per[r][v] = (cmds, relay_args(ex, r, refs), [h.hid for h in hs])
+        per[r][v] = Own(cmds, relay_args(ex, r, refs), [h.hid for h in hs])
         logged[r][v] = (cmds, refs, hs)
     if len(ex._relays) == 1:
         groups = {0: sorted(targets)}
@@ -475,15 +498,15 @@ def ship(ex, w=None, nexp: int = 0, reads=None):
     if ex._wire is not None and ex._wire.busy():
         ex._wire_drain(None)  # the workers run the wire batches sent before first
     mail = None
-    if ex._mail and ex._mail_ray and any(c[0] == "tree" for c in bc):
+    if ex._mail and ex._mail_ray and any(type(c) is Tree for c in bc):
         ex._shipno += 1
-        mail = ("tmail", (ex.client, ex._shipno), ex.timeout)
+        mail = TreeMail(ex.client, ex._shipno, ex.timeout)
     for r, order in groups.items():
         for v in order:  # (the Ray batches each worker runs before a later wire batch)
             ex._nray[v] += 1
         mine = per.get(r, {})
-        hids = [h for e in mine.values() for h in e[2]]
-        ex._outbox[r].append((None, (bc, tuple(order), mine, mail), (), hids))
+        hids = [h for e in mine.values() for h in e.hids]
+        ex._outbox[r].append(Ship(bc, tuple(order), mine, mail, hids))
         if ex._rec is not None:  # (the same order of workers, so the same export order)
             ex._rec.record_ship(bc, order, {v: logged[r][v] for v in mine})
     if reads is not None:
@@ -511,7 +534,7 @@ def unsent_elsewhere(ex, r, refs) -> bool:
 
 
 def relay_args(ex, r, refs) -> list:
-    """A batch's ``refs`` as relay ``r`` finds them (``("o", i)``: ``ex._objs[r][i]``).
+    """A batch's ``refs`` as relay ``r`` finds them (``Obj(i)``: ``ex._objs[r][i]``).
     A loss found while asking another relay for an export is recovered, and the refs are
     looked at again (the export's replayed stand-in is known then)."""
     return recovery.retried(ex, lambda: _relay_args(ex, r, refs), "a transfer between relays")
@@ -525,11 +548,11 @@ def _relay_args(ex, r, refs) -> list:
         if isinstance(ref, Handle):  # data another worker exported
             src, fwd = ex._hwhere[ref.hid]
             if src == r:
-                args.append(("h", ref.hid))
+                args.append(Held(ref.hid))
                 continue
             # exported through another relay: fetch the ref it returned, pass it on
             ref = ex._wait([fwd], "an export passed between relays")[0][ref.hid]
-        args.append(("o", len(objs)))
+        args.append(Obj(len(objs)))
         objs.append(ref)
     return args
 

@@ -9,13 +9,12 @@ only if ``st.init`` started or connected it. ``executor="local"`` runs everythin
 from __future__ import annotations
 
 import atexit
-import os
+import importlib
 import threading
 import uuid
 
 from ...errors import ArgumentError, ShardingError
 from ..worker.fusion import configure as configure_fusion
-from .local import LocalExecutor
 from .recovery import as_seconds
 
 _lock = threading.RLock()
@@ -25,6 +24,27 @@ _current = None
 # this many bytes: smaller ones live whole on one worker, where views, printing and small ops
 # behave exactly as torch's and cost one command, not one per worker.
 DEFAULT_MIN_SHARD_BYTES = 1 << 20
+
+# ``st.init(executor=name)`` -> (module of this package, class). Each class opens its workers
+# with ``open(address=, num_workers=, devices=, gpu_workers=, gpu_fraction=, namespace=)``,
+# which returns ``(executor, owns_ray, address)``. A module is imported when its executor is
+# chosen: a local session never loads Ray.
+EXECUTORS = {"ray": (".ray_executor", "RayExecutor"), "local": (".local", "LocalExecutor")}
+
+
+def executor_class(name):
+    """The executor class ``st.init(executor=name)`` starts (see :data:`EXECUTORS`).
+
+    Examples
+    --------
+    >>> executor_class("local").__name__
+    'LocalExecutor'
+    """
+    if not isinstance(name, str) or name not in EXECUTORS:
+        names = " or ".join(repr(n) for n in EXECUTORS)
+        raise ShardingError(f"executor must be {names}, got {name!r}")
+    module, cls = EXECUTORS[name]
+    return getattr(importlib.import_module(module, __package__), cls)
 
 
 class Session:
@@ -152,22 +172,19 @@ def init(
             return _current
         if namespace is not None and (not isinstance(namespace, str) or not namespace):
             raise ArgumentError(f"namespace must be a non-empty str, got {namespace!r}")
-        if executor == "local":
-            if namespace is not None:
-                raise ArgumentError(
-                    f"namespace={namespace!r} needs executor='ray': in-process workers "
-                    "cannot be shared with other clients"
-                )
-            n = num_workers if num_workers is not None else (len(devices) if devices else 2)
-            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-                raise ShardingError(f"num_workers must be a positive int, got {n!r}")
-            if devices is not None and len(devices) != n:
-                raise ShardingError(f"{len(devices)} devices given for {n} workers")
-            _current = Session(LocalExecutor(n, devices), False, None)
-        elif executor == "ray":
-            _current = _init_ray(address, num_workers, gpu_workers, gpu_fraction, namespace)
-        else:
-            raise ShardingError(f"executor must be 'ray' or 'local', got {executor!r}")
+        ex, owns, address = executor_class(executor).open(
+            address=address,
+            num_workers=num_workers,
+            devices=devices,
+            gpu_workers=gpu_workers,
+            gpu_fraction=gpu_fraction,
+            namespace=namespace,
+        )
+        if namespace is not None:
+            # Leave the namespace cleanly at exit (frees our unpublished shards at once rather
+            # than when the lease runs out).
+            atexit.register(_exit_shutdown, ex)
+        _current = Session(ex, owns, address)
         if min_shard_bytes is not None:
             _current.min_shard_bytes = min_shard_bytes
         if secs is not None:
@@ -177,38 +194,6 @@ def init(
         if recovery is not None and not (recovery and namespace is not None):
             _current.executor.set_recovery(bool(recovery), "st.init(recovery=False)")
         return _current
-
-
-def _init_ray(address, num_workers, gpu_workers=None, gpu_fraction=1.0, namespace=None) -> Session:
-    import ray
-
-    from .ray_executor import RayExecutor
-
-    owns = not ray.is_initialized()
-    address = address or os.environ.get("RAY_ADDRESS") or None
-    if owns:
-        kw = dict(log_to_driver=False, configure_logging=False, namespace=namespace)
-        if address:
-            ray.init(address=address, **kw)
-        else:  # "local": a new instance, never one that `ray start` left on this machine
-            ray.init(address="local", include_dashboard=False, **kw)
-    try:
-        ex = RayExecutor(
-            num_workers,
-            namespace=namespace or f"sharded-{uuid.uuid4().hex[:8]}",
-            gpu_workers=gpu_workers,
-            gpu_fraction=gpu_fraction,
-            shared=namespace is not None,
-        )
-    except BaseException:
-        if owns:
-            ray.shutdown()
-        raise
-    if namespace is not None:
-        # Leave the namespace cleanly at exit (frees our unpublished shards at once rather
-        # than when the lease runs out).
-        atexit.register(_exit_shutdown, ex)
-    return Session(ex, owns, address)
 
 
 def _exit_shutdown(ex) -> None:

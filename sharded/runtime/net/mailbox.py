@@ -8,11 +8,12 @@ batch at once, the child sends its partial straight to the parent's mailbox, and
 takes it when its tree command runs: one round trip (measured on 2 workers: a read 2.3 ms ->
 about 1.3 ms).
 
-The same server takes the driver's own batches (:mod:`.wire`): a frame ``("run", ...)`` is
-run by the worker's ``runner`` and answered on the same connection.
+Frames are records of :mod:`sharded.runtime.commands`: a ``Deliver`` puts values in the box,
+an ``Abort`` fails takes (below), and the driver's own batches (:mod:`.wire`) come as a
+``Run``, run by the worker's ``runner`` and answered on the same connection.
 
-Every message is tagged ``(client, shipment, tree, group, child position)`` by the driver's
-shipment, so the messages of different shipments never mix, and a message that arrives
+Every message is tagged (a ``MailTag``: client, shipment, tree, group, child position) by the
+driver's shipment, so the messages of different shipments never mix, and a message that arrives
 before its parent asks waits in the box. Connections start with the session's token (random,
 sent by the driver with the peers' addresses); a connection without it is closed unread, so
 only the session's own processes can deliver.
@@ -25,11 +26,12 @@ after the abort; the aborted batch's results are then discarded and replayed by
 
 Examples
 --------
+>>> from sharded.runtime.commands import MailTag
 >>> a, b = Mailbox("127.0.0.1"), Mailbox("127.0.0.1")
 >>> peers, token = {0: a.address, 1: b.address}, b"t" * 16
 >>> a.set_peers(peers, token); b.set_peers(peers, token)
->>> a.send(1, ("c", 1, 0, 0, 1), [1.5])
->>> b.take(("c", 1, 0, 0, 1), 5.0)
+>>> a.send(1, MailTag("c", 1, 0, 0, 1), [1.5])
+>>> b.take(MailTag("c", 1, 0, 0, 1), 5.0)
 [1.5]
 >>> a.close(); b.close()
 """
@@ -42,6 +44,8 @@ import socket
 import struct
 import threading
 import time
+
+from ..commands import Abort, Deliver, Run
 
 _LEN = struct.Struct("<Q")
 TOKEN_BYTES = 16
@@ -194,7 +198,7 @@ class Mailbox:
                 if got is None:
                     addr = self._peers[peer]
                     got = self._conns[peer] = (addr, _dial(addr, self._token))
-                send_obj(got[1], (tag, value))
+                send_obj(got[1], Deliver(tag, value))
                 return
             except (OSError, KeyError):
                 self._drop(peer)
@@ -209,28 +213,27 @@ class Mailbox:
 
     # ------------------------------------------------------------------ receiving
     def take(self, tag, timeout: float):
-        """The value sent under ``tag``, waiting at most ``timeout`` s; raises
-        :class:`MailAborted` when the wait was aborted or ran out."""
+        """The value sent under ``tag`` (a ``MailTag``), waiting at most ``timeout`` s;
+        raises :class:`MailAborted` when the wait was aborted or ran out."""
         deadline = time.monotonic() + timeout
         with self._cv:
             while tag not in self._box:
                 left = deadline - time.monotonic()
-                dead = tag[1] <= self._dead.get(tag[0], -1)
+                dead = tag.ship <= self._dead.get(tag.client, -1)
                 if dead or left <= 0 or self._closed:
                     why = "was aborted (a worker was lost)" if dead else "timed out"
                     raise MailAborted(
-                        f"the partial {tag[2:]} of shipment {tag[1]} {why} after "
-                        f"{timeout - max(left, 0):.1f}s"
+                        f"the partial {(tag.tree, tag.group, tag.child)} of shipment "
+                        f"{tag.ship} {why} after {timeout - max(left, 0):.1f}s"
                     )
                 self._cv.wait(left)
             return self._box.pop(tag)[1]
 
-    def expire(self, before) -> None:
-        """Forget what came for shipments before ``before`` = ``(client, shipment)``: an
-        aborted shipment's partials that nobody will take."""
-        client, ship = before
+    def expire(self, client, ship) -> None:
+        """Forget what came for ``client``'s shipments before ``ship``: an aborted
+        shipment's partials that nobody will take."""
         with self._cv:
-            old = [t for t in self._box if t[0] == client and t[1] < ship]
+            old = [t for t in self._box if t.client == client and t.ship < ship]
             for t in old:
                 del self._box[t]
 
@@ -269,8 +272,9 @@ class Mailbox:
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn) -> None:
-        """Read one connection's frames into the box; a connection that does not start with
-        the session's token is closed unread (a driver's abort is the frame ``"abort"``)."""
+        """Read one connection's frames: values into the box, aborts, and the driver's
+        batches (run, and answered on this connection); a connection that does not start
+        with the session's token is closed unread."""
         try:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             head = _recv_exact(conn, TOKEN_BYTES)
@@ -281,17 +285,19 @@ class Mailbox:
                 got = recv_obj(conn)
                 if got is EOF:
                     return
-                tag, value = got
-                if tag == "abort":
-                    self.abort(*value)
-                    continue
-                if tag == "run":  # the driver's batch (.wire): run it, answer on this line
-                    for part in self.runner(*value):  # (the answer's frame, packed)
+                kind = type(got)
+                if kind is Deliver:
+                    with self._cv:
+                        self._box[got.tag] = (time.monotonic(), got.values)
+                        self._cv.notify_all()
+                elif kind is Abort:
+                    self.abort(got.client, got.ship)
+                elif kind is Run:  # the driver's batch (.wire): run it, answer on this line
+                    # (the answer's frame, packed)
+                    for part in self.runner(got.after, got.timeout, got.cmds):
                         conn.sendall(part)
-                    continue
-                with self._cv:
-                    self._box[tag] = (time.monotonic(), value)
-                    self._cv.notify_all()
+                else:
+                    return  # not a frame of ours: the connection ends
         except Exception:  # (also a runner that failed: the driver finds the line ended)
             return
         finally:
@@ -304,7 +310,7 @@ def abort_all(addresses, token: bytes, client, ship) -> None:
     for addr in addresses:
         try:
             s = _dial(addr, token, 2.0)
-            send_obj(s, ("abort", (client, ship)))
+            send_obj(s, Abort(client, ship))
             s.close()
         except OSError:
             pass

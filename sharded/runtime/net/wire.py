@@ -32,7 +32,8 @@ Examples
 >>> box.runner = lambda after, timeout, cmds: pack([["ran", after, len(cmds)]])
 >>> wire = Wire(b"t" * 16)
 >>> wire.set_addrs({0: box.address})
->>> errs, _ = wire.send(0, 3, [("free", ())], 0, 5.0)
+>>> from sharded.runtime.commands import Free
+>>> errs, _ = wire.send(0, 3, [Free(())], 0, 5.0)
 >>> wire.wait([errs], 5.0); wire.value(errs)
 [['ran', 3, 1]]
 >>> wire.close(); box.close()
@@ -48,6 +49,7 @@ import selectors
 import time
 
 from ...errors import OpFailed
+from ..commands import Run
 from ..driver import recovery
 from .mailbox import _dial, frame_size, pack, take_frame
 
@@ -129,7 +131,7 @@ class Wire:
         found lost by the wait), or None when the commands do not pickle: the caller sends
         them through Ray."""
         try:
-            frame = pack(("run", (after, timeout, cmds)))
+            frame = pack(Run(after, timeout, cmds))
         except Exception:  # not picklable without cloudpickle (nothing was sent)
             return None
         r = Reply(w, ("wire", next(self._keys)))

@@ -24,7 +24,7 @@ whose lease runs out (``expire``: no heartbeat for ``lease_s``) loses its holds,
 drops the client's key range except the keys of live versions, which outlive their publisher.
 
 Methods that free memory return *actions*: ``{worker: [command, ...]}`` for the wrapper to send
-(``("free", keys)`` and ``("drop_range", lo, hi, keep)``; see :mod:`sharded.runtime.worker.core`).
+(``Free`` and ``DropRange`` records of :mod:`sharded.runtime.commands`).
 
 Examples
 --------
@@ -45,6 +45,7 @@ import threading
 import time
 
 from ...errors import ArgumentError, PublishedNotFound
+from ..commands import DropRange, Free
 
 KEY_BITS = 40
 DEFAULT_LEASE_S = 15.0
@@ -150,7 +151,7 @@ class Registry:
                         keep[w].append(k)
             lo, hi = key_range(client)
             for w in range(self.num_workers):
-                acts[w].append(("drop_range", lo, hi, tuple(keep.get(w, ()))))
+                acts[w].append(DropRange(lo, hi, tuple(keep.get(w, ()))))
             return dict(acts)
 
     def expire(self, now=None) -> tuple:
@@ -241,7 +242,7 @@ class Registry:
             return
         del self._versions[vid]
         for w, k in zip(rec["workers"], rec["keys"]):
-            acts[w].append(("free", (k,)))
+            acts[w].append(Free((k,)))
 
 
 def _public(rec) -> dict:

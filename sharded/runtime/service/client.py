@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 
+from ..commands import Alias
 from .catalog import Registry, check_name
 
 # Registry methods that return actions ({worker: [command]}) rather than data.
@@ -58,7 +59,7 @@ class PublishClient:
         pub = tuple(ex.new_key() for _ in keys)
         by_w = collections.defaultdict(list)
         for w, src, dst in zip(workers, keys, pub):
-            by_w[w].append(("alias", src, dst))
+            by_w[w].append(Alias(src, dst))
         ex.send(by_w)
         try:
             ex.sync()  # an op that failed making x fails here, before anything is published

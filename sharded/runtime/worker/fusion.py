@@ -20,7 +20,7 @@ and anything that is not a fusable kernel or a free end a group. Whenever someth
 the store changes and the group's commands run one at a time in their original order, so
 errors are recorded exactly as without fusion. Groups smaller than :data:`MIN_ELEMS` elements
 run unfused (blocking only pays for data larger than the caches). ``SHARDED_FUSION=0`` in a
-worker's environment, or the ``("fusion", False)`` command (``st.init(fusion=False)``), turns
+worker's environment, or the ``Fusion(False, ...)`` command (``st.init(fusion=False)``), turns
 it off.
 """
 
@@ -29,6 +29,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from ..commands import Alias, Const, DropRange, Export, Free, Fusion, Kernel, Key
 
 BLOCK_ELEMS = 1 << 17  # elements per block (1 MB of float64): measured best of 16K..256K
 MIN_ELEMS = 1 << 17  # smaller outputs run unfused (they fit in cache anyway)
@@ -48,7 +50,7 @@ def configure(ex, on=True, block_elems=None, min_elems=None) -> None:
     >>> ex.sync(); ex._workers[0].fusion
     False
     """
-    cmd = ("fusion", bool(on), block_elems, min_elems)
+    cmd = Fusion(bool(on), block_elems, min_elems)
     ex.send({w: [cmd] for w in range(ex.num_workers)})
 
 
@@ -59,19 +61,25 @@ def windows(cmds, kernels):
     Examples
     --------
     >>> from sharded.runtime.worker.core import KERNELS
-    >>> add = ("add", (("k", 1, None), ("c", 1.0)), (2,), {}, None, False)
-    >>> windows([add, ("free", (1,)), add[:2] + ((3,),) + add[3:]], KERNELS)
+    >>> add = Kernel("add", (Key(1), Const(1.0)), (2,), {}, None, False)
+    >>> windows([add, Free((1,)), add._replace(outs=(3,))], KERNELS)
     {0: 3}
     """
     out, start, count = {}, None, 0
     for i, cmd in enumerate(cmds):
-        head = cmd[0]
-        if head == "free":
+        kind = type(cmd)
+        if kind is Free:
             continue
-        if head == "drop_range":  # frees keys by range: the reference index cannot see it
+        if kind is DropRange:  # frees keys by range: the reference index cannot see it
             return None
-        fn = kernels.get(head) if len(cmd) == 6 else None
-        if fn is not None and getattr(fn, "fusable", False) and not cmd[5] and len(cmd[2]) == 1:
+        fn = kernels.get(cmd.kernel) if kind is Kernel else None
+        # (a fusable kernel writing one new output)
+        if (
+            fn is not None
+            and getattr(fn, "fusable", False)
+            and not cmd.inplace
+            and len(cmd.outs) == 1
+        ):
             if start is None:
                 start, count = i, 0
             count += 1
@@ -95,21 +103,10 @@ class References:
     def _build(self):
         idx: dict = {}
         for j, cmd in enumerate(self.cmds):
-            head = cmd[0]
-            if head == "free":
-                for k in cmd[1]:
-                    idx.setdefault(k, []).append((j, "free"))
-            elif head == "export":
-                idx.setdefault(cmd[1], []).append((j, "other"))
-            elif head == "alias":
-                idx.setdefault(cmd[1], []).append((j, "other"))
-                idx.setdefault(cmd[2], []).append((j, "other"))
-            elif len(cmd) == 6:
-                for a in cmd[1]:
-                    if a[0] == "k":
-                        idx.setdefault(a[1], []).append((j, "arg" if a[2] is None else "other"))
-                for k in cmd[2]:
-                    idx.setdefault(k, []).append((j, "other"))
+            refer = _REFERS.get(type(cmd))
+            if refer is not None:
+                for k, kind in refer(cmd):
+                    idx.setdefault(k, []).append((j, kind))
         self._index = idx
 
     def internal(self, key, made_at: int, members) -> bool:
@@ -125,6 +122,23 @@ class References:
             if kind != "arg" or j not in members:
                 return False
         return False
+
+
+def _kernel_refers(cmd):
+    for a in cmd.args:
+        if type(a) is Key:
+            yield a.key, "arg" if a.slices is None else "other"
+    for k in cmd.outs:
+        yield k, "other"
+
+
+# the keys a command refers to and how, by its record type (others refer to none)
+_REFERS = {
+    Free: lambda cmd: ((k, "free") for k in cmd.keys),
+    Export: lambda cmd: ((cmd.key, "other"),),
+    Alias: lambda cmd: ((cmd.src, "other"), (cmd.dst, "other")),
+    Kernel: _kernel_refers,
+}
 
 
 class _Group:
@@ -144,18 +158,19 @@ def run_window(worker, cmds, start, end, refs, errors, index) -> None:
     group = None
     for i in range(start, end):
         cmd = cmds[i]
-        if cmd[0] == "free":
+        if type(cmd) is Free:
             if group is None:
-                worker._free(cmd[1])
+                worker._free(cmd.keys)
             else:
                 group.idxs.append(i)
-                group.freed.update(cmd[1])
+                group.freed.update(cmd.keys)
             continue
-        args = cmd[1]
+        args = cmd.args
         if group is not None and not _joins(args, group):
             _close(worker, cmds, group, refs, errors, index)
             group = None
-        shape = _out_shape(worker, args, refs, group)
+        # (a command whose output is surely small runs unfused without its shape worked out)
+        shape = None if _small(worker, args) else _out_shape(worker, args, refs, group)
         if shape is not None and (
             len(shape) == 0 or shape[0] < 2 or math.prod(shape) < worker.fusion_min
         ):
@@ -170,16 +185,39 @@ def run_window(worker, cmds, start, end, refs, errors, index) -> None:
             group = _Group(shape)
         group.idxs.append(i)
         group.kernels.append(i)
-        group.made[cmd[2][0]] = i
+        group.made[cmd.outs[0]] = i
     if group is not None:
         _close(worker, cmds, group, refs, errors, index)
+
+
+def _small(worker, args) -> bool:
+    """Whether a command's output surely holds fewer than ``fusion_min`` elements (so it never
+    joins a group): the product of its operands' sizes bounds their broadcast's. A cheap test
+    (no shapes) that settles the many commands of small tensors; False where it cannot tell
+    (a sliced, missing or referenced operand)."""
+    n = 1
+    for a in args:
+        kind = type(a)
+        if kind is Key:
+            arr = worker.store.get(a.key)
+            if arr is None or a.slices is not None:
+                return False
+            n *= arr.size
+        elif kind is Const:
+            if isinstance(a.value, np.ndarray):
+                n *= a.value.size
+        else:
+            return False
+    return n < worker.fusion_min
 
 
 def _joins(args, group) -> bool:
     """Whether a command with ``args`` may join ``group``: it reads no key the group freed
     (it would fail unfused) and no output of the group through a slice."""
     for a in args:
-        if a[0] == "k" and (a[1] in group.freed or (a[2] is not None and a[1] in group.made)):
+        if type(a) is Key and (
+            a.key in group.freed or (a.slices is not None and a.key in group.made)
+        ):
             return False
     return True
 
@@ -196,30 +234,30 @@ def _out_shape(worker, args, refs, group):
 def _shape_of(worker, args, refs, group):
     shapes = []
     for a in args:
-        tag = a[0]
-        if tag == "k":
-            if group is not None and a[1] in group.made:
+        kind = type(a)
+        if kind is Key:
+            if group is not None and a.key in group.made:
                 shapes.append(group.shape)
                 continue
-            arr = worker.store.get(a[1])
+            arr = worker.store.get(a.key)
             if arr is None:
                 return None
-            shapes.append(arr.shape if a[2] is None else arr[a[2]].shape)
-        elif tag == "c":
-            v = a[1]
+            shapes.append(arr.shape if a.slices is None else arr[a.slices].shape)
+        elif kind is Const:
+            v = a.value
             if isinstance(v, np.ndarray):
                 shapes.append(v.shape)
             elif not isinstance(v, _SCALARS):
                 return None
         else:
-            v = refs[a[1]]
+            v = refs[a.index]
             if not isinstance(v, np.ndarray):
                 return None
             shapes.append(v.shape)
     if not shapes:
         return None
     first = shapes[0]
-    if all(s == first for s in shapes):
+    if shapes.count(first) == len(shapes):  # (the usual case: all alike)
         return tuple(first)
     try:
         return tuple(np.broadcast_shapes(*shapes))
@@ -235,13 +273,13 @@ def _close(worker, cmds, group, refs, errors, index) -> None:
         internal = {k for k, i in group.made.items() if index.internal(k, i, members)}
         if internal and _fused(worker, [cmds[i] for i in group.kernels], group, internal, refs):
             for i in group.idxs:
-                if cmds[i][0] == "free":
-                    worker._free(cmds[i][1])
+                if type(cmds[i]) is Free:
+                    worker._free(cmds[i].keys)
             return
     for i in group.idxs:
         cmd = cmds[i]
-        if cmd[0] == "free":
-            worker._free(cmd[1])
+        if type(cmd) is Free:
+            worker._free(cmd.keys)
         else:
             worker._kernel(cmd, refs, errors)
 
@@ -259,17 +297,18 @@ def _fused(worker, gcmds, group, internal, refs) -> bool:
     rows = min(n0, max(1, worker.fusion_block // max(1, inner)))
     steps, pos = [], {}
     try:
-        for j, (head, args, outs, params, _, _) in enumerate(gcmds):
+        for j, cmd in enumerate(gcmds):
             specs = []
-            for a in args:
-                if a[0] == "k" and a[1] in pos:
-                    specs.append((1, pos[a[1]]))  # this block's value of a group output
+            for a in cmd.args:
+                if type(a) is Key and a.key in pos:
+                    specs.append((1, pos[a.key]))  # this block's value of a group output
                     continue
                 v = worker._arg(a, refs)
                 split = isinstance(v, np.ndarray) and v.ndim == len(shape) and v.shape[0] == n0
                 specs.append((2 if split else 0, v))
-            pos[outs[0]] = j
-            steps.append((kernels[head], params or {}, specs, outs[0] in internal))
+            out = cmd.outs[0]
+            pos[out] = j
+            steps.append((kernels[cmd.kernel], cmd.params or {}, specs, out in internal))
     except Exception:  # a poisoned or missing operand: unfused, the error is recorded there
         return False
     bufs = [None] * len(steps)
@@ -299,9 +338,9 @@ def _fused(worker, gcmds, group, internal, refs) -> bool:
             if buf is not None and not scratch:
                 worker._recycle(buf)
         return False
-    for (head, _, outs, _, _, _), buf, step in zip(gcmds, bufs, steps):
-        if not step[3]:
-            worker.store[outs[0]] = buf
+    for cmd, buf, (_, _, _, scratch) in zip(gcmds, bufs, steps):
+        if not scratch:
+            worker.store[cmd.outs[0]] = buf
     worker.commands_run += len(gcmds)
     worker.fused_runs += 1
     worker.fused_commands += len(gcmds)

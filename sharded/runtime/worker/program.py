@@ -1,15 +1,16 @@
 """A stored ``st.jit`` program, compiled once on the worker so that a call is a tight loop.
 
-A program (``("progdef", pid, cmds)``, see :mod:`sharded.jit.recorder`) is this worker's per-shard
-commands with keys written as symbols: ``("f", offset)`` (made by the call: ``base +
-offset``), ``("i", input, shard)`` (an input's key) or a plain key (captured). Run through the
-generic batch path, every call would rebuild the commands with their keys bound, look for
-fusable windows, and dispatch each command through :meth:`Worker._step` and
+A program (a ``ProgDef``, see :mod:`sharded.jit.recorder`) is this worker's per-shard commands
+(``Kernel``, ``Free``, ``Tree``) with keys written as symbols: ``Fresh(offset)`` (made by the
+call: ``base + offset``), ``Input(input, shard)`` (an input's key) or a plain key (captured).
+Run through the generic batch path, every call would rebuild the commands with their keys
+bound, look for fusable windows, and dispatch each command through the worker's handlers and
 :meth:`Worker._kernel` (about 8 us a command: the 200-op chain of issue 17 spent 3.2 ms of
 worker time a call on it). :class:`Compiled` does that work once, at definition:
 
-* each kernel command becomes a step with its kernel function looked up, its operand and
-  output symbols encoded as small tuples, its constants already on the device;
+* each command becomes a step (one function per command type compiles it), a kernel's with
+  its function looked up, its operand and output symbols encoded as small tuples, its
+  constants already on the device;
 * the fusion windows (:func:`.fusion.windows`) and the reference index that decides which
   keys stay internal to a fused group (:class:`.fusion.References`, over the symbols: a key
   made by the call has exactly one symbol) are computed once. A call runs a window fused
@@ -29,20 +30,77 @@ kernel records its error, and the call goes on.
 from __future__ import annotations
 
 import math
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..commands import Const, Free, Fresh, Input, Kernel, Key, Mod, Tree, shift
 from . import fusion
 
-POOL_MIN_BYTES = 1 << 20  # the worker's pool keeps no smaller block (worker.POOL_MIN_BYTES)
+POOL_MIN_BYTES = 1 << 20  # the worker's pool keeps no smaller block (store.POOL_MIN_BYTES)
 _FRESH, _INPUT, _FIXED = 1, 2, 3  # how a key symbol binds (a constant operand is 0)
 
 
 def _sym(k):
     """``(how, a, b)`` for key symbol ``k`` (see the module docstring)."""
-    if type(k) is tuple:
-        return (_FRESH, k[1], 0) if k[0] == "f" else (_INPUT, k[1], k[2])
+    kind = type(k)
+    if kind is Fresh:
+        return (_FRESH, k.offset, 0)
+    if kind is Input:
+        return (_INPUT, k.input, k.shard)
     return (_FIXED, k, 0)
+
+
+# ------------------------------------------------------------------ compiled steps
+class _Plain(NamedTuple):
+    """Steps run one by one in the tight loop."""
+
+    steps: list
+
+
+class _Window(NamedTuple):
+    """A fusion window: commands ``start:end``, what they read from outside (key symbols
+    with slices, constant shapes) and their steps (run so when it is too small to fuse)."""
+
+    start: int
+    end: int
+    outside: tuple
+    steps: list
+
+
+class _KernelStep(NamedTuple):
+    """A kernel command, its function looked up and its keys encoded (:func:`_sym`)."""
+
+    fn: Any
+    args: tuple  # per operand (how, a, b, slices); how 0: the constant a, on the device
+    outs: tuple
+    params: dict
+    label: Any
+    inplace: bool
+    pooled: bool  # may take its output from the pool
+    kernel: str
+    index: int  # of the command in the program
+
+
+class _FreeFresh(NamedTuple):
+    """A free of keys the call made (offsets from its base)."""
+
+    offsets: tuple
+
+
+class _FreeKeys(NamedTuple):
+    """A free of keys of any kind (encoded symbols)."""
+
+    syms: tuple
+
+
+class _TreeStep(NamedTuple):
+    """A reduction (``Worker._tree``) with its input and output keys bound at each call."""
+
+    desc: Any
+    spec: Any
+    start: tuple
+    outs: tuple
 
 
 class Compiled:
@@ -50,12 +108,13 @@ class Compiled:
 
     Examples
     --------
+    >>> from sharded.runtime.commands import Const, Free, Fresh, Input, Kernel, Key
     >>> from sharded.runtime.worker.core import Worker
     >>> w = Worker(0)
     >>> w.store[7] = np.zeros(3)
-    >>> x1 = ("add", (("k", ("i", 0, 0), None), ("c", 1.0)), (("f", 0),), {}, None, False)
-    >>> x2 = ("mul", (("k", ("f", 0), None), ("c", 3.0)), (("f", 1),), {}, None, False)
-    >>> p = Compiled([x1, x2, ("free", [("f", 0)])], w.kernels)
+    >>> x1 = Kernel("add", (Key(Input(0, 0)), Const(1.0)), (Fresh(0),), {}, None, False)
+    >>> x2 = Kernel("mul", (Key(Fresh(0)), Const(3.0)), (Fresh(1),), {}, None, False)
+    >>> p = Compiled([x1, x2, Free([Fresh(0)])], w.kernels)
     >>> p.run(w, 100, [[7]]), w.store[101], 100 in w.store
     ([], array([3., 3., 3.]), False)
     """
@@ -70,12 +129,12 @@ class Compiled:
         return Compiled, (self.cmds,)
 
     def _compile(self, kernels) -> None:
-        """Steps: runs of plain steps (``("p", steps)``) and fusion windows (``("w", start,
-        end, what it reads from outside, its commands as plain steps)``)."""
+        """Steps: runs of plain steps (:class:`_Plain`) and fusion windows
+        (:class:`_Window`)."""
         cmds = self.cmds
         # a reduction tree reads every shard of its input: for the fusion index, a command
         # that reads them (a group's output it reads is then never internal to the group)
-        seen = [_tree_reads(c) if c[0] == "tree" else c for c in cmds]
+        seen = [_tree_reads(c) if type(c) is Tree else c for c in cmds]
         self.index = fusion.References(seen)  # symbolic: built at the first fused window
         self.big = [True] * len(cmds)  # per command: may its output come from the pool?
         wins = fusion.windows(seen, kernels) or {}
@@ -87,38 +146,18 @@ class Compiled:
                 i += 1
                 continue
             if plain:
-                steps.append(("p", plain))
+                steps.append(_Plain(plain))
                 plain = []
             inner = [self._step(j, kernels) for j in range(i, end)]
-            steps.append(("w", i, end, _outside(cmds[i:end]), inner))
+            steps.append(_Window(i, end, _outside(cmds[i:end]), inner))
             i = end
         if plain:
-            steps.append(("p", plain))
+            steps.append(_Plain(plain))
         self.steps = steps
 
     def _step(self, i, kernels):
         c = self.cmds[i]
-        if c[0] == "tree":  # (desc, spec): Worker._tree with its keys bound
-            spec = c[2]
-            return ("T", c[1], spec, _sym(spec[4]), tuple(_sym(o) for o in spec[5]))
-        if c[0] == "free":
-            syms = [_sym(k) for k in c[1]]
-            if all(s[0] == _FRESH for s in syms):
-                return ("F", tuple(s[1] for s in syms))
-            return ("FK", tuple(syms))
-        head, args, outs, params, label, inplace = c
-        fn = kernels.get(head)
-        enc = []
-        for a in args:
-            if a[0] == "k":
-                enc.append(_sym(a[1]) + (a[2],))
-            elif a[0] == "c":
-                enc.append((0, a[1], 0, None))
-            else:
-                raise ValueError(f"a stored program cannot take operand {a[0]!r} ({head})")
-        pooled = fn is not None and getattr(fn, "pooled", False) and not inplace
-        outs = tuple(_sym(k) for k in outs)
-        return ("K", fn, tuple(enc), outs, params or {}, label, inplace, pooled, head, i)
+        return _COMPILE[type(c)](c, i, kernels)
 
     # ------------------------------------------------------------------ running
     def run(self, w, base, inkeys) -> list:
@@ -129,12 +168,12 @@ class Compiled:
         errors: list = []
         fuse = w.fusion and w.xp is np
         for st in self.steps:
-            if st[0] == "p":
-                self._run(w, st[1], base, inkeys, errors)
-            elif fuse and self._large(w, st[3], base, inkeys):
+            if type(st) is _Plain:
+                self._run(w, st.steps, base, inkeys, errors)
+            elif fuse and self._large(w, st.outside, base, inkeys):
                 self._fused(w, st, base, inkeys, errors)
             else:
-                self._run(w, st[4], base, inkeys, errors)
+                self._run(w, st.steps, base, inkeys, errors)
         return errors
 
     def _run(self, w, steps, base, inkeys, errors) -> None:
@@ -143,30 +182,20 @@ class Compiled:
         cons = w.backend.to_device
         ran = 0
         for st in steps:
-            tag = st[0]
-            if tag == "F":
-                w._free([base + o for o in st[1]])
+            if type(st) is not _KernelStep:
+                _RUN[type(st)](w, st, base, inkeys, errors)
                 continue
-            if tag == "FK":
-                w._free([_key(s, base, inkeys) for s in st[1]])
-                continue
-            if tag == "T":
-                _, desc, spec, start, outs = st
-                outs = tuple(_key(o, base, inkeys) for o in outs)
-                spec = spec[:4] + (_key(start, base, inkeys), outs) + spec[6:]
-                w._tree(spec, set(w.mine(desc)), (), errors)
-                continue
-            _, fn, args, outs, params, label, inplace, pooled, head, i = st
+            fn, params, pooled, i, inplace = st.fn, st.params, st.pooled, st.index, st.inplace
             ran += 1
             keys = [
                 base + o[1] if o[0] == _FRESH else o[1] if o[0] == _FIXED else inkeys[o[1]][o[2]]
-                for o in outs
+                for o in st.outs
             ]
             if inplace and w.published_seen:
                 w._detach(keys)
             vals = []
             try:
-                for t, a, b, sl in args:
+                for t, a, b, sl in st.args:
                     if t == 0:
                         vals.append(cons(a) if isinstance(a, np.ndarray) else a)
                         continue
@@ -176,7 +205,7 @@ class Compiled:
                         raise _Missing(k)
                     vals.append(arr if sl is None else arr[sl])
                 if fn is None:
-                    raise KeyError(head)
+                    raise KeyError(st.kernel)
                 if pooled and big[i]:
                     res = fn(xp, *vals, alloc=w._take, **params)
                 else:
@@ -201,7 +230,8 @@ class Compiled:
                     poisoned[k] = rec
                 errors.append(dict(rec, cascade=True))
             except Exception as e:  # reported to the driver, which raises it typed
-                failed(e, label or (head, None), w.index, keys, inplace, store, poisoned, errors)
+                label = st.label or (st.kernel, None)
+                failed(e, label, w.index, keys, inplace, store, poisoned, errors)
         w.commands_run += ran
 
     def _large(self, w, outside, base, inkeys) -> bool:
@@ -219,23 +249,75 @@ class Compiled:
             _widen(dims, shp)
         return math.prod(dims) >= w.fusion_min
 
-    def _fused(self, w, st, base, inkeys, errors) -> None:
+    def _fused(self, w, win, base, inkeys, errors) -> None:
         """A window through :func:`.fusion.run_window`, its commands bound to keys."""
-        _, start, end, _, inner = st
-        cmds: list = [None] * end
-        for j, s in zip(range(start, end), inner):
-            if s[0] == "F":
-                cmds[j] = ("free", [base + o for o in s[1]])
-            elif s[0] == "FK":
-                cmds[j] = ("free", [_key(k, base, inkeys) for k in s[1]])
+        cmds: list = [None] * win.end
+        for j, s in zip(range(win.start, win.end), win.steps):
+            kind = type(s)
+            if kind is _FreeFresh:
+                cmds[j] = Free([base + o for o in s.offsets])
+            elif kind is _FreeKeys:
+                cmds[j] = Free([_key(k, base, inkeys) for k in s.syms])
             else:
                 c = self.cmds[j]
                 args = tuple(
-                    ("k", _key(e, base, inkeys), e[3]) if e[0] else a for a, e in zip(c[1], s[2])
+                    Key(_key(e, base, inkeys), e[3]) if e[0] else a for a, e in zip(c.args, s.args)
                 )
-                outs = tuple(_key(o, base, inkeys) for o in s[3])
-                cmds[j] = (c[0], args, outs, c[3], c[4], c[5])
-        fusion.run_window(w, cmds, start, end, (), errors, _Index(self))
+                outs = tuple(_key(o, base, inkeys) for o in s.outs)
+                cmds[j] = c._replace(args=args, outs=outs)
+        fusion.run_window(w, cmds, win.start, win.end, (), errors, _Index(self))
+
+
+# ------------------------------------------------------------------ compiling, by command type
+def _compile_tree(c, i, kernels):
+    """``Worker._tree`` with its keys bound at each call."""
+    spec = c.spec
+    return _TreeStep(c.desc, spec, _sym(spec.start), tuple(_sym(o) for o in spec.outs))
+
+
+def _compile_free(c, i, kernels):
+    syms = [_sym(k) for k in c.keys]
+    if all(s[0] == _FRESH for s in syms):
+        return _FreeFresh(tuple(s[1] for s in syms))
+    return _FreeKeys(tuple(syms))
+
+
+def _compile_kernel(c, i, kernels):
+    fn = kernels.get(c.kernel)
+    enc = []
+    for a in c.args:
+        if type(a) is Key:
+            enc.append(_sym(a.key) + (a.slices,))
+        elif type(a) is Const:
+            enc.append((0, a.value, 0, None))
+        else:
+            raise ValueError(f"a stored program cannot take operand {a!r} ({c.kernel})")
+    pooled = fn is not None and getattr(fn, "pooled", False) and not c.inplace
+    outs = tuple(_sym(k) for k in c.outs)
+    return _KernelStep(
+        fn, tuple(enc), outs, c.params or {}, c.label, c.inplace, pooled, c.kernel, i
+    )
+
+
+_COMPILE = {Tree: _compile_tree, Free: _compile_free, Kernel: _compile_kernel}
+
+
+# ------------------------------------------------------------------ running, by step type
+def _run_free_fresh(w, st, base, inkeys, errors):
+    w._free([base + o for o in st.offsets])
+
+
+def _run_free_keys(w, st, base, inkeys, errors):
+    w._free([_key(s, base, inkeys) for s in st.syms])
+
+
+def _run_tree(w, st, base, inkeys, errors):
+    outs = tuple(_key(o, base, inkeys) for o in st.outs)
+    spec = st.spec._replace(start=_key(st.start, base, inkeys), outs=outs)
+    w._tree(spec, set(w.mine(st.desc)), (), errors)
+
+
+_RUN = {_FreeFresh: _run_free_fresh, _FreeKeys: _run_free_keys, _TreeStep: _run_tree}
 
 
 class _Index:
@@ -246,7 +328,7 @@ class _Index:
         self.prog = prog
 
     def internal(self, key, made_at, members) -> bool:
-        sym = self.prog.cmds[made_at][2][0]
+        sym = self.prog.cmds[made_at].outs[0]
         return self.prog.index.internal(sym, made_at, members)
 
 
@@ -262,7 +344,8 @@ def failed(e, label, index, outs, inplace, store, poisoned, errors) -> None:
     """Record command ``label`` = ``(op, shard)`` failing on worker ``index`` with ``e``: its
     outputs ``outs`` are dropped (kept when it wrote in place) and poisoned, so commands that
     read them fail as a cascade of this one, and the error goes to the driver's list."""
-    rec = {"op": label[0], "shard": label[1], "worker": index, "cause": f"{type(e).__name__}: {e}"}
+    op, shard = label
+    rec = {"op": op, "shard": shard, "worker": index, "cause": f"{type(e).__name__}: {e}"}
     for k in outs:
         if not inplace:
             store.pop(k, None)
@@ -274,19 +357,16 @@ def _record(op, w, cause) -> dict:
     return {"op": op, "shard": None, "worker": w.index, "cause": cause}
 
 
-def _tree_reads(c) -> tuple:
+def _tree_reads(c):
     """A reduction tree command as a command reading its input's shards (all of them: for
-    the fusion index, more reads only keep more keys)."""
-    spec, n = c[2], len(c[1])
-    start = spec[4]
-    reads = tuple(
-        ("k", start + s if type(start) is int else start[:-1] + (start[-1] + s,), None)
-        for s in range(n)
-    )
-    outs = tuple(
-        o if type(o) is int else ("f", o[1] + g) for o in spec[5] for g in range(len(spec[9]))
-    )
-    return ("tree", reads, outs, None, None, False)
+    the fusion index, more reads only keep more keys); it names no kernel, so no fusion
+    window holds it."""
+    spec = c.spec
+    n = c.desc.n if type(c.desc) is Mod else len(c.desc.workers)
+    reads = tuple(Key(shift(spec.start, s), None) for s in range(n))
+    ngroups = len(spec.groups)
+    outs = tuple(o if type(o) is int else shift(o, g) for o in spec.outs for g in range(ngroups))
+    return Kernel("tree", reads, outs, None, None, False)
 
 
 def _key(s, base, inkeys):
@@ -306,14 +386,14 @@ def _outside(cmds):
     """What a window reads from outside itself: ``(key symbols + slice, constant shapes)``."""
     made, keys, shapes = set(), [], []
     for c in cmds:
-        if c[0] == "free":
+        if type(c) is Free:
             continue
-        for a in c[1]:
-            if a[0] == "k" and a[1] not in made:
-                s = _sym(a[1]) + (a[2],)
+        for a in c.args:
+            if type(a) is Key and a.key not in made:
+                s = _sym(a.key) + (a.slices,)
                 if s not in keys:  # (a slice may not be hashable)
                     keys.append(s)
-            elif a[0] == "c" and isinstance(a[1], np.ndarray):
-                shapes.append(a[1].shape)
-        made.update(c[2])
+            elif type(a) is Const and isinstance(a.value, np.ndarray):
+                shapes.append(a.value.shape)
+        made.update(c.outs)
     return tuple(keys), tuple(shapes)

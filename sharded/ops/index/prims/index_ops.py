@@ -28,6 +28,7 @@ from ....errors import (
     ShapeError,
 )
 from ....layout import Layout
+from ....runtime.commands import Key
 
 __all__ = [
     "argwhere",
@@ -517,9 +518,9 @@ def _nonzero_plan(ex, x) -> Operand:
     for s, (w, offs, _) in enumerate(shards):
         k, c = ex.new_key(), ex.new_key()
         ex.submit(
-            w, "nonzero_block", (("k", x._keys[s], None),), (k,), {"offs": offs}, ("nonzero", s)
+            w, "nonzero_block", (Key(x._keys[s], None),), (k,), {"offs": offs}, ("nonzero", s)
         )
-        ex.submit(w, "count_rows", (("k", k, None),), (c,), None, ("nonzero", s))
+        ex.submit(w, "count_rows", (Key(k, None),), (c,), None, ("nonzero", s))
         keys.append(k)
         counts.append((w, c))
     n = [int(v) for v in ex.fetch([(w, c, None) for w, c in counts])]

@@ -28,6 +28,7 @@ from ....core.dispatch import apply, as_tensor, is_tensor
 from ....core.registry import bind, kernel, primitive, vjp
 from ....errors import ArgumentError, IndexOutOfRange
 from ....layout import Layout
+from ....runtime.commands import Const, Key, Transfer
 from ....tensor import check_not_published
 
 
@@ -416,7 +417,7 @@ def _gather_plan(ex, x, coords, shape) -> Operand:
     keys = []
     for r, ((w, _, shp), pieces) in enumerate(zip(out.shards(), plans)):
         args = [
-            ("k", x._keys[j], lc) if sw == w else ("x", next(handles[sw]))
+            Key(x._keys[j], lc) if sw == w else Transfer(next(handles[sw]))
             for j, _, lc, sw in pieces
         ]
         k = ex.new_key()
@@ -474,18 +475,18 @@ def _scatter_add_plan(ex, x, coords, values, target) -> Operand:
             for jj in range(len(lay.workers)) if lay.is_replicated else [int(j)]:
                 w = lay.shards()[jj][0]
                 if w == vw:
-                    plan.append((jj, w, ("k", values._keys[r], pick), lc))
+                    plan.append((jj, w, Key(values._keys[r], pick), lc))
                 else:
                     req[vw].append((values._keys[r], pick))
                     ex.bytes_moved += len(sel) * values._dtype.itemsize
                     plan.append((jj, w, vw, lc))
     handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
     for jj, w, arg, lc in plan:
-        a = arg if isinstance(arg, tuple) else ("x", next(handles[arg]))
+        a = arg if isinstance(arg, tuple) else Transfer(next(handles[arg]))
         ex.submit(
             w,
             "scatter_add",
-            (("k", x._keys[jj], None), a),
+            (Key(x._keys[jj], None), a),
             (x._keys[jj],),
             {"coords": [lc]},
             ("scatter_add", jj),
@@ -529,7 +530,7 @@ def _put_points_plan(ex, x, coords, values, target) -> Operand:
         ex.submit(
             w,
             "put_points",
-            (("k", x._keys[j], None), ("c", v)),
+            (Key(x._keys[j], None), Const(v)),
             (x._keys[j],),
             {"coords": [tuple(lc)]},
             ("put_points", j),

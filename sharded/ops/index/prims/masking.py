@@ -16,6 +16,7 @@ from ....core.dataflow import Operand, align, free_temps
 from ....core.dispatch import apply, is_tensor
 from ....core.registry import kernel, primitive, vjp
 from ....layout import Layout
+from ....runtime.commands import Const, Key
 
 
 # ------------------------------------------------------------------------ boolean masks
@@ -33,7 +34,7 @@ def _mask_args(ex, mask, lay: Layout):
     if not lay.is_replicated:
         for s, (_, _, shp) in enumerate(lay.shards()):
             if 0 in shp[:nd]:
-                margs[s] = ("c", np.zeros(shp[:nd], dtype=bool))
+                margs[s] = Const(np.zeros(shp[:nd], dtype=bool))
     return margs, temps
 
 
@@ -58,7 +59,7 @@ def _mask_select_plan(ex, x, mask) -> Operand:
     keys, counts = [], []
     for s, ((w, _, _), a) in enumerate(zip(lay.shards(), margs)):
         k, c = ex.new_key(), ex.new_key()
-        ex.submit(w, "mask_select", (("k", x._keys[s], None), a), (k,), None, ("mask_select", s))
+        ex.submit(w, "mask_select", (Key(x._keys[s], None), a), (k,), None, ("mask_select", s))
         ex.submit(w, "count", (a,), (c,), None, ("mask_select", s))
         keys.append(k)
         counts.append((w, c))
@@ -102,12 +103,12 @@ def _put_mask_plan(ex, x, mask, value, target) -> Operand:
         vargs, vt = align(ex, value, lay)
         temps += vt
     else:
-        vargs = [("c", value)] * len(margs)
+        vargs = [Const(value)] * len(margs)
     for s, ((w, _, _), a, v) in enumerate(zip(lay.shards(), margs, vargs)):
         ex.submit(
             w,
             "put_mask",
-            (("k", x._keys[s], None), a, v),
+            (Key(x._keys[s], None), a, v),
             (x._keys[s],),
             None,
             ("put_mask", s),
@@ -137,7 +138,7 @@ def _mask_scatter_plan(ex, x, mask, values, target) -> Operand:
         ex.submit(
             w,
             "put_mask",
-            (("k", x._keys[s], None), a, ("k", values._keys[s], None)),
+            (Key(x._keys[s], None), a, Key(values._keys[s], None)),
             (x._keys[s],),
             None,
             ("mask_scatter", s),

@@ -33,6 +33,7 @@ from ....core.dataflow import Operand, align, free_temps
 from ....core.dispatch import apply, is_tensor
 from ....core.registry import kernel, primitive, vjp
 from ....errors import AutogradError, IndexOutOfRange
+from ....runtime.commands import Key, Transfer
 
 # ------------------------------------------------------------------------ worker kernels
 _NBAD = 16  # distinct out-of-range values a block names to the driver (its message lists them)
@@ -317,9 +318,9 @@ def _route_gather_plan(ex, x, idx, cmap, wrap=False, op="gather") -> Operand:
             wj = shards[j][0]
             if not n:
                 continue
-            arg = ("k", kc, None) if wj == w else ("x", next(handles[w]))
+            arg = Key(kc, None) if wj == w else Transfer(next(handles[w]))
             kv = ex.new_key()
-            ex.submit(wj, "route_pick", (("k", x._keys[j], None), arg), (kv,), None, (op, j))
+            ex.submit(wj, "route_pick", (Key(x._keys[j], None), arg), (kv,), None, (op, j))
             temps.append((wj, kv))
             picks.append((w, wj, kv, n))
             if wj != w:
@@ -334,7 +335,7 @@ def _route_gather_plan(ex, x, idx, cmap, wrap=False, op="gather") -> Operand:
             if not n:
                 continue
             _, wj, kv, _ = next(it)
-            args += [("k", kp, None), ("k", kv, None) if wj == w else ("x", next(bh[wj]))]
+            args += [Key(kp, None), Key(kv, None) if wj == w else Transfer(next(bh[wj]))]
         k = ex.new_key()
         params = {"shape": shp, "dtype": x._dtype.np.str}
         ex.submit(w, "route_place", tuple(args), (k,), params, (op, s))
@@ -378,7 +379,7 @@ def _route_scatter_plan(
     if target is None:  # out of place: scatter into fresh copies of x's shards
         keys = [ex.new_key() for _ in shards]
         for j, (w, _, _) in enumerate(shards):
-            ex.submit(w, "copy", (("k", x._keys[j], None),), (keys[j],), None, (op, j))
+            ex.submit(w, "copy", (Key(x._keys[j], None),), (keys[j],), None, (op, j))
     else:
         keys = list(x._keys)
     req, plan = {}, []
@@ -395,15 +396,15 @@ def _route_scatter_plan(
     per = [[] for _ in shards]
     for j, w, kc, kv in plan:
         if shards[j][0] == w:
-            per[j] += [("k", kc, None), ("k", kv, None)]
+            per[j] += [Key(kc, None), Key(kv, None)]
         else:
-            per[j] += [("x", next(handles[w])), ("x", next(handles[w]))]
+            per[j] += [Transfer(next(handles[w])), Transfer(next(handles[w]))]
     for j, (w, _, _) in enumerate(shards):
         if per[j] or (not include_self and reduce is not None):
             ex.submit(
                 w,
                 "route_apply",
-                (("k", keys[j], None), *per[j]),
+                (Key(keys[j], None), *per[j]),
                 (keys[j],),
                 {"reduce": reduce, "include_self": include_self},
                 (op, j),

@@ -11,6 +11,7 @@ import numbers
 
 from ....core.registry import bind
 from ....errors import ArgumentError, ArgumentTypeError
+from ....runtime.commands import Threads
 from ....runtime.driver import session as _session
 from ....runtime.worker import threads as _threads
 from ...creation.prims import zeros
@@ -111,4 +112,4 @@ def set_num_threads(n):
     _THREADS[0] = int(n)
     if _session.is_initialized():
         ex = _session.current().executor
-        ex.send({w: [("threads", int(n))] for w in range(ex.num_workers)})
+        ex.send({w: [Threads(int(n))] for w in range(ex.num_workers)})

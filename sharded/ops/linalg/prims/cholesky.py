@@ -16,6 +16,7 @@ import numpy as np
 from ....core.dataflow import Operand
 from ....core.registry import kernel, primitive, vjp
 from ....layout import Layout
+from ....runtime.commands import Key
 from ..kernels import sub_product
 from . import batched as B
 from .lu_dist import MAX_BLOCK, solve_any
@@ -87,7 +88,7 @@ def plan_cholesky_dist(ex, a) -> Operand:
         ex.submit(
             w,
             "concat_cols",
-            tuple(("k", cols.keys[i], None) for i, *_ in bl),
+            tuple(Key(cols.keys[i], None) for i, *_ in bl),
             (m[w],),
             {"dtype": dt.np.str},
             ("cholesky_dist", None),
@@ -102,7 +103,7 @@ def plan_cholesky_dist(ex, a) -> Operand:
         ex.submit(
             w,
             "chol_panel",
-            (("k", m[w], None),),
+            (Key(m[w], None),),
             (pk, sk),
             {"p": g0, "c0": c0, "c1": c0 + wd},
             ("cholesky_dist", i),
@@ -123,7 +124,7 @@ def plan_cholesky_dist(ex, a) -> Operand:
                 ex.submit(
                     w,
                     "chol_update",
-                    (("k", m[w], None), args[w]),
+                    (Key(m[w], None), args[w]),
                     (),
                     {"p": cuts[i], "cols": later[:1]},
                     ("cholesky_dist", i),
@@ -135,7 +136,7 @@ def plan_cholesky_dist(ex, a) -> Operand:
                 ex.submit(
                     w,
                     "chol_update",
-                    (("k", m[w], None), args[w]),
+                    (Key(m[w], None), args[w]),
                     (),
                     {"p": cuts[i], "cols": later},
                     ("cholesky_dist", i),
@@ -154,7 +155,7 @@ def plan_cholesky_dist(ex, a) -> Operand:
         _, c0, _, wd = next(x for x in blocks[w] if x[0] == i)
         k = ex.new_key()
         ex.submit(
-            w, "t_copy", (("k", m[w], None),), (k,), {"c0": c0, "c1": c0 + wd}, ("cholesky_dist", i)
+            w, "t_copy", (Key(m[w], None),), (k,), {"c0": c0, "c1": c0 + wd}, ("cholesky_dist", i)
         )
         keys.append(k)
     ex.free_pairs(keep + list(m.items()))

@@ -30,6 +30,7 @@ from ....core.dataflow import gather_regions as gather
 from ....core.dispatch import apply, needs, session_of, unbroadcast
 from ....core.registry import primitive, vjp
 from ....layout import Layout
+from ....runtime.commands import Key, Transfer
 from ..kernels import lu_back_diag, lu_back_update, lu_init, lu_panel, lu_update, rows_from_t
 from . import batched as B
 from .tall import broadcast_block, by_rows, row_layout
@@ -122,7 +123,7 @@ class _LU:
         self.m, self.scratch = {}, {}
         it = iter(bargs)
         for w in self.wlist:
-            args = [("k", lay_key, None) for lay_key in (self.a._keys[s] for s in mine[w])]
+            args = [Key(lay_key, None) for lay_key in (self.a._keys[s] for s in mine[w])]
             bl = [next(it) for _ in mine[w]] if r else []
             k = ex.new_key()
             ks = ex.new_key()
@@ -139,7 +140,7 @@ class _LU:
         self.keep = []  # (worker, key) to free at the end
 
     def _m(self, w):
-        return ("k", self.m[w], None)
+        return Key(self.m[w], None)
 
     def _panel(self, k):
         ex, (w, c0, c1) = self.ex, self.order[k]
@@ -147,7 +148,7 @@ class _LU:
         ex.submit(
             w,
             "lu_panel",
-            (self._m(w), ("k", self.scratch[w], None)),
+            (self._m(w), Key(self.scratch[w], None)),
             (pk, ik, sk),
             {"p": self.pos[k], "c0": c0, "c1": c1, "n": self.n, "slot": k % 2},
             (self.label, k),
@@ -156,13 +157,13 @@ class _LU:
         self.stats.append((w, sk))
         self.pivs.append((w, ik))
         others = [v for v in self.wlist if v != w]
-        args = {w: (("k", pk, None), ("k", ik, None))}
+        args = {w: (Key(pk, None), Key(ik, None))}
         if others:
             hp, hi = ex.export({w: [(pk, None), (ik, None)]})[w]
             ex.bytes_moved += (
                 (self.n + self.r - self.pos[k]) * (c1 - c0) * self.dt.itemsize * len(others)
             )
-            args.update({v: (("x", hp), ("x", hi)) for v in others})
+            args.update({v: (Transfer(hp), Transfer(hi)) for v in others})
         return args
 
     def _trail(self, w, k):
@@ -278,7 +279,7 @@ class _LU:
                 sel = np.flatnonzero(src[q, 0] == v)
                 sl = (slice(n, n + r), src[q[sel], 1])
                 if v == w:
-                    pieces.append((("k", self.m[v], sl), sel))
+                    pieces.append((Key(self.m[v], sl), sel))
                 else:
                     req[int(v)].append((self.m[v], sl, len(sel) * r * self.dt.itemsize))
                     ex.bytes_moved += len(sel) * r * self.dt.itemsize
@@ -287,7 +288,7 @@ class _LU:
         hs = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
         keys = []
         for s, w, shp, pieces in plans:
-            args = [a if isinstance(a, tuple) else ("x", next(hs[a])) for a, _ in pieces]
+            args = [a if isinstance(a, tuple) else Transfer(next(hs[a])) for a, _ in pieces]
             k = ex.new_key()
             ex.submit(
                 w,

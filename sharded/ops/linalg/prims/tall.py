@@ -24,6 +24,7 @@ from ....core.dispatch import apply, placement
 from ....core.registry import kernel, primitive, vjp
 from ....core.tree import plan_reduce
 from ....layout import Layout
+from ....runtime.commands import Key, Transfer
 from . import batched as B
 
 COND_MAX = 1e6  # CholeskyQR2 is used while cond(R) stays below this, TSQR above
@@ -176,10 +177,10 @@ def by_rows(ex, a):
 def broadcast_block(ex, src, key, workers):
     """Ship block ``key`` from worker ``src`` once to each other worker: {worker: arg}."""
     others = [w for w in dict.fromkeys(workers) if w != src]
-    out = {src: ("k", key, None)}
+    out = {src: Key(key, None)}
     if others:
         h = ex.export({src: [(key, None)]})[src][0]
-        out.update({w: ("x", h) for w in others})
+        out.update({w: Transfer(h) for w in others})
     return out
 
 
@@ -227,12 +228,12 @@ def _cholqr2(ex, a, strict):
     parts = []
     for s, (w, _, _) in enumerate(shards):
         g = ex.new_key()
-        ex.submit(w, "gram", (("k", keys[s], None),), (g,), None, ("qr_tall", s))
+        ex.submit(w, "gram", (Key(keys[s], None),), (g,), None, ("qr_tall", s))
         parts.append((w, g))
     root, gk = _sum_gram(ex, parts, k, "qr_tall", acc)
     r1, r1i, st = ex.new_key(), ex.new_key(), ex.new_key()
     ex.submit(
-        root, "chol_r", (("k", gk, None),), (r1, r1i, st), {"cond_max": COND_MAX}, ("qr_tall", None)
+        root, "chol_r", (Key(gk, None),), (r1, r1i, st), {"cond_max": COND_MAX}, ("qr_tall", None)
     )
     ex.free(root, [gk])
     ok = int(ex.fetch([(root, st, None)])[0][0]) < 0
@@ -253,7 +254,7 @@ def _cholqr2(ex, a, strict):
         ex.submit(
             w,
             "cholqr_step",
-            (("k", keys[s], None), rinv[w]),
+            (Key(keys[s], None), rinv[w]),
             (q, g),
             {"out": dt.np.str},
             ("qr_tall", s),
@@ -266,7 +267,7 @@ def _cholqr2(ex, a, strict):
     ex.submit(
         root2,
         "chol_r",
-        (("k", gk2, None),),
+        (Key(gk2, None),),
         (r2, r2i, st2),
         {"cond_max": math.inf},
         ("qr_tall", None),
@@ -274,12 +275,12 @@ def _cholqr2(ex, a, strict):
     ex.free(root2, [gk2, st2])
     rinv2 = broadcast_block(ex, root2, r2i, lay.workers)
     for s, (w, _, _) in enumerate(shards):
-        ex.submit(w, "scale_rows", (("k", qs[s], None), rinv2[w]), (), None, ("qr_tall", s))
+        ex.submit(w, "scale_rows", (Key(qs[s], None), rinv2[w]), (), None, ("qr_tall", s))
     ex.free(root2, [r2i])
     r1_at = broadcast_block(ex, root, r1, [root2])[root2]
     rk = ex.new_key()
     ex.submit(
-        root2, "r_product", (("k", r2, None), r1_at), (rk,), {"out": dt.np.str}, ("qr_tall", None)
+        root2, "r_product", (Key(r2, None), r1_at), (rk,), {"out": dt.np.str}, ("qr_tall", None)
     )
     ex.free_pairs([(root, r1), (root2, r2)])
     return Operand(lay, dt, tuple(qs)), _replicate(ex, root2, rk, dt, (k, k))
@@ -293,14 +294,14 @@ def _tsqr(ex, a):
     leaves = []
     for s, (w, _, _) in enumerate(shards):
         q, r = ex.new_key(), ex.new_key()
-        ex.submit(w, "local_qr", (("k", keys[s], None),), (q, r), None, ("qr_tall", s))
+        ex.submit(w, "local_qr", (Key(keys[s], None),), (q, r), None, ("qr_tall", s))
         leaves.append((w, q, r))
     req = collections.defaultdict(list)
     for w, _, r in leaves:
         if w != root:
             req[w].append((r, None))
     hs = {w: iter(h) for w, h in ex.export(req).items()}
-    rargs = [("k", r, None) if w == root else ("x", next(hs[w])) for w, _, r in leaves]
+    rargs = [Key(r, None) if w == root else Transfer(next(hs[w])) for w, _, r in leaves]
     rk, q2 = ex.new_key(), [ex.new_key() for _ in leaves]
     ex.submit(
         root, "stack_qr", tuple(rargs), (rk,) + tuple(q2), {"out": dt.np.str}, ("qr_tall", None)
@@ -313,9 +314,9 @@ def _tsqr(ex, a):
     hs = iter(ex.export(req)[root]) if req else iter(())
     out = []
     for s, ((w, q, _), qk) in enumerate(zip(leaves, q2)):
-        arg = ("k", qk, None) if w == root else ("x", next(hs))
+        arg = Key(qk, None) if w == root else Transfer(next(hs))
         nk = ex.new_key()
-        ex.submit(w, "mul_small", (("k", q, None), arg), (nk,), {"out": dt.np.str}, ("qr_tall", s))
+        ex.submit(w, "mul_small", (Key(q, None), arg), (nk,), {"out": dt.np.str}, ("qr_tall", s))
         out.append(nk)
     ex.free_pairs([(w, q) for w, q, _ in leaves] + [(root, qk) for qk in q2])
     return Operand(lay, dt, tuple(out)), _replicate(ex, root, rk, dt, (k, k))

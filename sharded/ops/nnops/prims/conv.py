@@ -16,6 +16,7 @@ from ....core.dispatch import apply, as_tensor, is_tensor
 from ....core.registry import kernel, nondiff, primitive, vjp
 from ....errors import ArgumentError, DTypeError, ShapeError
 from ....layout import Layout
+from ....runtime.commands import Key
 from ..kernels import col2im, crop, pad_block, windows
 from ..plan import batch_layout, out_layout, submit_local
 
@@ -66,7 +67,7 @@ def _conv2d_plan(ex, x, w, stride, pads, dilation, groups):
     shape, _ = _conv2d_spec(x, w, stride, pads, dilation, groups)
     out = out_layout(lay, shape)
     wargs, temps = _whole(ex, w, lay)
-    args = [(("k", x._keys[s], None), wargs[s]) for s in range(len(lay.shards()))]
+    args = [(Key(x._keys[s], None), wargs[s]) for s in range(len(lay.shards()))]
     params = {"stride": stride, "pads": pads, "dilation": dilation, "groups": groups}
     keys = submit_local(ex, "conv2d_block", lay, args, params)
     free_temps(ex, temps)
@@ -130,7 +131,7 @@ def _conv2d_grad_weight_plan(ex, x, g, wshape, stride, pads, dilation, groups):
     lay = x._layout
     oshape = (lay.shape[0], wshape[0]) + tuple(g.shape[2:])
     gargs, temps = align(ex, g, out_layout(lay, oshape))
-    args = [(("k", x._keys[s], None), gargs[s]) for s in range(len(lay.shards()))]
+    args = [(Key(x._keys[s], None), gargs[s]) for s in range(len(lay.shards()))]
     params = {"k": tuple(wshape[2:]), "stride": stride, "pads": pads, "dilation": dilation}
     params.update(groups=groups, stack=not lay.is_replicated)
     keys = submit_local(ex, "conv2d_grad_weight", lay, args, params)

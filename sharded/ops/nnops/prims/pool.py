@@ -15,6 +15,7 @@ from .... import dtypes as D
 from ....core.dataflow import Operand, align, free_temps
 from ....core.dispatch import apply
 from ....core.registry import kernel, nondiff, primitive, vjp
+from ....runtime.commands import Key
 from ..kernels import col2im, crop, pad_block, right_pad, windows
 from ..plan import out_layout, submit_local
 
@@ -34,12 +35,12 @@ def _local(ex, name, x, shape, dtype, params, extra=None):
     lay = x if not hasattr(x, "_layout") else x._layout
     out = out_layout(lay, shape, KEEP)
     if extra is None:
-        args = [(("k", k, None),) for k in x._keys]
+        args = [(Key(k, None),) for k in x._keys]
         temps = []
     else:
         t, tlay = extra
         targs, temps = align(ex, t, tlay)
-        src = [] if lay is x else [("k", k, None) for k in x._keys]
+        src = [] if lay is x else [Key(k, None) for k in x._keys]
         args = [(targs[s],) + ((src[s],) if src else ()) for s in range(len(lay.shards()))]
     keys = submit_local(ex, name, lay, args, params)
     free_temps(ex, temps)

@@ -21,6 +21,7 @@ from ....core.registry import bind, kernel, nondiff, primitive
 from ....core.tree import combine_tree
 from ....errors import ArgumentError, DTypeError, ShapeError, UnsupportedDType
 from ....layout import Layout, normalize_dim
+from ....runtime.commands import Key
 
 __all__ = ["HistogramResult", "bincount", "count_nonzero", "histc", "histogram"]
 
@@ -86,7 +87,7 @@ def _count_plan(ex, x, weights, length, dtype, mode, params=None, edges=None):
                 "weighted": weights is not None,
                 "params": params,
             }
-            ex.submit(w, "bin_partial", (("k", x._keys[s], None), *extra), (k,), p, ("count", s))
+            ex.submit(w, "bin_partial", (Key(x._keys[s], None), *extra), (k,), p, ("count", s))
             by_w.setdefault(w, []).append(k)
         gp = []
         for w, ks in by_w.items():
@@ -95,7 +96,7 @@ def _count_plan(ex, x, weights, length, dtype, mode, params=None, edges=None):
                 ex.submit(
                     w,
                     "reduce_combine",
-                    tuple(("k", kk, None) for kk in ks),
+                    tuple(Key(kk, None) for kk in ks),
                     (k,),
                     {"fn": "sum"},
                     ("count", None),

@@ -16,6 +16,7 @@ from ....core.dispatch import apply, as_tensor, is_tensor
 from ....core.registry import bind, kernel, nondiff, primitive, vjp
 from ....errors import ArgumentError, DTypeError, ShapeError
 from ....layout import Layout, normalize_dim
+from ....runtime.commands import Key
 
 __all__ = ["diff"]
 
@@ -78,7 +79,7 @@ def _diff1_plan(ex, x, dim):
     for s, (w, _, _) in enumerate(shards):
         k = ex.new_key()
         ex.submit(
-            w, "diff_block", (("k", x._keys[s], None), hargs[s]), (k,), {"axis": dim}, ("diff", s)
+            w, "diff_block", (Key(x._keys[s], None), hargs[s]), (k,), {"axis": dim}, ("diff", s)
         )
         keys.append(k)
     free_temps(ex, temps)

@@ -27,6 +27,7 @@ from ....core.registry import bind, kernel, nondiff, primitive, vjp
 from ....core.tree import reduce_groups
 from ....errors import ArgumentError, UnsupportedDType
 from ....layout import Layout, normalize_dim
+from ....runtime.commands import Key, Transfer
 from ..kernels.scan import logaddexp, lse_accumulate, lse_total
 
 __all__ = [
@@ -211,7 +212,7 @@ def _exchange(ex, lay, d, totals, reverse=False, op=None):
                 src = shards[p][0]
                 for k in totals[p]:
                     if src == w:
-                        wants.append((s, ("k", k, None)))
+                        wants.append((s, Key(k, None)))
                     else:
                         req[src].append((k, None))
                         wants.append((s, src))
@@ -222,7 +223,7 @@ def _exchange(ex, lay, d, totals, reverse=False, op=None):
         for p in line[:-1]:
             for k in totals[p]:
                 if shards[p][0] == root:
-                    args.append(("k", k, None))
+                    args.append(Key(k, None))
                 else:
                     req[shards[p][0]].append((k, None))
                     args.append(shards[p][0])
@@ -230,10 +231,10 @@ def _exchange(ex, lay, d, totals, reverse=False, op=None):
     handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
     out = collections.defaultdict(list)
     for s, a in wants:
-        out[s].append(a if isinstance(a, tuple) else ("x", next(handles[a])))
+        out[s].append(a if isinstance(a, tuple) else Transfer(next(handles[a])))
     temps, back, sends = [], collections.defaultdict(list), []
     for line, root, args in roots:
-        args = [a if isinstance(a, tuple) else ("x", next(handles[a])) for a in args]
+        args = [a if isinstance(a, tuple) else Transfer(next(handles[a])) for a in args]
         width = len(totals[line[0]])
         keys = [ex.new_key() for _ in range((len(line) - 1) * width)]
         ex.submit(root, "scan_prefix", args, keys, {"op": op, "width": width}, ("scan", None))
@@ -241,13 +242,13 @@ def _exchange(ex, lay, d, totals, reverse=False, op=None):
         for j, s in enumerate(line[1:]):
             ks = keys[j * width : (j + 1) * width]
             if shards[s][0] == root:
-                out[s] += [("k", k, None) for k in ks]
+                out[s] += [Key(k, None) for k in ks]
             else:
                 back[root] += [(k, None) for k in ks]
                 sends.append((s, root, len(ks)))
     hb = {w: iter(h) for w, h in ex.export(back).items()} if back else {}
     for s, root, n in sends:
-        out[s] += [("x", next(hb[root])) for _ in range(n)]
+        out[s] += [Transfer(next(hb[root])) for _ in range(n)]
     return out, temps
 
 
@@ -285,7 +286,7 @@ def _cumscan_plan(ex, x, op, dim, dtype=None, reverse=False):
             t = ex.new_key()
             params = {"op": op, "axis": dim, "dtype": dt.np.str}
             ex.submit(
-                shards[s][0], "scan_total", (("k", x._keys[s], None),), (t,), params, ("cumscan", s)
+                shards[s][0], "scan_total", (Key(x._keys[s], None),), (t,), params, ("cumscan", s)
             )
             totals[s] = (t,)
     carries, temps = _exchange(ex, lay, dim, totals, reverse, op)
@@ -293,7 +294,7 @@ def _cumscan_plan(ex, x, op, dim, dtype=None, reverse=False):
     for s, (w, _, _) in enumerate(shards):
         k = ex.new_key()
         params = {"op": op, "axis": dim, "dtype": dt.np.str, "reverse": reverse}
-        args = (("k", x._keys[s], None), *carries.get(s, ()))
+        args = (Key(x._keys[s], None), *carries.get(s, ()))
         ex.submit(w, "scan_block", args, (k,), params, ("cumscan", s))
         keys.append(k)
     _free_totals(ex, lay, totals)
@@ -443,7 +444,7 @@ def _cumarg_plan(ex, x, fn, dim):
     for s, (w, offs, _) in enumerate(shards):
         k = tuple(ex.new_key() for _ in range(4))
         params = {"fn": fn, "axis": dim, "offset": 0 if lay.is_replicated else offs[dim]}
-        ex.submit(w, "cumarg_local", (("k", x._keys[s], None),), k, params, ("cumarg", s))
+        ex.submit(w, "cumarg_local", (Key(x._keys[s], None),), k, params, ("cumarg", s))
         vk.append(k[0])
         ik.append(k[1])
         totals[s] = k[2:]
@@ -452,7 +453,7 @@ def _cumarg_plan(ex, x, fn, dim):
         ex.submit(
             shards[s][0],
             "cumarg_apply",
-            (("k", vk[s], None), ("k", ik[s], None), *args),
+            (Key(vk[s], None), Key(ik[s], None), *args),
             (vk[s], ik[s]),
             {"fn": fn},
             ("cumarg", s),
@@ -520,7 +521,7 @@ def _cumarg_grad_plan(ex, g, idx, dim):
         ex.submit(
             w,
             "cumarg_grad_local",
-            (("k", g._keys[s], None), ("k", idx._keys[s], None)),
+            (Key(g._keys[s], None), Key(idx._keys[s], None)),
             k,
             {"axis": dim, "lo": lo},
             ("cumarg_grad", s),
@@ -536,7 +537,7 @@ def _cumarg_grad_plan(ex, g, idx, dim):
         ex.submit(
             w,
             "cumarg_grad_apply",
-            (("k", keys[s], None), *args),
+            (Key(keys[s], None), *args),
             (keys[s],),
             {"axis": dim, "lo": lo, "hi": lo + shp[dim]},
             ("cumarg_grad", s),

@@ -22,6 +22,7 @@ from ....core.dataflow import Operand, free_temps, gather_regions
 from ....core.dispatch import apply, as_tensor, is_tensor
 from ....core.registry import bind, kernel, nondiff, primitive
 from ....errors import ArgumentError, DTypeError, ShapeError
+from ....runtime.commands import Key, Transfer
 
 __all__ = ["bucketize", "searchsorted"]
 
@@ -95,7 +96,7 @@ def _searchsorted_plan(ex, seq, values, right=False, out_int32=False):
             sl = (slice(lo, hi),)
             key = seq._keys[slay.workers.index(ws) if slay.is_replicated else s]
             if ws == wv:
-                local[v].append(("k", key, sl))
+                local[v].append(Key(key, sl))
             elif nv == 0:
                 continue
             elif (hi - lo) * sitem <= nv * (vitem + 8):  # the piece is cheaper to move
@@ -114,7 +115,7 @@ def _searchsorted_plan(ex, seq, values, right=False, out_int32=False):
         ex.submit(
             ws,
             "search_count",
-            (("k", key, sl), ("x", next(hv[wv]))),
+            (Key(key, sl), Transfer(next(hv[wv]))),
             (c,),
             {"side": side},
             ("searchsorted", v),
@@ -125,13 +126,13 @@ def _searchsorted_plan(ex, seq, values, right=False, out_int32=False):
     hs = {w: iter(h) for w, h in ex.export(req_seq).items()} if req_seq else {}
     hb = {w: iter(h) for w, h in ex.export(back).items()} if back else {}
     for v, (wv, _, _) in enumerate(vlay.shards()):
-        sargs = [a if isinstance(a, tuple) else ("x", next(hs[a])) for a in local[v]]
-        cargs = [("x", next(hb[w])) for w in counts[v]]
+        sargs = [a if isinstance(a, tuple) else Transfer(next(hs[a])) for a in local[v]]
+        cargs = [Transfer(next(hb[w])) for w in counts[v]]
         k = ex.new_key()
         ex.submit(
             wv,
             "search_total",
-            (("k", values._keys[v], None), *sargs, *cargs),
+            (Key(values._keys[v], None), *sargs, *cargs),
             (k,),
             {"nseq": len(sargs), "side": side, "dtype": dt.np.str},
             ("searchsorted", v),
@@ -156,7 +157,7 @@ def _rows_plan(ex, seq, values, side, dt):
         ex.submit(
             w,
             "search_rows",
-            (args[v], ("k", values._keys[v], None)),
+            (args[v], Key(values._keys[v], None)),
             (k,),
             {"side": side, "dtype": dt.np.str},
             ("searchsorted", v),

@@ -48,6 +48,7 @@ from ....core.registry import bind, no_complex, primitive, vjp
 from ....core.tree import combine_tree, reduce_groups, reduce_layout
 from ....errors import ArgumentError, ArgumentTypeError, DimError, UnsupportedDType
 from ....layout import Layout, normalize_dim
+from ....runtime.commands import Key
 from ..kernels import mode as MK
 from ..kernels import select as K
 from ..plan import radix_select, split_mode
@@ -154,7 +155,7 @@ def _topk_plan(ex, x, k, dim, largest=True, sorted=True):
         for s, (w, offs, _) in enumerate(shards):
             v, i = ex.new_key(), ex.new_key()
             params = {"k": k, "axis": dim, "largest": largest, "offset": 0, "sort": sorted}
-            ex.submit(w, "topk_chunk", (("k", x._keys[s], None),), (v, i), params, ("topk", s))
+            ex.submit(w, "topk_chunk", (Key(x._keys[s], None),), (v, i), params, ("topk", s))
             vk.append(v)
             ik.append(i)
         return Operand(out, x._dtype, vk), Operand(out, D.int64, ik)
@@ -166,13 +167,13 @@ def _topk_plan(ex, x, k, dim, largest=True, sorted=True):
             w, offs, _ = shards[s]
             kk = (ex.new_key(), ex.new_key())
             params = {"k": k, "axis": dim, "largest": largest, "offset": offs[dim], "sort": False}
-            ex.submit(w, "topk_chunk", (("k", x._keys[s], None),), kk, params, ("topk", s))
+            ex.submit(w, "topk_chunk", (Key(x._keys[s], None),), kk, params, ("topk", s))
             by_w.setdefault(w, []).append(kk)
         gp = []
         for w, ks in by_w.items():  # one partial per worker before the tree
             if len(ks) > 1:
                 kk = (ex.new_key(), ex.new_key())
-                args = tuple(("k", a, None) for p in ks for a in p)
+                args = tuple(Key(a, None) for p in ks for a in p)
                 params = {"k": k, "axis": dim, "largest": largest}
                 ex.submit(w, "topk_merge", args, kk, params, ("topk", None))
                 ex.free(w, [a for p in ks for a in p])
@@ -242,7 +243,7 @@ def _select(ex, x, d, keepdim, kind, arg, quantile, qn):
             ks = tuple(ex.new_key() for _ in range(nout))
             oshape = ((qn,) if qn else ()) + tuple(oshp)
             params = {"axis": d, "kind": kind, "arg": arg, "oshape": oshape, "quantile": quantile}
-            ex.submit(w, "select_local", (("k", x._keys[s], None),), ks, params, (kind, s))
+            ex.submit(w, "select_local", (Key(x._keys[s], None),), ks, params, (kind, s))
             for i, k in enumerate(ks):
                 keys[i].append(k)
     else:
@@ -404,7 +405,7 @@ def _quantile_plan(ex, x, qs, scalar, dim, keepdim, interp, ignore):
             ks = []
             for (w, _, shp), k in zip(out.shards(), r.keys):
                 nk = ex.new_key()
-                ex.submit(w, "reshape", (("k", k, None),), (nk,), {"shape": shp})
+                ex.submit(w, "reshape", (Key(k, None),), (nk,), {"shape": shp})
                 ex.free(w, [k])
                 ks.append(nk)
             fixed.append(Operand(out, r.dtype, ks))
@@ -522,7 +523,7 @@ def _mode_plan(ex, x, dim, keepdim):
     for s, (w, _, oshp) in enumerate(out.shards()):
         v, i = ex.new_key(), ex.new_key()
         params = {"axis": dim, "oshape": tuple(oshp)}
-        ex.submit(w, "mode_local", (("k", x._keys[s], None),), (v, i), params, ("mode", s))
+        ex.submit(w, "mode_local", (Key(x._keys[s], None),), (v, i), params, ("mode", s))
         vk.append(v)
         ik.append(i)
     return Operand(out, x._dtype, vk), Operand(out, D.int64, ik)

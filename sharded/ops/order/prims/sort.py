@@ -33,6 +33,7 @@ from ....core.dispatch import apply, as_tensor, is_tensor, placement
 from ....core.registry import bind, kernel, nondiff, primitive, vjp
 from ....errors import ArgumentTypeError
 from ....layout import Layout, normalize_dim
+from ....runtime.commands import Key, Transfer
 from ..kernels.sort import sort_finish, sort_local, sort_sample, sort_split
 
 __all__ = ["sort", "argsort", "msort"]
@@ -74,7 +75,7 @@ def _sample_sort(ex, x, descending, index=True):
         ex.submit(
             w,
             "sort_sample",
-            (("k", x._keys[j], None),),
+            (Key(x._keys[j], None),),
             (samples[j],),
             {"goff": offs[0], "sign": sign, "nsample": SAMPLES},
             ("sort", j),
@@ -95,7 +96,7 @@ def _sample_sort(ex, x, descending, index=True):
         ex.submit(
             w,
             "sort_split",
-            (("k", x._keys[j], None),),
+            (Key(x._keys[j], None),),
             (*g, ck[j]),
             {"goff": offs[0], "sign": sign, "split": split, "p": p, "index": index},
             ("sort", j),
@@ -135,7 +136,7 @@ def _sample_sort(ex, x, descending, index=True):
         ex.submit(
             dest[b],
             "sort_finish",
-            tuple(("x", next(handles[a])) for a in plan[b]),
+            tuple(Transfer(next(handles[a])) for a in plan[b]),
             (vk[o], ik[o]) if index else (vk[o],),
             {"dtype": dt, "descending": descending, "index": index},
             ("sort", b),
@@ -156,8 +157,8 @@ def _settle(ex, op, lay):
     made = {(w, k) for w, k in temps}
     keys = []
     for s, ((w, _, shp), a) in enumerate(zip(lay.shards(), args)):
-        if a[0] == "k" and (w, a[1]) in made:
-            keys.append(a[1])  # assembled for us already: take it over
+        if type(a) is Key and (w, a.key) in made:
+            keys.append(a.key)  # assembled for us already: take it over
             continue
         k = ex.new_key()
         ex.submit(w, "reshape", (a,), (k,), {"shape": shp}, label=("settle", s))
@@ -182,7 +183,7 @@ def _local(ex, x, dim, descending):
         ex.submit(
             w,
             "sort_local",
-            (("k", x._keys[j], None),),
+            (Key(x._keys[j], None),),
             (v, i),
             {"dim": dim, "descending": descending},
             ("sort", j),
@@ -248,7 +249,7 @@ def _sort_values_plan(ex, x, dim, descending=False):
     for j, (w, _, _) in enumerate(t._layout.shards()):
         k = ex.new_key()
         params = {"dim": dim, "descending": descending}
-        ex.submit(w, "sort_values_local", (("k", t._keys[j], None),), (k,), params, ("sort", j))
+        ex.submit(w, "sort_values_local", (Key(t._keys[j], None),), (k,), params, ("sort", j))
         keys.append(k)
     free_temps(ex, temps)
     return _settle(ex, Operand(t._layout, x._dtype, keys), lay)
@@ -300,7 +301,7 @@ def _unpermute_1d(ex, g, idx):
         ex.submit(
             w,
             "unpermute_route",
-            (("k", g._keys[j], None), ("k", idx._keys[j], None)),
+            (Key(g._keys[j], None), Key(idx._keys[j], None)),
             ks,
             {"bounds": bounds},
             ("unpermute", j),
@@ -317,7 +318,7 @@ def _unpermute_1d(ex, g, idx):
             for key, item in ((keys[j][0], g._dtype.itemsize), (keys[j][1], 8)):
                 sl = (slice(lo, hi),)
                 if src == shards[o][0]:
-                    plan[o].append(("k", key, sl))
+                    plan[o].append(Key(key, sl))
                 else:
                     req[src].append((key, sl, (hi - lo) * item))
                     ex.bytes_moved += (hi - lo) * item
@@ -325,7 +326,7 @@ def _unpermute_1d(ex, g, idx):
     handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
     out = []
     for o, (w, _, shp) in enumerate(shards):
-        args = [a if isinstance(a, tuple) else ("x", next(handles[a])) for a in plan[o]]
+        args = [a if isinstance(a, tuple) else Transfer(next(handles[a])) for a in plan[o]]
         k = ex.new_key()
         ex.submit(
             w,
@@ -360,7 +361,7 @@ def _unpermute_plan(ex, g, idx, dim):
             ex.submit(
                 w,
                 "unpermute_local",
-                (("k", g._keys[j], None), ("k", idx._keys[j], None)),
+                (Key(g._keys[j], None), Key(idx._keys[j], None)),
                 (k,),
                 {"dim": dim},
                 ("unpermute", j),

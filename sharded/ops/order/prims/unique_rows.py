@@ -30,6 +30,7 @@ from .... import dtypes as D
 from ....core.dataflow import Operand, free_temps, reshard
 from ....core.registry import kernel, no_complex, nondiff, primitive
 from ....layout import Layout
+from ....runtime.commands import Key
 from ..plan import (
     along,
     balanced,
@@ -238,7 +239,7 @@ def _unique_dim_plan(ex, x, dim):
     lay = x._layout
     w = lay.workers[0]
     ks = tuple(ex.new_key() for _ in range(4))
-    ex.submit(w, "unique_dim_local", (("k", x._keys[0], None),), ks, {"dim": dim}, ("unique", 0))
+    ex.submit(w, "unique_dim_local", (Key(x._keys[0], None),), ks, {"dim": dim}, ("unique", 0))
     (k,) = (int(v[0]) for v in ex.fetch([(w, ks[3], None)]))
     ex.free_pairs([(w, ks[3])])
     shape = list(lay.shape)

@@ -20,6 +20,7 @@ from .... import dtypes as D
 from ....core.dataflow import Operand, free_temps, reshard
 from ....core.registry import kernel, nondiff, primitive
 from ....layout import Layout
+from ....runtime.commands import Key
 from ..plan import (
     along,
     balanced,
@@ -96,7 +97,7 @@ def _uc_plan(ex, x, dim=0, inverse=False, counts=False):
     for j, w in enumerate(dest):
         ks = (ex.new_key(), ex.new_key())
         ex.submit(
-            w, "uc_runs", (("k", x._keys[j], None), *args[j]), ks, {"dim": dim},
+            w, "uc_runs", (Key(x._keys[j], None), *args[j]), ks, {"dim": dim},
             ("unique_consecutive", j),
         )  # fmt: skip
         runs.append(ks)
@@ -115,7 +116,7 @@ def _uc_plan(ex, x, dim=0, inverse=False, counts=False):
         ks = tuple(ex.new_key() for _ in range(1 + counts + inverse))
         prm = {"dim": dim, "joined": info[j][2], "add": add[j], "base": base[j]}
         ex.submit(
-            w, "uc_take", (("k", x._keys[j], None), ("k", runs[j][0], None)), ks,
+            w, "uc_take", (Key(x._keys[j], None), Key(runs[j][0], None)), ks,
             {**prm, "inverse": inverse, "counts": counts}, ("unique_consecutive", j),
         )  # fmt: skip
         res.append(ks)

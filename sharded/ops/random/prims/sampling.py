@@ -26,6 +26,7 @@ from ....errors import (
     UnsupportedArgument,
     UnsupportedDType,
 )
+from ....runtime.commands import Key
 
 __all__ = ["normal", "bernoulli", "multinomial", "poisson"]
 
@@ -395,7 +396,7 @@ def _poisson_plan(ex, lam, key):
     keys = []
     for s, (w, _, _) in enumerate(lam._layout.shards()):
         k = ex.new_key()
-        args = tuple(("k", t._keys[s], None) for t in (lam, key))
+        args = tuple(Key(t._keys[s], None) for t in (lam, key))
         ex.submit(w, "poisson_block", args, (k,), {}, ("poisson", s))
         keys.append(k)
     return Operand(lam._layout, lam._dtype, keys)
