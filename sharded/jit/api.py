@@ -215,6 +215,9 @@ class Jitted:
         return self._trace(entry, ex, sess, args, kwargs, tensors)
 
     def _trace(self, entry, ex, sess, args, kwargs, tensors):
+        # cyclic garbage from before the call would count as live tensors, whose storage the
+        # program then guards; collected later, it would fail a replay's guard (a retrace)
+        gc.collect()
         rec = Recorder(self, ex, tensors)
         ex.recorder = rec
         # tensors kept whole go to workers in round robin: every trace starts the turn at
