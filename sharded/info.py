@@ -27,18 +27,28 @@ def stats() -> dict:
     --------
     >>> import sharded as st
     >>> sorted(st.stats())
-    ['bytes_moved', 'commands', 'live_shards', 'recoveries', 'workers']
+    ['bytes_moved', 'commands', 'live_shards', 'net', 'recoveries', 'workers']
+
+    ``net`` counts what sharded's own sockets refused, the workers' and the driver's
+    together: connections that failed the handshake (``handshakes_refused``), frames that
+    failed their sequence number, MAC or size (``frames_refused``), connections closed
+    because too many were authenticating (``busy_refused``) and accept errors survived
+    (``accept_errors``). See the README's "Security".
     """
     ex = _session.current().executor
     ws = ex.stats()
+    net = dict(ex.net_counts())
     for w, info in zip(ws, ex.workers):
         w["node"], w["name"] = info.node, info.name
+        for k, v in w.get("net", {}).items():
+            net[k] = net.get(k, 0) + v
     return {
         "workers": ws,
         "live_shards": sum(w["live_shards"] for w in ws),
         "bytes_moved": ex.bytes_moved,
         "commands": ex.commands,
         "recoveries": ex.recovery_stats(),
+        "net": net,
     }
 
 

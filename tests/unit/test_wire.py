@@ -1,6 +1,6 @@
 """The driver's wire (sharded.runtime.net.wire): batches to a mailbox's runner and their answers,
 in order, large arrays out of band, and every way a wait ends (answer, loss, bound, a wrong
-token). Real sockets on loopback; no Ray."""
+key). Real sockets on loopback; no Ray."""
 
 import socket
 import threading
@@ -10,28 +10,29 @@ import numpy as np
 import pytest
 
 from sharded.runtime.driver import recovery
-from sharded.runtime.net.mailbox import Mailbox, _recv_exact, pack
+from sharded.runtime.net import channel
+from sharded.runtime.net.mailbox import Mailbox
 from sharded.runtime.net.wire import Wire, WireLost
 
-TOKEN = b"0123456789abcdef"
+KEY = b"0123456789abcdef" * 2
 
 
 @pytest.fixture()
 def box():
-    b = Mailbox("127.0.0.1")
-    b.set_peers({}, TOKEN)
+    b = Mailbox("127.0.0.1", 0)
+    b.set_peers({}, KEY)
     yield b
     b.close()
 
 
-def _wire(box, token=TOKEN):
-    w = Wire(token)
+def _wire(box, key=KEY):
+    w = Wire(key)
     w.set_addrs({0: box.address})
     return w
 
 
 def test_answers_come_in_order_with_their_exports(box):
-    box.runner = lambda after, timeout, cmds: pack(([["e", after]], *cmds))
+    box.runner = lambda after, timeout, cmds: ([["e", after]], *cmds)
     wire = _wire(box)
     big = np.arange(300_000.0)  # 2.4 MB: out of band
     sent = [wire.send(0, i, [np.full(3, i), big * i], 2, 5.0) for i in range(5)]
@@ -46,7 +47,7 @@ def test_answers_come_in_order_with_their_exports(box):
 
 def test_ready_does_not_wait(box):
     go = threading.Event()
-    box.runner = lambda after, timeout, cmds: (go.wait(5), pack([]))[1]
+    box.runner = lambda after, timeout, cmds: (go.wait(5), [])[1]
     wire = _wire(box)
     r, _ = wire.send(0, 0, [], 0, 5.0)
     assert wire.ready([r]) == [False] and wire.busy(0)
@@ -75,12 +76,12 @@ def test_a_connection_that_ends_is_a_loss(box):
 def test_a_loss_elsewhere_ends_a_wait_or_is_told(box):
     """A wait for worker 1 hears of worker 0's loss (it may owe worker 1 a partial); with
     ``on_loss`` the wait is told and goes on."""
-    other = Mailbox("127.0.0.1")
-    other.set_peers({}, TOKEN)
+    other = Mailbox("127.0.0.1", 1)
+    other.set_peers({}, KEY)
     go = threading.Event()
-    other.runner = lambda after, timeout, cmds: (go.wait(5), pack([]))[1]
+    other.runner = lambda after, timeout, cmds: (go.wait(5), [])[1]
     box.runner = lambda after, timeout, cmds: 1 / 0
-    wire = Wire(TOKEN)
+    wire = Wire(KEY)
     wire.set_addrs({0: box.address, 1: other.address})
     wire.send(0, 0, [], 0, 5.0)
     r1, _ = wire.send(1, 0, [], 0, 5.0)
@@ -98,7 +99,7 @@ def test_a_loss_elsewhere_ends_a_wait_or_is_told(box):
 
 
 def test_a_silent_worker_makes_the_wait_late(box):
-    box.runner = lambda after, timeout, cmds: (time.sleep(3), pack([]))[1]
+    box.runner = lambda after, timeout, cmds: (time.sleep(3), [])[1]
     wire = _wire(box)
     r, _ = wire.send(0, 0, [], 0, 5.0)
     checks = []
@@ -109,17 +110,22 @@ def test_a_silent_worker_makes_the_wait_late(box):
     wire.close()
 
 
-def test_a_wrong_token_is_closed_unread(box):
+def test_a_wrong_key_is_refused_and_nothing_runs(box):
     ran = []
-    box.runner = lambda after, timeout, cmds: (ran.append(1), pack([]))[1]
-    wire = _wire(box, token=b"x" * 16)
+    box.runner = lambda after, timeout, cmds: (ran.append(1), [])[1]
+    wire = _wire(box, key=b"x" * 32)
     r, _ = wire.send(0, 0, [], 0, 5.0)
     with pytest.raises(WireLost):
         wire.wait([r], 5.0)
     assert not ran
+    assert wire.counts["handshakes_refused"] == 1
+    deadline = time.monotonic() + 5  # (the mailbox counts it on its own thread)
+    while box.counts()["handshakes_refused"] < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert box.counts()["handshakes_refused"] == 1
 
 
-def test_commands_that_do_not_pickle_are_left_to_ray(box):
+def test_commands_that_are_not_data_are_left_to_ray(box):
     wire = _wire(box)
     assert wire.send(0, 0, [lambda: 1], 0, 5.0) is None
     assert not wire.busy()
@@ -130,12 +136,12 @@ def test_answers_cut_and_joined_in_any_way_arrive_whole():
     head: the wire takes each whole, in order (a real socket whose peer sends the bytes so)."""
     big = np.arange(100_000.0)  # 800 KB: out of band, read straight into place
     answers = [([["e", i]], big * i if i == 3 else np.full(2, i)) for i in range(5)]
-    raw = [b"".join(bytes(p) for p in pack(a)) for a in answers]
     srv = socket.create_server(("127.0.0.1", 0))
 
     def peer():
         conn, _ = srv.accept()
-        _recv_exact(conn, len(TOKEN))
+        ch, _ = channel.accept(conn, KEY, 0)
+        raw = [b"".join(bytes(p) for p in ch.pack(a)) for a in answers]
         conn.sendall(raw[0] + raw[1] + raw[2])  # three answers in one segment
         time.sleep(0.05)
         for i in range(0, 5000, 1000):  # the large one: its start, slowly, then the rest
@@ -148,7 +154,7 @@ def test_answers_cut_and_joined_in_any_way_arrive_whole():
         conn.close()
 
     threading.Thread(target=peer, daemon=True).start()
-    wire = Wire(TOKEN)
+    wire = Wire(KEY)
     wire.set_addrs({0: srv.getsockname()[:2]})
     sent = [wire.send(0, i, [], 1, 5.0) for i in range(5)]
     wire.wait([p for _, (p,) in sent], 5.0)

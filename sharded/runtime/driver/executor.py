@@ -130,6 +130,11 @@ class Executor(Reading, Transport):
             return {"enabled": False, "reason": self._rec_off}
         return self._rec.stats()
 
+    def net_counts(self) -> dict:
+        """What the driver's own sockets refused (``st.stats()["net"]``): nothing here; the
+        Ray executor's wire counts its refusals."""
+        return {}
+
     @property
     def num_workers(self) -> int:
         return len(self.workers)

@@ -35,7 +35,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from ...errors import BackendUnavailable, OpFailed, ShardingError, WorkerLost
 from ..commands import Pool, Threads
-from ..net.mailbox import abort_all
+from ..net.mailbox import KEY_BYTES, abort_all
 from ..net.wire import READ_MAX as WIRE_READ_MAX
 from ..net.wire import TYPES as WIRE
 from ..net.wire import Wire
@@ -221,11 +221,14 @@ class RayExecutor(RayLoss, Relayed, Executor):
         self._share_cores(nodes, node_ids, num_workers)  # direct calls: before any relay
         if not shared and len(self._actors) > RELAY_MIN:
             self._start_relays(RELAY_FANOUT)
-        self._mail_addrs, self._mail_token = {}, os.urandom(16)
+        # the mailboxes' session key: sent to the workers through Ray (whose own channels
+        # authenticate), never over the mailboxes' sockets (.channel)
+        self._mail_addrs, self._mail_key = {}, os.urandom(KEY_BYTES)
+        self._mail_host = self._local_host()
         self._mail_ray = MAILBOX == "1"
         self._nray = [0] * len(self._actors)  # Ray batches sent to each worker (.wire)
         if MAILBOX != "0" and not shared:
-            self._wire = Wire(self._mail_token)
+            self._wire = Wire(self._mail_key)
             self._open_mail(range(len(self._actors)))
         self._timer = threading.Thread(target=self._tick, name="sharded-flush", daemon=True)
         self._timer.start()
@@ -276,27 +279,44 @@ class RayExecutor(RayLoss, Relayed, Executor):
         are; trees use them from the next shipment on (or never, if one cannot listen).
         Workers shared by several clients never do: two clients' trees could each hold a
         worker the other's waits for."""
-        addrs = self._get([self._actors[w].mail_open.remote() for w in ws], READY_TIMEOUT_S)
+        host = self._mail_host
+        addrs = self._get([self._actors[w].mail_open.remote(host) for w in ws], READY_TIMEOUT_S)
         self._mail_addrs.update(zip(ws, addrs))
         if any(a is None for a in self._mail_addrs.values()):
             self._mail = False
             return
-        peers, token = dict(self._mail_addrs), self._mail_token
-        self._get([a.mail_peers.remote(peers, token) for a in self._actors], READY_TIMEOUT_S)
+        peers, key = dict(self._mail_addrs), self._mail_key
+        self._get([a.mail_peers.remote(peers, key) for a in self._actors], READY_TIMEOUT_S)
         self._wire.set_addrs(peers)
         self._mail = True
+
+    def _local_host(self):
+        """127.0.0.1 when every worker runs on the driver's node (the mailboxes then listen
+        on loopback only), else None (each on its node's address)."""
+        here = ray.get_runtime_context().get_node_id()
+        return "127.0.0.1" if all(i.node == here for i in self.workers) else None
+
+    def net_counts(self) -> dict:
+        return dict(self._wire.counts) if self._wire is not None else {}
 
     def _rebuilt(self, replaced):
         if not self._mail_addrs:
             return
-        if replaced:  # (with every worker alive again)
+        if replaced and self._mail_host and self._local_host() is None:
+            # a replacement landed on another node: loopback mailboxes cannot reach it
+            self._mail = self._wire.on = False
+        elif replaced:  # (with every worker alive again)
             self._open_mail(sorted(replaced))
+        else:  # the lost connections' workers are alive: their addresses hold again
+            self._wire.set_addrs(dict(self._mail_addrs))
         # every batch of the replay ran: the count each wire batch waits for starts again
         self._nray = self._get([a.ran.remote() for a in self._actors], READY_TIMEOUT_S)
 
     def _abandon(self):
         if self._mail_addrs:
-            abort_all(self._mail_addrs.values(), self._mail_token, self.client, self._shipno)
+            # (not the workers whose connection was lost: their address may be anyone's now)
+            known = {w: a for w, a in self._mail_addrs.items() if w in self._wire.addrs}
+            abort_all(known, self._mail_key, self.client, self._shipno)
             if self._rec is None:  # no replay will count the batches again: Ray alone now
                 self._wire.on = False
 

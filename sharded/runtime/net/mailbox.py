@@ -1,4 +1,4 @@
-"""Worker-to-worker delivery of a reduction tree's partials, over plain TCP.
+"""Worker-to-worker delivery of a reduction tree's partials, over authenticated TCP.
 
 Through Ray, a tree child's partial reaches its parent in two hops: the child's batch returns
 it to the driver (the owner of the result), and only then does Ray start the parent's batch,
@@ -10,26 +10,31 @@ about 1.3 ms).
 
 Frames are records of :mod:`sharded.runtime.commands`: a ``Deliver`` puts values in the box,
 an ``Abort`` fails takes (below), and the driver's own batches (:mod:`.wire`) come as a
-``Run``, run by the worker's ``runner`` and answered on the same connection.
+``Run``, run by the worker's ``runner`` and answered on the same connection. They travel as
+data (:mod:`.codec`: msgpack and raw buffers, never a pickle) on connections that
+authenticate both ends with the session's key and number and MAC every frame
+(:mod:`.channel`); a connection that fails a check is closed and counted (:meth:`counts`).
 
 Every message is tagged (a ``MailTag``: client, shipment, tree, group, child position) by the
-driver's shipment, so the messages of different shipments never mix, and a message that arrives
-before its parent asks waits in the box. Connections start with the session's token (random,
-sent by the driver with the peers' addresses); a connection without it is closed unread, so
-only the session's own processes can deliver.
+driver's shipment, so the messages of different shipments never mix, and a message that
+arrives before its parent asks waits in the box.
 
-Nothing here may wait forever: :meth:`Mailbox.take` waits at most its timeout, and the driver
-:meth:`Mailbox.abort`\\ s every waiting take when a worker is lost (the partial it waits for may
-never come): every take of a shipment up to the newest fails at once, also one that starts
-after the abort; the aborted batch's results are then discarded and replayed by
+**Bounds.** A connection has :data:`~.channel.HANDSHAKE_S` to authenticate, at most
+:data:`MAX_PENDING` connections may be authenticating at once (more are closed at once), a
+frame is checked against :data:`~.channel.MAX_FRAME` before anything is allocated, and the
+accept loop goes on after running out of file descriptors or threads. Nothing here waits
+forever: :meth:`Mailbox.take` waits at most its timeout, and the driver
+:meth:`Mailbox.abort`\\ s every waiting take when a worker is lost (the partial it waits for
+may never come): every take of a shipment up to the newest fails at once, also one that
+starts after the abort; the aborted batch's results are then discarded and replayed by
 :mod:`.recovery` through Ray, which keeps a copy of every partial in its log.
 
 Examples
 --------
 >>> from sharded.runtime.commands import MailTag
->>> a, b = Mailbox("127.0.0.1"), Mailbox("127.0.0.1")
->>> peers, token = {0: a.address, 1: b.address}, b"t" * 16
->>> a.set_peers(peers, token); b.set_peers(peers, token)
+>>> a, b = Mailbox("127.0.0.1", 0), Mailbox("127.0.0.1", 1)
+>>> peers, key = {0: a.address, 1: b.address}, b"k" * 32
+>>> a.set_peers(peers, key); b.set_peers(peers, key)
 >>> a.send(1, MailTag("c", 1, 0, 0, 1), [1.5])
 >>> b.take(MailTag("c", 1, 0, 0, 1), 5.0)
 [1.5]
@@ -38,178 +43,109 @@ Examples
 
 from __future__ import annotations
 
-import hmac
-import pickle
+import errno
+import logging
 import socket
-import struct
 import threading
 import time
 
 from ..commands import Abort, Deliver, Run
+from . import channel
+from .channel import Refused
 
-_LEN = struct.Struct("<Q")
-TOKEN_BYTES = 16
+MAX_PENDING = 32  # connections authenticating at once; more are closed unread
+KEY_BYTES = 32
+_log = logging.getLogger("sharded.net")
+_FD_ERRORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.ECONNABORTED)
 
 
 class MailAborted(Exception):
     """A take that the driver aborted (a worker was lost) or that waited past its bound."""
 
 
-def _recv_exact(conn, n: int) -> bytearray | None:
-    buf = bytearray(n)
-    view, got = memoryview(buf), 0
-    while got < n:
-        k = conn.recv_into(view[got:])
-        if not k:
-            return None
-        got += k
-    return buf
-
-
-_HEAD = struct.Struct("<QI")  # pickle length, number of out-of-band buffers
-
-
-def pack(obj) -> list:
-    """``obj`` as the parts of one frame: its pickle, then the raw bytes of its large buffers
-    (NumPy arrays go out of band, protocol 5: no copy into the pickle). Small frames are one
-    part (one send, one TCP segment)."""
-    bufs: list = []
-    body = pickle.dumps(obj, protocol=5, buffer_callback=bufs.append)
-    raws = [b.raw() for b in bufs]
-    head = _HEAD.pack(len(body), len(raws)) + b"".join(_LEN.pack(r.nbytes) for r in raws)
-    if sum(r.nbytes for r in raws) < 65536:
-        return [b"".join([head, body, *raws])]
-    return [head + body, *raws]
-
-
-def send_obj(conn, obj) -> None:
-    """Send ``obj`` as one frame (:func:`pack`)."""
-    for part in pack(obj):
-        conn.sendall(part)
-
-
-def recv_obj(conn):
-    """The next frame's object (see :func:`send_obj`), or :data:`EOF` when the peer closed
-    the connection."""
-    head = _recv_exact(conn, _HEAD.size)
-    if head is None:
-        return EOF
-    k = _HEAD.unpack(head)[1]
-    lens = _recv_exact(conn, 8 * k) if k else bytearray()
-    if lens is None:
-        return EOF
-    try:
-        return take_frame(head + lens, conn)
-    except EOFError:
-        return EOF
-
-
-EOF = object()  # what recv_obj returns for a closed connection
-
-
-def frame_size(buf) -> int | None:
-    """How long the frame at the start of ``buf`` is (None: its head is not all there)."""
-    if len(buf) < _HEAD.size:
-        return None
-    k = _HEAD.unpack_from(buf)[1]
-    if len(buf) < _HEAD.size + 8 * k:
-        return None
-    at, segs = _segments(buf)
-    return at + sum(segs)
-
-
-def _segments(buf) -> tuple:
-    n, k = _HEAD.unpack_from(buf)
-    return _HEAD.size + 8 * k, (n, *struct.unpack_from(f"<{k}Q", buf, _HEAD.size))
-
-
-def take_frame(buf: bytearray, conn=None):
-    """The object of the frame at the start of ``buf`` (whose head is there), taken off
-    ``buf``; what has not arrived yet is read from ``conn`` (blocking). Each out-of-band
-    buffer gets its own writable, aligned bytes, as from :func:`recv_obj`."""
-    at, segs = _segments(buf)
-    parts = []
-    for m in segs:
-        part = bytearray(m)
-        have = min(m, max(len(buf) - at, 0))
-        part[:have] = memoryview(buf)[at : at + have]
-        if have < m:
-            view, got = memoryview(part), have
-            while got < m:
-                k = conn.recv_into(view[got:])
-                if not k:
-                    raise EOFError("the connection ended inside a frame")
-                got += k
-        parts.append(part)
-        at += m
-    del buf[:at]
-    return pickle.loads(parts[0], buffers=parts[1:])
-
-
-def _dial(addr, token: bytes, timeout: float = 10.0):
-    s = socket.create_connection(tuple(addr), timeout=timeout)
-    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    s.settimeout(None)
-    s.sendall(token)
-    return s
+def new_counts() -> dict:
+    """The refusal counters a mailbox or the driver's wire keeps (``st.stats()["net"]``)."""
+    return dict.fromkeys(
+        ("handshakes_refused", "frames_refused", "busy_refused", "accept_errors"), 0
+    )
 
 
 class Mailbox:
     """A TCP server taking tagged values from the session's processes, and the sending side
-    (one cached connection per peer).
+    (one cached authenticated connection per peer).
 
     Parameters
     ----------
     host : str
-        The address to listen on (the node's address, so peers on other nodes reach it).
+        The address to listen on: 127.0.0.1 when every worker is on the driver's node,
+        otherwise the node's address (so peers on other nodes reach it).
+    ident : int
+        This worker's number: a connection must ask for it in its handshake.
     """
 
-    def __init__(self, host: str):
+    def __init__(self, host: str, ident: int):
         self._srv = socket.create_server((host, 0))
         self.address = self._srv.getsockname()[:2]
-        self._token = None
+        self.ident = ident
+        self._key = None
         self._peers: dict = {}
-        self._conns: dict = {}  # peer -> (address, socket)
+        self._conns: dict = {}  # peer -> (address, Channel)
+        self._send_lock = threading.Lock()
         self._box: dict = {}
         self._cv = threading.Condition()
         self._dead: dict = {}  # client -> its last aborted shipment: takes for it fail
         self._closed = False
+        self._pending = 0  # connections not authenticated yet
+        self._counts = new_counts()
         # runs a batch the driver sent over its connection (.wire): set by the worker
         self.runner = None
         self.on_abort = None  # told of every abort (the worker's waiting wire batches give up)
         threading.Thread(target=self._accept, name="sharded-mailbox", daemon=True).start()
 
     # ------------------------------------------------------------------ sending
-    def set_peers(self, peers: dict, token: bytes) -> None:
-        """Where every peer listens (``{worker: (host, port)}``) and the session's token."""
+    def set_peers(self, peers: dict, key: bytes) -> None:
+        """Where every peer listens (``{worker: (host, port)}``) and the session's key."""
         with self._cv:
-            self._token = token
+            self._key = key
             self._peers = dict(peers)
-        for w, (addr, s) in list(self._conns.items()):
-            if tuple(self._peers.get(w, ())) != tuple(addr):  # replaced: dial it again
-                self._drop(w)
+        with self._send_lock:
+            for w, (addr, _) in list(self._conns.items()):
+                if tuple(self._peers.get(w, ())) != tuple(addr):  # replaced: dial it again
+                    self._drop(w)
 
     def send(self, peer, tag, value) -> None:
         """Deliver ``value`` under ``tag`` to ``peer``'s mailbox. A peer that is gone is not
-        an error here: its loss is the driver's to handle (the partial is in its log)."""
-        for _ in range(2):  # a cached connection may have died with an earlier peer
-            try:
+        an error here: its loss is the driver's to handle (the partial is in its log); its
+        address is forgotten until the driver names it again. A value that is not data
+        (:mod:`.codec`) raises TypeError."""
+        with self._send_lock:
+            for _ in range(2):  # a cached connection may have died with an earlier peer
                 got = self._conns.get(peer)
-                if got is None:
-                    addr = self._peers[peer]
-                    got = self._conns[peer] = (addr, _dial(addr, self._token))
-                send_obj(got[1], Deliver(tag, value))
-                return
-            except (OSError, KeyError):
-                self._drop(peer)
+                try:
+                    if got is None:
+                        addr = self._peers[peer]
+                        got = self._conns[peer] = (addr, channel.dial(addr, self._key, b"P", peer))
+                    got[1].send(Deliver(tag, value))
+                    return
+                except KeyError:
+                    return
+                except Refused:
+                    self._count("handshakes_refused")
+                    self._forget(peer)
+                    return
+                except OSError:
+                    self._drop(peer)
+            self._forget(peer)
+
+    def _forget(self, peer) -> None:
+        self._drop(peer)
+        with self._cv:
+            self._peers.pop(peer, None)
 
     def _drop(self, peer) -> None:
         got = self._conns.pop(peer, None)
         if got is not None:
-            try:
-                got[1].close()
-            except OSError:
-                pass
+            got[1].close()
 
     # ------------------------------------------------------------------ receiving
     def take(self, tag, timeout: float):
@@ -252,6 +188,15 @@ class Mailbox:
         with self._cv:
             return len(self._box)
 
+    def counts(self) -> dict:
+        """Connections and frames refused so far (see :func:`new_counts`)."""
+        with self._cv:
+            return dict(self._counts)
+
+    def _count(self, what) -> None:
+        with self._cv:
+            self._counts[what] += 1
+
     def close(self) -> None:
         with self._cv:
             self._closed = True
@@ -260,30 +205,63 @@ class Mailbox:
             self._srv.close()
         except OSError:
             pass
-        for w in list(self._conns):
-            self._drop(w)
+        with self._send_lock:
+            for w in list(self._conns):
+                self._drop(w)
 
     def _accept(self) -> None:
+        """Hand every connection to a thread of its own; out of descriptors, memory or
+        threads, log it, close what cannot be served and go on."""
         while not self._closed:
             try:
                 conn, _ = self._srv.accept()
-            except OSError:  # closed
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+            except OSError as e:
+                if self._closed or e.errno not in _FD_ERRORS:
+                    return  # (closed)
+                self._count("accept_errors")
+                _log.warning("mailbox %s: accept failed (%s); retrying", self.ident, e)
+                time.sleep(0.05)
+                continue
+            with self._cv:
+                busy = self._pending >= MAX_PENDING
+                self._pending += not busy
+            if busy:
+                self._count("busy_refused")
+                conn.close()
+                continue
+            try:
+                threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+            except RuntimeError as e:  # (no thread could start)
+                self._count("accept_errors")
+                _log.warning("mailbox %s: cannot serve a connection (%s)", self.ident, e)
+                with self._cv:
+                    self._pending -= 1
+                conn.close()
 
     def _serve(self, conn) -> None:
-        """Read one connection's frames: values into the box, aborts, and the driver's
-        batches (run, and answered on this connection); a connection that does not start
-        with the session's token is closed unread."""
+        """Authenticate one connection, then read its frames: values into the box, aborts,
+        and the driver's batches (run, and answered on this connection). A connection that
+        fails the handshake, or sends a frame that fails its checks, is closed and counted."""
+        ch = None
         try:
-            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            head = _recv_exact(conn, TOKEN_BYTES)
-            token = self._token
-            if head is None or token is None or not hmac.compare_digest(bytes(head), token):
+            try:
+                key = self._key
+                if key is None:
+                    raise Refused("handshake", "no session key yet")
+                ch, role = channel.accept(conn, key, self.ident)
+            except (Refused, OSError, EOFError):
+                self._count("handshakes_refused")
                 return
+            finally:
+                with self._cv:
+                    self._pending -= 1
             while True:
-                got = recv_obj(conn)
-                if got is EOF:
+                try:
+                    got = ch.recv()
+                except EOFError:
+                    return
+                except Refused:
+                    self._count("frames_refused")
                     return
                 kind = type(got)
                 if kind is Deliver:
@@ -292,25 +270,34 @@ class Mailbox:
                         self._cv.notify_all()
                 elif kind is Abort:
                     self.abort(got.client, got.ship)
-                elif kind is Run:  # the driver's batch (.wire): run it, answer on this line
-                    # (the answer's frame, packed)
-                    for part in self.runner(got.after, got.timeout, got.cmds):
-                        conn.sendall(part)
-                else:
-                    return  # not a frame of ours: the connection ends
+                elif kind is Run and role == b"D":  # the driver's batch (.wire): answer it
+                    self._answer(ch, self.runner(got.after, got.timeout, got.cmds))
+                else:  # not a frame this side may send: the connection ends
+                    self._count("frames_refused")
+                    return
         except Exception:  # (also a runner that failed: the driver finds the line ended)
             return
         finally:
-            conn.close()
+            (ch or conn).close()
 
-
-def abort_all(addresses, token: bytes, client, ship) -> None:
-    """The driver's side: at every mailbox at ``addresses``, fail the takes of ``client``'s
-    shipments up to ``ship`` (unreachable mailboxes belong to lost workers)."""
-    for addr in addresses:
+    def _answer(self, ch, answer) -> None:
         try:
-            s = _dial(addr, token, 2.0)
-            send_obj(s, Abort(client, ship))
-            s.close()
-        except OSError:
+            parts = ch.pack(answer)
+        except (TypeError, ValueError) as e:  # (nothing was sent: the batch fails instead)
+            rec = {"op": "batch", "shard": None, "worker": self.ident, "cascade": False}
+            parts = ch.pack([dict(rec, cause=f"its answer cannot travel: {e}")])
+        for part in parts:
+            ch.sock.sendall(part)
+
+
+def abort_all(addresses: dict, key: bytes, client, ship) -> None:
+    """The driver's side: at every mailbox ``{worker: address}``, fail the takes of
+    ``client``'s shipments up to ``ship`` (unreachable mailboxes belong to lost workers;
+    the caller leaves out the workers it knows are lost)."""
+    for w, addr in addresses.items():
+        try:
+            ch = channel.dial(addr, key, b"D", w, 2.0)
+            ch.send(Abort(client, ship))
+            ch.close()
+        except (OSError, EOFError):
             pass

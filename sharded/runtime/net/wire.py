@@ -21,16 +21,23 @@ connection's hang-up, then sweeps them all) and raises :class:`WireLost` (a
 keeps every wire batch, as it keeps the Ray ones). Every wait has its bound
 (:class:`~.recovery.Late`).
 
+**Trust.** Each connection authenticates both ends with the session's key (the driver
+proves itself and checks the worker's proof; the key never travels), and every frame both
+ways carries its sequence number and a MAC (:mod:`.channel`): a frame that fails them ends
+the connection (counted in ``st.stats()["net"]``), which recovery treats as a lost worker.
+Batches travel as data (:mod:`.codec`); one that is not (a command with a Python function
+in it) goes through Ray.
+
 **Size.** Small answers are cut from a per-connection buffer (one ``recv`` per wake-up);
 a tensor's gather of more than :data:`READ_MAX` bytes is left to Ray's object store.
 
 Examples
 --------
->>> from sharded.runtime.net.mailbox import Mailbox, pack
->>> box = Mailbox("127.0.0.1")
->>> box.set_peers({}, b"t" * 16)
->>> box.runner = lambda after, timeout, cmds: pack([["ran", after, len(cmds)]])
->>> wire = Wire(b"t" * 16)
+>>> from sharded.runtime.net.mailbox import Mailbox
+>>> box = Mailbox("127.0.0.1", 0)
+>>> box.set_peers({}, b"k" * 32)
+>>> box.runner = lambda after, timeout, cmds: [["ran", after, len(cmds)]]
+>>> wire = Wire(b"k" * 32)
 >>> wire.set_addrs({0: box.address})
 >>> from sharded.runtime.commands import Free
 >>> errs, _ = wire.send(0, 3, [Free(())], 0, 5.0)
@@ -51,7 +58,8 @@ import time
 from ...errors import OpFailed
 from ..commands import Run
 from ..driver import recovery
-from .mailbox import _dial, frame_size, pack, take_frame
+from . import channel
+from .mailbox import new_counts
 
 READ_S = 60.0  # the most one answer may take to arrive once its first bytes came
 CHUNK = 1 << 18  # bytes taken per wake-up: many small answers, or a large one's start
@@ -99,14 +107,16 @@ class Wire:
 
     Parameters
     ----------
-    token : bytes
-        The session's mailbox token, presented when a connection opens.
+    key : bytes
+        The session's key, which both ends of a connection prove they hold.
     """
 
-    def __init__(self, token: bytes):
-        self.token = token
+    def __init__(self, key: bytes):
+        self.key = key
         self.addrs: dict = {}
         self.conns: dict = {}  # worker -> socket (non-blocking)
+        self.chans: dict = {}  # worker -> its Channel (frame numbers and MAC keys)
+        self.counts = new_counts()
         self._buf: dict = {}  # worker -> bytes that came and are no whole answer yet
         self._sel = selectors.DefaultSelector()  # every connection, registered once
         self._polls: dict = {}  # worker -> a poll object of its connection and of _hup
@@ -122,32 +132,40 @@ class Wire:
         """Where the workers' mailboxes listen; a worker that moved is dialled anew."""
         for w, a in addrs.items():
             if self.addrs.get(w) != a:
-                self.drop(w, "the worker was replaced")
+                self.drop(w, "the worker was replaced", lost=False)
             self.addrs[w] = a
 
     def send(self, w, after, cmds, nexp, timeout):
         """Send worker ``w`` a batch (to run after its ``after``-th Ray batch): returns
         ``(reply, [parts])`` like an actor call's refs (a worker that cannot be reached is
-        found lost by the wait), or None when the commands do not pickle: the caller sends
-        them through Ray."""
-        try:
-            frame = pack(Run(after, timeout, cmds))
-        except Exception:  # not picklable without cloudpickle (nothing was sent)
-            return None
+        found lost by the wait), or None when the commands are not data (:mod:`.codec`):
+        the caller sends them through Ray."""
         r = Reply(w, ("wire", next(self._keys)))
         q = self.waiting.setdefault(w, collections.deque())
-        q.append(r)
         try:
-            s = self.conns.get(w)
-            if s is None:
-                s = _dial(self.addrs[w], self.token)
+            ch = self.chans.get(w)
+            if ch is None:
+                ch = channel.dial(self.addrs[w], self.key, b"D", w)
+                s = ch.sock
                 s.setblocking(False)  # (for good: reads take what came, sends what fits)
-                self.conns[w], self._buf[w] = s, bytearray()
+                self.conns[w], self.chans[w], self._buf[w] = s, ch, bytearray()
                 self._sel.register(s, selectors.EVENT_READ, w)
                 if self._hup is not None:
                     self._hup.register(s.fileno(), select.EPOLLRDHUP)
-            self._send(w, s, frame)
-        except (OSError, KeyError) as e:  # the worker is gone: the wait finds it lost
+        except (OSError, KeyError, EOFError) as e:  # the worker is gone: the wait finds it lost
+            if isinstance(e, channel.Refused):
+                self.counts["handshakes_refused"] += 1
+            q.append(r)
+            self.drop(w, f"its connection failed ({type(e).__name__}: {e})")
+            return r, [Part(r, i) for i in range(nexp)]
+        try:
+            frame = ch.pack(Run(after, timeout, cmds))
+        except (TypeError, ValueError):  # not data, or too large (nothing was sent)
+            return None
+        q.append(r)
+        try:
+            self._send(w, ch.sock, frame)
+        except OSError as e:  # the worker is gone: the wait finds it lost
             self.drop(w, f"its connection failed ({type(e).__name__}: {e})")
         return r, [Part(r, i) for i in range(nexp)]
 
@@ -292,24 +310,26 @@ class Wire:
         if not got:
             self.drop(w, "its connection ended")
             return False
-        buf = self._buf[w]
+        buf, ch = self._buf[w], self.chans[w]
         buf += got
         try:
             while True:
-                n = frame_size(buf)
+                n = ch.need(buf)
                 if n is None or len(buf) + BIG < n:
                     break
                 if n <= len(buf):
-                    value = take_frame(buf)
+                    value = ch.take(buf)
                 else:  # a large answer: the rest straight into place
                     s.settimeout(READ_S)
                     try:
-                        value = take_frame(buf, s)
+                        value = ch.take(buf, s)
                     finally:
                         s.setblocking(False)
                 r = self.waiting[w].popleft()
                 r.value, r.done = value, True
-        except (OSError, EOFError, IndexError) as e:  # cut short, or more than was asked
+        except (OSError, EOFError, IndexError) as e:  # cut short, refused, or unasked
+            if isinstance(e, channel.Refused):
+                self.counts["frames_refused"] += 1
             self.drop(w, f"{type(e).__name__}: {e}")
             return False
         return True
@@ -321,9 +341,14 @@ class Wire:
         if q:  # the next wait raises it (or tells its on_loss)
             self.lost = f"worker {w}: {why}"
 
-    def drop(self, w, why="dropped") -> None:
-        """Close the connection to worker ``w``; its unanswered batches count as lost."""
+    def drop(self, w, why="dropped", lost=True) -> None:
+        """Close the connection to worker ``w``; its unanswered batches count as lost. A
+        ``lost`` worker's address is forgotten until :meth:`set_addrs` names it again: no
+        retry dials what may now be somebody else's port."""
+        if lost:
+            self.addrs.pop(w, None)
         s = self.conns.pop(w, None)
+        self.chans.pop(w, None)
         self._buf.pop(w, None)
         self._polls.pop(w, None)
         if s is not None:
@@ -344,7 +369,7 @@ class Wire:
 
     def close(self) -> None:
         for w in list(self.conns):
-            self.drop(w, "the session closed")
+            self.drop(w, "the session closed", lost=False)
         self._sel.close()
         if self._hup is not None:
             self._hup.close()

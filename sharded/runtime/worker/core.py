@@ -310,6 +310,7 @@ class Worker(Store):
             "fused_runs": self.fused_runs,
             "fused_commands": self.fused_commands,
             "blas_threads": threads.blas_threads(),
+            "net": self.mailbox.counts() if self.mailbox is not None else {},
             "traced_peak_bytes": tracemalloc.get_traced_memory()[1]
             if tracemalloc.is_tracing()
             else None,

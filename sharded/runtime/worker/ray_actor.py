@@ -4,11 +4,12 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import ray
 
-from ..net.mailbox import Mailbox, pack
+from ..net.mailbox import Mailbox
 from . import threads
 from .core import Worker
 
@@ -58,7 +59,7 @@ class _RayWorker(Worker):
         try:
             with self._exec:
                 self._tmail = None
-                return pack(Worker.run(self, cmds))
+                return Worker.run(self, cmds)
         except Exception as e:  # (Worker.run records a command's errors itself)
             return self._failed(f"{type(e).__name__}: {e}")
 
@@ -70,21 +71,24 @@ class _RayWorker(Worker):
     def _failed(self, cause) -> list:
         """A wire batch's answer when it could not run: one error record."""
         rec = {"op": "batch", "shard": None, "worker": self.index, "cause": cause}
-        return pack([dict(rec, cascade=False)])
+        return [dict(rec, cascade=False)]
 
-    def mail_open(self):
-        """Start this worker's mailbox (:mod:`.mailbox`) on the node's address; returns the
-        address, or None when it cannot listen (the trees' partials then go through Ray)."""
+    def mail_open(self, host=None):
+        """Start this worker's mailbox (:mod:`.mailbox`) on ``host`` (the driver says
+        127.0.0.1 when every worker is on its node), else on ``SHARDED_NET_HOST`` if this
+        node sets it, else on the address Ray uses for the node; returns the address, or
+        None when it cannot listen (the trees' partials then go through Ray)."""
         try:
             if self.mailbox is None:
-                self.mailbox = Mailbox(ray.util.get_node_ip_address())
+                host = host or os.environ.get("SHARDED_NET_HOST") or ray.util.get_node_ip_address()
+                self.mailbox = Mailbox(host, self.index)
                 self.mailbox.runner, self.mailbox.on_abort = self._wire_run, self._aborted
             return self.mailbox.address
         except OSError:
             return None
 
-    def mail_peers(self, peers, token) -> None:
-        self.mailbox.set_peers(peers, token)
+    def mail_peers(self, peers, key) -> None:
+        self.mailbox.set_peers(peers, key)
 
 
 class _Actor:
@@ -122,11 +126,11 @@ class _Actor:
     def ran(self) -> int:
         return self._w.ran()
 
-    def mail_open(self):
-        return self._w.mail_open()
+    def mail_open(self, host=None):
+        return self._w.mail_open(host)
 
-    def mail_peers(self, peers, token) -> None:
-        self._w.mail_peers(peers, token)
+    def mail_peers(self, peers, key) -> None:
+        self._w.mail_peers(peers, key)
 
 
 Actor = ray.remote(_Actor)

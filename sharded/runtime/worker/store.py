@@ -15,6 +15,7 @@ import numpy as np
 
 from ...backend import get_backend
 from ..commands import Const, Key
+from ..net import codec
 
 POOL_MIN_BYTES = 1 << 20
 POOL_MAX_BYTES = 1 << 30
@@ -197,6 +198,10 @@ class Failed:
 
     def __init__(self, record):
         self.record = record
+
+
+# a failed export crosses the driver's wire and the mailboxes as its error record
+codec.register(Failed, "failed", lambda f: f.record, Failed)
 
 
 class Poisoned(Exception):

@@ -1,0 +1,226 @@
+"""Data, not code, on sharded's own sockets: values as msgpack plus raw buffers.
+
+Everything the mailboxes and the driver's wire carry (the command records of
+:mod:`sharded.runtime.commands`, tree partials, answers) is encoded here, and nothing here
+can run code when it decodes: msgpack's own types (None, bool, int, float, str, bytes,
+lists, dicts) go as they are, and a closed set of other kinds as a one-entry map keyed by a
+marker (a msgpack ext value):
+
+========================  =====================================================
+kind                      encoded as
+========================  =====================================================
+a command record          ``{REC "tag": [field, ...]}`` (``tag``: its ``TAG``)
+tuple, frozenset          ``{TUP: [...]}``, ``{SET: [...]}``
+NumPy array               ``{ARR: [dtype, shape, bytes or buffer index]}``
+NumPy scalar, dtype       ``{SCA: [dtype, bytes]}``, ``{DT: dtype}``
+complex, slice, range     ``{CPX: [re, im]}``, ``{SLC: [a, b, c]}``, ``{RNG: [a, b, c]}``
+Ellipsis                  ``{ELL: None}``
+a registered class        ``{OBJ "name": data}`` (:func:`register`)
+========================  =====================================================
+
+An array of 4 KiB or more travels as a raw buffer after the msgpack body (no copy on the
+way out). Decoding checks every marker, record tag, dtype (no object dtypes, nothing
+structured) and that a buffer holds exactly ``prod(shape) * itemsize`` bytes; anything else
+raises :class:`DecodeError`. Sizes are bounded before this runs, by the frame that carries
+the parts (:mod:`.channel`).
+
+Examples
+--------
+>>> import numpy as np
+>>> from sharded.runtime.commands import Key
+>>> parts = encode([Key(3, (slice(0, 2), Ellipsis)), np.arange(3.0), (1, 2j)])
+>>> decode(parts[0], parts[1:])
+[Key(key=3, slices=(slice(0, 2, None), Ellipsis)), array([0., 1., 2.]), (1, 2j)]
+"""
+
+from __future__ import annotations
+
+import math
+
+import msgpack
+import numpy as np
+
+from ..commands import BY_TAG, RECORDS
+
+INLINE_MAX = 4096  # an array this large or larger goes as a raw buffer after the body
+
+
+class DecodeError(ValueError):
+    """A frame's body is not an encoding of ours (a marker, tag or dtype we do not know, or
+    a buffer of the wrong size)."""
+
+
+_Ext = msgpack.ExtType
+TUP, SET, ARR, SCA, DT, CPX, SLC, RNG, ELL = (_Ext(c, b"") for c in range(1, 10))
+_REC, _OBJ = 10, 11
+_REC_MARK = {cls: _Ext(_REC, cls.TAG.encode()) for cls in RECORDS}
+_CLASSES: dict = {}  # registered class -> (marker, to_data)
+_FROM_DATA: dict = {}  # registered name -> from_data
+
+
+def register(cls, name: str, to_data, from_data) -> None:
+    """Let instances of ``cls`` travel as ``to_data(obj)`` (plain data), rebuilt on the other
+    side by ``from_data(data)``.
+
+    Examples
+    --------
+    >>> class Box:
+    ...     def __init__(self, v): self.v = v
+    >>> register(Box, "box", lambda b: b.v, Box)
+    >>> parts = encode(Box(4))
+    >>> decode(parts[0], parts[1:]).v
+    4
+    """
+    _CLASSES[cls] = (_Ext(_OBJ, name.encode()), to_data)
+    _FROM_DATA[name] = from_data
+
+
+def _dtype_name(dt: np.dtype) -> str:
+    # ``str`` keeps byte order for NumPy's own types; the extension types (bfloat16) are
+    # known by name only ('<V2' would lose what they are)
+    return dt.name if dt.kind == "V" else dt.str
+
+
+def _array(a: np.ndarray, bufs: list):
+    if a.dtype.hasobject:
+        raise TypeError("an object array cannot travel as data")
+    if not a.flags.c_contiguous:  # (not np.ascontiguousarray: it makes a 0-d array 1-d)
+        a = a.copy(order="C")
+    if a.nbytes < INLINE_MAX:
+        return {ARR: [_dtype_name(a.dtype), list(a.shape), a.tobytes()]}
+    bufs.append(memoryview(a.reshape(-1)).cast("B"))
+    return {ARR: [_dtype_name(a.dtype), list(a.shape), len(bufs) - 1]}
+
+
+def encode(obj) -> list:
+    """``obj`` as ``[body, *buffers]``: the msgpack body, then the raw bytes of its large
+    arrays. Raises TypeError for a value of a kind not listed in the module's table."""
+    bufs: list = []
+
+    def default(o):
+        t = type(o)
+        mark = _REC_MARK.get(t)
+        if mark is not None:
+            return {mark: list(o)}
+        if t is tuple:
+            return {TUP: list(o)}
+        if t is np.ndarray:
+            return _array(o, bufs)
+        if isinstance(o, np.generic):
+            if o.dtype.hasobject:
+                raise TypeError("an object scalar cannot travel as data")
+            return {SCA: [_dtype_name(o.dtype), o.tobytes()]}
+        if isinstance(o, np.dtype):
+            return {DT: _dtype_name(o)}
+        if t is complex:
+            return {CPX: [o.real, o.imag]}
+        if t is slice:
+            return {SLC: [o.start, o.stop, o.step]}
+        if t is range:
+            return {RNG: [o.start, o.stop, o.step]}
+        if o is Ellipsis:
+            return {ELL: None}
+        if t is frozenset or t is set:
+            return {SET: list(o)}
+        got = _CLASSES.get(t)
+        if got is not None:
+            return {got[0]: got[1](o)}
+        raise TypeError(f"a {t.__module__}.{t.__qualname__} cannot travel as data")
+
+    body = msgpack.packb(obj, default=default, strict_types=True, use_bin_type=True)
+    return [body, *bufs]
+
+
+def _dtype(name) -> np.dtype:
+    if type(name) is not str:
+        raise DecodeError(f"a dtype named by {type(name).__name__}")
+    try:
+        dt = np.dtype(name)
+    except (TypeError, ValueError):
+        raise DecodeError(f"unknown dtype {name[:40]!r}") from None
+    if dt.hasobject or dt.fields is not None or dt.subdtype is not None:
+        raise DecodeError(f"dtype {name[:40]!r} is not a plain numeric dtype")
+    return dt
+
+
+def _decode_array(v, bufs):
+    name, shape, data = v
+    dt = _dtype(name)
+    if type(shape) is not list or not all(type(n) is int and n >= 0 for n in shape):
+        raise DecodeError(f"bad array shape {shape!r:.80}")
+    if type(data) is int:
+        if not 0 <= data < len(bufs):
+            raise DecodeError(f"buffer {data} of {len(bufs)}")
+        data, copy = bufs[data], False
+    elif type(data) is bytes:
+        copy = True  # (msgpack's bytes are read-only; kernels may write into a result)
+    else:
+        raise DecodeError("array data is neither bytes nor a buffer index")
+    if math.prod(shape) * dt.itemsize != len(data):
+        raise DecodeError(f"{len(data)} bytes for a {dt} array of shape {tuple(shape)}")
+    a = np.frombuffer(data, dt).reshape(shape)
+    return a.copy() if copy else a
+
+
+def _decode_scalar(v, bufs):
+    name, data = v
+    dt = _dtype(name)
+    if type(data) is not bytes or len(data) != dt.itemsize:
+        raise DecodeError(f"a {dt} scalar of {len(data)} bytes")
+    return np.frombuffer(data, dt)[0]
+
+
+def _triple(v):
+    if type(v) is not list or len(v) != 3:
+        raise DecodeError("a slice or range needs three values")
+    return v
+
+
+_DECODE = {
+    TUP.code: lambda v, bufs: tuple(v),
+    SET.code: lambda v, bufs: frozenset(v),
+    ARR.code: _decode_array,
+    SCA.code: _decode_scalar,
+    DT.code: lambda v, bufs: _dtype(v),
+    CPX.code: lambda v, bufs: complex(*v),
+    SLC.code: lambda v, bufs: slice(*_triple(v)),
+    RNG.code: lambda v, bufs: range(*_triple(v)),
+    ELL.code: lambda v, bufs: Ellipsis,
+}
+
+
+def decode(body, bufs=()):
+    """The value :func:`encode` made ``[body, *bufs]`` of; :class:`DecodeError` for anything
+    that is not such an encoding (the buffers become the arrays' memory: no copy)."""
+
+    def hook(d):
+        if len(d) != 1:
+            return d
+        for k, v in d.items():
+            if type(k) is not _Ext:
+                return d
+            code = k.code
+            if code == _REC:
+                cls = BY_TAG.get(k.data.decode("ascii", "replace"))
+                if cls is None or type(v) is not list:
+                    raise DecodeError(f"unknown record {k.data[:20]!r}")
+                return cls(*v)
+            if code == _OBJ:
+                fn = _FROM_DATA.get(k.data.decode("ascii", "replace"))
+                if fn is None:
+                    raise DecodeError(f"unknown class {k.data[:20]!r}")
+                return fn(v)
+            fn = _DECODE.get(code)
+            if fn is None:
+                raise DecodeError(f"unknown marker {code}")
+            return fn(v, bufs)
+
+    try:
+        return msgpack.unpackb(
+            body, object_hook=hook, strict_map_key=False, raw=False, use_list=True
+        )
+    except DecodeError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, UnicodeDecodeError, OverflowError) as e:
+        # (msgpack's own errors are ValueErrors; a record with the wrong arity a TypeError)
+        raise DecodeError(f"{type(e).__name__}: {e}"[:200]) from None

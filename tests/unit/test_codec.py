@@ -1,0 +1,106 @@
+"""What sharded's own sockets carry (sharded.runtime.net.codec): data round trips exactly
+(records, tuples, arrays of every shape and dtype, NumPy scalars, slices), code and unknown
+kinds never do, and a body that is not ours is a DecodeError."""
+
+import numpy as np
+import pytest
+
+from sharded.runtime.commands import Const, Group, Key, Keys, MailTag, Mod, Run
+from sharded.runtime.net import codec
+
+
+def _trip(obj):
+    parts = codec.encode(obj)
+    return codec.decode(parts[0], [bytearray(p) for p in parts[1:]])
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.float64(2.5),
+        np.array(3.0),  # 0-d stays 0-d
+        np.arange(6, dtype=np.int32).reshape(2, 3),
+        np.arange(12.0).reshape(3, 4)[:, ::2],  # not contiguous
+        np.zeros((0, 4)),
+        np.arange(5000, dtype=np.complex128),  # out of band
+        np.array([True, False]),
+        np.arange(4, dtype=np.float16).astype(">f2"),  # byte order kept
+    ],
+)
+def test_arrays_and_scalars_round_trip(value):
+    got = _trip(value)
+    assert type(got) is type(value) and got.dtype == value.dtype and got.shape == value.shape
+    np.testing.assert_array_equal(got, value)
+
+
+def test_arrays_that_come_back_are_writable():
+    small, big = _trip([np.ones(3), np.ones(10_000)])
+    small[0] = big[0] = 7.0
+
+
+def test_records_tuples_and_python_values_round_trip():
+    cmd = Group(
+        "add",
+        Mod(2, 4),
+        (Keys(10), Const(np.float32(2)), Key(3, (slice(0, 2), Ellipsis, None))),
+        20,
+        {"dt": np.dtype("int16"), 3: range(1, 9, 2), "z": 1 + 2j, "s": frozenset({1})},
+        ("add", 0),
+        False,
+    )
+    batch = [Run(3, 5.0, [cmd]), MailTag("c", 1, 0, 0, 1), (1, [2, (3,)]), {"k": []}]
+    got = _trip(batch)
+    assert got == batch and repr(got) == repr(batch)
+    assert type(got[2]) is tuple and type(got[2][1]) is list
+
+
+@pytest.mark.parametrize("value", [lambda: 1, object(), np.array([object()]), {1: type}], ids=str)
+def test_code_and_unknown_objects_do_not_travel(value):
+    with pytest.raises(TypeError):
+        codec.encode(value)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"\xc1",  # not msgpack
+        b"\x92\x01",  # cut short
+        b"\x81\xd4\x63\x00\x90",  # an unknown marker
+        b"\x81\xc7\x03\x0a" + b"zzz" + b"\x90",  # an unknown record tag
+        b"\x81\xc7\x01\x0b" + b"q" + b"\xc0",  # an unknown class
+    ],
+)
+def test_a_body_that_is_not_ours_is_a_decode_error(body):
+    with pytest.raises(codec.DecodeError):
+        codec.decode(body)
+
+
+def _array_body(dtype, shape, data):
+    import msgpack
+
+    return msgpack.packb({codec.ARR: [dtype, shape, data]}, use_bin_type=True)
+
+
+@pytest.mark.parametrize(
+    "dtype, shape, data",
+    [
+        ("O", [1], b"\x00" * 8),  # object pointers from the network
+        ("<f8", [10**12], b"\x00" * 8),  # more elements than bytes
+        ("<f8", [2], b"\x00" * 8),
+        ("<f8", [-1], b""),
+        ("no such dtype", [1], b"\x00"),
+        ("<f8", [1], 5),  # a buffer that is not there
+        ([("a", "<f8")], [1], b"\x00" * 8),
+    ],
+)
+def test_arrays_are_checked_before_they_are_made(dtype, shape, data):
+    with pytest.raises(codec.DecodeError):
+        codec.decode(_array_body(dtype, shape, data))
+
+
+def test_a_record_of_the_wrong_arity_is_a_decode_error():
+    import msgpack
+
+    body = msgpack.packb({codec._REC_MARK[Key]: [1, 2, 3]}, use_bin_type=True)
+    with pytest.raises(codec.DecodeError):
+        codec.decode(body)
