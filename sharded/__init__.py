@@ -57,6 +57,7 @@ from .errors import (
     IndexOutOfRange,
     LayoutMismatch,
     OpFailed,
+    OutOfMemory,
     PublishedNotFound,
     PublishedReadOnly,
     SessionClosed,

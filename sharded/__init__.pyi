@@ -38,6 +38,7 @@ from sharded.errors import IndexDTypeError as IndexDTypeError
 from sharded.errors import IndexOutOfRange as IndexOutOfRange
 from sharded.errors import LayoutMismatch as LayoutMismatch
 from sharded.errors import OpFailed as OpFailed
+from sharded.errors import OutOfMemory as OutOfMemory
 from sharded.errors import PublishedNotFound as PublishedNotFound
 from sharded.errors import PublishedReadOnly as PublishedReadOnly
 from sharded.errors import SessionClosed as SessionClosed
@@ -850,7 +851,9 @@ def index_select(input, dim, index) -> ShardedTensor:
     """The rows ``index`` of ``input`` along ``dim`` (torch's ``index_select``)."""
 
 def info() -> dict:
-    """The session: executor kind, nodes (with their resources) and workers with stats."""
+    """The session: executor kind, nodes (with their resources), ``memory_bytes`` (the memory
+    the workers have in all: no tensor larger is made, see :class:`st.OutOfMemory
+    <sharded.errors.OutOfMemory>`; None if unknown) and workers with stats."""
 
 def init(
     address=...,

@@ -2,7 +2,8 @@
 
 Every error a user can trigger subclasses the builtin a PyTorch or NumPy user would catch for the
 same mistake (``ValueError`` for bad values, ``TypeError`` for bad dtypes, ``IndexError`` for bad
-dims), and also :class:`ShardedError`, so ``except st.ShardedError`` catches all of ours.
+dims, ``MemoryError`` for a tensor larger than the workers' memory), and also
+:class:`ShardedError`, so ``except st.ShardedError`` catches all of ours.
 :class:`ShardedError` is a ``RuntimeError``: torch raises ``RuntimeError`` for most of these
 mistakes (shapes that do not broadcast, a ``k`` out of range, an index dtype it refuses), so
 code written against torch catches ours with the class it already uses. Messages name the
@@ -88,6 +89,50 @@ class DivisionByZero(ShardedError, ZeroDivisionError):
 class ValueOverflow(ArgumentError, OverflowError):
     """A Python number that cannot be converted to a dtype, e.g. ``full((2,), 300,
     dtype=int8)`` (torch: "value cannot be converted to type int8_t without overflow")."""
+
+
+class OutOfMemory(ShardedError, MemoryError):
+    """A new tensor larger than the session's workers can hold in all, refused at the call
+    (before anything is queued, so the session stays usable). The message names the bytes
+    asked for and the workers' memory (``st.info()["memory_bytes"]``).
+
+    A ``RuntimeError``, as torch's "DefaultCPUAllocator: can't allocate memory: you tried to
+    allocate N bytes", and a ``MemoryError``, as NumPy's ``np.zeros(10**15)``.
+
+    Attributes
+    ----------
+    nbytes : int
+        Bytes the tensor needs.
+    memory_bytes : int
+        Bytes of memory the session's workers have in all.
+
+    Examples
+    --------
+    >>> e = OutOfMemory(8 << 50, 16 << 30, "a float64 tensor of shape (1125899906842624,)")
+    >>> isinstance(e, MemoryError), isinstance(e, RuntimeError), e.nbytes
+    (True, True, 9007199254740992)
+    """
+
+    def __init__(self, nbytes: int, memory_bytes: int, what: str = "the tensor"):
+        self.nbytes, self.memory_bytes, self.what = nbytes, memory_bytes, what
+        super().__init__(
+            f"{what} needs {nbytes} bytes ({_human(nbytes)}), more than the session's workers "
+            f"can hold: {memory_bytes} bytes ({_human(memory_bytes)}) of memory in all"
+        )
+
+    def __reduce__(self):  # (the message is made from the arguments)
+        return type(self), (self.nbytes, self.memory_bytes, self.what)
+
+
+def _human(n: int) -> str:
+    """``n`` bytes in binary units, e.g. ``'3.55 PiB'``."""
+    units = ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+    if n < 1024:
+        return f"{n} B"
+    i = 0
+    while n >= 1024 ** (i + 2) and i < len(units) - 1:
+        i += 1
+    return f"{n / 1024 ** (i + 1):.3g} {units[i]}"
 
 
 class BackendUnavailable(ShardedError):

@@ -53,7 +53,9 @@ def stats() -> dict:
 
 
 def info() -> dict:
-    """The session: executor kind, nodes (with their resources) and workers with stats.
+    """The session: executor kind, nodes (with their resources), ``memory_bytes`` (the
+    memory the workers have in all: no tensor larger is made, see :class:`st.OutOfMemory
+    <sharded.errors.OutOfMemory>`; None if unknown) and workers with stats.
 
     Examples
     --------
@@ -66,6 +68,7 @@ def info() -> dict:
         "executor": sess.executor.kind,
         "address": sess.address,
         "nodes": nodes(sess.executor),
+        "memory_bytes": sess.executor.memory_bytes,
         **stats(),
     }
 

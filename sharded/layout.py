@@ -6,10 +6,12 @@ block grid is their product, in C order) and the worker of every shard. A user w
 ``st.Layout(chunks=(3, 2, 2))``, ``st.Layout.replicated()``) that creation functions bind to a
 shape and the session's worker count.
 
-Chunk sizes follow ``numpy.array_split``: 7 rows on 3 shards are 3, 2, 2; 2 rows on 3 shards
-are 1, 1, 0 (empty shards are legal and hold zero-size blocks). Shard ``i`` goes to worker
-``i % num_workers`` unless ``workers=`` says otherwise, so neighbouring shards sit on different
-workers (and, with workers interleaved across nodes, on different nodes).
+Chunk sizes follow ``numpy.array_split``: 7 rows on 3 shards are 3, 2, 2. A shard count
+(``shards=``, ``grid=``) is capped at its dim's length, so 2 rows asked in 3 shards are 2
+shards of 1 row, and ``shards=10**6`` on 10 rows makes 10 (a dim of length 0 gets one empty
+shard); explicit ``chunks=`` may still make empty shards (zero-size blocks). Shard ``i`` goes
+to worker ``i % num_workers`` unless ``workers=`` says otherwise, so neighbouring shards sit on
+different workers (and, with workers interleaved across nodes, on different nodes).
 """
 
 from __future__ import annotations
@@ -80,14 +82,16 @@ class Layout:
     dim : int, optional
         The dimension to split (default 0).
     shards : int, optional
-        Number of equal-ish chunks along ``dim`` (default: the number of workers, capped at
-        the size of ``dim`` so that no default shard is empty).
+        Number of equal-ish chunks along ``dim`` (default: the number of workers), capped at
+        the size of ``dim`` (at least 1), so that no shard is empty: ``shards=10**6`` on 10
+        rows makes 10 shards.
     chunks : sequence of int or dict, optional
         Explicit, possibly uneven chunk sizes along ``dim`` (or ``{dim: sizes}`` for several).
     boundaries : sequence of int or dict, optional
         The same as cut positions: ``(3, 5)`` or ``(0, 3, 5, 7)`` both cut 7 rows into 3, 2, 2.
     grid : tuple of int, optional
-        Number of chunks per dimension for a block grid; see :meth:`block`.
+        Number of chunks per dimension for a block grid, each capped at its dim's size (at
+        least 1) as ``shards``; see :meth:`block`.
     workers : sequence of int, optional
         Worker index of every shard (C order over the grid); default round robin.
 
@@ -183,17 +187,14 @@ class Layout:
                     f"grid {grid} has {len(grid)} dims but the tensor has shape {shape}"
                 )
             for d, g in enumerate(grid):
-                sizes[d] = split_sizes(shape[d], _check_count(g, f"grid[{d}]"))
+                sizes[d] = split_sizes(shape[d], _capped(g, f"grid[{d}]", shape[d]))
         elif nd:
             dim = normalize_dim(0 if r["dim"] is None else r["dim"], nd)
             chunks = r["chunks"]
             if chunks is None:
-                # default: one shard per worker, but no empty shards for short dims
-                k = (
-                    max(1, min(num_workers, shape[dim]))
-                    if r["shards"] is None
-                    else _check_count(r["shards"], "shards")
-                )
+                # default: one shard per worker; never more shards than the dim has entries
+                k = r["shards"] if r["shards"] is not None else num_workers
+                k = _capped(k, "shards", shape[dim])
                 sizes[dim] = split_sizes(shape[dim], k)
             else:
                 if isinstance(chunks, _Cuts):
@@ -391,6 +392,12 @@ def _check_count(k, what: str) -> int:
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ShardingError(f"{what} must be a positive int, got {k!r}")
     return k
+
+
+def _capped(k, what: str, n: int) -> int:
+    """Shard count ``k`` (checked) capped at the length ``n`` of its dim, and at least 1: more
+    shards would all be empty, and a huge count would cost a command each."""
+    return max(1, min(_check_count(k, what), n))
 
 
 def resolve(shape, num_workers: int, shards=None, dim=None, layout=None) -> Layout:

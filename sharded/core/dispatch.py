@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import dtypes as D
 from ..devices import workers_for
-from ..errors import ArgumentError, DTypeError, SessionClosed
+from ..errors import ArgumentError, DTypeError, OutOfMemory, SessionClosed
 from ..layout import Layout, resolve
 from ..runtime.driver import session as _session
 from ..tensor import ShardedTensor, check_not_published
@@ -154,10 +154,19 @@ def placement(shape, shards=None, dim=None, layout=None, device="cpu", dtype=Non
     Without ``shards=`` and ``layout=`` the tensor is split into at most one shard per worker
     and only into shards of at least the session's ``min_shard_bytes`` (``dtype`` gives the
     element size; 8 bytes if None); a tensor too small for two such shards lives whole on
-    one worker, the next one in round robin.
+    one worker, the next one in round robin. ``shards=`` is capped at the split dim's length.
+
+    A tensor larger than the workers' memory in all (``dtype`` None counts one byte an
+    element) raises :class:`~sharded.errors.OutOfMemory` here, before anything is queued.
     """
     sess = _session.current()
     ex = sess.executor
+    cap = ex.memory_bytes
+    if cap is not None:  # (a product and a compare: creation is hot in benchmarks)
+        nbytes = math.prod(shape) * (1 if dtype is None else dtype.itemsize)
+        if nbytes > cap:
+            dt = "" if dtype is None else f" and dtype {dtype.name}"
+            raise OutOfMemory(nbytes, cap, f"a tensor of shape {tuple(shape)}{dt}")
     ids = workers_for(ex, device)
     if shards is None and layout is None:
         k = default_shards(shape, dtype, len(ids), sess.min_shard_bytes, dim)

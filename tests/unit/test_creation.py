@@ -1,3 +1,5 @@
+import time
+
 import numpy as np
 import pytest
 
@@ -205,3 +207,73 @@ def test_random_creation_arguments_like_torch():
     for f in (st.zeros, st.ones, st.empty):
         with pytest.raises(TypeError):  # size must be tuple of ints
             f(2.5)
+
+
+# ------------------------------------------- bad sizes fail at the call (security issue 15)
+HUGE = 10**15  # elements: petabytes, more than any session's workers hold
+
+
+TOO_LARGE = {  # creation call -> the bytes it asks for
+    "zeros": (lambda: st.zeros(HUGE), 4 * HUGE),
+    "ones": (lambda: st.ones(HUGE, 2, dtype=st.float64), 16 * HUGE),
+    "full": (lambda: st.full((HUGE,), 7), 8 * HUGE),
+    "empty": (lambda: st.empty(HUGE, dtype=st.uint8), HUGE),
+    "rand": (lambda: st.rand(HUGE), 4 * HUGE),
+    "randn": (lambda: st.randn(HUGE, shards=2), 4 * HUGE),
+    "randint": (lambda: st.randint(3, (HUGE,)), 8 * HUGE),
+    "normal": (lambda: st.normal(0.0, 1.0, (HUGE,)), 4 * HUGE),
+    "arange": (lambda: st.arange(HUGE), 8 * HUGE),
+    "arange_step": (lambda: st.arange(0, 10 * HUGE, 10), 8 * HUGE),
+    "linspace": (lambda: st.linspace(0, 1, HUGE), 4 * HUGE),
+    "eye": (lambda: st.eye(10**8), 4 * 10**16),
+    "new_zeros": (lambda: st.ones(2).new_zeros(HUGE), 4 * HUGE),
+}
+
+
+@pytest.mark.parametrize("make, nbytes", TOO_LARGE.values(), ids=TOO_LARGE.keys())
+def test_a_tensor_larger_than_the_workers_memory_fails_at_the_call(make, nbytes):
+    mem = st.info()["memory_bytes"]
+    before = st.arange(6, shards=2) * 2  # queued work that the refusal must leave alone
+    with pytest.raises(st.OutOfMemory) as e:
+        make()
+    assert isinstance(e.value, MemoryError) and isinstance(e.value, RuntimeError)
+    assert f"needs {nbytes} bytes" in str(e.value) and f"{mem} bytes" in str(e.value)
+    assert (e.value.nbytes, e.value.memory_bytes) == (nbytes, mem)
+    # nothing was queued: the session goes on, earlier and later work reads correctly
+    assert before.tolist() == [0, 2, 4, 6, 8, 10]
+    assert st.ones(3, shards=2).sum().item() == 3.0
+
+
+def test_the_workers_memory_is_the_machines_or_their_ray_nodes():
+    from sharded.runtime.driver.local import host_memory_bytes
+
+    info = st.info()
+    if info["executor"] == "local":  # every worker in this process: the machine's memory
+        expected = host_memory_bytes()
+    else:  # Ray: memory and object store of each node that runs a worker, once
+        used = {w["node"] for w in info["workers"]}
+        expected = sum(
+            n["memory_bytes"] + n["object_store_bytes"] for n in info["nodes"] if n["node"] in used
+        )
+    assert info["memory_bytes"] == expected > 0
+
+
+def test_shards_are_capped_at_the_split_dims_length():
+    t0 = time.perf_counter()
+    x = st.ones(10, shards=10**6)  # a million commands took 16 s before the cap
+    assert x.layout.num_shards == 10 and x.tolist() == [1.0] * 10
+    assert time.perf_counter() - t0 < 5
+    assert st.arange(4, shards=7).layout.chunk_sizes(0) == (1, 1, 1, 1)
+    assert st.arange(4, shards=7).tolist() == [0, 1, 2, 3]
+    y = st.full((3, 4), 2.0, dim=1, shards=99)
+    assert y.layout.grid == (1, 4) and y.sum().item() == 24.0
+    z = st.zeros(0, 3, shards=10**6)  # a 0-length dim keeps one (empty) shard
+    assert z.layout.num_shards == 1 and z.shape == (0, 3) and z.sum().item() == 0.0
+    st.manual_seed(3)
+    r1 = st.rand(5, 2, shards=1).numpy()
+    st.manual_seed(3)
+    r = st.rand(5, 2, shards=10**6)
+    assert r.layout.num_shards == 5 and np.array_equal(r.numpy(), r1)
+    e = st.eye(3, layout=st.Layout.block((10**6, 10**6)))  # a grid is capped per dim too
+    assert e.layout.grid == (3, 3) and np.array_equal(e.numpy(), np.eye(3))
+    assert st.ones(6, shards=2).reshard(shards=10**6).layout.num_shards == 6

@@ -98,3 +98,13 @@ def test_boundaries_on_an_empty_dim():
     assert st.zeros(0, 3, layout=Layout(boundaries=(0,), dim=0)).shape == (0, 3)
     with pytest.raises(st.LayoutMismatch, match="boundaries"):
         Layout(boundaries=(1,)).bind((0,), 2)
+
+
+def test_shard_counts_are_capped_at_the_dims_length():
+    assert resolve((10,), 2, shards=10**6).chunk_sizes(0) == (1,) * 10
+    assert resolve((2, 5), 3, shards=3).chunk_sizes(0) == (1, 1)  # no empty shard
+    assert resolve((0, 3), 2, shards=5).grid == (1, 1)  # a 0-length dim: one empty shard
+    assert Layout.block((10**6, 10**6)).bind((2, 3), 4).grid == (2, 3)
+    assert Layout(chunks=(2, 0)).bind((2,), 2).chunk_sizes(0) == (2, 0)  # chunks= as given
+    with pytest.raises(st.ShardingError, match="shards must be a positive int, got 0"):
+        resolve((0,), 2, shards=0)  # checked before the cap

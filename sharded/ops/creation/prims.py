@@ -1,10 +1,14 @@
 """Creation: tensors made on their workers from their offsets alone (random ones: the random
 family, :mod:`sharded.ops.random`).
 
-Every function takes ``shards=`` (default: one per worker), ``dim=`` (the split dim, default 0)
-or ``layout=st.Layout(...)``, and ``dtype=``, ``device=``, ``requires_grad=``. Shards are made
+Every function takes ``shards=`` (default: one per worker; capped at the split dim's length,
+so ``st.ones(10, shards=10**6)`` has 10 shards), ``dim=`` (the split dim, default 0) or
+``layout=st.Layout(...)``, and ``dtype=``, ``device=``, ``requires_grad=``. Shards are made
 where they live; only ``tensor``/``from_numpy`` ship data from the driver. Values never depend
-on the layout: ``arange``/``linspace`` compute element ``i`` from ``i``.
+on the layout: ``arange``/``linspace`` compute element ``i`` from ``i``. A tensor larger than
+the session's workers can hold in all (``st.info()["memory_bytes"]``) raises
+:class:`~sharded.errors.OutOfMemory` at the call (``st.zeros(10**15)``), before anything is
+queued.
 
 Each primitive below is one block: its worker kernel (named like the primitive), its planner
 (one command per shard) and its public function. None has tensor inputs, so none has a VJP.

@@ -62,6 +62,10 @@ class Executor(Reading, Transport):
     (the :class:`~.transport.Transport` hooks)."""
 
     kind = "base"
+    # Bytes of memory the session's workers have in all, found once when the executor opens
+    # (each executor says how); None when unknown. A new tensor larger than this is refused
+    # at the call (core.dispatch.placement) rather than failing in a worker at a later read.
+    memory_bytes: int | None = None
 
     def __init__(self, workers_info, client: int = 0):
         self.workers = list(workers_info)

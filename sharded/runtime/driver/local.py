@@ -4,6 +4,8 @@ this process, for tests and for machines without Ray (the protocol is :class:`.e
 
 from __future__ import annotations
 
+import os
+
 from ...errors import ArgumentError, ShardingError
 from ..worker.core import Worker
 from .executor import Executor, WorkerInfo
@@ -33,6 +35,7 @@ class LocalExecutor(LocalLoss, Executor):
         super().__init__(
             [WorkerInfo(i, f"sharded-worker-{i}", "local", d) for i, d in enumerate(devices)]
         )
+        self.memory_bytes = host_memory_bytes()  # every worker lives in this process
 
     @classmethod
     def open(cls, num_workers=None, devices=None, namespace=None, **_):
@@ -78,3 +81,36 @@ class LocalExecutor(LocalLoss, Executor):
     def _stats(self, w):
         worker = self._workers[w]
         return LostMark(w) if worker is None else worker.stats()
+
+
+# The container's memory limit, cgroup v2 then v1 (v1 says "no limit" with a huge number).
+_CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
+def host_memory_bytes() -> int | None:
+    """This machine's physical memory (``SC_PHYS_PAGES * SC_PAGE_SIZE``), or the container's
+    memory limit when that is smaller; None where neither can be read.
+
+    The total, not the memory free now (``MemAvailable``): the bound then does not move with
+    what other processes hold, and a tensor larger than the whole machine can never be made
+    (one below it may still fail later, as it would in torch or NumPy).
+
+    Examples
+    --------
+    >>> host_memory_bytes() > 0
+    True
+    """
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # (no sysconf, or not these names)
+        total = None
+    for path in _CGROUP_LIMITS:
+        try:
+            with open(path) as f:
+                limit = f.read().strip()
+        except OSError:
+            continue
+        if limit.isdigit() and (total is None or int(limit) < total):
+            total = int(limit)
+        break
+    return total if total and total > 0 else None

@@ -98,6 +98,19 @@ def _slots(nodes, num_workers):
     return out, caps, used
 
 
+def _memory_of(nodes, node_ids):
+    """Bytes of memory of the nodes that run the workers ``node_ids``, each counted once:
+    the ``memory`` and ``object_store_memory`` resources Ray gives each node (together, its
+    free memory when Ray started there, container limits included, unless set by hand);
+    None if Ray reports none."""
+    mem = {
+        n["NodeID"]: n["Resources"].get("memory", 0) + n["Resources"].get("object_store_memory", 0)
+        for n in nodes
+    }
+    total = int(sum(mem.get(nid, 0) for nid in set(node_ids)))
+    return total or None
+
+
 class RayExecutor(RayLoss, Relayed, Executor):
     """Executor whose workers are Ray actors named ``sharded-worker-N``.
 
@@ -206,6 +219,7 @@ class RayExecutor(RayLoss, Relayed, Executor):
             [WorkerInfo(i, names[i], nid, devices[i]) for i, nid in enumerate(node_ids)],
             client=client,
         )
+        self.memory_bytes = _memory_of(nodes, node_ids)
         if shared:
             self.set_recovery(
                 False,

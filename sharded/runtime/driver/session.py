@@ -92,8 +92,8 @@ def init(
     Placement of new tensors: a tensor made without ``shards=``/``layout=`` is split into at
     most one shard per worker, and only into as many shards as hold ``min_shard_bytes`` each;
     a smaller tensor lives whole on one worker (successive ones go to successive workers).
-    Explicit ``shards=``/``layout=`` are always honoured. Results of ops follow the layouts of
-    their operands.
+    Explicit ``shards=``/``layout=`` are always honoured (``shards=`` up to the split dim's
+    length). Results of ops follow the layouts of their operands.
 
     Parameters
     ----------
