@@ -1550,7 +1550,7 @@ def rsqrt_(input, *args, **kwargs) -> ShardedTensor:
 def rsub(input, other, *, alpha=...) -> ShardedTensor:
     """``other - alpha * input`` (``sub`` with its operands swapped)."""
 
-def save(obj, path, *, progress=...) -> None:
+def save(obj, path, *, progress=..., mode=...) -> None:
     """Save a tensor, or nested dicts/lists/tuples of tensors and plain values, to the directory
     ``path`` (a msgpack manifest plus one raw file per shard; see
     :mod:`sharded.io.checkpoint`)."""

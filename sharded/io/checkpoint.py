@@ -8,9 +8,11 @@ Saving:
    would not). All of this happens before a byte of data is written.
 2. Each shard's worker writes its file into the temporary directory, fsyncs it and reports
    its size and CRC-32 (a replicated tensor is written once, by its first worker).
-3. Worker 0 writes the manifest, fsyncs, and renames the directory to ``path``.
+3. Worker 0 writes the manifest, gives the directory its mode, fsyncs, and renames it to
+   ``path`` (an old checkpoint there is renamed aside first, then deleted).
 
-A failure anywhere removes the temporary directory: ``path`` keeps what it held.
+A failure anywhere removes the temporary directory: ``path`` keeps what it held. Files are
+created ``0o600`` and directories ``0o700`` unless ``mode=`` says otherwise.
 
 Loading:
 
@@ -21,7 +23,12 @@ Loading:
    a block reads whole is checked against its CRC on the way; every other file once, by one
    streaming pass.
 3. Only when every command succeeded are the blocks wrapped into tensors; otherwise they are
-   freed and the error raised (:class:`~sharded.errors.CheckpointError` for a bad checkpoint).
+   freed and a :class:`~sharded.errors.CheckpointError` raised.
+
+Nothing in a checkpoint is trusted: every file is opened without following a link or
+blocking and must be a regular file; a worker checks the declared size of every file a block
+reads before it allocates the block; a block no memory holds, a device this session lacks, a
+failed read all raise :class:`~sharded.errors.CheckpointError` naming the file or manifest.
 
 CRC-32 (``zlib.crc32``) is the checksum: standard (zip, gzip, PNG), in the standard library,
 streamable piece by piece, and about 4 GB/s here, faster than any ``hashlib`` digest (SHA-1
@@ -40,6 +47,7 @@ from tqdm import tqdm
 from .. import dtypes as D
 from ..core.dataflow import Operand
 from ..core.dispatch import placement, session_of, wrap
+from ..devices import workers_for
 from ..errors import ArgumentError, CheckpointError, OpFailed, ShardedError
 from ..layout import Layout
 from ..runtime.commands import Key
@@ -116,14 +124,14 @@ def _waves(jobs, nbytes, bar):
 
 
 # ------------------------------------------------------------------------------ save
-def save(obj, path, *, progress=None) -> None:
+def save(obj, path, *, progress=None, mode=0o600) -> None:
     """Save a tensor, or nested dicts/lists/tuples of tensors and plain values, to the
     directory ``path`` (a msgpack manifest plus one raw file per shard; see
     :mod:`sharded.io.checkpoint`).
 
     Each worker writes its own shards; the save is atomic (an existing checkpoint at ``path``
-    is replaced whole, a failed save leaves it untouched). ``path`` must be on a filesystem
-    every worker sees.
+    is replaced whole, a failed save leaves it untouched; neither leaves a temporary
+    directory behind). ``path`` must be on a filesystem every worker sees.
 
     Parameters
     ----------
@@ -134,14 +142,27 @@ def save(obj, path, *, progress=None) -> None:
         The checkpoint directory to create or replace.
     progress : bool, optional
         Show a tqdm bar; by default one shows above 256 MiB when stderr is a terminal.
+    mode : int, optional
+        Permission bits of the files (default ``0o600``: only their owner reads them); the
+        directory gets the same bits plus execute wherever read is set (``0o600`` -> ``0o700``,
+        ``0o640`` -> ``0o750``). As with ``open(2)``, each worker's umask still clears bits
+        (the usual ``0o022`` leaves the default alone, and turns ``0o666`` into ``0o644``).
+        It must let the owner read (``0o400``) and hold nothing but permission bits.
 
     Examples
     --------
-    >>> import os, tempfile, sharded as st
+    >>> import os, stat, tempfile, sharded as st
     >>> path = os.path.join(tempfile.mkdtemp(), "ckpt")
     >>> st.save({"w": st.arange(6, shards=2), "step": 3}, path)
     >>> sorted(os.listdir(path))
     ['manifest.msgpack', 't0.s0.bin', 't0.s1.bin']
+    >>> def perms(p):
+    ...     return oct(stat.S_IMODE(os.stat(p).st_mode))
+    >>> perms(path), perms(os.path.join(path, "t0.s0.bin"))
+    ('0o700', '0o600')
+    >>> st.save({"w": st.arange(6, shards=2)}, path, mode=0o640)  # shared with the group
+    >>> perms(path), perms(os.path.join(path, "t0.s0.bin"))
+    ('0o750', '0o640')
     """
     tensors, index = [], {}
 
@@ -151,16 +172,22 @@ def save(obj, path, *, progress=None) -> None:
             tensors.append(t)
         return index[id(t)]
 
+    if isinstance(mode, bool) or not isinstance(mode, int) or mode & ~0o777 or not mode & 0o400:
+        raise ArgumentError(
+            f"st.save: mode={mode!r}, expected permission bits (an int within 0o777) that let "
+            "the owner read, like 0o600 or 0o640"
+        )
     root = M.encode(obj, tensor_index)
     path = _abspath(path)
     parent, base = os.path.split(path)
     if not base:
         raise ArgumentError(f"st.save: {path!r} cannot be a checkpoint directory")
+    dir_mode = mode | (mode & 0o444) >> 2  # x wherever r is set
     ex = session_of(tensors).executor
     tmp = os.path.join(parent, f".{base}.tmp-{uuid.uuid4().hex[:12]}")
     every = range(ex.num_workers)
     try:
-        probe = {"path": path, "mode": "save"}
+        probe = {"path": path, "mode": "save", "dir_mode": dir_mode}
         rs = _ask(
             ex, "ckpt_probe", [(w, dict(probe, tmp=tmp if w == 0 else None)) for w in every], "save"
         )
@@ -172,15 +199,27 @@ def save(obj, path, *, progress=None) -> None:
             "save",
         )
         _check_all(ex, rs, "st.save", path)
-        entries = _write(ex, tensors, tmp, progress, path)
-        params = {"path": path, "tmp": tmp, "manifest": M.pack(entries, root)}
-        _ask(ex, "ckpt_commit", [(0, params)], "save")
+        entries = _write(ex, tensors, tmp, progress, path, mode)
+        params = {
+            "path": path,
+            "tmp": tmp,
+            "manifest": M.pack(entries, root),
+            "file_mode": mode,
+            "dir_mode": dir_mode,
+        }
+        (done,) = _ask(ex, "ckpt_commit", [(0, params)], "save")
     except BaseException:
         _discard(ex, tmp)
         raise
+    if done["left"] is not None:
+        old, why = done["left"]
+        raise CheckpointError(
+            f"st.save: {path} holds the new checkpoint, but the one it replaced could not be "
+            f"deleted from {old} ({why})"
+        )
 
 
-def _write(ex, tensors, tmp, progress, path):
+def _write(ex, tensors, tmp, progress, path, mode):
     """Each shard's worker writes its file; returns the manifest's tensor entries."""
     jobs = []
     for i, t in enumerate(tensors):
@@ -195,7 +234,12 @@ def _write(ex, tensors, tmp, progress, path):
             keys = []
             for i, j, w, k, _ in wave:
                 r = ex.new_key()
-                params = {"path": tmp, "file": M.shard_file(i, j), "piece": ex.transfer_bytes}
+                params = {
+                    "path": tmp,
+                    "file": M.shard_file(i, j),
+                    "piece": ex.transfer_bytes,
+                    "file_mode": mode,
+                }
                 ex.submit(w, "ckpt_write", (Key(k, None),), (r,), params, label=("save", j))
                 keys.append((w, r))
             try:
@@ -291,7 +335,7 @@ def load(path, *, shards=None, dim=None, layout=None, device=None, progress=None
                 "shares"
             )
     entries, root = M.parse(rs[0]["data"], name)
-    ops, jobs = _plan_reads(ex, entries, path, shards, dim, layout, device)
+    ops, jobs = _plan_reads(ex, entries, name, shards, dim, layout, device)
     made = [(w, k) for op in ops for w, k in zip(op.layout.workers, op.keys)]
     bar = _bar(progress, sum(j[3] for j in jobs), f"load {os.path.basename(path)}")
     try:
@@ -304,6 +348,10 @@ def load(path, *, shards=None, dim=None, layout=None, device=None, progress=None
         ex.free_pairs(made)  # nothing half-loaded: every block made so far goes
         if e.cause.startswith("CheckpointError: "):
             raise CheckpointError(f"st.load: {e.cause[len('CheckpointError: ') :]}") from None
+        if e.op == "load":  # a read that failed otherwise (an I/O error): still the checkpoint's
+            raise CheckpointError(
+                f"st.load: reading {path} failed on worker {e.worker}: {e.cause}"
+            ) from None
         raise
     except BaseException:
         ex.free_pairs(made)
@@ -318,12 +366,23 @@ def load(path, *, shards=None, dim=None, layout=None, device=None, progress=None
     return M.decode(root, tensors, name)
 
 
-def _target(e, shards, dim, layout, device) -> Layout:
-    """The layout a saved tensor loads into: the requested one, else its saved chunks."""
+def _target(e, where, shards, dim, layout, device) -> Layout:
+    """The layout a saved tensor loads into: the requested one, else its saved chunks. What
+    the manifest asks for (a device, a layout) and this session cannot give is a
+    :class:`CheckpointError` naming ``where``; what the caller asks for keeps its own error."""
     dev = device if device is not None else e.device
     if dev.startswith("mixed"):
         dev = "cpu"
-    if shards is None and dim is None and layout is None:
+    if device is None:
+        try:
+            workers_for(_session.current().executor, dev)
+        except ShardedError as err:
+            raise CheckpointError(
+                f"st.load: {where} was saved on device {e.device!r}, which this session cannot "
+                f"place it on ({err}); pass device= to load it elsewhere"
+            ) from None
+    saved = shards is None and dim is None and layout is None
+    if saved:
         if e.replicated:
             layout = Layout.replicated()
         else:
@@ -331,15 +390,24 @@ def _target(e, shards, dim, layout, device) -> Layout:
             layout = Layout(chunks={d: c for d, c in cuts.items() if len(c) > 1})
     elif not e.shape:
         shards = dim = None  # a 0-d tensor is one shard whatever was asked
-    return placement(e.shape, shards, dim, layout, dev)
+    try:
+        return placement(e.shape, shards, dim, layout, dev)
+    except ShardedError as err:
+        if not saved:
+            raise
+        raise CheckpointError(
+            f"st.load: {where}: its saved layout ({len(e.shards)} shards of shape {e.shape}) "
+            f"cannot be placed: {err}"
+        ) from None
 
 
-def _plan_reads(ex, entries, path, shards, dim, layout, device):
+def _plan_reads(ex, entries, name, shards, dim, layout, device):
     """One read command per target block, one verify command per file no block reads
     whole: ``jobs`` of ``(worker, kernel, params, bytes, output key, label)``."""
     ops, jobs, piece = [], [], ex.transfer_bytes
-    for e in entries:
-        lay = _target(e, shards, dim, layout, device)
+    path = os.path.dirname(name)
+    for i, e in enumerate(entries):
+        lay = _target(e, f"{name}: tensor {i}", shards, dim, layout, device)
         src = Layout.from_bounds(e.shape, e.bounds, [0] * len(e.shards), e.replicated)
         checked, keys = set(), []
         for s, (w, offs, shp) in enumerate(lay.shards()):

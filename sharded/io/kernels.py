@@ -11,10 +11,12 @@ so a kernel holds at most its block plus one piece.
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import shutil
 import socket
+import stat
 import sys
 import zlib
 
@@ -29,6 +31,18 @@ from .manifest import MANIFEST
 # anyway, and one read instead of thousands of tiny ones is what makes column splits fast.
 GAP = 4096
 _LITTLE = sys.byteorder == "little"
+# Files are opened without following a symbolic link (a checkpoint's file never leads out of
+# its directory) and without blocking (a FIFO or device opens at once, then fails the
+# regular-file test instead of stalling the worker); new files are never existing ones.
+_OPEN_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_OPEN_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
 
 
 def reply(obj) -> np.ndarray:
@@ -45,12 +59,48 @@ def _host(xp, a):
     return a if xp is np else xp.asnumpy(a)
 
 
+def _open_regular(name, missing="is missing"):
+    """``(fd, size)`` of ``name`` opened for reading, if it is a regular file itself: a
+    symbolic link, FIFO, directory or device raises :class:`CheckpointError` naming ``name``
+    (and nothing read through it); so does a missing file (``name`` + ``missing``)."""
+    try:
+        fd = os.open(name, _OPEN_READ)
+    except FileNotFoundError:
+        raise CheckpointError(f"{name} {missing}") from None
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise CheckpointError(
+                f"{name} is a symbolic link: a checkpoint's files must be regular files in its "
+                "directory (links are not followed)"
+            ) from None
+        raise CheckpointError(f"{name} cannot be opened: {e.strerror}") from None
+    try:
+        st = os.fstat(fd)
+    except OSError as e:
+        os.close(fd)
+        raise CheckpointError(f"{name} cannot be read: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        kind = next((k for test, k in _KINDS if test(st.st_mode)), "an unknown kind of file")
+        raise CheckpointError(f"{name} is {kind}, expected a regular file")
+    return fd, st.st_size
+
+
+def _regular(name) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(name).st_mode)
+    except OSError:
+        return False
+
+
 # ------------------------------------------------------------------------- probing
 @kernel
-def ckpt_probe(xp, *, path, mode, tmp=None, send=False):
+def ckpt_probe(xp, *, path, mode, tmp=None, send=False, dir_mode=0o700):
     """What this worker sees at ``path``: ``mode`` "save" (the parent is a writable
-    directory and ``path`` is absent or a checkpoint; with ``tmp``, make that directory),
-    "tmp" (``tmp`` is visible) or "load" (the manifest's size and CRC, its bytes if ``send``).
+    directory and ``path`` is absent or a checkpoint; with ``tmp``, make that directory with
+    ``dir_mode``, plus what its owner needs to write into it until the save commits), "tmp"
+    (``tmp`` is visible) or "load" (the manifest's size and CRC, its bytes if ``send``; a
+    regular file, not a link).
     Returns ``{"ok", "host", "error"...}``: a refusal is an answer, not a failure."""
     out = {"ok": True, "host": socket.gethostname()}
     try:
@@ -60,28 +110,35 @@ def ckpt_probe(xp, *, path, mode, tmp=None, send=False):
                 raise _Refused(f"directory {parent} does not exist")
             if not os.access(parent, os.W_OK | os.X_OK):
                 raise _Refused(f"directory {parent} is not writable")
+            if os.path.islink(path):
+                raise _Refused(
+                    f"{path} is a symbolic link; refusing to replace it (save to the directory "
+                    "it points to)"
+                )
             if os.path.lexists(path) and not (
                 os.path.isdir(path)
-                and (os.path.isfile(os.path.join(path, MANIFEST)) or not os.listdir(path))
+                and (_regular(os.path.join(path, MANIFEST)) or not os.listdir(path))
             ):
                 raise _Refused(
                     f"{path} exists and is not a checkpoint (no {MANIFEST}); refusing to replace it"
                 )
             if tmp is not None:
-                os.mkdir(tmp)
+                os.mkdir(tmp, dir_mode | 0o700)  # the umask applies; ckpt_commit may clear bits
         elif mode == "tmp":
             if not os.path.isdir(tmp):
                 raise _Refused(f"directory {tmp} (just made by worker 0) is not visible here")
         else:
             name = os.path.join(path, MANIFEST)
-            if not os.path.isfile(name):
-                raise _Refused(f"{name} does not exist")
-            with open(name, "rb") as f:
-                data = f.read()
+            fd, size = _open_regular(name, "does not exist")
+            try:
+                with os.fdopen(fd, "rb") as f:
+                    data = f.read()
+            except MemoryError:
+                raise _Refused(f"{name} ({size} bytes) does not fit in memory") from None
             out.update(size=len(data), crc32=zlib.crc32(data))
             if send:
                 out["data"] = data
-    except (_Refused, OSError) as e:
+    except (_Refused, CheckpointError, OSError) as e:
         out.update(ok=False, error=str(e))
     return reply(out)
 
@@ -124,10 +181,11 @@ def _write_all(fd, b) -> None:
 
 
 @kernel
-def ckpt_write(xp, a, *, path, file, piece):
-    """Write block ``a`` to ``path/file`` (raw little-endian, C order) and fsync it; returns
-    ``[bytes, crc32]`` of what was written."""
-    fd = os.open(os.path.join(path, file), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+def ckpt_write(xp, a, *, path, file, piece, file_mode=0o600):
+    """Write block ``a`` to the new file ``path/file`` (raw little-endian, C order; created
+    with ``file_mode``, less the umask) and fsync it; returns ``[bytes, crc32]`` of what was
+    written."""
+    fd = os.open(os.path.join(path, file), _OPEN_NEW, file_mode)
     crc = n = 0
     try:
         for p in _pieces(a, piece) if a.size else ():
@@ -155,18 +213,7 @@ class _Reader:
         self.xp, self.le, self.buf = xp, np.dtype(dtype).newbyteorder("<"), buf
         self.item = self.le.itemsize
         self.direct = xp is np and _LITTLE
-        try:
-            self.fd = os.open(self.name, os.O_RDONLY)
-        except FileNotFoundError:
-            raise CheckpointError(
-                f"{self.name} is missing (expected {offset + nbytes} bytes)"
-            ) from None
-        size = os.fstat(self.fd).st_size
-        if size < offset + nbytes:
-            os.close(self.fd)
-            raise CheckpointError(
-                f"{self.name} is truncated: expected {offset + nbytes} bytes, found {size}"
-            )
+        self.fd = _open_shard(self.name, offset, nbytes)
 
     def _pread(self, off, mv) -> None:
         n = 0
@@ -214,10 +261,22 @@ class _Reader:
     def close(self) -> None:
         os.close(self.fd)
         if self.want_crc is not None and self.seen == self.nbytes and self.crc != self.want_crc:
+            # what the file holds is not echoed back: the name and the expectation suffice
             raise CheckpointError(
-                f"checksum mismatch in {self.name}: expected crc32 {self.want_crc:#010x}, "
-                f"found {self.crc:#010x}"
+                f"checksum mismatch in {self.name}: expected crc32 {self.want_crc:#010x}, the "
+                "file's bytes differ"
             )
+
+
+def _open_shard(name, offset, nbytes) -> int:
+    """An open regular file ``name`` holding at least ``offset + nbytes`` bytes."""
+    fd, size = _open_regular(name, f"is missing (expected {offset + nbytes} bytes)")
+    if size < offset + nbytes:
+        os.close(fd)
+        raise CheckpointError(
+            f"{name} is truncated: expected {offset + nbytes} bytes, found {size}"
+        )
+    return fd
 
 
 def _buffer(piece, nbytes) -> np.ndarray:
@@ -228,8 +287,20 @@ def _buffer(piece, nbytes) -> np.ndarray:
 def ckpt_read(xp, *, path, shape, dtype, sources, piece):
     """A block of ``shape`` read from shard files: each source ``(file, offset, nbytes,
     crc32 or None, file block shape, region in it, region in the block)`` contributes its
-    region; with a crc the region is the whole file and is checked against it."""
-    out = xp.empty(tuple(shape), dtype=np.dtype(dtype))
+    region; with a crc the region is the whole file and is checked against it.
+
+    Every source file is checked first (a regular file holding its declared bytes), so a
+    manifest's sizes are backed by real files before the block is allocated."""
+    for file, offset, nbytes, *_ in sources:
+        os.close(_open_shard(os.path.join(path, file), offset, nbytes))
+    try:
+        out = xp.empty(tuple(shape), dtype=np.dtype(dtype))
+    except (MemoryError, ValueError):  # a sparse file can back sizes no memory holds
+        n = math.prod(shape) * np.dtype(dtype).itemsize
+        raise CheckpointError(
+            f"{path}: a {np.dtype(dtype).name} block of shape {tuple(shape)} ({n} bytes) does "
+            "not fit in this worker's memory"
+        ) from None
     if not sources:
         return out
     buf = _buffer(piece, max(s[2] for s in sources))
@@ -248,7 +319,7 @@ def ckpt_read(xp, *, path, shape, dtype, sources, piece):
 def ckpt_verify(xp, *, path, file, offset, nbytes, crc, piece):
     """Check that ``path/file`` holds ``nbytes`` bytes at ``offset`` whose CRC-32 is ``crc``
     (for shard files no block reads whole), streaming them through one buffer."""
-    buf = _buffer(piece, nbytes)
+    buf = _buffer(piece, nbytes)  # at most a piece, whatever the manifest says
     r = _Reader(path, file, offset, nbytes, crc, xp, "uint8", buf)
     try:
         for a in range(0, nbytes, len(buf)):
@@ -266,16 +337,43 @@ def _fsync_dir(path) -> None:
         os.close(fd)
 
 
+def _remove_tree(path):
+    """Delete ``path`` (a replaced or failed checkpoint directory, or a link in its place);
+    returns what stopped it, or None."""
+    try:
+        if os.path.islink(path) or not os.path.isdir(path):
+            os.unlink(path)  # never rmtree through a link: only the link goes
+            return None
+        try:
+            shutil.rmtree(path)
+        except PermissionError:
+            # a read-only checkpoint (saved with such a mode, or chmod-ed since) refuses the
+            # unlinks in it: give its owner the directory back and try once more
+            os.chmod(path, 0o700)
+            shutil.rmtree(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"{e.filename}: {e.strerror}"
+    return None
+
+
 @kernel
-def ckpt_commit(xp, *, path, tmp, manifest):
-    """Write the manifest into ``tmp``, fsync, and rename ``tmp`` to ``path`` (an old
-    checkpoint there is renamed away first and deleted after)."""
-    fd = os.open(os.path.join(tmp, MANIFEST), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+def ckpt_commit(xp, *, path, tmp, manifest, file_mode=0o600, dir_mode=0o700):
+    """Write the manifest into ``tmp``, give ``tmp`` its mode, fsync, and rename ``tmp`` to
+    ``path`` (an old checkpoint there is renamed away first and deleted after; put back if
+    the rename fails). Returns ``{"left": ...}``: the replaced checkpoint's directory and why
+    it could not be deleted, or None."""
+    fd = os.open(os.path.join(tmp, MANIFEST), _OPEN_NEW, file_mode)
     try:
         _write_all(fd, manifest)
         os.fsync(fd)
     finally:
         os.close(fd)
+    if dir_mode & 0o700 != 0o700:
+        # made with the owner's bits so the workers could write into it; the AND keeps what
+        # the umask cleared cleared
+        os.chmod(tmp, stat.S_IMODE(os.stat(tmp).st_mode) & dir_mode)
     _fsync_dir(tmp)
     parent = os.path.dirname(path)
     old = None
@@ -283,14 +381,18 @@ def ckpt_commit(xp, *, path, tmp, manifest):
         # POSIX renames a directory only over an empty one: move the old one aside first
         old = os.path.join(parent, os.path.basename(tmp).replace(".tmp-", ".old-", 1))
         os.rename(path, old)
-    os.rename(tmp, path)
+    try:
+        os.rename(tmp, path)
+    except BaseException:
+        if old is not None:
+            os.rename(old, path)  # a failed save leaves the old checkpoint where it was
+        raise
     _fsync_dir(parent)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-    return reply(True)
+    why = _remove_tree(old) if old is not None else None
+    return reply({"left": None if why is None else [old, why]})
 
 
 @kernel
 def ckpt_remove(xp, *, path):
-    """Delete a temporary checkpoint directory (a save that failed)."""
-    shutil.rmtree(path, ignore_errors=True)
+    """Delete a temporary checkpoint directory (a save that failed; best effort)."""
+    _remove_tree(path)
