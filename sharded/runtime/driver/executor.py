@@ -26,6 +26,7 @@ import threading
 
 from ...errors import SessionClosed
 from ..commands import (
+    BatchPacker,
     Export,
     Free,
     Group,
@@ -71,6 +72,7 @@ class Executor(Reading, Transport):
         self.workers = list(workers_info)
         n = len(self.workers)
         self._queues = [[] for _ in range(n)]
+        self._packer = BatchPacker()  # batches as bytes for Ray and the recovery log
         self._refs = [[] for _ in range(n)]
         self._inflight = [collections.deque() for _ in range(n)]
         self._late: list = []  # batches a wait gave up on (WaitTimeout): collected later

@@ -59,7 +59,7 @@ import time
 from typing import Any, NamedTuple
 
 from ...errors import ArgumentError, WaitTimeout, WorkerLost
-from ..commands import Hold, LayoutCmds, Reset, Tree, TreeRefs, from_fields
+from ..commands import Hold, LayoutCmds, Reset, Tree, TreeRefs, dump_batch
 from .links import _wire
 
 LOG_MAX_COMMANDS = int(os.environ.get("SHARDED_RECOVERY_LOG", "100000"))
@@ -101,7 +101,7 @@ class _Entry(NamedTuple):
     """One batch of the log (``w`` None: a relay's whole shipment, :meth:`Recovery.record_ship`)."""
 
     w: Any
-    frozen: Any  # the commands, pickled (:meth:`Recovery._freeze`)
+    frozen: Any  # the commands as bytes (:meth:`Recovery._freeze`), run as they are
     refs: Any  # per ref, the _Exp of an export of the log, else the ref itself
     nexp: int
     errs: Any  # the handle of the batch's error list (None: relayed)
@@ -115,27 +115,6 @@ _new_entry = functools.partial(tuple.__new__, _Entry)  # (as the command records
 def _dump(obj) -> bytes:
     # pickle, not marshal: marshal turns any buffer (a NumPy constant) into plain bytes
     return pickle.dumps(obj, 5)
-
-
-def _dump_cmds(cmds) -> bytes:
-    """A command list pickled with each command as its ``(TAG, *fields)``: a pickle of plain
-    tuples names no global, where a record's reduce names ``from_fields``, which the pickler
-    imports once per call (~1 us: a read's shipment pickles a batch per worker)."""
-    return _dump([(c.TAG,) + c for c in cmds] if cmds else [])
-
-
-def _load_cmds(data) -> list:
-    """The command list :func:`_dump_cmds` pickled."""
-    return [from_fields(*t) for t in pickle.loads(data)]
-
-
-def _thaw(frozen) -> list:
-    """A logged batch (:meth:`Recovery._freeze`) as the command list it was."""
-    shared, rest = frozen
-    cmds = _load_cmds(rest) if isinstance(rest, bytes) else list(rest)
-    if shared is not None:
-        cmds.insert(0, LayoutCmds(None, _load_cmds(shared)))
-    return cmds
 
 
 def _ring(w: int, n: int):
@@ -245,7 +224,6 @@ class Recovery:
         self.log: list = []
         self.exp_at: dict = {}  # export key -> _Exp
         self.remap: dict = {}  # old export key -> replayed handle (not yet used ones only)
-        self._shared = (None, b"")  # the last layout commands pickled, and their bytes
         self.base = None  # per worker: the snapshot handle the log starts from
         self.base_bytes = 0
         self.commands = 0
@@ -327,7 +305,7 @@ class Recovery:
                 batch += cmds.get(v, ())
                 at[v] = len(log)
                 nexp = nown + nout.get(v, 0)
-                frozen = (None, _dump_cmds(batch))
+                frozen = dump_batch(batch)
                 log.append(_Entry(v, frozen, tuple(refs), nexp, None, (), e.read))
             where.append([_Exp(at[v], p) for v, (_, n) in e.refs.items() for p in range(n)])
         self.exp_at = {k: where[a.batch][a.pos] for k, a in self.exp_at.items()}
@@ -335,21 +313,16 @@ class Recovery:
         self.log = log
 
     def _freeze(self, cmds):
-        """The batch as pickled bytes: a copy of the constants it carries (the driver's arrays may
-        change later), and no objects for Python's garbage collector to scan again and again
-        (a log of live command tuples made every full collection slower). A flush's layout
-        commands, shared by its batches, are pickled once."""
-        head = cmds[0] if cmds else None
-        shared = None
+        """The batch as bytes (:func:`~sharded.runtime.commands.dump_batch`: those the
+        executor just sent through Ray, else packed now): a copy of the constants it
+        carries (the driver's arrays may change later), and no objects for Python's garbage
+        collector to scan again and again (a log of live command tuples made every full
+        collection slower). A flush's layout commands, shared by its batches, are packed
+        once. A batch only cloudpickle can carry is kept as its objects."""
         try:
-            if type(head) is LayoutCmds and head.cmds is not None:
-                if self._shared[0] is not head.cmds:
-                    self._shared = (head.cmds, _dump_cmds(head.cmds))
-                    self.commands += len(head.cmds)
-                shared, cmds = self._shared[1], cmds[1:]
-            return shared, _dump_cmds(cmds)
+            return self.ex._packer.packed(cmds)
         except Exception:  # not picklable without cloudpickle: keep the objects themselves
-            return None, list(cmds) if shared is None else [head] + list(cmds)
+            return list(cmds)
 
     def translate(self, refs):
         """Refs of a batch about to leave, with exports made before a recovery replaced."""
@@ -468,7 +441,7 @@ class Recovery:
         errs, exps = [], []
         for entry in self.log:
             refs = [exps[s.batch][s.pos] if type(s) is _Exp else ex._resolve(s) for s in entry.refs]
-            e, x = ex._dispatch_direct(entry.w, _thaw(entry.frozen), refs, entry.nexp)
+            e, x = ex._dispatch_direct(entry.w, entry.frozen, refs, entry.nexp)
             errs.append(e)
             exps.append(list(x))
         return resets, errs, exps

@@ -138,8 +138,8 @@ class Wire:
     def send(self, w, after, cmds, nexp, timeout):
         """Send worker ``w`` a batch (to run after its ``after``-th Ray batch): returns
         ``(reply, [parts])`` like an actor call's refs (a worker that cannot be reached is
-        found lost by the wait), or None when the commands are not data (:mod:`.codec`):
-        the caller sends them through Ray."""
+        found lost by the wait), or None when the commands are not data (:mod:`.codec`)
+        or a new connection's handshake timed out: the caller sends them through Ray."""
         r = Reply(w, ("wire", next(self._keys)))
         q = self.waiting.setdefault(w, collections.deque())
         try:
@@ -152,6 +152,8 @@ class Wire:
                 self._sel.register(s, selectors.EVENT_READ, w)
                 if self._hup is not None:
                     self._hup.register(s.fileno(), select.EPOLLRDHUP)
+        except TimeoutError:  # silent (stopped?): through Ray, whose wait has the read's bound
+            return None
         except (OSError, KeyError, EOFError) as e:  # the worker is gone: the wait finds it lost
             if isinstance(e, channel.Refused):
                 self.counts["handshakes_refused"] += 1

@@ -61,6 +61,7 @@ from ..commands import (
     Tree,
     TreeMail,
     TreeRefs,
+    load_batch,
 )
 from ..net import mailbox
 from . import fusion, program, threads
@@ -111,6 +112,8 @@ class Worker(Store):
         # queued before the next command) and at the end. Every other command goes to the
         # handler of its type; runs of elementwise commands whose intermediates the batch
         # frees are evaluated block by block (sharded.runtime.worker.fusion).
+        if type(cmds) is bytes:  # a batch through Ray (commands.dump_batch)
+            cmds = load_batch(cmds)
         layout, done = (), 0
         windows = fusion.windows(cmds, KERNELS) if self.fusion and self.xp is np else None
         with np.errstate(all="ignore"):  # torch does not warn on inf/nan results either
@@ -127,6 +130,8 @@ class Worker(Store):
                 kind = type(cmd)
                 if kind is LayoutCmds:
                     layout = cmd.cmds if cmd.ref is None else refs[cmd.ref]
+                    if type(layout) is bytes:  # (packed once for all of a flush's batches)
+                        layout = load_batch(layout)
                 elif kind is LayoutSync:
                     errors += self._expand(layout[done : cmd.upto], refs)
                     done = cmd.upto
