@@ -218,6 +218,12 @@ def private_dir(path: str | os.PathLike) -> Path:
     while not os.path.lexists(probe):
         missing.append(probe)
         probe = probe.parent
+    # The directories above, as named and as they really are, checked before anything is made
+    # in them (those made below are this user's, mode 0700).
+    existing = probe.parent if probe == path else probe
+    real = Path(os.path.realpath(existing))
+    for above in [*reversed(existing.parents), existing, *reversed(real.parents), real]:
+        _check_ancestor(above)
     for directory in reversed(missing):
         try:
             os.mkdir(directory, 0o700)
@@ -226,9 +232,8 @@ def private_dir(path: str | os.PathLike) -> Path:
             pass  # made meanwhile by someone: checked below like any existing directory
         except OSError as e:
             raise ClusterError(f"cannot create directory {directory}: {e}") from None
-    real_parent = Path(os.path.realpath(path.parent))
-    for above in [*reversed(path.parents), *reversed(real_parent.parents), real_parent]:
-        _check_ancestor(above)
+    for above in missing[1:]:
+        _check_ancestor(above)  # made meanwhile by someone else?
     st = os.lstat(path)
     me = os.geteuid()
     if stat.S_ISLNK(st.st_mode):

@@ -252,7 +252,11 @@ def test_private_dir_refuses_another_users_directory(tmp_path):
     os.chown(theirs, NOBODY, NOBODY)
     with pytest.raises(UnsafePath, match=f"refusing {theirs}: it is owned by uid {NOBODY}"):
         rc.private_dir(theirs)
-    # ... nor a directory of ours inside theirs: they could swap it for another one
+    # ... nor a directory of ours inside theirs (they could swap it for another one), and
+    # nothing is made in there first
+    with pytest.raises(UnsafePath, match=f"refusing {theirs}: it is owned by uid {NOBODY}"):
+        rc.private_dir(theirs / "ours" / "logs")
+    assert os.listdir(theirs) == []
     inner = theirs / "ours"
     inner.mkdir(mode=0o700)
     with pytest.raises(UnsafePath, match=f"refusing {theirs}: it is owned by uid {NOBODY}"):
