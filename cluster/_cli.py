@@ -113,7 +113,9 @@ def _add_node_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--temp-dir",
         default=_env("temp_dir"),
-        help=f"root of Ray's session files (default /tmp/ray; ${v['temp_dir']})",
+        help="private directory for this node's Ray files (Ray's own temp dir is DIR/ray): "
+        "made mode 0700, refused when another user's or open to group/others "
+        f"(default: Ray's shared /tmp/ray; ${v['temp_dir']})",
     )
     p.add_argument(
         "--ray-arg",
@@ -372,6 +374,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 client_host=args.client_host,
                 **_node_kwargs(args),
             )
+            if args.temp_dir and not args.dry_run:
+                rc.private_dir(args.temp_dir)  # here for a plain error; the node checks again
             source = _use_auth(args, head=True)
             print(_head_notice(args, ip, source), file=sys.stderr)
             return _exec(cmd, args.dry_run)
@@ -381,6 +385,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             ip = args.node_ip_address or (rc.node_ip(args.interface) if args.interface else None)
             cmd = rc.worker_command(args.address, node_ip_address=ip, **_node_kwargs(args))
             if not args.dry_run:
+                if args.temp_dir:
+                    rc.private_dir(args.temp_dir)
                 # Containers and srun steps may start before the head listens; `ray start`
                 # itself gives up quickly, so wait here.
                 rc.wait_for_port(args.address, args.connect_timeout)
@@ -439,10 +445,10 @@ def _client(args: argparse.Namespace) -> int:
         node_ip_address=ip,
         temp_dir=args.temp_dir,
         timeout=args.timeout,
+        no_auth=args.no_auth,  # the token itself is in this process's environment (_use_auth)
     )
     try:
         rc.wait_for_nodes(args.address, args.nodes + 1, args.timeout)
-        env = dict(rc.ray_env(), RAY_ADDRESS=args.address)
-        return subprocess.call(command, env=env)
+        return subprocess.call(command, env=node.driver_env(rc.ray_env()))
     finally:
         node.stop()

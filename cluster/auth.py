@@ -14,18 +14,22 @@ line turns it on unless told ``--no-auth``:
 * a token already given in the environment (``RAY_AUTH_MODE=token`` with ``RAY_AUTH_TOKEN`` or
   ``RAY_AUTH_TOKEN_PATH``, as the Slurm scripts do per job) is used as it is.
 
-Only the standard library is needed here.
+Ray gained token authentication in 2.52 (:data:`MIN_RAY_VERSION`); asking an older Ray for it
+is refused with :class:`~cluster.errors.TokenAuthUnsupported` rather than silently running
+without.  Only the standard library is needed here (Ray's version is read from its metadata).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import stat
 from collections.abc import Mapping
+from importlib import metadata
 from pathlib import Path
 
-from cluster.errors import ClusterError
+from cluster.errors import ClusterError, TokenAuthUnsupported, TokenNotFound
 
 __all__ = [
     "DEFAULT_TOKEN_FILE",
@@ -33,10 +37,14 @@ __all__ = [
     "new_token",
     "write_token_file",
     "check_token_file",
+    "check_ray_supports_tokens",
     "resolve_auth",
+    "auth_env",
+    "MIN_RAY_VERSION",
 ]
 
 DEFAULT_TOKEN_FILE = "~/.ray/sharded_auth_token"
+MIN_RAY_VERSION = "2.52"  # the first Ray with RAY_AUTH_MODE=token
 AUTH_VARS = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
 
 
@@ -57,6 +65,11 @@ def write_token_file(path: str | os.PathLike) -> Path:
     The file is created with mode 0600 from the start (never briefly wider), then renamed
     over any previous one, so a reader sees the old token or the new one, never a part.
 
+    Raises
+    ------
+    ClusterError
+        The file or its directory cannot be written (naming the file and the reason).
+
     Examples
     --------
     >>> p = write_token_file("/tmp/sharded-doctest-token")  # doctest: +SKIP
@@ -64,15 +77,19 @@ def write_token_file(path: str | os.PathLike) -> Path:
     '0o600'
     """
     path = Path(path).expanduser()
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        os.write(fd, new_token().encode())
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, new_token().encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as e:
+        # e.g. a directory (a Docker volume made by an older image) this user may not write
+        raise ClusterError(f"cannot write token file {path}: {e}") from None
     return path
 
 
@@ -81,18 +98,29 @@ def check_token_file(path: str | os.PathLike) -> Path:
 
     Raises
     ------
+    TokenNotFound
+        There is no file at ``path``.
     ClusterError
         Naming the file and what is wrong with it (its mode, for a file others can read: the
         token grants running code on the cluster, as ``ssh`` refuses a readable private key).
+
+    Examples
+    --------
+    >>> try:
+    ...     check_token_file("/nonexistent/token")
+    ... except TokenNotFound as e:
+    ...     print(e.path)
+    /nonexistent/token
     """
     path = Path(path).expanduser()
     try:
         st = path.stat()
     except FileNotFoundError:
-        raise ClusterError(
+        raise TokenNotFound(
+            str(path),
             f"no token file at {path}: copy the head's token file here (mode 0600), point "
             "--token-file at it, set RAY_AUTH_MODE=token and RAY_AUTH_TOKEN, or pass --no-auth "
-            "if the head runs without authentication"
+            "if the head runs without authentication",
         ) from None
     if not stat.S_ISREG(st.st_mode):
         raise ClusterError(f"token file {path} is not a regular file")
@@ -104,6 +132,45 @@ def check_token_file(path: str | os.PathLike) -> Path:
     if st.st_size == 0:
         raise ClusterError(f"token file {path} is empty")
     return path
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """``"2.60.0"`` -> ``(2, 60, 0)``; a pre-release or dev suffix is dropped."""
+    return tuple(int(part) for part in re.findall(r"\d+", version.split("+")[0])[:3])
+
+
+def check_ray_supports_tokens(version: str | None = None) -> str:
+    """Refuse a Ray too old for token authentication; return the version checked.
+
+    Parameters
+    ----------
+    version : str, optional
+        A Ray version to check (default: the installed one, from its package metadata, so Ray
+        itself is not imported).
+
+    Raises
+    ------
+    TokenAuthUnsupported
+        The version is older than :data:`MIN_RAY_VERSION`, or Ray is not installed.
+
+    Examples
+    --------
+    >>> check_ray_supports_tokens("2.60.0")
+    '2.60.0'
+    >>> try:
+    ...     check_ray_supports_tokens("2.40.0")
+    ... except TokenAuthUnsupported as e:
+    ...     print(e.version, e.minimum)
+    2.40.0 2.52
+    """
+    if version is None:
+        try:
+            version = metadata.version("ray")
+        except metadata.PackageNotFoundError:
+            raise TokenAuthUnsupported(None, MIN_RAY_VERSION) from None
+    if _release(version) < _release(MIN_RAY_VERSION):
+        raise TokenAuthUnsupported(version, MIN_RAY_VERSION)
+    return version
 
 
 def resolve_auth(
@@ -137,6 +204,10 @@ def resolve_auth(
 
     Raises
     ------
+    TokenNotFound
+        No token file where one is needed (``create`` false, no token in ``env``).
+    TokenAuthUnsupported
+        Token authentication is the answer but the installed Ray is older than 2.52.
     ClusterError
         ``RAY_AUTH_MODE=disabled`` without ``--no-auth``, or an unusable token file.
 
@@ -154,22 +225,46 @@ def resolve_auth(
     if mode == "disabled" and required:
         raise ClusterError(
             "RAY_AUTH_MODE=disabled is set in the environment: pass --no-auth (or "
-            "SHARDED_RAY_NO_AUTH=1) to run without token authentication"
+            "SHARDED_RAY_NO_AUTH=1; no_auth=True from Python) to run without token authentication"
         )
     if mode and mode not in ("disabled", "token"):
         raise ClusterError(f"RAY_AUTH_MODE={env['RAY_AUTH_MODE']!r} is neither token nor disabled")
     if mode == "disabled":
         return {}, "no token (RAY_AUTH_MODE=disabled)"
     if mode == "token" and env.get("RAY_AUTH_TOKEN"):
+        check_ray_supports_tokens()
         return {}, "the token in RAY_AUTH_TOKEN"
     if mode == "token" and env.get("RAY_AUTH_TOKEN_PATH"):
+        check_ray_supports_tokens()
         path = check_token_file(env["RAY_AUTH_TOKEN_PATH"])
         return {}, f"the token file {path} (RAY_AUTH_TOKEN_PATH)"
     path = Path(token_file or DEFAULT_TOKEN_FILE).expanduser().absolute()
+    if not required and not path.exists():
+        return {}, "no token file"
+    check_ray_supports_tokens()  # before a token file is made for a Ray that cannot use it
     if new or (create and not path.exists()):
         write_token_file(path)
-    elif not required and not path.exists():
-        return {}, "no token file"
     check_token_file(path)
     on = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": None, "RAY_AUTH_TOKEN_PATH": str(path)}
     return on, f"the token file {path}"
+
+
+def auth_env(env: Mapping[str, str], **resolve) -> tuple[dict[str, str], str]:
+    """``env`` with its ``RAY_AUTH_*`` variables decided by :func:`resolve_auth`.
+
+    Keyword arguments are those of :func:`resolve_auth`; returns the new environment (a copy)
+    and where the token comes from.
+
+    Examples
+    --------
+    >>> auth_env({"PATH": "/bin", "RAY_AUTH_TOKEN": "x"}, no_auth=True)[0]
+    {'PATH': '/bin', 'RAY_AUTH_MODE': 'disabled'}
+    """
+    updates, source = resolve_auth(env, **resolve)
+    out = dict(env)
+    for key, value in updates.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = value
+    return out, source

@@ -11,7 +11,9 @@
 # OPTIONS are those of `python -m cluster.ray_cluster ROLE --help`; each has an environment
 # variable (SHARDED_RAY_*) so docker-compose can configure nodes without commands of its own.
 # The role exec's Python, which exec's `ray start --block`: the container's main process is the
-# Ray node, so `docker stop` (SIGTERM) stops Ray cleanly.
+# Ray node, so `docker stop` (SIGTERM) stops Ray cleanly.  The image runs all of it as the
+# unprivileged user sharded; what a node writes goes where that user may: Ray's files to
+# /tmp/ray, the token to $SHARDED_RAY_TOKEN_FILE (compose: /run/sharded-auth/token) or ~/.ray.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,7 +27,7 @@ head | worker | client)
     exec "$python" -m cluster.ray_cluster "$role" "$@"
     ;;
 help | -h | --help)
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
     for r in head worker client; do
         echo
         "$python" -m cluster.ray_cluster "$r" --help

@@ -41,3 +41,39 @@ class NodesNotReady(ClusterError, TimeoutError):
                 f"within {timeout:g} s"
             )
         super().__init__(msg + (f": {why}" if why else ""))
+
+
+class TokenNotFound(ClusterError):
+    """Token authentication is on but no token is known: no token file where one was expected.
+
+    ``path`` is the token file that was looked for.
+    """
+
+    def __init__(self, path: str, message: str):
+        self.path = path
+        super().__init__(message)
+
+
+class TokenAuthUnsupported(ClusterError):
+    """Token authentication was asked of a Ray that lacks it (``RAY_AUTH_MODE=token`` came in
+    Ray ``minimum``; ``version`` is the one installed, or ``None`` when Ray is missing)."""
+
+    def __init__(self, version: str | None, minimum: str):
+        self.version, self.minimum = version, minimum
+        have = f"Ray {version} is installed" if version else "Ray is not installed"
+        super().__init__(
+            f"token authentication needs ray>={minimum}, but {have}: upgrade it "
+            f'(pip install "ray[default]>={minimum}") or pass --no-auth (no_auth=True) to run '
+            "without authentication"
+        )
+
+
+class UnsafePath(ClusterError):
+    """A directory or file a launcher writes to could be changed by another user.
+
+    ``path`` names it and ``why`` says what is wrong (its owner, its mode, a symlink).
+    """
+
+    def __init__(self, path: str, why: str):
+        self.path, self.why = path, why
+        super().__init__(f"refusing {path}: {why}")

@@ -8,12 +8,13 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import stat
 import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from cluster.errors import ClusterError
+from cluster.errors import ClusterError, UnsafePath
 
 DEFAULT_STOP_TIMEOUT = 30.0
 
@@ -118,14 +119,14 @@ def _ray_processes(temp_dir: str) -> list[int]:
         except (OSError, ValueError, IndexError):
             continue  # exited meanwhile, or not ours to read
         children.setdefault(ppid, []).append(int(entry.name))
-    # Daemons name their session dir (TEMP_DIR[/NODE]/session_...); the `ray start --block`
-    # parent names the temp dir.  Not a launcher (a batch script, srun) whose arguments merely
-    # mention the directory.
+    # Daemons name their session dir (TEMP_DIR[/NODE]/ray/session_...); the `ray start
+    # --block` parent (`ray.scripts.scripts` or `cluster._ray_start`) names the temp dir.  Not
+    # a launcher (a batch script, srun) whose arguments merely mention the directory.
     found = [
         pid
         for pid, cmd in cmdlines.items()
         if (root + b"/" in cmd or root + b"\0" in cmd)
-        and (b"/session_" in cmd or b"ray.scripts.scripts" in cmd)
+        and (b"/session_" in cmd or b"ray.scripts.scripts" in cmd or b"cluster._ray_start" in cmd)
     ]
     # Worker processes rename themselves ("ray::IDLE"): reach them as descendants.
     todo, seen = list(found), set(found)
@@ -166,3 +167,114 @@ def _kill(pid: int, sig: int) -> None:
         os.kill(pid, sig)
     except OSError:
         pass  # already gone
+
+
+def _check_ancestor(path: Path) -> None:
+    """Refuse a directory above a private one that another user could rename things in."""
+    st = os.lstat(path)
+    if st.st_uid not in (0, os.geteuid()):
+        raise UnsafePath(
+            str(path), f"it is owned by uid {st.st_uid}, who could replace what is in it"
+        )
+    # World-writable is fine only with the sticky bit (/tmp): then only an entry's owner may
+    # rename or delete it.  A symlink's own mode means nothing.
+    if not stat.S_ISLNK(st.st_mode) and st.st_mode & 0o002 and not st.st_mode & stat.S_ISVTX:
+        raise UnsafePath(
+            str(path), f"it has mode {oct(st.st_mode & 0o7777)}: anyone may replace what is in it"
+        )
+
+
+def private_dir(path: str | os.PathLike) -> Path:
+    """Make ``path`` a directory only this user can enter, or check that it already is one.
+
+    Missing directories are created with mode 0700 (never briefly wider).  An existing
+    ``path`` must be a real directory (not a symlink), owned by this user, with no permission
+    for group or others; every directory above it must belong to this user or root and be
+    writable by others only with the sticky bit (as /tmp), so nobody else can swap ``path``
+    for another directory later.  Ray's session files (its sockets among them) and launch logs
+    live in such directories: on a shared machine another user who could write there could
+    plant symlinks, read logs or replace sockets.
+
+    Returns
+    -------
+    Path
+        The absolute path.
+
+    Raises
+    ------
+    UnsafePath
+        Naming the offending directory and its owner or mode; the directory is left as it is.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> d = private_dir(tempfile.mkdtemp() + "/a/b")
+    >>> oct(d.stat().st_mode & 0o777), oct(d.parent.stat().st_mode & 0o777)
+    ('0o700', '0o700')
+    """
+    path = Path(path).expanduser().absolute()
+    missing = []
+    probe = path
+    while not os.path.lexists(probe):
+        missing.append(probe)
+        probe = probe.parent
+    # The directories above, as named and as they really are, checked before anything is made
+    # in them (those made below are this user's, mode 0700).
+    existing = probe.parent if probe == path else probe
+    real = Path(os.path.realpath(existing))
+    for above in [*reversed(existing.parents), existing, *reversed(real.parents), real]:
+        _check_ancestor(above)
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, 0o700)
+            os.chmod(directory, 0o700)  # exactly: a strict umask may have taken the owner's bits
+        except FileExistsError:
+            pass  # made meanwhile by someone: checked below like any existing directory
+        except OSError as e:
+            raise ClusterError(f"cannot create directory {directory}: {e}") from None
+    for above in missing[1:]:
+        _check_ancestor(above)  # made meanwhile by someone else?
+    st = os.lstat(path)
+    me = os.geteuid()
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafePath(str(path), "it is a symlink; give the real directory")
+    if not stat.S_ISDIR(st.st_mode):
+        raise UnsafePath(str(path), "it is not a directory")
+    if st.st_uid != me:
+        raise UnsafePath(str(path), f"it is owned by uid {st.st_uid}, not by this user (uid {me})")
+    if st.st_mode & 0o077:
+        raise UnsafePath(
+            str(path),
+            f"it has mode {oct(st.st_mode & 0o777)}: group or others may use it "
+            f"(`chmod 700 {path}`, or name a new directory)",
+        )
+    return path
+
+
+def open_private_log(path: str | os.PathLike):
+    """Create the log file ``path`` (mode 0600) and return it open for writing, binary.
+
+    The file must not exist yet: ``O_EXCL|O_NOFOLLOW`` make the kernel refuse a file or
+    symlink placed there beforehand instead of writing through it.  Put logs in a
+    :func:`private_dir`, where nobody else can place anything.
+
+    Raises
+    ------
+    UnsafePath
+        Something (a file, a symlink) already is at ``path``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with open_private_log(tempfile.mkdtemp() + "/head.log") as log:
+    ...     _ = log.write(b"ray start ...")
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o600)
+    except FileExistsError:
+        what = "a symlink" if os.path.islink(path) else "a file"
+        raise UnsafePath(
+            str(path), f"{what} is already there; a launch log is always a new file"
+        ) from None
+    return os.fdopen(fd, "wb")

@@ -4,27 +4,65 @@ This is the one place that knows how ``ray start`` is called for ``sharded``: th
 the Docker entrypoint, docker-compose and the tests all run these helpers (as Python functions or
 as ``python -m cluster.ray_cluster head|worker|wait|client|node-ip|stop``), never their own copy.
 
+Token authentication is on unless the caller asks otherwise (``no_auth=True``, the command
+line's ``--no-auth``): :func:`start_head` makes or reuses a token file as
+``python -m cluster.ray_cluster head`` does (:mod:`cluster.auth`), :func:`start_worker` needs
+the same token, and :meth:`RayNode.driver_env` is the environment a driver connects with.
+
 Every node runs ``ray start --block`` in the foreground.  That makes the launcher (``srun``,
 Docker, a test) the owner of the node's lifetime: SIGTERM to that one process makes Ray kill the
 raylet, GCS and workers it started, and nothing else on the machine.  ``ray stop`` would instead
 kill every Ray process of the user on the machine, including other people's clusters.
 
 Only Ray is needed here, not ``sharded``.
+
+The command lines and node environment are built in :mod:`cluster.commands`, facts about the
+machine (and private directories and log files) come from :mod:`cluster.host`; both are
+re-exported here.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from cluster.errors import ClusterError, NodesNotReady, RayStartError
-from cluster.host import DEFAULT_STOP_TIMEOUT, detect_num_gpus, node_ip, stop_temp_dir
+from cluster.auth import AUTH_VARS, auth_env
+from cluster.commands import (
+    DEFAULT_CLIENT_HOST,
+    DEFAULT_CLIENT_PORT,
+    DEFAULT_DASHBOARD_HOST,
+    DEFAULT_DASHBOARD_PORT,
+    DEFAULT_PORT,
+    _with_root_on_path,
+    head_command,
+    ray_cli,
+    ray_env,
+    worker_command,
+)
+from cluster.errors import (
+    ClusterError,
+    NodesNotReady,
+    RayStartError,
+    TokenAuthUnsupported,
+    TokenNotFound,
+    UnsafePath,
+)
+from cluster.host import (
+    DEFAULT_STOP_TIMEOUT,
+    detect_num_gpus,
+    node_ip,
+    open_private_log,
+    private_dir,
+    stop_temp_dir,
+)
 from cluster.readiness import (
     DEFAULT_WAIT_TIMEOUT,
     alive_nodes,
@@ -44,6 +82,9 @@ __all__ = [
     "ClusterError",
     "RayStartError",
     "NodesNotReady",
+    "TokenNotFound",
+    "TokenAuthUnsupported",
+    "UnsafePath",
     "RayNode",
     "ray_cli",
     "ray_env",
@@ -58,16 +99,9 @@ __all__ = [
     "start_worker",
     "stop",
     "stop_temp_dir",
+    "private_dir",
+    "open_private_log",
 ]
-
-DEFAULT_PORT = 6379  # GCS port: the cluster address is HEAD_IP:DEFAULT_PORT
-DEFAULT_CLIENT_PORT = 10001  # Ray Client server (ray://HEAD_IP:10001) for drivers off-cluster
-DEFAULT_DASHBOARD_PORT = 8265
-# The dashboard and the Ray Client server run code for whoever reaches them (token auth aside):
-# they listen on loopback unless a host is asked for (compose: 0.0.0.0 inside the container,
-# published on the Docker host's loopback only).
-DEFAULT_DASHBOARD_HOST = "127.0.0.1"
-DEFAULT_CLIENT_HOST = "127.0.0.1"
 
 # Environment variables read by the command line as option defaults.  docker-compose, the Docker
 # entrypoint and the Slurm scripts configure nodes through these, so their names live here once.
@@ -93,155 +127,49 @@ ENV_VARS: dict[str, str] = {
 }
 
 
-def ray_cli() -> list[str]:
-    """The ``ray`` command of *this* interpreter (srun/Docker PATHs may point at another one)."""
-    return [sys.executable, "-m", "ray.scripts.scripts"]
-
-
-def _ray_start_cli() -> list[str]:
-    """``ray`` plus ``--ray-client-server-host`` (see :mod:`cluster._ray_start`): the head's."""
-    return [sys.executable, "-m", "cluster._ray_start"]
-
-
-def _with_root_on_path(env: dict[str, str]) -> dict[str, str]:
-    """``env`` with this checkout on PYTHONPATH: the head runs ``-m cluster._ray_start``."""
-    root = str(Path(__file__).resolve().parents[1])
-    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    if root not in paths:
-        env["PYTHONPATH"] = os.pathsep.join([root, *paths])
-    return env
-
-
-def _common_args(
-    num_cpus: float | None,
-    num_gpus: int | None,
-    object_store_memory: int | None,
-    node_ip_address: str | None,
-    temp_dir: str | None,
-    ray_args: Sequence[str],
-) -> list[str]:
-    args = [f"--num-gpus={detect_num_gpus() if num_gpus is None else num_gpus}"]
-    if num_cpus is not None:
-        args.append(f"--num-cpus={num_cpus:g}")
-    if object_store_memory is not None:
-        args.append(f"--object-store-memory={int(object_store_memory)}")
-    if node_ip_address:
-        args.append(f"--node-ip-address={node_ip_address}")
-    if temp_dir:
-        args.append(f"--temp-dir={temp_dir}")
-    return [*args, "--disable-usage-stats", *ray_args, "--block"]
-
-
-def head_command(
-    port: int = DEFAULT_PORT,
-    *,
-    object_store_memory: int | None = None,
-    num_cpus: float | None = None,
-    num_gpus: int | None = None,
-    dashboard: bool = False,
-    dashboard_port: int = DEFAULT_DASHBOARD_PORT,
-    client_port: int = DEFAULT_CLIENT_PORT,
-    node_ip_address: str | None = None,
-    temp_dir: str | None = None,
-    ray_args: Sequence[str] = (),
-    dashboard_host: str = DEFAULT_DASHBOARD_HOST,
-    client_host: str = DEFAULT_CLIENT_HOST,
-) -> list[str]:
-    """The ``ray start --head --block`` command line for a head node.
-
-    Parameters are those of :func:`start_head`.  ``num_gpus=None`` is resolved now with
-    :func:`detect_num_gpus` so the node advertises exactly the GPUs it was given.
-
-    Examples
-    --------
-    >>> cmd = head_command(6380, num_cpus=2, num_gpus=0)
-    >>> cmd[3:6]
-    ['start', '--head', '--port=6380']
-    >>> "--ray-client-server-host=127.0.0.1" in cmd
-    True
-    """
-    if dashboard:
-        dash = [
-            "--include-dashboard=true",
-            f"--dashboard-host={dashboard_host}",
-            f"--dashboard-port={dashboard_port}",
-        ]
-    else:
-        dash = ["--include-dashboard=false"]  # saves a process and ~200 MB per head
-    return [
-        *_ray_start_cli(),
-        "start",
-        "--head",
-        f"--port={port}",
-        f"--ray-client-server-port={client_port}",
-        f"--ray-client-server-host={client_host}",
-        *dash,
-        *_common_args(num_cpus, num_gpus, object_store_memory, node_ip_address, temp_dir, ray_args),
-    ]
-
-
-def worker_command(
-    address: str,
-    *,
-    object_store_memory: int | None = None,
-    num_cpus: float | None = None,
-    num_gpus: int | None = None,
-    node_ip_address: str | None = None,
-    temp_dir: str | None = None,
-    ray_args: Sequence[str] = (),
-) -> list[str]:
-    """The ``ray start --address=... --block`` command line for a worker node.
-
-    Examples
-    --------
-    >>> worker_command("10.0.0.1:6379", num_gpus=0)[3:5]
-    ['start', '--address=10.0.0.1:6379']
-    """
-    return [
-        *ray_cli(),
-        "start",
-        f"--address={address}",
-        *_common_args(num_cpus, num_gpus, object_store_memory, node_ip_address, temp_dir, ray_args),
-    ]
-
-
-def ray_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment for the Ray nodes, and the drivers, of a cluster started here.
-
-    Two Ray defaults are pinned, each only when the user has not set the variable:
-
-    * ``RAY_AUTH_MODE=disabled``: ``ray start`` silently turns token authentication on when a
-      ``~/.ray/auth_token`` file exists (any earlier local ``ray.init()`` writes one), but a
-      driver given an explicit address (``RAY_ADDRESS``) does not, and is then refused.  Set
-      ``RAY_AUTH_MODE=token`` and ``RAY_AUTH_TOKEN`` (as the Slurm scripts do per job) for a
-      cluster that needs a token, and give drivers the same variables.  The command line
-      (``python -m cluster.ray_cluster head|worker|client``) decides these variables itself
-      before this runs, token on by default (:mod:`cluster.auth`).
-    * ``RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=0``: Ray drains a node for 30 s on SIGTERM (meant
-      for Serve replicas); a batch job or a test wants its nodes gone at once.
-
-    Examples
-    --------
-    >>> ray_env({"PATH": "/bin"})["RAY_AUTH_MODE"]
-    'disabled'
-    >>> ray_env({"RAY_AUTH_MODE": "token"})["RAY_AUTH_MODE"]
-    'token'
-    """
-    out = dict(os.environ if env is None else env)
-    out.setdefault("RAY_AUTH_MODE", "disabled")
-    out.setdefault("RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S", "0")
-    return out
-
-
 class RayNode:
     """A Ray node started by this process (``ray start --block`` running in the background).
 
     Use :meth:`stop` (or a ``with`` block) to shut it down; SIGTERM makes Ray stop the raylet,
     GCS and worker processes of this node only.
+
+    Attributes
+    ----------
+    address : str
+        The cluster's ``IP:PORT`` (the head's, for a worker too).
+    auth_env : dict
+        The ``RAY_AUTH_*`` variables the node runs with: what a driver or another node needs
+        (``{"RAY_AUTH_MODE": "disabled"}`` only for a node started with ``no_auth=True``).
+    token_file : Path or None
+        The file holding the cluster's token, when the token comes from a file.
+    log_path : Path
+        ``ray start``'s output.
     """
 
-    def __init__(self, role: str, address: str, process: subprocess.Popen, log_path: Path):
+    def __init__(
+        self,
+        role: str,
+        address: str,
+        process: subprocess.Popen,
+        log_path: Path,
+        auth_env: Mapping[str, str] | None = None,
+    ):
         self.role, self.address, self.process, self.log_path = role, address, process, log_path
+        self.auth_env = dict(auth_env or {})
+        path = self.auth_env.get("RAY_AUTH_TOKEN_PATH")
+        self.token_file = Path(path) if path and "RAY_AUTH_TOKEN" not in self.auth_env else None
+
+    def driver_env(self, env: Mapping[str, str] | None = None) -> dict[str, str]:
+        """``env`` (default this process's) for a driver of this cluster: ``RAY_ADDRESS`` and
+        the node's ``RAY_AUTH_*`` set, any other ``RAY_AUTH_*`` removed.
+
+        Examples
+        --------
+        >>> head = start_head(port=6390, num_cpus=1, token_file="/tmp/t")  # doctest: +SKIP
+        >>> subprocess.run(["python", "my_driver.py"], env=head.driver_env())  # doctest: +SKIP
+        """
+        out = {k: v for k, v in (os.environ if env is None else env).items() if k not in AUTH_VARS}
+        return {**out, **self.auth_env, "RAY_ADDRESS": self.address}
 
     def __repr__(self) -> str:
         return f"RayNode({self.role!r}, address={self.address!r}, pid={self.process.pid})"
@@ -283,6 +211,24 @@ class RayNode:
 
 
 _STARTED: list[RayNode] = []
+_LOG_NUMBERS = itertools.count()
+_DEFAULT_LOG_DIR: list[str] = []  # made on first use, then kept for this process
+
+
+def _log_dir(log_dir: str | None) -> Path:
+    """``log_dir`` made or checked private, or this process's own private directory."""
+    if log_dir:
+        return private_dir(log_dir)
+    if not _DEFAULT_LOG_DIR:
+        # mkdtemp: a new directory of mode 0700 under $TMPDIR or /tmp, where a fixed name
+        # could have been placed (or symlinked) by another user beforehand
+        _DEFAULT_LOG_DIR.append(tempfile.mkdtemp(prefix="sharded-ray-logs-"))
+    return Path(_DEFAULT_LOG_DIR[0])
+
+
+def _node_env(env: Mapping[str, str] | None, **auth) -> dict[str, str]:
+    """The node's environment: ``env`` through :func:`ray_env`, ``RAY_AUTH_*`` decided."""
+    return _with_root_on_path(auth_env(ray_env(env), **auth)[0])
 
 
 def _launch(
@@ -291,21 +237,19 @@ def _launch(
     address: str,
     launcher: Sequence[str],
     log_dir: str | None,
-    env: Mapping[str, str] | None,
+    env: dict[str, str],
 ) -> RayNode:
-    log_dir_path = Path(log_dir or os.environ.get("TMPDIR", "/tmp"))
-    log_dir_path.mkdir(parents=True, exist_ok=True)
-    log_path = log_dir_path / f"sharded-ray-{role}-{os.getpid()}-{len(_STARTED)}.log"
-    with open(log_path, "ab") as log:
+    log_path = _log_dir(log_dir) / f"sharded-ray-{role}-{os.getpid()}-{next(_LOG_NUMBERS)}.log"
+    with open_private_log(log_path) as log:
         proc = subprocess.Popen(
             [*launcher, *argv],
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            env=_with_root_on_path(ray_env(env)),
+            env=env,
             start_new_session=True,  # own group: stop() can kill it whole
         )
-    node = RayNode(role, address, proc, log_path)
+    node = RayNode(role, address, proc, log_path, {k: env[k] for k in AUTH_VARS if k in env})
     _STARTED.append(node)
     return node
 
@@ -317,13 +261,18 @@ def _wait_via(
     timeout: float,
     ip: str | None = None,
     proc: subprocess.Popen | None = None,
+    env: dict[str, str] | None = None,
 ) -> list[dict]:
     """:func:`wait_for_nodes`, run through ``launcher`` when there is one.
 
     A node started in another network namespace (or host) may be unreachable from here, so the
-    wait runs where the node runs, as ``python -m cluster.ray_cluster wait --json``.
+    wait runs where the node runs, as ``python -m cluster.ray_cluster wait --json``.  So it
+    does, in a process of its own, when the cluster's ``RAY_AUTH_*`` (in ``env``) differ from
+    this process's: Ray reads them once per process.
     """
-    if not launcher:
+    env = _with_root_on_path(ray_env()) if env is None else env
+    same_auth = all(env.get(k) == os.environ.get(k) for k in AUTH_VARS)
+    if not launcher and same_auth:
         return wait_for_nodes(address, n, timeout, ip=ip, proc=proc)
     cmd = [
         *launcher,
@@ -340,10 +289,6 @@ def _wait_via(
         "--json",
         *(["--ip", ip] if ip else []),
     ]
-    env = ray_env()
-    # The waiting interpreter must find this package wherever the launcher runs it.
-    root = str(Path(__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
     waiter = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
@@ -371,10 +316,10 @@ def _wait_via(
 
 
 def _await_start(
-    node: RayNode, n: int, ip: str | None, timeout: float, launcher: Sequence[str]
+    node: RayNode, n: int, ip: str | None, timeout: float, launcher: Sequence[str], env: dict
 ) -> RayNode:
     try:
-        _wait_via(launcher, node.address, n, timeout, ip=ip, proc=node.process)
+        _wait_via(launcher, node.address, n, timeout, ip=ip, proc=node.process, env=env)
     except RayStartError as e:
         node.stop(timeout=5)
         raise RayStartError(f"{e}\n--- {node.log_path} ---\n{node.log_tail()}") from None
@@ -403,8 +348,16 @@ def start_head(
     log_dir: str | None = None,
     env: Mapping[str, str] | None = None,
     timeout: float = DEFAULT_WAIT_TIMEOUT,
+    no_auth: bool = False,
+    token_file: str | os.PathLike | None = None,
+    new_token: bool = False,
 ) -> RayNode:
     """Start a Ray head node in the background and wait until it has registered.
+
+    Token authentication is on, as with ``python -m cluster.ray_cluster head``: the head uses
+    the token in ``env`` (``RAY_AUTH_MODE=token`` with ``RAY_AUTH_TOKEN`` or
+    ``RAY_AUTH_TOKEN_PATH``) or else the token file ``token_file``, made (mode 0600) when
+    missing.  Workers and drivers need the same token: :meth:`RayNode.driver_env`.
 
     Parameters
     ----------
@@ -422,7 +375,11 @@ def start_head(
     node_ip_address : str, optional
         Address to advertise (default: the address of this node's default route, chosen by Ray).
     temp_dir : str, optional
-        Root of Ray's session files; one per cluster keeps clusters on a shared machine apart.
+        Private directory for the node's Ray files; one per cluster keeps clusters on a shared
+        machine apart.  It is made mode 0700 (an existing one must be this user's, with no
+        access for group or others), and Ray's own temp dir, which Ray makes world-writable,
+        is ``temp_dir/ray`` inside it (:mod:`cluster._ray_start`).  Default: Ray's /tmp/ray,
+        shared by every user of the machine.
     client_port, dashboard_port : int
         Ray Client server and dashboard ports.
     client_host, dashboard_host : str
@@ -434,20 +391,37 @@ def start_head(
         Prefix for the command, e.g. ``["nsenter", "--net=/run/netns/ns1"]`` or an ``srun``
         line; then ``node_ip_address`` is required, and waiting runs through it too.
     log_dir : str, optional
-        Where ``ray start``'s output goes (default ``$TMPDIR`` or /tmp), as
-        ``sharded-ray-ROLE-PID-N.log``; error messages quote its end.
+        Where ``ray start``'s output goes, as a new file ``sharded-ray-ROLE-PID-N.log``; made
+        private like ``temp_dir`` (default: a private directory made for this process under
+        ``$TMPDIR`` or /tmp).  Error messages quote the log's end.
     env : mapping, optional
         Environment of the node (default this process's), passed through :func:`ray_env`.
     timeout : float
         Seconds to wait for the head to come up.
+    no_auth : bool
+        Run without token authentication (the command line's ``--no-auth``): anyone who
+        reaches the node's ports runs code on the cluster.
+    token_file : str, optional
+        The token file (default :data:`cluster.auth.DEFAULT_TOKEN_FILE`); a token in ``env``
+        wins.
+    new_token : bool
+        Replace the token file with a fresh token (``--new-token``).
 
     Returns
     -------
     RayNode
-        Handle with ``.address`` (``IP:PORT``) and ``.stop()``.
+        Handle with ``.address`` (``IP:PORT``), ``.auth_env`` / ``.driver_env()`` (what a
+        driver connects with) and ``.stop()``.
 
     Raises
     ------
+    ClusterError
+        ``RAY_AUTH_MODE=disabled`` in ``env`` without ``no_auth``, or a token file others can
+        read.
+    TokenAuthUnsupported
+        Token authentication with a Ray older than 2.52.
+    UnsafePath
+        ``temp_dir`` or ``log_dir`` is not private, or a file already sits at the log's path.
     RayStartError
         ``ray start`` exited early; the message ends with its log.
     NodesNotReady
@@ -456,14 +430,18 @@ def start_head(
     Examples
     --------
     >>> head = start_head(port=6390, num_cpus=2, object_store_memory=10**8)  # doctest: +SKIP
-    >>> head.address  # doctest: +SKIP
-    '192.168.1.5:6390'
+    >>> head.address, head.token_file  # doctest: +SKIP
+    ('192.168.1.5:6390', PosixPath('/home/me/.ray/sharded_auth_token'))
+    >>> subprocess.run(["python", "my_program.py"], env=head.driver_env())  # doctest: +SKIP
     >>> head.stop()  # doctest: +SKIP
     """
     if launcher and not node_ip_address:
         # The launcher may run the node in another host or network namespace, where this
         # process cannot tell which address it will have.
         raise ClusterError(f"start_head with launcher {list(launcher)} needs node_ip_address")
+    node_env = _node_env(env, no_auth=no_auth, token_file=token_file, create=True, new=new_token)
+    if temp_dir and not launcher:
+        private_dir(temp_dir)  # refused here, typed; the node checks again where it runs
     ip = node_ip_address or node_ip()
     argv = head_command(
         port,
@@ -479,8 +457,8 @@ def start_head(
         dashboard_host=dashboard_host,
         client_host=client_host,
     )
-    node = _launch("head", argv, f"{ip}:{port}", launcher, log_dir, env)
-    return _await_start(node, 1, ip, timeout, launcher)
+    node = _launch("head", argv, f"{ip}:{port}", launcher, log_dir, node_env)
+    return _await_start(node, 1, ip, timeout, launcher, node_env)
 
 
 def start_worker(
@@ -496,17 +474,31 @@ def start_worker(
     log_dir: str | None = None,
     env: Mapping[str, str] | None = None,
     timeout: float = DEFAULT_WAIT_TIMEOUT,
+    no_auth: bool = False,
+    token_file: str | os.PathLike | None = None,
 ) -> RayNode:
     """Start a Ray worker node joining the head at ``address`` and wait until it is alive.
 
     Parameters are those of :func:`start_head`; ``address`` is the head's ``IP:PORT``.  Without
-    ``node_ip_address`` Ray picks the address of the interface that routes to the head.
+    ``node_ip_address`` Ray picks the address of the interface that routes to the head.  The
+    worker needs the head's token: in ``env`` (e.g. ``env=head.driver_env()``) or in
+    ``token_file`` (default :data:`cluster.auth.DEFAULT_TOKEN_FILE`, which it never creates);
+    ``no_auth=True`` joins a head started without authentication.
+
+    Raises
+    ------
+    TokenNotFound
+        No token in ``env`` and no token file: the message says where it was looked for.
 
     Examples
     --------
     >>> worker = start_worker("192.168.1.5:6390", num_cpus=2)  # doctest: +SKIP
+    >>> worker = start_worker(head.address, env=head.driver_env())  # doctest: +SKIP
     >>> worker.stop()  # doctest: +SKIP
     """
+    node_env = _node_env(env, no_auth=no_auth, token_file=token_file)
+    if temp_dir and not launcher:
+        private_dir(temp_dir)
     argv = worker_command(
         address,
         object_store_memory=object_store_memory,
@@ -516,9 +508,9 @@ def start_worker(
         temp_dir=temp_dir,
         ray_args=ray_args,
     )
-    before = len(_wait_via(launcher, address, 1, timeout))
-    node = _launch("worker", argv, address, launcher, log_dir, env)
-    return _await_start(node, before + 1, node_ip_address, timeout, launcher)
+    before = len(_wait_via(launcher, address, 1, timeout, env=node_env))
+    node = _launch("worker", argv, address, launcher, log_dir, node_env)
+    return _await_start(node, before + 1, node_ip_address, timeout, launcher, node_env)
 
 
 def stop(node: RayNode | None = None, timeout: float = DEFAULT_STOP_TIMEOUT) -> int:

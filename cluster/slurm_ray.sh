@@ -8,6 +8,10 @@
 #
 # Each Ray node is one `srun` step running `ray start --block`; stopping a node is SIGTERM to
 # its srun (forwarded to the step), so nothing but this job's Ray processes is touched.
+#
+# Files on shared machines: the log directory is private (mode 0700, this user's; an existing
+# one open to others is refused) and each log a new file in it; every node's helper does the
+# same with TEMP_DIR/NODE on that node, Ray's own (world-writable) tree going inside it.
 
 SR_PORT=6379
 SR_NUM_CPUS=${SLURM_CPUS_PER_TASK:-}
@@ -24,6 +28,7 @@ SR_DASHBOARD=0
 SR_RAY_ARGS=()
 SR_PIDS=()    # srun processes of the Ray nodes, head first
 SR_ROLES=()   # "head NODE" / "worker NODE", parallel to SR_PIDS
+SR_LOGS=()    # their log files, parallel to SR_PIDS
 SR_NODES=()
 SR_WORKERS=()
 SR_HEAD=
@@ -45,9 +50,11 @@ Ray options (for both scripts; `--opt value` or `--opt=value`):
                            (default: Ray's, 30% of the node's RAM)
   --interface IF           advertise each node's address on this interface, e.g. ib0
                            (default: the head's default-route address; workers the route to it)
-  --temp-dir DIR           Ray's session files, in DIR/NODE on every node
-                           (default /tmp/sharded-ray-JOBID)
-  --log-dir DIR            where each node's `ray start` output goes
+  --temp-dir DIR           Ray's session files, in DIR/NODE/ray on every node; DIR/NODE is made
+                           mode 0700 (DIR too when missing) and refused when another user's or
+                           open to others (default /tmp/sharded-ray-JOBID)
+  --log-dir DIR            where each node's `ray start` output goes, as new files ROLE-NODE-*.log;
+                           made mode 0700, refused when another user's or open to others
                            (default SUBMIT_DIR/sharded-ray-JOBID-logs)
   --timeout S              seconds to wait for all nodes to register before giving up (default 300)
   --python PATH            Python that has ray and sharded installed, on every node
@@ -115,6 +122,30 @@ sr_kill_program() {
     [ -z "$SR_PROG" ] || kill -TERM "$SR_PROG" 2>/dev/null || true
 }
 
+# Make directory $1 private (mode 0700 when created), or refuse it: it must be a real directory
+# (not a symlink) of this user with no access for group or others.  Another user who could
+# write there could plant symlinks where the logs go, or read them.
+sr_private_dir() {
+    local dir=$1 owner mode
+    (umask 077 && mkdir -p -- "$dir") || sr_die "cannot create directory $dir"
+    [ ! -L "$dir" ] || sr_die "refusing $dir: it is a symlink; give the real directory"
+    [ -d "$dir" ] || sr_die "refusing $dir: it is not a directory"
+    owner=$(stat -c %u -- "$dir") && mode=$(stat -c %a -- "$dir") ||
+        sr_die "cannot stat $dir"
+    [ "$owner" = "$(id -u)" ] ||
+        sr_die "refusing $dir: it is owned by uid $owner, not by this user (uid $(id -u))"
+    [ $((8#$mode & 8#077)) = 0 ] ||
+        sr_die "refusing $dir: it has mode $mode: group or others may use it" \
+            "(chmod 700 it, or name a new directory)"
+}
+
+# A new, empty log file (mode 0600) for Ray node "$1 $2" in the private log dir; its path is
+# printed.  mktemp creates it exclusively, never through something already there.
+sr_new_log() {
+    mktemp --suffix=.log -- "$SR_LOG_DIR/$1-$2-XXXXXX" ||
+        sr_die "cannot create a log file in $SR_LOG_DIR"
+}
+
 # Start one Ray node per allocated node and wait until all have registered.
 sr_start() {
     [ -n "${SLURM_JOB_ID:-}" ] || sr_die "not inside a Slurm allocation (SLURM_JOB_ID is unset):" \
@@ -133,7 +164,7 @@ sr_start() {
 
     : "${SR_TEMP_DIR:=/tmp/sharded-ray-$SLURM_JOB_ID}"
     : "${SR_LOG_DIR:=${SLURM_SUBMIT_DIR:-$PWD}/sharded-ray-$SLURM_JOB_ID-logs}"
-    mkdir -p "$SR_LOG_DIR"
+    sr_private_dir "$SR_LOG_DIR"
     # Every step, and the program, must import cluster/ (and sharded/ from a checkout).
     export PYTHONPATH="$SHARDED_ROOT${PYTHONPATH:+:$PYTHONPATH}"
     if [ "$SR_AUTH" = 1 ] && [ -z "${RAY_AUTH_MODE:-}" ]; then
@@ -174,20 +205,26 @@ sr_start() {
     sr_install_traps
     sr_log "starting Ray: head $SR_HEAD ($RAY_ADDRESS), ${#SR_WORKERS[@]} workers" \
         "${SR_WORKERS[*]}; logs in $SR_LOG_DIR"
+    local log
+    log=$(sr_new_log head "$SR_HEAD")
+    # >> into the file mktemp just made (ours, in a directory nobody else may enter)
     "${SR_STEP[@]}" -w "$SR_HEAD" "$SR_PYTHON" -m cluster.ray_cluster head \
         --node-ip-address "$head_ip" "${head_opts[@]}" --temp-dir "$SR_TEMP_DIR/$SR_HEAD" \
         "${node_opts[@]}" \
-        </dev/null >"$SR_LOG_DIR/head-$SR_HEAD.log" 2>&1 &
+        </dev/null >>"$log" 2>&1 &
     SR_PIDS+=($!)
     SR_ROLES+=("head $SR_HEAD")
+    SR_LOGS+=("$log")
     # Workers start at once: the helper waits for the head's port itself (--connect-timeout).
     for n in "${SR_WORKERS[@]}"; do
+        log=$(sr_new_log worker "$n")
         "${SR_STEP[@]}" -w "$n" "$SR_PYTHON" -m cluster.ray_cluster worker \
             --address "$RAY_ADDRESS" --connect-timeout "$SR_TIMEOUT" "${ip_opts[@]}" \
             --temp-dir "$SR_TEMP_DIR/$n" "${node_opts[@]}" \
-            </dev/null >"$SR_LOG_DIR/worker-$n.log" 2>&1 &
+            </dev/null >>"$log" 2>&1 &
         SR_PIDS+=($!)
         SR_ROLES+=("worker $n")
+        SR_LOGS+=("$log")
     done
     sr_wait_nodes "${#SR_NODES[@]}"
     sr_log "Ray cluster up: ${#SR_NODES[@]} nodes, RAY_ADDRESS=$RAY_ADDRESS"
@@ -203,9 +240,8 @@ sr_wait_nodes() {
         for i in "${!SR_PIDS[@]}"; do
             if ! kill -0 "${SR_PIDS[i]}" 2>/dev/null; then
                 kill "$waiter" 2>/dev/null || true
-                local role=(${SR_ROLES[i]})
                 sr_log "Ray ${SR_ROLES[i]} exited before the cluster was up; its output:"
-                tail -n 30 "$SR_LOG_DIR/${role[0]}-${role[1]}.log" >&2 || true
+                tail -n 30 "${SR_LOGS[i]}" >&2 || true
                 sr_die "Ray cluster failed to start (logs in $SR_LOG_DIR)"
             fi
         done

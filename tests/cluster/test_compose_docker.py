@@ -63,6 +63,7 @@ TOKEN_PROBE = """
 import os
 path = "/run/sharded-auth/token"
 print("MODE %o" % (os.stat(path).st_mode & 0o777))
+print("UID", os.getuid(), "OWNER", os.stat(path).st_uid)
 os.environ["RAY_AUTH_MODE"] = "disabled"
 from cluster.readiness import alive_nodes
 try:
@@ -126,6 +127,8 @@ def test_compose_cluster_in_docker(daemon):
         # Token auth: the head made a private token this `up`; without it the GCS refuses.
         probe = compose("exec", "-T", "ray-head", "python", "-c", TOKEN_PROBE, timeout=120)
         assert "MODE 600" in probe.stdout and "REFUSED" in probe.stdout, probe.stdout
+        # the image's unprivileged user runs the node, and wrote the token
+        assert "UID 1000 OWNER 1000" in probe.stdout, probe.stdout
         # Ray's nodes talk over that network: their addresses lie in its subnet.
         subnet = ipaddress.ip_network(
             docker_env.inspect("network", [network])[0]["IPAM"]["Config"][0]["Subnet"]

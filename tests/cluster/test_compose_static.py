@@ -47,9 +47,22 @@ def test_dockerfile_installs_the_project_and_uses_the_entrypoint():
     for src in ("pyproject.toml", "README.md", "sharded", "cluster"):
         assert re.search(rf"^COPY .*\b{re.escape(src)}\b", text, re.M), src
         assert (compose.ROOT / src).exists(), src
-    assert re.search(r'pip install "ray\[default\]', text)
+    assert re.search(r'pip install "ray\[default\]>=2\.52"', text)  # token authentication
     entry = compose.ROOT / "cluster/entrypoint.sh"
     assert entry.stat().st_mode & stat.S_IXUSR
+
+
+def test_containers_run_as_an_unprivileged_user(spec):
+    text = (compose.ROOT / "cluster/Dockerfile").read_text()
+    users = re.findall(r"^USER\s+(\S+)", text, re.M)
+    # the last USER is what the entrypoint runs as: made in the image, never root
+    assert users and users[-1] == "sharded", users
+    assert re.search(r"useradd [^\n]*--uid 1000 [^\n]*sharded", text)
+    # the token's directory (the ray-auth volume's mount point) belongs to that user
+    assert "install -d -o sharded -g sharded -m 0700 /run/sharded-auth" in text
+    assert text.index("/run/sharded-auth") < text.index("USER sharded")
+    for name, service in spec["services"].items():
+        assert service["user"] == "sharded", name  # no service overrides it with root
 
 
 def test_every_command_is_a_role_the_helpers_parse(spec, monkeypatch):

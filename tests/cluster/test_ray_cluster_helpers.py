@@ -56,7 +56,8 @@ def test_head_command():
         temp_dir="/tmp/x",
         ray_args=["--foo"],
     )
-    # Ray's own `ray start`, plus --ray-client-server-host (cluster/_ray_start.py)
+    # Ray's own `ray start`, plus --ray-client-server-host and a private temp dir
+    # (cluster/_ray_start.py)
     assert cmd[:3] == [sys.executable, "-m", "cluster._ray_start"]
     assert cmd[3:6] == ["start", "--head", "--port=6400"]
     for arg in (
@@ -79,6 +80,7 @@ def test_head_command():
 def test_worker_command_detects_gpus(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2")
     cmd = rc.worker_command("10.0.0.1:6379", num_cpus=0.5)
+    assert cmd[:3] == [sys.executable, "-m", "cluster._ray_start"]  # as the head's
     assert cmd[3:5] == ["start", "--address=10.0.0.1:6379"]
     assert "--num-gpus=3" in cmd and "--num-cpus=0.5" in cmd and "--head" not in cmd
 
@@ -124,9 +126,9 @@ def test_node_ip():
         rc.node_ip(interface="nosuch0")
 
 
-def test_ray_env_pins_auth_and_drain_but_keeps_user_choices():
+def test_ray_env_pins_drain_but_never_turns_auth_off():
     env = rc.ray_env({"PATH": "/bin"})
-    assert env["RAY_AUTH_MODE"] == "disabled"
+    assert "RAY_AUTH_MODE" not in env  # decided by cluster.auth, token on by default
     assert env["RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S"] == "0"
     mine = rc.ray_env({"RAY_AUTH_MODE": "token", "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "5"})
     assert mine["RAY_AUTH_MODE"] == "token"

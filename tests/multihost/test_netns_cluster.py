@@ -47,12 +47,7 @@ def two_hosts():
     temp_dir = tempfile.mkdtemp(prefix="shm", dir="/tmp")  # short: Ray's socket path limit
     # Ray's workers must import this checkout's sharded and cluster packages.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_AUTH", "RAY_ADDRESS"))}
-    env = rc.ray_env(
-        {
-            **env,
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-        }
-    )
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     hosts = VirtualHosts(2)
     try:
         with hosts:
@@ -64,6 +59,9 @@ def two_hosts():
                 log_dir=temp_dir,
                 env=env,
                 timeout=90,
+                # token authentication on, as by default: the head makes this file, the
+                # worker reads it (both "hosts" see this machine's files)
+                token_file=f"{temp_dir}/token",
             )
             head = rc.start_head(
                 port=rc.DEFAULT_PORT,
@@ -75,7 +73,7 @@ def two_hosts():
                 rc.start_worker(
                     head.address, node_ip_address=hosts.ip(1), launcher=hosts.prefix(1), **common
                 )
-                yield hosts, head, env
+                yield hosts, head, head.driver_env(env)
             finally:
                 rc.stop()  # workers first, then the head
                 # what stop() SIGKILLed, or what dies with its raylet (Ray's workers exit when

@@ -30,10 +30,9 @@ CLIENT_TIMEOUT_S = 90
 @pytest.fixture(scope="module")
 def head():
     tmp = tempfile.mkdtemp(prefix="shp", dir="/tmp")  # short: Ray's socket paths have a limit
-    env = rc.ray_env()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_AUTH", "RAY_ADDRESS"))}
     env["SHARDED_LEASE_S"] = str(LEASE_S)
     env["PYTHONPATH"] = f"{ROOT}{os.pathsep}{env.get('PYTHONPATH', '')}"
-    env.pop("RAY_ADDRESS", None)
     node = rc.start_head(
         port=free_port(),
         num_cpus=8,  # advertised: each namespace's 2 workers reserve one CPU each
@@ -44,9 +43,10 @@ def head():
         log_dir=tmp,
         env=env,
         timeout=60,
+        token_file=f"{tmp}/token",  # token authentication on, as by default
     )
     try:
-        yield node.address, env
+        yield node.address, node.driver_env(env)  # the clients connect with the head's token
     finally:
         node.stop()
         shutil.rmtree(tmp, ignore_errors=True)

@@ -6,6 +6,7 @@ sharded computation) as the driver, and must leave no Ray process behind.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -18,6 +19,7 @@ from cluster.smoke import parse_report
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZE = 12
+NOBODY = 65534  # a uid that is not ours (the tests run as root)
 
 
 def _ray_options(slurm, tmp: Path) -> tuple[list[str], str]:
@@ -135,6 +137,20 @@ def test_sbatch_runs_a_sharded_program_on_every_node(slurm, tmp_path):
     assert f"Ray cluster up: {n} nodes" in text
     assert "Ray stopped" in text
     assert _ray_leftovers_after(slurm, temp_dir, 20) == []
+    # Logs: new files of this user only, in a directory only this user may enter.  Each
+    # node's temp dir stays 0700 (Ray's world-writable tree is inside it, in NODE/ray).
+    logs = tmp_path / "ray-logs"
+    assert _mode(logs) == 0o700
+    names = sorted(p.name.rsplit("-", 1)[0] for p in logs.glob("*.log"))
+    assert names == sorted([f"head-{slurm.nodes[0]}", *(f"worker-{w}" for w in slurm.nodes[1:])])
+    assert {_mode(p) for p in logs.glob("*.log")} == {0o600}
+    for node in slurm.nodes:
+        assert _mode(Path(temp_dir, node)) == 0o700, node
+        assert Path(temp_dir, node, "ray", "session_latest").is_symlink(), node
+
+
+def _mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
 
 
 def test_scancel_stops_ray_on_every_node(slurm, tmp_path):
@@ -226,6 +242,42 @@ def test_salloc_shell_runs_a_sharded_program(slurm, tmp_path):
     _check_report(text, n)
     assert "Ray stopped" in text
     assert _ray_leftovers_after(slurm, temp_dir, 20) == []
+
+
+def _salloc_true(slurm, tmp_path, *options: str) -> subprocess.CompletedProcess:
+    ray_opts, _ = _ray_options(slurm, tmp_path)
+    return slurm.run(
+        ["salloc", "--nodes=1", "--cpus-per-task=2", "bash", str(ROOT / "scripts/salloc_ray.sh")]
+        + [*ray_opts, *options, "--", "true"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_scripts_refuse_log_and_temp_dirs_others_can_use(slurm, tmp_path):
+    loose = tmp_path / "loose"
+    loose.mkdir(mode=0o755)
+    loose.chmod(0o755)
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    (tmp_path / "link").symlink_to(real)
+    for log_dir, why in [(loose, "it has mode 755"), (tmp_path / "link", "it is a symlink")]:
+        res = _salloc_true(slurm, tmp_path, f"--log-dir={log_dir}")
+        assert res.returncode == 1, res.stdout + res.stderr
+        assert f"refusing {log_dir}: {why}" in res.stderr, res.stderr
+    assert os.listdir(loose) == [] and os.listdir(real) == []
+    # A temp dir another user made beforehand (/tmp/sharded-ray-JOBID is a name anyone can
+    # guess): the head's helper refuses it on its node, and the script says why.
+    theirs = Path(tempfile.mkdtemp(prefix="t", dir=slurm.dir))
+    os.chown(theirs, NOBODY, NOBODY)
+    res = _salloc_true(slurm, tmp_path, f"--temp-dir={theirs}")
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert f"refusing {theirs}: it is owned by uid {NOBODY}" in res.stderr, res.stderr
+    assert "Ray cluster failed to start" in res.stderr
+    assert os.listdir(theirs) == []
 
 
 def test_scripts_refuse_to_run_outside_an_allocation():

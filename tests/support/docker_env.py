@@ -183,7 +183,7 @@ class Compose:
         self.project = project
         self.base = [*cmd, "-p", project, "-f", str(COMPOSE_FILE), "--project-directory", str(ROOT)]
         # Only what the caller sets: no RAY_* from the test process (token auth is the file's
-        # default, disabled, unless a caller passes RAY_AUTH_*).
+        # default, on, unless a caller passes SHARDED_RAY_NO_AUTH=1).
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
         self.env.update(env or {})
 
