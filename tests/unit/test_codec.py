@@ -104,3 +104,14 @@ def test_a_record_of_the_wrong_arity_is_a_decode_error():
     body = msgpack.packb({codec._REC_MARK[Key]: [1, 2, 3]}, use_bin_type=True)
     with pytest.raises(codec.DecodeError):
         codec.decode(body)
+
+
+def test_a_value_encoded_once_goes_into_many_frames_but_never_nests():
+    import msgpack
+
+    shared = codec.encode_once([Group("neg", Mod(1, 1), (Keys(1),), 2, {}, "neg", False)])
+    assert _trip([shared, shared]) == [_trip(shared)] * 2
+    assert codec.encode_once(np.ones(10_000)) is None  # (its buffer would go with each frame)
+    inner = msgpack.packb({codec.ONCE: b"\x90"}, use_bin_type=True)
+    with pytest.raises(codec.DecodeError, match="inside another"):
+        codec.decode(msgpack.packb({codec.ONCE: inner}, use_bin_type=True))

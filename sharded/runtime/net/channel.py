@@ -143,13 +143,23 @@ def _mac(key):
     return hashlib.blake2b(key=key, digest_size=MAC_BYTES)
 
 
+def _unframe(ch, seq, parts):
+    """The object of a frame's ``parts`` (body, buffers) whose MAC matched."""
+    ch._got += 1
+    try:
+        return codec.decode(parts[0], parts[1:])
+    except codec.DecodeError as e:
+        raise Refused("decode", f"frame {seq}: {e}") from None
+
+
 class Channel:
     """Frames over an authenticated socket (made by :func:`dial` or :func:`accept`)."""
 
     __slots__ = ("sock", "_out", "_into", "_sent", "_got")
 
     def __init__(self, sock, out_key: bytes, into_key: bytes):
-        self.sock, self._out, self._into = sock, out_key, into_key
+        # each frame's MAC starts from a copy of these (cheaper than keying one anew)
+        self.sock, self._out, self._into = sock, _mac(out_key), _mac(into_key)
         self._sent = self._got = 0  # frames sent, frames taken
 
     # ------------------------------------------------------------------ sending
@@ -162,7 +172,7 @@ class Channel:
         if len(body) + sum(lens) > MAX_FRAME or len(bufs) > MAX_BUFFERS:
             raise ValueError(f"a frame of {len(body) + sum(lens)} bytes passes MAX_FRAME")
         head = _HEAD.pack(self._sent, len(body), len(bufs)) + struct.pack(f"<{len(bufs)}Q", *lens)
-        mac = _mac(self._out)
+        mac = self._out.copy()
         mac.update(head)
         mac.update(body)
         for b in bufs:
@@ -204,27 +214,36 @@ class Channel:
         seq, n, k = _HEAD.unpack_from(buf)
         at = _HEAD.size + 8 * k
         lens = struct.unpack_from(f"<{k}Q", buf, _HEAD.size)
-        mac = _mac(self._into)
-        mac.update(memoryview(buf)[:at])
-        parts = []
-        for m in (n, *lens, MAC_BYTES):
-            have = min(m, max(len(buf) - at, 0))
-            part = bytearray(memoryview(buf)[at : at + have])
-            at += have
-            if have < m:
-                _fill(sock, part, m)
-            parts.append(part)
-        del buf[:at]
-        got = bytes(parts.pop())
-        for p in parts:
-            mac.update(p)
-        if not hmac.compare_digest(got, mac.digest()):
+        mac = self._into.copy()
+        end = at + n + sum(lens)
+        if len(buf) >= end + MAC_BYTES:  # all here (a small frame): one MAC update, no copies
+            view = memoryview(buf)
+            mac.update(view[:end])
+            ok = hmac.compare_digest(view[end : end + MAC_BYTES], mac.digest())
+            parts, at = [bytes(view[at : at + n])], at + n
+            for m in lens:  # (an array's memory: writable, its own)
+                parts.append(bytearray(view[at : at + m]))
+                at += m
+            view.release()
+            del buf[: end + MAC_BYTES]
+        else:
+            mac.update(memoryview(buf)[:at])
+            parts = []
+            for m in (n, *lens, MAC_BYTES):
+                have = min(m, max(len(buf) - at, 0))
+                part = bytearray(memoryview(buf)[at : at + have])
+                at += have
+                if have < m:
+                    _fill(sock, part, m)
+                parts.append(part)
+            del buf[:at]
+            got = bytes(parts.pop())
+            for p in parts:
+                mac.update(p)
+            ok = hmac.compare_digest(got, mac.digest())
+        if not ok:
             raise Refused("mac", f"frame {seq} does not carry its MAC")
-        self._got += 1
-        try:
-            return codec.decode(parts[0], parts[1:])
-        except codec.DecodeError as e:
-            raise Refused("decode", str(e)) from None
+        return _unframe(self, seq, parts)
 
     def recv(self):
         """The next frame's object (blocking); EOFError when the connection ended."""

@@ -16,6 +16,7 @@ NumPy scalar, dtype       ``{SCA: [dtype, bytes]}``, ``{DT: dtype}``
 complex, slice, range     ``{CPX: [re, im]}``, ``{SLC: [a, b, c]}``, ``{RNG: [a, b, c]}``
 Ellipsis                  ``{ELL: None}``
 a registered class        ``{OBJ "name": data}`` (:func:`register`)
+a value encoded once      ``{ONCE: body}`` (:class:`Encoded`; decoded in place)
 ========================  =====================================================
 
 An array of 4 KiB or more travels as a raw buffer after the msgpack body (no copy on the
@@ -36,6 +37,7 @@ Examples
 from __future__ import annotations
 
 import math
+import threading
 
 import msgpack
 import numpy as np
@@ -51,11 +53,39 @@ class DecodeError(ValueError):
 
 
 _Ext = msgpack.ExtType
-TUP, SET, ARR, SCA, DT, CPX, SLC, RNG, ELL = (_Ext(c, b"") for c in range(1, 10))
-_REC, _OBJ = 10, 11
+TUP, SET, ARR, SCA, DT, CPX, SLC, RNG, ELL, ONCE = (_Ext(c, b"") for c in range(1, 11))
+_REC, _OBJ = 20, 21
 _REC_MARK = {cls: _Ext(_REC, cls.TAG.encode()) for cls in RECORDS}
 _CLASSES: dict = {}  # registered class -> (marker, to_data)
 _FROM_DATA: dict = {}  # registered name -> from_data
+
+
+class Encoded:
+    """A value encoded once (its body, no buffers) to go into many frames: a flush's
+    layout commands, the same for every worker of a read. Made by :func:`encode_once`."""
+
+    __slots__ = ("body",)
+
+    def __init__(self, body: bytes):
+        self.body = body
+
+
+def encode_once(obj) -> Encoded | None:
+    """``obj`` encoded for use in many frames, or None when it is not data or holds a large
+    array (whose buffer goes with each frame).
+
+    Examples
+    --------
+    >>> once = encode_once([1, (2, 3)])
+    >>> parts = encode({"a": once, "b": once})
+    >>> decode(parts[0])
+    {'a': [1, (2, 3)], 'b': [1, (2, 3)]}
+    """
+    try:
+        body, *bufs = encode(obj)
+    except TypeError:
+        return None
+    return None if bufs else Encoded(body)
 
 
 def register(cls, name: str, to_data, from_data) -> None:
@@ -92,42 +122,59 @@ def _array(a: np.ndarray, bufs: list):
     return {ARR: [_dtype_name(a.dtype), list(a.shape), len(bufs) - 1]}
 
 
+def _default(o):
+    """How msgpack packs what it does not know (the module's table)."""
+    t = type(o)
+    mark = _REC_MARK.get(t)
+    if mark is not None:
+        return {mark: list(o)}
+    if t is tuple:
+        return {TUP: list(o)}
+    if t is np.ndarray:
+        return _array(o, _tls.bufs)
+    if isinstance(o, np.generic):
+        if o.dtype.hasobject:
+            raise TypeError("an object scalar cannot travel as data")
+        return {SCA: [_dtype_name(o.dtype), o.tobytes()]}
+    if isinstance(o, np.dtype):
+        return {DT: _dtype_name(o)}
+    if t is complex:
+        return {CPX: [o.real, o.imag]}
+    if t is slice:
+        return {SLC: [o.start, o.stop, o.step]}
+    if t is range:
+        return {RNG: [o.start, o.stop, o.step]}
+    if o is Ellipsis:
+        return {ELL: None}
+    if t is frozenset or t is set:
+        return {SET: list(o)}
+    if t is Encoded:
+        return {ONCE: o.body}
+    got = _CLASSES.get(t)
+    if got is not None:
+        return {got[0]: got[1](o)}
+    raise TypeError(f"a {t.__module__}.{t.__qualname__} cannot travel as data")
+
+
+_tls = threading.local()  # per thread: a packer (made once: cheaper) and its frame's buffers
+
+
 def encode(obj) -> list:
     """``obj`` as ``[body, *buffers]``: the msgpack body, then the raw bytes of its large
     arrays. Raises TypeError for a value of a kind not listed in the module's table."""
-    bufs: list = []
-
-    def default(o):
-        t = type(o)
-        mark = _REC_MARK.get(t)
-        if mark is not None:
-            return {mark: list(o)}
-        if t is tuple:
-            return {TUP: list(o)}
-        if t is np.ndarray:
-            return _array(o, bufs)
-        if isinstance(o, np.generic):
-            if o.dtype.hasobject:
-                raise TypeError("an object scalar cannot travel as data")
-            return {SCA: [_dtype_name(o.dtype), o.tobytes()]}
-        if isinstance(o, np.dtype):
-            return {DT: _dtype_name(o)}
-        if t is complex:
-            return {CPX: [o.real, o.imag]}
-        if t is slice:
-            return {SLC: [o.start, o.stop, o.step]}
-        if t is range:
-            return {RNG: [o.start, o.stop, o.step]}
-        if o is Ellipsis:
-            return {ELL: None}
-        if t is frozenset or t is set:
-            return {SET: list(o)}
-        got = _CLASSES.get(t)
-        if got is not None:
-            return {got[0]: got[1](o)}
-        raise TypeError(f"a {t.__module__}.{t.__qualname__} cannot travel as data")
-
-    body = msgpack.packb(obj, default=default, strict_types=True, use_bin_type=True)
+    packer = getattr(_tls, "packer", None)
+    if packer is None:
+        packer = _tls.packer = msgpack.Packer(
+            default=_default, strict_types=True, use_bin_type=True, autoreset=True
+        )
+    _tls.bufs = bufs = []
+    try:
+        body = packer.pack(obj)
+    except BaseException:
+        packer.reset()  # (a failed pack leaves its partial bytes in the packer)
+        raise
+    finally:
+        _tls.bufs = None
     return [body, *bufs]
 
 
@@ -189,7 +236,7 @@ _DECODE = {
 }
 
 
-def decode(body, bufs=()):
+def decode(body, bufs=(), _nested=False):
     """The value :func:`encode` made ``[body, *bufs]`` of; :class:`DecodeError` for anything
     that is not such an encoding (the buffers become the arrays' memory: no copy)."""
 
@@ -210,6 +257,10 @@ def decode(body, bufs=()):
                 if fn is None:
                     raise DecodeError(f"unknown class {k.data[:20]!r}")
                 return fn(v)
+            if code == ONCE.code:  # (one level: an encoded value holds no other)
+                if _nested or type(v) is not bytes:
+                    raise DecodeError("an encoded value inside another")
+                return decode(v, (), True)
             fn = _DECODE.get(code)
             if fn is None:
                 raise DecodeError(f"unknown marker {code}")

@@ -56,9 +56,9 @@ import selectors
 import time
 
 from ...errors import OpFailed
-from ..commands import Run
+from ..commands import LayoutCmds, Run
 from ..driver import recovery
-from . import channel
+from . import channel, codec
 from .mailbox import new_counts
 
 READ_S = 60.0  # the most one answer may take to arrive once its first bytes came
@@ -117,6 +117,7 @@ class Wire:
         self.conns: dict = {}  # worker -> socket (non-blocking)
         self.chans: dict = {}  # worker -> its Channel (frame numbers and MAC keys)
         self.counts = new_counts()
+        self._shared = (None, None)  # the last layout commands encoded, and their encoding
         self._buf: dict = {}  # worker -> bytes that came and are no whole answer yet
         self._sel = selectors.DefaultSelector()  # every connection, registered once
         self._polls: dict = {}  # worker -> a poll object of its connection and of _hup
@@ -160,6 +161,12 @@ class Wire:
             q.append(r)
             self.drop(w, f"its connection failed ({type(e).__name__}: {e})")
             return r, [Part(r, i) for i in range(nexp)]
+        head = cmds[0] if cmds else None
+        if type(head) is LayoutCmds and type(head.cmds) is list:  # a flush's, for every worker
+            if self._shared[0] is not head.cmds:
+                self._shared = (head.cmds, codec.encode_once(head.cmds))
+            if self._shared[1] is not None:
+                cmds = [LayoutCmds.make((None, self._shared[1])), *cmds[1:]]
         try:
             frame = ch.pack(Run(after, timeout, cmds))
         except (TypeError, ValueError):  # not data, or too large (nothing was sent)
