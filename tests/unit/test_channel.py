@@ -406,7 +406,7 @@ def test_idle_connections_are_capped_then_dropped(monkeypatch):
         for _ in range(300):
             socks.append(socket.create_connection(b.address))
             peak = max(peak, threading.active_count())
-        assert _until(lambda: sum(b.counts().values()) >= 300 - mailbox.MAX_PENDING, 1.0)
+        assert _until(lambda: sum(b.counts().values()) >= 300 - mailbox.MAX_PENDING, 3.0)
         early = b.counts()
         peak = max(peak, threading.active_count())
         assert peak <= base + 1 + mailbox.MAX_PENDING  # the accept loop, the held ones
@@ -516,6 +516,14 @@ def test_a_large_announcement_costs_a_mailbox_little(box):
         _drain(s)
         s.close()
         assert _until(lambda: box.counts()["handshakes_refused"] == 1)
+        s = socket.create_connection(box.address)  # a hello not of this protocol, and a head
+        bad = channel._HELLO.pack(b"sharded0", b"D", 3, os.urandom(32))
+        s.sendall(bad + channel._HEAD.pack(0, 400 * MiB, 0) + b"x" * 4096)
+        s.settimeout(5)
+        with pytest.raises(ConnectionResetError):  # closed with the head unread: a reset
+            s.recv(1)
+        s.close()
+        assert _until(lambda: box.counts()["handshakes_refused"] == 2)
         ch = channel.dial(box.address, KEY, b"P", 3)
         ch.sock.sendall(channel._HEAD.pack(0, channel.MAX_FRAME + 1, 0))
         assert _drain(ch.sock) == b""
