@@ -41,6 +41,7 @@ import hmac
 import os
 import socket
 import struct
+import time
 
 from . import codec
 
@@ -76,10 +77,17 @@ def _keys(key, cn, sn):
     return tuple(hmac.digest(key, d + cn + sn, "sha256") for d in (b"c2s", b"s2c"))
 
 
-def _recv_exact(sock, n: int) -> bytes:
+def _recv_exact(sock, n: int, deadline: float | None = None) -> bytes:
+    """``n`` bytes from ``sock``; with a ``deadline`` (``time.monotonic()``), all of them by
+    then (``TimeoutError`` past it): a peer that trickles bytes cannot stretch a handshake."""
     buf, got = bytearray(n), 0
     view = memoryview(buf)
     while got < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the handshake took too long")
+            sock.settimeout(left)
         k = sock.recv_into(view[got:])
         if not k:
             raise EOFError("the connection ended")
@@ -87,9 +95,11 @@ def _recv_exact(sock, n: int) -> bytes:
     return bytes(buf)
 
 
-def dial(addr, key: bytes, role: bytes, target: int, timeout: float = HANDSHAKE_S) -> Channel:
-    """Connect to worker ``target``'s mailbox at ``addr`` and authenticate both ways.
-    Raises OSError (``Refused`` among them) when it cannot."""
+def dial(addr, key: bytes, role: bytes, target: int, timeout: float | None = None) -> Channel:
+    """Connect to worker ``target``'s mailbox at ``addr`` and authenticate both ways, within
+    ``timeout`` s (default :data:`HANDSHAKE_S`). Raises OSError (``Refused`` among them) when
+    it cannot."""
+    timeout = HANDSHAKE_S if timeout is None else timeout
     s = socket.create_connection(tuple(addr), timeout=timeout)
     try:
         return dial_socket(s, key, role, target, timeout)
@@ -98,15 +108,18 @@ def dial(addr, key: bytes, role: bytes, target: int, timeout: float = HANDSHAKE_
         raise
 
 
-def dial_socket(s, key, role, target, timeout=HANDSHAKE_S) -> Channel:
-    """The dialling side's handshake on a connected socket ``s`` (see the module)."""
+def dial_socket(s, key, role, target, timeout=None) -> Channel:
+    """The dialling side's handshake on a connected socket ``s`` (see the module), all of it
+    within ``timeout`` s (default :data:`HANDSHAKE_S`)."""
+    timeout = HANDSHAKE_S if timeout is None else timeout
+    deadline = time.monotonic() + timeout
     s.settimeout(timeout)
     if s.family != socket.AF_UNIX:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     cn = os.urandom(NONCE)
     s.sendall(_HELLO.pack(MAGIC, role, target, cn))
     try:
-        got = _recv_exact(s, 2 * NONCE)
+        got = _recv_exact(s, 2 * NONCE, deadline)
     except EOFError:
         raise Refused("handshake", f"worker {target} closed the connection") from None
     sn, proof = got[:NONCE], got[NONCE:]
@@ -118,18 +131,20 @@ def dial_socket(s, key, role, target, timeout=HANDSHAKE_S) -> Channel:
     return Channel(s, out, into)
 
 
-def accept(s, key: bytes, ident: int, timeout: float = HANDSHAKE_S):
+def accept(s, key: bytes, ident: int, timeout: float | None = None):
     """The listening side's handshake on an accepted socket: ``(Channel, role)``. Raises
-    :class:`Refused` (wrong magic, role, target or proof) or OSError (silent past
-    ``timeout``, or gone)."""
+    :class:`Refused` (wrong magic, role, target or proof) or OSError (not done within
+    ``timeout`` s, default :data:`HANDSHAKE_S`, or gone)."""
+    timeout = HANDSHAKE_S if timeout is None else timeout
+    deadline = time.monotonic() + timeout
     s.settimeout(timeout)
     try:
-        magic, role, target, cn = _HELLO.unpack(_recv_exact(s, _HELLO.size))
+        magic, role, target, cn = _HELLO.unpack(_recv_exact(s, _HELLO.size, deadline))
         if magic != MAGIC or role not in ROLES or target != ident:
             raise Refused("handshake", "not a hello of this protocol for this worker")
         sn = os.urandom(NONCE)
         s.sendall(sn + _proof(key, b"S", role, target, cn, sn))
-        proof = _recv_exact(s, 32)
+        proof = _recv_exact(s, 32, deadline)
     except EOFError:
         raise Refused("handshake", "the connection ended during the handshake") from None
     if not hmac.compare_digest(proof, _proof(key, b"C", role, target, cn, sn)):

@@ -45,11 +45,12 @@ from __future__ import annotations
 
 import errno
 import logging
+import numbers
 import socket
 import threading
 import time
 
-from ..commands import Abort, Deliver, Run
+from ..commands import Abort, Deliver, MailTag, Run
 from . import channel
 from .channel import Refused
 
@@ -264,7 +265,7 @@ class Mailbox:
                     self._count("frames_refused")
                     return
                 kind = type(got)
-                if kind is Deliver:
+                if kind is Deliver and _is_tag(got.tag):
                     with self._cv:
                         self._box[got.tag] = (time.monotonic(), got.values)
                         self._cv.notify_all()
@@ -288,6 +289,18 @@ class Mailbox:
             parts = ch.pack([dict(rec, cause=f"its answer cannot travel: {e}")])
         for part in parts:
             ch.sock.sendall(part)
+
+
+def _is_tag(tag) -> bool:
+    """Whether a ``Deliver``'s ``tag`` is a MailTag the box can hold: hashable, with numbered
+    shipment, tree, group and child (anything else would break every later :meth:`expire`)."""
+    if type(tag) is not MailTag or not all(isinstance(v, numbers.Integral) for v in tag[1:]):
+        return False
+    try:
+        hash(tag)
+    except TypeError:
+        return False
+    return True
 
 
 def abort_all(addresses: dict, key: bytes, client, ship) -> None:
