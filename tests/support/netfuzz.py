@@ -79,7 +79,7 @@ def frame(ch, body: bytes, bufs=(), seq=None) -> bytes:
     seq = ch._sent if seq is None else seq
     head = channel._HEAD.pack(seq, len(body), len(bufs))
     head += struct.pack(f"<{len(bufs)}Q", *(len(b) for b in bufs))
-    mac = channel._mac(ch._out)
+    mac = ch._out.copy()  # (the keyed MAC its frames start from)
     for part in (head, body, *bufs):
         mac.update(part)
     ch._sent += 1

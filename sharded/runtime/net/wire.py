@@ -140,7 +140,8 @@ class Wire:
         """Send worker ``w`` a batch (to run after its ``after``-th Ray batch): returns
         ``(reply, [parts])`` like an actor call's refs (a worker that cannot be reached is
         found lost by the wait), or None when the commands are not data (:mod:`.codec`)
-        or a new connection's handshake timed out: the caller sends them through Ray."""
+        or a new connection's handshake timed out or failed: the caller sends them
+        through Ray."""
         r = Reply(w, ("wire", next(self._keys)))
         q = self.waiting.setdefault(w, collections.deque())
         try:
@@ -153,11 +154,14 @@ class Wire:
                 self._sel.register(s, selectors.EVENT_READ, w)
                 if self._hup is not None:
                     self._hup.register(s.fileno(), select.EPOLLRDHUP)
-        except TimeoutError:  # silent (stopped?): through Ray, whose wait has the read's bound
-            return None
-        except (OSError, KeyError, EOFError) as e:  # the worker is gone: the wait finds it lost
+        except (TimeoutError, channel.Refused) as e:
+            # Silent (stopped?), or not the worker (a stranger at its address; a mailbox
+            # full of idle connections): through Ray, which tells a loss and whose wait has
+            # the read's bound. The wire is the fast way, Ray the authority on failures.
             if isinstance(e, channel.Refused):
                 self.counts["handshakes_refused"] += 1
+            return None
+        except (OSError, KeyError, EOFError) as e:  # the worker is gone: the wait finds it lost
             q.append(r)
             self.drop(w, f"its connection failed ({type(e).__name__}: {e})")
             return r, [Part(r, i) for i in range(nexp)]
