@@ -236,42 +236,61 @@ _DECODE = {
 }
 
 
-def decode(body, bufs=(), _nested=False):
+def _record_maker(cls):
+    n, new = len(cls._fields), tuple.__new__
+
+    def make(v):
+        if type(v) is not list or len(v) != n:
+            raise DecodeError(f"a {cls.__name__} record needs {n} fields")
+        return new(cls, v)
+
+    return make
+
+
+def _nested(v):
+    if _tls.nested or type(v) is not bytes:  # (one level: an encoded value holds no other)
+        raise DecodeError("an encoded value inside another")
+    _tls.nested = True
+    try:
+        return msgpack.unpackb(v, **_UNPACK)
+    finally:
+        _tls.nested = False
+
+
+# marker -> how its value is rebuilt: one dict lookup a map (records cost one C call more)
+_HOOKS = {_REC_MARK[cls]: _record_maker(cls) for cls in RECORDS}
+_HOOKS.update({_Ext(c, b""): (lambda f: lambda v: f(v, _tls.dbufs))(f) for c, f in _DECODE.items()})
+_HOOKS[ONCE] = _nested
+
+
+def _hook(d):
+    if len(d) == 1:
+        for k, v in d.items():
+            if type(k) is _Ext:
+                fn = _HOOKS.get(k)
+                if fn is not None:
+                    return fn(v)
+                if k.code == _OBJ:
+                    fn = _FROM_DATA.get(k.data.decode("ascii", "replace"))
+                    if fn is not None:
+                        return fn(v)
+                raise DecodeError(f"unknown marker {k.code} {k.data[:20]!r}")
+    return d
+
+
+_UNPACK = dict(object_hook=_hook, strict_map_key=False, raw=False, use_list=True)
+
+
+def decode(body, bufs=()):
     """The value :func:`encode` made ``[body, *bufs]`` of; :class:`DecodeError` for anything
     that is not such an encoding (the buffers become the arrays' memory: no copy)."""
-
-    def hook(d):
-        if len(d) != 1:
-            return d
-        for k, v in d.items():
-            if type(k) is not _Ext:
-                return d
-            code = k.code
-            if code == _REC:
-                cls = BY_TAG.get(k.data.decode("ascii", "replace"))
-                if cls is None or type(v) is not list:
-                    raise DecodeError(f"unknown record {k.data[:20]!r}")
-                return cls(*v)
-            if code == _OBJ:
-                fn = _FROM_DATA.get(k.data.decode("ascii", "replace"))
-                if fn is None:
-                    raise DecodeError(f"unknown class {k.data[:20]!r}")
-                return fn(v)
-            if code == ONCE.code:  # (one level: an encoded value holds no other)
-                if _nested or type(v) is not bytes:
-                    raise DecodeError("an encoded value inside another")
-                return decode(v, (), True)
-            fn = _DECODE.get(code)
-            if fn is None:
-                raise DecodeError(f"unknown marker {code}")
-            return fn(v, bufs)
-
+    _tls.dbufs, _tls.nested = bufs, False
     try:
-        return msgpack.unpackb(
-            body, object_hook=hook, strict_map_key=False, raw=False, use_list=True
-        )
+        return msgpack.unpackb(body, **_UNPACK)
     except DecodeError:
         raise
     except (ValueError, TypeError, KeyError, IndexError, UnicodeDecodeError, OverflowError) as e:
-        # (msgpack's own errors are ValueErrors; a record with the wrong arity a TypeError)
+        # (msgpack's own errors are ValueErrors)
         raise DecodeError(f"{type(e).__name__}: {e}"[:200]) from None
+    finally:
+        _tls.dbufs = None
