@@ -26,7 +26,6 @@ import threading
 
 from ...errors import SessionClosed
 from ..commands import (
-    BatchPacker,
     Export,
     Free,
     Group,
@@ -43,6 +42,7 @@ from ..commands import (
     TreeMail,
     TreeRefs,
 )
+from ..packing import BatchPacker
 from ..service.catalog import key_range
 from . import recovery
 from .links import cycle, wired

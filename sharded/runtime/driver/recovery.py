@@ -59,7 +59,8 @@ import time
 from typing import Any, NamedTuple
 
 from ...errors import ArgumentError, WaitTimeout, WorkerLost
-from ..commands import Hold, LayoutCmds, Reset, Tree, TreeRefs, dump_batch
+from ..commands import Hold, LayoutCmds, Reset, Tree, TreeRefs
+from ..packing import dump_batch
 from .links import _wire
 
 LOG_MAX_COMMANDS = int(os.environ.get("SHARDED_RECOVERY_LOG", "100000"))

@@ -42,7 +42,7 @@ import threading
 import msgpack
 import numpy as np
 
-from ..commands import BY_TAG, RECORDS
+from ..commands import RECORDS
 
 INLINE_MAX = 4096  # an array this large or larger goes as a raw buffer after the body
 
@@ -259,7 +259,13 @@ def _nested(v):
 
 # marker -> how its value is rebuilt: one dict lookup a map (records cost one C call more)
 _HOOKS = {_REC_MARK[cls]: _record_maker(cls) for cls in RECORDS}
-_HOOKS.update({_Ext(c, b""): (lambda f: lambda v: f(v, _tls.dbufs))(f) for c, f in _DECODE.items()})
+
+
+def _with_bufs(fn):
+    return lambda v: fn(v, _tls.dbufs)
+
+
+_HOOKS.update({_Ext(c, b""): _with_bufs(fn) for c, fn in _DECODE.items()})
 _HOOKS[ONCE] = _nested
 
 

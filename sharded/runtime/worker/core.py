@@ -61,9 +61,9 @@ from ..commands import (
     Tree,
     TreeMail,
     TreeRefs,
-    load_batch,
 )
 from ..net import mailbox
+from ..packing import load_batch
 from . import fusion, program, threads
 from .store import Failed, Poisoned, Store, readonly_view
 
