@@ -60,7 +60,7 @@ from typing import Any, NamedTuple
 
 from ...errors import ArgumentError, WaitTimeout, WorkerLost
 from ..commands import Hold, LayoutCmds, Reset, Tree, TreeRefs
-from ..packing import dump_batch
+from ..packing import dump_batch, load_batch
 from .links import _wire
 
 LOG_MAX_COMMANDS = int(os.environ.get("SHARDED_RECOVERY_LOG", "100000"))
@@ -248,10 +248,11 @@ class Recovery:
         self.log.append(_new_entry(entry))  # (one per batch sent: built by make)
         self.commands += len(cmds)
 
-    def record_ship(self, bc, order, own) -> None:
+    def record_ship(self, bc, order, own, nbc) -> None:
         """Append one relay's shipment (:func:`~sharded.runtime.driver.relay.ship`) as one entry:
-        the layout commands ``bc`` every worker of ``order`` runs and ``own[v] = (cmds, refs,
-        exports)`` of the workers with their own. The relay composes the per-worker batches
+        the layout commands ``bc`` (``nbc`` of them, packed as the relays got them) every
+        worker of ``order`` runs and ``own[v] = (cmds, refs, exports)`` of the workers with
+        their own. The relay composes the per-worker batches
         (and links the trees' partials); so does :meth:`_expand`, only when a replay needs
         them, which keeps the driver's cost per shipment free of a per-worker term."""
         at, key = self.exp_at, self.ex._hkey
@@ -269,7 +270,7 @@ class Recovery:
         except Exception:  # not picklable without cloudpickle: keep the objects themselves
             frozen = (bc, tuple(order), cmds)
         self.log.append(_Entry(None, frozen, spec, len(keys), None, tuple(keys), self.ex._reading))
-        self.commands += len(bc)
+        self.commands += nbc
 
     def _expand(self) -> None:
         """Write every shipment of the log out as the batches its relay composed (see
@@ -292,6 +293,8 @@ class Recovery:
                 continue
             frozen = e.frozen
             bc, order, cmds = pickle.loads(frozen) if isinstance(frozen, bytes) else frozen
+            if type(bc) is bytes:  # (as the relays got them: packed once)
+                bc = load_batch(bc)
             kids, nout = {}, {}
             if any(type(c) is Tree for c in bc):
                 order, kids, nout = _wire(bc, order)

@@ -42,6 +42,7 @@ from ..commands import (
     TreeMail,
     TreeRefs,
 )
+from ..packing import dump_batch, load_batch
 from ..worker.store import is_failed
 from . import recovery
 from .executor import MAX_INFLIGHT
@@ -162,10 +163,13 @@ class Relay:
         batch as refs, or with ``mail`` (the shipment's ``TreeMail``) straight to its
         mailbox."""
         bc, order, mail = ship.bc, ship.order, ship.mail
+        packed = bc  # (as bytes: the driver packed them once; Ray carries bytes as they are)
+        if type(bc) is bytes:
+            bc = load_batch(bc)  # (read here for its trees; the workers get the bytes)
         kids, nout = {}, {}
         if any(type(c) is Tree for c in bc):
             order, kids, nout = _wire(bc, order)
-        ref = ray.put(bc) if len(bc) >= self.put_min else None  # serialized once for all
+        ref = ray.put(packed) if len(bc) >= self.put_min else None  # serialized once for all
         got = {}
         nothing = Own((), (), ())
         for w in order:
@@ -179,7 +183,7 @@ class Relay:
                 refs += [got[c][i] for c, i in kids[w]]
             if bc:
                 batch.insert(
-                    0, LayoutCmds(None, bc) if ref is None else LayoutCmds(len(refs), None)
+                    0, LayoutCmds(None, packed) if ref is None else LayoutCmds(len(refs), None)
                 )
                 if ref is not None:
                     refs.append(ref)
@@ -497,6 +501,10 @@ def ship(ex, w=None, nexp: int = 0, reads=None):
             groups[ex._relay_of[v]].append(v)
     if ex._wire is not None and ex._wire.busy():
         ex._wire_drain(None)  # the workers run the wire batches sent before first
+    try:  # packed once for every relay (Ray's serializer would call back for each record)
+        packed = dump_batch(bc) if bc else bc
+    except Exception:  # (only cloudpickle can carry them: Ray's serializer does)
+        packed = bc
     mail = None
     if ex._mail and ex._mail_ray and any(type(c) is Tree for c in bc):
         ex._shipno += 1
@@ -506,9 +514,9 @@ def ship(ex, w=None, nexp: int = 0, reads=None):
             ex._nray[v] += 1
         mine = per.get(r, {})
         hids = [h for e in mine.values() for h in e.hids]
-        ex._outbox[r].append(Ship(bc, tuple(order), mine, mail, hids))
+        ex._outbox[r].append(Ship(packed, tuple(order), mine, mail, hids))
         if ex._rec is not None:  # (the same order of workers, so the same export order)
-            ex._rec.record_ship(bc, order, {v: logged[r][v] for v in mine})
+            ex._rec.record_ship(packed, order, {v: logged[r][v] for v in mine}, len(bc))
     if reads is not None:
         return {v: handles.get(v, []) for v in want}
     return handles.get(w, [])
