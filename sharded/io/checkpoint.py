@@ -48,7 +48,7 @@ from .. import dtypes as D
 from ..core.dataflow import Operand
 from ..core.dispatch import placement, session_of, wrap
 from ..devices import workers_for
-from ..errors import ArgumentError, CheckpointError, OpFailed, ShardedError
+from ..errors import ArgumentError, CheckpointError, OpFailed, OutOfMemory, ShardedError
 from ..layout import Layout
 from ..runtime.commands import Key
 from ..runtime.driver import session as _session
@@ -391,8 +391,10 @@ def _target(e, where, shards, dim, layout, device) -> Layout:
     elif not e.shape:
         shards = dim = None  # a 0-d tensor is one shard whatever was asked
     try:
-        return placement(e.shape, shards, dim, layout, dev)
+        return placement(e.shape, shards, dim, layout, dev, e.dtype)
     except ShardedError as err:
+        if isinstance(err, OutOfMemory):  # (the manifest's shape, whatever layout was asked)
+            raise CheckpointError(f"st.load: {where}: {err}") from None
         if not saved:
             raise
         raise CheckpointError(

@@ -147,8 +147,12 @@ def _declare(n):
 
 def test_a_shape_no_file_backs_fails_before_allocating(tmp_path):
     p = _one_shard(tmp_path)
-    _edit_manifest(p, _declare(10**12))
-    _refused(p, r"t0.s0.bin is truncated: expected 8000000000000 bytes, found 80")
+    _edit_manifest(p, _declare(10**12))  # 8 TB: more than the workers hold
+    where = r"manifest.msgpack: tensor 0: .*"
+    _refused(p, where + r"needs 8000000000000 bytes .* more than the session's workers can hold")
+    _refused(p, where + r"more than the session's workers can hold", shards=4)
+    _edit_manifest(p, _declare(10**8))  # 800 MB: it fits, and the file holds 80 bytes
+    _refused(p, r"t0.s0.bin is truncated: expected 800000000 bytes, found 80")
     _refused(p, r"t0.s0.bin is truncated", shards=4)
 
 
