@@ -175,11 +175,14 @@ def placement(shape, shards=None, dim=None, layout=None, device="cpu", dtype=Non
             return lay.replace(workers=[ids[sess.next_worker(len(ids))]])
         if k < len(ids):
             shards = k
+    req = getattr(layout, "_req", None)
+    if req is not None and req.get("workers") is not None:
+        # explicit global workers (of any device: a mixed CPU and GPU tensor), not indices
+        # into this device's workers
+        return resolve(shape, ex.num_workers, layout=layout)
     lay = resolve(shape, len(ids), shards=shards, dim=dim, layout=layout)
-    if layout is not None and getattr(layout, "_req", None) is None:
+    if layout is not None and req is None:
         return lay  # an already bound layout names global workers
-    if layout is not None and layout._req.get("workers") is not None:
-        return resolve(shape, ex.num_workers, layout=layout)  # explicit global workers
     if len(ids) == ex.num_workers:
         return lay
     return lay.replace(workers=[ids[w] for w in lay.workers])

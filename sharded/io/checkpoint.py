@@ -294,9 +294,10 @@ def load(path, *, shards=None, dim=None, layout=None, device=None, progress=None
     """Load what :func:`save` wrote to ``path``: the same structure, with new tensors.
 
     Tensors keep their saved layout and device unless ``shards=``/``dim=``/``layout=`` or
-    ``device=`` say otherwise (for every tensor; a 0-d tensor is always one shard). Each
-    worker reads only the byte ranges its blocks need, in bounded pieces, and every shard
-    file's CRC is checked. A bad checkpoint raises :class:`~sharded.errors.CheckpointError`
+    ``device=`` say otherwise (for every tensor; a 0-d tensor is always one shard; a tensor
+    saved across several devices loads onto the GPUs if it was on GPUs only, else the CPU).
+    Each worker reads only the byte ranges its blocks need, in bounded pieces, and every
+    shard file's CRC is checked. A bad checkpoint raises :class:`~sharded.errors.CheckpointError`
     and loads nothing.
 
     Parameters
@@ -371,8 +372,9 @@ def _target(e, where, shards, dim, layout, device) -> Layout:
     the manifest asks for (a device, a layout) and this session cannot give is a
     :class:`CheckpointError` naming ``where``; what the caller asks for keeps its own error."""
     dev = device if device is not None else e.device
-    if dev.startswith("mixed"):
-        dev = "cpu"
+    if dev.startswith("mixed"):  # several devices: GPUs if it was on GPUs only, else the CPU
+        parts = dev[len("mixed(") : -1].split(", ")
+        dev = "cuda" if all(p.startswith("cuda") for p in parts) else "cpu"
     if device is None:
         try:
             workers_for(_session.current().executor, dev)
