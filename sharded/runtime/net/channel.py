@@ -101,7 +101,9 @@ def _recv_exact(sock, n: int, deadline: float | None = None) -> bytes:
     return bytes(buf)
 
 
-def dial(addr, key: bytes, role: bytes, target: int, timeout=None, tls=None) -> Channel:
+def dial(
+    addr, key: bytes, role: bytes, target: int, timeout: float | None = None, tls=None
+) -> Channel:
     """Connect to worker ``target``'s mailbox at ``addr`` and authenticate both ways, within
     ``timeout`` s (default :data:`HANDSHAKE_S`), inside TLS with ``tls`` (a
     :class:`~.tls.Tls`). Raises OSError (``Refused`` among them) when it cannot."""
