@@ -867,6 +867,7 @@ def init(
     fusion=...,
     recovery=...,
     timeout=...,
+    tls=...,
 ) -> Session:
     """Start or connect the workers; idempotent (a second call returns the live session)."""
 

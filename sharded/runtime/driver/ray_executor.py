@@ -36,6 +36,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from ...errors import BackendUnavailable, OpFailed, ShardingError, WorkerLost
 from ..commands import Pool, Threads
 from ..net.mailbox import KEY_BYTES, abort_all
+from ..net.tls import Tls, session_cert
 from ..net.wire import READ_MAX as WIRE_READ_MAX
 from ..net.wire import TYPES as WIRE
 from ..net.wire import Wire
@@ -123,6 +124,9 @@ class RayExecutor(RayLoss, Relayed, Executor):
     shared : bool
         Detached workers shared with the other clients of ``namespace`` (see the module
         docstring); the first client's worker counts win.
+    tls : bool
+        Run the mailboxes' sockets (the driver's wire, worker to worker) inside TLS 1.3 with
+        a certificate made for this session (:mod:`~sharded.runtime.net.tls`).
 
     Examples
     --------
@@ -139,6 +143,7 @@ class RayExecutor(RayLoss, Relayed, Executor):
         gpu_workers=None,
         gpu_fraction=1.0,
         shared=False,
+        tls=False,
     ):
         nodes = [n for n in ray.nodes() if n.get("Alive")]
         total = sum(n["Resources"].get("CPU", 0) for n in nodes)
@@ -157,6 +162,10 @@ class RayExecutor(RayLoss, Relayed, Executor):
             num_workers = max(1, int(total))
         if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
             raise ShardingError(f"num_workers must be a positive int, got {num_workers!r}")
+        # the session certificate (.tls), made before any worker starts: a missing backend
+        # fails here; sessions without mailboxes open no sockets to protect
+        self._tls_pem = session_cert() if tls and MAILBOX != "0" and not shared else None
+        self._tls = Tls.from_pem(*self._tls_pem) if self._tls_pem else None
         placement, caps, used = _slots(nodes, num_workers)
         # Fractional CPUs when oversubscribed, so every actor fits on its node.
         need = min([1.0] + [caps[n] / used[n] for n in used if used[n] and caps[n]])
@@ -242,8 +251,10 @@ class RayExecutor(RayLoss, Relayed, Executor):
         self._mail_ray = MAILBOX == "1"
         self._nray = [0] * len(self._actors)  # Ray batches sent to each worker (.wire)
         if MAILBOX != "0" and not shared:
-            self._wire = Wire(self._mail_key)
+            self._wire = Wire(self._mail_key, self._tls)
             self._open_mail(range(len(self._actors)))
+        # sockets that carry the frames in the clear (st.init(tls=True) refuses such a session)
+        self.plain_sockets = self._wire is not None and self._tls is None
         self._timer = threading.Thread(target=self._tick, name="sharded-flush", daemon=True)
         self._timer.start()
 
@@ -255,12 +266,14 @@ class RayExecutor(RayLoss, Relayed, Executor):
         gpu_workers=None,
         gpu_fraction=1.0,
         namespace=None,
+        tls=False,
         **_,
     ):
         """``st.init(executor="ray")``'s workers: ``(executor, owns_ray, address)``. With no
         ``address`` (nor ``RAY_ADDRESS``) and Ray not initialised, an embedded local Ray is
         started (and owned: stopped with the session); a named ``namespace`` shares detached
-        workers with the namespace's other clients (``devices`` is the local executor's)."""
+        workers with the namespace's other clients (``devices`` is the local executor's);
+        ``tls`` runs the mailboxes' sockets inside TLS."""
         owns = not ray.is_initialized()
         address = address or os.environ.get("RAY_ADDRESS") or None
         if owns:
@@ -276,6 +289,7 @@ class RayExecutor(RayLoss, Relayed, Executor):
                 gpu_workers=gpu_workers,
                 gpu_fraction=gpu_fraction,
                 shared=namespace is not None,
+                tls=tls,
             )
         except BaseException:
             if owns:
@@ -300,7 +314,8 @@ class RayExecutor(RayLoss, Relayed, Executor):
             self._mail = False
             return
         peers, key = dict(self._mail_addrs), self._mail_key
-        self._get([a.mail_peers.remote(peers, key) for a in self._actors], READY_TIMEOUT_S)
+        calls = [a.mail_peers.remote(peers, key, self._tls_pem) for a in self._actors]
+        self._get(calls, READY_TIMEOUT_S)
         self._wire.set_addrs(peers)
         self._mail = True
 
@@ -330,7 +345,7 @@ class RayExecutor(RayLoss, Relayed, Executor):
         if self._mail_addrs:
             # (not the workers whose connection was lost: their address may be anyone's now)
             known = {w: a for w, a in self._mail_addrs.items() if w in self._wire.addrs}
-            abort_all(known, self._mail_key, self.client, self._shipno)
+            abort_all(known, self._mail_key, self.client, self._shipno, self._tls)
             if self._rec is None:  # no replay will count the batches again: Ray alone now
                 self._wire.on = False
 

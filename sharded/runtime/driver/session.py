@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import importlib
+import os
 import threading
 import uuid
 
@@ -26,7 +27,8 @@ _current = None
 DEFAULT_MIN_SHARD_BYTES = 1 << 20
 
 # ``st.init(executor=name)`` -> (module of this package, class). Each class opens its workers
-# with ``open(address=, num_workers=, devices=, gpu_workers=, gpu_fraction=, namespace=)``,
+# with ``open(address=, num_workers=, devices=, gpu_workers=, gpu_fraction=, namespace=,
+# tls=)``,
 # which returns ``(executor, owns_ray, address)``. A module is imported when its executor is
 # chosen: a local session never loads Ray.
 EXECUTORS = {"ray": (".ray_executor", "RayExecutor"), "local": (".local", "LocalExecutor")}
@@ -86,6 +88,7 @@ def init(
     fusion=True,
     recovery=None,
     timeout=None,
+    tls=None,
 ) -> Session:
     """Start or connect the workers; idempotent (a second call returns the live session).
 
@@ -137,6 +140,17 @@ def init(
         leaves the session usable (the work may still finish; a later read waits again).
         Default: ``$SHARDED_TIMEOUT`` seconds, else 30 minutes. Given to a call that finds
         a live session, it changes that session's bound.
+    tls : bool, optional
+        Ray only: run sharded's own sockets (the driver's line to each worker, worker to
+        worker) inside TLS 1.3, for networks that need confidentiality. The driver makes a
+        certificate for the session (EC P-256, with the ``cryptography`` package if
+        installed, else the ``openssl`` command; neither raises
+        :class:`~sharded.errors.BackendUnavailable`) and every connection must present it,
+        both ways. Authentication and integrity (a keyed handshake, a MAC on every frame)
+        are on either way; TLS adds encryption. Ray's own traffic (batches through Ray, the
+        object store) needs Ray's TLS (``RAY_USE_TLS``). Default: off, unless
+        ``SHARDED_NET_TLS=1``. Given to a call that finds a live session whose sockets run
+        without TLS, ``True`` raises :class:`~sharded.errors.ArgumentError`.
 
     Examples
     --------
@@ -163,8 +177,15 @@ def init(
     ):
         raise ArgumentError(f"min_shard_bytes must be an int >= 0, got {min_shard_bytes!r}")
     secs = None if timeout is None else as_seconds(timeout)
+    if tls is not None and not isinstance(tls, bool):
+        raise ArgumentError(f"tls must be a bool, got {tls!r}")
     with _lock:
         if _current is not None and not _current.closed:
+            if tls and getattr(_current.executor, "plain_sockets", False):
+                raise ArgumentError(
+                    "tls=True, but the live session's sockets run without TLS: "
+                    "st.shutdown() it first"
+                )
             if min_shard_bytes is not None:
                 _current.min_shard_bytes = min_shard_bytes
             if secs is not None:
@@ -179,6 +200,7 @@ def init(
             gpu_workers=gpu_workers,
             gpu_fraction=gpu_fraction,
             namespace=namespace,
+            tls=_tls_default() if tls is None else tls,
         )
         if namespace is not None:
             # Leave the namespace cleanly at exit (frees our unpublished shards at once rather
@@ -194,6 +216,14 @@ def init(
         if recovery is not None and not (recovery and namespace is not None):
             _current.executor.set_recovery(bool(recovery), "st.init(recovery=False)")
         return _current
+
+
+def _tls_default() -> bool:
+    """``st.init(tls=None)``: ``SHARDED_NET_TLS`` (``1`` on; unset, empty or ``0`` off)."""
+    v = os.environ.get("SHARDED_NET_TLS", "")
+    if v not in ("", "0", "1"):
+        raise ArgumentError(f"SHARDED_NET_TLS must be 0 or 1, got {v!r}")
+    return v == "1"
 
 
 def _exit_shutdown(ex) -> None:

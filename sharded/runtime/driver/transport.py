@@ -34,8 +34,8 @@ class Transport(abc.ABC):
     def open(cls, **options):
         """``st.init(executor=...)``'s workers (the session's table of executors names this
         class): ``(executor, owns_ray, address)`` from the keywords ``address``,
-        ``num_workers``, ``devices``, ``gpu_workers``, ``gpu_fraction`` and ``namespace``
-        (each executor ignores those that are not its own)."""
+        ``num_workers``, ``devices``, ``gpu_workers``, ``gpu_fraction``, ``namespace`` and
+        ``tls`` (each executor ignores those that are not its own)."""
 
     # ------------------------------------------------------------------ how batches ship
     @abc.abstractmethod

@@ -21,6 +21,11 @@ each buffer as its bytes arrive, and refuses (:class:`Refused`, the connection t
 frame whose sequence number is not the next one (a replay, a reordering) or whose MAC does not
 match (an alteration). A frame from another connection fails the MAC: its keys differ.
 
+**TLS** (``st.init(tls=True)``; :mod:`.tls`). Given a ``tls`` context, both sides first run
+a TLS 1.3 handshake in which each presents the session's certificate and trusts no other;
+the handshake and frames above then run inside it, unchanged. A peer without the session's
+certificate, or one that speaks no TLS, is :class:`Refused` as a wrong proof is.
+
 Examples
 --------
 >>> import socket
@@ -40,6 +45,7 @@ import hashlib
 import hmac
 import os
 import socket
+import ssl
 import struct
 import time
 
@@ -95,27 +101,39 @@ def _recv_exact(sock, n: int, deadline: float | None = None) -> bytes:
     return bytes(buf)
 
 
-def dial(addr, key: bytes, role: bytes, target: int, timeout: float | None = None) -> Channel:
+def dial(
+    addr, key: bytes, role: bytes, target: int, timeout: float | None = None, tls=None
+) -> Channel:
     """Connect to worker ``target``'s mailbox at ``addr`` and authenticate both ways, within
-    ``timeout`` s (default :data:`HANDSHAKE_S`). Raises OSError (``Refused`` among them) when
-    it cannot."""
+    ``timeout`` s (default :data:`HANDSHAKE_S`), inside TLS with ``tls`` (a
+    :class:`~.tls.Tls`). Raises OSError (``Refused`` among them) when it cannot."""
     timeout = HANDSHAKE_S if timeout is None else timeout
     s = socket.create_connection(tuple(addr), timeout=timeout)
     try:
-        return dial_socket(s, key, role, target, timeout)
+        return dial_socket(s, key, role, target, timeout, tls)
     except BaseException:
         s.close()
         raise
 
 
-def dial_socket(s, key, role, target, timeout=None) -> Channel:
+def dial_socket(s, key, role, target, timeout=None, tls=None) -> Channel:
     """The dialling side's handshake on a connected socket ``s`` (see the module), all of it
-    within ``timeout`` s (default :data:`HANDSHAKE_S`)."""
+    within ``timeout`` s (default :data:`HANDSHAKE_S`); with ``tls`` (a :class:`~.tls.Tls`),
+    a TLS handshake first and the rest inside it (``s`` is then closed if it fails)."""
     timeout = HANDSHAKE_S if timeout is None else timeout
     deadline = time.monotonic() + timeout
     s.settimeout(timeout)
     if s.family != socket.AF_UNIX:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if tls is None:
+        return _dial(s, key, role, target, deadline)
+    s = tls.client.wrap_socket(s, do_handshake_on_connect=False)
+    with _tls_failures(s, f"worker {target}"):
+        s.do_handshake()  # (bounded by the timeout as a whole)
+        return _dial(s, key, role, target, deadline)
+
+
+def _dial(s, key, role, target, deadline) -> Channel:
     cn = os.urandom(NONCE)
     s.sendall(_HELLO.pack(MAGIC, role, target, cn))
     try:
@@ -131,13 +149,24 @@ def dial_socket(s, key, role, target, timeout=None) -> Channel:
     return Channel(s, out, into)
 
 
-def accept(s, key: bytes, ident: int, timeout: float | None = None):
-    """The listening side's handshake on an accepted socket: ``(Channel, role)``. Raises
-    :class:`Refused` (wrong magic, role, target or proof) or OSError (not done within
-    ``timeout`` s, default :data:`HANDSHAKE_S`, or gone)."""
+def accept(s, key: bytes, ident: int, timeout: float | None = None, tls=None):
+    """The listening side's handshake on an accepted socket: ``(Channel, role)``; with
+    ``tls`` (a :class:`~.tls.Tls`), a TLS handshake first and the rest inside it (``s`` is
+    then closed if it fails). Raises :class:`Refused` (wrong magic, role, target or proof;
+    a failed TLS handshake) or OSError (not done within ``timeout`` s, default
+    :data:`HANDSHAKE_S`, or gone)."""
     timeout = HANDSHAKE_S if timeout is None else timeout
     deadline = time.monotonic() + timeout
     s.settimeout(timeout)
+    if tls is None:
+        return _accept(s, key, ident, deadline)
+    s = tls.server.wrap_socket(s, server_side=True, do_handshake_on_connect=False)
+    with _tls_failures(s, "the dialler"):
+        s.do_handshake()
+        return _accept(s, key, ident, deadline)
+
+
+def _accept(s, key, ident, deadline):
     try:
         magic, role, target, cn = _HELLO.unpack(_recv_exact(s, _HELLO.size, deadline))
         if magic != MAGIC or role not in ROLES or target != ident:
@@ -152,6 +181,26 @@ def accept(s, key: bytes, ident: int, timeout: float | None = None):
     s.settimeout(None)
     into, out = _keys(key, cn, sn)
     return Channel(s, out, into), role
+
+
+class _tls_failures:
+    """Close the TLS socket ``s`` when its handshakes fail; a TLS error (the peer has no
+    certificate of this session, speaks no TLS, or sent an alert) is a :class:`Refused`.
+    (The TLS socket took over the plain one's descriptor: only it can close it.)"""
+
+    def __init__(self, s, who):
+        self.s, self.who = s, who
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, e, tb):
+        if kind is None:
+            return False
+        self.s.close()
+        if issubclass(kind, ssl.SSLError):
+            raise Refused("handshake", f"TLS with {self.who} failed: {e}") from None
+        return False
 
 
 def _mac(key):

@@ -13,7 +13,8 @@ an ``Abort`` fails takes (below), and the driver's own batches (:mod:`.wire`) co
 ``Run``, run by the worker's ``runner`` and answered on the same connection. They travel as
 data (:mod:`.codec`: msgpack and raw buffers, never a pickle) on connections that
 authenticate both ends with the session's key and number and MAC every frame
-(:mod:`.channel`); a connection that fails a check is closed and counted (:meth:`counts`).
+(:mod:`.channel`), inside TLS in a session that asks for it (:mod:`.tls`); a connection
+that fails a check is closed and counted (:meth:`counts`).
 
 Every message is tagged (a ``MailTag``: client, shipment, tree, group, child position) by the
 driver's shipment, so the messages of different shipments never mix, and a message that
@@ -89,6 +90,7 @@ class Mailbox:
         self.address = self._srv.getsockname()[:2]
         self.ident = ident
         self._key = None
+        self._tls = None  # a .tls.Tls: every connection runs TLS (set with the key)
         self._peers: dict = {}
         self._conns: dict = {}  # peer -> (address, Channel)
         self._send_lock = threading.Lock()
@@ -104,14 +106,16 @@ class Mailbox:
         threading.Thread(target=self._accept, name="sharded-mailbox", daemon=True).start()
 
     # ------------------------------------------------------------------ sending
-    def set_peers(self, peers: dict, key: bytes) -> None:
-        """Where every peer listens (``{worker: (host, port)}``) and the session's key."""
+    def set_peers(self, peers: dict, key: bytes, tls=None) -> None:
+        """Where every peer listens (``{worker: (host, port)}``), the session's key and, for
+        a session whose sockets run TLS, its :class:`~.tls.Tls`."""
         with self._cv:
-            self._key = key
+            changed = self._tls is not tls
+            self._key, self._tls = key, tls
             self._peers = dict(peers)
         with self._send_lock:
             for w, (addr, _) in list(self._conns.items()):
-                if tuple(self._peers.get(w, ())) != tuple(addr):  # replaced: dial it again
+                if changed or tuple(self._peers.get(w, ())) != tuple(addr):  # dial it again
                     self._drop(w)
 
     def send(self, peer, tag, value) -> None:
@@ -125,7 +129,8 @@ class Mailbox:
                 try:
                     if got is None:
                         addr = self._peers[peer]
-                        got = self._conns[peer] = (addr, channel.dial(addr, self._key, b"P", peer))
+                        ch = channel.dial(addr, self._key, b"P", peer, tls=self._tls)
+                        got = self._conns[peer] = (addr, ch)
                     got[1].send(Deliver(tag, value))
                     return
                 except KeyError:
@@ -246,10 +251,11 @@ class Mailbox:
         ch = None
         try:
             try:
-                key = self._key
+                with self._cv:
+                    key, tls = self._key, self._tls
                 if key is None:
                     raise Refused("handshake", "no session key yet")
-                ch, role = channel.accept(conn, key, self.ident)
+                ch, role = channel.accept(conn, key, self.ident, tls=tls)
             except (Refused, OSError, EOFError):
                 self._count("handshakes_refused")
                 return
@@ -303,13 +309,14 @@ def _is_tag(tag) -> bool:
     return True
 
 
-def abort_all(addresses: dict, key: bytes, client, ship) -> None:
+def abort_all(addresses: dict, key: bytes, client, ship, tls=None) -> None:
     """The driver's side: at every mailbox ``{worker: address}``, fail the takes of
     ``client``'s shipments up to ``ship`` (unreachable mailboxes belong to lost workers;
-    the caller leaves out the workers it knows are lost)."""
+    the caller leaves out the workers it knows are lost); ``tls``: the session's
+    :class:`~.tls.Tls`, if its sockets run TLS."""
     for w, addr in addresses.items():
         try:
-            ch = channel.dial(addr, key, b"D", w, 2.0)
+            ch = channel.dial(addr, key, b"D", w, 2.0, tls)
             ch.send(Abort(client, ship))
             ch.close()
         except (OSError, EOFError):

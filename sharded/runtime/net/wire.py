@@ -31,6 +31,12 @@ in it) goes through Ray.
 **Size.** Small answers are cut from a per-connection buffer (one ``recv`` per wake-up);
 a tensor's gather of more than :data:`READ_MAX` bytes is left to Ray's object store.
 
+**TLS** (``st.init(tls=True)``, :mod:`.tls`). The connections' TLS handshake is done
+blocking, within the channel's handshake bound, before the socket turns non-blocking. A TLS
+socket hands out one record (16 KiB at most) per ``recv`` and may hold decrypted bytes that
+the socket no longer shows readable (``pending()``): a wake-up reads until nothing is left
+(or :data:`CHUNK` came), and no wait sleeps while one of its connections holds such bytes.
+
 Examples
 --------
 >>> from sharded.runtime.net.mailbox import Mailbox
@@ -53,6 +59,7 @@ import itertools
 import os
 import select
 import selectors
+import ssl
 import time
 
 from ...errors import OpFailed
@@ -69,6 +76,10 @@ BIG = 1 << 16  # the rest of an answer this much larger is read at once (blockin
 # memory. Measured on 2 workers, x.numpy() of float64, median ms by wire / through Ray:
 # 1 MB 0.95 / 2.9, 8 MB 6.1 / 7.9, 32 MB 37 / 21, 128 MB 221 / 33, 381 MB 713 / 70.
 READ_MAX = int(os.environ.get("SHARDED_WIRE_READ_MAX", str(8 << 20)))
+RECORD = 1 << 14  # the most plaintext one TLS record carries: one TLS recv's most
+# a non-blocking TLS socket's "not now" (it reads or writes whole records; a write that must
+# wait is retried with the same bytes)
+_TLS_WAIT = (ssl.SSLWantReadError, ssl.SSLWantWriteError)
 
 
 class WireLost(recovery.Lost):
@@ -109,10 +120,13 @@ class Wire:
     ----------
     key : bytes
         The session's key, which both ends of a connection prove they hold.
+    tls : Tls, optional
+        The session's :class:`~.tls.Tls`: every connection runs TLS (default: none).
     """
 
-    def __init__(self, key: bytes):
-        self.key = key
+    def __init__(self, key: bytes, tls=None):
+        self.key, self.tls = key, tls
+        self._rec = memoryview(bytearray(RECORD)) if tls is not None else None
         self.addrs: dict = {}
         self.conns: dict = {}  # worker -> socket (non-blocking)
         self.chans: dict = {}  # worker -> its Channel (frame numbers and MAC keys)
@@ -147,7 +161,7 @@ class Wire:
         try:
             ch = self.chans.get(w)
             if ch is None:
-                ch = channel.dial(self.addrs[w], self.key, b"D", w)
+                ch = channel.dial(self.addrs[w], self.key, b"D", w, tls=self.tls)
                 s = ch.sock
                 s.setblocking(False)  # (for good: reads take what came, sends what fits)
                 self.conns[w], self.chans[w], self._buf[w] = s, ch, bytearray()
@@ -189,12 +203,14 @@ class Wire:
             view = memoryview(part).cast("B")
             while view:
                 try:
-                    view = view[s.send(view) :]
+                    view = view[s.send(view) :]  # (TLS: all of it, or SSLWantWriteError)
                     continue
-                except BlockingIOError:
-                    pass
+                except (BlockingIOError, ssl.SSLWantWriteError):
+                    want = select.POLLOUT
+                except ssl.SSLWantReadError:  # (TLS: a record must come first)
+                    want = select.POLLIN
                 poll = select.poll()  # (not select.select: fds past 1024 are common here)
-                poll.register(s, select.POLLOUT | (select.POLLIN if self.waiting.get(w) else 0))
+                poll.register(s, want | (select.POLLIN if self.waiting.get(w) else 0))
                 ev = sum(e for _, e in poll.poll(READ_S * 1000))
                 if not ev:
                     raise OSError(f"worker {w} took nothing for {READ_S:g}s")
@@ -301,6 +317,9 @@ class Wire:
         s = self.conns.get(w)
         if s is None:
             return True
+        if self.tls is not None and s.pending():  # (_pull leaves none: a safeguard)
+            self._pull(w, s)
+            return True
         poll = self._polls.get(w)
         if poll is None:
             poll = self._polls[w] = select.poll()
@@ -312,40 +331,67 @@ class Wire:
     def _pull(self, w, s) -> bool:
         """Take what arrived on ``w``'s connection and hand out every whole answer in it;
         False when the connection ended (or broke: the worker counts as lost). One
-        ``recv`` per wake-up: many small answers cost one system call, not four each."""
-        try:
-            got = s.recv(CHUNK)
-        except BlockingIOError:  # (nothing after all)
-            return True
-        except OSError as e:
-            self.drop(w, f"{type(e).__name__}: {e}")
-            return False
-        if not got:
-            self.drop(w, "its connection ended")
-            return False
+        ``recv`` per wake-up: many small answers cost one system call, not four each. A TLS
+        connection holds no decrypted bytes when this returns (a large answer's rest, read
+        straight into place, may have brought the next answer's start with it)."""
         buf, ch = self._buf[w], self.chans[w]
-        buf += got
-        try:
-            while True:
-                n = ch.need(buf)
-                if n is None or len(buf) + BIG < n:
-                    break
-                if n <= len(buf):
-                    value = ch.take(buf)
-                else:  # a large answer: the rest straight into place
-                    s.settimeout(READ_S)
-                    try:
-                        value = ch.take(buf, s)
-                    finally:
-                        s.setblocking(False)
-                r = self.waiting[w].popleft()
-                r.value, r.done = value, True
-        except (OSError, EOFError, IndexError) as e:  # cut short, refused, or unasked
-            if isinstance(e, channel.Refused):
-                self.counts["frames_refused"] += 1
-            self.drop(w, f"{type(e).__name__}: {e}")
-            return False
-        return True
+        while True:
+            try:
+                came = self._recv(s, buf)
+            except OSError as e:
+                self.drop(w, f"{type(e).__name__}: {e}")
+                return False
+            if came is None:  # (nothing after all)
+                return True
+            if not came:
+                self.drop(w, "its connection ended")
+                return False
+            try:
+                while True:
+                    n = ch.need(buf)
+                    if n is None or len(buf) + BIG < n:
+                        break
+                    if n <= len(buf):
+                        value = ch.take(buf)
+                    else:  # a large answer: the rest straight into place
+                        s.settimeout(READ_S)
+                        try:
+                            value = ch.take(buf, s)
+                        finally:
+                            s.setblocking(False)
+                    r = self.waiting[w].popleft()
+                    r.value, r.done = value, True
+            except (OSError, EOFError, IndexError) as e:  # cut short, refused, or unasked
+                if isinstance(e, channel.Refused):
+                    self.counts["frames_refused"] += 1
+                self.drop(w, f"{type(e).__name__}: {e}")
+                return False
+            if self.tls is None or not s.pending():
+                return True
+
+    def _recv(self, s, buf):
+        """Append what came on ``s`` to ``buf``: how many bytes (0: the stream ended), or
+        None when nothing was there. A TLS socket is read record by record until nothing
+        is left or :data:`CHUNK` came (an end that follows bytes is seen at the next
+        wake-up: the socket stays readable)."""
+        if self.tls is None:
+            try:
+                got = s.recv(CHUNK)
+            except BlockingIOError:
+                return None
+            buf += got
+            return len(got)
+        rec, n = self._rec, 0
+        while n < CHUNK:
+            try:
+                k = s.recv_into(rec)
+            except _TLS_WAIT:
+                return n or None
+            if not k:
+                return n
+            buf += rec[:k]
+            n += k
+        return n
 
     def _fail(self, w, why) -> None:
         q = self.waiting.pop(w, ())

@@ -10,6 +10,7 @@ import threading
 import ray
 
 from ..net.mailbox import Mailbox
+from ..net.tls import Tls
 from . import threads
 from .core import Worker
 
@@ -26,6 +27,7 @@ class _RayWorker(Worker):
         # a time, and each after the Ray batches the driver had sent before it (counted)
         self._ran, self._ran_cv, self._exec = 0, threading.Condition(), threading.Lock()
         self._aborts = 0  # the driver's aborts so far: a wire batch waiting then gives up
+        self._tls = None  # the session's .tls.Tls, when its sockets run TLS
 
     def node_id(self) -> str:
         return ray.get_runtime_context().get_node_id()
@@ -87,8 +89,12 @@ class _RayWorker(Worker):
         except OSError:
             return None
 
-    def mail_peers(self, peers, key) -> None:
-        self.mailbox.set_peers(peers, key)
+    def mail_peers(self, peers, key, tls=None) -> None:
+        """Every mailbox's address and the session key; ``tls``: the session certificate
+        and its private key (PEM) when the session's sockets run TLS (:mod:`.tls`)."""
+        if tls is not None and (self._tls is None or self._tls.cert != tls[0]):
+            self._tls = Tls.from_pem(*tls)
+        self.mailbox.set_peers(peers, key, self._tls if tls is not None else None)
 
 
 class _Actor:
@@ -129,8 +135,8 @@ class _Actor:
     def mail_open(self, host=None):
         return self._w.mail_open(host)
 
-    def mail_peers(self, peers, key) -> None:
-        self._w.mail_peers(peers, key)
+    def mail_peers(self, peers, key, tls=None) -> None:
+        self._w.mail_peers(peers, key, tls)
 
 
 Actor = ray.remote(_Actor)
