@@ -25,6 +25,21 @@ def _trip(obj):
         np.arange(5000, dtype=np.complex128),  # out of band
         np.array([True, False]),
         np.arange(4, dtype=np.float16).astype(">f2"),  # byte order kept
+        np.frombuffer(bytes(range(64)), "V16"),  # raw bytes (the sorts' packed keys)
+        np.array(["ab", "c"]),
+        np.array([b"x", b"yz"]),
+        np.array(["2026-11-28"], dtype="M8[D]"),
+        np.void(b"\x01\x02"),
+        np.array([(1, -2), (3, 4)], dtype=[("v", "<i8"), ("g", "<i8")]),  # the sorts' keys
+        np.zeros(
+            3,
+            dtype={
+                "names": ["a", "b"],
+                "formats": ["<f4", "|u1"],
+                "offsets": [0, 6],
+                "itemsize": 8,
+            },
+        ),
     ],
 )
 def test_arrays_and_scalars_round_trip(value):
@@ -91,6 +106,23 @@ def _array_body(dtype, shape, data):
         ("no such dtype", [1], b"\x00"),
         ("<f8", [1], 5),  # a buffer that is not there
         ([("a", "<f8")], [1], b"\x00" * 8),
+        ({"names": ["a"], "formats": ["O"], "offsets": [0], "itemsize": 8}, [1], b"\x00" * 8),
+        (
+            {
+                "names": ["a"],
+                "formats": [{"names": ["b"], "formats": ["<f8"], "offsets": [0], "itemsize": 8}],
+                "offsets": [0],
+                "itemsize": 8,
+            },
+            [1],
+            b"\x00" * 8,
+        ),  # (nested)
+        ({"names": ["a"], "formats": ["<f8"], "offsets": [0], "itemsize": 2**40}, [1], b""),
+        (
+            {"names": ["a", "a"], "formats": ["<f8", "<f8"], "offsets": [0, 8], "itemsize": 16},
+            [1],
+            b"\x00" * 16,
+        ),
     ],
 )
 def test_arrays_are_checked_before_they_are_made(dtype, shape, data):

@@ -105,10 +105,20 @@ def register(cls, name: str, to_data, from_data) -> None:
     _FROM_DATA[name] = from_data
 
 
-def _dtype_name(dt: np.dtype) -> str:
-    # ``str`` keeps byte order for NumPy's own types; the extension types (bfloat16) are
-    # known by name only ('<V2' would lose what they are)
-    return dt.name if dt.kind == "V" else dt.str
+def _dtype_name(dt: np.dtype):
+    # ``str`` keeps byte order for NumPy's own types, raw bytes included ('|V16'); an
+    # extension type (bfloat16, kind 'V' too) is known by its name only: its ``str`` ('<V2')
+    # would lose what it is. A record dtype (the sorts' (value, index) keys) goes as its
+    # fields, each a plain dtype.
+    if dt.names is not None:
+        fields = [dt.fields[n] for n in dt.names]
+        return {
+            "names": list(dt.names),
+            "formats": [_dtype_name(f[0]) for f in fields],
+            "offsets": [f[1] for f in fields],
+            "itemsize": dt.itemsize,
+        }
+    return dt.str if type(dt) is np.dtypes.VoidDType or dt.kind != "V" else dt.name
 
 
 def _array(a: np.ndarray, bufs: list):
@@ -178,7 +188,12 @@ def encode(obj) -> list:
     return [body, *bufs]
 
 
-def _dtype(name) -> np.dtype:
+MAX_FIELDS = 64  # fields of a record dtype
+
+
+def _dtype(name, nested=False) -> np.dtype:
+    if type(name) is dict and not nested:
+        return _record_dtype(name)
     if type(name) is not str:
         raise DecodeError(f"a dtype named by {type(name).__name__}")
     try:
@@ -188,6 +203,28 @@ def _dtype(name) -> np.dtype:
     if dt.hasobject or dt.fields is not None or dt.subdtype is not None:
         raise DecodeError(f"dtype {name[:40]!r} is not a plain numeric dtype")
     return dt
+
+
+def _record_dtype(spec: dict) -> np.dtype:
+    """A record dtype of plain fields (one level: no records in records)."""
+    names, formats = spec.get("names"), spec.get("formats")
+    offsets, itemsize = spec.get("offsets"), spec.get("itemsize")
+    ok = (
+        set(spec) == {"names", "formats", "offsets", "itemsize"}
+        and all(type(v) is list for v in (names, formats, offsets))
+        and 0 < len(names) == len(formats) == len(offsets) <= MAX_FIELDS
+        and all(type(n) is str for n in names)
+        and all(type(o) is int and o >= 0 for o in offsets)
+        and type(itemsize) is int
+        and 0 < itemsize <= 1 << 16
+    )
+    if not ok:
+        raise DecodeError("a record dtype that is not names, formats, offsets and itemsize")
+    fmts = [_dtype(f, nested=True) for f in formats]
+    try:
+        return np.dtype({"names": names, "formats": fmts, "offsets": offsets, "itemsize": itemsize})
+    except (TypeError, ValueError) as e:
+        raise DecodeError(f"a record dtype NumPy refuses: {e}"[:200]) from None
 
 
 def _decode_array(v, bufs):
