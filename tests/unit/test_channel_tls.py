@@ -285,13 +285,17 @@ def test_the_key_pair_touches_disk_only_privately_and_briefly():
 
 def test_init_takes_a_bool_or_the_environment(monkeypatch):
     st.shutdown()
-    with pytest.raises(ArgumentError, match="tls must be a bool, got 'yes'"):
-        st.init(executor="local", num_workers=1, tls="yes")
-    monkeypatch.setenv("SHARDED_NET_TLS", "on")
-    with pytest.raises(ArgumentError, match="SHARDED_NET_TLS must be 0 or 1, got 'on'"):
-        st.init(executor="local", num_workers=1)
-    monkeypatch.setenv("SHARDED_NET_TLS", "1")
-    st.init(executor="local", num_workers=1)  # (no sockets: nothing to protect)
-    assert st.tensor([1.0, 2.0]).sum().item() == 3.0
-    st.init(tls=True)  # the live session has no sockets in the clear
-    st.shutdown()
+    try:
+        with pytest.raises(ArgumentError, match="tls must be a bool, got 'yes'"):
+            st.init(executor="local", num_workers=1, tls="yes")
+        monkeypatch.setenv("SHARDED_NET_TLS", "on")
+        with pytest.raises(ArgumentError, match="SHARDED_NET_TLS must be 0 or 1, got 'on'"):
+            st.init(executor="local", num_workers=1)
+        monkeypatch.setenv("SHARDED_NET_TLS", "1")
+        st.init(executor="local", num_workers=1)  # (no sockets: nothing to protect)
+        assert st.tensor([1.0, 2.0]).sum().item() == 3.0
+        st.init(tls=True)  # the live session has no sockets in the clear
+    finally:  # the package's session again
+        st.shutdown()
+        monkeypatch.delenv("SHARDED_NET_TLS", raising=False)
+        st.init(executor="local", num_workers=3, min_shard_bytes=0)

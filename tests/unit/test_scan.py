@@ -162,9 +162,12 @@ def _peak(f):
 
 
 def test_peak_memory_of_a_split_scan():
-    # no more than an elementwise op: the output blocks plus a few slices
+    # no more than an elementwise op: the output blocks plus a few slices. On Ray a batch that
+    # takes refs (the scan's carries) has Ray allocate ~0.5 MB in the worker, which an
+    # elementwise batch (no refs, its commands one bytes value) does not.
     x = st.from_numpy(rng.standard_normal((3000, 40)), shards=3)
-    assert _peak(lambda: x.cumsum(0)) <= 1.15 * _peak(lambda: x + 1)
+    slack = 600_000 if st.info()["executor"] == "ray" else 0
+    assert _peak(lambda: x.cumsum(0)) <= 1.15 * _peak(lambda: x + 1) + slack
 
 
 @pytest.mark.parametrize("chunks", [(3,) * 8 + (0, 2), (1,) * 26])
