@@ -440,7 +440,7 @@ def test_a_trickling_handshake_is_dropped_at_its_deadline(monkeypatch, box):
 
 
 _EMFILE_CHILD = """
-import os, resource, sys
+import os, resource, sys, time
 from sharded.runtime.net.mailbox import Mailbox
 box = Mailbox("127.0.0.1", 0)
 box.set_peers({}, bytes(range(32)))
@@ -455,7 +455,10 @@ try:
 except OSError:
     pass
 print(box.address[1], flush=True)
-sys.stdin.readline()  # the parent dialled: let descriptors go
+sys.stdin.readline()  # the parent dialled: once accept() failed for it, let descriptors go
+deadline = time.monotonic() + 10
+while box.counts()["accept_errors"] < 1 and time.monotonic() < deadline:
+    time.sleep(0.01)
 for fd in held:
     os.close(fd)
 resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
@@ -489,8 +492,7 @@ def test_the_accept_loop_outlives_running_out_of_descriptors():
 
         t = threading.Thread(target=dial)
         t.start()
-        time.sleep(0.4)  # accept() fails with EMFILE meanwhile
-        p.stdin.write("free\n")
+        p.stdin.write("free\n")  # (the child frees descriptors once accept() failed)
         p.stdin.flush()
         t.join(15)
         p.stdin.write("done\n")
