@@ -11,6 +11,7 @@ from __future__ import annotations
 import pickle
 
 from .commands import LayoutCmds, from_fields
+from .net import codec
 
 
 def dump_batch(cmds) -> bytes:
@@ -36,10 +37,13 @@ def load_batch(data) -> list:
 
 
 class BatchPacker:
-    """Packs the batches a flush sends through Ray (:func:`dump_batch`): the layout
-    commands all of a flush's batches share (their head :class:`LayoutCmds`) once for all
-    of them, and the last batch packed is kept for the recovery log, which logs the same
-    bytes instead of pickling the batch again.
+    """Packs the batches a flush sends through Ray (:func:`dump_batch`) and keeps the one
+    encoding of the layout commands all of a flush's batches share (their head
+    :class:`LayoutCmds`): the driver's wire (:mod:`.net.wire`) asks it for them as codec
+    data (:meth:`shared_data`), a Ray batch takes that same encoding when the wire made
+    one (the worker decodes it as it would a frame's) and pickles them once otherwise. The
+    last batch packed is kept for the recovery log, which logs the same bytes instead of
+    pickling the batch again.
 
     Examples
     --------
@@ -50,24 +54,39 @@ class BatchPacker:
     >>> pk.packed(batch) is data  # (the recovery log takes the same bytes)
     True
     >>> head, free = load_batch(data)
-    >>> load_batch(head.cmds), free
+    >>> shared_layout(head.cmds), free
     ([GroupFree(desc=Mod(m=1, n=2), start=10)], Free(keys=(1,)))
     """
 
-    __slots__ = ("_shared", "last")
+    __slots__ = ("_cmds", "_pickled", "_data", "last")
 
     def __init__(self):
-        self._shared = (None, b"")  # the last shared layout commands packed, and their bytes
+        self._cmds = None  # the last shared layout commands seen (the list itself) ...
+        self._pickled = self._data = None  # ... pickled, and as codec data (an Encoded)
         self.last = (None, None)  # the last batch packed (the list itself), and its bytes
+
+    def _see(self, cmds) -> None:
+        if self._cmds is not cmds:
+            self._cmds, self._pickled, self._data = cmds, None, None
+
+    def shared_data(self, cmds):
+        """The shared layout commands ``cmds`` as codec data (:func:`.net.codec.encode_once`),
+        encoded once per flush; None when they are not data or hold a large array."""
+        self._see(cmds)
+        if self._data is None:
+            self._data = codec.encode_once(cmds) or False
+        return self._data or None
 
     def pack(self, cmds) -> bytes:
         """``cmds`` as bytes (raises as :func:`dump_batch` does)."""
         head = cmds[0] if cmds else None
         out = cmds
         if type(head) is LayoutCmds and type(head.cmds) is list:
-            if self._shared[0] is not head.cmds:
-                self._shared = (head.cmds, dump_batch(head.cmds))
-            out = [LayoutCmds.make((None, self._shared[1])), *cmds[1:]]
+            self._see(head.cmds)
+            shared = self._data or self._pickled
+            if shared is None:
+                shared = self._pickled = dump_batch(head.cmds)
+            out = [LayoutCmds.make((None, shared)), *cmds[1:]]
         data = dump_batch(out)
         self.last = (cmds, data)
         return data
@@ -77,3 +96,13 @@ class BatchPacker:
         list, else packed now."""
         last, data = self.last
         return data if last is cmds else self.pack(cmds)
+
+
+def shared_layout(layout) -> list:
+    """A batch's shared layout commands as records, however :class:`BatchPacker` packed
+    them: pickled (bytes), as codec data (an Encoded), or not at all (a list)."""
+    if type(layout) is bytes:
+        return load_batch(layout)
+    if type(layout) is codec.Encoded:
+        return codec.decode(layout.body)
+    return layout

@@ -172,7 +172,7 @@ class Fuzzer:
     def odd(self, depth=0):
         """A msgpack value that is almost an encoding of ours: markers with wrong contents,
         unknown markers, records of any tag with any fields, odd arrays and dtypes."""
-        r, X = self.r, msgpack.ExtType
+        r, X = self.r, codec.marker
         if depth >= 3:
             return self.plain()
         k = r.randrange(8)
@@ -182,20 +182,20 @@ class Fuzzer:
             tag = r.choice([*BY_TAG, "nope", "", "\udcff".encode("utf-8", "surrogatepass")])
             tag = tag if isinstance(tag, bytes) else tag.encode()
             fields = [self.odd(depth + 1) for _ in range(r.randrange(9))]
-            return {X(10, tag): fields if r.random() < 0.8 else self.odd(depth + 1)}
+            return {X(20, tag): fields if r.random() < 0.8 else self.odd(depth + 1)}
         if k == 2:  # an array with a dtype, shape or data that may not fit
             dt = r.choice(DTYPES + ODD_DTYPES + [None, 7])
             shape = r.choice([[], [2], [2, 3], [-1], [2**62, 2**62], [0, 2**64 - 1], "x", [1] * 40])
             data = r.choice([r.randbytes(r.randrange(50)), 0, 1, -1, 99, None, "d"])
             v = [dt, shape, data][: r.randrange(2, 5)] if r.random() < 0.3 else [dt, shape, data]
-            return {X(3, b""): v}
+            return {X(3): v}
         if k == 3:  # a scalar, dtype, slice, range, complex, set or tuple marker, any contents
             code = r.choice([1, 2, 4, 5, 6, 7, 8, 9])
             return {X(code, r.randbytes(r.randrange(3))): self.odd(depth + 1)}
         if k == 4:  # an unknown marker, or a registered-class one with any name
             if r.random() < 0.5:
-                return {X(r.choice([0, 12, 13, 100, 127]), r.randbytes(4)): 1}
-            return {X(11, r.choice([b"failed", b"box", b"", b"\xff"])): self.odd(depth + 1)}
+                return {X(r.choice([0, 12, 13, 100, 255]), r.randbytes(4)): 1}
+            return {X(21, r.choice([b"failed", b"box", b"", b"\xff"])): self.odd(depth + 1)}
         if k == 5:
             return [self.odd(depth + 1) for _ in range(r.randrange(5))]
         if k == 6:  # maps with several keys, or odd keys

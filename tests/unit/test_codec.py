@@ -80,9 +80,10 @@ def test_code_and_unknown_objects_do_not_travel(value):
     [
         b"\xc1",  # not msgpack
         b"\x92\x01",  # cut short
-        b"\x81\xd4\x63\x00\x90",  # an unknown marker
-        b"\x81\xc7\x03\x0a" + b"zzz" + b"\x90",  # an unknown record tag
-        b"\x81\xc7\x01\x0b" + b"q" + b"\xc0",  # an unknown class
+        b"\x81\xc4\x02\x00\x63\x90",  # an unknown marker
+        b"\x81\xc4\x05\x00\x14zzz\x90",  # an unknown record tag
+        b"\x81\xc4\x03\x00\x15q\xc0",  # an unknown class
+        b"\x81\xd4\x01\x00\x90",  # an ext value (no longer a marker of ours)
     ],
 )
 def test_a_body_that_is_not_ours_is_a_decode_error(body):

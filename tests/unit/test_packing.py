@@ -45,3 +45,23 @@ def test_a_worker_runs_a_packed_batch_like_its_records():
     np.testing.assert_array_equal(plain[1], np.arange(4.0) + 2)
     np.testing.assert_array_equal(packed[1], plain[1])
     assert load_batch(dump_batch(cmds[1:])) == cmds[1:]
+
+
+def test_once_the_wire_encoded_a_flushs_layout_commands_ray_batches_take_that_encoding():
+    from sharded.runtime.net import codec
+    from sharded.runtime.packing import shared_layout
+
+    pk = BatchPacker()
+    shared = [Group("add", Mod(1, 1), (Keys(1), Const(2.0)), 2, {}, "add", False)]
+    data = pk.shared_data(shared)
+    assert type(data) is codec.Encoded and pk.shared_data(shared) is data  # (once a flush)
+    batch = [LayoutCmds(None, shared), LayoutSync(1), Export(2, None)]
+    head = load_batch(pk.pack(batch))[0]
+    assert head.cmds.body == data.body and shared_layout(head.cmds) == shared  # not pickled
+    w = Worker(0)
+    w.store[1] = np.arange(4.0)
+    np.testing.assert_array_equal(w.run(pk.packed(batch))[1], np.arange(4.0) + 2)
+    assert pk.shared_data([np.zeros(10_000)]) is None  # (its buffer would go with each frame)
+    assert load_batch(pk.pack([LayoutCmds(None, [Free((3,))])]))[0].cmds == dump_batch(
+        [Free((3,))]
+    )  # (a flush the wire did not encode: pickled)

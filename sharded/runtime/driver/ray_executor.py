@@ -251,7 +251,7 @@ class RayExecutor(RayLoss, Relayed, Executor):
         self._mail_ray = MAILBOX == "1"
         self._nray = [0] * len(self._actors)  # Ray batches sent to each worker (.wire)
         if MAILBOX != "0" and not shared:
-            self._wire = Wire(self._mail_key, self._tls)
+            self._wire = Wire(self._mail_key, self._tls, self._packer)
             self._open_mail(range(len(self._actors)))
         # sockets that carry the frames in the clear (st.init(tls=True) refuses such a session)
         self.plain_sockets = self._wire is not None and self._tls is None

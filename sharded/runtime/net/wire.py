@@ -65,6 +65,7 @@ import time
 from ...errors import OpFailed
 from ..commands import LayoutCmds, Run
 from ..driver import recovery
+from ..packing import BatchPacker
 from . import channel, codec
 from .mailbox import new_counts
 
@@ -122,16 +123,19 @@ class Wire:
         The session's key, which both ends of a connection prove they hold.
     tls : Tls, optional
         The session's :class:`~.tls.Tls`: every connection runs TLS (default: none).
+    packer : BatchPacker, optional
+        The executor's, whose encoding of a flush's shared layout commands the wire's
+        frames, the Ray batches and the recovery log all take.
     """
 
-    def __init__(self, key: bytes, tls=None):
+    def __init__(self, key: bytes, tls=None, packer=None):
         self.key, self.tls = key, tls
         self._rec = memoryview(bytearray(RECORD)) if tls is not None else None
         self.addrs: dict = {}
         self.conns: dict = {}  # worker -> socket (non-blocking)
         self.chans: dict = {}  # worker -> its Channel (frame numbers and MAC keys)
         self.counts = new_counts()
-        self._shared = (None, None)  # the last layout commands encoded, and their encoding
+        self.packer = packer or BatchPacker()  # encodes a flush's shared layout commands once
         self._buf: dict = {}  # worker -> bytes that came and are no whole answer yet
         self._sel = selectors.DefaultSelector()  # every connection, registered once
         self._polls: dict = {}  # worker -> a poll object of its connection and of _hup
@@ -181,10 +185,9 @@ class Wire:
             return r, [Part(r, i) for i in range(nexp)]
         head = cmds[0] if cmds else None
         if type(head) is LayoutCmds and type(head.cmds) is list:  # a flush's, for every worker
-            if self._shared[0] is not head.cmds:
-                self._shared = (head.cmds, codec.encode_once(head.cmds))
-            if self._shared[1] is not None:
-                cmds = [LayoutCmds.make((None, self._shared[1])), *cmds[1:]]
+            shared = self.packer.shared_data(head.cmds)
+            if shared is not None:
+                cmds = [LayoutCmds.make((None, shared)), *cmds[1:]]
         try:
             frame = ch.pack(Run(after, timeout, cmds))
         except (TypeError, ValueError):  # not data, or too large (nothing was sent)

@@ -63,7 +63,7 @@ from ..commands import (
     TreeRefs,
 )
 from ..net import mailbox
-from ..packing import load_batch
+from ..packing import load_batch, shared_layout
 from . import fusion, program, threads
 from .store import Failed, Poisoned, Store, readonly_view
 
@@ -130,8 +130,8 @@ class Worker(Store):
                 kind = type(cmd)
                 if kind is LayoutCmds:
                     layout = cmd.cmds if cmd.ref is None else refs[cmd.ref]
-                    if type(layout) is bytes:  # (packed once for all of a flush's batches)
-                        layout = load_batch(layout)
+                    if type(layout) is not list:  # (packed once for all of a flush's batches)
+                        layout = shared_layout(layout)
                 elif kind is LayoutSync:
                     errors += self._expand(layout[done : cmd.upto], refs)
                     done = cmd.upto
