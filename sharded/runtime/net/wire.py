@@ -66,7 +66,7 @@ from ...errors import OpFailed
 from ..commands import LayoutCmds, Run
 from ..driver import recovery
 from ..packing import BatchPacker
-from . import channel, codec
+from . import channel
 from .mailbox import new_counts
 
 READ_S = 60.0  # the most one answer may take to arrive once its first bytes came
