@@ -54,8 +54,6 @@ class DecodeError(ValueError):
     a buffer of the wrong size)."""
 
 
-
-
 def marker(code: int, name: bytes = b"") -> bytes:
     """The map key that marks a value of kind ``code`` (and ``name``: a record's tag, a
     registered class's name)."""
