@@ -86,7 +86,18 @@ class Placed(NamedTuple):
 def place(w: Workload, scale: float, nw: int, da=None, seed: int = 0) -> Placed:
     """Make ``w``'s inputs at ``scale`` and place them: big arrays split by rows into ``nw``
     shards / dask row blocks (persisted); small arrays whole (``st.from_numpy``'s default
-    placement; NumPy for dask), numbers as they are. ``da`` None: no dask inputs."""
+    placement; NumPy for dask), numbers as they are. ``da`` None: no dask inputs.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> from sharded.tools.bench_classic import place, select
+    >>> _ = st.init(executor="local", num_workers=2)
+    >>> p = place(select("cg")[0], 1e-4, 2)
+    >>> p.label, p.sharded[0].layout.num_shards, p.sharded[2]
+    ('conjugate gradient (36x36 dense, 100 iters)', 2, 100)
+    >>> st.shutdown()
+    """
     label, big, small = w.make(scale, np.random.default_rng(seed))
     shards = [st.from_numpy(a, shards=min(nw, a.shape[0])) for a in big]
     st_small = [st.from_numpy(a) if isinstance(a, np.ndarray) else a for a in small]
