@@ -14,6 +14,7 @@ import sharded as st
 
 from .runtime.driver.session import service_status, service_stop
 from .tools.bench import main as bench_main
+from .tools.bench_classic import main as classic_main
 from .tools.bench_scaling import main as scaling_main
 from .tools.demo import tour
 
@@ -99,6 +100,8 @@ def main(argv=None) -> int:
     if argv[:1] == ["bench"]:  # the benchmark parses its own options
         if "--scaling" in argv:  # driver cost per op and per read over 1..N workers
             return scaling_main([a for a in argv[1:] if a != "--scaling"])
+        if "--classic" in argv:  # whole programs: Black-Scholes, k-means, CG... against both
+            return classic_main([a for a in argv[1:] if a != "--classic"])
         return bench_main(argv[1:])
     p = argparse.ArgumentParser(prog="sharded", description="Sharded tensors on Ray actors.")
     sub = p.add_subparsers(dest="cmd", required=True)
