@@ -1378,6 +1378,7 @@ class Storage:
 
     keys: Any
     session: Any
+    def __del__(self) -> None: ...
     def __init__(self, session, layout, keys, dtype=...) -> None: ...
 
 class Size(tuple):
