@@ -312,7 +312,8 @@ def run_blocks(ex, g, out, panels, dt) -> Operand:
     for w, offs, shp in shards:
         ps = []
         for lo, hi in panels:
-            # only pieces that travel are cut (a local panel is one product)
+            # only pieces that travel are cut (a local panel is one product); a panel within
+            # the limit is not (no need to look where it lies)
             width = max(
                 [
                     _size(r)
@@ -320,7 +321,7 @@ def run_blocks(ex, g, out, panels, dt) -> Operand:
                         (g.a, g.reg_a(offs, shp, (lo, hi))),
                         (g.b, g.reg_b(offs, shp, (lo, hi))),
                     )
-                    if held(t._layout, w, r) < _size(r)
+                    if _size(r) * g.item > limit and held(t._layout, w, r) < _size(r)
                 ],
                 default=0,
             )
