@@ -1,6 +1,6 @@
 """Direct calls into the BLAS and LAPACK that NumPy itself loaded, for what NumPy does not
-expose: ``C += alpha A @ B`` in place (gemm with ``beta = 1``), a triangular solve in place
-(trsm) and an LU panel (getrf).
+expose: ``C += alpha A @ B`` in place (gemm with ``beta = 1``, gemv when ``B`` or ``A`` is a
+vector), a triangular solve in place (trsm) and an LU panel (getrf).
 
 Why: the distributed LU spends nearly all its time in ``C -= A @ B`` on the trailing matrix.
 NumPy's ``matmul`` has no ``beta``, so that costs a temporary product and one more pass over
@@ -92,9 +92,35 @@ def _scalars(kind, dt, *values):
     return [ctypes.c_void_p(held.ctypes.data + i * dt.itemsize) for i in range(len(values))], held
 
 
+def _operands(c, a, b):
+    """``(c, a, b)`` as 2-D views, a vector operand as a one-column (or one-row) matrix; None
+    when the dims or shapes do not make ``c += a @ b``."""
+    if c.ndim == a.ndim == b.ndim == 2:
+        pass
+    elif a.ndim == 2 and b.ndim == 1 and c.ndim == 1:  # matrix @ vector
+        b, c = b[:, None], c[:, None]
+    elif a.ndim == 1 and b.ndim == 2 and c.ndim == 1:  # vector @ matrix
+        a, c = a[None], c[None]
+    else:
+        return None
+    (m, n), k = c.shape, a.shape[1]
+    return (c, a, b) if a.shape == (m, k) and b.shape == (k, n) else None
+
+
+def _inc(v, item):
+    """The BLAS increment of a strided vector (a 2-D view with one dim of 1), or None."""
+    n = max(v.shape)
+    s = v.strides[0] if v.shape[0] == n and n > 1 else v.strides[1] if n > 1 else item
+    return s // item if s > 0 and s % item == 0 else None
+
+
 def gemm_add(c, a, b, alpha=1.0) -> bool:
-    """``c += alpha * (a @ b)`` in place by one gemm call (``beta = 1``); False (and ``c``
+    """``c += alpha * (a @ b)`` in place by one BLAS call (``beta = 1``); False (and ``c``
     untouched) when this BLAS cannot take the call, so the caller computes it in NumPy.
+
+    A product with one output column or row (``b`` or ``a`` a vector, 1-D or a 2-D view with
+    one column or row) is one gemv: gemm with ``n = 1`` runs at a third of its speed (a
+    2000 x 2000 block times a vector, one thread: 2.9 ms against 0.9 ms).
 
     Examples
     --------
@@ -104,14 +130,20 @@ def gemm_add(c, a, b, alpha=1.0) -> bool:
     """
     dt = c.dtype
     kind = _KINDS.get(dt)
-    if kind is None or a.dtype != dt or b.dtype != dt or not c.ndim == a.ndim == b.ndim == 2:
+    if kind is None or a.dtype != dt or b.dtype != dt:
         return False
+    ops = _operands(c, a, b)
+    if ops is None:
+        return False
+    c, a, b = ops
     m, n = c.shape
     k = a.shape[1]
     if m == 0 or n == 0 or k == 0:
         return True
     if not (c.flags.writeable and type(c) is np.ndarray and type(a) is type(b) is np.ndarray):
         return False
+    if n == 1 or m == 1:
+        return _gemv_add(kind, c, a, b, alpha)
     sym = _symbol(True, kind + "gemm")
     oc, oa, ob = (_order(x, dt.itemsize) for x in (c, a, b))
     if sym is None or oc is None or oa is None or ob is None:
@@ -128,6 +160,29 @@ def gemm_add(c, a, b, alpha=1.0) -> bool:
         ctypes.c_void_p(a.ctypes.data), it(oa[1]),
         ctypes.c_void_p(b.ctypes.data), it(ob[1]), beta,
         ctypes.c_void_p(c.ctypes.data), it(oc[1]),
+    )  # fmt: skip
+    return True
+
+
+def _gemv_add(kind, c, a, b, alpha) -> bool:
+    """``c += alpha * (a @ b)`` for an (m, 1) or (1, n) ``c`` (2-D views): one gemv with the
+    matrix operand as stored (``y += A x`` or ``y += B^T x``)."""
+    dt = c.dtype
+    if c.shape[1] == 1:  # y = c[:, 0] += a @ b[:, 0]
+        mat, x, trans = a, b, _NO
+    else:  # y = c[0] += b^T a[0]
+        mat, x, trans = b, a, _TRANS
+    sym = _symbol(True, kind + "gemv")
+    om, ix, iy = _order(mat, dt.itemsize), _inc(x, dt.itemsize), _inc(c, dt.itemsize)
+    if sym is None or om is None or ix is None or iy is None:
+        return False
+    fn, it = sym
+    (al, beta), _held = _scalars(kind, dt, alpha, 1.0)
+    r, cols = mat.shape
+    fn(
+        ctypes.c_int(_ROW if om[0] else _COL), ctypes.c_int(trans), it(r), it(cols), al,
+        ctypes.c_void_p(mat.ctypes.data), it(om[1]), ctypes.c_void_p(x.ctypes.data), it(ix),
+        beta, ctypes.c_void_p(c.ctypes.data), it(iy),
     )  # fmt: skip
     return True
 

@@ -64,6 +64,26 @@ def test_matmul_and_autograd_on_gpu():
     assert w.grad.device == "cuda:0"
 
 
+def test_matrix_vector_products_on_gpu():
+    # a vector is read as it is (1-D blocks: a gemv, a 0-d dot on two vectors) and gathered
+    # whole to each worker holding rows of the matrix; a CPU worker among GPU ones too
+    v = np.random.default_rng(2).standard_normal(6)
+    a = st.from_numpy(A, device="cuda", shards=2)
+    for place in (dict(shards=2), dict(shards=1), dict(layout=st.Layout.replicated())):
+        x = st.from_numpy(v, device="cuda", **place)
+        assert_matches_numpy(a @ x, A @ v, rtol=1e-10)
+        assert_matches_numpy(x @ a.mT, v @ A.T, rtol=1e-10)
+        assert_matches_numpy(a.mT @ st.from_numpy(B[:, 0], device="cuda", **place), A.T @ B[:, 0])
+        assert (x @ x).item() == pytest.approx(v @ v)
+    w = st.from_numpy(A, device="cuda", shards=2, requires_grad=True)
+    u = st.from_numpy(v, device="cuda", shards=2, requires_grad=True)
+    (w @ u).sum().backward()
+    assert_matches_numpy(w.grad, np.outer(np.ones(7), v), rtol=1e-10)
+    assert_matches_numpy(u.grad, A.sum(0), rtol=1e-10)
+    m = st.from_numpy(A, layout=st.Layout(shards=3, workers=(0, 2, 1)))
+    assert_matches_numpy(m @ st.from_numpy(v, device="cuda", shards=2), A @ v, rtol=1e-10)
+
+
 def test_gpu_missing_device_is_a_typed_error():
     with pytest.raises(st.BackendUnavailable, match="cuda:7"):
         st.zeros(3, device="cuda:7")

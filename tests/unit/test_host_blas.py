@@ -44,6 +44,42 @@ def test_gemm_add_strided_views_of_one_buffer(dt):
     np.testing.assert_allclose(big[3:10, 4:13], ref, rtol=TOL[dt], atol=TOL[dt])
 
 
+@pytest.mark.parametrize("dt", DTYPES)
+def test_gemm_add_vector_products_are_gemv(dt):
+    # a vector operand (1-D, or a matrix of one column or row; contiguous or strided): one
+    # gemv, in place; 1-D operands were declined before
+    rng = np.random.default_rng(3)
+    tol = dict(rtol=TOL[dt], atol=TOL[dt])
+    for order in "CF":
+        a = _rand(rng, (7, 5), dt, order)
+        b = _rand(rng, (5, 9), dt, order)
+        x, y = _rand(rng, (10,), dt)[::2], _rand(rng, (14,), dt)[::2]  # strided vectors
+        ref = y + 0.5 * (a @ x)
+        assert H.gemm_add(y, a, x, 0.5)
+        np.testing.assert_allclose(y, ref, **tol)
+        v, z = _rand(rng, (5,), dt), _rand(rng, (9,), dt)
+        ref = z - v @ b
+        assert H.gemm_add(z, v, b, -1.0)  # vector @ matrix
+        np.testing.assert_allclose(z, ref, **tol)
+        c1, c2 = _rand(rng, (7, 1), dt), _rand(rng, (1, 9), dt)
+        r1, r2 = c1 + a @ x[:, None], c2 + v[None] @ b
+        assert H.gemm_add(c1, a, x[:, None]) and H.gemm_add(c2, v[None], b)
+        np.testing.assert_allclose(c1, r1, **tol)
+        np.testing.assert_allclose(c2, r2, **tol)
+    s = _rand(rng, (), dt)[()]
+    one = np.array([s])
+    assert H.gemm_add(one, x[None], x)  # 1 x 1: a dot product
+    np.testing.assert_allclose(one, [s + x @ x], **tol)
+
+
+def test_gemm_add_vector_declines():
+    a, x, y = np.ones((4, 3)), np.ones(3), np.ones(4)
+    assert not H.gemm_add(y, a, np.ones(4))  # shapes that do not multiply
+    assert not H.gemm_add(y[::-1], a, x)  # a negative stride
+    assert not H.gemm_add(np.ones(()), x, x)  # 0-d: not a BLAS call
+    assert (y == 1).all()
+
+
 def test_gemm_add_declines_what_it_cannot_address():
     c, a, b = np.ones((4, 4)), np.ones((4, 2)), np.ones((2, 4))
     assert not H.gemm_add(c, a.astype(np.float32), b, -1.0)  # mixed dtypes

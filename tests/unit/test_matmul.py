@@ -225,3 +225,147 @@ def test_addmm_family():
     x = st.tensor(a, dtype=st.float64, requires_grad=True)
     st.addmm(t(c), x, t(b), alpha=2.0).sum().backward()
     assert_matches_numpy(x.grad, 2.0 * np.ones((3, 5)) @ b.T, **TOL)
+
+
+# ------------------------------------------------------------------------------ thin products
+# A matrix times a vector or a few columns: the thin operand is gathered whole to every worker
+# holding rows of the matrix, one product (a gemv for a vector) per block, rows like A's.
+A119, X9, X92, Y11 = (rng.standard_normal(s) for s in ((11, 9), 9, (9, 2), 11))
+V_PLACES = [
+    dict(shards=1),
+    dict(shards=2),
+    dict(shards=3),
+    dict(layout=st.Layout(chunks=(4, 0, 5))),
+    dict(layout=st.Layout.replicated()),
+]
+V_IDS = ["1", "2", "3", "uneven", "repl"]
+
+
+def _for11(px):
+    """Placement ``px`` for a length-11 vector (the uneven chunks are for 9)."""
+    return dict(layout=st.Layout(chunks=(6, 0, 5))) if px is V_PLACES[3] else px
+
+
+M_PLACES = [
+    dict(shards=2),
+    dict(shards=3),
+    dict(shards=2, dim=1),
+    dict(layout=st.Layout.replicated()),
+]
+M_IDS = ["rows2", "rows3", "cols", "repl"]
+
+
+@pytest.mark.parametrize("px", V_PLACES, ids=V_IDS)
+@pytest.mark.parametrize("pa", M_PLACES, ids=M_IDS)
+def test_thin_products_every_layout(pa, px):
+    a, x, x2, y = t(A119, **pa), t(X9, **px), t(X92, **px), t(Y11, **_for11(px))
+    assert_matches_numpy(a @ x, A119 @ X9, **TOL)
+    assert_matches_numpy(a @ x2, A119 @ X92, **TOL)
+    assert_matches_numpy(st.mv(a, x), A119 @ X9, **TOL)
+    assert_matches_numpy(a.mT @ y, A119.T @ Y11, **TOL)  # A^T x: a k-split
+    assert_matches_numpy(y @ a, Y11 @ A119, **TOL)  # vector @ matrix
+    assert_matches_numpy(x @ a.mT, X9 @ A119.T, **TOL)
+    pv = {k: v for k, v in pa.items() if k != "dim"}  # a vector laid out as A's split
+    assert_matches_numpy(x @ t(X9, **pv), X9 @ X9, **TOL)  # two vectors: a 0-d result
+    assert (x @ x).ndim == 0
+
+
+@pytest.mark.parametrize("dtype", [st.float32, st.float64, st.complex128, st.int64])
+@pytest.mark.parametrize("px", [dict(shards=2), dict(shards=1)], ids=["split", "whole"])
+def test_thin_products_dtypes(dtype, px):
+    k = lambda s: rng.integers(-5, 5, s)  # noqa: E731
+    an, xn, x2n = k((11, 9)), k(9), k((9, 3))
+    if dtype.is_complex:
+        an, xn, x2n = an + 1j * k((11, 9)), xn - 2j * k(9), x2n + 1j
+    tol = dict(rtol=1e-5, atol=1e-4) if dtype == st.float32 else TOL
+    a = st.tensor(an, dtype=dtype, shards=2)
+    x, x2 = st.tensor(xn, dtype=dtype, **px), st.tensor(x2n, dtype=dtype, **px)
+    assert_matches_numpy(a @ x, an @ xn, dtype=dtype, **tol)
+    assert_matches_numpy(a @ x2, an @ x2n, dtype=dtype, **tol)
+    assert_matches_numpy(x @ a.mT, xn @ an.T, dtype=dtype, **tol)
+    assert_matches_numpy(st.dot(x, x), xn @ xn, dtype=dtype, **tol)
+
+
+def test_matvec_is_one_product_per_block():
+    # A's 2 row blocks on 2 workers; x split too: each worker assembles x (its half and the
+    # other's) and multiplies once. It was a product per k panel summed into the first, and
+    # reshaping commands around the vector: 8 commands, now 4 (2 with x on every worker)
+    a = t(rng.standard_normal((12, 8)), shards=2)
+    lay = a.layout
+    for px, want in ((dict(shards=2), 4), (dict(layout=st.Layout.replicated()), 2)):
+        for xn in (rng.standard_normal(8), rng.standard_normal((8, 3))):
+            x = t(xn, **px)
+            b = x if x.ndim == 2 else MM.Vec(x, 1)
+            _, plan = MM.choose(ex(), a, b)
+            assert plan[0] == "blocks" and plan[2] == [(0, 8)]  # one panel: all of k
+            before = ex().commands
+            r = a @ x
+            assert ex().commands - before == want
+            assert r.layout.bounds[0] == lay.bounds[0] and r.layout.workers == lay.workers
+            assert_matches_numpy(r, a.numpy() @ xn, **TOL)
+
+
+def test_thin_limits_and_reduce_scatter_of_vectors(monkeypatch):
+    # over THIN_BYTES the vector is multiplied panel by panel (an in-place gemv per panel
+    # after the first); a big k-split result of a vector product is reduce-scattered
+    monkeypatch.setattr(MM, "_PLANS", {})  # plans made with the limits below
+    monkeypatch.setattr(MM, "THIN_BYTES", 0)
+    monkeypatch.setattr(MM, "SMALL_RESULT", 0)
+    a, x = t(A119, shards=3), t(X9, shards=2)
+    _, plan = MM.choose(ex(), a, MM.Vec(x, 1))
+    assert len(plan[2]) > 1
+    assert_matches_numpy(a @ x, A119 @ X9, **TOL)
+    assert_matches_numpy(a @ t(X92, shards=2), A119 @ X92, **TOL)
+    cols = t(A119, shards=3, dim=1)  # k-split: partial (11,) vectors, reduce-scattered
+    r = cols @ x
+    assert r.layout.num_shards > 1
+    assert_matches_numpy(r, A119 @ X9, **TOL)
+    y = t(Y11, shards=3)
+    r = y @ t(A119, shards=3)
+    assert r.layout.num_shards > 1
+    assert_matches_numpy(r, Y11 @ A119, **TOL)
+
+
+def test_plans_are_remembered(monkeypatch):
+    monkeypatch.setattr(MM, "_PLANS", {})
+    a, x = t(A119, shards=2), t(X9, shards=2)
+    p1 = MM.choose(ex(), a, MM.Vec(x, 1))[1]
+    assert MM.choose(ex(), t(A119, shards=2), MM.Vec(t(X9, shards=2), 1))[1] is p1
+    monkeypatch.setattr(MM, "PLAN_CACHE", 2)
+    for s in (1, 3, 5):
+        MM.choose(ex(), t(A119, shards=s), MM.Vec(x, 1))
+    assert len(MM._PLANS) == 2
+
+
+VG_PLACES = [dict(shards=2), dict(shards=1), dict(layout=st.Layout.replicated())]
+
+
+@pytest.mark.parametrize("px", VG_PLACES, ids=["split", "whole", "repl"])
+@pytest.mark.parametrize("pa", [dict(shards=2), dict(shards=2, dim=1)], ids=["rows", "cols"])
+def test_thin_product_gradients(pa, px):
+    from sharded.autograd import gradcheck
+
+    w, v = rng.standard_normal(11), rng.standard_normal(9)
+    a = st.tensor(A119, dtype=st.float64, requires_grad=True, **pa)
+    x = st.tensor(X9, dtype=st.float64, requires_grad=True, **px)
+    ((a @ x) * t(w)).sum().backward()
+    assert_matches_numpy(a.grad, np.outer(w, X9), **TOL)
+    assert_matches_numpy(x.grad, A119.T @ w, **TOL)
+    a.grad = x.grad = None
+    y = st.tensor(Y11, dtype=st.float64, requires_grad=True, **px)
+    ((y @ a) * t(v)).sum().backward()  # vector @ matrix
+    assert_matches_numpy(a.grad, np.outer(Y11, v), **TOL)
+    assert_matches_numpy(y.grad, A119 @ v, **TOL)
+    (x @ x).backward()  # two vectors
+    assert_matches_numpy(x.grad, 2 * X9, **TOL)
+    # small operands: finite differences of every entry
+    ra, ca = rng.standard_normal((4, 3)), rng.standard_normal((4, 3)) * (1 + 1j)
+    ra, rx = (
+        st.tensor(v, dtype=st.float64, requires_grad=True, **p) for v, p in ((ra, pa), (ra[0], px))
+    )
+    assert gradcheck(lambda m, u: (m @ u, u @ m.mT, (m @ u) @ (m @ u)), (ra, rx))
+    za, zx = (
+        st.tensor(v, dtype=st.complex128, requires_grad=True, **p)
+        for v, p in ((ca, pa), (ca[0], px))
+    )
+    assert gradcheck(lambda m, u: (m @ u, u @ m.mT), (za, zx))

@@ -9,7 +9,11 @@ blocks (SUMMA form)
     operands' cuts of k, so every panel is a slice of one shard of each. Local panels are
     multiplied where they lie (first, while the rest travel); other panels come worker to
     worker, each shipped once per worker that needs it and cut into pieces of at most the
-    executor's transfer size. Candidate grids: a's row chunks x b's column chunks, a's rows x
+    executor's transfer size. When every operand region a block gathers is thin (at most
+    :data:`THIN_BYTES`: a vector, a few columns), it is gathered whole instead (an allgather of
+    the thin operand, one copy per worker) and the block is one product over all of k: a
+    row-split matrix times a split vector is one gemv per block, not a product per panel
+    summed into the first. Candidate grids: a's row chunks x b's column chunks, a's rows x
     whole, whole x b's columns, and even row or column chunks over all workers (which
     reshards a badly split operand first). A block goes to the worker that already holds most
     of its inputs, with at most ceil(blocks / workers) blocks per worker.
@@ -20,6 +24,10 @@ k-split
     (< :data:`SMALL_RESULT` bytes), else reduce-scattered into row chunks, one per worker.
 replicated
     Both operands replicated: every worker computes the whole product (replicated output).
+
+A 1-D operand is planned as a one-row (``a``) or one-column (``b``) matrix (:class:`Vec`)
+whose commands read the vector itself, and the unit dim is dropped from the output: no
+reshaping commands around a vector product, and the block kernel is a gemv.
 
 The cheapest candidate wins, cost = busiest worker's flops / :data:`FLOP_RATE` + bytes moved /
 :data:`BYTE_RATE` + transfers * :data:`TRANSFER_COST`; ties go to the first candidate listed.
@@ -42,6 +50,7 @@ FLOP_RATE = 2e10  # flops per second one worker is assumed to sustain
 BYTE_RATE = 1e9  # bytes per second assumed between workers
 TRANSFER_COST = 1e-3  # seconds of latency charged per transferred piece
 SMALL_RESULT = 1 << 20  # k-split results below this many bytes are summed into one block
+THIN_BYTES = 4 << 20  # gathered regions up to this size are gathered whole (no k panels)
 
 
 def _size(reg) -> int:
@@ -61,7 +70,50 @@ def held(lay, w, reg) -> int:
     )
 
 
+def _one_local_piece(lay, w, reg) -> bool:
+    """Whether worker ``w`` reads region ``reg`` in place: one shard it holds covers it."""
+    if lay.is_replicated:
+        return w in lay.workers
+    pieces = lay.overlaps(reg)
+    return (
+        len(pieces) == 1
+        and lay.workers[pieces[0][0]] == w
+        and math.prod(d.stop - d.start for d in pieces[0][2]) == _size(reg)
+    )
+
+
+def _remote_pieces(lay, w, reg) -> int:
+    """Pieces of region ``reg`` that worker ``w`` must receive."""
+    if lay.is_replicated:
+        return int(w not in lay.workers and _size(reg) > 0)
+    return sum(lay.workers[j] != w for j, _, _ in lay.overlaps(reg))
+
+
 # ------------------------------------------------------------------------------ geometry
+class Vec:
+    """A 1-D operand planned as a matrix: a one-row ``a`` (``unit = 0``) or a one-column ``b``
+    (``unit = 1``). The planner reads its 2-D layout; :func:`_gather` drops the unit dim from
+    the regions, so commands read the vector itself (no reshaping command)."""
+
+    __slots__ = ("_layout", "_dtype", "_keys", "base", "unit")
+
+    def __init__(self, t, unit: int):
+        lay = t._layout
+        one = ((0, 1),)
+        shape = (1,) + lay.shape if unit == 0 else lay.shape + (1,)
+        bounds = one + lay.bounds if unit == 0 else lay.bounds + one
+        self._layout = Layout.from_bounds(shape, bounds, lay.workers, lay.is_replicated)
+        self._dtype, self._keys, self.base, self.unit = t._dtype, t._keys, t, unit
+
+
+def _gather(ex, t, wanted):
+    """:func:`gather_regions` of an operand, a :class:`Vec` read through its vector."""
+    if type(t) is Vec:
+        wanted = [(w, [r for i, r in enumerate(reg) if i != t.unit]) for w, reg in wanted]
+        t = t.base
+    return gather(ex, t, wanted)
+
+
 class _Geo:
     """Shapes of ``a (*Ba, n, k) @ b (*Bb, k, m)`` and the regions an output block needs."""
 
@@ -75,6 +127,20 @@ class _Geo:
         self.batch = tuple(x if y == 1 else y for x, y in zip(pad(ba), pad(bb)))  # 0 wins
         self.shape = self.batch + (self.n, self.m)
         self.item = a._dtype.itemsize
+        # output dims a vector operand does not have (its unit dim), dropped from the result
+        self.drop = {d for d, t in ((self.nb, a), (self.nb + 1, b)) if type(t) is Vec}
+
+    def squeeze(self, shape) -> tuple:
+        """``shape`` (of an output block) less the dims that vectors do not have."""
+        return tuple(n for i, n in enumerate(shape) if i not in self.drop)
+
+    def out_layout(self, lay):
+        """The result's layout: ``lay`` (of the matrix-shaped output) less the dropped dims."""
+        if not self.drop:
+            return lay
+        return Layout.from_bounds(
+            self.squeeze(lay.shape), self.squeeze(lay.bounds), lay.workers, lay.is_replicated
+        )
 
     def _breg(self, lay, offs, shp):
         off = self.nb - (lay.ndim - 2)
@@ -134,17 +200,33 @@ def _blocks_plan(ex, g: _Geo, bounds):
         aff.append([held(la, w, ra) + held(lb, w, rb) for w in range(nw)])
     workers = _place(aff, nw)
     out = out.replace(workers=workers)
-    panels = g.k_cuts()
-    moved, transfers, flops = 0, 0, [0] * nw
+    whole = g.k > 0 and _thin(g, out)
+    panels = [full_k] if whole else g.k_cuts()
+    moved, transfers, flops, seen = 0, 0, [0] * nw, set()
     for s, (w, offs, shp) in enumerate(out.shards()):
         for kt in panels:
             for t, reg in ((g.a, g.reg_a(offs, shp, kt)), (g.b, g.reg_b(offs, shp, kt))):
-                miss = _size(reg) - held(t._layout, w, reg)
-                moved += miss
-                transfers += miss > 0
+                if whole:  # one gathered copy per worker and region, its pieces each a transfer
+                    if (w, t is g.a, tuple(reg)) in seen:
+                        continue
+                    seen.add((w, t is g.a, tuple(reg)))
+                    transfers += _remote_pieces(t._layout, w, reg)
+                else:
+                    transfers += held(t._layout, w, reg) < _size(reg)
+                moved += _size(reg) - held(t._layout, w, reg)
         flops[w] += 2 * math.prod(shp) * g.k
     cost = max(flops) / FLOP_RATE + moved * g.item / BYTE_RATE + transfers * TRANSFER_COST
     return cost, ("blocks", out, panels)
+
+
+def _thin(g: _Geo, out) -> bool:
+    """Whether every block of ``out`` reads its whole-k operand regions in place or gathers
+    at most :data:`THIN_BYTES` of each (then each block is one product, no k panels)."""
+    for w, offs, shp in out.shards():
+        for t, reg in ((g.a, g.reg_a(offs, shp, (0, g.k))), (g.b, g.reg_b(offs, shp, (0, g.k)))):
+            if _size(reg) * g.item > THIN_BYTES and not _one_local_piece(t._layout, w, reg):
+                return False
+    return True
 
 
 def _place(aff, nw):
@@ -179,11 +261,31 @@ def _ksplit_plan(ex, g: _Geo, src):
 
 
 def choose(ex, a, b):
-    """The cheapest plan for ``a @ b`` (see the module docstring)."""
+    """The cheapest plan for ``a @ b`` (see the module docstring): ``(geometry, plan)``.
+
+    The plan is a pure function of the operands' layouts, the element size and the worker
+    count, and weighing the candidates costs more driver time than queueing a small product
+    (~0.3 ms), so plans are remembered (:data:`PLAN_CACHE` of them): an iterative solver's
+    ``A @ p`` is planned once."""
     g = _Geo(a, b)
-    la, lb = a._layout, b._layout
+    key = (a._layout, b._layout, g.item, ex.num_workers)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _choose(ex, g)
+        if len(_PLANS) >= PLAN_CACHE:  # forget the oldest (another thread may have)
+            _PLANS.pop(next(iter(_PLANS), None), None)
+        _PLANS[key] = plan
+    return g, plan
+
+
+PLAN_CACHE = 256
+_PLANS: dict = {}  # (layout of a, layout of b, itemsize, workers) -> plan
+
+
+def _choose(ex, g: _Geo):
+    la, lb = g.a._layout, g.b._layout
     if la.is_replicated and lb.is_replicated:
-        return g, ("replicated",)
+        return ("replicated",)
     nw = ex.num_workers
     rows_a = (0, g.n) if la.is_replicated else la.bounds[-2]
     cols_b = (0, g.m) if lb.is_replicated else lb.bounds[-1]
@@ -198,7 +300,7 @@ def choose(ex, a, b):
         if not lb.is_replicated and lb.grid == (lb.grid[0], 1) and lb.grid[0] > 1:
             cands.append(_ksplit_plan(ex, g, "b"))
     best = min(range(len(cands)), key=lambda i: (cands[i][0], i))
-    return g, cands[best][1]
+    return cands[best][1]
 
 
 # ------------------------------------------------------------------------------ execution
@@ -210,7 +312,8 @@ def run_blocks(ex, g, out, panels, dt) -> Operand:
     for w, offs, shp in shards:
         ps = []
         for lo, hi in panels:
-            # only pieces that travel are cut (a local panel is one product)
+            # only pieces that travel are cut (a local panel is one product); a panel within
+            # the limit is not (no need to look where it lies)
             width = max(
                 [
                     _size(r)
@@ -218,7 +321,7 @@ def run_blocks(ex, g, out, panels, dt) -> Operand:
                         (g.a, g.reg_a(offs, shp, (lo, hi))),
                         (g.b, g.reg_b(offs, shp, (lo, hi))),
                     )
-                    if held(t._layout, w, r) < _size(r)
+                    if _size(r) * g.item > limit and held(t._layout, w, r) < _size(r)
                 ],
                 default=0,
             )
@@ -230,8 +333,8 @@ def run_blocks(ex, g, out, panels, dt) -> Operand:
         for kt in ps:
             wa.append((w, g.reg_a(offs, shp, kt)))
             wb.append((w, g.reg_b(offs, shp, kt)))
-    aargs, ta = gather(ex, g.a, wa)
-    bargs, tb = gather(ex, g.b, wb)
+    aargs, ta = _gather(ex, g.a, wa)
+    bargs, tb = _gather(ex, g.b, wb)
     keys, i = [], 0
     for s, ((w, _, shp), ps) in enumerate(zip(shards, per_block)):
         pairs = list(zip(aargs[i : i + len(ps)], bargs[i : i + len(ps)]))
@@ -240,9 +343,8 @@ def run_blocks(ex, g, out, panels, dt) -> Operand:
         pairs.sort(key=lambda p: (type(p[0]) is Transfer) + (type(p[1]) is Transfer))
         k = ex.new_key()
         if not pairs:  # k == 0: the product of empty matrices is zeros
-            ex.submit(
-                w, "full", (), (k,), {"shape": shp, "value": 0, "dtype": dt.np.str}, ("matmul", s)
-            )
+            params = {"shape": g.squeeze(shp), "value": 0, "dtype": dt.np.str}
+            ex.submit(w, "full", (), (k,), params, ("matmul", s))
         for j, (pa, pb) in enumerate(pairs):
             if j == 0:
                 ex.submit(w, "matmul", (pa, pb), (k,), {"out": dt.np.str}, ("matmul", s))
@@ -258,7 +360,7 @@ def run_blocks(ex, g, out, panels, dt) -> Operand:
                 )
         keys.append(k)
     free_temps(ex, ta + tb)
-    return Operand(out, dt, tuple(keys))
+    return Operand(g.out_layout(out), dt, tuple(keys))
 
 
 def run_ksplit(ex, g, src, dt) -> Operand:
@@ -270,7 +372,7 @@ def run_ksplit(ex, g, src, dt) -> Operand:
     for w, offs, shp in lay.shards():
         kt = (offs[d], offs[d] + shp[d])
         wanted.append((w, [kt, (0, g.m)] if src == "a" else [(0, g.n), kt]))
-    oargs, temps = gather(ex, other, wanted)
+    oargs, temps = _gather(ex, other, wanted)
     small = g.n * g.m * g.item < SMALL_RESULT
     part = collections.OrderedDict()  # worker -> key of its partial sum
     for s, ((w, _, _), oa) in enumerate(zip(lay.shards(), oargs)):
@@ -293,7 +395,8 @@ def run_ksplit(ex, g, src, dt) -> Operand:
             )
     free_temps(ex, temps)
     ws, pk = list(part), list(part.values())
-    if small or g.n < len(ws):
+    shape = g.squeeze((g.n, g.m))  # the result's (a vector's unit dim dropped)
+    if small or not shape or shape[0] < len(ws):
         if not small:  # partials were made 2-D: give them the stack dim the tree expects
             pk2 = []
             for w, k in zip(ws, pk):
@@ -303,31 +406,33 @@ def run_ksplit(ex, g, src, dt) -> Operand:
                     "reshape",
                     (Key(k, None),),
                     (k2,),
-                    {"shape": (1, g.n, g.m)},
+                    {"shape": (1,) + shape},
                     ("matmul", None),
                 )
                 ex.free(w, [k])
                 pk2.append(k2)
             pk = pk2
         stack = Layout.from_bounds(
-            (len(ws), g.n, g.m), [tuple(range(len(ws) + 1)), (0, g.n), (0, g.m)], ws
+            (len(ws),) + shape, [tuple(range(len(ws) + 1))] + [(0, n) for n in shape], ws
         )
         res = plan_reduce(ex, Operand(stack, dt, pk), "sum", (0,), False, dt, label="matmul")[0]
         for w, k in zip(ws, pk):
             ex.free(w, [k])
         return res
-    return reduce_scatter(ex, ws, pk, g.n, g.m, dt, "matmul")
+    return reduce_scatter(ex, ws, pk, shape, dt, "matmul")
 
 
-def reduce_scatter(ex, ws, keys, n, m, dt, label) -> Operand:
-    """Sum equal-shaped (n, m) blocks ``keys`` held by workers ``ws`` into row chunks, chunk
-    ``r`` landing on ``ws[r]``: every piece moves once (no gather on one worker)."""
+def reduce_scatter(ex, ws, keys, shape, dt, label) -> Operand:
+    """Sum equal blocks of ``shape`` (``keys``, held by workers ``ws``) into chunks of the
+    first dim, chunk ``r`` landing on ``ws[r]``: every piece moves once (no gather on one
+    worker)."""
+    n, row = shape[0], math.prod(shape[1:])
     rb = even_bounds(n, len(ws))
     targets = ws[: len(rb) - 1]
     req = collections.defaultdict(list)
     for r, wr in enumerate(targets):
-        sl = (slice(rb[r], rb[r + 1]), slice(None))
-        nbytes = (rb[r + 1] - rb[r]) * m * dt.itemsize
+        sl = (slice(rb[r], rb[r + 1]),)
+        nbytes = (rb[r + 1] - rb[r]) * row * dt.itemsize
         for u, ku in zip(ws, keys):
             if u != wr:
                 req[u].append((ku, sl, nbytes))
@@ -335,11 +440,12 @@ def reduce_scatter(ex, ws, keys, n, m, dt, label) -> Operand:
     handles = {w: iter(h) for w, h in ex.export(req).items()}
     out = []
     for r, wr in enumerate(targets):
-        sl = (slice(rb[r], rb[r + 1]), slice(None))
+        sl = (slice(rb[r], rb[r + 1]),)
         args = [Key(ku, sl) if u == wr else Transfer(next(handles[u])) for u, ku in zip(ws, keys)]
         k = ex.new_key()
         ex.submit(wr, "add_n", tuple(args), (k,), None, (label, r))
         out.append(k)
     for u, ku in zip(ws, keys):
         ex.free(u, [ku])
-    return Operand(Layout.from_bounds((n, m), [rb, (0, m)], targets), dt, tuple(out))
+    bounds = [rb] + [(0, s) for s in shape[1:]]
+    return Operand(Layout.from_bounds(shape, bounds, targets), dt, tuple(out))

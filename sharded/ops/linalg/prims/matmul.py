@@ -18,7 +18,7 @@ from ....core.dispatch import apply, as_tensor, is_tensor, unbroadcast
 from ....core.registry import bind, kernel, primitive, vjp
 from ....errors import DTypeError, ShapeError, UnsupportedDType
 from ....layout import Layout, broadcast_shapes
-from ..plan import choose, run_blocks, run_ksplit
+from ..plan import Vec, choose, run_blocks, run_ksplit
 
 __all__ = [
     "addbmm",
@@ -48,14 +48,16 @@ def _cast(a, dtype):
 # the public ``matmul`` below takes this name in the module; the kernel stays registered
 @kernel(pooled=True)
 def matmul(xp, a, b, out=None, stack=False, alloc=None):
-    """Block product (BLAS through NumPy / cuBLAS through CuPy); ``stack`` adds a leading
-    dim of 1 (a partial product, one entry of a stack that is summed afterwards). A 2-D
-    product is made in a block of the worker's pool where one fits (``alloc``)."""
+    """Block product (BLAS through NumPy / cuBLAS through CuPy; a matrix times a vector is
+    one gemv); ``stack`` adds a leading dim of 1 (a partial product, one entry of a stack
+    that is summed afterwards). A 2-D product is made in a block of the worker's pool where
+    one fits (``alloc``)."""
     a, b = _cast(a, out), _cast(b, out)
     buf = None
     if alloc is not None and a.ndim == b.ndim == 2 and a.dtype == b.dtype and not stack:
         buf = alloc((a.shape[0], b.shape[1]), a.dtype)
-    r = _cast(xp.matmul(a, b) if buf is None else xp.matmul(a, b, out=buf), out)
+    # (two vectors: NumPy returns a scalar, not the 0-d array a block must be)
+    r = _cast(xp.asarray(xp.matmul(a, b)) if buf is None else xp.matmul(a, b, out=buf), out)
     return r[None] if stack else r
 
 
@@ -87,8 +89,12 @@ def add_n(xp, *parts):
 
 @primitive("matmul", kind="linalg", kernels=[matmul, matmul_acc, add_n])
 def plan_matmul(ex, a, b, out_dtype) -> Operand:
-    """``a @ b`` for operands of at least 2 dims whose batch dims broadcast (the caller
-    handles 1-D operands, dtypes and shape checks); the strategy is :func:`choose`'s."""
+    """``a @ b`` for operands whose batch dims broadcast, a 1-D one only against a matrix
+    or a vector (the caller turns other 1-D operands into matrices and checks dtypes and
+    shapes); the strategy is :func:`choose`'s, a vector planned as a one-row or one-column
+    matrix (:class:`~..plan.Vec`) and read as it is."""
+    a = Vec(a, 0) if a._layout.ndim == 1 else a
+    b = Vec(b, 1) if b._layout.ndim == 1 else b
     g, plan = choose(ex, a, b)
     if plan[0] == "replicated":
         lay = a._layout
@@ -104,7 +110,14 @@ def matmul_vjp(gs, node):
     a, b, _ = node.args
     g = gs[0]
     # d(a @ b) = da @ b + a @ db; a's gradient is row-split like a, b's (a weight) is the
-    # k-split product a^T g: partial products summed across the workers by the tree
+    # k-split product a^T g: partial products summed across the workers by the tree. With a
+    # vector operand (no unit dim in g): the same products, an outer one for the matrix.
+    if a.ndim == 1 and b.ndim == 1:  # (k,) @ (k,): g is 0-d
+        return (g * b, a * g, None)
+    if b.ndim == 1:  # (n, k) @ (k,)
+        return (g.unsqueeze(-1) @ b.unsqueeze(0), a.mT @ g, None)
+    if a.ndim == 1:  # (k,) @ (k, m)
+        return (b @ g, a.unsqueeze(-1) @ g.unsqueeze(0), None)
     return (unbroadcast(g @ b.mT, a), unbroadcast(a.mT @ g, b), None)
 
 
@@ -149,23 +162,24 @@ def _matmul(op, a, b):
         raise ShapeError(
             f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D"
         )
-    squeeze = []
-    if a.ndim == 1:
-        a = a.unsqueeze(0)
-        squeeze.append(-2)
-    if b.ndim == 1:
-        b = b.unsqueeze(1)
-        squeeze.append(-1)
-    if a.shape[-1] != b.shape[-2]:
-        raise ShapeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({_dims(a.shape)} and {_dims(b.shape)})"
-        )
-    broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+    sa = (1,) + tuple(a.shape) if a.ndim == 1 else tuple(a.shape)
+    sb = tuple(b.shape) + (1,) if b.ndim == 1 else tuple(b.shape)
+    if sa[-1] != sb[-2]:
+        raise ShapeError(f"mat1 and mat2 shapes cannot be multiplied ({_dims(sa)} and {_dims(sb)})")
+    broadcast_shapes(sa[:-2], sb[:-2])
     _same_dtype(op, a, b)  # after the shapes, as torch
-    out = apply("matmul", a, b, a.dtype)
-    for d in squeeze:
-        out = out.squeeze(d)
-    return out
+    if min(a.ndim, b.ndim) > 1 or max(a.ndim, b.ndim) <= 2:
+        # a vector against a matrix or a vector goes in as it is: the planner reads it as a
+        # one-row or one-column matrix, with no reshaping commands around the product
+        return apply("matmul", a, b, a.dtype)
+    # a vector against a batch of matrices: as the matrix torch makes of it
+    out = apply(
+        "matmul",
+        a.unsqueeze(0) if a.ndim == 1 else a,
+        b.unsqueeze(1) if b.ndim == 1 else b,
+        a.dtype,
+    )
+    return out.squeeze(-2 if a.ndim == 1 else -1)
 
 
 @bind("mm", prim="matmul")
