@@ -119,3 +119,29 @@ def test_sending_to_a_gone_peer_is_not_an_error(pair):
     a, b = pair
     b.close()
     a.send(1, T(0, 1, 1, 0, 1), [1])  # the driver's recovery handles the loss
+
+
+def test_both_ends_of_a_connection_send_at_once():
+    """TCP_NODELAY on the accepted side too: a worker that answers two of the driver's batches
+    in a row must not hold the second answer until the first is acknowledged (Nagle's rule
+    against the peer's delayed ACK: ~40 ms per answer)."""
+    from sharded.runtime.net import channel
+
+    srv = socket.create_server(("127.0.0.1", 0))
+    got = {}
+
+    def serve():
+        conn, _ = srv.accept()
+        got["ch"], _ = channel.accept(conn, KEY, 5)
+
+    t = threading.Thread(target=serve)
+    t.start()
+    dialled = channel.dial(srv.getsockname(), KEY, b"D", 5)
+    t.join(10)
+    try:
+        for ch in (dialled, got["ch"]):
+            assert ch.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+    finally:
+        dialled.sock.close()
+        got["ch"].sock.close()
+        srv.close()

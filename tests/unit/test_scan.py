@@ -12,7 +12,9 @@ from tests.helpers import (
     PLACEMENTS,
     assert_matches_numpy,
     examples,
+    ray_ref_slack,
     sharded_arrays,
+    traced_peak,
 )
 
 pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
@@ -150,24 +152,12 @@ def test_carry_applied_slab_by_slab(monkeypatch):
             assert_matches_numpy(r, np.flip(np.cumsum(np.flip(A, d), d), d), rtol=1e-12)
 
 
-def _peak(f):
-    """The traced allocation peak of ``f`` (in-process: all workers share one tracer)."""
-    st.trace_memory()
-    r = f()
-    st.synchronize()
-    peak = max(w["traced_peak_bytes"] for w in st.stats()["workers"])
-    st.trace_memory(False)
-    del r
-    return peak
-
-
 def test_peak_memory_of_a_split_scan():
-    # no more than an elementwise op: the output blocks plus a few slices. On Ray a batch that
-    # takes refs (the scan's carries) has Ray allocate ~0.5 MB in the worker, which an
-    # elementwise batch (no refs, its commands one bytes value) does not.
+    # no more than an elementwise op: the output blocks plus a few slices (and, on Ray, what
+    # Ray allocates for a batch that takes refs: the scan's carries)
     x = st.from_numpy(rng.standard_normal((3000, 40)), shards=3)
-    slack = 600_000 if st.info()["executor"] == "ray" else 0
-    assert _peak(lambda: x.cumsum(0)) <= 1.15 * _peak(lambda: x + 1) + slack
+    slack = ray_ref_slack()
+    assert traced_peak(lambda: x.cumsum(0)) <= 1.15 * traced_peak(lambda: x + 1) + slack
 
 
 @pytest.mark.parametrize("chunks", [(3,) * 8 + (0, 2), (1,) * 26])

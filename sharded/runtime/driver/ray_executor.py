@@ -34,12 +34,13 @@ from ray.exceptions import (
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from ...errors import BackendUnavailable, OpFailed, ShardingError, WorkerLost
-from ..commands import Pool, Threads
+from ..commands import Const, Pool, Threads, Transfer
 from ..net.mailbox import KEY_BYTES, abort_all
 from ..net.tls import Tls, session_cert
 from ..net.wire import READ_MAX as WIRE_READ_MAX
 from ..net.wire import TYPES as WIRE
-from ..net.wire import Wire
+from ..net.wire import XFER_MAX as WIRE_XFER_MAX
+from ..net.wire import Part, Wire
 from ..service import namespace as ray_service
 from ..service.client import PublishClient
 from ..worker import threads
@@ -351,6 +352,26 @@ class RayExecutor(RayLoss, Relayed, Executor):
 
     def _wire_ok(self, nbytes=0):
         return self._mail and self._wire.on and nbytes <= WIRE_READ_MAX
+
+    def _wire_xfer_ok(self, nbytes):
+        # (not with relays: their batches take refs the relays hold; large pieces go through
+        # Ray's object store, which hands them over in shared memory)
+        return nbytes <= WIRE_XFER_MAX and not self._relays and self._wire_ok(nbytes)
+
+    def _inline(self, args):
+        if self._wire is None or not any(
+            type(a) is Transfer and type(a.handle) is Part for a in args
+        ):
+            return args
+        hs = [a.handle for a in args if type(a) is Transfer and type(a.handle) is Part]
+        vals = self._wait(hs, "an export")
+        if self._rec is not None:  # the log keeps them (inline in the batch) until a cut
+            self._rec.put_bytes += sum(getattr(v, "nbytes", 0) for v in vals)
+        got = iter(vals)
+        return tuple(
+            Const.make((next(got),)) if type(a) is Transfer and type(a.handle) is Part else a
+            for a in args
+        )
 
     @staticmethod
     def _start(name, opts, args, nid):

@@ -81,6 +81,16 @@ class Transport(abc.ABC):
         rather than through Ray."""
         return False
 
+    def _wire_xfer_ok(self, nbytes: int) -> bool:
+        """Whether an export of ``nbytes`` that a later command takes may go over the driver's
+        wire, its value then travelling inline in that command (:meth:`_inline`)."""
+        return False
+
+    def _inline(self, args) -> tuple:
+        """A command's operands with the ``Transfer`` of every export that came by the wire
+        replaced by its value (a ``Const``); waits for those exports."""
+        return args
+
     def _abandon(self) -> None:
         """A worker was lost: stop every batch waiting for data it may never send (the
         mailboxes' takes, :mod:`..net.mailbox`), so that the batches in flight finish."""

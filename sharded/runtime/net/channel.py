@@ -158,6 +158,10 @@ def accept(s, key: bytes, ident: int, timeout: float | None = None, tls=None):
     timeout = HANDSHAKE_S if timeout is None else timeout
     deadline = time.monotonic() + timeout
     s.settimeout(timeout)
+    if s.family != socket.AF_UNIX:
+        # (both ends: a worker answering two batches in a row would otherwise hold the
+        # second answer until the driver acknowledged the first, ~40 ms of delayed ACK)
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     if tls is None:
         return _accept(s, key, ident, deadline)
     s = tls.server.wrap_socket(s, server_side=True, do_handshake_on_connect=False)

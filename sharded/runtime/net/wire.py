@@ -77,6 +77,13 @@ BIG = 1 << 16  # the rest of an answer this much larger is read at once (blockin
 # memory. Measured on 2 workers, x.numpy() of float64, median ms by wire / through Ray:
 # 1 MB 0.95 / 2.9, 8 MB 6.1 / 7.9, 32 MB 37 / 21, 128 MB 221 / 33, 381 MB 713 / 70.
 READ_MAX = int(os.environ.get("SHARDED_WIRE_READ_MAX", str(8 << 20)))
+# An export a later command takes (a vector a matrix-vector product gathers, a stencil's
+# halo) of at most this many bytes comes to the driver by wire and goes on inline in the
+# command that takes it: two socket hops instead of two actor calls (~0.5-0.8 ms of driver
+# CPU each), and the taker's batch holds no Ray reference, so it may go by wire too. Larger
+# pieces (a reshard's, a transpose's) stay in Ray's object store, which shares memory: by
+# wire the taker would hold a copy of each in its frame.
+XFER_MAX = int(os.environ.get("SHARDED_WIRE_XFER_MAX", str(128 << 10)))
 RECORD = 1 << 14  # the most plaintext one TLS record carries: one TLS recv's most
 # a non-blocking TLS socket's "not now" (it reads or writes whole records; a write that must
 # wait is retried with the same bytes)

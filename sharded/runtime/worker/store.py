@@ -81,7 +81,11 @@ class Store:
             return arr if a.slices is None else arr[a.slices]
         if kind is Const:
             v = a.value
-            return self.backend.to_device(v) if isinstance(v, np.ndarray) else v
+            if isinstance(v, np.ndarray):
+                return self.backend.to_device(v)
+            if type(v) is Failed:  # (an export the driver inlined: its error)
+                raise Poisoned(v.record)
+            return v
         v = refs[a.index]
         if isinstance(v, Failed):
             raise Poisoned(v.record)
