@@ -2,17 +2,13 @@
 (:mod:`sharded.runtime.net.mailbox`) on the two-node Ray cluster: the results match numpy, and a
 child lost while its parent waits for its partial costs a recovery, not the wait's bound."""
 
-import os
-import signal
-import threading
-import time
-
 import numpy as np
 import pytest
 import ray
 
 import sharded as st
 from sharded.runtime.driver import ray_executor, session
+from tests.support.raynet import kill_during_a_read, own_session
 
 
 def _ex():
@@ -23,14 +19,8 @@ def _ex():
 def mailboxes(ray_cluster, monkeypatch):
     """A session whose Ray shipments' trees go by mailbox too (``SHARDED_MAILBOX=1``)."""
     monkeypatch.setattr(ray_executor, "MAILBOX", "1")
-    st.shutdown()
-    st.init(address=ray_cluster.address, num_workers=4, min_shard_bytes=0)
-    try:
+    with own_session(ray_cluster, monkeypatch, num_workers=4):
         yield
-    finally:
-        st.shutdown()
-        monkeypatch.undo()  # the package's session again
-        st.init(address=ray_cluster.address, num_workers=4, min_shard_bytes=0)
 
 
 def test_trees_use_the_mailboxes():
@@ -63,28 +53,6 @@ def test_a_lost_child_ends_its_parents_wait():
     wait, rebuilds worker 1 and replays: the read is right, in seconds (not the 30 min
     bound of the wait)."""
     ex = _ex()
-    rows = st.Layout(dim=0, shards=1, workers=(1,))
-    a = st.rand(2500, 2500, layout=rows, dtype=st.float64)
-    st.synchronize()
-    xn = np.arange(10.0)
-    x = st.from_numpy(xn, layout=st.Layout(dim=0, shards=2, workers=(0, 1)))
-    before = ex.recovery_stats()["count"]
-    pid = st.stats()["workers"][1]["pid"]
-    b = a @ a  # queued on worker 1, before its part of the tree
-    # early: the matmul (~0.5 s) outlasts it on any machine (at 0.4 s the read could end
-    # first); a kill before the read was sent is found by the read as well
-    t = threading.Timer(0.15, os.kill, (pid, signal.SIGKILL))
-    t0 = time.monotonic()
-    t.start()
-    try:
-        got = x.sum().item()
-    finally:
-        t.join()
-    took = time.monotonic() - t0
-    assert got == xn.sum()
-    assert took < 60
-    assert ex.recovery_stats()["count"] >= before + 1
+    kill_during_a_read(ex, (0, 1), 10)
     assert ex._mail  # every worker learnt where the replacement listens
-    assert x.sum().item() == xn.sum()
-    np.testing.assert_allclose(b.numpy(), a.numpy() @ a.numpy())
     assert ray.get(ex._actors[0].mail_open.remote()) == ex._mail_addrs[0]

@@ -9,7 +9,6 @@ import concurrent.futures
 import os
 import signal
 import socket
-import threading
 import time
 
 import numpy as np
@@ -21,8 +20,9 @@ from sharded.runtime.commands import Run
 from sharded.runtime.driver import ray_executor, session
 from sharded.runtime.net import channel, codec
 from tests.support.netfuzz import Fuzzer
+from tests.support.nettools import HELLO, Impostor, drain, until
+from tests.support.raynet import own_session
 
-HELLO = channel._HELLO.size
 SEED = 20261128
 CASES = 20_000
 
@@ -35,70 +35,12 @@ def _net():
     return st.stats()["net"]
 
 
-def _until(cond, limit=10.0):
-    deadline = time.monotonic() + limit
-    while not cond() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return cond()
-
-
-def _drain(s, limit=10.0) -> bytes:
-    s.settimeout(limit)
-    out = bytearray()
-    try:
-        while chunk := s.recv(65536):
-            out += chunk
-    except ConnectionResetError:
-        pass
-    return bytes(out)
-
-
 def _dead(pid) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as f:
             return f.read().split(") ")[1][0] in "ZX"
     except FileNotFoundError:
         return True
-
-
-class _Impostor:
-    """Listens at ``addr`` (a lost worker's mailbox): keeps every dialler's bytes, answers a
-    hello with random bytes, reads until the dialler hangs up."""
-
-    def __init__(self, addr):
-        deadline = time.monotonic() + 10
-        while True:  # (the dead process's socket may take a moment to go)
-            try:
-                self.srv = socket.create_server(tuple(addr))
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
-        self.got = []
-        threading.Thread(target=self._run, daemon=True).start()
-
-    def _run(self):
-        while True:
-            try:
-                conn, _ = self.srv.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
-
-    def _one(self, conn):
-        conn.settimeout(10)
-        data = bytearray()
-        try:
-            while len(data) < HELLO and (chunk := conn.recv(HELLO - len(data))):
-                data += chunk
-            if len(data) == HELLO:
-                conn.sendall(os.urandom(64))
-                data += _drain(conn)
-        except OSError:
-            pass
-        self.got.append(bytes(data))
-        conn.close()
 
 
 def test_a_lost_workers_address_learns_no_key():
@@ -117,8 +59,8 @@ def test_a_lost_workers_address_learns_no_key():
     for moved in ({**peers, 0: ("127.0.0.1", 9)}, peers):
         ray.get([a.mail_peers.remote(moved, key) for a in ex._actors])
     os.kill(pid, signal.SIGKILL)
-    assert _until(lambda: _dead(pid))
-    imp = _Impostor(addr)
+    assert until(lambda: _dead(pid), every=0.02)
+    imp = Impostor(addr, limit=10.0, wait=10.0)
     try:
         assert x.sum().item() == xn.sum()
         assert ex.recovery_stats()["count"] >= before + 1
@@ -136,12 +78,12 @@ def test_a_lost_workers_address_learns_no_key():
             s.sendall(got)
             s.recv(64)
             s.sendall(nonce)  # (no proof: the replayed hello was the stranger's)
-            assert _drain(s) == b""
+            assert drain(s, 10.0) == b""
             s.close()
         n = sum(len(g) == HELLO for g in imp.got)
-        assert _until(lambda: _net()["handshakes_refused"] >= net0 + n)
+        assert until(lambda: _net()["handshakes_refused"] >= net0 + n, every=0.02)
     finally:
-        imp.srv.close()
+        imp.close()
     assert (x * 2).sum().item() == 2 * xn.sum()
 
 
@@ -170,14 +112,14 @@ def test_a_captured_wire_frame_sent_again_does_not_run_again(monkeypatch):
     addr = ex._mail_addrs[2]
     s = socket.create_connection(addr)  # no key: the handshake
     s.sendall(frame)
-    assert _drain(s) == b""
+    assert drain(s, 10.0) == b""
     s.close()
     ch = channel.dial(addr, ex._mail_key, b"D", 2)  # the key, but another connection: the MAC
     ch.sock.sendall(frame)
-    assert _drain(ch.sock) == b""
+    assert drain(ch.sock, 10.0) == b""
     ch.close()
     ex._wire.conns[2].sendall(frame)  # the driver's own stream: the sequence number
-    assert _until(lambda: _net()["frames_refused"] >= net0["frames_refused"] + 2)
+    assert until(lambda: _net()["frames_refused"] >= net0["frames_refused"] + 2, every=0.02)
     net1 = _net()
     assert net1["handshakes_refused"] >= net0["handshakes_refused"] + 1
     np.testing.assert_array_equal(z.numpy(), 1.0)  # once (the stream's end cost a recovery)
@@ -248,14 +190,8 @@ def one_node(ray_cluster, monkeypatch):
     monkeypatch.setattr(
         ray_executor, "_slots", lambda nodes, n: slots([m for m in nodes if m["NodeID"] == here], n)
     )
-    st.shutdown()
-    st.init(address=ray_cluster.address, num_workers=2, min_shard_bytes=0)
-    try:
-        yield _ex()
-    finally:
-        st.shutdown()
-        monkeypatch.undo()
-        st.init(address=ray_cluster.address, num_workers=4, min_shard_bytes=0)
+    with own_session(ray_cluster, monkeypatch, num_workers=2) as ex:
+        yield ex
 
 
 def test_mailboxes_listen_on_loopback_when_every_worker_is_on_the_drivers_node(one_node):

@@ -3,9 +3,6 @@ their batches run in order with the Ray batches sent before and after them, resu
 numpy, with and without relays, and a worker lost while a wire batch runs or waits costs a
 recovery, not the wait's bound."""
 
-import os
-import signal
-import threading
 import time
 
 import numpy as np
@@ -13,6 +10,7 @@ import pytest
 
 import sharded as st
 from sharded.runtime.driver import ray_executor, relay, session
+from tests.support.raynet import kill_during_a_read, own_session
 
 
 def _ex():
@@ -94,38 +92,9 @@ def test_op_errors_surface_through_a_wire_read():
     assert (x * 2).sum().item() == 56.0  # the session goes on
 
 
-def _kill_during_a_read(ex, readers):
-    """Worker 1 is busy with a matmul (a Ray batch); a read of a sum over ``readers``
-    (worker 1 among them: its wire batch waits for the matmul, its parent's for its partial)
-    runs while worker 1 is SIGKILLed. The driver sees its connection end and recovers: the
-    read is right, in seconds (not the wait's bound)."""
-    rows = st.Layout(dim=0, shards=1, workers=(1,))
-    a = st.rand(2500, 2500, layout=rows, dtype=st.float64)
-    st.synchronize()
-    xn = np.arange(4.0 * len(readers))
-    x = st.from_numpy(xn, layout=st.Layout(dim=0, shards=len(readers), workers=readers))
-    before = ex.recovery_stats()["count"]
-    pid = st.stats()["workers"][1]["pid"]
-    b = a @ a
-    # early: the matmul (~0.5 s) outlasts it on any machine; a kill before the read was sent
-    # is found by the read as well
-    t = threading.Timer(0.15, os.kill, (pid, signal.SIGKILL))
-    t0 = time.monotonic()
-    t.start()
-    try:
-        got = x.sum().item()
-    finally:
-        t.join()
-    assert got == xn.sum()
-    assert time.monotonic() - t0 < 60
-    assert ex.recovery_stats()["count"] >= before + 1
-    assert x.sum().item() == xn.sum()
-    np.testing.assert_allclose(b.numpy(), a.numpy() @ a.numpy())
-
-
 def test_a_worker_lost_during_a_wire_read_is_recovered():
     ex = _ex()
-    _kill_during_a_read(ex, (0, 1))
+    kill_during_a_read(ex, (0, 1))
     assert ex._wire_ok()  # the wire reaches the replacement
 
 
@@ -133,14 +102,8 @@ def test_a_worker_lost_during_a_wire_read_is_recovered():
 def relayed(ray_cluster, monkeypatch):
     monkeypatch.setattr(ray_executor, "RELAY_MIN", 2)  # 4 workers: one relay serves them all
     monkeypatch.setattr(relay, "WIRE_MAX", 4)
-    st.shutdown()
-    st.init(address=ray_cluster.address, num_workers=4, min_shard_bytes=0)
-    try:
-        yield _ex()
-    finally:
-        st.shutdown()
-        monkeypatch.undo()
-        st.init(address=ray_cluster.address, num_workers=4, min_shard_bytes=0)
+    with own_session(ray_cluster, monkeypatch, num_workers=4) as ex:
+        yield ex
 
 
 def test_wire_reads_behind_relays(relayed):
@@ -161,4 +124,4 @@ def test_wire_reads_behind_relays(relayed):
 
 
 def test_a_worker_lost_behind_relays_during_a_wire_read(relayed):
-    _kill_during_a_read(relayed, (0, 1, 2))
+    kill_during_a_read(relayed, (0, 1, 2))

@@ -22,9 +22,9 @@ from sharded.runtime.net import channel, mailbox
 from sharded.runtime.net.channel import MAGIC, Refused
 from sharded.runtime.net.mailbox import Mailbox, abort_all
 from sharded.runtime.net.wire import Wire
+from tests.support.nettools import HELLO, Impostor, Relay, drain, until
 
 KEY = bytes(range(32))
-HELLO = channel._HELLO.size  # magic, role, target, nonce
 MiB = 1 << 20
 
 
@@ -67,25 +67,6 @@ def _outcome(rx, data: bytes) -> str:
     except Refused as e:
         return e.kind
     return "taken"
-
-
-def _until(cond, limit=10.0):
-    deadline = time.monotonic() + limit
-    while not cond() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return cond()
-
-
-def _drain(s, limit=5.0) -> bytes:
-    """Everything ``s`` receives until its peer closes (a reset counts as closed)."""
-    s.settimeout(limit)
-    out = bytearray()
-    try:
-        while chunk := s.recv(65536):
-            out += chunk
-    except ConnectionResetError:
-        pass
-    return bytes(out)
 
 
 @pytest.fixture()
@@ -144,56 +125,10 @@ def test_the_wrong_target_is_refused_before_the_listener_says_anything():
     t = threading.Thread(target=listen)
     t.start()
     a.sendall(channel._HELLO.pack(MAGIC, b"D", 2, os.urandom(32)))
-    assert _drain(a) == b""  # no nonce, no proof: nothing for a prober to work on
+    assert drain(a) == b""  # no nonce, no proof: nothing for a prober to work on
     t.join(5)
     assert got
     a.close()
-
-
-class _Relay:
-    """A man in the middle on loopback: passes one dialler's bytes to ``dest`` (with the
-    hello's target changed to ``retarget``, if given) and back, keeps what the dialler sent,
-    and can add bytes of its own to the dialler's stream (:meth:`inject`)."""
-
-    def __init__(self, dest, retarget=None):
-        self.srv = socket.create_server(("127.0.0.1", 0))
-        self.address = self.srv.getsockname()[:2]
-        self.dest, self.retarget, self.sent, self.up = dest, retarget, bytearray(), None
-        threading.Thread(target=self._run, daemon=True).start()
-
-    def _run(self):
-        down, _ = self.srv.accept()
-        self.up = up = socket.create_connection(self.dest)
-        hello = bytearray()
-        while len(hello) < HELLO and (chunk := down.recv(HELLO - len(hello))):
-            hello += chunk
-        self.sent += hello
-        if self.retarget is not None:
-            struct.pack_into("<I", hello, len(MAGIC) + 1, self.retarget)
-        up.sendall(hello)
-        threading.Thread(target=self._pipe, args=(up, down, None), daemon=True).start()
-        self._pipe(down, up, self.sent)
-
-    @staticmethod
-    def _pipe(src, dst, keep):
-        try:
-            while chunk := src.recv(65536):
-                if keep is not None:
-                    keep += chunk
-                dst.sendall(chunk)
-        except OSError:
-            pass
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def inject(self, data):
-        self.up.sendall(data)
-
-    def close(self):
-        self.srv.close()
 
 
 @pytest.mark.parametrize("retarget", [None, 2])
@@ -213,7 +148,7 @@ def test_a_connection_relayed_to_another_worker_is_refused(retarget):
 
     t = threading.Thread(target=listen)
     t.start()
-    relay = _Relay(srv.getsockname()[:2], retarget)
+    relay = Relay(srv.getsockname()[:2], retarget)
     with pytest.raises(Refused, match="handshake"):
         channel.dial(relay.address, KEY, b"D", 3)
     t.join(5)
@@ -300,40 +235,11 @@ def test_a_frame_that_announces_400_mib_and_sends_little_allocates_little(where)
 
 
 # ------------------------------------------------------------------ the mailbox under attack
-class _Impostor:
-    """Listens where a lost worker was: keeps every dialler's bytes, answers a hello with
-    random bytes (it cannot prove anything), reads until the dialler hangs up."""
-
-    def __init__(self):
-        self.srv = socket.create_server(("127.0.0.1", 0))
-        self.address, self.got = self.srv.getsockname()[:2], []
-        threading.Thread(target=self._run, daemon=True).start()
-
-    def _run(self):
-        while True:
-            try:
-                conn, _ = self.srv.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
-
-    def _one(self, conn):
-        conn.settimeout(5)
-        data = bytearray()
-        while len(data) < HELLO and (chunk := conn.recv(HELLO - len(data))):
-            data += chunk
-        if len(data) == HELLO:
-            conn.sendall(os.urandom(64))
-            data += _drain(conn)
-        self.got.append(bytes(data))
-        conn.close()
-
-
 def test_a_dialler_tells_a_stranger_a_hello_and_nothing_that_authenticates(box):
     """Every way the session dials a mailbox (an abort, the driver's wire, a peer's partial),
     pointed at a stranger: it gets the protocol's magic, the role, the worker number and a
     fresh nonce, never the key; each hello replayed to the real worker 3 is refused there."""
-    imp = _Impostor()
+    imp = Impostor()
     abort_all({3: imp.address}, KEY, 0, 5)
     wire = Wire(KEY)
     wire.set_addrs({3: imp.address})
@@ -341,7 +247,7 @@ def test_a_dialler_tells_a_stranger_a_hello_and_nothing_that_authenticates(box):
     peer = Mailbox("127.0.0.1", 0)
     peer.set_peers({3: imp.address}, KEY)
     peer.send(3, MailTag(0, 1, 0, 0, 1), [np.arange(3.0)])
-    assert _until(lambda: len(imp.got) == 3)
+    assert until(lambda: len(imp.got) == 3)
     assert wire.counts["handshakes_refused"] == 1 and peer.counts()["handshakes_refused"] == 1
     roles = []
     for got in imp.got:
@@ -353,11 +259,11 @@ def test_a_dialler_tells_a_stranger_a_hello_and_nothing_that_authenticates(box):
         s.sendall(got)  # replayed to the real worker 3 ...
         assert len(_recv_n(s, 64)) == 64
         s.sendall(nonce)  # ... which wants a proof over its own fresh nonce
-        assert _drain(s) == b""
+        assert drain(s) == b""
         s.close()
     assert sorted(roles) == [b"D", b"D", b"P"]
     assert len({g[-32:] for g in imp.got}) == 3  # fresh nonces
-    assert _until(lambda: box.counts()["handshakes_refused"] == 3)
+    assert until(lambda: box.counts()["handshakes_refused"] == 3)
     assert box.ran == [] and box.pending() == 0
     wire.close(), peer.close(), imp.srv.close()
 
@@ -371,7 +277,7 @@ def test_a_captured_session_replays_nowhere(box):
     """A batch the driver's wire sent through an eavesdropper runs once: its bytes replayed on
     a new connection fail the handshake, its frame injected again into the same stream
     fails the sequence number, and sent on a new authenticated connection fails the MAC."""
-    relay = _Relay(box.address)
+    relay = Relay(box.address)
     wire = Wire(KEY)
     wire.set_addrs({3: relay.address})
     r, _ = wire.send(3, 7, [], 0, 5.0)
@@ -381,15 +287,15 @@ def test_a_captured_session_replays_nowhere(box):
     frame = captured[HELLO + 32 :]  # after the hello and the proof
     s = socket.create_connection(box.address)
     s.sendall(captured)
-    _drain(s)
+    drain(s)
     s.close()
-    assert _until(lambda: box.counts()["handshakes_refused"] == 1)
+    assert until(lambda: box.counts()["handshakes_refused"] == 1)
     relay.inject(frame)  # the same frame again, in the same stream
-    assert _until(lambda: box.counts()["frames_refused"] == 1)
+    assert until(lambda: box.counts()["frames_refused"] == 1)
     ch = channel.dial(box.address, KEY, b"D", 3)
     ch.sock.sendall(frame)
     assert ch.sock.recv(1) == b""  # refused: closed
-    assert _until(lambda: box.counts()["frames_refused"] == 2)
+    assert until(lambda: box.counts()["frames_refused"] == 2)
     assert box.ran == [7]
     wire.close(), ch.close(), relay.close()
 
@@ -404,18 +310,18 @@ def test_idle_connections_are_capped_then_dropped(monkeypatch):
         for _ in range(300):
             socks.append(socket.create_connection(b.address))
             peak = max(peak, threading.active_count())
-        assert _until(lambda: sum(b.counts().values()) >= 300 - mailbox.MAX_PENDING, 3.0)
+        assert until(lambda: sum(b.counts().values()) >= 300 - mailbox.MAX_PENDING, 3.0)
         early = b.counts()
         peak = max(peak, threading.active_count())
         assert peak <= base + 1 + mailbox.MAX_PENDING  # the accept loop, the held ones
         if time.monotonic() - t0 < channel.HANDSHAKE_S:  # (none timed out yet)
             assert early["busy_refused"] == 300 - mailbox.MAX_PENDING
-        assert _until(lambda: sum(b.counts().values()) == 300, channel.HANDSHAKE_S + 5)
+        assert until(lambda: sum(b.counts().values()) == 300, channel.HANDSHAKE_S + 5)
         assert b.counts()["handshakes_refused"] >= mailbox.MAX_PENDING - 1
         for s in socks:  # every one was closed by the mailbox
-            assert _drain(s, 1.0) == b""
+            assert drain(s, 1.0) == b""
             s.close()
-        assert _until(lambda: threading.active_count() <= base + 1)
+        assert until(lambda: threading.active_count() <= base + 1)
         ch = channel.dial(b.address, KEY, b"P", 0)  # still serving
         ch.send(Deliver(MailTag(0, 1, 0, 0, 1), ["ok"]))
         assert b.take(MailTag(0, 1, 0, 0, 1), 5.0) == ["ok"]
@@ -513,9 +419,9 @@ def test_a_large_announcement_costs_a_mailbox_little(box):
         s = socket.create_connection(box.address)  # the old protocol's token and head
         s.sendall(os.urandom(16) + struct.pack("<QI", 400 * MiB, 0))
         s.shutdown(socket.SHUT_WR)
-        _drain(s)
+        drain(s)
         s.close()
-        assert _until(lambda: box.counts()["handshakes_refused"] == 1)
+        assert until(lambda: box.counts()["handshakes_refused"] == 1)
         s = socket.create_connection(box.address)  # a hello not of this protocol, and a head
         bad = channel._HELLO.pack(b"sharded0", b"D", 3, os.urandom(32))
         s.sendall(bad + channel._HEAD.pack(0, 400 * MiB, 0) + b"x" * 4096)
@@ -523,11 +429,11 @@ def test_a_large_announcement_costs_a_mailbox_little(box):
         with pytest.raises(ConnectionResetError):  # closed with the head unread: a reset
             s.recv(1)
         s.close()
-        assert _until(lambda: box.counts()["handshakes_refused"] == 2)
+        assert until(lambda: box.counts()["handshakes_refused"] == 2)
         ch = channel.dial(box.address, KEY, b"P", 3)
         ch.sock.sendall(channel._HEAD.pack(0, channel.MAX_FRAME + 1, 0))
-        assert _drain(ch.sock) == b""
-        assert _until(lambda: box.counts()["frames_refused"] == 1)
+        assert drain(ch.sock) == b""
+        assert until(lambda: box.counts()["frames_refused"] == 1)
         ch.close()
         ch = channel.dial(box.address, KEY, b"P", 3)
         before = tracemalloc.get_traced_memory()[0]
@@ -545,9 +451,9 @@ def test_a_deliver_under_a_tag_that_is_not_a_mailtag_is_refused(box):
     for tag in (5, ("c", 1, 0, 0, 1), MailTag(0, "x", 0, 0, 1)):
         ch = channel.dial(box.address, KEY, b"P", 3)
         ch.send(Deliver(tag, [1]))
-        assert _drain(ch.sock) == b""
+        assert drain(ch.sock) == b""
         ch.close()
-    assert _until(lambda: box.counts()["frames_refused"] == 3)
+    assert until(lambda: box.counts()["frames_refused"] == 3)
     assert box.pending() == 0
     box.expire(0, 10)
     ch = channel.dial(box.address, KEY, b"P", 3)

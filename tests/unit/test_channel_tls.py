@@ -25,6 +25,7 @@ from sharded.runtime.net import channel, tls
 from sharded.runtime.net.channel import Refused
 from sharded.runtime.net.mailbox import Mailbox, abort_all
 from sharded.runtime.net.wire import Wire
+from tests.support.nettools import Tap, check_answers_in_order, echo, send_cut_answers, until
 
 KEY = bytes(range(32))
 MARK = b"\x8f\x13sharded-marker\x13\x8f" * 4
@@ -45,42 +46,6 @@ def _box(ident, t, peers=None):
     b = Mailbox("127.0.0.1", ident)
     b.set_peers(peers or {}, KEY, t)
     return b
-
-
-def _until(cond, limit=5.0):
-    deadline = time.monotonic() + limit
-    while not cond() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return cond()
-
-
-class _Tap:
-    """Passes one connection's bytes both ways between a dialler and ``dest``, keeping them."""
-
-    def __init__(self, dest):
-        self.srv = socket.create_server(("127.0.0.1", 0))
-        self.address = self.srv.getsockname()[:2]
-        self.dest, self.seen = dest, bytearray()
-        threading.Thread(target=self._run, daemon=True).start()
-
-    def _run(self):
-        down, _ = self.srv.accept()
-        up = socket.create_connection(self.dest)
-        threading.Thread(target=self._pipe, args=(up, down), daemon=True).start()
-        self._pipe(down, up)
-
-    def _pipe(self, src, dst):
-        try:
-            while chunk := src.recv(65536):
-                self.seen += chunk
-                dst.sendall(chunk)
-        except OSError:
-            pass
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
 # ------------------------------------------------------------------ channels and mailboxes
@@ -115,7 +80,7 @@ def test_a_channel_round_trip_runs_tls13_both_ways(session):
 def test_nothing_readable_travels(session, plain):
     """A tap between two mailboxes sees the marker in the clear without TLS, never with it."""
     a, b = _box(0, None if plain else session), _box(1, None if plain else session)
-    tap = _Tap(b.address)
+    tap = Tap(b.address)
     a.set_peers({1: tap.address}, KEY, None if plain else session)
     a.send(1, MailTag("c", 1, 0, 0, 1), [MARK, np.frombuffer(MARK, np.uint8)])
     assert b.take(MailTag("c", 1, 0, 0, 1), 5.0)[0] == MARK
@@ -123,7 +88,7 @@ def test_nothing_readable_travels(session, plain):
     assert (MARK in tap.seen) == plain
     if not plain:
         assert tap.seen[0] == 0x16  # (a TLS handshake record comes first)
-    a.close(), b.close()
+    a.close(), b.close(), tap.close()
 
 
 def test_mailboxes_deliver_worker_to_worker_over_tls(session):
@@ -147,12 +112,12 @@ def test_a_dialler_with_another_sessions_certificate_is_refused(session, other):
     box.runner = lambda after, timeout, cmds: (ran.append(1), [])[1]
     with pytest.raises(Refused, match="TLS"):
         channel.dial(box.address, KEY, b"D", 3, tls=other)
-    assert _until(lambda: box.counts()["handshakes_refused"] == 1)
+    assert until(lambda: box.counts()["handshakes_refused"] == 1, 5.0)
     wire = Wire(KEY, other)  # the driver's wire: through Ray, not a lost worker
     wire.set_addrs({3: box.address})
     assert wire.send(3, 0, [], 0, 5.0) is None
     assert wire.counts["handshakes_refused"] == 1 and not wire.busy()
-    assert _until(lambda: box.counts()["handshakes_refused"] == 2) and not ran
+    assert until(lambda: box.counts()["handshakes_refused"] == 2, 5.0) and not ran
     wire.close(), box.close()
 
 
@@ -172,7 +137,7 @@ def test_plaintext_and_tls_do_not_meet(session):
         box.runner = lambda after, timeout, cmds: (ran.append(1), [])[1]
         with pytest.raises(OSError):  # (Refused, or the mailbox's reset)
             channel.dial(box.address, KEY, b"D", 3, tls=dial_tls)
-        assert _until(lambda b=box: b.counts()["handshakes_refused"] == 1)
+        assert until(lambda b=box: b.counts()["handshakes_refused"] == 1, 5.0)
         box.close()
     assert not ran
 
@@ -189,17 +154,12 @@ def test_a_silent_peer_bounds_the_tls_handshake(session):
 # ------------------------------------------------------------------ the driver's wire
 def test_wire_answers_come_in_order_over_tls(session):
     box = _box(0, session)
-    box.runner = lambda after, timeout, cmds: ([["e", after]], *cmds)
+    box.runner = echo
     wire = Wire(KEY, session)
     wire.set_addrs({0: box.address})
     big = np.arange(1_000_000.0)  # 8 MB both ways: the sends wait for room, answers meanwhile
-    sent = [wire.send(0, i, [np.full(3, i), big * i], 2, 5.0) for i in range(6)]
-    wire.wait([r for r, _ in sent], 10.0)
-    for i, (r, parts) in enumerate(sent):
-        assert wire.value(r) == [["e", i]]
-        np.testing.assert_array_equal(wire.value(parts[0]), np.full(3, i))
-        np.testing.assert_array_equal(wire.value(parts[1]), big * i)
-    assert isinstance(wire.conns[0], ssl.SSLSocket) and not wire.busy()
+    check_answers_in_order(wire, big, 6, 10.0)
+    assert isinstance(wire.conns[0], ssl.SSLSocket)
     wire.close(), box.close()
 
 
@@ -217,15 +177,7 @@ def test_wire_takes_answers_cut_in_records_of_any_size(session):
         conn, _ = srv.accept()
         ch, _ = channel.accept(conn, KEY, 0, tls=session)
         s = ch.sock
-        raw = [b"".join(bytes(p) for p in ch.pack(a)) for a in answers]
-        s.sendall(raw[0] + raw[1] + raw[2])  # three answers in one record
-        time.sleep(0.05)
-        for i in range(0, 5000, 1000):  # the large one: its start, slowly, then the rest
-            s.sendall(raw[3][i : i + 1000])
-            time.sleep(0.01)
-        s.sendall(raw[3][5000:] + raw[4][:5])
-        time.sleep(0.05)
-        s.sendall(raw[4][5:])
+        raw = send_cut_answers(ch, answers)  # (answers 0 to 2 in one record)
         time.sleep(0.05)
         s.sendall(raw[5][:-1000])  # all but the end: the wire waits for it blocking
         time.sleep(0.3)

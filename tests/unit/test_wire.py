@@ -13,6 +13,7 @@ from sharded.runtime.driver import recovery
 from sharded.runtime.net import channel
 from sharded.runtime.net.mailbox import Mailbox
 from sharded.runtime.net.wire import Wire, WireLost
+from tests.support.nettools import check_answers_in_order, echo, send_cut_answers, until
 
 KEY = b"0123456789abcdef" * 2
 
@@ -32,16 +33,10 @@ def _wire(box, key=KEY):
 
 
 def test_answers_come_in_order_with_their_exports(box):
-    box.runner = lambda after, timeout, cmds: ([["e", after]], *cmds)
+    box.runner = echo
     wire = _wire(box)
     big = np.arange(300_000.0)  # 2.4 MB: out of band
-    sent = [wire.send(0, i, [np.full(3, i), big * i], 2, 5.0) for i in range(5)]
-    wire.wait([r for r, _ in sent], 5.0)
-    for i, (r, parts) in enumerate(sent):
-        assert wire.value(r) == [["e", i]]
-        np.testing.assert_array_equal(wire.value(parts[0]), np.full(3, i))
-        np.testing.assert_array_equal(wire.value(parts[1]), big * i)
-    assert not wire.busy()
+    check_answers_in_order(wire, big, 5, 5.0)
     wire.close()
 
 
@@ -117,9 +112,7 @@ def test_a_wrong_key_is_refused_and_nothing_runs(box):
     assert wire.send(0, 0, [], 0, 5.0) is None  # (the caller sends it through Ray)
     assert not ran and not wire.busy()
     assert wire.counts["handshakes_refused"] == 1
-    deadline = time.monotonic() + 5  # (the mailbox counts it on its own thread)
-    while box.counts()["handshakes_refused"] < 1 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    until(lambda: box.counts()["handshakes_refused"] >= 1, 5.0)  # (counted on its own thread)
     assert box.counts()["handshakes_refused"] == 1
 
 
@@ -139,15 +132,7 @@ def test_answers_cut_and_joined_in_any_way_arrive_whole():
     def peer():
         conn, _ = srv.accept()
         ch, _ = channel.accept(conn, KEY, 0)
-        raw = [b"".join(bytes(p) for p in ch.pack(a)) for a in answers]
-        conn.sendall(raw[0] + raw[1] + raw[2])  # three answers in one segment
-        time.sleep(0.05)
-        for i in range(0, 5000, 1000):  # the large one: its start, slowly, then the rest
-            conn.sendall(raw[3][i : i + 1000])
-            time.sleep(0.01)
-        conn.sendall(raw[3][5000:] + raw[4][:5])  # ... and the next one's first bytes
-        time.sleep(0.05)
-        conn.sendall(raw[4][5:])
+        send_cut_answers(ch, answers)  # (answers 0 to 2 in one segment)
         time.sleep(1)
         conn.close()
 
