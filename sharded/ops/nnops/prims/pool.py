@@ -21,7 +21,7 @@ from ....core.dataflow import Operand, align, free_temps
 from ....core.dispatch import apply
 from ....core.registry import kernel, nondiff, primitive, vjp
 from ....runtime.commands import Key
-from ..kernels import col2im, fill, right_pad, take, windows
+from ..kernels import col2im, fill, right_pad, take
 from ..plan import (
     Win,
     gather_pieces,
@@ -123,15 +123,55 @@ def _touching(ex, name, g, x, lay, wins, params):
 
 
 # ---------------------------------------------------------------------------- max pool
-def _max_windows(xp, xpad, k, stride, dilation, out_hw):
-    """(n, C, OH, OW, kh*kw) windows of a block padded with the lowest value."""
-    cols = windows(xp, xpad, k, stride, dilation, out_hw)
-    return cols.reshape(cols.shape[:4] + (k[0] * k[1],))  # explicit: blocks may be empty
+def _taps(xpad, k, stride, dilation, out_hw):
+    """``(t, view)`` for each of the ``kh*kw`` taps: the (n, C, OH, OW) strided view of
+    what every window reads at tap ``t`` (row-major in the window). One window's taps land
+    on distinct elements of a view, so a view can be added to in place."""
+    if not (out_hw[0] and out_hw[1]):
+        return
+    (sh, sw), (dh, dw) = stride, dilation
+    for i in range(k[0]):
+        r = i * dh
+        for j in range(k[1]):
+            c = j * dw
+            yield (
+                i * k[1] + j,
+                xpad[
+                    :,
+                    :,
+                    r : r + sh * (out_hw[0] - 1) + 1 : sh,
+                    c : c + sw * (out_hw[1] - 1) + 1 : sw,
+                ],
+            )
+
+
+def _running_max(xp, xpad, k, stride, dilation, out_hw, index=False):
+    """Window maxima of a block padded with the lowest value, one tap at a time (no
+    ``kh*kw`` copy of the block); with ``index``, also each window's tap of torch's choice:
+    the first maximum, but the last NaN (a NaN replaces the running maximum whenever one is
+    met). The tap numbers are kept by arithmetic (``am -= upd * (am - t)``): several times
+    faster than a masked copy."""
+    best = xp.zeros(xpad.shape[:2] + tuple(out_hw), dtype=xpad.dtype)
+    am = xp.zeros(best.shape, dtype=np.int32) if index else None
+    nan = index and xpad.dtype.kind == "f" and bool(xp.isnan(xpad).any())
+    upd = xp.empty(best.shape, dtype=bool) if index else None
+    for t, tap in _taps(xpad, k, stride, dilation, out_hw):
+        if t == 0:
+            best[...] = tap
+            continue
+        if index:
+            xp.greater(tap, best, out=upd)
+            am -= upd * (am - t)
+            if nan:
+                xp.isnan(tap, out=upd)
+                am -= upd * (am - t)
+        xp.maximum(best, tap, out=best)  # NaN propagates
+    return best, am
 
 
 def _argmax(xp, win):
-    """torch's choice in each window: the first maximum, but the last NaN (a NaN replaces
-    the running maximum whenever one is met)."""
+    """torch's choice in each window (along the last axis): the first maximum, but the last
+    NaN."""
     am = xp.argmax(win, axis=-1)
     if win.dtype.kind == "f":
         nan = xp.isnan(win)
@@ -158,10 +198,7 @@ def _padded_max(xp, pieces, places, shape, pads, dtype):
 def max_pool2d_block(xp, *pieces, places, shape, pads, dtype, k, stride, dilation, o0, out_hw):
     """Window maxima of one output block (NaN propagates), from its input region's pieces."""
     xpad = _padded_max(xp, pieces, places, shape, pads, dtype)
-    win = _max_windows(xp, xpad, k, stride, dilation, out_hw)
-    if win.shape[-1] == 0 or win.size == 0:
-        return xp.zeros(win.shape[:4], dtype)
-    return xp.ascontiguousarray(xp.take_along_axis(win, _argmax(xp, win)[..., None], -1)[..., 0])
+    return _running_max(xp, xpad, k, stride, dilation, out_hw)[0]
 
 
 @kernel
@@ -171,8 +208,7 @@ def max_pool2d_index(xp, *pieces, places, shape, pads, dtype, k, stride, dilatio
     padding before H and W; ``width``: the input's W)."""
     org = [o0[a] * stride[a] - before[a] for a in range(2)]  # where the first window starts
     xpad = _padded_max(xp, pieces, places, shape, pads, dtype)
-    win = _max_windows(xp, xpad, k, stride, dilation, out_hw)
-    am = _argmax(xp, win) if win.size else xp.zeros(win.shape[:4], np.int64)
+    am = _running_max(xp, xpad, k, stride, dilation, out_hw, index=True)[1].astype(np.int64)
     i, j = am // k[1], am % k[1]
     r = org[0] + xp.arange(out_hw[0]).reshape(-1, 1) * stride[0] + i * dilation[0]
     c = org[1] + xp.arange(out_hw[1]).reshape(1, -1) * stride[1] + j * dilation[1]
@@ -203,14 +239,15 @@ def max_pool2d_grad_block(xp, *pieces, gplaces, gshape, places, shape, pads, dty
                           dilation, org, lo, hw):  # fmt: skip
     """The input gradient over rows/columns ``[lo, lo + hw)``: each output gradient of the
     windows reaching into it (``pieces``: theirs, then the input region they read) added
-    onto its window's chosen maximum."""
+    onto its window's chosen maximum, tap by tap."""
     ng = len(gplaces)
     g = fill(xp, pieces[:ng], gplaces, gshape, ((0, 0), (0, 0)), 0, dtype)
     xpad = _padded_max(xp, pieces[ng:], places, shape, pads, dtype)
-    win = _max_windows(xp, xpad, k, stride, dilation, gshape[2:])
-    hot = _onto(xp, win, g)
-    cols = hot.reshape(hot.shape[:4] + tuple(k)) if k[0] * k[1] else hot
-    buf = col2im(xp, cols, xpad.shape, stride, dilation)
+    am = _running_max(xp, xpad, k, stride, dilation, gshape[2:], index=True)[1]
+    buf = xp.zeros(xpad.shape, dtype=g.dtype)
+    zero = xp.zeros((), g.dtype)
+    for t, view in _taps(buf, k, stride, dilation, gshape[2:]):
+        view += xp.where(am == t, g, zero)  # a NaN gradient stays on its maximum
     return take(xp, buf, org, lo, hw)
 
 
@@ -257,11 +294,14 @@ def avg_pool2d_block(xp, *pieces, places, shape, pads, dtype, k, stride, pad, in
     """Window sums over the divisors (integers truncate, as torch's integer division) of
     one output block, from its input region's pieces."""
     xpad = fill(xp, pieces, places, shape, pads, 0, dtype)
-    cols = windows(xp, xpad, k, stride, (1, 1), out_hw)
     div = _divisor(xp, in_hw, k, stride, pad, o0, out_hw, count_include_pad, divisor_override)
-    if xpad.dtype.kind == "f":
-        return xp.ascontiguousarray(cols.sum(axis=(4, 5)) / div.astype(xpad.dtype))
-    s = cols.sum(axis=(4, 5), dtype=np.int64)
+    flt = xpad.dtype.kind == "f"
+    acc = np.promote_types(xpad.dtype, np.float32) if flt else np.int64  # half sums in float
+    s = xp.zeros(xpad.shape[:2] + tuple(out_hw), dtype=acc)
+    for _, tap in _taps(xpad, k, stride, (1, 1), out_hw):  # tap by tap: no kh*kw copy
+        s += tap
+    if flt:
+        return (s / div.astype(acc)).astype(xpad.dtype, copy=False)
     q = xp.abs(s) // div.astype(np.int64)
     return (xp.sign(s) * q).astype(xpad.dtype)
 
