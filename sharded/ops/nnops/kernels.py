@@ -16,6 +16,7 @@ for 16->16 channels (4x16x64x64, 3x3: 2.6 ms, per-tap GEMMs 2.9 ms, whole im2col
 from __future__ import annotations
 
 BLOCK = 1 << 17  # im2col elements per GEMM (1 MiB of float64): the copy stays in cache
+DEVICE_BLOCK = 1 << 24  # on a GPU: big GEMMs, few launches (128 MiB of float64 at most)
 
 
 def windows(xp, x, k, stride, dilation, out_hw):
@@ -110,18 +111,19 @@ def take(xp, buf, org, lo, hw):
 
 
 # ------------------------------------------------------------------ convolution GEMMs
-def _blocks(n, oh, per_row, min_rows=1):
+def _blocks(xp, n, oh, per_row, min_rows=1):
     """(images, rows) slices of an (n, oh) grid of output rows, each about :data:`BLOCK`
-    im2col elements (``per_row`` per output row): whole images while they fit, else rows
-    (at least ``min_rows``)."""
+    im2col elements (``per_row`` per output row; :data:`DEVICE_BLOCK` on a GPU): whole
+    images while they fit, else rows (at least ``min_rows``)."""
     if n == 0 or oh == 0 or per_row == 0:
         return
-    if per_row * oh <= BLOCK:
-        nb = max(1, BLOCK // (per_row * oh))
+    block = BLOCK if xp.__name__ == "numpy" else DEVICE_BLOCK
+    if per_row * oh <= block:
+        nb = max(1, block // (per_row * oh))
         for a in range(0, n, nb):
             yield slice(a, min(n, a + nb)), slice(0, oh)
         return
-    rb = max(min_rows, BLOCK // per_row)
+    rb = max(min_rows, block // per_row)
     for a in range(n):
         for r in range(0, oh, rb):
             yield slice(a, a + 1), slice(r, min(oh, r + rb))
@@ -144,7 +146,7 @@ def conv_forward(xp, xpad, w, stride, dilation, groups, out_hw):
     out = xp.empty((n, o) + tuple(out_hw), dtype=xpad.dtype)
     cols = windows(xp, xpad, (kh, kw), stride, dilation, out_hw)
     wm = w.reshape(groups, o // groups, cg * kh * kw)
-    for ns, rs in _blocks(n, out_hw[0], groups * cg * kh * kw * out_hw[1]):
+    for ns, rs in _blocks(xp, n, out_hw[0], groups * cg * kh * kw * out_hw[1]):
         res = xp.matmul(wm, _im2col(xp, cols, ns, rs, groups))  # (G, Og, nb*rb*OW)
         nb, rb = ns.stop - ns.start, rs.stop - rs.start
         out[ns, :, rs] = xp.moveaxis(res.reshape(o, nb, rb, out_hw[1]), 0, 1)
@@ -169,7 +171,7 @@ def conv_grad_input(xp, g, w, stride, dilation, groups, hw):
     wt = w.reshape(groups, og, cg * kh * kw).transpose(0, 2, 1)  # (G, K, Og)
     (sh, sw), (dh, dw) = stride, dilation
     # at least 8 rows a block: kh*kw strided adds per block are the loop's cost here
-    for ns, rs in _blocks(n, oh, c * kh * kw * ow, min_rows=8):
+    for ns, rs in _blocks(xp, n, oh, c * kh * kw * ow, min_rows=8):
         nb, rb = ns.stop - ns.start, rs.stop - rs.start
         gb = g[ns, :, rs].reshape(nb, groups, og, rb * ow).transpose(1, 2, 0, 3)
         d = xp.matmul(wt, gb.reshape(groups, og, nb * rb * ow))
@@ -191,7 +193,7 @@ def conv_grad_weight(xp, xpad, g, k, stride, dilation, groups):
     cols = windows(xp, xpad, k, stride, dilation, (oh, ow))
     kk = (c // groups) * k[0] * k[1]
     dw = xp.zeros((groups, o // groups, kk), dtype=g.dtype)
-    for ns, rs in _blocks(n, oh, c * k[0] * k[1] * ow):
+    for ns, rs in _blocks(xp, n, oh, c * k[0] * k[1] * ow):
         nb, rb = ns.stop - ns.start, rs.stop - rs.start
         gb = g[ns, :, rs].reshape(nb, groups, o // groups, rb * ow).transpose(1, 2, 0, 3)
         gb = gb.reshape(groups, o // groups, nb * rb * ow)
