@@ -60,12 +60,6 @@ def pad_block(xp, x, pads, value=0):
     return xp.pad(x, ((0, 0), (0, 0)) + tuple(tuple(p) for p in pads), constant_values=value)
 
 
-def crop(a, pads, hw):
-    """The inverse of :func:`pad_block` for a gradient: the (H, W) = ``hw`` interior."""
-    (t, _), (left, _) = pads
-    return a[:, :, t : t + hw[0], left : left + hw[1]]
-
-
 def right_pad(n, k, s, p, d, out):
     """Padding after the end that the last of ``out`` windows reads (ceil_mode's overhang),
     so the kernel can take all windows from one padded block."""
