@@ -3,9 +3,11 @@ as ``torch.nn.functional``: ``max_pool1d/2d`` (with ``return_indices``), ``avg_p
 ``adaptive_avg_pool1d/2d``, ``adaptive_max_pool1d/2d``.
 
 Every window lies inside one image and one channel, so shards split along N or C pool where
-they are (the primitives of :mod:`.prims.pool`); a split along H or W is resharded to a batch
-split first. The 1-D forms are the 2-D ones over rows of height 1. Arguments are checked, with
-torch's messages, before anything is queued.
+they are (the primitives of :mod:`.prims.pool`); max and average pooling keep a split along
+H or W too, each shard reading the halo rows its windows reach from its neighbours
+(:func:`.plan.window_layout` says when a batch split is taken instead); the adaptive pools
+reshard such a split to a batch split first. The 1-D forms are the 2-D ones over rows of
+height 1. Arguments are checked, with torch's messages, before anything is queued.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from ... import dtypes as D
 from ...core.dispatch import apply, as_tensor, is_tensor
 from ...errors import ArgumentError, DTypeError, ShapeError, UnsupportedDType
 from .kernels import right_pad
-from .plan import batch_layout, pool_out
+from .plan import Win, batch_layout, pool_out, window_layout
 
 __all__ = [
     "max_pool1d",
@@ -38,9 +40,9 @@ def _ints(v, n, name, op):
     return (int(v),) * n
 
 
-def _input(op, input, nd):
-    """The input as a 4-D tensor split at most along N and C, and how to undo the
-    reshaping (``(batched, nd)``)."""
+def _input(op, input, nd, reshard=True):
+    """The input as a 4-D tensor (with ``reshard``, split at most along N and C), and
+    whether it was batched."""
     x = input if is_tensor(input) else as_tensor(input)
     if x.ndim not in (nd + 1, nd + 2) or any(s == 0 for s in x.shape[1 - (x.ndim == nd + 1) :]):
         raise ShapeError(
@@ -54,10 +56,18 @@ def _input(op, input, nd):
         x = x.unsqueeze(0)
     if nd == 1:
         x = x.unsqueeze(2)
-    want = batch_layout(x.layout, keep=(0, 1))
+    want = batch_layout(x.layout, keep=(0, 1)) if reshard else None
     if want is not None:  # rows or columns split: pool whole images where they are
         x = apply("reshard", x, want)
     return x, batched
+
+
+def _placed(x, k, s, d, pads, out_hw):
+    """``x`` where max/average pooling runs: as it is, or split along the batch where
+    :func:`.plan.window_layout` says so."""
+    wins = [Win(x.shape[2 + a], k[a], s[a], d[a], *pads[a], out_hw[a]) for a in range(2)]
+    want = window_layout(x.layout, wins, keep=(0, 1))
+    return x if want is None else apply("reshard", x, want)
 
 
 def _output(t, batched, nd):
@@ -107,10 +117,11 @@ def _out_hw(op, x, k, s, p, d, ceil_mode):
 
 def _max_pool(op, nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     k, s, p, d = _window_args(op, nd, kernel_size, stride, padding, dilation)
-    x, batched = _input(op, input, nd)
+    x, batched = _input(op, input, nd, reshard=False)
     out_hw = _out_hw(op, x, k, s, p, d, ceil_mode)
     hw = tuple(x.shape[2:])
     pads = tuple((p[a], right_pad(hw[a], k[a], s[a], p[a], d[a], out_hw[a])) for a in (0, 1))
+    x = _placed(x, k, s, d, pads, out_hw)
     args = (k, s, pads, d, out_hw)
     out = _output(apply("max_pool2d", x, *args), batched, nd)
     if not return_indices:
@@ -156,8 +167,11 @@ def _avg_pool(op, nd, input, kernel_size, stride, padding, ceil_mode, cip, divis
     k, s, p, d = _window_args(op, nd, kernel_size, stride, padding, 1)
     if divisor_override is not None and divisor_override == 0:
         raise ArgumentError("divisor must be not zero")
-    x, batched = _input(op, input, nd)
+    x, batched = _input(op, input, nd, reshard=False)
     out_hw = _out_hw(op, x, k, s, p, d, ceil_mode)
+    hw = tuple(x.shape[2:])
+    pads = tuple((p[a], right_pad(hw[a], k[a], s[a], p[a], 1, out_hw[a])) for a in (0, 1))
+    x = _placed(x, k, s, d, pads, out_hw)
     out = apply("avg_pool2d", x, k, s, p, out_hw, bool(cip), divisor_override)
     return _output(out, batched, nd)
 

@@ -1,11 +1,21 @@
 """Convolutions: ``conv1d`` and ``conv2d`` (``st.nn.functional``), torch's cross-correlation
 with stride, padding (ints or ``'valid'``/``'same'``), dilation and groups.
 
-Data parallel: the input is split along the batch dim (any other split is resharded to one
-first) and the weight is replicated on the workers, so each worker convolves its own rows:
-im2col as a strided view of the padded block and one GEMM per group. The input's gradient
-is local the same way (col2im of ``g @ W``); the weight's is a partial sum per shard, summed
-across the workers by the reduction tree (``sum(0)`` of a stack split one entry per shard).
+Each shard of the input convolves where it lives, with the weight replicated on the workers.
+A split along N is local as it is. A split along H or W is kept: each output shard takes the
+windows centred from its input shard's first row on (for a 'same' convolution: the same
+rows; with a stride, padding or dilation the nearest window: :meth:`~..plan.Win.cut`), and
+its worker reads the rows of its neighbours that those windows reach (the halo) from them,
+worker to worker. A split along the channels is resharded to a batch split first, and so is
+a window longer than a shard of H or W where the batch has an image per shard
+(:func:`~..plan.window_layout`). The kernel lays its own rows, the halos and the zero
+padding into one block and multiplies the weight with im2col blocks a few rows at a time
+(:func:`~..kernels.conv_forward`).
+
+The input's gradient is local the same way: each input shard reads the output-gradient rows
+whose windows reach into it (col2im of ``g @ W``); the weight's is a partial sum per shard
+over its output rows (with the forward's halo), summed across the workers by the reduction
+tree (``sum(0)`` of a stack split one entry per shard).
 """
 
 from __future__ import annotations
@@ -16,9 +26,16 @@ from ....core.dispatch import apply, as_tensor, is_tensor
 from ....core.registry import kernel, nondiff, primitive, vjp
 from ....errors import ArgumentError, DTypeError, ShapeError
 from ....layout import Layout
-from ....runtime.commands import Key
-from ..kernels import col2im, crop, pad_block, windows
-from ..plan import batch_layout, out_layout, submit_local
+from ..kernels import conv_forward, conv_grad_input, conv_grad_weight, fill, take
+from ..plan import (
+    Win,
+    gather_pieces,
+    out_layout,
+    submit_each,
+    touching_regions,
+    window_layout,
+    window_regions,
+)
 
 __all__ = ["conv1d", "conv2d"]
 
@@ -31,27 +48,13 @@ def _out_hw(hw, k, stride, pads, dilation):
     )
 
 
-def _groups(n, groups):
-    step = n // groups
-    return [slice(g * step, (g + 1) * step) for g in range(groups)]
-
-
-@kernel
-def conv2d_block(xp, x, w, stride, pads, dilation, groups):
-    """Cross-correlation of an (n, C, H, W) block with the (O, C/groups, kh, kw) weight:
-    one ``tensordot`` (a GEMM over the im2col view) per group."""
-    xpad = pad_block(xp, x, pads)
-    k = w.shape[2:]
-    cols = windows(xp, xpad, k, stride, dilation, _out_hw(x.shape[2:], k, stride, pads, dilation))
-    cs, os_ = _groups(x.shape[1], groups), _groups(w.shape[0], groups)
-    parts = [xp.tensordot(cols[:, c], w[o], axes=([1, 4, 5], [1, 2, 3])) for c, o in zip(cs, os_)]
-    out = parts[0] if groups == 1 else xp.concatenate(parts, axis=-1)  # (n, OH, OW, O)
-    return xp.ascontiguousarray(xp.moveaxis(out, -1, 1)).astype(x.dtype, copy=False)
-
-
-def _conv2d_spec(x, w, stride, pads, dilation, groups):
-    oh, ow = _out_hw(x.shape[2:], w.shape[2:], stride, pads, dilation)
-    return (x.shape[0], w.shape[0], oh, ow), x.dtype
+def _wins(xshape, k, stride, pads, dilation):
+    """The windows of H and W (:class:`~..plan.Win`)."""
+    out = _out_hw(xshape[2:], k, stride, pads, dilation)
+    return tuple(
+        Win(xshape[2 + a], k[a], stride[a], dilation[a], pads[a][0], pads[a][1], out[a])
+        for a in range(2)
+    )
 
 
 def _whole(ex, t, lay):
@@ -60,67 +63,95 @@ def _whole(ex, t, lay):
     return fetch_regions(ex, t, [(w, full) for w, _, _ in lay.shards()])
 
 
+def _input_blocks(ex, x, wins, oshape):
+    """The output layout of windows ``wins`` over ``x`` and, per shard, the pieces of the
+    input region its windows read, with the parameters :func:`_block` needs."""
+    lay = x._layout
+    out = out_layout(lay, oshape, (0,), wins)
+    regs = window_regions(lay, out, wins, whole_channels=True)
+    args, places, temps = gather_pieces(ex, x, [(w, reg) for w, reg, _ in regs])
+    params = [
+        {"places": pl, "shape": tuple(hi - lo for lo, hi in reg), "pads": pads}
+        for (_, reg, pads), pl in zip(regs, places)
+    ]
+    return out, args, params, temps
+
+
+def _block(xp, pieces, places, shape, pads, dtype):
+    return fill(xp, pieces, places, shape, pads, 0, dtype)
+
+
+@kernel
+def conv2d_block(xp, w, *pieces, places, shape, pads, stride, dilation, groups, out_hw):
+    """Cross-correlation of one output block: the input region's ``pieces`` (own rows and
+    halos) laid into one zero-padded block, times the (O, C/groups, kh, kw) weight."""
+    xpad = _block(xp, pieces, places, shape, pads, w.dtype)
+    return conv_forward(xp, xpad, w, stride, dilation, groups, out_hw)
+
+
+def _conv2d_spec(x, w, stride, pads, dilation, groups):
+    oh, ow = _out_hw(x.shape[2:], w.shape[2:], stride, pads, dilation)
+    return (x.shape[0], w.shape[0], oh, ow), x.dtype
+
+
 @primitive("conv2d", kernels=[conv2d_block], out_spec=_conv2d_spec, kind="linalg")
 def _conv2d_plan(ex, x, w, stride, pads, dilation, groups):
-    """Each shard of ``x`` (replicated or split along N only) convolved where it lives."""
-    lay = x._layout
+    """Each output shard convolved on the worker of its input shard (replicated, or split
+    along N, H or W; not along C), from its own rows and its halo."""
     shape, _ = _conv2d_spec(x, w, stride, pads, dilation, groups)
-    out = out_layout(lay, shape)
-    wargs, temps = _whole(ex, w, lay)
-    args = [(Key(x._keys[s], None), wargs[s]) for s in range(len(lay.shards()))]
-    params = {"stride": stride, "pads": pads, "dilation": dilation, "groups": groups}
-    keys = submit_local(ex, "conv2d_block", lay, args, params)
-    free_temps(ex, temps)
+    wins = _wins(x.shape, w.shape[2:], stride, pads, dilation)
+    out, xargs, params, t1 = _input_blocks(ex, x, wins, shape)
+    wargs, t2 = _whole(ex, w, out)
+    common = {"stride": stride, "dilation": dilation, "groups": groups}
+    for p, (_, _, osh) in zip(params, out.shards()):
+        p.update(common, out_hw=tuple(osh[2:]))
+    keys = submit_each(ex, "conv2d_block", out, [(a,) + b for a, b in zip(wargs, xargs)], params)
+    free_temps(ex, t1 + t2)
     return Operand(out, x._dtype, keys)
 
 
 @kernel
-def conv2d_grad_input(xp, g, w, hw, stride, pads, dilation, groups):
-    """The input's gradient of one block: ``g`` times the weight per window, added back
-    into the (unpadded) input positions the windows read."""
-    cs, os_ = _groups(w.shape[1] * groups, groups), _groups(w.shape[0], groups)
-    parts = [xp.tensordot(g[:, o], w[o], axes=([1], [0])) for o in os_]  # n,OH,OW,Cg,kh,kw
-    dcols = parts[0] if groups == 1 else xp.concatenate(parts, axis=3)
-    dcols = xp.moveaxis(dcols, 3, 1)
-    n, c = g.shape[0], len(cs) * w.shape[1]
-    shape = (n, c, hw[0] + pads[0][0] + pads[0][1], hw[1] + pads[1][0] + pads[1][1])
-    dx = col2im(xp, dcols, shape, stride, dilation)
-    return xp.ascontiguousarray(crop(dx, pads, hw)).astype(g.dtype, copy=False)
+def conv2d_grad_input(xp, w, *pieces, places, shape, stride, dilation, groups, org, lo, hw):
+    """The input's gradient over rows/columns ``[lo, lo + hw)``, from the output-gradient
+    windows (``pieces`` of them) that reach into it, the first starting at ``org``."""
+    g = fill(xp, pieces, places, shape, ((0, 0), (0, 0)), 0, w.dtype)
+    if not g.size:
+        return xp.zeros((shape[0], w.shape[1] * groups) + tuple(hw), dtype=w.dtype)
+    cover = tuple((g.shape[2 + a] - 1) * stride[a] + dilation[a] * (w.shape[2 + a] - 1) + 1
+                  for a in range(2))  # fmt: skip
+    buf = conv_grad_input(xp, g, w, stride, dilation, groups, cover)
+    return take(xp, buf, org, lo, hw)
 
 
 @primitive("conv2d_grad_input", kernels=[conv2d_grad_input], kind="linalg")
 def _conv2d_grad_input_plan(ex, g, w, lay, stride, pads, dilation, groups):
-    """The input's gradient laid out as the input (``lay``), each shard from its own rows
-    of the output gradient."""
-    oshape = (lay.shape[0], w.shape[0]) + _out_hw(
-        lay.shape[2:], w.shape[2:], stride, pads, dilation
-    )
-    gargs, t1 = align(ex, g, out_layout(lay, oshape))
+    """The input's gradient laid out as the input (``lay``): each shard from the rows of
+    the output gradient whose windows reach into it."""
+    wins = _wins(lay.shape, w.shape[2:], stride, pads, dilation)
+    touch = touching_regions(lay, wins)
+    wanted, params = [], []
+    for (wk, offs, shp), (spans, org) in zip(lay.shards(), touch):
+        reg = [(offs[0], offs[0] + shp[0]), (0, w.shape[0])] + list(spans)
+        wanted.append((wk, reg))
+        params.append({"shape": tuple(hi - lo for lo, hi in reg), "org": org,
+                       "lo": tuple(offs[2:]), "hw": tuple(shp[2:])})  # fmt: skip
+    gargs, places, t1 = gather_pieces(ex, g, wanted)
     wargs, t2 = _whole(ex, w, lay)
-    args = [(gargs[s], wargs[s]) for s in range(len(lay.shards()))]
-    params = {
-        "hw": tuple(lay.shape[2:]),
-        "stride": stride,
-        "pads": pads,
-        "dilation": dilation,
-        "groups": groups,
-    }
-    keys = submit_local(ex, "conv2d_grad_input", lay, args, params)
+    for p, pl in zip(params, places):
+        p.update(places=pl, stride=stride, dilation=dilation, groups=groups)
+    keys = submit_each(
+        ex, "conv2d_grad_input", lay, [(a,) + b for a, b in zip(wargs, gargs)], params
+    )
     free_temps(ex, t1 + t2)
     return Operand(lay, g._dtype, keys)
 
 
 @kernel
-def conv2d_grad_weight(xp, x, g, k, stride, pads, dilation, groups, stack):
-    """The weight's gradient from one block (``stack``: with a leading dim of 1, one entry
-    of the per-shard partial sums)."""
-    xpad = pad_block(xp, x, pads)
-    cols = windows(xp, xpad, k, stride, dilation, g.shape[2:])
-    cs, os_ = _groups(x.shape[1], groups), _groups(g.shape[1], groups)
-    parts = [
-        xp.tensordot(g[:, o], cols[:, c], axes=([0, 2, 3], [0, 2, 3])) for c, o in zip(cs, os_)
-    ]
-    dw = (parts[0] if groups == 1 else xp.concatenate(parts, axis=0)).astype(x.dtype, copy=False)
+def conv2d_grad_weight(xp, g, *pieces, places, shape, pads, k, stride, dilation, groups, stack):
+    """The weight's gradient from one output block ``g`` and the input region its windows
+    read (``stack``: with a leading dim of 1, one entry of the per-shard partial sums)."""
+    xpad = _block(xp, pieces, places, shape, pads, g.dtype)
+    dw = conv_grad_weight(xp, xpad, g, k, stride, dilation, groups)
     return xp.ascontiguousarray(dw[None] if stack else dw)
 
 
@@ -130,21 +161,25 @@ def _conv2d_grad_weight_plan(ex, x, g, wshape, stride, pads, dilation, groups):
     one partial sum per shard, split one entry per shard (the caller sums it)."""
     lay = x._layout
     oshape = (lay.shape[0], wshape[0]) + tuple(g.shape[2:])
-    gargs, temps = align(ex, g, out_layout(lay, oshape))
-    args = [(Key(x._keys[s], None), gargs[s]) for s in range(len(lay.shards()))]
-    params = {"k": tuple(wshape[2:]), "stride": stride, "pads": pads, "dilation": dilation}
-    params.update(groups=groups, stack=not lay.is_replicated)
-    keys = submit_local(ex, "conv2d_grad_weight", lay, args, params)
-    free_temps(ex, temps)
+    wins = _wins(lay.shape, wshape[2:], stride, pads, dilation)
+    out, xargs, params, t1 = _input_blocks(ex, x, wins, oshape)
+    gargs, t2 = align(ex, g, out)
+    for p in params:
+        p.update(k=tuple(wshape[2:]), stride=stride, dilation=dilation, groups=groups,
+                 stack=not lay.is_replicated)  # fmt: skip
+    keys = submit_each(
+        ex, "conv2d_grad_weight", out, [(a,) + b for a, b in zip(gargs, xargs)], params
+    )
+    free_temps(ex, t1 + t2)
     if lay.is_replicated:
-        out = Layout.from_bounds(wshape, [(0, s) for s in wshape], lay.workers, replicated=True)
+        res = Layout.from_bounds(wshape, [(0, s) for s in wshape], lay.workers, replicated=True)
     else:
         n = len(lay.shards())
         shape = (n,) + tuple(wshape)
-        out = Layout.from_bounds(
+        res = Layout.from_bounds(
             shape, [tuple(range(n + 1))] + [(0, s) for s in wshape], lay.workers
         )
-    return Operand(out, x._dtype, keys)
+    return Operand(res, x._dtype, keys)
 
 
 nondiff("conv2d_grad_input", "conv2d_grad_weight")
@@ -267,8 +302,8 @@ def _conv(op, nd, input, weight, bias, stride, padding, dilation, groups):
     if nd == 1:  # a 1-D convolution is a 2-D one over rows of height 1
         x, w = x.unsqueeze(2), w.unsqueeze(2)
         stride, dilation, pads = (1,) + stride, (1,) + dilation, ((0, 0),) + pads
-    want = batch_layout(x.layout)
-    if want is not None:  # channels or pixels split: convolve whole images where they are
+    want = window_layout(x.layout, _wins(x.shape, tuple(w.shape[2:]), stride, pads, dilation))
+    if want is not None:  # channels split, or shards shorter than a window: batch split
         x = apply("reshard", x, want)
     out = apply("conv2d", x, w, stride, pads, dilation, groups)
     if bias is not None:

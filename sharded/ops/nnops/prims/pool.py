@@ -1,10 +1,15 @@
 """The pooling primitives over (N, C, H, W) blocks (max, average, adaptive average and
-adaptive max; their indices and gradients); the public functions are in :mod:`.pool`.
+adaptive max; their indices and gradients); the public functions are in :mod:`..derived`.
 
 Every window lies inside one image and one channel, so shards split along N or C pool where
-they are; a split along H or W is resharded to a batch split first. The 1-D forms are the 2-D
-ones over rows of height 1. Gradients are local too: col2im of the pooled gradient spread
-over its windows (max: onto each window's first maximum, NaN wins, as torch).
+they are. Max and average pooling keep a split along H or W too, as the convolution does
+(:mod:`.conv`): each output shard takes the windows centred from its input shard's first
+row on and reads the halo rows they reach from its neighbours (a window longer than a shard
+may take a batch split instead: :func:`~..plan.window_layout`); the adaptive pools reshard
+every split along H or W to a batch split first. The 1-D forms are the 2-D ones over rows
+of height 1. Gradients are local too: col2im of the pooled gradient spread over its windows
+(max: onto each window's first maximum, NaN wins, as torch), each input shard from the
+windows that reach into it.
 """
 
 from __future__ import annotations
@@ -16,8 +21,16 @@ from ....core.dataflow import Operand, align, free_temps
 from ....core.dispatch import apply
 from ....core.registry import kernel, nondiff, primitive, vjp
 from ....runtime.commands import Key
-from ..kernels import col2im, crop, pad_block, right_pad, windows
-from ..plan import out_layout, submit_local
+from ..kernels import col2im, fill, right_pad, take
+from ..plan import (
+    Win,
+    gather_pieces,
+    out_layout,
+    submit_each,
+    submit_local,
+    touching_regions,
+    window_regions,
+)
 
 __all__: list[str] = []
 
@@ -47,17 +60,118 @@ def _local(ex, name, x, shape, dtype, params, extra=None):
     return Operand(out, dtype, keys)
 
 
+def _wins(hw, k, stride, pads, dilation, out_hw):
+    return tuple(
+        Win(hw[a], k[a], stride[a], dilation[a], pads[a][0], pads[a][1], out_hw[a])
+        for a in range(2)
+    )
+
+
+def _windowed(ex, name, x, wins, dtype, params, extra=None):
+    """``name`` on every output shard of windows ``wins`` over ``x``: its input region
+    (own rows and halos, as pieces) with the padding around it (``"pads"``), where each
+    output block starts (``"o0"``, output coordinates) and its size (``"out_hw"``);
+    ``extra(p)`` adds per-shard parameters."""
+    lay = x._layout
+    shape = tuple(lay.shape[:2]) + tuple(w.out for w in wins)
+    out = out_layout(lay, shape, KEEP, wins)
+    regs = window_regions(lay, out, wins, whole_channels=False)
+    args, places, temps = gather_pieces(ex, x, [(w, reg) for w, reg, _ in regs])
+    plist = []
+    for (_, reg, pads), pl, (_, oo, osh) in zip(regs, places, out.shards()):
+        p = dict(params, places=pl, shape=tuple(hi - lo for lo, hi in reg), pads=pads,
+                 dtype=x._dtype.np.str, o0=tuple(oo[2:]), out_hw=tuple(osh[2:]))  # fmt: skip
+        plist.append(p)
+    keys = submit_each(ex, name, out, args, plist)
+    free_temps(ex, temps)
+    return Operand(out, dtype, keys)
+
+
+def _touching(ex, name, g, x, lay, wins, params):
+    """``name`` on every shard of ``lay`` (an input's layout), from the windows that reach
+    into its block: their output gradient ``g`` and (with ``x``) the input region they read;
+    parameters ``org`` (where the first window starts), ``lo``/``hw`` (the block)."""
+    touch = touching_regions(lay, wins)
+    gwant, xwant, plist = [], [], []
+    for (wk, offs, shp), (spans, org) in zip(lay.shards(), touch):
+        nc = [(offs[0], offs[0] + shp[0]), (offs[1], offs[1] + shp[1])]
+        greg = nc + list(spans)
+        gwant.append((wk, greg))
+        p = dict(params, gshape=tuple(hi - lo for lo, hi in greg), org=org,
+                 lo=tuple(offs[2:]), hw=tuple(shp[2:]), dtype=g._dtype.np.str)  # fmt: skip
+        if x is not None:
+            xreg, pads = list(nc), []
+            for (i0, i1), win in zip(spans, wins):
+                lo, hi, top, bottom = win.span(i0, i1) if i1 > i0 else (0, 0, 0, 0)
+                xreg.append((lo, hi))
+                pads.append((top, bottom))
+            xwant.append((wk, xreg))
+            p.update(shape=tuple(hi - lo for lo, hi in xreg), pads=tuple(pads))
+        plist.append(p)
+    gargs, gplaces, temps = gather_pieces(ex, g, gwant)
+    if x is not None:
+        xargs, xplaces, t2 = gather_pieces(ex, x, xwant)
+        temps += t2
+    for s, p in enumerate(plist):
+        p["gplaces"] = gplaces[s]
+        if x is not None:
+            p["places"] = xplaces[s]
+    args = [gargs[s] + (xargs[s] if x is not None else ()) for s in range(len(plist))]
+    keys = submit_each(ex, name, lay, args, plist)
+    free_temps(ex, temps)
+    return Operand(lay, g._dtype, keys)
+
+
 # ---------------------------------------------------------------------------- max pool
-def _max_windows(xp, x, k, stride, pads, dilation, out_hw):
-    """(n, C, OH, OW, kh*kw) windows of ``x`` padded with the lowest value."""
-    xpad = pad_block(xp, x, pads, _lowest(xp, x.dtype))
-    cols = windows(xp, xpad, k, stride, dilation, out_hw)
-    return cols.reshape(cols.shape[:4] + (k[0] * k[1],))  # explicit: blocks may be empty
+def _taps(xpad, k, stride, dilation, out_hw):
+    """``(t, view)`` for each of the ``kh*kw`` taps: the (n, C, OH, OW) strided view of
+    what every window reads at tap ``t`` (row-major in the window). One window's taps land
+    on distinct elements of a view, so a view can be added to in place."""
+    if not (out_hw[0] and out_hw[1]):
+        return
+    (sh, sw), (dh, dw) = stride, dilation
+    for i in range(k[0]):
+        r = i * dh
+        for j in range(k[1]):
+            c = j * dw
+            yield (
+                i * k[1] + j,
+                xpad[
+                    :,
+                    :,
+                    r : r + sh * (out_hw[0] - 1) + 1 : sh,
+                    c : c + sw * (out_hw[1] - 1) + 1 : sw,
+                ],
+            )
+
+
+def _running_max(xp, xpad, k, stride, dilation, out_hw, index=False):
+    """Window maxima of a block padded with the lowest value, one tap at a time (no
+    ``kh*kw`` copy of the block); with ``index``, also each window's tap of torch's choice:
+    the first maximum, but the last NaN (a NaN replaces the running maximum whenever one is
+    met). The tap numbers are kept by arithmetic (``am -= upd * (am - t)``): several times
+    faster than a masked copy."""
+    best = xp.zeros(xpad.shape[:2] + tuple(out_hw), dtype=xpad.dtype)
+    am = xp.zeros(best.shape, dtype=np.int32) if index else None
+    nan = index and xpad.dtype.kind == "f" and bool(xp.isnan(xpad).any())
+    upd = xp.empty(best.shape, dtype=bool) if index else None
+    for t, tap in _taps(xpad, k, stride, dilation, out_hw):
+        if t == 0:
+            best[...] = tap
+            continue
+        if index:
+            xp.greater(tap, best, out=upd)
+            am -= upd * (am - t)
+            if nan:
+                xp.isnan(tap, out=upd)
+                am -= upd * (am - t)
+        xp.maximum(best, tap, out=best)  # NaN propagates
+    return best, am
 
 
 def _argmax(xp, win):
-    """torch's choice in each window: the first maximum, but the last NaN (a NaN replaces
-    the running maximum whenever one is met)."""
+    """torch's choice in each window (along the last axis): the first maximum, but the last
+    NaN."""
     am = xp.argmax(win, axis=-1)
     if win.dtype.kind == "f":
         nan = xp.isnan(win)
@@ -76,26 +190,29 @@ def _onto(xp, win, g, am=None):
     return xp.where(hot, g[..., None], xp.zeros((), g.dtype))  # a NaN gradient stays put
 
 
-@kernel
-def max_pool2d_block(xp, x, k, stride, pads, dilation, out_hw):
-    """Window maxima (NaN propagates)."""
-    win = _max_windows(xp, x, k, stride, pads, dilation, out_hw)
-    if win.shape[-1] == 0 or win.size == 0:
-        return xp.zeros(win.shape[:4], x.dtype)
-    return xp.ascontiguousarray(xp.take_along_axis(win, _argmax(xp, win)[..., None], -1)[..., 0])
+def _padded_max(xp, pieces, places, shape, pads, dtype):
+    return fill(xp, pieces, places, shape, pads, _lowest(xp, np.dtype(dtype)), dtype)
 
 
 @kernel
-def max_pool2d_index(xp, x, k, stride, pads, dilation, out_hw):
-    """Flat (H*W) positions of the window maxima, int64 as torch."""
-    win = _max_windows(xp, x, k, stride, pads, dilation, out_hw)
-    am = _argmax(xp, win) if win.size else xp.zeros(win.shape[:4], np.int64)
+def max_pool2d_block(xp, *pieces, places, shape, pads, dtype, k, stride, dilation, o0, out_hw):
+    """Window maxima of one output block (NaN propagates), from its input region's pieces."""
+    xpad = _padded_max(xp, pieces, places, shape, pads, dtype)
+    return _running_max(xp, xpad, k, stride, dilation, out_hw)[0]
+
+
+@kernel
+def max_pool2d_index(xp, *pieces, places, shape, pads, dtype, k, stride, dilation, o0, out_hw,
+                     before, width):  # fmt: skip
+    """Flat (H*W) positions of the window maxima, int64 as torch (``before``: the input's
+    padding before H and W; ``width``: the input's W)."""
+    org = [o0[a] * stride[a] - before[a] for a in range(2)]  # where the first window starts
+    xpad = _padded_max(xp, pieces, places, shape, pads, dtype)
+    am = _running_max(xp, xpad, k, stride, dilation, out_hw, index=True)[1].astype(np.int64)
     i, j = am // k[1], am % k[1]
-    oh = xp.arange(out_hw[0]).reshape(-1, 1)
-    ow = xp.arange(out_hw[1]).reshape(1, -1)
-    r = oh * stride[0] - pads[0][0] + i * dilation[0]
-    c = ow * stride[1] - pads[1][0] + j * dilation[1]
-    return (r * x.shape[3] + c).astype(np.int64)
+    r = org[0] + xp.arange(out_hw[0]).reshape(-1, 1) * stride[0] + i * dilation[0]
+    c = org[1] + xp.arange(out_hw[1]).reshape(1, -1) * stride[1] + j * dilation[1]
+    return (r * width + c).astype(np.int64)
 
 
 def _pool_spec(x, k, stride, pads, dilation, out_hw):
@@ -104,36 +221,41 @@ def _pool_spec(x, k, stride, pads, dilation, out_hw):
 
 @primitive("max_pool2d", kernels=[max_pool2d_block], out_spec=_pool_spec, kind="pool")
 def _max_pool2d_plan(ex, x, k, stride, pads, dilation, out_hw):
-    shape, dt = _pool_spec(x, k, stride, pads, dilation, out_hw)
-    params = {"k": k, "stride": stride, "pads": pads, "dilation": dilation, "out_hw": out_hw}
-    return _local(ex, "max_pool2d_block", x, shape, x._dtype, params)
+    wins = _wins(x.shape[2:], k, stride, pads, dilation, out_hw)
+    params = {"k": k, "stride": stride, "dilation": dilation}
+    return _windowed(ex, "max_pool2d_block", x, wins, x._dtype, params)
 
 
 @primitive("max_pool2d_indices", kernels=[max_pool2d_index], kind="pool")
 def _max_pool2d_indices_plan(ex, x, k, stride, pads, dilation, out_hw):
-    shape, _ = _pool_spec(x, k, stride, pads, dilation, out_hw)
-    params = {"k": k, "stride": stride, "pads": pads, "dilation": dilation, "out_hw": out_hw}
-    return _local(ex, "max_pool2d_index", x, shape, D.int64, params)
+    wins = _wins(x.shape[2:], k, stride, pads, dilation, out_hw)
+    params = {"k": k, "stride": stride, "dilation": dilation, "width": x.shape[3]}
+    params["before"] = (pads[0][0], pads[1][0])
+    return _windowed(ex, "max_pool2d_index", x, wins, D.int64, params)
 
 
 @kernel
-def max_pool2d_grad_block(xp, g, x, k, stride, pads, dilation, out_hw):
-    """Each output gradient added onto its window's chosen maximum."""
-    win = _max_windows(xp, x, k, stride, pads, dilation, out_hw)
-    kk = k[0] * k[1]
-    hot = _onto(xp, win, g)
-    cols = hot.reshape(hot.shape[:4] + tuple(k)) if kk else hot
-    n, c, h, w = x.shape
-    shape = (n, c, h + pads[0][0] + pads[0][1], w + pads[1][0] + pads[1][1])
-    return xp.ascontiguousarray(crop(col2im(xp, cols, shape, stride, dilation), pads, (h, w)))
+def max_pool2d_grad_block(xp, *pieces, gplaces, gshape, places, shape, pads, dtype, k, stride,
+                          dilation, org, lo, hw):  # fmt: skip
+    """The input gradient over rows/columns ``[lo, lo + hw)``: each output gradient of the
+    windows reaching into it (``pieces``: theirs, then the input region they read) added
+    onto its window's chosen maximum, tap by tap."""
+    ng = len(gplaces)
+    g = fill(xp, pieces[:ng], gplaces, gshape, ((0, 0), (0, 0)), 0, dtype)
+    xpad = _padded_max(xp, pieces[ng:], places, shape, pads, dtype)
+    am = _running_max(xp, xpad, k, stride, dilation, gshape[2:], index=True)[1]
+    buf = xp.zeros(xpad.shape, dtype=g.dtype)
+    zero = xp.zeros((), g.dtype)
+    for t, view in _taps(buf, k, stride, dilation, gshape[2:]):
+        view += xp.where(am == t, g, zero)  # a NaN gradient stays on its maximum
+    return take(xp, buf, org, lo, hw)
 
 
 @primitive("max_pool2d_grad", kernels=[max_pool2d_grad_block], kind="pool")
 def _max_pool2d_grad_plan(ex, g, x, k, stride, pads, dilation, out_hw):
-    lay = x._layout
-    glay = out_layout(lay, tuple(lay.shape[:2]) + tuple(out_hw), KEEP)
-    params = {"k": k, "stride": stride, "pads": pads, "dilation": dilation, "out_hw": out_hw}
-    return _local(ex, "max_pool2d_grad_block", x, lay.shape, g._dtype, params, (g, glay))
+    wins = _wins(x.shape[2:], k, stride, pads, dilation, out_hw)
+    params = {"k": k, "stride": stride, "dilation": dilation}
+    return _touching(ex, "max_pool2d_grad_block", g, x, x._layout, wins, params)
 
 
 nondiff("max_pool2d_indices", "max_pool2d_grad")
@@ -145,14 +267,14 @@ def _max_pool2d_vjp(gs, node):
 
 
 # ---------------------------------------------------------------------------- avg pool
-def _divisor(xp, hw, k, stride, pad, out_hw, count_include_pad, divisor_override):
-    """(OH, OW) divisors as torch: the window clipped to the padded input, or to the input
-    itself without ``count_include_pad``."""
+def _divisor(xp, hw, k, stride, pad, o0, out_hw, count_include_pad, divisor_override):
+    """(OH, OW) divisors of the windows from ``o0`` on, as torch: the window clipped to the
+    padded input, or to the input itself without ``count_include_pad``."""
     if divisor_override:
         return xp.full(tuple(out_hw), float(divisor_override))
     sizes = []
     for a in range(2):
-        start = np.arange(out_hw[a]) * stride[a] - pad[a]
+        start = (o0[a] + np.arange(out_hw[a])) * stride[a] - pad[a]
         end = np.minimum(start + k[a], hw[a] + pad[a])
         size = end - start
         if not count_include_pad:
@@ -161,49 +283,67 @@ def _divisor(xp, hw, k, stride, pad, out_hw, count_include_pad, divisor_override
     return xp.asarray(np.outer(sizes[0], sizes[1]))
 
 
+def _avg_params(wins, k, stride, pad, cip, dov):
+    return {"k": k, "stride": stride, "pad": pad, "in_hw": tuple(w.n for w in wins),
+            "count_include_pad": cip, "divisor_override": dov}  # fmt: skip
+
+
 @kernel
-def avg_pool2d_block(xp, x, k, stride, pad, out_hw, count_include_pad, divisor_override):
-    """Window sums over the divisors (integers truncate, as torch's integer division)."""
-    pads = tuple((pad[a], right_pad(x.shape[2 + a], k[a], stride[a], pad[a], 1, out_hw[a]))
-                 for a in range(2))  # fmt: skip
-    cols = windows(xp, pad_block(xp, x, pads), k, stride, (1, 1), out_hw)
-    div = _divisor(xp, x.shape[2:], k, stride, pad, out_hw, count_include_pad, divisor_override)
-    if x.dtype.kind == "f":
-        return xp.ascontiguousarray(cols.sum(axis=(4, 5)) / div.astype(x.dtype))
-    s = cols.sum(axis=(4, 5), dtype=np.int64)
+def avg_pool2d_block(xp, *pieces, places, shape, pads, dtype, k, stride, pad, in_hw, o0, out_hw,
+                     count_include_pad, divisor_override):  # fmt: skip
+    """Window sums over the divisors (integers truncate, as torch's integer division) of
+    one output block, from its input region's pieces."""
+    xpad = fill(xp, pieces, places, shape, pads, 0, dtype)
+    div = _divisor(xp, in_hw, k, stride, pad, o0, out_hw, count_include_pad, divisor_override)
+    flt = xpad.dtype.kind == "f"
+    acc = np.promote_types(xpad.dtype, np.float32) if flt else np.int64  # half sums in float
+    s = xp.zeros(xpad.shape[:2] + tuple(out_hw), dtype=acc)
+    for _, tap in _taps(xpad, k, stride, (1, 1), out_hw):  # tap by tap: no kh*kw copy
+        s += tap
+    if flt:
+        return (s / div.astype(acc)).astype(xpad.dtype, copy=False)
     q = xp.abs(s) // div.astype(np.int64)
-    return (xp.sign(s) * q).astype(x.dtype)
+    return (xp.sign(s) * q).astype(xpad.dtype)
 
 
 def _avg_spec(x, k, stride, pad, out_hw, cip, dov):
     return tuple(x.shape[:2]) + tuple(out_hw), x.dtype
 
 
+def _avg_wins(hw, k, stride, pad, out_hw):
+    """The windows of an average pool: its overhang (ceil_mode) as padding after."""
+    after = [right_pad(hw[a], k[a], stride[a], pad[a], 1, out_hw[a]) for a in range(2)]
+    return tuple(Win(hw[a], k[a], stride[a], 1, pad[a], after[a], out_hw[a]) for a in range(2))
+
+
 @primitive("avg_pool2d", kernels=[avg_pool2d_block], out_spec=_avg_spec, kind="pool")
 def _avg_pool2d_plan(ex, x, k, stride, pad, out_hw, count_include_pad, divisor_override):
-    params = {"k": k, "stride": stride, "pad": pad, "out_hw": out_hw}
-    params.update(count_include_pad=count_include_pad, divisor_override=divisor_override)
-    shape = tuple(x.shape[:2]) + tuple(out_hw)
-    return _local(ex, "avg_pool2d_block", x, shape, x._dtype, params)
+    wins = _avg_wins(x.shape[2:], k, stride, pad, out_hw)
+    params = _avg_params(wins, k, stride, pad, count_include_pad, divisor_override)
+    return _windowed(ex, "avg_pool2d_block", x, wins, x._dtype, params)
 
 
 @kernel
-def avg_pool2d_grad_block(xp, g, hw, k, stride, pad, out_hw, count_include_pad, divisor_override):
-    """Each output gradient over its divisor, spread evenly over its window."""
-    div = _divisor(xp, hw, k, stride, pad, out_hw, count_include_pad, divisor_override)
+def avg_pool2d_grad_block(xp, *pieces, gplaces, gshape, dtype, k, stride, pad, in_hw,
+                          count_include_pad, divisor_override, org, lo, hw):  # fmt: skip
+    """The input gradient over rows/columns ``[lo, lo + hw)``: each output gradient of the
+    windows reaching into it over its divisor, spread evenly over its window."""
+    g = fill(xp, pieces, gplaces, gshape, ((0, 0), (0, 0)), 0, dtype)
+    out_hw = gshape[2:]
+    o0 = tuple((org[a] + pad[a]) // stride[a] for a in range(2))
+    div = _divisor(xp, in_hw, k, stride, pad, o0, out_hw, count_include_pad, divisor_override)
     share = (g / div.astype(g.dtype))[..., None, None]
     cols = xp.broadcast_to(share, g.shape + tuple(k))
-    pads = tuple((pad[a], right_pad(hw[a], k[a], stride[a], pad[a], 1, out_hw[a])) for a in (0, 1))
-    shape = g.shape[:2] + tuple(hw[a] + sum(pads[a]) for a in (0, 1))
-    return xp.ascontiguousarray(crop(col2im(xp, cols, shape, stride, (1, 1)), pads, hw))
+    cover = tuple(max(0, (out_hw[a] - 1) * stride[a] + k[a]) for a in range(2))
+    buf = col2im(xp, cols, g.shape[:2] + cover, stride, (1, 1))
+    return take(xp, buf, org, lo, hw)
 
 
 @primitive("avg_pool2d_grad", kernels=[avg_pool2d_grad_block], kind="pool")
 def _avg_pool2d_grad_plan(ex, g, lay, k, stride, pad, out_hw, count_include_pad, divisor_override):
-    glay = out_layout(lay, tuple(lay.shape[:2]) + tuple(out_hw), KEEP)
-    params = {"hw": tuple(lay.shape[2:]), "k": k, "stride": stride, "pad": pad, "out_hw": out_hw}
-    params.update(count_include_pad=count_include_pad, divisor_override=divisor_override)
-    return _local(ex, "avg_pool2d_grad_block", lay, lay.shape, g._dtype, params, (g, glay))
+    wins = _avg_wins(lay.shape[2:], k, stride, pad, out_hw)
+    params = _avg_params(wins, k, stride, pad, count_include_pad, divisor_override)
+    return _touching(ex, "avg_pool2d_grad_block", g, None, lay, wins, params)
 
 
 nondiff("avg_pool2d_grad")
