@@ -115,6 +115,16 @@ def test_sort_2d(dim, place, descending):
     check(a, dim, descending, **place)
 
 
+@pytest.mark.parametrize("dim", [0, 1])
+def test_sort_2d_blocks_of_many_lines(dim):
+    # blocks past the packed keys' threshold: every line of a block sorts in one uint64 sort
+    a = RNG.integers(0, 50, (80, 2000)).astype(np.float64)
+    a[a == 7] = -0.0
+    a[a == 9] = np.nan
+    check(a, dim, False, dim=0, shards=2)
+    check(a, dim, True, dim=1, shards=2)
+
+
 def test_sort_3d_split_dim():
     a = RNG.random((3, 8, 4))
     check(a, 1, False, dim=1, shards=3)

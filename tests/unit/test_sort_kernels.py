@@ -144,3 +144,32 @@ def test_reverse_in_place_and_pooled_blocks():
     vals, perm = sort_local(np, a, 0, False, alloc=alloc)
     assert vals is taken[0] and perm is taken[1]  # the result lives in the pooled blocks
     assert np.array_equal(perm, np.argsort(a, kind="stable")) and np.array_equal(vals, np.sort(a))
+
+
+def ref_lines(a, dim, descending):
+    if descending:
+        return a.shape[dim] - 1 - np.flip(np.argsort(np.flip(a, dim), dim, kind="stable"), dim)
+    return np.argsort(a, dim, kind="stable")
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize(
+    "name,shape,dim",
+    [
+        ("ties", (300, 250), 1),
+        ("ties", (300, 250), 0),
+        ("random", (4, 20, 900), 1),
+        ("crowded", (70, 1000), 1),  # truncated keys: rows sorted again by the argsort
+        ("special", (1000, 70), 1),
+        ("int64", (500, 140), 1),
+    ],
+)
+def test_many_lines_sort_at_once_by_packed_keys(name, shape, dim, descending):
+    src = CASES[name]
+    a = src[RNG.integers(0, src.size, int(np.prod(shape)))].reshape(shape)
+    if name == "crowded":
+        a[::7, 3] = 1e300  # a wide span in some rows, crowded values in all
+    vals, idx = sort_local(np, a, dim, descending)
+    want = ref_lines(a, dim, descending)
+    assert idx.dtype == np.int64 and np.array_equal(idx, want)
+    assert np.take_along_axis(a, want, dim).tobytes() == vals.tobytes()

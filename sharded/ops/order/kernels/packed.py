@@ -130,6 +130,71 @@ def packed_sort(xp, v, descending, keys=None, out=None):
     return out, perm
 
 
+def stable_lines(xp, a, dim, descending):
+    """Stable sort permutation of every line of ``a`` along ``dim`` (torch's order), by
+    NumPy's stable argsort (a merge sort: several times slower than the packed sorts)."""
+    if descending:  # the reverse of an ascending sort of the flipped block: ties keep order
+        r = xp.flip(a, axis=dim)
+        idx = xp.flip(xp.argsort(r, axis=dim, kind="stable"), axis=dim)
+        return a.shape[dim] - 1 - idx
+    return xp.argsort(a, axis=dim, kind="stable")
+
+
+def packed_sort_lines(xp, a, descending, keys=None, out=None):
+    """:func:`packed_sort` of every row of a C-contiguous 2-d block at once: the keys pack
+    the column above the value's order key, one sort along the rows orders them all. A row
+    whose truncated keys tie different values is sorted again by the stable argsort.
+    ``keys``/``out``: blocks of ``a``'s shape (int64 / ``a``'s dtype) to use.
+
+    Examples
+    --------
+    >>> vals, perm = packed_sort_lines(np, np.array([[2.0, 1.0, 2.0], [0.0, -1.0, 5.0]]), True)
+    >>> vals.tolist(), perm.tolist()
+    ([[2.0, 2.0, 1.0], [5.0, 0.0, -1.0]], [[0, 2, 1], [2, 0, 1]])
+    """
+    rows, n = a.shape
+    perm = xp.empty(a.shape, dtype=xp.int64) if keys is None else keys
+    out = xp.empty_like(a) if out is None else out
+    if n < 2 or not rows:
+        out[...] = a
+        perm[...] = 0
+        return out, perm
+    flat = order_keys(xp, a.reshape(-1), descending, out=perm.reshape(-1).view(xp.uint64))
+    b = (n - 1).bit_length()
+    lo = flat.min()
+    s = max(0, int(flat.max() - lo).bit_length() + b - 64)
+    s_, b_, mask = np.uint64(s), np.uint64(b), np.uint64((1 << b) - 1)
+    k, cols, step = flat.reshape(rows, n), xp.arange(n, dtype=xp.uint64), max(1, CHUNK // n)
+    for r in range(0, rows, step):
+        o = k[r : r + step]
+        o -= lo
+        o >>= s_
+        o <<= b_
+        o |= cols
+    k.sort(axis=1)
+    bad, src = [], a.reshape(-1)
+    for r in range(0, rows, step):
+        o = k[r : r + step]
+        pos = (o & mask).view(xp.int64)
+        pos += xp.arange(r * n, (r + o.shape[0]) * n, n, dtype=xp.int64)[:, None]
+        val = xp.take(src, pos)  # (a flat gather: take_along_axis is slower)
+        out[r : r + step] = val
+        if s:
+            hi = o >> b_
+            d = (hi[:, 1:] == hi[:, :-1]) & (val[:, 1:] != val[:, :-1])
+            if a.dtype.kind == "f":
+                d &= ~(xp.isnan(val[:, 1:]) & xp.isnan(val[:, :-1]))
+            bad.append(xp.flatnonzero(d.any(axis=1)) + r)
+    k &= mask
+    bad = xp.concatenate(bad) if bad else xp.zeros(0, dtype=xp.int64)
+    if bad.size:  # (rows of values crowded within 2^s ulps)
+        sub = a[bad]
+        idx = stable_lines(xp, sub, 1, descending)
+        perm[bad] = idx
+        out[bad] = xp.take_along_axis(sub, idx, axis=1)
+    return out, perm
+
+
 def gather(xp, src, idx, out):
     """``out[:] = src[idx]`` chunk by chunk; ``out`` may be ``idx`` itself (each chunk of
     positions is read before it is overwritten)."""

@@ -20,7 +20,17 @@ from __future__ import annotations
 import numpy as np
 
 from ....core.registry import kernel
-from .packed import CHUNK, block, fix_ties, gather, order_keys, packed_sort, tie_state
+from .packed import (
+    CHUNK,
+    block,
+    fix_ties,
+    gather,
+    order_keys,
+    packed_sort,
+    packed_sort_lines,
+    stable_lines,
+    tie_state,
+)
 
 __all__ = [
     "order_keys", "packed_sort", "run_capacity", "sort_sample", "sort_split", "sort_finish",
@@ -200,25 +210,31 @@ def sort_settle(xp, *parts, n, dtype, alloc=None):
     return out
 
 
-def _stable_lines(xp, a, dim, descending):
-    """Stable sort permutation of every line of ``a`` along ``dim`` (torch's order)."""
-    if descending:  # the reverse of an ascending sort of the flipped block: ties keep order
-        r = xp.flip(a, axis=dim)
-        idx = xp.flip(xp.argsort(r, axis=dim, kind="stable"), axis=dim)
-        return a.shape[dim] - 1 - idx
-    return xp.argsort(a, axis=dim, kind="stable")
-
-
 @kernel(pooled=True)
 def sort_local(xp, a, dim, descending, alloc=None):
-    """Stable sort of every line of a block along ``dim`` (which the block holds whole)."""
+    """Stable sort of every line of a block along ``dim`` (which the block holds whole): by
+    packed uint64 keys (:func:`.packed.packed_sort`, per line at once for a block of many),
+    or for a small block by the stable argsort."""
     if a.ndim == 0:
         return xp.array(a, copy=True), xp.zeros((), xp.int64)
-    if a.ndim == 1 and a.size >= CHUNK:  # one long line: a uint64 sort, not a stable argsort
-        out, perm = block(xp, alloc, a.shape, a.dtype), block(xp, alloc, a.shape, xp.int64)
+    if a.size < CHUNK or a.shape[dim] < 2:
+        idx = stable_lines(xp, a, dim, descending)
+        return xp.take_along_axis(a, idx, axis=dim), idx.astype(xp.int64, copy=False)
+    last = dim in (-1, a.ndim - 1)
+    out, perm = block(xp, alloc, a.shape, a.dtype), block(xp, alloc, a.shape, xp.int64)
+    if a.ndim == 1:
         return packed_sort(xp, a, descending, keys=perm, out=out)
-    idx = _stable_lines(xp, a, dim, descending)
-    return xp.take_along_axis(a, idx, axis=dim), idx.astype(xp.int64, copy=False)
+    m = a if last else xp.moveaxis(a, dim, -1)
+    lines = xp.ascontiguousarray(m).reshape(-1, m.shape[-1])
+    if last:  # the results' blocks, seen as lines
+        packed_sort_lines(
+            xp, lines, descending, perm.reshape(lines.shape), out.reshape(lines.shape)
+        )
+        return out, perm
+    v, i = packed_sort_lines(xp, lines, descending)
+    out[...] = xp.moveaxis(v.reshape(m.shape), -1, dim)
+    perm[...] = xp.moveaxis(i.reshape(m.shape), -1, dim)
+    return out, perm
 
 
 @kernel(pooled=True)
@@ -235,7 +251,7 @@ def sort_values_local(xp, a, dim, descending, alloc=None):
         return fix_ties(xp, out, [a], descending)
     mixed, nan = tie_state(xp, a)
     if mixed:
-        out[...] = xp.take_along_axis(a, _stable_lines(xp, a, dim, descending), axis=dim)
+        out[...] = xp.take_along_axis(a, stable_lines(xp, a, dim, descending), axis=dim)
         return out
     out[...] = a
     out.sort(axis=dim)
