@@ -286,6 +286,13 @@ def test_sort_values_2d_and_msort():
     assert same_bits(v.numpy(), ref_sort(DATA["bits"], 0)[0])
 
 
+def test_complex_is_refused_as_by_torch():
+    z = st.tensor(np.array([3 + 1j, 1 + 2j, 2j, 0j]), shards=2)
+    for f in (st.sort, st.msort, st.argsort):
+        with pytest.raises(st.errors.UnsupportedDType):
+            f(z)
+
+
 def test_msort_with_grad_uses_indexed_sort():
     x = _leaf([3.0, 1.0, 2.0, 5.0], shards=2)
     st.msort(x).sum().backward()

@@ -113,6 +113,7 @@ def finish(ex, g: Groups, want):
     shards = lay.shards()
     p, descending = len(shards), g.descending
     index = want != "values"
+    assert g.live and (g.index or not index), "finish needs live groups (with positions)"
     parts = 2 if index else 1  # values (and their global positions)
     items = [dtype.itemsize, 8][:parts]
     step = max(1, ex.transfer_bytes // sum(items))

@@ -141,12 +141,10 @@ def sort_split(xp, a, goff, sign, split, p, index, alloc=None):
            for i in range(0, n, SPLIT_CHUNK)]  # fmt: skip
     counts = np.zeros(p, dtype=np.int64)
     for lo in los:  # (a compare and a count per destination: bincount is slower for a few)
-        c = (
-            [int(xp.count_nonzero(lo == b)) for b in range(p)]
-            if p <= 8
-            else xp.bincount(lo, minlength=p)
-        )
-        counts += np.asarray(c, dtype=np.int64)[:p]
+        if p <= 8:
+            counts += [int(xp.count_nonzero(lo == b)) for b in range(p)]
+        else:
+            counts += xp.bincount(lo, minlength=p).tolist()
     vals = block(xp, alloc, (n,), a.dtype)
     pos = block(xp, alloc, (n,), xp.int64) if index else None
     cur = np.concatenate([[0], np.cumsum(counts)[:-1]]).tolist()

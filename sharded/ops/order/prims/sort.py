@@ -29,7 +29,15 @@ import numpy as np
 from .... import dtypes as D
 from ....core.dataflow import Operand, align, free_temps, reshard
 from ....core.dispatch import apply, as_tensor, is_tensor, session_of, wrap
-from ....core.registry import NO_COMPLEX, bind, nondiff, primitive, refuse_complex, vjp
+from ....core.registry import (
+    NO_COMPLEX,
+    bind,
+    no_complex,
+    nondiff,
+    primitive,
+    refuse_complex,
+    vjp,
+)
 from ....errors import ArgumentTypeError, SessionClosed
 from ....grad_mode import is_grad_enabled
 from ....layout import Layout, normalize_dim
@@ -161,6 +169,7 @@ def _sort_values_plan(ex, x, dim, descending=False):
 
 
 nondiff("sort_values")  # msort takes the indexed sort when its input needs a gradient
+no_complex("sort_values", label="msort")  # as sort: torch orders no complex numbers
 
 
 # ------------------------------------------------------------------------ the result
