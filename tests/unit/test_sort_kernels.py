@@ -11,6 +11,8 @@ from sharded.ops.order.kernels.sort import (
     packed_sort,
     sort_finish,
     sort_local,
+    sort_positions,
+    sort_split,
     sort_values_local,
 )
 
@@ -173,3 +175,18 @@ def test_many_lines_sort_at_once_by_packed_keys(name, shape, dim, descending):
     want = ref_lines(a, dim, descending)
     assert idx.dtype == np.int64 and np.array_equal(idx, want)
     assert np.take_along_axis(a, want, dim).tobytes() == vals.tobytes()
+
+
+@pytest.mark.parametrize("p", [2, 5, 12])
+def test_codes_give_the_position_groups(p):
+    # a source keeps every element's destination (a byte each); the positions it would have
+    # sent are made from them only when indices are asked for
+    a = np.concatenate([RNG.integers(0, 9, 300_000).astype(np.float64), SPECIAL])
+    at = RNG.choice(a.size, p - 1, replace=False)
+    keys = np.sort(a[at] + 1j * (at + 1000))  # splitters: (value, global index) keys
+    vals, pos, counts = sort_split(np, a, 1000, 1, keys, p, True)
+    vals2, codes, counts2 = sort_split(np, a, 1000, 1, keys, p, "codes")
+    assert codes.dtype == np.uint8 and codes.size == a.size
+    assert np.array_equal(counts, counts2) and vals.tobytes() == vals2.tobytes()
+    assert np.array_equal(sort_positions(np, codes, 1000, p), pos)
+    assert np.array_equal(np.sort(pos), np.arange(1000, 1000 + a.size))  # every one, once

@@ -36,12 +36,13 @@ SAMPLES = 4096  # random keys per shard: the destinations' sizes land within ~1 
 @dataclasses.dataclass
 class Groups:
     """What :func:`split` leaves on the workers: per source shard the keys of its value
-    groups and (``index``) position groups, and the group sizes (source x destination)."""
+    groups and (``index``) position groups or (``"codes"``) every element's destination, and
+    the group sizes (source x destination)."""
 
     x: Operand  # (its layout and dtype; its blocks are not read again)
     descending: bool
-    index: bool
-    keys: list  # per source shard: (values key, [positions key])
+    index: bool | str  # False, True or "codes"
+    keys: list  # per source shard: (values key, [positions or codes key])
     counts: list  # per source shard: elements per destination
     live: bool = True
 
@@ -62,7 +63,9 @@ def _splitters(samples, sizes, targets):
 
 
 def split(ex, x, descending, index):
-    """Stage one (see the module doc): the input's blocks grouped by destination."""
+    """Stage one (see the module doc): the input's blocks grouped by destination; ``index``
+    as for the ``sort_split`` kernel (``"codes"``: the positions are made, from an eighth
+    of their bytes, only if :func:`finish` is asked for indices)."""
     lay = x._layout
     shards = lay.shards()
     p, n = len(shards), lay.shape[0]
@@ -115,6 +118,15 @@ def finish(ex, g: Groups, want):
     index = want != "values"
     assert g.live and (g.index or not index), "finish needs live groups (with positions)"
     parts = 2 if index else 1  # values (and their global positions)
+    keys, made = g.keys, []
+    if index and g.index == "codes":  # the position groups, from every element's destination
+        keys = []
+        for j, (w, offs, _) in enumerate(shards):
+            k = ex.new_key()
+            params = {"goff": offs[0], "p": p}
+            ex.submit(w, "sort_positions", (Key(g.keys[j][1], None),), (k,), params, ("sort", j))
+            keys.append((g.keys[j][0], k))
+            made.append((w, k))
     items = [dtype.itemsize, 8][:parts]
     step = max(1, ex.transfer_bytes // sum(items))
     offs = [np.concatenate([[0], np.cumsum(c)]).astype(np.int64).tolist() for c in g.counts]
@@ -129,10 +141,11 @@ def finish(ex, g: Groups, want):
             lo, hi = offs[j][b : b + 2]
             for a in range(lo, hi, step):
                 sl = (slice(a, min(hi, a + step)),)
-                out += [(src, k, sl, (sl[0].stop - a) * it) for k, it in zip(g.keys[j], items)]
+                out += [(src, k, sl, (sl[0].stop - a) * it) for k, it in zip(keys[j], items)]
         return out
 
     args = exchange(ex, plan_of, p, [sh[0] for sh in shards])
+    free_temps(ex, made)
     runs, sizes = [], []
     for o, (w, _, shp) in enumerate(shards):
         b = p - 1 - o if descending else o

@@ -33,8 +33,8 @@ from .packed import (
 )
 
 __all__ = [
-    "order_keys", "packed_sort", "run_capacity", "sort_sample", "sort_split", "sort_finish",
-    "sort_settle", "sort_local", "sort_values_local",
+    "order_keys", "packed_sort", "run_capacity", "sort_sample", "sort_split", "sort_positions",
+    "sort_finish", "sort_settle", "sort_local", "sort_values_local",
 ]  # fmt: skip
 
 SPLIT_CHUNK = 1 << 18  # elements a source groups per pass: its temporaries stay small
@@ -129,24 +129,43 @@ def _take(xp, src, idx, out):
         out[...] = src[idx]
 
 
+def _code_dtype(xp, p):
+    return xp.uint8 if p <= 256 else xp.uint16 if p <= 65536 else xp.int64
+
+
 @kernel(pooled=True)
 def sort_split(xp, a, goff, sign, split, p, index, alloc=None):
     """A 1-d block grouped by destination (the range of sort keys each will hold), in
     position order inside a group, and the count per destination (read by the driver).
-    ``index``: the groups are values and their global positions, else values only. Chunk
-    by chunk: no temporary of the block's size."""
+    ``index``: with the groups of their global positions (``True``), or with every
+    element's destination in input order (``"codes"``: an eighth of the positions' bytes,
+    from which :func:`sort_positions` makes them), else values only. Chunk by chunk: no
+    temporary of the block's size."""
     a = a.reshape(-1)
     n = a.size
     los = [_buckets(xp, a[i : i + SPLIT_CHUNK], split, goff + i, sign)
            for i in range(0, n, SPLIT_CHUNK)]  # fmt: skip
+    vals = block(xp, alloc, (n,), a.dtype)
+    if index == "codes":
+        codes = block(xp, alloc, (n,), _code_dtype(xp, p))
+        for c, lo in enumerate(los):
+            codes[c * SPLIT_CHUNK : (c + 1) * SPLIT_CHUNK] = lo
+        counts = _place(xp, los, p, a, vals)
+        return vals, codes, xp.asarray(counts)
+    pos = block(xp, alloc, (n,), xp.int64) if index else None
+    counts = _place(xp, los, p, a, vals, pos, goff)
+    return (vals, pos, xp.asarray(counts)) if index else (vals, xp.asarray(counts))
+
+
+def _place(xp, los, p, a, vals, pos=None, goff=0):
+    """Write every chunk's elements of ``a`` (their destinations ``los``) into their groups
+    of ``vals`` (and their global positions into ``pos``); returns the group sizes."""
     counts = np.zeros(p, dtype=np.int64)
     for lo in los:  # (a compare and a count per destination: bincount is slower for a few)
         if p <= 8:
             counts += [int(xp.count_nonzero(lo == b)) for b in range(p)]
         else:
             counts += xp.bincount(lo, minlength=p).tolist()
-    vals = block(xp, alloc, (n,), a.dtype)
-    pos = block(xp, alloc, (n,), xp.int64) if index else None
     cur = np.concatenate([[0], np.cumsum(counts)[:-1]]).tolist()
     for c, lo in enumerate(los):
         i = c * SPLIT_CHUNK
@@ -155,11 +174,23 @@ def sort_split(xp, a, goff, sign, split, p, index, alloc=None):
             if not m:
                 continue
             seg = slice(cur[b], cur[b] + m)
-            _take(xp, a[i : i + SPLIT_CHUNK], idx, vals[seg])
-            if index:
+            if a is not None:
+                _take(xp, a[i : i + SPLIT_CHUNK], idx, vals[seg])
+            if pos is not None:
                 xp.add(idx, goff + i, out=pos[seg])
             cur[b] += m
-    return (vals, pos, xp.asarray(counts)) if index else (vals, xp.asarray(counts))
+    return counts
+
+
+@kernel(pooled=True)
+def sort_positions(xp, codes, goff, p, alloc=None):
+    """The position groups :func:`sort_split` would have made with ``index=True``, from its
+    ``"codes"`` (every element's destination, in input order)."""
+    n = codes.size
+    los = [codes[i : i + SPLIT_CHUNK] for i in range(0, n, SPLIT_CHUNK)]
+    pos = block(xp, alloc, (n,), xp.int64)
+    _place(xp, los, p, None, None, pos, goff)
+    return pos
 
 
 @kernel(pooled=True)

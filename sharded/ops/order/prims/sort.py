@@ -46,6 +46,7 @@ from .. import sample_sort as ss
 from ..kernels.sort import (
     sort_finish,
     sort_local,
+    sort_positions,
     sort_sample,
     sort_settle,
     sort_split,
@@ -117,7 +118,7 @@ def _sort_spec(x, dim, descending=False):
 
 @primitive(
     "sort",
-    kernels=[sort_sample, sort_split, sort_finish, sort_settle, sort_local],
+    kernels=[sort_sample, sort_split, sort_positions, sort_finish, sort_settle, sort_local],
     out_spec=_sort_spec,
 )
 def _sort_plan(ex, x, dim, descending=False):
@@ -344,12 +345,13 @@ def sort(input, dim=-1, descending=False, stable=False) -> SortResult:
     driver (two short waits); the result keeps ``input``'s layout.
 
     There, unless the sort is recorded for a gradient, the call groups the input by
-    destination (a copy of it on the workers: later changes to ``input`` do not reach the
-    result) and the result makes what is read of it on first read: ``.values`` or ``[0]``
-    the values alone (a sort of the plain values: about half the time, half the data
-    moved), ``.indices`` the indices alone, unpacking (``v, i = st.sort(x)``) or any other
-    use of the tuple both in one pass. Reading the other one later sorts again from the
-    kept groups, which are freed once both are read or the result is dropped.
+    destination (a copy of it on the workers, plus a byte per element saying where each
+    went: later changes to ``input`` do not reach the result) and the result makes what is
+    read of it on first read: ``.values`` or ``[0]`` the values alone (a sort of the plain
+    values: about half the time of both, half the data moved), ``.indices`` the indices
+    alone, unpacking (``v, i = st.sort(x)``) or any other use of the tuple both in one
+    pass. Reading the other one later sorts again from the kept groups, which are freed
+    once both are read or the result is dropped.
 
     Examples
     --------
@@ -374,7 +376,7 @@ def sort(input, dim=-1, descending=False, stable=False) -> SortResult:
         sess = session_of((x,))
         if "sort" in NO_COMPLEX:
             refuse_complex("sort", (x,))
-        groups = ss.split(sess.executor, x, bool(descending), index=True)
+        groups = ss.split(sess.executor, x, bool(descending), index="codes")
         return _LazySort(sess, groups)
     v, i = apply("sort", x, d, bool(descending))
     return SortResult(v, i)
