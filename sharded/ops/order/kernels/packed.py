@@ -60,33 +60,41 @@ def order_keys(xp, v, descending, out=None):
     return k
 
 
-def packed_sort(xp, v, descending, keys=None, out=None):
-    """``(v[perm], perm)`` for the stable sort permutation ``perm`` of ``v`` (torch's
-    order), by one sort of uint64 keys that pack the value's order key above its position:
-    ``((key - min) >> s) << b | position``, ``b`` bits for the position. When the keys'
-    span needs more than ``64 - b`` bits, ``s`` low bits are dropped: equal values still
-    sort by position, and the runs of equal truncated keys that hold different values
-    (rare unless the values crowd within ``2^s`` ulps) are put in order by their full keys.
+def packed_sort(xp, v, descending, keys=None, out=None, positions=None):
+    """``(v[perm], g[perm])`` for the stable sort permutation ``perm`` of ``v`` (torch's
+    order) and the positions ``g`` of ``v``'s elements (``positions``, ascending; default
+    ``0..n-1``), without a random gather: one sort of uint64 keys that pack the value's
+    order key above its position, ``((key - min) >> s) << b | position`` with ``b`` bits
+    for the positions, gives the positions in order, and a plain sort of the values (made
+    bit-exact by :func:`fix_ties`) gives the values. When the keys' span needs more than
+    ``64 - b`` bits, ``s`` low bits are dropped: equal values still sort by position, and
+    the runs of equal truncated keys that hold different values (rare unless the values
+    crowd within ``2^s`` ulps; the sorted values show them) are put in order by their full
+    keys.
 
-    ``keys`` (int64, ``v``'s length) receives the keys, then ``perm`` (returned as that
-    block); ``out`` (``v``'s dtype and length) receives ``v[perm]``; fresh blocks where not
-    given. Nothing else of ``v``'s size is allocated (but in the crowded case).
+    ``keys`` (int64, ``v``'s length) receives the keys, then the sorted positions (returned
+    as that block); ``out`` (``v``'s dtype and length) receives the sorted values; fresh
+    blocks where not given. Nothing else of ``v``'s size is allocated (but in the crowded
+    case).
 
     Examples
     --------
     >>> vals, perm = packed_sort(np, np.array([2.0, -0.0, float("nan"), 0.0]), False)
     >>> vals.tolist()[:3], perm.tolist()
     ([-0.0, 0.0, 2.0], [1, 3, 0, 2])
+    >>> packed_sort(np, np.array([5, 3, 5]), True, positions=np.array([10, 20, 40]))[1]
+    array([10, 40, 20])
     """
     n = v.size
     perm = xp.empty(n, dtype=xp.int64) if keys is None else keys
     out = xp.empty_like(v) if out is None else out
+    g = positions
+    out[...] = v
     if n < 2:
-        out[...] = v
-        perm[...] = 0
+        perm[...] = 0 if g is None else g
         return out, perm
     k = order_keys(xp, v, descending, out=perm.view(xp.uint64))
-    b = (n - 1).bit_length()
+    b = max(1, (n - 1 if g is None else int(g[-1])).bit_length())
     lo = k.min()
     s = max(0, int(k.max() - lo).bit_length() + b - 64)
     s_, b_, mask = np.uint64(s), np.uint64(b), np.uint64((1 << b) - 1)
@@ -95,21 +103,22 @@ def packed_sort(xp, v, descending, keys=None, out=None):
         o -= lo
         o >>= s_
         o <<= b_
-        o |= xp.arange(i, i + o.size, dtype=xp.uint64)
+        o |= (
+            xp.arange(i, i + o.size, dtype=xp.uint64)
+            if g is None
+            else g[i : i + CHUNK].view(xp.uint64)
+        )
     k.sort()
+    out.sort()
+    fix_ties(xp, out, [v], descending)
     bad = []  # neighbours with one truncated key and different values (s > 0 only)
-    for i in range(0, n, CHUNK):
-        o = k[i : i + CHUNK + 1]  # one more: the pair across the chunk's end
-        pos = (o & mask).view(xp.int64)
-        val = xp.take(v, pos)
-        out[i : i + CHUNK] = val[:CHUNK]
-        if s:
-            hi = o >> b_
-            d = (hi[1:] == hi[:-1]) & (val[1:] != val[:-1])
-            if v.dtype.kind == "f":  # NaNs share one key: in position order already
-                d &= ~(xp.isnan(val[1:]) & xp.isnan(val[:-1]))
-            if d.any():
-                bad.append(xp.flatnonzero(d) + i)
+    for i in range(0, n if s else 0, CHUNK):
+        hi, val = k[i : i + CHUNK + 1] >> b_, out[i : i + CHUNK + 1]  # (and the next pair)
+        d = (hi[1:] == hi[:-1]) & (val[1:] != val[:-1])
+        if v.dtype.kind == "f":  # NaNs share one key: in position order already
+            d &= ~(xp.isnan(val[1:]) & xp.isnan(val[:-1]))
+        if d.any():
+            bad.append(xp.flatnonzero(d) + i)
     if bad:  # the runs of those truncated keys: k is sorted, so two searches find each
         h = xp.unique(k[xp.concatenate(bad)] >> b_)
         a = xp.searchsorted(k, h << b_)
@@ -120,13 +129,13 @@ def packed_sort(xp, v, descending, keys=None, out=None):
     if not bad:
         return out, perm
     if t.size > n // 4:  # crowded values: one stable sort of the full keys instead
-        perm[...] = xp.argsort(order_keys(xp, v, descending), kind="stable")
-        gather(xp, v, perm, out)
+        order = xp.argsort(order_keys(xp, v, descending), kind="stable")
+        perm[...] = order if g is None else g[order]
         return out, perm
-    pt = perm[t]
-    fix = xp.lexsort((pt, order_keys(xp, v[pt], descending), gid))  # run, key, position
+    pt = perm[t]  # the runs' positions; their values, found by position
+    at = pt if g is None else xp.searchsorted(g, pt)
+    fix = xp.lexsort((pt, order_keys(xp, v[at], descending), gid))  # run, key, position
     perm[t] = pt[fix]
-    out[t] = v[perm[t]]
     return out, perm
 
 

@@ -8,11 +8,11 @@ sort to the next: a source's groups and a settled shard have the input shard's s
 destination's run the shard's size plus a fixed slack (:func:`run_capacity`).
 
 A destination of the values-only sort sorts its values in place (NumPy's quicksort) and
-puts the ties whose bits differ back in input order (:func:`.packed.fix_ties`); with indices
-it orders values and global positions by one sort of uint64 keys (:func:`.packed.packed_sort`:
-an order-preserving value key above the position), about a sort of the values plus two
-gathers. Complex ``value + 1j * index`` keys, which the splitters use, sort about twice as
-slowly.
+rewrites the ties whose bits differ in input order (:func:`.packed.fix_ties`); with indices
+it also sorts uint64 keys that pack an order-preserving value key above the global position
+(:func:`.packed.packed_sort`): the positions come out in order, with no random gather, for
+about twice a sort of the values. Complex ``value + 1j * index`` keys, which the splitters
+use, sort about twice as slowly.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from .packed import (
     CHUNK,
     block,
     fix_ties,
-    gather,
     order_keys,
     packed_sort,
     packed_sort_lines,
@@ -198,11 +197,11 @@ def sort_finish(xp, *pieces, dtype, descending, index, cap=0, alloc=None):
     """This destination's sorted run from its pieces (in source order, each in position
     order), at the start of a block of ``cap`` elements (at least the run's; the driver reads
     the run's slice). Values only: the concatenated values sorted in place, ties whose bits
-    differ put back in input order. With ``index`` (a piece of values, then of their global
-    positions, and so on): a :func:`packed_sort` of the values, whose position order is the
-    global index order, and a gather of the positions; returns ``(values, indices, scratch,
-    scratch)``: the two blocks the values and positions were gathered in, for the driver to
-    free (back to the pool: a block dropped inside a kernel goes back to the system)."""
+    differ rewritten in input order. With ``index`` (a piece of values, then of their global
+    positions, and so on): a :func:`packed_sort` of the values and their positions; returns
+    ``(values, indices, scratch, scratch)``: the two blocks the pieces were gathered in, for
+    the driver to free (back to the pool: a block dropped inside a kernel goes back to the
+    system)."""
     vals = pieces[0::2] if index else pieces
     n = sum(int(p.size) for p in vals)
     cap = max(cap, n)
@@ -222,8 +221,7 @@ def sort_finish(xp, *pieces, dtype, descending, index, cap=0, alloc=None):
         return buf
     v, g = concat(vals, dtype), concat(pieces[1::2], xp.int64)
     out, perm = block(xp, alloc, (cap,), dtype), block(xp, alloc, (cap,), xp.int64)
-    packed_sort(xp, v[:n], descending, keys=perm[:n], out=out[:n])
-    gather(xp, g[:n], perm[:n], perm[:n])  # the global positions, in place of the local ones
+    packed_sort(xp, v[:n], descending, keys=perm[:n], out=out[:n], positions=g[:n])
     return out, perm, v, g
 
 
