@@ -258,7 +258,8 @@ def argmin(input, dim=..., keepdim=...) -> ShardedTensor:
     """Index of the minimum (into the flattened tensor when ``dim`` is None)."""
 
 def argsort(input, dim=..., descending=..., stable=...) -> ShardedTensor:
-    """Indices that sort ``input`` along ``dim`` (``sort(...).indices``)."""
+    """Indices that sort ``input`` along ``dim`` (``sort(...).indices``: along the split dim of
+    a 1-d tensor the sorted values are not kept)."""
 
 def argwhere(input) -> ShardedTensor:
     """``nonzero(input)``: the ``(n, ndim)`` indices of the non-zero elements."""

@@ -240,7 +240,8 @@ class ShardedTensor:
     def argmin(self, dim=..., keepdim=...) -> ShardedTensor:
         """Index of the minimum (into the flattened tensor when ``dim`` is None)."""
     def argsort(self, dim=..., descending=..., stable=...) -> ShardedTensor:
-        """Indices that sort ``input`` along ``dim`` (``sort(...).indices``)."""
+        """Indices that sort ``input`` along ``dim`` (``sort(...).indices``: along the split dim
+        of a 1-d tensor the sorted values are not kept)."""
     def argwhere(self) -> ShardedTensor:
         """``nonzero(input)``: the ``(n, ndim)`` indices of the non-zero elements."""
     def asin(self) -> ShardedTensor:
@@ -1420,10 +1421,6 @@ class _QRLegacy(NamedTuple):
     Q: ShardedTensor
     R: ShardedTensor
 
-class _SortResult(NamedTuple):
-    values: ShardedTensor
-    indices: ShardedTensor
-
 class _SVDLegacy(NamedTuple):
     U: ShardedTensor
     S: ShardedTensor
@@ -1450,6 +1447,10 @@ class _LUFactorExResult(NamedTuple):
     LU: ShardedTensor
     pivots: ShardedTensor
     info: ShardedTensor
+
+class _SortResult(NamedTuple):
+    values: ShardedTensor
+    indices: ShardedTensor
 
 def check_not_published(t) -> None:
     """Raise :class:`PublishedReadOnly` if ``t`` is (a view of) a published snapshot, whose

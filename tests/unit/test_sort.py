@@ -26,14 +26,22 @@ def ref_sort(a, dim=-1, descending=False):
     return np.take_along_axis(a, idx, dim), idx
 
 
+def same_bits(got, want):
+    """Equal to the last bit (the sign of a zero, a NaN's sign and payload)."""
+    got, want = np.asarray(got), np.asarray(want)
+    return got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
 def check(a, sdim=-1, descending=False, **place):
     x = st.tensor(a, **place) if place else st.tensor(a)
     r = st.sort(x, dim=sdim, descending=descending)
     v, i = ref_sort(a, sdim, descending)
     assert np.array_equal(r.indices.numpy(), i)
-    assert np.array_equal(r.values.numpy(), v, equal_nan=True)
+    assert same_bits(r.values.numpy(), v)
     assert r.values.dtype == x.dtype and r.indices.dtype == st.int64
     assert r.values.layout == x.layout and r.indices.layout == x.layout
+    vv, ii = st.sort(x, dim=sdim, descending=descending)  # both in one pass
+    assert same_bits(vv.numpy(), v) and np.array_equal(ii.numpy(), i)
     return r
 
 
@@ -49,6 +57,13 @@ DATA = {
 }
 NAN = np.array([3.0, np.nan, 1.0, -0.0, np.inf, 0.0, np.nan, -np.inf, 1.0, 2.0, np.nan, 0.0])
 DATA["nan"] = np.tile(NAN, 5)
+# equal values whose bits differ: zeros of both signs, NaNs of both signs and two payloads
+BITS = np.tile(NAN, 6)
+BITS[1::12] = -np.nan
+BITS[10::24] = np.frombuffer(np.array([0x7FF8_0000_0000_0123], np.uint64).tobytes(), np.float64)
+BITS[5::36] = -0.0
+DATA["bits"] = BITS
+DATA["bits32"] = BITS.astype(np.float32)
 PLACES = [
     {},
     dict(shards=1),
@@ -98,6 +113,16 @@ def test_sort_2d(dim, place, descending):
     a = RNG.integers(0, 5, (7, 6)).astype(np.float64)
     a[2, 3] = np.nan
     check(a, dim, descending, **place)
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_sort_2d_blocks_of_many_lines(dim):
+    # blocks past the packed keys' threshold: every line of a block sorts in one uint64 sort
+    a = RNG.integers(0, 50, (80, 2000)).astype(np.float64)
+    a[a == 7] = -0.0
+    a[a == 9] = np.nan
+    check(a, dim, False, dim=0, shards=2)
+    check(a, dim, True, dim=1, shards=2)
 
 
 def test_sort_3d_split_dim():
@@ -222,8 +247,10 @@ def check_values(a, sdim=0, descending=False, **place):
 
     x = st.tensor(a, **place) if place else st.tensor(a)
     v = apply("sort_values", x, sdim, descending)
-    assert np.array_equal(v.numpy(), ref_sort(a, sdim, descending)[0], equal_nan=True)
+    assert same_bits(v.numpy(), ref_sort(a, sdim, descending)[0])
     assert v.dtype == x.dtype and v.layout == x.layout
+    r = st.sort(x, dim=sdim, descending=descending).values  # (the lazy values, 1-d split)
+    assert same_bits(r.numpy(), ref_sort(a, sdim, descending)[0])
 
 
 @pytest.mark.parametrize("descending", [False, True])
@@ -248,14 +275,22 @@ def test_sort_many_shards(name, shards):
 def test_sort_values_2d_and_msort():
     a = RNG.integers(0, 5, (9, 4)).astype(np.float64)
     a[3, 1] = np.nan
+    a[a == 4] = -0.0
     for place in (dict(dim=0, shards=3), dict(dim=1, shards=2), dict(shards=1)):
         for dim in (0, 1):
             check_values(a, dim, True, **place)
             check_values(a, dim, False, **place)
         m = st.msort(st.tensor(a, **place)).numpy()
-        assert np.array_equal(m, np.sort(a, 0), equal_nan=True)
-    v = st.msort(st.tensor(DATA["nan"], shards=3))
-    assert np.array_equal(v.numpy(), np.sort(DATA["nan"]), equal_nan=True)
+        assert same_bits(m, ref_sort(a, 0)[0])
+    v = st.msort(st.tensor(DATA["bits"], shards=3))
+    assert same_bits(v.numpy(), ref_sort(DATA["bits"], 0)[0])
+
+
+def test_complex_is_refused_as_by_torch():
+    z = st.tensor(np.array([3 + 1j, 1 + 2j, 2j, 0j]), shards=2)
+    for f in (st.sort, st.msort, st.argsort):
+        with pytest.raises(st.errors.UnsupportedDType):
+            f(z)
 
 
 def test_msort_with_grad_uses_indexed_sort():

@@ -1,12 +1,13 @@
 """Data-dependent order: sort, top-k/k-th value/median/quantile/mode, scans, searches,
 counts, diff, unique.
 
-- ``prims``: ``sort``, ``select`` (topk, kthvalue, median, quantile, mode), ``scan``
-  (cumsum, cummax...), ``search`` (searchsorted, bucketize), ``count`` (bincount,
-  histc...), ``diff``, and the ``unique`` primitives (``unique_flat``, ``unique_rows``,
-  ``unique_runs``);
+- ``prims``: ``sort`` (and ``unpermute``, its gradient), ``select`` (topk, kthvalue,
+  median, quantile, mode), ``scan`` (cumsum, cummax...), ``search`` (searchsorted,
+  bucketize), ``count`` (bincount, histc...), ``diff``, and the ``unique`` primitives
+  (``unique_flat``, ``unique_rows``, ``unique_runs``);
 - ``kernels``: worker kernels of ``sort``, ``select``, ``mode`` and ``scan``;
 - ``plan``: the driver's set-op exchange, selection rounds and split ``mode``;
+- ``sample_sort``: the driver's two stages of the sample sort (``sort`` along a split dim);
 - ``derived``: ``sets`` (unique, unique_consecutive, isin).
 
 This ``__init__`` names the family's top-level ``st`` functions: ``__all__`` is the union of
@@ -21,6 +22,7 @@ from .prims import scan as _scan
 from .prims import search as _search
 from .prims import select as _select
 from .prims import sort as _sort
+from .prims import unpermute as _unpermute  # noqa: F401 (registers the sort's gradient)
 from .prims.count import *  # noqa: F403
 from .prims.diff import *  # noqa: F403
 from .prims.scan import *  # noqa: F403

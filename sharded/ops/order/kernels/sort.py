@@ -1,10 +1,18 @@
 """Worker kernels of ``sort``/``argsort``/``msort`` (:mod:`..prims.sort`): the sample sort's
-sample, split and finish steps and the local sort of whole lines.
+sample, split, finish and settle steps and the local sort of whole lines.
 
-A destination of the sample sort orders its values and their global positions with one
-sort of uint64 keys (:func:`packed_sort`: an order-preserving value key above the
-position), about as fast as a sort of the values alone; complex ``value + 1j * index``
-keys, which the splitters still use, sort about twice as slowly.
+Every block of the data's size comes from the worker's pool of freed blocks where one fits
+(the kernels are ``pooled``): a fresh block costs a page fault per page, which here costs
+more than the sort itself (about 0.1 s for the 32 MB of 4M float64). The sizes repeat from one
+sort to the next: a source's groups and a settled shard have the input shard's size, a
+destination's run the shard's size plus a fixed slack (:func:`run_capacity`).
+
+A destination of the values-only sort sorts its values in place (NumPy's quicksort) and
+rewrites the ties whose bits differ in input order (:func:`.packed.fix_ties`); with indices
+it also sorts uint64 keys that pack an order-preserving value key above the global position
+(:func:`.packed.packed_sort`): the positions come out in order, with no random gather, for
+about twice a sort of the values. Complex ``value + 1j * index`` keys, which the splitters
+use, sort about twice as slowly.
 """
 
 from __future__ import annotations
@@ -12,6 +20,36 @@ from __future__ import annotations
 import numpy as np
 
 from ....core.registry import kernel
+from .packed import (
+    CHUNK,
+    block,
+    fix_ties,
+    order_keys,
+    packed_sort,
+    packed_sort_lines,
+    stable_lines,
+    tie_state,
+)
+
+__all__ = [
+    "order_keys", "packed_sort", "run_capacity", "sort_sample", "sort_split", "sort_positions",
+    "sort_finish", "sort_settle", "sort_local", "sort_values_local",
+]  # fmt: skip
+
+SPLIT_CHUNK = 1 << 18  # elements a source groups per pass: its temporaries stay small
+
+
+def run_capacity(n: int) -> int:
+    """Elements of the block a destination sorts its run in when the settled shard holds
+    ``n``: the run's size varies a little with the sample (about 1 %), the block's does not,
+    so the pool can hand the same block to the next sort.
+
+    Examples
+    --------
+    >>> run_capacity(4_000_000)
+    4251024
+    """
+    return n + n // 16 + 1024
 
 
 def _records(dtype) -> bool:
@@ -73,161 +111,179 @@ def _buckets(xp, a, split, goff, sign):
     return lo
 
 
-@kernel
-def sort_split(xp, a, goff, sign, split, p, index):
+def _groups(xp, lo, p):
+    """``(destination, positions)`` of a chunk's elements, positions ascending."""
+    if p <= 8:  # a compare and a nonzero per destination: cheaper than sorting the ids
+        return [(b, xp.flatnonzero(lo == b)) for b in range(p)]
+    small = xp.uint8 if p <= 256 else xp.uint16 if p <= 65536 else xp.int64
+    order = xp.argsort(lo.astype(small), kind="stable")  # a radix sort of the small ids
+    ends = xp.cumsum(xp.bincount(lo, minlength=p)).tolist()
+    return [(b, order[(ends[b - 1] if b else 0) : ends[b]]) for b in range(p)]
+
+
+def _take(xp, src, idx, out):
+    if xp is np:  # (mode="raise" would buffer the output)
+        np.take(src, idx, out=out, mode="clip")
+    else:
+        out[...] = src[idx]
+
+
+def _code_dtype(xp, p):
+    return xp.uint8 if p <= 256 else xp.uint16 if p <= 65536 else xp.int64
+
+
+@kernel(pooled=True)
+def sort_split(xp, a, goff, sign, split, p, index, alloc=None):
     """A 1-d block grouped by destination (the range of sort keys each will hold), in
     position order inside a group, and the count per destination (read by the driver).
-    ``index``: the groups are values and their global positions, else values only."""
+    ``index``: with the groups of their global positions (``True``), or with every
+    element's destination in input order (``"codes"``: an eighth of the positions' bytes,
+    from which :func:`sort_positions` makes them), else values only. Chunk by chunk: no
+    temporary of the block's size."""
     a = a.reshape(-1)
-    lo = _buckets(xp, a, split, goff, sign)
-    counts = xp.bincount(lo, minlength=p).astype(xp.int64)
-    out = (xp.empty_like(a),) + ((xp.empty(a.size, dtype=xp.int64),) if index else ())
-    if p > 8:  # a radix sort of the small group ids, then one gather
-        small = xp.uint8 if p <= 256 else xp.uint16 if p <= 65536 else xp.int64
-        order = xp.argsort(lo.astype(small), kind="stable")
-        xp.take(a, order, out=out[0])
-        if index:
-            xp.add(order, goff, out=out[1])
-    else:  # a compress per destination: cheaper than sorting the ids for a few of them
-        off = 0
-        for b, c in enumerate(counts.tolist()):
-            if c:
-                m = lo == b
-                seg = slice(off, off + c)
-                out[0][seg] = a[m]
-                if index:
-                    out[1][seg] = xp.flatnonzero(m)
-                    out[1][seg] += goff
-                off += c
-    return (*out, counts)
+    n = a.size
+    los = [_buckets(xp, a[i : i + SPLIT_CHUNK], split, goff + i, sign)
+           for i in range(0, n, SPLIT_CHUNK)]  # fmt: skip
+    vals = block(xp, alloc, (n,), a.dtype)
+    if index == "codes":
+        codes = block(xp, alloc, (n,), _code_dtype(xp, p))
+        for c, lo in enumerate(los):
+            codes[c * SPLIT_CHUNK : (c + 1) * SPLIT_CHUNK] = lo
+        counts = _place(xp, los, p, a, vals)
+        return vals, codes, xp.asarray(counts)
+    pos = block(xp, alloc, (n,), xp.int64) if index else None
+    counts = _place(xp, los, p, a, vals, pos, goff)
+    return (vals, pos, xp.asarray(counts)) if index else (vals, xp.asarray(counts))
 
 
-_CHUNK = 1 << 16  # elements per pass of the key kernels: their temporaries stay in cache
+def _place(xp, los, p, a, vals, pos=None, goff=0):
+    """Write every chunk's elements of ``a`` (their destinations ``los``) into their groups
+    of ``vals`` (and their global positions into ``pos``); returns the group sizes."""
+    counts = np.zeros(p, dtype=np.int64)
+    for lo in los:  # (a compare and a count per destination: bincount is slower for a few)
+        if p <= 8:
+            counts += [int(xp.count_nonzero(lo == b)) for b in range(p)]
+        else:
+            counts += xp.bincount(lo, minlength=p).tolist()
+    cur = np.concatenate([[0], np.cumsum(counts)[:-1]]).tolist()
+    for c, lo in enumerate(los):
+        i = c * SPLIT_CHUNK
+        for b, idx in _groups(xp, lo, p):
+            m = int(idx.size)
+            if not m:
+                continue
+            seg = slice(cur[b], cur[b] + m)
+            if a is not None:
+                _take(xp, a[i : i + SPLIT_CHUNK], idx, vals[seg])
+            if pos is not None:
+                xp.add(idx, goff + i, out=pos[seg])
+            cur[b] += m
+    return counts
 
 
-def order_keys(xp, v, descending):
-    """Order-preserving uint64 keys of ``v``: ascending keys give
-    torch's order (NaN last, ``-0.0 == 0.0``), or its descending order (NaN first) with
-    ``descending``. Chunk by chunk, so that no temporary is a fresh block of the input's
-    size (a fresh block costs its page faults: more than the arithmetic here).
-
-    Examples
-    --------
-    >>> k = order_keys(np, np.array([2.0, -0.0, float("nan"), -1.0, 0.0]), False)
-    >>> np.argsort(k, kind="stable").tolist()
-    [3, 1, 4, 0, 2]
-    """
-    k = xp.empty(v.size, dtype=xp.uint64)
-    kind, bits = v.dtype.kind, 8 * v.dtype.itemsize
-    for i in range(0, v.size, _CHUNK):
-        c, o = v[i : i + _CHUNK], k[i : i + _CHUNK]
-        if kind == "f":
-            w = c + c.dtype.type(0)  # -0.0 + 0.0 is +0.0: one key for both zeros
-            o[...] = w.view(f"<u{c.dtype.itemsize}")
-            m = o >> np.uint64(bits - 1)  # 1 for negatives: flip all bits, else the sign bit
-            xp.negative(m, out=m)
-            m >>= np.uint64(64 - bits)
-            m |= np.uint64(1 << (bits - 1))
-            o ^= m
-            o[xp.isnan(w)] = np.uint64((1 << bits) - 1)
-        elif kind == "i":
-            o[...] = c.astype(xp.int64).view(xp.uint64)
-            o ^= np.uint64(1 << 63)
-        else:  # bool, unsigned
-            o[...] = c
-        if descending:
-            xp.invert(o, out=o)
-    return k
+@kernel(pooled=True)
+def sort_positions(xp, codes, goff, p, alloc=None):
+    """The position groups :func:`sort_split` would have made with ``index=True``, from its
+    ``"codes"`` (every element's destination, in input order)."""
+    n = codes.size
+    los = [codes[i : i + SPLIT_CHUNK] for i in range(0, n, SPLIT_CHUNK)]
+    pos = block(xp, alloc, (n,), xp.int64)
+    _place(xp, los, p, None, None, pos, goff)
+    return pos
 
 
-def packed_sort(xp, v, descending):
-    """``(v[perm], perm)`` for the stable sort permutation ``perm`` of ``v`` (torch's
-    order), by one sort of uint64 keys that pack the value's order key above its position:
-    ``((key - min) >> s) << b | position``, ``b`` bits for the position. When the keys'
-    span needs more than ``64 - b`` bits, ``s`` low bits are dropped: equal values still
-    sort by position, and the runs of equal truncated keys that hold different values
-    (rare unless the values crowd within ``2^s`` ulps) are put in order by their full keys.
-    Three blocks of the input's length are allocated: the keys (then ``perm``) and ``v[perm]``.
-    """
-    n = v.size
-    if n < 2:
-        return xp.array(v, copy=True), xp.zeros(n, dtype=xp.int64)
-    k = order_keys(xp, v, descending)
-    b = (n - 1).bit_length()
-    lo = k.min()
-    s = max(0, int(k.max() - lo).bit_length() + b - 64)
-    s_, b_, mask = np.uint64(s), np.uint64(b), np.uint64((1 << b) - 1)
-    for i in range(0, n, _CHUNK):
-        o = k[i : i + _CHUNK]
-        o -= lo
-        o >>= s_
-        o <<= b_
-        o |= xp.arange(i, i + o.size, dtype=xp.uint64)
-    k.sort()
-    out = xp.empty_like(v)
-    bad = []  # neighbours with one truncated key and different values (s > 0 only)
-    for i in range(0, n, _CHUNK):
-        o = k[i : i + _CHUNK + 1]  # one more: the pair across the chunk's end
-        pos = (o & mask).view(xp.int64)
-        val = xp.take(v, pos)
-        out[i : i + _CHUNK] = val[:_CHUNK]
-        if s:
-            hi = o >> b_
-            d = (hi[1:] == hi[:-1]) & (val[1:] != val[:-1])
-            if v.dtype.kind == "f":  # NaNs share one key: in position order already
-                d &= ~(xp.isnan(val[1:]) & xp.isnan(val[:-1]))
-            if d.any():
-                bad.append(xp.flatnonzero(d) + i)
-    if bad:  # the runs of those truncated keys: k is sorted, so two searches find each
-        h = xp.unique(k[xp.concatenate(bad)] >> b_)
-        a = xp.searchsorted(k, h << b_)
-        e = xp.searchsorted(k, (h << b_) | mask, side="right")
-        gid = xp.repeat(xp.arange(h.size), e - a)  # each member's run
-        t = xp.arange(gid.size) - xp.repeat(xp.cumsum(e - a) - (e - a) - a, e - a)
-    k &= mask
-    perm = k.view(xp.int64)
-    if not bad:
+@kernel(pooled=True)
+def sort_finish(xp, *pieces, dtype, descending, index, cap=0, alloc=None):
+    """This destination's sorted run from its pieces (in source order, each in position
+    order), at the start of a block of ``cap`` elements (at least the run's; the driver reads
+    the run's slice). Values only: the concatenated values sorted in place, ties whose bits
+    differ rewritten in input order. With ``index`` (a piece of values, then of their global
+    positions, and so on): a :func:`packed_sort` of the values and their positions; returns
+    ``(values, indices, scratch, scratch)``: the two blocks the pieces were gathered in, for
+    the driver to free (back to the pool: a block dropped inside a kernel goes back to the
+    system)."""
+    vals = pieces[0::2] if index else pieces
+    n = sum(int(p.size) for p in vals)
+    cap = max(cap, n)
+
+    def concat(parts, dt):
+        out = block(xp, alloc, (cap,), dt)
+        o = 0
+        for p in parts:
+            out[o : o + p.size] = p.reshape(-1)
+            o += p.size
+        return out
+
+    if not index:
+        buf = concat(vals, dtype)
+        buf[:n].sort()
+        fix_ties(xp, buf[:n], vals, descending)
+        return buf
+    v, g = concat(vals, dtype), concat(pieces[1::2], xp.int64)
+    out, perm = block(xp, alloc, (cap,), dtype), block(xp, alloc, (cap,), xp.int64)
+    packed_sort(xp, v[:n], descending, keys=perm[:n], out=out[:n], positions=g[:n])
+    return out, perm, v, g
+
+
+@kernel(pooled=True)
+def sort_settle(xp, *parts, n, dtype, alloc=None):
+    """A settled shard of ``n`` elements: ``parts`` (slices of the destinations' runs, in
+    order) copied into one block."""
+    out = block(xp, alloc, (n,), dtype)
+    o = 0
+    for p in parts:
+        out[o : o + p.size] = p
+        o += p.size
+    return out
+
+
+@kernel(pooled=True)
+def sort_local(xp, a, dim, descending, alloc=None):
+    """Stable sort of every line of a block along ``dim`` (which the block holds whole): by
+    packed uint64 keys (:func:`.packed.packed_sort`, per line at once for a block of many),
+    or for a small block by the stable argsort."""
+    if a.ndim == 0:
+        return xp.array(a, copy=True), xp.zeros((), xp.int64)
+    if a.size < CHUNK or a.shape[dim] < 2:
+        idx = stable_lines(xp, a, dim, descending)
+        return xp.take_along_axis(a, idx, axis=dim), idx.astype(xp.int64, copy=False)
+    last = dim in (-1, a.ndim - 1)
+    out, perm = block(xp, alloc, a.shape, a.dtype), block(xp, alloc, a.shape, xp.int64)
+    if a.ndim == 1:
+        return packed_sort(xp, a, descending, keys=perm, out=out)
+    m = a if last else xp.moveaxis(a, dim, -1)
+    lines = xp.ascontiguousarray(m).reshape(-1, m.shape[-1])
+    if last:  # the results' blocks, seen as lines
+        packed_sort_lines(
+            xp, lines, descending, perm.reshape(lines.shape), out.reshape(lines.shape)
+        )
         return out, perm
-    if t.size > n // 4:  # crowded values: one stable sort of the full keys instead
-        perm = xp.argsort(order_keys(xp, v, descending), kind="stable").astype(xp.int64)
-        return xp.take(v, perm), perm
-    pt = perm[t]
-    fix = xp.lexsort((pt, order_keys(xp, v[pt], descending), gid))  # run, key, position
-    perm[t] = pt[fix]
-    out[t] = v[perm[t]]
+    v, i = packed_sort_lines(xp, lines, descending)
+    out[...] = xp.moveaxis(v.reshape(m.shape), -1, dim)
+    perm[...] = xp.moveaxis(i.reshape(m.shape), -1, dim)
     return out, perm
 
 
-@kernel
-def sort_finish(xp, *pieces, dtype, descending, index):
-    """This destination's sorted run from its pieces (in source order, each in position
-    order): a sort of the concatenated values (values only), or with ``index`` (a piece of
-    values, then of their global positions, and so on) a :func:`packed_sort` of the values,
-    whose position order is the global index order, and a gather of the positions."""
-    if not pieces:
-        v = xp.empty(0, dtype=dtype)
-        return (v, xp.empty(0, dtype=xp.int64)) if index else v
-    if index:
-        v = xp.concatenate(pieces[0::2]) if len(pieces) > 2 else pieces[0]
-        g = xp.concatenate(pieces[1::2]) if len(pieces) > 2 else pieces[1]
-        out, perm = packed_sort(xp, v, descending)
-        return out, xp.take(g, perm)
-    k = xp.concatenate(pieces) if len(pieces) > 1 else xp.array(pieces[0], copy=True)
-    k.sort()
-    return xp.ascontiguousarray(k[::-1]) if descending else k
-
-
-@kernel
-def sort_local(xp, a, dim, descending):
-    """Stable sort of every line of a block along ``dim`` (which the block holds whole)."""
+@kernel(pooled=True)
+def sort_values_local(xp, a, dim, descending, alloc=None):
+    """Every line of a block sorted along ``dim`` (held whole), values only: a plain sort in
+    a copy; a float block whose equal values differ in bits sorts its lines stably (one
+    line: the plain sort with :func:`.packed.fix_ties`)."""
     if a.ndim == 0:
-        return xp.array(a, copy=True), xp.zeros((), xp.int64)
-    if a.ndim == 1 and a.size >= _CHUNK:  # one long line: a uint64 sort, not a stable argsort
-        return packed_sort(xp, a, descending)
-    if descending:  # the reverse of an ascending sort of the flipped block: ties keep order
-        r = xp.flip(a, axis=dim)
-        idx = xp.flip(xp.argsort(r, axis=dim, kind="stable"), axis=dim)
-        idx = a.shape[dim] - 1 - idx
-    else:
-        idx = xp.argsort(a, axis=dim, kind="stable")
-    return xp.take_along_axis(a, idx, axis=dim), idx.astype(xp.int64)
+        return xp.array(a, copy=True)
+    out = block(xp, alloc, a.shape, a.dtype)
+    if a.ndim == 1:
+        out[...] = a
+        out.sort()
+        return fix_ties(xp, out, [a], descending)
+    mixed, nan = tie_state(xp, a)
+    if mixed:
+        out[...] = xp.take_along_axis(a, stable_lines(xp, a, dim, descending), axis=dim)
+        return out
+    out[...] = a
+    out.sort(axis=dim)
+    if descending:
+        out[...] = xp.flip(out, axis=dim)
+    if nan.size:  # the input's own NaN (the sort may write another)
+        out[xp.isnan(out)] = nan
+    return out
