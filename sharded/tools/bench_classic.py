@@ -32,7 +32,7 @@ import sharded as st
 
 from ..errors import ShardedError
 from .bench_classic_cases import WORKLOADS, Workload
-from .bench_report import BenchError, check_plotting
+from .bench_report import BenchError, check_plotting, finish_ratio_plot
 from .timing import dask_array
 
 NAMES = tuple(w.name for w in WORKLOADS)
@@ -242,16 +242,8 @@ def plot(rows, path) -> None:
     ax.barh(ys - 0.2, [r.sharded_s / r.numpy_s for r in rows], 0.4, label="sharded / numpy")
     dask = [r.sharded_s / r.dask_s for r in rows]
     ax.barh(ys + 0.2, [0 if math.isnan(v) else v for v in dask], 0.4, label="sharded / dask")
-    ax.axvline(1.0, color="k", lw=0.8)
-    ax.set_yticks(ys)
-    ax.set_yticklabels([r.label for r in rows], fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xscale("log")
-    ax.set_xlabel("time ratio (below 1: sharded is faster)")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    xlabel = "time ratio (below 1: sharded is faster)"
+    finish_ratio_plot(plt, fig, ax, ys, [r.label for r in rows], xlabel, path, fontsize=8)
 
 
 def _positive(kind):

@@ -154,12 +154,21 @@ def plot(runs, path) -> None:
         ys = [i + j * height for i in range(len(names))]
         vals = [ratio.get(n, float("nan")) for n in names]
         ax.barh(ys, [0 if math.isnan(v) else v for v in vals], height, label=f"{nw} workers")
+    ticks = [i + height * (len(runs) - 1) / 2 for i in range(len(names))]
+    finish_ratio_plot(
+        plt, fig, ax, ticks, names, "sharded time / numpy time (lower is faster)", path
+    )
+
+
+def finish_ratio_plot(plt, fig, ax, ticks, labels, xlabel, path, fontsize=7) -> None:
+    """The common end of the benchmarks' ratio charts: parity line at 1, the case labels
+    top to bottom, a log x axis, the legend; written to ``path`` and closed."""
     ax.axvline(1.0, color="k", lw=0.8)
-    ax.set_yticks([i + height * (len(runs) - 1) / 2 for i in range(len(names))])
-    ax.set_yticklabels(names, fontsize=7)
+    ax.set_yticks(ticks)
+    ax.set_yticklabels(labels, fontsize=fontsize)
     ax.invert_yaxis()
     ax.set_xscale("log")
-    ax.set_xlabel("sharded time / numpy time (lower is faster)")
+    ax.set_xlabel(xlabel)
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)

@@ -54,13 +54,17 @@ def _np_cg(A, b, x, iters):
     return x
 
 
+def _system(n, seed):
+    """A symmetric positive definite system, in NumPy and row-split over the 4 workers."""
+    rng = np.random.default_rng(seed)
+    m = rng.standard_normal((n, n))
+    An, bn = m @ m.T + n * np.eye(n), rng.standard_normal(n)
+    return An, bn, st.from_numpy(An, shards=4), st.from_numpy(bn, shards=4)
+
+
 def test_an_iteration_of_cg_makes_no_ray_call():
     n = 96
-    rng = np.random.default_rng(3)
-    m = rng.standard_normal((n, n))
-    An = m @ m.T + n * np.eye(n)
-    bn = rng.standard_normal(n)
-    A, b = st.from_numpy(An, shards=4), st.from_numpy(bn, shards=4)
+    An, bn, A, b = _system(n, 3)
     x0 = st.zeros(n, shards=4, dtype=st.float64)
     _cg(A, b, x0, 2)  # (warm: the plans and the connections)
     st.synchronize()
@@ -98,11 +102,7 @@ def test_an_export_that_failed_fails_the_command_that_takes_it():
 
 def test_a_worker_lost_between_wired_exports_is_recovered():
     n = 64
-    rng = np.random.default_rng(4)
-    m = rng.standard_normal((n, n))
-    An = m @ m.T + n * np.eye(n)
-    bn = rng.standard_normal(n)
-    A, b = st.from_numpy(An, shards=4), st.from_numpy(bn, shards=4)
+    An, bn, A, b = _system(n, 4)
     x = _cg(A, b, st.zeros(n, shards=4, dtype=st.float64), 3)
     ex = _ex()
     pid = st.stats()["workers"][2]["pid"]

@@ -14,3 +14,13 @@ def local_session():
     st.init(executor="local", num_workers=3, min_shard_bytes=0)
     yield
     st.shutdown()
+
+
+@pytest.fixture
+def cli_session():
+    """For a test of a command that starts and shuts down its own sessions (``sharded
+    bench``...): the package's session comes back after it."""
+    st.shutdown()
+    yield
+    st.shutdown()
+    st.init(executor="local", num_workers=3, min_shard_bytes=0)

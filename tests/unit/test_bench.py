@@ -6,7 +6,6 @@ import sys
 
 import pytest
 
-import sharded as st
 from sharded import cli
 from sharded.tools import bench_report
 
@@ -33,16 +32,7 @@ TINY = [
 ]
 
 
-@pytest.fixture
-def own_session():
-    """The benchmark starts and shuts down its own sessions; the package's comes back."""
-    st.shutdown()
-    yield
-    st.shutdown()
-    st.init(executor="local", num_workers=3, min_shard_bytes=0)
-
-
-def test_json_plot_and_scaling_over_worker_counts(own_session, tmp_path, capsys):
+def test_json_plot_and_scaling_over_worker_counts(cli_session, tmp_path, capsys):
     js, png = tmp_path / "b.json", tmp_path / "b.png"
     argv = TINY + ["--workers", "1,2", "--json", str(js), "--plot", str(png)]
     assert cli.main(argv) == 0
@@ -62,7 +52,7 @@ def test_json_plot_and_scaling_over_worker_counts(own_session, tmp_path, capsys)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_plot_without_matplotlib_fails_before_running(own_session, monkeypatch, capsys):
+def test_plot_without_matplotlib_fails_before_running(cli_session, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
     assert cli.main(TINY + ["--plot", "x.png"]) == 2
     captured = capsys.readouterr()
@@ -82,7 +72,7 @@ def test_json_has_no_nan():
     assert json.loads(json.dumps(d, allow_nan=False))["runs"][0]["cases"][0]["dask_s"] is None
 
 
-def test_scaling_table_on_the_local_executor_has_no_ray_floor(own_session, capsys):
+def test_scaling_table_on_the_local_executor_has_no_ray_floor(cli_session, capsys):
     argv = ["bench", "--scaling", "--executor", "local", "--workers", "2"]
     assert cli.main(argv + ["--ops", "4", "--reads", "1", "--repeat", "1"]) == 0
     out = capsys.readouterr().out.splitlines()

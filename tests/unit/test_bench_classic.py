@@ -6,21 +6,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-import sharded as st
 from sharded import cli
 from sharded.tools import bench_classic as bc
 from sharded.tools.timing import dask_array
 
 TINY = 1e-4  # 800 options, a 30x30 stencil, a 36x36 CG system...
-
-
-@pytest.fixture
-def own_session():
-    """The CLI starts and shuts down its own session; the package's comes back."""
-    st.shutdown()
-    yield
-    st.shutdown()
-    st.init(executor="local", num_workers=3, min_shard_bytes=0)
 
 
 @pytest.mark.parametrize("name", bc.NAMES)
@@ -48,7 +38,7 @@ def test_sort_unique_is_checked_exactly():
         bc.check("sort_unique", "dask", np.array([1, 2]), np.array([1, 3]), 0.0)
 
 
-def test_cli_prints_the_table(own_session, tmp_path, capsys):
+def test_cli_prints_the_table(cli_session, tmp_path, capsys):
     png = tmp_path / "c.png"
     argv = ["bench", "--classic", "--executor", "local", "--workers", "2", "--scale", str(TINY)]
     assert cli.main(argv + ["--repeat", "1", "--only", "cg,stencil", "--plot", str(png)]) == 0
@@ -70,7 +60,7 @@ def test_cli_prints_the_table(own_session, tmp_path, capsys):
         (["--repeat", "x"], "expected a positive int, got 'x'"),
     ],
 )
-def test_bad_options_fail_before_running(own_session, args, message, capsys):
+def test_bad_options_fail_before_running(cli_session, args, message, capsys):
     rc = None
     try:
         rc = cli.main(["bench", "--classic", "--executor", "local"] + args)

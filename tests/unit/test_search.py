@@ -14,6 +14,7 @@ from tests.helpers import (
     current_executor,
     examples,
     placements,
+    traced_peak,
 )
 
 pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
@@ -104,16 +105,7 @@ def test_peak_memory_of_a_split_search():
     s = st.from_numpy(np.sort(rng.standard_normal(n)), shards=3)
     v = st.from_numpy(rng.standard_normal(n), shards=3)
 
-    def peak(f):
-        st.trace_memory()
-        r = f()
-        st.synchronize()
-        out = max(w["traced_peak_bytes"] for w in st.stats()["workers"])
-        st.trace_memory(False)
-        del r
-        return out
-
-    assert peak(lambda: st.searchsorted(s, v)) <= 3.5 * peak(lambda: v + 1)
+    assert traced_peak(lambda: st.searchsorted(s, v)) <= 3.5 * traced_peak(lambda: v + 1)
 
 
 def test_search_errors_follow_torch():
