@@ -6,8 +6,8 @@ counts, diff, unique.
   bucketize), ``count`` (bincount, histc...), ``diff``, and the ``unique`` primitives
   (``unique_flat``, ``unique_rows``, ``unique_runs``);
 - ``kernels``: worker kernels of ``sort``, ``select``, ``mode`` and ``scan``;
-- ``plan``: the driver's set-op exchange, selection rounds and split ``mode``;
-- ``sample_sort``: the driver's two stages of the sample sort (``sort`` along a split dim);
+- ``plan``: the driver's set-op exchange, selection rounds and split ``mode``, and
+  (``plan.sample_sort``) the two stages of the sample sort (``sort`` along a split dim);
 - ``derived``: ``sets`` (unique, unique_consecutive, isin).
 
 This ``__init__`` names the family's top-level ``st`` functions: ``__all__`` is the union of

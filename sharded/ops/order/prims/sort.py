@@ -2,7 +2,7 @@
 
 Along a dim that no shard cuts, every shard sorts its own lines. Along the split dim of a 1-d
 tensor the planner runs a **sample sort** that partitions first and sorts once
-(:mod:`..sample_sort`): a destination sorts its values alone (a plain sort, for ``msort``
+(:mod:`..plan.sample_sort`): a destination sorts its values alone (a plain sort, for ``msort``
 and ``sort(...).values``), or its values with their global positions by one sort of packed
 uint64 keys (:func:`..kernels.packed.packed_sort`, about a sort of the values plus two
 gathers). An n-d tensor split along the sorted dim is moved to a layout split along another
@@ -42,7 +42,6 @@ from ....errors import ArgumentTypeError, SessionClosed
 from ....grad_mode import is_grad_enabled
 from ....layout import Layout, normalize_dim
 from ....runtime.commands import Key
-from .. import sample_sort as ss
 from ..kernels.sort import (
     sort_finish,
     sort_local,
@@ -52,6 +51,7 @@ from ..kernels.sort import (
     sort_split,
     sort_values_local,
 )
+from ..plan import sample_sort as ss
 
 __all__ = ["sort", "argsort", "msort"]
 
@@ -208,7 +208,7 @@ _PENDING = _Pending()
 
 class _LazySort(SortResult):
     """A :class:`SortResult` of the sample sort whose values and indices are made on first
-    read, from the groups :func:`..sample_sort.split` left on the workers (a copy of the
+    read, from the groups :func:`..plan.sample_sort.split` left on the workers (a copy of the
     input: later changes to the input do not reach it). ``.values`` (or ``[0]``) makes the
     values alone; ``.indices`` the indices alone; unpacking, iterating or any other use of
     the tuple makes both at once. The groups are freed once both are made or the result is

@@ -32,13 +32,13 @@ import itertools
 
 import numpy as np
 
-from ... import dtypes as D
-from ...core.dataflow import Operand, free_temps, reshard
-from ...core.registry import kernel
-from ...core.tree import combine_tree, reduce_groups, reduce_layout
-from ...layout import Layout, split_sizes
-from ...runtime.commands import Key, Transfer
-from .kernels.select import BINS_BUDGET, merge_stats, plan_rows
+from .... import dtypes as D
+from ....core.dataflow import Operand, free_temps, reshard
+from ....core.registry import kernel
+from ....core.tree import combine_tree, reduce_groups, reduce_layout
+from ....layout import Layout, split_sizes
+from ....runtime.commands import Key, Transfer
+from ..kernels.select import BINS_BUDGET, merge_stats, plan_rows
 
 OVERSAMPLE = 32
 

@@ -24,11 +24,11 @@ import dataclasses
 
 import numpy as np
 
-from ... import dtypes as D
-from ...core.dataflow import Operand, free_temps
-from ...runtime.commands import Key
-from .kernels.sort import run_capacity
-from .plan import exchange, pieces
+from .... import dtypes as D
+from ....core.dataflow import Operand, free_temps
+from ....runtime.commands import Key
+from ..kernels.sort import run_capacity
+from . import exchange, pieces
 
 SAMPLES = 4096  # random keys per shard: the destinations' sizes land within ~1 % of a target
 
