@@ -359,19 +359,14 @@ class RayExecutor(RayLoss, Relayed, Executor):
         return nbytes <= WIRE_XFER_MAX and not self._relays and self._wire_ok(nbytes)
 
     def _inline(self, args):
-        if self._wire is None or not any(
-            type(a) is Transfer and type(a.handle) is Part for a in args
-        ):
+        wired = [type(a) is Transfer and type(a.handle) is Part for a in args]
+        if not any(wired):
             return args
-        hs = [a.handle for a in args if type(a) is Transfer and type(a.handle) is Part]
-        vals = self._wait(hs, "an export")
+        vals = self._wait([a.handle for a, w in zip(args, wired) if w], "an export")
         if self._rec is not None:  # the log keeps them (inline in the batch) until a cut
             self._rec.put_bytes += sum(getattr(v, "nbytes", 0) for v in vals)
         got = iter(vals)
-        return tuple(
-            Const.make((next(got),)) if type(a) is Transfer and type(a.handle) is Part else a
-            for a in args
-        )
+        return tuple(Const.make((next(got),)) if w else a for a, w in zip(args, wired))
 
     @staticmethod
     def _start(name, opts, args, nid):
