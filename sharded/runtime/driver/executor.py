@@ -21,6 +21,7 @@ tests and for machines without Ray; :class:`~.ray_executor.RayExecutor` on Ray a
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import threading
 
@@ -112,7 +113,7 @@ class Executor(Reading, Transport):
         self._shipno = 0
         self._reading = False  # fetch is exporting what it reads
         self._wired = False  # ... and its batches go over the driver's wire (.wire)
-        self._xfer = False  # ... for a small export a later command takes (_export_wired)
+        self._unwaited = False  # ... in a flush no wait covers whole (_over_wire)
         self._rec_off = "SHARDED_RECOVERY=0"
         # An Event the flush timer sleeps on while nothing is queued (RayExecutor; a timer
         # that woke every 5 ms anyway cost the driver ~10 us of CPU per ms of a read's wait)
@@ -361,11 +362,8 @@ class Executor(Reading, Transport):
         (:meth:`_inline`), so that command's batch needs no Ray reference and may go by the
         wire too; the round trip costs ~0.1 ms of driver CPU, an actor call ~0.5-0.8 ms.
         A shipment with trees still goes through Ray (see :meth:`_ship`)."""
-        self._wired = self._xfer = True
-        try:
+        with self._over_wire(waited=False):
             return self._export_batch(w, items)
-        finally:
-            self._wired = self._xfer = False
 
     def _export_batch(self, w, items):
         if not items:
@@ -398,12 +396,19 @@ class Executor(Reading, Transport):
         a Ray reference; a shipment with trees goes through Ray: see :meth:`_ship`). Their
         answers are waited for like those of Ray batches: at a read, a sync or when too
         many are in flight."""
-        with self._lock:
-            self._wired = self._xfer = self._wire_ok(0)
-            try:
-                self.flush_all()
-            finally:
-                self._wired = self._xfer = False
+        with self._lock, self._over_wire(waited=False):
+            self.flush_all()
+
+    @contextlib.contextmanager
+    def _over_wire(self, waited: bool):
+        """The batches flushed inside go over the driver's wire where they may (the
+        executor's :meth:`_wire_ok`); ``waited``: a wait for every one of them follows (a
+        sync), so their trees may link by mailbox too (see :meth:`_ship`)."""
+        self._wired, self._unwaited = self._wire_ok(0), not waited
+        try:
+            yield
+        finally:
+            self._wired = self._unwaited = False
 
     def _end(self, whole: bool = False) -> None:
         self._depth -= 1
@@ -440,7 +445,7 @@ class Executor(Reading, Transport):
         if tedges:  # reductions: children first, their partials become the parents' refs
             order, kids, nout = wired(bc, order)
         self._kids = kids
-        if self._wired and (any(taken[v][1] for v in order) or (tedges and self._xfer)):
+        if self._wired and (any(taken[v][1] for v in order) or (tedges and self._unwaited)):
             # by wire whole or not at all (a batch with refs goes by Ray); trees by the wire
             # only in shipments whose every batch a read or sync waits for
             self._wired = False

@@ -118,11 +118,8 @@ class Reading:
         with self._lock:
             # Over the driver's wire, like a read's batches: a sync waits for their answers
             # anyway, and an actor call and its wait cost ~0.8 ms of driver CPU each.
-            self._wired = self._wire_ok(0)
-            try:
+            with self._over_wire(waited=True):
                 self.flush_all()
-            finally:
-                self._wired = False
             self._collect(self._drain_inflight(), "st.synchronize()")
             self._raise_errors()
             if self._rec is not None and self._rec.due():
