@@ -178,24 +178,26 @@ class Fuzzer:
         k = r.randrange(8)
         if k == 0:
             return self.r.choice([None, 1, -(2**63), "s", b"b", 2.5, []])
-        if k == 1:  # a record: known tag (or not) with fields of any arity and type
-            tag = r.choice([*BY_TAG, "nope", "", "\udcff".encode("utf-8", "surrogatepass")])
-            tag = tag if isinstance(tag, bytes) else tag.encode()
+        if k == 1:  # a record: known code (or not) with fields of any arity and type
+            mark = X(r.choice([*range(32, 32 + len(BY_TAG)), 20, 90, 127]))
             fields = [self.odd(depth + 1) for _ in range(r.randrange(9))]
-            return {X(20, tag): fields if r.random() < 0.8 else self.odd(depth + 1)}
+            return [mark, *fields]
         if k == 2:  # an array with a dtype, shape or data that may not fit
             dt = r.choice(DTYPES + ODD_DTYPES + [None, 7])
             shape = r.choice([[], [2], [2, 3], [-1], [2**62, 2**62], [0, 2**64 - 1], "x", [1] * 40])
             data = r.choice([r.randbytes(r.randrange(50)), 0, 1, -1, 99, None, "d"])
             v = [dt, shape, data][: r.randrange(2, 5)] if r.random() < 0.3 else [dt, shape, data]
-            return {X(3): v}
+            return [X(3), *v]
         if k == 3:  # a scalar, dtype, slice, range, complex, set or tuple marker, any contents
             code = r.choice([1, 2, 4, 5, 6, 7, 8, 9])
-            return {X(code, r.randbytes(r.randrange(3))): self.odd(depth + 1)}
+            mark = X(code, r.randbytes(r.randrange(3)))
+            items = [self.odd(depth + 1) for _ in range(r.randrange(4))]
+            where = r.randrange(3)  # (heading its list, inside it, or alone)
+            return [mark, *items] if where == 0 else [*items, mark] if where == 1 else mark
         if k == 4:  # an unknown marker, or a registered-class one with any name
             if r.random() < 0.5:
-                return {X(r.choice([0, 12, 13, 100, 255]), r.randbytes(4)): 1}
-            return {X(21, r.choice([b"failed", b"box", b"", b"\xff"])): self.odd(depth + 1)}
+                return [X(r.choice([0, 12, 13, 100, 127]), r.randbytes(4)), 1]
+            return [X(21, r.choice([b"failed", b"box", b"", b"\xff"])), self.odd(depth + 1)]
         if k == 5:
             return [self.odd(depth + 1) for _ in range(r.randrange(5))]
         if k == 6:  # maps with several keys, or odd keys

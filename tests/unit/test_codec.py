@@ -9,6 +9,12 @@ from sharded.runtime.commands import Const, Group, Key, Keys, MailTag, Mod, Run
 from sharded.runtime.net import codec
 
 
+def _pack(value):
+    import msgpack
+
+    return msgpack.packb(value, use_bin_type=True)
+
+
 def _trip(obj):
     parts = codec.encode(obj)
     return codec.decode(parts[0], [bytearray(p) for p in parts[1:]])
@@ -80,10 +86,17 @@ def test_code_and_unknown_objects_do_not_travel(value):
     [
         b"\xc1",  # not msgpack
         b"\x92\x01",  # cut short
-        b"\x81\xc4\x02\x00\x63\x90",  # an unknown marker
-        b"\x81\xc4\x05\x00\x14zzz\x90",  # an unknown record tag
-        b"\x81\xc4\x03\x00\x15q\xc0",  # an unknown class
-        b"\x81\xd4\x01\x00\x90",  # an ext value (no longer a marker of ours)
+        _pack([codec.marker(12)]),  # an unknown marker
+        _pack([codec.marker(1, b"x")]),  # a kind's marker with a name
+        _pack([codec.marker(99)]),  # an unknown record code
+        _pack([codec.marker(21, b"q"), None]),  # an unknown class
+        _pack(codec.TUP),  # markers anywhere but at the head of a list
+        _pack([1, codec.TUP]),
+        _pack({"k": codec.ELL}),
+        _pack({codec.ELL: 1}),
+        _pack([[codec.TUP, codec.ELL]]),
+        _pack([codec.SLC, 1, 2]),  # the wrong number of items
+        _pack([codec._REC_MARK[Key], 1, 2, 3]),
     ],
 )
 def test_a_body_that_is_not_ours_is_a_decode_error(body):
@@ -91,10 +104,13 @@ def test_a_body_that_is_not_ours_is_a_decode_error(body):
         codec.decode(body)
 
 
-def _array_body(dtype, shape, data):
-    import msgpack
+def test_a_list_that_starts_like_a_marker_is_still_a_list():
+    value = [b"\x00\x01", 2, {b"\x00\x14k": [1]}]  # (what markers were before: plain data)
+    assert _trip(value) == value
 
-    return msgpack.packb({codec.ARR: [dtype, shape, data]}, use_bin_type=True)
+
+def _array_body(dtype, shape, data):
+    return _pack([codec.ARR, dtype, shape, data])
 
 
 @pytest.mark.parametrize(
@@ -132,19 +148,15 @@ def test_arrays_are_checked_before_they_are_made(dtype, shape, data):
 
 
 def test_a_record_of_the_wrong_arity_is_a_decode_error():
-    import msgpack
-
-    body = msgpack.packb({codec._REC_MARK[Key]: [1, 2, 3]}, use_bin_type=True)
+    body = _pack([codec._REC_MARK[Key], 1, 2, 3])
     with pytest.raises(codec.DecodeError):
         codec.decode(body)
 
 
 def test_a_value_encoded_once_goes_into_many_frames_but_never_nests():
-    import msgpack
-
     shared = codec.encode_once([Group("neg", Mod(1, 1), (Keys(1),), 2, {}, "neg", False)])
     assert _trip([shared, shared]) == [_trip(shared)] * 2
     assert codec.encode_once(np.ones(10_000)) is None  # (its buffer would go with each frame)
-    inner = msgpack.packb({codec.ONCE: b"\x90"}, use_bin_type=True)
+    inner = _pack([codec.ONCE, b"\x90"])
     with pytest.raises(codec.DecodeError, match="inside another"):
-        codec.decode(msgpack.packb({codec.ONCE: inner}, use_bin_type=True))
+        codec.decode(_pack([codec.ONCE, inner]))
