@@ -8,6 +8,7 @@ from sharded import core as core
 from sharded import cuda as cuda
 from sharded import devices as devices
 from sharded import display as display
+from sharded import display_svg as display_svg
 from sharded import dtypes as dtypes
 from sharded import errors as errors
 from sharded import fft as fft
@@ -1696,7 +1697,8 @@ def stack(tensors, dim=...) -> ShardedTensor:
 def stats() -> dict:
     """Per-worker live shards and memory, bytes moved between workers, and recoveries from lost
     workers (``recoveries``: count, seconds, workers replaced, batches replayed, shards
-    rebuilt; see the README's "Fault tolerance")."""
+    rebuilt; see the README's "Fault tolerance"). The dict is a :class:`Stats`, which a
+    notebook shows as a bar chart of the bytes on every worker."""
 
 def std(input, dim=..., unbiased=..., keepdim=..., *, correction=..., axis=...) -> ShardedTensor:
     """Standard deviation: ``sqrt(var(...))``."""

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from .display_svg import stats_html
 from .runtime.driver import session as _session
 from .runtime.driver.nodes import nodes
 
@@ -18,10 +19,27 @@ def synchronize() -> None:
     _session.current().executor.sync()
 
 
+class Stats(dict):
+    """What :func:`stats` returns: a plain ``dict`` that a notebook shows as a table of totals
+    beside a bar chart of the live bytes of every worker (``_repr_html_``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> s = st.stats()
+    >>> isinstance(s, dict), s._repr_html_().count('class="bar"') == len(s["workers"])
+    (True, True)
+    """
+
+    def _repr_html_(self) -> str:
+        return stats_html(self)
+
+
 def stats() -> dict:
     """Per-worker live shards and memory, bytes moved between workers, and recoveries
     from lost workers (``recoveries``: count, seconds, workers replaced, batches replayed,
-    shards rebuilt; see the README's "Fault tolerance").
+    shards rebuilt; see the README's "Fault tolerance"). The dict is a :class:`Stats`, which a
+    notebook shows as a bar chart of the bytes on every worker.
 
     Examples
     --------
@@ -42,14 +60,14 @@ def stats() -> dict:
         w["node"], w["name"] = info.node, info.name
         for k, v in w.get("net", {}).items():
             net[k] = net.get(k, 0) + v
-    return {
-        "workers": ws,
-        "live_shards": sum(w["live_shards"] for w in ws),
-        "bytes_moved": ex.bytes_moved,
-        "commands": ex.commands,
-        "recoveries": ex.recovery_stats(),
-        "net": net,
-    }
+    return Stats(
+        workers=ws,
+        live_shards=sum(w["live_shards"] for w in ws),
+        bytes_moved=ex.bytes_moved,
+        commands=ex.commands,
+        recoveries=ex.recovery_stats(),
+        net=net,
+    )
 
 
 def info() -> dict:

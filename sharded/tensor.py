@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import builtins
 import numbers
+import os
 
 import numpy as np
 
+from . import display_svg
 from . import dtypes as D
 from .devices import device
 from .display import sharding_map, tensor_repr
@@ -338,18 +340,45 @@ class ShardedTensor:
             for i, (w, offs, shp) in enumerate(self._layout.shards())
         ]
 
-    def visualize(self, file=None) -> str:
-        """Print (and return) a map of which worker and node hold which block.
+    def visualize(self, path=None, *, file=None) -> str:
+        """Print (and return) a map of which worker and node hold which block; with
+        ``path``, draw it instead into a picture file and return the path.
+
+        Parameters
+        ----------
+        path : str or os.PathLike, optional
+            ``*.svg`` writes an SVG (no dependency); ``*.png`` a PNG, drawn by matplotlib
+            (:class:`~sharded.errors.BackendUnavailable` when it is not installed). Any
+            other suffix raises :class:`~sharded.errors.ArgumentError`. The picture is the
+            one a notebook shows for the tensor (see :mod:`sharded.display_svg`).
+        file : file-like, optional
+            Where the text map is printed (default ``sys.stdout``); also accepted in the
+            first place, as before ``path`` existed.
+
+        Only metadata is read: no element is fetched.
 
         Examples
         --------
         >>> import sharded as st
         >>> _ = st.zeros(4, 2, shards=2).visualize()  # doctest: +ELLIPSIS
         ShardedTensor shape=(4, 2) ...
+        >>> import os, tempfile
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     st.zeros(4, 2, shards=2).visualize(os.path.join(d, "x.svg")).endswith("x.svg")
+        True
         """
+        if path is not None and not isinstance(path, (str, os.PathLike)) and hasattr(path, "write"):
+            path, file = None, path  # the old signature, visualize(file)
+        if path is not None:
+            return display_svg.save(self, path)
         text = sharding_map(self)
         print(text, file=file)
         return text
+
+    def _repr_html_(self) -> str:
+        """The notebook view: a metadata table and an SVG of the shard grid (no element is
+        fetched; see :mod:`sharded.display_svg`)."""
+        return display_svg.tensor_html(self)
 
     # ------------------------------------------------------------------ reading
     def _executor(self):

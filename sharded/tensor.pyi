@@ -6,6 +6,7 @@ from numpy import ndarray
 from typing_extensions import Self
 
 from sharded import CummaxResult, CumminResult, HistogramResult, MaxResult, MinResult
+from sharded import display_svg as display_svg
 from sharded.devices import device as device
 from sharded.dtypes import DType
 from sharded.errors import ArgumentError as ArgumentError
@@ -1358,8 +1359,9 @@ class ShardedTensor:
         """The same data with a new shape, sharing storage (like ``torch.Tensor.view``)."""
     def view_as(self, other) -> ShardedTensor:
         """``self.view(other.shape)``."""
-    def visualize(self, file=...) -> str:
-        """Print (and return) a map of which worker and node hold which block."""
+    def visualize(self, path=..., *, file=...) -> str:
+        """Print (and return) a map of which worker and node hold which block; with ``path``,
+        draw it instead into a picture file and return the path."""
     def vsplit(
         self, indices_or_sections=..., *, sections=..., indices=...
     ) -> tuple[ShardedTensor, ...]:
