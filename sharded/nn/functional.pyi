@@ -266,6 +266,12 @@ def rrelu(input, lower=..., upper=..., training=..., inplace=...) -> ShardedTens
 def rrelu_(input, lower=..., upper=..., training=...) -> ShardedTensor:
     """In-place :func:`rrelu`."""
 
+def scaled_dot_product_attention(
+    query, key, value, attn_mask=..., dropout_p=..., is_causal=..., scale=..., enable_gqa=...
+) -> Any:
+    """``softmax(query @ key.T * scale + mask) @ value`` over (..., L, E), (..., S, E) and (...,
+    S, Ev) inputs whose batch dims broadcast, as torch's."""
+
 def selu(input, inplace=...) -> ShardedTensor:
     """Scaled ELU with torch's fixed ``alpha`` and ``scale`` (self-normalizing)."""
 
