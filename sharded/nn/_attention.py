@@ -61,8 +61,7 @@ def _check(q, k, v, attn_mask, dropout_p, is_causal, enable_gqa):
         raise ArgumentError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
     if is_causal and attn_mask is not None:
         raise ArgumentError(
-            "scaled_dot_product_attention: explicit attn_mask should not be set when "
-            "is_causal=True"
+            "scaled_dot_product_attention: explicit attn_mask should not be set when is_causal=True"
         )
     if attn_mask is not None and not (
         attn_mask.dtype.name == "bool" or attn_mask.dtype.is_floating_point
@@ -110,7 +109,7 @@ def _blocks(S):
 def _forward(q, k, v, mask, is_causal, scale):
     """Output and log-sum-exp (+inf on rows where every key is masked) by the online
     softmax over key blocks. Fully masked rows give 0, as torch's safe softmax."""
-    m = l = acc = None
+    m = total = acc = None
     for j0, j1 in _blocks(k.shape[-2]):
         s = _scores(q, k, j0, j1, mask, is_causal, scale)
         bm = s.amax(-1, keepdim=True)
@@ -119,15 +118,15 @@ def _forward(q, k, v, mask, is_causal, scale):
         p = exp(s - safe)
         pv = p @ v.narrow(-2, j0, j1 - j0)
         if m is None:
-            l, acc = p.sum(-1, keepdim=True), pv
+            total, acc = p.sum(-1, keepdim=True), pv
         else:
             alpha = exp(m - safe)  # rescales what was summed under the old maximum
-            l = l * alpha + p.sum(-1, keepdim=True)
+            total = total * alpha + p.sum(-1, keepdim=True)
             acc = acc * alpha + pv
         m = m_new
-    empty = l == 0
-    out = acc / where(empty, 1.0, l)
-    lse = where(empty, _INF, where(m == -_INF, 0.0, m) + log(where(empty, 1.0, l)))
+    empty = total == 0
+    out = acc / where(empty, 1.0, total)
+    lse = where(empty, _INF, where(m == -_INF, 0.0, m) + log(where(empty, 1.0, total)))
     return out, lse
 
 

@@ -224,6 +224,38 @@ def mse_loss(
 ) -> ShardedTensor:
     """Mean squared error ``(input - target) ** 2``, reduced by ``reduction``."""
 
+def multi_head_attention_forward(
+    query,
+    key,
+    value,
+    embed_dim_to_check,
+    num_heads,
+    in_proj_weight,
+    in_proj_bias,
+    bias_k,
+    bias_v,
+    add_zero_attn,
+    dropout_p,
+    out_proj_weight,
+    out_proj_bias,
+    training=...,
+    key_padding_mask=...,
+    need_weights=...,
+    attn_mask=...,
+    use_separate_proj_weight=...,
+    q_proj_weight=...,
+    k_proj_weight=...,
+    v_proj_weight=...,
+    static_k=...,
+    static_v=...,
+    average_attn_weights=...,
+    is_causal=...,
+) -> Any:
+    """Multi-head attention of (L, N, E) ``query`` over (S, N, kdim) ``key`` and (S, N, vdim)
+    ``value`` (or unbatched (L, E)...): returns ``(output, weights)``, ``weights`` None
+    unless ``need_weights`` (then (N, L, S) averaged over heads, or (N, H, L, S)). torch's
+    function, argument for argument (see the module's doc for the masks)."""
+
 def nll_loss(
     input, target, weight=..., size_average=..., ignore_index=..., reduce=..., reduction=...
 ) -> ShardedTensor:
