@@ -254,7 +254,53 @@ def module_refs():
     np.savez_compressed(DATA / "transformer_torch.npz", **out)
 
 
+def norm_refs():
+    """F.rms_norm, F.group_norm and F.instance_norm: outputs, gradients, running stats."""
+    rng = np.random.default_rng(7)
+    cases = {
+        "rms": (F.rms_norm, (3, 4, 5), {"normalized_shape": (4, 5)}, {"weight": (4, 5)}),
+        "rms_eps": (F.rms_norm, (3, 4, 5), {"normalized_shape": (5,), "eps": 1e-3}, {}),
+        "group": (F.group_norm, (2, 6, 3, 2), {"num_groups": 3}, {"weight": (6,), "bias": (6,)}),
+        "group_1": (F.group_norm, (2, 6, 4), {"num_groups": 1, "eps": 1e-3}, {}),
+        "instance": (
+            F.instance_norm,
+            (2, 3, 5),
+            {"momentum": 0.2},
+            {"weight": (3,), "bias": (3,), "running_mean": (3,), "running_var": (3,)},
+        ),
+        "instance_eval": (
+            F.instance_norm,
+            (2, 3, 4, 4),
+            {"use_input_stats": False},
+            {"running_mean": (3,), "running_var": (3,)},
+        ),
+    }
+    out = {}
+    for name, (fn, shape, kw, extra) in cases.items():
+        x = torch.tensor(rng.standard_normal(shape), requires_grad=True)
+        ts = {}
+        for k, sh in extra.items():
+            a = rng.standard_normal(sh)
+            a = np.abs(a) + 0.5 if k == "running_var" else a
+            out[f"{name}/{k}"] = a
+            ts[k] = torch.tensor(a, requires_grad=not k.startswith("running"))
+        y = fn(x, **kw, **ts)
+        g, grads = _grads(y, [x], rng)
+        out[f"{name}/x"], out[f"{name}/out"], out[f"{name}/g"] = (
+            x.detach().numpy(),
+            y.detach().numpy(),
+            g,
+        )
+        out[f"{name}/dx"] = grads[0]
+        for k, t in ts.items():
+            if k.startswith("running"):
+                out[f"{name}/{k}_after"] = t.numpy()
+            else:
+                out[f"{name}/d{k}"] = t.grad.numpy()
+    np.savez_compressed(DATA / "norms_torch.npz", **out)
+
+
 if __name__ == "__main__":
     torch.set_default_dtype(torch.float64)
-    for fn in sys.argv[1:] or ["sdpa_refs", "module_refs"]:
+    for fn in sys.argv[1:] or ["sdpa_refs", "module_refs", "norm_refs"]:
         globals()[fn]()

@@ -102,35 +102,6 @@ class AvgPool2d(Module):
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
 
-class BatchNorm1d(Module):
-    """Batch normalization of (N, C) or (N, C, L) inputs over each channel. Training uses the
-    batch statistics and updates ``running_mean``/``running_var`` (exponential average with
-    ``momentum``, or the cumulative average when ``momentum=None``) and
-    ``num_batches_tracked``; ``eval()`` uses the running statistics."""
-
-    num_features: Any
-    eps: Any
-    momentum: Any
-    affine: Any
-    track_running_stats: Any
-    weight: Any
-    bias: Any
-    def __init__(
-        self,
-        num_features,
-        eps=...,
-        momentum=...,
-        affine=...,
-        track_running_stats=...,
-        device=...,
-        dtype=...,
-        *,
-        bias=...,
-    ) -> None: ...
-    def extra_repr(self) -> Any: ...
-    def forward(self, input) -> ShardedTensor: ...
-    def reset_running_stats(self) -> None: ...
-
 class CELU(Module):
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
 
@@ -216,6 +187,22 @@ class GLU(Module):
 
     dim: Any
     def __init__(self, dim=...) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input) -> ShardedTensor: ...
+
+class GroupNorm(Module):
+    """Normalize (N, C, *) inputs over groups of ``num_channels // num_groups`` channels, then
+    scale and shift each channel by ``weight`` (ones) and ``bias`` (zeros) when ``affine``."""
+
+    num_groups: Any
+    num_channels: Any
+    eps: Any
+    affine: Any
+    weight: Any
+    bias: Any
+    def __init__(
+        self, num_groups, num_channels, eps=..., affine=..., device=..., dtype=..., *, bias=...
+    ) -> None: ...
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
 
@@ -425,6 +412,21 @@ class ParameterList(Module):
     def extend(self, values) -> Self: ...
     def extra_repr(self) -> Any: ...
     def forward(self, *args, **kwargs) -> ShardedTensor: ...
+
+class RMSNorm(Module):
+    """Root-mean-square normalization over the trailing ``normalized_shape`` dims, scaled by
+    ``weight`` (ones) when ``elementwise_affine``; ``eps`` None is the input dtype's machine
+    epsilon."""
+
+    normalized_shape: Any
+    eps: Any
+    elementwise_affine: Any
+    weight: Any
+    def __init__(
+        self, normalized_shape, eps=..., elementwise_affine=..., device=..., dtype=...
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, x) -> ShardedTensor: ...
 
 class RReLU(Module):
     """Randomized leaky ReLU: slopes drawn in ``[lower, upper]`` while training, their mean in
@@ -706,9 +708,34 @@ class BCEWithLogitsLoss(Module):
     ) -> None: ...
     def forward(self, input, target) -> ShardedTensor: ...
 
-class BatchNorm2d(BatchNorm1d):
-    """Batch normalization of (N, C, H, W) inputs over each channel (statistics over N, H and
-    W); otherwise as :class:`BatchNorm1d`."""
+class BatchNorm1d(Module):
+    """Batch normalization of (N, C) or (N, C, L) inputs over each channel. Training uses the
+    batch statistics and updates ``running_mean``/``running_var`` (exponential average with
+    ``momentum``, or the cumulative average when ``momentum=None``) and
+    ``num_batches_tracked``; ``eval()`` uses the running statistics."""
+
+    num_features: Any
+    eps: Any
+    momentum: Any
+    affine: Any
+    track_running_stats: Any
+    weight: Any
+    bias: Any
+    def __init__(
+        self,
+        num_features,
+        eps=...,
+        momentum=...,
+        affine=...,
+        track_running_stats=...,
+        device=...,
+        dtype=...,
+        *,
+        bias=...,
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input) -> ShardedTensor: ...
+    def reset_running_stats(self) -> None: ...
 
 class Conv1d(Module):
     """1-D convolution layer: weight (out, in/groups, k), bias (out,)."""
@@ -820,6 +847,35 @@ class HuberLoss(Module):
     reduction: Any
     def __init__(self, reduction=..., delta=...) -> None: ...
     def forward(self, input, target) -> ShardedTensor: ...
+
+class InstanceNorm1d(Module):
+    """Normalize each channel of each sample of (N, C, L) or unbatched (C, L) inputs over L;
+    ``affine`` (default False) adds per-channel ``weight`` and ``bias``;
+    ``track_running_stats`` (default False) keeps running statistics for ``eval()``, as
+    torch's."""
+
+    num_features: Any
+    eps: Any
+    momentum: Any
+    affine: Any
+    track_running_stats: Any
+    weight: Any
+    bias: Any
+    def __init__(
+        self,
+        num_features,
+        eps=...,
+        momentum=...,
+        affine=...,
+        track_running_stats=...,
+        device=...,
+        dtype=...,
+        *,
+        bias=...,
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input) -> ShardedTensor: ...
+    def reset_running_stats(self) -> None: ...
 
 class KLDivLoss(Module):
     """KL divergence of log-probabilities ``input`` from ``target`` (``log_target``: the target
@@ -977,6 +1033,10 @@ class BCELoss(Module):
     def __init__(self, weight=..., size_average=..., reduce=..., reduction=...) -> None: ...
     def forward(self, input, target) -> ShardedTensor: ...
 
+class BatchNorm2d(BatchNorm1d):
+    """Batch normalization of (N, C, H, W) inputs over each channel (statistics over N, H and
+    W); otherwise as :class:`BatchNorm1d`."""
+
 class CrossEntropyLoss(Module):
     """Cross entropy of logits against class indices or probabilities (stable), with ``weight``,
     ``ignore_index``, ``label_smoothing`` and ``reduction`` as torch's."""
@@ -994,6 +1054,14 @@ class CrossEntropyLoss(Module):
         label_smoothing=...,
     ) -> None: ...
     def forward(self, input, target) -> ShardedTensor: ...
+
+class InstanceNorm2d(InstanceNorm1d):
+    """Instance normalization of (N, C, H, W) or unbatched (C, H, W) inputs over H and W;
+    otherwise as :class:`InstanceNorm1d`."""
+
+class InstanceNorm3d(InstanceNorm1d):
+    """Instance normalization of (N, C, D, H, W) or unbatched (C, D, H, W) inputs; otherwise as
+    :class:`InstanceNorm1d`."""
 
 class NLLLoss(Module):
     """Negative log likelihood of log-probabilities at class indices."""

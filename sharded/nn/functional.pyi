@@ -115,6 +115,10 @@ def gelu(input, approximate=...) -> ShardedTensor:
 def glu(input, dim=...) -> ShardedTensor:
     """Gated linear unit: ``a * sigmoid(b)`` for the halves ``a``, ``b`` of ``dim``."""
 
+def group_norm(input, num_groups, weight=..., bias=..., eps=...) -> ShardedTensor:
+    """Normalize an (N, C, *) input over each group of ``C // num_groups`` channels (and every
+    spatial position), then scale and shift per channel (torch's ``group_norm``)."""
+
 def hardshrink(input, lambd=...) -> ShardedTensor:
     """``x`` where ``|x| > lambd``, else 0."""
 
@@ -134,6 +138,21 @@ def hardtanh_(input, min_val=..., max_val=...) -> ShardedTensor:
 def huber_loss(input, target, reduction=..., delta=..., weight=...) -> ShardedTensor:
     """``0.5 d²`` where ``|d| < delta``, else ``delta (|d| - delta / 2)``, ``d = input -
     target``."""
+
+def instance_norm(
+    input,
+    running_mean=...,
+    running_var=...,
+    weight=...,
+    bias=...,
+    use_input_stats=...,
+    momentum=...,
+    eps=...,
+) -> ShardedTensor:
+    """Normalize each channel of each sample of an (N, C, *) input over its spatial dims (with
+    ``use_input_stats``; the running statistics, if given, are then updated in place with the
+    batch's mean of the per-instance mean and unbiased variance), or by
+    ``running_mean``/``running_var`` (torch's ``instance_norm``)."""
 
 def kl_div(
     input, target, size_average=..., reduce=..., reduction=..., log_target=...
@@ -290,6 +309,10 @@ def relu6(input, inplace=...) -> ShardedTensor:
 
 def relu_(input) -> ShardedTensor:
     """In-place :func:`relu`."""
+
+def rms_norm(input, normalized_shape, weight=..., eps=...) -> ShardedTensor:
+    """``input / sqrt(mean(input**2) + eps) * weight`` over the trailing ``normalized_shape``
+    dims; ``eps`` None is the machine epsilon of ``input``'s dtype (torch's ``rms_norm``)."""
 
 def rrelu(input, lower=..., upper=..., training=..., inplace=...) -> ShardedTensor:
     """Leaky ReLU whose negative slope is drawn uniformly from ``[lower, upper]`` per element
