@@ -130,11 +130,25 @@ def _forward(q, k, v, mask, is_causal, scale):
     return out, lse
 
 
+def _relse(q, k, mask, is_causal, scale, lse):
+    """The log-sum-exp again, differentiably: ``lse + log(sum(exp(s - lse)))`` has the
+    saved value and the gradient of the scores (the shift by a constant changes neither)."""
+    empty = lse == _INF
+    shift = where(empty, 0.0, lse)
+    total = None
+    for j0, j1 in _blocks(k.shape[-2]):
+        t = exp(_scores(q, k, j0, j1, mask, is_causal, scale) - shift).sum(-1, keepdim=True)
+        total = t if total is None else total + t
+    return where(empty, _INF, shift + log(where(empty, 1.0, total)))
+
+
 def _sdpa_vjp(gs, node):
     """Flash-attention backward: each block's probabilities from the saved log-sum-exp."""
     q, k, v, mask = node.args
     scale, is_causal = node.params["scale"], node.params["is_causal"]
     (out,), (lse,) = node.saved["out"], node.saved["lse"]
+    if is_grad_enabled():  # create_graph: the log-sum-exp as a function of q, k (and mask)
+        lse = _relse(q, k, mask, is_causal, scale, lse)
     g = gs[0]
     delta = (g * out).sum(-1, keepdim=True)  # rowsum(dP * P) = rowsum(dO * O)
     dq, dks, dvs, dms = None, [], [], []

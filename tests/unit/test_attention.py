@@ -118,3 +118,47 @@ def test_no_keys_gives_zeros():
     assert out.shape == (2, 3, 5) and not out.detach().numpy().any()
     out.sum().backward()
     assert not q.grad.numpy().any()
+
+
+def test_scores_never_wider_than_a_block(monkeypatch):
+    """Forward and backward see at most BLOCK keys' scores at a time."""
+    monkeypatch.setattr(_attention, "BLOCK", 2)
+    widths, scores = [], _attention._scores
+
+    def spy(*args):
+        s = scores(*args)
+        widths.append(s.shape[-1])
+        return s
+
+    monkeypatch.setattr(_attention, "_scores", spy)
+    q, k, v = (st.tensor(REF[f"plain/{n}"], requires_grad=True) for n in "qkv")
+    F.scaled_dot_product_attention(q, k, v).sum().backward()
+    assert max(widths) == 2 and sum(widths) == 2 * k.shape[-2]  # S=9: 5 blocks, twice
+
+
+def test_second_derivatives(monkeypatch):
+    """Through create_graph: the gradient of (the first gradients . w) against central
+    differences of the first gradients (the rule rebuilds the log-sum-exp differentiably)."""
+    monkeypatch.setattr(_attention, "BLOCK", 2)
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal(s) for s in [(1, 2, 2), (1, 3, 2), (1, 3, 2)]]
+    w = [rng.standard_normal(a.shape) for a in arrays]
+
+    def phi(arrays, create_graph=False):
+        ts = [st.tensor(a, requires_grad=True) for a in arrays]
+        out = F.scaled_dot_product_attention(*ts, is_causal=True)
+        gs = st.autograd.grad((out * out).sum(), ts, create_graph=create_graph)
+        return sum((g * st.tensor(c)).sum() for g, c in zip(gs, w)), ts
+
+    s, ts = phi(arrays, True)
+    s.backward()
+    eps = 1e-6
+    for i, t in enumerate(ts):
+        num = np.zeros_like(arrays[i])
+        for idx in np.ndindex(num.shape):
+            hi = [a.copy() for a in arrays]
+            lo = [a.copy() for a in arrays]
+            hi[i][idx] += eps
+            lo[i][idx] -= eps
+            num[idx] = (phi(hi)[0].item() - phi(lo)[0].item()) / (2 * eps)
+        np.testing.assert_allclose(t.grad.numpy(), num, rtol=1e-6, atol=1e-7)
