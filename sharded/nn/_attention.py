@@ -22,6 +22,7 @@ from .. import autograd as _ag
 from ..core.dispatch import unbroadcast
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..grad_mode import is_grad_enabled, no_grad
+from ..layout import Layout
 from ..ops.creation.prims import arange
 from ..ops.elementwise.prims.selection import where
 from ..ops.elementwise.prims.unary import exp, log
@@ -89,9 +90,18 @@ def _batch_shape(*ts):
         ) from None
 
 
+def _kv(q, t, j0, j1):
+    """Keys or values ``j0:j1``; for queries split along L, a copy on every worker (each
+    query shard needs every key: the block travels to the queries, which stay put)."""
+    block = t.narrow(-2, j0, j1 - j0)
+    if q.ndim - 2 in q.layout.split_dims and not block.layout.is_replicated:
+        block = block.reshard(layout=Layout.replicated())
+    return block
+
+
 def _scores(q, k, j0, j1, mask, is_causal, scale):
     """The scaled, masked scores of every query against keys ``j0:j1``: (..., L, j1 - j0)."""
-    s = (q @ k.narrow(-2, j0, j1 - j0).transpose(-2, -1)) * scale
+    s = (q @ _kv(q, k, j0, j1).transpose(-2, -1)) * scale
     if mask is not None:
         mj = mask if mask.shape[-1] == 1 else mask.narrow(-1, j0, j1 - j0)
         s = where(mj, s, -_INF) if mask.dtype.name == "bool" else s + mj
@@ -116,7 +126,7 @@ def _forward(q, k, v, mask, is_causal, scale):
         m_new = bm if m is None else m.maximum(bm)
         safe = where(m_new == -_INF, 0.0, m_new)  # exp(-inf - -inf) would be nan
         p = exp(s - safe)
-        pv = p @ v.narrow(-2, j0, j1 - j0)
+        pv = p @ _kv(q, v, j0, j1)
         if m is None:
             total, acc = p.sum(-1, keepdim=True), pv
         else:
@@ -155,7 +165,7 @@ def _sdpa_vjp(gs, node):
     want_mask = isinstance(mask, ShardedTensor) and mask.requires_grad
     for j0, j1 in _blocks(k.shape[-2]):
         p = exp(_scores(q, k, j0, j1, mask, is_causal, scale) - lse)
-        vj, kj = v.narrow(-2, j0, j1 - j0), k.narrow(-2, j0, j1 - j0)
+        vj, kj = _kv(q, v, j0, j1), _kv(q, k, j0, j1)
         dvs.append(p.transpose(-2, -1) @ g)
         ds = p * (g @ vj.transpose(-2, -1) - delta)
         dqj = (ds @ kj) * scale
