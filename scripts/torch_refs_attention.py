@@ -1,7 +1,7 @@
-"""Write the torch reference values that tests/unit/test_attention*.py and
-test_transformer.py compare against (tests/unit/data/*.npz). Needs torch (CPU), which the
-tests themselves do not: run ``python scripts/torch_refs_attention.py`` where torch is
-installed. Inputs come from NumPy generators with fixed seeds and are stored too."""
+"""Write the torch reference values that tests/unit/test_attention.py, test_transformer.py
+and test_norms.py compare against (tests/unit/data/*.npz). Needs torch (CPU), which the
+tests themselves do not: run ``python scripts/torch_refs_attention.py [function ...]`` where
+torch is installed. Inputs come from NumPy generators with fixed seeds and are stored too."""
 
 from __future__ import annotations
 
