@@ -102,35 +102,6 @@ class AvgPool2d(Module):
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
 
-class BatchNorm1d(Module):
-    """Batch normalization of (N, C) or (N, C, L) inputs over each channel. Training uses the
-    batch statistics and updates ``running_mean``/``running_var`` (exponential average with
-    ``momentum``, or the cumulative average when ``momentum=None``) and
-    ``num_batches_tracked``; ``eval()`` uses the running statistics."""
-
-    num_features: Any
-    eps: Any
-    momentum: Any
-    affine: Any
-    track_running_stats: Any
-    weight: Any
-    bias: Any
-    def __init__(
-        self,
-        num_features,
-        eps=...,
-        momentum=...,
-        affine=...,
-        track_running_stats=...,
-        device=...,
-        dtype=...,
-        *,
-        bias=...,
-    ) -> None: ...
-    def extra_repr(self) -> Any: ...
-    def forward(self, input) -> ShardedTensor: ...
-    def reset_running_stats(self) -> None: ...
-
 class CELU(Module):
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
 
@@ -216,6 +187,22 @@ class GLU(Module):
 
     dim: Any
     def __init__(self, dim=...) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input) -> ShardedTensor: ...
+
+class GroupNorm(Module):
+    """Normalize (N, C, *) inputs over groups of ``num_channels // num_groups`` channels, then
+    scale and shift each channel by ``weight`` (ones) and ``bias`` (zeros) when ``affine``."""
+
+    num_groups: Any
+    num_channels: Any
+    eps: Any
+    affine: Any
+    weight: Any
+    bias: Any
+    def __init__(
+        self, num_groups, num_channels, eps=..., affine=..., device=..., dtype=..., *, bias=...
+    ) -> None: ...
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
 
@@ -311,6 +298,58 @@ class ModuleDict(Module):
     def update(self, modules) -> None: ...
     def values(self) -> Any: ...
 
+class MultiheadAttention(Module):
+    """Attention of ``num_heads`` heads over ``embed_dim`` features, with torch's parameters:
+    ``in_proj_weight`` (3E, E) and ``in_proj_bias`` (3E,), or
+    ``q_proj_weight``/``k_proj_weight``/``v_proj_weight`` when ``kdim`` or ``vdim`` differ
+    from ``embed_dim``; ``out_proj`` (a Linear); ``bias_k``/``bias_v`` (1, 1, E) with
+    ``add_bias_kv``. Inputs are (L, N, E), or (N, L, E) with ``batch_first``, or unbatched
+    (L, E). ``forward`` returns ``(output, weights)`` as torch's (``weights`` None unless
+    ``need_weights``); see :func:`~sharded.nn.functional.multi_head_attention_forward` for
+    the masks."""
+
+    embed_dim: Any
+    num_heads: Any
+    dropout: Any
+    kdim: Any
+    vdim: Any
+    batch_first: Any
+    add_zero_attn: Any
+    head_dim: Any
+    in_proj_weight: Any
+    q_proj_weight: Any
+    k_proj_weight: Any
+    v_proj_weight: Any
+    in_proj_bias: Any
+    out_proj: Any
+    bias_k: Any
+    bias_v: Any
+    def __init__(
+        self,
+        embed_dim,
+        num_heads,
+        dropout=...,
+        bias=...,
+        add_bias_kv=...,
+        add_zero_attn=...,
+        kdim=...,
+        vdim=...,
+        batch_first=...,
+        device=...,
+        dtype=...,
+    ) -> None: ...
+    def forward(
+        self,
+        query,
+        key,
+        value,
+        key_padding_mask=...,
+        need_weights=...,
+        attn_mask=...,
+        average_attn_weights=...,
+        is_causal=...,
+    ) -> ShardedTensor: ...
+
 class PReLU(Module):
     """Leaky ReLU with a learned slope: one shared (``num_parameters=1``) or one per channel
     (dim 1), initialised to ``init`` and replicated on every worker."""
@@ -373,6 +412,21 @@ class ParameterList(Module):
     def extend(self, values) -> Self: ...
     def extra_repr(self) -> Any: ...
     def forward(self, *args, **kwargs) -> ShardedTensor: ...
+
+class RMSNorm(Module):
+    """Root-mean-square normalization over the trailing ``normalized_shape`` dims, scaled by
+    ``weight`` (ones) when ``elementwise_affine``; ``eps`` None is the input dtype's machine
+    epsilon."""
+
+    normalized_shape: Any
+    eps: Any
+    elementwise_affine: Any
+    weight: Any
+    def __init__(
+        self, normalized_shape, eps=..., elementwise_affine=..., device=..., dtype=...
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, x) -> ShardedTensor: ...
 
 class RReLU(Module):
     """Randomized leaky ReLU: slopes drawn in ``[lower, upper]`` while training, their mean in
@@ -444,6 +498,162 @@ class Threshold(Module):
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
 
+class Transformer(Module):
+    """An encoder of ``num_encoder_layers`` layers and a decoder of ``num_decoder_layers``, each
+    stack closed by a LayerNorm (``encoder.norm``, ``decoder.norm``), torch's
+    ``nn.Transformer``; weights of 2 or more dims start Glorot uniform."""
+
+    encoder: Any
+    decoder: Any
+    d_model: Any
+    nhead: Any
+    batch_first: Any
+    def __init__(
+        self,
+        d_model=...,
+        nhead=...,
+        num_encoder_layers=...,
+        num_decoder_layers=...,
+        dim_feedforward=...,
+        dropout=...,
+        activation=...,
+        custom_encoder=...,
+        custom_decoder=...,
+        layer_norm_eps=...,
+        batch_first=...,
+        norm_first=...,
+        bias=...,
+        device=...,
+        dtype=...,
+    ) -> None: ...
+    def forward(
+        self,
+        src,
+        tgt,
+        src_mask=...,
+        tgt_mask=...,
+        memory_mask=...,
+        src_key_padding_mask=...,
+        tgt_key_padding_mask=...,
+        memory_key_padding_mask=...,
+        src_is_causal=...,
+        tgt_is_causal=...,
+        memory_is_causal=...,
+    ) -> ShardedTensor: ...
+    @staticmethod
+    def generate_square_subsequent_mask(sz, device=..., dtype=...) -> Any:
+        """A float (sz, sz) mask: -inf above the diagonal, 0 elsewhere (torch's)."""
+
+class TransformerDecoder(Module):
+    """``num_layers`` copies of ``decoder_layer``, then ``norm`` if given."""
+
+    layers: Any
+    num_layers: Any
+    norm: Any
+    def __init__(self, decoder_layer, num_layers, norm=...) -> None: ...
+    def forward(
+        self,
+        tgt,
+        memory,
+        tgt_mask=...,
+        memory_mask=...,
+        tgt_key_padding_mask=...,
+        memory_key_padding_mask=...,
+        tgt_is_causal=...,
+        memory_is_causal=...,
+    ) -> ShardedTensor: ...
+
+class TransformerDecoderLayer(Module):
+    """Self-attention over the target, attention to ``memory`` (``multihead_attn``) and a
+    feed-forward block, each with dropout, a residual and a LayerNorm (``norm1``-``norm3``,
+    after the residual or, with ``norm_first``, before the block)."""
+
+    self_attn: Any
+    multihead_attn: Any
+    linear1: Any
+    dropout: Any
+    linear2: Any
+    norm_first: Any
+    norm1: Any
+    norm2: Any
+    norm3: Any
+    dropout1: Any
+    dropout2: Any
+    dropout3: Any
+    activation: Any
+    def __init__(
+        self,
+        d_model,
+        nhead,
+        dim_feedforward=...,
+        dropout=...,
+        activation=...,
+        layer_norm_eps=...,
+        batch_first=...,
+        norm_first=...,
+        bias=...,
+        device=...,
+        dtype=...,
+    ) -> None: ...
+    def forward(
+        self,
+        tgt,
+        memory,
+        tgt_mask=...,
+        memory_mask=...,
+        tgt_key_padding_mask=...,
+        memory_key_padding_mask=...,
+        tgt_is_causal=...,
+        memory_is_causal=...,
+    ) -> ShardedTensor: ...
+
+class TransformerEncoder(Module):
+    """``num_layers`` copies of ``encoder_layer`` (``layers.0`` ...), then ``norm`` if given."""
+
+    layers: Any
+    num_layers: Any
+    norm: Any
+    enable_nested_tensor: Any
+    mask_check: Any
+    def __init__(
+        self, encoder_layer, num_layers, norm=..., enable_nested_tensor=..., mask_check=...
+    ) -> None: ...
+    def forward(self, src, mask=..., src_key_padding_mask=..., is_causal=...) -> ShardedTensor: ...
+
+class TransformerEncoderLayer(Module):
+    """Self-attention then a feed-forward block (``linear1``, activation, ``linear2``), each
+    with dropout, a residual and a LayerNorm (``norm1``/``norm2``: after the residual, or
+    before the block with ``norm_first``). Inputs (S, N, E), or (N, S, E) with
+    ``batch_first``."""
+
+    self_attn: Any
+    linear1: Any
+    dropout: Any
+    linear2: Any
+    norm_first: Any
+    norm1: Any
+    norm2: Any
+    dropout1: Any
+    dropout2: Any
+    activation: Any
+    def __init__(
+        self,
+        d_model,
+        nhead,
+        dim_feedforward=...,
+        dropout=...,
+        activation=...,
+        layer_norm_eps=...,
+        batch_first=...,
+        norm_first=...,
+        bias=...,
+        device=...,
+        dtype=...,
+    ) -> None: ...
+    def forward(
+        self, src, src_mask=..., src_key_padding_mask=..., is_causal=...
+    ) -> ShardedTensor: ...
+
 class Unflatten(Module):
     """Expand dim ``dim`` into ``unflattened_size`` (one entry may be -1)."""
 
@@ -498,9 +708,34 @@ class BCEWithLogitsLoss(Module):
     ) -> None: ...
     def forward(self, input, target) -> ShardedTensor: ...
 
-class BatchNorm2d(BatchNorm1d):
-    """Batch normalization of (N, C, H, W) inputs over each channel (statistics over N, H and
-    W); otherwise as :class:`BatchNorm1d`."""
+class BatchNorm1d(Module):
+    """Batch normalization of (N, C) or (N, C, L) inputs over each channel. Training uses the
+    batch statistics and updates ``running_mean``/``running_var`` (exponential average with
+    ``momentum``, or the cumulative average when ``momentum=None``) and
+    ``num_batches_tracked``; ``eval()`` uses the running statistics."""
+
+    num_features: Any
+    eps: Any
+    momentum: Any
+    affine: Any
+    track_running_stats: Any
+    weight: Any
+    bias: Any
+    def __init__(
+        self,
+        num_features,
+        eps=...,
+        momentum=...,
+        affine=...,
+        track_running_stats=...,
+        device=...,
+        dtype=...,
+        *,
+        bias=...,
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input) -> ShardedTensor: ...
+    def reset_running_stats(self) -> None: ...
 
 class Conv1d(Module):
     """1-D convolution layer: weight (out, in/groups, k), bias (out,)."""
@@ -612,6 +847,35 @@ class HuberLoss(Module):
     reduction: Any
     def __init__(self, reduction=..., delta=...) -> None: ...
     def forward(self, input, target) -> ShardedTensor: ...
+
+class InstanceNorm1d(Module):
+    """Normalize each channel of each sample of (N, C, L) or unbatched (C, L) inputs over L;
+    ``affine`` (default False) adds per-channel ``weight`` and ``bias``;
+    ``track_running_stats`` (default False) keeps running statistics for ``eval()``, as
+    torch's."""
+
+    num_features: Any
+    eps: Any
+    momentum: Any
+    affine: Any
+    track_running_stats: Any
+    weight: Any
+    bias: Any
+    def __init__(
+        self,
+        num_features,
+        eps=...,
+        momentum=...,
+        affine=...,
+        track_running_stats=...,
+        device=...,
+        dtype=...,
+        *,
+        bias=...,
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input) -> ShardedTensor: ...
+    def reset_running_stats(self) -> None: ...
 
 class KLDivLoss(Module):
     """KL divergence of log-probabilities ``input`` from ``target`` (``log_target``: the target
@@ -769,6 +1033,10 @@ class BCELoss(Module):
     def __init__(self, weight=..., size_average=..., reduce=..., reduction=...) -> None: ...
     def forward(self, input, target) -> ShardedTensor: ...
 
+class BatchNorm2d(BatchNorm1d):
+    """Batch normalization of (N, C, H, W) inputs over each channel (statistics over N, H and
+    W); otherwise as :class:`BatchNorm1d`."""
+
 class CrossEntropyLoss(Module):
     """Cross entropy of logits against class indices or probabilities (stable), with ``weight``,
     ``ignore_index``, ``label_smoothing`` and ``reduction`` as torch's."""
@@ -786,6 +1054,14 @@ class CrossEntropyLoss(Module):
         label_smoothing=...,
     ) -> None: ...
     def forward(self, input, target) -> ShardedTensor: ...
+
+class InstanceNorm2d(InstanceNorm1d):
+    """Instance normalization of (N, C, H, W) or unbatched (C, H, W) inputs over H and W;
+    otherwise as :class:`InstanceNorm1d`."""
+
+class InstanceNorm3d(InstanceNorm1d):
+    """Instance normalization of (N, C, D, H, W) or unbatched (C, D, H, W) inputs; otherwise as
+    :class:`InstanceNorm1d`."""
 
 class NLLLoss(Module):
     """Negative log likelihood of log-probabilities at class indices."""

@@ -29,10 +29,13 @@ from ..ops.nnops.prims import conv as _conv
 from ..ops.nnops.prims.conv import *  # noqa: F403
 from ..ops.random.prims.counter import rand_like
 from ..ops.shape.prims.joining import cat
-from . import _activation, _loss
+from . import _activation, _attention, _loss, _multihead, _normalization
 from ._activation import *  # noqa: F403
 from ._activation import _src
+from ._attention import *  # noqa: F403
 from ._loss import *  # noqa: F403
+from ._multihead import *  # noqa: F403
+from ._normalization import *  # noqa: F403
 
 __all__ = [
     "sigmoid",
@@ -49,6 +52,9 @@ __all__ = [
     "cosine_similarity",
     "pairwise_distance",
     *_activation.__all__,
+    *_attention.__all__,
+    *_multihead.__all__,
+    *_normalization.__all__,
     *_loss.__all__,
     *_conv.__all__,
     *_pool.__all__,

@@ -115,6 +115,10 @@ def gelu(input, approximate=...) -> ShardedTensor:
 def glu(input, dim=...) -> ShardedTensor:
     """Gated linear unit: ``a * sigmoid(b)`` for the halves ``a``, ``b`` of ``dim``."""
 
+def group_norm(input, num_groups, weight=..., bias=..., eps=...) -> ShardedTensor:
+    """Normalize an (N, C, *) input over each group of ``C // num_groups`` channels (and every
+    spatial position), then scale and shift per channel (torch's ``group_norm``)."""
+
 def hardshrink(input, lambd=...) -> ShardedTensor:
     """``x`` where ``|x| > lambd``, else 0."""
 
@@ -134,6 +138,21 @@ def hardtanh_(input, min_val=..., max_val=...) -> ShardedTensor:
 def huber_loss(input, target, reduction=..., delta=..., weight=...) -> ShardedTensor:
     """``0.5 d²`` where ``|d| < delta``, else ``delta (|d| - delta / 2)``, ``d = input -
     target``."""
+
+def instance_norm(
+    input,
+    running_mean=...,
+    running_var=...,
+    weight=...,
+    bias=...,
+    use_input_stats=...,
+    momentum=...,
+    eps=...,
+) -> ShardedTensor:
+    """Normalize each channel of each sample of an (N, C, *) input over its spatial dims (with
+    ``use_input_stats``; the running statistics, if given, are then updated in place with the
+    batch's mean of the per-instance mean and unbiased variance), or by
+    ``running_mean``/``running_var`` (torch's ``instance_norm``)."""
 
 def kl_div(
     input, target, size_average=..., reduce=..., reduction=..., log_target=...
@@ -224,6 +243,38 @@ def mse_loss(
 ) -> ShardedTensor:
     """Mean squared error ``(input - target) ** 2``, reduced by ``reduction``."""
 
+def multi_head_attention_forward(
+    query,
+    key,
+    value,
+    embed_dim_to_check,
+    num_heads,
+    in_proj_weight,
+    in_proj_bias,
+    bias_k,
+    bias_v,
+    add_zero_attn,
+    dropout_p,
+    out_proj_weight,
+    out_proj_bias,
+    training=...,
+    key_padding_mask=...,
+    need_weights=...,
+    attn_mask=...,
+    use_separate_proj_weight=...,
+    q_proj_weight=...,
+    k_proj_weight=...,
+    v_proj_weight=...,
+    static_k=...,
+    static_v=...,
+    average_attn_weights=...,
+    is_causal=...,
+) -> Any:
+    """Multi-head attention of (L, N, E) ``query`` over (S, N, kdim) ``key`` and (S, N, vdim)
+    ``value`` (or unbatched (L, E)...): returns ``(output, weights)``, ``weights`` None
+    unless ``need_weights`` (then (N, L, S) averaged over heads, or (N, H, L, S)). torch's
+    function, argument for argument (see the module's doc for the masks)."""
+
 def nll_loss(
     input, target, weight=..., size_average=..., ignore_index=..., reduce=..., reduction=...
 ) -> ShardedTensor:
@@ -259,12 +310,22 @@ def relu6(input, inplace=...) -> ShardedTensor:
 def relu_(input) -> ShardedTensor:
     """In-place :func:`relu`."""
 
+def rms_norm(input, normalized_shape, weight=..., eps=...) -> ShardedTensor:
+    """``input / sqrt(mean(input**2) + eps) * weight`` over the trailing ``normalized_shape``
+    dims; ``eps`` None is the machine epsilon of ``input``'s dtype (torch's ``rms_norm``)."""
+
 def rrelu(input, lower=..., upper=..., training=..., inplace=...) -> ShardedTensor:
     """Leaky ReLU whose negative slope is drawn uniformly from ``[lower, upper]`` per element
     when ``training`` (from the counter-based generator), else ``(lower + upper) / 2``."""
 
 def rrelu_(input, lower=..., upper=..., training=...) -> ShardedTensor:
     """In-place :func:`rrelu`."""
+
+def scaled_dot_product_attention(
+    query, key, value, attn_mask=..., dropout_p=..., is_causal=..., scale=..., enable_gqa=...
+) -> Any:
+    """``softmax(query @ key.T * scale + mask) @ value`` over (..., L, E), (..., S, E) and (...,
+    S, Ev) inputs whose batch dims broadcast, as torch's."""
 
 def selu(input, inplace=...) -> ShardedTensor:
     """Scaled ELU with torch's fixed ``alpha`` and ``scale`` (self-normalizing)."""

@@ -1,11 +1,13 @@
 """The layer, container and loss classes of ``st.nn``, one module per kind as torch's
 ``nn/modules``: ``module`` (Module, Parameter), ``container``, ``linear``, ``activation``,
-``conv``, ``pooling``, ``normalization``, ``dropout``, ``sparse`` (Embedding), ``flatten``,
-``distance`` and ``loss``; ``sharded.nn`` re-exports every class named here.
+``attention`` (MultiheadAttention), ``conv``, ``pooling``, ``normalization``, ``dropout``,
+``sparse`` (Embedding), ``flatten``, ``distance``, ``loss`` and ``transformer``;
+``sharded.nn`` re-exports every class named here.
 """
 
 from . import (
     activation,
+    attention,
     container,
     conv,
     distance,
@@ -17,8 +19,10 @@ from . import (
     normalization,
     pooling,
     sparse,
+    transformer,
 )
 from .activation import *  # noqa: F403
+from .attention import *  # noqa: F403
 from .container import *  # noqa: F403
 from .conv import *  # noqa: F403
 from .distance import *  # noqa: F403
@@ -31,12 +35,14 @@ from .module import IncompatibleKeys as IncompatibleKeys  # load_state_dict's re
 from .normalization import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .sparse import *  # noqa: F403
+from .transformer import *  # noqa: F403
 
 __all__ = [
     *module.__all__,
     *container.__all__,
     *linear.__all__,
     *activation.__all__,
+    *attention.__all__,
     *conv.__all__,
     *pooling.__all__,
     *normalization.__all__,
@@ -45,4 +51,5 @@ __all__ = [
     *flatten.__all__,
     *distance.__all__,
     *loss.__all__,
+    *transformer.__all__,
 ]

@@ -8,6 +8,7 @@ from ...errors import ArgumentError, ShapeError
 from ...layout import Layout
 from ...ops.creation.prims import full
 from .. import functional as F
+from .attention import MultiheadAttention  # noqa: F401  (torch's home of the class)
 from .module import Module, Parameter
 
 __all__ = [
