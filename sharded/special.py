@@ -1,5 +1,6 @@
 """``st.special``: torch.special's functions that sharded has (the same objects as the
-top-level ``st.erf``... ), plus ``ndtri`` derived from ``erfinv``.
+top-level ``st.erf``... ), plus ``ndtr``, ``log_ndtr``, ``entr`` and the like composed of
+them.
 
 Examples
 --------
@@ -30,6 +31,7 @@ from .ops.elementwise.prims.special import (
     i1e,
     lgamma,
     mvlgamma,
+    ndtri,
     polygamma,
     zeta,
 )
@@ -39,18 +41,6 @@ from .ops.reduce.derived.moments import log_softmax, logsumexp, softmax
 gammaln = lgamma
 psi = digamma
 expit = sigmoid
-
-
-def ndtri(input):
-    """The inverse of the standard normal CDF, ``sqrt(2) * erfinv(2p - 1)``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.special.ndtri(st.tensor([0.5, 0.975], dtype=st.float64)).tolist()
-    [0.0, 1.959963984540054]
-    """
-    return erfinv(input * 2 - 1) * math.sqrt(2)
 
 
 def logit(input, eps=None):

@@ -62,7 +62,9 @@ def ndtr(input) -> ShardedTensor:
     """The standard normal CDF, ``erfc(-x / sqrt(2)) / 2``."""
 
 def ndtri(input) -> ShardedTensor:
-    """The inverse of the standard normal CDF, ``sqrt(2) * erfinv(2p - 1)``."""
+    """The inverse of the standard normal CDF (``torch.special.ndtri``): -inf at 0, inf at 1,
+    nan outside [0, 1]; accurate in both tails (``ndtri(1e-20)`` is -9.26, where ``sqrt(2) *
+    erfinv(2p - 1)`` rounds ``2p - 1`` to -1 and gives -inf)."""
 
 def polygamma(n, input) -> ShardedTensor:
     """The ``n``-th derivative of ``digamma``: ``digamma`` for ``n = 0``, trigamma for 1,

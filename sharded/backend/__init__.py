@@ -27,6 +27,27 @@ def parse_device(device) -> str:
     raise BackendUnavailable(f"unknown device {device!r}; expected 'cpu', 'cuda' or 'cuda:N'")
 
 
+def special(xp):
+    """The special-function module for arrays of ``xp``: :mod:`scipy.special` for NumPy,
+    :mod:`cupyx.scipy.special` for CuPy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> float(special(np).erf(np.float64(0.0)))
+    0.0
+    """
+    import numpy as np
+
+    if xp is np:
+        import scipy.special
+
+        return scipy.special
+    from . import cupy_
+
+    return cupy_.special()
+
+
 def get_backend(device):
     """The backend object for ``device`` (raises :class:`BackendUnavailable` if missing)."""
     d = parse_device(device)

@@ -25,6 +25,14 @@ class CupyBackend:
         self.xp.cuda.Device(self.index).synchronize()
 
 
+def special():
+    """:mod:`cupyx.scipy.special`, the special functions of CuPy arrays (the kernels of
+    :mod:`sharded.ops.elementwise.kernels` on a GPU)."""
+    import cupyx.scipy.special
+
+    return cupyx.scipy.special
+
+
 @functools.cache
 def backend(index: int) -> CupyBackend:
     """The backend of GPU ``index``; :class:`BackendUnavailable` says why it cannot exist."""

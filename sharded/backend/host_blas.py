@@ -1,6 +1,7 @@
-"""Direct calls into the BLAS and LAPACK that NumPy itself loaded, for what NumPy does not
-expose: ``C += alpha A @ B`` in place (gemm with ``beta = 1``, gemv when ``B`` or ``A`` is a
-vector), a triangular solve in place (trsm) and an LU panel (getrf).
+"""BLAS and LAPACK calls that NumPy does not expose, through SciPy's wrappers
+(:mod:`scipy.linalg.blas`, :mod:`scipy.linalg.lapack`): ``C += alpha A @ B`` in place (gemm
+with ``beta = 1``, gemv when ``B`` or ``A`` is a vector), a triangular solve in place (trsm)
+and an LU panel (getrf).
 
 Why: the distributed LU spends nearly all its time in ``C -= A @ B`` on the trailing matrix.
 NumPy's ``matmul`` has no ``beta``, so that costs a temporary product and one more pass over
@@ -8,13 +9,33 @@ NumPy's ``matmul`` has no ``beta``, so that costs a temporary product and one mo
 and NumPy has no getrf at all (a recursive LU in NumPy calls: 25 ms for an 8192 x 256 panel,
 LAPACK 13 ms).
 
-The library is the one ``threadpoolctl`` reports as NumPy's BLAS (so its thread count is the
-worker's, set in :mod:`sharded.runtime.worker.threads`), opened with ``ctypes``; its symbols are
-looked up under the names NumPy's wheels (``scipy_`` prefix, ``64_`` suffix: 64-bit integers),
-an ILP64 build (``64_``) and a plain LP64 build use. Every function returns ``False``/``None``
-when it cannot take the call (no such library or symbol, a dtype or memory layout gemm cannot
-address, ``SHARDED_HOST_BLAS=0`` in the worker's environment); the caller then does the same
-in NumPy. Results agree with NumPy's to rounding (the same BLAS kernels compute them).
+SciPy's wrappers take Fortran-order arrays: a C-order operand is passed as its transpose with
+the transpose flag set (no copy), and a C-order ``C`` is updated as ``C^T += B^T A^T``. They
+take no leading dimension, so an output that is a strided view (the LU's trailing update
+``m[p:, c0:c1]`` of a wider block) goes to the same routine of SciPy's Cython BLAS
+(:mod:`scipy.linalg.cython_blas`, by ``ctypes``) with its leading dimension instead of being
+copied in and out. SciPy loads its own OpenBLAS; when it is first needed its thread count is
+set to NumPy's (the worker's share, :mod:`sharded.runtime.worker.threads`), and later
+``threadpool_limits`` calls reach both libraries.
+
+Every function returns ``False``/``None`` when it cannot take the call (a dtype BLAS has no
+routine for, ``SHARDED_HOST_BLAS=0`` in the worker's environment, SciPy missing); the caller
+then does the same in NumPy.
+
+Measured (one thread, float64, the median of 5 runs in one process), against the former
+``ctypes`` calls into NumPy's OpenBLAS found by symbol name; results equal to the bit but for
+the copied trsm (1e-14):
+
+=================================================  ========  ==============  ===========
+case                                               NumPy's   SciPy wrapper   used now
+=================================================  ========  ==============  ===========
+gemv ``c += A x``, A 2000 x 2000 C order           0.96 ms   0.83 ms         wrapper
+gemm ``C += A B``, 2000 x 256 x 2000, C order      34.9 ms   34.9 ms         wrapper
+gemm, C a view ``m[256:, 512:2048]`` of 4096^2     50.7 ms   59.1 ms (copy)  Cython 49.6
+trsm 1024 x 1024 unit lower, C order               19.5 ms   19.7 ms         wrapper
+trsm, B a view ``m[:256, 512:2048]``               2.42 ms   5.37 ms (copy)  Cython 2.40
+getrf 4096 x 256, F order                          6.63 ms   6.67 ms         wrapper
+=================================================  ========  ==============  ===========
 """
 
 from __future__ import annotations
@@ -27,69 +48,116 @@ import numpy as np
 
 _KINDS = {np.dtype(np.float32): "s", np.dtype(np.float64): "d"}
 _KINDS.update({np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"})
-_ROW, _COL, _NO, _TRANS = 101, 102, 111, 112  # CBLAS enums
-_UPPER, _LOWER, _UNIT, _LEFT = 121, 122, 132, 141
-_NAMES = (("scipy_", "64_", ctypes.c_int64), ("", "64_", ctypes.c_int64), ("", "", ctypes.c_int32))
 _lock = threading.Lock()
 _found: dict = {}
 
 
-def _library():
-    """NumPy's BLAS (when it is OpenBLAS) as a ``ctypes.CDLL``, or None."""
+def _scipy():
+    """``(scipy.linalg.blas, scipy.linalg.lapack)``, or None when disabled or missing.
+
+    SciPy's OpenBLAS is not NumPy's: on first use it gets NumPy's thread count, so a worker
+    that set its share before SciPy was loaded keeps that share for both."""
     if "lib" not in _found:
         with _lock:
-            lib = None
+            mods = None
             if os.environ.get("SHARDED_HOST_BLAS", "1") != "0":
                 try:
-                    from threadpoolctl import threadpool_info
+                    from threadpoolctl import threadpool_info, threadpool_limits
 
-                    paths = [
-                        p["filepath"]
-                        for p in threadpool_info()
-                        if p.get("user_api") == "blas" and p.get("internal_api") == "openblas"
-                    ]
-                    lib = ctypes.CDLL(paths[0]) if paths else None
-                except (ImportError, OSError):
-                    lib = None
-            _found["lib"] = lib
+                    pools = threadpool_info()
+                    before = [p["num_threads"] for p in pools if p["user_api"] == "blas"]
+                    from scipy.linalg import blas, lapack
+
+                    if before:
+                        threadpool_limits(limits=max(before), user_api="blas")
+                    mods = (blas, lapack)
+                except ImportError:
+                    mods = None
+            _found["lib"] = mods
     return _found["lib"]
 
 
-def _symbol(cblas: bool, name: str):
-    """``(function, int type)`` for a cblas (``cblas_dgemm``) or Fortran (``dgetrf``) routine."""
-    key = (cblas, name)
+def _routine(kind, name, lapack=False):
+    mods = _scipy()
+    return None if mods is None else getattr(mods[1 if lapack else 0], kind + name)
+
+
+def _fortran(x):
+    """``(array, transposed?)``: ``x`` itself when Fortran ordered, else its transpose when C
+    ordered (the flag says so), else a Fortran copy."""
+    if x.flags.f_contiguous:
+        return x, 0
+    if x.flags.c_contiguous:
+        return x.T, 1
+    return np.asfortranarray(x), 0
+
+
+def _into(dst, result) -> None:
+    """Put a wrapper's result in ``dst`` unless it was computed there (a strided ``dst``
+    is copied by the wrapper)."""
+    if result is not dst and not np.shares_memory(result, dst):
+        dst[...] = result
+
+
+def _strided(kind, name):
+    """The Fortran BLAS routine ``name`` of SciPy's :mod:`scipy.linalg.cython_blas` (the
+    same library as its wrappers) as a ``ctypes`` function of pointers, or None.
+
+    Only for an output that is a strided view (a block of a wider matrix, as the LU's
+    trailing update ``m[p:, c0:c1]``): the wrappers take no leading dimension, so they
+    would copy it in and out. Measured (one thread; see the module's table): trsm of a
+    256 x 1536 view 2.4 ms here against 5.4 ms through the wrapper, gemm into a
+    3840 x 1536 view 51 ms against 59 ms."""
+    key = kind + name
     if key not in _found:
-        lib, hit = _library(), None
-        for pre, suf, itype in _NAMES if lib is not None else ():
-            sym = f"{pre}cblas_{name}{suf}" if cblas else f"{pre}{name}_{suf or ''}"
-            fn = getattr(lib, sym, None)
-            if fn is not None:
-                fn.restype = None
-                hit = (fn, itype)
-                break
-        _found[key] = hit
+        fn = None
+        try:
+            from scipy.linalg import cython_blas
+
+            cap = ctypes.py_object(cython_blas.__pyx_capi__[key])
+            api = ctypes.pythonapi
+            api.PyCapsule_GetName.restype = ctypes.c_char_p
+            api.PyCapsule_GetName.argtypes = [ctypes.py_object]
+            api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+            api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+            ptr = api.PyCapsule_GetPointer(cap, api.PyCapsule_GetName(cap))
+            fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * _NARGS[name])(ptr)
+        except (ImportError, KeyError, ValueError):
+            fn = None
+        _found[key] = fn
     return _found[key]
 
 
-def _order(a, item):
-    """``(row major?, leading dimension)`` of a 2-D array with one unit stride, else None."""
-    r, c = a.shape
-    s0, s1 = a.strides
-    if (s1 == item or c == 1) and s0 % item == 0 and s0 // item >= max(1, c):
-        return True, s0 // item
-    if (s0 == item or r == 1) and s1 % item == 0 and s1 // item >= max(1, r):
-        return False, s1 // item
+_NARGS = {"gemm": 13, "trsm": 11}
+
+
+def _colmajor(x):
+    """``(x's buffer, b"N" or b"T", leading dim)``: ``x`` as BLAS reads a column-major
+    operand (a row-major ``x`` is the transpose of its buffer read by columns); None when
+    ``x`` has no unit stride."""
+    (r, c), item = x.shape, x.itemsize
+    s0, s1 = x.strides
+    if (s0 == item or r == 1) and s1 > 0 and s1 % item == 0 and s1 // item >= max(1, r):
+        return x, b"N", s1 // item
+    if (s1 == item or c == 1) and s0 > 0 and s0 % item == 0 and s0 // item >= max(1, c):
+        return x, b"T", s0 // item
     return None
 
 
-def _scalars(kind, dt, *values):
-    """BLAS scalar arguments: by value for real kinds, by pointer for complex ones (the
-    pointed-to arrays are returned too: they must outlive the call)."""
-    if kind in "sd":
-        scal = ctypes.c_float if kind == "s" else ctypes.c_double
-        return [scal(v) for v in values], None
-    held = np.array(values, dt)
-    return [ctypes.c_void_p(held.ctypes.data + i * dt.itemsize) for i in range(len(values))], held
+def _call(fn, dt, *args) -> None:
+    """Call a Fortran BLAS routine: every argument by pointer (bytes: a flag, int: a
+    dimension, float/complex: a scalar, ndarray: its data)."""
+    held, ptrs = [], []
+    for v in args:
+        if isinstance(v, bytes):
+            v = ctypes.c_char(v)
+        elif isinstance(v, int):
+            v = ctypes.c_int(v)
+        elif not isinstance(v, np.ndarray):
+            v = np.array([v], dt)
+        held.append(v)
+        ptrs.append(v.ctypes.data if isinstance(v, np.ndarray) else ctypes.addressof(v))
+    fn(*ptrs)
 
 
 def _operands(c, a, b):
@@ -107,16 +175,9 @@ def _operands(c, a, b):
     return (c, a, b) if a.shape == (m, k) and b.shape == (k, n) else None
 
 
-def _inc(v, item):
-    """The BLAS increment of a strided vector (a 2-D view with one dim of 1), or None."""
-    n = max(v.shape)
-    s = v.strides[0] if v.shape[0] == n and n > 1 else v.strides[1] if n > 1 else item
-    return s // item if s > 0 and s % item == 0 else None
-
-
 def gemm_add(c, a, b, alpha=1.0) -> bool:
     """``c += alpha * (a @ b)`` in place by one BLAS call (``beta = 1``); False (and ``c``
-    untouched) when this BLAS cannot take the call, so the caller computes it in NumPy.
+    untouched) when BLAS cannot take the call, so the caller computes it in NumPy.
 
     A product with one output column or row (``b`` or ``a`` a vector, 1-D or a 2-D view with
     one column or row) is one gemv: gemm with ``n = 1`` runs at a third of its speed (a
@@ -136,61 +197,48 @@ def gemm_add(c, a, b, alpha=1.0) -> bool:
     if ops is None:
         return False
     c, a, b = ops
-    m, n = c.shape
-    k = a.shape[1]
-    if m == 0 or n == 0 or k == 0:
+    if 0 in c.shape or a.shape[1] == 0:
         return True
     if not (c.flags.writeable and type(c) is np.ndarray and type(a) is type(b) is np.ndarray):
         return False
-    if n == 1 or m == 1:
-        return _gemv_add(kind, c, a, b, alpha)
-    sym = _symbol(True, kind + "gemm")
-    oc, oa, ob = (_order(x, dt.itemsize) for x in (c, a, b))
-    if sym is None or oc is None or oa is None or ob is None:
+    if min(c.strides) < 0 or _scipy() is None:
         return False
-    fn, it = sym
-    if oc[0]:  # row-major C: C = A B as stored
-        order, ta, tb = _ROW, (_NO if oa[0] else _TRANS), (_NO if ob[0] else _TRANS)
-    else:  # column-major C: the same product, each operand read in its own order
-        order, ta, tb = _COL, (_TRANS if oa[0] else _NO), (_TRANS if ob[0] else _NO)
-    (al, beta), _held = _scalars(kind, dt, alpha, 1.0)
-    fn(
-        ctypes.c_int(order), ctypes.c_int(ta), ctypes.c_int(tb),
-        it(m), it(n), it(k), al,
-        ctypes.c_void_p(a.ctypes.data), it(oa[1]),
-        ctypes.c_void_p(b.ctypes.data), it(ob[1]), beta,
-        ctypes.c_void_p(c.ctypes.data), it(oc[1]),
-    )  # fmt: skip
+    if 1 in c.shape:
+        return _gemv_add(kind, c, a, b, alpha)
+    if not c.flags.f_contiguous and c.strides[0] >= c.strides[1]:
+        c, a, b = c.T, b.T, a.T  # row order: C^T += B^T A^T, C^T in Fortran order
+    m, n = c.shape
+    if not c.flags.f_contiguous:
+        fn, oc = _strided(kind, "gemm"), _colmajor(c)
+        if fn is not None and oc is not None and oc[1] == b"N":
+            (fa, ta, la), (fb, tb, lb) = (_colmajor(x) or _colmajor(x.copy("F")) for x in (a, b))
+            _call(fn, c.dtype, ta, tb, m, n, a.shape[1], alpha, fa, la, fb, lb, 1.0, c, oc[2])
+            return True
+    fa, ta = _fortran(a)
+    fb, tb = _fortran(b)
+    out = c if c.flags.f_contiguous else np.asfortranarray(c)
+    r = _routine(kind, "gemm")(alpha, fa, fb, 1.0, out, ta, tb, overwrite_c=1)
+    _into(c, r)
     return True
 
 
 def _gemv_add(kind, c, a, b, alpha) -> bool:
     """``c += alpha * (a @ b)`` for an (m, 1) or (1, n) ``c`` (2-D views): one gemv with the
     matrix operand as stored (``y += A x`` or ``y += B^T x``)."""
-    dt = c.dtype
     if c.shape[1] == 1:  # y = c[:, 0] += a @ b[:, 0]
-        mat, x, trans = a, b, _NO
+        mat, x, y, trans = a, b[:, 0], c[:, 0], 0
     else:  # y = c[0] += b^T a[0]
-        mat, x, trans = b, a, _TRANS
-    sym = _symbol(True, kind + "gemv")
-    om, ix, iy = _order(mat, dt.itemsize), _inc(x, dt.itemsize), _inc(c, dt.itemsize)
-    if sym is None or om is None or ix is None or iy is None:
-        return False
-    fn, it = sym
-    (al, beta), _held = _scalars(kind, dt, alpha, 1.0)
-    r, cols = mat.shape
-    fn(
-        ctypes.c_int(_ROW if om[0] else _COL), ctypes.c_int(trans), it(r), it(cols), al,
-        ctypes.c_void_p(mat.ctypes.data), it(om[1]), ctypes.c_void_p(x.ctypes.data), it(ix),
-        beta, ctypes.c_void_p(c.ctypes.data), it(iy),
-    )  # fmt: skip
+        mat, x, y, trans = b, a[0], c[0], 1
+    fm, t = _fortran(mat)
+    r = _routine(kind, "gemv")(alpha, fm, x, 1.0, y, trans=trans ^ t, overwrite_y=1)
+    _into(y, r)
     return True
 
 
 def trsm_unit_lower(lo, x) -> bool:
     """``x = L^-1 x`` in place, ``L`` the unit lower triangle of the square ``lo`` (what lies
     on and above its diagonal is not read), by one trsm call; False (``x`` untouched) when
-    this BLAS cannot take the call.
+    BLAS cannot take the call.
 
     Examples
     --------
@@ -209,20 +257,26 @@ def trsm_unit_lower(lo, x) -> bool:
         return True
     if not (x.flags.writeable and type(x) is np.ndarray and type(lo) is np.ndarray):
         return False
-    sym = _symbol(True, kind + "trsm")
-    ox, ol = _order(x, dt.itemsize), _order(lo, dt.itemsize)
-    if sym is None or ox is None or ol is None:
+    if _scipy() is None:
         return False
-    fn, it = sym
-    # a block stored in the other order is its transpose in this one: upper, transposed
-    same = ox[0] == ol[0]
-    uplo, trans = (_LOWER, _NO) if same else (_UPPER, _TRANS)
-    (alpha,), _held = _scalars(kind, dt, 1.0)
-    fn(
-        ctypes.c_int(_ROW if ox[0] else _COL), ctypes.c_int(_LEFT), ctypes.c_int(uplo),
-        ctypes.c_int(trans), ctypes.c_int(_UNIT), it(m), it(n), alpha,
-        ctypes.c_void_p(lo.ctypes.data), it(ol[1]), ctypes.c_void_p(x.ctypes.data), it(ox[1]),
-    )  # fmt: skip
+    if not (x.flags.c_contiguous or x.flags.f_contiguous):
+        fn, ox, ol = _strided(kind, "trsm"), _colmajor(x), _colmajor(lo)
+        if fn is not None and ox is not None and ol is not None:
+            # a row-major x: solve X^T = X^T L^-T from the right on its buffer
+            side = b"L" if ox[1] == b"N" else b"R"
+            uplo = b"L" if ol[1] == b"N" else b"U"  # a row-major L reads as upper U = L^T
+            trans = b"T" if (ol[1] == b"N") != (side == b"L") else b"N"
+            mm, nn = (m, n) if side == b"L" else (n, m)
+            _call(fn, dt, side, uplo, trans, b"U", mm, nn, 1.0, lo, ol[2], x, ox[2])
+            return True
+    fl, tl = _fortran(lo)  # transposed: the unit *upper* triangle of the array passed
+    fn = _routine(kind, "trsm")
+    if x.flags.c_contiguous and not x.flags.f_contiguous:  # X^T = X^T L^-T: from the right
+        r = fn(1.0, fl, x.T, side=1, lower=1 - tl, trans_a=1 - tl, diag=1, overwrite_b=1)
+        _into(x.T, r)
+    else:
+        r = fn(1.0, fl, x, side=0, lower=1 - tl, trans_a=tl, diag=1, overwrite_b=1)
+        _into(x, r)
     return True
 
 
@@ -244,21 +298,14 @@ def getrf(a):
         return None
     m, n = a.shape
     item, (s0, s1) = dt.itemsize, a.strides
-    ld = s1 // item if n > 1 else m
-    if (s0 != item and m > 1) or s1 % item or ld < max(1, m):
+    if (s0 != item and m > 1) or s1 <= 0 or s1 % item:
         return None  # not column-major
-    sym = _symbol(False, kind + "getrf")
-    if sym is None:
+    if _scipy() is None:
         return None
     if m == 0 or n == 0:
         return np.zeros(0, np.int64), -1
-    fn, it = sym
-    ipiv = np.zeros(min(m, n), np.int64 if it is ctypes.c_int64 else np.int32)
-    mm, nn, ld, info = it(m), it(n), it(ld), it(0)
-    fn(
-        ctypes.byref(mm), ctypes.byref(nn), ctypes.c_void_p(a.ctypes.data), ctypes.byref(ld),
-        ctypes.c_void_p(ipiv.ctypes.data), ctypes.byref(info),
-    )  # fmt: skip
-    if info.value < 0:  # an argument LAPACK rejected: a bug here, not in the data
-        raise ValueError(f"getrf rejected argument {-info.value} for a {m} x {n} block")
-    return ipiv.astype(np.int64) - 1, (info.value - 1 if info.value > 0 else -1)
+    lu, piv, info = _routine(kind, "getrf", lapack=True)(a, overwrite_a=1)
+    if info < 0:  # an argument LAPACK rejected: a bug here, not in the data
+        raise ValueError(f"getrf rejected argument {-info} for a {m} x {n} block")
+    _into(a, lu)
+    return piv.astype(np.int64), (info - 1 if info > 0 else -1)

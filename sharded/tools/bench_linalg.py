@@ -6,7 +6,7 @@ sharded's operands are made by ``st.rand`` in the default layout (rows split ove
 workers); dask gets the same data in one row chunk per worker (its ``tsqr`` needs one column
 of blocks). Times are medians of ``repeat`` runs after a warm-up, except the slow NumPy and
 dask runs (above :data:`SLOW_S` seconds), which are timed once. A dask case that cannot run
-here (``dask.array.linalg.solve`` needs SciPy, not a dependency) reports NaN.
+here (``dask.array.linalg.solve`` needs SciPy, installed with sharded) reports NaN.
 
 Worker BLAS threads: Ray starts each actor with ``OMP_NUM_THREADS`` set to its CPUs (1), so
 OpenBLAS would run one thread per worker; each worker raises its own to its share of the

@@ -1,5 +1,6 @@
-"""``sharded.backend.host_blas``: gemm with ``beta = 1`` and LAPACK getrf, called in NumPy's
-own BLAS, against NumPy; and the fallback when no such library is found."""
+"""``sharded.backend.host_blas``: gemm with ``beta = 1``, trsm and LAPACK getrf through
+SciPy's BLAS, against NumPy (contiguous operands by SciPy's wrappers, strided outputs by its
+Cython BLAS); and the fallback when SciPy is not there."""
 
 import itertools
 
@@ -19,7 +20,7 @@ def _rand(rng, shape, dt, order="C"):
     return np.asarray(x, dt, order=order)
 
 
-pytestmark = pytest.mark.skipif(H._library() is None, reason="NumPy's BLAS is not OpenBLAS")
+pytestmark = pytest.mark.skipif(H._scipy() is None, reason="SciPy is not installed")
 
 
 @pytest.mark.parametrize("alpha", [-1.0, 0.5])
@@ -38,10 +39,14 @@ def test_gemm_add_every_memory_order(dt, alpha):
 def test_gemm_add_strided_views_of_one_buffer(dt):
     rng = np.random.default_rng(1)
     big = _rand(rng, (20, 30), dt)
-    c, a, b = big[3:10, 4:13], big[10:17, 0:5], big[11:16, 14:23]  # disjoint blocks
-    ref = c - a @ b
-    assert H.gemm_add(c, a, b, -1.0)
-    np.testing.assert_allclose(big[3:10, 4:13], ref, rtol=TOL[dt], atol=TOL[dt])
+    for order in "CF":
+        big = np.asarray(big, order=order)
+        c, a, b = big[3:10, 4:13], big[10:17, 0:5], big[11:16, 14:23]  # disjoint blocks
+        ref, rest = c - a @ b, big.copy()
+        assert H.gemm_add(c, a, b, -1.0)
+        np.testing.assert_allclose(big[3:10, 4:13], ref, rtol=TOL[dt], atol=TOL[dt])
+        rest[3:10, 4:13] = big[3:10, 4:13]
+        assert (big == rest).all()  # nothing outside the view changed
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -84,8 +89,11 @@ def test_gemm_add_declines_what_it_cannot_address():
     c, a, b = np.ones((4, 4)), np.ones((4, 2)), np.ones((2, 4))
     assert not H.gemm_add(c, a.astype(np.float32), b, -1.0)  # mixed dtypes
     assert not H.gemm_add(c.astype(np.int64), a.astype(np.int64), b.astype(np.int64))
-    assert not H.gemm_add(c, np.ones((8, 4))[::2, ::2], b)  # no unit stride
     assert (c == 1).all()
+    # no unit stride: the operand is copied, the output computed in a copy and put back
+    big = np.ones((8, 8))
+    assert H.gemm_add(big[::2, ::2], np.ones((8, 4))[::2, ::2], b)
+    assert (big[::2, ::2] == 3).all() and big.sum() == 64 + 2 * 16
     assert H.gemm_add(c, np.ones((4, 0)), np.ones((0, 4))) and (c == 1).all()  # k = 0
 
 
@@ -136,14 +144,16 @@ def test_trsm_unit_lower_every_memory_order(dt):
         np.testing.assert_allclose(x, ref, rtol=TOL[dt] * 10, atol=TOL[dt] * 10)
 
 
-def test_trsm_in_a_view_of_a_bigger_block():
+@pytest.mark.parametrize("dt", DTYPES)
+def test_trsm_in_a_view_of_a_bigger_block(dt):
     rng = np.random.default_rng(4)
-    m = rng.standard_normal((10, 12))
-    lo = rng.standard_normal((3, 3))
-    ref = np.linalg.solve(np.tril(lo, -1) + np.eye(3), m[2:5, 4:9])
-    rest = m.copy()
-    assert H.trsm_unit_lower(lo, m[2:5, 4:9])
-    np.testing.assert_allclose(m[2:5, 4:9], ref, rtol=1e-12)
-    rest[2:5, 4:9] = m[2:5, 4:9]
-    assert (m == rest).all()  # nothing outside the view changed
+    for om, ol in itertools.product("CF", repeat=2):
+        m = _rand(rng, (10, 12), dt, om)
+        lo = _rand(rng, (3, 3), dt, ol)
+        ref = np.linalg.solve(np.tril(lo, -1) + np.eye(3), m[2:5, 4:9])
+        rest = m.copy()
+        assert H.trsm_unit_lower(lo, m[2:5, 4:9])
+        np.testing.assert_allclose(m[2:5, 4:9], ref, rtol=TOL[dt] * 10, atol=TOL[dt] * 10)
+        rest[2:5, 4:9] = m[2:5, 4:9]
+        assert (m == rest).all()  # nothing outside the view changed
     assert not H.trsm_unit_lower(lo[:2], m[:3, :2])  # not square: declined

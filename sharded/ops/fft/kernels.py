@@ -1,5 +1,6 @@
-"""Kernels of Bluestein's chirp-z transform, the split 1-D FFT of a length with no useful
-factors (a prime): see ``_bluestein`` in :mod:`.prims`, which plans it.
+"""The FFT routines the kernels call (:func:`fft_of`), and the kernels of Bluestein's chirp-z
+transform, the split 1-D FFT of a length with no useful factors (a prime): see
+``_bluestein`` in :mod:`.prims`, which plans it.
 
 With ``nk = (n^2 + k^2 - (k - n)^2) / 2``, a length-``N`` DFT is
 ``X[k] = c[k] * sum_n (x[n] c[n]) * conj(c[k - n])``, ``c[j] = exp(-i pi j^2 / N)``: a
@@ -12,6 +13,39 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.registry import kernel
+from ...runtime.worker import threads
+
+
+def fft_of(xp):
+    """``(module, keywords)``: the FFT functions for arrays of ``xp`` and the keywords every
+    call takes. On the host :mod:`scipy.fft` with ``workers`` the worker's share of the
+    cores (its transforms of many lines run in parallel; NumPy's FFT runs on one thread),
+    on a GPU ``xp.fft``.
+
+    Measured (the median of 5; NumPy 2.4's ``numpy.fft`` against ``scipy.fft`` 1.17 with 1
+    and 2 workers, on 2 cores that other processes kept busy, load 5: so the second worker
+    shows little here; the results agree to the bit, complex64 for float32 input in both):
+
+    ======================================  ========  ==========  ==========
+    transform                               NumPy     SciPy, 1    SciPy, 2
+    ======================================  ========  ==========  ==========
+    fft of 64 lines of 65536, axis 1        26 ms     25 ms       26 ms
+    fft down 4096 x 2048 columns, axis 0    178 ms    154 ms      161 ms
+    rfft of 1024 x 8192 float32             65 ms     25 ms       25 ms
+    fft of one line of 2^22                 329 ms    247 ms      199 ms
+    ======================================  ========  ==========  ==========
+
+    Examples
+    --------
+    >>> mod, kw = fft_of(np)
+    >>> mod.fft(np.ones(4), **kw).real.tolist()
+    [4.0, 0.0, 0.0, 0.0]
+    """
+    if xp is np:
+        import scipy.fft
+
+        return scipy.fft, {"workers": threads.cpu_share()}
+    return xp.fft, {}
 
 
 def _chirp(xp, j, n, sign, dtype):

@@ -42,7 +42,7 @@ from ...core.dispatch import apply
 from ...core.registry import kernel, primitive, vjp
 from ...layout import Layout, split_sizes
 from ...runtime.commands import Key
-from . import kernels  # noqa: F401  (Bluestein's chirp kernels, registered on import)
+from . import kernels  # fft_of; Bluestein's chirp kernels, registered on import
 
 __all__: list = []  # the public names live in :mod:`sharded.fft`
 
@@ -131,7 +131,7 @@ def _free(ex, op) -> None:
 # --------------------------------------------------------------------------- kernels
 @kernel
 def fft_block(xp, a, *, kind, n, axis, norm, cast, dtype, conj_in, conj_out, real_out):
-    """One NumPy transform of a block whose ``axis`` is whole."""
+    """One transform of a block whose ``axis`` is whole (:func:`.kernels.fft_of`)."""
     if a.shape[axis] == 0:  # NumPy's irfft pads an empty line with garbage; all zeros in torch
         shape = list(a.shape)
         shape[axis] = n // 2 + 1 if kind == "rfft" else n
@@ -139,7 +139,8 @@ def fft_block(xp, a, *, kind, n, axis, norm, cast, dtype, conj_in, conj_out, rea
     a = a.astype(cast, copy=False)
     if conj_in:
         a = xp.conj(a)
-    r = getattr(xp.fft, kind)(a, n=n, axis=axis, norm=norm)
+    mod, kw = kernels.fft_of(xp)
+    r = getattr(mod, kind)(a, n=n, axis=axis, norm=norm, **kw)
     if conj_out:
         r = xp.conj(r)
     if real_out:
@@ -149,12 +150,14 @@ def fft_block(xp, a, *, kind, n, axis, norm, cast, dtype, conj_in, conj_out, rea
 
 def _unscaled(xp, a, axis, inverse):
     """An unnormalized transform (the four-step applies the norm once, at the end), in place:
-    ``a`` is a block the planner assembled for this step alone, so NumPy (>= 2.0, ``out=``)
+    ``a`` is a block the planner assembled for this step alone, so SciPy (``overwrite_x``)
     may overwrite it instead of allocating a second one."""
-    fn = xp.fft.ifft if inverse else xp.fft.fft
-    kw = {"norm": "forward"} if inverse else {}
-    if xp is np and a.flags.writeable and a.dtype.kind == "c":
-        return fn(a, axis=axis, out=a, **kw)
+    mod, kw = kernels.fft_of(xp)
+    fn = mod.ifft if inverse else mod.fft
+    if inverse:
+        kw["norm"] = "forward"
+    if xp is np and a.flags.writeable:
+        kw["overwrite_x"] = True
     return fn(a, axis=axis, **kw)
 
 
@@ -445,14 +448,15 @@ def _fft1_vjp(gs, node):
 # ------------------------------------------------------------ n-D complex transforms
 @kernel
 def fftn_block(xp, a, *, kind, s, axes, norm, cast, dtype, real_out):
-    """One NumPy n-D transform over ``axes`` (all whole in the block)."""
-    fn = xp.fft.fftn if kind == "fft" else xp.fft.ifftn
+    """One n-D transform over ``axes`` (all whole in the block)."""
+    mod, kw = kernels.fft_of(xp)
+    fn = mod.fftn if kind == "fft" else mod.ifftn
     if any(a.shape[d] == 0 for d in axes):  # a zero-padded empty line: zeros (as torch)
         shape = list(a.shape)
         for d, m in zip(axes, s):
             shape[d] = m
         return xp.zeros(shape, dtype=dtype)
-    r = fn(a.astype(cast, copy=False), s=s, axes=axes, norm=norm)
+    r = fn(a.astype(cast, copy=False), s=s, axes=axes, norm=norm, **kw)
     if real_out:
         r = r.real
     return xp.ascontiguousarray(r.astype(dtype, copy=False))

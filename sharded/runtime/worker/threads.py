@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from threadpoolctl import threadpool_info, threadpool_limits
 
+_SHARE: list = [None]  # the count set_threads set last (None: never called here)
+
 
 def share(node_cpus, workers_on_node: int) -> int:
     """One worker's share of its node's cores.
@@ -28,6 +30,22 @@ def set_threads(n: int) -> None:
     """Limit every BLAS and OpenMP pool loaded in this process to ``n`` threads (the limit
     stays in force: the returned context is not exited)."""
     threadpool_limits(limits=max(1, int(n)))
+    _SHARE[0] = max(1, int(n))
+
+
+def cpu_share() -> int:
+    """The threads this process's own parallel kernels may use (:mod:`scipy.fft`'s
+    ``workers``): the count :func:`set_threads` set last, else its BLAS's thread count
+    (``OMP_NUM_THREADS`` or the cores), else 1.
+
+    Examples
+    --------
+    >>> cpu_share() >= 1
+    True
+    """
+    if _SHARE[0] is None:
+        _SHARE[0] = blas_threads() or 1
+    return _SHARE[0]
 
 
 def blas_threads():
