@@ -136,8 +136,8 @@ def fetch_regions(ex, t, wanted):
                     continue
                 for sub_src, sub_dst in _split_piece(src, dst, item, ex.transfer_bytes):
                     nbytes = math.prod(d.stop - d.start for d in sub_dst) * item
-                    req[shards[j][0]].append(
-                        (keys[j], _local_slices(sub_src, shards[j][2]), nbytes)
+                    req[shards[j][0]].append(  # (naming its taker: it may post it)
+                        (keys[j], _local_slices(sub_src, shards[j][2]), nbytes, w)
                     )
                     ex.bytes_moved += nbytes
                     split.append((j, sub_src, sub_dst))
@@ -321,8 +321,8 @@ def gather_regions(ex, t, wanted):
                     res[u] = Key(keys[j], _whole_or(src, shards[j][2]))
                     continue
                 nbytes = _size(reg) * item
-                if nbytes <= ex.transfer_bytes:
-                    req[shards[j][0]].append((keys[j], _whole_or(src, shards[j][2]), nbytes))
+                if nbytes <= ex.transfer_bytes:  # (naming its taker: it may post it, .posts)
+                    req[shards[j][0]].append((keys[j], _whole_or(src, shards[j][2]), nbytes, w))
                     direct.append((u, shards[j][0]))
                     ex.bytes_moved += nbytes
                     continue

@@ -71,6 +71,16 @@ class Transfer(NamedTuple):
     handle: Any
 
 
+class Mail(NamedTuple):
+    """Data another worker's :class:`Post` sent under ``tag`` (a :class:`MailTag`): taken
+    from this worker's mailbox, waiting at most ``timeout`` s. Only in batches as sent: the
+    log keeps a :class:`Ref` to the post's export instead (a replay goes through Ray)."""
+
+    TAG = "m"
+    tag: Any
+    timeout: float
+
+
 class Keys(NamedTuple):
     """A layout operand of a :class:`Group`: shard ``s`` reads key ``start + s``."""
 
@@ -198,6 +208,18 @@ class Export(NamedTuple):
     TAG = "export"
     key: Any
     slices: Any
+
+
+class Post(NamedTuple):
+    """:class:`Export`, the value also sent straight to the mailboxes of workers ``to``
+    under ``tag``, where their commands take it (:class:`Mail`) without the driver
+    waiting for it in between."""
+
+    TAG = "post"
+    key: Any
+    slices: Any
+    to: tuple
+    tag: Any
 
 
 class Trace(NamedTuple):
@@ -355,7 +377,9 @@ class Tree(NamedTuple):
 # ------------------------------------------------------------------ mailbox and wire frames
 class MailTag(NamedTuple):
     """Where a tree partial goes: shipment ``ship`` of ``client``, its ``tree``-th tree,
-    ``group``, from the child at position ``child``."""
+    ``group``, from the child at position ``child``. A :class:`Post`'s tag has ``tree``
+    -1 (``TRANSFER``), ``group`` the item's place in its export call and ``child`` the
+    sending worker."""
 
     TAG = "mtag"
     client: Any
@@ -363,6 +387,9 @@ class MailTag(NamedTuple):
     tree: int
     group: int
     child: int
+
+
+TRANSFER = -1  # a MailTag's ``tree`` for a Post's value
 
 
 class Deliver(NamedTuple):
@@ -521,9 +548,9 @@ class JitWave(NamedTuple):
 
 
 RECORDS = (
-    Key, Const, Ref, Transfer, Keys, Exported, Fresh, Input, Mod, OnWorkers,
+    Key, Const, Ref, Transfer, Mail, Keys, Exported, Fresh, Input, Mod, OnWorkers,
     ReduceGroup, TreeSpec,
-    Kernel, Free, Export, Trace, Threads, Pool, Fusion, Alias, DropRange,
+    Kernel, Free, Export, Post, Trace, Threads, Pool, Fusion, Alias, DropRange,
     ProgDef, Prog, ProgDel, Reset, Hold, LayoutCmds, LayoutSync, TreeRefs, TreeMail,
     Group, GroupFree, Tree,
     MailTag, Deliver, Abort, Run,

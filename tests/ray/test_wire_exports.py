@@ -1,6 +1,7 @@
 """Small exports by the driver's wire: a block another worker takes (a vector a matrix-vector
 product gathers) comes to the driver over the wire and goes on inline in the command that takes
-it, so an iterative solver's iteration makes no Ray call at all."""
+it, so an iterative solver's iteration makes no Ray call at all; a block whose taker is known
+goes straight to the taker's mailbox (a post), so the driver does not wait for it."""
 
 import time
 
@@ -11,7 +12,7 @@ import ray
 import sharded as st
 from sharded.errors import OpFailed
 from sharded.runtime.commands import Transfer
-from sharded.runtime.driver import session
+from sharded.runtime.driver import posts, reading, session
 from sharded.runtime.net import wire
 
 
@@ -121,3 +122,60 @@ def test_a_worker_lost_between_wired_exports_is_recovered():
     want = _np_cg(An, bn, _np_cg(An, bn, np.zeros(n), 3), 3)
     np.testing.assert_allclose(x.numpy(), want, rtol=1e-9, atol=1e-12)
     assert ex.recovery_stats()["count"] >= 1
+
+
+def _waits(monkeypatch):
+    count = [0]
+    wait = reading.Reading._wait
+
+    def counted(self, *a, **k):
+        count[0] += 1
+        return wait(self, *a, **k)
+
+    monkeypatch.setattr(reading.Reading, "_wait", counted)
+    return count
+
+
+def test_a_matrix_vector_products_vector_goes_worker_to_worker(monkeypatch):
+    n = 96
+    An, bn, A, b = _system(n, 5)
+    x0 = st.zeros(n, shards=4, dtype=st.float64)
+    want = _np_cg(An, bn, np.zeros(n), 5)
+    ex, waits, took = _ex(), {}, {}
+    for posting in (False, True):
+        monkeypatch.setattr(posts, "ENABLED", posting)
+        _cg(A, b, x0, 1)
+        st.synchronize()
+        count, taken = _waits(monkeypatch), ex.posts_taken
+        x = _cg(A, b, x0, 5)
+        np.testing.assert_allclose(x.numpy(), want, rtol=1e-9, atol=1e-12)
+        waits[posting], took[posting] = count[0], ex.posts_taken - taken
+    # every product gathers the vector (to one worker, then to all: 6 pieces by post)
+    assert took[False] == 0 and took[True] >= 6 * 6, took
+    assert waits[True] < waits[False], waits  # (the driver waited for each gather before)
+
+
+def test_a_posted_value_taken_twice_by_one_worker_comes_from_the_driver_the_second_time():
+    ex = _ex()
+    src = st.from_numpy(np.arange(4.0), shards=2)  # shard 1 on worker 1
+    key = src._keys[1]
+    h = ex.export({1: [(key, None, 16, 0)]})[1][0]
+    assert type(h) is posts.Posted and h.to == 0
+    outs = [ex.new_key(), ex.new_key()]
+    for out in outs:
+        ex.submit(0, "copy", (Transfer(h),), (out,), {"dtype": "float64"}, ("copy", 0))
+    assert h.taken
+    for out in outs:
+        np.testing.assert_array_equal(ex.fetch([(0, out, None)])[0], [2.0, 3.0])
+    ex.free(0, outs)
+
+
+def test_a_post_of_a_failed_export_fails_the_command_that_takes_it():
+    ex = _ex()
+    h = ex.export({0: [(10**15, None, 8, 1)]})[0][0]  # a key worker 0 does not hold
+    assert type(h) is posts.Posted
+    out = ex.new_key()
+    ex.submit(1, "copy", (Transfer(h),), (out,), {"dtype": "float64"}, ("copy", 0))
+    with pytest.raises(OpFailed, match="export"):
+        ex.fetch([(1, out, None)])
+    assert (st.arange(4.0, shards=2) + 1).tolist() == [1.0, 2.0, 3.0, 4.0]

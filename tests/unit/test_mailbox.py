@@ -8,6 +8,7 @@ import time
 import numpy as np
 import pytest
 
+from sharded.runtime.commands import TRANSFER
 from sharded.runtime.commands import MailTag as T
 from sharded.runtime.net.mailbox import MailAborted, Mailbox, abort_all
 
@@ -86,6 +87,28 @@ def test_expire_forgets_older_shipments_only(pair):
     b.expire(0, 3)
     assert b.pending() == 2
     assert b.take(T(0, 3, 1, 0, 1), 5.0) == [3]
+
+
+def _arrived(box, n):
+    deadline = time.monotonic() + 5
+    while box.pending() < n and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert box.pending() == n
+
+
+def test_a_post_outlives_a_later_shipments_expiry_but_not_an_abort(pair):
+    a, b = pair
+    post = T(0, 2, TRANSFER, 0, 0)  # (its taker's batch may run after shipment 3's trees)
+    a.send(1, post, ["posted"])
+    _arrived(b, 1)
+    b.expire(0, 3)
+    assert b.take(post, 5.0) == ["posted"]
+    a.send(1, T(0, 4, TRANSFER, 1, 0), ["dropped"])
+    a.send(1, T(0, 6, TRANSFER, 0, 0), ["kept"])  # (a later shipment's)
+    _arrived(b, 2)
+    b.abort(0, 5)  # a lost worker: the taker's batch is replayed, its post is not taken
+    assert b.pending() == 1
+    assert b.take(T(0, 6, TRANSFER, 0, 0), 5.0) == ["kept"]
 
 
 def test_a_connection_without_the_handshake_is_closed_unread(pair):

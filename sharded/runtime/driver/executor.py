@@ -45,7 +45,7 @@ from ..commands import (
 )
 from ..packing import BatchPacker
 from ..service.catalog import key_range
-from . import recovery
+from . import posts, recovery
 from .links import cycle, wired
 from .reading import Reading
 from .transport import Transport
@@ -111,6 +111,11 @@ class Executor(Reading, Transport):
         self._mail = False
         self._mail_ray = False  # also in the shipments that go through Ray (SHARDED_MAILBOX=1)
         self._shipno = 0
+        # small exports posted worker to worker (.posts): the workers whose next batch posts
+        # or takes one, and per taker the export handles of the posts it takes
+        self._mailq: set = set()
+        self._mailrefs: dict = {}
+        self.posts_taken = 0
         self._reading = False  # fetch is exporting what it reads
         self._wired = False  # ... and its batches go over the driver's wire (.wire)
         self._unwaited = False  # ... in a flush no wait covers whole (_over_wire)
@@ -250,7 +255,7 @@ class Executor(Reading, Transport):
             self.recorder.submit(w, kernel, args, outs, params, label, inplace)
         with self._lock:
             if any(type(a) is Transfer for a in args):
-                args = self._inline(args)
+                args = self._inline(posts.by_mail(self, w, args))
             if any(type(a) is Transfer for a in args):
                 if self._split(w):
                     self._flush(w)
@@ -315,8 +320,10 @@ class Executor(Reading, Transport):
             self.flush_all()
 
     def export(self, requests) -> dict:
-        """Hand pieces of shards to other workers: ``{w: [(key, slices[, nbytes]), ...]}`` ->
-        ``{w: [handle, ...]}``; a handle is passed to :meth:`submit` as ``Transfer(handle)``.
+        """Hand pieces of shards to other workers: ``{w: [(key, slices[, nbytes[, to]]),
+        ...]}`` -> ``{w: [handle, ...]}``; a handle is passed to :meth:`submit` as
+        ``Transfer(handle)``; ``to``: the worker that takes it, if one does (a small piece
+        then goes worker to worker, :mod:`.posts`).
 
         Pieces whose sizes are given are shipped in batches of at most
         :data:`TRANSFER_BYTES`, one call each, so a source worker holds at most one transfer
@@ -332,7 +339,7 @@ class Executor(Reading, Transport):
             finally:
                 self._end()
         if self.recorder is not None:
-            self.recorder.export(requests, out)
+            self.recorder.export({w: [it[:3] for it in its] for w, its in requests.items()}, out)
         return out
 
     def _export_all(self, requests) -> dict:
@@ -343,7 +350,10 @@ class Executor(Reading, Transport):
             and len(sized) == sum(map(len, requests.values()))
             and self._wire_xfer_ok(sum(it[2] for it in sized))
         ):  # small in all (the takers hold copies): by the wire, inline in the takers
-            return {w: self._export_wired(w, [it[:2] for it in its]) for w, its in requests.items()}
+            return {
+                w: self._export_wired(w, [it[:2] + it[3:] for it in its])
+                for w, its in requests.items()
+            }
         for w, items in requests.items():
             handles, batch, size = [], [], 0
             for it in items:
@@ -361,9 +371,18 @@ class Executor(Reading, Transport):
         """A small export by the driver's wire: a later command takes its value inline
         (:meth:`_inline`), so that command's batch needs no Ray reference and may go by the
         wire too; the round trip costs ~0.1 ms of driver CPU, an actor call ~0.5-0.8 ms.
-        A shipment with trees still goes through Ray (see :meth:`_ship`)."""
+        An item that names its taker (``(key, slices, to)``) is also posted to the taker's
+        mailbox, which spares the round trip (:mod:`.posts`). A shipment with trees still
+        goes through Ray (see :meth:`_ship`)."""
+        if not items:
+            return []
+        cmds, sent = posts.commands(self, w, items)
+        if any(sent):
+            self._mailq.add(w)
         with self._over_wire(waited=False):
-            return self._export_batch(w, items)
+            self._q(w).extend(cmds)
+            handles = self._flush(w, nexp=len(cmds))
+        return [h if p is None else posts.Posted(h, *p) for h, p in zip(handles, sent)]
 
     def _export_batch(self, w, items):
         if not items:
@@ -493,6 +512,7 @@ class Executor(Reading, Transport):
             self._queues[w], self._refs[w] = [], []
             self._work.discard(w)
         cmds, refs = taken
+        mailed = w in self._mailq  # (posts or takes posted values: the log keeps Ray's form)
         if shared is not None:
             cmds.insert(0, LayoutCmds.make((None, shared)))  # where its layout commands are
             if logged is not None:
@@ -501,6 +521,12 @@ class Executor(Reading, Transport):
         if rec is not None and rec.remap and refs:  # exports made before a recovery
             refs = rec.translate(refs)
         errs, exports = self._dispatch(w, cmds, refs, nexp)
+        if mailed:
+            form = posts.logged_form(*(logged or (cmds, refs)), self._mailrefs.get(w, {}))
+            if not self._mailrefs.get(w):  # (a take queued after a split's flush: the next)
+                self._mailrefs.pop(w, None)
+                self._mailq.discard(w)
+            logged = form if rec is not None else logged
         if rec is not None:
             if logged is not None:
                 cmds, refs = logged[0], rec.translate(logged[1]) if rec.remap else logged[1]

@@ -3,13 +3,13 @@
 Everything the mailboxes and the driver's wire carry (the command records of
 :mod:`sharded.runtime.commands`, tree partials, answers) is encoded here, and nothing here
 can run code when it decodes: msgpack's own types (None, bool, int, float, str, bytes,
-lists, dicts) go as they are, and a closed set of other kinds as a list headed by a marker:
-an empty msgpack ext value whose code names the kind (each record has its own code; a
-registered class's marker carries its name). A marker decodes to an inert object that only the list it
-heads consumes; one anywhere else is a :class:`DecodeError`, so no plain value can be read
-as a marked one. (Lists, not one-entry maps: msgpack hands every map to the decode hook,
-which cost a call per plain dict too; a batch of 400 records decodes in about 0.5 ms this
-way, 0.78 ms as maps, 0.44 ms as a pickle.)
+lists, dicts) go as they are, and a closed set of other kinds as a list headed by a
+marker: an empty msgpack ext value whose code names the kind (each record has its own
+code; a registered class's marker carries its name). A marker decodes to an inert object
+that only the list it heads consumes; one anywhere else is a :class:`DecodeError`, so no
+plain value can be read as a marked one. (Lists, not one-entry maps: msgpack hands every
+map to the decode hook, a call per plain dict too; a batch of 400 records decodes in
+about 0.5 ms this way, 0.78 ms as maps, 0.44 ms as a pickle.)
 
 ========================  =====================================================
 kind                      encoded as

@@ -1,4 +1,5 @@
-"""Worker-to-worker delivery of a reduction tree's partials, over authenticated TCP.
+"""Worker-to-worker delivery of a reduction tree's partials and of small exports, over
+authenticated TCP.
 
 Through Ray, a tree child's partial reaches its parent in two hops: the child's batch returns
 it to the driver (the owner of the result), and only then does Ray start the parent's batch,
@@ -6,7 +7,9 @@ which takes it as an argument. A read of ``x.sum()`` on two workers therefore co
 sequential actor round trips. With a mailbox on every worker the driver starts the parent's
 batch at once, the child sends its partial straight to the parent's mailbox, and the parent
 takes it when its tree command runs: one round trip (measured on 2 workers: a read 2.3 ms ->
-about 1.3 ms).
+about 1.3 ms). A small export that another worker's command takes (a matrix-vector
+product's vector halves) goes the same way, as a ``Post``: the driver ships the exporting
+batch and the taking one without waiting for the value in between.
 
 Frames are records of :mod:`sharded.runtime.commands`: a ``Deliver`` puts values in the box,
 an ``Abort`` fails takes (below), and the driver's own batches (:mod:`.wire`) come as a
@@ -172,19 +175,24 @@ class Mailbox:
             return self._box.pop(tag)[1]
 
     def expire(self, client, ship) -> None:
-        """Forget what came for ``client``'s shipments before ``ship``: an aborted
-        shipment's partials that nobody will take."""
+        """Forget the tree partials that came for ``client``'s shipments before ``ship``: an
+        aborted shipment's, that nobody will take. (Not a post's value: its taker's batch
+        may run after a later shipment's trees began, see :class:`~..commands.Post`.)"""
         with self._cv:
-            old = [t for t in self._box if t.client == client and t.ship < ship]
+            old = [t for t in self._box if t.client == client and 0 <= t.tree and t.ship < ship]
             for t in old:
                 del self._box[t]
 
     def abort(self, client, ship) -> None:
         """Fail (with :class:`MailAborted`) every take of ``client``'s shipments up to
         ``ship``: those waiting now and those that start later (an abort may overtake the
-        batch it is meant for)."""
+        batch it is meant for); the posts that came for them are dropped (their takers'
+        batches are replayed from the log, which keeps the posts' exports)."""
         with self._cv:
             self._dead[client] = max(ship, self._dead.get(client, -1))
+            old = [t for t in self._box if t.client == client and t.tree < 0 and t.ship <= ship]
+            for t in old:
+                del self._box[t]
             self._cv.notify_all()
         if self.on_abort is not None:
             self.on_abort()

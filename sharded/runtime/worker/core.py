@@ -51,6 +51,7 @@ from ..commands import (
     MailTag,
     Mod,
     Pool,
+    Post,
     Prog,
     ProgDef,
     ProgDel,
@@ -288,6 +289,21 @@ class Worker(Store):
                     self.mailbox.send(parts[(pos - 1) // fan], tag, vals)
                 self._free(ks)
 
+    def _mailed(self, tag, timeout):
+        """A :class:`Mail` operand: the value another worker posted (a failure record when
+        the take was aborted or ran past its bound: the command then fails as a cascade)."""
+        try:
+            got = self.mailbox.take(tag, timeout)
+        except mailbox.MailAborted as e:
+            raise Poisoned(
+                {"op": "transfer", "shard": None, "worker": self.index, "cause": str(e)}
+            ) from None
+        if type(got) is not list or len(got) != 1:  # (a Deliver's values: one per post)
+            raise Poisoned(
+                {"op": "transfer", "shard": None, "worker": self.index, "cause": "bad post"}
+            )
+        return got[0]
+
     def _take_partials(self, tag, timeout, errors) -> list:
         """A child's partials from the mailbox; a take that fails (aborted or past its bound)
         is an error of this batch and a failure record in place of the partials, so the
@@ -394,6 +410,13 @@ def _export(w, cmd, refs, errors, exports):
     exports.append(w._export(cmd.key, cmd.slices))
 
 
+def _post(w, cmd, refs, errors, exports):
+    v = w._export(cmd.key, cmd.slices)
+    exports.append(v)  # (the driver's log keeps it: a replay takes it as a Ref)
+    for t in cmd.to:
+        w.mailbox.send(t, cmd.tag, [v])
+
+
 def _tree_refs(w, cmd, refs, errors, exports):
     w._tcur = cmd.start
 
@@ -456,6 +479,7 @@ HANDLERS = {
     Kernel: _kernel,
     Free: _free,
     Export: _export,
+    Post: _post,
     TreeRefs: _tree_refs,
     TreeMail: _tree_mail,
     Trace: _trace_cmd,

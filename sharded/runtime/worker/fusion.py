@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from ..commands import Alias, Const, DropRange, Export, Free, Fusion, Kernel, Key
+from ..commands import Alias, Const, DropRange, Export, Free, Fusion, Kernel, Key, Post
 
 BLOCK_ELEMS = 1 << 17  # elements per block (1 MB of float64): measured best of 16K..256K
 MIN_ELEMS = 1 << 17  # smaller outputs run unfused (they fit in cache anyway)
@@ -136,6 +136,7 @@ def _kernel_refers(cmd):
 _REFERS = {
     Free: lambda cmd: ((k, "free") for k in cmd.keys),
     Export: lambda cmd: ((cmd.key, "other"),),
+    Post: lambda cmd: ((cmd.key, "other"),),
     Alias: lambda cmd: ((cmd.src, "other"), (cmd.dst, "other")),
     Kernel: _kernel_refers,
 }

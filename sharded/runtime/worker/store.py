@@ -14,7 +14,7 @@ import sys
 import numpy as np
 
 from ...backend import get_backend
-from ..commands import Const, Key
+from ..commands import Const, Key, Mail
 from ..net import codec
 
 POOL_MIN_BYTES = 1 << 20
@@ -72,7 +72,8 @@ class Store:
             self.cow.difference_update(keys)
 
     def _arg(self, a, refs):
-        """The value of operand ``a`` (:class:`Key`, :class:`Const` or :class:`Ref`)."""
+        """The value of operand ``a`` (:class:`Key`, :class:`Const`, :class:`Ref` or
+        :class:`Mail`)."""
         kind = type(a)
         if kind is Key:
             arr = self.store.get(a.key)
@@ -86,10 +87,14 @@ class Store:
             if type(v) is Failed:  # (an export the driver inlined: its error)
                 raise Poisoned(v.record)
             return v
-        v = refs[a.index]
+        v = self._mailed(a.tag, a.timeout) if kind is Mail else refs[a.index]
         if isinstance(v, Failed):
             raise Poisoned(v.record)
         return self.backend.to_device(v)
+
+    def _mailed(self, tag, timeout):
+        """A :class:`Mail` operand's value (the mailbox belongs to the worker proper)."""
+        raise Poisoned({"op": "transfer", "shard": None, "worker": None, "cause": "no mailbox"})
 
     def _export(self, key, sl):
         arr = self.store.get(key)
