@@ -115,6 +115,9 @@ class Executor(Reading, Transport):
         # or takes one, and per taker the export handles of the posts it takes
         self._mailq: set = set()
         self._mailrefs: dict = {}
+        self._posts_sent: set = set()  # tags of posts that went (by the wire)
+        self._posts_out = False  # a post was taken since every batch was last waited for
+        self._aborted_ship = 0  # mailbox takes of shipments up to this one were aborted
         self.posts_taken = 0
         self._reading = False  # fetch is exporting what it reads
         self._wired = False  # ... and its batches go over the driver's wire (.wire)
@@ -382,7 +385,11 @@ class Executor(Reading, Transport):
         with self._over_wire(waited=False):
             self._q(w).extend(cmds)
             handles = self._flush(w, nexp=len(cmds))
-        return [h if p is None else posts.Posted(h, *p) for h, p in zip(handles, sent)]
+        went, self._posts_sent = self._posts_sent, set()  # (not by the wire: plain exports)
+        return [
+            h if p is None or p[1] not in went else posts.Posted(h, *p)
+            for h, p in zip(handles, sent)
+        ]
 
     def _export_batch(self, w, items):
         if not items:
@@ -520,13 +527,11 @@ class Executor(Reading, Transport):
         rec = self._rec
         if rec is not None and rec.remap and refs:  # exports made before a recovery
             refs = rec.translate(refs)
-        errs, exports = self._dispatch(w, cmds, refs, nexp)
         if mailed:
-            form = posts.logged_form(*(logged or (cmds, refs)), self._mailrefs.get(w, {}))
-            if not self._mailrefs.get(w):  # (a take queued after a split's flush: the next)
-                self._mailrefs.pop(w, None)
-                self._mailq.discard(w)
+            by_wire = self._wired and not refs  # (the route _dispatch takes)
+            cmds, refs, form = posts.settle(self, w, cmds, refs, logged, by_wire)
             logged = form if rec is not None else logged
+        errs, exports = self._dispatch(w, cmds, refs, nexp)
         if rec is not None:
             if logged is not None:
                 cmds, refs = logged[0], rec.translate(logged[1]) if rec.remap else logged[1]

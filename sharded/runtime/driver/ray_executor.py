@@ -347,6 +347,7 @@ class RayExecutor(RayLoss, Relayed, Executor):
             # (not the workers whose connection was lost: their address may be anyone's now)
             known = {w: a for w, a in self._mail_addrs.items() if w in self._wire.addrs}
             abort_all(known, self._mail_key, self.client, self._shipno, self._tls)
+            self._aborted_ship = self._shipno
             if self._rec is None:  # no replay will count the batches again: Ray alone now
                 self._wire.on = False
 

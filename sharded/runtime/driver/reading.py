@@ -68,8 +68,11 @@ class Reading:
             pending = []
             kids = self._kids if shipped else {}
             # a tree child's batch ends about when its root's does (it sent its partial): the
-            # same wait, and its errors surface with the read's
-            for w in feeding(by_w, kids):
+            # same wait, and its errors surface with the read's; after posts (.posts), every
+            # batch in flight: a lost worker's post poisons what its takers made, and only a
+            # wait for the lost worker's own batch sees the loss (and replays them all)
+            posted, self._posts_out = self._posts_out, False
+            for w in range(self.num_workers) if posted else feeding(by_w, kids):
                 pending.extend(self._inflight[w])
                 self._inflight[w].clear()
             flat = [h for w in by_w for h in handles[w]]
@@ -77,6 +80,7 @@ class Reading:
                 values = self._wait(pending + flat, "a read")
             except WaitTimeout:
                 self._late += pending  # still running: a later wait collects them
+                self._posts_out = self._posts_out or posted
                 raise
             self._record(values[: len(pending)])
             self._record(self._finished())
@@ -137,6 +141,7 @@ class Reading:
 
     def _drain_inflight(self):
         out, self._late = self._late, []
+        self._posts_out = False
         for d in self._inflight:
             out.extend(d)
             d.clear()
