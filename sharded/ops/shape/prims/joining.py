@@ -137,7 +137,16 @@ def to(self, *args, **kwargs):
     kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    # torch's positional form is to(device, dtype, non_blocking, copy): the bools after the
+    # device/dtype/tensor are the flags, in that order, never a dtype
+    flags = [a for a in args if isinstance(a, bool)]
+    if len(flags) > 2:
+        raise ArgumentError(f"to() takes at most 2 positional flags, got {flags}")
+    if len(flags) == 2:
+        copy = flags[1]
     for a in args:
+        if isinstance(a, bool):
+            continue
         if is_tensor(a):
             dtype = a.dtype
         elif isinstance(a, str):
