@@ -353,10 +353,11 @@ def tensorsolve(A, B, dims=None):
     nb = B.ndim
     xshape = tuple(A.shape[nb:])
     n = math.prod(B.shape)
-    if tuple(A.shape[:nb]) != tuple(B.shape) or math.prod(xshape) != n:
+    # torch asks only for a square reshape: prod(A.shape[:B.ndim]) == prod(A.shape[B.ndim:])
+    # == B.numel(), not A.shape[:B.ndim] == B.shape ((3, 2, 6) solves against a (2, 3) B)
+    if math.prod(A.shape[:nb]) != n or math.prod(xshape) != n:
         raise ShapeError(
-            f"linalg.tensorsolve: expected prod(A.shape[B.ndim:]) == B.numel() "
-            f"with A.shape[:B.ndim] == B.shape, got A {tuple(A.shape)} and B "
-            f"{tuple(B.shape)}"
+            f"linalg.tensorsolve: expected prod(A.shape[:B.ndim]) == prod(A.shape[B.ndim:]) "
+            f"== B.numel(), got A {tuple(A.shape)} and B {tuple(B.shape)}"
         )
     return solve(A.reshape(n, n), B.reshape(n)).reshape(xshape)
