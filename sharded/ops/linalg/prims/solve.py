@@ -217,7 +217,8 @@ def slogdet(A):
 
 @bind("logdet")
 def logdet(A):
-    """``log(det(A))`` (NaN for a negative determinant, as torch).
+    """``log(det(A))`` (NaN for a negative real determinant, as torch; the principal log
+    ``log|det| + i arg(det)`` of a complex one).
 
     Examples
     --------
@@ -226,6 +227,8 @@ def logdet(A):
     1.791759
     """
     sign, logabs = slogdet(A)
+    if sign.dtype.is_complex:  # torch: log(sign) + log|det|, the principal log of det
+        return sign.log() + logabs
     # the where primitive (elementwise family) by name, as st.where(c, x, y)
     return apply("where", sign > 0, logabs, apply("where", sign == 0, -math.inf, math.nan))
 
