@@ -28,6 +28,7 @@ from ..ops.nnops.derived import *  # noqa: F403
 from ..ops.nnops.prims import conv as _conv
 from ..ops.nnops.prims.conv import *  # noqa: F403
 from ..ops.random.prims.counter import rand_like
+from ..ops.shape.derived.tile import broadcast_tensors
 from ..ops.shape.prims.joining import cat
 from . import _activation, _loss
 from ._activation import *  # noqa: F403
@@ -392,9 +393,17 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     if x1.ndim != x2.ndim and min(x1.ndim, x2.ndim) == 0:
         raise ShapeError("cosine_similarity: 0-d inputs are not supported")
     d = normalize_dim(dim, max(x1.ndim, x2.ndim))
-    n1 = vector_norm(x1, 2, d, keepdim=True).clamp_min(eps)
-    n2 = vector_norm(x2, 2, d, keepdim=True).clamp_min(eps)
+    # the norms are of the broadcast operands, as torch's: a size-1 dim of x2 that x1
+    # stretches along ``dim`` counts once per element of x1 there (else the cosine tops 1)
+    x1, x2 = broadcast_tensors(x1, x2)
+    n1, n2 = (_floor(vector_norm(x, 2, d, keepdim=True), eps) for x in (x1, x2))
     return ((x1 / n1) * (x2 / n2)).sum(d)
+
+
+def _floor(norm, eps):
+    """``norm`` clamped at ``eps`` in value only: torch clamps in place without recording
+    it, so the gradient still flows through the norm."""
+    return norm + (norm.clamp_min(eps) - norm).detach()
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
