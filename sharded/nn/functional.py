@@ -294,11 +294,16 @@ def one_hot(tensor_, num_classes=-1):
 
 def _source_rows(n, left, right, mode):
     """Indices into a dim of size ``n`` that build its padded version (non-constant modes)."""
+    if mode == "circular":
+        # torch crops first (negative amounts), then wraps around what is left: (-1, 2) of
+        # [1..6] is [2, 3, 4, 5, 6, 2, 3], not [..., 6, 1, 2]
+        start = max(-left, 0)
+        kept = n - start - max(-right, 0)
+        j = np.arange(n + left + right) - max(left, 0)
+        return start + j % kept if kept else j
     j = np.arange(-left, n + right)
     if mode == "replicate":
         return np.clip(j, 0, n - 1)
-    if mode == "circular":
-        return j % n
     period = 2 * (n - 1)  # reflect: mirror about the edge elements
     j = np.abs(j) % period if period else np.zeros_like(j)
     return np.where(j >= n, period - j, j)
@@ -361,6 +366,17 @@ def pad(input, pad, mode="constant", value=None):
             )
         if n == 0:
             raise ShapeError(f"pad: mode {mode!r} needs a non-empty dim {d}, got shape 0")
+        size = n + left + right
+        if mode == "circular" and (size < 0 or (size and n + min(left, 0) + min(right, 0) <= 0)):
+            raise ShapeError(
+                f"Negative padding value is resulting in an empty dimension (padding ({left}, "
+                f"{right}) at dimension {d} of size {n})"
+            )
+        if mode != "circular" and size <= 0:
+            raise ShapeError(
+                f"input (dim {d}: {n}) is too small for padding ({left}, {right}). Calculated "
+                f"output size: {size}"
+            )
         out = index_select(out, d, tensor(_source_rows(n, left, right, mode)))
     return out
 

@@ -151,6 +151,36 @@ def test_one_hot_pad_and_similarities_match_torch():
     np.testing.assert_allclose(n.numpy(), [[3 / 7, 4 / 7], [0.0, 0.0]])
 
 
+CIRCULAR = [  # torch crops first, then wraps what is left; the gradient of sum(y * (1..))
+    ((-1, 2), [2, 3, 4, 5, 6, 2, 3], [0, 7, 9, 3, 4, 5]),
+    ((2, -1), [4, 5, 1, 2, 3, 4, 5], [3, 4, 5, 7, 9, 0]),
+    ((3, -2), [2, 3, 4, 1, 2, 3, 4], [4, 6, 8, 10, 0, 0]),
+    ((-2, -1), [3, 4, 5], [0, 0, 1, 2, 3, 0]),
+    ((-5, 1), [6, 6], [0, 0, 0, 0, 0, 3]),
+]
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+@pytest.mark.parametrize("pads, want, grad", CIRCULAR, ids=str)
+def test_circular_pad_with_negative_amounts_as_torch(shards, pads, want, grad):
+    x = st.tensor([float(v) for v in range(1, 7)], dtype=st.float64, shards=shards)
+    x = x.reshape(1, 1, 6).clone().requires_grad_()
+    y = F.pad(x, pads, mode="circular")
+    assert y.tolist() == [[want]]
+    (y * st.arange(1.0, y.numel() + 1, dtype=st.float64)).sum().backward()
+    assert x.grad.tolist() == [[grad]]
+
+
+def test_pad_to_an_empty_or_negative_size_as_torch():
+    x = st.ones(1, 2, 6, shards=2)
+    assert F.pad(x, (-3, -3), mode="circular").shape == (1, 2, 0)
+    with pytest.raises(st.ShapeError, match="resulting in an empty dimension"):
+        F.pad(x, (-4, -4), mode="circular")
+    for mode in ("reflect", "replicate"):  # torch: "input (W: 6) is too small"
+        with pytest.raises(st.ShapeError, match="too small"):
+            F.pad(x, (-3, -3), mode=mode)
+
+
 @pytest.mark.parametrize("shards", [1, 2])
 def test_cosine_similarity_of_broadcast_inputs_as_torch(shards):
     # torch takes the norms of the broadcast operands (b's size-1 dim -2 counts twice)
