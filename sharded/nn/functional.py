@@ -235,6 +235,8 @@ def embedding(input, weight, padding_idx=None):
     """
     if input.dtype.is_floating_point:
         raise ArgumentError(f"embedding: indices must be integers, got {input.dtype}")
+    if weight.ndim != 2:
+        raise ShapeError(f"embedding: 'weight' must be 2-D, got shape {list(weight.shape)}")
     rows = index_select(weight, 0, input.reshape(-1))
     if padding_idx is not None:
         # torch: the padding row gets no gradient, so mask it out of the graph

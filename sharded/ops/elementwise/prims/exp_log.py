@@ -200,8 +200,8 @@ def _floating(x):
 
 @bind("logit")
 def logit(input, eps=None):
-    """``log(p / (1 - p))``; with ``eps`` (ignored when negative), ``p`` is clamped to
-    ``[eps, 1 - eps]`` first (so the gradient is 0 outside it, as torch).
+    """``log(p / (1 - p))``; a non-negative ``eps`` clamps ``p`` to ``[eps, 1 - eps]``
+    first (the gradient is 0 outside it, as torch's).
 
     Examples
     --------

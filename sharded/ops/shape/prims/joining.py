@@ -405,6 +405,13 @@ def narrow(x, dim, start, length):
     """
     if x.ndim == 0:
         raise ArgumentError("narrow() cannot be applied to a 0-dim tensor.")
+    if is_tensor(start):  # torch's Tensor overload takes a 0-d integer tensor only
+        if start.ndim or D.category(start.dtype) != 1:
+            raise ArgumentError(
+                f"narrow(): start must be an 0-dim integral Tensor, got a {start.ndim}-dim "
+                f"{start.dtype.name} tensor"
+            )
+        start = int(start.item())
     d = normalize_dim(dim, x.ndim)
     size = x.shape[d]
     # torch's bounds: a slice would silently clip (or wrap a negative stop) instead.
