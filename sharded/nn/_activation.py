@@ -197,8 +197,7 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    """``clamp(x, min_val, max_val)``; an integer input stays integer (the bounds are read
-    in its dtype, truncated), as torch.
+    """``clamp(x, min_val, max_val)``, in an integer input's dtype (bounds truncated) as torch.
 
     Examples
     --------
@@ -207,24 +206,18 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     [-1.0, 0.5, 1.0]
     """
     if min_val > max_val:  # torch's F.hardtanh checks; its hardtanh_ does not
-        raise ArgumentError(
-            f"hardtanh: min_val cannot be greater than max_val (got {min_val} > {max_val})"
-        )
+        raise ArgumentError(f"min_val cannot be greater than max_val ({min_val} > {max_val})")
     return _hardtanh(input, min_val, max_val, inplace)
 
 
 def _hardtanh(input, min_val, max_val, inplace):
     dt = input.dtype
-    if dt == D.bool_:
-        raise UnsupportedDType("Bool inputs not supported for hardtanh")
-    if D.category(dt) == 1:
-        # torch reads the bounds in the input's dtype: clamp(int64, -2.5, 2.5) would
-        # promote to float, hardtanh keeps int64 with bounds -2 and 2
-        if dt.np.kind == "u" and (min_val < 0 or max_val < 0):
-            raise ArgumentError(
-                f"cannot do hardtanh on an unsigned type with negative limits "
-                f"(got {min_val}, {max_val} for {dt.name})"
-            )
+    if dt == D.bool_ or (dt.np.kind == "u" and min(min_val, max_val) < 0):
+        raise UnsupportedDType(
+            f"hardtanh of {dt.name} with limits ({min_val}, {max_val}): torch takes no bool "
+            f"input, and no negative limit for an unsigned one"
+        )
+    if D.category(dt) == 1:  # bounds in x's dtype: clamp(int64, -2.5, 2.5) would be float
         lo, hi = (int(D.check_int(v, dt)) for v in (min_val, max_val))
         return _out(input, clamp(input, lo, hi), inplace)
     # torch's gradient is 1 strictly inside (min_val, max_val) only: 0 on the bounds

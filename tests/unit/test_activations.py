@@ -542,10 +542,10 @@ def test_hardtanh_of_integers_keeps_the_dtype_like_torch(shards):
     y = x.clone()
     F.relu6(y, inplace=True)
     assert y.dtype == st.int64 and y.tolist() == [0, 0, 2, 6]
-    with pytest.raises(st.UnsupportedDType, match="Bool inputs not supported for hardtanh"):
-        F.hardtanh(x > 0)
-    with pytest.raises(st.ArgumentError, match="unsigned type with negative limits"):
-        F.hardtanh(x.to(st.uint8))
+    with pytest.raises(st.UnsupportedDType, match="hardtanh of bool"):
+        F.hardtanh(x > 0)  # torch: "Bool inputs not supported for hardtanh"
+    with pytest.raises(st.UnsupportedDType, match=r"uint8 with limits \(-1.0, 1.0\)"):
+        F.hardtanh(x.to(st.uint8))  # torch: "cannot do hardtanh on an unsigned type with ..."
     with pytest.raises(st.ValueOverflow, match="-1000"):
         F.hardtanh(x.to(st.int8), -1000, 1000)
 

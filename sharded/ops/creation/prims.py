@@ -25,7 +25,7 @@ from ... import dtypes as D
 from ...core.dataflow import Operand
 from ...core.dispatch import apply, is_tensor, like_kw, placement, size_of
 from ...core.dispatch import as_tensor as _as_tensor
-from ...core.registry import bind, kernel, nondiff, primitive
+from ...core.registry import kernel, nondiff, primitive
 from ...errors import ArgumentError, DTypeError, ValueOverflow
 from ...runtime.commands import Const, Transfer
 
@@ -545,59 +545,6 @@ def full_like(
         fill_value,
         **like_kw(input, dtype, shards, dim, layout, device, requires_grad),
     )
-
-
-# ------------------------------------------------------------------------------ new_*
-def _new_kw(self, dtype, device, requires_grad, **kw):
-    """torch's ``Tensor.new_*`` defaults: ``self``'s dtype and device, a fresh layout."""
-    if device is None:
-        device = "cpu" if self.device.startswith("mixed") else self.device
-    dt = self.dtype if dtype is None else dtype
-    return dict(dtype=dt, device=device, requires_grad=requires_grad, **kw)
-
-
-@bind("new_zeros")
-def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, **kw):
-    """``zeros(size)`` with this tensor's dtype and device unless given.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.ones(2, dtype=st.float64).new_zeros(2, 3).dtype
-    sharded.float64
-    """
-    return zeros(*size, **_new_kw(self, dtype, device, requires_grad, **kw))
-
-
-@bind("new_ones")
-def new_ones(self, *size, dtype=None, device=None, requires_grad=False, **kw):
-    """``ones(size)`` with this tensor's dtype and device unless given."""
-    return ones(*size, **_new_kw(self, dtype, device, requires_grad, **kw))
-
-
-@bind("new_empty")
-def new_empty(self, *size, dtype=None, device=None, requires_grad=False, **kw):
-    """``empty(size)`` with this tensor's dtype and device unless given."""
-    return empty(*size, **_new_kw(self, dtype, device, requires_grad, **kw))
-
-
-@bind("new_full")
-def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **kw):
-    """``full(size, fill_value)`` with this tensor's dtype (not the value's) and device."""
-    return full(size, fill_value, **_new_kw(self, dtype, device, requires_grad, **kw))
-
-
-@bind("new_tensor")
-def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, **kw):
-    """``tensor(data)`` with this tensor's dtype (not the data's) and device unless given.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.ones(2, dtype=st.int64).new_tensor([1.5, 2.0]).tolist()
-    [1, 2]
-    """
-    return tensor(data, **_new_kw(self, dtype, device, requires_grad, **kw))
 
 
 __all__ = [

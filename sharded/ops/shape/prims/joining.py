@@ -37,8 +37,6 @@ __all__ = [
     "unbind",
     "concatenate",
     "concat",
-    "fliplr",
-    "flipud",
 ]
 
 
@@ -539,36 +537,6 @@ def flip(x, dims, *more):
         raise ArgumentError(f"flip: a dim appears multiple times in the list of dims {dims}")
     key = tuple(slice(None, None, -1) if d in ds else slice(None) for d in range(x.ndim))
     return x[key].clone()
-
-
-@bind("fliplr")
-def fliplr(x):
-    """Reverse dim 1 (a copy); ``x`` must be at least 2-d, as ``torch.fliplr``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.fliplr(st.tensor([[1, 2, 3]])).tolist()
-    [[3, 2, 1]]
-    """
-    if x.ndim < 2:
-        raise ArgumentError(f"fliplr: Input must be >= 2-d, got a {x.ndim}-d tensor")
-    return flip(x, [1])
-
-
-@bind("flipud")
-def flipud(x):
-    """Reverse dim 0 (a copy); ``x`` must be at least 1-d, as ``torch.flipud``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.flipud(st.tensor([1, 2, 3])).tolist()
-    [3, 2, 1]
-    """
-    if x.ndim < 1:
-        raise ArgumentError("flipud: Input must be >= 1-d, got a 0-d tensor")
-    return flip(x, [0])
 
 
 @bind("roll")
