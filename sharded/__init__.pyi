@@ -1031,7 +1031,8 @@ def logcumsumexp(input, dim) -> ShardedTensor:
     complex ones fold one slice at a time, as torch)."""
 
 def logdet(A) -> ShardedTensor:
-    """``log(det(A))`` (NaN for a negative determinant, as torch)."""
+    """``log(det(A))`` (NaN for a negative real determinant, as torch; the principal log
+    ``log|det| + i arg(det)`` of a complex one)."""
 
 def logical_and(input, other) -> ShardedTensor:
     """Elementwise logical AND."""
@@ -1046,8 +1047,8 @@ def logical_xor(input, other) -> ShardedTensor:
     """Elementwise logical XOR."""
 
 def logit(input, eps=...) -> ShardedTensor:
-    """``log(p / (1 - p))``; with ``eps``, ``p`` is clamped to ``[eps, 1 - eps]`` first (so the
-    gradient is 0 outside it, as torch)."""
+    """``log(p / (1 - p))``; a non-negative ``eps`` clamps ``p`` to ``[eps, 1 - eps]`` first
+    (the gradient is 0 outside it, as torch's)."""
 
 def logit_(input, *args, **kwargs) -> ShardedTensor:
     """``input.logit_(*args, **kwargs)``: torch's top-level form of the tensor method ``logit_``
@@ -1740,7 +1741,9 @@ def take(input, index) -> ShardedTensor:
 
 def take_along_dim(input, indices, dim=...) -> ShardedTensor:
     """``input`` gathered along ``dim`` at ``indices`` broadcast against it (torch's
-    ``take_along_dim``; ``dim=None`` reads the flattened input). An out-of-range index raises
+    ``take_along_dim``; ``dim=None`` reads the flattened input). With a ``dim``, an index in
+    ``[-n, 0)`` counts from the end, as torch's (not with ``dim=None``, where torch refuses
+    negatives too). An index outside ``[-n, n)`` raises
     :class:`~sharded.errors.IndexOutOfRange` naming the offending values (torch's CPU kernel
     does not check and returns whatever it reads)."""
 

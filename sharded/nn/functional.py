@@ -28,6 +28,7 @@ from ..ops.nnops.derived import *  # noqa: F403
 from ..ops.nnops.prims import conv as _conv
 from ..ops.nnops.prims.conv import *  # noqa: F403
 from ..ops.random.prims.counter import rand_like
+from ..ops.shape.derived.tile import broadcast_tensors
 from ..ops.shape.prims.joining import cat
 from . import _activation, _attention, _loss, _multihead, _normalization
 from ._activation import *  # noqa: F403
@@ -240,6 +241,8 @@ def embedding(input, weight, padding_idx=None):
     """
     if input.dtype.is_floating_point:
         raise ArgumentError(f"embedding: indices must be integers, got {input.dtype}")
+    if weight.ndim != 2:
+        raise ShapeError(f"embedding: 'weight' must be 2-D, got shape {list(weight.shape)}")
     rows = index_select(weight, 0, input.reshape(-1))
     if padding_idx is not None:
         # torch: the padding row gets no gradient, so mask it out of the graph
@@ -299,11 +302,16 @@ def one_hot(tensor_, num_classes=-1):
 
 def _source_rows(n, left, right, mode):
     """Indices into a dim of size ``n`` that build its padded version (non-constant modes)."""
+    if mode == "circular":
+        # torch crops first (negative amounts), then wraps around what is left: (-1, 2) of
+        # [1..6] is [2, 3, 4, 5, 6, 2, 3], not [..., 6, 1, 2]
+        start = max(-left, 0)
+        kept = n - start - max(-right, 0)
+        j = np.arange(n + left + right) - max(left, 0)
+        return start + j % kept if kept else j
     j = np.arange(-left, n + right)
     if mode == "replicate":
         return np.clip(j, 0, n - 1)
-    if mode == "circular":
-        return j % n
     period = 2 * (n - 1)  # reflect: mirror about the edge elements
     j = np.abs(j) % period if period else np.zeros_like(j)
     return np.where(j >= n, period - j, j)
@@ -366,6 +374,17 @@ def pad(input, pad, mode="constant", value=None):
             )
         if n == 0:
             raise ShapeError(f"pad: mode {mode!r} needs a non-empty dim {d}, got shape 0")
+        size = n + left + right
+        if mode == "circular" and (size < 0 or (size and n + min(left, 0) + min(right, 0) <= 0)):
+            raise ShapeError(
+                f"Negative padding value is resulting in an empty dimension (padding ({left}, "
+                f"{right}) at dimension {d} of size {n})"
+            )
+        if mode != "circular" and size <= 0:
+            raise ShapeError(
+                f"input (dim {d}: {n}) is too small for padding ({left}, {right}). Calculated "
+                f"output size: {size}"
+            )
         out = index_select(out, d, tensor(_source_rows(n, left, right, mode)))
     return out
 
@@ -398,9 +417,17 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     if x1.ndim != x2.ndim and min(x1.ndim, x2.ndim) == 0:
         raise ShapeError("cosine_similarity: 0-d inputs are not supported")
     d = normalize_dim(dim, max(x1.ndim, x2.ndim))
-    n1 = vector_norm(x1, 2, d, keepdim=True).clamp_min(eps)
-    n2 = vector_norm(x2, 2, d, keepdim=True).clamp_min(eps)
+    # the norms are of the broadcast operands, as torch's: a size-1 dim of x2 that x1
+    # stretches along ``dim`` counts once per element of x1 there (else the cosine tops 1)
+    x1, x2 = broadcast_tensors(x1, x2)
+    n1, n2 = (_floor(vector_norm(x, 2, d, keepdim=True), eps) for x in (x1, x2))
     return ((x1 / n1) * (x2 / n2)).sum(d)
+
+
+def _floor(norm, eps):
+    """``norm`` clamped at ``eps`` in value only: torch clamps in place without recording
+    it, so the gradient still flows through the norm."""
+    return norm + (norm.clamp_min(eps) - norm).detach()
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):

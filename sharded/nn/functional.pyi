@@ -130,7 +130,7 @@ def hardswish(input, inplace=...) -> ShardedTensor:
     3)."""
 
 def hardtanh(input, min_val=..., max_val=..., inplace=...) -> ShardedTensor:
-    """``clamp(x, min_val, max_val)``."""
+    """``clamp(x, min_val, max_val)``, in an integer input's dtype (bounds truncated) as torch."""
 
 def hardtanh_(input, min_val=..., max_val=...) -> ShardedTensor:
     """In-place :func:`hardtanh`."""
