@@ -73,7 +73,9 @@ def stats() -> dict:
 def info() -> dict:
     """The session: executor kind, nodes (with their resources), ``memory_bytes`` (the
     memory the workers have in all: no tensor larger is made, see :class:`st.OutOfMemory
-    <sharded.errors.OutOfMemory>`; None if unknown) and workers with stats.
+    <sharded.errors.OutOfMemory>`; None if unknown), ``namespace`` (the Ray namespace of the
+    workers, which tags the session's Ray metrics: see the README's "Monitoring"; None
+    in process) and workers with stats.
 
     Examples
     --------
@@ -87,6 +89,7 @@ def info() -> dict:
         "address": sess.address,
         "nodes": nodes(sess.executor),
         "memory_bytes": sess.executor.memory_bytes,
+        "namespace": sess.executor.namespace,
         **stats(),
     }
 
