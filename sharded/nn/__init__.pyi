@@ -802,6 +802,14 @@ class Conv2d(Module):
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
 
+class CosineEmbeddingLoss(Module):
+    """``1 - cos(x1, x2)`` for ``target`` 1, ``max(0, cos(x1, x2) - margin)`` for -1."""
+
+    margin: Any
+    reduction: Any
+    def __init__(self, margin=..., size_average=..., reduce=..., reduction=...) -> None: ...
+    def forward(self, input1, input2, target) -> ShardedTensor: ...
+
 class Dropout(Module):
     """Zero elements with probability ``p`` while training, scaling the rest by ``1 / (1 - p)``;
     the identity in ``eval()`` mode. Masks are counter-based: the same for any sharding after
@@ -823,6 +831,15 @@ class Dropout2d(Module):
     def __init__(self, p=..., inplace=...) -> None: ...
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
+
+class GaussianNLLLoss(Module):
+    """Gaussian negative log likelihood with predicted variances ``var``."""
+
+    full: Any
+    eps: Any
+    reduction: Any
+    def __init__(self, *, full=..., eps=..., reduction=...) -> None: ...
+    def forward(self, input, target, var) -> ShardedTensor: ...
 
 class Hardsigmoid(Module):
     """``relu6(x + 3) / 6``."""
@@ -906,6 +923,14 @@ class MSELoss(Module):
     def __init__(self, size_average=..., reduce=..., reduction=...) -> None: ...
     def forward(self, input, target) -> ShardedTensor: ...
 
+class MarginRankingLoss(Module):
+    """``max(0, -target * (x1 - x2) + margin)``."""
+
+    margin: Any
+    reduction: Any
+    def __init__(self, margin=..., size_average=..., reduce=..., reduction=...) -> None: ...
+    def forward(self, input1, input2, target) -> ShardedTensor: ...
+
 class MaxPool1d(Module):
     """1-D max pooling."""
 
@@ -960,6 +985,18 @@ class ModuleList(Module):
     def forward(self, *args, **kwargs) -> ShardedTensor: ...
     def insert(self, index, module) -> None: ...
     def pop(self, key=...) -> Any: ...
+
+class PoissonNLLLoss(Module):
+    """Poisson negative log likelihood (``log_input``, ``full``, ``eps`` as torch's)."""
+
+    log_input: Any
+    full: Any
+    eps: Any
+    reduction: Any
+    def __init__(
+        self, log_input=..., full=..., size_average=..., eps=..., reduce=..., reduction=...
+    ) -> None: ...
+    def forward(self, log_input, target) -> ShardedTensor: ...
 
 class ReLU(Module):
     """``max(x, 0)``."""
@@ -1026,6 +1063,19 @@ class Tanhshrink(Module):
     def __init__(self, *args, **kwargs) -> None: ...
     def forward(self, input) -> ShardedTensor: ...
 
+class TripletMarginLoss(Module):
+    """``max(0, margin + d(a, p) - d(a, n))`` with the pairwise ``p``-norm distance."""
+
+    margin: Any
+    p: Any
+    eps: Any
+    swap: Any
+    reduction: Any
+    def __init__(
+        self, margin=..., p=..., eps=..., swap=..., size_average=..., reduce=..., reduction=...
+    ) -> None: ...
+    def forward(self, anchor, positive, negative) -> ShardedTensor: ...
+
 class BCELoss(Module):
     """Binary cross entropy of probabilities."""
 
@@ -1062,6 +1112,13 @@ class InstanceNorm2d(InstanceNorm1d):
 class InstanceNorm3d(InstanceNorm1d):
     """Instance normalization of (N, C, D, H, W) or unbatched (C, D, H, W) inputs; otherwise as
     :class:`InstanceNorm1d`."""
+
+class MultiLabelSoftMarginLoss(Module):
+    """Multi-label one-versus-all logistic loss, averaged over the classes."""
+
+    reduction: Any
+    def __init__(self, weight=..., size_average=..., reduce=..., reduction=...) -> None: ...
+    def forward(self, input, target) -> ShardedTensor: ...
 
 class NLLLoss(Module):
     """Negative log likelihood of log-probabilities at class indices."""

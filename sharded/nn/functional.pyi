@@ -70,6 +70,12 @@ def conv2d(
     """2-D cross-correlation of an (N, C, H, W) or (C, H, W) input with an (O, C/groups, kH, kW)
     weight, as ``torch.nn.functional.conv2d``."""
 
+def cosine_embedding_loss(
+    input1, input2, target, margin=..., size_average=..., reduce=..., reduction=...
+) -> Any:
+    """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos(x1, x2) - margin)`` where
+    ``target == -1`` (cosine along the last dim of (N, D) or (D,) inputs)."""
+
 def cosine_similarity(x1, x2, dim=..., eps=...) -> ShardedTensor:
     """Cosine of the angle between ``x1`` and ``x2`` (broadcast) along ``dim``, each norm
     clamped at ``eps``."""
@@ -107,6 +113,12 @@ def elu_(input, alpha=...) -> ShardedTensor:
 def embedding(input, weight, padding_idx=...) -> ShardedTensor:
     """Rows ``weight[input]``: an (*, D) tensor for integer indices of shape (*). The gradient
     scatters back into the rows (none into ``padding_idx``'s row)."""
+
+def gaussian_nll_loss(input, target, var, full=..., eps=..., reduction=...) -> ShardedTensor:
+    """Gaussian negative log likelihood ``0.5 (log(var) + (input - target)² / var)`` (plus ``0.5
+    log(2π)`` when ``full``), ``var`` clamped at ``eps`` as torch does: without touching its
+    gradient. ``var`` has the input's shape, or one dim fewer, or a 1 in one dim (one
+    variance shared along it), or is a float."""
 
 def gelu(input, approximate=...) -> ShardedTensor:
     """Gaussian error linear unit: ``x * Phi(x)`` exactly (``approximate='none'``, through the
@@ -182,6 +194,11 @@ def log_softmax(input, dim=..., _stacklevel=..., dtype=...) -> ShardedTensor:
 
 def logsigmoid(input) -> ShardedTensor:
     """``log(sigmoid(x)) = -softplus(-x)``, stable for any ``x``."""
+
+def margin_ranking_loss(
+    input1, input2, target, margin=..., size_average=..., reduce=..., reduction=...
+) -> Any:
+    """``max(0, -target * (input1 - input2) + margin)``, reduced by ``reduction``."""
 
 @overload
 def max_pool1d(
@@ -275,6 +292,12 @@ def multi_head_attention_forward(
     unless ``need_weights`` (then (N, L, S) averaged over heads, or (N, H, L, S)). torch's
     function, argument for argument (see the module's doc for the masks)."""
 
+def multilabel_soft_margin_loss(
+    input, target, weight=..., size_average=..., reduce=..., reduction=...
+) -> ShardedTensor:
+    """``-(t log σ(x) + (1 - t) log σ(-x))`` (times ``weight``) averaged over the classes (the
+    last dim), then reduced over the samples by ``reduction``."""
+
 def nll_loss(
     input, target, weight=..., size_average=..., ignore_index=..., reduce=..., reduction=...
 ) -> ShardedTensor:
@@ -296,6 +319,13 @@ def pad(input, pad, mode=..., value=...) -> ShardedTensor:
 
 def pairwise_distance(x1, x2, p=..., eps=..., keepdim=...) -> ShardedTensor:
     """``||x1 - x2 + eps||_p`` along the last dim (torch's ``pairwise_distance``)."""
+
+def poisson_nll_loss(
+    input, target, log_input=..., full=..., size_average=..., eps=..., reduce=..., reduction=...
+) -> ShardedTensor:
+    """Poisson negative log likelihood: ``exp(input) - target * input`` (``log_input``) or
+    ``input - target * log(input + eps)``; ``full`` adds Stirling's approximation of
+    ``log(target!)`` where ``target > 1``."""
 
 def prelu(input, weight) -> ShardedTensor:
     """``x`` where positive, else ``weight * x``; ``weight`` holds one slope or one per channel
@@ -371,3 +401,18 @@ def threshold(input, threshold, value, inplace=...) -> ShardedTensor:
 
 def threshold_(input, threshold, value) -> ShardedTensor:
     """In-place :func:`threshold`."""
+
+def triplet_margin_loss(
+    anchor,
+    positive,
+    negative,
+    margin=...,
+    p=...,
+    eps=...,
+    swap=...,
+    size_average=...,
+    reduce=...,
+    reduction=...,
+) -> Any:
+    """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` with ``d`` the pairwise
+    ``p``-norm distance (``swap``: the smaller of d(a, n) and d(p, n))."""

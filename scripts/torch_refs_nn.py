@@ -1,0 +1,127 @@
+"""Write the torch reference values that tests/unit/test_losses_extra.py,
+test_nn_upsampling.py and test_nn_layers_extra.py compare against
+(tests/unit/data/nn_extra_torch.npz). Needs torch (CPU), which the tests themselves do not:
+run ``python scripts/torch_refs_nn.py`` where torch is installed.
+
+Each case is a call ``fn(*args, **kwargs)`` of ``torch.nn.functional`` (or ``torch`` for a
+name starting with ``torch.``) whose array arguments are named ``"@name"``; the file keeps,
+per case, the JSON spec, the inputs, the output(s), a random output gradient ``g`` and the
+gradients of the inputs named in ``grad``. The tests rebuild the same call with sharded.
+Inputs come from NumPy generators with fixed seeds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+DATA = Path(__file__).resolve().parent.parent / "tests" / "unit" / "data"
+
+
+def _n(rng, *shape):
+    return rng.standard_normal(shape)
+
+
+def loss_cases(rng):
+    sign = np.where(rng.random(5) > 0.5, 1.0, -1.0)
+    return {
+        "margin_ranking": ("margin_ranking_loss", {"a": _n(rng, 5), "b": _n(rng, 5), "y": sign},
+                           ["@a", "@b", "@y"], {"margin": 0.3}, ["a", "b"]),
+        "margin_ranking_none": ("margin_ranking_loss",
+                                {"a": _n(rng, 5), "b": _n(rng, 5), "y": sign},
+                                ["@a", "@b", "@y"], {"reduction": "none"}, ["a", "b"]),
+        "triplet": ("triplet_margin_loss",
+                    {"a": _n(rng, 6, 4), "p": _n(rng, 6, 4), "n": _n(rng, 6, 4)},
+                    ["@a", "@p", "@n"], {"margin": 2.0}, ["a", "p", "n"]),
+        "triplet_swap_p1": ("triplet_margin_loss",
+                            {"a": _n(rng, 6, 4), "p": _n(rng, 6, 4), "n": _n(rng, 6, 4)},
+                            ["@a", "@p", "@n"], {"p": 1, "swap": True, "margin": 2.5,
+                                                 "reduction": "sum"}, ["a", "p", "n"]),
+        "cosine_embedding": ("cosine_embedding_loss",
+                             {"a": _n(rng, 6, 3), "b": _n(rng, 6, 3),
+                              "y": np.array([1, -1, 1, -1, -1, 1])},
+                             ["@a", "@b", "@y"], {"margin": 0.1}, ["a", "b"]),
+        "cosine_embedding_1d": ("cosine_embedding_loss",
+                                {"a": _n(rng, 4), "b": _n(rng, 4), "y": np.array(-1)},
+                                ["@a", "@b", "@y"], {"margin": -0.5}, ["a", "b"]),
+        "poisson": ("poisson_nll_loss", {"x": _n(rng, 4, 3),
+                                         "t": rng.poisson(2.0, (4, 3)).astype(float)},
+                    ["@x", "@t"], {}, ["x"]),
+        "poisson_full": ("poisson_nll_loss", {"x": np.abs(_n(rng, 4, 3)) + 0.1,
+                                              "t": rng.poisson(2.0, (4, 3)).astype(float)},
+                         ["@x", "@t"], {"log_input": False, "full": True,
+                                        "reduction": "none"}, ["x"]),
+        "gaussian": ("gaussian_nll_loss", {"x": _n(rng, 4, 3), "t": _n(rng, 4, 3),
+                                           "v": np.abs(_n(rng, 4, 3))},
+                     ["@x", "@t", "@v"], {}, ["x", "t", "v"]),
+        "gaussian_homo_full": ("gaussian_nll_loss",
+                               {"x": _n(rng, 4, 3), "t": _n(rng, 4, 3),
+                                "v": np.array([0.5, 1e-9, 2.0, 1.0])},  # one clamped at eps
+                               ["@x", "@t", "@v"], {"full": True, "reduction": "sum"},
+                               ["x", "v"]),
+        "gaussian_shared": ("gaussian_nll_loss",
+                            {"x": _n(rng, 2, 3, 4), "t": _n(rng, 2, 3, 4),
+                             "v": np.abs(_n(rng, 2, 1, 4))},
+                            ["@x", "@t", "@v"], {"reduction": "none"}, ["x", "v"]),
+        "multilabel": ("multilabel_soft_margin_loss",
+                       {"x": _n(rng, 5, 3), "t": (rng.random((5, 3)) > 0.5).astype(float)},
+                       ["@x", "@t"], {}, ["x"]),
+        "multilabel_weight": ("multilabel_soft_margin_loss",
+                              {"x": _n(rng, 5, 3), "t": (rng.random((5, 3)) > 0.5) * 1.0,
+                               "w": np.abs(_n(rng, 3))},
+                              ["@x", "@t"], {"weight": "@w", "reduction": "none"}, ["x", "w"]),
+    }  # fmt: skip
+
+
+CASES = [loss_cases]
+
+
+def _fn(name):
+    if name.startswith("torch."):
+        return getattr(torch, name[6:])
+    return getattr(F, name)
+
+
+def run_case(name, fn, arrays, args, kwargs, grad, rng, out):
+    ts = {k: torch.tensor(a, requires_grad=k in grad) for k, a in arrays.items()}
+
+    def val(v):
+        if isinstance(v, str) and v.startswith("@"):
+            return ts[v[1:]]
+        if isinstance(v, list):
+            return [val(i) for i in v]
+        return v
+
+    res = _fn(fn)(*(val(a) for a in args), **{k: val(v) for k, v in kwargs.items()})
+    outs = list(res) if isinstance(res, (tuple, list)) else [res]
+    total = 0
+    for i, o in enumerate(outs):
+        g = rng.standard_normal(tuple(o.shape))
+        out[f"{name}/out{i}"], out[f"{name}/g{i}"] = o.detach().numpy(), g
+        if o.requires_grad:
+            total = total + (o * torch.from_numpy(g)).sum()
+    if grad:
+        total.backward()
+    spec = {"fn": fn, "args": args, "kwargs": kwargs, "grad": grad, "nout": len(outs)}
+    out[f"{name}/spec"] = np.array(json.dumps(spec))
+    for k, a in arrays.items():
+        out[f"{name}/in/{k}"] = a
+    for k in grad:
+        out[f"{name}/d/{k}"] = ts[k].grad.numpy()
+
+
+def main():
+    torch.set_default_dtype(torch.float64)
+    rng = np.random.default_rng(2026)
+    out = {}
+    for make in CASES:
+        for name, (fn, arrays, args, kwargs, grad) in make(rng).items():
+            run_case(name, fn, arrays, args, kwargs, grad, rng, out)
+    np.savez_compressed(DATA / "nn_extra_torch.npz", **out)
+
+
+if __name__ == "__main__":
+    main()
