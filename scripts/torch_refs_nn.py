@@ -76,7 +76,29 @@ def loss_cases(rng):
     }  # fmt: skip
 
 
-CASES = [loss_cases]
+def tensor_cases(rng):
+    coords = np.cumsum(np.abs(_n(rng, 5)) + 0.2)
+    return {
+        "gradient_all": ("torch.gradient", {"x": _n(rng, 4, 5)}, ["@x"], {}, ["x"]),
+        "gradient_dim_order2": ("torch.gradient", {"x": _n(rng, 3, 6)}, ["@x"],
+                                {"spacing": 0.5, "dim": 1, "edge_order": 2}, ["x"]),
+        "gradient_spacings": ("torch.gradient", {"x": _n(rng, 6, 4)}, ["@x"],
+                              {"spacing": [2.0, 0.25], "edge_order": 2}, ["x"]),
+        "gradient_coords": ("torch.gradient", {"x": _n(rng, 4, 5), "c": coords}, ["@x"],
+                            {"spacing": ["@c"], "dim": [1]}, ["x"]),
+        "gradient_coords_order2": ("torch.gradient", {"x": _n(rng, 5, 3), "c": coords},
+                                   ["@x"], {"spacing": ["@c"], "dim": 0, "edge_order": 2},
+                                   ["x", "c"]),
+        "gradient_int": ("torch.gradient", {"x": rng.integers(-9, 9, (7,))}, ["@x"],
+                         {"spacing": 2}, []),
+        "split_with_sizes": ("torch.split_with_sizes", {"x": _n(rng, 4, 6)}, ["@x", [1, 0, 5]],
+                             {"dim": 1}, ["x"]),
+        "fill_tensor": ("torch.fill", {"x": _n(rng, 3, 2), "v": np.array(1.5)}, ["@x", "@v"],
+                        {}, ["x", "v"]),
+    }  # fmt: skip
+
+
+CASES = [loss_cases, tensor_cases]
 
 
 def _fn(name):
