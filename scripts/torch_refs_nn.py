@@ -98,7 +98,43 @@ def tensor_cases(rng):
     }  # fmt: skip
 
 
-CASES = [loss_cases, tensor_cases]
+def upsampling_cases(rng):
+    x3, x4, x5 = _n(rng, 2, 3, 5), _n(rng, 2, 2, 4, 5), _n(rng, 2, 1, 3, 2, 4)
+    cases = {
+        "nearest_size": ({"x": x4}, {"size": (7, 3)}),
+        "nearest_scale": ({"x": x4}, {"scale_factor": (1.7, 0.6)}),
+        "nearest_x2": ({"x": x3}, {"scale_factor": 2}),
+        "nearest_recompute": ({"x": x3}, {"scale_factor": 1.3, "recompute_scale_factor": True}),
+        "nearest_5d": ({"x": x5}, {"size": (4, 3, 3)}),
+        "nearest_exact": ({"x": x4}, {"size": (6, 8), "mode": "nearest-exact"}),
+        "linear": ({"x": x3}, {"size": 9, "mode": "linear"}),
+        "linear_down_ac": ({"x": x3}, {"size": 3, "mode": "linear", "align_corners": True}),
+        "bilinear_scale": ({"x": x4}, {"scale_factor": (2.5, 1.5), "mode": "bilinear"}),
+        "bilinear_ac": ({"x": x4}, {"size": (7, 2), "mode": "bilinear", "align_corners": True}),
+        "bilinear_down": ({"x": x4}, {"size": (3, 3), "mode": "bilinear"}),
+        "bilinear_one": ({"x": x4}, {"size": (1, 1), "mode": "bilinear", "align_corners": True}),
+        "trilinear": ({"x": x5}, {"size": (5, 3, 6), "mode": "trilinear"}),
+        "area": ({"x": x4}, {"size": (3, 2), "mode": "area"}),
+        # index rounding: a float32 floor of torch's float64 (or fused float32) arithmetic
+        "nearest_rounding": ({"x": np.arange(30.0).reshape(1, 1, 30)}, {"scale_factor": 2.45}),
+        "nearest_exact_f32": ({"x": np.arange(2, dtype=np.float32).reshape(1, 1, 2)},
+                              {"size": 41, "mode": "nearest-exact"}),
+    }
+    # torch's float32 nearest-exact backward picks its rows without the forward's fused
+    # arithmetic (it disagrees with its own forward there): that case checks values only
+    out = {
+        k: ("interpolate", a, ["@x"], kw, [] if k.endswith("f32") else ["x"])
+        for k, (a, kw) in cases.items()
+    }
+    out["pixel_shuffle"] = ("pixel_shuffle", {"x": _n(rng, 2, 8, 3, 2)}, ["@x", 2], {}, ["x"])
+    out["pixel_shuffle_5d"] = ("pixel_shuffle", {"x": _n(rng, 2, 1, 9, 2, 2)}, ["@x", 3], {},
+                               ["x"])
+    out["pixel_unshuffle"] = ("pixel_unshuffle", {"x": _n(rng, 2, 3, 4, 6)}, ["@x", 2], {},
+                              ["x"])
+    return out
+
+
+CASES = [loss_cases, tensor_cases, upsampling_cases]
 
 
 def _fn(name):

@@ -29,7 +29,15 @@ from ..ops.nnops.prims import conv as _conv
 from ..ops.nnops.prims.conv import *  # noqa: F403
 from ..ops.random.prims.counter import rand_like
 from ..ops.shape.prims.joining import cat
-from . import _activation, _attention, _loss, _loss_extra, _multihead, _normalization
+from . import (
+    _activation,
+    _attention,
+    _loss,
+    _loss_extra,
+    _multihead,
+    _normalization,
+    _upsampling,
+)
 from ._activation import *  # noqa: F403
 from ._activation import _src
 from ._attention import *  # noqa: F403
@@ -37,6 +45,7 @@ from ._loss import *  # noqa: F403
 from ._loss_extra import *  # noqa: F403
 from ._multihead import *  # noqa: F403
 from ._normalization import *  # noqa: F403
+from ._upsampling import *  # noqa: F403
 
 __all__ = [
     "sigmoid",
@@ -58,6 +67,7 @@ __all__ = [
     *_normalization.__all__,
     *_loss.__all__,
     *_loss_extra.__all__,
+    *_upsampling.__all__,
     *_conv.__all__,
     *_pool.__all__,
 ]

@@ -166,6 +166,18 @@ def instance_norm(
     batch's mean of the per-instance mean and unbiased variance), or by
     ``running_mean``/``running_var`` (torch's ``instance_norm``)."""
 
+def interpolate(
+    input,
+    size=...,
+    scale_factor=...,
+    mode=...,
+    align_corners=...,
+    recompute_scale_factor=...,
+    antialias=...,
+) -> ShardedTensor:
+    """Resize the spatial dims of an (N, C, d1[, d2[, d3]]) input to ``size`` or by
+    ``scale_factor``, as ``torch.nn.functional.interpolate``."""
+
 def kl_div(
     input, target, size_average=..., reduce=..., reduction=..., log_target=...
 ) -> ShardedTensor:
@@ -320,6 +332,13 @@ def pad(input, pad, mode=..., value=...) -> ShardedTensor:
 def pairwise_distance(x1, x2, p=..., eps=..., keepdim=...) -> ShardedTensor:
     """``||x1 - x2 + eps||_p`` along the last dim (torch's ``pairwise_distance``)."""
 
+def pixel_shuffle(input, upscale_factor) -> ShardedTensor:
+    """Rearrange (*, C r², H, W) into (*, C, H r, W r): each group of r² channels becomes an
+    r-by-r block of pixels."""
+
+def pixel_unshuffle(input, downscale_factor) -> ShardedTensor:
+    """Rearrange (*, C, H r, W r) into (*, C r², H, W), the inverse of :func:`pixel_shuffle`."""
+
 def poisson_nll_loss(
     input, target, log_input=..., full=..., size_average=..., eps=..., reduce=..., reduction=...
 ) -> ShardedTensor:
@@ -416,3 +435,12 @@ def triplet_margin_loss(
 ) -> Any:
     """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` with ``d`` the pairwise
     ``p``-norm distance (``swap``: the smaller of d(a, n) and d(p, n))."""
+
+def upsample(input, size=..., scale_factor=..., mode=..., align_corners=...) -> ShardedTensor:
+    """Deprecated alias of :func:`interpolate` (torch's ``upsample``)."""
+
+def upsample_bilinear(input, size=..., scale_factor=...) -> ShardedTensor:
+    """Deprecated: ``interpolate(..., mode='bilinear', align_corners=True)``."""
+
+def upsample_nearest(input, size=..., scale_factor=...) -> ShardedTensor:
+    """Deprecated: ``interpolate(..., mode='nearest')``."""
