@@ -134,7 +134,66 @@ def upsampling_cases(rng):
     return out
 
 
-CASES = [loss_cases, tensor_cases, upsampling_cases]
+def conv_cases(rng):
+    ct = "conv_transpose2d"
+    return {
+        "ct2d": (ct, {"x": _n(rng, 2, 4, 5, 4), "w": _n(rng, 4, 3, 3, 2), "b": _n(rng, 3)},
+                 ["@x", "@w", "@b"], {}, ["x", "w", "b"]),
+        "ct2d_strided": (ct, {"x": _n(rng, 2, 4, 4, 5), "w": _n(rng, 4, 1, 3, 3)},
+                         ["@x", "@w"], {"stride": (2, 3), "padding": (1, 2),
+                                        "output_padding": (1, 2), "groups": 2}, ["x", "w"]),
+        "ct2d_dilated": (ct, {"x": _n(rng, 2, 2, 4, 3), "w": _n(rng, 2, 3, 2, 3)},
+                         ["@x", "@w"], {"dilation": (2, 1), "padding": 3, "stride": 2,
+                                        "output_padding": (1, 0)}, ["x", "w"]),
+        "ct2d_unbatched": (ct, {"x": _n(rng, 3, 3, 3), "w": _n(rng, 3, 2, 2, 2)},
+                           ["@x", "@w"], {"stride": 2}, ["x", "w"]),
+        "ct1d": ("conv_transpose1d", {"x": _n(rng, 2, 3, 6), "w": _n(rng, 3, 4, 3),
+                                      "b": _n(rng, 4)},
+                 ["@x", "@w", "@b"], {"stride": 2, "padding": 1, "output_padding": 1},
+                 ["x", "w", "b"]),
+        "ct1d_groups": ("conv_transpose1d", {"x": _n(rng, 2, 4, 5), "w": _n(rng, 4, 2, 2)},
+                        ["@x", "@w"], {"groups": 2, "dilation": 3}, ["x", "w"]),
+        "unfold": ("unfold", {"x": _n(rng, 2, 3, 5, 4)}, ["@x", (2, 3)], {}, ["x"]),
+        "unfold_all": ("unfold", {"x": _n(rng, 2, 2, 6, 7)}, ["@x", 3],
+                       {"dilation": (1, 2), "padding": 1, "stride": (2, 1)}, ["x"]),
+        "fold": ("fold", {"x": _n(rng, 2, 12, 9)}, ["@x", (4, 5), (2, 3)], {}, ["x"]),
+        "fold_all": ("fold", {"x": _n(rng, 2, 18, 9)}, ["@x", (7, 6), 3],
+                     {"dilation": (2, 1), "padding": 1, "stride": 2}, ["x"]),
+        "fold_unbatched": ("fold", {"x": _n(rng, 4, 6)}, ["@x", (3, 4), 2], {}, ["x"]),
+        "bilinear": ("bilinear", {"a": _n(rng, 5, 3), "b": _n(rng, 5, 4), "w": _n(rng, 2, 3, 4),
+                                  "c": _n(rng, 2)},
+                     ["@a", "@b", "@w", "@c"], {}, ["a", "b", "w", "c"]),
+        "bilinear_nd": ("bilinear", {"a": _n(rng, 2, 3, 3), "b": _n(rng, 2, 3, 2),
+                                     "w": _n(rng, 4, 3, 2)},
+                        ["@a", "@b", "@w"], {}, ["a", "b", "w"]),
+    }  # fmt: skip
+
+
+def bag_cases(rng):
+    w = _n(rng, 10, 3)
+    flat = np.array([1, 2, 4, 5, 4, 3, 2, 9, 0, 7])
+    offsets = np.array([0, 3, 3, 7])  # bag 1 is empty
+    psw = _n(rng, 10)
+    eb = "embedding_bag"
+    return {
+        "bag_sum_2d": (eb, {"i": np.array([[1, 2, 4], [4, 3, 9]]), "w": w}, ["@i", "@w"],
+                       {"mode": "sum"}, ["w"]),
+        "bag_mean_offsets": (eb, {"i": flat, "o": offsets, "w": w}, ["@i", "@w", "@o"], {},
+                             ["w"]),
+        "bag_max_offsets": (eb, {"i": flat, "o": offsets, "w": w}, ["@i", "@w", "@o"],
+                            {"mode": "max"}, ["w"]),
+        "bag_sum_weights": (eb, {"i": flat, "o": offsets, "w": w, "p": psw},
+                            ["@i", "@w", "@o"], {"mode": "sum", "per_sample_weights": "@p"},
+                            ["w", "p"]),
+        "bag_last_offset_pad": (eb, {"i": flat, "o": np.array([0, 2, 6, 10]), "w": w},
+                                ["@i", "@w", "@o"], {"include_last_offset": True,
+                                                     "padding_idx": 4}, ["w"]),
+        "bag_max_2d_pad": (eb, {"i": np.array([[1, 2, 2], [2, 2, 2], [0, 7, 2]]), "w": w},
+                           ["@i", "@w"], {"mode": "max", "padding_idx": 2}, ["w"]),
+    }  # fmt: skip
+
+
+CASES = [loss_cases, tensor_cases, upsampling_cases, conv_cases, bag_cases]
 
 
 def _fn(name):

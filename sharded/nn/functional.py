@@ -32,6 +32,8 @@ from ..ops.shape.prims.joining import cat
 from . import (
     _activation,
     _attention,
+    _convolution,
+    _embedding_bag,
     _loss,
     _loss_extra,
     _multihead,
@@ -41,6 +43,8 @@ from . import (
 from ._activation import *  # noqa: F403
 from ._activation import _src
 from ._attention import *  # noqa: F403
+from ._convolution import *  # noqa: F403
+from ._embedding_bag import *  # noqa: F403
 from ._loss import *  # noqa: F403
 from ._loss_extra import *  # noqa: F403
 from ._multihead import *  # noqa: F403
@@ -69,6 +73,8 @@ __all__ = [
     *_loss_extra.__all__,
     *_upsampling.__all__,
     *_conv.__all__,
+    *_convolution.__all__,
+    *_embedding_bag.__all__,
     *_pool.__all__,
 ]
 
