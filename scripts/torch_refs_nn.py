@@ -117,8 +117,10 @@ def upsampling_cases(rng):
         "area": ({"x": x4}, {"size": (3, 2), "mode": "area"}),
         # index rounding: a float32 floor of torch's float64 (or fused float32) arithmetic
         "nearest_rounding": ({"x": np.arange(30.0).reshape(1, 1, 30)}, {"scale_factor": 2.45}),
-        "nearest_exact_f32": ({"x": np.arange(2, dtype=np.float32).reshape(1, 1, 2)},
-                              {"size": 41, "mode": "nearest-exact"}),
+        "nearest_exact_f32": (
+            {"x": np.arange(2, dtype=np.float32).reshape(1, 1, 2)},
+            {"size": 41, "mode": "nearest-exact"},
+        ),
     }
     # torch's float32 nearest-exact backward picks its rows without the forward's fused
     # arithmetic (it disagrees with its own forward there): that case checks values only
@@ -127,10 +129,8 @@ def upsampling_cases(rng):
         for k, (a, kw) in cases.items()
     }
     out["pixel_shuffle"] = ("pixel_shuffle", {"x": _n(rng, 2, 8, 3, 2)}, ["@x", 2], {}, ["x"])
-    out["pixel_shuffle_5d"] = ("pixel_shuffle", {"x": _n(rng, 2, 1, 9, 2, 2)}, ["@x", 3], {},
-                               ["x"])
-    out["pixel_unshuffle"] = ("pixel_unshuffle", {"x": _n(rng, 2, 3, 4, 6)}, ["@x", 2], {},
-                              ["x"])
+    out["pixel_shuffle_5d"] = ("pixel_shuffle", {"x": _n(rng, 2, 1, 9, 2, 2)}, ["@x", 3], {}, ["x"])
+    out["pixel_unshuffle"] = ("pixel_unshuffle", {"x": _n(rng, 2, 3, 4, 6)}, ["@x", 2], {}, ["x"])
     return out
 
 

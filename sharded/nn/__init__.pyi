@@ -102,6 +102,21 @@ class AvgPool2d(Module):
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
 
+class Bilinear(Module):
+    """``y = x1^T A x2 + b`` with ``A`` (out, in1, in2) and ``b`` (out,) initialised uniformly
+    in ``±1/sqrt(in1_features)`` (torch's default), replicated."""
+
+    in1_features: Any
+    in2_features: Any
+    out_features: Any
+    weight: Any
+    bias: Any
+    def __init__(
+        self, in1_features, in2_features, out_features, bias=..., device=..., dtype=...
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input1, input2) -> ShardedTensor: ...
+
 class CELU(Module):
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
 
@@ -165,12 +180,67 @@ class Embedding(Module):
     ) -> Any:
         """An Embedding whose weight is ``embeddings`` (frozen unless ``freeze=False``)."""
 
+class EmbeddingBag(Module):
+    """Sums, means or maxima (``mode``) of bags of rows of a ``num_embeddings`` by
+    ``embedding_dim`` table initialised from N(0, 1) (the ``padding_idx`` row zero);
+    ``forward(input, offsets=None, per_sample_weights=None)`` as ``F.embedding_bag``."""
+
+    num_embeddings: Any
+    embedding_dim: Any
+    mode: Any
+    include_last_offset: Any
+    padding_idx: Any
+    weight: Any
+    def __init__(
+        self,
+        num_embeddings,
+        embedding_dim,
+        max_norm=...,
+        norm_type=...,
+        scale_grad_by_freq=...,
+        mode=...,
+        sparse=...,
+        _weight=...,
+        include_last_offset=...,
+        padding_idx=...,
+        device=...,
+        dtype=...,
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input, offsets=..., per_sample_weights=...) -> ShardedTensor: ...
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings,
+        freeze=...,
+        max_norm=...,
+        norm_type=...,
+        scale_grad_by_freq=...,
+        mode=...,
+        sparse=...,
+        include_last_offset=...,
+        padding_idx=...,
+    ) -> Any:
+        """An EmbeddingBag whose weight is ``embeddings`` (frozen unless ``freeze=False``)."""
+
 class Flatten(Module):
     """``input.flatten(start_dim, end_dim)``, by default keeping the batch dim."""
 
     start_dim: Any
     end_dim: Any
     def __init__(self, start_dim=..., end_dim=...) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input) -> ShardedTensor: ...
+
+class Fold(Module):
+    """Combine sliding blocks (N, C kH kW, L) into (N, C, *output_size), summing overlaps."""
+
+    output_size: Any
+    kernel_size: Any
+    dilation: Any
+    padding: Any
+    stride: Any
+    def __init__(self, output_size, kernel_size, dilation=..., padding=..., stride=...) -> None: ...
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
 
@@ -679,6 +749,17 @@ class Unflatten(Module):
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
 
+class Unfold(Module):
+    """Extract sliding blocks: (N, C, H, W) to (N, C kH kW, L)."""
+
+    kernel_size: Any
+    dilation: Any
+    padding: Any
+    stride: Any
+    def __init__(self, kernel_size, dilation=..., padding=..., stride=...) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input) -> ShardedTensor: ...
+
 class Upsample(Module):
     """Resize to ``size`` or by ``scale_factor`` with ``F.interpolate``'s modes."""
 
@@ -781,8 +862,6 @@ class Conv1d(Module):
     padding_mode: Any
     transposed: Any
     output_padding: Any
-    weight: Any
-    bias: Any
     def __init__(
         self,
         in_channels,
@@ -814,8 +893,6 @@ class Conv2d(Module):
     padding_mode: Any
     transposed: Any
     output_padding: Any
-    weight: Any
-    bias: Any
     def __init__(
         self,
         in_channels,
@@ -1127,6 +1204,69 @@ class BCELoss(Module):
 class BatchNorm2d(BatchNorm1d):
     """Batch normalization of (N, C, H, W) inputs over each channel (statistics over N, H and
     W); otherwise as :class:`BatchNorm1d`."""
+
+class ConvTranspose1d(Module):
+    """1-D transposed convolution layer: weight (in, out/groups, k), bias (out,)."""
+
+    in_channels: Any
+    out_channels: Any
+    kernel_size: Any
+    stride: Any
+    padding: Any
+    dilation: Any
+    groups: Any
+    padding_mode: Any
+    transposed: Any
+    output_padding: Any
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=...,
+        padding=...,
+        output_padding=...,
+        groups=...,
+        bias=...,
+        dilation=...,
+        padding_mode=...,
+        device=...,
+        dtype=...,
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input, output_size=...) -> ShardedTensor: ...
+
+class ConvTranspose2d(Module):
+    """2-D transposed convolution layer: weight (in, out/groups, kH, kW), bias (out,),
+    initialised as torch's; ``forward(input, output_size=None)``."""
+
+    in_channels: Any
+    out_channels: Any
+    kernel_size: Any
+    stride: Any
+    padding: Any
+    dilation: Any
+    groups: Any
+    padding_mode: Any
+    transposed: Any
+    output_padding: Any
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=...,
+        padding=...,
+        output_padding=...,
+        groups=...,
+        bias=...,
+        dilation=...,
+        padding_mode=...,
+        device=...,
+        dtype=...,
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input, output_size=...) -> ShardedTensor: ...
 
 class CrossEntropyLoss(Module):
     """Cross entropy of logits against class indices or probabilities (stable), with ``weight``,

@@ -226,8 +226,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     x = _t(input)
     if x.ndim not in (3, 4):
         raise ShapeError(
-            "Input Error: Only 3D or 4D input Tensors are supported (got "
-            f"{x.ndim}D) for unfold"
+            f"Input Error: Only 3D or 4D input Tensors are supported (got {x.ndim}D) for unfold"
         )
     k, d, p, s = _block_args("unfold", kernel_size, dilation, padding, stride)
     batched = x.ndim == 4

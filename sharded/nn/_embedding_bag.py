@@ -114,8 +114,7 @@ def embedding_bag(
     if padding_idx is not None:
         if not -n_rows <= padding_idx < n_rows:
             raise ArgumentError(
-                f"padding_idx must be within the number of embeddings {n_rows}, got "
-                f"{padding_idx}"
+                f"padding_idx must be within the number of embeddings {n_rows}, got {padding_idx}"
             )
         padding_idx %= n_rows
     if input.ndim == 2:
@@ -144,7 +143,9 @@ def embedding_bag(
         if per_sample_weights is not None:
             psw = index_select(per_sample_weights, 0, flat).reshape(pos.shape)
     else:
-        raise ShapeError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+        raise ShapeError(
+            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}"
+        )
     keep = None if valid is None else as_tensor(valid)
     if padding_idx is not None:
         real = ids != padding_idx
@@ -179,9 +180,7 @@ def bilinear(input1, input2, weight, bias=None):
     """
     x1, x2, w = _t(input1), _t(input2), _t(weight)
     if x1.ndim != x2.ndim:
-        raise ShapeError(
-            f"bilinear(): input dimensions do not match: got {x1.ndim} and {x2.ndim}"
-        )
+        raise ShapeError(f"bilinear(): input dimensions do not match: got {x1.ndim} and {x2.ndim}")
     if tuple(x1.shape[:-1]) != tuple(x2.shape[:-1]):
         raise ShapeError(
             "bilinear(): input batch dimensions do not match: got "

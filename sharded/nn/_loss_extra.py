@@ -209,8 +209,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         if ishape[:-1] == vshape:
             var = var.unsqueeze(-1)
         elif not (
-            len(ishape) == len(vshape)
-            and sum(v for i, v in zip(ishape, vshape) if i != v) == 1
+            len(ishape) == len(vshape) and sum(v for i, v in zip(ishape, vshape) if i != v) == 1
         ):
             raise ShapeError(
                 f"var is of incorrect size: {list(vshape)} for input of size {list(ishape)}"

@@ -79,9 +79,7 @@ def _sizes(x, size, scale_factor, recompute_scale_factor):
         raise ArgumentError("only one of size or scale_factor should be defined")
     if size is not None:
         if recompute_scale_factor:
-            raise ArgumentError(
-                "recompute_scale_factor is not meaningful with an explicit size."
-            )
+            raise ArgumentError("recompute_scale_factor is not meaningful with an explicit size.")
         out = list(size) if isinstance(size, (list, tuple)) else [size] * nd
         if len(out) != nd:
             raise ShapeError(
@@ -94,9 +92,7 @@ def _sizes(x, size, scale_factor, recompute_scale_factor):
         return out, [None] * nd
     if scale_factor is None:
         raise ArgumentError("either size or scale_factor should be defined")
-    scales = (
-        list(scale_factor) if isinstance(scale_factor, (list, tuple)) else [scale_factor] * nd
-    )
+    scales = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else [scale_factor] * nd
     if len(scales) != nd:
         raise ShapeError(
             "Input and scale_factor must have the same number of spatial dimensions, but got "

@@ -40,6 +40,10 @@ def batch_norm(
     - momentum) * running + momentum * batch``, with the unbiased batch variance), else by
     ``running_mean``/``running_var`` (torch's ``batch_norm``)."""
 
+def bilinear(input1, input2, weight, bias=...) -> Any:
+    """``y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]``, as
+    ``torch.nn.functional.bilinear``."""
+
 def binary_cross_entropy(
     input, target, weight=..., size_average=..., reduce=..., reduction=...
 ) -> ShardedTensor:
@@ -69,6 +73,19 @@ def conv2d(
 ) -> ShardedTensor:
     """2-D cross-correlation of an (N, C, H, W) or (C, H, W) input with an (O, C/groups, kH, kW)
     weight, as ``torch.nn.functional.conv2d``."""
+
+def conv_transpose1d(
+    input, weight, bias=..., stride=..., padding=..., output_padding=..., groups=..., dilation=...
+) -> ShardedTensor:
+    """1-D transposed convolution of an (N, C, L) or (C, L) input with a (C, O/groups, k)
+    weight, as ``torch.nn.functional.conv_transpose1d``."""
+
+def conv_transpose2d(
+    input, weight, bias=..., stride=..., padding=..., output_padding=..., groups=..., dilation=...
+) -> ShardedTensor:
+    """2-D transposed convolution ("deconvolution") of an (N, C, H, W) or (C, H, W) input with a
+    (C, O/groups, kH, kW) weight, as ``torch.nn.functional.conv_transpose2d``: the output is
+    ``(H - 1) stride - 2 padding + dilation (kH - 1) + output_padding + 1`` high."""
 
 def cosine_embedding_loss(
     input1, input2, target, margin=..., size_average=..., reduce=..., reduction=...
@@ -113,6 +130,25 @@ def elu_(input, alpha=...) -> ShardedTensor:
 def embedding(input, weight, padding_idx=...) -> ShardedTensor:
     """Rows ``weight[input]``: an (*, D) tensor for integer indices of shape (*). The gradient
     scatters back into the rows (none into ``padding_idx``'s row)."""
+
+def embedding_bag(
+    input,
+    weight,
+    offsets=...,
+    max_norm=...,
+    norm_type=...,
+    scale_grad_by_freq=...,
+    mode=...,
+    sparse=...,
+    per_sample_weights=...,
+    include_last_offset=...,
+    padding_idx=...,
+) -> ShardedTensor:
+    """Sums, means or maxima of bags of embeddings, as ``torch.nn.functional.embedding_bag``."""
+
+def fold(input, output_size, kernel_size, dilation=..., padding=..., stride=...) -> ShardedTensor:
+    """Combine sliding blocks into a tensor (col2im, summing where blocks overlap): (N, C kH kW,
+    L) or (C kH kW, L) to (N, C, H, W), the adjoint of :func:`unfold`."""
 
 def gaussian_nll_loss(input, target, var, full=..., eps=..., reduction=...) -> ShardedTensor:
     """Gaussian negative log likelihood ``0.5 (log(var) + (input - target)² / var)`` (plus ``0.5
@@ -435,6 +471,10 @@ def triplet_margin_loss(
 ) -> Any:
     """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` with ``d`` the pairwise
     ``p``-norm distance (``swap``: the smaller of d(a, n) and d(p, n))."""
+
+def unfold(input, kernel_size, dilation=..., padding=..., stride=...) -> ShardedTensor:
+    """Extract sliding blocks (im2col): (N, C, H, W) or (C, H, W) to (N, C kH kW, L), one column
+    per block position, as ``torch.nn.functional.unfold``."""
 
 def upsample(input, size=..., scale_factor=..., mode=..., align_corners=...) -> ShardedTensor:
     """Deprecated alias of :func:`interpolate` (torch's ``upsample``)."""

@@ -40,8 +40,10 @@ def replay(name, split=None, rtol=1e-10, atol=1e-12):
             return [val(i) for i in v]
         return v
 
-    fn = getattr(st, spec["fn"][6:]) if spec["fn"].startswith("torch.") else getattr(
-        st.nn.functional, spec["fn"]
+    fn = (
+        getattr(st, spec["fn"][6:])
+        if spec["fn"].startswith("torch.")
+        else getattr(st.nn.functional, spec["fn"])
     )
     res = fn(*(val(a) for a in spec["args"]), **{k: val(v) for k, v in spec["kwargs"].items()})
     outs = list(res) if isinstance(res, (tuple, list)) else [res]

@@ -81,5 +81,7 @@ def test_bad_arguments_raise_typed_errors():
         F.pixel_shuffle(x, 0)
     with pytest.raises(st.errors.ShapeError, match="at least 3 dimensions"):
         F.pixel_unshuffle(st.zeros(4, 4), 2)
-    with pytest.raises(st.errors.ShapeError, match=r"width .* input.size\(-1\)=4 is not divisible by 3"):
+    with pytest.raises(
+        st.errors.ShapeError, match=r"width .* input.size\(-1\)=4 is not divisible by 3"
+    ):
         F.pixel_unshuffle(st.zeros(1, 3, 4), 3)

@@ -1,8 +1,8 @@
 """The layer, container and loss classes of ``st.nn``, one module per kind as torch's
 ``nn/modules``: ``module`` (Module, Parameter), ``container``, ``linear``, ``activation``,
 ``attention`` (MultiheadAttention), ``conv``, ``pooling``, ``normalization``, ``dropout``,
-``sparse`` (Embedding), ``flatten``, ``distance``, ``loss``, ``transformer``,
-``pixelshuffle`` and ``upsampling``;
+``sparse`` (Embedding, EmbeddingBag), ``flatten``, ``fold``, ``distance``, ``loss``,
+``transformer``, ``pixelshuffle`` and ``upsampling``;
 ``sharded.nn`` re-exports every class named here.
 """
 
@@ -14,6 +14,7 @@ from . import (
     distance,
     dropout,
     flatten,
+    fold,
     linear,
     loss,
     module,
@@ -31,6 +32,7 @@ from .conv import *  # noqa: F403
 from .distance import *  # noqa: F403
 from .dropout import *  # noqa: F403
 from .flatten import *  # noqa: F403
+from .fold import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .module import *  # noqa: F403
@@ -57,6 +59,7 @@ __all__ = [
     *distance.__all__,
     *loss.__all__,
     *transformer.__all__,
+    *fold.__all__,
     *pixelshuffle.__all__,
     *upsampling.__all__,
 ]

@@ -219,7 +219,8 @@ class MarginRankingLoss(_Loss):
     Examples
     --------
     >>> import sharded as st
-    >>> st.nn.MarginRankingLoss(margin=1.0)(st.tensor([1.]), st.tensor([1.]), st.tensor([1.])).item()
+    >>> x = st.tensor([1.])
+    >>> st.nn.MarginRankingLoss(margin=1.0)(x, x, x).item()
     1.0
     """
 

@@ -21,7 +21,14 @@ from ..prims.triangular import diag
 
 __all__ = [
     "split_with_sizes",
-    "tensor_split", "hsplit", "vsplit", "dsplit", "narrow_copy", "block_diag", "diagflat"]
+    "tensor_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "narrow_copy",
+    "block_diag",
+    "diagflat",
+]
 
 
 def _t(x):
