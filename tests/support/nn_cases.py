@@ -19,9 +19,10 @@ def cases(fn_names):
     return sorted(n for n, s in SPECS.items() if s["fn"] in fn_names)
 
 
-def replay(name, split=None, rtol=1e-10, atol=1e-12):
+def replay(name, split=None, rtol=1e-10, atol=1e-12, dtype=None):
     """Run case ``name`` with sharded, inputs split as ``split`` ({input: (shards, dim)})
-    says, and compare its outputs and input gradients with torch's."""
+    says, and compare its outputs (dtype: torch's, or ``dtype``) and input gradients with
+    torch's."""
     spec = SPECS[name]
     split = split or {}
     ts = {}
@@ -52,6 +53,7 @@ def replay(name, split=None, rtol=1e-10, atol=1e-12):
     for i, o in enumerate(outs):
         want = REF[f"{name}/out{i}"]
         assert tuple(o.shape) == want.shape, (name, i, tuple(o.shape), want.shape)
+        assert o.dtype.np == (want.dtype if dtype is None else dtype), (name, i, o.dtype)
         np.testing.assert_allclose(o.detach().numpy(), want, rtol=rtol, atol=atol)
         if o.requires_grad:
             part = (o * st.from_numpy(REF[f"{name}/g{i}"])).sum()
