@@ -30,6 +30,11 @@ def test_values_and_gradients_match_torch(name):
         ("bilinear", {"a": (2, 0), "b": (2, 0)}),
         ("bag_sum_2d", {"i": (2, 0)}),
         ("bag_sum_weights", {"i": (2, 0), "p": (2, 0)}),
+        ("bag_max_offsets", {"i": (3, 0), "o": (2, 0)}),
+        ("bag_last_offset_pad", {"i": (2, 0)}),
+        ("ct1d_groups", {"x": (2, 0)}),
+        ("fold", {"x": (2, 0)}),
+        ("unfold", {"x": (2, 2)}),  # split along H
     ],
 )
 def test_on_split_inputs(name, split):
