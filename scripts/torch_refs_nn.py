@@ -115,6 +115,12 @@ def upsampling_cases(rng):
         "bilinear_one": ({"x": x4}, {"size": (1, 1), "mode": "bilinear", "align_corners": True}),
         "trilinear": ({"x": x5}, {"size": (5, 3, 6), "mode": "trilinear"}),
         "area": ({"x": x4}, {"size": (3, 2), "mode": "area"}),
+        "bicubic": ({"x": x4}, {"size": (7, 3), "mode": "bicubic"}),
+        "bicubic_ac_scale": (
+            {"x": x4},
+            {"scale_factor": (1.0, 2.3), "mode": "bicubic", "align_corners": True},
+        ),
+        "bicubic_scale_same": ({"x": x4}, {"scale_factor": 1.1, "mode": "bicubic"}),
         # index rounding: a float32 floor of torch's float64 (or fused float32) arithmetic
         "nearest_rounding": ({"x": np.arange(30.0).reshape(1, 1, 30)}, {"scale_factor": 2.45}),
         "nearest_exact_f32": (
@@ -122,10 +128,12 @@ def upsampling_cases(rng):
             {"size": 41, "mode": "nearest-exact"},
         ),
     }
-    # torch's float32 nearest-exact backward picks its rows without the forward's fused
-    # arithmetic (it disagrees with its own forward there): that case checks values only
+    # values only where torch's backward disagrees with its own forward (gradcheck fails):
+    # float32 nearest-exact picks its rows without the forward's fused arithmetic, and
+    # bicubic of an unchanged size copies the gradient though the forward blends rows
+    values_only = ("nearest_exact_f32", "bicubic_scale_same")
     out = {
-        k: ("interpolate", a, ["@x"], kw, [] if k.endswith("f32") else ["x"])
+        k: ("interpolate", a, ["@x"], kw, [] if k in values_only else ["x"])
         for k, (a, kw) in cases.items()
     }
     out["pixel_shuffle"] = ("pixel_shuffle", {"x": _n(rng, 2, 8, 3, 2)}, ["@x", 2], {}, ["x"])

@@ -3,11 +3,11 @@
 ``pixel_unshuffle``.
 
 Every interpolation mode but ``area`` is separable: one pass per spatial dim, each an
-``index_select`` of source rows (nearest) or a blend of two (linear), with the indices and
-weights computed on the driver as torch computes them. ``area`` is adaptive average pooling.
-Pixel (un)shuffle is a reshape, a permute and a reshape. All are compositions of sharded
-ops, so they run on any layout (a split batch stays local) and their gradients are those
-ops' gradients.
+``index_select`` of source rows (nearest) or a blend of two (linear) or four (bicubic), with
+the indices and weights computed on the driver as torch computes them. ``area`` is adaptive
+average pooling. Pixel (un)shuffle is a reshape, a permute and a reshape. All are
+compositions of sharded ops, so they run on any layout (a split batch stays local) and their
+gradients are those ops' gradients.
 """
 
 from __future__ import annotations
@@ -71,6 +71,28 @@ def _linear_weights(n_in, n_out, scale, align_corners):
     return i0, i1, lam
 
 
+def _cubic_weights(n_in, n_out, scale, align_corners):
+    """The four source indices (clamped to the input) and their weights per output index
+    (torch's cubic convolution with A = -0.75; no clamping of the source position)."""
+    dst = np.arange(n_out, dtype=np.float64)
+    if align_corners:
+        src = ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0) * dst
+    else:
+        src = (1.0 / scale if scale else n_in / n_out) * (dst + 0.5) - 0.5
+    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    t = np.clip(src - i0, 0.0, 1.0)
+    a = -0.75
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    weights = [far(t + 1), near(t), near(1 - t), far(2 - t)]
+    return [np.clip(i0 - 1 + j, 0, n_in - 1) for j in range(4)], weights
+
+
 def _sizes(x, size, scale_factor, recompute_scale_factor):
     """The output size and the scale per spatial dim (``None`` where torch derives it from
     the sizes)."""
@@ -118,9 +140,9 @@ def interpolate(
     ``scale_factor``, as ``torch.nn.functional.interpolate``.
 
     Modes: ``nearest`` (torch's index rule, its arithmetic included), ``nearest-exact``,
-    ``linear`` (3-D), ``bilinear`` (4-D), ``trilinear`` (5-D), with ``align_corners``, and
-    ``area`` (3-D and 4-D: adaptive average pooling). ``bicubic`` and ``antialias`` are not
-    supported.
+    ``linear`` (3-D), ``bilinear`` (4-D), ``trilinear`` (5-D), ``bicubic`` (4-D; cubic
+    convolution with A = -0.75, as torch), with ``align_corners``, and ``area`` (3-D and
+    4-D: adaptive average pooling). ``antialias`` is not supported.
 
     Examples
     --------
@@ -152,8 +174,8 @@ def interpolate(
         )
     if linear and _LINEAR[mode] != x.ndim:
         raise ShapeError(f"Got {x.ndim}D input, but {mode} mode needs {_LINEAR[mode]}D input")
-    if mode == "bicubic":
-        raise UnsupportedArgument("interpolate: mode='bicubic' is not supported")
+    if mode == "bicubic" and x.ndim != 4:
+        raise ShapeError(f"Got {x.ndim}D input, but bicubic mode needs 4D input")
     if antialias:
         raise UnsupportedArgument("interpolate: antialias=True is not supported")
     out, scales = _sizes(x, size, scale_factor, recompute_scale_factor)
@@ -168,12 +190,22 @@ def interpolate(
         if x.ndim == 5:
             raise UnsupportedArgument("interpolate: mode='area' of a 5-D input is not supported")
         return (adaptive_avg_pool1d if x.ndim == 3 else adaptive_avg_pool2d)(x, out)
-    if linear and not x.dtype.is_floating_point:
+    if (linear or mode == "bicubic") and not x.dtype.is_floating_point:
         raise DTypeError(f'"upsample_{mode}" not implemented for {x.dtype.name!r}')
     ft = np.float64 if x.dtype.np == np.float64 else np.float32  # torch's opmath type
     for a, (n_out, s) in enumerate(zip(out, scales)):
         d, n_in = 2 + a, x.shape[2 + a]
         if linear and n_out == n_in:  # torch copies a dim of unchanged size, whatever the scale
+            continue
+        if mode == "bicubic":
+            shape = [1] * x.ndim
+            shape[d] = n_out
+            taps = zip(*_cubic_weights(n_in, n_out, s, bool(align_corners)))
+            parts = [
+                index_select(x, d, as_tensor(i)) * as_tensor(w.astype(x.dtype.np)).reshape(shape)
+                for i, w in taps
+            ]
+            x = parts[0] + parts[1] + parts[2] + parts[3]
             continue
         if not linear:
             idx = _nearest_index(n_in, n_out, s, mode == "nearest-exact", ft)

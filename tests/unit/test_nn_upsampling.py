@@ -1,6 +1,6 @@
-"""F.interpolate (nearest, nearest-exact, linear, bilinear, trilinear, area), nn.Upsample,
-F.pixel_shuffle / pixel_unshuffle and their modules against torch 2.13's values and
-gradients (float64; tests/unit/data/nn_extra_torch.npz, written by scripts/torch_refs_nn.py)."""
+"""F.interpolate (nearest, nearest-exact, linear, bilinear, trilinear, bicubic, area),
+nn.Upsample, F.pixel_shuffle / pixel_unshuffle and their modules against torch 2.13's values
+and gradients (float64; tests/unit/data/nn_extra_torch.npz, written by scripts/torch_refs_nn.py)."""
 
 import numpy as np
 import pytest
@@ -24,6 +24,7 @@ def test_values_and_gradients_match_torch(name):
         ("bilinear_scale", (2, 0)),  # batch split
         ("nearest_size", (2, 2)),  # split along H: the selected rows cross the shards
         ("trilinear", (2, 0)),
+        ("bicubic", (2, 3)),  # split along W: the four taps cross the shards
         ("pixel_shuffle", (2, 0)),
         ("pixel_unshuffle", (2, 0)),
     ],
@@ -65,8 +66,8 @@ def test_bad_arguments_raise_typed_errors():
         F.interpolate(st.zeros(2, 2), size=2)
     with pytest.raises(st.errors.ArgumentError, match="unknown mode 'cubic'"):
         F.interpolate(x, size=2, mode="cubic")
-    with pytest.raises(st.errors.UnsupportedArgument, match="bicubic"):
-        F.interpolate(x, size=2, mode="bicubic")
+    with pytest.raises(st.errors.ShapeError, match="bicubic mode needs 4D input"):
+        F.interpolate(st.zeros(1, 2, 4), size=2, mode="bicubic")
     with pytest.raises(st.errors.UnsupportedArgument, match="antialias"):
         F.interpolate(x, size=2, mode="bilinear", antialias=True)
     with pytest.raises(st.errors.ArgumentError, match="not meaningful with an explicit size"):
