@@ -201,7 +201,35 @@ def bag_cases(rng):
     }  # fmt: skip
 
 
-CASES = [loss_cases, tensor_cases, upsampling_cases, conv_cases, bag_cases]
+def ctc_cases(rng):
+    # torch's CTC gradient with respect to log_probs is offset by exp(log_probs) (it is
+    # meant to be taken through a log_softmax): the cases differentiate the logits
+    # ("prep": the call gets log_softmax(x, -1))
+    t, n, c = 7, 3, 5
+    tg = np.array([[1, 2, 2, 4], [3, 3, 0, 0], [4, 1, 3, 0]])
+    flat = np.array([1, 2, 2, 4, 3, 3, 4, 1, 3])
+    return {
+        "ctc": ("ctc_loss", {"x": _n(rng, t, n, c), "y": tg}, ["@x", "@y", [7, 6, 5], [4, 2, 3]],
+                {}, ["x"]),
+        "ctc_flat_sum": ("ctc_loss", {"x": _n(rng, t, n, c), "y": flat},
+                         ["@x", "@y", [7, 7, 4], [4, 2, 3]], {"reduction": "sum", "blank": 0},
+                         ["x"]),
+        "ctc_blank_none": ("ctc_loss", {"x": _n(rng, t, n, c), "y": tg - (tg > 0)},
+                           ["@x", "@y", [7, 3, 6], [4, 2, 0]],
+                           {"blank": 4, "reduction": "none"}, ["x"]),
+        # the second target cannot fit 2 steps (it needs 3): inf, or 0 with zero_infinity
+        "ctc_impossible": ("ctc_loss", {"x": _n(rng, t, n, c), "y": tg},
+                           ["@x", "@y", [7, 2, 0], [4, 2, 0]],
+                           {"reduction": "none", "zero_infinity": True}, ["x"]),
+        "ctc_impossible_inf": ("ctc_loss", {"x": _n(rng, t, n, c), "y": tg},
+                               ["@x", "@y", [7, 2, 5], [4, 2, 3]], {"reduction": "none"}, []),
+        "ctc_unbatched": ("ctc_loss", {"x": _n(rng, 6, 4), "y": np.array([1, 3, 3])},
+                          ["@x", "@y", [6], [3]], {}, ["x"]),
+    }  # fmt: skip
+
+
+CASES = [loss_cases, tensor_cases, upsampling_cases, conv_cases, bag_cases, ctc_cases]
+PREP = {"ctc_loss": "log_softmax"}
 
 
 def _fn(name):
@@ -213,8 +241,12 @@ def _fn(name):
 def run_case(name, fn, arrays, args, kwargs, grad, rng, out):
     ts = {k: torch.tensor(a, requires_grad=k in grad) for k, a in arrays.items()}
 
+    prep = PREP.get(fn)
+
     def val(v):
         if isinstance(v, str) and v.startswith("@"):
+            if prep and v == "@x":
+                return getattr(F, prep)(ts["x"], -1)
             return ts[v[1:]]
         if isinstance(v, list):
             return [val(i) for i in v]
@@ -231,6 +263,8 @@ def run_case(name, fn, arrays, args, kwargs, grad, rng, out):
     if grad:
         total.backward()
     spec = {"fn": fn, "args": args, "kwargs": kwargs, "grad": grad, "nout": len(outs)}
+    if prep:
+        spec["prep"] = prep
     out[f"{name}/spec"] = np.array(json.dumps(spec))
     for k, a in arrays.items():
         out[f"{name}/in/{k}"] = a

@@ -849,6 +849,16 @@ class BatchNorm1d(Module):
     def forward(self, input) -> ShardedTensor: ...
     def reset_running_stats(self) -> None: ...
 
+class CTCLoss(Module):
+    """Connectionist temporal classification loss of (T, N, C) log-probabilities;
+    ``forward(log_probs, targets, input_lengths, target_lengths)``."""
+
+    blank: Any
+    zero_infinity: Any
+    reduction: Any
+    def __init__(self, blank=..., reduction=..., zero_infinity=...) -> None: ...
+    def forward(self, log_probs, targets, input_lengths, target_lengths) -> ShardedTensor: ...
+
 class Conv1d(Module):
     """1-D convolution layer: weight (out, in/groups, k), bias (out,)."""
 

@@ -33,6 +33,7 @@ from . import (
     _activation,
     _attention,
     _convolution,
+    _ctc,
     _embedding_bag,
     _loss,
     _loss_extra,
@@ -44,6 +45,7 @@ from ._activation import *  # noqa: F403
 from ._activation import _src
 from ._attention import *  # noqa: F403
 from ._convolution import *  # noqa: F403
+from ._ctc import *  # noqa: F403
 from ._embedding_bag import *  # noqa: F403
 from ._loss import *  # noqa: F403
 from ._loss_extra import *  # noqa: F403
@@ -71,6 +73,7 @@ __all__ = [
     *_normalization.__all__,
     *_loss.__all__,
     *_loss_extra.__all__,
+    *_ctc.__all__,
     *_upsampling.__all__,
     *_conv.__all__,
     *_convolution.__all__,

@@ -112,6 +112,15 @@ def cross_entropy(
     it is stable for any logits; ``weight``, ``ignore_index``, ``label_smoothing`` and
     ``reduction`` as torch's."""
 
+def ctc_loss(
+    log_probs, targets, input_lengths, target_lengths, blank=..., reduction=..., zero_infinity=...
+) -> Any:
+    """The CTC loss of (T, N, C) or (T, C) log-probabilities against targets, as
+    ``torch.nn.functional.ctc_loss``: ``-log`` of the summed probability of every alignment
+    of each target (padded (N, S) or concatenated 1-D, with ``target_lengths``) to the first
+    ``input_lengths`` steps, blanks between repeats. ``reduction='mean'`` divides each loss
+    by its target length, then averages."""
+
 def dropout(input, p=..., training=..., inplace=...) -> ShardedTensor:
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` (identity
     unless ``training``). The mask comes from the counter-based generator (``st.rand_like``),

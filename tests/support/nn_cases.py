@@ -36,6 +36,8 @@ def replay(name, split=None, rtol=1e-10, atol=1e-12, dtype=None):
 
     def val(v):
         if isinstance(v, str) and v.startswith("@"):
+            if "prep" in spec and v == "@x":  # the call gets log_softmax(x, -1) (say)
+                return getattr(st.nn.functional, spec["prep"])(ts["x"], -1)
             return ts[v[1:]]
         if isinstance(v, list):
             return [val(i) for i in v]

@@ -1,5 +1,5 @@
-"""margin_ranking, triplet_margin, cosine_embedding, poisson_nll, gaussian_nll and
-multilabel_soft_margin losses (functional and modules) against torch 2.13's values and
+"""margin_ranking, triplet_margin, cosine_embedding, poisson_nll, gaussian_nll,
+multilabel_soft_margin and ctc losses (functional and modules) against torch 2.13's values and
 gradients (float64; tests/unit/data/nn_extra_torch.npz, written by
 scripts/torch_refs_nn.py)."""
 
@@ -13,6 +13,7 @@ pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (t
 
 F = st.nn.functional
 LOSSES = (
+    "ctc_loss",
     "margin_ranking_loss",
     "triplet_margin_loss",
     "cosine_embedding_loss",
@@ -32,6 +33,11 @@ def test_losses_on_batch_split_inputs(name):
     # every input with a batch dim split along it (in 3 where it has 6 rows: uneven cuts
     # elsewhere), the class weights kept whole
     split = {}
+    if name.startswith("ctc"):  # (T, N, C) log-probs: the batch is dim 1
+        split = {"x": (3, 1)} if REF[f"{name}/in/x"].ndim == 3 else {}
+        split.update({"y": (3, 0)} if REF[f"{name}/in/y"].ndim == 2 else {})
+        replay(name, split)
+        return
     for k in REF.files:
         if k.startswith(f"{name}/in/") and k.rsplit("/", 1)[1] != "w":
             a = REF[k]
@@ -95,3 +101,22 @@ def test_bad_loss_inputs_raise_typed_errors():
         F.poisson_nll_loss(a, a, reduction="'avg'")
     with pytest.raises(st.errors.ArgumentError, match="bogus is not"):
         F.gaussian_nll_loss(a, a, st.ones(2, 3), reduction="bogus")
+
+
+def test_ctc_module_and_errors():
+    x = st.from_numpy(REF["ctc/in/x"]).log_softmax(-1)
+    y = st.from_numpy(REF["ctc/in/y"])
+    loss = st.nn.CTCLoss(reduction="mean")(x, y, st.tensor([7, 6, 5]), st.tensor([4, 2, 3]))
+    assert loss.item() == pytest.approx(float(REF["ctc/out0"]), rel=1e-12)
+    with pytest.raises(st.errors.ArgumentError, match="blank must be in label range"):
+        F.ctc_loss(x, y, [7, 6, 5], [4, 2, 3], blank=5)
+    with pytest.raises(st.errors.ArgumentError, match="at most 7, but got value 8"):
+        F.ctc_loss(x, y, [8, 6, 5], [4, 2, 3])
+    with pytest.raises(st.errors.ShapeError, match="input_lengths must be of size batch_size"):
+        F.ctc_loss(x, y, [7, 6], [4, 2, 3])
+    with pytest.raises(st.errors.ShapeError, match="size at least 5 at dimension 1"):
+        F.ctc_loss(x, y, [7, 6, 5], [5, 2, 3])
+    with pytest.raises(st.errors.ShapeError, match="size at least 9 at dimension 0"):
+        F.ctc_loss(x, st.tensor([1, 2, 3]), [7, 6, 5], [4, 2, 3])
+    with pytest.raises(st.errors.DTypeError, match="integers"):
+        F.ctc_loss(x, y.double(), [7, 6, 5], [4, 2, 3])

@@ -23,6 +23,7 @@ __all__ = [
     "PoissonNLLLoss",
     "GaussianNLLLoss",
     "MultiLabelSoftMarginLoss",
+    "CTCLoss",
 ]
 
 
@@ -338,3 +339,26 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
         return F.multilabel_soft_margin_loss(
             input, target, weight=self.weight, reduction=self.reduction
         )
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss of (T, N, C) log-probabilities;
+    ``forward(log_probs, targets, input_lengths, target_lengths)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> lp = st.full((2, 1, 2), 0.5).log()
+    >>> round(st.nn.CTCLoss()(lp, st.tensor([[1]]), [2], [1]).item(), 6)
+    0.287682
+    """
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(
+            log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+            self.zero_infinity,
+        )  # fmt: skip
