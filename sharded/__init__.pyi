@@ -669,6 +669,11 @@ def eye(
 ) -> ShardedTensor:
     """The ``n x m`` identity matrix."""
 
+def fill(input, value) -> ShardedTensor:
+    """A new tensor of ``input``'s shape, dtype and layout with every element ``value`` (a
+    number or a one-element tensor), as ``torch.fill``: the out-of-place ``fill_``, so the
+    gradient is zero for ``input`` and the summed output gradient for a tensor ``value``."""
+
 def fill_(input, *args, **kwargs) -> ShardedTensor:
     """``input.fill_(*args, **kwargs)``: torch's top-level form of the tensor method ``fill_``
     (in place see that method)."""
@@ -781,6 +786,12 @@ def get_num_threads() -> builtins.int:
 def get_rng_state() -> ShardedTensor:
     """The generator's state as a uint8 tensor (16 bytes: seed and counter, little-endian);
     ``set_rng_state`` of it replays the same draws."""
+
+def gradient(input, *, spacing=..., dim=..., edge_order=...) -> ShardedTensor:
+    """Estimate the gradient of the function sampled by ``input`` along each dim of ``dim`` (all
+    by default) as ``torch.gradient``: central differences inside, ``edge_order`` 1 or 2
+    differences at the ends. ``spacing`` is a number (the step of every dim), a list of
+    numbers (one per dim), or a list of 1-D tensors (the sample coordinates along each dim)."""
 
 def greater(input, other) -> ShardedTensor:
     """``input > other``."""
@@ -1675,6 +1686,10 @@ def sort(input, dim=..., descending=..., stable=...) -> _SortResult:
 
 def split(x, split_size_or_sections=..., dim=..., *, split_size=...) -> tuple[ShardedTensor, ...]:
     """Views of consecutive pieces along ``dim``: pieces of a size, or of given sizes."""
+
+def split_with_sizes(input, split_sizes, dim=...) -> ShardedTensor:
+    """Views of consecutive pieces of ``split_sizes`` along ``dim``, which must add up to its
+    size exactly (``torch.split_with_sizes``)."""
 
 def sqrt(input) -> ShardedTensor:
     """Square root."""

@@ -1208,6 +1208,9 @@ class ShardedTensor:
         self, split_size_or_sections=..., dim=..., *, split_size=...
     ) -> tuple[ShardedTensor, ...]:
         """Views of consecutive pieces along ``dim``: pieces of a size, or of given sizes."""
+    def split_with_sizes(self, split_sizes, dim=...) -> ShardedTensor:
+        """Views of consecutive pieces of ``split_sizes`` along ``dim``, which must add up to
+        its size exactly (``torch.split_with_sizes``)."""
     def sqrt(self) -> ShardedTensor:
         """Square root."""
     def sqrt_(self) -> Self:

@@ -30,13 +30,29 @@ from ..ops.nnops.prims.conv import *  # noqa: F403
 from ..ops.random.prims.counter import rand_like
 from ..ops.shape.derived.tile import broadcast_tensors
 from ..ops.shape.prims.joining import cat
-from . import _activation, _attention, _loss, _multihead, _normalization
+from . import (
+    _activation,
+    _attention,
+    _convolution,
+    _ctc,
+    _embedding_bag,
+    _loss,
+    _loss_extra,
+    _multihead,
+    _normalization,
+    _upsampling,
+)
 from ._activation import *  # noqa: F403
 from ._activation import _src
 from ._attention import *  # noqa: F403
+from ._convolution import *  # noqa: F403
+from ._ctc import *  # noqa: F403
+from ._embedding_bag import *  # noqa: F403
 from ._loss import *  # noqa: F403
+from ._loss_extra import *  # noqa: F403
 from ._multihead import *  # noqa: F403
 from ._normalization import *  # noqa: F403
+from ._upsampling import *  # noqa: F403
 
 __all__ = [
     "sigmoid",
@@ -57,7 +73,12 @@ __all__ = [
     *_multihead.__all__,
     *_normalization.__all__,
     *_loss.__all__,
+    *_loss_extra.__all__,
+    *_ctc.__all__,
+    *_upsampling.__all__,
     *_conv.__all__,
+    *_convolution.__all__,
+    *_embedding_bag.__all__,
     *_pool.__all__,
 ]
 

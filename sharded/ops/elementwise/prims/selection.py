@@ -17,7 +17,7 @@ from ....errors import ArgumentError, UnsupportedDType
 from ....tensor import check_not_published
 from .. import plan as E
 
-__all__ = ["clamp", "clamp_max", "clamp_min", "clip", "where"]
+__all__ = ["clamp", "clamp_max", "clamp_min", "clip", "fill", "where"]
 
 
 # ---------------------------------------------------------------------------- clamp
@@ -320,6 +320,26 @@ def fill_(self, value):
         self[tuple(slice(0, 1) if s == 0 else slice(None) for s in self.stride())].fill_(value)
         return self
     return apply("fill_", self, operand(value), target=self)
+
+
+def fill(input, value):
+    """A new tensor of ``input``'s shape, dtype and layout with every element ``value`` (a
+    number or a one-element tensor), as ``torch.fill``: the out-of-place ``fill_``, so the
+    gradient is zero for ``input`` and the summed output gradient for a tensor ``value``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.zeros(3)
+    >>> st.fill(x, 2).tolist(), x.tolist()
+    ([2.0, 2.0, 2.0], [0.0, 0.0, 0.0])
+    """
+    if is_tensor(value) and value.ndim:
+        raise ArgumentError(
+            "fill only supports 0-dimension value tensors, got one with "
+            f"{value.ndim} dimensions (shape {list(value.shape)})"
+        )
+    return fill_(input.clone(), value)
 
 
 @bind("zero_", prim="fill_")
