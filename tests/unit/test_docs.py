@@ -1,17 +1,54 @@
-"""The documentation builds: ``mkdocs build --strict`` of ``scripts/docs`` fails on a broken
-link or anchor between the pages, a reference to an object that no longer exists and a
-docstring its (numpy-style) parser cannot read. Skipped only where the ``docs`` extra is not
-installed."""
+"""The documentation holds: README's commands and example run as written, and ``mkdocs build
+--strict`` of ``scripts/docs`` fails on a broken link or anchor between the pages, a reference
+to an object that no longer exists and a docstring its (numpy-style) parser cannot read (that
+test is skipped only where the ``docs`` extra is not installed)."""
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import sharded as st
+
 ROOT = Path(__file__).parents[2]
+README = ROOT / "README.md"
+
+
+def test_readme_starts_with_install_and_test_commands():
+    """The first block is the install + demo line and the test command that .ci/run runs."""
+    first = re.search(r"```bash\n(.*?)```", README.read_text(), flags=re.S).group(1)
+    assert first.splitlines() == [
+        "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[dev]' && sharded demo",
+        "python -m pytest -q tests",
+    ]
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "python -m pip install -q -e '.[dev]'" in ci and "python -m pytest -q tests" in ci
+
+
+def test_readme_links_lead_to_files():
+    """README's relative links (into the guide and the API pages) name files that exist."""
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README.read_text())
+    local = [link for link in links if "://" not in link]
+    assert len(local) >= 20, local
+    missing = [link for link in local if not (ROOT / link).is_file()]
+    assert not missing, f"README links to missing files: {missing}"
+
+
+def test_readme_example_runs(cli_session, tmp_path, monkeypatch):
+    """README's example, on the in-process executor (its ``st.init()`` finds the live
+    session), down to its checkpoint and ``st.shutdown()``."""
+    text = README.read_text()
+    example = text[text.index("\n## Example\n") :]
+    code = re.search(r"```python\n(.*?)```", example, flags=re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    st.init(executor="local", num_workers=2)
+    exec(compile(code, "README.md (Example)", "exec"), {"__name__": "readme_example"})
+    assert not st.is_initialized()
+    assert (tmp_path / "checkpoint").is_dir()
 
 
 def _needs(*modules):
@@ -28,7 +65,7 @@ def _env() -> dict:
     return env
 
 
-@_needs("mkdocs", "mkdocstrings_handlers.python", "material")
+@_needs("mkdocs", "mkdocstrings", "mkdocstrings_handlers", "material")
 def test_site_builds_strict(tmp_path):
     config = ROOT / "scripts" / "docs" / "mkdocs.yml"
     build = ["mkdocs", "build", "--strict", "-f", str(config), "-d", str(tmp_path)]
