@@ -1,7 +1,8 @@
 """The documentation holds: README's commands and example run as written, and ``mkdocs build
 --strict`` of ``scripts/docs`` fails on a broken link or anchor between the pages, a reference
-to an object that no longer exists and a docstring its (numpy-style) parser cannot read (that
-test is skipped only where the ``docs`` extra is not installed)."""
+to an object that no longer exists and a docstring its (numpy-style) parser cannot read, and
+the tour ``scripts/notebooks/tour.ipynb`` runs in a fresh kernel with its own embedded Ray of
+two workers (these two are skipped only where the ``docs`` extra is not installed)."""
 
 import importlib.util
 import os
@@ -81,3 +82,27 @@ def test_site_builds_strict(tmp_path):
         assert (tmp_path / page).is_file(), page
     api = (tmp_path / "api" / "tensor" / "index.html").read_text()
     assert 'id="sharded.ShardedTensor.visualize"' in api  # docstrings reached the reference
+
+
+@_needs("nbclient", "nbformat", "ipykernel")
+def test_notebook_tour_runs():
+    import nbclient
+    import nbformat
+
+    nb = nbformat.read(ROOT / "scripts" / "notebooks" / "tour.ipynb", as_version=4)
+    client = nbclient.NotebookClient(
+        nb,
+        timeout=120,  # per cell; the first starts Ray
+        startup_timeout=60,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(ROOT)}},
+    )
+    client.execute(env=_env())  # raises CellExecutionError, naming the cell, if one raises
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(o.output_type != "error" for c in code for o in c.outputs)
+    shown = [o for c in code for o in c.outputs if o.output_type == "execute_result"]
+    html = [o.data["text/html"] for o in shown if "text/html" in o.data]
+    assert len(html) >= 5, "the tensors and st.stats() show as HTML"
+    assert all("<svg" in h for h in html), "each shows a picture of its shards"
+    assert any("matches NumPy" in o.get("text", "") for c in code for o in c.outputs)
+    assert "st.shutdown()" in code[-1].source
