@@ -1715,7 +1715,7 @@ def stack(tensors, dim=...) -> ShardedTensor:
 def stats() -> dict:
     """Per-worker live shards and memory, bytes moved between workers, and recoveries from lost
     workers (``recoveries``: count, seconds, workers replaced, batches replayed, shards
-    rebuilt; see the README's "Fault tolerance"). The dict is a :class:`Stats`, which a
+    rebuilt; see the guide's "Fault tolerance"). The dict is a :class:`Stats`, which a
     notebook shows as a bar chart of the bytes on every worker."""
 
 def std(input, dim=..., unbiased=..., keepdim=..., *, correction=..., axis=...) -> ShardedTensor:

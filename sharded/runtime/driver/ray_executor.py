@@ -55,7 +55,7 @@ from .relay import LOSS, Relayed
 FLUSH_INTERVAL_S = 0.005
 # Above this many workers the driver talks to relay actors (one call per relay per flush)
 # instead of to every worker; each relay serves at most RELAY_FANOUT workers. See
-# sharded.runtime.driver.relay and the README's "Scale" section for the measurements behind them.
+# sharded.runtime.driver.relay and the guide's "Scale" section for the measurements behind them.
 RELAY_MIN = int(os.environ.get("SHARDED_RELAY_MIN", "8"))
 RELAY_FANOUT = 32
 # Every worker opens a mailbox (.mailbox) and reads go over the driver's wire (.wire), unless
