@@ -60,7 +60,7 @@ def _spread(x, d, s):
 def _transposed(x, w, bias, stride, pads, output_padding, groups, dilation):
     """The transposed convolution of a batched (N, C, H, W) ``x`` with an (C, O/groups,
     kH, kW) ``w``; ``pads`` and ``output_padding`` per spatial dim."""
-    from .functional import pad  # defined in functional, which imports this module
+    from ._basic import pad
 
     amounts = []
     for a in range(2):

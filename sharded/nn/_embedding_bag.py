@@ -80,7 +80,7 @@ def embedding_bag(
     >>> st.nn.functional.embedding_bag(x, w, offs, mode="max").tolist()
     [[0.0, 1.0], [6.0, 7.0]]
     """
-    from .functional import embedding  # defined in functional, which imports this module
+    from ._basic import embedding
 
     input, weight = _t(input), _t(weight)
     if max_norm is not None or scale_grad_by_freq or sparse:

@@ -32,7 +32,6 @@ import os
 
 from ..commands import TRANSFER, Export, Kernel, Mail, MailTag, Post, Ref, Transfer
 
-
 ENABLED = os.environ.get("SHARDED_POSTS", "1") != "0"  # (0: every export via the driver)
 
 
