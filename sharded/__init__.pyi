@@ -669,6 +669,11 @@ def eye(
 ) -> ShardedTensor:
     """The ``n x m`` identity matrix."""
 
+def fill(input, value) -> ShardedTensor:
+    """A new tensor of ``input``'s shape, dtype and layout with every element ``value`` (a
+    number or a one-element tensor), as ``torch.fill``: the out-of-place ``fill_``, so the
+    gradient is zero for ``input`` and the summed output gradient for a tensor ``value``."""
+
 def fill_(input, *args, **kwargs) -> ShardedTensor:
     """``input.fill_(*args, **kwargs)``: torch's top-level form of the tensor method ``fill_``
     (in place see that method)."""
@@ -782,6 +787,12 @@ def get_rng_state() -> ShardedTensor:
     """The generator's state as a uint8 tensor (16 bytes: seed and counter, little-endian);
     ``set_rng_state`` of it replays the same draws."""
 
+def gradient(input, *, spacing=..., dim=..., edge_order=...) -> ShardedTensor:
+    """Estimate the gradient of the function sampled by ``input`` along each dim of ``dim`` (all
+    by default) as ``torch.gradient``: central differences inside, ``edge_order`` 1 or 2
+    differences at the ends. ``spacing`` is a number (the step of every dim), a list of
+    numbers (one per dim), or a list of 1-D tensors (the sample coordinates along each dim)."""
+
 def greater(input, other) -> ShardedTensor:
     """``input > other``."""
 
@@ -855,7 +866,9 @@ def index_select(input, dim, index) -> ShardedTensor:
 def info() -> dict:
     """The session: executor kind, nodes (with their resources), ``memory_bytes`` (the memory
     the workers have in all: no tensor larger is made, see :class:`st.OutOfMemory
-    <sharded.errors.OutOfMemory>`; None if unknown) and workers with stats."""
+    <sharded.errors.OutOfMemory>`; None if unknown), ``namespace`` (the Ray namespace of the
+    workers, which tags the session's Ray metrics: see the README's "Monitoring"; None in
+    process) and workers with stats."""
 
 def init(
     address=...,
@@ -1031,7 +1044,8 @@ def logcumsumexp(input, dim) -> ShardedTensor:
     complex ones fold one slice at a time, as torch)."""
 
 def logdet(A) -> ShardedTensor:
-    """``log(det(A))`` (NaN for a negative determinant, as torch)."""
+    """``log(det(A))`` (NaN for a negative real determinant, as torch; the principal log
+    ``log|det| + i arg(det)`` of a complex one)."""
 
 def logical_and(input, other) -> ShardedTensor:
     """Elementwise logical AND."""
@@ -1046,8 +1060,8 @@ def logical_xor(input, other) -> ShardedTensor:
     """Elementwise logical XOR."""
 
 def logit(input, eps=...) -> ShardedTensor:
-    """``log(p / (1 - p))``; with ``eps``, ``p`` is clamped to ``[eps, 1 - eps]`` first (so the
-    gradient is 0 outside it, as torch)."""
+    """``log(p / (1 - p))``; a non-negative ``eps`` clamps ``p`` to ``[eps, 1 - eps]`` first
+    (the gradient is 0 outside it, as torch's)."""
 
 def logit_(input, *args, **kwargs) -> ShardedTensor:
     """``input.logit_(*args, **kwargs)``: torch's top-level form of the tensor method ``logit_``
@@ -1673,6 +1687,10 @@ def sort(input, dim=..., descending=..., stable=...) -> _SortResult:
 def split(x, split_size_or_sections=..., dim=..., *, split_size=...) -> tuple[ShardedTensor, ...]:
     """Views of consecutive pieces along ``dim``: pieces of a size, or of given sizes."""
 
+def split_with_sizes(input, split_sizes, dim=...) -> ShardedTensor:
+    """Views of consecutive pieces of ``split_sizes`` along ``dim``, which must add up to its
+    size exactly (``torch.split_with_sizes``)."""
+
 def sqrt(input) -> ShardedTensor:
     """Square root."""
 
@@ -1697,7 +1715,7 @@ def stack(tensors, dim=...) -> ShardedTensor:
 def stats() -> dict:
     """Per-worker live shards and memory, bytes moved between workers, and recoveries from lost
     workers (``recoveries``: count, seconds, workers replaced, batches replayed, shards
-    rebuilt; see the README's "Fault tolerance"). The dict is a :class:`Stats`, which a
+    rebuilt; see the guide's "Fault tolerance"). The dict is a :class:`Stats`, which a
     notebook shows as a bar chart of the bytes on every worker."""
 
 def std(input, dim=..., unbiased=..., keepdim=..., *, correction=..., axis=...) -> ShardedTensor:
@@ -1740,7 +1758,9 @@ def take(input, index) -> ShardedTensor:
 
 def take_along_dim(input, indices, dim=...) -> ShardedTensor:
     """``input`` gathered along ``dim`` at ``indices`` broadcast against it (torch's
-    ``take_along_dim``; ``dim=None`` reads the flattened input). An out-of-range index raises
+    ``take_along_dim``; ``dim=None`` reads the flattened input). With a ``dim``, an index in
+    ``[-n, 0)`` counts from the end, as torch's (not with ``dim=None``, where torch refuses
+    negatives too). An index outside ``[-n, n)`` raises
     :class:`~sharded.errors.IndexOutOfRange` naming the offending values (torch's CPU kernel
     does not check and returns whatever it reads)."""
 

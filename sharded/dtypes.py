@@ -405,6 +405,31 @@ def check_int(v, dt: DType):
     return wrap_int(v, dt)
 
 
+def check_fill(v, dt: DType):
+    """``v`` as torch checks a fill value for ``dt``: :func:`check_int` for integer dtypes;
+    for floating and complex ones a finite number beyond the type's range (``1e300`` for
+    float32, ``70000`` for float16) or an int beyond 64 bits raises :class:`ValueOverflow`
+    (inf and NaN pass).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> check_fill(3.5, st.float16), check_fill(float("inf"), st.float32)
+    (3.5, inf)
+    """
+    if dt.np.kind not in "fc" or isinstance(v, (builtins.bool, np.bool_)):
+        return check_int(v, dt)
+    if _is_int(v) and not -(2**63) <= v < 2**64:
+        raise ValueOverflow(f"Python int {v} is too big to convert to {dt.name}")
+    if not isinstance(v, (builtins.int, builtins.float, builtins.complex, np.number)):
+        return v
+    big = builtins.float(np.finfo(dt.np).max)
+    parts = (v.real, v.imag) if isinstance(v, (builtins.complex, np.complexfloating)) else (v,)
+    if any(np.isfinite(p) and abs(builtins.float(p)) > big for p in parts):
+        raise ValueOverflow(f"value {v!r} cannot be converted to type {dt.name} without overflow")
+    return v
+
+
 def int_array(data, dt: DType):
     """Nested Python ints ``data`` as a NumPy array of integer dtype ``dt``, each element
     checked and wrapped by :func:`check_int` (NumPy itself refuses ``-3`` for uint8); other

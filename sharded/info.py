@@ -38,7 +38,7 @@ class Stats(dict):
 def stats() -> dict:
     """Per-worker live shards and memory, bytes moved between workers, and recoveries
     from lost workers (``recoveries``: count, seconds, workers replaced, batches replayed,
-    shards rebuilt; see the README's "Fault tolerance"). The dict is a :class:`Stats`, which a
+    shards rebuilt; see the guide's "Fault tolerance"). The dict is a :class:`Stats`, which a
     notebook shows as a bar chart of the bytes on every worker.
 
     Examples
@@ -51,7 +51,7 @@ def stats() -> dict:
     together: connections that failed the handshake (``handshakes_refused``), frames that
     failed their sequence number, MAC or size (``frames_refused``), connections closed
     because too many were authenticating (``busy_refused``) and accept errors survived
-    (``accept_errors``). See the README's "Security".
+    (``accept_errors``). See the guide's "Security".
     """
     ex = _session.current().executor
     ws = ex.stats()
@@ -73,7 +73,9 @@ def stats() -> dict:
 def info() -> dict:
     """The session: executor kind, nodes (with their resources), ``memory_bytes`` (the
     memory the workers have in all: no tensor larger is made, see :class:`st.OutOfMemory
-    <sharded.errors.OutOfMemory>`; None if unknown) and workers with stats.
+    <sharded.errors.OutOfMemory>`; None if unknown), ``namespace`` (the Ray namespace of the
+    workers, which tags the session's Ray metrics: see the README's "Monitoring"; None
+    in process) and workers with stats.
 
     Examples
     --------
@@ -87,6 +89,7 @@ def info() -> dict:
         "address": sess.address,
         "nodes": nodes(sess.executor),
         "memory_bytes": sess.executor.memory_bytes,
+        "namespace": sess.executor.namespace,
         **stats(),
     }
 

@@ -344,6 +344,8 @@ class ShardedTensor:
         """Print (and return) a map of which worker and node hold which block; with
         ``path``, draw it instead into a picture file and return the path.
 
+        Only metadata is read: no element is fetched.
+
         Parameters
         ----------
         path : str or os.PathLike, optional
@@ -354,8 +356,6 @@ class ShardedTensor:
         file : file-like, optional
             Where the text map is printed (default ``sys.stdout``); also accepted in the
             first place, as before ``path`` existed.
-
-        Only metadata is read: no element is fetched.
 
         Examples
         --------

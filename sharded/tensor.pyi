@@ -802,7 +802,8 @@ class ShardedTensor:
         """``log(cumsum(exp(input)))`` along ``dim``, computed stably (floating and complex
         dtypes; complex ones fold one slice at a time, as torch)."""
     def logdet(self) -> ShardedTensor:
-        """``log(det(A))`` (NaN for a negative determinant, as torch)."""
+        """``log(det(A))`` (NaN for a negative real determinant, as torch; the principal log
+        ``log|det| + i arg(det)`` of a complex one)."""
     def logical_and(self, other) -> ShardedTensor:
         """Elementwise logical AND."""
     def logical_and_(self, other) -> ShardedTensor:
@@ -823,8 +824,8 @@ class ShardedTensor:
         """In-place ``logical_xor``: writes into this tensor's shards (the result cast to its
         dtype) and returns it."""
     def logit(self, eps=...) -> ShardedTensor:
-        """``log(p / (1 - p))``; with ``eps``, ``p`` is clamped to ``[eps, 1 - eps]`` first (so
-        the gradient is 0 outside it, as torch)."""
+        """``log(p / (1 - p))``; a non-negative ``eps`` clamps ``p`` to ``[eps, 1 - eps]`` first
+        (the gradient is 0 outside it, as torch's)."""
     def logit_(self, eps=...) -> ShardedTensor:
         """In-place :func:`logit` (a floating-point tensor only: torch cannot cast the float
         result back to an integer tensor)."""
@@ -1207,6 +1208,9 @@ class ShardedTensor:
         self, split_size_or_sections=..., dim=..., *, split_size=...
     ) -> tuple[ShardedTensor, ...]:
         """Views of consecutive pieces along ``dim``: pieces of a size, or of given sizes."""
+    def split_with_sizes(self, split_sizes, dim=...) -> ShardedTensor:
+        """Views of consecutive pieces of ``split_sizes`` along ``dim``, which must add up to
+        its size exactly (``torch.split_with_sizes``)."""
     def sqrt(self) -> ShardedTensor:
         """Square root."""
     def sqrt_(self) -> Self:
@@ -1258,9 +1262,11 @@ class ShardedTensor:
         from the end), read through the routed gather."""
     def take_along_dim(self, indices, dim=...) -> ShardedTensor:
         """``input`` gathered along ``dim`` at ``indices`` broadcast against it (torch's
-        ``take_along_dim``; ``dim=None`` reads the flattened input). An out-of-range index
-        raises :class:`~sharded.errors.IndexOutOfRange` naming the offending values (torch's
-        CPU kernel does not check and returns whatever it reads)."""
+        ``take_along_dim``; ``dim=None`` reads the flattened input). With a ``dim``, an index
+        in ``[-n, 0)`` counts from the end, as torch's (not with ``dim=None``, where torch
+        refuses negatives too). An index outside ``[-n, n)`` raises
+        :class:`~sharded.errors.IndexOutOfRange` naming the offending values (torch's CPU
+        kernel does not check and returns whatever it reads)."""
     def tan(self) -> ShardedTensor:
         """Tangent."""
     def tan_(self) -> Self:

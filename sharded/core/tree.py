@@ -39,7 +39,7 @@ from .dataflow import Operand
 from .registry import kernel
 
 # Partials merged by one combine command: 8 keeps a 1,000-worker reduction at 4 rounds while
-# a round's merge stays one small kernel (see the README's "Scale" section).
+# a round's merge stays one small kernel (see the guide's "Scale" section).
 FAN_IN = 8
 
 

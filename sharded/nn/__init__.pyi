@@ -102,6 +102,21 @@ class AvgPool2d(Module):
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
 
+class Bilinear(Module):
+    """``y = x1^T A x2 + b`` with ``A`` (out, in1, in2) and ``b`` (out,) initialised uniformly
+    in ``±1/sqrt(in1_features)`` (torch's default), replicated."""
+
+    in1_features: Any
+    in2_features: Any
+    out_features: Any
+    weight: Any
+    bias: Any
+    def __init__(
+        self, in1_features, in2_features, out_features, bias=..., device=..., dtype=...
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input1, input2) -> ShardedTensor: ...
+
 class CELU(Module):
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
 
@@ -165,12 +180,67 @@ class Embedding(Module):
     ) -> Any:
         """An Embedding whose weight is ``embeddings`` (frozen unless ``freeze=False``)."""
 
+class EmbeddingBag(Module):
+    """Sums, means or maxima (``mode``) of bags of rows of a ``num_embeddings`` by
+    ``embedding_dim`` table initialised from N(0, 1) (the ``padding_idx`` row zero);
+    ``forward(input, offsets=None, per_sample_weights=None)`` as ``F.embedding_bag``."""
+
+    num_embeddings: Any
+    embedding_dim: Any
+    mode: Any
+    include_last_offset: Any
+    padding_idx: Any
+    weight: Any
+    def __init__(
+        self,
+        num_embeddings,
+        embedding_dim,
+        max_norm=...,
+        norm_type=...,
+        scale_grad_by_freq=...,
+        mode=...,
+        sparse=...,
+        _weight=...,
+        include_last_offset=...,
+        padding_idx=...,
+        device=...,
+        dtype=...,
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input, offsets=..., per_sample_weights=...) -> ShardedTensor: ...
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings,
+        freeze=...,
+        max_norm=...,
+        norm_type=...,
+        scale_grad_by_freq=...,
+        mode=...,
+        sparse=...,
+        include_last_offset=...,
+        padding_idx=...,
+    ) -> Any:
+        """An EmbeddingBag whose weight is ``embeddings`` (frozen unless ``freeze=False``)."""
+
 class Flatten(Module):
     """``input.flatten(start_dim, end_dim)``, by default keeping the batch dim."""
 
     start_dim: Any
     end_dim: Any
     def __init__(self, start_dim=..., end_dim=...) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input) -> ShardedTensor: ...
+
+class Fold(Module):
+    """Combine sliding blocks (N, C kH kW, L) into (N, C, *output_size), summing overlaps."""
+
+    output_size: Any
+    kernel_size: Any
+    dilation: Any
+    padding: Any
+    stride: Any
+    def __init__(self, output_size, kernel_size, dilation=..., padding=..., stride=...) -> None: ...
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
 
@@ -412,6 +482,22 @@ class ParameterList(Module):
     def extend(self, values) -> Self: ...
     def extra_repr(self) -> Any: ...
     def forward(self, *args, **kwargs) -> ShardedTensor: ...
+
+class PixelShuffle(Module):
+    """(*, C r², H, W) to (*, C, H r, W r) with ``r = upscale_factor``."""
+
+    upscale_factor: Any
+    def __init__(self, upscale_factor) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input) -> ShardedTensor: ...
+
+class PixelUnshuffle(Module):
+    """(*, C, H r, W r) to (*, C r², H, W) with ``r = downscale_factor``."""
+
+    downscale_factor: Any
+    def __init__(self, downscale_factor) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input) -> ShardedTensor: ...
 
 class RMSNorm(Module):
     """Root-mean-square normalization over the trailing ``normalized_shape`` dims, scaled by
@@ -663,6 +749,32 @@ class Unflatten(Module):
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
 
+class Unfold(Module):
+    """Extract sliding blocks: (N, C, H, W) to (N, C kH kW, L)."""
+
+    kernel_size: Any
+    dilation: Any
+    padding: Any
+    stride: Any
+    def __init__(self, kernel_size, dilation=..., padding=..., stride=...) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input) -> ShardedTensor: ...
+
+class Upsample(Module):
+    """Resize to ``size`` or by ``scale_factor`` with ``F.interpolate``'s modes."""
+
+    name: Any
+    size: Any
+    scale_factor: Any
+    mode: Any
+    align_corners: Any
+    recompute_scale_factor: Any
+    def __init__(
+        self, size=..., scale_factor=..., mode=..., align_corners=..., recompute_scale_factor=...
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input) -> ShardedTensor: ...
+
 class AdaptiveAvgPool1d(Module):
     """Average pooling to a fixed length."""
 
@@ -737,6 +849,16 @@ class BatchNorm1d(Module):
     def forward(self, input) -> ShardedTensor: ...
     def reset_running_stats(self) -> None: ...
 
+class CTCLoss(Module):
+    """Connectionist temporal classification loss of (T, N, C) log-probabilities;
+    ``forward(log_probs, targets, input_lengths, target_lengths)``."""
+
+    blank: Any
+    zero_infinity: Any
+    reduction: Any
+    def __init__(self, blank=..., reduction=..., zero_infinity=...) -> None: ...
+    def forward(self, log_probs, targets, input_lengths, target_lengths) -> ShardedTensor: ...
+
 class Conv1d(Module):
     """1-D convolution layer: weight (out, in/groups, k), bias (out,)."""
 
@@ -750,8 +872,6 @@ class Conv1d(Module):
     padding_mode: Any
     transposed: Any
     output_padding: Any
-    weight: Any
-    bias: Any
     def __init__(
         self,
         in_channels,
@@ -783,8 +903,6 @@ class Conv2d(Module):
     padding_mode: Any
     transposed: Any
     output_padding: Any
-    weight: Any
-    bias: Any
     def __init__(
         self,
         in_channels,
@@ -801,6 +919,14 @@ class Conv2d(Module):
     ) -> None: ...
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
+
+class CosineEmbeddingLoss(Module):
+    """``1 - cos(x1, x2)`` for ``target`` 1, ``max(0, cos(x1, x2) - margin)`` for -1."""
+
+    margin: Any
+    reduction: Any
+    def __init__(self, margin=..., size_average=..., reduce=..., reduction=...) -> None: ...
+    def forward(self, input1, input2, target) -> ShardedTensor: ...
 
 class Dropout(Module):
     """Zero elements with probability ``p`` while training, scaling the rest by ``1 / (1 - p)``;
@@ -823,6 +949,15 @@ class Dropout2d(Module):
     def __init__(self, p=..., inplace=...) -> None: ...
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
+
+class GaussianNLLLoss(Module):
+    """Gaussian negative log likelihood with predicted variances ``var``."""
+
+    full: Any
+    eps: Any
+    reduction: Any
+    def __init__(self, *, full=..., eps=..., reduction=...) -> None: ...
+    def forward(self, input, target, var) -> ShardedTensor: ...
 
 class Hardsigmoid(Module):
     """``relu6(x + 3) / 6``."""
@@ -906,6 +1041,14 @@ class MSELoss(Module):
     def __init__(self, size_average=..., reduce=..., reduction=...) -> None: ...
     def forward(self, input, target) -> ShardedTensor: ...
 
+class MarginRankingLoss(Module):
+    """``max(0, -target * (x1 - x2) + margin)``."""
+
+    margin: Any
+    reduction: Any
+    def __init__(self, margin=..., size_average=..., reduce=..., reduction=...) -> None: ...
+    def forward(self, input1, input2, target) -> ShardedTensor: ...
+
 class MaxPool1d(Module):
     """1-D max pooling."""
 
@@ -960,6 +1103,18 @@ class ModuleList(Module):
     def forward(self, *args, **kwargs) -> ShardedTensor: ...
     def insert(self, index, module) -> None: ...
     def pop(self, key=...) -> Any: ...
+
+class PoissonNLLLoss(Module):
+    """Poisson negative log likelihood (``log_input``, ``full``, ``eps`` as torch's)."""
+
+    log_input: Any
+    full: Any
+    eps: Any
+    reduction: Any
+    def __init__(
+        self, log_input=..., full=..., size_average=..., eps=..., reduce=..., reduction=...
+    ) -> None: ...
+    def forward(self, log_input, target) -> ShardedTensor: ...
 
 class ReLU(Module):
     """``max(x, 0)``."""
@@ -1026,6 +1181,29 @@ class Tanhshrink(Module):
     def __init__(self, *args, **kwargs) -> None: ...
     def forward(self, input) -> ShardedTensor: ...
 
+class TripletMarginLoss(Module):
+    """``max(0, margin + d(a, p) - d(a, n))`` with the pairwise ``p``-norm distance."""
+
+    margin: Any
+    p: Any
+    eps: Any
+    swap: Any
+    reduction: Any
+    def __init__(
+        self, margin=..., p=..., eps=..., swap=..., size_average=..., reduce=..., reduction=...
+    ) -> None: ...
+    def forward(self, anchor, positive, negative) -> ShardedTensor: ...
+
+class UpsamplingBilinear2d(Upsample):
+    """``Upsample`` in mode ``bilinear`` with ``align_corners=True`` (deprecated in torch)."""
+
+    def __init__(self, size=..., scale_factor=...) -> None: ...
+
+class UpsamplingNearest2d(Upsample):
+    """``Upsample`` in mode ``nearest`` (deprecated in torch)."""
+
+    def __init__(self, size=..., scale_factor=...) -> None: ...
+
 class BCELoss(Module):
     """Binary cross entropy of probabilities."""
 
@@ -1036,6 +1214,69 @@ class BCELoss(Module):
 class BatchNorm2d(BatchNorm1d):
     """Batch normalization of (N, C, H, W) inputs over each channel (statistics over N, H and
     W); otherwise as :class:`BatchNorm1d`."""
+
+class ConvTranspose1d(Module):
+    """1-D transposed convolution layer: weight (in, out/groups, k), bias (out,)."""
+
+    in_channels: Any
+    out_channels: Any
+    kernel_size: Any
+    stride: Any
+    padding: Any
+    dilation: Any
+    groups: Any
+    padding_mode: Any
+    transposed: Any
+    output_padding: Any
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=...,
+        padding=...,
+        output_padding=...,
+        groups=...,
+        bias=...,
+        dilation=...,
+        padding_mode=...,
+        device=...,
+        dtype=...,
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input, output_size=...) -> ShardedTensor: ...
+
+class ConvTranspose2d(Module):
+    """2-D transposed convolution layer: weight (in, out/groups, kH, kW), bias (out,),
+    initialised as torch's; ``forward(input, output_size=None)``."""
+
+    in_channels: Any
+    out_channels: Any
+    kernel_size: Any
+    stride: Any
+    padding: Any
+    dilation: Any
+    groups: Any
+    padding_mode: Any
+    transposed: Any
+    output_padding: Any
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=...,
+        padding=...,
+        output_padding=...,
+        groups=...,
+        bias=...,
+        dilation=...,
+        padding_mode=...,
+        device=...,
+        dtype=...,
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input, output_size=...) -> ShardedTensor: ...
 
 class CrossEntropyLoss(Module):
     """Cross entropy of logits against class indices or probabilities (stable), with ``weight``,
@@ -1062,6 +1303,13 @@ class InstanceNorm2d(InstanceNorm1d):
 class InstanceNorm3d(InstanceNorm1d):
     """Instance normalization of (N, C, D, H, W) or unbatched (C, D, H, W) inputs; otherwise as
     :class:`InstanceNorm1d`."""
+
+class MultiLabelSoftMarginLoss(Module):
+    """Multi-label one-versus-all logistic loss, averaged over the classes."""
+
+    reduction: Any
+    def __init__(self, weight=..., size_average=..., reduce=..., reduction=...) -> None: ...
+    def forward(self, input, target) -> ShardedTensor: ...
 
 class NLLLoss(Module):
     """Negative log likelihood of log-probabilities at class indices."""

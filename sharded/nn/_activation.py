@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+from .. import dtypes as D
 from ..core.registry import bind
 from ..errors import ArgumentError, ShapeError, UnsupportedDType
 from ..layout import normalize_dim
@@ -196,7 +197,7 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    """``clamp(x, min_val, max_val)``.
+    """``clamp(x, min_val, max_val)``, in an integer input's dtype (bounds truncated) as torch.
 
     Examples
     --------
@@ -204,6 +205,21 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     >>> st.nn.functional.hardtanh(st.tensor([-3., 0.5, 3.])).tolist()
     [-1.0, 0.5, 1.0]
     """
+    if min_val > max_val:  # torch's F.hardtanh checks; its hardtanh_ does not
+        raise ArgumentError(f"min_val cannot be greater than max_val ({min_val} > {max_val})")
+    return _hardtanh(input, min_val, max_val, inplace)
+
+
+def _hardtanh(input, min_val, max_val, inplace):
+    dt = input.dtype
+    if dt == D.bool_ or (dt.np.kind == "u" and min(min_val, max_val) < 0):
+        raise UnsupportedDType(
+            f"hardtanh of {dt.name} with limits ({min_val}, {max_val}): torch takes no bool "
+            f"input, and no negative limit for an unsigned one"
+        )
+    if D.category(dt) == 1:  # bounds in x's dtype: clamp(int64, -2.5, 2.5) would be float
+        lo, hi = (int(D.check_int(v, dt)) for v in (min_val, max_val))
+        return _out(input, clamp(input, lo, hi), inplace)
     # torch's gradient is 1 strictly inside (min_val, max_val) only: 0 on the bounds
     x = _src(input, inplace)
     inside = (x > min_val) & (x < max_val)
@@ -283,7 +299,7 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
     >>> x = st.tensor([3.]); _ = st.nn.functional.hardtanh_(x); x.tolist()
     [1.0]
     """
-    return hardtanh(input, min_val, max_val, True)
+    return _hardtanh(input, min_val, max_val, True)
 
 
 def threshold(input, threshold, value, inplace=False):

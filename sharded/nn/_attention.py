@@ -195,7 +195,7 @@ def _record(q, k, v, mask, out, lse, scale, is_causal):
 
 def _materialized(q, k, v, mask, dropout_p, is_causal, scale):
     """Attention with dropout: whole probabilities, differentiated through the ops."""
-    from .functional import dropout
+    from ._basic import dropout
 
     s = _scores(q, k, 0, k.shape[-2], mask, is_causal, scale)
     m = s.amax(-1, keepdim=True)

@@ -215,7 +215,7 @@ def multi_head_attention_forward(
     if not training:
         dropout_p = 0.0
     if need_weights:
-        from .functional import dropout, linear
+        from ._basic import dropout, linear
 
         scores = (q * math.sqrt(1.0 / head_dim)) @ k.transpose(-2, -1)
         weights = softmax(scores if attn_mask is None else attn_mask + scores, dim=-1)
@@ -229,7 +229,7 @@ def multi_head_attention_forward(
         if not batched:
             out, weights = out.squeeze(1), weights.squeeze(0)
         return out, weights
-    from .functional import linear
+    from ._basic import linear
 
     if attn_mask is not None:
         if attn_mask.shape[0] == 1:

@@ -8,34 +8,47 @@ from :mod:`._loss`, and the convolutions and pooling from the ``nnops`` op famil
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import dtypes as D
 from ..core.dispatch import apply
-from ..errors import ArgumentError, DTypeError, ShapeError, UnsupportedArgument
+from ..errors import ArgumentError, DTypeError, ShapeError
 from ..layout import normalize_dim
 from ..linalg import vector_norm
-from ..ops.creation.prims import arange, full, tensor
+from ..ops.creation.prims import arange
 
 # clamp, erf, exp and log1p are unused here: they stay names of this namespace (as they were
 # when the activations were defined in it)
 from ..ops.elementwise.prims.selection import clamp, where  # noqa: F401
 from ..ops.elementwise.prims.special import erf  # noqa: F401
 from ..ops.elementwise.prims.unary import exp, log1p, sigmoid, sqrt, tanh  # noqa: F401
-from ..ops.index.prims.index_ops import index_select
 from ..ops.nnops import derived as _pool
 from ..ops.nnops.derived import *  # noqa: F403
 from ..ops.nnops.prims import conv as _conv
 from ..ops.nnops.prims.conv import *  # noqa: F403
 from ..ops.random.prims.counter import rand_like
-from ..ops.shape.prims.joining import cat
-from . import _activation, _attention, _loss, _multihead, _normalization
+from ..ops.shape.derived.tile import broadcast_tensors
+from . import (
+    _activation,
+    _attention,
+    _convolution,
+    _ctc,
+    _embedding_bag,
+    _loss,
+    _loss_extra,
+    _multihead,
+    _normalization,
+    _upsampling,
+)
 from ._activation import *  # noqa: F403
-from ._activation import _src
 from ._attention import *  # noqa: F403
+from ._basic import _source_rows, dropout, embedding, linear, pad  # noqa: F401
+from ._convolution import *  # noqa: F403
+from ._ctc import *  # noqa: F403
+from ._embedding_bag import *  # noqa: F403
 from ._loss import *  # noqa: F403
+from ._loss_extra import *  # noqa: F403
 from ._multihead import *  # noqa: F403
 from ._normalization import *  # noqa: F403
+from ._upsampling import *  # noqa: F403
 
 __all__ = [
     "sigmoid",
@@ -56,51 +69,14 @@ __all__ = [
     *_multihead.__all__,
     *_normalization.__all__,
     *_loss.__all__,
+    *_loss_extra.__all__,
+    *_ctc.__all__,
+    *_upsampling.__all__,
     *_conv.__all__,
+    *_convolution.__all__,
+    *_embedding_bag.__all__,
     *_pool.__all__,
 ]
-
-
-def linear(input, weight, bias=None):
-    """``input @ weight.T + bias``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.nn.functional.linear(st.ones(2, 3), st.ones(4, 3)).shape
-    sharded.Size([2, 4])
-    """
-    out = input @ weight.t()
-    return out if bias is None else out + bias
-
-
-def dropout(input, p=0.5, training=True, inplace=False):
-    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``
-    (identity unless ``training``). The mask comes from the counter-based generator
-    (``st.rand_like``), so it is the same for any sharding of ``input``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.manual_seed(0)
-    >>> out = st.nn.functional.dropout(st.ones(1000), 0.5)
-    >>> sorted(set(out.tolist()))
-    [0.0, 2.0]
-    >>> st.nn.functional.dropout(st.ones(3), 0.5, training=False).tolist()
-    [1.0, 1.0, 1.0]
-    """
-    if not 0.0 <= p <= 1.0:
-        raise ArgumentError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0:
-        return input
-    if p == 1.0:  # torch: all zeros (and zero gradient), no division by 0
-        out = input * 0.0
-    else:
-        keep = rand_like(input, requires_grad=False) >= p  # kept with probability 1 - p
-        out = _src(input, inplace) * (keep.to(input.dtype) * (1.0 / (1.0 - p)))
-    if inplace:
-        return input.copy_(out)
-    return out
 
 
 def _norm_dims(input, normalized_shape):
@@ -227,28 +203,6 @@ def batch_norm(
     return out
 
 
-def embedding(input, weight, padding_idx=None):
-    """Rows ``weight[input]``: an (*, D) tensor for integer indices of shape (*). The
-    gradient scatters back into the rows (none into ``padding_idx``'s row).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> w = st.arange(6.).reshape(3, 2)
-    >>> st.nn.functional.embedding(st.tensor([[2, 0]]), w).tolist()
-    [[[4.0, 5.0], [0.0, 1.0]]]
-    """
-    if input.dtype.is_floating_point:
-        raise ArgumentError(f"embedding: indices must be integers, got {input.dtype}")
-    rows = index_select(weight, 0, input.reshape(-1))
-    if padding_idx is not None:
-        # torch: the padding row gets no gradient, so mask it out of the graph
-        pad = padding_idx + weight.shape[0] if padding_idx < 0 else padding_idx
-        hit = (input.reshape(-1) == pad).unsqueeze(1)
-        rows = where(hit, rows.detach(), rows)
-    return rows.reshape(tuple(input.shape) + (weight.shape[1],))
-
-
 def torch_dropout(input, p, train):
     """``torch.dropout(input, p, train)``: :func:`dropout` with torch's top-level
     signature (``st.dropout``; ``p`` and ``train`` are required).
@@ -297,79 +251,6 @@ def one_hot(tensor_, num_classes=-1):
     return (x.unsqueeze(-1) == arange(num_classes)).to(D.int64)
 
 
-def _source_rows(n, left, right, mode):
-    """Indices into a dim of size ``n`` that build its padded version (non-constant modes)."""
-    j = np.arange(-left, n + right)
-    if mode == "replicate":
-        return np.clip(j, 0, n - 1)
-    if mode == "circular":
-        return j % n
-    period = 2 * (n - 1)  # reflect: mirror about the edge elements
-    j = np.abs(j) % period if period else np.zeros_like(j)
-    return np.where(j >= n, period - j, j)
-
-
-def pad(input, pad, mode="constant", value=None):
-    """Pad the last ``len(pad) // 2`` dims: ``pad = (left_last, right_last, left_prev, ...)``
-    (negative amounts crop); ``mode`` 'constant' (with ``value``, default 0), 'reflect',
-    'replicate' or 'circular', as torch's ``F.pad``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.nn.functional.pad(st.tensor([[1., 2.]]), (1, 2), value=9).tolist()
-    [[9.0, 1.0, 2.0, 9.0, 9.0]]
-    >>> st.nn.functional.pad(st.tensor([[1., 2., 3.]]), (2, 1), mode="reflect").tolist()
-    [[3.0, 2.0, 1.0, 2.0, 3.0, 2.0]]
-    """
-    pad = tuple(int(p) for p in pad)
-    if len(pad) % 2 or len(pad) // 2 > input.ndim:
-        raise ArgumentError(
-            f"Padding length must be divisible by 2 and at most twice the input's {input.ndim} "
-            f"dims, got pad {list(pad)}"
-        )
-    if mode not in ("constant", "reflect", "replicate", "circular"):
-        raise ArgumentError(f"Unrecognised padding mode {mode!r}")
-    if mode != "constant" and (
-        len(pad) // 2 not in (input.ndim - 1, input.ndim - 2) or not 1 <= len(pad) // 2 <= 3
-    ):
-        # torch pads the trailing 1-3 dims past a (batch, channel) or (channel,) prefix only
-        raise UnsupportedArgument(
-            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor in "
-            f"mode {mode!r}"
-        )
-    if mode != "constant" and value is not None and value != 0:
-        raise ArgumentError(f"Padding mode {mode!r} doesn't take in value argument")
-    out = input
-    for k in range(len(pad) // 2):
-        d, left, right = input.ndim - 1 - k, pad[2 * k], pad[2 * k + 1]
-        n = out.shape[d]
-        if mode == "constant":
-            out = out.narrow(d, max(-left, 0), n - max(-left, 0) - max(-right, 0))
-            parts = []
-            for amount in (left, right):
-                shape = list(out.shape)
-                shape[d] = max(amount, 0)
-                parts.append(full(shape, 0 if value is None else value, dtype=out.dtype))
-            out = cat([parts[0], out, parts[1]], d)
-            continue
-        if mode == "reflect" and (left >= n or right >= n):
-            raise ArgumentError(
-                f"Argument #4: Padding size should be less than the corresponding input "
-                f"dimension, but got: padding ({left}, {right}) at dimension {d} of input "
-                f"{list(input.shape)}"
-            )
-        if mode == "circular" and (left > n or right > n):
-            raise ArgumentError(
-                f"Padding value causes wrapping around more than once (padding ({left}, "
-                f"{right}) at dimension {d} of size {n})"
-            )
-        if n == 0:
-            raise ShapeError(f"pad: mode {mode!r} needs a non-empty dim {d}, got shape 0")
-        out = index_select(out, d, tensor(_source_rows(n, left, right, mode)))
-    return out
-
-
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """``input / max(||input||_p, eps)`` along ``dim``.
 
@@ -398,9 +279,17 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     if x1.ndim != x2.ndim and min(x1.ndim, x2.ndim) == 0:
         raise ShapeError("cosine_similarity: 0-d inputs are not supported")
     d = normalize_dim(dim, max(x1.ndim, x2.ndim))
-    n1 = vector_norm(x1, 2, d, keepdim=True).clamp_min(eps)
-    n2 = vector_norm(x2, 2, d, keepdim=True).clamp_min(eps)
+    # the norms are of the broadcast operands, as torch's: a size-1 dim of x2 that x1
+    # stretches along ``dim`` counts once per element of x1 there (else the cosine tops 1)
+    x1, x2 = broadcast_tensors(x1, x2)
+    n1, n2 = (_floor(vector_norm(x, 2, d, keepdim=True), eps) for x in (x1, x2))
     return ((x1 / n1) * (x2 / n2)).sum(d)
+
+
+def _floor(norm, eps):
+    """``norm`` clamped at ``eps`` in value only: torch clamps in place without recording
+    it, so the gradient still flows through the norm."""
+    return norm + (norm.clamp_min(eps) - norm).detach()
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):

@@ -40,6 +40,10 @@ def batch_norm(
     - momentum) * running + momentum * batch``, with the unbiased batch variance), else by
     ``running_mean``/``running_var`` (torch's ``batch_norm``)."""
 
+def bilinear(input1, input2, weight, bias=...) -> Any:
+    """``y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]``, as
+    ``torch.nn.functional.bilinear``."""
+
 def binary_cross_entropy(
     input, target, weight=..., size_average=..., reduce=..., reduction=...
 ) -> ShardedTensor:
@@ -70,6 +74,25 @@ def conv2d(
     """2-D cross-correlation of an (N, C, H, W) or (C, H, W) input with an (O, C/groups, kH, kW)
     weight, as ``torch.nn.functional.conv2d``."""
 
+def conv_transpose1d(
+    input, weight, bias=..., stride=..., padding=..., output_padding=..., groups=..., dilation=...
+) -> ShardedTensor:
+    """1-D transposed convolution of an (N, C, L) or (C, L) input with a (C, O/groups, k)
+    weight, as ``torch.nn.functional.conv_transpose1d``."""
+
+def conv_transpose2d(
+    input, weight, bias=..., stride=..., padding=..., output_padding=..., groups=..., dilation=...
+) -> ShardedTensor:
+    """2-D transposed convolution ("deconvolution") of an (N, C, H, W) or (C, H, W) input with a
+    (C, O/groups, kH, kW) weight, as ``torch.nn.functional.conv_transpose2d``: the output is
+    ``(H - 1) stride - 2 padding + dilation (kH - 1) + output_padding + 1`` high."""
+
+def cosine_embedding_loss(
+    input1, input2, target, margin=..., size_average=..., reduce=..., reduction=...
+) -> Any:
+    """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos(x1, x2) - margin)`` where
+    ``target == -1`` (cosine along the last dim of (N, D) or (D,) inputs)."""
+
 def cosine_similarity(x1, x2, dim=..., eps=...) -> ShardedTensor:
     """Cosine of the angle between ``x1`` and ``x2`` (broadcast) along ``dim``, each norm
     clamped at ``eps``."""
@@ -89,6 +112,15 @@ def cross_entropy(
     it is stable for any logits; ``weight``, ``ignore_index``, ``label_smoothing`` and
     ``reduction`` as torch's."""
 
+def ctc_loss(
+    log_probs, targets, input_lengths, target_lengths, blank=..., reduction=..., zero_infinity=...
+) -> Any:
+    """The CTC loss of (T, N, C) or (T, C) log-probabilities against targets, as
+    ``torch.nn.functional.ctc_loss``: ``-log`` of the summed probability of every alignment
+    of each target (padded (N, S) or concatenated 1-D, with ``target_lengths``) to the first
+    ``input_lengths`` steps, blanks between repeats. ``reduction='mean'`` divides each loss
+    by its target length, then averages."""
+
 def dropout(input, p=..., training=..., inplace=...) -> ShardedTensor:
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` (identity
     unless ``training``). The mask comes from the counter-based generator (``st.rand_like``),
@@ -107,6 +139,31 @@ def elu_(input, alpha=...) -> ShardedTensor:
 def embedding(input, weight, padding_idx=...) -> ShardedTensor:
     """Rows ``weight[input]``: an (*, D) tensor for integer indices of shape (*). The gradient
     scatters back into the rows (none into ``padding_idx``'s row)."""
+
+def embedding_bag(
+    input,
+    weight,
+    offsets=...,
+    max_norm=...,
+    norm_type=...,
+    scale_grad_by_freq=...,
+    mode=...,
+    sparse=...,
+    per_sample_weights=...,
+    include_last_offset=...,
+    padding_idx=...,
+) -> ShardedTensor:
+    """Sums, means or maxima of bags of embeddings, as ``torch.nn.functional.embedding_bag``."""
+
+def fold(input, output_size, kernel_size, dilation=..., padding=..., stride=...) -> ShardedTensor:
+    """Combine sliding blocks into a tensor (col2im, summing where blocks overlap): (N, C kH kW,
+    L) or (C kH kW, L) to (N, C, H, W), the adjoint of :func:`unfold`."""
+
+def gaussian_nll_loss(input, target, var, full=..., eps=..., reduction=...) -> ShardedTensor:
+    """Gaussian negative log likelihood ``0.5 (log(var) + (input - target)² / var)`` (plus ``0.5
+    log(2π)`` when ``full``), ``var`` clamped at ``eps`` as torch does: without touching its
+    gradient. ``var`` has the input's shape, or one dim fewer, or a 1 in one dim (one
+    variance shared along it), or is a float."""
 
 def gelu(input, approximate=...) -> ShardedTensor:
     """Gaussian error linear unit: ``x * Phi(x)`` exactly (``approximate='none'``, through the
@@ -130,7 +187,7 @@ def hardswish(input, inplace=...) -> ShardedTensor:
     3)."""
 
 def hardtanh(input, min_val=..., max_val=..., inplace=...) -> ShardedTensor:
-    """``clamp(x, min_val, max_val)``."""
+    """``clamp(x, min_val, max_val)``, in an integer input's dtype (bounds truncated) as torch."""
 
 def hardtanh_(input, min_val=..., max_val=...) -> ShardedTensor:
     """In-place :func:`hardtanh`."""
@@ -153,6 +210,18 @@ def instance_norm(
     ``use_input_stats``; the running statistics, if given, are then updated in place with the
     batch's mean of the per-instance mean and unbiased variance), or by
     ``running_mean``/``running_var`` (torch's ``instance_norm``)."""
+
+def interpolate(
+    input,
+    size=...,
+    scale_factor=...,
+    mode=...,
+    align_corners=...,
+    recompute_scale_factor=...,
+    antialias=...,
+) -> ShardedTensor:
+    """Resize the spatial dims of an (N, C, d1[, d2[, d3]]) input to ``size`` or by
+    ``scale_factor``, as ``torch.nn.functional.interpolate``."""
 
 def kl_div(
     input, target, size_average=..., reduce=..., reduction=..., log_target=...
@@ -182,6 +251,11 @@ def log_softmax(input, dim=..., _stacklevel=..., dtype=...) -> ShardedTensor:
 
 def logsigmoid(input) -> ShardedTensor:
     """``log(sigmoid(x)) = -softplus(-x)``, stable for any ``x``."""
+
+def margin_ranking_loss(
+    input1, input2, target, margin=..., size_average=..., reduce=..., reduction=...
+) -> Any:
+    """``max(0, -target * (input1 - input2) + margin)``, reduced by ``reduction``."""
 
 @overload
 def max_pool1d(
@@ -275,6 +349,12 @@ def multi_head_attention_forward(
     unless ``need_weights`` (then (N, L, S) averaged over heads, or (N, H, L, S)). torch's
     function, argument for argument (see the module's doc for the masks)."""
 
+def multilabel_soft_margin_loss(
+    input, target, weight=..., size_average=..., reduce=..., reduction=...
+) -> ShardedTensor:
+    """``-(t log σ(x) + (1 - t) log σ(-x))`` (times ``weight``) averaged over the classes (the
+    last dim), then reduced over the samples by ``reduction``."""
+
 def nll_loss(
     input, target, weight=..., size_average=..., ignore_index=..., reduce=..., reduction=...
 ) -> ShardedTensor:
@@ -296,6 +376,20 @@ def pad(input, pad, mode=..., value=...) -> ShardedTensor:
 
 def pairwise_distance(x1, x2, p=..., eps=..., keepdim=...) -> ShardedTensor:
     """``||x1 - x2 + eps||_p`` along the last dim (torch's ``pairwise_distance``)."""
+
+def pixel_shuffle(input, upscale_factor) -> ShardedTensor:
+    """Rearrange (*, C r², H, W) into (*, C, H r, W r): each group of r² channels becomes an
+    r-by-r block of pixels."""
+
+def pixel_unshuffle(input, downscale_factor) -> ShardedTensor:
+    """Rearrange (*, C, H r, W r) into (*, C r², H, W), the inverse of :func:`pixel_shuffle`."""
+
+def poisson_nll_loss(
+    input, target, log_input=..., full=..., size_average=..., eps=..., reduce=..., reduction=...
+) -> ShardedTensor:
+    """Poisson negative log likelihood: ``exp(input) - target * input`` (``log_input``) or
+    ``input - target * log(input + eps)``; ``full`` adds Stirling's approximation of
+    ``log(target!)`` where ``target > 1``."""
 
 def prelu(input, weight) -> ShardedTensor:
     """``x`` where positive, else ``weight * x``; ``weight`` holds one slope or one per channel
@@ -371,3 +465,31 @@ def threshold(input, threshold, value, inplace=...) -> ShardedTensor:
 
 def threshold_(input, threshold, value) -> ShardedTensor:
     """In-place :func:`threshold`."""
+
+def triplet_margin_loss(
+    anchor,
+    positive,
+    negative,
+    margin=...,
+    p=...,
+    eps=...,
+    swap=...,
+    size_average=...,
+    reduce=...,
+    reduction=...,
+) -> Any:
+    """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` with ``d`` the pairwise
+    ``p``-norm distance (``swap``: the smaller of d(a, n) and d(p, n))."""
+
+def unfold(input, kernel_size, dilation=..., padding=..., stride=...) -> ShardedTensor:
+    """Extract sliding blocks (im2col): (N, C, H, W) or (C, H, W) to (N, C kH kW, L), one column
+    per block position, as ``torch.nn.functional.unfold``."""
+
+def upsample(input, size=..., scale_factor=..., mode=..., align_corners=...) -> ShardedTensor:
+    """Deprecated alias of :func:`interpolate` (torch's ``upsample``)."""
+
+def upsample_bilinear(input, size=..., scale_factor=...) -> ShardedTensor:
+    """Deprecated: ``interpolate(..., mode='bilinear', align_corners=True)``."""
+
+def upsample_nearest(input, size=..., scale_factor=...) -> ShardedTensor:
+    """Deprecated: ``interpolate(..., mode='nearest')``."""

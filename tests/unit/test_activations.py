@@ -523,3 +523,41 @@ def test_parameter_list_and_dict():
     pd["b"] = st.zeros(1)
     assert list(pd.keys()) == ["w", "b"] and "b" in pd and isinstance(pd["b"], st.nn.Parameter)
     assert pd.pop("w").shape == (2,) and len(pd) == 1
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_hardtanh_of_integers_keeps_the_dtype_like_torch(shards):
+    # torch reads the bounds in the input's dtype (truncated): int64 in, int64 out
+    x = st.tensor([-3, 0, 2, 8], shards=shards)
+    for got, want in [
+        (F.hardtanh(x), [-1, 0, 1, 1]),
+        (F.relu6(x), [0, 0, 2, 6]),
+        (F.hardtanh(x, -2.5, 2.5), [-2, 0, 2, 2]),
+        (F.hardtanh(x, 2.5, 2.7), [2, 2, 2, 2]),
+        (F.relu6(x.to(st.int8)), [0, 0, 2, 6]),
+    ]:
+        assert got.dtype == x.dtype or got.dtype == st.int8
+        assert got.tolist() == want
+    assert F.hardtanh(x.to(st.uint8), 0, 3).dtype == st.uint8
+    y = x.clone()
+    F.relu6(y, inplace=True)
+    assert y.dtype == st.int64 and y.tolist() == [0, 0, 2, 6]
+    with pytest.raises(st.UnsupportedDType, match="hardtanh of bool"):
+        F.hardtanh(x > 0)  # torch: "Bool inputs not supported for hardtanh"
+    with pytest.raises(st.UnsupportedDType, match=r"uint8 with limits \(-1.0, 1.0\)"):
+        F.hardtanh(x.to(st.uint8))  # torch: "cannot do hardtanh on an unsigned type with ..."
+    with pytest.raises(st.ValueOverflow, match="-1000"):
+        F.hardtanh(x.to(st.int8), -1000, 1000)
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_hardtanh_refuses_min_above_max_like_torch(shards):
+    # torch's F.hardtanh: ValueError "min_val cannot be greater than max_val"; its
+    # hardtanh_ does not check and clamps to max_val
+    x = st.tensor([-3.0, 0.0, 2.0, 8.0], shards=shards)
+    with pytest.raises(ValueError, match="min_val cannot be greater than max_val"):
+        F.hardtanh(x, 2.0, 1.0)
+    with pytest.raises(st.ArgumentError, match="min_val cannot be greater than max_val"):
+        F.hardtanh(x.long(), 2.7, 2.5)
+    assert F.hardtanh(x, 1.0, 1.0).tolist() == [1.0] * 4
+    assert F.hardtanh_(x, 2.0, 1.0).tolist() == [1.0] * 4

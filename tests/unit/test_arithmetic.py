@@ -175,6 +175,21 @@ def test_add_alpha_keeps_torch_result_dtype():
         st.add(st.tensor([1, 2]), st.tensor([1, 1]), alpha=True)
 
 
+@pytest.mark.parametrize("shards", [1, 2])
+def test_complex_add_sub_take_a_float_alpha_like_torch(shards):
+    # torch: a float alpha scales a complex result; a complex alpha needs a complex result
+    z = st.tensor([1 + 2j, 3 - 1j], shards=shards)
+    w = st.tensor([0.5 + 1j, -1 + 0j], shards=shards)
+    assert st.add(z, w, alpha=0.5).tolist() == [(1.25 + 2.5j), (2.5 - 1j)]
+    assert st.sub(z, w, alpha=2.5).tolist() == [(-0.25 - 0.5j), (5.5 - 1j)]
+    assert st.add(z, w, alpha=1j).tolist() == [2.5j, (3 - 2j)]
+    assert st.add(z, 2.0, alpha=1.5).tolist() == [(4 + 2j), (6 - 1j)]
+    y = z.clone()
+    assert y.add_(w, alpha=0.5).tolist() == [(1.25 + 2.5j), (2.5 - 1j)]
+    with pytest.raises(st.DTypeError, match="must not be a complex number"):
+        st.add(st.tensor([1.0, 2.0], shards=shards), st.tensor([1.0, 2.0]), alpha=1j)
+
+
 def test_integer_power_with_negative_tensor_exponents_matches_torch():
     assert (2 ** st.tensor([-1, 2])).tolist() == [0, 4]
     b = st.tensor([2, -1, -1, 1, 0, 3], shards=2)

@@ -314,6 +314,16 @@ def test_pool_errors_as_torch():
         F.max_pool2d(st.ones(4), 2)
 
 
+@pytest.mark.parametrize("shards", [1, 2])
+def test_integer_avg_pool_truncates_toward_zero_like_torch(shards):
+    # torch's integer division: -1 / -2 and 17 / -2 truncate (0, -8), never round down
+    x = st.tensor([[[[1, -2, 3], [4, 5, -7], [8, 9, 10]]]], shards=shards, dim=2)
+    assert F.avg_pool2d(x, 2, 1, divisor_override=-2).tolist() == [[[[-4, 0], [-13, -8]]]]
+    assert F.avg_pool2d(x, 2, 1, divisor_override=-3).tolist() == [[[[-2, 0], [-8, -5]]]]
+    assert F.avg_pool2d(x, 2, 1, divisor_override=3).tolist() == [[[[2, 0], [8, 5]]]]
+    assert F.avg_pool2d(x, 2, 1).tolist() == [[[[2, 0], [6, 4]]]]
+
+
 @pytest.mark.parametrize("how", LAYOUTS)
 def test_adaptive_pools(how):
     x = RNG.standard_normal((3, 2, 7, 9))

@@ -121,6 +121,35 @@ def test_bad_creation_input(call, err, text):
         call()
 
 
+@pytest.mark.parametrize("shards", [1, 2])
+def test_integer_arange_of_float_arguments_like_torch(shards):
+    # torch truncates start and step; int64 counts from the truncated arguments too
+    i64, i32 = st.int64, st.int32
+    assert st.arange(0.5, 5, 1.5, dtype=i64, shards=shards).tolist() == [0, 1, 2, 3, 4]
+    assert st.arange(0.5, 5, 1.5, dtype=i32, shards=shards).tolist() == [0, 1, 2]
+    assert st.arange(-0.5, -5.5, -1.5, dtype=i64, shards=shards).tolist() == [0, -1, -2, -3, -4]
+    assert st.arange(0, 10, 3.7, dtype=i64, shards=shards).tolist() == [0, 3, 6, 9]
+    assert st.arange(0, 10, 3.7, dtype=i32, shards=shards).tolist() == [0, 3, 6]
+    assert st.arange(5.9, dtype=st.uint8, shards=shards).tolist() == [0, 1, 2, 3, 4, 5]
+    assert st.arange(2.5, 2.7, 0.1, dtype=i32).tolist() == [2, 2, 2]
+    with pytest.raises(ValueError, match="step must be nonzero"):
+        st.arange(-2.5, 3, 0.7, dtype=i64)
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_integer_linspace_logspace_like_torch(shards):
+    # torch: start and end truncated, then the first half counts up from start and the rest
+    # down from end in float64, each value truncated
+    i64 = st.int64
+    assert st.linspace(0.5, 9.7, 5, dtype=i64, shards=shards).tolist() == [0, 2, 4, 6, 9]
+    assert st.linspace(10, 0, 7, dtype=i64, shards=shards).tolist() == [10, 8, 6, 5, 3, 1, 0]
+    assert st.linspace(0, 1, 1, dtype=i64).tolist() == [0]
+    assert st.logspace(0, 3, 7, dtype=i64, shards=shards).tolist() == [1, 3, 10, 31, 100, 316, 1000]
+    got = st.logspace(0.5, 2.5, 5, base=2, dtype=i64, shards=shards)
+    assert got.tolist() == [1, 1, 2, 2, 4]
+    assert st.logspace(0, 2, 5, base=3, dtype=i64, shards=shards).tolist() == [1, 1, 3, 5, 9]
+
+
 def test_arange_refuses_a_step_running_away_from_end_like_torch():
     # torch: RuntimeError "upper bound and lower bound inconsistent with step sign" (issue 12)
     for args in ((0, 5, -1), (5, 0, 1), (0.0, 5, -1), (-1,), (2.5, 1.0, 0.5)):

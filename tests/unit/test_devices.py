@@ -106,3 +106,15 @@ def test_cuda_namespace_without_a_gpu_as_torch():
     st.cuda.manual_seed_all(9)
     st.cuda.empty_cache()
     assert st.rand(3).tolist() == a
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_to_positional_flags_as_torch(shards):
+    # torch: to(device, dtype, non_blocking, copy); the bools are flags, never a dtype
+    x = st.tensor([1.5, -2.5, 3.0], shards=shards)
+    y = x.to("cpu", st.float64, True, True)
+    assert y.dtype == st.float64 and y.tolist() == [1.5, -2.5, 3.0]
+    assert x.to("cpu", st.float32, False, True) is not x
+    assert x.to("cpu", st.float32, True, False) is x
+    assert x.to(st.float32, False, True) is not x
+    assert x.to(x, False, True) is not x

@@ -83,3 +83,15 @@ def test_diff_errors_and_promotion_follow_torch():
     assert r.dtype == st.float32 and r.tolist() == [3.0, 5.0, 7.0, 4.5, 9.5]
     r = st.diff(st.tensor([True, False]), append=st.tensor([1]))
     assert r.dtype == st.int64 and r.tolist() == [-1, 1]
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_diff_of_order_zero_ignores_prepend_and_append_like_torch(shards):
+    # torch checks them, then returns a copy of input (its dtype; no prepend/append)
+    x = st.tensor([1.0, 4.0, 9.0], shards=shards, requires_grad=True)
+    y = st.diff(x, n=0, prepend=st.tensor([0.0], dtype=st.float64), append=st.tensor([5.0, 6.0]))
+    assert y.tolist() == [1.0, 4.0, 9.0] and y.dtype == st.float32 and y is not x
+    (y * st.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert x.grad.tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(st.ShapeError, match="same dimension as input"):
+        st.diff(x, n=0, prepend=st.ones(2, 2))

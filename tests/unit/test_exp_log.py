@@ -121,3 +121,24 @@ def test_logit_as_torch():
         st.tensor([0, 1]).logit_()
     with pytest.raises(NotImplementedError):
         st.logit(st.tensor([0.5j]))
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_logit_eps_above_half_and_negative_like_torch(shards):
+    # torch: x < eps ? eps : (x > 1 - eps ? 1 - eps : x); a negative eps clamps nothing
+    p = st.tensor([0.1, 0.3, 0.5, 0.7, 0.9], dtype=st.float64, shards=shards, requires_grad=True)
+    y = st.logit(p, eps=0.6)
+    np.testing.assert_allclose(
+        y.detach().numpy(), [0.4054651081081642] * 3 + [-0.4054651081081643] * 2
+    )
+    y.sum().backward()
+    assert p.grad.tolist() == [0.0] * 5
+    assert st.logit(p, eps=1.0).tolist() == [np.inf] * 5
+    assert st.logit(p, eps=0.5).tolist() == [0.0] * 5
+    for eps in (None, -0.1):  # torch: no clamp; NaN (value and gradient) outside [0, 1]
+        x = st.tensor([2.0, -0.05, 0.5, 0.0, 1.0], dtype=st.float64, shards=shards)
+        x.requires_grad_()
+        y = st.logit(x, eps=eps)
+        y.backward(st.ones(5, dtype=st.float64))
+        assert str(y.tolist()) == "[nan, nan, 0.0, -inf, inf]"
+        assert str(x.grad.tolist()) == "[nan, nan, 4.0, inf, inf]"

@@ -1,6 +1,8 @@
 """index_select / index_add / index_copy / index_fill, masked_* and nonzero
 against NumPy, with torch's answers (taken from a CPU torch) encoded where they differ."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -302,3 +304,22 @@ def test_index_select_checks_indices_of_an_empty_input_like_torch():
     assert tuple(x.index_select(1, st.tensor([0, 2, 2])).shape) == (0, 3)
     with pytest.raises(IndexError):
         st.zeros(0, 0).index_select(1, st.tensor([0]))
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_masked_fill_refuses_a_float_value_out_of_range_like_torch(shards):
+    # torch: "value cannot be converted to type float without overflow"; inf and NaN pass
+    m = st.tensor([True, False, True], shards=shards)
+    x = st.tensor([1.0, 2.0, 3.0], shards=shards)
+    for v, dt in [(1e300, st.float32), (70000.0, st.float16), (1e300, st.complex64)]:
+        with pytest.raises(
+            st.ValueOverflow, match=re.escape(f"{v!r} cannot be converted to type {dt.name}")
+        ):
+            x.to(dt).masked_fill(m, v)
+    with pytest.raises(OverflowError, match="too big"):
+        x.masked_fill_(m, 2**200)
+    assert x.tolist() == [1.0, 2.0, 3.0]
+    assert x.masked_fill(m, float("inf")).tolist() == [float("inf"), 2.0, float("inf")]
+    assert x.to(st.float16).masked_fill(m, 65504.0).tolist() == [65504.0, 2.0, 65504.0]
+    with pytest.raises(st.ValueOverflow, match="int64"):
+        st.tensor([1, 2, 3], shards=shards).masked_fill(m, 2**63)

@@ -501,3 +501,14 @@ def test_torch_keyword_names_and_block_diag():
     w = st.from_numpy(np.arange(4.0).reshape(2, 2), requires_grad=True)
     (st.block_diag(w, w) * st.arange(16.0).reshape(4, 4)).sum().backward()
     assert w.grad.tolist() == [[0 + 10, 1 + 11], [4 + 14, 5 + 15]]
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_narrow_start_tensor_must_be_0d_integral_like_torch(shards):
+    # torch: "start must be an 0-dim integral Tensor." for 1-d, float or bool starts
+    y = st.arange(10, shards=shards)
+    assert y.narrow(0, st.tensor(2), 3).tolist() == [2, 3, 4]
+    assert y.narrow(0, st.tensor(-3), 3).tolist() == [7, 8, 9]
+    for start in (st.tensor([2]), st.tensor([2, 3]), st.tensor(2.0), st.tensor(True)):
+        with pytest.raises(st.ArgumentError, match="0-dim integral Tensor"):
+            st.narrow(y, 0, start, 3)

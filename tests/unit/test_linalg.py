@@ -245,6 +245,21 @@ def test_tensor_methods():
     assert math.isnan(t([[1.0, 2.0], [3.0, 4.0]]).logdet().item())
 
 
+@pytest.mark.parametrize("shards", [1, 2])
+def test_logdet_of_complex_as_torch(shards):
+    # torch: log(sign) + logabsdet, the principal log of det; the gradient of its real part
+    a = np.array([[1 + 2j, 0.5], [1j, 3 - 1j]])
+    x = st.tensor(a.tolist(), dtype=st.complex128, shards=shards, requires_grad=True)
+    y = x.logdet()
+    assert y.item() == pytest.approx(1.9061013350729676 + 0.7328151017865066j)
+    y.real.backward()
+    want = [[0.23204419889502764 + 0.4088397790055249j, -0.0994475138121547 + 0.1104972375690608j]]
+    want += [[-0.0552486187845304 - 0.04972375690607735j, 0.3093922651933702 - 0.1215469613259669j]]
+    assert_matches_numpy(x.grad, np.array(want), **TOL)
+    neg = st.tensor([[-2 + 0j, 0], [0, 1]], dtype=st.complex128, shards=shards)
+    assert st.logdet(neg).item() == pytest.approx(math.log(2) + math.pi * 1j)
+
+
 # ------------------------------------------------------------------------------ issue 12
 # Expected values are torch's (CPU): torch.linalg.lstsq(A, B) for A=[[2,1],[1,3]], B=[[1],[2]].
 @pytest.mark.parametrize(

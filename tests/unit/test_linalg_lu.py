@@ -108,6 +108,23 @@ def test_tensorsolve_tutorial(dist_small):
         L.tensorsolve(t(an), t(np.ones(5)))
 
 
+@pytest.mark.parametrize("shards", [1, 2])
+def test_tensorsolve_needs_only_a_square_reshape(shards):
+    # torch solves A (3, 2, 6) against B (2, 3): A.shape[:B.ndim] need not equal B.shape,
+    # only prod(A.shape[:2]) == prod(A.shape[2:]) == B.numel(); torch's X below
+    a = np.arange(36.0).reshape(3, 2, 6) ** 0.5 + 3 * np.eye(6).reshape(3, 2, 6)
+    b = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    x = L.tensorsolve(t(a, shards=shards), t(b, shards=shards))
+    want = [-0.5426753389493234, -0.18368534686218643, 0.015863576729672986]
+    want += [0.2252473589760099, 0.44542359038234003, 0.6745277168433559]
+    assert x.shape == (6,)
+    assert_matches_numpy(x, np.array(want), **TOL)
+    with pytest.raises(st.ShapeError, match="tensorsolve"):  # torch: 24 != 4
+        L.tensorsolve(t(np.ones((2, 2, 3, 4))), t(np.ones(4)))
+    with pytest.raises(st.ShapeError, match="tensorsolve"):  # torch: no (6, 6) reshape of 72
+        L.tensorsolve(t(np.ones((4, 3, 6))), t(b))
+
+
 @pytest.mark.parametrize("big", [True, False], ids=["block-lu", "batched"])
 def test_complex_det_slogdet_and_sign_gradient(big, monkeypatch):
     """torch's values: a complex sign (the determinant's phase) with a gradient, a real

@@ -61,6 +61,22 @@ def test_cov_corrcoef_values_and_gradients(place):
     )  # fmt: skip
 
 
+@pytest.mark.parametrize("shards", [1, 2])
+def test_cov_gradient_with_respect_to_aweights_like_torch(shards):
+    # the weighted normalisation (sum(w) - sum(w * aw) / sum(w)) is part of torch's gradient
+    x = st.tensor([[1.0, 2.0, 4.0, 7.0], [0.0, 3.0, 1.0, 2.0]], dtype=F64, requires_grad=True)
+    aw = st.tensor([1.0, 2.0, 0.5, 3.0], dtype=F64, requires_grad=True, shards=shards)
+    g = st.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=F64)
+    c = st.cov(x, aweights=aw)
+    close(c, [[10.071428571428571, 0.5], [0.5, 1.5]])
+    (c * g).sum().backward()
+    close(aw.grad, [8.918367346938776, -3.683673469387757, -3.959183673469388, 0.142857142857141])
+    aw.grad = None
+    c = st.cov(x, fweights=st.tensor([1, 2, 1, 1]), aweights=aw, correction=0)
+    (c * g).sum().backward()
+    close(aw.grad, [5.612863830653368, -2.449012823122329, -0.560146549969469, -0.144921636474659])
+
+
 def test_cov_edge_cases_and_dtypes():
     assert st.cov(st.tensor([1, 2, 4], shards=2)).dtype == st.float32  # ints: default float
     assert abs(st.cov(st.tensor([1, 2, 4])).item() - 2.3333333) < 1e-6

@@ -227,6 +227,46 @@ def test_addmm_family():
     assert_matches_numpy(x.grad, 2.0 * np.ones((3, 5)) @ b.T, **TOL)
 
 
+@pytest.mark.parametrize("shards", [1, 2])
+def test_addmm_family_integer_factors_like_torch(shards):
+    # torch reads beta and alpha in an integer result's dtype (0.5 -> 0, 2.7 -> 2, -1.5 -> -1):
+    # a Python number never widens int64 to float; addr refuses a float factor
+    m = st.tensor([[1, 2], [3, 4]], shards=shards)
+    v, b = st.tensor([1, -1]), st.tensor([10, 20], shards=shards)
+    bb = st.arange(8, shards=shards).reshape(2, 2, 2)
+    for got, want in [
+        (st.addmv(b, m, v, beta=0.5, alpha=1.5), [-1, -1]),
+        (st.addmv(b, m, v, beta=2.7, alpha=-1.5), [21, 41]),
+        (st.addbmm(m, bb, bb, beta=0.5, alpha=1.5), [[48, 58], [72, 90]]),
+        (st.baddbmm(bb, bb, bb, beta=0.5, alpha=1.5), [[[2, 3], [6, 11]], [[46, 55], [66, 79]]]),
+        (st.addmm(m, m, m, beta=0.5, alpha=1.5), [[7, 10], [15, 22]]),
+        (st.addr(m, v, v, beta=2, alpha=-3), [[-1, 7], [9, 5]]),
+    ]:
+        assert got.dtype == st.int64 and got.tolist() == want
+    with pytest.raises(st.ArgumentTypeError, match="argument beta must not be a floating"):
+        st.addr(m, v, v, beta=0.5)
+    with pytest.raises(TypeError, match="argument alpha must not be a floating"):
+        st.addr(m, v, v, alpha=0.5)
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_addr_of_bool_and_complex_factors_like_torch(shards):
+    # torch's bool addr is (beta and input) or (alpha and outer): bool out, whatever the ints
+    m = st.tensor([[True, False], [False, False]], shards=shards)
+    v = st.tensor([True, False])
+    want = [[True, False], [False, False]]
+    for beta, alpha in [(2, 3), (True, False), (0, 1), (1, 1)]:
+        got = st.addr(m, v, v, beta=beta, alpha=alpha)
+        assert got.dtype == st.bool and got.tolist() == want
+    with pytest.raises(st.ArgumentTypeError, match="beta must not be a floating"):
+        st.addr(m, v, v, beta=0.5)
+    f = st.ones(2, 2, shards=shards)  # torch: a complex factor of a real result refuses
+    with pytest.raises(st.ArgumentTypeError, match="alpha=1j"):
+        st.addr(f, st.ones(2), st.ones(2), alpha=1j)
+    with pytest.raises(st.ArgumentTypeError, match="beta"):
+        st.addmm(f, f, f, beta=2j)
+
+
 # ------------------------------------------------------------------------------ thin products
 # A matrix times a vector or a few columns: the thin operand is gathered whole to every worker
 # holding rows of the matrix, one product (a gemv for a vector) per block, rows like A's.

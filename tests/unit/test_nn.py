@@ -401,3 +401,11 @@ def test_clip_grad_norm_matches_torch():
     w.grad = st.tensor([float("nan"), 1.0])
     with pytest.raises(st.errors.AutogradError, match="non-finite"):
         st.nn.utils.clip_grad_norm_(w, 1.0, error_if_nonfinite=True)
+
+
+def test_embedding_refuses_a_weight_that_is_not_2d_like_torch():
+    # torch: RuntimeError "'weight' must be 2-D" for a 0-, 1- or 3-d weight
+    idx = st.tensor([0, 1], shards=2)
+    for w in (st.tensor([1.0, 2.0, 3.0]), st.tensor(1.0), st.ones(3, 2, 2)):
+        with pytest.raises(st.ShapeError, match="'weight' must be 2-D"):
+            st.nn.functional.embedding(idx, w)

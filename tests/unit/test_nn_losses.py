@@ -151,6 +151,58 @@ def test_one_hot_pad_and_similarities_match_torch():
     np.testing.assert_allclose(n.numpy(), [[3 / 7, 4 / 7], [0.0, 0.0]])
 
 
+CIRCULAR = [  # torch crops first, then wraps what is left; the gradient of sum(y * (1..))
+    ((-1, 2), [2, 3, 4, 5, 6, 2, 3], [0, 7, 9, 3, 4, 5]),
+    ((2, -1), [4, 5, 1, 2, 3, 4, 5], [3, 4, 5, 7, 9, 0]),
+    ((3, -2), [2, 3, 4, 1, 2, 3, 4], [4, 6, 8, 10, 0, 0]),
+    ((-2, -1), [3, 4, 5], [0, 0, 1, 2, 3, 0]),
+    ((-5, 1), [6, 6], [0, 0, 0, 0, 0, 3]),
+]
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+@pytest.mark.parametrize("pads, want, grad", CIRCULAR, ids=str)
+def test_circular_pad_with_negative_amounts_as_torch(shards, pads, want, grad):
+    x = st.tensor([float(v) for v in range(1, 7)], dtype=st.float64, shards=shards)
+    x = x.reshape(1, 1, 6).clone().requires_grad_()
+    y = F.pad(x, pads, mode="circular")
+    assert y.tolist() == [[want]]
+    (y * st.arange(1.0, y.numel() + 1, dtype=st.float64)).sum().backward()
+    assert x.grad.tolist() == [[grad]]
+
+
+def test_pad_to_an_empty_or_negative_size_as_torch():
+    x = st.ones(1, 2, 6, shards=2)
+    assert F.pad(x, (-3, -3), mode="circular").shape == (1, 2, 0)
+    with pytest.raises(st.ShapeError, match="resulting in an empty dimension"):
+        F.pad(x, (-4, -4), mode="circular")
+    for mode in ("reflect", "replicate"):  # torch: "input (W: 6) is too small"
+        with pytest.raises(st.ShapeError, match="too small"):
+            F.pad(x, (-3, -3), mode=mode)
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_cosine_similarity_of_broadcast_inputs_as_torch(shards):
+    # torch takes the norms of the broadcast operands (b's size-1 dim -2 counts twice)
+    a = st.arange(1.0, 7.0, dtype=st.float64).reshape(1, 2, 3).clone().requires_grad_()
+    b = st.tensor([[[1.0, 0, 2]], [[-1, 3, 1]]], dtype=st.float64, shards=shards)
+    b.requires_grad_()
+    r = F.cosine_similarity(a, b, dim=-2)
+    want = [[0.8574929257125441, 0.0, 0.9486832980505137]]
+    want += [[-0.8574929257125441, 0.9191450300180581, 0.9486832980505137]]
+    np.testing.assert_allclose(r.detach().numpy(), want, rtol=1e-12)
+    r.sum().backward()
+    ga = [[[0.0, 0.06791712044468408, 0.08432740427115679]]]
+    ga[0] += [[0.0, -0.02716684817787368, -0.04216370213557835]]
+    np.testing.assert_allclose(a.grad.numpy(), ga, rtol=1e-12)
+    assert b.grad[0, 0, 1].item() == pytest.approx(129986736.7239363)  # x2 / eps
+    np.testing.assert_allclose(b.grad.numpy()[1], [[0.0, 0.0, 0.0]], atol=1e-15)
+    # a norm under eps: its value is clamped, its gradient still flows (torch: no_grad clamp)
+    t = st.tensor([[3e-9, 4e-9]], dtype=st.float64, requires_grad=True)
+    F.cosine_similarity(t, st.tensor([[1.0, 1.0]], dtype=st.float64)).backward()
+    np.testing.assert_allclose(t.grad.numpy(), [[41012193.308819756, 31112698.37220808]])
+
+
 def test_sequential_container_api_matches_torch():
     m = st.nn.Sequential(st.nn.Linear(2, 3), st.nn.ReLU(), st.nn.Linear(3, 1))
     tail = m[1:]

@@ -138,6 +138,30 @@ def test_quantile_every_layout(place, interp, candidates):
         )
 
 
+@pytest.mark.parametrize("shards", [1, 2])
+def test_quantile_gradient_with_respect_to_q_like_torch(shards):
+    # linear: the slope (x[ceil r] - x[floor r]) (n - 1) at r = q (n - 1), 0 at a whole rank
+    # and for a row holding NaN; torch records no gradient for q in the other modes
+    f64 = st.float64
+    v = st.tensor([3.0, 1.0, 4.0, 1.5, 9.0], dtype=f64, shards=shards)
+    q = st.tensor([0.1, 0.5, 0.9], dtype=f64, requires_grad=True)
+    r = st.quantile(v, q)
+    assert r.tolist() == pytest.approx([1.2, 3.0, 7.0])
+    (r * st.tensor([1.0, 2.0, 3.0], dtype=f64)).sum().backward()
+    assert q.grad.tolist() == pytest.approx([2.0, 0.0, 60.0])
+    assert not st.quantile(v, q, interpolation="lower").requires_grad
+    x = st.tensor([[1.0, np.nan, 3.0, 2.0], [4.0, 0.0, 1.0, 7.0]], dtype=f64, shards=shards)
+    q0 = st.tensor(0.3, dtype=f64, requires_grad=True)
+    st.nanquantile(x, q0, dim=1).sum().backward()
+    assert q0.grad.item() == pytest.approx(5.0)
+    q0.grad = None
+    st.quantile(x, q0, dim=1, keepdim=True).nansum().backward()
+    assert q0.grad.item() == pytest.approx(3.0)
+    q2 = st.tensor([0.3, 0.5], dtype=f64, requires_grad=True)
+    st.nanquantile(x, q2, dim=0).sum().backward()
+    assert q2.grad.tolist() == pytest.approx([10.0, 10.0])
+
+
 def test_quantile_errors_and_dtypes():
     x = st.tensor([1.0, 2.0, 3.0], shards=2)
     with pytest.raises(st.DTypeError, match="int64"):

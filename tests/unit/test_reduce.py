@@ -190,6 +190,21 @@ def test_var_std_bool_second_argument_is_unbiased():
     assert x.var(True).item() == pytest.approx(np.var([1, 2, 4], ddof=1))
 
 
+@pytest.mark.parametrize("shards", [1, 2])
+def test_var_mean_std_mean_bool_second_argument_is_unbiased(shards):
+    # torch: var_mean(x, True) -> (8., 4.), var_mean(x, False) -> (6.6667, 4.),
+    # std_mean(x, True) -> (2.8284, 4.) over all of x, float64
+    x = st.tensor([[1.0, 2.0, 4.0], [3.0, 5.0, 9.0]], dtype=st.float64, shards=shards)
+    v, m = st.var_mean(x, True)
+    assert v.item() == 8.0 and m.item() == 4.0 and v.shape == ()
+    v, m = st.var_mean(x, False)
+    assert v.item() == pytest.approx(20 / 3) and m.item() == 4.0
+    s, m = st.std_mean(x, True)
+    assert s.item() == pytest.approx(8**0.5) and m.item() == 4.0
+    s, m = st.std_mean(x, False)
+    assert s.item() == pytest.approx((20 / 3) ** 0.5) and m.item() == 4.0
+
+
 def test_aminmax_like_torch():
     x = st.tensor([[1, 5], [3, 2], [0, 7]], shards=3)
     r = st.aminmax(x)

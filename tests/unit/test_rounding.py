@@ -117,3 +117,18 @@ def test_nextafter_refuses_python_numbers_as_torch():
     with pytest.raises(st.DTypeError, match="nextafter_.*'other'.*float"):
         t.nextafter_(2.0)
     assert t.tolist() == [1.0] and st.nextafter(t, st.tensor(2.0)).tolist()[0] > 1.0
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_nextafter_gradient_like_torch(shards):
+    # torch: input gets the gradient where input != other (else the result is other), other 0
+    nan = float("nan")
+    a = st.tensor([1.0, 2.0, 2.0, nan, 1.0, 0.0], dtype=st.float64, requires_grad=True)
+    b = st.tensor([2.0, 2.0, 0.0, 1.0, nan, -0.0], dtype=st.float64, shards=shards)
+    b.requires_grad_()
+    st.nextafter(a, b).backward(st.ones(6, dtype=st.float64))
+    assert a.grad.tolist() == [1.0, 0.0, 1.0, 1.0, 1.0, 0.0] and b.grad.tolist() == [0.0] * 6
+    c = st.tensor([[1.0], [2.0]], dtype=st.float64, requires_grad=True, shards=shards)
+    d = st.tensor([2.0, 0.0, 5.0], dtype=st.float64)
+    (st.nextafter(c, d) * st.arange(6.0, dtype=st.float64).reshape(2, 3)).sum().backward()
+    assert c.grad.tolist() == [[3.0], [9.0]]

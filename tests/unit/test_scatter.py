@@ -344,6 +344,25 @@ def test_scatter_reads_0d_operands_as_1d_like_torch(ip):
     assert (w.grad.item(), s.grad.item()) == (7.0, 2.0)  # torch: tensor(7.) tensor(2.)
 
 
+@pytest.mark.parametrize("shards", [1, 2])
+def test_take_along_dim_wraps_negative_indices_like_torch(shards):
+    # torch (with a dim): [[30, 10], [40, 60]] and [[40, 50, 60], [10, 20, 30]]
+    x = st.tensor([[10, 20, 30], [40, 50, 60]], shards=shards)
+    i = st.tensor([[-1, 0], [-3, 2]], shards=shards)
+    assert st.take_along_dim(x, i, 1).tolist() == [[30, 10], [40, 60]]
+    assert st.take_along_dim(x, st.tensor([[-1], [-2]]), -2).tolist() == [
+        [40, 50, 60],
+        [10, 20, 30],
+    ]
+    f = st.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+    st.take_along_dim(f, st.tensor([[-1, -1, 0]]), 1).sum().backward()
+    assert f.grad.tolist() == [[1.0, 0.0, 2.0]]
+    with pytest.raises(st.IndexOutOfRange, match="index -4 is out of bounds"):
+        st.take_along_dim(x, st.tensor([[-4]]), 1)
+    with pytest.raises(st.IndexOutOfRange, match="index -1 is out of bounds"):
+        st.take_along_dim(x, st.tensor([-1, 0]))  # torch refuses negatives with dim=None
+
+
 def test_take_along_dim_out_of_range_names_the_values():
     # torch's CPU kernel does not check here (it returns what it reads); we keep refusing,
     # naming the offending values; torch checks the flattened (dim=None) form with this message

@@ -108,3 +108,35 @@ def test_error_classes_follow_torch():
     with pytest.raises(RuntimeError, match="bool condition"):  # torch: RuntimeError
         st.where(st.tensor([1, 0], shards=2), x, 0.0)
     assert st.clamp(x, min=0).tolist() == [1.0, 0.0]
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_clamp_gradient_with_tensor_bounds_like_torch(shards):
+    # torch: min gets the gradient where x < min < max, max where x > max or max < min
+    # (every element is max there), x where min <= x <= max
+    f64 = st.float64
+    x = st.tensor([-2.0, 0.5, 3.0, 1.0], dtype=f64, requires_grad=True, shards=shards)
+    lo = st.tensor([1.0, 0.0, 2.0, 2.0], dtype=f64, requires_grad=True)
+    hi = st.tensor([0.0, 1.0, 1.0, 0.5], dtype=f64, requires_grad=True, shards=shards)
+    y = st.clamp(x, lo, hi)
+    assert y.tolist() == [0.0, 0.5, 1.0, 0.5]
+    (y * st.tensor([1.0, 2.0, 3.0, 4.0], dtype=f64)).sum().backward()
+    assert x.grad.tolist() == [0.0, 2.0, 0.0, 0.0]
+    assert lo.grad.tolist() == [0.0, 0.0, 0.0, 0.0]
+    assert hi.grad.tolist() == [1.0, 0.0, 3.0, 4.0]
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_clamp_gradient_with_a_bound_that_broadcasts_the_input(shards):
+    # a (5, 1) input against a (5,) bound: a (5, 5) result; torch's gradients, summed back
+    f64 = st.float64
+    w = st.arange(25.0, dtype=f64).reshape(5, 5)
+    cases = [
+        (st.clamp_min, [[3.0], [13.0], [34.0], [66.0], [86.0]], [0.0, 7.0, 21.0, 0.0, 70.0]),
+        (st.clamp_max, [[10.0], [27.0], [37.0], [36.0], [24.0]], [45.0, 37.0, 22.0, 62.0, 0.0]),
+    ]
+    for fn, gx, gb in cases:
+        x = st.arange(5.0, dtype=f64).reshape(5, 1).clone().requires_grad_()
+        b = st.tensor([1.0, 2.0, 3.0, 0.0, 5.0], dtype=f64, requires_grad=True, shards=shards)
+        (fn(x, b) * w).sum().backward()
+        assert x.grad.tolist() == gx and b.grad.tolist() == gb

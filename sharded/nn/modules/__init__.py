@@ -1,7 +1,8 @@
 """The layer, container and loss classes of ``st.nn``, one module per kind as torch's
 ``nn/modules``: ``module`` (Module, Parameter), ``container``, ``linear``, ``activation``,
 ``attention`` (MultiheadAttention), ``conv``, ``pooling``, ``normalization``, ``dropout``,
-``sparse`` (Embedding), ``flatten``, ``distance``, ``loss`` and ``transformer``;
+``sparse`` (Embedding, EmbeddingBag), ``flatten``, ``fold``, ``distance``, ``loss``,
+``transformer``, ``pixelshuffle`` and ``upsampling``;
 ``sharded.nn`` re-exports every class named here.
 """
 
@@ -13,13 +14,16 @@ from . import (
     distance,
     dropout,
     flatten,
+    fold,
     linear,
     loss,
     module,
     normalization,
+    pixelshuffle,
     pooling,
     sparse,
     transformer,
+    upsampling,
 )
 from .activation import *  # noqa: F403
 from .attention import *  # noqa: F403
@@ -28,14 +32,17 @@ from .conv import *  # noqa: F403
 from .distance import *  # noqa: F403
 from .dropout import *  # noqa: F403
 from .flatten import *  # noqa: F403
+from .fold import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .module import *  # noqa: F403
 from .module import IncompatibleKeys as IncompatibleKeys  # load_state_dict's result
 from .normalization import *  # noqa: F403
+from .pixelshuffle import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .sparse import *  # noqa: F403
 from .transformer import *  # noqa: F403
+from .upsampling import *  # noqa: F403
 
 __all__ = [
     *module.__all__,
@@ -52,4 +59,7 @@ __all__ = [
     *distance.__all__,
     *loss.__all__,
     *transformer.__all__,
+    *fold.__all__,
+    *pixelshuffle.__all__,
+    *upsampling.__all__,
 ]

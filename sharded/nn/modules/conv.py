@@ -1,4 +1,4 @@
-"""Convolution layers: ``Conv1d`` and ``Conv2d``.
+"""Convolution layers: ``Conv1d``, ``Conv2d``, ``ConvTranspose1d`` and ``ConvTranspose2d``.
 
 Weights and biases are replicated on every worker (the data-parallel default of
 ``sharded.nn``), so a batch split along N convolves locally and backward sums the weight's
@@ -17,7 +17,7 @@ from .. import functional as F
 from .module import Module, Parameter
 from .utils import _ntuple
 
-__all__ = ["Conv1d", "Conv2d"]
+__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
 
 
 _MODES = ("zeros", "reflect", "replicate", "circular")
@@ -66,13 +66,18 @@ class _ConvNd(Module):
         self.dilation = _ntuple(dilation, nd)
         self.groups, self.padding_mode = groups, padding_mode
         self.transposed, self.output_padding = False, (0,) * nd
-        # torch's default: kaiming_uniform_(a=sqrt(5)) is uniform in +-1/sqrt(fan_in), and
-        # so is the bias
-        fan_in = in_channels // groups * math.prod(self.kernel_size)
+        self._init_parameters(out_channels, in_channels // groups, bias, device, dtype)
+
+    def _init_parameters(self, dim0, dim1, bias, device, dtype):
+        """A (dim0, dim1, *kernel) weight and an (out_channels,) bias; torch's default:
+        kaiming_uniform_(a=sqrt(5)) is uniform in +-1/sqrt(fan_in), fan_in = dim1 * kernel
+        size, and so is the bias."""
+        fan_in = dim1 * math.prod(self.kernel_size)
         bound = 1 / math.sqrt(fan_in) if fan_in else 0.0
         rep, dev = Layout.replicated(), device or "cpu"
+        out_channels = self.out_channels
         with no_grad():
-            shape = (out_channels, in_channels // groups) + self.kernel_size
+            shape = (dim0, dim1) + self.kernel_size
             w = rand(*shape, dtype=dtype, layout=rep, device=dev) * (2 * bound) - bound
             self.weight = Parameter(w)
             if bias:
@@ -145,6 +150,118 @@ class Conv1d(_ConvNd):
     >>> import sharded as st
     >>> st.nn.Conv1d(4, 6, 3, padding="same")(st.ones(2, 4, 10)).shape
     sharded.Size([2, 6, 10])
+    """
+
+    _nd = 1
+
+
+class _ConvTransposeNd(_ConvNd):
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups=1,
+        bias=True,
+        dilation=1,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ):
+        if padding_mode != "zeros":
+            raise ArgumentError(
+                f'Only "zeros" padding mode is supported for {type(self).__name__}, got '
+                f"{padding_mode!r}"
+            )
+        if isinstance(padding, str):
+            raise ArgumentError(
+                f"{type(self).__name__}: padding must be an int or a tuple, got {padding!r}"
+            )
+        Module.__init__(self)
+        nd = self._nd
+        if groups <= 0:
+            raise ArgumentError("groups must be a positive integer")
+        if in_channels % groups:
+            raise ArgumentError("in_channels must be divisible by groups")
+        if out_channels % groups:
+            raise ArgumentError("out_channels must be divisible by groups")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = _ntuple(kernel_size, nd)
+        self.stride = _ntuple(stride, nd)
+        self.padding = _ntuple(padding, nd)
+        self.dilation = _ntuple(dilation, nd)
+        self.groups, self.padding_mode = groups, padding_mode
+        self.transposed, self.output_padding = True, _ntuple(output_padding, nd)
+        # torch's weight is (in, out/groups, *kernel): its fan_in is out/groups * kernel
+        self._init_parameters(in_channels, out_channels // groups, bias, device, dtype)
+
+    def _output_padding(self, input, output_size):
+        """The output padding that makes the output ``output_size`` (torch's rule: within
+        a stride of the smallest output)."""
+        if output_size is None:
+            return self.output_padding
+        nd = self._nd
+        size = list(output_size)[-nd:]
+        if len(size) != nd:
+            raise ArgumentError(
+                f"output_size must have {nd} or {nd + 2} elements (got {len(output_size)})"
+            )
+        out = []
+        for a in range(nd):
+            n = input.shape[input.ndim - nd + a]
+            lo = ((n - 1) * self.stride[a] - 2 * self.padding[a]
+                  + self.dilation[a] * (self.kernel_size[a] - 1) + 1)  # fmt: skip
+            hi = lo + self.stride[a] - 1
+            if not lo <= size[a] <= hi:
+                raise ArgumentError(
+                    f"requested an output size of {size}, but valid sizes range from "
+                    f"{[lo]} to {[hi]} (for an input of {list(input.shape[-nd:])})"
+                )
+            out.append(size[a] - lo)
+        return tuple(out)
+
+    def forward(self, input, output_size=None):
+        fn = F.conv_transpose1d if self._nd == 1 else F.conv_transpose2d
+        opad = self._output_padding(input, output_size)
+        return fn(input, self.weight, self.bias, self.stride, self.padding, opad, self.groups,
+                  self.dilation)  # fmt: skip
+
+    def extra_repr(self):
+        s = super().extra_repr()
+        if self.output_padding != (0,) * self._nd:
+            s += f", output_padding={self.output_padding}"
+        return s
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution layer: weight (in, out/groups, kH, kW), bias (out,),
+    initialised as torch's; ``forward(input, output_size=None)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> up = st.nn.ConvTranspose2d(4, 2, 3, stride=2, padding=1, output_padding=1)
+    >>> up
+    ConvTranspose2d(4, 2, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), output_padding=(1, 1))
+    >>> up(st.ones(1, 4, 5, 5)).shape
+    sharded.Size([1, 2, 10, 10])
+    """
+
+    _nd = 2
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution layer: weight (in, out/groups, k), bias (out,).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> up = st.nn.ConvTranspose1d(3, 2, 4, stride=2)
+    >>> up(st.ones(2, 3, 5), output_size=[13]).shape
+    sharded.Size([2, 2, 13])
     """
 
     _nd = 1

@@ -1,4 +1,4 @@
-"""``Identity`` and ``Linear``."""
+"""``Identity``, ``Linear`` and ``Bilinear``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ...ops.random.prims.counter import rand
 from .. import functional as F
 from .module import Module, Parameter
 
-__all__ = ["Identity", "Linear"]
+__all__ = ["Identity", "Linear", "Bilinear"]
 
 
 class Identity(Module):
@@ -69,4 +69,45 @@ class Linear(Module):
         return (
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
+        )
+
+
+class Bilinear(Module):
+    """``y = x1^T A x2 + b`` with ``A`` (out, in1, in2) and ``b`` (out,) initialised
+    uniformly in ``±1/sqrt(in1_features)`` (torch's default), replicated.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> m = st.nn.Bilinear(3, 4, 2)
+    >>> m
+    Bilinear(in1_features=3, in2_features=4, out_features=2, bias=True)
+    >>> m(st.ones(5, 3), st.ones(5, 4)).shape
+    sharded.Size([5, 2])
+    """
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
+                 dtype=None):  # fmt: skip
+        super().__init__()
+        self.in1_features, self.in2_features = in1_features, in2_features
+        self.out_features = out_features
+        bound = 1 / math.sqrt(in1_features) if in1_features else 0.0
+        rep, dev = Layout.replicated(), device or "cpu"
+        with no_grad():
+            shape = (out_features, in1_features, in2_features)
+            w = rand(*shape, dtype=dtype, layout=rep, device=dev) * (2 * bound) - bound
+            self.weight = Parameter(w)
+            if bias:
+                b = rand(out_features, dtype=dtype, layout=rep, device=dev) * (2 * bound) - bound
+                self.bias = Parameter(b)
+            else:
+                self.bias = None
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
         )

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from ...errors import ArgumentError
 from .. import functional as F
 from .module import Module
 
@@ -16,6 +17,13 @@ __all__ = [
     "HuberLoss",
     "SmoothL1Loss",
     "KLDivLoss",
+    "MarginRankingLoss",
+    "TripletMarginLoss",
+    "CosineEmbeddingLoss",
+    "PoissonNLLLoss",
+    "GaussianNLLLoss",
+    "MultiLabelSoftMarginLoss",
+    "CTCLoss",
 ]
 
 
@@ -204,3 +212,153 @@ class KLDivLoss(_Loss):
 
     def forward(self, input, target):
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class MarginRankingLoss(_Loss):
+    """``max(0, -target * (x1 - x2) + margin)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([1.])
+    >>> st.nn.MarginRankingLoss(margin=1.0)(x, x, x).item()
+    1.0
+    """
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.margin_ranking_loss(
+            input1, input2, target, margin=self.margin, reduction=self.reduction
+        )
+
+
+class TripletMarginLoss(_Loss):
+    """``max(0, margin + d(a, p) - d(a, n))`` with the pairwise ``p``-norm distance.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> a = st.zeros(1, 2)
+    >>> st.nn.TripletMarginLoss(eps=0)(a, a, st.tensor([[0., 3.]])).item()
+    0.0
+    """
+
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None,
+                 reduce=None, reduction="mean"):  # fmt: skip
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ArgumentError(
+                f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead"
+            )
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(
+            anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
+            swap=self.swap, reduction=self.reduction,
+        )  # fmt: skip
+
+
+class CosineEmbeddingLoss(_Loss):
+    """``1 - cos(x1, x2)`` for ``target`` 1, ``max(0, cos(x1, x2) - margin)`` for -1.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([[1., 0.]])
+    >>> st.nn.CosineEmbeddingLoss()(x, x, st.tensor([1])).item()
+    0.0
+    """
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.cosine_embedding_loss(
+            input1, input2, target, margin=self.margin, reduction=self.reduction
+        )
+
+
+class PoissonNLLLoss(_Loss):
+    """Poisson negative log likelihood (``log_input``, ``full``, ``eps`` as torch's).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.PoissonNLLLoss()(st.zeros(2), st.ones(2)).item()
+    1.0
+    """
+
+    def __init__(self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                 reduction="mean"):  # fmt: skip
+        super().__init__(size_average, reduce, reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input, target):
+        return F.poisson_nll_loss(
+            log_input, target, log_input=self.log_input, full=self.full, eps=self.eps,
+            reduction=self.reduction,
+        )  # fmt: skip
+
+
+class GaussianNLLLoss(_Loss):
+    """Gaussian negative log likelihood with predicted variances ``var``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.GaussianNLLLoss()(st.ones(2), st.ones(2), st.ones(2)).item()
+    0.0
+    """
+
+    def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
+        super().__init__(None, None, reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input, target, var):
+        return F.gaussian_nll_loss(
+            input, target, var, full=self.full, eps=self.eps, reduction=self.reduction
+        )
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Multi-label one-versus-all logistic loss, averaged over the classes.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> round(st.nn.MultiLabelSoftMarginLoss()(st.zeros(1, 3), st.ones(1, 3)).item(), 6)
+    0.693147
+    """
+
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(
+            input, target, weight=self.weight, reduction=self.reduction
+        )
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss of (T, N, C) log-probabilities;
+    ``forward(log_probs, targets, input_lengths, target_lengths)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> lp = st.full((2, 1, 2), 0.5).log()
+    >>> round(st.nn.CTCLoss()(lp, st.tensor([[1]]), [2], [1]).item(), 6)
+    0.287682
+    """
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(
+            log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+            self.zero_infinity,
+        )  # fmt: skip

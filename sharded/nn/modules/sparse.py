@@ -1,4 +1,5 @@
-"""``Embedding``: a lookup table of vectors, replicated on every worker."""
+"""``Embedding`` and ``EmbeddingBag``: lookup tables of vectors, replicated on every
+worker."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from .. import functional as F
 from .module import Module, Parameter
 from .utils import _rep
 
-__all__ = ["Embedding"]
+__all__ = ["Embedding", "EmbeddingBag"]
 
 
 class Embedding(Module):
@@ -86,3 +87,94 @@ class Embedding(Module):
     def extra_repr(self):
         pad = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
         return f"{self.num_embeddings}, {self.embedding_dim}{pad}"
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxima (``mode``) of bags of rows of a ``num_embeddings`` by
+    ``embedding_dim`` table initialised from N(0, 1) (the ``padding_idx`` row zero);
+    ``forward(input, offsets=None, per_sample_weights=None)`` as ``F.embedding_bag``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> bag = st.nn.EmbeddingBag(10, 3, mode="sum")
+    >>> bag
+    EmbeddingBag(10, 3, mode='sum')
+    >>> bag(st.tensor([1, 2, 4, 5, 4]), st.tensor([0, 2])).shape
+    sharded.Size([2, 3])
+    """
+
+    def __init__(
+        self,
+        num_embeddings,
+        embedding_dim,
+        max_norm=None,
+        norm_type=2.0,
+        scale_grad_by_freq=False,
+        mode="mean",
+        sparse=False,
+        _weight=None,
+        include_last_offset=False,
+        padding_idx=None,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        if max_norm is not None or scale_grad_by_freq or sparse:
+            raise UnsupportedArgument(
+                "EmbeddingBag: max_norm, scale_grad_by_freq and sparse are not supported "
+                f"(got {max_norm}, {scale_grad_by_freq}, {sparse})"
+            )
+        if mode not in ("sum", "mean", "max"):
+            raise ArgumentError(f"mode has to be one of sum, mean or max, got {mode!r}")
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ArgumentError(
+                    f"padding_idx {padding_idx} must be within num_embeddings {num_embeddings}"
+                )
+            padding_idx = padding_idx % num_embeddings
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.mode, self.include_last_offset = mode, include_last_offset
+        self.padding_idx = padding_idx
+        with no_grad():
+            if _weight is None:
+                w = _rep(randn, (num_embeddings, embedding_dim), dtype, device)
+                if padding_idx is not None:
+                    w[padding_idx] = 0.0
+            else:
+                if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                    raise ArgumentError(
+                        f"Shape of weight {list(_weight.shape)} does not match num_embeddings "
+                        f"and embedding_dim ({num_embeddings}, {embedding_dim})"
+                    )
+                w = _weight.detach()
+        self.weight = Parameter(w)
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, mode="mean", sparse=False,
+                        include_last_offset=False, padding_idx=None):  # fmt: skip
+        """An EmbeddingBag whose weight is ``embeddings`` (frozen unless ``freeze=False``)."""
+        if embeddings.ndim != 2:
+            raise ShapeError(
+                f"Embeddings parameter is expected to be 2-dimensional, got {embeddings.ndim}"
+            )
+        n, d = embeddings.shape
+        bag = cls(n, d, max_norm, norm_type, scale_grad_by_freq, mode, sparse,
+                  _weight=embeddings, include_last_offset=include_last_offset,
+                  padding_idx=padding_idx)  # fmt: skip
+        bag.weight.requires_grad_(not freeze)
+        return bag
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(
+            input, self.weight, offsets, mode=self.mode,
+            per_sample_weights=per_sample_weights,
+            include_last_offset=self.include_last_offset, padding_idx=self.padding_idx,
+        )  # fmt: skip
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s

@@ -2,7 +2,7 @@
 
 - ``prims``: the creation primitives (``from_numpy``, ``tensor``, ``zeros``, ``full``,
   ``arange``, ``linspace``, ``eye``... and the ``*_like`` forms), each block made where it lives;
-- ``derived``: ``scalar_tensor``.
+- ``derived``: ``scalar_tensor`` and the ``Tensor.new_*`` methods.
 
 This ``__init__`` names the family's top-level ``st`` functions: ``__all__`` is the union of
 its modules' (the roles are described in :mod:`sharded.ops`).

@@ -25,7 +25,7 @@ from ... import dtypes as D
 from ...core.dataflow import Operand
 from ...core.dispatch import apply, is_tensor, like_kw, placement, size_of
 from ...core.dispatch import as_tensor as _as_tensor
-from ...core.registry import bind, kernel, nondiff, primitive
+from ...core.registry import kernel, nondiff, primitive
 from ...errors import ArgumentError, DTypeError, ValueOverflow
 from ...runtime.commands import Const, Transfer
 
@@ -309,8 +309,25 @@ def arange(
     dt = _dtype(dtype, D.int64 if ints else D.get_default_dtype())
     if dt.is_complex or dt == D.bool_:  # torch has no complex or bool arange kernel
         raise DTypeError(f"arange(): dtype {dt.name} is not supported, as in torch")
+    if D.category(dt) == 1 and not ints:
+        start, end, step, n = _int_range(start, end, step, n, dt)
     lay = placement((n,), shards, dim, layout, device, dt)
     return _finish(apply("arange", lay, start, step, dt), requires_grad)
+
+
+def _int_range(start, end, step, n, dt):
+    """torch's integer arange of float arguments: the values ``int(start) + i * int(step)``
+    (truncated); for int64 the count too is of the truncated arguments
+    (``arange(0.5, 5, 1.5)`` is ``[0, 1, 2, 3, 4]``), other integer dtypes keep the count
+    of the exact ones (``[0, 1, 2]``)."""
+    s, e, st = int(start), int(end), int(step)
+    if dt == D.int64:
+        if st == 0:
+            raise ArgumentError(f"arange(): step must be nonzero (step {step} is 0 in int64)")
+        num = e - s + st - (1 if st > 0 else -1)
+        q = abs(num) // abs(st)  # C's division, truncated toward zero
+        n = max(0, q if (num >= 0) == (st > 0) else -q)
+    return s, e, st, n
 
 
 # ------------------------------------------------------------------------------ linspace
@@ -322,9 +339,16 @@ def linspace_kernel(xp, start, stop, num, first, count, dtype, base=None):
     if isinstance(start, complex) or isinstance(stop, complex):
         i = i.astype(np.complex128)
     step = (stop - start) / (num - 1) if num > 1 else 0.0
-    y = start + i * step
-    if num > 1 and first + count == num:
-        y[-1:] = stop  # NumPy pins the last element to stop exactly
+    if np.dtype(dtype).kind in "iu":
+        # torch's integer kernel: the first half counts up from start, the rest down from
+        # stop, in float64, truncated
+        y = xp.where(i < num // 2, start + i * step, stop - (num - 1 - i) * step)
+        if num == 1:
+            y = xp.full_like(i, start)
+    else:
+        y = start + i * step
+        if num > 1 and first + count == num:
+            y[-1:] = stop  # NumPy pins the last element to stop exactly
     if base is not None:
         y = xp.power(float(base), y)
     return y.astype(dtype)
@@ -408,6 +432,8 @@ def _spaced(start, end, steps, base, dtype, shards, dim, layout, device, require
     dt = _dtype(dtype, D.default_complex() if cplx else D.get_default_dtype())
     if dt == D.bool_ or (cplx and not dt.is_complex):  # torch: not implemented / unsafe cast
         raise DTypeError(f"linspace/logspace: dtype {dt.name} is not supported here")
+    if D.category(dt) == 1:  # torch reads start and end in the integer dtype (truncated)
+        start, end = int(start), int(end)
     lay = placement((int(steps),), shards, dim, layout, device, dt)
     return _finish(apply("linspace", lay, start, end, int(steps), dt, base), requires_grad)
 
@@ -519,59 +545,6 @@ def full_like(
         fill_value,
         **like_kw(input, dtype, shards, dim, layout, device, requires_grad),
     )
-
-
-# ------------------------------------------------------------------------------ new_*
-def _new_kw(self, dtype, device, requires_grad, **kw):
-    """torch's ``Tensor.new_*`` defaults: ``self``'s dtype and device, a fresh layout."""
-    if device is None:
-        device = "cpu" if self.device.startswith("mixed") else self.device
-    dt = self.dtype if dtype is None else dtype
-    return dict(dtype=dt, device=device, requires_grad=requires_grad, **kw)
-
-
-@bind("new_zeros")
-def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, **kw):
-    """``zeros(size)`` with this tensor's dtype and device unless given.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.ones(2, dtype=st.float64).new_zeros(2, 3).dtype
-    sharded.float64
-    """
-    return zeros(*size, **_new_kw(self, dtype, device, requires_grad, **kw))
-
-
-@bind("new_ones")
-def new_ones(self, *size, dtype=None, device=None, requires_grad=False, **kw):
-    """``ones(size)`` with this tensor's dtype and device unless given."""
-    return ones(*size, **_new_kw(self, dtype, device, requires_grad, **kw))
-
-
-@bind("new_empty")
-def new_empty(self, *size, dtype=None, device=None, requires_grad=False, **kw):
-    """``empty(size)`` with this tensor's dtype and device unless given."""
-    return empty(*size, **_new_kw(self, dtype, device, requires_grad, **kw))
-
-
-@bind("new_full")
-def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, **kw):
-    """``full(size, fill_value)`` with this tensor's dtype (not the value's) and device."""
-    return full(size, fill_value, **_new_kw(self, dtype, device, requires_grad, **kw))
-
-
-@bind("new_tensor")
-def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, **kw):
-    """``tensor(data)`` with this tensor's dtype (not the data's) and device unless given.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.ones(2, dtype=st.int64).new_tensor([1.5, 2.0]).tolist()
-    [1, 2]
-    """
-    return tensor(data, **_new_kw(self, dtype, device, requires_grad, **kw))
 
 
 __all__ = [

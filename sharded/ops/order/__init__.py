@@ -8,13 +8,16 @@ counts, diff, unique.
 - ``kernels``: worker kernels of ``sort``, ``select``, ``mode`` and ``scan``;
 - ``plan``: the driver's set-op exchange, selection rounds and split ``mode``, and
   (``plan.sample_sort``) the two stages of the sample sort (``sort`` along a split dim);
-- ``derived``: ``sets`` (unique, unique_consecutive, isin).
+- ``derived``: ``sets`` (unique, unique_consecutive, isin) and ``gradient`` (finite
+  differences).
 
 This ``__init__`` names the family's top-level ``st`` functions: ``__all__`` is the union of
 its modules' (the roles are described in :mod:`sharded.ops`).
 """
 
+from .derived import gradient as _gradient
 from .derived import sets as _sets
+from .derived.gradient import *  # noqa: F403
 from .derived.sets import *  # noqa: F403
 from .prims import count as _count
 from .prims import diff as _diff
@@ -38,4 +41,5 @@ __all__ = [
     *_search.__all__,
     *_sort.__all__,
     *_sets.__all__,
+    *_gradient.__all__,
 ]

@@ -4,7 +4,7 @@ triangular parts.
 - ``prims``: ``views`` (permute, transpose...), ``reshape`` (view, reshape, squeeze,
   expand), ``joining`` (resharding, cat, stack, split, flip, roll, ``to``), ``triangular``
   (tril/triu, diagonals, meshgrid...);
-- ``derived``: ``tile`` (repeat, tile, movedim, the ``*stack`` family, take...),
+- ``derived``: ``tile`` (repeat, tile, movedim, fliplr/flipud, the ``*stack`` family, take...),
   ``splitting`` (tensor_split, unfold, block_diag, diagflat), ``combinatorics``
   (cartesian_prod, combinations).
 

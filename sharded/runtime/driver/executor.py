@@ -68,6 +68,10 @@ class Executor(Reading, Transport):
     # (each executor says how); None when unknown. A new tensor larger than this is refused
     # at the call (core.dispatch.placement) rather than failing in a worker at a later read.
     memory_bytes: int | None = None
+    # The session's Ray metrics (..metrics.DriverMetrics: reads, recoveries) and the Ray
+    # namespace of its workers (the metrics' `session` tag); None where there are none
+    metrics = None
+    namespace: str | None = None
 
     def __init__(self, workers_info, client: int = 0):
         self.workers = list(workers_info)

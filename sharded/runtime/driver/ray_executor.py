@@ -34,6 +34,7 @@ from ray.exceptions import (
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from ...errors import BackendUnavailable, OpFailed, ShardingError, WorkerLost
+from .. import metrics
 from ..commands import Const, Pool, Threads, Transfer
 from ..net.mailbox import KEY_BYTES, abort_all
 from ..net.tls import Tls, session_cert
@@ -54,7 +55,7 @@ from .relay import LOSS, Relayed
 FLUSH_INTERVAL_S = 0.005
 # Above this many workers the driver talks to relay actors (one call per relay per flush)
 # instead of to every worker; each relay serves at most RELAY_FANOUT workers. See
-# sharded.runtime.driver.relay and the README's "Scale" section for the measurements behind them.
+# sharded.runtime.driver.relay and the guide's "Scale" section for the measurements behind them.
 RELAY_MIN = int(os.environ.get("SHARDED_RELAY_MIN", "8"))
 RELAY_FANOUT = 32
 # Every worker opens a mailbox (.mailbox) and reads go over the driver's wire (.wire), unless
@@ -113,7 +114,7 @@ def _memory_of(nodes, node_ids):
     return total or None
 
 
-class RayExecutor(RayLoss, Relayed, Executor):
+class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
     """Executor whose workers are Ray actors named ``sharded-worker-N``.
 
     Parameters
@@ -192,12 +193,15 @@ class RayExecutor(RayLoss, Relayed, Executor):
             num_workers, gpu_workers = cfg["num_workers"], cfg["gpu_workers"]
             gpu_fraction = cfg["gpu_fraction"]
             opts.update(lifetime="detached", get_if_exists=True)
-        # how each actor is made: (name, options, arguments, node), also for a replacement
+        # how each actor is made: (name, options, arguments, node), also for a replacement;
+        # the workers export Ray metrics tagged with the namespace, if the driver says so
+        on = metrics.enabled()
+        tag = namespace if on else None
         self._spawn = [
             (
                 names[i],
                 dict(num_cpus=need, **opts),
-                (i, "cpu", threads.share(caps[nid], used[nid])),
+                (i, "cpu", threads.share(caps[nid], used[nid]), tag),
                 nid,
             )
             for i, nid in enumerate(placement)
@@ -208,7 +212,7 @@ class RayExecutor(RayLoss, Relayed, Executor):
             (
                 names[num_workers + j],
                 dict(num_cpus=0, num_gpus=gpu_fraction, **opts),
-                (num_workers + j, "cuda:0"),
+                (num_workers + j, "cuda:0", None, tag),
                 None,
             )
             for j in range(gpu_workers)
@@ -230,6 +234,8 @@ class RayExecutor(RayLoss, Relayed, Executor):
             client=client,
         )
         self.memory_bytes = _memory_of(nodes, node_ids)
+        self.namespace = namespace  # also the `session` tag of its Ray metrics (..metrics)
+        self.metrics = metrics.DriverMetrics(namespace) if on else None
         if shared:
             self.set_recovery(
                 False,

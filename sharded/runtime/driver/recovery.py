@@ -420,7 +420,10 @@ class Recovery:
             self.shards += sum(s["live_shards"] for s in got)
         except Lost:  # lost again already: the next wait recovers; the count is best effort
             pass
-        self.seconds += time.perf_counter() - t0
+        took = time.perf_counter() - t0
+        self.seconds += took
+        if ex.metrics is not None:
+            ex.metrics.recovered(sorted(replaced), took)
         if any(h is None for h in out):
             raise Stale()
         return out

@@ -1,7 +1,7 @@
 """Relay actors: the driver's fan-out beyond one process.
 
 One Ray actor call costs the driver about 0.2 ms of CPU on a busy 2-core machine (Ray's
-submission path: argument serialization, the task spec, gRPC; measured in the README's
+submission path: argument serialization, the task spec, gRPC; measured in the guide's
 "Scale" section), so a flush that calls every worker costs the driver ``workers x 0.2 ms``
 and a read that starts kernels on 16 workers cannot take less than ~3 ms. With relays the
 driver makes **one call per relay per flush**: the relay (a light actor, no CPU reserved)

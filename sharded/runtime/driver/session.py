@@ -130,7 +130,7 @@ def init(
         op on its own (for measuring); so does ``SHARDED_FUSION=0`` in the workers' env.
     recovery : bool, optional
         Rebuild a lost worker by replaying the log of batches sent since the last cut (the
-        README's "Fault tolerance"; :mod:`sharded.runtime.driver.recovery`). Default: on, unless
+        guide's "Fault tolerance"; :mod:`sharded.runtime.driver.recovery`). Default: on, unless
         ``SHARDED_RECOVERY=0``. ``False`` keeps no log; a loss then raises
         :class:`~sharded.errors.WorkerLost`. Always off in a shared ``namespace``.
     timeout : float or datetime.timedelta, optional

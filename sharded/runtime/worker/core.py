@@ -326,8 +326,10 @@ class Worker(Store):
             "live_bytes": int(sum(a.nbytes for a in self.store.values())),
             "pool_bytes": self.pool_bytes,
             "pool_max_bytes": self._pool_cap(),
-            "rss_bytes": _rss_bytes(),
+            "rss_bytes": self.rss_bytes(),
             "commands_run": self.commands_run,
+            "sent_bytes": self.sent_bytes,
+            "received_bytes": self.received_bytes,
             "fused_runs": self.fused_runs,
             "fused_commands": self.fused_commands,
             "blas_threads": threads.blas_threads(),
@@ -336,6 +338,11 @@ class Worker(Store):
             if tracemalloc.is_tracing()
             else None,
         }
+
+    @staticmethod
+    def rss_bytes() -> int:
+        """This process's resident memory in bytes."""
+        return _rss_bytes()
 
     def ping(self):
         return self.index

@@ -9,6 +9,7 @@ import threading
 
 import ray
 
+from .. import metrics
 from ..net.mailbox import Mailbox
 from ..net.tls import Tls
 from . import threads
@@ -19,7 +20,7 @@ class _RayWorker(Worker):
     """A :class:`~.worker.Worker` as a Ray actor: its BLAS threads, its mailbox and the
     batches that come over the driver's wire (:mod:`.wire`)."""
 
-    def __init__(self, index, device="cpu", blas_threads=None):
+    def __init__(self, index, device="cpu", blas_threads=None, session=None):
         super().__init__(index, device)
         if blas_threads:  # Ray pinned OMP_NUM_THREADS to 1: take the node's share at start
             threads.set_threads(blas_threads)
@@ -28,6 +29,10 @@ class _RayWorker(Worker):
         self._ran, self._ran_cv, self._exec = 0, threading.Condition(), threading.Lock()
         self._aborts = 0  # the driver's aborts so far: a wire batch waiting then gives up
         self._tls = None  # the session's .tls.Tls, when its sockets run TLS
+        # this worker's Ray metrics (..metrics), set by a thread of their own once a second,
+        # tagged with ``session`` (the driver's SHARDED_METRICS decides: a worker's
+        # environment is its node's); None: no metrics
+        self.metrics = None if session is None else metrics.WorkerMetrics(self, session)
 
     def node_id(self) -> str:
         return ray.get_runtime_context().get_node_id()
@@ -108,8 +113,8 @@ class _Actor:
     references, so no block ever reached the buffer pool (every big result faulted fresh
     pages)."""
 
-    def __init__(self, index, device="cpu", blas_threads=None):
-        self._w = _RayWorker(index, device, blas_threads)
+    def __init__(self, index, device="cpu", blas_threads=None, session=None):
+        self._w = _RayWorker(index, device, blas_threads, session)
 
     def run(self, cmds, *refs):
         return self._w.run(cmds, *refs)

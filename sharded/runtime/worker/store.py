@@ -52,6 +52,9 @@ class Store:
         self.pool_max = None  # this worker's cap (None: POOL_MAX_BYTES), set after placement
         self.cow: set = set()  # published keys that may still share memory with a writable shard
         self.published_seen = False  # no copy-on-write checks until something is published
+        # bytes of the arrays this worker exported (reads, transfers, tree partials) and of
+        # those its commands took from elsewhere (other workers' exports, the driver's puts)
+        self.sent_bytes = self.received_bytes = 0
 
     def missing(self, op: str, key) -> dict:
         """The error record of reading ``key`` for ``op``: its poison, or a missing key."""
@@ -90,6 +93,7 @@ class Store:
         v = self._mailed(a.tag, a.timeout) if kind is Mail else refs[a.index]
         if isinstance(v, Failed):
             raise Poisoned(v.record)
+        self.received_bytes += getattr(v, "nbytes", 0)
         return self.backend.to_device(v)
 
     def _mailed(self, tag, timeout):
@@ -102,6 +106,7 @@ class Store:
             return Failed(self.missing("export", key))
         part = arr if sl is None else arr[sl]
         part = self.backend.to_host(part)
+        self.sent_bytes += part.nbytes
         return np.array(part, copy=True) if self.copy_exports else np.asarray(part, order="C")
 
     def fetch(self, items):
@@ -113,6 +118,7 @@ class Store:
                 out.append(Failed(self.missing("read", key)))
                 continue
             part = self.backend.to_host(arr if sl is None else arr[sl])
+            self.sent_bytes += part.nbytes
             out.append(np.array(part, copy=True) if self.copy_exports else part)
         return out
 

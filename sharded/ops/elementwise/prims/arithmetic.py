@@ -49,7 +49,12 @@ def _scaled(input, other, alpha):
     rt = E.operand_dtypes([operand(input), operand(other)])
     if isinstance(alpha, bool) and rt != D.bool_:
         raise DTypeError(f"Boolean alpha only supported for Boolean results, got {rt.name}")
-    if isinstance(alpha, float) and not rt.is_floating_point:
+    if isinstance(alpha, complex) and not rt.is_complex:
+        raise DTypeError(
+            f"For non-complex input tensors, argument alpha must not be a complex number "
+            f"(alpha={alpha}, result dtype {rt.name})"
+        )
+    if isinstance(alpha, float) and D.category(rt) < 2:  # complex results take a float too
         raise DTypeError(
             f"For integral input tensors, argument alpha must not be a floating point number "
             f"(alpha={alpha}, result dtype {rt.name})"

@@ -200,8 +200,8 @@ def _floating(x):
 
 @bind("logit")
 def logit(input, eps=None):
-    """``log(p / (1 - p))``; with ``eps``, ``p`` is clamped to ``[eps, 1 - eps]`` first (so
-    the gradient is 0 outside it, as torch).
+    """``log(p / (1 - p))``; a non-negative ``eps`` clamps ``p`` to ``[eps, 1 - eps]``
+    first (the gradient is 0 outside it, as torch's).
 
     Examples
     --------
@@ -212,8 +212,13 @@ def logit(input, eps=None):
     x = _floating(input)
     if x.dtype.is_complex:
         raise UnsupportedDType(f'"logit_cpu" not implemented for {x.dtype.name} tensors')
-    if eps is not None:
-        x = x.clamp(eps, 1 - eps)
+    if eps is not None and eps >= 0:  # torch ignores a negative eps
+        # torch's kernel: x < eps ? eps : (x > 1 - eps ? 1 - eps : x), so with eps > 0.5
+        # (bounds crossed) values below eps take eps, not clamp's 1 - eps
+        lo, hi = eps, 1 - eps
+        x = E.call("where", x < lo, lo, E.call("where", x > hi, hi, x))
+    elif x.requires_grad:  # torch's gradient is NaN outside [0, 1] (where the value is)
+        x = x * E.call("where", (x < 0) | (x > 1), math.nan, 1.0)
     # log(x) - log1p(-x) rather than log(x / (1 - x)): its gradient 1/x + 1/(1-x) is torch's
     # +-inf at 0 and 1 (the quotient's is NaN there)
     return x.log() - (-x).log1p()

@@ -277,4 +277,12 @@ nextafter = E.define(
     nargs=2,
     tensors=("input", "other"),  # torch has no Number overload
 )
-nondiff("nextafter")  # torch defines no derivative
+
+
+@vjp("nextafter", saves=(0, 1))
+def _nextafter_vjp(gs, node):
+    """torch's rule: ``input`` gets the gradient where ``input != other`` (the result is
+    ``other`` itself elsewhere), ``other`` a zero one."""
+    a, b = node.args
+    ga = unbroadcast(E.call("where", a != b, gs[0], 0.0), a) if needs(a) else None
+    return ga, unbroadcast(E.zeros_like_grad(gs[0]), b) if needs(b) else None

@@ -17,7 +17,7 @@ from ....errors import ArgumentError, UnsupportedDType
 from ....tensor import check_not_published
 from .. import plan as E
 
-__all__ = ["clamp", "clamp_max", "clamp_min", "clip", "where"]
+__all__ = ["clamp", "clamp_max", "clamp_min", "clip", "fill", "where"]
 
 
 # ---------------------------------------------------------------------------- clamp
@@ -61,18 +61,23 @@ def _clamp_plan(ex, a, lo=None, hi=None, target=None):
 
 @vjp("clamp", saves=(0, 1, 2))
 def _clamp_vjp(gs, node):
+    """torch's rule: ``input`` gets the gradient where ``min <= input <= max``, ``min`` where
+    ``input < min < max``, ``max`` where ``input > max`` or ``max < min`` (every element is
+    ``max`` there); each summed back to its operand's shape (a bound may broadcast ``input``)."""
     a, lo, hi = node.args
     g = gs[0]
-    inside = [
-        c
-        for c in ((a >= lo) if lo is not None else None, (a <= hi) if hi is not None else None)
-        if c is not None
-    ]
-    inside = inside[0] if len(inside) == 1 else inside[0] & inside[1]
+    keep = to_lo = to_hi = None
+    if lo is not None:
+        keep, to_lo = a >= lo, a < lo
+    if hi is not None:
+        below, to_hi = a <= hi, a > hi
+        keep = below if keep is None else keep & below
+    if lo is not None and hi is not None:
+        to_lo, to_hi = to_lo & (lo < hi), to_hi | (hi < lo)
     return (
-        g * inside if needs(a) else None,
-        unbroadcast(g * (a < lo), lo) if needs(lo) else None,
-        unbroadcast(g * (a > hi), hi) if needs(hi) else None,
+        unbroadcast(where(keep, g, 0.0), a),
+        unbroadcast(where(to_lo, g, 0.0), lo) if needs(lo) else None,
+        unbroadcast(where(to_hi, g, 0.0), hi) if needs(hi) else None,
     )
 
 
@@ -315,6 +320,26 @@ def fill_(self, value):
         self[tuple(slice(0, 1) if s == 0 else slice(None) for s in self.stride())].fill_(value)
         return self
     return apply("fill_", self, operand(value), target=self)
+
+
+def fill(input, value):
+    """A new tensor of ``input``'s shape, dtype and layout with every element ``value`` (a
+    number or a one-element tensor), as ``torch.fill``: the out-of-place ``fill_``, so the
+    gradient is zero for ``input`` and the summed output gradient for a tensor ``value``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.zeros(3)
+    >>> st.fill(x, 2).tolist(), x.tolist()
+    ([2.0, 2.0, 2.0], [0.0, 0.0, 0.0])
+    """
+    if is_tensor(value) and value.ndim:
+        raise ArgumentError(
+            "fill only supports 0-dimension value tensors, got one with "
+            f"{value.ndim} dimensions (shape {list(value.shape)})"
+        )
+    return fill_(input.clone(), value)
 
 
 @bind("zero_", prim="fill_")

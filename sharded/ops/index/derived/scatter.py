@@ -306,7 +306,9 @@ def scatter_reduce_(input, dim, index, src, reduce, *, include_self=True):
 @bind("take_along_dim")
 def take_along_dim(input, indices, dim=None):
     """``input`` gathered along ``dim`` at ``indices`` broadcast against it (torch's
-    ``take_along_dim``; ``dim=None`` reads the flattened input). An out-of-range index raises
+    ``take_along_dim``; ``dim=None`` reads the flattened input). With a ``dim``, an index in
+    ``[-n, 0)`` counts from the end, as torch's (not with ``dim=None``, where torch refuses
+    negatives too). An index outside ``[-n, n)`` raises
     :class:`~sharded.errors.IndexOutOfRange` naming the offending values (torch's CPU kernel
     does not check and returns whatever it reads).
 
@@ -343,6 +345,9 @@ def take_along_dim(input, indices, dim=None):
             f"take_along_dim(): shapes {list(input.shape)} and {list(indices.shape)} do not "
             f"broadcast apart from dim {dim}"
         ) from None
+    n = input.shape[dim]
+    if n:  # torch's take_along_dim with a dim wraps an index in [-n, 0); gather does not
+        indices = indices + n * ((indices < 0) & (indices >= -n))
     idx = indices if tuple(indices.shape) == bi else indices.expand(*bi).contiguous()
     src = input if tuple(input.shape) == bx else input.expand(*bx).contiguous()
     return _gather(src, dim, idx, "take_along_dim")

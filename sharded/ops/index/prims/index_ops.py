@@ -402,7 +402,7 @@ def masked_fill_(input, mask, value):
             )
         value = value.to(input.dtype)
     else:
-        value = D.check_int(value, input.dtype)
+        value = D.check_fill(value, input.dtype)
     apply("put_mask", input, m, value, target=input)
     return input
 

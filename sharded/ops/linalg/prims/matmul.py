@@ -16,7 +16,7 @@ from ....backend import host_blas
 from ....core.dataflow import Operand
 from ....core.dispatch import apply, as_tensor, is_tensor, unbroadcast
 from ....core.registry import bind, kernel, primitive, vjp
-from ....errors import DTypeError, ShapeError, UnsupportedDType
+from ....errors import ArgumentTypeError, DTypeError, ShapeError, UnsupportedDType
 from ....layout import Layout, broadcast_shapes
 from ..plan import Vec, choose, run_blocks, run_ksplit
 
@@ -311,10 +311,28 @@ ger = outer
 
 
 # ------------------------------------------------------------------------------ add*
+def _factor(op, name, value, dtype):
+    """``beta`` or ``alpha`` as torch reads it in the result's ``dtype``: a Python number
+    never widens the result. An integer (or bool) result truncates a float factor (addr
+    refuses one); a real result refuses a complex factor."""
+    if isinstance(value, complex) and value.imag and not dtype.is_complex:
+        raise ArgumentTypeError(
+            f"{op}: argument {name}={value} cannot be converted to {dtype.name}"
+        )
+    if D.category(dtype) > 1 or not isinstance(value, (float, complex)):
+        return value
+    if op == "addr":
+        raise ArgumentTypeError(
+            f"For integral input tensors, argument {name} must not be a floating point "
+            f"number (addr got {name}={value} for {dtype.name})"
+        )
+    return int(value.real)
+
+
 def _add_scaled(op, input, prod, beta, alpha):
     """torch's ``beta * input + alpha * prod``: ``input`` broadcasts to ``prod``'s shape
-    and is ignored (NaN included) when ``beta`` is 0; unit factors multiply nothing, so
-    integer products stay integer."""
+    and is ignored (NaN included) when ``beta`` is 0; unit factors multiply nothing, and
+    the factors are read in the result's dtype, so integer products stay integer."""
     input = _t(input)
     shape = tuple(prod.shape)
     try:
@@ -326,6 +344,10 @@ def _add_scaled(op, input, prod, beta, alpha):
             f"{op}: input of shape {_dims(input.shape)} does not broadcast to the product's "
             f"shape {_dims(shape)}"
         )
+    dt = D.promote_types(input.dtype, prod.dtype)
+    beta, alpha = _factor(op, "beta", beta, dt), _factor(op, "alpha", alpha, dt)
+    if dt == D.bool_:  # torch's bool addr: (beta and input) or (alpha and outer)
+        beta, alpha = bool(beta), bool(alpha)
     out = prod if alpha == 1 else prod * alpha
     if beta == 0:
         return out.expand(shape) if out.ndim else out

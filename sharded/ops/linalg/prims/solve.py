@@ -217,7 +217,8 @@ def slogdet(A):
 
 @bind("logdet")
 def logdet(A):
-    """``log(det(A))`` (NaN for a negative determinant, as torch).
+    """``log(det(A))`` (NaN for a negative real determinant, as torch; the principal log
+    ``log|det| + i arg(det)`` of a complex one).
 
     Examples
     --------
@@ -226,6 +227,8 @@ def logdet(A):
     1.791759
     """
     sign, logabs = slogdet(A)
+    if sign.dtype.is_complex:  # torch: log(sign) + log|det|, the principal log of det
+        return sign.log() + logabs
     # the where primitive (elementwise family) by name, as st.where(c, x, y)
     return apply("where", sign > 0, logabs, apply("where", sign == 0, -math.inf, math.nan))
 
@@ -353,10 +356,11 @@ def tensorsolve(A, B, dims=None):
     nb = B.ndim
     xshape = tuple(A.shape[nb:])
     n = math.prod(B.shape)
-    if tuple(A.shape[:nb]) != tuple(B.shape) or math.prod(xshape) != n:
+    # torch asks only for a square reshape: prod(A.shape[:B.ndim]) == prod(A.shape[B.ndim:])
+    # == B.numel(), not A.shape[:B.ndim] == B.shape ((3, 2, 6) solves against a (2, 3) B)
+    if math.prod(A.shape[:nb]) != n or math.prod(xshape) != n:
         raise ShapeError(
-            f"linalg.tensorsolve: expected prod(A.shape[B.ndim:]) == B.numel() "
-            f"with A.shape[:B.ndim] == B.shape, got A {tuple(A.shape)} and B "
-            f"{tuple(B.shape)}"
+            f"linalg.tensorsolve: expected prod(A.shape[:B.ndim]) == prod(A.shape[B.ndim:]) "
+            f"== B.numel(), got A {tuple(A.shape)} and B {tuple(B.shape)}"
         )
     return solve(A.reshape(n, n), B.reshape(n)).reshape(xshape)

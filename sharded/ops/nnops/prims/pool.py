@@ -302,8 +302,9 @@ def avg_pool2d_block(xp, *pieces, places, shape, pads, dtype, k, stride, pad, in
         s += tap
     if flt:
         return (s / div.astype(acc)).astype(xpad.dtype, copy=False)
-    q = xp.abs(s) // div.astype(np.int64)
-    return (xp.sign(s) * q).astype(xpad.dtype)
+    d = div.astype(np.int64)  # a divisor_override may be negative: truncate toward zero
+    q = xp.abs(s) // xp.abs(d)
+    return (xp.sign(s) * xp.sign(d) * q).astype(xpad.dtype)
 
 
 def _avg_spec(x, k, stride, pad, out_hw, cip, dov):

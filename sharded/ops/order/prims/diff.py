@@ -179,6 +179,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
                     f"input {list(x.shape)}, dim {d})"
                 )
         parts.append(t)
+    if n == 0:  # torch checks prepend/append, then returns a copy of input without them
+        return x.clone()
     dt = parts[0].dtype
     for t in parts[1:]:  # torch concatenates first: the parts promote as in cat
         dt = D.promote_types(dt, t.dtype)

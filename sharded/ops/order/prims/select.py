@@ -469,7 +469,27 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore):
     v = apply("quantile", x2, qs, scalar, d, keep, interpolation, ignore)[0]
     if dim is None and keepdim:
         v = v.reshape(((len(qs),) if not scalar else ()) + (1,) * len(shape))
+    if is_tensor(q) and q.requires_grad and interpolation == "linear":
+        v = v + _q_term(name, x.detach(), q, v, dim, keepdim, ignore)
     return v
+
+
+def _q_term(name, x, q, v, dim, keepdim, ignore):
+    """A zero whose gradient with respect to ``q`` is torch's for a linear quantile: the
+    interpolation's slope ``(x[ceil r] - x[floor r]) (n - 1)`` at the rank ``r = q (n - 1)``
+    (``n`` counts the non-NaN values for nanquantile); 0 where a row holding NaN fixes the
+    rank, as torch's."""
+    qd = q.detach()
+    lo, hi = (_quantile(name, x, qd, dim, keepdim, m, ignore) for m in ("lower", "higher"))
+    if ignore:
+        n = (x == x).sum(dim, keepdim=bool(keepdim) and dim is not None)
+    else:
+        n = x.numel() if dim is None else x.shape[_dim(x, dim)]
+    slope = (hi - lo) * (n - 1)
+    slope = apply("where", slope.isfinite(), slope, 0.0)
+    if q.ndim:  # a 1-d q runs along the result's leading dim
+        q, qd = (t.reshape((-1,) + (1,) * (v.ndim - 1)) for t in (q, qd))
+    return (q - qd) * slope
 
 
 @bind("quantile", prim="quantile")

@@ -146,6 +146,8 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """
     x = _tensor(input)
     _floating("var_mean", x)
+    if isinstance(dim, bool):  # torch's var_mean(input, unbiased) overload: a bool is not a dim
+        dim, unbiased = None, dim
     return var(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim)
 
 
@@ -162,6 +164,8 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """
     x = _tensor(input)
     _floating("std_mean", x)
+    if isinstance(dim, bool):  # torch's std_mean(input, unbiased) overload: a bool is not a dim
+        dim, unbiased = None, dim
     return std(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim)
 
 

@@ -5,7 +5,6 @@ gradients come from the primitives), following torch's own formulas step by step
 
 from __future__ import annotations
 
-import builtins
 import math
 import numbers
 import warnings
@@ -99,9 +98,9 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         norm = wsum - correction * scale
     else:
         norm = wsum - correction
-    if is_tensor(norm):
-        norm = builtins.max(norm.item(), 0)  # torch clamps it at 0 too (a read of one value)
-    if norm <= 0:
+    # torch reads one value to check it; a weighted norm stays a tensor, in the gradient
+    # (d cov / d aweights goes through it too)
+    if (norm.item() if is_tensor(norm) else norm) <= 0:
         warnings.warn(
             "cov(): degrees of freedom is <= 0. Correction should be strictly less than the "
             "number of observations.",
@@ -112,7 +111,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     d = x - avg.unsqueeze(1)
     dw = d if w is None else d * w
     c = d.matmul(dw.mT.conj() if d.dtype.is_complex else dw.mT)
-    return (c / float(norm)).squeeze()
+    return (c / (norm if is_tensor(norm) else float(norm))).squeeze()
 
 
 # corrcoef = cov / (std_i std_j), clipped to [-1, 1] (each part of a complex value)

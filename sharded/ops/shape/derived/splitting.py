@@ -19,7 +19,16 @@ from ....layout import normalize_dim
 from ...creation.prims import zeros
 from ..prims.triangular import diag
 
-__all__ = ["tensor_split", "hsplit", "vsplit", "dsplit", "narrow_copy", "block_diag", "diagflat"]
+__all__ = [
+    "split_with_sizes",
+    "tensor_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "narrow_copy",
+    "block_diag",
+    "diagflat",
+]
 
 
 def _t(x):
@@ -32,6 +41,39 @@ def _ints(v, name):
         if isinstance(a, bool) or not isinstance(a, numbers.Integral):
             raise ArgumentError(f"{name}: indices must be ints, got {v!r}")
     return [int(a) for a in v]
+
+
+@bind("split_with_sizes")
+def split_with_sizes(input, split_sizes, dim=0):
+    """Views of consecutive pieces of ``split_sizes`` along ``dim``, which must add up to
+    its size exactly (``torch.split_with_sizes``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> [p.tolist() for p in st.split_with_sizes(st.arange(5), [2, 3])]
+    [[0, 1], [2, 3, 4]]
+    """
+    sizes = _ints(split_sizes, "split_with_sizes")
+    if input.ndim == 0:
+        raise ArgumentError("split_with_sizes expects at least a 1-dimensional tensor")
+    d = normalize_dim(dim, input.ndim)
+    n = input.shape[d]
+    if any(s < 0 for s in sizes):
+        raise ArgumentError(
+            "split_with_sizes expects split_sizes have only non-negative entries, but got "
+            f"split_sizes={sizes}"
+        )
+    if sum(sizes) != n:
+        raise ArgumentError(
+            f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
+            f"at dimension {d}), but got split_sizes={sizes}"
+        )
+    out, start = [], 0
+    for s in sizes:
+        out.append(input.narrow(d, start, s))
+        start += s
+    return tuple(out)
 
 
 # ------------------------------------------------------------------------ tensor_split

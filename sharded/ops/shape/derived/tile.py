@@ -1,9 +1,10 @@
-"""Shape functions built from views, reshapes, expands and concatenation: ``repeat``,
-``tile``, ``repeat_interleave``, ``movedim``/``moveaxis``, ``unflatten``, ``rot90``,
-``broadcast_tensors``, ``atleast_*d``, ``view_as``, ``type_as``, the ``*stack`` family and
-``take``. Each is a composition of differentiable primitives, so none needs a VJP of its own
-and each runs where the primitives it uses run (a split dim is handled by them). Also the
-predicates ``is_same_size`` (of the shapes) and ``get_device`` (of the device).
+"""Shape functions built from views, reshapes, expands, flips and concatenation:
+``repeat``, ``tile``, ``repeat_interleave``, ``movedim``/``moveaxis``, ``unflatten``,
+``rot90``, ``fliplr``/``flipud``, ``broadcast_tensors``, ``atleast_*d``, ``view_as``,
+``type_as``, the ``*stack`` family and ``take``. Each is a composition of differentiable
+primitives, so none needs a VJP of its own and each runs where the primitives it uses run (a
+split dim is handled by them). Also the predicates ``is_same_size`` (of the shapes) and
+``get_device`` (of the device).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ __all__ = [
     "moveaxis",
     "unflatten",
     "rot90",
+    "fliplr",
+    "flipud",
     "broadcast_tensors",
     "broadcast_shapes",
     "atleast_1d",
@@ -253,6 +256,36 @@ def rot90(input, k=1, dims=(0, 1)):
 
 
 # ------------------------------------------------------------------------ broadcasting
+@bind("fliplr")
+def fliplr(x):
+    """Reverse dim 1 (a copy); ``x`` must be at least 2-d, as ``torch.fliplr``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.fliplr(st.tensor([[1, 2, 3]])).tolist()
+    [[3, 2, 1]]
+    """
+    if x.ndim < 2:
+        raise ArgumentError(f"fliplr: Input must be >= 2-d, got a {x.ndim}-d tensor")
+    return x.flip(1)
+
+
+@bind("flipud")
+def flipud(x):
+    """Reverse dim 0 (a copy); ``x`` must be at least 1-d, as ``torch.flipud``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.flipud(st.tensor([1, 2, 3])).tolist()
+    [3, 2, 1]
+    """
+    if x.ndim < 1:
+        raise ArgumentError("flipud: Input must be >= 1-d, got a 0-d tensor")
+    return x.flip(0)
+
+
 def broadcast_tensors(*tensors):
     """The tensors expanded to their common broadcast shape (views).
 

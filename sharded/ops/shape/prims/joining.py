@@ -37,8 +37,6 @@ __all__ = [
     "unbind",
     "concatenate",
     "concat",
-    "fliplr",
-    "flipud",
 ]
 
 
@@ -137,7 +135,16 @@ def to(self, *args, **kwargs):
     kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    # torch's positional form is to(device, dtype, non_blocking, copy): the bools after the
+    # device/dtype/tensor are the flags, in that order, never a dtype
+    flags = [a for a in args if isinstance(a, bool)]
+    if len(flags) > 2:
+        raise ArgumentError(f"to() takes at most 2 positional flags, got {flags}")
+    if len(flags) == 2:
+        copy = flags[1]
     for a in args:
+        if isinstance(a, bool):
+            continue
         if is_tensor(a):
             dtype = a.dtype
         elif isinstance(a, str):
@@ -396,6 +403,13 @@ def narrow(x, dim, start, length):
     """
     if x.ndim == 0:
         raise ArgumentError("narrow() cannot be applied to a 0-dim tensor.")
+    if is_tensor(start):  # torch's Tensor overload takes a 0-d integer tensor only
+        if start.ndim or D.category(start.dtype) != 1:
+            raise ArgumentError(
+                f"narrow(): start must be an 0-dim integral Tensor, got a {start.ndim}-dim "
+                f"{start.dtype.name} tensor"
+            )
+        start = int(start.item())
     d = normalize_dim(dim, x.ndim)
     size = x.shape[d]
     # torch's bounds: a slice would silently clip (or wrap a negative stop) instead.
@@ -523,36 +537,6 @@ def flip(x, dims, *more):
         raise ArgumentError(f"flip: a dim appears multiple times in the list of dims {dims}")
     key = tuple(slice(None, None, -1) if d in ds else slice(None) for d in range(x.ndim))
     return x[key].clone()
-
-
-@bind("fliplr")
-def fliplr(x):
-    """Reverse dim 1 (a copy); ``x`` must be at least 2-d, as ``torch.fliplr``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.fliplr(st.tensor([[1, 2, 3]])).tolist()
-    [[3, 2, 1]]
-    """
-    if x.ndim < 2:
-        raise ArgumentError(f"fliplr: Input must be >= 2-d, got a {x.ndim}-d tensor")
-    return flip(x, [1])
-
-
-@bind("flipud")
-def flipud(x):
-    """Reverse dim 0 (a copy); ``x`` must be at least 1-d, as ``torch.flipud``.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.flipud(st.tensor([1, 2, 3])).tolist()
-    [3, 2, 1]
-    """
-    if x.ndim < 1:
-        raise ArgumentError("flipud: Input must be >= 1-d, got a 0-d tensor")
-    return flip(x, [0])
 
 
 @bind("roll")

@@ -1,9 +1,10 @@
-"""README's "Adding an op" runs. Each ```python block is executed as the module whose path the
-text names last before it: a new module in a fresh namespace, an existing one in a copy of
-its namespace (as if the block were pasted there). The op block's ``__all__`` names become
-``st`` names (what its family's ``__init__`` does), its docstring examples run, then the test
-block's tests are called. What the blocks register (primitive, kernels, methods, ``st`` names)
-is undone afterwards. The kernels live in this process: the in-process executor only."""
+"""The guide's "Adding an op" (``scripts/docs/docs/guide/code.md``) runs. Each ```python
+block is executed as the module whose path the text names last before it: a new module in a
+fresh namespace, an existing one in a copy of its namespace (as if the block were pasted
+there). The op block's ``__all__`` names become ``st`` names (what its family's ``__init__``
+does), its docstring examples run, then the test block's tests are called. What the blocks
+register (primitive, kernels, methods, ``st`` names) is undone afterwards. The kernels live in
+this process: the in-process executor only."""
 
 import doctest
 import importlib
@@ -17,21 +18,21 @@ import sharded as st
 from sharded.core.registry import PRIMITIVES
 from sharded.runtime.worker.core import KERNELS
 
-README = Path(__file__).parents[2] / "README.md"
+PAGE = Path(__file__).parents[2] / "scripts" / "docs" / "docs" / "guide" / "code.md"
 
 
 def section_blocks(title: str) -> list:
-    """``(module, code)`` for each ```python block of README's section ``title``, in order:
+    """``(module, code)`` for each ```python block of the page's section ``title``, in order:
     ``module`` is the one whose path (`sharded/...py` or `tests/...py`) the text between the
     previous block and this one names last."""
-    text = README.read_text()
+    text = PAGE.read_text()
     start = text.index(f"\n## {title}\n")
     end = text.find("\n## ", start + 1)
     pieces = re.split(r"```python\n(.*?)```", text[start : None if end < 0 else end], flags=re.S)
     blocks = []
     for prose, code in zip(pieces[0::2], pieces[1::2]):
         paths = re.findall(r"`((?:sharded|tests)/[\w/]+)\.py`", prose)
-        assert paths, f"README names no module before the block:\n{code}"
+        assert paths, f"the page names no module before the block:\n{code}"
         blocks.append((paths[-1].replace("/", "."), code))
     return blocks
 
@@ -45,7 +46,7 @@ def run_block(module: str, code: str, n: int) -> dict:
             raise
         ns = {"__name__": module, "__package__": module.rpartition(".")[0]}
     before = dict(ns)
-    exec(compile(code, f"README.md (Adding an op, block {n})", "exec"), ns)
+    exec(compile(code, f"{PAGE.name} (Adding an op, block {n})", "exec"), ns)
     return {k: v for k, v in ns.items() if k not in before or before[k] is not v}
 
 
@@ -76,12 +77,12 @@ def _drop(names) -> None:
 
 
 def _examples(op: dict) -> list:
-    finder = doctest.DocTestFinder()  # module=False: the examples are README's
+    finder = doctest.DocTestFinder()  # module=False: the examples are the page's
     return [
         t
         for name, f in op.items()
         if inspect.isfunction(f)
-        for t in finder.find(f, f"README: {name}", module=False)
+        for t in finder.find(f, f"{PAGE.name}: {name}", module=False)
     ]
 
 

@@ -1,0 +1,170 @@
+"""The basic functions other parts of ``st.nn.functional`` compose (linear, dropout,
+embedding, padding), apart so that those parts import them without importing
+:mod:`.functional` itself (which imports them all)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ArgumentError, ShapeError, UnsupportedArgument
+from ..ops.creation.prims import full, tensor
+from ..ops.elementwise.prims.selection import where
+from ..ops.index.prims.index_ops import index_select
+from ..ops.random.prims.counter import rand_like
+from ..ops.shape.prims.joining import cat
+from ._activation import _src
+
+
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.linear(st.ones(2, 3), st.ones(4, 3)).shape
+    sharded.Size([2, 4])
+    """
+    out = input @ weight.t()
+    return out if bias is None else out + bias
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``
+    (identity unless ``training``). The mask comes from the counter-based generator
+    (``st.rand_like``), so it is the same for any sharding of ``input``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.manual_seed(0)
+    >>> out = st.nn.functional.dropout(st.ones(1000), 0.5)
+    >>> sorted(set(out.tolist()))
+    [0.0, 2.0]
+    >>> st.nn.functional.dropout(st.ones(3), 0.5, training=False).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ArgumentError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:  # torch: all zeros (and zero gradient), no division by 0
+        out = input * 0.0
+    else:
+        keep = rand_like(input, requires_grad=False) >= p  # kept with probability 1 - p
+        out = _src(input, inplace) * (keep.to(input.dtype) * (1.0 / (1.0 - p)))
+    if inplace:
+        return input.copy_(out)
+    return out
+
+
+def embedding(input, weight, padding_idx=None):
+    """Rows ``weight[input]``: an (*, D) tensor for integer indices of shape (*). The
+    gradient scatters back into the rows (none into ``padding_idx``'s row).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> w = st.arange(6.).reshape(3, 2)
+    >>> st.nn.functional.embedding(st.tensor([[2, 0]]), w).tolist()
+    [[[4.0, 5.0], [0.0, 1.0]]]
+    """
+    if input.dtype.is_floating_point:
+        raise ArgumentError(f"embedding: indices must be integers, got {input.dtype}")
+    if weight.ndim != 2:
+        raise ShapeError(f"embedding: 'weight' must be 2-D, got shape {list(weight.shape)}")
+    rows = index_select(weight, 0, input.reshape(-1))
+    if padding_idx is not None:
+        # torch: the padding row gets no gradient, so mask it out of the graph
+        pad = padding_idx + weight.shape[0] if padding_idx < 0 else padding_idx
+        hit = (input.reshape(-1) == pad).unsqueeze(1)
+        rows = where(hit, rows.detach(), rows)
+    return rows.reshape(tuple(input.shape) + (weight.shape[1],))
+
+
+def _source_rows(n, left, right, mode):
+    """Indices into a dim of size ``n`` that build its padded version (non-constant modes)."""
+    if mode == "circular":
+        # torch crops first (negative amounts), then wraps around what is left: (-1, 2) of
+        # [1..6] is [2, 3, 4, 5, 6, 2, 3], not [..., 6, 1, 2]
+        start = max(-left, 0)
+        kept = n - start - max(-right, 0)
+        j = np.arange(n + left + right) - max(left, 0)
+        return start + j % kept if kept else j
+    j = np.arange(-left, n + right)
+    if mode == "replicate":
+        return np.clip(j, 0, n - 1)
+    period = 2 * (n - 1)  # reflect: mirror about the edge elements
+    j = np.abs(j) % period if period else np.zeros_like(j)
+    return np.where(j >= n, period - j, j)
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad the last ``len(pad) // 2`` dims: ``pad = (left_last, right_last, left_prev, ...)``
+    (negative amounts crop); ``mode`` 'constant' (with ``value``, default 0), 'reflect',
+    'replicate' or 'circular', as torch's ``F.pad``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.functional.pad(st.tensor([[1., 2.]]), (1, 2), value=9).tolist()
+    [[9.0, 1.0, 2.0, 9.0, 9.0]]
+    >>> st.nn.functional.pad(st.tensor([[1., 2., 3.]]), (2, 1), mode="reflect").tolist()
+    [[3.0, 2.0, 1.0, 2.0, 3.0, 2.0]]
+    """
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ArgumentError(
+            f"Padding length must be divisible by 2 and at most twice the input's {input.ndim} "
+            f"dims, got pad {list(pad)}"
+        )
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise ArgumentError(f"Unrecognised padding mode {mode!r}")
+    if mode != "constant" and (
+        len(pad) // 2 not in (input.ndim - 1, input.ndim - 2) or not 1 <= len(pad) // 2 <= 3
+    ):
+        # torch pads the trailing 1-3 dims past a (batch, channel) or (channel,) prefix only
+        raise UnsupportedArgument(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor in "
+            f"mode {mode!r}"
+        )
+    if mode != "constant" and value is not None and value != 0:
+        raise ArgumentError(f"Padding mode {mode!r} doesn't take in value argument")
+    out = input
+    for k in range(len(pad) // 2):
+        d, left, right = input.ndim - 1 - k, pad[2 * k], pad[2 * k + 1]
+        n = out.shape[d]
+        if mode == "constant":
+            out = out.narrow(d, max(-left, 0), n - max(-left, 0) - max(-right, 0))
+            parts = []
+            for amount in (left, right):
+                shape = list(out.shape)
+                shape[d] = max(amount, 0)
+                parts.append(full(shape, 0 if value is None else value, dtype=out.dtype))
+            out = cat([parts[0], out, parts[1]], d)
+            continue
+        if mode == "reflect" and (left >= n or right >= n):
+            raise ArgumentError(
+                f"Argument #4: Padding size should be less than the corresponding input "
+                f"dimension, but got: padding ({left}, {right}) at dimension {d} of input "
+                f"{list(input.shape)}"
+            )
+        if mode == "circular" and (left > n or right > n):
+            raise ArgumentError(
+                f"Padding value causes wrapping around more than once (padding ({left}, "
+                f"{right}) at dimension {d} of size {n})"
+            )
+        if n == 0:
+            raise ShapeError(f"pad: mode {mode!r} needs a non-empty dim {d}, got shape 0")
+        size = n + left + right
+        if mode == "circular" and (size < 0 or (size and n + min(left, 0) + min(right, 0) <= 0)):
+            raise ShapeError(
+                f"Negative padding value is resulting in an empty dimension (padding ({left}, "
+                f"{right}) at dimension {d} of size {n})"
+            )
+        if mode != "circular" and size <= 0:
+            raise ShapeError(
+                f"input (dim {d}: {n}) is too small for padding ({left}, {right}). Calculated "
+                f"output size: {size}"
+            )
+        out = index_select(out, d, tensor(_source_rows(n, left, right, mode)))
+    return out
