@@ -1,7 +1,8 @@
 """The layer, container and loss classes of ``st.nn``, one module per kind as torch's
 ``nn/modules``: ``module`` (Module, Parameter), ``container``, ``linear``, ``activation``,
 ``attention`` (MultiheadAttention), ``conv``, ``pooling``, ``normalization``, ``dropout``,
-``sparse`` (Embedding), ``flatten``, ``distance``, ``loss`` and ``transformer``;
+``sparse`` (Embedding), ``rnn`` (RNN, LSTM, GRU and their cells), ``flatten``, ``distance``,
+``loss`` and ``transformer``;
 ``sharded.nn`` re-exports every class named here.
 """
 
@@ -18,6 +19,7 @@ from . import (
     module,
     normalization,
     pooling,
+    rnn,
     sparse,
     transformer,
 )
@@ -34,6 +36,7 @@ from .module import *  # noqa: F403
 from .module import IncompatibleKeys as IncompatibleKeys  # load_state_dict's result
 from .normalization import *  # noqa: F403
 from .pooling import *  # noqa: F403
+from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
 from .transformer import *  # noqa: F403
 
@@ -52,4 +55,5 @@ __all__ = [
     *distance.__all__,
     *loss.__all__,
     *transformer.__all__,
+    *rnn.__all__,
 ]
