@@ -22,6 +22,7 @@ from ..ops.creation.prims import arange, full, tensor
 from ..ops.elementwise.prims.selection import clamp, where  # noqa: F401
 from ..ops.elementwise.prims.special import erf  # noqa: F401
 from ..ops.elementwise.prims.unary import exp, log1p, sigmoid, sqrt, tanh  # noqa: F401
+from ..ops.index.derived.scatter import gather
 from ..ops.index.prims.index_ops import index_select
 from ..ops.nnops import derived as _pool
 from ..ops.nnops.derived import *  # noqa: F403
@@ -229,7 +230,8 @@ def batch_norm(
 
 def embedding(input, weight, padding_idx=None):
     """Rows ``weight[input]``: an (*, D) tensor for integer indices of shape (*). The
-    gradient scatters back into the rows (none into ``padding_idx``'s row).
+    gradient scatters back into the rows (none into ``padding_idx``'s row). With a
+    replicated ``weight`` (a layer's default) the result is laid out like ``input``.
 
     Examples
     --------
@@ -240,13 +242,21 @@ def embedding(input, weight, padding_idx=None):
     """
     if input.dtype.is_floating_point:
         raise ArgumentError(f"embedding: indices must be integers, got {input.dtype}")
-    rows = index_select(weight, 0, input.reshape(-1))
+    if weight.layout.is_replicated and input.ndim:
+        # Every worker holds the whole table: each block of indices reads its rows where it
+        # lies, so the result keeps the indices' layout (a sequence split stays split).
+        idx = input.unsqueeze(-1).expand(*input.shape, weight.shape[1])
+        table = weight.expand(*input.shape[:-1], *weight.shape) if input.ndim > 1 else weight
+        rows = gather(table, input.ndim - 1, idx)
+    else:
+        rows = index_select(weight, 0, input.reshape(-1))
+        rows = rows.reshape(tuple(input.shape) + (weight.shape[1],))
     if padding_idx is not None:
         # torch: the padding row gets no gradient, so mask it out of the graph
         pad = padding_idx + weight.shape[0] if padding_idx < 0 else padding_idx
-        hit = (input.reshape(-1) == pad).unsqueeze(1)
+        hit = (input == pad).unsqueeze(-1)
         rows = where(hit, rows.detach(), rows)
-    return rows.reshape(tuple(input.shape) + (weight.shape[1],))
+    return rows
 
 
 def torch_dropout(input, p, train):
