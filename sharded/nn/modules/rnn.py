@@ -209,7 +209,8 @@ class RNNBase(Module):
             x = x.transpose(0, 1) if batched and self.batch_first else x
             T, B = x.shape[0], x.shape[1]
             masks = [None] * T
-        h0, c0 = self._initial(hx, B, x.dtype, batched, sorted_idx if packed else None)
+        resort = sorted_idx if packed and input.sorted_indices is not None else None
+        h0, c0 = self._initial(hx, B, x.dtype, batched, resort)
         dirs = 2 if self.bidirectional else 1
         hs, cs = [], []
         for layer in range(self.num_layers):
