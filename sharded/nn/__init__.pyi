@@ -514,6 +514,66 @@ class RMSNorm(Module):
     def extra_repr(self) -> Any: ...
     def forward(self, x) -> ShardedTensor: ...
 
+class RNNBase(Module):
+    """The stack of recurrent layers behind ``RNN``, ``LSTM`` and ``GRU`` (``mode`` is
+    ``"RNN_TANH"``, ``"RNN_RELU"``, ``"LSTM"`` or ``"GRU"``); parameters are replicated on
+    every worker and drawn from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as torch's."""
+
+    mode: Any
+    input_size: Any
+    hidden_size: Any
+    num_layers: Any
+    bias: Any
+    batch_first: Any
+    dropout: Any
+    bidirectional: Any
+    proj_size: Any
+    def __init__(
+        self,
+        mode,
+        input_size,
+        hidden_size,
+        num_layers=...,
+        bias=...,
+        batch_first=...,
+        dropout=...,
+        bidirectional=...,
+        proj_size=...,
+        device=...,
+        dtype=...,
+    ) -> None: ...
+    @property
+    def all_weights(self) -> Any:
+        """The parameters per layer and direction, in torch's order."""
+    def extra_repr(self) -> Any: ...
+    def flatten_parameters(self) -> None:
+        """Nothing to do: the weights are separate tensors already (torch packs them for cuDNN)."""
+    def forward(self, input, hx=...) -> ShardedTensor:
+        """``(output, h_n)`` (LSTM: ``(output, (h_n, c_n))``) for ``input`` of shape ``(T, B,
+        input_size)`` (``(B, T, input_size)`` when ``batch_first``), ``(T, input_size)``
+        unbatched, or a ``PackedSequence`` (then ``output`` is one too)."""
+    def reset_parameters(self) -> None:
+        """Draw every parameter from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
+
+class RNNCellBase(Module):
+    """One step of a recurrent layer (``weight_ih``, ``weight_hh``, ``bias_ih``, ``bias_hh``,
+    torch's names); ``num_chunks`` gates."""
+
+    input_size: Any
+    hidden_size: Any
+    bias: Any
+    weight_ih: Any
+    weight_hh: Any
+    bias_ih: Any
+    bias_hh: Any
+    def __init__(
+        self, input_size, hidden_size, bias, num_chunks, device=..., dtype=...
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input, hx=...) -> ShardedTensor: ...
+    def reset_parameters(self) -> None:
+        """Draw every parameter from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
+
 class RReLU(Module):
     """Randomized leaky ReLU: slopes drawn in ``[lower, upper]`` while training, their mean in
     eval."""
@@ -950,6 +1010,28 @@ class Dropout2d(Module):
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
 
+class GRU(RNNBase):
+    """Gated recurrent unit: gates ``r, z, n`` (torch's order), ``n = tanh(x W_in^T + b_in + r *
+    (h W_hn^T + b_hn))``, ``h_t = (1 - z) * n + z * h_{t-1}``."""
+
+    def __init__(
+        self,
+        input_size,
+        hidden_size,
+        num_layers=...,
+        bias=...,
+        batch_first=...,
+        dropout=...,
+        bidirectional=...,
+        device=...,
+        dtype=...,
+    ) -> None: ...
+
+class GRUCell(RNNCellBase):
+    """One step of :class:`GRU`."""
+
+    def __init__(self, input_size, hidden_size, bias=..., device=..., dtype=...) -> None: ...
+
 class GaussianNLLLoss(Module):
     """Gaussian negative log likelihood with predicted variances ``var``."""
 
@@ -1027,6 +1109,30 @@ class L1Loss(Module):
     reduction: Any
     def __init__(self, size_average=..., reduce=..., reduction=...) -> None: ...
     def forward(self, input, target) -> ShardedTensor: ...
+
+class LSTM(RNNBase):
+    """Long short-term memory: gates ``i, f, g, o`` (in that order in the weights, as torch's),
+    ``c_t = f * c_{t-1} + i * g``, ``h_t = o * tanh(c_t)`` (times ``W_hr^T`` when ``proj_size
+    > 0``); returns ``(output, (h_n, c_n))``."""
+
+    def __init__(
+        self,
+        input_size,
+        hidden_size,
+        num_layers=...,
+        bias=...,
+        batch_first=...,
+        dropout=...,
+        bidirectional=...,
+        proj_size=...,
+        device=...,
+        dtype=...,
+    ) -> None: ...
+
+class LSTMCell(RNNCellBase):
+    """One step of :class:`LSTM`; ``hx`` is ``(h, c)`` and so is the result."""
+
+    def __init__(self, input_size, hidden_size, bias=..., device=..., dtype=...) -> None: ...
 
 class LogSigmoid(Module):
     """``log(sigmoid(x))``, stable."""
@@ -1115,6 +1221,33 @@ class PoissonNLLLoss(Module):
         self, log_input=..., full=..., size_average=..., eps=..., reduce=..., reduction=...
     ) -> None: ...
     def forward(self, log_input, target) -> ShardedTensor: ...
+
+class RNN(RNNBase):
+    """Elman RNN: ``h_t = act(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` with ``act`` the
+    ``nonlinearity`` (``'tanh'`` or ``'relu'``); torch's arguments and results."""
+
+    nonlinearity: Any
+    def __init__(
+        self,
+        input_size,
+        hidden_size,
+        num_layers=...,
+        nonlinearity=...,
+        bias=...,
+        batch_first=...,
+        dropout=...,
+        bidirectional=...,
+        device=...,
+        dtype=...,
+    ) -> None: ...
+
+class RNNCell(RNNCellBase):
+    """One step of :class:`RNN`: ``h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh)``."""
+
+    nonlinearity: Any
+    def __init__(
+        self, input_size, hidden_size, bias=..., nonlinearity=..., device=..., dtype=...
+    ) -> None: ...
 
 class ReLU(Module):
     """``max(x, 0)``."""

@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import ArgumentError, ShapeError, UnsupportedArgument
 from ..ops.creation.prims import full, tensor
 from ..ops.elementwise.prims.selection import where
+from ..ops.index.derived.scatter import gather
 from ..ops.index.prims.index_ops import index_select
 from ..ops.random.prims.counter import rand_like
 from ..ops.shape.prims.joining import cat
@@ -59,7 +60,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 def embedding(input, weight, padding_idx=None):
     """Rows ``weight[input]``: an (*, D) tensor for integer indices of shape (*). The
-    gradient scatters back into the rows (none into ``padding_idx``'s row).
+    gradient scatters back into the rows (none into ``padding_idx``'s row). With a
+    replicated ``weight`` (a layer's default) the result is laid out like ``input``.
 
     Examples
     --------
@@ -72,13 +74,21 @@ def embedding(input, weight, padding_idx=None):
         raise ArgumentError(f"embedding: indices must be integers, got {input.dtype}")
     if weight.ndim != 2:
         raise ShapeError(f"embedding: 'weight' must be 2-D, got shape {list(weight.shape)}")
-    rows = index_select(weight, 0, input.reshape(-1))
+    if weight.layout.is_replicated and input.ndim:
+        # Every worker holds the whole table: each block of indices reads its rows where it
+        # lies, so the result keeps the indices' layout (a sequence split stays split).
+        idx = input.unsqueeze(-1).expand(*input.shape, weight.shape[1])
+        table = weight.expand(*input.shape[:-1], *weight.shape) if input.ndim > 1 else weight
+        rows = gather(table, input.ndim - 1, idx)
+    else:
+        rows = index_select(weight, 0, input.reshape(-1))
+        rows = rows.reshape(tuple(input.shape) + (weight.shape[1],))
     if padding_idx is not None:
         # torch: the padding row gets no gradient, so mask it out of the graph
         pad = padding_idx + weight.shape[0] if padding_idx < 0 else padding_idx
-        hit = (input.reshape(-1) == pad).unsqueeze(1)
+        hit = (input == pad).unsqueeze(-1)
         rows = where(hit, rows.detach(), rows)
-    return rows.reshape(tuple(input.shape) + (weight.shape[1],))
+    return rows
 
 
 def _source_rows(n, left, right, mode):

@@ -138,7 +138,8 @@ def elu_(input, alpha=...) -> ShardedTensor:
 
 def embedding(input, weight, padding_idx=...) -> ShardedTensor:
     """Rows ``weight[input]``: an (*, D) tensor for integer indices of shape (*). The gradient
-    scatters back into the rows (none into ``padding_idx``'s row)."""
+    scatters back into the rows (none into ``padding_idx``'s row). With a replicated
+    ``weight`` (a layer's default) the result is laid out like ``input``."""
 
 def embedding_bag(
     input,

@@ -409,3 +409,22 @@ def test_embedding_refuses_a_weight_that_is_not_2d_like_torch():
     for w in (st.tensor([1.0, 2.0, 3.0]), st.tensor(1.0), st.ones(3, 2, 2)):
         with pytest.raises(st.ShapeError, match="'weight' must be 2-D"):
             st.nn.functional.embedding(idx, w)
+
+
+def test_embedding_keeps_the_layout_of_its_indices():
+    """A replicated table (a layer's default) is read where each block of indices lies: a
+    sequence-split batch stays split along the sequence, and gradients match the rows'."""
+    E = st.nn.Embedding(7, 3, padding_idx=2).double()
+    w = E.weight.detach().numpy()
+    idx = np.array([[0, 2, 5, 6], [1, 2, 2, 3]])
+    for dim in (0, 1):
+        x = st.tensor(idx, shards=2, dim=dim)
+        out = E(x)
+        assert out.layout.grid == ((2, 1, 1) if dim == 0 else (1, 2, 1))
+        np.testing.assert_array_equal(out.detach().numpy(), w[idx])
+        E.weight.grad = None
+        (out * out).sum().backward()
+        want = np.zeros_like(w)
+        np.add.at(want, idx.ravel(), 2 * w[idx].reshape(-1, 3))
+        want[2] = 0.0  # padding_idx gets no gradient
+        np.testing.assert_allclose(E.weight.grad.numpy(), want)

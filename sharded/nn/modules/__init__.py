@@ -1,8 +1,8 @@
 """The layer, container and loss classes of ``st.nn``, one module per kind as torch's
 ``nn/modules``: ``module`` (Module, Parameter), ``container``, ``linear``, ``activation``,
 ``attention`` (MultiheadAttention), ``conv``, ``pooling``, ``normalization``, ``dropout``,
-``sparse`` (Embedding, EmbeddingBag), ``flatten``, ``fold``, ``distance``, ``loss``,
-``transformer``, ``pixelshuffle`` and ``upsampling``;
+``sparse`` (Embedding, EmbeddingBag), ``rnn`` (RNN, LSTM, GRU and their cells), ``flatten``,
+``fold``, ``distance``, ``loss``, ``transformer``, ``pixelshuffle`` and ``upsampling``;
 ``sharded.nn`` re-exports every class named here.
 """
 
@@ -21,6 +21,7 @@ from . import (
     normalization,
     pixelshuffle,
     pooling,
+    rnn,
     sparse,
     transformer,
     upsampling,
@@ -40,6 +41,7 @@ from .module import IncompatibleKeys as IncompatibleKeys  # load_state_dict's re
 from .normalization import *  # noqa: F403
 from .pixelshuffle import *  # noqa: F403
 from .pooling import *  # noqa: F403
+from .rnn import *  # noqa: F403
 from .sparse import *  # noqa: F403
 from .transformer import *  # noqa: F403
 from .upsampling import *  # noqa: F403
@@ -62,4 +64,5 @@ __all__ = [
     *fold.__all__,
     *pixelshuffle.__all__,
     *upsampling.__all__,
+    *rnn.__all__,
 ]

@@ -1,14 +1,14 @@
-"""Training utilities (``st.nn.utils``)."""
+"""Gradient clipping (``st.nn.utils.clip_grad_norm_``)."""
 
 from __future__ import annotations
 
 import math
 
-from ..autograd import no_grad
-from ..errors import ArgumentError, AutogradError
-from ..ops.creation.prims import tensor as _tensor
-from ..ops.elementwise.prims.selection import clamp
-from ..tensor import ShardedTensor
+from ...autograd import no_grad
+from ...errors import ArgumentError, AutogradError
+from ...ops.creation.prims import tensor as _tensor
+from ...ops.elementwise.prims.selection import clamp
+from ...tensor import ShardedTensor
 
 __all__ = ["clip_grad_norm_"]
 

@@ -1,5 +1,7 @@
 from typing import Any
 
+from sharded.nn.utils import rnn as rnn
+
 def clip_grad_norm_(
     parameters, max_norm, norm_type=..., error_if_nonfinite=..., foreach=...
 ) -> Any:
