@@ -20,7 +20,7 @@ from .. import dtypes as D
 from ..core.dispatch import as_tensor, is_tensor
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..ops.creation.prims import full
-from ..ops.nnops.prims.conv import conv2d
+from ..ops.nnops.prims.conv import conv2d, operands
 from ..ops.shape.prims.joining import cat
 
 __all__ = ["conv_transpose1d", "conv_transpose2d", "unfold", "fold"]
@@ -79,17 +79,7 @@ def _transposed(x, w, bias, stride, pads, output_padding, groups, dilation):
 
 def _conv_transpose(op, nd, input, weight, bias, stride, padding, output_padding, groups,
                     dilation):  # fmt: skip
-    x, w = _t(input), _t(weight)
-    if x.ndim not in (nd + 1, nd + 2):
-        raise ShapeError(
-            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {op}, but got "
-            f"input of size: {list(x.shape)}"
-        )
-    if w.ndim != nd + 2:
-        raise ShapeError(
-            f"{op}: expected weight to be {nd + 2}-dimensional, but got weight of size "
-            f"{list(w.shape)}"
-        )
+    x, w = operands(op, nd, input, weight)
     if isinstance(padding, str):
         raise ArgumentError(f"{op}: padding must be an int or a tuple of ints, got {padding!r}")
     stride = _tuple(stride, nd, "stride", op)

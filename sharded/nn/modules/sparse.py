@@ -13,6 +13,30 @@ from .utils import _rep
 __all__ = ["Embedding", "EmbeddingBag"]
 
 
+def _table(name, num_embeddings, embedding_dim, padding_idx, _weight, dtype, device):
+    """``(padding_idx, weight)`` of a lookup table: ``padding_idx`` checked and made
+    non-negative (``name``: how torch's message spells it for the layer), the weight
+    ``_weight`` (checked) or drawn from N(0, 1), its padding row zero."""
+    if padding_idx is not None:
+        if not -num_embeddings <= padding_idx < num_embeddings:
+            raise ArgumentError(
+                f"{name} {padding_idx} must be within num_embeddings {num_embeddings}"
+            )
+        padding_idx = padding_idx % num_embeddings
+    with no_grad():
+        if _weight is None:
+            w = _rep(randn, (num_embeddings, embedding_dim), dtype, device)
+            if padding_idx is not None:
+                w[padding_idx] = 0.0
+            return padding_idx, w
+    if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+        raise ArgumentError(
+            f"Shape of weight {list(_weight.shape)} does not match num_embeddings "
+            f"and embedding_dim ({num_embeddings}, {embedding_dim})"
+        )
+    return padding_idx, _weight.detach()
+
+
 class Embedding(Module):
     """A lookup table of ``num_embeddings`` vectors of size ``embedding_dim``, initialised
     from N(0, 1) (the ``padding_idx`` row zero, and it gets no gradient).
@@ -47,26 +71,11 @@ class Embedding(Module):
                 "Embedding: max_norm, scale_grad_by_freq and sparse are not supported "
                 f"(got {max_norm}, {scale_grad_by_freq}, {sparse})"
             )
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ArgumentError(
-                    f"Padding_idx {padding_idx} must be within num_embeddings {num_embeddings}"
-                )
-            padding_idx = padding_idx % num_embeddings
+        padding_idx, w = _table(
+            "Padding_idx", num_embeddings, embedding_dim, padding_idx, _weight, dtype, device
+        )
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = padding_idx
-        with no_grad():
-            if _weight is None:
-                w = _rep(randn, (num_embeddings, embedding_dim), dtype, device)
-                if padding_idx is not None:
-                    w[padding_idx] = 0.0
-            else:
-                if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                    raise ArgumentError(
-                        f"Shape of weight {list(_weight.shape)} does not match num_embeddings "
-                        f"and embedding_dim ({num_embeddings}, {embedding_dim})"
-                    )
-                w = _weight.detach()
         self.weight = Parameter(w, requires_grad=not _freeze)
 
     @classmethod
@@ -127,27 +136,12 @@ class EmbeddingBag(Module):
             )
         if mode not in ("sum", "mean", "max"):
             raise ArgumentError(f"mode has to be one of sum, mean or max, got {mode!r}")
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ArgumentError(
-                    f"padding_idx {padding_idx} must be within num_embeddings {num_embeddings}"
-                )
-            padding_idx = padding_idx % num_embeddings
+        padding_idx, w = _table(
+            "padding_idx", num_embeddings, embedding_dim, padding_idx, _weight, dtype, device
+        )
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.mode, self.include_last_offset = mode, include_last_offset
         self.padding_idx = padding_idx
-        with no_grad():
-            if _weight is None:
-                w = _rep(randn, (num_embeddings, embedding_dim), dtype, device)
-                if padding_idx is not None:
-                    w[padding_idx] = 0.0
-            else:
-                if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                    raise ArgumentError(
-                        f"Shape of weight {list(_weight.shape)} does not match num_embeddings "
-                        f"and embedding_dim ({num_embeddings}, {embedding_dim})"
-                    )
-                w = _weight.detach()
         self.weight = Parameter(w)
 
     @classmethod

@@ -231,9 +231,9 @@ def _padding(padding, k, dilation, stride, op):
     return tuple((i, i) for i in p)
 
 
-def _conv(op, nd, input, weight, bias, stride, padding, dilation, groups):
-    """Checks (before anything is queued) and the reshaping of 1-D/unbatched calls onto the
-    ``conv2d`` primitive."""
+def operands(op, nd, input, weight):
+    """``(input, weight)`` of an ``nd``-d convolution (or its transpose) as tensors, their
+    ranks checked as torch does (an unbatched input has one dim less)."""
     x = input if is_tensor(input) else as_tensor(input)
     w = weight if is_tensor(weight) else as_tensor(weight)
     if x.ndim not in (nd + 1, nd + 2):
@@ -246,6 +246,13 @@ def _conv(op, nd, input, weight, bias, stride, padding, dilation, groups):
             f"{op}: expected weight to be {nd + 2}-dimensional, but got weight of size "
             f"{list(w.shape)}"
         )
+    return x, w
+
+
+def _conv(op, nd, input, weight, bias, stride, padding, dilation, groups):
+    """Checks (before anything is queued) and the reshaping of 1-D/unbatched calls onto the
+    ``conv2d`` primitive."""
+    x, w = operands(op, nd, input, weight)
     batched = x.ndim == nd + 2
     xs = list(x.shape) if batched else [1] + list(x.shape)
     stride = _tuple(stride, nd, "stride", op)
