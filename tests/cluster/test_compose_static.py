@@ -47,7 +47,10 @@ def test_dockerfile_installs_the_project_and_uses_the_entrypoint():
     for src in ("pyproject.toml", "README.md", "sharded", "cluster"):
         assert re.search(rf"^COPY .*\b{re.escape(src)}\b", text, re.M), src
         assert (compose.ROOT / src).exists(), src
-    assert re.search(r'pip install "ray\[default\]>=2\.52"', text)  # token authentication
+    # the dependencies are pyproject.toml's own list (ray[default]>=2.52: token authentication)
+    assert "tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']" in text
+    assert text.index("COPY pyproject.toml") < text.index("pip install -r /tmp/requirements.txt")
+    assert '"ray[default]>=2.52"' in (compose.ROOT / "pyproject.toml").read_text()
     entry = compose.ROOT / "cluster/entrypoint.sh"
     assert entry.stat().st_mode & stat.S_IXUSR
 

@@ -41,6 +41,8 @@ SAMPLES = [
     C.Kernel("full", (), (1,), {"shape": (2,), "value": 3.0}, ("full", 0), False),
     C.Free((1, 2)),
     C.Export(4, None),
+    C.Post(4, None, (1,), (0, 1, -1, 0, 2)),
+    C.Mail((0, 1, -1, 0, 2), 30.0),
     C.Trace(True),
     C.Threads(2),
     C.Pool(1 << 20),
