@@ -40,3 +40,23 @@ def nodes(executor) -> list:
                 }
             )
     return out
+
+
+def memory_of(nodes, node_ids):
+    """Bytes of memory of the nodes that run the workers ``node_ids``, each counted once:
+    the ``memory`` and ``object_store_memory`` resources Ray gives each node (together, its
+    free memory when Ray started there, container limits included, unless set by hand);
+    None if Ray reports none.
+
+    Examples
+    --------
+    >>> node = {"NodeID": "a", "Resources": {"memory": 4, "object_store_memory": 2}}
+    >>> memory_of([node], ["a", "a"]), memory_of([node], ["b"])
+    (6, None)
+    """
+    mem = {
+        n["NodeID"]: n["Resources"].get("memory", 0) + n["Resources"].get("object_store_memory", 0)
+        for n in nodes
+    }
+    total = int(sum(mem.get(nid, 0) for nid in set(node_ids)))
+    return total or None

@@ -49,6 +49,7 @@ from ..worker.ray_actor import Actor
 from ..worker.store import pool_share
 from . import recovery
 from .executor import Executor, WorkerInfo
+from .nodes import memory_of
 from .ray_loss import READY_TIMEOUT_S, SETTLE_TIMEOUT_S, RayLoss
 from .relay import LOSS, Relayed
 
@@ -99,19 +100,6 @@ def _slots(nodes, num_workers):
                 out.append(nid)
                 used[nid] += 1
     return out, caps, used
-
-
-def _memory_of(nodes, node_ids):
-    """Bytes of memory of the nodes that run the workers ``node_ids``, each counted once:
-    the ``memory`` and ``object_store_memory`` resources Ray gives each node (together, its
-    free memory when Ray started there, container limits included, unless set by hand);
-    None if Ray reports none."""
-    mem = {
-        n["NodeID"]: n["Resources"].get("memory", 0) + n["Resources"].get("object_store_memory", 0)
-        for n in nodes
-    }
-    total = int(sum(mem.get(nid, 0) for nid in set(node_ids)))
-    return total or None
 
 
 class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
@@ -195,8 +183,7 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
             opts.update(lifetime="detached", get_if_exists=True)
         # how each actor is made: (name, options, arguments, node), also for a replacement;
         # the workers export Ray metrics tagged with the namespace, if the driver says so
-        on = metrics.enabled()
-        tag = namespace if on else None
+        tag = namespace if metrics.enabled() else None
         self._spawn = [
             (
                 names[i],
@@ -233,9 +220,9 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
             [WorkerInfo(i, names[i], nid, devices[i]) for i, nid in enumerate(node_ids)],
             client=client,
         )
-        self.memory_bytes = _memory_of(nodes, node_ids)
+        self.memory_bytes = memory_of(nodes, node_ids)
         self.namespace = namespace  # also the `session` tag of its Ray metrics (..metrics)
-        self.metrics = metrics.DriverMetrics(namespace) if on else None
+        self.metrics = metrics.DriverMetrics(namespace) if tag is not None else None
         if shared:
             self.set_recovery(
                 False,
@@ -353,7 +340,7 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
             # (not the workers whose connection was lost: their address may be anyone's now)
             known = {w: a for w, a in self._mail_addrs.items() if w in self._wire.addrs}
             abort_all(known, self._mail_key, self.client, self._shipno, self._tls)
-            self._aborted_ship = self._shipno
+            self._aborted_ship = self._shipno  # (queued takes of those posts: see .posts)
             if self._rec is None:  # no replay will count the batches again: Ray alone now
                 self._wire.on = False
 
