@@ -28,6 +28,15 @@ __all__ = [
 ]
 
 
+def _affine(on, shape, bias, dtype, device) -> tuple:
+    """A norm layer's learnable ``(weight, bias)``: ones and zeros (no bias unless
+    ``bias``) of ``shape``, or ``(None, None)`` when ``on`` is false."""
+    if not on:
+        return None, None
+    weight = Parameter(_rep(ones, shape, dtype, device))
+    return weight, Parameter(_rep(zeros, shape, dtype, device)) if bias else None
+
+
 class LayerNorm(Module):
     """Normalize over the trailing ``normalized_shape`` dims, then scale by ``weight``
     (ones) and shift by ``bias`` (zeros) when ``elementwise_affine``.
@@ -54,12 +63,8 @@ class LayerNorm(Module):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(int(n) for n in normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(_rep(ones, self.normalized_shape, dtype, device))
-            b = Parameter(_rep(zeros, self.normalized_shape, dtype, device)) if bias else None
-            self.bias = b
-        else:
-            self.weight = self.bias = None
+        shape = self.normalized_shape
+        self.weight, self.bias = _affine(elementwise_affine, shape, bias, dtype, device)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -90,11 +95,7 @@ class _NormBase(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(_rep(ones, (num_features,), dtype, device))
-            self.bias = Parameter(_rep(zeros, (num_features,), dtype, device)) if bias else None
-        else:
-            self.weight = self.bias = None
+        self.weight, self.bias = _affine(affine, (num_features,), bias, dtype, device)
         if track_running_stats:
             self.register_buffer("running_mean", _rep(zeros, (num_features,), dtype, device))
             self.register_buffer("running_var", _rep(ones, (num_features,), dtype, device))
@@ -250,12 +251,7 @@ class GroupNorm(Module):
             eps,
             affine,
         )
-        if affine:
-            self.weight = Parameter(_rep(ones, (num_channels,), dtype, device))
-            b = Parameter(_rep(zeros, (num_channels,), dtype, device)) if bias else None
-            self.bias = b
-        else:
-            self.weight = self.bias = None
+        self.weight, self.bias = _affine(affine, (num_channels,), bias, dtype, device)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
