@@ -44,6 +44,26 @@ def _until_ended(pid, what):
         time.sleep(0.02)
 
 
+def _stop(pid):
+    """SIGSTOP ``pid`` and wait (at most 30 s) until every thread of it has stopped: the
+    signal is delivered asynchronously, and on a busy machine a thread already running (the
+    worker's wire server) can answer a command before the group stop reaches it."""
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + 30
+    while True:
+        states = []
+        for t in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{t}/stat") as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+            except FileNotFoundError:  # (a thread that ended between the listing and the read)
+                pass
+        if all(s in "Tt" for s in states):
+            return
+        assert time.monotonic() < deadline, f"pid {pid} not stopped 30 s after SIGSTOP: {states}"
+        time.sleep(0.01)
+
+
 def _kill(w):
     """``ray.kill`` of worker ``w``'s actor, waiting (at most 30 s) for its process to end:
     ``ray.kill`` returns at once, and a batch sent in between could still run on the worker."""
@@ -296,7 +316,7 @@ def test_a_stuck_worker_raises_wait_timeout_and_a_later_read_works():
     st.synchronize()
     pid, before = _pid(1), ex.recovery_stats()["count"]
     st.init(timeout=2)  # the live session's bound
-    os.kill(pid, signal.SIGSTOP)
+    _stop(pid)
     try:
         y = x * 2
         t0 = time.monotonic()
