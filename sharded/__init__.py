@@ -80,6 +80,9 @@ from .layout import Layout
 from .nn.functional import (
     celu,
     celu_,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
     hardshrink,
     prelu,
     rrelu,

@@ -1,13 +1,14 @@
 """Transposed convolutions and sliding-block functions of ``st.nn.functional``:
-``conv_transpose1d``/``conv_transpose2d``, ``unfold`` (im2col) and ``fold`` (col2im).
+``conv_transpose1d``/``conv_transpose2d``/``conv_transpose3d``, ``unfold`` (im2col) and
+``fold`` (col2im).
 
 A transposed convolution is the convolution of the input spread out by the stride (zeros
 between its samples), padded by ``dilation * (kernel - 1) - padding`` (a negative amount
 crops), with the weight's in/out channels swapped per group and its kernel flipped.
 ``unfold`` is a grouped convolution with a one-hot weight (one output channel per kernel
 position) and ``fold``, its adjoint, the transposed one. All are compositions of sharded ops
-(``conv2d`` included), so they run on any layout the convolution takes and their gradients
-are those ops' gradients.
+(``conv2d``/``conv3d`` included), so they run on any layout the convolution takes and their
+gradients are those ops' gradients.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from .. import dtypes as D
 from ..core.dispatch import as_tensor, is_tensor
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..ops.creation.prims import full
-from ..ops.nnops.prims.conv import conv2d, operands
+from ..ops.nnops.prims.conv import conv2d, conv3d, operands
 from ..ops.shape.prims.joining import cat
 
-__all__ = ["conv_transpose1d", "conv_transpose2d", "unfold", "fold"]
+__all__ = ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "unfold", "fold"]
 
 
 def _t(x):
@@ -58,12 +59,13 @@ def _spread(x, d, s):
 
 
 def _transposed(x, w, bias, stride, pads, output_padding, groups, dilation):
-    """The transposed convolution of a batched (N, C, H, W) ``x`` with an (C, O/groups,
-    kH, kW) ``w``; ``pads`` and ``output_padding`` per spatial dim."""
+    """The transposed convolution of a batched (N, C, *spatial) ``x`` (2 or 3 spatial dims)
+    with a (C, O/groups, *k) ``w``; ``pads`` and ``output_padding`` per spatial dim."""
     from ._basic import pad
 
+    nd = x.ndim - 2
     amounts = []
-    for a in range(2):
+    for a in range(nd):
         d = 2 + a
         x = _spread(x, d, stride[a])
         q = dilation[a] * (w.shape[d] - 1) - pads[a]
@@ -74,7 +76,8 @@ def _transposed(x, w, bias, stride, pads, output_padding, groups, dilation):
     k = tuple(w.shape[2:])
     wt = w.reshape(groups, c // groups, o_g, *k).transpose(1, 2)
     wt = wt.reshape(groups * o_g, c // groups, *k)
-    return conv2d(x, wt.flip(2, 3), bias, 1, 0, dilation, groups)
+    conv = conv2d if nd == 2 else conv3d
+    return conv(x, wt.flip(*range(2, 2 + nd)), bias, 1, 0, dilation, groups)
 
 
 def _conv_transpose(op, nd, input, weight, bias, stride, padding, output_padding, groups,
@@ -160,6 +163,22 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     [[1.0, 1.0, 2.0, 2.0], [1.0, 1.0, 2.0, 2.0], [3.0, 3.0, 4.0, 4.0], [3.0, 3.0, 4.0, 4.0]]
     """
     return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)  # fmt: skip
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):  # fmt: skip
+    """3-D transposed convolution of an (N, C, D, H, W) or (C, D, H, W) input with a
+    (C, O/groups, kD, kH, kW) weight, as ``torch.nn.functional.conv_transpose3d``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.ones(1, 1, 1, 1, 2)
+    >>> st.nn.functional.conv_transpose3d(x, st.ones(1, 1, 1, 1, 2)).tolist()
+    [[[[[1.0, 2.0, 1.0]]]]]
+    """
+    return _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding,
                            output_padding, groups, dilation)  # fmt: skip
 
 

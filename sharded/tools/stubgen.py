@@ -72,7 +72,7 @@ _OVERLOADS = {
     "nonzero": ("as_tuple", (("Literal[False]", "ShardedTensor"), ("Literal[True]", _TUPLE))),
     "where": ("input", (("None", _TUPLE), ("ShardedTensor | complex", "ShardedTensor"))),
     **dict.fromkeys(("max", "min", "median", "nanmedian"), _BY_DIM),
-    **dict.fromkeys(("max_pool1d", "max_pool2d"), _POOL),
+    **dict.fromkeys(("max_pool1d", "max_pool2d", "max_pool3d"), _POOL),
 }
 # Class members that are Python's bookkeeping, not API.
 _SKIP = {"__module__", "__doc__", "__dict__", "__weakref__", "__slots__", "__qualname__"}

@@ -1,4 +1,5 @@
-"""Convolution layers: ``Conv1d``, ``Conv2d``, ``ConvTranspose1d`` and ``ConvTranspose2d``.
+"""Convolution layers: ``Conv1d``, ``Conv2d``, ``Conv3d``, ``ConvTranspose1d``,
+``ConvTranspose2d`` and ``ConvTranspose3d``.
 
 Weights and biases are replicated on every worker (the data-parallel default of
 ``sharded.nn``), so a batch split along N convolves locally and backward sums the weight's
@@ -17,7 +18,14 @@ from .. import functional as F
 from .module import Module, Parameter
 from .utils import _ntuple
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = [
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
+]
 
 
 _MODES = ("zeros", "reflect", "replicate", "circular")
@@ -98,7 +106,7 @@ class _ConvNd(Module):
         return [a for lr in reversed(per) for a in lr]
 
     def forward(self, input):
-        conv = F.conv1d if self._nd == 1 else F.conv2d
+        conv = getattr(F, f"conv{self._nd}d")
         pad = self.padding
         if self.padding_mode != "zeros":
             amounts = self._pads()
@@ -140,6 +148,24 @@ class Conv2d(_ConvNd):
     """
 
     _nd = 2
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution layer: weight (out, in/groups, kD, kH, kW) and bias (out,),
+    initialised as torch's, replicated; ``padding_mode`` 'zeros', 'reflect', 'replicate' or
+    'circular'.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> conv = st.nn.Conv3d(2, 4, 3, padding=1, padding_mode="replicate")
+    >>> conv
+    Conv3d(2, 4, kernel_size=(3, 3, 3), stride=(1, 1, 1), padding=(1, 1, 1), padding_mode=replicate)
+    >>> conv(st.ones(2, 2, 4, 5, 6)).shape
+    sharded.Size([2, 4, 4, 5, 6])
+    """
+
+    _nd = 3
 
 
 class Conv1d(_ConvNd):
@@ -224,7 +250,7 @@ class _ConvTransposeNd(_ConvNd):
         return tuple(out)
 
     def forward(self, input, output_size=None):
-        fn = F.conv_transpose1d if self._nd == 1 else F.conv_transpose2d
+        fn = getattr(F, f"conv_transpose{self._nd}d")
         opad = self._output_padding(input, output_size)
         return fn(input, self.weight, self.bias, self.stride, self.padding, opad, self.groups,
                   self.dilation)  # fmt: skip
@@ -251,6 +277,21 @@ class ConvTranspose2d(_ConvTransposeNd):
     """
 
     _nd = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution layer: weight (in, out/groups, kD, kH, kW), bias (out,);
+    ``forward(input, output_size=None)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> up = st.nn.ConvTranspose3d(4, 2, 2, stride=2)
+    >>> up(st.ones(1, 4, 2, 3, 3)).shape
+    sharded.Size([1, 2, 4, 6, 6])
+    """
+
+    _nd = 3
 
 
 class ConvTranspose1d(_ConvTransposeNd):

@@ -1,5 +1,5 @@
-"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d`` and
-``AdaptiveMaxPool1d/2d``, each forwarding to its ``st.nn.functional`` form."""
+"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d`` and
+``AdaptiveMaxPool1d/2d/3d``, each forwarding to its ``st.nn.functional`` form."""
 
 from __future__ import annotations
 
@@ -10,12 +10,16 @@ from .utils import _ntuple
 __all__ = [
     "MaxPool1d",
     "MaxPool2d",
+    "MaxPool3d",
     "AvgPool1d",
     "AvgPool2d",
+    "AvgPool3d",
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
 ]
 
 
@@ -60,6 +64,19 @@ class MaxPool2d(_MaxPoolNd):
     _fn = "max_pool2d"
 
 
+class MaxPool3d(_MaxPoolNd):
+    """3-D max pooling (``stride`` defaults to ``kernel_size``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.MaxPool3d(2)(st.ones(2, 3, 4, 6, 8)).shape
+    sharded.Size([2, 3, 2, 3, 4])
+    """
+
+    _fn = "max_pool3d"
+
+
 class MaxPool1d(_MaxPoolNd):
     """1-D max pooling.
 
@@ -83,6 +100,8 @@ class AvgPool2d(Module):
     [[[1.0, 1.0], [1.0, 1.0]]]
     """
 
+    _fn = "avg_pool2d"
+
     def __init__(
         self,
         kernel_size,
@@ -99,13 +118,26 @@ class AvgPool2d(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input):
-        return F.avg_pool2d(
+        return getattr(F, self._fn)(
             input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
             self.count_include_pad, self.divisor_override,
         )  # fmt: skip
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool3d(AvgPool2d):
+    """3-D average pooling (``count_include_pad``, ``divisor_override`` as 2-D).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.AvgPool3d(2, divisor_override=1)(st.ones(1, 2, 2, 4)).tolist()
+    [[[[8.0, 8.0]]]]
+    """
+
+    _fn = "avg_pool3d"
 
 
 class AvgPool1d(Module):
@@ -171,6 +203,22 @@ class AdaptiveAvgPool2d(_Adaptive):
         super().__init__(output_size)
 
 
+class AdaptiveAvgPool3d(_Adaptive):
+    """Average pooling to a fixed (D, H, W) (``None`` keeps a size).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.AdaptiveAvgPool3d((2, None, 3))(st.ones(2, 3, 5, 4, 7)).shape
+    sharded.Size([2, 3, 2, 4, 3])
+    """
+
+    _fn = "adaptive_avg_pool3d"
+
+    def __init__(self, output_size):
+        super().__init__(output_size)
+
+
 class AdaptiveAvgPool1d(_Adaptive):
     """Average pooling to a fixed length.
 
@@ -198,6 +246,19 @@ class AdaptiveMaxPool2d(_Adaptive):
     """
 
     _fn = "adaptive_max_pool2d"
+
+
+class AdaptiveMaxPool3d(_Adaptive):
+    """Max pooling to a fixed (D, H, W).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.AdaptiveMaxPool3d(1)(st.arange(8.).reshape(1, 2, 2, 2)).tolist()
+    [[[[7.0]]]]
+    """
+
+    _fn = "adaptive_max_pool3d"
 
 
 class AdaptiveMaxPool1d(_Adaptive):

@@ -1,14 +1,15 @@
-"""Pooling over the last 1 or 2 dims of (N, C, L)/(N, C, H, W) tensors (and unbatched ones),
-as ``torch.nn.functional``: ``max_pool1d/2d`` (with ``return_indices``), ``avg_pool1d/2d``,
-``adaptive_avg_pool1d/2d``, ``adaptive_max_pool1d/2d``.
+"""Pooling over the last 1, 2 or 3 dims of (N, C, L), (N, C, H, W) and (N, C, D, H, W)
+tensors (and unbatched ones), as ``torch.nn.functional``: ``max_pool1d/2d/3d`` (with
+``return_indices``), ``avg_pool1d/2d/3d``, ``adaptive_avg_pool1d/2d/3d``,
+``adaptive_max_pool1d/2d/3d``.
 
 Every window lies inside one image and one channel, so shards split along N or C pool where
-they are (the primitives of :mod:`.prims.pool`); max and average pooling keep a split along
-H or W too, each shard reading the halo rows its windows reach from its neighbours
-(:func:`.plan.window_layout` says when a batch split is taken instead); the adaptive pools
-reshard such a split to a batch split first. The 1-D forms are the 2-D ones over rows of
-height 1. Arguments are checked, with torch's messages, before anything is queued.
-"""
+they are (the primitives of :mod:`.prims.pool`, one per kind for any number of spatial
+dims); max and average pooling keep a spatial split too, each shard reading the halo rows
+its windows reach from its neighbours (:func:`.plan.window_layout` says when a batch split
+is taken instead); the adaptive pools reshard such a split to a batch split first. The 1-D
+forms are the 2-D ones over rows of height 1. Arguments are checked, with torch's messages,
+before anything is queued."""
 
 from __future__ import annotations
 
@@ -21,19 +22,23 @@ from .plan import Win, batch_layout, pool_out, window_layout
 __all__ = [
     "max_pool1d",
     "max_pool2d",
+    "max_pool3d",
     "avg_pool1d",
     "avg_pool2d",
+    "avg_pool3d",
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
     "adaptive_max_pool1d",
     "adaptive_max_pool2d",
+    "adaptive_max_pool3d",
 ]
 
 
 def _ints(v, n, name, op):
     if isinstance(v, (list, tuple)):
-        if len(v) == 1 and n == 2:
-            v = (v[0], v[0])
+        if len(v) == 1:  # torch expands a one-element tuple
+            v = (v[0],) * n
         if len(v) != n:
             raise ArgumentError(f"{op}: {name} must either be a single int, or a tuple of {n} ints")
         return tuple(int(i) for i in v)
@@ -41,8 +46,8 @@ def _ints(v, n, name, op):
 
 
 def _input(op, input, nd, reshard=True):
-    """The input as a 4-D tensor (with ``reshard``, split at most along N and C), and
-    whether it was batched."""
+    """The input as a batched tensor (1-D: 2-D with rows of height 1; with ``reshard``,
+    split at most along N and C), and whether it was batched."""
     x = input if is_tensor(input) else as_tensor(input)
     if x.ndim not in (nd + 1, nd + 2) or any(s == 0 for s in x.shape[1 - (x.ndim == nd + 1) :]):
         raise ShapeError(
@@ -62,10 +67,10 @@ def _input(op, input, nd, reshard=True):
     return x, batched
 
 
-def _placed(x, k, s, d, pads, out_hw):
+def _placed(x, k, s, d, pads, out_sp):
     """``x`` where max/average pooling runs: as it is, or split along the batch where
     :func:`.plan.window_layout` says so."""
-    wins = [Win(x.shape[2 + a], k[a], s[a], d[a], *pads[a], out_hw[a]) for a in range(2)]
+    wins = [Win(x.shape[2 + a], k[a], s[a], d[a], *pads[a], out_sp[a]) for a in range(len(k))]
     want = window_layout(x.layout, wins, keep=(0, 1))
     return x if want is None else apply("reshard", x, want)
 
@@ -104,13 +109,17 @@ def _window_args(op, nd, kernel_size, stride, padding, dilation):
     return k, s, p, d
 
 
-def _out_hw(op, x, k, s, p, d, ceil_mode):
-    hw = tuple(x.shape[2:])
-    out = tuple(pool_out(hw[a], k[a], s[a], p[a], d[a], ceil_mode) for a in range(2))
+def _out_sp(op, x, k, s, p, d, ceil_mode):
+    sp = tuple(x.shape[2:])
+    out = tuple(pool_out(sp[a], k[a], s[a], p[a], d[a], ceil_mode) for a in range(len(k)))
     if any(o < 1 for o in out):
+        given, calc = (
+            "x".join(map(str, (x.shape[1],) + sp)),
+            "x".join(map(str, (x.shape[1],) + out)),
+        )
         raise ShapeError(
-            f"{op}: Given input size: ({x.shape[1]}x{hw[0]}x{hw[1]}). Calculated output size: "
-            f"({x.shape[1]}x{out[0]}x{out[1]}). Output size is too small"
+            f"{op}: Given input size: ({given}). Calculated output size: ({calc}). Output size "
+            "is too small"
         )
     return out
 
@@ -118,15 +127,15 @@ def _out_hw(op, x, k, s, p, d, ceil_mode):
 def _max_pool(op, nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     k, s, p, d = _window_args(op, nd, kernel_size, stride, padding, dilation)
     x, batched = _input(op, input, nd, reshard=False)
-    out_hw = _out_hw(op, x, k, s, p, d, ceil_mode)
-    hw = tuple(x.shape[2:])
-    pads = tuple((p[a], right_pad(hw[a], k[a], s[a], p[a], d[a], out_hw[a])) for a in (0, 1))
-    x = _placed(x, k, s, d, pads, out_hw)
-    args = (k, s, pads, d, out_hw)
-    out = _output(apply("max_pool2d", x, *args), batched, nd)
+    out_sp = _out_sp(op, x, k, s, p, d, ceil_mode)
+    sp = tuple(x.shape[2:])
+    pads = tuple((p[a], right_pad(sp[a], k[a], s[a], p[a], d[a], out_sp[a])) for a in range(len(k)))
+    x = _placed(x, k, s, d, pads, out_sp)
+    args = (k, s, pads, d, out_sp)
+    out = _output(apply("max_pool", x, *args), batched, nd)
     if not return_indices:
         return out
-    return out, _output(apply("max_pool2d_indices", x, *args), batched, nd)
+    return out, _output(apply("max_pool_indices", x, *args), batched, nd)
 
 
 def max_pool2d(
@@ -168,11 +177,11 @@ def _avg_pool(op, nd, input, kernel_size, stride, padding, ceil_mode, cip, divis
     if divisor_override is not None and divisor_override == 0:
         raise ArgumentError("divisor must be not zero")
     x, batched = _input(op, input, nd, reshard=False)
-    out_hw = _out_hw(op, x, k, s, p, d, ceil_mode)
-    hw = tuple(x.shape[2:])
-    pads = tuple((p[a], right_pad(hw[a], k[a], s[a], p[a], 1, out_hw[a])) for a in (0, 1))
-    x = _placed(x, k, s, d, pads, out_hw)
-    out = apply("avg_pool2d", x, k, s, p, out_hw, bool(cip), divisor_override)
+    out_sp = _out_sp(op, x, k, s, p, d, ceil_mode)
+    sp = tuple(x.shape[2:])
+    pads = tuple((p[a], right_pad(sp[a], k[a], s[a], p[a], 1, out_sp[a])) for a in range(len(k)))
+    x = _placed(x, k, s, d, pads, out_sp)
+    out = apply("avg_pool", x, k, s, p, out_sp, bool(cip), divisor_override)
     return _output(out, batched, nd)
 
 
@@ -216,15 +225,16 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 
 def _adaptive_size(op, output_size, nd, x):
-    """``output_size`` as (OH, OW) of the 4-D form; ``None`` entries keep the input's size."""
+    """``output_size`` per spatial dim of the batched form (1-D: rows of height 1); ``None``
+    entries keep the input's size."""
     if isinstance(output_size, (list, tuple)):
         if len(output_size) != nd:
             raise ArgumentError(f"{op}: output_size must be {nd} ints, got {list(output_size)}")
         size = tuple(output_size)
     else:
         size = (output_size,) * nd
-    hw = tuple(x.shape[2:])[-nd:]
-    size = tuple(hw[a] if v is None else int(v) for a, v in enumerate(size))
+    sp = tuple(x.shape[2:])[-nd:]
+    size = tuple(sp[a] if v is None else int(v) for a, v in enumerate(size))
     if any(v < 0 for v in size):
         raise ArgumentError(f"{op}: elements of output_size must be greater than or equal to 0")
     return ((1,) + size) if nd == 1 else size
@@ -261,16 +271,16 @@ def _adaptive_avg(op, nd, input, output_size):
     if not x.dtype.is_floating_point:  # torch's NotImplementedError
         raise UnsupportedDType(f'"{op}" not implemented for {x.dtype.name!r}')
     size = _adaptive_size(op, output_size, nd, x)
-    return _output(apply("adaptive_avg_pool2d", x, size), batched, nd)
+    return _output(apply("adaptive_avg_pool", x, size), batched, nd)
 
 
 def _adaptive_max(op, nd, input, output_size, return_indices):
     x, batched = _input(op, input, nd)
     size = _adaptive_size(op, output_size, nd, x)
-    out = _output(apply("adaptive_max_pool2d", x, size), batched, nd)
+    out = _output(apply("adaptive_max_pool", x, size), batched, nd)
     if not return_indices:
         return out
-    return out, _output(apply("adaptive_max_pool2d_indices", x, size), batched, nd)
+    return out, _output(apply("adaptive_max_pool_indices", x, size), batched, nd)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
@@ -296,3 +306,74 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     [[5.0, 5.0]]
     """
     return _adaptive_max("adaptive_max_pool1d", 1, input, output_size, return_indices)
+
+
+def max_pool3d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """3-D max pooling of an (N, C, D, H, W) or (C, D, H, W) input (``stride`` defaults to
+    ``kernel_size``; with ``return_indices`` also the flat D*H*W positions of the maxima).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.arange(16.).reshape(1, 2, 2, 4)
+    >>> st.nn.functional.max_pool3d(x, 2).tolist()
+    [[[[13.0, 15.0]]]]
+    """
+    return _max_pool(
+        "max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
+
+
+def avg_pool3d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
+    """3-D average pooling of an (N, C, D, H, W) or (C, D, H, W) input (the divisor counts
+    the zero padding unless ``count_include_pad=False``; ``divisor_override`` replaces it).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.arange(16.).reshape(1, 2, 2, 4)
+    >>> st.nn.functional.avg_pool3d(x, 2).tolist()
+    [[[[6.5, 8.5]]]]
+    """
+    return _avg_pool(
+        "avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
+    )  # fmt: skip
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Average pooling to a fixed (OD, OH, OW) over torch's adaptive bins (``None`` keeps a
+    size).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.arange(8.).reshape(1, 2, 2, 2)
+    >>> st.nn.functional.adaptive_avg_pool3d(x, (1, None, 1)).tolist()
+    [[[[2.5], [4.5]]]]
+    """
+    return _adaptive_avg("adaptive_avg_pool3d", 3, input, output_size)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max pooling to a fixed (OD, OH, OW) over torch's adaptive bins (with
+    ``return_indices`` also the flat D*H*W positions of the maxima).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.arange(8.).reshape(1, 2, 2, 2)
+    >>> st.nn.functional.adaptive_max_pool3d(x, 1, return_indices=True)[1].tolist()
+    [[[[7]]]]
+    """
+    return _adaptive_max("adaptive_max_pool3d", 3, input, output_size, return_indices)

@@ -1,13 +1,15 @@
-"""Convolutions: ``conv1d`` and ``conv2d`` (``st.nn.functional``), torch's cross-correlation
-with stride, padding (ints or ``'valid'``/``'same'``), dilation and groups.
+"""Convolutions: ``conv1d``, ``conv2d`` and ``conv3d`` (``st.nn.functional``), torch's
+cross-correlation with stride, padding (ints or ``'valid'``/``'same'``), dilation and groups.
+One primitive, ``conv``, takes any number of spatial dims (a 1-D convolution runs as a 2-D one
+over rows of height 1).
 
 Each shard of the input convolves where it lives, with the weight replicated on the workers.
-A split along N is local as it is. A split along H or W is kept: each output shard takes the
-windows centred from its input shard's first row on (for a 'same' convolution: the same
-rows; with a stride, padding or dilation the nearest window: :meth:`~..plan.Win.cut`), and
-its worker reads the rows of its neighbours that those windows reach (the halo) from them,
-worker to worker. A split along the channels is resharded to a batch split first, and so is
-a window longer than a shard of H or W where the batch has an image per shard
+A split along N is local as it is. A split along a spatial dim is kept: each output shard
+takes the windows centred from its input shard's first row on (for a 'same' convolution: the
+same rows; with a stride, padding or dilation the nearest window: :meth:`~..plan.Win.cut`),
+and its worker reads the rows of its neighbours that those windows reach (the halo) from
+them, worker to worker. A split along the channels is resharded to a batch split first, and
+so is a window longer than a spatial shard where the batch has an image per shard
 (:func:`~..plan.window_layout`). The kernel lays its own rows, the halos and the zero
 padding into one block and multiplies the weight with im2col blocks a few rows at a time
 (:func:`~..kernels.conv_forward`).
@@ -37,23 +39,23 @@ from ..plan import (
     window_regions,
 )
 
-__all__ = ["conv1d", "conv2d"]
+__all__ = ["conv1d", "conv2d", "conv3d"]
 
 
-# ---------------------------------------------------------------------------- conv2d
-def _out_hw(hw, k, stride, pads, dilation):
+# ---------------------------------------------------------------------------- conv
+def _out_sp(sp, k, stride, pads, dilation):
     return tuple(
-        (hw[i] + pads[i][0] + pads[i][1] - dilation[i] * (k[i] - 1) - 1) // stride[i] + 1
-        for i in range(2)
+        (sp[i] + pads[i][0] + pads[i][1] - dilation[i] * (k[i] - 1) - 1) // stride[i] + 1
+        for i in range(len(k))
     )
 
 
 def _wins(xshape, k, stride, pads, dilation):
-    """The windows of H and W (:class:`~..plan.Win`)."""
-    out = _out_hw(xshape[2:], k, stride, pads, dilation)
+    """The windows of each spatial dim (:class:`~..plan.Win`)."""
+    out = _out_sp(xshape[2:], k, stride, pads, dilation)
     return tuple(
         Win(xshape[2 + a], k[a], stride[a], dilation[a], pads[a][0], pads[a][1], out[a])
-        for a in range(2)
+        for a in range(len(k))
     )
 
 
@@ -82,49 +84,50 @@ def _block(xp, pieces, places, shape, pads, dtype):
 
 
 @kernel
-def conv2d_block(xp, w, *pieces, places, shape, pads, stride, dilation, groups, out_hw):
+def conv_block(xp, w, *pieces, places, shape, pads, stride, dilation, groups, out_sp):
     """Cross-correlation of one output block: the input region's ``pieces`` (own rows and
-    halos) laid into one zero-padded block, times the (O, C/groups, kh, kw) weight."""
+    halos) laid into one zero-padded block, times the (O, C/groups, *k) weight."""
     xpad = _block(xp, pieces, places, shape, pads, w.dtype)
-    return conv_forward(xp, xpad, w, stride, dilation, groups, out_hw)
+    return conv_forward(xp, xpad, w, stride, dilation, groups, out_sp)
 
 
-def _conv2d_spec(x, w, stride, pads, dilation, groups):
-    oh, ow = _out_hw(x.shape[2:], w.shape[2:], stride, pads, dilation)
-    return (x.shape[0], w.shape[0], oh, ow), x.dtype
+def _conv_spec(x, w, stride, pads, dilation, groups):
+    out = _out_sp(x.shape[2:], w.shape[2:], stride, pads, dilation)
+    return (x.shape[0], w.shape[0]) + out, x.dtype
 
 
-@primitive("conv2d", kernels=[conv2d_block], out_spec=_conv2d_spec, kind="linalg")
-def _conv2d_plan(ex, x, w, stride, pads, dilation, groups):
+@primitive("conv", kernels=[conv_block], out_spec=_conv_spec, kind="linalg")
+def _conv_plan(ex, x, w, stride, pads, dilation, groups):
     """Each output shard convolved on the worker of its input shard (replicated, or split
-    along N, H or W; not along C), from its own rows and its halo."""
-    shape, _ = _conv2d_spec(x, w, stride, pads, dilation, groups)
+    along N or a spatial dim; not along C), from its own rows and its halo."""
+    shape, _ = _conv_spec(x, w, stride, pads, dilation, groups)
     wins = _wins(x.shape, w.shape[2:], stride, pads, dilation)
     out, xargs, params, t1 = _input_blocks(ex, x, wins, shape)
     wargs, t2 = _whole(ex, w, out)
     common = {"stride": stride, "dilation": dilation, "groups": groups}
     for p, (_, _, osh) in zip(params, out.shards()):
-        p.update(common, out_hw=tuple(osh[2:]))
-    keys = submit_each(ex, "conv2d_block", out, [(a,) + b for a, b in zip(wargs, xargs)], params)
+        p.update(common, out_sp=tuple(osh[2:]))
+    keys = submit_each(ex, "conv_block", out, [(a,) + b for a, b in zip(wargs, xargs)], params)
     free_temps(ex, t1 + t2)
     return Operand(out, x._dtype, keys)
 
 
 @kernel
-def conv2d_grad_input(xp, w, *pieces, places, shape, stride, dilation, groups, org, lo, hw):
-    """The input's gradient over rows/columns ``[lo, lo + hw)``, from the output-gradient
+def conv_input_block(xp, w, *pieces, places, shape, stride, dilation, groups, org, lo, size):
+    """The input's gradient over the block ``[lo, lo + size)``, from the output-gradient
     windows (``pieces`` of them) that reach into it, the first starting at ``org``."""
-    g = fill(xp, pieces, places, shape, ((0, 0), (0, 0)), 0, w.dtype)
+    nd = len(size)
+    g = fill(xp, pieces, places, shape, ((0, 0),) * nd, 0, w.dtype)
     if not g.size:
-        return xp.zeros((shape[0], w.shape[1] * groups) + tuple(hw), dtype=w.dtype)
+        return xp.zeros((shape[0], w.shape[1] * groups) + tuple(size), dtype=w.dtype)
     cover = tuple((g.shape[2 + a] - 1) * stride[a] + dilation[a] * (w.shape[2 + a] - 1) + 1
-                  for a in range(2))  # fmt: skip
+                  for a in range(nd))  # fmt: skip
     buf = conv_grad_input(xp, g, w, stride, dilation, groups, cover)
-    return take(xp, buf, org, lo, hw)
+    return take(xp, buf, org, lo, size)
 
 
-@primitive("conv2d_grad_input", kernels=[conv2d_grad_input], kind="linalg")
-def _conv2d_grad_input_plan(ex, g, w, lay, stride, pads, dilation, groups):
+@primitive("conv_grad_input", kernels=[conv_input_block], kind="linalg")
+def _conv_grad_input_plan(ex, g, w, lay, stride, pads, dilation, groups):
     """The input's gradient laid out as the input (``lay``): each shard from the rows of
     the output gradient whose windows reach into it."""
     wins = _wins(lay.shape, w.shape[2:], stride, pads, dilation)
@@ -134,20 +137,19 @@ def _conv2d_grad_input_plan(ex, g, w, lay, stride, pads, dilation, groups):
         reg = [(offs[0], offs[0] + shp[0]), (0, w.shape[0])] + list(spans)
         wanted.append((wk, reg))
         params.append({"shape": tuple(hi - lo for lo, hi in reg), "org": org,
-                       "lo": tuple(offs[2:]), "hw": tuple(shp[2:])})  # fmt: skip
+                       "lo": tuple(offs[2:]), "size": tuple(shp[2:])})  # fmt: skip
     gargs, places, t1 = gather_pieces(ex, g, wanted)
     wargs, t2 = _whole(ex, w, lay)
     for p, pl in zip(params, places):
         p.update(places=pl, stride=stride, dilation=dilation, groups=groups)
-    keys = submit_each(
-        ex, "conv2d_grad_input", lay, [(a,) + b for a, b in zip(wargs, gargs)], params
-    )
+    args = [(a,) + b for a, b in zip(wargs, gargs)]
+    keys = submit_each(ex, "conv_input_block", lay, args, params)
     free_temps(ex, t1 + t2)
     return Operand(lay, g._dtype, keys)
 
 
 @kernel
-def conv2d_grad_weight(xp, g, *pieces, places, shape, pads, k, stride, dilation, groups, stack):
+def conv_weight_block(xp, g, *pieces, places, shape, pads, k, stride, dilation, groups, stack):
     """The weight's gradient from one output block ``g`` and the input region its windows
     read (``stack``: with a leading dim of 1, one entry of the per-shard partial sums)."""
     xpad = _block(xp, pieces, places, shape, pads, g.dtype)
@@ -155,8 +157,8 @@ def conv2d_grad_weight(xp, g, *pieces, places, shape, pads, k, stride, dilation,
     return xp.ascontiguousarray(dw[None] if stack else dw)
 
 
-@primitive("conv2d_grad_weight", kernels=[conv2d_grad_weight], kind="linalg")
-def _conv2d_grad_weight_plan(ex, x, g, wshape, stride, pads, dilation, groups):
+@primitive("conv_grad_weight", kernels=[conv_weight_block], kind="linalg")
+def _conv_grad_weight_plan(ex, x, g, wshape, stride, pads, dilation, groups):
     """The weight's gradient: whole on every worker for a replicated ``x``; else a stack of
     one partial sum per shard, split one entry per shard (the caller sums it)."""
     lay = x._layout
@@ -167,9 +169,8 @@ def _conv2d_grad_weight_plan(ex, x, g, wshape, stride, pads, dilation, groups):
     for p in params:
         p.update(k=tuple(wshape[2:]), stride=stride, dilation=dilation, groups=groups,
                  stack=not lay.is_replicated)  # fmt: skip
-    keys = submit_each(
-        ex, "conv2d_grad_weight", out, [(a,) + b for a, b in zip(gargs, xargs)], params
-    )
+    args = [(a,) + b for a, b in zip(gargs, xargs)]
+    keys = submit_each(ex, "conv_weight_block", out, args, params)
     free_temps(ex, t1 + t2)
     if lay.is_replicated:
         res = Layout.from_bounds(wshape, [(0, s) for s in wshape], lay.workers, replicated=True)
@@ -182,19 +183,19 @@ def _conv2d_grad_weight_plan(ex, x, g, wshape, stride, pads, dilation, groups):
     return Operand(res, x._dtype, keys)
 
 
-nondiff("conv2d_grad_input", "conv2d_grad_weight")
+nondiff("conv_grad_input", "conv_grad_weight")
 
 
-@vjp("conv2d", saves=(0, 1))
-def _conv2d_vjp(gs, node):
+@vjp("conv", saves=(0, 1))
+def _conv_vjp(gs, node):
     x, w, stride, pads, dilation, groups = node.args
     g = gs[0]
     gx = gw = None
     if x.requires_grad:
-        gx = apply("conv2d_grad_input", g, w, x._layout, stride, pads, dilation, groups)
+        gx = apply("conv_grad_input", g, w, x._layout, stride, pads, dilation, groups)
     if w.requires_grad:
-        gw = apply("conv2d_grad_weight", x, g, tuple(w.shape), stride, pads, dilation, groups)
-        if gw.ndim == 5:  # per-shard partial sums: the reduction tree adds them up
+        gw = apply("conv_grad_weight", x, g, tuple(w.shape), stride, pads, dilation, groups)
+        if gw.ndim == w.ndim + 1:  # per-shard partial sums: the reduction tree adds them up
             gw = gw.sum(0)
     return (gx, gw, None, None, None, None)
 
@@ -251,7 +252,7 @@ def operands(op, nd, input, weight):
 
 def _conv(op, nd, input, weight, bias, stride, padding, dilation, groups):
     """Checks (before anything is queued) and the reshaping of 1-D/unbatched calls onto the
-    ``conv2d`` primitive."""
+    ``conv`` primitive (2-D or 3-D)."""
     x, w = operands(op, nd, input, weight)
     batched = x.ndim == nd + 2
     xs = list(x.shape) if batched else [1] + list(x.shape)
@@ -312,9 +313,9 @@ def _conv(op, nd, input, weight, bias, stride, padding, dilation, groups):
     want = window_layout(x.layout, _wins(x.shape, tuple(w.shape[2:]), stride, pads, dilation))
     if want is not None:  # channels split, or shards shorter than a window: batch split
         x = apply("reshard", x, want)
-    out = apply("conv2d", x, w, stride, pads, dilation, groups)
+    out = apply("conv", x, w, stride, pads, dilation, groups)
     if bias is not None:
-        out = out + b.reshape(-1, 1, 1)
+        out = out + b.reshape((-1,) + (1,) * (out.ndim - 2))
     if nd == 1:
         out = out.squeeze(2)
     return out if batched else out.squeeze(0)
@@ -346,3 +347,17 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     [[[-1.0, -1.0, -1.0, 4.0]]]
     """
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D cross-correlation of an (N, C, D, H, W) or (C, D, H, W) input with an
+    (O, C/groups, kD, kH, kW) weight, as ``torch.nn.functional.conv3d``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.arange(8.).reshape(1, 1, 2, 2, 2)
+    >>> st.nn.functional.conv3d(x, st.ones(1, 1, 2, 2, 2)).tolist()
+    [[[[[28.0]]]]]
+    """
+    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
