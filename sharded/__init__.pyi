@@ -479,6 +479,31 @@ def conv2d(
     """2-D cross-correlation of an (N, C, H, W) or (C, H, W) input with an (O, C/groups, kH, kW)
     weight, as ``torch.nn.functional.conv2d``."""
 
+def conv3d(
+    input, weight, bias=..., stride=..., padding=..., dilation=..., groups=...
+) -> ShardedTensor:
+    """3-D cross-correlation of an (N, C, D, H, W) or (C, D, H, W) input with an (O, C/groups,
+    kD, kH, kW) weight, as ``torch.nn.functional.conv3d``."""
+
+def conv_transpose1d(
+    input, weight, bias=..., stride=..., padding=..., output_padding=..., groups=..., dilation=...
+) -> ShardedTensor:
+    """1-D transposed convolution of an (N, C, L) or (C, L) input with a (C, O/groups, k)
+    weight, as ``torch.nn.functional.conv_transpose1d``."""
+
+def conv_transpose2d(
+    input, weight, bias=..., stride=..., padding=..., output_padding=..., groups=..., dilation=...
+) -> ShardedTensor:
+    """2-D transposed convolution ("deconvolution") of an (N, C, H, W) or (C, H, W) input with a
+    (C, O/groups, kH, kW) weight, as ``torch.nn.functional.conv_transpose2d``: the output is
+    ``(H - 1) stride - 2 padding + dilation (kH - 1) + output_padding + 1`` high."""
+
+def conv_transpose3d(
+    input, weight, bias=..., stride=..., padding=..., output_padding=..., groups=..., dilation=...
+) -> ShardedTensor:
+    """3-D transposed convolution of an (N, C, D, H, W) or (C, D, H, W) input with a (C,
+    O/groups, kD, kH, kW) weight, as ``torch.nn.functional.conv_transpose3d``."""
+
 def copysign(input, other) -> ShardedTensor:
     """``abs(input)`` with the sign of ``other``."""
 
@@ -1181,6 +1206,33 @@ def max_pool2d(
 ) -> tuple[ShardedTensor, ...]:
     """2-D max pooling of an (N, C, H, W) or (C, H, W) input (``stride`` defaults to
     ``kernel_size``; with ``return_indices`` also the flat H*W positions of the maxima)."""
+
+@overload
+def max_pool3d(
+    input,
+    kernel_size,
+    stride=...,
+    padding=...,
+    dilation=...,
+    ceil_mode=...,
+    return_indices: Literal[False] = ...,
+) -> ShardedTensor:
+    """3-D max pooling of an (N, C, D, H, W) or (C, D, H, W) input (``stride`` defaults to
+    ``kernel_size``; with ``return_indices`` also the flat D*H*W positions of the maxima)."""
+
+@overload
+def max_pool3d(
+    input,
+    kernel_size,
+    stride=...,
+    padding=...,
+    dilation=...,
+    ceil_mode=...,
+    *,
+    return_indices: Literal[True],
+) -> tuple[ShardedTensor, ...]:
+    """3-D max pooling of an (N, C, D, H, W) or (C, D, H, W) input (``stride`` defaults to
+    ``kernel_size``; with ``return_indices`` also the flat D*H*W positions of the maxima)."""
 
 def maximum(input, other) -> ShardedTensor:
     """Elementwise maximum (NaN propagates); both operands tensors, as torch (for a number use

@@ -853,6 +853,15 @@ class AdaptiveAvgPool2d(Module):
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
 
+class AdaptiveAvgPool3d(Module):
+    """Average pooling to a fixed (D, H, W) (``None`` keeps a size)."""
+
+    output_size: Any
+    return_indices: Any
+    def __init__(self, output_size) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input) -> ShardedTensor: ...
+
 class AdaptiveMaxPool1d(Module):
     """Max pooling to a fixed length."""
 
@@ -870,6 +879,18 @@ class AdaptiveMaxPool2d(Module):
     def __init__(self, output_size, return_indices=...) -> None: ...
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
+
+class AdaptiveMaxPool3d(Module):
+    """Max pooling to a fixed (D, H, W)."""
+
+    output_size: Any
+    return_indices: Any
+    def __init__(self, output_size, return_indices=...) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input) -> ShardedTensor: ...
+
+class AvgPool3d(AvgPool2d):
+    """3-D average pooling (``count_include_pad``, ``divisor_override`` as 2-D)."""
 
 class BCEWithLogitsLoss(Module):
     """Binary cross entropy of logits (stable), with ``weight`` and ``pos_weight``."""
@@ -952,6 +973,37 @@ class Conv1d(Module):
 class Conv2d(Module):
     """2-D convolution layer: weight (out, in/groups, kH, kW) and bias (out,) initialised
     uniformly in ``+-1/sqrt(in/groups * kH * kW)`` (torch's default), replicated."""
+
+    in_channels: Any
+    out_channels: Any
+    kernel_size: Any
+    stride: Any
+    padding: Any
+    dilation: Any
+    groups: Any
+    padding_mode: Any
+    transposed: Any
+    output_padding: Any
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=...,
+        padding=...,
+        dilation=...,
+        groups=...,
+        bias=...,
+        padding_mode=...,
+        device=...,
+        dtype=...,
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input) -> ShardedTensor: ...
+
+class Conv3d(Module):
+    """3-D convolution layer: weight (out, in/groups, kD, kH, kW) and bias (out,), initialised
+    as torch's, replicated; ``padding_mode`` 'zeros', 'reflect', 'replicate' or 'circular'."""
 
     in_channels: Any
     out_channels: Any
@@ -1185,6 +1237,21 @@ class MaxPool2d(Module):
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
 
+class MaxPool3d(Module):
+    """3-D max pooling (``stride`` defaults to ``kernel_size``)."""
+
+    kernel_size: Any
+    stride: Any
+    padding: Any
+    dilation: Any
+    return_indices: Any
+    ceil_mode: Any
+    def __init__(
+        self, kernel_size, stride=..., padding=..., dilation=..., return_indices=..., ceil_mode=...
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input) -> ShardedTensor: ...
+
 class Mish(Module):
     """``x * tanh(softplus(x))``."""
 
@@ -1382,6 +1449,38 @@ class ConvTranspose1d(Module):
 class ConvTranspose2d(Module):
     """2-D transposed convolution layer: weight (in, out/groups, kH, kW), bias (out,),
     initialised as torch's; ``forward(input, output_size=None)``."""
+
+    in_channels: Any
+    out_channels: Any
+    kernel_size: Any
+    stride: Any
+    padding: Any
+    dilation: Any
+    groups: Any
+    padding_mode: Any
+    transposed: Any
+    output_padding: Any
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=...,
+        padding=...,
+        output_padding=...,
+        groups=...,
+        bias=...,
+        dilation=...,
+        padding_mode=...,
+        device=...,
+        dtype=...,
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input, output_size=...) -> ShardedTensor: ...
+
+class ConvTranspose3d(Module):
+    """3-D transposed convolution layer: weight (in, out/groups, kD, kH, kW), bias (out,);
+    ``forward(input, output_size=None)``."""
 
     in_channels: Any
     out_channels: Any

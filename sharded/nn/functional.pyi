@@ -9,11 +9,19 @@ def adaptive_avg_pool2d(input, output_size) -> ShardedTensor:
     """Average pooling to a fixed (OH, OW): bin ``i`` covers rows ``floor(i*H/OH) ..
     ceil((i+1)*H/OH)`` (``None`` keeps a size)."""
 
+def adaptive_avg_pool3d(input, output_size) -> ShardedTensor:
+    """Average pooling to a fixed (OD, OH, OW) over torch's adaptive bins (``None`` keeps a
+    size)."""
+
 def adaptive_max_pool1d(input, output_size, return_indices=...) -> ShardedTensor:
     """Max pooling to a fixed length over torch's adaptive bins."""
 
 def adaptive_max_pool2d(input, output_size, return_indices=...) -> ShardedTensor:
     """Max pooling to a fixed (OH, OW) over torch's adaptive bins."""
+
+def adaptive_max_pool3d(input, output_size, return_indices=...) -> ShardedTensor:
+    """Max pooling to a fixed (OD, OH, OW) over torch's adaptive bins (with ``return_indices``
+    also the flat D*H*W positions of the maxima)."""
 
 def avg_pool1d(
     input, kernel_size, stride=..., padding=..., ceil_mode=..., count_include_pad=...
@@ -31,6 +39,18 @@ def avg_pool2d(
 ) -> ShardedTensor:
     """2-D average pooling (the divisor counts the zero padding unless
     ``count_include_pad=False``; ``divisor_override`` replaces it)."""
+
+def avg_pool3d(
+    input,
+    kernel_size,
+    stride=...,
+    padding=...,
+    ceil_mode=...,
+    count_include_pad=...,
+    divisor_override=...,
+) -> ShardedTensor:
+    """3-D average pooling of an (N, C, D, H, W) or (C, D, H, W) input (the divisor counts the
+    zero padding unless ``count_include_pad=False``; ``divisor_override`` replaces it)."""
 
 def batch_norm(
     input, running_mean, running_var, weight=..., bias=..., training=..., momentum=..., eps=...
@@ -74,6 +94,12 @@ def conv2d(
     """2-D cross-correlation of an (N, C, H, W) or (C, H, W) input with an (O, C/groups, kH, kW)
     weight, as ``torch.nn.functional.conv2d``."""
 
+def conv3d(
+    input, weight, bias=..., stride=..., padding=..., dilation=..., groups=...
+) -> ShardedTensor:
+    """3-D cross-correlation of an (N, C, D, H, W) or (C, D, H, W) input with an (O, C/groups,
+    kD, kH, kW) weight, as ``torch.nn.functional.conv3d``."""
+
 def conv_transpose1d(
     input, weight, bias=..., stride=..., padding=..., output_padding=..., groups=..., dilation=...
 ) -> ShardedTensor:
@@ -86,6 +112,12 @@ def conv_transpose2d(
     """2-D transposed convolution ("deconvolution") of an (N, C, H, W) or (C, H, W) input with a
     (C, O/groups, kH, kW) weight, as ``torch.nn.functional.conv_transpose2d``: the output is
     ``(H - 1) stride - 2 padding + dilation (kH - 1) + output_padding + 1`` high."""
+
+def conv_transpose3d(
+    input, weight, bias=..., stride=..., padding=..., output_padding=..., groups=..., dilation=...
+) -> ShardedTensor:
+    """3-D transposed convolution of an (N, C, D, H, W) or (C, D, H, W) input with a (C,
+    O/groups, kD, kH, kW) weight, as ``torch.nn.functional.conv_transpose3d``."""
 
 def cosine_embedding_loss(
     input1, input2, target, margin=..., size_average=..., reduce=..., reduction=...
@@ -309,6 +341,33 @@ def max_pool2d(
 ) -> tuple[ShardedTensor, ...]:
     """2-D max pooling of an (N, C, H, W) or (C, H, W) input (``stride`` defaults to
     ``kernel_size``; with ``return_indices`` also the flat H*W positions of the maxima)."""
+
+@overload
+def max_pool3d(
+    input,
+    kernel_size,
+    stride=...,
+    padding=...,
+    dilation=...,
+    ceil_mode=...,
+    return_indices: Literal[False] = ...,
+) -> ShardedTensor:
+    """3-D max pooling of an (N, C, D, H, W) or (C, D, H, W) input (``stride`` defaults to
+    ``kernel_size``; with ``return_indices`` also the flat D*H*W positions of the maxima)."""
+
+@overload
+def max_pool3d(
+    input,
+    kernel_size,
+    stride=...,
+    padding=...,
+    dilation=...,
+    ceil_mode=...,
+    *,
+    return_indices: Literal[True],
+) -> tuple[ShardedTensor, ...]:
+    """3-D max pooling of an (N, C, D, H, W) or (C, D, H, W) input (``stride`` defaults to
+    ``kernel_size``; with ``return_indices`` also the flat D*H*W positions of the maxima)."""
 
 def mish(input, inplace=...) -> ShardedTensor:
     """``x * tanh(softplus(x))``."""
