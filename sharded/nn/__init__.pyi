@@ -81,27 +81,6 @@ class AvgPool1d(Module):
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
 
-class AvgPool2d(Module):
-    """2-D average pooling."""
-
-    kernel_size: Any
-    stride: Any
-    padding: Any
-    ceil_mode: Any
-    count_include_pad: Any
-    divisor_override: Any
-    def __init__(
-        self,
-        kernel_size,
-        stride=...,
-        padding=...,
-        ceil_mode=...,
-        count_include_pad=...,
-        divisor_override=...,
-    ) -> None: ...
-    def extra_repr(self) -> Any: ...
-    def forward(self, input) -> ShardedTensor: ...
-
 class Bilinear(Module):
     """``y = x1^T A x2 + b`` with ``A`` (out, in1, in2) and ``b`` (out,) initialised uniformly
     in ``±1/sqrt(in1_features)`` (torch's default), replicated."""
@@ -889,8 +868,47 @@ class AdaptiveMaxPool3d(Module):
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
 
-class AvgPool3d(AvgPool2d):
+class AvgPool2d(Module):
+    """2-D average pooling."""
+
+    kernel_size: Any
+    stride: Any
+    padding: Any
+    ceil_mode: Any
+    count_include_pad: Any
+    divisor_override: Any
+    def __init__(
+        self,
+        kernel_size,
+        stride=...,
+        padding=...,
+        ceil_mode=...,
+        count_include_pad=...,
+        divisor_override=...,
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input) -> ShardedTensor: ...
+
+class AvgPool3d(Module):
     """3-D average pooling (``count_include_pad``, ``divisor_override`` as 2-D)."""
+
+    kernel_size: Any
+    stride: Any
+    padding: Any
+    ceil_mode: Any
+    count_include_pad: Any
+    divisor_override: Any
+    def __init__(
+        self,
+        kernel_size,
+        stride=...,
+        padding=...,
+        ceil_mode=...,
+        count_include_pad=...,
+        divisor_override=...,
+    ) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input) -> ShardedTensor: ...
 
 class BCEWithLogitsLoss(Module):
     """Binary cross entropy of logits (stable), with ``weight`` and ``pos_weight``."""

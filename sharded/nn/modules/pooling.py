@@ -90,16 +90,7 @@ class MaxPool1d(_MaxPoolNd):
     _fn = "max_pool1d"
 
 
-class AvgPool2d(Module):
-    """2-D average pooling.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> st.nn.AvgPool2d(2)(st.ones(1, 4, 4)).tolist()
-    [[[1.0, 1.0], [1.0, 1.0]]]
-    """
-
+class _AvgPoolNd(Module):
     _fn = "avg_pool2d"
 
     def __init__(
@@ -127,7 +118,20 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool3d(AvgPool2d):
+class AvgPool2d(_AvgPoolNd):
+    """2-D average pooling.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.AvgPool2d(2)(st.ones(1, 4, 4)).tolist()
+    [[[1.0, 1.0], [1.0, 1.0]]]
+    """
+
+    _fn = "avg_pool2d"
+
+
+class AvgPool3d(_AvgPoolNd):
     """3-D average pooling (``count_include_pad``, ``divisor_override`` as 2-D).
 
     Examples
