@@ -98,7 +98,7 @@ bessel_y1 = _unary(
     _bessel("y1"),
     "The Bessel function of the second kind of order 1 (-inf at 0, nan below).",
     "[1.0]",
-    "[-0.781212821300]",
+    "[-0.7812128213]",
 )
 modified_bessel_i0 = _unary(
     "modified_bessel_i0",
@@ -133,7 +133,7 @@ scaled_modified_bessel_k0 = _unary(
     _bessel("k0e"),
     "``exp(x) K0(x)``, the scaled modified Bessel function of the second kind of order 0.",
     "[1.0]",
-    "[1.144463079751]",
+    "[1.144463079807]",
 )
 scaled_modified_bessel_k1 = _unary(
     "scaled_modified_bessel_k1",

@@ -32,7 +32,7 @@ _NAMES = {  # function -> (kernel kind, what it is, example at x = 0.5, n = 3)
     "shifted_chebyshev_polynomial_w": ("sw", "``W_n(2x - 1)``, the shifted Chebyshev", -1.0),
     "hermite_polynomial_h": ("h", "The physicists' Hermite polynomial", -5.0),
     "hermite_polynomial_he": ("he", "The probabilists' Hermite polynomial", -1.375),
-    "laguerre_polynomial_l": ("l", "The Laguerre polynomial", -0.1458333333333333),
+    "laguerre_polynomial_l": ("l", "The Laguerre polynomial", -0.14583333333333334),
     "legendre_polynomial_p": ("p", "The Legendre polynomial", -0.4375),
 }
 
