@@ -158,11 +158,24 @@ def test_polynomial_scalars_and_dtypes():
 
 
 def test_polynomial_large_degree():
-    """A large degree runs its recurrence for the elements that need it only: Legendre at
-    n = 20000, the Chebyshev closed form at n = 10^9 (torch's values)."""
-    p = st.special.legendre_polynomial_p(st.tensor([0.3, 2.0], dtype=f64), 20000).tolist()
+    """Large degrees: Legendre and Laguerre where bounded in SciPy's recurrence (torch's values
+    within their accumulated rounding), the overflowing ones stopped at their NaN, the
+    Chebyshev closed form at n = 10^9."""
+    x = st.tensor([0.3, 2.0, -0.999, 1.0, -1.0], dtype=f64, shards=2)
+    p = st.special.legendre_polynomial_p(x, 20000).tolist()
     assert p[0] == pytest.approx(0.004475861477861899, rel=1e-9)
     assert np.isnan(p[1])  # overflow to inf, then inf - inf
+    assert p[2] == pytest.approx(0.0011880669509617791, rel=1e-8)
+    assert p[3:] == [1.0, 1.0]
+    p = st.special.legendre_polynomial_p(st.tensor([0.3], dtype=f64), 10**6).tolist()
+    assert p == pytest.approx([-0.000545061867770907], rel=1e-9)
+    lag = st.special.laguerre_polynomial_l(st.tensor([0.5, 30.0], dtype=f64), 10**6).tolist()
+    assert lag == pytest.approx([0.026118760473562232, -11772.332762900394], rel=1e-9)
+    # the recurrence on the elements of small degree, SciPy's on the large ones, one tensor
+    n = st.tensor([3.0, 20000.0], dtype=f64)
+    assert st.special.legendre_polynomial_p(st.tensor([0.3, 0.3], dtype=f64), n).tolist() == (
+        pytest.approx([-0.3825, 0.004475861477861899], rel=1e-9)
+    )
     t = st.special.chebyshev_polynomial_t(st.tensor([0.5], dtype=f64), 1e9).tolist()
     # torch: -0.49999994; n * acos(x) near 1e9 carries 1.2e-7 of rounding either way
     assert t == pytest.approx([-0.49999994075890575], abs=1e-6)

@@ -267,7 +267,8 @@ def igamma(xp, a, x, upper):
 # negative order gives 0, then the endpoints' exact values, then (for the Chebyshev kinds,
 # |y| < 1 and n above a threshold) the trigonometric closed form, else the three-term
 # recurrence, computed in the result dtype (float32 overflows as torch's does) and stopped
-# at the first NaN. Hermite orders above 128 (float32) or 512 (float64) give NaN.
+# at the first NaN (Legendre and Laguerre of high degree where bounded: :func:`_far`). Hermite
+# orders above 128 (float32) or 512 (float64) give NaN.
 _CHEB = {  # kind -> (threshold of the closed form, shifted threshold, P1 = y + y + c)
     "t": (6, 6, None),
     "u": (8, 6, 0.0),
@@ -310,6 +311,22 @@ def _recur(xp, out, todo, first, n, p, q, step, stop_nan=True):
         p, q = q, step(k, idx, p, q)
         k += 1
     return out
+
+
+_FAR = 1000  # degrees above which Legendre and Laguerre, where bounded, are SciPy's
+
+
+def _far(xp, out, todo, k, x, bounded, routine):
+    """Legendre (``|x| < 1``) and Laguerre (``x > 0``) of degree above :data:`_FAR`, where
+    they stay bounded: SciPy's ``eval_legendre``/``eval_laguerre`` of the int degree (the
+    same recurrence in C, within the rounding torch's accumulates: ~1e-11 at degree 10^8,
+    where a step of this module's loop would cost microseconds). Those elements leave
+    ``todo`` (in place)."""
+    m = todo & bounded & (k > _FAR)
+    if bool(m.any()):
+        v = _routine(xp, routine)(k[m], x[m].astype(xp.float64))
+        out[m] = v.astype(out.dtype)
+        todo &= ~m
 
 
 def polynomial(xp, kind, x, n):
@@ -394,6 +411,7 @@ def polynomial(xp, kind, x, n):
             put(x == 0, one)
             put(k == 0, one)
             put(k == 1, 1 - x)
+            _far(xp, out, todo, k, x, (x > 0) & (x < xp.inf), "eval_laguerre")
 
             def step(j, i, p, q):  # (m + 1) L_{m+1} = (2m + 1 - x) L_m - m L_{m-1}, m = j - 1
                 m = j - 1
@@ -404,6 +422,7 @@ def polynomial(xp, kind, x, n):
         put(xp.abs(x) == 1, xp.where((x > 0) | ~odd, one, -one))
         put(k == 0, one)
         put(k == 1, x)
+        _far(xp, out, todo, k, x, xp.abs(x) < 1, "eval_legendre")
 
         def step(j, i, p, q):
             m = j - 1
