@@ -217,6 +217,10 @@ def test_igamma_dtypes_and_errors():
         st.igamma(one, 2.0)
     with pytest.raises(st.DTypeError, match="argument 'other'"):
         st.special.gammaincc(one, 2.0)
+    with pytest.raises(st.UnsupportedDType, match="igammac is not implemented for bool"):
+        st.tensor([True]).igammac(st.tensor([False]))
+    with pytest.raises(st.DTypeError, match="can't be cast"):
+        st.tensor([1, 2]).igamma_(st.tensor([1.0]))
 
 
 @pytest.mark.parametrize("name", ["igamma", "igammac"])

@@ -190,13 +190,18 @@ def _erfcx_vjp(gs, node):  # d erfcx = 2 x erfcx(x) - 2 / sqrt(pi)
 
 
 # ------------------------------------------------------------------------ igamma, igammac
-def _igamma_rule(ops):
-    """torch's promotion, for floating results only ("igamma_cpu" not implemented for
-    'Long'; half precision is allowed)."""
-    rt = E.operand_dtypes(ops)
-    if not rt.is_floating_point:
-        raise UnsupportedDType(f"igamma is not implemented for {rt.name}")
-    return rt, rt
+def _igamma_rule(name):
+    """torch's promotion for ``name``, floating results only ("igamma_cpu" not implemented
+    for 'Long'; half precision is allowed)."""
+
+    def rule(ops):
+        rt = E.operand_dtypes(ops)
+        if not rt.is_floating_point:
+            raise UnsupportedDType(f"{name} is not implemented for {rt.name}")
+        return rt, rt
+
+    rule.__name__ = "floating_only"
+    return rule
 
 
 for _name, _upper in (("igamma", False), ("igammac", True)):
@@ -204,7 +209,7 @@ for _name, _upper in (("igamma", False), ("igammac", True)):
     def _k(xp, a, x, cast=None, out=None, upper=_upper):
         return E.result(xp, K.igamma(xp, a, x, upper), out)
 
-    E.define(_name, E.named_kernel(_name)(_k), _igamma_rule)
+    E.define(_name, E.named_kernel(_name)(_k), _igamma_rule(_name))
 
 
 @vjp("igamma", "igammac", saves=(0, 1))
