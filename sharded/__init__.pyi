@@ -860,6 +860,15 @@ def i0_(input, *args, **kwargs) -> ShardedTensor:
     """``input.i0_(*args, **kwargs)``: torch's top-level form of the tensor method ``i0_`` (in
     place see that method)."""
 
+def igamma(input, other) -> ShardedTensor:
+    """The regularized lower incomplete gamma function ``P(input, other)``: ``int_0^other
+    t^(input-1) e^-t dt / Gamma(input)`` (``torch.igamma``, ``st.special.gammainc``); both
+    tensors, of a floating result dtype. The gradient flows to ``other`` only."""
+
+def igammac(input, other) -> ShardedTensor:
+    """The regularized upper incomplete gamma function ``Q = 1 - P`` (``torch.igammac``,
+    ``st.special.gammaincc``), accurate where ``P`` is near 1."""
+
 def imag(input) -> ShardedTensor:
     """The imaginary part: a real view of a complex tensor (complex tensors only)."""
 

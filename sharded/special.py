@@ -1,6 +1,8 @@
-"""``st.special``: torch.special's functions that sharded has (the same objects as the
-top-level ``st.erf``... ), plus ``ndtr``, ``log_ndtr``, ``entr`` and the like composed of
-them.
+"""``st.special``: torch.special's functions (the same objects as the top-level ``st.erf``...
+where torch has one), plus ``ndtr``, ``log_ndtr``, ``entr`` and the like composed of them;
+the Bessel functions, ``airy_ai``, ``erfcx``, ``gammainc``/``gammaincc`` and the orthogonal
+polynomials (``chebyshev_polynomial_t``... ``legendre_polynomial_p``) have torch's values,
+dtype rules and (lack of) derivatives.
 
 Examples
 --------
@@ -15,9 +17,40 @@ import math
 
 from .core.dispatch import is_tensor
 from .ops.creation.prims import tensor
+from .ops.elementwise.prims.bessel import (
+    airy_ai,
+    bessel_j0,
+    bessel_j1,
+    bessel_y0,
+    bessel_y1,
+    erfcx,
+    igamma,
+    igammac,
+    modified_bessel_i0,
+    modified_bessel_i1,
+    modified_bessel_k0,
+    modified_bessel_k1,
+    scaled_modified_bessel_k0,
+    scaled_modified_bessel_k1,
+    spherical_bessel_j0,
+)
 from .ops.elementwise.prims.binary_math import sinc, xlogy
 from .ops.elementwise.prims.exp_log import exp2, expm1
 from .ops.elementwise.prims.exp_log import logit as _logit
+from .ops.elementwise.prims.orthopoly import (
+    chebyshev_polynomial_t,
+    chebyshev_polynomial_u,
+    chebyshev_polynomial_v,
+    chebyshev_polynomial_w,
+    hermite_polynomial_h,
+    hermite_polynomial_he,
+    laguerre_polynomial_l,
+    legendre_polynomial_p,
+    shifted_chebyshev_polynomial_t,
+    shifted_chebyshev_polynomial_u,
+    shifted_chebyshev_polynomial_v,
+    shifted_chebyshev_polynomial_w,
+)
 from .ops.elementwise.prims.rounding import round as _round
 from .ops.elementwise.prims.selection import where
 from .ops.elementwise.prims.special import (
@@ -41,6 +74,32 @@ from .ops.reduce.derived.moments import log_softmax, logsumexp, softmax
 gammaln = lgamma
 psi = digamma
 expit = sigmoid
+
+
+def gammainc(input, other):
+    """The regularized lower incomplete gamma function (:func:`sharded.igamma`).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> a = st.tensor([1.0], dtype=st.float64)
+    >>> st.special.gammainc(a, st.tensor([1.0], dtype=st.float64)).tolist()  # 1 - exp(-1)
+    [0.6321205588285577]
+    """
+    return igamma(input, other)
+
+
+def gammaincc(input, other):
+    """The regularized upper incomplete gamma function (:func:`sharded.igammac`).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> a = st.tensor([1.0], dtype=st.float64)
+    >>> st.special.gammaincc(a, st.tensor([1.0], dtype=st.float64)).tolist()  # exp(-1)
+    [0.36787944117144245]
+    """
+    return igammac(input, other)
 
 
 def logit(input, eps=None):
@@ -142,32 +201,59 @@ def _float(x):
 
 
 __all__ = [
+    "airy_ai",
+    "bessel_j0",
+    "bessel_j1",
+    "bessel_y0",
+    "bessel_y1",
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
     "digamma",
     "entr",
     "erf",
     "erfc",
+    "erfcx",
     "erfinv",
     "exp2",
     "expit",
     "expm1",
+    "gammainc",
+    "gammaincc",
     "gammaln",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
     "i0",
     "i0e",
     "i1",
     "i1e",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
     "log1p",
     "log_ndtr",
     "log_softmax",
     "logit",
     "logsumexp",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
     "multigammaln",
     "ndtr",
     "ndtri",
     "polygamma",
     "psi",
     "round",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
     "sinc",
     "softmax",
+    "spherical_bessel_j0",
     "xlog1py",
     "xlogy",
     "zeta",

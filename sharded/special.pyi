@@ -1,5 +1,36 @@
 from sharded.tensor import ShardedTensor
 
+def airy_ai(input) -> ShardedTensor:
+    """The Airy function ``Ai`` (0 past 103.892, nan at +-inf, as torch)."""
+
+def bessel_j0(input) -> ShardedTensor:
+    """The Bessel function of the first kind of order 0."""
+
+def bessel_j1(input) -> ShardedTensor:
+    """The Bessel function of the first kind of order 1."""
+
+def bessel_y0(input) -> ShardedTensor:
+    """The Bessel function of the second kind of order 0 (-inf at 0, nan below)."""
+
+def bessel_y1(input) -> ShardedTensor:
+    """The Bessel function of the second kind of order 1 (-inf at 0, nan below)."""
+
+def chebyshev_polynomial_t(input, n) -> ShardedTensor:
+    """The Chebyshev polynomial of the first kind of degree ``n`` (truncated to an int; 0 for a
+    negative ``n``) at ``input``, as ``torch.special.chebyshev_polynomial_t``."""
+
+def chebyshev_polynomial_u(input, n) -> ShardedTensor:
+    """The Chebyshev polynomial of the second kind of degree ``n`` (truncated to an int; 0 for a
+    negative ``n``) at ``input``, as ``torch.special.chebyshev_polynomial_u``."""
+
+def chebyshev_polynomial_v(input, n) -> ShardedTensor:
+    """The Chebyshev polynomial of the third kind of degree ``n`` (truncated to an int; 0 for a
+    negative ``n``) at ``input``, as ``torch.special.chebyshev_polynomial_v``."""
+
+def chebyshev_polynomial_w(input, n) -> ShardedTensor:
+    """The Chebyshev polynomial of the fourth kind of degree ``n`` (truncated to an int; 0 for a
+    negative ``n``) at ``input``, as ``torch.special.chebyshev_polynomial_w``."""
+
 def digamma(input) -> ShardedTensor:
     """``d/dx lgamma(x)`` (torch's values at the poles: -inf at 0, nan at the negative
     integers)."""
@@ -13,6 +44,9 @@ def erf(input) -> ShardedTensor:
 def erfc(input) -> ShardedTensor:
     """``1 - erf(input)``, accurate where it is tiny (``erfc(10)`` ~ 2e-45)."""
 
+def erfcx(input) -> ShardedTensor:
+    """The scaled complementary error function ``exp(x^2) erfc(x)``."""
+
 def erfinv(input) -> ShardedTensor:
     """The inverse of ``erf`` on [-1, 1] (+-inf at +-1, nan outside)."""
 
@@ -25,8 +59,22 @@ def expit(input) -> ShardedTensor:
 def expm1(input) -> ShardedTensor:
     """``exp(input) - 1``, accurate near 0."""
 
+def gammainc(input, other) -> ShardedTensor:
+    """The regularized lower incomplete gamma function (:func:`sharded.igamma`)."""
+
+def gammaincc(input, other) -> ShardedTensor:
+    """The regularized upper incomplete gamma function (:func:`sharded.igammac`)."""
+
 def gammaln(input) -> ShardedTensor:
     """``log|Gamma(input)|`` (+inf at 0, -1, -2, ...)."""
+
+def hermite_polynomial_h(input, n) -> ShardedTensor:
+    """The physicists' Hermite polynomial of degree ``n`` (truncated to an int; 0 for a negative
+    ``n``) at ``input``, as ``torch.special.hermite_polynomial_h``."""
+
+def hermite_polynomial_he(input, n) -> ShardedTensor:
+    """The probabilists' Hermite polynomial of degree ``n`` (truncated to an int; 0 for a
+    negative ``n``) at ``input``, as ``torch.special.hermite_polynomial_he``."""
 
 def i0(input) -> ShardedTensor:
     """The modified Bessel function of the first kind of order 0."""
@@ -39,6 +87,14 @@ def i1(input) -> ShardedTensor:
 
 def i1e(input) -> ShardedTensor:
     """``exp(-|x|) i1(x)``, the exponentially scaled modified Bessel function of order 1."""
+
+def laguerre_polynomial_l(input, n) -> ShardedTensor:
+    """The Laguerre polynomial of degree ``n`` (truncated to an int; 0 for a negative ``n``) at
+    ``input``, as ``torch.special.laguerre_polynomial_l``."""
+
+def legendre_polynomial_p(input, n) -> ShardedTensor:
+    """The Legendre polynomial of degree ``n`` (truncated to an int; 0 for a negative ``n``) at
+    ``input``, as ``torch.special.legendre_polynomial_p``."""
 
 def log1p(input) -> ShardedTensor:
     """``log(1 + input)``, accurate for small inputs."""
@@ -54,6 +110,18 @@ def logit(input, eps=...) -> ShardedTensor:
 
 def logsumexp(input, dim=..., keepdim=...) -> ShardedTensor:
     """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
+
+def modified_bessel_i0(input) -> ShardedTensor:
+    """The modified Bessel function of the first kind of order 0 (as :func:`sharded.i0`)."""
+
+def modified_bessel_i1(input) -> ShardedTensor:
+    """The modified Bessel function of the first kind of order 1."""
+
+def modified_bessel_k0(input) -> ShardedTensor:
+    """The modified Bessel function of the second kind of order 0 (inf at 0, nan below)."""
+
+def modified_bessel_k1(input) -> ShardedTensor:
+    """The modified Bessel function of the second kind of order 1 (inf at 0, nan below)."""
 
 def multigammaln(input, p) -> ShardedTensor:
     """The multivariate log-gamma function (:func:`sharded.mvlgamma`)."""
@@ -77,11 +145,36 @@ def psi(input) -> ShardedTensor:
 def round(input, *, decimals=...) -> ShardedTensor:
     """:func:`sharded.round` with torch.special's ``decimals`` overload (no integer kernel)."""
 
+def scaled_modified_bessel_k0(input) -> ShardedTensor:
+    """``exp(x) K0(x)``, the scaled modified Bessel function of the second kind of order 0."""
+
+def scaled_modified_bessel_k1(input) -> ShardedTensor:
+    """``exp(x) K1(x)``, the scaled modified Bessel function of the second kind of order 1."""
+
+def shifted_chebyshev_polynomial_t(input, n) -> ShardedTensor:
+    """``T_n(2x - 1)``, the shifted Chebyshev of degree ``n`` (truncated to an int; 0 for a
+    negative ``n``) at ``input``, as ``torch.special.shifted_chebyshev_polynomial_t``."""
+
+def shifted_chebyshev_polynomial_u(input, n) -> ShardedTensor:
+    """``U_n(2x - 1)``, the shifted Chebyshev of degree ``n`` (truncated to an int; 0 for a
+    negative ``n``) at ``input``, as ``torch.special.shifted_chebyshev_polynomial_u``."""
+
+def shifted_chebyshev_polynomial_v(input, n) -> ShardedTensor:
+    """``V_n(2x - 1)``, the shifted Chebyshev of degree ``n`` (truncated to an int; 0 for a
+    negative ``n``) at ``input``, as ``torch.special.shifted_chebyshev_polynomial_v``."""
+
+def shifted_chebyshev_polynomial_w(input, n) -> ShardedTensor:
+    """``W_n(2x - 1)``, the shifted Chebyshev of degree ``n`` (truncated to an int; 0 for a
+    negative ``n``) at ``input``, as ``torch.special.shifted_chebyshev_polynomial_w``."""
+
 def sinc(input) -> ShardedTensor:
     """``sin(pi x) / (pi x)``, 1 at 0."""
 
 def softmax(input, dim, dtype=...) -> ShardedTensor:
     """``exp(x) / sum(exp(x))`` along ``dim``, shifted by the max for stability."""
+
+def spherical_bessel_j0(input) -> ShardedTensor:
+    """The spherical Bessel function of the first kind of order 0, ``sin(x) / x`` (1 at 0)."""
 
 def xlog1py(input, other) -> ShardedTensor:
     """``input * log1p(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""

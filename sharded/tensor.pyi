@@ -645,6 +645,17 @@ class ShardedTensor:
         """The modified Bessel function of the first kind of order 0."""
     def i0_(self) -> Self:
         """In-place ``i0``: writes into this tensor's shards and returns it."""
+    def igamma(self, other) -> ShardedTensor:
+        """The regularized lower incomplete gamma function ``P(input, other)``: ``int_0^other
+        t^(input-1) e^-t dt / Gamma(input)`` (``torch.igamma``, ``st.special.gammainc``);
+        both tensors, of a floating result dtype. The gradient flows to ``other`` only."""
+    def igamma_(self, other) -> ShardedTensor:
+        """In-place :func:`igamma`: writes into this tensor's shards and returns it."""
+    def igammac(self, other) -> ShardedTensor:
+        """The regularized upper incomplete gamma function ``Q = 1 - P`` (``torch.igammac``,
+        ``st.special.gammaincc``), accurate where ``P`` is near 1."""
+    def igammac_(self, other) -> ShardedTensor:
+        """In-place :func:`igammac`: writes into this tensor's shards and returns it."""
     @property
     def imag(self) -> ShardedTensor:
         """The imaginary part: a real view of a complex tensor (complex tensors only)."""

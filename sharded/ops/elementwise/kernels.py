@@ -1,6 +1,8 @@
 """The math of :mod:`.prims.special`: erf, erfc, erfinv, ndtri, lgamma, digamma, trigamma, the
 Hurwitz zeta and the modified Bessel functions ``i0``, ``i0e``, ``i1``, ``i1e`` of float64 arrays
-with the array module ``xp``. Pure functions, no registry.
+with the array module ``xp``; of :mod:`.prims.bessel` (torch.special's Bessel functions,
+``airy_ai``, ``erfcx``, ``igamma``) and :mod:`.prims.orthopoly` (the orthogonal polynomials,
+in the result dtype), at the end. Pure functions, no registry.
 
 Each is the routine of :mod:`scipy.special` on the host and of :mod:`cupyx.scipy.special` on a
 GPU (:func:`sharded.backend.special`), with torch's values put back where SciPy's special
@@ -198,3 +200,232 @@ def i1(xp, x):
 def i1e(xp, x):
     """``exp(-|x|) I1(x)`` (odd in ``x``)."""
     return _special(xp).i1e(x)
+
+
+# --------------------------------------------- torch.special's Bessel functions and airy_ai
+def _routine(xp, name):
+    """SciPy's routine ``name`` for arrays of ``xp``: the backend's own, or, for one CuPy
+    lacks (``airy``), SciPy's on a host copy of the operands."""
+    f = getattr(_special(xp), name, None)
+    if f is not None:
+        return f
+    import scipy.special
+
+    g = getattr(scipy.special, name)
+    return lambda *arrays: xp.asarray(g(*[xp.asnumpy(a) for a in arrays]))
+
+
+def bessel(xp, name, x):
+    """The Bessel function ``name`` of float64 ``x``: SciPy's (Cephes) ``j0``, ``j1``, ``y0``,
+    ``y1``, ``i0``, ``i1``, ``k0``, ``k1``, ``k0e``, ``k1e``, whose special values are torch's
+    (``k0(0)`` inf, ``y0`` of a negative ``x`` nan...), and ``sj0``, ``sin(x) / x`` (1 at 0, 0
+    at +-inf)."""
+    with np.errstate(all="ignore"):
+        if name == "sj0":
+            return xp.where(x == 0, 1.0, xp.where(xp.isinf(x), 0.0, xp.sin(x) / x))
+        return _routine(xp, name)(x)
+
+
+def airy_ai(xp, x):
+    """The Airy function ``Ai`` of float64 ``x``, with torch's values where SciPy's ``airy``
+    gives NaN: 0 past 103.892 (where it underflows) and, below -1e7, the leading term of its
+    asymptotic series ``sin(2/3 (-x)^1.5 + pi/4) / (sqrt(pi) (-x)^0.25)`` (its next terms are
+    below 1e-10 relative); NaN at +-inf."""
+    with np.errstate(all="ignore"):
+        ai = _routine(xp, "airy")(x)[0]
+        t = -2.0 * x * xp.sqrt(-x) / 3.0 + 0.25 * math.pi
+        far = 0.5641895835477563 / xp.sqrt(xp.sqrt(-x)) * xp.sin(t)
+    ai = xp.where(x < -1e7, far, ai)
+    return xp.where(xp.isinf(x), xp.nan, xp.where(x > 103.892, 0.0, ai))
+
+
+def erfcx(xp, x):
+    """``exp(x^2) erfc(x)`` of float64 ``x`` (inf at -inf... as torch)."""
+    return _special(xp).erfcx(x)
+
+
+def igamma(xp, a, x, upper):
+    """The regularized lower incomplete gamma ``P(a, x)`` (``upper``: ``Q = 1 - P``) of
+    float64 ``a`` and ``x``: SciPy's ``gammainc``/``gammaincc`` inside the domain, torch's
+    boundary values, in torch's order, outside it: NaN for a negative ``a`` or ``x``, then
+    ``P(0, x > 0) = 1`` (NaN at ``x = 0``), ``P(a, 0) = 0``, ``P(inf, x) = 0`` (NaN at ``x =
+    inf``), ``P(a, inf) = 1``, so that ``P(nan, 0)`` is 0 and ``P(inf, nan)`` too."""
+    sp = _special(xp)
+    a, x = xp.broadcast_arrays(xp.asarray(a, dtype=xp.float64), xp.asarray(x, dtype=xp.float64))
+    lo, hi = (1.0, 0.0) if upper else (0.0, 1.0)
+    inner = sp.gammaincc(a, x) if upper else sp.gammainc(a, x)
+    out = xp.where(xp.isinf(x), hi, inner)
+    out = xp.where(a == xp.inf, xp.where(xp.isinf(x), xp.nan, lo), out)
+    out = xp.where(x == 0, lo, out)
+    out = xp.where(a == 0, xp.where(x > 0, hi, xp.nan), out)
+    return xp.where((x < 0) | (a < 0), xp.nan, out)
+
+
+# --------------------------------------------------------------- orthogonal polynomials
+# torch's definitions, case by case: the order is an int64 (a float ``n`` truncated; NaN,
+# +-inf and beyond int64 read as negative, as x86's conversion makes them INT64_MIN), a
+# negative order gives 0, then the endpoints' exact values, then (for the Chebyshev kinds,
+# |y| < 1 and n above a threshold) the trigonometric closed form, else the three-term
+# recurrence, computed in the result dtype (float32 overflows as torch's does) and stopped
+# at the first NaN (Legendre and Laguerre of high degree where bounded: :func:`_far`). Hermite
+# orders above 128 (float32) or 512 (float64) give NaN.
+_CHEB = {  # kind -> (threshold of the closed form, shifted threshold, P1 = y + y + c)
+    "t": (6, 6, None),
+    "u": (8, 6, 0.0),
+    "v": (8, 6, -1.0),
+    "w": (8, 4, 1.0),
+}
+
+
+def order(xp, n):
+    """torch's int64 order of the float array ``n`` (see above).
+
+    Examples
+    --------
+    >>> order(np, np.array([2.7, -0.5, np.nan, 1e30])).tolist()
+    [2, 0, -1, -1]
+    """
+    ok = xp.isfinite(n) & (xp.abs(n) < 2.0**63)
+    return xp.where(ok, xp.trunc(xp.where(ok, n, 0)), -1).astype(xp.int64)
+
+
+def _recur(xp, out, todo, first, n, p, q, step, stop_nan=True):
+    """Write into ``out[todo]`` the recurrence ``p, q <- q, step(k, p, q)`` for ``k = first,
+    first + 1, ...`` while ``k <= n`` (per element; ``p``, ``q``, ``n`` are full arrays),
+    stopping an element at its first NaN ``q`` if ``stop_nan``. The finished elements drop
+    out as it goes, so a large order costs its own element only."""
+    idx = xp.nonzero(todo.ravel())[0]
+    n, p, q = n.ravel()[idx], p.ravel()[idx], q.ravel()[idx]
+    flat = out.reshape(-1)
+    k = first
+    while idx.size:
+        done = n < k
+        if stop_nan:
+            done |= xp.isnan(q)
+        if bool(done.any()):
+            flat[idx[done]] = q[done]
+            keep = ~done
+            idx, n, p, q = idx[keep], n[keep], p[keep], q[keep]
+            if not idx.size:
+                break
+        p, q = q, step(k, idx, p, q)
+        k += 1
+    return out
+
+
+_FAR = 1000  # degrees above which Legendre and Laguerre, where bounded, are SciPy's
+
+
+def _far(xp, out, todo, k, x, bounded, routine):
+    """Legendre (``|x| < 1``) and Laguerre (``x > 0``) of degree above :data:`_FAR`, where
+    they stay bounded: SciPy's ``eval_legendre``/``eval_laguerre`` of the int degree (the
+    same recurrence in C, within the rounding torch's accumulates: ~1e-11 at degree 10^8,
+    where a step of this module's loop would cost microseconds). Those elements leave
+    ``todo`` (in place)."""
+    m = todo & bounded & (k > _FAR)
+    if bool(m.any()):
+        v = _routine(xp, routine)(k[m], x[m].astype(xp.float64))
+        out[m] = v.astype(out.dtype)
+        todo &= ~m
+
+
+def polynomial(xp, kind, x, n):
+    """The orthogonal polynomial ``kind`` (``"t"``... ``"w"`` Chebyshev, ``"st"``...
+    ``"sw"`` shifted Chebyshev, ``"h"``, ``"he"`` Hermite, ``"l"`` Laguerre, ``"p"`` Legendre)
+    of degree ``n`` at ``x``, both arrays of the result dtype (torch's definitions, above).
+
+    Examples
+    --------
+    >>> polynomial(np, "t", np.array([0.5, 2.0, 1.0]), np.array([2.0, 3.0, -1.0])).tolist()
+    [-0.5, 26.0, 0.0]
+    """
+    x, n = xp.broadcast_arrays(x, n)
+    dt = x.dtype
+    k = order(xp, n)
+    one = xp.ones_like(x)
+    out = xp.zeros_like(x)  # n < 0
+    todo = k >= 0
+
+    def put(mask, value):
+        nonlocal todo
+        m = todo & mask
+        out[m] = xp.broadcast_to(xp.asarray(value, dtype=dt), x.shape)[m]
+        todo = todo & ~mask
+
+    fk = k.astype(dt)  # torch's int64 order in the dtype's arithmetic
+    odd = (k % 2) == 1
+    sign = xp.where(odd, -1.0, 1.0).astype(dt)
+    with np.errstate(all="ignore"):
+        if kind in _CHEB or kind[1:] in _CHEB:
+            shifted = kind not in _CHEB
+            c = _CHEB[kind[1:] if shifted else kind]
+            y = x + x - 1 if shifted else x
+            top = fk + fk + 1  # V and W's values at their endpoints
+            if shifted:
+                hi, lo = x == 1, x == 0
+            else:
+                hi, lo = (xp.abs(x) == 1) & (x > 0), (xp.abs(x) == 1) & (x < 0)
+            kind1 = kind[-1]
+            at_hi = {"t": one, "u": fk + 1, "v": one, "w": top}[kind1]
+            at_lo = {"t": sign, "u": sign * (fk + 1), "v": sign * top, "w": sign}[kind1]
+            put(hi, at_hi)
+            put(lo, at_lo)
+            theta = xp.arccos(y)
+            inside = (k > c[1 if shifted else 0]) & (xp.abs(y) < 1)
+            if kind1 == "t":
+                closed = xp.cos(fk * theta)
+            elif kind1 == "u":
+                s = xp.sin(theta)
+                closed = xp.where(
+                    s != 0, xp.sin((fk + 1) * theta) / s, (fk + 1) * xp.cos((fk + 1) * theta) / y
+                )
+            elif kind1 == "v":
+                closed = xp.where(
+                    xp.sin(theta / 2) != 1,
+                    xp.cos((fk + 0.5) * theta) / xp.cos(theta / 2),
+                    sign * top,
+                )
+            else:
+                edge = sign if shifted else xp.where(x > 0, top, sign)
+                closed = xp.where(
+                    xp.cos(theta / 2) != 1, xp.sin((fk + 0.5) * theta) / xp.sin(theta / 2), edge
+                )
+            put(inside, closed)
+            p1 = y if c[2] is None else y + y + c[2]
+            put(k == 0, one)
+            put(k == 1, p1)
+            yy = (y + y).ravel()
+            return _recur(xp, out, todo, 2, k, one, p1, lambda j, i, p, q: yy[i] * q - p)
+        xf = x.ravel()
+        if kind in ("h", "he"):
+            put(k == 0, one)
+            p1 = x + x if kind == "h" else x
+            put(k == 1, p1)
+            put(k > (128 if dt == np.float32 else 512), xp.nan)
+            if kind == "h":  # H_{m+1} = 2x H_m - 2m H_{m-1}
+                step = lambda j, i, p, q: (xf[i] + xf[i]) * q - (2 * (j - 1)) * p  # noqa: E731
+            else:  # He_{m+1} = x He_m - m He_{m-1}
+                step = lambda j, i, p, q: xf[i] * q - (j - 1) * p  # noqa: E731
+            return _recur(xp, out, todo, 2, k, one, p1, step, stop_nan=False)
+        if kind == "l":
+            put(x == 0, one)
+            put(k == 0, one)
+            put(k == 1, 1 - x)
+            _far(xp, out, todo, k, x, (x > 0) & (x < xp.inf), "eval_laguerre")
+
+            def step(j, i, p, q):  # (m + 1) L_{m+1} = (2m + 1 - x) L_m - m L_{m-1}, m = j - 1
+                m = j - 1
+                return (((m + m) + (1 - xf[i])) * q - m * p) / (m + 1)
+
+            return _recur(xp, out, todo, 2, k, one, 1 - x, step)
+        # legendre: (m + 1) P_{m+1} = (2m + 1) x P_m - m P_{m-1}
+        put(xp.abs(x) == 1, xp.where((x > 0) | ~odd, one, -one))
+        put(k == 0, one)
+        put(k == 1, x)
+        _far(xp, out, todo, k, x, xp.abs(x) < 1, "eval_legendre")
+
+        def step(j, i, p, q):
+            m = j - 1
+            return ((m + m + 1) * xf[i] * q - m * p) / (m + 1)
+
+        return _recur(xp, out, todo, 2, k, one, x, step)
