@@ -1,0 +1,2 @@
+from sharded.signal import windows as windows
+
