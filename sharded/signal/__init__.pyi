@@ -1,2 +1,1 @@
 from sharded.signal import windows as windows
-

@@ -468,7 +468,8 @@ class Stub:
             if prev and (kind != prev[0] or kind == "class" or prev[1][-1].endswith('"""')):
                 lines.append("")
             lines += text
-        return "\n".join(self._import_lines() + [""] + lines) + "\n"
+        body = [""] + lines if lines else []  # a module of submodules only: imports alone
+        return "\n".join(self._import_lines() + body) + "\n"
 
     def _import_lines(self) -> list:
         """The import block, sorted as ruff's isort does (stdlib, third party, sharded)."""
