@@ -21,6 +21,7 @@ from sharded import ops as ops
 from sharded import optim as optim
 from sharded import runtime as runtime
 from sharded import service as service
+from sharded import signal as signal
 from sharded import special as special
 from sharded import storage as storage
 from sharded.devices import device as device
@@ -319,6 +320,19 @@ def avg_pool1d(
 def baddbmm(input, batch1, batch2, *, beta=..., alpha=...) -> ShardedTensor:
     """``beta * input + alpha * bmm(batch1, batch2)`` (3-D batches)."""
 
+def bartlett_window(
+    window_length,
+    periodic=...,
+    *,
+    dtype=...,
+    shards=...,
+    dim=...,
+    layout=...,
+    device=...,
+    requires_grad=...,
+) -> ShardedTensor:
+    """Bartlett (triangular) window ``1 - |2 n / (N - 1) - 1|``, as ``torch.bartlett_window``."""
+
 def bernoulli(input, p=..., *, generator=...) -> ShardedTensor:
     """0/1 samples, 1 with probability ``input[i]`` (or ``p`` for every element), in the input's
     dtype."""
@@ -345,6 +359,20 @@ def bitwise_right_shift(input, other) -> ShardedTensor:
 
 def bitwise_xor(input, other) -> ShardedTensor:
     """Bitwise XOR (logical on bool)."""
+
+def blackman_window(
+    window_length,
+    periodic=...,
+    *,
+    dtype=...,
+    shards=...,
+    dim=...,
+    layout=...,
+    device=...,
+    requires_grad=...,
+) -> ShardedTensor:
+    """Blackman window ``0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))``, as
+    ``torch.blackman_window``."""
 
 def block_diag(*tensors) -> ShardedTensor:
     """The tensors as blocks on the diagonal of a matrix, zeros elsewhere (a 0-d tensor is a 1 x
@@ -827,6 +855,36 @@ def greater_equal(input, other) -> ShardedTensor:
 def gt(input, other) -> ShardedTensor:
     """``input > other``."""
 
+def hamming_window(
+    window_length,
+    periodic=...,
+    alpha=...,
+    beta=...,
+    *,
+    dtype=...,
+    shards=...,
+    dim=...,
+    layout=...,
+    device=...,
+    requires_grad=...,
+) -> ShardedTensor:
+    """Hamming window ``alpha - beta cos(2 pi n / (N - 1))`` of ``window_length`` samples
+    (``periodic``: ``N = window_length + 1``), as ``torch.hamming_window``."""
+
+def hann_window(
+    window_length,
+    periodic=...,
+    *,
+    dtype=...,
+    shards=...,
+    dim=...,
+    layout=...,
+    device=...,
+    requires_grad=...,
+) -> ShardedTensor:
+    """Hann window ``0.5 - 0.5 cos(2 pi n / (N - 1))`` of ``window_length`` samples
+    (``periodic``: ``N = window_length + 1``), as ``torch.hann_window``."""
+
 def hardshrink(input, lambd=...) -> ShardedTensor:
     """``x`` where ``|x| > lambd``, else 0."""
 
@@ -986,8 +1044,41 @@ def isposinf(input) -> ShardedTensor:
 def isreal(input) -> ShardedTensor:
     """Whether each element is real: its imaginary part is 0 (always True for real dtypes)."""
 
+def istft(
+    input,
+    n_fft,
+    hop_length=...,
+    win_length=...,
+    window=...,
+    center=...,
+    normalized=...,
+    onesided=...,
+    length=...,
+    return_complex=...,
+) -> ShardedTensor:
+    """Inverse of :func:`stft`: the least-squares signal ``(B?, L)`` of a complex spectrum
+    ``(B?, N, T)``, as torch's ``istft`` (inverse transforms of the frames, windowed,
+    overlap-added and divided by the overlap-added squared window). ``length`` trims or
+    zero-pads the result; ``return_complex=True`` inverts a two-sided spectrum of a complex
+    signal."""
+
 def jit(fn=..., *, fallback: builtins.bool = ...) -> Any:
     """Compile ``fn`` (tensors in, tensors out) into a replayable program of worker commands."""
+
+def kaiser_window(
+    window_length,
+    periodic=...,
+    beta=...,
+    *,
+    dtype=...,
+    shards=...,
+    dim=...,
+    layout=...,
+    device=...,
+    requires_grad=...,
+) -> ShardedTensor:
+    """Kaiser window ``I0(beta sqrt(1 - ((n - N/2) / (N/2))^2)) / I0(beta)`` with ``N`` the
+    window length less one (``periodic``: the length), as ``torch.kaiser_window``."""
 
 def kron(input, other) -> ShardedTensor:
     """The Kronecker product: block ``(i, j, ...)`` of the result is ``input[i, j, ...] *
@@ -1786,6 +1877,24 @@ def std_mean(
     input, dim=..., unbiased=..., keepdim=..., *, correction=...
 ) -> tuple[ShardedTensor, ShardedTensor]:
     """``(std, mean)`` over the same dims, a tuple as torch's (``correction`` default 1)."""
+
+def stft(
+    input,
+    n_fft,
+    hop_length=...,
+    win_length=...,
+    window=...,
+    center=...,
+    pad_mode=...,
+    normalized=...,
+    onesided=...,
+    return_complex=...,
+    align_to_window=...,
+) -> ShardedTensor:
+    """Short-time Fourier transform of a signal ``(L,)`` or batch ``(B, L)``, as torch's
+    ``stft``: ``(B?, N, T)`` with ``N = n_fft // 2 + 1`` (``onesided``) or ``n_fft``
+    frequencies and ``T`` frames ``hop_length`` apart (``1 + L // hop_length`` with
+    ``center``, which pads ``n_fft // 2`` on both sides with ``pad_mode``)."""
 
 def sub(input, other, *, alpha=...) -> ShardedTensor:
     """``input - alpha * other``."""

@@ -734,6 +734,23 @@ class ShardedTensor:
         """Whether each element is +inf."""
     def isreal(self) -> ShardedTensor:
         """Whether each element is real: its imaginary part is 0 (always True for real dtypes)."""
+    def istft(
+        self,
+        n_fft,
+        hop_length=...,
+        win_length=...,
+        window=...,
+        center=...,
+        normalized=...,
+        onesided=...,
+        length=...,
+        return_complex=...,
+    ) -> ShardedTensor:
+        """Inverse of :func:`stft`: the least-squares signal ``(B?, L)`` of a complex spectrum
+        ``(B?, N, T)``, as torch's ``istft`` (inverse transforms of the frames, windowed,
+        overlap-added and divided by the overlap-added squared window). ``length`` trims or
+        zero-pads the result; ``return_complex=True`` inverts a two-sided spectrum of a
+        complex signal."""
     def item(self) -> builtins.bool | builtins.int | builtins.float | complex:
         """The value of a one-element tensor as a Python number."""
     @property
@@ -1235,6 +1252,23 @@ class ShardedTensor:
         remaining dims' strides, as in torch."""
     def std(self, dim=..., unbiased=..., keepdim=..., *, correction=..., axis=...) -> ShardedTensor:
         """Standard deviation: ``sqrt(var(...))``."""
+    def stft(
+        self,
+        n_fft,
+        hop_length=...,
+        win_length=...,
+        window=...,
+        center=...,
+        pad_mode=...,
+        normalized=...,
+        onesided=...,
+        return_complex=...,
+        align_to_window=...,
+    ) -> ShardedTensor:
+        """Short-time Fourier transform of a signal ``(L,)`` or batch ``(B, L)``, as torch's
+        ``stft``: ``(B?, N, T)`` with ``N = n_fft // 2 + 1`` (``onesided``) or ``n_fft``
+        frequencies and ``T`` frames ``hop_length`` apart (``1 + L // hop_length`` with
+        ``center``, which pads ``n_fft // 2`` on both sides with ``pad_mode``)."""
     def storage(self) -> ShardedStorage:
         """The tensor's storage in elements (a view: its base's storage)."""
     def storage_offset(self) -> builtins.int:

@@ -1,5 +1,5 @@
 """The ``fft`` extension of the Array API namespace, over :mod:`sharded.fft` (the functions of
-:mod:`sharded.ops.fft.derived`).
+:mod:`sharded.ops.fft.derived.transforms`).
 
 The standard's names take ``axis``/``axes`` and ``norm="backward"`` where sharded's take
 torch's ``dim`` and ``norm=None``.
@@ -7,7 +7,7 @@ torch's ``dim`` and ``norm=None``.
 
 from __future__ import annotations
 
-from ..ops.fft import derived as _F
+from ..ops.fft.derived import transforms as _F
 
 
 def _one(name):

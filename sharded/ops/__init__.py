@@ -26,6 +26,7 @@ __all__ = [n for f in FAMILIES for n in f.__all__]
 
 from .creation import *  # noqa: E402, F403
 from .elementwise import *  # noqa: E402, F403
+from .fft import *  # noqa: E402, F403
 from .index import *  # noqa: E402, F403
 from .linalg import *  # noqa: E402, F403
 from .nnops import *  # noqa: E402, F403

@@ -32,7 +32,7 @@ import sharded as st
 # The stubbed modules, as attribute paths from ``sharded`` ("" is the package); the module
 # that defines ShardedTensor comes first, so the classes it defines live in its stub.
 SURFACE = ("", "nn", "nn.functional", "nn.init", "nn.utils", "nn.utils.rnn", "linalg", "fft")
-SURFACE += ("special",)
+SURFACE += ("special", "signal", "signal.windows")
 SURFACE += ("random", "optim", "optim.lr_scheduler", "autograd")
 OUTSIDE = "sharded.tools"  # tools sit outside the library (``import sharded`` never loads them)
 LIMIT = 100  # ruff's line length: the stubs pass ``ruff check`` and ``ruff format --check``
@@ -468,7 +468,8 @@ class Stub:
             if prev and (kind != prev[0] or kind == "class" or prev[1][-1].endswith('"""')):
                 lines.append("")
             lines += text
-        return "\n".join(self._import_lines() + [""] + lines) + "\n"
+        body = [""] + lines if lines else []  # a module of submodules only: imports alone
+        return "\n".join(self._import_lines() + body) + "\n"
 
     def _import_lines(self) -> list:
         """The import block, sorted as ruff's isort does (stdlib, third party, sharded)."""

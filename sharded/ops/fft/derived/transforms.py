@@ -17,11 +17,11 @@ import numbers
 
 import numpy as np
 
-from ... import dtypes as D
-from ...core.dispatch import apply, as_tensor, is_tensor, placement
-from ...errors import ArgumentError, DimError, DTypeError
-from ...layout import normalize_dim
-from .prims import NORMS, transform
+from .... import dtypes as D
+from ....core.dispatch import apply, as_tensor, is_tensor, placement
+from ....errors import ArgumentError, DimError, DTypeError
+from ....layout import normalize_dim
+from ..prims import NORMS, transform
 
 __all__ = [
     "fft",

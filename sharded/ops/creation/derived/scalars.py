@@ -5,11 +5,11 @@ methods (a primitive with this tensor's dtype and device).
 
 from __future__ import annotations
 
-from ... import dtypes as D
-from ...core.dispatch import is_tensor
-from ...core.registry import bind
-from ...errors import DTypeError, ShapeError
-from .prims import empty, full, ones, tensor, zeros
+from .... import dtypes as D
+from ....core.dispatch import is_tensor
+from ....core.registry import bind
+from ....errors import DTypeError, ShapeError
+from ..prims import empty, full, ones, tensor, zeros
 
 __all__ = ["scalar_tensor"]
 

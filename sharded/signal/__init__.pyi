@@ -1,0 +1,1 @@
+from sharded.signal import windows as windows
