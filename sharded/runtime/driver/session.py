@@ -275,6 +275,14 @@ def service_status(address, namespace: str):
     return ray_service.status(address, namespace)
 
 
+def service_cluster(address) -> dict:
+    """The cluster's CPUs and what holds them, per namespace; connects without joining.
+    See :func:`sharded.runtime.service.namespace.cluster`."""
+    from ..service import namespace as ray_service
+
+    return ray_service.cluster(address)
+
+
 def service_stop(address, namespace: str) -> list:
     """Kill a named namespace's workers and registry; returns the actor names killed."""
     from ..service import namespace as ray_service
