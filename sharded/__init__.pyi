@@ -40,6 +40,7 @@ from sharded.errors import IndexOutOfRange as IndexOutOfRange
 from sharded.errors import LayoutMismatch as LayoutMismatch
 from sharded.errors import OpFailed as OpFailed
 from sharded.errors import OutOfMemory as OutOfMemory
+from sharded.errors import PlacementFailed as PlacementFailed
 from sharded.errors import PublishedNotFound as PublishedNotFound
 from sharded.errors import PublishedReadOnly as PublishedReadOnly
 from sharded.errors import SessionClosed as SessionClosed
