@@ -46,6 +46,7 @@ def test_the_message_names_the_shortage_the_holders_and_the_ways_out():
     holders = [
         dict(namespace="lab", workers=2, others=0, cpus=2.0),
         dict(namespace="x", workers=0, others=1, cpus=1.0),
+        dict(namespace="gpu", workers=1, others=0, cpus=0.0),  # holds no CPU: not named
     ]
     msg = P.message("this session's 3 workers", {"n1234567890": (3.0, 0.0)}, holders, 4.0, 0.0, 5)
     assert msg.startswith(
@@ -53,8 +54,9 @@ def test_the_message_names_the_shortage_the_holders_and_the_ways_out():
     )
     assert (
         "Of the cluster's 4 CPUs (0 free), namespace 'lab' holds 2 with 2 sharded workers; "
-        "namespace 'x' holds 1 with 1 other actors; tasks or unnamed holders 1." in msg
+        "namespace 'x' holds 1 with 1 other actors; tasks or actors still starting hold 1." in msg
     )
+    assert "'gpu'" not in msg
     for way in ("sharded service status", "st.init(num_workers=...)", "sharded service stop"):
         assert way in msg
 

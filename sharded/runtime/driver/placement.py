@@ -7,8 +7,8 @@ compares what its new workers need on each node with the node's free CPUs, waits
 placement bound (``$SHARDED_PLACEMENT_TIMEOUT_S`` seconds, 5 by default) for the difference
 to come free, and else raises :class:`~sharded.errors.PlacementFailed` having started
 nothing. Workers of a named namespace that already exist need no room: joining them never
-waits. The same bound applies once they are started (another client may have taken the CPUs
-in between): a worker still unscheduled after it is stopped, and the same error raised.
+waits. (CPUs another driver takes between the check and the start are not seen: the start then
+waits for them as long as any start may take.)
 
 The error names what holds the CPUs, per Ray namespace (sharded's workers are the actors
 named ``sharded-worker-N`` / ``sharded-gpu-worker-N``): read from the GCS actor table, which
@@ -113,13 +113,13 @@ def message(what: str, short: dict, holders, total: float, free: float, waited: 
         for nid, (need, have) in sorted(short.items())
     )
     held = []
-    for h in holders:
+    for h in (h for h in holders if h["cpus"] > 0):
         parts = [f"{h['workers']} sharded workers"] if h["workers"] else []
         parts += [f"{h['others']} other actors"] if h["others"] else []
         held.append(f"namespace {h['namespace']!r} holds {h['cpus']:g} with {' and '.join(parts)}")
     rest = total - free - sum(h["cpus"] for h in holders)
     if rest > 1e-9:
-        held.append(f"tasks or unnamed holders {rest:g}")
+        held.append(f"tasks or actors still starting hold {rest:g}")
     return (
         f"no room for {what} after {waited:g} s: {nodes}. Of the cluster's {total:g} CPUs "
         f"({free:g} free), {'; '.join(held) or 'nothing is held'}. See `sharded service "
@@ -179,21 +179,6 @@ def holders() -> list:
     return summarize(live_actors())
 
 
-def unscheduled(names, namespace: str) -> list:
-    """Those of the actors ``names`` of ``namespace`` that wait for resources (pending, given
-    no node yet)."""
-    table = _actor_table() or []
-    want = set(names)
-    return [
-        a.name
-        for a, st in table
-        if a.ray_namespace == namespace
-        and a.name in want
-        and st == "PENDING_CREATION"
-        and not a.address.ip_address
-    ]
-
-
 def _total_cpus() -> float:
     return float(ray.cluster_resources().get("CPU", 0.0))
 
@@ -234,10 +219,10 @@ def _what(n: int, namespace: str, shared: bool) -> str:
     return f"{n} workers of namespace {namespace!r}" if shared else f"this session's {n} workers"
 
 
-def room(names, nodes, need: float, namespace: str, shared: bool) -> dict:
+def room(names, nodes, need: float, namespace: str, shared: bool) -> None:
     """Wait (:func:`wait_for_room`) until the CPU workers ``names`` (pinned to ``nodes``,
     ``need`` CPUs each) fit; in a shared namespace the workers that exist already count for
-    nothing. Returns the demand waited for (node -> CPUs)."""
+    nothing."""
     demand: dict = collections.defaultdict(float)
     n = 0
     for name, nid in zip(names, nodes):
@@ -246,24 +231,3 @@ def room(names, nodes, need: float, namespace: str, shared: bool) -> dict:
             n += 1
     if n:
         wait_for_room(dict(demand), _what(n, namespace, shared))
-    return dict(demand)
-
-
-def started(actors, names, namespace: str, shared: bool, demand: dict, ready_s: float):
-    """Node ids of ``actors`` (named ``names``) once each answers; after the placement bound
-    any one still waiting for resources raises :class:`~sharded.errors.PlacementFailed` (the
-    caller stops them), after ``ready_s`` a slow start raises Ray's ``GetTimeoutError``."""
-    refs = [a.node_id.remote() for a in actors]
-    bound, t0 = timeout_s(), time.monotonic()
-    while True:
-        slice_s = max(0.0, min(1.0, ready_s - (time.monotonic() - t0)))
-        _, rest = ray.wait(refs, num_returns=len(refs), timeout=slice_s)
-        if not rest:
-            return ray.get(refs)
-        waited = time.monotonic() - t0
-        if waited >= bound:
-            stuck = unscheduled([names[refs.index(r)] for r in rest], namespace)
-            if stuck:
-                raise fail(_what(len(stuck), namespace, shared), demand, round(waited, 1))
-        if waited >= ready_s:
-            return ray.get(refs, timeout=0)  # raises GetTimeoutError

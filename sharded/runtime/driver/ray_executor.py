@@ -33,7 +33,7 @@ from ray.exceptions import (
 )
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from ...errors import BackendUnavailable, OpFailed, PlacementFailed, ShardingError, WorkerLost
+from ...errors import BackendUnavailable, OpFailed, ShardingError, WorkerLost
 from .. import metrics
 from ..commands import Const, Pool, Threads, Transfer
 from ..net.mailbox import KEY_BYTES, abort_all
@@ -50,7 +50,7 @@ from ..worker.store import pool_share
 from . import recovery
 from .executor import Executor, WorkerInfo
 from .nodes import memory_of
-from .placement import room, started
+from .placement import room
 from .ray_loss import READY_TIMEOUT_S, SETTLE_TIMEOUT_S, RayLoss
 from .relay import LOSS, Relayed
 
@@ -178,7 +178,7 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
         # plan of a namespace already configured is the one its first client made
         peek = ray_service.registry(namespace) if shared else None
         got = (peek.get_config() if peek is not None else None) or plan
-        demand = room(got["names"], got["placement"], got["need"], namespace, shared)
+        room(got["names"], got["placement"], got["need"], namespace, shared)
         if shared:
             self._reg = ray_service.registry(namespace, create=True)
             cfg = self._reg.configure(plan)
@@ -212,10 +212,7 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
         self._actors = [self._start(*spec) for spec in self._spawn]
         devices = ["cpu"] * num_workers + [f"cuda:{j}" for j in range(gpu_workers)]
         try:
-            node_ids = started(self._actors, names, namespace, shared, demand, READY_TIMEOUT_S)
-        except PlacementFailed:
-            self._kill()  # (shared ones too: left pending, they would take CPUs freed later)
-            raise
+            node_ids = ray.get([a.node_id.remote() for a in self._actors], timeout=READY_TIMEOUT_S)
         except GetTimeoutError:
             if not shared:
                 self._kill()
