@@ -998,7 +998,7 @@ def linspace(
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
 
 def list_published() -> list:
-    """Names published in this namespace, sorted."""
+    """Names published in this namespace, sorted (a read of its registry: no worker runs)."""
 
 def load(path, *, shards=..., dim=..., layout=..., device=..., progress=...) -> Any:
     """Load what :func:`save` wrote to ``path``: the same structure, with new tensors."""
