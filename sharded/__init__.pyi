@@ -998,7 +998,8 @@ def linspace(
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
 
 def list_published() -> list:
-    """Names published in this namespace, sorted (a read of its registry: no worker runs)."""
+    """Names published in this namespace, sorted (read from its registry, which needs no room of
+    its own)."""
 
 def load(path, *, shards=..., dim=..., layout=..., device=..., progress=...) -> Any:
     """Load what :func:`save` wrote to ``path``: the same structure, with new tensors."""

@@ -14,12 +14,20 @@ import ray
 
 import sharded as st
 from sharded.cli import main as cli_main
+from sharded.runtime.driver import session
 
 
 @pytest.fixture(scope="module")
 def cluster():
     from ray.cluster_utils import Cluster
 
+    # the package's session, if the modules before made it, comes back after this one
+    prev = session.current() if st.is_initialized() else None
+    back = prev and dict(
+        address=prev.address,
+        num_workers=prev.executor.num_workers,
+        min_shard_bytes=prev.min_shard_bytes,
+    )
     st.shutdown()
     c = Cluster(
         initialize_head=True,
@@ -35,6 +43,8 @@ def cluster():
     if ray.is_initialized():
         ray.shutdown()
     c.shutdown()
+    if back:
+        st.init(**back)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -134,7 +134,10 @@ def message(what: str, short: dict, holders, total: float, free: float, waited: 
 
 
 def free_cpus() -> dict | None:
-    """Node id -> free CPUs of every live node; None if Ray cannot tell."""
+    """Node id -> free CPUs of every live node; None if Ray cannot tell (Ray Client, or a
+    Ray whose internals moved): the check is then skipped."""
+    if ray.util.client.ray.is_connected():  # Ray Client: the GCS is not reachable from here
+        return None
     try:
         from ray._private import state
 
@@ -147,6 +150,8 @@ def free_cpus() -> dict | None:
 def _actor_table() -> list | None:
     """``(record, state name)`` of every actor not dead, from the GCS's table; None if
     unreadable."""
+    if ray.util.client.ray.is_connected():
+        return None
     try:
         from ray._private import state
         from ray.core.generated import gcs_pb2
