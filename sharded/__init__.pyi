@@ -998,8 +998,7 @@ def linspace(
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
 
 def list_published() -> list:
-    """Names published in this namespace, sorted (read from its registry, which needs no room of
-    its own)."""
+    """Names published in this namespace, sorted (read from its registry: no new workers)."""
 
 def load(path, *, shards=..., dim=..., layout=..., device=..., progress=...) -> Any:
     """Load what :func:`save` wrote to ``path``: the same structure, with new tensors."""

@@ -123,7 +123,7 @@ def get(name: str) -> ShardedTensor:
 
 
 def list_published() -> list:
-    """Names published in this namespace, sorted (read from its registry, which needs no room of its own).
+    """Names published in this namespace, sorted (read from its registry: no new workers).
 
     Examples
     --------
