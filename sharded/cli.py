@@ -1,7 +1,8 @@
 """The ``sharded`` command: ``demo``, ``info``, ``bench`` and ``service status|stop``.
 
 Without ``--address`` (and without ``RAY_ADDRESS``) each command starts an embedded local Ray;
-with one it joins that cluster. ``service`` needs a running cluster (default ``auto``).
+with one it joins that cluster. ``service`` needs a running cluster (default ``auto``);
+``service status`` without ``--namespace`` tells what holds the cluster's CPUs, per namespace.
 """
 
 from __future__ import annotations
