@@ -58,6 +58,7 @@ from .errors import (
     LayoutMismatch,
     OpFailed,
     OutOfMemory,
+    PlacementFailed,
     PublishedNotFound,
     PublishedReadOnly,
     SessionClosed,

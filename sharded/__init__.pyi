@@ -41,6 +41,7 @@ from sharded.errors import IndexOutOfRange as IndexOutOfRange
 from sharded.errors import LayoutMismatch as LayoutMismatch
 from sharded.errors import OpFailed as OpFailed
 from sharded.errors import OutOfMemory as OutOfMemory
+from sharded.errors import PlacementFailed as PlacementFailed
 from sharded.errors import PublishedNotFound as PublishedNotFound
 from sharded.errors import PublishedReadOnly as PublishedReadOnly
 from sharded.errors import SessionClosed as SessionClosed
@@ -1122,7 +1123,7 @@ def linspace(
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
 
 def list_published() -> list:
-    """Names published in this namespace, sorted."""
+    """Names published in this namespace, sorted (read from its registry: no new workers)."""
 
 def load(path, *, shards=..., dim=..., layout=..., device=..., progress=...) -> Any:
     """Load what :func:`save` wrote to ``path``: the same structure, with new tensors."""

@@ -1,7 +1,8 @@
 """The ``sharded`` command: ``demo``, ``info``, ``bench`` and ``service status|stop``.
 
 Without ``--address`` (and without ``RAY_ADDRESS``) each command starts an embedded local Ray;
-with one it joins that cluster. ``service`` needs a running cluster (default ``auto``).
+with one it joins that cluster. ``service`` needs a running cluster (default ``auto``);
+``service status`` without ``--namespace`` tells what holds the cluster's CPUs, per namespace.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 
 import sharded as st
 
-from .runtime.driver.session import service_status, service_stop
+from .runtime.driver.session import service_cluster, service_status, service_stop
 from .tools.bench import main as bench_main
 from .tools.bench_classic import main as classic_main
 from .tools.bench_scaling import main as scaling_main
@@ -66,11 +67,16 @@ def cmd_info(args) -> int:
 
 def cmd_service(args) -> int:
     if args.action == "stop":
+        if args.namespace is None:
+            print("sharded service stop: --namespace is required", file=sys.stderr)
+            return 2
         killed = service_stop(args.address, args.namespace)
         print(f"namespace {args.namespace!r}: stopped {len(killed)} actors")
         for name in killed:
             print(f"  {name}")
         return 0
+    if args.namespace is None:
+        return _cluster_status(args.address)
     info = service_status(args.address, args.namespace)
     if info is None:
         print(f"namespace {args.namespace!r}: no sharded service (no {'sharded-registry'!r})")
@@ -82,7 +88,7 @@ def cmd_service(args) -> int:
             print(f"  {w['name']:18} unreachable: {w['error']}")
             continue
         print(
-            f"  {w['name']:18} node {str(w['node'])[:8]}  {w['device']:6} "
+            f"  {w['name']:18} node {str(w['node'])[:8]}  {w['device']:6} cpus {w['cpus']:g}  "
             f"rss {w['rss_bytes'] / 2**20:8.1f} MiB  shards {w['live_shards']:>4} "
             f"({w['live_bytes'] / 2**20:.1f} MiB)"
         )
@@ -91,6 +97,20 @@ def cmd_service(args) -> int:
         print(
             f"  {e['name']:20} v{e['version']:<4} shape {tuple(e['shape'])}  {e['dtype']:8} "
             f"{e['nbytes']:>12} bytes  holders {e['holders']}"
+        )
+    return 0
+
+
+def _cluster_status(address) -> int:
+    """``sharded service status`` without ``--namespace``: what holds the cluster's CPUs."""
+    info = service_cluster(address)
+    free = "" if info["free"] is None else f", {info['free']:g} free"
+    print(f"cluster: {info['cpus']:g} CPUs{free}")
+    for h in info["holders"]:
+        others = f", {h['others']} other actors" if h["others"] else ""
+        print(
+            f"  namespace {h['namespace']!r}: {h['workers']} sharded workers{others}, "
+            f"{h['cpus']:g} CPUs"
         )
     return 0
 
@@ -131,7 +151,12 @@ def main(argv=None) -> int:
     s = sub.add_parser("service", help="a named namespace: status (workers, published) or stop")
     s.add_argument("action", choices=("status", "stop"))
     s.add_argument("--address", default=None, help="Ray cluster (default: $RAY_ADDRESS, auto)")
-    s.add_argument("--namespace", required=True, help="the namespace given to st.init")
+    s.add_argument(
+        "--namespace",
+        default=None,
+        help="the namespace given to st.init (status without it: what holds the CPUs, "
+        "per namespace; stop needs it)",
+    )
     s.set_defaults(fn=cmd_service)
     args = p.parse_args(argv)
     return args.fn(args)

@@ -164,6 +164,27 @@ class WorkerLost(ShardedError):
         super().__init__(message)
 
 
+class PlacementFailed(WorkerLost):
+    """The cluster has no room for this session's worker actors: their CPUs stayed held (by
+    other namespaces' sharded workers, or other actors and tasks) for the placement bound
+    (``$SHARDED_PLACEMENT_TIMEOUT_S``, 5 s by default). Nothing is left pending. The message
+    names what each node lacks and what holds the cluster's CPUs. A :class:`WorkerLost`, as
+    such a failure was before it had its own class.
+
+    Attributes
+    ----------
+    short : dict
+        Node id -> ``(cpus_needed, cpus_free)`` of every node that lacks room.
+    holders : tuple of dict
+        What holds the CPUs: ``namespace``, ``workers`` (sharded workers), ``actors`` (all
+        actors) and ``cpus`` of each namespace holding any.
+    """
+
+    def __init__(self, message: str, short=None, holders=()):
+        self.short, self.holders = dict(short or {}), tuple(holders)
+        super().__init__(message)
+
+
 class WaitTimeout(ShardedError, TimeoutError):
     """A wait for the workers took longer than the session's bound (``st.init(timeout=...)``,
     ``SHARDED_TIMEOUT``; 30 minutes by default, as torch's ``init_process_group``). The

@@ -87,6 +87,15 @@ def get(name: str) -> ShardedTensor:
     """The current version of ``name``: a read-only tensor (in-place ops raise
     :class:`~sharded.errors.PublishedReadOnly`) that keeps its version while it lives.
 
+    Nothing is copied: the tensor's shards are the published ones, on the workers of this
+    session's namespace, and its ops run there. Reading needs no room in the cluster: a
+    client that joins a namespace whose workers exist starts none (``st.init`` raises
+    :class:`~sharded.errors.PlacementFailed` within seconds only when workers must be
+    started and cannot be placed). Names published in another namespace are not visible
+    here (:class:`~sharded.errors.PublishedNotFound`): their shards live on that
+    namespace's workers, which this session does not drive, so a usable tensor of them
+    needs a session in their namespace (``st.init(namespace=...)``).
+
     Examples
     --------
     >>> import sharded as st
@@ -114,7 +123,7 @@ def get(name: str) -> ShardedTensor:
 
 
 def list_published() -> list:
-    """Names published in this namespace, sorted.
+    """Names published in this namespace, sorted (read from its registry: no new workers).
 
     Examples
     --------

@@ -50,6 +50,7 @@ from ..worker.store import pool_share
 from . import recovery
 from .executor import Executor, WorkerInfo
 from .nodes import memory_of
+from .placement import room
 from .ray_loss import READY_TIMEOUT_S, SETTLE_TIMEOUT_S, RayLoss
 from .relay import LOSS, Relayed
 
@@ -164,19 +165,23 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
         ]
         opts = dict(namespace=namespace, max_concurrency=1, max_restarts=0)
         self.shared, self._reg = shared, None
+        plan = dict(
+            names=names,
+            placement=placement,
+            need=need,
+            num_workers=num_workers,
+            gpu_workers=gpu_workers,
+            gpu_fraction=gpu_fraction,
+            total_workers=len(names),
+        )
+        # room for the workers not yet running, before anything is made (.placement): the
+        # plan of a namespace already configured is the one its first client made
+        peek = ray_service.registry(namespace) if shared else None
+        got = (peek.get_config() if peek is not None else None) or plan
+        room(got["names"], got["placement"], got["need"], namespace, shared)
         if shared:
             self._reg = ray_service.registry(namespace, create=True)
-            cfg = self._reg.configure(
-                dict(
-                    names=names,
-                    placement=placement,
-                    need=need,
-                    num_workers=num_workers,
-                    gpu_workers=gpu_workers,
-                    gpu_fraction=gpu_fraction,
-                    total_workers=len(names),
-                )
-            )
+            cfg = self._reg.configure(plan)
             names, placement, need = cfg["names"], cfg["placement"], cfg["need"]
             num_workers, gpu_workers = cfg["num_workers"], cfg["gpu_workers"]
             gpu_fraction = cfg["gpu_fraction"]

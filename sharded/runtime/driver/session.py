@@ -119,6 +119,9 @@ def init(
         every client of the same cluster and namespace (the first client creates them, with
         its ``num_workers``/``gpu_workers``), so tensors can be published for the others
         (``st.publish``). Default: a private namespace whose workers end with this session.
+        Joining a namespace whose workers exist starts none; workers that must be started
+        and find no room on their nodes for ``$SHARDED_PLACEMENT_TIMEOUT_S`` seconds (5 by
+        default) raise :class:`~sharded.errors.PlacementFailed`, naming what holds the CPUs.
     min_shard_bytes : int, optional
         The smallest shard a default placement makes (default ``1 << 20``, 1 MiB; 0 splits
         every tensor over all workers). Given to a call that finds a live session, it
@@ -273,6 +276,14 @@ def service_status(address, namespace: str):
     from ..service import namespace as ray_service
 
     return ray_service.status(address, namespace)
+
+
+def service_cluster(address) -> dict:
+    """The cluster's CPUs and what holds them, per namespace; connects without joining.
+    See :func:`sharded.runtime.service.namespace.cluster`."""
+    from ..service import namespace as ray_service
+
+    return ray_service.cluster(address)
 
 
 def service_stop(address, namespace: str) -> list:

@@ -117,18 +117,34 @@ def status(address, namespace: str) -> dict | None:
         return None
     cfg = reg.get_config() or {}
     workers = []
-    for name in cfg.get("names", ()):
+    for i, name in enumerate(cfg.get("names", ())):
+        # CPUs reserved: the plan's share for a CPU worker, none for a GPU one
+        cpus = cfg["need"] if i < cfg["num_workers"] else 0.0
         try:
             a = ray.get_actor(name, namespace=namespace)
             st, node = ray.get([a.stats.remote(), a.node_id.remote()], timeout=CALL_TIMEOUT_S)
-            workers.append(dict(st, name=name, node=node))
+            workers.append(dict(st, name=name, node=node, cpus=cpus))
         except Exception as e:  # a dead worker is reported, not fatal
-            workers.append({"name": name, "error": f"{type(e).__name__}: {e}"})
+            workers.append({"name": name, "cpus": cpus, "error": f"{type(e).__name__}: {e}"})
     return {
         "namespace": namespace,
         "workers": workers,
         "published": reg.entries(),
         "clients": reg.clients(),
+    }
+
+
+def cluster(address) -> dict:
+    """The cluster's CPUs (``cpus``, ``free``) and what holds them per Ray namespace
+    (``holders``: :func:`sharded.runtime.driver.placement.holders`)."""
+    from ..driver import placement
+
+    _connect(address, None)
+    free = placement.free_cpus()
+    return {
+        "cpus": float(ray.cluster_resources().get("CPU", 0.0)),
+        "free": None if free is None else sum(free.values()),
+        "holders": placement.holders(),
     }
 
 

@@ -1,0 +1,238 @@
+"""Whether the cluster has room for a session's worker actors, and what holds its CPUs.
+
+Every CPU worker is pinned to its node (a hard node affinity), so one whose node lacks the
+CPUs would wait in Ray's queue until they come free: on a cluster whose CPUs are held by
+another namespace's detached workers, for ever. Before it starts any worker the driver
+compares what its new workers need on each node with the node's free CPUs, waits at most the
+placement bound (``$SHARDED_PLACEMENT_TIMEOUT_S`` seconds, 5 by default) for the difference
+to come free, and else raises :class:`~sharded.errors.PlacementFailed` having started
+nothing. Workers of a named namespace that already exist need no room: joining them never
+waits. (CPUs another driver takes between the check and the start are not seen: the start then
+waits for them as long as any start may take.)
+
+The error names what holds the CPUs, per Ray namespace (sharded's workers are the actors
+named ``sharded-worker-N`` / ``sharded-gpu-worker-N``): read from the GCS actor table, which
+also knows each actor's namespace and resources (Ray's state API would need the dashboard).
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import time
+
+import ray
+
+from ...errors import ArgumentError, PlacementFailed
+
+ENV = "SHARDED_PLACEMENT_TIMEOUT_S"
+DEFAULT_TIMEOUT_S = 5.0
+WORKER_PREFIXES = ("sharded-worker-", "sharded-gpu-worker-")
+POLL_S = 0.25
+
+
+def timeout_s(env=None) -> float:
+    """The placement bound: ``$SHARDED_PLACEMENT_TIMEOUT_S`` seconds (a number >= 0), else 5.
+
+    Examples
+    --------
+    >>> timeout_s({}), timeout_s({"SHARDED_PLACEMENT_TIMEOUT_S": "0.5"})
+    (5.0, 0.5)
+    """
+    v = (os.environ if env is None else env).get(ENV, "")
+    if v == "":
+        return DEFAULT_TIMEOUT_S
+    try:
+        s = float(v)
+    except ValueError:
+        s = float("nan")
+    if not 0 <= s < float("inf"):
+        raise ArgumentError(f"{ENV} must be a number of seconds >= 0, got {v!r}")
+    return s
+
+
+def shortfall(demand: dict, free: dict) -> dict:
+    """Node -> ``(cpus_needed, cpus_free)`` of every node of ``demand`` whose free CPUs
+    (``free``; a node missing there has none) are fewer than it needs.
+
+    Examples
+    --------
+    >>> shortfall({"a": 2.0, "b": 1.0}, {"a": 0.5, "b": 1.0})
+    {'a': (2.0, 0.5)}
+    """
+    out = {}
+    for nid, need in demand.items():
+        have = float(free.get(nid, 0.0))
+        if need > 0 and have + 1e-9 < need:
+            out[nid] = (float(need), have)
+    return out
+
+
+def summarize(actors) -> list:
+    """What holds CPUs, per namespace, most first: ``actors`` are ``(namespace, name, cpus)``
+    of the live actors; each namespace holding any CPU gives ``namespace``, ``workers``
+    (sharded's), ``others`` (other actors holding CPUs) and ``cpus``.
+
+    Examples
+    --------
+    >>> summarize([("lab", "sharded-worker-0", 1.0), ("lab", "sharded-worker-1", 1.0),
+    ...            ("lab", "sharded-registry", 0.0), ("x", "", 0.5)])
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [{'namespace': 'lab', 'workers': 2, 'others': 0, 'cpus': 2.0},
+     {'namespace': 'x', 'workers': 0, 'others': 1, 'cpus': 0.5}]
+    """
+    by = collections.defaultdict(lambda: {"workers": 0, "others": 0, "cpus": 0.0})
+    for ns, name, cpus in actors:
+        h, cpus = by[ns], float(cpus or 0.0)
+        if name and name.startswith(WORKER_PREFIXES):
+            h["workers"] += 1
+        elif cpus > 0:
+            h["others"] += 1
+        h["cpus"] += cpus
+    rows = [dict(namespace=ns, **h) for ns, h in by.items() if h["cpus"] > 0 or h["workers"]]
+    return sorted(rows, key=lambda r: (-r["cpus"], r["namespace"]))
+
+
+def message(what: str, short: dict, holders, total: float, free: float, waited: float) -> str:
+    """The text of :class:`~sharded.errors.PlacementFailed`.
+
+    Examples
+    --------
+    >>> print(message("2 workers of namespace 'other'", {"ab12cd34ef": (2.0, 0.0)},
+    ...               [dict(namespace="lab", workers=2, others=0, cpus=2.0)], 2.0, 0.0, 5.0))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    no room for 2 workers of namespace 'other' after 5 s: node ab12cd34 needs 2 CPUs, has 0
+    free. Of the cluster's 2 CPUs (0 free), namespace 'lab' holds 2 with 2 sharded workers.
+    See `sharded service status`; ask for fewer workers (st.init(num_workers=...)), join a
+    namespace whose workers exist (st.init(namespace=...): its published tensors need no
+    new workers), or stop one no longer needed (`sharded service stop --namespace NAME`
+    frees its workers and published tensors).
+    """
+    nodes = ", ".join(
+        f"node {nid[:8]} needs {need:g} CPUs, has {have:g} free"
+        for nid, (need, have) in sorted(short.items())
+    )
+    held = []
+    for h in (h for h in holders if h["cpus"] > 0):
+        parts = [f"{h['workers']} sharded workers"] if h["workers"] else []
+        parts += [f"{h['others']} other actors"] if h["others"] else []
+        held.append(f"namespace {h['namespace']!r} holds {h['cpus']:g} with {' and '.join(parts)}")
+    rest = total - free - sum(h["cpus"] for h in holders)
+    if rest > 1e-9:
+        held.append(f"tasks or actors still starting hold {rest:g}")
+    return (
+        f"no room for {what} after {waited:g} s: {nodes}. Of the cluster's {total:g} CPUs "
+        f"({free:g} free), {'; '.join(held) or 'nothing is held'}. See `sharded service "
+        "status`; ask for fewer workers (st.init(num_workers=...)), join a namespace whose "
+        "workers exist (st.init(namespace=...): its published tensors need no new workers), "
+        "or stop one no longer needed (`sharded service stop --namespace NAME` frees its "
+        "workers and published tensors)."
+    )
+
+
+# --- reading the cluster (Ray) ---
+
+
+def free_cpus() -> dict | None:
+    """Node id -> free CPUs of every live node; None if Ray cannot tell (Ray Client, or a
+    Ray whose internals moved): the check is then skipped."""
+    if ray.util.client.ray.is_connected():  # Ray Client: the GCS is not reachable from here
+        return None
+    try:
+        from ray._private import state
+
+        per = state.available_resources_per_node()
+    except Exception:  # an older or newer Ray: the check is skipped, the start bounded
+        return None
+    return {nid: float(r.get("CPU", 0.0)) for nid, r in per.items()}
+
+
+def _actor_table() -> list | None:
+    """``(record, state name)`` of every actor not dead, from the GCS's table; None if
+    unreadable."""
+    if ray.util.client.ray.is_connected():
+        return None
+    try:
+        from ray._private import state
+        from ray.core.generated import gcs_pb2
+
+        rows = state.state._connect_and_get_accessor().get_actor_table(None, None)
+        recs = [gcs_pb2.ActorTableData.FromString(r) for r in rows]
+        name = gcs_pb2.ActorTableData.ActorState.Name
+        return [(a, name(a.state)) for a in recs if name(a.state) != "DEAD"]
+    except Exception:  # a Ray whose internals moved: holders are then named by name only
+        return None
+
+
+def live_actors() -> list:
+    """``(namespace, name, cpus)`` of every live or pending actor that holds or asks for CPUs
+    (pending ones hold none yet, so they count 0)."""
+    table = _actor_table()
+    if table is None:
+        return [
+            (a["namespace"], a["name"], None)
+            for a in ray.util.list_named_actors(all_namespaces=True)
+        ]
+    return [
+        (a.ray_namespace, a.name, a.required_resources.get("CPU", 0.0) if st == "ALIVE" else 0)
+        for a, st in table
+    ]
+
+
+def holders() -> list:
+    """What holds the cluster's CPUs, per namespace (:func:`summarize` of the live actors)."""
+    return summarize(live_actors())
+
+
+def _total_cpus() -> float:
+    return float(ray.cluster_resources().get("CPU", 0.0))
+
+
+def fail(what: str, demand: dict, waited: float) -> PlacementFailed:
+    """The :class:`~sharded.errors.PlacementFailed` for ``demand`` (node -> CPUs) now."""
+    free = free_cpus() or {}
+    short, hs = shortfall(demand, free), holders()
+    text = message(what, short, hs, _total_cpus(), sum(free.values()), waited)
+    return PlacementFailed(text, short, hs)
+
+
+def wait_for_room(demand: dict, what: str, bound: float | None = None) -> None:
+    """Return once every node of ``demand`` (node -> CPUs) has them free; else, after
+    ``bound`` seconds (default :func:`timeout_s`), raise
+    :class:`~sharded.errors.PlacementFailed` naming ``what`` and what holds the CPUs."""
+    bound = timeout_s() if bound is None else bound
+    t0 = time.monotonic()
+    while True:
+        free = free_cpus()
+        if free is None or not shortfall(demand, free):
+            return
+        waited = time.monotonic() - t0
+        if waited >= bound:
+            raise fail(what, demand, round(waited, 1))
+        time.sleep(min(POLL_S, bound - waited))
+
+
+def _exists(name: str, namespace: str) -> bool:
+    try:
+        ray.get_actor(name, namespace=namespace)
+        return True
+    except ValueError:
+        return False
+
+
+def _what(n: int, namespace: str, shared: bool) -> str:
+    return f"{n} workers of namespace {namespace!r}" if shared else f"this session's {n} workers"
+
+
+def room(names, nodes, need: float, namespace: str, shared: bool) -> None:
+    """Wait (:func:`wait_for_room`) until the CPU workers ``names`` (pinned to ``nodes``,
+    ``need`` CPUs each) fit; in a shared namespace the workers that exist already count for
+    nothing."""
+    demand: dict = collections.defaultdict(float)
+    n = 0
+    for name, nid in zip(names, nodes):
+        if not (shared and _exists(name, namespace)):
+            demand[nid] += need
+            n += 1
+    if n:
+        wait_for_room(dict(demand), _what(n, namespace, shared))

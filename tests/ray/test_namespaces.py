@@ -1,0 +1,132 @@
+"""Two named namespaces on one small cluster whose CPUs the first one's detached workers hold.
+
+A cluster of its own (a 2-CPU head), made and torn down here: the package's shared 4-worker
+session would hold the CPUs these tests measure.
+"""
+
+import contextlib
+import io
+import threading
+import time
+
+import pytest
+import ray
+
+import sharded as st
+from sharded.cli import main as cli_main
+from sharded.runtime.driver import session
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from ray.cluster_utils import Cluster
+
+    # the package's session, if the modules before made it, comes back after this one
+    prev = session.current() if st.is_initialized() else None
+    back = prev and dict(
+        address=prev.address,
+        num_workers=prev.executor.num_workers,
+        min_shard_bytes=prev.min_shard_bytes,
+    )
+    st.shutdown()
+    c = Cluster(
+        initialize_head=True,
+        head_node_args={
+            "num_cpus": 2,
+            "memory": 2 << 30,
+            "object_store_memory": 200 << 20,
+            "include_dashboard": False,
+        },
+    )
+    yield c
+    st.shutdown()
+    if ray.is_initialized():
+        ray.shutdown()
+    c.shutdown()
+    if back:
+        st.init(**back)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_session(cluster):
+    """Replaces the package's session: these tests open their own, one namespace at a time."""
+    yield
+
+
+def _named(address):
+    """``{namespace: sorted actor names}`` of the cluster's live named actors."""
+    ray.init(address=address, log_to_driver=False, configure_logging=False)
+    try:
+        out = {}
+        for a in ray.util.list_named_actors(all_namespaces=True):
+            out.setdefault(a["namespace"], []).append(a["name"])
+        return {ns: sorted(names) for ns, names in out.items()}
+    finally:
+        ray.shutdown()
+
+
+def _cli(*argv):
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = cli_main(list(argv))
+    return rc, buf.getvalue()
+
+
+def test_a_full_cluster_fails_fast_naming_the_namespace_that_holds_it(cluster, monkeypatch):
+    st.init(address=cluster.address, namespace="lab")  # 2 detached workers: both CPUs
+    st.publish("w", st.arange(6.0))
+    st.shutdown()  # the workers and the published tensor stay
+
+    monkeypatch.setenv("SHARDED_PLACEMENT_TIMEOUT_S", "1")
+    t0 = time.monotonic()
+    with pytest.raises(st.PlacementFailed) as e:
+        st.init(address=cluster.address, namespace="other")
+    assert time.monotonic() - t0 < 10  # was 120 s
+    assert isinstance(e.value, st.WorkerLost)  # what it raised before
+    msg = str(e.value)
+    assert "no room for 2 workers of namespace 'other' after 1" in msg
+    assert "needs 2 CPUs, has 0 free" in msg
+    assert "cluster's 2 CPUs (0 free), namespace 'lab' holds 2 with 2 sharded workers." in msg
+    assert "sharded service status" in msg and "st.init(num_workers=...)" in msg
+    assert [(h["namespace"], h["workers"], h["cpus"]) for h in e.value.holders] == [("lab", 2, 2.0)]
+    assert [need for need, free in e.value.short.values()] == [2.0]
+    # nothing of 'other' was made: a later st.init(namespace="other", ...) starts afresh
+    assert "other" not in _named(cluster.address)
+
+    # the registry of 'lab' is read with lab's own workers: joining them places nothing
+    monkeypatch.setenv("SHARDED_PLACEMENT_TIMEOUT_S", "0")
+    st.init(address=cluster.address, namespace="lab", num_workers=4)  # (first client's 2 win)
+    assert st.list_published() == ["w"]
+    assert st.get("w").tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert (st.get("w") * 2).sum().item() == 30.0
+    st.shutdown()
+
+    # the status shows each namespace's workers with their CPUs
+    rc, out = _cli("service", "status", "--address", cluster.address)
+    assert rc == 0, out
+    assert "namespace 'lab': 2 sharded workers, 2 CPUs" in out, out
+    rc, out = _cli("service", "status", "--address", cluster.address, "--namespace", "lab")
+    assert rc == 0 and out.count("cpus 1") == 2, out
+
+
+@ray.remote
+class _Holder:
+    def ping(self):
+        return 1
+
+
+def test_placement_waits_within_the_bound_for_cpus_coming_free(cluster, monkeypatch):
+    rc, out = _cli("service", "stop", "--address", cluster.address, "--namespace", "lab")
+    assert rc == 0 and "stopped 3 actors" in out, out  # (the command left Ray connected)
+    holder = _Holder.options(num_cpus=2, name="holder", namespace="tmp").remote()
+    ray.get(holder.ping.remote())
+    threading.Timer(1.5, ray.kill, args=(holder,)).start()
+    monkeypatch.setenv("SHARDED_PLACEMENT_TIMEOUT_S", "20")
+    t0 = time.monotonic()
+    try:
+        st.init(address=cluster.address, num_workers=2)  # waits for the holder to go
+        assert time.monotonic() - t0 >= 1.0
+        assert st.arange(4.0, shards=2).sum().item() == 6.0
+    finally:
+        st.shutdown()
+        ray.shutdown()
