@@ -5,10 +5,12 @@ CPUs would wait in Ray's queue until they come free: on a cluster whose CPUs are
 another namespace's detached workers, for ever. Before it starts any worker the driver
 compares what its new workers need on each node with the node's free CPUs, waits at most the
 placement bound (``$SHARDED_PLACEMENT_TIMEOUT_S`` seconds, 5 by default) for the difference
-to come free, and else raises :class:`~sharded.errors.PlacementFailed` having started
-nothing. Workers of a named namespace that already exist need no room: joining them never
-waits. (CPUs another driver takes between the check and the start are not seen: the start then
-waits for them as long as any start may take.)
+to come free (longer while CPUs are held by no live actor: actors still ending, such as a
+previous session's workers, free theirs by themselves), and else raises
+:class:`~sharded.errors.PlacementFailed` having started nothing. Workers of a named namespace
+that already exist need no room: joining them never waits. (CPUs another driver takes
+between the check and the start are not seen: the start then waits for them as long as any
+start may take.)
 
 The error names what holds the CPUs, per Ray namespace (sharded's workers are the actors
 named ``sharded-worker-N`` / ``sharded-gpu-worker-N``): read from the GCS actor table, which
@@ -29,6 +31,7 @@ ENV = "SHARDED_PLACEMENT_TIMEOUT_S"
 DEFAULT_TIMEOUT_S = 5.0
 WORKER_PREFIXES = ("sharded-worker-", "sharded-gpu-worker-")
 POLL_S = 0.25
+ENDING_S = 120.0  # the most a wait for CPUs of actors still ending may take (an actor's start)
 
 
 def timeout_s(env=None) -> float:
@@ -207,9 +210,18 @@ def wait_for_room(demand: dict, what: str, bound: float | None = None) -> None:
         if free is None or not shortfall(demand, free):
             return
         waited = time.monotonic() - t0
-        if waited >= bound:
+        # CPUs held by no live actor belong to actors still ending (a session's workers
+        # just killed release theirs when their processes exit, later on a busy machine)
+        # or to tasks: they come free by themselves, so only the start's own bound applies
+        if waited >= bound and (waited >= ENDING_S or not _ending(free)):
             raise fail(what, demand, round(waited, 1))
-        time.sleep(min(POLL_S, bound - waited))
+        time.sleep(POLL_S)
+
+
+def _ending(free: dict) -> bool:
+    """Whether CPUs are held by no live actor (see :func:`wait_for_room`)."""
+    held = sum(h["cpus"] for h in holders())
+    return _total_cpus() - sum(free.values()) - held > 1e-9
 
 
 def _exists(name: str, namespace: str) -> bool:
