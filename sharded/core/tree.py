@@ -216,7 +216,7 @@ def plan_reduce(ex, x, fn, dims, keepdim, out_dtype, arg=False, flat=False, labe
         if arg:
             cparams = {"fn": fn, "axis": None if flat else dims[0], "gshape": lay.shape}
         else:
-            cparams = {"fn": fn, "axis": dims, "dtype": out_dtype.np.str}
+            cparams = {"fn": fn, "axis": dims, "dtype": out_dtype.np_str}
         outs = tuple(ex.new_keys(len(groups)).start for _ in range(nparts))
         squeeze = dims if not keepdim and dims else None
         # (TreeSpec's fields in order, built by make: every reduction, every read of a sum)
@@ -240,7 +240,7 @@ def plan_reduce(ex, x, fn, dims, keepdim, out_dtype, arg=False, flat=False, labe
                 "offsets": shards[s][1],
                 "gshape": lay.shape,
             }
-        return {"fn": fn, "axis": dims, "dtype": out_dtype.np.str}
+        return {"fn": fn, "axis": dims, "dtype": out_dtype.np_str}
 
     def new_keys():
         return tuple(ex.new_key() for _ in range(nparts))

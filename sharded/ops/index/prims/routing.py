@@ -337,7 +337,7 @@ def _route_gather_plan(ex, x, idx, cmap, wrap=False, op="gather") -> Operand:
             _, wj, kv, _ = next(it)
             args += [Key(kp, None), Key(kv, None) if wj == w else Transfer(next(bh[wj]))]
         k = ex.new_key()
-        params = {"shape": shp, "dtype": x._dtype.np.str}
+        params = {"shape": shp, "dtype": x._dtype.np_str}
         ex.submit(w, "route_place", tuple(args), (k,), params, (op, s))
         keys.append(k)
     free_temps(ex, temps)

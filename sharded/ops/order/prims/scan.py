@@ -284,7 +284,7 @@ def _cumscan_plan(ex, x, op, dim, dtype=None, reverse=False):
     for line in _lines(lay, dim, reverse):
         for s in line[:-1]:
             t = ex.new_key()
-            params = {"op": op, "axis": dim, "dtype": dt.np.str}
+            params = {"op": op, "axis": dim, "dtype": dt.np_str}
             ex.submit(
                 shards[s][0], "scan_total", (Key(x._keys[s], None),), (t,), params, ("cumscan", s)
             )
@@ -293,7 +293,7 @@ def _cumscan_plan(ex, x, op, dim, dtype=None, reverse=False):
     keys = []
     for s, (w, _, _) in enumerate(shards):
         k = ex.new_key()
-        params = {"op": op, "axis": dim, "dtype": dt.np.str, "reverse": reverse}
+        params = {"op": op, "axis": dim, "dtype": dt.np_str, "reverse": reverse}
         args = (Key(x._keys[s], None), *carries.get(s, ()))
         ex.submit(w, "scan_block", args, (k,), params, ("cumscan", s))
         keys.append(k)

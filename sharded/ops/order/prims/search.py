@@ -134,7 +134,7 @@ def _searchsorted_plan(ex, seq, values, right=False, out_int32=False):
             "search_total",
             (Key(values._keys[v], None), *sargs, *cargs),
             (k,),
-            {"nseq": len(sargs), "side": side, "dtype": dt.np.str},
+            {"nseq": len(sargs), "side": side, "dtype": dt.np_str},
             ("searchsorted", v),
         )
         keys.append(k)
@@ -159,7 +159,7 @@ def _rows_plan(ex, seq, values, side, dt):
             "search_rows",
             (args[v], Key(values._keys[v], None)),
             (k,),
-            {"side": side, "dtype": dt.np.str},
+            {"side": side, "dtype": dt.np_str},
             ("searchsorted", v),
         )
         keys.append(k)

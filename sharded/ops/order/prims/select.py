@@ -438,7 +438,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore):
     qnd = q.ndim if is_tensor(q) else np.ndim(q)
     if qnd > 1:
         raise ArgumentError(f"{name}() q must be a scalar or 1D tensor, got {qnd} dims")
-    if not x.dtype.is_floating_point or x.dtype == D.float16:
+    if not x.dtype.is_floating_point or x.dtype in (D.float16, D.bfloat16):
         raise UnsupportedDType(
             f"{name}() input tensor must be either float or double dtype, got {x.dtype}"
         )
