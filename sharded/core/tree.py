@@ -349,7 +349,7 @@ def arg_combine(xp, *parts, fn, squeeze=None):
     for vb, ib in zip(parts[2::2], parts[3::2]):
         better = (vb > v) if fn == "max" else (vb < v)
         take = better | ((vb == v) & (ib < idx))
-        if v.dtype.kind == "f":
+        if D.kind(v) == "f":
             nb, na = xp.isnan(vb), xp.isnan(v)
             take = (take & ~na) | (nb & ~na) | (nb & na & (ib < idx))
         v, idx = xp.where(take, vb, v), xp.where(take, ib, idx)

@@ -168,6 +168,44 @@ def test_log_softmax_close_to_torch(x):
     assert np.allclose(x.log_softmax(0).float().numpy(), want, rtol=2e-3, atol=1e-3)
 
 
+NAN = float("nan")
+ORDER = {  # torch.tensor([1, nan, -3.25, 7, 2, 0.5], dtype=torch.bfloat16) -> op -> values
+    "max": (lambda t: t.max(), NAN),
+    "argmax": (lambda t: t.argmax(), 1),
+    "max_dim": (lambda t: t.max(0), [NAN, 1]),
+    "topk": (lambda t: t.topk(2), [[NAN, 7.0], [1, 3]]),
+    "cummax": (lambda t: t.cummax(0), [[1.0] + [NAN] * 5, [0, 1, 1, 1, 1, 1]]),
+    "median": (lambda t: t.median(), NAN),
+    "kthvalue": (lambda t: t.kthvalue(2), [0.5, 5]),
+    "mode": (lambda t: t.mode(), [-3.25, 2]),
+    "unique": (lambda t: st.unique(t), [-3.25, 0.5, 1.0, 2.0, 7.0, NAN]),
+    "sort": (
+        lambda t: t.sort(descending=True),
+        [[NAN, 7.0, 2.0, 1.0, 0.5, -3.25], [1, 3, 4, 0, 5, 2]],
+    ),
+    "max_pool": (lambda t: st.nn.functional.max_pool1d(t.reshape(1, 1, 6), 2), [[[NAN, 7.0, 2.0]]]),
+    "nan_to_num": (lambda t: t.nan_to_num(), [1.0, 0.0, -3.25, 7.0, 2.0, 0.5]),
+    "sign": (lambda t: t.sign(), [1.0, 0.0, -1.0, 1.0, 1.0, 1.0]),
+    "searchsorted": (
+        lambda t: st.searchsorted(st.tensor([1.0, 2.0, 3.0], dtype=st.bfloat16), t.nan_to_num()),
+        [0, 0, 0, 3, 1, 0],
+    ),
+}
+
+
+@local
+@pytest.mark.parametrize("op", sorted(ORDER))
+def test_orders_and_nans_as_torch(op):
+    """Sorting and NaN-aware kernels see bfloat16 as the float it is (NumPy does not)."""
+    f, want = ORDER[op]
+    r = f(st.tensor([1.0, NAN, -3.25, 7.0, 2.0, 0.5], dtype=st.bfloat16, shards=3))
+    parts = r if isinstance(r, tuple) else (r,)
+    assert all(p.dtype in (st.bfloat16, st.int64) for p in parts)
+    got = [p.float().tolist() if p.dtype == st.bfloat16 else p.tolist() for p in parts]
+    got = got if isinstance(r, tuple) else got[0]
+    assert np.array_equal(np.array(got, dtype=float), np.array(want, dtype=float), equal_nan=True)
+
+
 # ------------------------------------------------------------------ autograd
 @local
 def test_gradients_are_bfloat16():

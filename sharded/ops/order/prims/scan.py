@@ -22,7 +22,7 @@ import numpy as np
 
 from .... import dtypes as D
 from ....core.dataflow import Operand
-from ....core.dispatch import apply, as_tensor, is_tensor
+from ....core.dispatch import apply, as_tensor, is_tensor, via_float32
 from ....core.registry import bind, kernel, nondiff, primitive, vjp
 from ....core.tree import reduce_groups
 from ....errors import ArgumentError, UnsupportedDType
@@ -391,6 +391,7 @@ def cumprod(input, dim, *, dtype=None):
 
 
 @bind("logcumsumexp", prim="cumscan")
+@via_float32
 def logcumsumexp(input, dim):
     """``log(cumsum(exp(input)))`` along ``dim``, computed stably (floating and complex dtypes;
     complex ones fold one slice at a time, as torch).
@@ -562,6 +563,7 @@ def _cumarg(fn, input, dim):
 
 
 @bind("cummax", prim="cumarg")
+@via_float32
 def cummax(input, dim):
     """Running maximum along ``dim``: ``(values, indices)``; on ties and NaN the index is
     the last one reaching the value, as torch.
@@ -576,6 +578,7 @@ def cummax(input, dim):
 
 
 @bind("cummin", prim="cumarg")
+@via_float32
 def cummin(input, dim):
     """Running minimum along ``dim``: ``(values, indices)`` (ties: the last index).
 

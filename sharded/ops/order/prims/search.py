@@ -19,7 +19,7 @@ import numpy as np
 
 from .... import dtypes as D
 from ....core.dataflow import Operand, free_temps, gather_regions
-from ....core.dispatch import apply, as_tensor, is_tensor
+from ....core.dispatch import apply, as_tensor, is_tensor, via_float32
 from ....core.registry import bind, kernel, nondiff, primitive
 from ....errors import ArgumentError, DTypeError, ShapeError
 from ....runtime.commands import Key, Transfer
@@ -184,6 +184,7 @@ def _side(right, side):
 
 
 @bind("searchsorted", prim="searchsorted")
+@via_float32
 def searchsorted(
     sorted_sequence,
     input=None,
