@@ -28,6 +28,7 @@ from .dtypes import (
     complex64,
     complex128,
     finfo,
+    bfloat16,
     float16,
     float32,
     float64,

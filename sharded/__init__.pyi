@@ -81,6 +81,7 @@ from sharded.tensor import (
 )
 
 Tensor = ShardedTensor
+bfloat16: DType
 bool: DType
 cdouble: DType
 cfloat: DType

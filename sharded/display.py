@@ -91,7 +91,7 @@ class _Formatter:
     (``PRECISION`` decimals) or scientific notation, chosen from the nonzero finite values."""
 
     def __init__(self, vals: np.ndarray):
-        self.floating = vals.dtype.kind == "f"
+        self.floating = D.kind(vals.dtype) == "f"
         self.int_mode, self.sci_mode, self.max_width = True, False, 1
         if not self.floating:
             strs = [str(v) for v in vals.tolist()]

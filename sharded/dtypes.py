@@ -7,6 +7,10 @@ torch, not NumPy: a Python scalar or a 0-d tensor only changes the result's *cat
 ``complex64`` (``st.cfloat``) and ``complex128`` (``st.cdouble``); as in torch, a complex type
 meeting a wider float widens (``complex64, float64 -> complex128``) and a Python complex takes
 the complex counterpart of the default float (``complex64`` under float32).
+
+``bfloat16`` is stored as ``ml_dtypes.bfloat16``. NumPy files that extension type under kind
+``'V'``, so every floating test here goes through :func:`kind`, which reports it as ``'f'``.
+As in torch, ``bfloat16`` meeting ``float16`` gives ``float32``.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import builtins
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from .errors import DTypeError, ValueOverflow
@@ -38,21 +43,32 @@ class DType:
         return _NP[self.name]
 
     @property
+    def np_str(self) -> str:
+        """The NumPy dtype as a string ``np.dtype`` reads back: its ``str`` (``'<f4'``), but
+        the name for bfloat16, whose ``str`` (``'<V2'``) would read back as raw bytes."""
+        return self.name if self.name == "bfloat16" else self.np.str
+
+    @property
     def itemsize(self) -> int:
         return self.np.itemsize
 
     @property
+    def kind(self) -> str:
+        """The NumPy kind of the type (``'f'`` for bfloat16 too, see :func:`kind`)."""
+        return kind(self.np)
+
+    @property
     def is_floating_point(self) -> bool:
         """True for real floating types only (complex is not floating point, as in torch)."""
-        return self.np.kind == "f"
+        return self.kind == "f"
 
     @property
     def is_complex(self) -> bool:
-        return self.np.kind == "c"
+        return self.kind == "c"
 
     @property
     def is_signed(self) -> bool:
-        return self.np.kind in "ifc"
+        return self.kind in "ifc"
 
     def __repr__(self) -> str:
         return f"sharded.{self.name}"
@@ -66,18 +82,21 @@ _NAMES = (
     "int32",
     "int64",
     "float16",
+    "bfloat16",
     "float32",
     "float64",
     "complex64",
     "complex128",
 )
-_NP = {n: np.dtype(n) for n in _NAMES}
+BF16_NP = np.dtype(ml_dtypes.bfloat16)
+_NP = {n: BF16_NP if n == "bfloat16" else np.dtype(n) for n in _NAMES}
 _BY_NP = {v: DType(k) for k, v in _NP.items()}
 
 bool_ = DType("bool")
 uint8, int8, int16 = DType("uint8"), DType("int8"), DType("int16")
 int32, int64 = DType("int32"), DType("int64")
 float16, float32, float64 = DType("float16"), DType("float32"), DType("float64")
+bfloat16 = DType("bfloat16")
 complex64, complex128 = DType("complex64"), DType("complex128")
 ALL = tuple(DType(n) for n in _NAMES)
 
@@ -137,10 +156,35 @@ def as_dtype(dt) -> DType:
     return from_numpy_dtype(npdt)
 
 
+def kind(npdt) -> str:
+    """NumPy's kind letter of ``npdt`` (a NumPy dtype or array), with ``'f'`` for bfloat16
+    (NumPy files extension types under ``'V'``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> kind(st.bfloat16.np), kind(np.dtype("int8"))
+    ('f', 'i')
+    """
+    npdt = getattr(npdt, "dtype", npdt)
+    return "f" if npdt == BF16_NP else npdt.kind
+
+
+def is_bf16(a) -> bool:
+    """Whether ``a`` (an array, NumPy dtype or :class:`DType`) is bfloat16."""
+    dt = a.np if isinstance(a, DType) else getattr(a, "dtype", a)
+    return dt == BF16_NP
+
+
+def finfo_np(npdt):
+    """NumPy's ``finfo`` of ``npdt``, bfloat16 included (``ml_dtypes.finfo``)."""
+    return ml_dtypes.finfo(npdt) if is_bf16(npdt) else np.finfo(npdt)
+
+
 def category(dt: DType) -> int:
     """0 for bool, 1 for integers, 2 for floating point, 3 for complex: the order promotion
     respects."""
-    return _CATEGORY[dt.np.kind]
+    return _CATEGORY[dt.kind]
 
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
@@ -202,6 +246,12 @@ def promote_types(a: DType, b: DType) -> DType:
     (sharded.int16, sharded.float32)
     """
     ca, cb = category(a), category(b)
+    if a == b:
+        return a
+    if bfloat16 in (a, b) and ca >= 2 and cb >= 2:
+        # torch: bfloat16 with any other float or complex promotes as float32 would
+        # (bfloat16, float16 -> float32)
+        return promote_types(float32 if a == bfloat16 else a, float32 if b == bfloat16 else b)
     if ca == 3 and cb == 2 or ca == 2 and cb == 3:
         # torch keeps the float's precision: complex64 with float64 -> complex128
         return _BY_NP[np.promote_types(a.np, b.np)]
@@ -212,6 +262,8 @@ def promote_types(a: DType, b: DType) -> DType:
 
 def scalar_dtype(v) -> DType:
     """The dtype torch gives a Python scalar: bool, int64 or the default float."""
+    if is_bf16(v):  # an ml_dtypes scalar is no np.floating
+        return bfloat16
     if isinstance(v, (builtins.bool, np.bool_)):
         return bool_
     if isinstance(v, (builtins.int, np.integer)):
@@ -417,13 +469,13 @@ def check_fill(v, dt: DType):
     >>> check_fill(3.5, st.float16), check_fill(float("inf"), st.float32)
     (3.5, inf)
     """
-    if dt.np.kind not in "fc" or isinstance(v, (builtins.bool, np.bool_)):
+    if dt.kind not in "fc" or isinstance(v, (builtins.bool, np.bool_)):
         return check_int(v, dt)
     if _is_int(v) and not -(2**63) <= v < 2**64:
         raise ValueOverflow(f"Python int {v} is too big to convert to {dt.name}")
     if not isinstance(v, (builtins.int, builtins.float, builtins.complex, np.number)):
         return v
-    big = builtins.float(np.finfo(dt.np).max)
+    big = builtins.float(finfo_np(dt.np).max)
     parts = (v.real, v.imag) if isinstance(v, (builtins.complex, np.complexfloating)) else (v,)
     if any(np.isfinite(p) and abs(builtins.float(p)) > big for p in parts):
         raise ValueOverflow(f"value {v!r} cannot be converted to type {dt.name} without overflow")
@@ -476,7 +528,7 @@ class finfo:
             raise DTypeError(
                 f"finfo() requires a floating point input type, got {dt.name}; use iinfo"
             )
-        f = np.finfo(dt.np)
+        f = finfo_np(dt.np)
         self.bits, self.dtype = builtins.int(f.bits), dt.name
         self.eps, self.resolution = builtins.float(f.eps), 10.0 ** -builtins.int(f.precision)
         self.max, self.min = builtins.float(f.max), builtins.float(f.min)

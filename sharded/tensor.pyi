@@ -276,6 +276,8 @@ class ShardedTensor:
         input's dtype."""
     def bernoulli_(self, p=..., *, generator=...) -> ShardedTensor:
         """Fill with 0/1 samples, 1 with probability ``p`` (a float or a tensor), in place."""
+    def bfloat16(self) -> ShardedTensor:
+        """``x.to(sharded.bfloat16)``."""
     def bincount(self, weights=..., minlength=...) -> ShardedTensor:
         """Count occurrences of each value of a 1-D non-negative integer tensor (``weights``:
         sum those instead). The length is ``max(max(input) + 1, minlength)``: the planner

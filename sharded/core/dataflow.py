@@ -100,7 +100,7 @@ def fetch_regions(ex, t, wanted):
     """Like :func:`align` for an explicit list of ``(worker, region)`` wants (regions may
     overlap, e.g. every output shard of a matmul needing all of a weight)."""
     lay, keys = t._layout, t._keys
-    dtype = t._dtype.np.str
+    dtype = t._dtype.np_str
     shards = lay.shards()
     args, plans = [], []
     for s, (w, need) in enumerate(wanted):
@@ -214,7 +214,7 @@ def reshard(ex, t, layout: Layout) -> Operand:
     """
     args, temps = align(ex, t, layout)
     keys = []
-    dtype = t._dtype.np.str
+    dtype = t._dtype.np_str
     for s, ((w, _, _), a) in enumerate(zip(layout.shards(), args)):
         if type(a) is Key and any(w == tw and a.key == tk for tw, tk in temps):
             keys.append(a.key)  # assembled for us already: take it over instead of copying
@@ -300,7 +300,7 @@ def gather_regions(ex, t, wanted):
     linear-algebra blocks read whole matrices many times). Returns ``(args, temps)``.
     """
     lay, keys = t._layout, t._keys
-    dt = t._dtype.np.str
+    dt = t._dtype.np_str
     item = t._dtype.itemsize
     shards = lay.shards()
     uniq = list(dict.fromkeys((w, tuple(tuple(r) for r in reg)) for w, reg in wanted))

@@ -9,6 +9,7 @@ planner-specific values; :func:`operand` and :func:`as_tensor` turn user values 
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
@@ -253,3 +254,40 @@ def unbroadcast(g, a):
         lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
     )
     return (g.sum(dims, keepdim=True) if dims else g).reshape(shape)
+
+
+# ------------------------------------------------------------------ bfloat16 via float32
+def via_float32(fn):
+    """Run ``fn`` on bfloat16 tensors as torch's CPU kernels do: its bfloat16 tensor
+    arguments upcast to float32, the float32 results rounded back to bfloat16 once, at the
+    end. For reductions, softmax and products (NumPy would accumulate in bfloat16 itself,
+    rounding at every step). A ``dtype=`` given, or another floating operand, leaves ``fn``
+    alone.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.tensor([1.0, 2.0], dtype=st.bfloat16).sum().dtype
+    sharded.bfloat16
+    """
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        tensors = [a for a in args if isinstance(a, ShardedTensor)]
+        floats = {a.dtype for a in tensors if D.category(a.dtype) >= 2}
+        if floats != {D.bfloat16} or kwargs.get("dtype") is not None:
+            return fn(*args, **kwargs)
+        up = [a.to(D.float32) if isinstance(a, ShardedTensor) and a.dtype == D.bfloat16 else a
+              for a in args]  # fmt: skip
+        return _round_bf16(fn(*up, **kwargs))
+
+    return run
+
+
+def _round_bf16(r):
+    if isinstance(r, ShardedTensor):
+        return r.to(D.bfloat16) if r.dtype == D.float32 else r
+    if isinstance(r, tuple):  # var_mean's pair; named tuples (max's values, indices) too
+        parts = [_round_bf16(v) for v in r]
+        return type(r)(*parts) if hasattr(r, "_fields") else tuple(parts)
+    return r

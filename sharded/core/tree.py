@@ -216,7 +216,7 @@ def plan_reduce(ex, x, fn, dims, keepdim, out_dtype, arg=False, flat=False, labe
         if arg:
             cparams = {"fn": fn, "axis": None if flat else dims[0], "gshape": lay.shape}
         else:
-            cparams = {"fn": fn, "axis": dims, "dtype": out_dtype.np.str}
+            cparams = {"fn": fn, "axis": dims, "dtype": out_dtype.np_str}
         outs = tuple(ex.new_keys(len(groups)).start for _ in range(nparts))
         squeeze = dims if not keepdim and dims else None
         # (TreeSpec's fields in order, built by make: every reduction, every read of a sum)
@@ -240,7 +240,7 @@ def plan_reduce(ex, x, fn, dims, keepdim, out_dtype, arg=False, flat=False, labe
                 "offsets": shards[s][1],
                 "gshape": lay.shape,
             }
-        return {"fn": fn, "axis": dims, "dtype": out_dtype.np.str}
+        return {"fn": fn, "axis": dims, "dtype": out_dtype.np_str}
 
     def new_keys():
         return tuple(ex.new_key() for _ in range(nparts))
@@ -349,7 +349,7 @@ def arg_combine(xp, *parts, fn, squeeze=None):
     for vb, ib in zip(parts[2::2], parts[3::2]):
         better = (vb > v) if fn == "max" else (vb < v)
         take = better | ((vb == v) & (ib < idx))
-        if v.dtype.kind == "f":
+        if D.kind(v) == "f":
             nb, na = xp.isnan(vb), xp.isnan(v)
             take = (take & ~na) | (nb & ~na) | (nb & na & (ib < idx))
         v, idx = xp.where(take, vb, v), xp.where(take, ib, idx)

@@ -431,7 +431,7 @@ def _plan_reads(ex, entries, name, shards, dim, layout, device):
             params = {
                 "path": path,
                 "shape": shp,
-                "dtype": e.dtype.np.str,
+                "dtype": e.dtype.np_str,
                 "sources": sources,
                 "piece": piece,
             }

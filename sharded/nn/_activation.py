@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from .. import dtypes as D
+from ..core.dispatch import via_float32
 from ..core.registry import bind
 from ..errors import ArgumentError, ShapeError, UnsupportedDType
 from ..layout import normalize_dim
@@ -87,6 +88,7 @@ def _implicit_dim(dim, input):
     return 0 if input.ndim in (0, 1, 3) else 1
 
 
+@via_float32  # one rounding at the end, as torch's fused kernel (not one per step)
 def gelu(input, approximate="none"):
     """Gaussian error linear unit: ``x * Phi(x)`` exactly (``approximate='none'``, through
     the ``erf`` primitive) or torch's tanh approximation (``'tanh'``).
@@ -115,7 +117,10 @@ def silu(input, inplace=False):
     0.731059
     """
     x = _src(input, inplace)
-    out = x * sigmoid(x)
+    if x.dtype == D.bfloat16:  # in float32, rounded once, as torch's fused kernel
+        out = silu(x.float()).to(D.bfloat16)
+    else:
+        out = x * sigmoid(x)
     return _out(input, out, inplace)
 
 

@@ -97,10 +97,16 @@ def _summary(obj) -> str:
     return " ".join(doc.split("\n\n", 1)[0].split())
 
 
+def _unwrap(fn):
+    """The function a decorator made with ``functools.wraps`` wraps (``via_float32``): its
+    code says what it returns."""
+    return inspect.unwrap(fn) if callable(fn) else fn
+
+
 def _pairs(fn) -> list:
     """``(previous, instruction, whether the previous loads the first argument)`` for the
     bytecode of ``fn`` (3.13's LOAD_FAST_LOAD_FAST loads two locals at once)."""
-    code = getattr(fn, "__code__", None)
+    code = getattr(_unwrap(fn), "__code__", None)
     ins = list(dis.get_instructions(code)) if code is not None else []
     first, out = code.co_varnames[0] if ins and code.co_argcount else None, []
     for a, b in zip(ins, ins[1:]):
@@ -113,7 +119,7 @@ def _pairs(fn) -> list:
 def _returns(fn) -> set:
     """What the ``return`` statements of ``fn`` give, read from its bytecode: 'self' (its
     first argument), 'none' or 'other' (none of them when it never returns)."""
-    kinds = set() if getattr(fn, "__code__", None) else {"other"}
+    kinds = set() if getattr(_unwrap(fn), "__code__", None) else {"other"}
     for prev, ins, loads_self in _pairs(fn):
         if ins.opname == "RETURN_CONST":  # Python >= 3.12
             kinds.add("none" if ins.argval is None else "other")
@@ -315,6 +321,7 @@ class Stub:
     def _result(fn):
         """The named tuple ``fn`` returns: one its code names, or one of its module named
         after it (``collections.namedtuple("max", ...)`` for ``max``)."""
+        fn = _unwrap(fn)
         g, code = getattr(fn, "__globals__", {}), getattr(fn, "__code__", None)
         named = [g.get(n) for n in (code.co_names if code else ())]
         named += [v for v in g.values() if _is_result(v) and v.__name__ == fn.__name__]

@@ -68,7 +68,7 @@ def _spec(layout, *args, **params):
 def _plan_from_numpy(ex, arr: np.ndarray, layout, dtype) -> Operand:
     """Ship the blocks of a driver-side array to their workers (large blocks via put); the
     worker's ``copy`` kernel (core.dataflow) makes them owned and writable."""
-    dt = dtype.np.str
+    dt = dtype.np_str
     keys = []
     shared = None
     for s, (w, offs, shp) in enumerate(layout.shards()):
@@ -154,7 +154,7 @@ def full_kernel(xp, shape, value, dtype):
 
 @primitive("full", kernels=[full_kernel], kind="creation", out_spec=_spec)
 def _plan_full(ex, layout, value, dtype) -> Operand:
-    dt = dtype.np.str
+    dt = dtype.np_str
     return _each(
         ex, layout, "full", lambda o, s: {"shape": s, "value": value, "dtype": dt}, dtype, "full"
     )
@@ -200,7 +200,7 @@ def empty_kernel(xp, shape, dtype):
 
 @primitive("empty", kernels=[empty_kernel], kind="creation", out_spec=_spec)
 def _plan_empty(ex, layout, dtype) -> Operand:
-    dt = dtype.np.str
+    dt = dtype.np_str
     return _each(ex, layout, "empty", lambda o, s: {"shape": s, "dtype": dt}, dtype, "empty")
 
 
@@ -257,7 +257,7 @@ def arange_kernel(xp, start, step, first, count, dtype):
 
 @primitive("arange", kernels=[arange_kernel], kind="creation", out_spec=_spec)
 def _plan_arange(ex, layout, start, step, dtype) -> Operand:
-    dt = dtype.np.str
+    dt = dtype.np_str
     return _each(
         ex,
         layout,
@@ -356,7 +356,7 @@ def linspace_kernel(xp, start, stop, num, first, count, dtype, base=None):
 
 @primitive("linspace", kernels=[linspace_kernel], kind="creation", out_spec=_spec)
 def _plan_linspace(ex, layout, start, stop, num, dtype, base=None) -> Operand:
-    dt = dtype.np.str
+    dt = dtype.np_str
     return _each(
         ex,
         layout,
@@ -448,7 +448,7 @@ def eye_kernel(xp, shape, offsets, dtype):
 
 @primitive("eye", kernels=[eye_kernel], kind="creation", out_spec=_spec)
 def _plan_eye(ex, layout, dtype) -> Operand:
-    dt = dtype.np.str
+    dt = dtype.np_str
     return _each(
         ex, layout, "eye", lambda o, s: {"shape": s, "offsets": o, "dtype": dt}, dtype, "eye"
     )

@@ -227,8 +227,8 @@ def plan_rule(ex, name, rule, operands, target=None, check=None) -> Operand:
     params = _PARAMS.get((cast, out))
     if params is None:  # one dict per dtype pair: commands share it (a batch pickles it once)
         params = _PARAMS[cast, out] = {
-            "cast": None if cast is None else cast.np.str,
-            "out": out.np.str,
+            "cast": None if cast is None else cast.np_str,
+            "out": out.np_str,
         }
     return plan(ex, name, operands, params, out, name, target)
 
@@ -343,10 +343,18 @@ def only(name, kinds):
 
 # ------------------------------------------------------------------------------ kernels
 def cast(xp, a, dtype):
-    """``a`` as ``dtype`` (Python scalars and arrays of that dtype as they are)."""
-    if dtype is None or not hasattr(a, "dtype") or a.dtype == dtype:
+    """``a`` as ``dtype`` (Python scalars and arrays of that dtype as they are).
+
+    A Python number meeting bfloat16 is rounded to a bfloat16 scalar, as torch rounds it:
+    NumPy would otherwise promote the ml_dtypes array to float32 (no weak scalars for it).
+    """
+    if dtype is None:
         return a
-    return a.astype(dtype)
+    if not hasattr(a, "dtype"):
+        if D.is_bf16(dtype) and isinstance(a, (float, int)):  # bool is an int
+            return np.asarray(a, dtype=dtype)[()]
+        return a
+    return a if a.dtype == dtype else a.astype(dtype)
 
 
 def ufunc_kernel(name, fn):

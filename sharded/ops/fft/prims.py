@@ -262,7 +262,7 @@ def _four_step(ex, x, inverse, norm, conj_in, conj_out, real_out, odt, own=False
         _free(ex, src)
     if own:
         _free(ex, x)
-    params = {"cast": cdt.np.str, "conj_in": conj_in, "inverse": inverse, "big": big}
+    params = {"cast": cdt.np_str, "conj_in": conj_in, "inverse": inverse, "big": big}
     c = _each(ex, b, by_cols, "fft4_columns", lambda o, s: {**params, "c0": o[1]}, cdt)
     _free(ex, b)
     d = dataflow.reshard(ex, c, by_rows)
@@ -276,7 +276,7 @@ def _four_step(ex, x, inverse, norm, conj_in, conj_out, real_out, odt, own=False
         "scale": _scale(norm, inverse, big),
         "conj_out": conj_out,
         "real_out": real_out,
-        "dtype": odt.np.str,
+        "dtype": odt.np_str,
     }
     out = _each(ex, f, done, "fft4_out", lambda o, s: fin, odt)
     _free(ex, f)
@@ -332,12 +332,12 @@ def _bluestein(ex, x, inverse, norm, conj_in, conj_out, real_out, odt) -> Operan
     keys = []  # the filter's spectrum first: the data's is made next to it, not before
     for s, (w, offs, shp) in enumerate(padded.shards()):
         keys.append(ex.new_key())
-        prm = {"first": offs[0], "count": shp[0], "n": n, "m": m, "dtype": cdt.np.str}
+        prm = {"first": offs[0], "count": shp[0], "n": n, "m": m, "dtype": cdt.np_str}
         ex.submit(w, "chirp_filter", (), (keys[-1],), prm, ("fft", s))
     fb = Operand(padded, cdt, keys)
     fb = _four_step(ex, fb, False, "backward", False, False, False, cdt, own=True)
     src = x if lay == head else dataflow.reshard(ex, x, head)
-    prm = {"n": n, "cast": cdt.np.str, "conj": conj_in != inverse}
+    prm = {"n": n, "cast": cdt.np_str, "conj": conj_in != inverse}
     a = _each(ex, src, padded, "chirp_in", lambda o, s: {**prm, "first": o[0], "size": s[0]}, cdt)
     if src is not x:
         _free(ex, src)
@@ -357,7 +357,7 @@ def _bluestein(ex, x, inverse, norm, conj_in, conj_out, real_out, odt) -> Operan
         y, old = dataflow.reshard(ex, y, lay), y
         _free(ex, old)
     fin = {"n": n, "scale": _scale(norm, inverse, n), "conj_out": conj_out != inverse}
-    fin.update(real_out=real_out, dtype=odt.np.str)
+    fin.update(real_out=real_out, dtype=odt.np_str)
     out = _each(ex, y, lay, "chirp_out", lambda o, s: {**fin, "first": o[0]}, odt)
     _free(ex, y)
     return out
@@ -381,8 +381,8 @@ def _fft1_plan(ex, x, kind, n, dim, norm, conj_in=False, conj_out=False, real_ou
         n=n,
         axis=dim,
         norm=norm,
-        cast=cast.np.str,
-        dtype=odt.np.str,
+        cast=cast.np_str,
+        dtype=odt.np_str,
         conj_in=conj_in,
         conj_out=conj_out,
         real_out=real_out,
@@ -499,8 +499,8 @@ def _fftn_plan(ex, x, kind, sizes, dims, norm, real_out=False):
             s=[out.shape[d] for d in group],
             axes=group,
             norm=norm,
-            cast=cdt.np.str,
-            dtype=dt.np.str,
+            cast=cdt.np_str,
+            dtype=dt.np_str,
             real_out=real_out and last,
         )
         nxt = _each(ex, cur, lay, "fftn_block", lambda o, s, p=params: p, dt)

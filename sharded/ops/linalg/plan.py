@@ -343,18 +343,18 @@ def run_blocks(ex, g, out, panels, dt) -> Operand:
         pairs.sort(key=lambda p: (type(p[0]) is Transfer) + (type(p[1]) is Transfer))
         k = ex.new_key()
         if not pairs:  # k == 0: the product of empty matrices is zeros
-            params = {"shape": g.squeeze(shp), "value": 0, "dtype": dt.np.str}
+            params = {"shape": g.squeeze(shp), "value": 0, "dtype": dt.np_str}
             ex.submit(w, "full", (), (k,), params, ("matmul", s))
         for j, (pa, pb) in enumerate(pairs):
             if j == 0:
-                ex.submit(w, "matmul", (pa, pb), (k,), {"out": dt.np.str}, ("matmul", s))
+                ex.submit(w, "matmul", (pa, pb), (k,), {"out": dt.np_str}, ("matmul", s))
             else:
                 ex.submit(
                     w,
                     "matmul_acc",
                     (Key(k, None), pa, pb),
                     (k,),
-                    {"out": dt.np.str},
+                    {"out": dt.np_str},
                     ("matmul", s),
                     inplace=True,
                 )
@@ -381,7 +381,7 @@ def run_ksplit(ex, g, src, dt) -> Operand:
         if w not in part:
             part[w] = ex.new_key()
             ex.submit(
-                w, "matmul", (pa, pb), (part[w],), {"out": dt.np.str, "stack": small}, ("matmul", s)
+                w, "matmul", (pa, pb), (part[w],), {"out": dt.np_str, "stack": small}, ("matmul", s)
             )
         else:
             ex.submit(
@@ -389,7 +389,7 @@ def run_ksplit(ex, g, src, dt) -> Operand:
                 "matmul_acc",
                 (Key(part[w], None), pa, pb),
                 (part[w],),
-                {"out": dt.np.str},
+                {"out": dt.np_str},
                 ("matmul", s),
                 inplace=True,
             )

@@ -14,7 +14,7 @@ before anything is queued."""
 from __future__ import annotations
 
 from ... import dtypes as D
-from ...core.dispatch import apply, as_tensor, is_tensor
+from ...core.dispatch import apply, as_tensor, is_tensor, via_float32
 from ...errors import ArgumentError, DTypeError, ShapeError, UnsupportedDType
 from .kernels import right_pad
 from .plan import Win, batch_layout, pool_out, window_layout
@@ -138,6 +138,7 @@ def _max_pool(op, nd, input, kernel_size, stride, padding, dilation, ceil_mode, 
     return out, _output(apply("max_pool_indices", x, *args), batched, nd)
 
 
+@via_float32
 def max_pool2d(
     input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
 ):
@@ -156,6 +157,7 @@ def max_pool2d(
     )
 
 
+@via_float32
 def max_pool1d(
     input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
 ):
@@ -308,6 +310,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     return _adaptive_max("adaptive_max_pool1d", 1, input, output_size, return_indices)
 
 
+@via_float32
 def max_pool3d(
     input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
 ):

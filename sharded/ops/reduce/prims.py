@@ -15,7 +15,7 @@ import collections
 import math
 
 from ... import dtypes as D
-from ...core.dispatch import apply, as_tensor, is_tensor, placement
+from ...core.dispatch import apply, as_tensor, is_tensor, placement, via_float32
 from ...core.registry import bind, no_complex, nondiff, primitive, vjp
 from ...core.tree import (
     arg_chunk,
@@ -140,6 +140,7 @@ def _sum_vjp(gs, node):
 
 
 @bind("sum", prim="sum")
+@via_float32
 def sum(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Sum over all elements, one dim or a tuple of dims.
 
@@ -198,6 +199,7 @@ def _prod_vjp(gs, node):
 
 
 @bind("prod", prim="prod")
+@via_float32
 def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Product of elements (over all, one dim or a tuple of dims).
 

@@ -161,7 +161,17 @@ _inplace("sub", "subtract_", "__isub__")
 
 
 # ---------------------------------------------------------------------------------- mul
-E.define("mul", "multiply", E.promote)
+def _mul_rule(ops):
+    """:func:`~.elementwise.promote`; a bfloat16 tensor times a Python number computes in
+    float32 with the number unrounded, as torch's kernel does (an added number, by contrast,
+    is rounded to bfloat16 first)."""
+    cast, out = E.promote(ops)
+    if out == D.bfloat16 and any(not E._sharded(o) and np.ndim(o) == 0 for o in ops):
+        cast = D.float32
+    return cast, out
+
+
+E.define("mul", "multiply", _mul_rule)
 
 
 @vjp("mul", saves=(0, 1))
@@ -193,11 +203,11 @@ _inplace("mul", "multiply_", "__imul__")
 
 # ---------------------------------------------------------------------------------- div
 def _div_rule(ops):
-    """:func:`~.elementwise.floating`; a float16 tensor divided by a Python number computes
-    in float32, as torch's kernel does (``2 / 1e-3`` is 2000, not the 1999 of a divisor
-    first rounded to half)."""
+    """:func:`~.elementwise.floating`; a float16 or bfloat16 tensor divided by a Python
+    number computes in float32, as torch's kernel does (``2 / 1e-3`` is 2000, not the 1999
+    of a divisor first rounded to half)."""
     cast, out = E.floating(ops)
-    if out == D.float16 and not E._sharded(ops[1]) and np.ndim(ops[1]) == 0:
+    if out in (D.float16, D.bfloat16) and not E._sharded(ops[1]) and np.ndim(ops[1]) == 0:
         cast = D.float32
     return cast, out
 
@@ -228,6 +238,9 @@ def div(input, other, *, rounding_mode=None):
     ([-3.5, 1.5], [-3, 1])
     """
     if rounding_mode is None:
+        if isinstance(input, (int, float)) and getattr(other, "dtype", None) == D.bfloat16:
+            # torch: a number over a bfloat16 tensor is the number times its reciprocal
+            return E.call("mul", E.call("reciprocal", other), input)
         return E.call("div", input, other)
     if rounding_mode == "floor":
         return E.call("floor_divide", input, other)

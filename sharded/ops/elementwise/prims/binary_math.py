@@ -295,11 +295,13 @@ nondiff("heaviside")  # torch defines no derivative
 def _nan_to_num_kernel(xp, a, nan, posinf, neginf, cast=None, out=None):
     """NumPy's ``nan_to_num`` (the driver resolved None to the dtype's finite limits, so a
     NaN replacement is a NaN, as torch)."""
-    if a.dtype.kind not in "fc":
+    if D.kind(a) not in "fc":
         return E.result(xp, a, out)
     with np.errstate(over="ignore"):  # a replacement beyond the dtype's range is inf
-        r = xp.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf)
-    return E.result(xp, r, out)
+        # (NumPy leaves an ml_dtypes bfloat16 array alone: it takes it for no float)
+        b = a.astype(np.float32) if D.is_bf16(a) else a
+        r = xp.nan_to_num(b, nan=nan, posinf=posinf, neginf=neginf)
+    return E.result(xp, r, out or a.dtype)
 
 
 def _keep_rule(ops):
@@ -326,8 +328,8 @@ def _fill(name, v, default):
 
 def _nan_args(x, nan, posinf, neginf):
     """The replacement values; None is the largest / lowest finite value of ``x``'s dtype."""
-    kind = x.dtype.np.kind
-    big = float(np.finfo(x.dtype.np).max) if kind in "fc" else 0.0  # ints come back as are
+    kind = x.dtype.kind
+    big = float(D.finfo_np(x.dtype.np).max) if kind in "fc" else 0.0  # ints come back as are
     return (
         _fill("nan", nan, 0.0),
         _fill("posinf", posinf, big),

@@ -288,6 +288,8 @@ def _complex_rule(ops):
         )
     if a != b:
         raise DTypeError(f"complex(): expected real and imag of one dtype, got {a.name}, {b.name}")
+    if a == D.bfloat16:  # torch has no complex bfloat16
+        raise DTypeError("complex(): expected float16, float32 or float64 tensors, got bfloat16")
     return a, D.to_complex(a)
 
 
@@ -406,7 +408,7 @@ def view_as_complex(input):
     [(1+2j)]
     """
     dt = input.dtype
-    if not dt.is_floating_point or dt == D.float16:
+    if not dt.is_floating_point or dt in (D.float16, D.bfloat16):
         raise DTypeError(
             f"view_as_complex is only supported for float and double tensors, got {dt.name}"
         )

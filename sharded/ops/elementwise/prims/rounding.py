@@ -40,7 +40,7 @@ def _int_identity(fn):
     an int gives a float)."""
 
     def k(xp, a, cast=None, out=None):
-        if a.dtype.kind in "iub":
+        if D.kind(a) in "iub":
             return E.result(xp, a, out)
         return E.result(xp, getattr(xp, fn)(a), out)
 
@@ -86,7 +86,7 @@ def _step_vjp(gs, node):  # piecewise constant: torch's gradient is zero everywh
 @E.named_kernel("round")
 def _round_kernel(xp, a, decimals, cast=None, out=None):
     """Half to even, as torch; ``decimals`` scales by ``10**decimals`` first."""
-    if a.dtype.kind in "iub":
+    if D.kind(a) in "iub":
         return E.result(xp, a, out)
     return E.result(xp, xp.round(a, decimals), out)
 
@@ -174,15 +174,15 @@ def _frac_vjp(gs, node):
 # ------------------------------------------------------------------------- sign, sgn
 def _sign_body(xp, a, cast=None, out=None):
     """``xp.sign``; bool is its own sign, and NaN gives 0, as torch."""
-    if a.dtype.kind == "b":
+    if D.kind(a) == "b":
         return E.result(xp, a, out)
-    if a.dtype.kind == "c":  # z / |z|; torch's NaN (both parts) where a part is inf or NaN
+    if D.kind(a) == "c":  # z / |z|; torch's NaN (both parts) where a part is inf or NaN
         with np.errstate(all="ignore"):
             r = xp.where(a == 0, 0, a / xp.abs(a))
             r = xp.where(xp.isfinite(a), r, complex(math.nan, math.nan))
         return E.result(xp, r.astype(a.dtype), out)
     r = xp.sign(a)
-    if a.dtype.kind == "f":
+    if D.kind(a) == "f":
         r = xp.where(xp.isnan(a), 0, r).astype(a.dtype)
     return E.result(xp, r, out)
 
@@ -230,7 +230,7 @@ def _sgn_vjp(gs, node):
 @E.named_kernel("signbit")
 def _signbit_kernel(xp, a, cast=None, out=None):
     """True where the sign bit is set (``-0.0`` included); integers compare with 0."""
-    if a.dtype.kind in "iub":
+    if D.kind(a) in "iub":
         return E.result(xp, a < 0, out)
     return E.result(xp, xp.signbit(a), out)
 

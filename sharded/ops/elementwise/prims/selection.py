@@ -262,7 +262,7 @@ def _astype_kernel(xp, a, out):
 )
 def _astype_plan(ex, x, dtype):
     """``x`` converted to ``dtype`` (a copy, laid out like ``x``; ``x.to(dtype)``)."""
-    return E.plan(ex, "astype", (x,), {"out": dtype.np.str}, dtype, "astype")
+    return E.plan(ex, "astype", (x,), {"out": dtype.np_str}, dtype, "astype")
 
 
 @vjp("astype")
@@ -286,7 +286,7 @@ def _fill_kernel(xp, value, a, cast=None, out=None):
 def _fill_plan(ex, x, value, target):
     """Write ``value`` (a scalar or a broadcastable tensor) into ``target`` in place, converted
     to its dtype (``fill_``, ``copy_``)."""
-    dt = target._dtype.np.str
+    dt = target._dtype.np_str
     return E.plan(
         ex, "fill_", (value, x), {"cast": dt, "out": dt}, target._dtype, "fill_", target=target
     )

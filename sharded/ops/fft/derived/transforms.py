@@ -54,7 +54,7 @@ _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 # --------------------------------------------------------------------- argument checks
 def _input(x, name, real=False, scalar_ok=False):
     x = x if is_tensor(x) else as_tensor(x)
-    if x.dtype == D.float16:
+    if x.dtype in (D.float16, D.bfloat16):
         raise DTypeError(f"{name}: unsupported dtype {x.dtype.name} (as torch on CPU)")
     if real and x.dtype.is_complex:
         raise DTypeError(f"{name} expects a real input tensor, but got {x.dtype.name}")

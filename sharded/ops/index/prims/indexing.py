@@ -389,7 +389,7 @@ def _gather_plan(ex, x, coords, shape) -> Operand:
     if not lay.is_replicated:
         src, local = locate(lay, local)
     shards = lay.shards()
-    dt = x._dtype.np.str
+    dt = x._dtype.np_str
     plans = []  # per result shard: [(source shard, positions, local coords, source worker)]
     req = collections.defaultdict(list)
     for w, offs, shp in out.shards():

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .... import dtypes as D
 from ....core.dataflow import Operand, align, free_temps
 from ....core.dispatch import apply, is_tensor
 from ....core.registry import kernel, primitive, vjp
@@ -165,9 +166,9 @@ def _identity(dtype, reduce):
         return 0
     if reduce == "prod":
         return 1
-    if dtype.kind == "f":
+    if D.kind(dtype) == "f":
         return -np.inf if reduce == "amax" else np.inf
-    if dtype.kind == "b":
+    if D.kind(dtype) == "b":
         return reduce == "amin"
     info = np.iinfo(dtype)
     return info.min if reduce == "amax" else info.max
@@ -195,7 +196,7 @@ def route_apply(xp, a, *pieces, reduce, include_self):
     np.add.at(a, c, v)
     hit = cnt > 0
     den = cnt[hit] + int(bool(include_self))
-    a[hit] = a[hit] // den if a.dtype.kind in "iu" else a[hit] / den
+    a[hit] = a[hit] // den if D.kind(a) in "iu" else a[hit] / den
     return a
 
 
@@ -337,7 +338,7 @@ def _route_gather_plan(ex, x, idx, cmap, wrap=False, op="gather") -> Operand:
             _, wj, kv, _ = next(it)
             args += [Key(kp, None), Key(kv, None) if wj == w else Transfer(next(bh[wj]))]
         k = ex.new_key()
-        params = {"shape": shp, "dtype": x._dtype.np.str}
+        params = {"shape": shp, "dtype": x._dtype.np_str}
         ex.submit(w, "route_place", tuple(args), (k,), params, (op, s))
         keys.append(k)
     free_temps(ex, temps)

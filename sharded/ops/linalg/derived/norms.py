@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .... import dtypes as D
-from ....core.dispatch import apply, is_tensor
+from ....core.dispatch import apply, is_tensor, via_float32
 from ....core.registry import bind
 from ....errors import ArgumentError, DTypeError, ShapeError
 from ..prims.batched import check_float, herm, matrix, square, t_
@@ -161,6 +161,7 @@ def _pinv(u, s, vh, tol):
 
 
 # ------------------------------------------------------------------------------ norms
+@via_float32
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """``ord``-norm over ``dim`` (all elements by default): sums and maxima, any layout.
 

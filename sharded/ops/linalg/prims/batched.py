@@ -64,7 +64,7 @@ def check_float(op: str, *ts) -> None:
     """torch accepts only floating point and complex inputs for linalg decompositions."""
     ok = (D.float32, D.float64, D.complex64, D.complex128)
     for t in ts:
-        if t._dtype == D.float16:  # torch: NotImplementedError for half precision
+        if t._dtype in (D.float16, D.bfloat16):  # torch: NotImplementedError for half precision
             raise UnsupportedDType(
                 f"linalg.{op}: Low precision dtypes not supported. Got {t._dtype.name}"
             )
@@ -247,7 +247,7 @@ def run_batched(ex, op, inputs, params, check=True, want_info=False):
             params,
             op=op,
             shapes=[tuple(shp) + tuple(c) for c, _ in specs],
-            dtypes=[d.np.str for _, d in specs],
+            dtypes=[d.np_str for _, d in specs],
             boffs=tuple(offs),
             bshape=bshape,
             want_info=want_info,

@@ -90,7 +90,7 @@ def plan_cholesky_dist(ex, a) -> Operand:
             "concat_cols",
             tuple(Key(cols.keys[i], None) for i, *_ in bl),
             (m[w],),
-            {"dtype": dt.np.str},
+            {"dtype": dt.np_str},
             ("cholesky_dist", None),
         )
     ex.free_pairs(list(zip(owners, cols.keys)))

@@ -73,7 +73,7 @@ def inv_any(a):
 
 def _scalar(ex, w, value, dt):
     k = ex.new_key()
-    ex.submit(w, "full", (), (k,), {"shape": (), "value": value, "dtype": dt.np.str})
+    ex.submit(w, "full", (), (k,), {"shape": (), "value": value, "dtype": dt.np_str})
     return Operand(Layout.from_bounds((), [], [w]), dt, (k,))
 
 
@@ -132,7 +132,7 @@ class _LU:
                 "lu_init",
                 tuple(args + bl),
                 (k, ks),
-                {"n": n, "r": r, "na": len(mine[w]), "nb": nb, "dtype": self.dt.np.str},
+                {"n": n, "r": r, "na": len(mine[w]), "nb": nb, "dtype": self.dt.np_str},
                 (self.label, None),
             )
             self.m[w], self.scratch[w] = k, ks
@@ -295,7 +295,7 @@ class _LU:
                 "rows_from_t",
                 tuple(args),
                 (k,),
-                {"shape": tuple(shp), "dtype": self.dt.np.str, "rows": [sel for _, sel in pieces]},
+                {"shape": tuple(shp), "dtype": self.dt.np_str, "rows": [sel for _, sel in pieces]},
                 (self.label, s),
             )
             keys.append(k)

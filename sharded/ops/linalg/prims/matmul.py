@@ -14,7 +14,7 @@ import numpy as np
 from .... import dtypes as D
 from ....backend import host_blas
 from ....core.dataflow import Operand
-from ....core.dispatch import apply, as_tensor, is_tensor, unbroadcast
+from ....core.dispatch import apply, as_tensor, is_tensor, unbroadcast, via_float32
 from ....core.registry import bind, kernel, primitive, vjp
 from ....errors import ArgumentTypeError, DTypeError, ShapeError, UnsupportedDType
 from ....layout import Layout, broadcast_shapes
@@ -53,6 +53,9 @@ def matmul(xp, a, b, out=None, stack=False, alloc=None):
     that is summed afterwards). A 2-D product is made in a block of the worker's pool where
     one fits (``alloc``)."""
     a, b = _cast(a, out), _cast(b, out)
+    if D.is_bf16(a):  # NumPy has no bfloat16 BLAS: a float32 product, rounded once
+        r = xp.asarray(xp.matmul(a.astype(np.float32), b.astype(np.float32)))
+        return (r[None] if stack else r).astype(a.dtype)
     buf = None
     if alloc is not None and a.ndim == b.ndim == 2 and a.dtype == b.dtype and not stack:
         buf = alloc((a.shape[0], b.shape[1]), a.dtype)
@@ -67,6 +70,9 @@ def matmul_acc(xp, c, a, b, out=None):
     call (``beta = 1``, :func:`host_blas.gemm_add`), else in row chunks so the temporary
     product stays small (recycled, not page-faulted afresh)."""
     a, b = _cast(a, out), _cast(b, out)
+    if D.is_bf16(c):
+        c += (a.astype(np.float32) @ b.astype(np.float32)).astype(c.dtype)
+        return c
     if xp is np and host_blas.gemm_add(c, a, b):
         return c
     if c.ndim != 2 or a.ndim != 2:
@@ -143,6 +149,7 @@ def _same_dtype(op, a, b) -> None:
 
 
 @bind("matmul", "__matmul__", "__rmatmul__", prim="matmul")
+@via_float32
 def matmul(input, other):
     """Matrix product with torch's rules for 1-D and batched (broadcast) operands.
 
@@ -183,6 +190,7 @@ def _matmul(op, a, b):
 
 
 @bind("mm", prim="matmul")
+@via_float32
 def mm(input, mat2):
     """Product of two 2-D tensors.
 
@@ -198,6 +206,7 @@ def mm(input, mat2):
 
 
 @bind("bmm", prim="matmul")
+@via_float32
 def bmm(input, mat2):
     """Batched product of two 3-D tensors with equal batch sizes.
 
@@ -234,6 +243,7 @@ def mv(input, vec):
 
 
 @bind("dot", prim="matmul")
+@via_float32
 def dot(input, other):
     """Inner product of two 1-D tensors (a 0-d tensor).
 

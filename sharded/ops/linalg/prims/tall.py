@@ -256,7 +256,7 @@ def _cholqr2(ex, a, strict):
             "cholqr_step",
             (Key(keys[s], None), rinv[w]),
             (q, g),
-            {"out": dt.np.str},
+            {"out": dt.np_str},
             ("qr_tall", s),
         )
         qs.append(q)
@@ -280,7 +280,7 @@ def _cholqr2(ex, a, strict):
     r1_at = broadcast_block(ex, root, r1, [root2])[root2]
     rk = ex.new_key()
     ex.submit(
-        root2, "r_product", (Key(r2, None), r1_at), (rk,), {"out": dt.np.str}, ("qr_tall", None)
+        root2, "r_product", (Key(r2, None), r1_at), (rk,), {"out": dt.np_str}, ("qr_tall", None)
     )
     ex.free_pairs([(root, r1), (root2, r2)])
     return Operand(lay, dt, tuple(qs)), _replicate(ex, root2, rk, dt, (k, k))
@@ -304,7 +304,7 @@ def _tsqr(ex, a):
     rargs = [Key(r, None) if w == root else Transfer(next(hs[w])) for w, _, r in leaves]
     rk, q2 = ex.new_key(), [ex.new_key() for _ in leaves]
     ex.submit(
-        root, "stack_qr", tuple(rargs), (rk,) + tuple(q2), {"out": dt.np.str}, ("qr_tall", None)
+        root, "stack_qr", tuple(rargs), (rk,) + tuple(q2), {"out": dt.np_str}, ("qr_tall", None)
     )
     ex.free_pairs([(w, r) for w, _, r in leaves])
     req = collections.defaultdict(list)
@@ -316,7 +316,7 @@ def _tsqr(ex, a):
     for s, ((w, q, _), qk) in enumerate(zip(leaves, q2)):
         arg = Key(qk, None) if w == root else Transfer(next(hs))
         nk = ex.new_key()
-        ex.submit(w, "mul_small", (Key(q, None), arg), (nk,), {"out": dt.np.str}, ("qr_tall", s))
+        ex.submit(w, "mul_small", (Key(q, None), arg), (nk,), {"out": dt.np_str}, ("qr_tall", s))
         out.append(nk)
     ex.free_pairs([(w, q) for w, q, _ in leaves] + [(root, qk) for qk in q2])
     return Operand(lay, dt, tuple(out)), _replicate(ex, root, rk, dt, (k, k))

@@ -83,7 +83,7 @@ def _windowed(ex, name, x, wins, dtype, params, extra=None):
     plist = []
     for (_, reg, pads), pl, (_, oo, osh) in zip(regs, places, out.shards()):
         p = dict(params, places=pl, shape=tuple(hi - lo for lo, hi in reg), pads=pads,
-                 dtype=x._dtype.np.str, o0=tuple(oo[2:]), out_sp=tuple(osh[2:]))  # fmt: skip
+                 dtype=x._dtype.np_str, o0=tuple(oo[2:]), out_sp=tuple(osh[2:]))  # fmt: skip
         plist.append(p)
     keys = submit_each(ex, name, out, args, plist)
     free_temps(ex, temps)
@@ -101,7 +101,7 @@ def _touching(ex, name, g, x, lay, wins, params):
         greg = nc + list(spans)
         gwant.append((wk, greg))
         p = dict(params, gshape=tuple(hi - lo for lo, hi in greg), org=org,
-                 lo=tuple(offs[2:]), size=tuple(shp[2:]), dtype=g._dtype.np.str)  # fmt: skip
+                 lo=tuple(offs[2:]), size=tuple(shp[2:]), dtype=g._dtype.np_str)  # fmt: skip
         if x is not None:
             xreg, pads = list(nc), []
             for (i0, i1), win in zip(spans, wins):

@@ -5,7 +5,7 @@ choice of primitive: flattened values, slices on one worker, slices of a split t
 from __future__ import annotations
 
 from .... import dtypes as D
-from ....core.dispatch import apply, as_tensor, is_tensor
+from ....core.dispatch import apply, as_tensor, is_tensor, via_float32
 from ....core.registry import bind
 from ....errors import ArgumentError, ArgumentTypeError, DimError, UnsupportedDType
 from ....layout import normalize_dim
@@ -66,6 +66,7 @@ def _inverse_shape(res, shape, return_inverse):
 
 
 @bind("unique", prim="unique")
+@via_float32
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """Unique values of the flattened ``input``, sorted (as torch on CPU, also for
     ``sorted=False``), with the inverse ids (shaped like ``input``) and counts if asked.
@@ -97,6 +98,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 @bind("unique_consecutive", prim="unique_consecutive")
+@via_float32
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Collapse runs of equal consecutive elements of the flattened ``input`` (or, with
     ``dim``, of equal consecutive slices along ``dim``); inverse ids (shaped like ``input``,

@@ -443,7 +443,7 @@ def split_mode(ex, x, dim, keepdim):
     groups = list(reduce_groups(lay, (dim,)).values())
     roots = [shards[m[0]][0] for m in groups]
     out = reduce_layout(lay, (dim,), keepdim, roots)
-    dt = x._dtype.np.str
+    dt = x._dtype.np_str
     parts, temps = [], []
     for members in groups:
         dests = list(dict.fromkeys(shards[s][0] for s in members))  # root first

@@ -151,7 +151,7 @@ def finish(ex, g: Groups, want):
         b = p - 1 - o if descending else o
         sizes.append(int(sum(c[b] for c in g.counts)))
         ks = tuple(ex.new_key() for _ in range(4 if index else 1))
-        params = {"dtype": dtype.np.str, "descending": descending, "index": index,
+        params = {"dtype": dtype.np_str, "descending": descending, "index": index,
                   "cap": run_capacity(shp[0])}  # fmt: skip
         ex.submit(w, "sort_finish", tuple(args[o]), ks, params, ("sort", o))
         if index:
@@ -190,7 +190,7 @@ def _settle_runs(ex, runs, sizes, lay, dtype):
     keys = []
     for s, (w, _, shp) in enumerate(shards):
         k = ex.new_key()
-        params = {"n": shp[0], "dtype": dtype.np.str}
+        params = {"n": shp[0], "dtype": dtype.np_str}
         ex.submit(w, "sort_settle", tuple(args[s]), (k,), params, ("settle", s))
         keys.append(k)
     free_temps(ex, [(sh[0], k) for sh, k in zip(shards, runs)])

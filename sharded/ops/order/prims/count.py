@@ -83,7 +83,7 @@ def _count_plan(ex, x, weights, length, dtype, mode, params=None, edges=None):
                 "mode": mode,
                 "lo": lo,
                 "hi": hi,
-                "dtype": dtype.np.str,
+                "dtype": dtype.np_str,
                 "weighted": weights is not None,
                 "params": params,
             }

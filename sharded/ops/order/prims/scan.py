@@ -22,7 +22,7 @@ import numpy as np
 
 from .... import dtypes as D
 from ....core.dataflow import Operand
-from ....core.dispatch import apply, as_tensor, is_tensor
+from ....core.dispatch import apply, as_tensor, is_tensor, via_float32
 from ....core.registry import bind, kernel, nondiff, primitive, vjp
 from ....core.tree import reduce_groups
 from ....errors import ArgumentError, UnsupportedDType
@@ -284,7 +284,7 @@ def _cumscan_plan(ex, x, op, dim, dtype=None, reverse=False):
     for line in _lines(lay, dim, reverse):
         for s in line[:-1]:
             t = ex.new_key()
-            params = {"op": op, "axis": dim, "dtype": dt.np.str}
+            params = {"op": op, "axis": dim, "dtype": dt.np_str}
             ex.submit(
                 shards[s][0], "scan_total", (Key(x._keys[s], None),), (t,), params, ("cumscan", s)
             )
@@ -293,7 +293,7 @@ def _cumscan_plan(ex, x, op, dim, dtype=None, reverse=False):
     keys = []
     for s, (w, _, _) in enumerate(shards):
         k = ex.new_key()
-        params = {"op": op, "axis": dim, "dtype": dt.np.str, "reverse": reverse}
+        params = {"op": op, "axis": dim, "dtype": dt.np_str, "reverse": reverse}
         args = (Key(x._keys[s], None), *carries.get(s, ()))
         ex.submit(w, "scan_block", args, (k,), params, ("cumscan", s))
         keys.append(k)
@@ -391,6 +391,7 @@ def cumprod(input, dim, *, dtype=None):
 
 
 @bind("logcumsumexp", prim="cumscan")
+@via_float32
 def logcumsumexp(input, dim):
     """``log(cumsum(exp(input)))`` along ``dim``, computed stably (floating and complex dtypes;
     complex ones fold one slice at a time, as torch).
@@ -562,6 +563,7 @@ def _cumarg(fn, input, dim):
 
 
 @bind("cummax", prim="cumarg")
+@via_float32
 def cummax(input, dim):
     """Running maximum along ``dim``: ``(values, indices)``; on ties and NaN the index is
     the last one reaching the value, as torch.
@@ -576,6 +578,7 @@ def cummax(input, dim):
 
 
 @bind("cummin", prim="cumarg")
+@via_float32
 def cummin(input, dim):
     """Running minimum along ``dim``: ``(values, indices)`` (ties: the last index).
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from .... import dtypes as D
 from ....core.dataflow import Operand, free_temps, gather_regions
-from ....core.dispatch import apply, as_tensor, is_tensor
+from ....core.dispatch import apply, as_tensor, is_tensor, via_float32
 from ....core.registry import bind, kernel, nondiff, primitive
 from ....errors import ArgumentError, DTypeError, ShapeError
 from ....runtime.commands import Key, Transfer
@@ -134,7 +134,7 @@ def _searchsorted_plan(ex, seq, values, right=False, out_int32=False):
             "search_total",
             (Key(values._keys[v], None), *sargs, *cargs),
             (k,),
-            {"nseq": len(sargs), "side": side, "dtype": dt.np.str},
+            {"nseq": len(sargs), "side": side, "dtype": dt.np_str},
             ("searchsorted", v),
         )
         keys.append(k)
@@ -159,7 +159,7 @@ def _rows_plan(ex, seq, values, side, dt):
             "search_rows",
             (args[v], Key(values._keys[v], None)),
             (k,),
-            {"side": side, "dtype": dt.np.str},
+            {"side": side, "dtype": dt.np_str},
             ("searchsorted", v),
         )
         keys.append(k)
@@ -184,6 +184,7 @@ def _side(right, side):
 
 
 @bind("searchsorted", prim="searchsorted")
+@via_float32
 def searchsorted(
     sorted_sequence,
     input=None,

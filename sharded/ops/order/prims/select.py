@@ -43,7 +43,7 @@ import numpy as np
 
 from .... import dtypes as D
 from ....core.dataflow import Operand
-from ....core.dispatch import apply, as_tensor, is_tensor, placement
+from ....core.dispatch import apply, as_tensor, is_tensor, placement, via_float32
 from ....core.registry import bind, no_complex, primitive, vjp
 from ....core.tree import combine_tree, reduce_groups, reduce_layout
 from ....errors import ArgumentError, ArgumentTypeError, DimError, UnsupportedDType
@@ -197,6 +197,7 @@ def _topk_vjp(gs, node):
 
 
 @bind("topk", prim="topk")
+@via_float32
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The ``k`` largest (``largest=False``: smallest) elements along ``dim`` and their
     indices, as ``(values, indices)``. NaN counts as larger than every number (torch).
@@ -309,6 +310,7 @@ def _pick(x, dim, keepdim, kind, arg, result):
 
 
 @bind("kthvalue", prim="select")
+@via_float32
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The ``k``-th smallest element along ``dim`` (1-based) and its index, as ``(values,
     indices)``; NaN counts as the largest value.
@@ -349,6 +351,7 @@ def _median(name, kind, result, input, dim, keepdim):
 
 
 @bind("median", prim="select")
+@via_float32
 def median(input, dim=None, keepdim=False):
     """torch's *lower* median: of all elements (a 0-d tensor) or along ``dim`` as
     ``(values, indices)``. A NaN in a row makes its median NaN (see :func:`nanmedian`).
@@ -363,6 +366,7 @@ def median(input, dim=None, keepdim=False):
 
 
 @bind("nanmedian", prim="select")
+@via_float32
 def nanmedian(input, dim=None, keepdim=False):
     """Like :func:`median`, ignoring NaN (an all-NaN row gives NaN).
 
@@ -438,7 +442,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore):
     qnd = q.ndim if is_tensor(q) else np.ndim(q)
     if qnd > 1:
         raise ArgumentError(f"{name}() q must be a scalar or 1D tensor, got {qnd} dims")
-    if not x.dtype.is_floating_point or x.dtype == D.float16:
+    if not x.dtype.is_floating_point or x.dtype in (D.float16, D.bfloat16):
         raise UnsupportedDType(
             f"{name}() input tensor must be either float or double dtype, got {x.dtype}"
         )
@@ -559,6 +563,7 @@ def _mode_vjp(gs, node):
 
 
 @bind("mode", prim="mode")
+@via_float32
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along ``dim`` (the smallest on ties) and the index of its last
     occurrence, as ``(values, indices)``.

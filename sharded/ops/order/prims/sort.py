@@ -28,7 +28,7 @@ import numpy as np
 
 from .... import dtypes as D
 from ....core.dataflow import Operand, align, free_temps, reshard
-from ....core.dispatch import apply, as_tensor, is_tensor, session_of, wrap
+from ....core.dispatch import apply, as_tensor, is_tensor, session_of, via_float32, wrap
 from ....core.registry import (
     NO_COMPLEX,
     bind,
@@ -371,6 +371,9 @@ def sort(input, dim=-1, descending=False, stable=False) -> SortResult:
             f"and {stable!r}"
         )
     x = _tensor(input)
+    if x.dtype == D.bfloat16:  # NumPy's sort misplaces bfloat16 NaNs: float32 is exact here
+        v, i = sort(x.float(), dim, descending, stable)
+        return SortResult(v.to(D.bfloat16), i)
     d = _dim(x, dim)
     if _sample_sorted(x._layout, d) and not (x.requires_grad and is_grad_enabled()):
         sess = session_of((x,))
@@ -397,6 +400,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
 
 
 @bind("msort", prim="sort")
+@via_float32
 def msort(input):
     """Values sorted along the first dim (``sort(input, dim=0).values``).
 

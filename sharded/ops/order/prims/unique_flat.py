@@ -81,7 +81,7 @@ def _unique_plan(ex, x, inverse=False, counts=False):
     x = one_copy(x)
     shards = x._layout.shards()
     names = ("unique_local", "unique_cuts", "unique_merge")
-    params = ({}, {"dtype": x._dtype.np.str})
+    params = ({}, {"dtype": x._dtype.np_str})
     merged, bounds, ids = sample_exchange(
         ex, shards, x._keys, names, params, x._dtype.itemsize, inverse
     )

@@ -195,7 +195,7 @@ def _unique_rows_plan(ex, x, dim, inverse=False, counts=False):
     other = tuple(n for i, n in enumerate(shape) if i != dim)
     rest = int(np.prod(other, dtype=np.int64))
     names = ("urows_local", "urows_cuts", "urows_merge")
-    mparams = {"dtype": x._dtype.np.str, "rest": rest, "dim": dim, "other": other}
+    mparams = {"dtype": x._dtype.np_str, "rest": rest, "dim": dim, "other": other}
     row = max(1, rest * x._dtype.itemsize)
     merged, bnd, ids = sample_exchange(
         ex, shards, x._keys, names, ({"dim": dim}, mparams), row, inverse, drop_input=moved

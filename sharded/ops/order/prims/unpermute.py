@@ -97,7 +97,7 @@ def _unpermute_1d(ex, g, idx):
             "unpermute_place",
             tuple(args),
             (k,),
-            {"n": shp[0], "dtype": g._dtype.np.str},
+            {"n": shp[0], "dtype": g._dtype.np_str},
             ("unpermute", o),
         )
         out.append(k)

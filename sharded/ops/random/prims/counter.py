@@ -229,7 +229,7 @@ def random_kernel(xp, shape, offsets, gshape, seed, counter, dist, dtype, low=0,
 )
 def _plan_random(ex, layout, dist, dtype, low=0, high=1) -> Operand:
     seed, counter = _draw(math.prod(layout.shape))
-    dt = dtype.np.str
+    dt = dtype.np_str
     keys = []
     for s, (w, offs, shp) in enumerate(layout.shards()):
         k = ex.new_key()
@@ -387,7 +387,7 @@ def randperm_kernel(xp, n, lo, hi, seed, counter, dtype):
 )
 def _plan_randperm(ex, layout, n, dtype) -> Operand:
     seed, counter = _draw(n)
-    dt = dtype.np.str
+    dt = dtype.np_str
     keys = []
     for s, (w, offs, shp) in enumerate(layout.shards()):
         k = ex.new_key()

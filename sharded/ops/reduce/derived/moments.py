@@ -15,7 +15,7 @@ import numbers
 import warnings
 
 from .... import dtypes as D
-from ....core.dispatch import apply, as_tensor, is_tensor
+from ....core.dispatch import apply, as_tensor, is_tensor, via_float32
 from ....core.registry import bind
 from ....errors import ArgumentTypeError, DTypeError, ShapeError
 from ....layout import normalize_dim
@@ -53,6 +53,7 @@ def _shift(x, dims):
 
 # mean = sum(x) / count, summed in the output dtype
 @bind("mean")
+@via_float32
 def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Arithmetic mean; floating inputs only (or give ``dtype=``), like torch.
 
@@ -75,6 +76,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, axis=None):
 
 # var = sum((x - mean(x))^2) / (count - correction)
 @bind("var")
+@via_float32
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
     """Variance with ``correction`` (default 1, Bessel's) over the given dims.
 
@@ -109,6 +111,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=
 
 # std = sqrt(var(x))
 @bind("std")
+@via_float32
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None):
     """Standard deviation: ``sqrt(var(...))``.
 
@@ -134,6 +137,7 @@ def _floating(name, x):
 
 
 # var_mean = (var(x), mean(x)) over the same dims (a function only: torch has no method)
+@via_float32
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(var, mean)`` over the same dims, a tuple as torch's (``correction`` default 1).
 
@@ -152,6 +156,7 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 # std_mean = (std(x), mean(x)) over the same dims (a function only, as torch)
+@via_float32
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(std, mean)`` over the same dims, a tuple as torch's (``correction`` default 1).
 
@@ -171,6 +176,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 # nansum = sum(where(isnan(x), 0, x))
 @bind("nansum")
+@via_float32
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum treating NaN as zero (integers and bools sum in int64, as :func:`sum`).
 
@@ -191,6 +197,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 # nanmean = nansum(x) / count(not nan)
 @bind("nanmean")
+@via_float32
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean of the non-NaN elements (NaN where all are NaN); floating inputs only, as torch.
 
@@ -236,6 +243,7 @@ def sum_to_size(self, *size):
 
 # logsumexp = m + log(sum(exp(x - m))), m the finite max
 @bind("logsumexp")
+@via_float32
 def logsumexp(input, dim=None, keepdim=False):
     """``log(sum(exp(x)))`` over ``dim``, computed without overflow.
 
@@ -258,6 +266,7 @@ def logsumexp(input, dim=None, keepdim=False):
 
 # softmax = exp(x - max) / sum(exp(x - max))
 @bind("softmax")
+@via_float32
 def softmax(input, dim, dtype=None):
     """``exp(x) / sum(exp(x))`` along ``dim``, shifted by the max for stability.
 
@@ -281,6 +290,7 @@ def softmax(input, dim, dtype=None):
 
 # log_softmax = (x - max) - log(sum(exp(x - max)))
 @bind("log_softmax")
+@via_float32
 def log_softmax(input, dim, dtype=None):
     """``x - logsumexp(x, dim)``: log-probabilities without overflow (shifted by the max).
 

@@ -193,7 +193,7 @@ def type_name(self, dtype=None):
     """
     names = dict(float32="Float", float64="Double", float16="Half", int64="Long", int32="Int")
     names.update(int16="Short", int8="Char", uint8="Byte", bool="Bool")
-    names.update(complex64="ComplexFloat", complex128="ComplexDouble")
+    names.update(complex64="ComplexFloat", complex128="ComplexDouble", bfloat16="BFloat16")
     if dtype is None:
         return f"sharded.{names[self._dtype.name]}Tensor"
     if isinstance(dtype, str) and dtype.endswith("Tensor"):  # torch's "torch.DoubleTensor"
@@ -216,6 +216,7 @@ for _name, _dt in {
     "float": D.float32,
     "double": D.float64,
     "half": D.float16,
+    "bfloat16": D.bfloat16,
     "int": D.int32,
     "long": D.int64,
     "short": D.int16,
