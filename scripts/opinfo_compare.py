@@ -167,9 +167,9 @@ def main(argv=None):
         t0 = time.monotonic()
         run = OpRun(info, args.limit_samples, args.budget)
         try:
-            records += run.run()
+            run.run()
         except Exception as e:  # a bug of the harness on one op must not end the run
-            records.append(
+            run.records.append(
                 dict(
                     op=run.op,
                     cat="forward",
@@ -179,6 +179,7 @@ def main(argv=None):
                     msg=f"harness: {type(e).__name__}: {e}"[:200],
                 )
             )
+        records += run.records
         dt = time.monotonic() - t0
         if dt > 10:
             print(f"[{i + 1}/{len(chosen)}] {run.op}: {dt:.0f} s", file=sys.stderr, flush=True)

@@ -32,7 +32,10 @@ class Frozen:
             raise Unconvertible(f"a {t.device.type} {t.layout} tensor")
         if t.dtype in (torch.bfloat16, torch.complex32) or t.is_quantized:
             raise Unconvertible(f"a {t.dtype} tensor")
-        self.array = t.detach().resolve_conj().resolve_neg().numpy().copy()
+        try:
+            self.array = t.detach().resolve_conj().resolve_neg().numpy().copy()
+        except (TypeError, ValueError) as e:  # NumPy holds at most 64 dims
+            raise Unconvertible(f"a tensor of shape {tuple(t.shape)}: {e}") from None
         self.requires_grad = t.requires_grad
         self.source = t
 

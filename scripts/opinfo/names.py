@@ -52,7 +52,7 @@ def is_random(name: str, sample=None) -> bool:
 
 # Answers torch leaves unspecified or that differ on purpose (scripts/docs/docs/guide/torch.md):
 # counted apart as "known", never as agreement. op -> (dtypes or None, placement or None,
-# start of the failure message, reason).
+# start(s) of the failure message, reason).
 KNOWN = {
     "view": (None, "split", "ViewError", "view never moves data between workers (torch.md)"),
     "view_as": (None, "split", "ViewError", "view never moves data between workers (torch.md)"),
@@ -60,6 +60,13 @@ KNOWN = {
     "linalg.qr": (None, None, "wrong: [", "R's diagonal made non-negative (torch.md)"),
     "linalg.eig": (None, None, "wrong: [1]", "eigenvectors are unique only up to a phase"),
     "linalg.eigh": (None, None, "wrong: [1]", "eigenvectors are unique only up to a sign"),
+    "linalg.svd": (
+        None,
+        None,
+        ("wrong: [0]", "wrong: [2]"),
+        "singular vectors are unique up to a sign",
+    ),
+    "svd": (None, None, ("wrong: [0]", "wrong: [2]"), "singular vectors are unique up to a sign"),
 }
 # Index outputs among equal values: torch's order is unspecified, sharded's sort is stable.
 TIES = ("topk", "kthvalue", "sort", "msort", "mode", "median", "nanmedian", "argsort")
