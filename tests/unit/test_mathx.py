@@ -404,6 +404,16 @@ def test_sum_to_size(place):
         x.sum_to_size()
 
 
+def test_sum_to_size_of_a_0d_tensor_sums_as_torch():
+    # torch sums to () even a 0-d tensor: bool and int32 come back int64 (torch 2.13)
+    t = st.tensor(True).sum_to_size(())
+    assert t.dtype == st.int64 and t.item() == 1
+    t = st.tensor(3, dtype=st.int32).sum_to_size([])
+    assert t.dtype == st.int64 and t.item() == 3
+    t = st.tensor(2.5).sum_to_size(())
+    assert t.dtype == st.float32 and t.item() == 2.5
+
+
 # ---------------------------------------------------------- legacy svd / qr / cholesky
 def test_legacy_svd_qr_cholesky():
     a = st.tensor([[3.0, 1], [1, 2], [0, 1]], dim=0, shards=2)

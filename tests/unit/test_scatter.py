@@ -101,6 +101,20 @@ def test_gather_errors_before_queuing():
     assert x.gather(1, st.tensor([[0]], dtype=st.int32)).tolist() == [[0.0]]  # torch takes int32
 
 
+@pytest.mark.parametrize("dtype", [st.uint8, st.bool, st.int16])
+def test_an_empty_index_of_any_dtype_passes_as_in_torch(dtype):
+    # torch 2.13 checks the index dtype only when the index has elements
+    x = st.arange(5.0, shards=2)
+    empty = st.tensor([], dtype=dtype)
+    out = st.gather(x, 0, empty)
+    assert out.shape == (0,) and out.dtype == st.float32
+    assert st.gather(st.ones(5, 5, shards=2), 0, st.zeros(2, 0, dtype=dtype)).shape == (2, 0)
+    assert st.scatter(x, 0, empty, st.tensor([])).tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert st.scatter_add(x, 0, empty, st.tensor([])).tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    with pytest.raises(st.errors.DTypeError, match="int32/int64 for index, got"):
+        st.gather(x, 0, st.tensor([1], dtype=dtype))
+
+
 @pytest.mark.parametrize("place", PLACEMENTS, ids=PLACEMENT_IDS)
 @pytest.mark.parametrize("dim", [0, 1])
 def test_scatter_and_scatter_add(place, dim):

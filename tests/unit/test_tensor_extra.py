@@ -24,6 +24,17 @@ def test_gradient_along_a_split_dim(name):
     replay(name, {"x": (3, 0)})
 
 
+@pytest.mark.parametrize("place", [dict(), dict(dim=0, shards=2)])
+def test_gradient_spacing_none_is_unit_steps(place):
+    # torch's signature default (spacing=None) passed explicitly: unit steps (torch 2.13)
+    (g,) = st.gradient(st.tensor([1.0, 4.0, 9.0, 16.0], **place), spacing=None)
+    assert g.tolist() == [3.0, 4.0, 6.0, 7.0]
+    x = st.tensor([[1.0, 2.0, 4.0], [3.0, 5.0, 9.0]], **place)
+    g0, g1 = st.gradient(x, spacing=None, dim=None, edge_order=1)
+    assert g0.tolist() == [[2.0, 3.0, 5.0]] * 2
+    assert g1.tolist() == [[1.0, 1.5, 2.0], [2.0, 3.0, 4.0]]
+
+
 def test_split_with_sizes_method_on_a_split_tensor_and_fill_keeps_the_input():
     x = st.arange(12.0, shards=3).reshape(6, 2)
     parts = x.split_with_sizes([4, 0, 2])

@@ -35,7 +35,8 @@ _REDUCES = ("sum", "prod", "mean", "amax", "amin")
 def _index_dtype(index, op):
     if not is_tensor(index):
         raise DTypeError(f"{op}(): index must be a tensor, got {type(index).__name__}")
-    if index.dtype.name not in ("int64", "int32"):
+    # torch checks the dtype of a non-empty index only: an empty uint8 or bool index passes
+    if index.dtype.name not in ("int64", "int32") and index.numel():
         raise DTypeError(f"{op}(): Expected dtype int32/int64 for index, got {index.dtype.name}")
 
 

@@ -88,6 +88,8 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     [1.0, 1.1666667461395264, 1.5]
     """
     x = input if is_tensor(input) else as_tensor(input)
+    if spacing is None:  # torch's own default: unit steps
+        spacing = 1
     if x.dtype.name == "uint8":
         raise DTypeError("torch.gradient does not support uint8 input.")
     if x.dtype.name == "bool":

@@ -233,6 +233,8 @@ def sum_to_size(self, *size):
     shape, lead = tuple(self.shape), self.ndim - len(size)
     if lead < 0 or any(s != 1 and s != n for s, n in zip(size, shape[lead:])):
         raise ShapeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    if not size:  # torch sums to () even a 0-d tensor (bool and ints become int64)
+        return self.sum()
     if tuple(size) == shape:
         return self
     dims = list(range(lead)) + [
