@@ -121,7 +121,8 @@ def test_keys_never_gathered(monkeypatch):
     # 3 workers, each reads the 2 other k and v shards
     assert st.stats()["bytes_moved"] - before == 3 * 2 * 2 * shard
     live = [w["live_bytes"] for w in st.stats()["workers"]]
-    assert live == [4 * shard] * 3  # q, k, v and the output's shard
+    # q, k, v and the output's shard on each of the 3 workers that hold shards
+    assert sorted(live, reverse=True)[:3] == [4 * shard] * 3 and sum(live) == 12 * shard
     assert out.layout.split_dims == (2,)
 
 
