@@ -93,24 +93,15 @@ def _mask_arg(ex, mask, wanted, nd, temps):
     """The mask's block for every ``(worker, query rows, key rows)`` in ``wanted``."""
     if mask is None:
         return [[] for _ in wanted]
-    full = mask._layout.shape
+    lay = mask._layout
     regs = []
     for w, (i0, i1), (j0, j1), batch in wanted:
         offs = (0,) * (nd - 2) + (i0, j0)
         shp = tuple(batch) + (i1 - i0, j1 - j0)
-        regs.append((w, region(_Shape(full), offs, shp, nd - len(full))))
+        regs.append((w, region(lay, offs, shp, nd - lay.ndim)))
     args, t = gather_regions(ex, mask, regs)
     temps += t
     return [[a] for a in args]
-
-
-class _Shape:
-    """A shape with ``ndim`` (what :func:`region` reads)."""
-
-    __slots__ = ("shape", "ndim")
-
-    def __init__(self, shape):
-        self.shape, self.ndim = tuple(shape), len(shape)
 
 
 def _step_wants(k, rings):
@@ -267,58 +258,40 @@ def _ring_attention_backward_plan(ex, q, k, v, mask, out, lse, g, scale, is_caus
             dq[s] = outs[0]
             parts.append((w, b, outs[1], outs[2]))
         free_temps(ex, t1 + t2 + temps)
-        for which, t, i in (("k", k, 2), ("v", v, 3)):
-            _reduce_back(ex, t, [(w, b, x[i - 2]) for w, b, *x in parts], acc[which])
-    dk = Operand(k._layout, k._dtype, ex.new_keys(len(kshards)))
-    dv = Operand(v._layout, v._dtype, ex.new_keys(len(kshards)))
-    for which, t, res in (("k", k, dk), ("v", v, dv)):
+        _reduce_back(ex, k, [(w, b, dk) for w, b, dk, _ in parts], acc["k"])
+        _reduce_back(ex, v, [(w, b, dv) for w, b, _, dv in parts], acc["v"])
+    label = ("ring_attention_backward", 0)
+    for t, sums in ((k, acc["k"]), (v, acc["v"])):
         for b, (w, _, _) in enumerate(t._layout.shards()):
-            a = acc[which][b]
-            if a is None:
-                ex.submit(
-                    w,
-                    "ring_zeros",
-                    [Key(t._keys[b], None)],
-                    (res._keys[b],),
-                    {},
-                    ("ring_attention_backward", b),
-                )
-            else:
-                ex.submit(
-                    w, "copy", [Key(a, None)], (res._keys[b],), {}, ("ring_attention_backward", b)
-                )
-                ex.free(w, [a])
-    dqo = Operand(q._layout, q._dtype, ex.new_keys(len(rings)))
-    for s, w, *_ in rings:
-        ex.submit(
-            w, "copy", [Key(dq[s], None)], (dqo._keys[s],), {}, ("ring_attention_backward", s)
-        )
-        ex.free(w, [dq[s]])
-    return dqo, dk, dv
+            if sums[b] is None:  # no query attends to this block (causal, keys past L)
+                sums[b] = ex.new_key()
+                ex.submit(w, "ring_zeros", [Key(t._keys[b], None)], (sums[b],), {}, label)
+    return (
+        Operand(q._layout, q._dtype, [dq[s] for s, *_ in rings]),
+        Operand(k._layout, k._dtype, acc["k"]),
+        Operand(v._layout, v._dtype, acc["v"]),
+    )
 
 
-def _reduce_back(ex, t, parts, acc):
-    """Add each ``(holder, block, key)`` partial gradient into the block's owner's sum."""
+def _reduce_back(ex, t, parts, sums):
+    """Add each partial gradient ``(holder, block, key)`` into the sum on the block's owner
+    (``sums[block]``: its key there, None before the first)."""
     shards = t._layout.shards()
     for w, b, key in parts:
-        shp = shards[b][2]
-        one = Operand(Layout.from_bounds(shp, [(0, m) for m in shp], (w,)), t._dtype, (key,))
-        args, temps = gather_regions(ex, one, [(shards[b][0], [(0, m) for m in shp])])
-        owner = shards[b][0]
-        new = ex.new_key()
-        if acc[b] is None:
-            ex.submit(owner, "copy", args, (new,), {}, ("ring_attention_backward", b))
+        owner, shp = shards[b][0], shards[b][2]
+        whole = [(0, m) for m in shp]
+        if sums[b] is None and w == owner:  # the owner's own partial starts the sum
+            sums[b] = key
+            continue
+        one = Operand(Layout.from_bounds(shp, whole, (w,)), t._dtype, (key,))
+        args, temps = gather_regions(ex, one, [(owner, whole)])
+        new, label = ex.new_key(), ("ring_attention_backward", b)
+        if sums[b] is None:  # (a transfer may be a read-only view: copied)
+            ex.submit(owner, "copy", args, (new,), {}, label)
         else:
-            ex.submit(
-                owner,
-                "ring_add",
-                [Key(acc[b], None), *args],
-                (new,),
-                {},
-                ("ring_attention_backward", b),
-            )
-            ex.free(owner, [acc[b]])
-        acc[b] = new
+            ex.submit(owner, "ring_add", [Key(sums[b], None), *args], (new,), {}, label)
+            ex.free(owner, [sums[b]])
+        sums[b] = new
         free_temps(ex, temps)
         ex.free(w, [key])
 
