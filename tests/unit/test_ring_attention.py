@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import sharded as st
+from sharded.ops.nnops.prims import ring
 
 pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
 
@@ -46,6 +47,19 @@ def test_matches_unsplit(shards, causal):
     for s in (17, 5):
         k, v = RNG.standard_normal((2, 3, s, 4)), RNG.standard_normal((2, 3, s, 6))
         _check((q, k, v), shards, is_causal=causal, scale=0.3)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_query_rows_in_turns(monkeypatch, causal):
+    """A block's query rows taken a few at a time (causal: the keys past each turn's last
+    row skipped), as long sequences are."""
+    monkeypatch.setattr(ring, "ROWS", 2)
+    q, k, v = (RNG.standard_normal((2, 13, 3)) for _ in range(3))
+    keep = RNG.random((13, 13)) > 0.3
+    for shards in (2, 3):
+        _check((q, k, v), shards, is_causal=causal)
+        if not causal:
+            _check((q, k, v), shards, mask=keep, mask_place=dict(shards=shards, dim=-2))
 
 
 @pytest.mark.parametrize("shards", [2, 3])

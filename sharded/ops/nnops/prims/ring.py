@@ -27,6 +27,9 @@ __all__: list[str] = []
 
 _INF = float("inf")
 
+# query rows per turn inside a block: the scores' temporaries are (..., ROWS, block keys)
+ROWS = 256
+
 
 def _block_scores(xp, q, k, mask, scale, causal, i0, j0):
     """Scaled, masked scores of query rows ``i0:`` against key rows ``j0:`` (global)."""
@@ -41,20 +44,45 @@ def _block_scores(xp, q, k, mask, scale, causal, i0, j0):
 
 
 # ---------------------------------------------------------------------- ring_attention
+def _chunks(xp, q, k, mask, causal, i0, j0, rows):
+    """``(a, z, n, mask block)``: query rows ``a:z`` of a block in turns of ``rows`` (the
+    scores' temporaries stay small) and the ``n`` first keys they can see (causal: the
+    keys past the chunk's last row are skipped, not computed and masked)."""
+    L, S = q.shape[-2], k.shape[-2]
+    for a in range(0, L, rows):
+        z = min(L, a + rows)
+        n = max(0, min(S, i0 + z - j0)) if causal else S
+        mc = mask
+        if mask is not None:
+            mc = mc if mc.shape[-2] == 1 else mc[..., a:z, :]
+            mc = mc if mc.shape[-1] == 1 else mc[..., :n]
+        yield a, z, n, mc
+
+
 @kernel
-def ring_attn_step(xp, q, k, v, *rest, scale, causal, i0, j0, has_state, has_mask):
+def ring_attn_step(xp, q, k, v, *rest, scale, causal, i0, j0, rows, has_state, has_mask):
     """One ring step of the online softmax: state ``(m, l, acc)`` after keys ``k``."""
     mask = rest[-1] if has_mask else None
-    s = _block_scores(xp, q, k, mask, scale, causal, i0, j0)
-    bm = s.max(-1, keepdims=True)
-    m = xp.maximum(rest[0], bm) if has_state else bm
-    safe = xp.where(m == -_INF, 0.0, m)  # exp(-inf - -inf) would be nan
-    p = xp.exp(s - safe)
-    pv = p @ v
-    if not has_state:
-        return m, p.sum(-1, keepdims=True), pv
-    alpha = xp.exp(rest[0] - safe)  # rescales what was summed under the old maximum
-    return m, rest[1] * alpha + p.sum(-1, keepdims=True), rest[2] * alpha + pv
+    per_row = q.shape[:-1] + (1,)
+    if has_state:
+        m, total, acc = (xp.array(x, copy=True) for x in rest[:3])
+    else:
+        m = xp.full(per_row, -_INF, dtype=q.dtype)
+        total = xp.zeros(per_row, dtype=q.dtype)
+        acc = xp.zeros(q.shape[:-1] + v.shape[-1:], dtype=q.dtype)
+    for a, z, n, mc in _chunks(xp, q, k, mask, causal, i0, j0, rows):
+        if n == 0:
+            continue
+        s = _block_scores(xp, q[..., a:z, :], k[..., :n, :], mc, scale, causal, i0 + a, j0)
+        old = m[..., a:z, :]
+        new = xp.maximum(old, s.max(-1, keepdims=True))
+        safe = xp.where(new == -_INF, 0.0, new)  # exp(-inf - -inf) would be nan
+        p = xp.exp(s - safe)
+        alpha = xp.exp(old - safe)  # rescales what was summed under the old maximum
+        total[..., a:z, :] = total[..., a:z, :] * alpha + p.sum(-1, keepdims=True)
+        acc[..., a:z, :] = acc[..., a:z, :] * alpha + p @ v[..., :n, :]
+        m[..., a:z, :] = new
+    return m, total, acc
 
 
 @kernel
@@ -129,7 +157,7 @@ def _ring_attention_plan(ex, q, k, v, mask, scale, is_causal):
     batch = q._layout.shape[:-2]
     rings = _blocks(q, k, is_causal)
     state = {s: None for s, *_ in rings}
-    params = {"scale": scale, "causal": is_causal, "has_mask": mask is not None}
+    params = {"scale": scale, "causal": is_causal, "rows": ROWS, "has_mask": mask is not None}
     for pairs, regs in _step_wants(k, rings):
         temps = []
         ka, t1 = gather_regions(ex, k, regs)
@@ -182,18 +210,27 @@ nondiff("ring_attention")
 
 # ------------------------------------------------------------- ring_attention_backward
 @kernel
-def ring_attn_grad_step(xp, q, k, v, g, out, lse, *rest, scale, causal, i0, j0, has_dq, has_mask):
+def ring_attn_grad_step(
+    xp, q, k, v, g, out, lse, *rest, scale, causal, i0, j0, rows, has_dq, has_mask
+):
     """One backward ring step: the query gradient so far plus this block's share, and the
     block's partial key and value gradients (summed on the block's owner)."""
     mask = rest[-1] if has_mask else None
-    s = _block_scores(xp, q, k, mask, scale, causal, i0, j0)
-    p = xp.exp(s - lse)  # the block's probabilities, from the saved log-sum-exp
+    dq = xp.array(rest[0], copy=True) if has_dq else xp.zeros_like(q)
+    dk = xp.zeros(k.shape, dtype=q.dtype)
+    dv = xp.zeros(v.shape, dtype=q.dtype)
     delta = (g * out).sum(-1, keepdims=True)  # rowsum(dP * P) = rowsum(dO * O)
-    ds = p * (g @ v.swapaxes(-1, -2) - delta)
-    dq = (ds @ k) * scale
-    if has_dq:
-        dq = rest[0] + dq
-    return dq, (ds.swapaxes(-1, -2) @ q) * scale, p.swapaxes(-1, -2) @ g
+    for a, z, n, mc in _chunks(xp, q, k, mask, causal, i0, j0, rows):
+        if n == 0:
+            continue
+        qc, gc, kn = q[..., a:z, :], g[..., a:z, :], k[..., :n, :]
+        s = _block_scores(xp, qc, kn, mc, scale, causal, i0 + a, j0)
+        p = xp.exp(s - lse[..., a:z, :])  # the probabilities, from the saved log-sum-exp
+        ds = p * (gc @ v[..., :n, :].swapaxes(-1, -2) - delta[..., a:z, :])
+        dq[..., a:z, :] += (ds @ kn) * scale
+        dk[..., :n, :] += (ds.swapaxes(-1, -2) @ qc) * scale
+        dv[..., :n, :] += p.swapaxes(-1, -2) @ gc
+    return dq, dk, dv
 
 
 @kernel
@@ -225,7 +262,7 @@ def _ring_attention_backward_plan(ex, q, k, v, mask, out, lse, g, scale, is_caus
     kshards = k._layout.shards()
     dq = {s: None for s, *_ in rings}
     acc = {"k": [None] * len(kshards), "v": [None] * len(kshards)}
-    params = {"scale": scale, "causal": is_causal, "has_mask": mask is not None}
+    params = {"scale": scale, "causal": is_causal, "rows": ROWS, "has_mask": mask is not None}
     for pairs, regs in _step_wants(k, rings):
         temps = []
         ka, t1 = gather_regions(ex, k, regs)
