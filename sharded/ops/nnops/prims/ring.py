@@ -5,9 +5,12 @@ worker keeps its query rows and a running (maximum, sum of exponentials, weighte
 values) per row, and the key/value shards visit the workers one step at a time. At step
 ``r`` the query shard ``s`` reads key/value shard ``(s + r) % n`` from its owner and folds
 its scores into the online softmax, so each worker sends one block and receives one per
-step (a ring) and holds only its own shards plus the one visiting block: no worker ever
-holds the whole sequence's keys and values. Causal attention skips the blocks that lie
-entirely above the diagonal (no transfer, no compute).
+step (a ring), and its commands read only its own shards and the one visiting block: no
+worker ever gathers the whole sequence's keys and values. (An owner's export of step ``r``
+is queued after its own step ``r - 1``, so blocks come round at the pace of the ring.)
+Inside a block the scores are computed ``ROWS`` query rows at a time, so their temporaries
+stay small. Causal attention skips the blocks that lie entirely above the diagonal (no
+transfer, no compute) and, within a block, the keys past each turn's last row.
 
 Backward walks the same ring: each step recomputes the block's probabilities from the
 saved log-sum-exp, adds into the worker's query gradient, and sends the block's partial
