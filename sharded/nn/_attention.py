@@ -8,6 +8,10 @@ attention, whose rule walks the same blocks) instead of keeping every block's
 probabilities alive. Every step is a sharded op, so inputs split along the batch or the
 sequence dims work as they are.
 
+Inputs split along the sequence dim (-2) only take ring attention instead
+(:mod:`sharded.ops.nnops.prims.ring`): each worker keeps its queries and the key/value
+shards visit the workers in turn, so no worker holds the whole sequence's keys and values.
+
 With ``dropout_p > 0`` the probabilities are computed whole (the dropout mask has to be
 the one backward sees, which the composed ops' own graph keeps).
 """
@@ -19,7 +23,7 @@ import math
 import numpy as np
 
 from .. import autograd as _ag
-from ..core.dispatch import unbroadcast
+from ..core.dispatch import apply, unbroadcast
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..grad_mode import is_grad_enabled, no_grad
 from ..layout import Layout
@@ -116,6 +120,23 @@ def _blocks(S):
     return [(j, min(j + n, S)) for j in range(0, S, n)]
 
 
+def _ring(q, k, v, mask):
+    """Whether ring attention applies: query, key and value split along dim -2 only (the
+    query in two shards or more), key and value cut alike, a mask bool or of their dtype."""
+    seq = (q.ndim - 2,)
+    lays = [t.layout for t in (q, k, v)]
+    if any(lay.is_replicated or lay.split_dims != seq for lay in lays):
+        return False
+    kl, vl = lays[1:]
+    if kl.bounds[:-1] != vl.bounds[:-1] or kl.workers != vl.workers:
+        return False
+    if q.dtype.is_complex:
+        return False
+    return mask is None or (
+        mask.ndim <= q.ndim and (mask.dtype.name == "bool" or mask.dtype == q.dtype)
+    )
+
+
 def _forward(q, k, v, mask, is_causal, scale):
     """Output and log-sum-exp (+inf on rows where every key is masked) by the online
     softmax over key blocks. Fully masked rows give 0, as torch's safe softmax."""
@@ -160,9 +181,14 @@ def _sdpa_vjp(gs, node):
     if is_grad_enabled():  # create_graph: the log-sum-exp as a function of q, k (and mask)
         lse = _relse(q, k, mask, is_causal, scale, lse)
     g = gs[0]
+    want_mask = isinstance(mask, ShardedTensor) and mask.requires_grad
+    if node.params.get("ring") and not is_grad_enabled() and not want_mask:
+        if g.layout != out.layout:
+            g = g.reshard(layout=out.layout)
+        dq, dk, dv = apply("ring_attention_backward", q, k, v, mask, out, lse, g, scale, is_causal)
+        return dq, dk, dv, None
     delta = (g * out).sum(-1, keepdim=True)  # rowsum(dP * P) = rowsum(dO * O)
     dq, dks, dvs, dms = None, [], [], []
-    want_mask = isinstance(mask, ShardedTensor) and mask.requires_grad
     for j0, j1 in _blocks(k.shape[-2]):
         p = exp(_scores(q, k, j0, j1, mask, is_causal, scale) - lse)
         vj, kj = _kv(q, v, j0, j1), _kv(q, k, j0, j1)
@@ -184,11 +210,11 @@ def _sdpa_vjp(gs, node):
 _ag._ENGINE_RULES["scaled_dot_product_attention"] = _sdpa_vjp
 
 
-def _record(q, k, v, mask, out, lse, scale, is_causal):
+def _record(q, k, v, mask, out, lse, scale, is_causal, ring=False):
     """One autograd node for the whole attention (its rule is :func:`_sdpa_vjp`)."""
     args = tuple(_ag._snapshot(a) for a in (q, k, v, mask))
     saved = {"out": (_ag._alias(out),), "lse": (lse,)}
-    params = {"scale": scale, "is_causal": is_causal}
+    params = {"scale": scale, "is_causal": is_causal, "ring": ring}
     node = _ag.Node("scaled_dot_product_attention", args, params, saved, 1, (0, 1, 2))
     out.requires_grad, out.grad_fn, out._out_index = True, node, 0
 
@@ -264,9 +290,13 @@ def scaled_dot_product_attention(
         return q.sum(-1, keepdim=True) * 0.0 + v.sum(-2, keepdim=True) * 0.0
     if dropout_p > 0.0:
         return _materialized(q, k, v, mask, dropout_p, is_causal, scale)
+    ring = _ring(q, k, v, mask)
     with no_grad():
-        out, lse = _forward(q, k, v, mask, is_causal, scale)
+        if ring:
+            out, lse = apply("ring_attention", q, k, v, mask, scale, is_causal)
+        else:
+            out, lse = _forward(q, k, v, mask, is_causal, scale)
     ins = (q, k, v) + ((mask,) if mask is not None and mask.dtype.is_floating_point else ())
     if is_grad_enabled() and any(t.requires_grad for t in ins):
-        _record(q, k, v, mask, out, lse, scale, is_causal)
+        _record(q, k, v, mask, out, lse, scale, is_causal, ring)
     return out

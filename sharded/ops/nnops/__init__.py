@@ -1,7 +1,8 @@
 """Convolution and pooling primitives (the layers are in :mod:`sharded.nn`).
 
 - ``prims``: ``conv`` (conv1d/2d/3d and their gradients), ``pool`` (max, average and
-  adaptive pooling over (N, C, *spatial) blocks);
+  adaptive pooling over (N, C, *spatial) blocks), ``ring`` (ring attention: attention
+  over query/key/value split along the sequence, key/value blocks visiting the workers);
 - ``kernels``: the worker code they share (sliding windows, col2im, padding);
 - ``plan``: the driver code they share (output sizes, block layouts, per-shard submission);
 - ``derived``: torch's ``max_pool1d/2d/3d``, ``avg_pool1d/2d/3d``, ``adaptive_*_pool1d/2d/3d``.
@@ -15,6 +16,7 @@ from .derived import adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool2d, ma
 from .prims import (
     conv,  # noqa: F401  (registers its primitives)
     pool,  # noqa: F401  (registers its primitives)
+    ring,  # noqa: F401  (registers its primitives)
 )
 from .prims.conv import conv1d, conv2d, conv3d
 

@@ -1,0 +1,339 @@
+"""Ring attention: ``scaled_dot_product_attention`` over inputs split along the sequence.
+
+Query, key and value split along dim -2 (and only there) are computed shard-parallel: every
+worker keeps its query rows and a running (maximum, sum of exponentials, weighted sum of
+values) per row, and the key/value shards visit the workers one step at a time. At step
+``r`` the query shard ``s`` reads key/value shard ``(s + r) % n`` from its owner and folds
+its scores into the online softmax, so each worker sends one block and receives one per
+step (a ring), and its commands read only its own shards and the one visiting block: no
+worker ever gathers the whole sequence's keys and values. (An owner's export of step ``r``
+is queued after its own step ``r - 1``, so blocks come round at the pace of the ring.)
+Inside a block the scores are computed ``ROWS`` query rows at a time, so their temporaries
+stay small. Causal attention skips the blocks that lie entirely above the diagonal (no
+transfer, no compute) and, within a block, the keys past each turn's last row.
+
+Backward walks the same ring: each step recomputes the block's probabilities from the
+saved log-sum-exp, adds into the worker's query gradient, and sends the block's partial
+key/value gradients back to the block's owner, which sums them (the reduce-back form of
+ring attention). The public function and the autograd node are in
+:mod:`sharded.nn._attention`, whose rule calls ``ring_attention_backward``.
+"""
+
+from __future__ import annotations
+
+from ....core.dataflow import Operand, free_temps, gather_regions, region
+from ....core.registry import kernel, nondiff, primitive
+from ....layout import Layout
+from ....runtime.commands import Key
+
+__all__: list[str] = []
+
+_INF = float("inf")
+
+# query rows per turn inside a block: the scores' temporaries are (..., ROWS, block keys)
+ROWS = 256
+
+
+def _block_scores(xp, q, k, mask, scale, causal, i0, j0):
+    """Scaled, masked scores of query rows ``i0:`` against key rows ``j0:`` (global)."""
+    s = (q @ k.swapaxes(-1, -2)) * scale
+    if mask is not None:
+        s = xp.where(mask, s, -_INF) if mask.dtype == bool else s + mask
+    if causal:  # torch's tril(ones(L, S)): key j for query i when j <= i
+        rows = xp.arange(i0, i0 + q.shape[-2])[:, None]
+        keep = xp.arange(j0, j0 + k.shape[-2])[None, :] <= rows
+        s = xp.where(keep, s, -_INF)
+    return s
+
+
+# ---------------------------------------------------------------------- ring_attention
+def _chunks(xp, q, k, mask, causal, i0, j0, rows):
+    """``(a, z, n, mask block)``: query rows ``a:z`` of a block in turns of ``rows`` (the
+    scores' temporaries stay small) and the ``n`` first keys they can see (causal: the
+    keys past the chunk's last row are skipped, not computed and masked)."""
+    L, S = q.shape[-2], k.shape[-2]
+    for a in range(0, L, rows):
+        z = min(L, a + rows)
+        n = max(0, min(S, i0 + z - j0)) if causal else S
+        mc = mask
+        if mask is not None:
+            mc = mc if mc.shape[-2] == 1 else mc[..., a:z, :]
+            mc = mc if mc.shape[-1] == 1 else mc[..., :n]
+        yield a, z, n, mc
+
+
+@kernel
+def ring_attn_step(xp, q, k, v, *rest, scale, causal, i0, j0, rows, has_state, has_mask):
+    """One ring step of the online softmax: state ``(m, l, acc)`` after keys ``k``."""
+    mask = rest[-1] if has_mask else None
+    per_row = q.shape[:-1] + (1,)
+    if has_state:
+        m, total, acc = (xp.array(x, copy=True) for x in rest[:3])
+    else:
+        m = xp.full(per_row, -_INF, dtype=q.dtype)
+        total = xp.zeros(per_row, dtype=q.dtype)
+        acc = xp.zeros(q.shape[:-1] + v.shape[-1:], dtype=q.dtype)
+    for a, z, n, mc in _chunks(xp, q, k, mask, causal, i0, j0, rows):
+        if n == 0:
+            continue
+        s = _block_scores(xp, q[..., a:z, :], k[..., :n, :], mc, scale, causal, i0 + a, j0)
+        old = m[..., a:z, :]
+        new = xp.maximum(old, s.max(-1, keepdims=True))
+        safe = xp.where(new == -_INF, 0.0, new)  # exp(-inf - -inf) would be nan
+        p = xp.exp(s - safe)
+        alpha = xp.exp(old - safe)  # rescales what was summed under the old maximum
+        total[..., a:z, :] = total[..., a:z, :] * alpha + p.sum(-1, keepdims=True)
+        acc[..., a:z, :] = acc[..., a:z, :] * alpha + p @ v[..., :n, :]
+        m[..., a:z, :] = new
+    return m, total, acc
+
+
+@kernel
+def ring_attn_finish(xp, m, total, acc):
+    """Output and log-sum-exp (+inf where every key was masked: the output is 0 there)."""
+    empty = total == 0
+    total = xp.where(empty, 1.0, total)
+    lse = xp.where(empty, _INF, xp.where(m == -_INF, 0.0, m) + xp.log(total))
+    return acc / total, lse.astype(acc.dtype)
+
+
+def _blocks(q, k, is_causal):
+    """``(s, w, i0, i1, [(b, j0, j1), ...])`` per query shard: its ring of key blocks,
+    starting at block ``s``, causal ones above the diagonal left out."""
+    qs, ks = q._layout.shards(), k._layout.shards()
+    n = len(ks)
+    out = []
+    for s, (w, offs, shp) in enumerate(qs):
+        i0, i1 = offs[-2], offs[-2] + shp[-2]
+        ring = []
+        for r in range(n):
+            b = (s + r) % n
+            j0, j1 = ks[b][1][-2], ks[b][1][-2] + ks[b][2][-2]
+            if not (is_causal and j0 > i1 - 1):
+                ring.append((b, j0, j1))
+        out.append((s, w, i0, i1, ring))
+    return out
+
+
+def _last(lay: Layout, n: int) -> Layout:
+    """``lay`` with its last dim (unsplit) of size ``n``."""
+    return lay.replace(shape=lay.shape[:-1] + (n,), bounds=lay.bounds[:-1] + ((0, n),))
+
+
+def _mask_arg(ex, mask, wanted, nd, temps):
+    """The mask's block for every ``(worker, query rows, key rows)`` in ``wanted``."""
+    if mask is None:
+        return [[] for _ in wanted]
+    lay = mask._layout
+    regs = []
+    for w, (i0, i1), (j0, j1), batch in wanted:
+        offs = (0,) * (nd - 2) + (i0, j0)
+        shp = tuple(batch) + (i1 - i0, j1 - j0)
+        regs.append((w, region(lay, offs, shp, nd - lay.ndim)))
+    args, t = gather_regions(ex, mask, regs)
+    temps += t
+    return [[a] for a in args]
+
+
+def _step_wants(k, rings):
+    """Per ring step: the ``(query shard, block)`` pairs and k/v regions they read."""
+    shards = k._layout.shards()
+    steps = []
+    for r in range(max(len(ring) for *_, ring in rings)):
+        pairs = [(s, w, i0, i1, ring[r]) for s, w, i0, i1, ring in rings if r < len(ring)]
+        regs = [
+            (w, [(o, o + m) for o, m in zip(*shards[b][1:])]) for _, w, _, _, (b, _, _) in pairs
+        ]
+        steps.append((pairs, regs))
+    return steps
+
+
+def _spec(q, k, v, mask, scale, is_causal):
+    shp = tuple(q.shape)
+    return (shp[:-1] + (v.shape[-1],), q.dtype), (shp[:-1] + (1,), q.dtype)
+
+
+@primitive("ring_attention", kernels=[ring_attn_step, ring_attn_finish], out_spec=_spec)
+def _ring_attention_plan(ex, q, k, v, mask, scale, is_causal):
+    """Each query shard's online softmax over the key/value shards as they come round."""
+    nd = len(q._layout.shape)
+    batch = q._layout.shape[:-2]
+    rings = _blocks(q, k, is_causal)
+    state = {s: None for s, *_ in rings}
+    params = {"scale": scale, "causal": is_causal, "rows": ROWS, "has_mask": mask is not None}
+    for pairs, regs in _step_wants(k, rings):
+        temps = []
+        ka, t1 = gather_regions(ex, k, regs)
+        va, t2 = gather_regions(
+            ex, v, [(w, reg[:-1] + [(0, v._layout.shape[-1])]) for w, reg in regs]
+        )
+        ma = _mask_arg(
+            ex,
+            mask,
+            [(w, (i0, i1), (j0, j1), batch) for _, w, i0, i1, (_, j0, j1) in pairs],
+            nd,
+            temps,
+        )
+        for n, (s, w, i0, i1, (b, j0, j1)) in enumerate(pairs):
+            old = state[s]
+            outs = (ex.new_key(), ex.new_key(), ex.new_key())
+            st_args = [Key(x, None) for x in old] if old else []
+            p = dict(params, i0=i0, j0=j0, has_state=old is not None)
+            qa = Key(q._keys[s], None)
+            ex.submit(
+                w,
+                "ring_attn_step",
+                [qa, ka[n], va[n], *st_args, *ma[n]],
+                outs,
+                p,
+                ("ring_attention", s),
+            )
+            if old:
+                ex.free(w, list(old))
+            state[s] = outs
+        free_temps(ex, t1 + t2 + temps)
+    out = Operand(_last(q._layout, v._layout.shape[-1]), q._dtype, ex.new_keys(len(rings)))
+    lse = Operand(_last(q._layout, 1), q._dtype, ex.new_keys(len(rings)))
+    for s, w, *_ in rings:
+        ex.submit(
+            w,
+            "ring_attn_finish",
+            [Key(x, None) for x in state[s]],
+            (out._keys[s], lse._keys[s]),
+            {},
+            ("ring_attention", s),
+        )
+        ex.free(w, list(state[s]))
+    return out, lse
+
+
+# the attention node of sharded.nn._attention differentiates it (ring_attention_backward)
+nondiff("ring_attention")
+
+
+# ------------------------------------------------------------- ring_attention_backward
+@kernel
+def ring_attn_grad_step(
+    xp, q, k, v, g, out, lse, *rest, scale, causal, i0, j0, rows, has_dq, has_mask
+):
+    """One backward ring step: the query gradient so far plus this block's share, and the
+    block's partial key and value gradients (summed on the block's owner)."""
+    mask = rest[-1] if has_mask else None
+    dq = xp.array(rest[0], copy=True) if has_dq else xp.zeros_like(q)
+    dk = xp.zeros(k.shape, dtype=q.dtype)
+    dv = xp.zeros(v.shape, dtype=q.dtype)
+    delta = (g * out).sum(-1, keepdims=True)  # rowsum(dP * P) = rowsum(dO * O)
+    for a, z, n, mc in _chunks(xp, q, k, mask, causal, i0, j0, rows):
+        if n == 0:
+            continue
+        qc, gc, kn = q[..., a:z, :], g[..., a:z, :], k[..., :n, :]
+        s = _block_scores(xp, qc, kn, mc, scale, causal, i0 + a, j0)
+        p = xp.exp(s - lse[..., a:z, :])  # the probabilities, from the saved log-sum-exp
+        ds = p * (gc @ v[..., :n, :].swapaxes(-1, -2) - delta[..., a:z, :])
+        dq[..., a:z, :] += (ds @ kn) * scale
+        dk[..., :n, :] += (ds.swapaxes(-1, -2) @ qc) * scale
+        dv[..., :n, :] += p.swapaxes(-1, -2) @ gc
+    return dq, dk, dv
+
+
+@kernel
+def ring_add(xp, a, b):
+    """``a + b`` in a fresh array (``b`` may be a read-only transfer)."""
+    return a + b
+
+
+@kernel
+def ring_zeros(xp, like):
+    """Zeros shaped as ``like``: a block no query attends to."""
+    return xp.zeros_like(like)
+
+
+def _bspec(q, k, v, mask, out, lse, g, scale, is_causal):
+    return tuple((tuple(t.shape), t.dtype) for t in (q, k, v))
+
+
+@primitive(
+    "ring_attention_backward",
+    kernels=[ring_attn_grad_step, ring_add, ring_zeros, "copy"],
+    out_spec=_bspec,
+)
+def _ring_attention_backward_plan(ex, q, k, v, mask, out, lse, g, scale, is_causal):
+    """The forward's ring again; partial key/value gradients go back to their owners."""
+    nd = len(q._layout.shape)
+    batch = q._layout.shape[:-2]
+    rings = _blocks(q, k, is_causal)
+    kshards = k._layout.shards()
+    dq = {s: None for s, *_ in rings}
+    acc = {"k": [None] * len(kshards), "v": [None] * len(kshards)}
+    params = {"scale": scale, "causal": is_causal, "rows": ROWS, "has_mask": mask is not None}
+    for pairs, regs in _step_wants(k, rings):
+        temps = []
+        ka, t1 = gather_regions(ex, k, regs)
+        va, t2 = gather_regions(
+            ex, v, [(w, reg[:-1] + [(0, v._layout.shape[-1])]) for w, reg in regs]
+        )
+        ma = _mask_arg(
+            ex,
+            mask,
+            [(w, (i0, i1), (j0, j1), batch) for _, w, i0, i1, (_, j0, j1) in pairs],
+            nd,
+            temps,
+        )
+        parts = []
+        for n, (s, w, i0, i1, (b, j0, j1)) in enumerate(pairs):
+            outs = (ex.new_key(), ex.new_key(), ex.new_key())
+            own = [Key(x._keys[s], None) for x in (q, g, out, lse)]
+            extra = [Key(dq[s], None)] if dq[s] is not None else []
+            p = dict(params, i0=i0, j0=j0, has_dq=dq[s] is not None)
+            ex.submit(
+                w,
+                "ring_attn_grad_step",
+                [own[0], ka[n], va[n], *own[1:], *extra, *ma[n]],
+                outs,
+                p,
+                ("ring_attention_backward", s),
+            )
+            if dq[s] is not None:
+                ex.free(w, [dq[s]])
+            dq[s] = outs[0]
+            parts.append((w, b, outs[1], outs[2]))
+        free_temps(ex, t1 + t2 + temps)
+        _reduce_back(ex, k, [(w, b, dk) for w, b, dk, _ in parts], acc["k"])
+        _reduce_back(ex, v, [(w, b, dv) for w, b, _, dv in parts], acc["v"])
+    label = ("ring_attention_backward", 0)
+    for t, sums in ((k, acc["k"]), (v, acc["v"])):
+        for b, (w, _, _) in enumerate(t._layout.shards()):
+            if sums[b] is None:  # no query attends to this block (causal, keys past L)
+                sums[b] = ex.new_key()
+                ex.submit(w, "ring_zeros", [Key(t._keys[b], None)], (sums[b],), {}, label)
+    return (
+        Operand(q._layout, q._dtype, [dq[s] for s, *_ in rings]),
+        Operand(k._layout, k._dtype, acc["k"]),
+        Operand(v._layout, v._dtype, acc["v"]),
+    )
+
+
+def _reduce_back(ex, t, parts, sums):
+    """Add each partial gradient ``(holder, block, key)`` into the sum on the block's owner
+    (``sums[block]``: its key there, None before the first)."""
+    shards = t._layout.shards()
+    for w, b, key in parts:
+        owner, shp = shards[b][0], shards[b][2]
+        whole = [(0, m) for m in shp]
+        if sums[b] is None and w == owner:  # the owner's own partial starts the sum
+            sums[b] = key
+            continue
+        one = Operand(Layout.from_bounds(shp, whole, (w,)), t._dtype, (key,))
+        args, temps = gather_regions(ex, one, [(owner, whole)])
+        new, label = ex.new_key(), ("ring_attention_backward", b)
+        if sums[b] is None:  # (a transfer may be a read-only view: copied)
+            ex.submit(owner, "copy", args, (new,), {}, label)
+        else:
+            ex.submit(owner, "ring_add", [Key(sums[b], None), *args], (new,), {}, label)
+            ex.free(owner, [sums[b]])
+        sums[b] = new
+        free_temps(ex, temps)
+        ex.free(w, [key])
+
+
+nondiff("ring_attention_backward")  # create_graph takes the composed form (_attention)
