@@ -140,6 +140,22 @@ def test_polynomial_values(name):
     _same(y.numpy(), REF[f"{name}/int"], 1e-6, 0)
 
 
+@pytest.mark.parametrize("name", POLYS)
+def test_polynomial_of_operands_broadcast_across_the_middle_dim(name):
+    # x (2, 1, 3) against n (1, 2, 1): the broadcast operands' natural layout is not C
+    # order, which once left every recurrence's result at 0
+    f = getattr(st.special, name)
+    x = np.array([[[-8.5, 0.3, 2.0]], [[0.7, -0.4, 5.0]]])
+    n = np.array([[[4.55], [3.0]]])
+    want = np.stack(
+        [[f(st.tensor(x[i, 0]), float(n[0, j, 0])).numpy() for j in range(2)] for i in range(2)]
+    )
+    got = f(st.tensor(x, dtype=f64, shards=2), st.tensor(n, dtype=f64)).numpy()
+    _same(got, want, 1e-12, 0)
+    if name == "chebyshev_polynomial_t":  # torch: T_4(-8.5), T_3(-8.5)
+        assert got[0, :, 0].tolist() == pytest.approx([41183.5, -2431.0], rel=1e-14)
+
+
 def test_polynomial_scalars_and_dtypes():
     cheb = st.special.chebyshev_polynomial_t
     # a Python n, a Python x with a tensor n (torch's overloads)
