@@ -11,7 +11,8 @@ Session(...)
 """
 
 from . import ops  # noqa: I001  (first: see the comment in sharded/ops/__init__.py)
-from . import array_api, autograd, cuda, dtypes, fft, linalg, nn, optim, signal, special, storage
+from . import array_api, autograd, cuda, dtypes, fft, linalg, masked, nn, optim, signal, special
+from . import storage
 from .autograd import (
     enable_grad,
     inference_mode,

@@ -1,0 +1,165 @@
+"""st.masked against torch.masked (tests/unit/data/masked_torch.npz, written by
+scripts/torch_refs_masked.py: the tests never import torch): every function on whole and
+split inputs, with an element mask that fully masks a row, a broadcast row mask and no mask;
+keepdim, dtype=, integer inputs, the fills of fully masked slices and float64 gradients."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import sharded as st
+from sharded.errors import ArgumentError, ArgumentTypeError, DimError, DTypeError, ShapeError
+
+pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
+
+REF = np.load(Path(__file__).parent / "data" / "masked_torch.npz")
+INF = float("inf")
+
+# the cases of scripts/torch_refs_masked.py: (key, function, input, args, kwargs)
+CASES = [
+    ("sum_m1", "sum", "x", (1,), {"mask": "m"}),
+    ("sum_all", "sum", "x", (), {"mask": "m"}),
+    ("sum_r0k", "sum", "x", (0,), {"mask": "r", "keepdim": True}),
+    ("sum_none", "sum", "x", ((0, 1),), {}),
+    ("sum_i", "sum", "xi", (1,), {"mask": "m"}),
+    ("sum_f64", "sum", "x32", (1,), {"mask": "m", "dtype": "float64"}),
+    ("prod_m1", "prod", "x", (1,), {"mask": "m"}),
+    ("prod_i", "prod", "xi", (-1,), {"mask": "r", "keepdim": True}),
+    ("cumsum_m1", "cumsum", "x", (1,), {"mask": "m"}),
+    ("cumsum_i", "cumsum", "xi", (1,), {"mask": "m"}),
+    ("cumprod_m0", "cumprod", "x", (0,), {"mask": "m"}),
+    ("amax_m1", "amax", "x", (1,), {"mask": "m"}),
+    ("amax_i", "amax", "xi", (1,), {"mask": "m"}),
+    ("amax_f32", "amax", "x32", (1,), {"mask": "m", "keepdim": True}),
+    ("amin_m1", "amin", "x", (1,), {"mask": "m"}),
+    ("amin_i", "amin", "xi", (1,), {"mask": "m"}),
+    ("amin_all", "amin", "x", (), {"mask": "r"}),
+    ("argmax_m1", "argmax", "x", (1,), {"mask": "m"}),
+    ("argmax_flat", "argmax", "x", (), {"mask": "m"}),
+    ("argmax_i", "argmax", "xi", (0,), {"mask": "r", "keepdim": True}),
+    ("argmin_m1", "argmin", "x", (1,), {"mask": "m", "dtype": "int64"}),
+    ("logsumexp_m1", "logsumexp", "x", (1,), {"mask": "m"}),
+    ("logsumexp_r", "logsumexp", "x", ((0, 1),), {"mask": "r", "keepdim": True}),
+    ("mean_m1", "mean", "x", (1,), {"mask": "m"}),
+    ("mean_m0k", "mean", "x", (0,), {"mask": "m", "keepdim": True}),
+    ("mean_i", "mean", "xi", (1,), {"mask": "m", "dtype": "float64"}),
+    ("mean_none", "mean", "x", (), {}),
+    ("median_m1", "median", "x", (1,), {"mask": "m"}),
+    ("median_r", "median", "x", (), {"mask": "r", "keepdim": True}),
+    ("median_i", "median", "xi", (1,), {"mask": "r"}),
+    ("var_m1", "var", "x", (1,), {"mask": "m"}),
+    ("var_c0", "var", "x", (1,), {"mask": "m", "correction": 0}),
+    ("var_c3", "var", "x", (1,), {"mask": "m", "correction": 3}),
+    ("var_all", "var", "x", (), {"mask": "m", "unbiased": False}),
+    ("var_i", "var", "xi", (0,), {"mask": "r"}),
+    ("std_m1", "std", "x", (1,), {"mask": "m"}),
+    ("std_r0k", "std", "x", (0,), {"mask": "r", "keepdim": True}),
+    ("norm_2", "norm", "x", (2.0, 1), {"mask": "m"}),
+    ("norm_1", "norm", "x", (1.0, 1), {"mask": "m"}),
+    ("norm_inf", "norm", "x", (INF, 1), {"mask": "m"}),
+    ("norm_ninf", "norm", "x", (-INF, 1), {"mask": "m"}),
+    ("norm_0", "norm", "x", (0.0, 1), {"mask": "m"}),
+    ("norm_3all", "norm", "x", (3.0,), {"mask": "r"}),
+    ("normalize_2", "normalize", "x", (2.0, 1), {"mask": "m"}),
+    ("normalize_1", "normalize", "x", (1.0, 0), {"mask": "r"}),
+    ("softmax_m1", "softmax", "x", (1,), {"mask": "m"}),
+    ("softmax_f32", "softmax", "x32", (0,), {"mask": "r", "dtype": "float64"}),
+    ("log_softmax_m1", "log_softmax", "x", (1,), {"mask": "m"}),
+    ("softmin_m1", "softmin", "x", (1,), {"mask": "m"}),
+    ("softmin_none", "softmin", "x", (0,), {}),
+]
+INPUT_DTYPES = {"x": np.float64, "x32": np.float32, "xi": np.int64}
+
+
+def _inputs(name, shards, requires_grad=False):
+    data = REF["xi"] if name == "xi" else REF["x"].astype(INPUT_DTYPES[name])
+    return st.tensor(data, shards=shards, requires_grad=requires_grad)
+
+
+def _call(fn, x, args, kw, shards):
+    kw = dict(kw)
+    if "mask" in kw:  # the mask split too when the input is (the broadcast row mask: whole)
+        m = REF[kw["mask"]]
+        kw["mask"] = st.tensor(m, shards=shards if m.ndim == 2 else None)
+    if "dtype" in kw:
+        kw["dtype"] = getattr(st, kw["dtype"])
+    return getattr(st.masked, fn)(x, *args, **kw)
+
+
+def _same(got, exp, rtol=1e-12):
+    """Equal values with NaN where torch's is and the same infinities."""
+    got, exp = np.asarray(got), np.asarray(exp)
+    assert got.shape == exp.shape
+    np.testing.assert_allclose(
+        got.astype(np.float64), exp.astype(np.float64), rtol=rtol, atol=1e-12
+    )
+
+
+@pytest.mark.parametrize("shards", [None, 2])
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_values_dtypes_and_fills(case, shards):
+    key, fn, name, args, kw = case
+    y = _call(fn, _inputs(name, shards), args, kw, shards)
+    exp = REF[key]
+    assert y.dtype.np == exp.dtype, (y.dtype, exp.dtype)
+    _same(y.numpy(), exp, rtol=1e-6 if exp.dtype == np.float32 else 1e-12)
+
+
+GRAD_CASES = [c for c in CASES if f"{c[0]}/grad" in REF.files]
+
+
+@pytest.mark.parametrize("shards", [None, 2])
+@pytest.mark.parametrize("case", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
+def test_float64_gradients(case, shards):
+    key, fn, name, args, kw = case
+    x = _inputs(name, shards, requires_grad=True)
+    y = _call(fn, x, args, kw, shards)
+    finite = st.isfinite(y).detach()
+    w = st.tensor(REF[f"w/{key}"]) * finite
+    (st.where(finite, y, 0.0) * w).sum().backward()
+    _same(x.grad.numpy(), REF[f"{key}/grad"])
+
+
+@pytest.mark.parametrize("shards", [None, 2])
+def test_logaddexp_masks_each_operand(shards):
+    a = st.tensor(REF["x"], shards=shards, requires_grad=True)
+    b = st.tensor(REF["x"][::-1].copy(), requires_grad=True)
+    m = st.tensor(REF["m"], shards=shards)
+    y = st.masked.logaddexp(a, b, input_mask=m, other_mask=st.tensor(REF["r"]))
+    _same(y.detach().numpy(), REF["logaddexp"])
+    finite = st.isfinite(y).detach()
+    st.where(finite, y, 0.0).sum().backward()
+    _same(a.grad.numpy(), REF["logaddexp/grad_a"])
+    _same(b.grad.numpy(), REF["logaddexp/grad_b"])
+
+
+def test_no_mask_is_the_plain_reduction():
+    x = st.tensor(REF["x"], shards=2)
+    assert st.masked.sum(x).item() == pytest.approx(x.sum().item())
+    assert st.masked.amax(x, ()).item() == x.amax().item()
+    np.testing.assert_allclose(st.masked.softmax(x, 1).numpy(), st.softmax(x, 1).numpy())
+
+
+def test_bad_calls_raise_typed_errors():
+    x = st.tensor(REF["x"])
+    with pytest.raises(ShapeError, match=r"\(3, 4\)"):
+        st.masked.sum(x, 1, mask=st.tensor([True, False, True]))
+    with pytest.raises(ShapeError, match="more dims"):
+        st.masked.sum(x, mask=st.ones((2, 3, 4), dtype=st.bool))
+    with pytest.raises(DimError, match="dim 2"):
+        st.masked.sum(x, 2)
+    with pytest.raises(ArgumentError, match="more than once"):
+        st.masked.amax(x, (1, -1))
+    with pytest.raises(DTypeError, match="int64"):
+        st.masked.mean(st.tensor(REF["xi"]), 1)
+    with pytest.raises(DTypeError, match="int64"):
+        st.masked.norm(st.tensor(REF["xi"]), 2.0, 1)
+    with pytest.raises(ArgumentTypeError, match="None"):
+        st.masked.norm(x, None, 1)
+    with pytest.raises(ArgumentError, match="one of unbiased and correction"):
+        st.masked.var(x, 1, unbiased=True, correction=1)
+    with pytest.raises(ArgumentError, match="fully masked"):
+        st.masked.median(st.tensor(REF["xi"]), 1, mask=st.tensor(REF["m"]))
+    with pytest.raises(ArgumentTypeError, match="ndarray"):
+        st.masked.sum(REF["x"], 1)
