@@ -16,6 +16,7 @@ from sharded import grad_mode as grad_mode
 from sharded import io as io
 from sharded import layout as layout
 from sharded import linalg as linalg
+from sharded import masked as masked
 from sharded import nn as nn
 from sharded import ops as ops
 from sharded import optim as optim

@@ -32,7 +32,7 @@ import sharded as st
 # The stubbed modules, as attribute paths from ``sharded`` ("" is the package); the module
 # that defines ShardedTensor comes first, so the classes it defines live in its stub.
 SURFACE = ("", "nn", "nn.functional", "nn.init", "nn.utils", "nn.utils.rnn", "linalg", "fft")
-SURFACE += ("special", "signal", "signal.windows")
+SURFACE += ("special", "signal", "signal.windows", "masked")
 SURFACE += ("random", "optim", "optim.lr_scheduler", "autograd")
 OUTSIDE = "sharded.tools"  # tools sit outside the library (``import sharded`` never loads them)
 LIMIT = 100  # ruff's line length: the stubs pass ``ruff check`` and ``ruff format --check``
