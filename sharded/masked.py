@@ -409,7 +409,7 @@ def median(input, dim=-1, *, keepdim=False, dtype=None, mask=None):
     >>> import sharded as st
     >>> x = st.tensor([[1.0, 9.0, 3.0, 4.0], [4.0, 5.0, 6.0, 7.0]])
     >>> st.masked.median(x, mask=st.tensor([True, False, True, True])).tolist()
-    [3.0, 5.0]
+    [3.0, 6.0]
     """
     _check_input("median", input)
     dt = _dtype(dtype, input)
@@ -458,7 +458,7 @@ def normalize(input, ord, dim, *, eps=1e-12, dtype=None, mask=None):
     Examples
     --------
     >>> import sharded as st
-    >>> x = st.tensor([[3.0, 9.0, 4.0]])
+    >>> x = st.tensor([[3.0, 9.0, 4.0]], dtype=st.float64)
     >>> st.masked.normalize(x, 2.0, 1, mask=st.tensor([True, False, True])).tolist()
     [[0.6, 0.0, 0.8]]
     """
@@ -471,10 +471,15 @@ def normalize(input, ord, dim, *, eps=1e-12, dtype=None, mask=None):
 # --------------------------------------------------------------------------- softmax family
 def _soft(fn, op, identity, input, dim, dtype, mask, negate=False):
     _check_input(fn, input)
+    dt = _dtype(dtype, input)
+    if not (dt.is_floating_point or dt.is_complex):
+        raise DTypeError(
+            f"masked.{fn}: needs a floating point dtype, got {dt}; pass dtype=st.float32"
+        )
     m = _mask(fn, input, mask)
     d = _dim1(fn, dim, input.ndim)
     x = _fill(input, m, identity(input))
-    return op(-x if negate else x, d, dtype=_dtype(dtype, input))
+    return op(-x if negate else x, d, dtype=dt)
 
 
 def softmax(input, dim, *, dtype=None, mask=None):

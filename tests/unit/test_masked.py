@@ -141,6 +141,14 @@ def test_no_mask_is_the_plain_reduction():
     np.testing.assert_allclose(st.masked.softmax(x, 1).numpy(), st.softmax(x, 1).numpy())
 
 
+def test_int_softmax_with_a_float_dtype():
+    xi = st.tensor(REF["xi"], shards=2)
+    y = st.masked.softmax(xi, 1, dtype=st.float64, mask=st.tensor(REF["r"]))
+    x = st.tensor(REF["xi"].astype(np.float64))
+    _same(y.numpy(), st.masked.softmax(x, 1, mask=st.tensor(REF["r"])).numpy())
+    assert y.numpy()[:, 1].tolist() == [0.0, 0.0, 0.0]
+
+
 def test_bad_calls_raise_typed_errors():
     x = st.tensor(REF["x"])
     with pytest.raises(ShapeError, match=r"\(3, 4\)"):
@@ -153,6 +161,8 @@ def test_bad_calls_raise_typed_errors():
         st.masked.amax(x, (1, -1))
     with pytest.raises(DTypeError, match="int64"):
         st.masked.mean(st.tensor(REF["xi"]), 1)
+    with pytest.raises(DTypeError, match="int64"):
+        st.masked.softmax(st.tensor(REF["xi"]), 1)
     with pytest.raises(DTypeError, match="int64"):
         st.masked.norm(st.tensor(REF["xi"]), 2.0, 1)
     with pytest.raises(ArgumentTypeError, match="None"):
