@@ -135,12 +135,12 @@ def _dtype(dtype, input):
 
 def _max_identity(input):
     dt = input.dtype
-    return -math.inf if dt.is_floating_point else D.iinfo(dt).min
+    return -math.inf if dt.is_floating_point or dt.is_complex else D.iinfo(dt).min
 
 
 def _min_identity(input):
     dt = input.dtype
-    return math.inf if dt.is_floating_point else D.iinfo(dt).max
+    return math.inf if dt.is_floating_point or dt.is_complex else D.iinfo(dt).max
 
 
 def _int_sum_dtype(dtype, input):
@@ -152,8 +152,8 @@ def _int_sum_dtype(dtype, input):
 
 def _count(input, mask, dims, keepdim):
     """How many elements of each reduced slice the mask keeps (int64)."""
-    if mask is None:  # a Python int broadcasts
-        return math.prod(input.shape[d] for d in dims)
+    if mask is None:  # a Python int broadcasts (a 0-d input's dim 0 counts its one element)
+        return math.prod(input.shape[d] for d in dims if d < input.ndim)
     full = broadcast_to(mask, tuple(input.shape))
     return _sum(full, dims, keepdim, dtype=D.int64)
 

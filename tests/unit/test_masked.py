@@ -173,3 +173,16 @@ def test_bad_calls_raise_typed_errors():
         st.masked.median(st.tensor(REF["xi"]), 1, mask=st.tensor(REF["m"]))
     with pytest.raises(ArgumentTypeError, match="ndarray"):
         st.masked.sum(REF["x"], 1)
+
+
+def test_complex_logsumexp_and_a_0d_mean():
+    # torch 2.13: complex slices fill with -inf (a fully masked one gives -inf+0j); a 0-d
+    # input's dim 0 is its one element
+    x = st.tensor([[1 + 1j, 2 - 1j], [0.5j, 3]], dtype=st.complex128, shards=2)
+    got = st.masked.logsumexp(x, 1, mask=st.tensor([[True, False], [True, True]])).tolist()
+    assert got[0] == 1 + 1j
+    assert got[1] == pytest.approx(3.0430261277608053 + 0.022865966096667j, rel=1e-14)
+    got = st.masked.logsumexp(x, 1, mask=st.tensor([[False, False], [True, True]])).tolist()
+    assert got[0] == complex(-np.inf, 0)
+    y = st.masked.mean(st.tensor(2.5, dtype=st.float64), 0, keepdim=True)
+    assert y.shape == () and y.item() == 2.5

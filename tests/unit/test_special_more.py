@@ -152,6 +152,8 @@ def test_polynomial_of_operands_broadcast_across_the_middle_dim(name):
     )
     got = f(st.tensor(x, dtype=f64, shards=2), st.tensor(n, dtype=f64)).numpy()
     _same(got, want, 1e-12, 0)
+    zero_d = f(st.tensor(x[0, 0, 0]), st.tensor(n[0, 1, 0])).numpy()  # 0-d operands stay 0-d
+    assert zero_d.shape == () and zero_d == want[0, 1, 0]
     if name == "chebyshev_polynomial_t":  # torch: T_4(-8.5), T_3(-8.5)
         assert got[0, :, 0].tolist() == pytest.approx([41183.5, -2431.0], rel=1e-14)
 

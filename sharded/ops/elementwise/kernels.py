@@ -339,9 +339,9 @@ def polynomial(xp, kind, x, n):
     >>> polynomial(np, "t", np.array([0.5, 2.0, 1.0]), np.array([2.0, 3.0, -1.0])).tolist()
     [-0.5, 26.0, 0.0]
     """
-    # contiguous copies: a broadcast operand's zeros_like keeps its odd strides, and the
+    # C-order copies: a broadcast operand's zeros_like keeps its odd strides, and the
     # recurrence writes its results through a flat view of ``out``
-    x, n = (xp.ascontiguousarray(a) for a in xp.broadcast_arrays(x, n))
+    x, n = (a.copy() for a in xp.broadcast_arrays(x, n))
     dt = x.dtype
     k = order(xp, n)
     one = xp.ones_like(x)
