@@ -1143,7 +1143,8 @@ class ShardedTensor:
     def resolve_conj(self) -> Self:
         """``input`` itself: ``conj`` already materialises (there is no lazy conjugate bit)."""
     def resolve_neg(self) -> Self:
-        """``input`` itself: ``conj`` already materialises (there is no lazy conjugate bit)."""
+        """``input`` itself: sharded has no lazy negation bit (``neg`` always materialises), so
+        there is nothing to resolve."""
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward (a no-op on a leaf)."""
     @property
@@ -1399,6 +1400,11 @@ class ShardedTensor:
         ``dim``, of equal consecutive slices along ``dim``); inverse ids (shaped like
         ``input``, or one per slice) and run lengths if asked. Any layout: runs that cross a
         shard border are joined."""
+    def unsafe_chunk(self, chunks, dim=...) -> tuple[ShardedTensor, ...]:
+        """``torch.unsafe_chunk``: :func:`chunk` (see :func:`unsafe_split`)."""
+    def unsafe_split(self, split_size_or_sections, dim=...) -> tuple[ShardedTensor, ...]:
+        """``torch.unsafe_split``: :func:`split` (torch's variant skips view tracking for
+        in-place safety checks; sharded's pieces are ordinary views)."""
     def unsqueeze(self, dim) -> ShardedTensor:
         """Insert a size-1 dim at ``dim`` (a view; its stride is torch's: ``size * stride`` of
         the dim it lands before, 1 at the end)."""
