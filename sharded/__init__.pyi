@@ -78,6 +78,7 @@ from sharded.tensor import (
     _SortResult,
     _SVDLegacy,
     _TopK,
+    _TriangularSolve,
 )
 
 Tensor = ShardedTensor
@@ -1230,6 +1231,16 @@ def logsumexp(input, dim=..., keepdim=...) -> ShardedTensor:
 def lt(input, other) -> ShardedTensor:
     """``input < other``."""
 
+def lu(A, pivot=..., get_infos=...) -> tuple:
+    """torch's older LU: ``(LU, pivots)`` packed as ``st.linalg.lu_factor``'s (int32 pivots),
+    plus the int32 ``infos`` with ``get_infos=True``; singular matrices factor without
+    raising either way (their ``infos`` name the first zero pivot)."""
+
+def lu_solve(b, LU_data, LU_pivots) -> ShardedTensor:
+    """torch's older ``lu_solve(b, LU_data, LU_pivots)``: the solution of ``A X = b`` from
+    :func:`lu`'s factorization of ``A`` (``st.linalg.lu_solve`` with the arguments in torch's
+    old order)."""
+
 def lu_unpack(LU_data, LU_pivots, unpack_data=..., unpack_pivots=...) -> _LUUnpackResult:
     """``(P, L, U)`` with ``A = P L U`` from :func:`~sharded.linalg.lu_factor`'s packed
     ``LU_data`` (m x n) and ``LU_pivots``: ``P`` m x m, ``L`` m x k unit lower, ``U`` k x n
@@ -2025,6 +2036,12 @@ def trapezoid(y, x=..., *, dx=..., dim=...) -> ShardedTensor:
 
 def trapz(y, x=..., *, dx=..., dim=...) -> ShardedTensor:
     """Alias of :func:`trapezoid` (torch's older name)."""
+
+def triangular_solve(b, A, upper=..., transpose=..., unitriangular=...) -> _TriangularSolve:
+    """torch's older triangular solver: ``(solution, cloned_coefficient)`` with ``solution`` the
+    ``X`` of ``A X = b`` (``A^T X = b`` with ``transpose``), reading only the ``upper`` or
+    lower triangle of ``A`` (its diagonal as ones with ``unitriangular``), and
+    ``cloned_coefficient`` a copy of ``A``. Batch dims broadcast."""
 
 def tril(input, diagonal=...) -> ShardedTensor:
     """The lower triangle of the last two dims (elements with ``col - row <= diagonal``); the

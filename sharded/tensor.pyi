@@ -868,6 +868,14 @@ class ShardedTensor:
     def lt_(self, other) -> ShardedTensor:
         """In-place ``lt``: writes into this tensor's shards (the result cast to its dtype) and
         returns it."""
+    def lu(self, pivot=..., get_infos=...) -> tuple:
+        """torch's older LU: ``(LU, pivots)`` packed as ``st.linalg.lu_factor``'s (int32
+        pivots), plus the int32 ``infos`` with ``get_infos=True``; singular matrices factor
+        without raising either way (their ``infos`` name the first zero pivot)."""
+    def lu_solve(self, LU_data, LU_pivots) -> ShardedTensor:
+        """torch's older ``lu_solve(b, LU_data, LU_pivots)``: the solution of ``A X = b`` from
+        :func:`lu`'s factorization of ``A`` (``st.linalg.lu_solve`` with the arguments in
+        torch's old order)."""
     @property
     def mH(self) -> ShardedTensor:
         """The conjugate transpose of the last two dims (``x.mH``; ``x.mT`` for a real tensor)."""
@@ -1353,6 +1361,11 @@ class ShardedTensor:
         """The sum of the main diagonal of a matrix (integers sum in int64, as torch)."""
     def transpose(self, dim0, dim1) -> ShardedTensor:
         """Swap two dims (a view)."""
+    def triangular_solve(self, A, upper=..., transpose=..., unitriangular=...) -> _TriangularSolve:
+        """torch's older triangular solver: ``(solution, cloned_coefficient)`` with ``solution``
+        the ``X`` of ``A X = b`` (``A^T X = b`` with ``transpose``), reading only the
+        ``upper`` or lower triangle of ``A`` (its diagonal as ones with ``unitriangular``),
+        and ``cloned_coefficient`` a copy of ``A``. Batch dims broadcast."""
     def tril(self, diagonal=...) -> ShardedTensor:
         """The lower triangle of the last two dims (elements with ``col - row <= diagonal``);
         the rest is zero. Each shard masks its own block: no data moves."""
@@ -1490,6 +1503,10 @@ class _SVDLegacy(NamedTuple):
 class _TopK(NamedTuple):
     values: ShardedTensor
     indices: ShardedTensor
+
+class _TriangularSolve(NamedTuple):
+    solution: ShardedTensor
+    cloned_coefficient: ShardedTensor
 
 class _EigResult(NamedTuple):
     eigenvalues: ShardedTensor
