@@ -97,6 +97,9 @@ from .nn.functional import (
 )
 from .nn.functional import torch_dropout as dropout
 from .nn.functional import torch_dropout_ as dropout_
+from .nn._nn_extra import channel_shuffle, constant_pad_nd, pdist
+from .nn._nn_extra import torch_alpha_dropout as alpha_dropout
+from .nn._nn_extra import torch_feature_alpha_dropout as feature_alpha_dropout
 from .ops import *  # noqa: F403  (every family's top-level functions)
 from .ops import random
 from .runtime import init, is_initialized, shutdown

@@ -79,6 +79,7 @@ from sharded.tensor import (
     _SortResult,
     _SVDLegacy,
     _TopK,
+    _TriangularSolve,
 )
 
 Tensor = ShardedTensor
@@ -181,6 +182,10 @@ def all(input, dim=..., keepdim=...) -> ShardedTensor:
 
 def allclose(input, other, rtol=..., atol=..., equal_nan=...) -> builtins.bool:
     """Whether every element pair is close (:func:`isclose`), as a Python bool."""
+
+def alpha_dropout(input, p, train) -> ShardedTensor:
+    """``torch.alpha_dropout(input, p, train)``: :func:`alpha_dropout` with torch's top-level
+    signature (``st.alpha_dropout``; ``p`` and ``train`` are required)."""
 
 def amax(input, dim=..., keepdim=...) -> ShardedTensor:
     """Maximum over all elements, a dim or a tuple of dims (values only)."""
@@ -428,6 +433,9 @@ def celu(input, alpha=..., inplace=...) -> ShardedTensor:
 def celu_(input, alpha=...) -> ShardedTensor:
     """In-place :func:`celu`."""
 
+def channel_shuffle(input, groups) -> ShardedTensor:
+    """(N, C, *) with the channels regrouped: seen as (groups, C / groups), transposed."""
+
 def cholesky(input, upper=...) -> ShardedTensor:
     """torch's older Cholesky: ``L`` (``upper=True``: ``U = L^H``) of positive-definite
     matrices."""
@@ -497,6 +505,10 @@ def conj(input) -> ShardedTensor:
 
 def conj_physical(input) -> ShardedTensor:
     """Complex conjugate (a copy; a real tensor is returned as it is)."""
+
+def constant_pad_nd(input, pad_, value=...) -> ShardedTensor:
+    """``torch.constant_pad_nd``: pad (or, with negative amounts, crop) the last ``len(pad) //
+    2`` dims with ``value``, ``pad = (left_last, right_last, left_prev, ...)``."""
 
 def conv1d(
     input, weight, bias=..., stride=..., padding=..., dilation=..., groups=...
@@ -724,6 +736,10 @@ def eye(
     n, m=..., *, dtype=..., shards=..., dim=..., layout=..., device=..., requires_grad=...
 ) -> ShardedTensor:
     """The ``n x m`` identity matrix."""
+
+def feature_alpha_dropout(input, p, train) -> ShardedTensor:
+    """``torch.feature_alpha_dropout(input, p, train)``: :func:`feature_alpha_dropout` with
+    torch's top-level signature (``st.feature_alpha_dropout``)."""
 
 def fill(input, value) -> ShardedTensor:
     """A new tensor of ``input``'s shape, dtype and layout with every element ``value`` (a
@@ -1216,6 +1232,16 @@ def logsumexp(input, dim=..., keepdim=...) -> ShardedTensor:
 def lt(input, other) -> ShardedTensor:
     """``input < other``."""
 
+def lu(A, pivot=..., get_infos=...) -> tuple:
+    """torch's older LU: ``(LU, pivots)`` packed as ``st.linalg.lu_factor``'s (int32 pivots),
+    plus the int32 ``infos`` with ``get_infos=True``; singular matrices factor without
+    raising either way (their ``infos`` name the first zero pivot)."""
+
+def lu_solve(b, LU_data, LU_pivots) -> ShardedTensor:
+    """torch's older ``lu_solve(b, LU_data, LU_pivots)``: the solution of ``A X = b`` from
+    :func:`lu`'s factorization of ``A`` (``st.linalg.lu_solve`` with the arguments in torch's
+    old order)."""
+
 def lu_unpack(LU_data, LU_pivots, unpack_data=..., unpack_pivots=...) -> _LUUnpackResult:
     """``(P, L, U)`` with ``A = P L U`` from :func:`~sharded.linalg.lu_factor`'s packed
     ``LU_data`` (m x n) and ``LU_pivots``: ``P`` m x m, ``L`` m x k unit lower, ``U`` k x n
@@ -1509,6 +1535,10 @@ def ones_like(
 def outer(input, vec2) -> ShardedTensor:
     """Outer product of two 1-D tensors: ``input[:, None] * vec2[None, :]``."""
 
+def pdist(input, p=...) -> ShardedTensor:
+    """The ``p``-norm distances between every pair of rows ``i < j`` of an (N, M) input, in
+    row-major order of the pairs: ``N (N - 1) / 2`` values."""
+
 def permute(x, *dims, **kw) -> ShardedTensor:
     """Reorder dims (a view; chunk bounds move with their dims, no data moves)."""
 
@@ -1681,6 +1711,10 @@ def reshape(x, *sizes, shape=...) -> ShardedTensor:
 
 def resolve_conj(input) -> ShardedTensor:
     """``input`` itself: ``conj`` already materialises (there is no lazy conjugate bit)."""
+
+def resolve_neg(input) -> ShardedTensor:
+    """``input`` itself: sharded has no lazy negation bit (``neg`` always materialises), so
+    there is nothing to resolve."""
 
 def result_type(tensor, other) -> DType:
     """``torch.result_type``: the dtype an arithmetic op on ``tensor`` and ``other`` (tensors or
@@ -2004,6 +2038,12 @@ def trapezoid(y, x=..., *, dx=..., dim=...) -> ShardedTensor:
 def trapz(y, x=..., *, dx=..., dim=...) -> ShardedTensor:
     """Alias of :func:`trapezoid` (torch's older name)."""
 
+def triangular_solve(b, A, upper=..., transpose=..., unitriangular=...) -> _TriangularSolve:
+    """torch's older triangular solver: ``(solution, cloned_coefficient)`` with ``solution`` the
+    ``X`` of ``A X = b`` (``A^T X = b`` with ``transpose``), reading only the ``upper`` or
+    lower triangle of ``A`` (its diagonal as ones with ``unitriangular``), and
+    ``cloned_coefficient`` a copy of ``A``. Batch dims broadcast."""
+
 def tril(input, diagonal=...) -> ShardedTensor:
     """The lower triangle of the last two dims (elements with ``col - row <= diagonal``); the
     rest is zero. Each shard masks its own block: no data moves."""
@@ -2054,6 +2094,13 @@ def unpublish(name: str) -> None:
 def unravel_index(indices, shape) -> tuple[ShardedTensor, ...]:
     """The coordinates, one int64 tensor per dim of ``shape``, of flat ``indices`` into a
     C-ordered array of that shape (out-of-range indices wrap, as torch's arithmetic does)."""
+
+def unsafe_chunk(x, chunks, dim=...) -> tuple[ShardedTensor, ...]:
+    """``torch.unsafe_chunk``: :func:`chunk` (see :func:`unsafe_split`)."""
+
+def unsafe_split(x, split_size_or_sections, dim=...) -> tuple[ShardedTensor, ...]:
+    """``torch.unsafe_split``: :func:`split` (torch's variant skips view tracking for in-place
+    safety checks; sharded's pieces are ordinary views)."""
 
 def unsqueeze(x, dim) -> ShardedTensor:
     """Insert a size-1 dim at ``dim`` (a view; its stride is torch's: ``size * stride`` of the

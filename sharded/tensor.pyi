@@ -868,6 +868,14 @@ class ShardedTensor:
     def lt_(self, other) -> ShardedTensor:
         """In-place ``lt``: writes into this tensor's shards (the result cast to its dtype) and
         returns it."""
+    def lu(self, pivot=..., get_infos=...) -> tuple:
+        """torch's older LU: ``(LU, pivots)`` packed as ``st.linalg.lu_factor``'s (int32
+        pivots), plus the int32 ``infos`` with ``get_infos=True``; singular matrices factor
+        without raising either way (their ``infos`` name the first zero pivot)."""
+    def lu_solve(self, LU_data, LU_pivots) -> ShardedTensor:
+        """torch's older ``lu_solve(b, LU_data, LU_pivots)``: the solution of ``A X = b`` from
+        :func:`lu`'s factorization of ``A`` (``st.linalg.lu_solve`` with the arguments in
+        torch's old order)."""
     @property
     def mH(self) -> ShardedTensor:
         """The conjugate transpose of the last two dims (``x.mH``; ``x.mT`` for a real tensor)."""
@@ -1143,7 +1151,8 @@ class ShardedTensor:
     def resolve_conj(self) -> Self:
         """``input`` itself: ``conj`` already materialises (there is no lazy conjugate bit)."""
     def resolve_neg(self) -> Self:
-        """``input`` itself: ``conj`` already materialises (there is no lazy conjugate bit)."""
+        """``input`` itself: sharded has no lazy negation bit (``neg`` always materialises), so
+        there is nothing to resolve."""
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward (a no-op on a leaf)."""
     @property
@@ -1352,6 +1361,11 @@ class ShardedTensor:
         """The sum of the main diagonal of a matrix (integers sum in int64, as torch)."""
     def transpose(self, dim0, dim1) -> ShardedTensor:
         """Swap two dims (a view)."""
+    def triangular_solve(self, A, upper=..., transpose=..., unitriangular=...) -> _TriangularSolve:
+        """torch's older triangular solver: ``(solution, cloned_coefficient)`` with ``solution``
+        the ``X`` of ``A X = b`` (``A^T X = b`` with ``transpose``), reading only the
+        ``upper`` or lower triangle of ``A`` (its diagonal as ones with ``unitriangular``),
+        and ``cloned_coefficient`` a copy of ``A``. Batch dims broadcast."""
     def tril(self, diagonal=...) -> ShardedTensor:
         """The lower triangle of the last two dims (elements with ``col - row <= diagonal``);
         the rest is zero. Each shard masks its own block: no data moves."""
@@ -1399,6 +1413,11 @@ class ShardedTensor:
         ``dim``, of equal consecutive slices along ``dim``); inverse ids (shaped like
         ``input``, or one per slice) and run lengths if asked. Any layout: runs that cross a
         shard border are joined."""
+    def unsafe_chunk(self, chunks, dim=...) -> tuple[ShardedTensor, ...]:
+        """``torch.unsafe_chunk``: :func:`chunk` (see :func:`unsafe_split`)."""
+    def unsafe_split(self, split_size_or_sections, dim=...) -> tuple[ShardedTensor, ...]:
+        """``torch.unsafe_split``: :func:`split` (torch's variant skips view tracking for
+        in-place safety checks; sharded's pieces are ordinary views)."""
     def unsqueeze(self, dim) -> ShardedTensor:
         """Insert a size-1 dim at ``dim`` (a view; its stride is torch's: ``size * stride`` of
         the dim it lands before, 1 at the end)."""
@@ -1484,6 +1503,10 @@ class _SVDLegacy(NamedTuple):
 class _TopK(NamedTuple):
     values: ShardedTensor
     indices: ShardedTensor
+
+class _TriangularSolve(NamedTuple):
+    solution: ShardedTensor
+    cloned_coefficient: ShardedTensor
 
 class _EigResult(NamedTuple):
     eigenvalues: ShardedTensor

@@ -34,7 +34,9 @@ from . import (
     _embedding_bag,
     _loss,
     _loss_extra,
+    _loss_margin,
     _multihead,
+    _nn_extra,
     _normalization,
     _upsampling,
 )
@@ -46,7 +48,9 @@ from ._ctc import *  # noqa: F403
 from ._embedding_bag import *  # noqa: F403
 from ._loss import *  # noqa: F403
 from ._loss_extra import *  # noqa: F403
+from ._loss_margin import *  # noqa: F403
 from ._multihead import *  # noqa: F403
+from ._nn_extra import *  # noqa: F403
 from ._normalization import *  # noqa: F403
 from ._upsampling import *  # noqa: F403
 
@@ -70,6 +74,8 @@ __all__ = [
     *_normalization.__all__,
     *_loss.__all__,
     *_loss_extra.__all__,
+    *_loss_margin.__all__,
+    *_nn_extra.__all__,
     *_ctc.__all__,
     *_upsampling.__all__,
     *_conv.__all__,

@@ -23,6 +23,11 @@ def adaptive_max_pool3d(input, output_size, return_indices=...) -> ShardedTensor
     """Max pooling to a fixed (OD, OH, OW) over torch's adaptive bins (with ``return_indices``
     also the flat D*H*W positions of the maxima)."""
 
+def alpha_dropout(input, p=..., training=..., inplace=...) -> ShardedTensor:
+    """Dropout for self-normalizing (selu) networks: dropped elements take selu's negative
+    saturation and an affine map keeps the mean and variance (identity unless ``training``,
+    which defaults to False as in torch)."""
+
 def avg_pool1d(
     input, kernel_size, stride=..., padding=..., ceil_mode=..., count_include_pad=...
 ) -> ShardedTensor:
@@ -81,6 +86,9 @@ def celu(input, alpha=..., inplace=...) -> ShardedTensor:
 
 def celu_(input, alpha=...) -> ShardedTensor:
     """In-place :func:`celu`."""
+
+def channel_shuffle(input, groups) -> ShardedTensor:
+    """(N, C, *) with the channels regrouped: seen as (groups, C / groups), transposed."""
 
 def conv1d(
     input, weight, bias=..., stride=..., padding=..., dilation=..., groups=...
@@ -162,6 +170,11 @@ def dropout2d(input, p=..., training=..., inplace=...) -> ShardedTensor:
     """Zero whole channels (one draw per entry of all but the last two dims) with probability
     ``p`` and scale the rest by ``1 / (1 - p)`` (identity unless ``training``)."""
 
+def dropout3d(input, p=..., training=..., inplace=...) -> ShardedTensor:
+    """Zero whole channels (one draw per entry of all but the last three dims) of a (C, D, H, W)
+    or (N, C, D, H, W) input with probability ``p``, scaling the rest by ``1 / (1 - p)``
+    (identity unless ``training``)."""
+
 def elu(input, alpha=..., inplace=...) -> ShardedTensor:
     """``x`` where positive, else ``alpha * (exp(x) - 1)``."""
 
@@ -187,6 +200,10 @@ def embedding_bag(
     padding_idx=...,
 ) -> ShardedTensor:
     """Sums, means or maxima of bags of embeddings, as ``torch.nn.functional.embedding_bag``."""
+
+def feature_alpha_dropout(input, p=..., training=..., inplace=...) -> ShardedTensor:
+    """:func:`alpha_dropout` of whole channels: one draw per (N, C) entry, shared along the
+    remaining dims."""
 
 def fold(input, output_size, kernel_size, dilation=..., padding=..., stride=...) -> ShardedTensor:
     """Combine sliding blocks into a tensor (col2im, summing where blocks overlap): (N, C kH kW,
@@ -224,6 +241,13 @@ def hardtanh(input, min_val=..., max_val=..., inplace=...) -> ShardedTensor:
 
 def hardtanh_(input, min_val=..., max_val=...) -> ShardedTensor:
     """In-place :func:`hardtanh`."""
+
+def hinge_embedding_loss(
+    input, target, margin=..., size_average=..., reduce=..., reduction=...
+) -> ShardedTensor:
+    """``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``
+    (torch's formula: the first term wherever ``target != -1``, the second wherever ``target
+    != 1``), reduced by ``reduction``."""
 
 def huber_loss(input, target, reduction=..., delta=..., weight=...) -> ShardedTensor:
     """``0.5 d²`` where ``|d| < delta``, else ``delta (|d| - delta / 2)``, ``d = input -
@@ -278,6 +302,11 @@ def leaky_relu_(input, negative_slope=...) -> ShardedTensor:
 
 def linear(input, weight, bias=...) -> ShardedTensor:
     """``input @ weight.T + bias``."""
+
+def local_response_norm(input, size, alpha=..., beta=..., k=...) -> ShardedTensor:
+    """Divide each channel (dim 1) by ``(k + alpha / size * sum of x² over the size neighbouring
+    channels) ** beta``, the window running from ``c - size // 2`` to ``c + (size - 1) // 2``
+    (zeros past the ends)."""
 
 def log_softmax(input, dim=..., _stacklevel=..., dtype=...) -> ShardedTensor:
     """Log-softmax along ``dim`` (torch's implicit choice when None), computed in ``dtype``."""
@@ -409,6 +438,19 @@ def multi_head_attention_forward(
     unless ``need_weights`` (then (N, L, S) averaged over heads, or (N, H, L, S)). torch's
     function, argument for argument (see the module's doc for the masks)."""
 
+def multi_margin_loss(
+    input, target, p=..., margin=..., weight=..., size_average=..., reduce=..., reduction=...
+) -> ShardedTensor:
+    """Multi-class hinge loss of (N, C) or (C,) scores and int64 class targets: ``sum_{i != y}
+    w[y] max(0, margin - x[y] + x[i]) ** p / C`` per sample (``p`` 1 or 2)."""
+
+def multilabel_margin_loss(
+    input, target, size_average=..., reduce=..., reduction=...
+) -> ShardedTensor:
+    """Multi-label hinge loss of (N, C) or (C,) scores: each row of the int64 ``target`` lists
+    its classes, ended by the first -1; the loss is ``sum_j sum_{i not a target} max(0, 1 -
+    (x[y_j] - x[i])) / C`` per sample."""
+
 def multilabel_soft_margin_loss(
     input, target, weight=..., size_average=..., reduce=..., reduction=...
 ) -> ShardedTensor:
@@ -436,6 +478,10 @@ def pad(input, pad, mode=..., value=...) -> ShardedTensor:
 
 def pairwise_distance(x1, x2, p=..., eps=..., keepdim=...) -> ShardedTensor:
     """``||x1 - x2 + eps||_p`` along the last dim (torch's ``pairwise_distance``)."""
+
+def pdist(input, p=...) -> ShardedTensor:
+    """The ``p``-norm distances between every pair of rows ``i < j`` of an (N, M) input, in
+    row-major order of the pairs: ``N (N - 1) / 2`` values."""
 
 def pixel_shuffle(input, upscale_factor) -> ShardedTensor:
     """Rearrange (*, C r², H, W) into (*, C, H r, W r): each group of r² channels becomes an
@@ -499,6 +545,10 @@ def smooth_l1_loss(
     """``0.5 d² / beta`` where ``|d| < beta``, else ``|d| - beta / 2`` (the L1 loss for
     ``beta=0``)."""
 
+def soft_margin_loss(input, target, size_average=..., reduce=..., reduction=...) -> ShardedTensor:
+    """The two-class logistic loss ``log(1 + exp(-target * input))``, reduced by ``reduction``
+    (targets are 1 or -1)."""
+
 def softmax(input, dim=..., _stacklevel=..., dtype=...) -> ShardedTensor:
     """Softmax along ``dim`` (torch's implicit choice when None), computed in ``dtype``."""
 
@@ -540,6 +590,13 @@ def triplet_margin_loss(
 ) -> Any:
     """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` with ``d`` the pairwise
     ``p``-norm distance (``swap``: the smaller of d(a, n) and d(p, n))."""
+
+def triplet_margin_with_distance_loss(
+    anchor, positive, negative, *, distance_function=..., margin=..., swap=..., reduction=...
+) -> Any:
+    """``max(0, margin + d(anchor, positive) - d(anchor, negative))`` with ``d`` any function of
+    two tensors (default :func:`pairwise_distance`); ``swap`` takes the smaller of d(a, n)
+    and d(p, n)."""
 
 def unfold(input, kernel_size, dilation=..., padding=..., stride=...) -> ShardedTensor:
     """Extract sliding blocks (im2col): (N, C, H, W) or (C, H, W) to (N, C kH kW, L), one column

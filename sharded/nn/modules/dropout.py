@@ -1,4 +1,5 @@
-"""Dropout layers: ``Dropout`` and ``Dropout2d``."""
+"""Dropout layers: ``Dropout``, ``Dropout2d``, ``Dropout3d``, ``AlphaDropout`` and
+``FeatureAlphaDropout``."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from ...errors import ArgumentError
 from .. import functional as F
 from .module import Module
 
-__all__ = ["Dropout", "Dropout2d"]
+__all__ = ["Dropout", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
 
 
 class _DropoutNd(Module):
@@ -56,3 +57,48 @@ class Dropout2d(_DropoutNd):
 
     def forward(self, input):
         return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    """Zero whole channels (the last three dims together) of (C, D, H, W) or
+    (N, C, D, H, W) inputs with probability ``p`` while training, scaling the rest by
+    ``1 / (1 - p)``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.Dropout3d().eval()(st.ones(1, 2, 2, 2, 2)).shape
+    sharded.Size([1, 2, 2, 2, 2])
+    """
+
+    def forward(self, input):
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    """Alpha dropout for self-normalizing (selu) networks while training: dropped elements
+    take selu's negative saturation and an affine map keeps the mean and variance.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.AlphaDropout(0.2).eval()(st.ones(2)).tolist()
+    [1.0, 1.0]
+    """
+
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """:class:`AlphaDropout` of whole channels (one draw per (N, C) entry).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.FeatureAlphaDropout(0.2).eval()(st.ones(1, 2, 3)).shape
+    sharded.Size([1, 2, 3])
+    """
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ...errors import ArgumentError
 from .. import functional as F
+from .._loss_extra import _reduction
 from .module import Module
 
 __all__ = [
@@ -24,13 +25,19 @@ __all__ = [
     "GaussianNLLLoss",
     "MultiLabelSoftMarginLoss",
     "CTCLoss",
+    "SoftMarginLoss",
+    "HingeEmbeddingLoss",
+    "MultiMarginLoss",
+    "MultiLabelMarginLoss",
+    "TripletMarginWithDistanceLoss",
 ]
 
 
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
-        self.reduction = reduction
+        # torch's legacy arguments, when given, decide the reduction (with a warning)
+        self.reduction = _reduction(size_average, reduce, reduction)
 
 
 class _WeightedLoss(_Loss):
@@ -361,4 +368,108 @@ class CTCLoss(_Loss):
         return F.ctc_loss(
             log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
             self.zero_infinity,
+        )  # fmt: skip
+
+
+class SoftMarginLoss(_Loss):
+    """Two-class logistic loss ``log(1 + exp(-y x))``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> round(st.nn.SoftMarginLoss()(st.zeros(2), st.ones(2)).item(), 6)
+    0.693147
+    """
+
+    def forward(self, input, target):
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """``x`` where ``y == 1``, ``max(0, margin - x)`` where ``y == -1``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.HingeEmbeddingLoss(margin=2.0)(st.tensor([0.5]), st.tensor([-1.])).item()
+    1.5
+    """
+
+    def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss ``sum_{i != y} w[y] max(0, margin - x[y] + x[i]) ** p / C``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([[0.1, 0.2, 0.4, 0.8]])
+    >>> round(st.nn.MultiMarginLoss()(x, st.tensor([3])).item(), 6)
+    0.325
+    """
+
+    def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                 reduction="mean"):  # fmt: skip
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ArgumentError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.ndim != 1:
+            raise ArgumentError(
+                f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.ndim}D"
+            )
+        self.p, self.margin = p, margin
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(
+            input, target, p=self.p, margin=self.margin, weight=self.weight,
+            reduction=self.reduction,
+        )  # fmt: skip
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge loss; each target row lists its classes, ended by -1.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x, y = st.tensor([[0.1, 0.2, 0.4, 0.8]]), st.tensor([[3, 0, -1, 1]])
+    >>> round(st.nn.MultiLabelMarginLoss()(x, y).item(), 6)
+    0.85
+    """
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """``max(0, margin + d(a, p) - d(a, n))`` with any distance function ``d`` (default
+    the pairwise 2-norm distance).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> a = st.zeros(1, 2)
+    >>> st.nn.TripletMarginWithDistanceLoss()(a, a, st.tensor([[0., 3.]])).item()
+    0.0
+    """
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ArgumentError(
+                "TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
+                f"{margin} instead"
+            )
+        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction,
         )  # fmt: skip

@@ -25,6 +25,7 @@ __all__ = [
     "InstanceNorm1d",
     "InstanceNorm2d",
     "InstanceNorm3d",
+    "LocalResponseNorm",
 ]
 
 
@@ -353,3 +354,25 @@ class InstanceNorm3d(InstanceNorm1d):
     """
 
     _batched, _what = 5, "4D or 5D"
+
+
+class LocalResponseNorm(Module):
+    """Each channel divided by ``(k + alpha / size * sum of x² over size neighbouring
+    channels) ** beta`` (see :func:`sharded.nn.functional.local_response_norm`).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.LocalResponseNorm(2)
+    LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)
+    """
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,11 +1,11 @@
-"""``PixelShuffle`` and ``PixelUnshuffle``."""
+"""``PixelShuffle``, ``PixelUnshuffle`` and ``ChannelShuffle``."""
 
 from __future__ import annotations
 
 from .. import functional as F
 from .module import Module
 
-__all__ = ["PixelShuffle", "PixelUnshuffle"]
+__all__ = ["PixelShuffle", "PixelUnshuffle", "ChannelShuffle"]
 
 
 class PixelShuffle(Module):
@@ -48,3 +48,24 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self):
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """(N, C, *) with its channels seen as (groups, C / groups) and transposed.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.ChannelShuffle(2)(st.arange(4.).reshape(1, 4, 1)).flatten().tolist()
+    [0.0, 2.0, 1.0, 3.0]
+    """
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"

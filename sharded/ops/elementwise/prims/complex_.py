@@ -44,6 +44,7 @@ __all__ = [
     "polar",
     "real",
     "resolve_conj",
+    "resolve_neg",
     "view_as_complex",
     "view_as_real",
 ]
@@ -177,7 +178,7 @@ conj_physical = conj
 bind("conj_physical_", prim="conj")(E.inplace_unary("conj"))
 
 
-@bind("resolve_conj", "resolve_neg")
+@bind("resolve_conj")
 def resolve_conj(input):
     """``input`` itself: ``conj`` already materialises (there is no lazy conjugate bit).
 
@@ -186,6 +187,21 @@ def resolve_conj(input):
     >>> import sharded as st
     >>> x = st.tensor([1j])
     >>> st.resolve_conj(x) is x
+    True
+    """
+    return input
+
+
+@bind("resolve_neg")
+def resolve_neg(input):
+    """``input`` itself: sharded has no lazy negation bit (``neg`` always materialises), so
+    there is nothing to resolve.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([1.0])
+    >>> st.resolve_neg(x) is x and x.resolve_neg() is x
     True
     """
     return input
