@@ -1876,7 +1876,7 @@ def sort(input, dim=..., descending=..., stable=...) -> _SortResult:
 def split(x, split_size_or_sections=..., dim=..., *, split_size=...) -> tuple[ShardedTensor, ...]:
     """Views of consecutive pieces along ``dim``: pieces of a size, or of given sizes."""
 
-def split_with_sizes(input, split_sizes, dim=...) -> ShardedTensor:
+def split_with_sizes(input, split_sizes, dim=...) -> tuple[ShardedTensor, ...]:
     """Views of consecutive pieces of ``split_sizes`` along ``dim``, which must add up to its
     size exactly (``torch.split_with_sizes``)."""
 

@@ -1247,7 +1247,7 @@ class ShardedTensor:
         self, split_size_or_sections=..., dim=..., *, split_size=...
     ) -> tuple[ShardedTensor, ...]:
         """Views of consecutive pieces along ``dim``: pieces of a size, or of given sizes."""
-    def split_with_sizes(self, split_sizes, dim=...) -> ShardedTensor:
+    def split_with_sizes(self, split_sizes, dim=...) -> tuple[ShardedTensor, ...]:
         """Views of consecutive pieces of ``split_sizes`` along ``dim``, which must add up to
         its size exactly (``torch.split_with_sizes``)."""
     def sqrt(self) -> ShardedTensor:

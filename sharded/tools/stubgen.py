@@ -54,9 +54,9 @@ _TENSOR_BY_NAME |= {"grad": "ShardedTensor | None", "__dlpack_device__": "tuple[
 _TENSOR_BY_NAME |= dict.fromkeys(("std_mean", "var_mean"), "tuple[ShardedTensor, ShardedTensor]")
 _TENSOR_BY_NAME |= dict.fromkeys(("dim", "numel", "nelement", "ndimension", "element_size"), "int")
 _TENSOR_BY_NAME |= dict.fromkeys(("get_device", "storage_offset", "get_num_threads"), "int")
-_TENSOR_BY_NAME |= dict.fromkeys(("split", "chunk", "unbind", "tensor_split", "hsplit"), _TUPLE)
-_TENSOR_BY_NAME |= dict.fromkeys(("vsplit", "dsplit", "broadcast_tensors", "meshgrid"), _TUPLE)
-_TENSOR_BY_NAME |= dict.fromkeys(("unravel_index", "unsafe_split", "unsafe_chunk"), _TUPLE)
+_TUPLES = "split chunk unbind tensor_split hsplit vsplit dsplit broadcast_tensors meshgrid"
+_TUPLES += " unravel_index unsafe_split unsafe_chunk split_with_sizes"
+_TENSOR_BY_NAME |= dict.fromkeys(_TUPLES.split(), _TUPLE)
 # values, or a tensor or a tuple by the flags or the number of arguments: no one type
 _TENSOR_BY_NAME |= dict.fromkeys(("tolist", "__dlpack__", "__array_namespace__"), "Any")
 _TENSOR_BY_NAME |= dict.fromkeys(("register_hook", "unique", "unique_consecutive"), "Any")

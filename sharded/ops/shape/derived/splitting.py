@@ -1,5 +1,6 @@
-"""Cutting into views: ``tensor_split`` (and ``hsplit``/``vsplit``/``dsplit``, which call it
-along dims 1/0/2), ``narrow_copy`` and ``Tensor.unfold``'s sliding windows; and
+"""Cutting into views: ``split_with_sizes``, ``unsafe_split``/``unsafe_chunk``,
+``tensor_split`` (and ``hsplit``/``vsplit``/``dsplit``, which call it along dims 1/0/2),
+``narrow_copy`` and ``Tensor.unfold``'s sliding windows; and
 ``block_diag`` and ``diagflat``, which put blocks on a diagonal. Compositions of ``narrow``,
 ``index_select``, ``unflatten``, ``movedim``, ``cat`` and ``diag``, so none needs a VJP of its
 own and each runs where those run (a split dim is handled by them).
@@ -17,10 +18,13 @@ from ....core.registry import bind
 from ....errors import ArgumentError, DTypeError
 from ....layout import normalize_dim
 from ...creation.prims import zeros
+from ..prims.joining import chunk, split
 from ..prims.triangular import diag
 
 __all__ = [
     "split_with_sizes",
+    "unsafe_split",
+    "unsafe_chunk",
     "tensor_split",
     "hsplit",
     "vsplit",
@@ -77,6 +81,33 @@ def split_with_sizes(input, split_sizes, dim=0):
 
 
 # ------------------------------------------------------------------------ tensor_split
+@bind("unsafe_split")
+def unsafe_split(x, split_size_or_sections, dim=0):
+    """``torch.unsafe_split``: :func:`split` (torch's variant skips view tracking for
+    in-place safety checks; sharded's pieces are ordinary views).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> [p.tolist() for p in st.unsafe_split(st.arange(5), [1, 4])]
+    [[0], [1, 2, 3, 4]]
+    """
+    return split(x, split_size_or_sections, dim)
+
+
+@bind("unsafe_chunk")
+def unsafe_chunk(x, chunks, dim=0):
+    """``torch.unsafe_chunk``: :func:`chunk` (see :func:`unsafe_split`).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> [p.tolist() for p in st.unsafe_chunk(st.arange(4), 2)]
+    [[0, 1], [2, 3]]
+    """
+    return chunk(x, chunks, dim)
+
+
 @bind("tensor_split")
 def tensor_split(
     input,

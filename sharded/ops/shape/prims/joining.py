@@ -35,8 +35,6 @@ __all__ = [
     "split",
     "stack",
     "unbind",
-    "unsafe_chunk",
-    "unsafe_split",
     "concatenate",
     "concat",
 ]
@@ -497,33 +495,6 @@ def chunk(x, chunks, dim=0):
     if n == 0:  # torch: ``chunks`` empty pieces (a split of size 0 would give only one)
         return split(x, [0] * chunks, dim)
     return split(x, -(-n // chunks), dim)
-
-
-@bind("unsafe_split")
-def unsafe_split(x, split_size_or_sections, dim=0):
-    """``torch.unsafe_split``: :func:`split` (torch's variant skips view tracking for
-    in-place safety checks; sharded's pieces are ordinary views).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> [p.tolist() for p in st.unsafe_split(st.arange(5), [1, 4])]
-    [[0], [1, 2, 3, 4]]
-    """
-    return split(x, split_size_or_sections, dim)
-
-
-@bind("unsafe_chunk")
-def unsafe_chunk(x, chunks, dim=0):
-    """``torch.unsafe_chunk``: :func:`chunk` (see :func:`unsafe_split`).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> [p.tolist() for p in st.unsafe_chunk(st.arange(4), 2)]
-    [[0, 1], [2, 3]]
-    """
-    return chunk(x, chunks, dim)
 
 
 @bind("unbind")
