@@ -30,6 +30,7 @@ from ....errors import ArgumentError, IndexOutOfRange
 from ....layout import Layout
 from ....runtime.commands import Const, Key, Transfer
 from ....tensor import check_not_published
+from .advanced import routed_getitem, routed_key, routed_setitem
 
 
 # ------------------------------------------------------------------------ keys
@@ -253,6 +254,8 @@ def getitem(x, key):
         lay = x.layout  # selects shard-locally when only dim 0 is split
         src = x if lay.is_replicated or all(g == 1 for g in lay.grid[1:]) else x.reshard(dim=0)
         return apply("mask_select", src, mask)
+    if routed_key(key):  # index tensors stay on the workers
+        return routed_getitem(x, key, lambda t, b: _basic(t, b, always=False))
     basic, adv = split_key(key)
     if adv is None:
         return _basic(x, basic)
@@ -293,6 +296,8 @@ def setitem(x, key, value):
         if is_tensor(value):
             value = value.to(x.dtype)
         apply("put_mask", x, mask, value, target=x)
+        return
+    if routed_key(key) and routed_setitem(x, key, value, lambda t, b: _basic(t, b, always=False)):
         return
     basic, adv = split_key(key)
     if adv is None:
