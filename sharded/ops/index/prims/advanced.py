@@ -109,7 +109,7 @@ def _plan(src, entries):
     try:
         b = tuple(np.broadcast_shapes(*(tuple(entries[d].shape) for d in tdims)))
     except ValueError:
-        raise ShapeError(
+        raise IndexOutOfRange(  # an IndexError, as torch's and NumPy's
             "shape mismatch: indexing tensors could not be broadcast together with shapes "
             + " ".join(str(list(entries[d].shape)) for d in tdims)
         ) from None
@@ -145,15 +145,28 @@ def _empty(src, shape):
     return out
 
 
+def _probe(src, entries):
+    """torch checks the indices of an empty result too: route them over a tensor of ones
+    along the other dims (nothing to check when the indices are empty)."""
+    if 0 in np.broadcast_shapes(*(tuple(e.shape) for e in entries if e is not None)):
+        return
+    one = tuple(n if e is not None else 1 for n, e in zip(src.shape, entries))
+    for d, n in enumerate(one):
+        if not n:
+            raise IndexOutOfRange(f"index is out of bounds for dimension {d} with size 0")
+    probe = apply("full", Layout().bind(one, src._executor().num_workers), 0, src.dtype)
+    _, cmap, idx = _plan(probe, entries)
+    apply("route_gather", probe, idx, cmap, wrap=True, op="index")
+
+
 def routed_getitem(x, key, basic_view):
     """``x[key]`` for a :func:`routed_key` (``basic_view(x, basic)`` makes the view)."""
     basic, adv = _split(x, key)
     src = basic_view(x, basic)
-    shape, cmap, idx = _plan(src, _entries(src, adv))
+    entries = _entries(src, adv)
+    shape, cmap, idx = _plan(src, entries)
     if 0 in shape:
-        for t in idx:  # torch still checks the indices of an empty result
-            if t.numel() and 0 in src.shape:
-                raise IndexOutOfRange(f"index is out of bounds: tensor of shape {list(src.shape)}")
+        _probe(src, entries)
         return _empty(src, shape)
     return apply("route_gather", src, idx, cmap, wrap=True, op="index")
 
@@ -166,7 +179,8 @@ def routed_setitem(x, key, value, basic_view):
     dst = basic_view(x, basic)
     if dst._readonly:
         return False
-    shape, cmap, idx = _plan(dst, _entries(dst, adv))
+    entries = _entries(dst, adv)
+    shape, cmap, idx = _plan(dst, entries)
     if isinstance(value, np.ndarray) and value.ndim:
         value = as_tensor(value)
     if is_tensor(value):
@@ -179,6 +193,7 @@ def routed_setitem(x, key, value, basic_view):
             ) from None
         value = value.to(x.dtype)
     if 0 in shape:
+        _probe(dst, entries)
         return True
     if is_tensor(value):
         if tuple(value.shape) != shape:
