@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....core.dispatch import apply, as_tensor, is_tensor
-from ....errors import IndexOutOfRange, ShapeError
+from ....errors import DTypeError, IndexOutOfRange, ShapeError
 from ....layout import Layout
 
 _INTS = ("int64", "int32")
@@ -181,8 +181,8 @@ def routed_setitem(x, key, value, basic_view):
         return False
     entries = _entries(dst, adv)
     shape, cmap, idx = _plan(dst, entries)
-    if isinstance(value, np.ndarray) and value.ndim:
-        value = as_tensor(value)
+    if isinstance(value, np.ndarray) and value.ndim:  # driver data: cast like a scalar
+        value = as_tensor(value.astype(x.dtype.np, copy=False))
     if is_tensor(value):
         try:
             np.broadcast_shapes(tuple(value.shape), shape)
@@ -191,7 +191,11 @@ def routed_setitem(x, key, value, basic_view):
                 f"shape mismatch: value tensor of shape {list(value.shape)} cannot be "
                 f"broadcast to indexing result of shape {list(shape)}"
             ) from None
-        value = value.to(x.dtype)
+        if value.dtype != x.dtype:  # torch's index_put check (a scalar value is cast)
+            raise DTypeError(
+                f"Index put requires the source and destination dtypes match, got "
+                f"{x.dtype.name} for the destination and {value.dtype.name} for the source."
+            )
     if 0 in shape:
         _probe(dst, entries)
         return True
