@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ....core.dispatch import apply, as_tensor, is_tensor
-from ....errors import DTypeError, IndexOutOfRange, ShapeError
+from ....errors import IndexOutOfRange, ShapeError
 from ....layout import Layout
 
 _INTS = ("int64", "int32")
@@ -191,11 +191,9 @@ def routed_setitem(x, key, value, basic_view):
                 f"shape mismatch: value tensor of shape {list(value.shape)} cannot be "
                 f"broadcast to indexing result of shape {list(shape)}"
             ) from None
-        if value.dtype != x.dtype:  # torch's index_put check (a scalar value is cast)
-            raise DTypeError(
-                f"Index put requires the source and destination dtypes match, got "
-                f"{x.dtype.name} for the destination and {value.dtype.name} for the source."
-            )
+        # cast, as this library's x[key] = value always has (torch's index_put refuses
+        # another dtype unless a mask is filled with a 0-d value)
+        value = value.to(x.dtype)
     if 0 in shape:
         _probe(dst, entries)
         return True
