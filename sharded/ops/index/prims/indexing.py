@@ -8,9 +8,10 @@ slices with steps, ``None``, ``...``) applies first and gives a view that shares
 source coordinates with NumPy's rules on zero-stride index grids of the view (at a memory cost
 of the result's size, not the tensor's), then plans per (source shard, result shard) pair: the
 source worker extracts its points, the result worker scatters them into place; points that
-already sit on the result's worker never move. Integer and boolean *tensor* indices are read to
-the driver for planning (index data, not the tensor's data). A boolean tensor mask over the
-leading dims of a tensor selects shard-locally (:mod:`sharded.ops.index.prims.masking`).
+already sit on the result's worker never move (lists and arrays: driver data). Keys holding
+integer or boolean *tensors* route their index values worker to worker instead
+(:mod:`sharded.ops.index.prims.advanced`): the driver never reads them. A boolean tensor mask
+over the leading dims of a tensor selects shard-locally (:mod:`sharded.ops.index.prims.masking`).
 Out-of-range indices raise :class:`~sharded.errors.IndexOutOfRange` naming the index, the dim
 and its size, before anything is changed.
 """
