@@ -8,9 +8,10 @@ slices with steps, ``None``, ``...``) applies first and gives a view that shares
 source coordinates with NumPy's rules on zero-stride index grids of the view (at a memory cost
 of the result's size, not the tensor's), then plans per (source shard, result shard) pair: the
 source worker extracts its points, the result worker scatters them into place; points that
-already sit on the result's worker never move. Integer and boolean *tensor* indices are read to
-the driver for planning (index data, not the tensor's data). A boolean tensor mask over the
-leading dims of a tensor selects shard-locally (:mod:`sharded.ops.index.prims.masking`).
+already sit on the result's worker never move (lists and arrays: driver data). Keys holding
+integer or boolean *tensors* route their index values worker to worker instead
+(:mod:`sharded.ops.index.prims.advanced`): the driver never reads them. A boolean tensor mask
+over the leading dims of a tensor selects shard-locally (:mod:`sharded.ops.index.prims.masking`).
 Out-of-range indices raise :class:`~sharded.errors.IndexOutOfRange` naming the index, the dim
 and its size, before anything is changed.
 """
@@ -30,6 +31,7 @@ from ....errors import ArgumentError, IndexOutOfRange
 from ....layout import Layout
 from ....runtime.commands import Const, Key, Transfer
 from ....tensor import check_not_published
+from .advanced import routed_getitem, routed_key, routed_setitem
 
 
 # ------------------------------------------------------------------------ keys
@@ -253,6 +255,8 @@ def getitem(x, key):
         lay = x.layout  # selects shard-locally when only dim 0 is split
         src = x if lay.is_replicated or all(g == 1 for g in lay.grid[1:]) else x.reshard(dim=0)
         return apply("mask_select", src, mask)
+    if routed_key(key):  # index tensors stay on the workers
+        return routed_getitem(x, key, lambda t, b: _basic(t, b, always=False))
     basic, adv = split_key(key)
     if adv is None:
         return _basic(x, basic)
@@ -293,6 +297,8 @@ def setitem(x, key, value):
         if is_tensor(value):
             value = value.to(x.dtype)
         apply("put_mask", x, mask, value, target=x)
+        return
+    if routed_key(key) and routed_setitem(x, key, value, lambda t, b: _basic(t, b, always=False)):
         return
     basic, adv = split_key(key)
     if adv is None:

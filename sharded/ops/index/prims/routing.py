@@ -82,7 +82,9 @@ def _chunk_of(xp, c, b):
 
 
 @kernel
-def route_split(xp, *blocks, offs, shape, cmap, sizes, bounds, cands, nidx, wrap, fill=None):
+def route_split(
+    xp, *blocks, offs, shape, cmap, sizes, bounds, cands, nidx, wrap, fill=None, strict=False
+):
     """Bucket an index block's points by the candidate shard of ``x`` that owns them.
 
     ``blocks``: ``nidx`` index blocks, then (for a scatter) a values block. Outputs: a status
@@ -90,11 +92,16 @@ def route_split(xp, *blocks, offs, shape, cmap, sizes, bounds, cands, nidx, wrap
     v_0, v_1, ...]`` (the first :data:`_NBAD` distinct bad values), and, per candidate ``j``
     (``cands[j]`` = its grid coords, or None for a replica), the shard-local coordinates
     ``(ndim, n_j)`` and either the flat positions (gather) or the values (scatter).
+    ``strict``: an out-of-range index raises here (the driver reads no status: a traced call).
     """
     idx, vals = blocks[:nidx], blocks[nidx:]
     coords, bad, n = _coords(xp, idx, offs, shape, cmap, sizes, wrap)
     scatter = bool(vals) or fill is not None
     nd = len(sizes)
+    if bad[0] and strict:  # raised at the driver's next read, typed IndexError there
+        raise IndexError(
+            f"index {bad[2][0]} is out of bounds for dimension {bad[1]} with size {sizes[bad[1]]}"
+        )
     if bad[0]:  # nothing moves: the driver raises before the next phase
         empty = [xp.empty((nd, 0), np.int32), xp.empty(0, np.int32)] * len(cands)
         return (xp.asarray([bad[0], bad[1], *bad[2]], dtype=np.int64), *empty)
@@ -223,8 +230,11 @@ def _candidates(lay, offs, shp, cmap, gather_side, w):
 def _split(ex, x, idx, cmap, elay, values, fill, wrap, op, gather_side):
     """Run ``route_split`` on every index block, read the status arrays, raise on an
     out-of-range index. Returns per block ``(worker, shape, [(shard, n, k_coords, k_other)])``
-    and the keys to free."""
+    and the keys to free. While ``st.jit`` traces (reads refuse), nothing is read: the blocks
+    raise out-of-range indices themselves (at the next read) and every bucket's size is -1
+    (unknown: the transfers then go unsized)."""
     lay = x._layout
+    blind = ex.recorder is not None
     temps, iargs = [], []
     for t in idx:
         a, tt = align(ex, t, elay)
@@ -260,11 +270,17 @@ def _split(ex, x, idx, cmap, elay, values, fill, wrap, op, gather_side):
         }
         if fill is not None:
             params["fill"] = fill
+        if blind:
+            params["strict"] = True
         outs = (st_key,) + tuple(k for pair in keys for k in pair)
         ex.submit(w, "route_split", args, outs, params, (op, s))
         status.append((w, st_key))
         blocks.append((w, shp, [(j, k1, k2) for (j, _), (k1, k2) in zip(cands, keys)]))
         temps += [(w, k) for k in outs]
+    if blind:
+        return [
+            (w, shp, [(j, -1, k1, k2) for j, k1, k2 in parts]) for w, shp, parts in blocks
+        ], temps
     stats = ex.fetch([(w, k, None) for w, k in status]) if status else []
     if any(st[0] for st in stats):
         free_temps(ex, temps)
@@ -278,6 +294,11 @@ def _split(ex, x, idx, cmap, elay, values, fill, wrap, op, gather_side):
         st = next(it)
         out.append((w, shp, [(j, int(n), k1, k2) for (j, k1, k2), n in zip(parts, st[3:])]))
     return out, temps
+
+
+def _sized(key, nbytes):
+    """An export request for a whole bucket; its size only where known (not while traced)."""
+    return (key, None, nbytes) if nbytes >= 0 else (key, None)
 
 
 def _bad_message(op, sizes, bad):
@@ -310,8 +331,8 @@ def _route_gather_plan(ex, x, idx, cmap, wrap=False, op="gather") -> Operand:
         for j, n, kc, _ in parts:
             wj = shards[j][0]
             if wj != w and n:
-                req.setdefault(w, []).append((kc, None, n * nd * 8))
-                ex.bytes_moved += n * nd * 8
+                req.setdefault(w, []).append(_sized(kc, n * nd * 8))
+                ex.bytes_moved += max(n, 0) * nd * 8
     handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
     back = {}
     for w, _, parts in blocks:
@@ -325,8 +346,8 @@ def _route_gather_plan(ex, x, idx, cmap, wrap=False, op="gather") -> Operand:
             temps.append((wj, kv))
             picks.append((w, wj, kv, n))
             if wj != w:
-                back.setdefault(wj, []).append((kv, None, n * item))
-                ex.bytes_moved += n * item
+                back.setdefault(wj, []).append(_sized(kv, n * item))
+                ex.bytes_moved += max(n, 0) * item
     bh = {w: iter(h) for w, h in ex.export(back).items()} if back else {}
     it = iter(picks)
     keys = []
@@ -389,8 +410,8 @@ def _route_scatter_plan(
             wj = shards[j][0]
             if n and wj != w:
                 vi = values._dtype.itemsize if tval else item
-                req.setdefault(w, []).extend([(kc, None, n * nd * 8), (kv, None, n * vi)])
-                ex.bytes_moved += n * (nd * 8 + vi)
+                req.setdefault(w, []).extend([_sized(kc, n * nd * 8), _sized(kv, n * vi)])
+                ex.bytes_moved += max(n, 0) * (nd * 8 + vi)
             if n:
                 plan.append((j, w, kc, kv))
     handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
