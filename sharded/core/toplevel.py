@@ -50,8 +50,13 @@ OUT = frozenset(
     """.split()
 )
 
-# Ops whose ``out`` must have the result's dtype exactly (torch checks it before computing).
-EXACT_DTYPE = frozenset("amax amin aminmax gather complex polar multinomial".split())
+# Ops whose ``out`` must have the result's dtype exactly (torch checks it before computing),
+# and ops that compute in ``out``'s dtype whatever it is (torch's sum into an int64 out).
+EXACT_DTYPE = frozenset(
+    """amax amin aminmax gather complex polar multinomial matmul mm bmm mv dot clamp clamp_min
+    clamp_max clip index_select take masked_select""".split()
+)
+ANY_DTYPE = frozenset("sum prod nansum cumsum cumprod".split())
 
 # Which leading positional arguments torch requires to be tensors (asked of torch 2.13 with a
 # float and a tensor in each place): "first", "both", or "either" (one of the two suffices).
@@ -107,28 +112,61 @@ def _same_view(a, b) -> bool:
     return (a.shape, a._strides, a._offset) == (b.shape, b._strides, b._offset)
 
 
+def _root(t):
+    while t._base is not None:
+        t = t._base
+    return t
+
+
+def _span(t):
+    """The element range ``[start, stop)`` of ``t`` in its root's storage (as torch's overlap
+    check: two tensors of one storage whose ranges meet overlap)."""
+    if t.numel() == 0:
+        return (t._offset, t._offset)
+    shape = tuple(t.shape)
+    strides = t._strides
+    if strides is None:  # contiguous
+        strides, acc = [], 1
+        for n in reversed(shape):
+            strides.insert(0, acc)
+            acc *= n
+    lo = t._offset + sum((n - 1) * s for n, s in zip(shape, strides, strict=True) if s < 0)
+    hi = t._offset + sum((n - 1) * s for n, s in zip(shape, strides, strict=True) if s > 0)
+    return (lo, hi + 1)
+
+
+def _overlap(a, b) -> bool:
+    if a._storage is b._storage:
+        return True
+    if _root(a) is not _root(b):
+        return False
+    (a0, a1), (b0, b1) = _span(a), _span(b)
+    return a0 < b1 and b0 < a1
+
+
 def _check_out(name, out, result, inputs, elementwise):
     """The checks torch makes on ``out`` before writing; returns ``out`` as a tuple."""
     results = result if isinstance(result, tuple) else (result,)
     outs = out if isinstance(out, (tuple, list)) else (out,)
     if isinstance(result, tuple) != isinstance(out, (tuple, list)) or len(outs) != len(results):
-        raise ArgumentTypeError(
-            f"{name}(): out= must be {len(results)} tensor(s) "
-            f"{'in a tuple' if isinstance(result, tuple) else ''}, got {type(out).__name__}"
+        want = (
+            f"a tuple of {len(results)} ShardedTensors" if len(results) > 1 else "a ShardedTensor"
         )
+        raise ArgumentTypeError(f"{name}(): out= must be {want}, got {type(out).__name__}")
     for o, r in zip(outs, results, strict=True):
         if not isinstance(o, ShardedTensor):
             raise ArgumentTypeError(
                 f"{name}(): out= must be a ShardedTensor, got {type(o).__name__}"
             )
         exact = name in EXACT_DTYPE or isinstance(result, tuple)
-        if (exact and o.dtype != r.dtype) or not D.can_cast(r.dtype, o.dtype):
+        wrong = (exact and o.dtype != r.dtype) or not D.can_cast(r.dtype, o.dtype)
+        if wrong and name not in ANY_DTYPE:
             raise DTypeError(
                 f"{name}(): result type {r.dtype.name} can't be cast to the desired output "
                 f"type {o.dtype.name}" + (" (this op needs out of the same dtype)" if exact else "")
             )
         for x in inputs:
-            if x._storage is o._storage and not (elementwise and _same_view(x, o)):
+            if _overlap(x, o) and not (elementwise and (x is o or _same_view(x, o))):
                 raise ArgumentError(
                     f"{name}(): unsupported operation: out= (shape {list(o.shape)}) shares "
                     "memory with an input; some elements of the input and the written-to "
