@@ -9,7 +9,7 @@ scalars). Two rules, each from a table of the names torch gives it:
   which the result's dtype must be castable to) and ``out`` is returned. An ``out`` of another
   shape is resized (a ``UserWarning`` when it had elements), as torch does.
 - tensor-only arguments: torch's parser refuses a Python number where the signature says
-  ``Tensor`` (``torch.eq(3, t)``); so do these functions, with :class:`ArgumentTypeError`.
+  ``Tensor`` (``torch.eq(3, t)``); so do these, with :class:`DTypeError` (a ``TypeError``).
 """
 
 from __future__ import annotations
@@ -64,9 +64,11 @@ _FIRST = """allclose atleast_1d atleast_2d atleast_3d block_diag broadcast_tenso
     cartesian_prod clamp clamp_max clamp_min clip copysign eq fmod ge greater greater_equal gt
     histogram le less less_equal lt max meshgrid min nanquantile ne not_equal quantile rsub
     searchsorted trapezoid trapz cumulative_trapezoid"""
-_BOTH = """arctan2 atan2 complex cross dist dot equal fmax fmin gcd ger heaviside hypot igamma
-    igammac inner is_same_size isclose kron lcm ldexp logaddexp logaddexp2 logical_and
-    logical_or logical_xor matmul maximum minimum nextafter outer polar slice_scatter vdot"""
+_BOTH = """arctan2 atan2 complex cross dist dot equal ger hypot inner isclose kron logaddexp
+    logaddexp2 logical_and logical_or logical_xor matmul maximum minimum nextafter outer polar
+    slice_scatter vdot"""
+# (fmax, fmin, gcd, lcm, heaviside, igamma, igammac, ldexp, is_same_size check it themselves,
+# methods included, as torch's Tensor methods refuse a number there too)
 _EITHER = """bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift
     float_power isin pow remainder xlogy"""
 TENSOR_ARGS = {
@@ -82,21 +84,20 @@ def _is_number(v) -> bool:
     return isinstance(v, _NUMBER) and not isinstance(v, ShardedTensor)
 
 
-def _check_tensor_args(name, rule, args):
+def _check_tensor_args(name, rule, params, args):
     lead = args[:2]
     nums = [i for i, v in enumerate(lead) if _is_number(v)]
-    if not nums:
-        return
-    bad = {"first": [i for i in nums if i == 0], "both": nums}.get(rule)
-    if rule == "either":
-        bad = nums if len(lead) == 2 and len(nums) == 2 else []
-    if bad:
-        i = bad[0]
-        what = "input" if i == 0 else "other"
-        raise ArgumentTypeError(
-            f"{name}(): argument '{what}' (position {i + 1}) must be a tensor, not "
-            f"{type(lead[i]).__name__} ({lead[i]!r}); wrap it with st.tensor() or use the "
-            "tensor's method or operator, which take Python numbers"
+    if rule == "first":
+        nums = [i for i in nums if i == 0]
+    elif rule == "either" and len(nums) < 2:
+        nums = []
+    if nums:
+        # the message of the families' own check (elementwise.plan.require_tensors)
+        i = nums[0]
+        p = params[i] if i < len(params) else ("input", "other")[i]
+        raise DTypeError(
+            f"{name}(): argument '{p}' (position {i + 1}) must be a tensor, not "
+            f"{type(lead[i]).__name__} {lead[i]!r} (Tensor methods and operators take numbers)"
         )
 
 
@@ -209,11 +210,17 @@ def wrap(name, fn, elementwise=False):
     has_out = name in OUT
     if rule is None and not has_out:
         return fn
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        sig = None
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    params = [p.name for p in sig.parameters.values() if p.kind in kinds] if sig else []
 
     @functools.wraps(fn)
     def top(*args, out=None, **kwargs):
         if rule is not None:
-            _check_tensor_args(name, rule, args)
+            _check_tensor_args(name, rule, params, args)
         if out is None:
             return fn(*args, **kwargs)
         inputs = list(_tensors_in(args, kwargs))
@@ -232,13 +239,11 @@ def wrap(name, fn, elementwise=False):
 
         @functools.wraps(fn)
         def checked(*args, **kwargs):
-            _check_tensor_args(name, rule, args)
+            _check_tensor_args(name, rule, params, args)
             return fn(*args, **kwargs)
 
         return checked
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
+    if sig is None:
         return top
     params = list(sig.parameters.values())
     if any(p.name == "out" for p in params):
