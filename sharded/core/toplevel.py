@@ -64,11 +64,10 @@ _FIRST = """allclose atleast_1d atleast_2d atleast_3d block_diag broadcast_tenso
     cartesian_prod clamp clamp_max clamp_min clip copysign eq fmod ge greater greater_equal gt
     histogram le less less_equal lt max meshgrid min nanquantile ne not_equal quantile rsub
     searchsorted trapezoid trapz cumulative_trapezoid"""
-_BOTH = """arctan2 atan2 complex cross dist dot equal ger hypot inner isclose kron logaddexp
-    logaddexp2 logical_and logical_or logical_xor matmul maximum minimum nextafter outer polar
-    slice_scatter vdot"""
-# (fmax, fmin, gcd, lcm, heaviside, igamma, igammac, ldexp, is_same_size check it themselves,
-# methods included, as torch's Tensor methods refuse a number there too)
+_BOTH = """complex cross dot equal ger inner isclose kron matmul outer polar slice_scatter
+    vdot"""
+# (maximum, fmax, gcd, heaviside, hypot, atan2, logaddexp, logical_and, nextafter, dist, ldexp,
+# igamma, is_same_size... check it themselves, methods included: torch's methods refuse too)
 _EITHER = """bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift
     float_power isin pow remainder xlogy"""
 TENSOR_ARGS = {
@@ -255,9 +254,17 @@ def wrap(name, fn, elementwise=False):
 
 
 def wrap_all(namespace, names, elementwise_names=()):
-    """Replace each of ``names`` in ``namespace`` (a module's globals) by :func:`wrap`'s."""
+    """Replace each of ``names`` in ``namespace`` (a module's globals) by :func:`wrap`'s; the
+    aliases of one function (``st.clip`` and ``st.clamp``) stay one function."""
     ew = set(elementwise_names)
+    done: dict = {}
     for n in names:
         f = namespace.get(n)
-        if callable(f) and not isinstance(f, type):
-            namespace[n] = wrap(n, f, n in ew)
+        if not callable(f) or isinstance(f, type):
+            continue
+        if id(f) not in done:
+            # the function's own name where torch's tables know it (an alias's otherwise)
+            own = getattr(f, "__name__", n)
+            key = own if own in OUT or own in TENSOR_ARGS else n
+            done[id(f)] = wrap(key, f, n in ew)
+        namespace[n] = done[id(f)]
