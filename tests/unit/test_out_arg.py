@@ -134,3 +134,14 @@ def test_numbers_where_torch_requires_a_tensor(shards):
     assert (3 + t).tolist() == [4.0, 5.0, 6.0]
     assert t.maximum(st.tensor(2.0)).tolist() == [2.0, 2.0, 3.0]
     assert st.max(st.ones(2, 2), 1).values.tolist() == [1.0, 1.0]  # an int dim stays fine
+
+
+def test_reflected_operator_called_unbound_with_a_number_self():
+    t = st.tensor([1.0, 2.0])
+    # torch: TypeError descriptor '__radd__' for 'torch._C.TensorBase' objects doesn't apply
+    # to a 'int' object; the operator itself takes the number (3 + t: [4., 5.])
+    with pytest.raises(st.DTypeError, match="__radd__.*int"):
+        st.Tensor.__radd__(3, t)
+    with pytest.raises(TypeError):
+        st.Tensor.__rand__(3, st.tensor([1, 2]))
+    assert (3 + t).tolist() == [4.0, 5.0] and t.__rmul__(3).tolist() == [3.0, 6.0]
