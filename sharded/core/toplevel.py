@@ -69,7 +69,7 @@ _BOTH = """complex cross dot equal ger inner isclose kron matmul outer polar sli
 # (maximum, fmax, gcd, heaviside, hypot, atan2, logaddexp, logical_and, nextafter, dist, ldexp,
 # igamma, is_same_size... check it themselves, methods included: torch's methods refuse too)
 _EITHER = """bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift
-    float_power isin pow remainder xlogy"""
+    float_power isin pow remainder xlogy xlog1py zeta"""
 TENSOR_ARGS = {
     **dict.fromkeys(_FIRST.split(), "first"),
     **dict.fromkeys(_BOTH.split(), "both"),

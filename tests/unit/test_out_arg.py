@@ -145,3 +145,12 @@ def test_reflected_operator_called_unbound_with_a_number_self():
     with pytest.raises(TypeError):
         st.Tensor.__rand__(3, st.tensor([1, 2]))
     assert (3 + t).tolist() == [4.0, 5.0] and t.__rmul__(3).tolist() == [3.0, 6.0]
+
+
+def test_special_functions_want_one_tensor():
+    # torch: TypeError for special.zeta(2.0, 3.0) and special.xlog1py(2.0, 3.0); a tensor in
+    # either place is fine
+    for f in (st.special.zeta, st.special.xlog1py):
+        with pytest.raises(st.DTypeError, match="must be a tensor"):
+            f(2.0, 3.0)
+    assert st.special.xlog1py(2.0, st.tensor([0.0])).tolist() == [0.0]
