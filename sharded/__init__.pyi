@@ -126,24 +126,24 @@ class MinResult(NamedTuple):
     values: ShardedTensor
     indices: ShardedTensor
 
-def abs(input) -> ShardedTensor:
+def abs(input, *, out=...) -> ShardedTensor:
     """Absolute value."""
 
 def abs_(input, *args, **kwargs) -> ShardedTensor:
     """``input.abs_(*args, **kwargs)``: torch's top-level form of the tensor method ``abs_`` (in
     place see that method)."""
 
-def absolute(input) -> ShardedTensor:
+def absolute(input, *, out=...) -> ShardedTensor:
     """Absolute value."""
 
-def acos(input) -> ShardedTensor:
+def acos(input, *, out=...) -> ShardedTensor:
     """Inverse cosine."""
 
 def acos_(input, *args, **kwargs) -> ShardedTensor:
     """``input.acos_(*args, **kwargs)``: torch's top-level form of the tensor method ``acos_``
     (in place see that method)."""
 
-def acosh(input) -> ShardedTensor:
+def acosh(input, *, out=...) -> ShardedTensor:
     """Inverse hyperbolic cosine."""
 
 def acosh_(input, *args, **kwargs) -> ShardedTensor:
@@ -153,31 +153,31 @@ def acosh_(input, *args, **kwargs) -> ShardedTensor:
 def adaptive_avg_pool1d(input, output_size) -> ShardedTensor:
     """Average pooling to a fixed length."""
 
-def add(input, other, *, alpha=...) -> ShardedTensor:
+def add(input, other, *, alpha=..., out=...) -> ShardedTensor:
     """``input + alpha * other`` with broadcasting."""
 
-def addbmm(input, batch1, batch2, *, beta=..., alpha=...) -> ShardedTensor:
+def addbmm(input, batch1, batch2, *, beta=..., alpha=..., out=...) -> ShardedTensor:
     """``beta * input + alpha * sum_b (batch1[b] @ batch2[b])``."""
 
-def addcdiv(input, tensor1, tensor2, *, value=...) -> ShardedTensor:
+def addcdiv(input, tensor1, tensor2, *, value=..., out=...) -> ShardedTensor:
     """``input + value * tensor1 / tensor2``, as torch (integer tensor1 and tensor2 raise)."""
 
-def addcmul(input, tensor1, tensor2, *, value=...) -> ShardedTensor:
+def addcmul(input, tensor1, tensor2, *, value=..., out=...) -> ShardedTensor:
     """``input + value * tensor1 * tensor2``, as torch."""
 
-def addmm(input, mat1, mat2, *, beta=..., alpha=...) -> ShardedTensor:
+def addmm(input, mat1, mat2, *, beta=..., alpha=..., out=...) -> ShardedTensor:
     """``beta * input + alpha * (mat1 @ mat2)`` for 2-D ``mat1``, ``mat2``."""
 
-def addmv(input, mat, vec, *, beta=..., alpha=...) -> ShardedTensor:
+def addmv(input, mat, vec, *, beta=..., alpha=..., out=...) -> ShardedTensor:
     """``beta * input + alpha * (mat @ vec)`` for a 2-D ``mat`` and 1-D ``vec``."""
 
-def addr(input, vec1, vec2, *, beta=..., alpha=...) -> ShardedTensor:
+def addr(input, vec1, vec2, *, beta=..., alpha=..., out=...) -> ShardedTensor:
     """``beta * input + alpha * outer(vec1, vec2)``."""
 
 def adjoint(x) -> ShardedTensor:
     """The conjugate transpose of the last two dims (``x.mH``; ``x.mT`` for a real tensor)."""
 
-def all(input, dim=..., keepdim=...) -> ShardedTensor:
+def all(input, dim=..., keepdim=..., *, out=...) -> ShardedTensor:
     """True if every element is non-zero."""
 
 def allclose(input, other, rtol=..., atol=..., equal_nan=...) -> builtins.bool:
@@ -187,19 +187,19 @@ def alpha_dropout(input, p, train) -> ShardedTensor:
     """``torch.alpha_dropout(input, p, train)``: :func:`alpha_dropout` with torch's top-level
     signature (``st.alpha_dropout``; ``p`` and ``train`` are required)."""
 
-def amax(input, dim=..., keepdim=...) -> ShardedTensor:
+def amax(input, dim=..., keepdim=..., *, out=...) -> ShardedTensor:
     """Maximum over all elements, a dim or a tuple of dims (values only)."""
 
-def amin(input, dim=..., keepdim=...) -> ShardedTensor:
+def amin(input, dim=..., keepdim=..., *, out=...) -> ShardedTensor:
     """Minimum over all elements, a dim or a tuple of dims (values only)."""
 
-def aminmax(input, *, dim=..., keepdim=...) -> _AminmaxResult:
+def aminmax(input, *, dim=..., keepdim=..., out=...) -> _AminmaxResult:
     """``(min, max)`` over all elements or one ``dim``, a named tuple as torch's."""
 
-def angle(input) -> ShardedTensor:
+def angle(input, *, out=...) -> ShardedTensor:
     """The argument (phase) of each element in radians; real result."""
 
-def any(input, dim=..., keepdim=...) -> ShardedTensor:
+def any(input, dim=..., keepdim=..., *, out=...) -> ShardedTensor:
     """True if any element is non-zero."""
 
 def arange(
@@ -213,61 +213,62 @@ def arange(
     layout=...,
     device=...,
     requires_grad=...,
+    out=...,
 ) -> ShardedTensor:
     """Values ``start, start+step, ...`` below ``end``; int64 when all arguments are ints."""
 
-def arccos(input) -> ShardedTensor:
+def arccos(input, *, out=...) -> ShardedTensor:
     """Inverse cosine."""
 
 def arccos_(input, *args, **kwargs) -> ShardedTensor:
     """``input.arccos_(*args, **kwargs)``: torch's top-level form of the tensor method
     ``arccos_`` (in place see that method)."""
 
-def arccosh(input) -> ShardedTensor:
+def arccosh(input, *, out=...) -> ShardedTensor:
     """Inverse hyperbolic cosine."""
 
 def arccosh_(input, *args, **kwargs) -> ShardedTensor:
     """``input.arccosh_(*args, **kwargs)``: torch's top-level form of the tensor method
     ``arccosh_`` (in place see that method)."""
 
-def arcsin(input) -> ShardedTensor:
+def arcsin(input, *, out=...) -> ShardedTensor:
     """Inverse sine."""
 
 def arcsin_(input, *args, **kwargs) -> ShardedTensor:
     """``input.arcsin_(*args, **kwargs)``: torch's top-level form of the tensor method
     ``arcsin_`` (in place see that method)."""
 
-def arcsinh(input) -> ShardedTensor:
+def arcsinh(input, *, out=...) -> ShardedTensor:
     """Inverse hyperbolic sine."""
 
 def arcsinh_(input, *args, **kwargs) -> ShardedTensor:
     """``input.arcsinh_(*args, **kwargs)``: torch's top-level form of the tensor method
     ``arcsinh_`` (in place see that method)."""
 
-def arctan(input) -> ShardedTensor:
+def arctan(input, *, out=...) -> ShardedTensor:
     """Inverse tangent."""
 
-def arctan2(input, other) -> ShardedTensor:
+def arctan2(input, other, *, out=...) -> ShardedTensor:
     """Angle of the point ``(other, input)``, in ``[-pi, pi]``."""
 
 def arctan_(input, *args, **kwargs) -> ShardedTensor:
     """``input.arctan_(*args, **kwargs)``: torch's top-level form of the tensor method
     ``arctan_`` (in place see that method)."""
 
-def arctanh(input) -> ShardedTensor:
+def arctanh(input, *, out=...) -> ShardedTensor:
     """Inverse hyperbolic tangent."""
 
 def arctanh_(input, *args, **kwargs) -> ShardedTensor:
     """``input.arctanh_(*args, **kwargs)``: torch's top-level form of the tensor method
     ``arctanh_`` (in place see that method)."""
 
-def argmax(input, dim=..., keepdim=...) -> ShardedTensor:
+def argmax(input, dim=..., keepdim=..., *, out=...) -> ShardedTensor:
     """Index of the maximum (into the flattened tensor when ``dim`` is None)."""
 
-def argmin(input, dim=..., keepdim=...) -> ShardedTensor:
+def argmin(input, dim=..., keepdim=..., *, out=...) -> ShardedTensor:
     """Index of the minimum (into the flattened tensor when ``dim`` is None)."""
 
-def argsort(input, dim=..., descending=..., stable=...) -> ShardedTensor:
+def argsort(input, dim=..., descending=..., stable=..., *, out=...) -> ShardedTensor:
     """Indices that sort ``input`` along ``dim`` (``sort(...).indices``: along the split dim of
     a 1-d tensor the sorted values are not kept)."""
 
@@ -279,31 +280,31 @@ def as_tensor(
 ) -> ShardedTensor:
     """A sharded tensor from nested lists, scalars, a NumPy array or a tensor (always a copy)."""
 
-def asin(input) -> ShardedTensor:
+def asin(input, *, out=...) -> ShardedTensor:
     """Inverse sine."""
 
 def asin_(input, *args, **kwargs) -> ShardedTensor:
     """``input.asin_(*args, **kwargs)``: torch's top-level form of the tensor method ``asin_``
     (in place see that method)."""
 
-def asinh(input) -> ShardedTensor:
+def asinh(input, *, out=...) -> ShardedTensor:
     """Inverse hyperbolic sine."""
 
 def asinh_(input, *args, **kwargs) -> ShardedTensor:
     """``input.asinh_(*args, **kwargs)``: torch's top-level form of the tensor method ``asinh_``
     (in place see that method)."""
 
-def atan(input) -> ShardedTensor:
+def atan(input, *, out=...) -> ShardedTensor:
     """Inverse tangent."""
 
-def atan2(input, other) -> ShardedTensor:
+def atan2(input, other, *, out=...) -> ShardedTensor:
     """Angle of the point ``(other, input)``, in ``[-pi, pi]``."""
 
 def atan_(input, *args, **kwargs) -> ShardedTensor:
     """``input.atan_(*args, **kwargs)``: torch's top-level form of the tensor method ``atan_``
     (in place see that method)."""
 
-def atanh(input) -> ShardedTensor:
+def atanh(input, *, out=...) -> ShardedTensor:
     """Inverse hyperbolic tangent."""
 
 def atanh_(input, *args, **kwargs) -> ShardedTensor:
@@ -325,7 +326,7 @@ def avg_pool1d(
 ) -> ShardedTensor:
     """1-D average pooling of an (N, C, L) or (C, L) input."""
 
-def baddbmm(input, batch1, batch2, *, beta=..., alpha=...) -> ShardedTensor:
+def baddbmm(input, batch1, batch2, *, beta=..., alpha=..., out=...) -> ShardedTensor:
     """``beta * input + alpha * bmm(batch1, batch2)`` (3-D batches)."""
 
 def bartlett_window(
@@ -341,31 +342,31 @@ def bartlett_window(
 ) -> ShardedTensor:
     """Bartlett (triangular) window ``1 - |2 n / (N - 1) - 1|``, as ``torch.bartlett_window``."""
 
-def bernoulli(input, p=..., *, generator=...) -> ShardedTensor:
+def bernoulli(input, p=..., *, generator=..., out=...) -> ShardedTensor:
     """0/1 samples, 1 with probability ``input[i]`` (or ``p`` for every element), in the input's
     dtype."""
 
-def bincount(input, weights=..., minlength=...) -> ShardedTensor:
+def bincount(input, weights=..., minlength=..., *, out=...) -> ShardedTensor:
     """Count occurrences of each value of a 1-D non-negative integer tensor (``weights``: sum
     those instead). The length is ``max(max(input) + 1, minlength)``: the planner reads the
     global min and max first (a driver wait)."""
 
-def bitwise_and(input, other) -> ShardedTensor:
+def bitwise_and(input, other, *, out=...) -> ShardedTensor:
     """Bitwise AND (logical on bool)."""
 
-def bitwise_left_shift(input, other) -> ShardedTensor:
+def bitwise_left_shift(input, other, *, out=...) -> ShardedTensor:
     """``input << other`` (also the operators ``<<``, ``<<=``)."""
 
-def bitwise_not(input) -> ShardedTensor:
+def bitwise_not(input, *, out=...) -> ShardedTensor:
     """Bitwise NOT (logical NOT on bool)."""
 
-def bitwise_or(input, other) -> ShardedTensor:
+def bitwise_or(input, other, *, out=...) -> ShardedTensor:
     """Bitwise OR (logical on bool)."""
 
-def bitwise_right_shift(input, other) -> ShardedTensor:
+def bitwise_right_shift(input, other, *, out=...) -> ShardedTensor:
     """``input >> other``, arithmetic (also the operators ``>>``, ``>>=``)."""
 
-def bitwise_xor(input, other) -> ShardedTensor:
+def bitwise_xor(input, other, *, out=...) -> ShardedTensor:
     """Bitwise XOR (logical on bool)."""
 
 def blackman_window(
@@ -382,11 +383,11 @@ def blackman_window(
     """Blackman window ``0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))``, as
     ``torch.blackman_window``."""
 
-def block_diag(*tensors) -> ShardedTensor:
+def block_diag(*tensors, out=...) -> ShardedTensor:
     """The tensors as blocks on the diagonal of a matrix, zeros elsewhere (a 0-d tensor is a 1 x
     1 block, a vector a row; dtypes promote), as ``torch.block_diag``."""
 
-def bmm(input, mat2) -> ShardedTensor:
+def bmm(input, mat2, *, out=...) -> ShardedTensor:
     """Batched product of two 3-D tensors with equal batch sizes."""
 
 def broadcast_shapes(*shapes) -> Size:
@@ -399,7 +400,7 @@ def broadcast_tensors(*tensors) -> tuple[ShardedTensor, ...]:
 def broadcast_to(x, size) -> ShardedTensor:
     """``x`` expanded to ``shape`` (a view), as ``torch.broadcast_to``."""
 
-def bucketize(input, boundaries, *, out_int32=..., right=...) -> ShardedTensor:
+def bucketize(input, boundaries, *, out_int32=..., right=..., out=...) -> ShardedTensor:
     """Index of the bucket of every element of ``input`` given 1-D sorted ``boundaries``
     (``right=False``: ``boundaries[i-1] < x <= boundaries[i]``)."""
 
@@ -411,7 +412,7 @@ def cartesian_prod(*tensors) -> ShardedTensor:
     """Cartesian product of 1-D tensors (one dtype), one row per combination; a single tensor is
     returned as it is."""
 
-def cat(tensors, dim=...) -> ShardedTensor:
+def cat(tensors, dim=..., *, out=...) -> ShardedTensor:
     """Concatenate along ``dim`` (dtypes promote as in torch)."""
 
 def cdist(x1, x2, p=..., compute_mode=...) -> ShardedTensor:
@@ -420,7 +421,7 @@ def cdist(x1, x2, p=..., compute_mode=...) -> ShardedTensor:
     torch's signature: the distances are always computed directly (exact, not through ``|a|^2
     + |b|^2 - 2ab``)."""
 
-def ceil(input) -> ShardedTensor:
+def ceil(input, *, out=...) -> ShardedTensor:
     """Smallest integer >= input."""
 
 def ceil_(input, *args, **kwargs) -> ShardedTensor:
@@ -436,15 +437,15 @@ def celu_(input, alpha=...) -> ShardedTensor:
 def channel_shuffle(input, groups) -> ShardedTensor:
     """(N, C, *) with the channels regrouped: seen as (groups, C / groups), transposed."""
 
-def cholesky(input, upper=...) -> ShardedTensor:
+def cholesky(input, upper=..., *, out=...) -> ShardedTensor:
     """torch's older Cholesky: ``L`` (``upper=True``: ``U = L^H``) of positive-definite
     matrices."""
 
-def cholesky_inverse(L, upper=...) -> ShardedTensor:
+def cholesky_inverse(L, upper=..., *, out=...) -> ShardedTensor:
     """The inverse of ``A = L L^H`` (``U^H U`` with ``upper``) from its Cholesky factor, as
     ``torch.cholesky_inverse``."""
 
-def cholesky_solve(B, L, upper=...) -> ShardedTensor:
+def cholesky_solve(B, L, upper=..., *, out=...) -> ShardedTensor:
     """Solution of ``A X = B`` for ``A = L L^H`` (``U^H U`` with ``upper``) given its Cholesky
     factor, as ``torch.cholesky_solve``."""
 
@@ -452,38 +453,38 @@ def chunk(x, chunks, dim=...) -> tuple[ShardedTensor, ...]:
     """Split into ``chunks`` views of ``ceil(n / chunks)`` along ``dim`` (fewer if it runs out,
     as ``torch.chunk``; an empty dim gives ``chunks`` empty views)."""
 
-def clamp(input, min=..., max=...) -> ShardedTensor:
+def clamp(input, min=..., max=..., *, out=...) -> ShardedTensor:
     """Clamp into ``[min, max]`` (either may be a tensor)."""
 
 def clamp_(input, *args, **kwargs) -> ShardedTensor:
     """``input.clamp_(*args, **kwargs)``: torch's top-level form of the tensor method ``clamp_``
     (in place see that method)."""
 
-def clamp_max(input, max) -> ShardedTensor:
+def clamp_max(input, max, *, out=...) -> ShardedTensor:
     """:func:`clamp` with an upper bound only (torch's ``clamp_max``)."""
 
 def clamp_max_(input, *args, **kwargs) -> ShardedTensor:
     """``input.clamp_max_(*args, **kwargs)``: torch's top-level form of the tensor method
     ``clamp_max_`` (in place see that method)."""
 
-def clamp_min(input, min) -> ShardedTensor:
+def clamp_min(input, min, *, out=...) -> ShardedTensor:
     """:func:`clamp` with a lower bound only (torch's ``clamp_min``)."""
 
 def clamp_min_(input, *args, **kwargs) -> ShardedTensor:
     """``input.clamp_min_(*args, **kwargs)``: torch's top-level form of the tensor method
     ``clamp_min_`` (in place see that method)."""
 
-def clip(input, min=..., max=...) -> ShardedTensor:
+def clip(input, min=..., max=..., *, out=...) -> ShardedTensor:
     """Clamp into ``[min, max]`` (either may be a tensor)."""
 
 def clip_(input, *args, **kwargs) -> ShardedTensor:
     """``input.clip_(*args, **kwargs)``: torch's top-level form of the tensor method ``clip_``
     (in place see that method)."""
 
-def clone(x) -> ShardedTensor:
+def clone(x, *, out=...) -> ShardedTensor:
     """A copy with its own storage (same layout)."""
 
-def column_stack(tensors) -> ShardedTensor:
+def column_stack(tensors, *, out=...) -> ShardedTensor:
     """Concatenate along dim 1, vectors (and scalars) as columns."""
 
 def combinations(input, r=..., with_replacement=...) -> ShardedTensor:
@@ -491,13 +492,13 @@ def combinations(input, r=..., with_replacement=...) -> ShardedTensor:
     ``itertools.combinations``; with ``with_replacement``, of
     ``combinations_with_replacement``)."""
 
-def complex(real, imag) -> ShardedTensor:
+def complex(real, imag, *, out=...) -> ShardedTensor:
     """The complex tensor ``real + i * imag`` (two tensors of one floating dtype)."""
 
-def concat(tensors, dim=...) -> ShardedTensor:
+def concat(tensors, dim=..., *, out=...) -> ShardedTensor:
     """Concatenate along ``dim`` (dtypes promote as in torch)."""
 
-def concatenate(tensors, dim=...) -> ShardedTensor:
+def concatenate(tensors, dim=..., *, out=...) -> ShardedTensor:
     """Concatenate along ``dim`` (dtypes promote as in torch)."""
 
 def conj(input) -> ShardedTensor:
@@ -547,27 +548,27 @@ def conv_transpose3d(
     """3-D transposed convolution of an (N, C, D, H, W) or (C, D, H, W) input with a (C,
     O/groups, kD, kH, kW) weight, as ``torch.nn.functional.conv_transpose3d``."""
 
-def copysign(input, other) -> ShardedTensor:
+def copysign(input, other, *, out=...) -> ShardedTensor:
     """``abs(input)`` with the sign of ``other``."""
 
 def corrcoef(input) -> ShardedTensor:
     """Pearson correlation coefficients of the variables in the rows of ``input``."""
 
-def cos(input) -> ShardedTensor:
+def cos(input, *, out=...) -> ShardedTensor:
     """Cosine."""
 
 def cos_(input, *args, **kwargs) -> ShardedTensor:
     """``input.cos_(*args, **kwargs)``: torch's top-level form of the tensor method ``cos_`` (in
     place see that method)."""
 
-def cosh(input) -> ShardedTensor:
+def cosh(input, *, out=...) -> ShardedTensor:
     """Hyperbolic cosine."""
 
 def cosh_(input, *args, **kwargs) -> ShardedTensor:
     """``input.cosh_(*args, **kwargs)``: torch's top-level form of the tensor method ``cosh_``
     (in place see that method)."""
 
-def count_nonzero(input, dim=...) -> ShardedTensor:
+def count_nonzero(input, dim=..., *, out=...) -> ShardedTensor:
     """Number of non-zero elements (over all, a dim or a tuple of dims), int64."""
 
 def cov(input, *, correction=..., fweights=..., aweights=...) -> ShardedTensor:
@@ -575,27 +576,27 @@ def cov(input, *, correction=..., fweights=..., aweights=...) -> ShardedTensor:
     a 1-D input is one variable), with frequency weights ``fweights`` (integers) and
     observation weights ``aweights`` (floats), as torch's."""
 
-def cross(input, other, dim=...) -> ShardedTensor:
+def cross(input, other, dim=..., *, out=...) -> ShardedTensor:
     """The 3-D cross product along ``dim`` (inputs broadcast; ``dim=None`` takes the first dim
     of size 3, as torch's deprecated default)."""
 
-def cummax(input, dim) -> CummaxResult:
+def cummax(input, dim, *, out=...) -> CummaxResult:
     """Running maximum along ``dim``: ``(values, indices)``; on ties and NaN the index is the
     last one reaching the value, as torch."""
 
-def cummin(input, dim) -> CumminResult:
+def cummin(input, dim, *, out=...) -> CumminResult:
     """Running minimum along ``dim``: ``(values, indices)`` (ties: the last index)."""
 
-def cumprod(input, dim, *, dtype=...) -> ShardedTensor:
+def cumprod(input, dim, *, dtype=..., out=...) -> ShardedTensor:
     """Cumulative product along ``dim`` (integer and bool inputs give int64, as torch)."""
 
-def cumsum(input, dim, *, dtype=...) -> ShardedTensor:
+def cumsum(input, dim, *, dtype=..., out=...) -> ShardedTensor:
     """Cumulative sum along ``dim`` (integer and bool inputs give int64, as torch)."""
 
 def cumulative_trapezoid(y, x=..., *, dx=..., dim=...) -> ShardedTensor:
     """Running trapezoidal integral along ``dim`` (one element fewer than ``y`` there)."""
 
-def deg2rad(input) -> ShardedTensor:
+def deg2rad(input, *, out=...) -> ShardedTensor:
     """Degrees to radians, ``input * pi / 180``."""
 
 def deg2rad_(input, *args, **kwargs) -> ShardedTensor:
@@ -613,11 +614,11 @@ def detach_(input, *args, **kwargs) -> ShardedTensor:
     """``input.detach_(*args, **kwargs)``: torch's top-level form of the tensor method
     ``detach_`` (in place see that method)."""
 
-def diag(input, diagonal=...) -> ShardedTensor:
+def diag(input, diagonal=..., *, out=...) -> ShardedTensor:
     """A 1-D input: the square matrix with it on diagonal ``diagonal``; a 2-D input: that
     diagonal of it."""
 
-def diag_embed(input, offset=..., dim1=..., dim2=...) -> ShardedTensor:
+def diag_embed(input, offset=..., dim1=..., dim2=..., *, out=...) -> ShardedTensor:
     """Matrices (in dims ``dim1``, ``dim2`` of the result) whose diagonal ``offset`` is the last
     dim of ``input``; zero elsewhere."""
 
@@ -630,30 +631,30 @@ def diagonal(input, offset=..., dim1=..., dim2=...) -> ShardedTensor:
     split along other dims); otherwise a strided slice of the flattened planes, a view when
     they flatten in place (a matrix split by rows), else a copy."""
 
-def diagonal_scatter(input, src, offset=..., dim1=..., dim2=...) -> ShardedTensor:
+def diagonal_scatter(input, src, offset=..., dim1=..., dim2=..., *, out=...) -> ShardedTensor:
     """A copy of ``input`` with ``src`` written at ``input.diagonal(offset, dim1, dim2)`` (the
     diagonal's dim last in ``src``, as ``diagonal`` returns it)."""
 
-def diff(input, n=..., dim=..., prepend=..., append=...) -> ShardedTensor:
+def diff(input, n=..., dim=..., prepend=..., append=..., *, out=...) -> ShardedTensor:
     """``n``-th forward difference along ``dim`` (``prepend``/``append`` are concatenated first;
     bool tensors use xor, as torch)."""
 
-def digamma(input) -> ShardedTensor:
+def digamma(input, *, out=...) -> ShardedTensor:
     """``d/dx lgamma(x)`` (torch's values at the poles: -inf at 0, nan at the negative
     integers)."""
 
-def dist(input, other, p=...) -> ShardedTensor:
+def dist(input, other, p=..., *, out=...) -> ShardedTensor:
     """``norm(input - other, p)`` (broadcast), a 0-d tensor; floating or complex only."""
 
-def div(input, other, *, rounding_mode=...) -> ShardedTensor:
+def div(input, other, *, rounding_mode=..., out=...) -> ShardedTensor:
     """True division (integers give the default float dtype); ``rounding_mode="floor"`` floors
     and ``"trunc"`` rounds toward zero, both in the promoted dtype (ints stay ints)."""
 
-def divide(input, other, *, rounding_mode=...) -> ShardedTensor:
+def divide(input, other, *, rounding_mode=..., out=...) -> ShardedTensor:
     """True division (integers give the default float dtype); ``rounding_mode="floor"`` floors
     and ``"trunc"`` rounds toward zero, both in the promoted dtype (ints stay ints)."""
 
-def dot(input, other) -> ShardedTensor:
+def dot(input, other, *, out=...) -> ShardedTensor:
     """Inner product of two 1-D tensors (a 0-d tensor)."""
 
 def dropout(input, p, train) -> ShardedTensor:
@@ -668,7 +669,7 @@ def dsplit(
 ) -> tuple[ShardedTensor, ...]:
     """``tensor_split`` along dim 2 of a tensor of at least 3 dims; an int must divide it."""
 
-def dstack(tensors) -> ShardedTensor:
+def dstack(tensors, *, out=...) -> ShardedTensor:
     """Concatenate along dim 2 after :func:`atleast_3d`."""
 
 def einsum(equation, *operands) -> ShardedTensor:
@@ -687,34 +688,34 @@ def empty_like(
 ) -> ShardedTensor:
     """``empty`` with the shape, dtype and layout of ``input`` (values are undefined)."""
 
-def eq(input, other) -> ShardedTensor:
+def eq(input, other, *, out=...) -> ShardedTensor:
     """``input == other``."""
 
 def equal(input, other) -> builtins.bool:
     """Whether both tensors have the same shape and elements (NaN differs from NaN), as a Python
     bool; dtypes may differ (``ones(2)`` equals ``ones(2, dtype=int64)``, as torch)."""
 
-def erf(input) -> ShardedTensor:
+def erf(input, *, out=...) -> ShardedTensor:
     """The error function ``2/sqrt(pi) * int_0^x exp(-t^2) dt``."""
 
 def erf_(input, *args, **kwargs) -> ShardedTensor:
     """``input.erf_(*args, **kwargs)``: torch's top-level form of the tensor method ``erf_`` (in
     place see that method)."""
 
-def erfc(input) -> ShardedTensor:
+def erfc(input, *, out=...) -> ShardedTensor:
     """``1 - erf(input)``, accurate where it is tiny (``erfc(10)`` ~ 2e-45)."""
 
 def erfc_(input, *args, **kwargs) -> ShardedTensor:
     """``input.erfc_(*args, **kwargs)``: torch's top-level form of the tensor method ``erfc_``
     (in place see that method)."""
 
-def erfinv(input) -> ShardedTensor:
+def erfinv(input, *, out=...) -> ShardedTensor:
     """The inverse of ``erf`` on [-1, 1] (+-inf at +-1, nan outside)."""
 
-def exp(input) -> ShardedTensor:
+def exp(input, *, out=...) -> ShardedTensor:
     """``e ** input``."""
 
-def exp2(input) -> ShardedTensor:
+def exp2(input, *, out=...) -> ShardedTensor:
     """``2 ** input``."""
 
 def exp2_(input, *args, **kwargs) -> ShardedTensor:
@@ -725,7 +726,7 @@ def exp_(input, *args, **kwargs) -> ShardedTensor:
     """``input.exp_(*args, **kwargs)``: torch's top-level form of the tensor method ``exp_`` (in
     place see that method)."""
 
-def expm1(input) -> ShardedTensor:
+def expm1(input, *, out=...) -> ShardedTensor:
     """``exp(input) - 1``, accurate near 0."""
 
 def expm1_(input, *args, **kwargs) -> ShardedTensor:
@@ -733,7 +734,7 @@ def expm1_(input, *args, **kwargs) -> ShardedTensor:
     (in place see that method)."""
 
 def eye(
-    n, m=..., *, dtype=..., shards=..., dim=..., layout=..., device=..., requires_grad=...
+    n, m=..., *, dtype=..., shards=..., dim=..., layout=..., device=..., requires_grad=..., out=...
 ) -> ShardedTensor:
     """The ``n x m`` identity matrix."""
 
@@ -750,7 +751,7 @@ def fill_(input, *args, **kwargs) -> ShardedTensor:
     """``input.fill_(*args, **kwargs)``: torch's top-level form of the tensor method ``fill_``
     (in place see that method)."""
 
-def fix(input) -> ShardedTensor:
+def fix(input, *, out=...) -> ShardedTensor:
     """Rounds toward zero."""
 
 def fix_(input, *args, **kwargs) -> ShardedTensor:
@@ -760,7 +761,7 @@ def fix_(input, *args, **kwargs) -> ShardedTensor:
 def flatten(x, start_dim=..., end_dim=...) -> ShardedTensor:
     """Merge dims ``start_dim..end_dim`` into one (a view when possible)."""
 
-def flip(x, dims, *more) -> ShardedTensor:
+def flip(x, dims, *more, out=...) -> ShardedTensor:
     """A copy with the order of elements reversed along ``dims`` (``x.flip(0, 1)`` too)."""
 
 def fliplr(x) -> ShardedTensor:
@@ -769,36 +770,36 @@ def fliplr(x) -> ShardedTensor:
 def flipud(x) -> ShardedTensor:
     """Reverse dim 0 (a copy); ``x`` must be at least 1-d, as ``torch.flipud``."""
 
-def float_power(input, exponent) -> ShardedTensor:
+def float_power(input, exponent, *, out=...) -> ShardedTensor:
     """``input ** exponent`` computed in double precision (float64, complex128 if complex)."""
 
-def floor(input) -> ShardedTensor:
+def floor(input, *, out=...) -> ShardedTensor:
     """Largest integer <= input."""
 
 def floor_(input, *args, **kwargs) -> ShardedTensor:
     """``input.floor_(*args, **kwargs)``: torch's top-level form of the tensor method ``floor_``
     (in place see that method)."""
 
-def floor_divide(input, other) -> ShardedTensor:
+def floor_divide(input, other, *, out=...) -> ShardedTensor:
     """``input // other`` (floor, like torch and Python)."""
 
-def fmax(input, other) -> ShardedTensor:
+def fmax(input, other, *, out=...) -> ShardedTensor:
     """Elementwise maximum that ignores NaN (NaN only where both are)."""
 
-def fmin(input, other) -> ShardedTensor:
+def fmin(input, other, *, out=...) -> ShardedTensor:
     """Elementwise minimum that ignores NaN (NaN only where both are)."""
 
-def fmod(input, other) -> ShardedTensor:
+def fmod(input, other, *, out=...) -> ShardedTensor:
     """C's remainder: the sign of ``input`` (compare :func:`remainder`)."""
 
-def frac(input) -> ShardedTensor:
+def frac(input, *, out=...) -> ShardedTensor:
     """``input - trunc(input)``."""
 
 def frac_(input, *args, **kwargs) -> ShardedTensor:
     """``input.frac_(*args, **kwargs)``: torch's top-level form of the tensor method ``frac_``
     (in place see that method)."""
 
-def frexp(input) -> _FrexpResult:
+def frexp(input, *, out=...) -> _FrexpResult:
     """Split ``input`` into ``(mantissa, exponent)`` with ``input = mantissa * 2**exponent``,
     ``0.5 <= |mantissa| < 1`` (0, inf and NaN keep themselves with exponent 0); the exponent
     is int32, as torch's."""
@@ -809,7 +810,16 @@ def from_numpy(
     """A sharded copy of NumPy array ``a`` (its dtype is kept)."""
 
 def full(
-    size, fill_value, *, dtype=..., shards=..., dim=..., layout=..., device=..., requires_grad=...
+    size,
+    fill_value,
+    *,
+    dtype=...,
+    shards=...,
+    dim=...,
+    layout=...,
+    device=...,
+    requires_grad=...,
+    out=...,
 ) -> ShardedTensor:
     """A tensor filled with ``fill_value``; its dtype follows the value (int -> int64)."""
 
@@ -818,24 +828,24 @@ def full_like(
 ) -> ShardedTensor:
     """``full`` with the shape, dtype and layout of ``input``."""
 
-def gather(input, dim, index, *, sparse_grad=...) -> ShardedTensor:
+def gather(input, dim, index, *, sparse_grad=..., out=...) -> ShardedTensor:
     """Values of ``input`` along ``dim`` at ``index`` (torch's ``gather``): ``out[i][j] =
     input[index[i][j]][j]`` for ``dim=0``. The result is laid out like ``index``; index
     blocks are routed to the workers owning the rows they name and the values routed back
     (the driver reads per-block counts: one wait). An out-of-range index raises
     :class:`~sharded.errors.IndexOutOfRange` naming it."""
 
-def gcd(input, other) -> ShardedTensor:
+def gcd(input, other, *, out=...) -> ShardedTensor:
     """Greatest common divisor."""
 
 def gcd_(input, *args, **kwargs) -> ShardedTensor:
     """``input.gcd_(*args, **kwargs)``: torch's top-level form of the tensor method ``gcd_`` (in
     place see that method)."""
 
-def ge(input, other) -> ShardedTensor:
+def ge(input, other, *, out=...) -> ShardedTensor:
     """``input >= other``."""
 
-def ger(input, vec2) -> ShardedTensor:
+def ger(input, vec2, *, out=...) -> ShardedTensor:
     """Outer product of two 1-D tensors: ``input[:, None] * vec2[None, :]``."""
 
 def get(name: str) -> ShardedTensor:
@@ -865,13 +875,13 @@ def gradient(input, *, spacing=..., dim=..., edge_order=...) -> ShardedTensor:
     differences at the ends. ``spacing`` is a number (the step of every dim), a list of
     numbers (one per dim), or a list of 1-D tensors (the sample coordinates along each dim)."""
 
-def greater(input, other) -> ShardedTensor:
+def greater(input, other, *, out=...) -> ShardedTensor:
     """``input > other``."""
 
-def greater_equal(input, other) -> ShardedTensor:
+def greater_equal(input, other, *, out=...) -> ShardedTensor:
     """``input >= other``."""
 
-def gt(input, other) -> ShardedTensor:
+def gt(input, other, *, out=...) -> ShardedTensor:
     """``input > other``."""
 
 def hamming_window(
@@ -907,10 +917,10 @@ def hann_window(
 def hardshrink(input, lambd=...) -> ShardedTensor:
     """``x`` where ``|x| > lambd``, else 0."""
 
-def heaviside(input, other) -> ShardedTensor:
+def heaviside(input, other, *, out=...) -> ShardedTensor:
     """Step function: 0 below zero, ``values`` at zero, 1 above."""
 
-def histc(input, bins=..., min=..., max=...) -> ShardedTensor:
+def histc(input, bins=..., min=..., max=..., *, out=...) -> ShardedTensor:
     """Histogram of ``bins`` equal bins over ``[min, max]`` (the data's range when both are
     equal; elements outside are ignored; the max lands in the last bin)."""
 
@@ -924,54 +934,54 @@ def hsplit(
 ) -> tuple[ShardedTensor, ...]:
     """``tensor_split`` along dim 1 (dim 0 of a vector); an int must divide that dim."""
 
-def hstack(tensors) -> ShardedTensor:
+def hstack(tensors, *, out=...) -> ShardedTensor:
     """Concatenate along dim 1 (dim 0 for vectors)."""
 
-def hypot(input, other) -> ShardedTensor:
+def hypot(input, other, *, out=...) -> ShardedTensor:
     """``sqrt(input**2 + other**2)`` without overflow."""
 
-def i0(input) -> ShardedTensor:
+def i0(input, *, out=...) -> ShardedTensor:
     """The modified Bessel function of the first kind of order 0."""
 
 def i0_(input, *args, **kwargs) -> ShardedTensor:
     """``input.i0_(*args, **kwargs)``: torch's top-level form of the tensor method ``i0_`` (in
     place see that method)."""
 
-def igamma(input, other) -> ShardedTensor:
+def igamma(input, other, *, out=...) -> ShardedTensor:
     """The regularized lower incomplete gamma function ``P(input, other)``: ``int_0^other
     t^(input-1) e^-t dt / Gamma(input)`` (``torch.igamma``, ``st.special.gammainc``); both
     tensors, of a floating result dtype. The gradient flows to ``other`` only."""
 
-def igammac(input, other) -> ShardedTensor:
+def igammac(input, other, *, out=...) -> ShardedTensor:
     """The regularized upper incomplete gamma function ``Q = 1 - P`` (``torch.igammac``,
     ``st.special.gammaincc``), accurate where ``P`` is near 1."""
 
 def imag(input) -> ShardedTensor:
     """The imaginary part: a real view of a complex tensor (complex tensors only)."""
 
-def index_add(input, dim, index, source, *, alpha=...) -> ShardedTensor:
+def index_add(input, dim, index, source, *, alpha=..., out=...) -> ShardedTensor:
     """``input`` with ``alpha * source`` added at the rows ``index`` along ``dim`` (repeated
     rows accumulate)."""
 
-def index_copy(input, dim, index, source) -> ShardedTensor:
+def index_copy(input, dim, index, source, *, out=...) -> ShardedTensor:
     """``input`` with the rows ``index`` along ``dim`` replaced by ``source``'s rows."""
 
-def index_fill(input, dim, index, value) -> ShardedTensor:
+def index_fill(input, dim, index, value, *, out=...) -> ShardedTensor:
     """``input`` with the rows ``index`` along ``dim`` set to the scalar ``value``."""
 
-def index_put(input, indices, values, accumulate=...) -> ShardedTensor:
+def index_put(input, indices, values, accumulate=..., *, out=...) -> ShardedTensor:
     """``input`` with ``input[indices] = values`` (or ``+=`` with ``accumulate=True``, where
     repeated points accumulate), ``indices`` a tuple of integer tensors routed worker to
     worker (negative indices count from the end). Other keys (bool masks, ``None``) take the
     ``__setitem__`` path, which reads them on the driver. ``values`` must be a tensor, as in
     torch (:class:`~sharded.errors.DTypeError` otherwise; ``x[key] = 1.0`` takes scalars)."""
 
-def index_reduce(input, dim, index, source, reduce, *, include_self=...) -> ShardedTensor:
+def index_reduce(input, dim, index, source, reduce, *, include_self=..., out=...) -> ShardedTensor:
     """``input`` with the slices of ``source`` reduced into ``input.select(dim, index[i])``
     (``reduce`` one of ``prod mean amax amin``; ``include_self=False`` leaves the old values
     of the slices written out; integer ``mean`` rounds down, as torch)."""
 
-def index_select(input, dim, index) -> ShardedTensor:
+def index_select(input, dim, index, *, out=...) -> ShardedTensor:
     """The rows ``index`` of ``input`` along ``dim`` (torch's ``index_select``)."""
 
 def info() -> dict:
@@ -1000,10 +1010,10 @@ def init(
 def initial_seed() -> builtins.int:
     """The seed of the generator (the last ``manual_seed``, else torch's default)."""
 
-def inner(input, other) -> ShardedTensor:
+def inner(input, other, *, out=...) -> ShardedTensor:
     """Sum of products over the last dim of both: one matmul of the flattened free dims."""
 
-def inverse(A) -> ShardedTensor:
+def inverse(A, *, out=...) -> ShardedTensor:
     """The inverse of (a batch of) square matrices; singular ones raise :class:`LinAlgError`."""
 
 def is_complex(input) -> builtins.bool:
@@ -1044,20 +1054,20 @@ def isclose(input, other, rtol=..., atol=..., equal_nan=...) -> ShardedTensor:
 def isfinite(input) -> ShardedTensor:
     """True where the element is neither inf nor NaN."""
 
-def isin(elements, test_elements, *, assume_unique=..., invert=...) -> ShardedTensor:
+def isin(elements, test_elements, *, assume_unique=..., invert=..., out=...) -> ShardedTensor:
     """Whether each element of ``elements`` is in ``test_elements`` (either may be a number);
     the values compare in their promoted dtype, NaN is in nothing."""
 
-def isinf(input) -> ShardedTensor:
+def isinf(input, *, out=...) -> ShardedTensor:
     """Whether each element is +inf or -inf (always False for integers and bools)."""
 
-def isnan(input) -> ShardedTensor:
+def isnan(input, *, out=...) -> ShardedTensor:
     """True where the element is NaN."""
 
-def isneginf(input) -> ShardedTensor:
+def isneginf(input, *, out=...) -> ShardedTensor:
     """Whether each element is -inf."""
 
-def isposinf(input) -> ShardedTensor:
+def isposinf(input, *, out=...) -> ShardedTensor:
     """Whether each element is +inf."""
 
 def isreal(input) -> ShardedTensor:
@@ -1099,44 +1109,54 @@ def kaiser_window(
     """Kaiser window ``I0(beta sqrt(1 - ((n - N/2) / (N/2))^2)) / I0(beta)`` with ``N`` the
     window length less one (``periodic``: the length), as ``torch.kaiser_window``."""
 
-def kron(input, other) -> ShardedTensor:
+def kron(input, other, *, out=...) -> ShardedTensor:
     """The Kronecker product: block ``(i, j, ...)`` of the result is ``input[i, j, ...] *
     other``."""
 
-def kthvalue(input, k, dim=..., keepdim=...) -> _KthValue:
+def kthvalue(input, k, dim=..., keepdim=..., *, out=...) -> _KthValue:
     """The ``k``-th smallest element along ``dim`` (1-based) and its index, as ``(values,
     indices)``; NaN counts as the largest value."""
 
-def lcm(input, other) -> ShardedTensor:
+def lcm(input, other, *, out=...) -> ShardedTensor:
     """Least common multiple."""
 
 def lcm_(input, *args, **kwargs) -> ShardedTensor:
     """``input.lcm_(*args, **kwargs)``: torch's top-level form of the tensor method ``lcm_`` (in
     place see that method)."""
 
-def ldexp(input, other) -> ShardedTensor:
+def ldexp(input, other, *, out=...) -> ShardedTensor:
     """``input * 2**other`` (torch's definition: integers give the default float dtype)."""
 
 def ldexp_(self, other) -> ShardedTensor:
     """In-place :func:`ldexp` (an integer tensor cannot hold the float result, as torch)."""
 
-def le(input, other) -> ShardedTensor:
+def le(input, other, *, out=...) -> ShardedTensor:
     """``input <= other``."""
 
-def lerp(input, end, weight) -> ShardedTensor:
+def lerp(input, end, weight, *, out=...) -> ShardedTensor:
     """Linear interpolation ``input + weight * (end - input)``, as torch."""
 
-def less(input, other) -> ShardedTensor:
+def less(input, other, *, out=...) -> ShardedTensor:
     """``input < other``."""
 
-def less_equal(input, other) -> ShardedTensor:
+def less_equal(input, other, *, out=...) -> ShardedTensor:
     """``input <= other``."""
 
-def lgamma(input) -> ShardedTensor:
+def lgamma(input, *, out=...) -> ShardedTensor:
     """``log|Gamma(input)|`` (+inf at 0, -1, -2, ...)."""
 
 def linspace(
-    start, end, steps, *, dtype=..., shards=..., dim=..., layout=..., device=..., requires_grad=...
+    start,
+    end,
+    steps,
+    *,
+    dtype=...,
+    shards=...,
+    dim=...,
+    layout=...,
+    device=...,
+    requires_grad=...,
+    out=...,
 ) -> ShardedTensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
 
@@ -1146,24 +1166,24 @@ def list_published() -> list:
 def load(path, *, shards=..., dim=..., layout=..., device=..., progress=...) -> Any:
     """Load what :func:`save` wrote to ``path``: the same structure, with new tensors."""
 
-def log(input) -> ShardedTensor:
+def log(input, *, out=...) -> ShardedTensor:
     """Natural logarithm."""
 
-def log10(input) -> ShardedTensor:
+def log10(input, *, out=...) -> ShardedTensor:
     """Base-10 logarithm."""
 
 def log10_(input, *args, **kwargs) -> ShardedTensor:
     """``input.log10_(*args, **kwargs)``: torch's top-level form of the tensor method ``log10_``
     (in place see that method)."""
 
-def log1p(input) -> ShardedTensor:
+def log1p(input, *, out=...) -> ShardedTensor:
     """``log(1 + input)``, accurate for small inputs."""
 
 def log1p_(input, *args, **kwargs) -> ShardedTensor:
     """``input.log1p_(*args, **kwargs)``: torch's top-level form of the tensor method ``log1p_``
     (in place see that method)."""
 
-def log2(input) -> ShardedTensor:
+def log2(input, *, out=...) -> ShardedTensor:
     """Base-2 logarithm."""
 
 def log2_(input, *args, **kwargs) -> ShardedTensor:
@@ -1174,16 +1194,16 @@ def log_(input, *args, **kwargs) -> ShardedTensor:
     """``input.log_(*args, **kwargs)``: torch's top-level form of the tensor method ``log_`` (in
     place see that method)."""
 
-def log_softmax(input, dim, dtype=...) -> ShardedTensor:
+def log_softmax(input, dim, dtype=..., *, out=...) -> ShardedTensor:
     """``x - logsumexp(x, dim)``: log-probabilities without overflow (shifted by the max)."""
 
-def logaddexp(input, other) -> ShardedTensor:
+def logaddexp(input, other, *, out=...) -> ShardedTensor:
     """``log(exp(input) + exp(other))`` without overflow."""
 
-def logaddexp2(input, other) -> ShardedTensor:
+def logaddexp2(input, other, *, out=...) -> ShardedTensor:
     """``log2(2**input + 2**other)`` without overflow."""
 
-def logcumsumexp(input, dim) -> ShardedTensor:
+def logcumsumexp(input, dim, *, out=...) -> ShardedTensor:
     """``log(cumsum(exp(input)))`` along ``dim``, computed stably (floating and complex dtypes;
     complex ones fold one slice at a time, as torch)."""
 
@@ -1191,19 +1211,19 @@ def logdet(A) -> ShardedTensor:
     """``log(det(A))`` (NaN for a negative real determinant, as torch; the principal log
     ``log|det| + i arg(det)`` of a complex one)."""
 
-def logical_and(input, other) -> ShardedTensor:
+def logical_and(input, other, *, out=...) -> ShardedTensor:
     """Elementwise logical AND."""
 
-def logical_not(input) -> ShardedTensor:
+def logical_not(input, *, out=...) -> ShardedTensor:
     """Elementwise logical NOT."""
 
-def logical_or(input, other) -> ShardedTensor:
+def logical_or(input, other, *, out=...) -> ShardedTensor:
     """Elementwise logical OR."""
 
-def logical_xor(input, other) -> ShardedTensor:
+def logical_xor(input, other, *, out=...) -> ShardedTensor:
     """Elementwise logical XOR."""
 
-def logit(input, eps=...) -> ShardedTensor:
+def logit(input, eps=..., *, out=...) -> ShardedTensor:
     """``log(p / (1 - p))``; a non-negative ``eps`` clamps ``p`` to ``[eps, 1 - eps]`` first
     (the gradient is 0 outside it, as torch's)."""
 
@@ -1223,13 +1243,14 @@ def logspace(
     layout=...,
     device=...,
     requires_grad=...,
+    out=...,
 ) -> ShardedTensor:
     """``base ** linspace(start, end, steps)``."""
 
-def logsumexp(input, dim=..., keepdim=...) -> ShardedTensor:
+def logsumexp(input, dim=..., keepdim=..., *, out=...) -> ShardedTensor:
     """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
 
-def lt(input, other) -> ShardedTensor:
+def lt(input, other, *, out=...) -> ShardedTensor:
     """``input < other``."""
 
 def lu(A, pivot=..., get_infos=...) -> tuple:
@@ -1251,36 +1272,36 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=..., unpack_pivots=...) -> _LUUnpa
 def manual_seed(seed: builtins.int) -> None:
     """Seed the generator: later random tensors are reproducible for any sharding."""
 
-def masked_fill(input, mask, value) -> ShardedTensor:
+def masked_fill(input, mask, value, *, out=...) -> ShardedTensor:
     """``input`` with ``value`` (a scalar or 0-d tensor) where ``mask`` is true; the mask
     broadcasts to ``input``. Shard-local."""
 
-def masked_scatter(input, mask, source) -> ShardedTensor:
+def masked_scatter(input, mask, source, *, out=...) -> ShardedTensor:
     """``input`` with its elements where ``mask`` is true replaced, in order, by the first
     elements of ``source`` (the driver reads one count per shard)."""
 
-def masked_select(input, mask) -> ShardedTensor:
+def masked_select(input, mask, *, out=...) -> ShardedTensor:
     """The elements of ``input`` where ``mask`` is true, as a 1-D tensor (both broadcast; the
     driver reads one count per shard)."""
 
-def matmul(input, other) -> ShardedTensor:
+def matmul(input, other, *, out=...) -> ShardedTensor:
     """Matrix product with torch's rules for 1-D and batched (broadcast) operands."""
 
 def matrix_exp(A) -> ShardedTensor:
     """The matrix exponential: scaling and squaring of an order-18 Taylor polynomial (the
     largest 1-norm of the batch sets the scaling: one short read)."""
 
-def matrix_power(A, n) -> ShardedTensor:
+def matrix_power(A, n, *, out=...) -> ShardedTensor:
     """``A`` to the integer power ``n`` by repeated squaring; ``n = 0`` gives the identity, ``n
     < 0`` powers ``inv(A)`` (floating point only), as ``torch.linalg.matrix_power``."""
 
 @overload
-def max(input, dim: None = ..., keepdim=..., *, other=...) -> ShardedTensor:
+def max(input, dim: None = ..., keepdim=..., *, other=..., out=...) -> ShardedTensor:
     """``max(x)``: the largest element; ``max(x, dim)``: ``(values, indices)`` along ``dim``;
     ``max(x, y)``: elementwise maximum."""
 
 @overload
-def max(input, dim: builtins.int, keepdim=..., *, other=...) -> MaxResult:
+def max(input, dim: builtins.int, keepdim=..., *, other=..., out=...) -> MaxResult:
     """``max(x)``: the largest element; ``max(x, dim)``: ``(values, indices)`` along ``dim``;
     ``max(x, y)``: elementwise maximum."""
 
@@ -1363,20 +1384,20 @@ def max_pool3d(
     """3-D max pooling of an (N, C, D, H, W) or (C, D, H, W) input (``stride`` defaults to
     ``kernel_size``; with ``return_indices`` also the flat D*H*W positions of the maxima)."""
 
-def maximum(input, other) -> ShardedTensor:
+def maximum(input, other, *, out=...) -> ShardedTensor:
     """Elementwise maximum (NaN propagates); both operands tensors, as torch (for a number use
     :func:`clamp`)."""
 
-def mean(input, dim=..., keepdim=..., *, dtype=..., axis=...) -> ShardedTensor:
+def mean(input, dim=..., keepdim=..., *, dtype=..., axis=..., out=...) -> ShardedTensor:
     """Arithmetic mean; floating inputs only (or give ``dtype=``), like torch."""
 
 @overload
-def median(input, dim: None = ..., keepdim=...) -> ShardedTensor:
+def median(input, dim: None = ..., keepdim=..., *, out=...) -> ShardedTensor:
     """torch's *lower* median: of all elements (a 0-d tensor) or along ``dim`` as ``(values,
     indices)``. A NaN in a row makes its median NaN (see :func:`nanmedian`)."""
 
 @overload
-def median(input, dim: builtins.int, keepdim=...) -> _Median:
+def median(input, dim: builtins.int, keepdim=..., *, out=...) -> _Median:
     """torch's *lower* median: of all elements (a 0-d tensor) or along ``dim`` as ``(values,
     indices)``. A NaN in a row makes its median NaN (see :func:`nanmedian`)."""
 
@@ -1385,21 +1406,21 @@ def meshgrid(*tensors, indexing=...) -> tuple[ShardedTensor, ...]:
     the default) or with the first two dims swapped (``"xy"``)."""
 
 @overload
-def min(input, dim: None = ..., keepdim=..., *, other=...) -> ShardedTensor:
+def min(input, dim: None = ..., keepdim=..., *, other=..., out=...) -> ShardedTensor:
     """Like :func:`max`, for the minimum."""
 
 @overload
-def min(input, dim: builtins.int, keepdim=..., *, other=...) -> MinResult:
+def min(input, dim: builtins.int, keepdim=..., *, other=..., out=...) -> MinResult:
     """Like :func:`max`, for the minimum."""
 
-def minimum(input, other) -> ShardedTensor:
+def minimum(input, other, *, out=...) -> ShardedTensor:
     """Elementwise minimum (NaN propagates); both operands tensors, as torch (for a number use
     :func:`clamp`)."""
 
-def mm(input, mat2) -> ShardedTensor:
+def mm(input, mat2, *, out=...) -> ShardedTensor:
     """Product of two 2-D tensors."""
 
-def mode(input, dim=..., keepdim=...) -> _Mode:
+def mode(input, dim=..., keepdim=..., *, out=...) -> _Mode:
     """The most frequent value along ``dim`` (the smallest on ties) and the index of its last
     occurrence, as ``(values, indices)``."""
 
@@ -1409,28 +1430,28 @@ def moveaxis(input, source, destination) -> ShardedTensor:
 def movedim(input, source, destination) -> ShardedTensor:
     """Move dims ``source`` to positions ``destination``; the others keep their order."""
 
-def msort(input) -> ShardedTensor:
+def msort(input, *, out=...) -> ShardedTensor:
     """Values sorted along the first dim (``sort(input, dim=0).values``)."""
 
-def mul(input, other) -> ShardedTensor:
+def mul(input, other, *, out=...) -> ShardedTensor:
     """Elementwise product."""
 
-def multinomial(input, num_samples, replacement=..., *, generator=...) -> ShardedTensor:
+def multinomial(input, num_samples, replacement=..., *, generator=..., out=...) -> ShardedTensor:
     """``num_samples`` category indices per row of non-negative weights ``input`` (1-D or 2-D).
     Without replacement: the Gumbel top-k trick (the largest ``log w - log(-log u)``); with
     replacement: inverse-CDF search of uniforms in the rows' cumulative weights."""
 
-def multiply(input, other) -> ShardedTensor:
+def multiply(input, other, *, out=...) -> ShardedTensor:
     """Elementwise product."""
 
-def mv(input, vec) -> ShardedTensor:
+def mv(input, vec, *, out=...) -> ShardedTensor:
     """Matrix-vector product."""
 
-def mvlgamma(input, p) -> ShardedTensor:
+def mvlgamma(input, p, *, out=...) -> ShardedTensor:
     """The multivariate log-gamma ``sum_i lgamma(input - i/2) + p(p-1)/4 log(pi)`` over ``i <
     p`` (``torch.special.multigammaln``); integers give the default float dtype."""
 
-def nan_to_num(input, nan=..., posinf=..., neginf=...) -> ShardedTensor:
+def nan_to_num(input, nan=..., posinf=..., neginf=..., *, out=...) -> ShardedTensor:
     """Replaces NaN with ``nan``, +inf with ``posinf`` and -inf with ``neginf`` (None: the
     dtype's largest / lowest finite value); integer and bool tensors come back unchanged."""
 
@@ -1438,64 +1459,64 @@ def nan_to_num_(input, *args, **kwargs) -> ShardedTensor:
     """``input.nan_to_num_(*args, **kwargs)``: torch's top-level form of the tensor method
     ``nan_to_num_`` (in place see that method)."""
 
-def nanmean(input, dim=..., keepdim=..., *, dtype=...) -> ShardedTensor:
+def nanmean(input, dim=..., keepdim=..., *, dtype=..., out=...) -> ShardedTensor:
     """Mean of the non-NaN elements (NaN where all are NaN); floating inputs only, as torch."""
 
 @overload
-def nanmedian(input, dim: None = ..., keepdim=...) -> ShardedTensor:
+def nanmedian(input, dim: None = ..., keepdim=..., *, out=...) -> ShardedTensor:
     """Like :func:`median`, ignoring NaN (an all-NaN row gives NaN)."""
 
 @overload
-def nanmedian(input, dim: builtins.int, keepdim=...) -> _NanMedian:
+def nanmedian(input, dim: builtins.int, keepdim=..., *, out=...) -> _NanMedian:
     """Like :func:`median`, ignoring NaN (an all-NaN row gives NaN)."""
 
-def nanquantile(input, q, dim=..., keepdim=..., *, interpolation=...) -> ShardedTensor:
+def nanquantile(input, q, dim=..., keepdim=..., *, interpolation=..., out=...) -> ShardedTensor:
     """Like :func:`quantile`, ignoring NaN."""
 
-def nansum(input, dim=..., keepdim=..., *, dtype=...) -> ShardedTensor:
+def nansum(input, dim=..., keepdim=..., *, dtype=..., out=...) -> ShardedTensor:
     """Sum treating NaN as zero (integers and bools sum in int64, as :func:`sum`)."""
 
 def narrow(x, dim, start, length) -> ShardedTensor:
     """The slice ``start:start+length`` of ``dim`` (a view)."""
 
-def narrow_copy(input, dim, start, length) -> ShardedTensor:
+def narrow_copy(input, dim, start, length, *, out=...) -> ShardedTensor:
     """``narrow`` as a new tensor (no storage shared), as ``torch.narrow_copy``."""
 
-def ne(input, other) -> ShardedTensor:
+def ne(input, other, *, out=...) -> ShardedTensor:
     """``input != other``."""
 
-def neg(input) -> ShardedTensor:
+def neg(input, *, out=...) -> ShardedTensor:
     """``-input``."""
 
 def neg_(input, *args, **kwargs) -> ShardedTensor:
     """``input.neg_(*args, **kwargs)``: torch's top-level form of the tensor method ``neg_`` (in
     place see that method)."""
 
-def negative(input) -> ShardedTensor:
+def negative(input, *, out=...) -> ShardedTensor:
     """``-input``."""
 
 def negative_(input, *args, **kwargs) -> ShardedTensor:
     """``input.negative_(*args, **kwargs)``: torch's top-level form of the tensor method
     ``negative_`` (in place see that method)."""
 
-def nextafter(input, other) -> ShardedTensor:
+def nextafter(input, other, *, out=...) -> ShardedTensor:
     """The next representable value after ``input`` towards ``other``."""
 
 @overload
-def nonzero(input, *, as_tuple: Literal[False] = ...) -> ShardedTensor:
+def nonzero(input, *, as_tuple: Literal[False] = ..., out=...) -> ShardedTensor:
     """Indices of the non-zero elements of ``input`` in C order: an ``(n, ndim)`` int64 tensor,
     or with ``as_tuple=True`` one 1-D tensor per dim. Each shard finds its own; the driver
     reads one count per shard (a tensor split along a later dim is resharded by rows first,
     so that shard order is C order)."""
 
 @overload
-def nonzero(input, *, as_tuple: Literal[True]) -> tuple[ShardedTensor, ...]:
+def nonzero(input, *, as_tuple: Literal[True], out=...) -> tuple[ShardedTensor, ...]:
     """Indices of the non-zero elements of ``input`` in C order: an ``(n, ndim)`` int64 tensor,
     or with ``as_tuple=True`` one 1-D tensor per dim. Each shard finds its own; the driver
     reads one count per shard (a tensor split along a later dim is resharded by rows first,
     so that shard order is C order)."""
 
-def norm(self, p=..., dim=..., keepdim=..., dtype=...) -> ShardedTensor:
+def norm(self, p=..., dim=..., keepdim=..., dtype=..., *, out=...) -> ShardedTensor:
     """torch's ``Tensor.norm``: ``'fro'`` (default) and numbers are vector norms over ``dim``
     (all elements by default), ``'nuc'`` the nuclear norm of matrices."""
 
@@ -1516,14 +1537,14 @@ def normal(
     std_tensor)`` (the tensors broadcast, the result has their dtype) or ``normal(mean, std,
     size)``. As in torch, the gradient with respect to ``mean`` and ``std`` is zero."""
 
-def not_equal(input, other) -> ShardedTensor:
+def not_equal(input, other, *, out=...) -> ShardedTensor:
     """``input != other``."""
 
 def numel(input) -> builtins.int:
     """The number of elements of ``input`` (``torch.numel``)."""
 
 def ones(
-    *size, dtype=..., shards=..., dim=..., layout=..., device=..., requires_grad=..., **kw
+    *size, dtype=..., shards=..., dim=..., layout=..., device=..., requires_grad=..., out=..., **kw
 ) -> ShardedTensor:
     """A tensor of the given size filled by ``ones`` (default dtype float32)."""
 
@@ -1532,7 +1553,7 @@ def ones_like(
 ) -> ShardedTensor:
     """``ones`` with the shape, dtype and layout of ``input``."""
 
-def outer(input, vec2) -> ShardedTensor:
+def outer(input, vec2, *, out=...) -> ShardedTensor:
     """Outer product of two 1-D tensors: ``input[:, None] * vec2[None, :]``."""
 
 def pdist(input, p=...) -> ShardedTensor:
@@ -1550,24 +1571,24 @@ def poisson(input, generator=...) -> ShardedTensor:
     """Poisson samples with rates ``input`` (same shape and dtype), exact in distribution for
     every rate: CDF inversion below 10, Hoermann's PTRS rejection sampler from there on."""
 
-def polar(abs, angle) -> ShardedTensor:
+def polar(abs, angle, *, out=...) -> ShardedTensor:
     """The complex tensor with modulus ``abs`` and argument ``angle``."""
 
-def polygamma(n, input) -> ShardedTensor:
+def polygamma(n, input, *, out=...) -> ShardedTensor:
     """The ``n``-th derivative of ``digamma``: ``digamma`` for ``n = 0``, trigamma for 1,
     ``(-1)^(n+1) n! zeta(n + 1, input)`` above (torch's formula)."""
 
 def positive(input) -> ShardedTensor:
     """``+input``: the tensor itself; bool tensors raise, as in torch."""
 
-def pow(input, exponent) -> ShardedTensor:
+def pow(input, exponent, *, out=...) -> ShardedTensor:
     """``input ** exponent``."""
 
 def prelu(input, weight) -> ShardedTensor:
     """``x`` where positive, else ``weight * x``; ``weight`` holds one slope or one per channel
     (dim 1; a 1-d input has one channel)."""
 
-def prod(input, dim=..., keepdim=..., *, dtype=..., axis=...) -> ShardedTensor:
+def prod(input, dim=..., keepdim=..., *, dtype=..., axis=..., out=...) -> ShardedTensor:
     """Product of elements (over all, one dim or a tuple of dims)."""
 
 def promote_types(a: DType, b: DType) -> DType:
@@ -1580,19 +1601,19 @@ def published_entries() -> list:
     """Every live version (current or still held): name, version, shape, dtype, nbytes, holders
     (client numbers), publisher."""
 
-def put(input, index, source, accumulate=...) -> ShardedTensor:
+def put(input, index, source, accumulate=..., *, out=...) -> ShardedTensor:
     """A copy of ``input`` with ``source`` written at the flat (row-major) positions ``index``
     (negative ones count from the end; ``accumulate`` adds instead)."""
 
 def qr(input, some=...) -> _QRLegacy:
     """torch's older QR: ``(Q, R)``, reduced unless ``some=False`` (then ``Q`` is square)."""
 
-def quantile(input, q, dim=..., keepdim=..., *, interpolation=...) -> ShardedTensor:
+def quantile(input, q, dim=..., keepdim=..., *, interpolation=..., out=...) -> ShardedTensor:
     """The ``q``-quantiles (a float or a 1-D tensor, in ``[0, 1]``) along ``dim`` (all elements
     when None), torch's five ``interpolation`` modes; a 1-D ``q`` adds a leading dim. Rows
     holding NaN give NaN (see :func:`nanquantile`)."""
 
-def rad2deg(input) -> ShardedTensor:
+def rad2deg(input, *, out=...) -> ShardedTensor:
     """Radians to degrees, ``input * 180 / pi``."""
 
 def rad2deg_(input, *args, **kwargs) -> ShardedTensor:
@@ -1608,6 +1629,7 @@ def rand(
     device=...,
     requires_grad=...,
     generator=...,
+    out=...,
     **kw,
 ) -> ShardedTensor:
     """A tensor of the given size drawn by ``rand`` (default dtype float32), identical for every
@@ -1630,6 +1652,7 @@ def randint(
     device=...,
     requires_grad=...,
     generator=...,
+    out=...,
 ) -> ShardedTensor:
     """Integers uniform in ``[low, high)``: ``randint(high, size)`` or ``randint(low, high,
     size)``."""
@@ -1658,6 +1681,7 @@ def randn(
     device=...,
     requires_grad=...,
     generator=...,
+    out=...,
     **kw,
 ) -> ShardedTensor:
     """A tensor of the given size drawn by ``randn`` (default dtype float32), identical for
@@ -1669,7 +1693,16 @@ def randn_like(
     """``randn`` with the shape, dtype and layout of ``input``."""
 
 def randperm(
-    n, *, dtype=..., shards=..., dim=..., layout=..., device=..., requires_grad=..., generator=...
+    n,
+    *,
+    dtype=...,
+    shards=...,
+    dim=...,
+    layout=...,
+    device=...,
+    requires_grad=...,
+    generator=...,
+    out=...,
 ) -> ShardedTensor:
     """A random permutation of ``0 .. n-1`` (identical for any sharding)."""
 
@@ -1679,28 +1712,28 @@ def ravel(input) -> ShardedTensor:
 def real(input) -> ShardedTensor:
     """The real part: a real view of a complex tensor (a real tensor itself)."""
 
-def reciprocal(input) -> ShardedTensor:
+def reciprocal(input, *, out=...) -> ShardedTensor:
     """``1 / input``."""
 
 def reciprocal_(input, *args, **kwargs) -> ShardedTensor:
     """``input.reciprocal_(*args, **kwargs)``: torch's top-level form of the tensor method
     ``reciprocal_`` (in place see that method)."""
 
-def relu(input) -> ShardedTensor:
+def relu(input, *, out=...) -> ShardedTensor:
     """``max(input, 0)``."""
 
 def relu_(input, *args, **kwargs) -> ShardedTensor:
     """``input.relu_(*args, **kwargs)``: torch's top-level form of the tensor method ``relu_``
     (in place see that method)."""
 
-def remainder(input, other) -> ShardedTensor:
+def remainder(input, other, *, out=...) -> ShardedTensor:
     """``input % other`` with the sign of ``other`` (Python semantics, as torch)."""
 
-def renorm(input, p, dim, maxnorm) -> ShardedTensor:
+def renorm(input, p, dim, maxnorm, *, out=...) -> ShardedTensor:
     """Rescale each sub-tensor ``input.select(dim, i)`` whose ``p``-norm exceeds ``maxnorm`` to
     norm ``maxnorm`` (torch's factor ``maxnorm / (norm + 1e-7)``)."""
 
-def repeat_interleave(input, repeats=..., dim=..., *, output_size=...) -> ShardedTensor:
+def repeat_interleave(input, repeats=..., dim=..., *, output_size=..., out=...) -> ShardedTensor:
     """Repeat each element ``repeats`` times (an int, or a tensor with one count per element
     along ``dim``) along ``dim`` (the flattened tensor when ``dim`` is None). With a tensor
     alone, ``repeat_interleave(r)`` repeats ``arange(len(r))``."""
@@ -1720,23 +1753,23 @@ def result_type(tensor, other) -> DType:
     """``torch.result_type``: the dtype an arithmetic op on ``tensor`` and ``other`` (tensors or
     Python numbers) gives."""
 
-def roll(x, shifts, dims=...) -> ShardedTensor:
+def roll(x, shifts, dims=..., *, out=...) -> ShardedTensor:
     """Rotate elements along ``dims`` by ``shifts`` (flattened when ``dims`` is None). The
     result keeps ``x``'s layout: every shard receives the (at most two) pieces that rotate
     into it, worker to worker."""
 
-def rot90(input, k=..., dims=...) -> ShardedTensor:
+def rot90(input, k=..., dims=..., *, out=...) -> ShardedTensor:
     """Rotate by 90 degrees ``k`` times in the plane ``dims`` (from the first towards the
     second)."""
 
-def round(input, *, decimals=...) -> ShardedTensor:
+def round(input, *, decimals=..., out=...) -> ShardedTensor:
     """Rounds half to even (``decimals``: to that many decimal places), as torch."""
 
 def round_(input, *args, **kwargs) -> ShardedTensor:
     """``input.round_(*args, **kwargs)``: torch's top-level form of the tensor method ``round_``
     (in place see that method)."""
 
-def row_stack(tensors) -> ShardedTensor:
+def row_stack(tensors, *, out=...) -> ShardedTensor:
     """Concatenate along dim 0 after :func:`atleast_2d` (vectors become rows)."""
 
 def rrelu(input, lower=..., upper=..., training=..., inplace=...) -> ShardedTensor:
@@ -1746,14 +1779,14 @@ def rrelu(input, lower=..., upper=..., training=..., inplace=...) -> ShardedTens
 def rrelu_(input, lower=..., upper=..., training=...) -> ShardedTensor:
     """In-place :func:`rrelu`."""
 
-def rsqrt(input) -> ShardedTensor:
+def rsqrt(input, *, out=...) -> ShardedTensor:
     """``1 / sqrt(input)``."""
 
 def rsqrt_(input, *args, **kwargs) -> ShardedTensor:
     """``input.rsqrt_(*args, **kwargs)``: torch's top-level form of the tensor method ``rsqrt_``
     (in place see that method)."""
 
-def rsub(input, other, *, alpha=...) -> ShardedTensor:
+def rsub(input, other, *, alpha=..., out=...) -> ShardedTensor:
     """``other - alpha * input`` (``sub`` with its operands swapped)."""
 
 def save(obj, path, *, progress=..., mode=...) -> None:
@@ -1767,20 +1800,28 @@ def scalar_tensor(
     """A 0-d tensor holding the number ``s``, of ``dtype`` (default: the default float dtype,
     whatever the type of ``s``, as torch)."""
 
-def scatter(input, dim, index, src=..., value=..., *, reduce=...) -> ShardedTensor:
+def scatter(input, dim, index, src=..., value=..., *, reduce=..., out=...) -> ShardedTensor:
     """``input`` with ``src`` (or the scalar ``value``) written at ``index`` along ``dim``
     (``reduce='add'|'multiply'`` combines instead); routed like :func:`gather`."""
 
-def scatter_add(input, dim, index, src) -> ShardedTensor:
+def scatter_add(input, dim, index, src, *, out=...) -> ShardedTensor:
     """``input`` with ``src`` added at ``index`` along ``dim`` (repeats accumulate)."""
 
-def scatter_reduce(input, dim, index, src, reduce, *, include_self=...) -> ShardedTensor:
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=..., out=...) -> ShardedTensor:
     """``input`` with ``src`` reduced into it at ``index`` along ``dim``: ``reduce`` one of
     ``sum prod mean amax amin``; ``include_self=False`` leaves the old values of the points
     written out of the reduction (integer ``mean`` rounds down, as torch)."""
 
 def searchsorted(
-    sorted_sequence, input=..., *, out_int32=..., right=..., side=..., sorter=..., values=...
+    sorted_sequence,
+    input=...,
+    *,
+    out_int32=...,
+    right=...,
+    side=...,
+    sorter=...,
+    values=...,
+    out=...,
 ) -> ShardedTensor:
     """Indices where the values ``input`` would be inserted into ``sorted_sequence`` (sorted
     along its last dim) to keep it sorted; ``right``/``side='right'`` puts equal values
@@ -1793,7 +1834,7 @@ def seed() -> builtins.int:
 def select(x, dim, index) -> ShardedTensor:
     """The sub-tensor at ``index`` of ``dim`` (a view without that dim)."""
 
-def select_scatter(input, src, dim, index) -> ShardedTensor:
+def select_scatter(input, src, dim, index, *, out=...) -> ShardedTensor:
     """A copy of ``input`` with ``src`` written at ``input.select(dim, index)``."""
 
 def selu(input, inplace=...) -> ShardedTensor:
@@ -1820,57 +1861,57 @@ def set_printoptions(
 def set_rng_state(new_state) -> None:
     """Restore a state returned by :func:`get_rng_state`."""
 
-def sgn(input) -> ShardedTensor:
+def sgn(input, *, out=...) -> ShardedTensor:
     """``sign`` (torch's name that extends to complex)."""
 
 def shutdown() -> None:
     """Free every worker (and their shards); stop Ray if :func:`init` started it."""
 
-def sigmoid(input) -> ShardedTensor:
+def sigmoid(input, *, out=...) -> ShardedTensor:
     """``1 / (1 + exp(-input))``."""
 
 def sigmoid_(input, *args, **kwargs) -> ShardedTensor:
     """``input.sigmoid_(*args, **kwargs)``: torch's top-level form of the tensor method
     ``sigmoid_`` (in place see that method)."""
 
-def sign(input) -> ShardedTensor:
+def sign(input, *, out=...) -> ShardedTensor:
     """-1, 0 or 1 by sign (0 for NaN)."""
 
-def signbit(input) -> ShardedTensor:
+def signbit(input, *, out=...) -> ShardedTensor:
     """True where the sign bit is set."""
 
-def sin(input) -> ShardedTensor:
+def sin(input, *, out=...) -> ShardedTensor:
     """Sine."""
 
 def sin_(input, *args, **kwargs) -> ShardedTensor:
     """``input.sin_(*args, **kwargs)``: torch's top-level form of the tensor method ``sin_`` (in
     place see that method)."""
 
-def sinc(input) -> ShardedTensor:
+def sinc(input, *, out=...) -> ShardedTensor:
     """``sin(pi x) / (pi x)``, 1 at 0."""
 
 def sinc_(input, *args, **kwargs) -> ShardedTensor:
     """``input.sinc_(*args, **kwargs)``: torch's top-level form of the tensor method ``sinc_``
     (in place see that method)."""
 
-def sinh(input) -> ShardedTensor:
+def sinh(input, *, out=...) -> ShardedTensor:
     """Hyperbolic sine."""
 
 def sinh_(input, *args, **kwargs) -> ShardedTensor:
     """``input.sinh_(*args, **kwargs)``: torch's top-level form of the tensor method ``sinh_``
     (in place see that method)."""
 
-def slice_scatter(input, src, dim=..., start=..., end=..., step=...) -> ShardedTensor:
+def slice_scatter(input, src, dim=..., start=..., end=..., step=..., *, out=...) -> ShardedTensor:
     """A copy of ``input`` with ``src`` written at ``input[..., start:end:step, ...]`` (``step``
     positive, as torch)."""
 
 def slogdet(A) -> SlogdetResult:
     """``(sign, log|det|)`` of (a batch of) square matrices."""
 
-def softmax(input, dim, dtype=...) -> ShardedTensor:
+def softmax(input, dim, dtype=..., *, out=...) -> ShardedTensor:
     """``exp(x) / sum(exp(x))`` along ``dim``, shifted by the max for stability."""
 
-def sort(input, dim=..., descending=..., stable=...) -> _SortResult:
+def sort(input, dim=..., descending=..., stable=..., *, out=...) -> _SortResult:
     """Sort along ``dim``: ``(values, indices)`` (a namedtuple, as torch's)."""
 
 def split(x, split_size_or_sections=..., dim=..., *, split_size=...) -> tuple[ShardedTensor, ...]:
@@ -1880,14 +1921,14 @@ def split_with_sizes(input, split_sizes, dim=...) -> tuple[ShardedTensor, ...]:
     """Views of consecutive pieces of ``split_sizes`` along ``dim``, which must add up to its
     size exactly (``torch.split_with_sizes``)."""
 
-def sqrt(input) -> ShardedTensor:
+def sqrt(input, *, out=...) -> ShardedTensor:
     """Square root."""
 
 def sqrt_(input, *args, **kwargs) -> ShardedTensor:
     """``input.sqrt_(*args, **kwargs)``: torch's top-level form of the tensor method ``sqrt_``
     (in place see that method)."""
 
-def square(input) -> ShardedTensor:
+def square(input, *, out=...) -> ShardedTensor:
     """``input * input``."""
 
 def square_(input, *args, **kwargs) -> ShardedTensor:
@@ -1898,7 +1939,7 @@ def squeeze(x, dim=...) -> ShardedTensor:
     """Drop size-1 dims (all of them, or those in ``dim`` that have size 1); a view with the
     remaining dims' strides, as in torch."""
 
-def stack(tensors, dim=...) -> ShardedTensor:
+def stack(tensors, dim=..., *, out=...) -> ShardedTensor:
     """Join equal-shaped tensors along a new dim: ``cat`` of their ``unsqueeze(dim)``."""
 
 def stats() -> dict:
@@ -1907,7 +1948,9 @@ def stats() -> dict:
     rebuilt; see the guide's "Fault tolerance"). The dict is a :class:`Stats`, which a
     notebook shows as a bar chart of the bytes on every worker."""
 
-def std(input, dim=..., unbiased=..., keepdim=..., *, correction=..., axis=...) -> ShardedTensor:
+def std(
+    input, dim=..., unbiased=..., keepdim=..., *, correction=..., axis=..., out=...
+) -> ShardedTensor:
     """Standard deviation: ``sqrt(var(...))``."""
 
 def std_mean(
@@ -1933,13 +1976,13 @@ def stft(
     frequencies and ``T`` frames ``hop_length`` apart (``1 + L // hop_length`` with
     ``center``, which pads ``n_fft // 2`` on both sides with ``pad_mode``)."""
 
-def sub(input, other, *, alpha=...) -> ShardedTensor:
+def sub(input, other, *, alpha=..., out=...) -> ShardedTensor:
     """``input - alpha * other``."""
 
-def subtract(input, other, *, alpha=...) -> ShardedTensor:
+def subtract(input, other, *, alpha=..., out=...) -> ShardedTensor:
     """``input - alpha * other``."""
 
-def sum(input, dim=..., keepdim=..., *, dtype=..., axis=...) -> ShardedTensor:
+def sum(input, dim=..., keepdim=..., *, dtype=..., axis=..., out=...) -> ShardedTensor:
     """Sum over all elements, one dim or a tuple of dims."""
 
 def svd(input, some=..., compute_uv=...) -> _SVDLegacy:
@@ -1959,11 +2002,11 @@ def synchronize() -> None:
 def t(x) -> ShardedTensor:
     """Transpose of a tensor of at most 2 dims (a view), as ``torch.t``."""
 
-def take(input, index) -> ShardedTensor:
+def take(input, index, *, out=...) -> ShardedTensor:
     """Elements of the flattened ``input`` at ``index`` (any shape; negative indices count from
     the end), read through the routed gather."""
 
-def take_along_dim(input, indices, dim=...) -> ShardedTensor:
+def take_along_dim(input, indices, dim=..., *, out=...) -> ShardedTensor:
     """``input`` gathered along ``dim`` at ``indices`` broadcast against it (torch's
     ``take_along_dim``; ``dim=None`` reads the flattened input). With a ``dim``, an index in
     ``[-n, 0)`` counts from the end, as torch's (not with ``dim=None``, where torch refuses
@@ -1971,14 +2014,14 @@ def take_along_dim(input, indices, dim=...) -> ShardedTensor:
     :class:`~sharded.errors.IndexOutOfRange` naming the offending values (torch's CPU kernel
     does not check and returns whatever it reads)."""
 
-def tan(input) -> ShardedTensor:
+def tan(input, *, out=...) -> ShardedTensor:
     """Tangent."""
 
 def tan_(input, *args, **kwargs) -> ShardedTensor:
     """``input.tan_(*args, **kwargs)``: torch's top-level form of the tensor method ``tan_`` (in
     place see that method)."""
 
-def tanh(input) -> ShardedTensor:
+def tanh(input, *, out=...) -> ShardedTensor:
     """Hyperbolic tangent."""
 
 def tanh_(input, *args, **kwargs) -> ShardedTensor:
@@ -2003,7 +2046,7 @@ def tensor_split(
     n`` one longer) for an int ``n``, or at the given indices (Python slice semantics:
     ``x[:i0], x[i0:i1], ..., x[ik:]``), as ``torch.tensor_split``."""
 
-def tensordot(a, b, dims=...) -> ShardedTensor:
+def tensordot(a, b, dims=..., *, out=...) -> ShardedTensor:
     """Contract ``dims`` (an int: a's last and b's first dims; or two lists) as one matmul of
     the flattened free and contracted dims."""
 
@@ -2016,11 +2059,11 @@ def threshold_(input, threshold, value) -> ShardedTensor:
 def tile(input, dims, *more) -> ShardedTensor:
     """``repeat`` with ``dims`` padded by leading ones when shorter than the tensor's rank."""
 
-def topk(input, k, dim=..., largest=..., sorted=...) -> _TopK:
+def topk(input, k, dim=..., largest=..., sorted=..., *, out=...) -> _TopK:
     """The ``k`` largest (``largest=False``: smallest) elements along ``dim`` and their indices,
     as ``(values, indices)``. NaN counts as larger than every number (torch)."""
 
-def trace(input) -> ShardedTensor:
+def trace(input, *, out=...) -> ShardedTensor:
     """The sum of the main diagonal of a matrix (integers sum in int64, as torch)."""
 
 def trace_memory(on: builtins.bool = ...) -> None:
@@ -2044,7 +2087,7 @@ def triangular_solve(b, A, upper=..., transpose=..., unitriangular=...) -> _Tria
     lower triangle of ``A`` (its diagonal as ones with ``unitriangular``), and
     ``cloned_coefficient`` a copy of ``A``. Batch dims broadcast."""
 
-def tril(input, diagonal=...) -> ShardedTensor:
+def tril(input, diagonal=..., *, out=...) -> ShardedTensor:
     """The lower triangle of the last two dims (elements with ``col - row <= diagonal``); the
     rest is zero. Each shard masks its own block: no data moves."""
 
@@ -2053,7 +2096,7 @@ def tril_indices(
 ) -> ShardedTensor:
     """The (2, N) coordinates of the lower triangle of a ``row x col`` matrix, row-major."""
 
-def triu(input, diagonal=...) -> ShardedTensor:
+def triu(input, diagonal=..., *, out=...) -> ShardedTensor:
     """The upper triangle of the last two dims (elements with ``col - row >= diagonal``)."""
 
 def triu_indices(
@@ -2061,11 +2104,11 @@ def triu_indices(
 ) -> ShardedTensor:
     """The (2, N) coordinates of the upper triangle of a ``row x col`` matrix, row-major."""
 
-def true_divide(input, other, *, rounding_mode=...) -> ShardedTensor:
+def true_divide(input, other, *, rounding_mode=..., out=...) -> ShardedTensor:
     """True division (integers give the default float dtype); ``rounding_mode="floor"`` floors
     and ``"trunc"`` rounds toward zero, both in the promoted dtype (ints stay ints)."""
 
-def trunc(input) -> ShardedTensor:
+def trunc(input, *, out=...) -> ShardedTensor:
     """Rounds toward zero."""
 
 def trunc_(input, *args, **kwargs) -> ShardedTensor:
@@ -2110,7 +2153,9 @@ def vander(x, N=..., increasing=...) -> ShardedTensor:
     """The Vandermonde matrix of a 1-D ``x``: column ``j`` is ``x ** (N - 1 - j)`` (or ``x **
     j`` when ``increasing``); integer and bool inputs give int64, as torch."""
 
-def var(input, dim=..., unbiased=..., keepdim=..., *, correction=..., axis=...) -> ShardedTensor:
+def var(
+    input, dim=..., unbiased=..., keepdim=..., *, correction=..., axis=..., out=...
+) -> ShardedTensor:
     """Variance with ``correction`` (default 1, Bessel's) over the given dims."""
 
 def var_mean(
@@ -2118,7 +2163,7 @@ def var_mean(
 ) -> tuple[ShardedTensor, ShardedTensor]:
     """``(var, mean)`` over the same dims, a tuple as torch's (``correction`` default 1)."""
 
-def vdot(input, other) -> ShardedTensor:
+def vdot(input, other, *, out=...) -> ShardedTensor:
     """``dot(conj(input), other)``: the inner product that conjugates its first operand."""
 
 def view_as_complex(input) -> ShardedTensor:
@@ -2132,20 +2177,22 @@ def vsplit(
 ) -> tuple[ShardedTensor, ...]:
     """``tensor_split`` along dim 0 of a tensor of at least 2 dims; an int must divide it."""
 
-def vstack(tensors) -> ShardedTensor:
+def vstack(tensors, *, out=...) -> ShardedTensor:
     """Concatenate along dim 0 after :func:`atleast_2d` (vectors become rows)."""
 
 @overload
-def where(condition, input: None = ..., other=...) -> tuple[ShardedTensor, ...]:
+def where(condition, input: None = ..., other=..., *, out=...) -> tuple[ShardedTensor, ...]:
     """``input`` where ``condition`` is true, else ``other``; ``where(condition)`` alone is
     ``condition.nonzero(as_tuple=True)`` (as torch)."""
 
 @overload
-def where(condition, input: ShardedTensor | builtins.complex, other=...) -> ShardedTensor:
+def where(
+    condition, input: ShardedTensor | builtins.complex, other=..., *, out=...
+) -> ShardedTensor:
     """``input`` where ``condition`` is true, else ``other``; ``where(condition)`` alone is
     ``condition.nonzero(as_tuple=True)`` (as torch)."""
 
-def xlogy(input, other) -> ShardedTensor:
+def xlogy(input, other, *, out=...) -> ShardedTensor:
     """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
 
 def xlogy_(input, *args, **kwargs) -> ShardedTensor:
@@ -2157,7 +2204,7 @@ def zero_(input, *args, **kwargs) -> ShardedTensor:
     (in place see that method)."""
 
 def zeros(
-    *size, dtype=..., shards=..., dim=..., layout=..., device=..., requires_grad=..., **kw
+    *size, dtype=..., shards=..., dim=..., layout=..., device=..., requires_grad=..., out=..., **kw
 ) -> ShardedTensor:
     """A tensor of the given size filled by ``zeros`` (default dtype float32)."""
 

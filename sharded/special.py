@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 
+from .core import toplevel as _toplevel
 from .core.dispatch import is_tensor
 from .ops.creation.prims import tensor
 from .ops.elementwise.prims.bessel import (
@@ -258,3 +259,22 @@ __all__ = [
     "xlogy",
     "zeta",
 ]
+
+# torch.special's parser wants a tensor among the two operands (``zeta(2.0, 3.0)`` raises)
+xlog1py = _toplevel.wrap("xlog1py", xlog1py)
+zeta = _toplevel.wrap("zeta", zeta)
+
+
+def _use_st_wrappers():
+    # the names shared with ``st`` (``gammaln`` is ``st.lgamma``) take st's functions, with
+    # out= and torch's tensor-only arguments, so ``st.special.erf is st.erf``
+    from . import ops
+
+    tops = [ops.__dict__[n] for n in ops.__all__]
+    wrapped = {id(f.__wrapped__): f for f in tops if hasattr(f, "__wrapped__")}
+    for n in __all__:
+        if id(globals()[n]) in wrapped:
+            globals()[n] = wrapped[id(globals()[n])]
+
+
+_use_st_wrappers()

@@ -31,32 +31,32 @@ def chebyshev_polynomial_w(input, n) -> ShardedTensor:
     """The Chebyshev polynomial of the fourth kind of degree ``n`` (truncated to an int; 0 for a
     negative ``n``) at ``input``, as ``torch.special.chebyshev_polynomial_w``."""
 
-def digamma(input) -> ShardedTensor:
+def digamma(input, *, out=...) -> ShardedTensor:
     """``d/dx lgamma(x)`` (torch's values at the poles: -inf at 0, nan at the negative
     integers)."""
 
 def entr(input) -> ShardedTensor:
     """Elementwise entropy ``-x log(x)``: 0 at 0, ``-inf`` for negative ``x``."""
 
-def erf(input) -> ShardedTensor:
+def erf(input, *, out=...) -> ShardedTensor:
     """The error function ``2/sqrt(pi) * int_0^x exp(-t^2) dt``."""
 
-def erfc(input) -> ShardedTensor:
+def erfc(input, *, out=...) -> ShardedTensor:
     """``1 - erf(input)``, accurate where it is tiny (``erfc(10)`` ~ 2e-45)."""
 
 def erfcx(input) -> ShardedTensor:
     """The scaled complementary error function ``exp(x^2) erfc(x)``."""
 
-def erfinv(input) -> ShardedTensor:
+def erfinv(input, *, out=...) -> ShardedTensor:
     """The inverse of ``erf`` on [-1, 1] (+-inf at +-1, nan outside)."""
 
-def exp2(input) -> ShardedTensor:
+def exp2(input, *, out=...) -> ShardedTensor:
     """``2 ** input``."""
 
-def expit(input) -> ShardedTensor:
+def expit(input, *, out=...) -> ShardedTensor:
     """``1 / (1 + exp(-input))``."""
 
-def expm1(input) -> ShardedTensor:
+def expm1(input, *, out=...) -> ShardedTensor:
     """``exp(input) - 1``, accurate near 0."""
 
 def gammainc(input, other) -> ShardedTensor:
@@ -65,7 +65,7 @@ def gammainc(input, other) -> ShardedTensor:
 def gammaincc(input, other) -> ShardedTensor:
     """The regularized upper incomplete gamma function (:func:`sharded.igammac`)."""
 
-def gammaln(input) -> ShardedTensor:
+def gammaln(input, *, out=...) -> ShardedTensor:
     """``log|Gamma(input)|`` (+inf at 0, -1, -2, ...)."""
 
 def hermite_polynomial_h(input, n) -> ShardedTensor:
@@ -76,7 +76,7 @@ def hermite_polynomial_he(input, n) -> ShardedTensor:
     """The probabilists' Hermite polynomial of degree ``n`` (truncated to an int; 0 for a
     negative ``n``) at ``input``, as ``torch.special.hermite_polynomial_he``."""
 
-def i0(input) -> ShardedTensor:
+def i0(input, *, out=...) -> ShardedTensor:
     """The modified Bessel function of the first kind of order 0."""
 
 def i0e(input) -> ShardedTensor:
@@ -96,19 +96,19 @@ def legendre_polynomial_p(input, n) -> ShardedTensor:
     """The Legendre polynomial of degree ``n`` (truncated to an int; 0 for a negative ``n``) at
     ``input``, as ``torch.special.legendre_polynomial_p``."""
 
-def log1p(input) -> ShardedTensor:
+def log1p(input, *, out=...) -> ShardedTensor:
     """``log(1 + input)``, accurate for small inputs."""
 
 def log_ndtr(input) -> ShardedTensor:
     """``log(ndtr(input))`` (through ``erfc``, so accurate far into the left tail)."""
 
-def log_softmax(input, dim, dtype=...) -> ShardedTensor:
+def log_softmax(input, dim, dtype=..., *, out=...) -> ShardedTensor:
     """``x - logsumexp(x, dim)``: log-probabilities without overflow (shifted by the max)."""
 
 def logit(input, eps=...) -> ShardedTensor:
     """``log(p / (1 - p))``, ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given."""
 
-def logsumexp(input, dim=..., keepdim=...) -> ShardedTensor:
+def logsumexp(input, dim=..., keepdim=..., *, out=...) -> ShardedTensor:
     """``log(sum(exp(x)))`` over ``dim``, computed without overflow."""
 
 def modified_bessel_i0(input) -> ShardedTensor:
@@ -134,11 +134,11 @@ def ndtri(input) -> ShardedTensor:
     nan outside [0, 1]; accurate in both tails (``ndtri(1e-20)`` is -9.26, where ``sqrt(2) *
     erfinv(2p - 1)`` rounds ``2p - 1`` to -1 and gives -inf)."""
 
-def polygamma(n, input) -> ShardedTensor:
+def polygamma(n, input, *, out=...) -> ShardedTensor:
     """The ``n``-th derivative of ``digamma``: ``digamma`` for ``n = 0``, trigamma for 1,
     ``(-1)^(n+1) n! zeta(n + 1, input)`` above (torch's formula)."""
 
-def psi(input) -> ShardedTensor:
+def psi(input, *, out=...) -> ShardedTensor:
     """``d/dx lgamma(x)`` (torch's values at the poles: -inf at 0, nan at the negative
     integers)."""
 
@@ -167,10 +167,10 @@ def shifted_chebyshev_polynomial_w(input, n) -> ShardedTensor:
     """``W_n(2x - 1)``, the shifted Chebyshev of degree ``n`` (truncated to an int; 0 for a
     negative ``n``) at ``input``, as ``torch.special.shifted_chebyshev_polynomial_w``."""
 
-def sinc(input) -> ShardedTensor:
+def sinc(input, *, out=...) -> ShardedTensor:
     """``sin(pi x) / (pi x)``, 1 at 0."""
 
-def softmax(input, dim, dtype=...) -> ShardedTensor:
+def softmax(input, dim, dtype=..., *, out=...) -> ShardedTensor:
     """``exp(x) / sum(exp(x))`` along ``dim``, shifted by the max for stability."""
 
 def spherical_bessel_j0(input) -> ShardedTensor:
@@ -179,7 +179,7 @@ def spherical_bessel_j0(input) -> ShardedTensor:
 def xlog1py(input, other) -> ShardedTensor:
     """``input * log1p(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
 
-def xlogy(input, other) -> ShardedTensor:
+def xlogy(input, other, *, out=...) -> ShardedTensor:
     """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
 
 def zeta(input, other) -> ShardedTensor:

@@ -168,4 +168,9 @@ def caller(info):
     attr = getattr(torch.Tensor, info.name)
     if not callable(attr):  # a property: x.T, x.mH
         return lambda x, *a, **k: getattr(x, info.name)
+    if info.name.startswith("__"):
+        # torch's op is the unbound ``Tensor.__radd__``: called with a number as self (an
+        # error sample) it raises, where ``getattr(2, "__radd__")`` is int's own method
+        unbound = getattr(ShardedTensor, info.name)
+        return lambda x, *a, **k: unbound(x, *a, **k)
     return lambda x, *a, **k: getattr(x, info.name)(*a, **k)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedDType
+from ..errors import DTypeError, UnsupportedDType
 from ..runtime.worker.core import KERNELS
 from ..tensor import ShardedTensor
 
@@ -230,10 +230,16 @@ _BINARY = {
 }
 
 
-def _operator(fn, reflected):
+def _operator(fn, reflected, dunder):
     def op(self, other):
         if not isinstance(other, _OPERAND):
             return NotImplemented
+        if not isinstance(self, ShardedTensor):
+            # only an unbound call (``ShardedTensor.__radd__(3, t)``) gets here: torch's
+            # descriptor refuses a non-tensor self with a TypeError
+            raise DTypeError(
+                f"{dunder}: self must be a ShardedTensor, got {type(self).__name__} {self!r}"
+            )
         return fn(other, self) if reflected else fn(self, other)
 
     op.__name__, op.__doc__ = fn.__name__, fn.__doc__
@@ -261,7 +267,7 @@ def bind(*names, prim=None):
     def deco(fn):
         for n in names:
             if n in _BINARY or n in _REFLECTED:
-                setattr(ShardedTensor, n, _operator(fn, n in _REFLECTED))
+                setattr(ShardedTensor, n, _operator(fn, n in _REFLECTED, n))
             else:
                 setattr(ShardedTensor, n, fn)
         if prim is not None:

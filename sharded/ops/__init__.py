@@ -13,7 +13,10 @@
 namespace from the same list.
 """
 
-from ..core import registry  # noqa: F401  (the table the families fill)
+from ..core import (
+    registry,  # noqa: F401  (the table the families fill)
+    toplevel,
+)
 
 # A family's prims import only core/ and their own family; derived ops may import other
 # families' modules, never in a cycle (a family's __init__ star-imports its modules, so a
@@ -34,3 +37,7 @@ from .order import *  # noqa: E402, F403
 from .random import *  # noqa: E402, F403
 from .reduce import *  # noqa: E402, F403
 from .shape import *  # noqa: E402, F403
+
+# torch's calling rules (``out=``, tensor-only arguments) on the exported names only: methods,
+# operators, the families' calls among themselves and the Array API keep the plain functions.
+toplevel.wrap_all(globals(), __all__, elementwise.__all__)
