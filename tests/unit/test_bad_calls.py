@@ -423,7 +423,8 @@ def bool_mask_index(draw):
     a = draw(tensors())
     n = a.shape[0] + draw(hs.integers(1, 3))
     mask = draw(tensors((n,), ["bool"]))
-    names = [f"size of axis is {a.shape[0]}", f"boolean axis is {n}"]
+    # torch's message: the mask's shape and the indexed tensor's
+    names = [f"mask [{n}]", f"indexed tensor {list(a.shape)}"]
     return lambda: a[mask], [a, mask], st.IndexOutOfRange, IndexError, names
 
 
