@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import tracemalloc
 
 import numpy as np
@@ -327,6 +328,7 @@ class Worker(Store):
             "pool_bytes": self.pool_bytes,
             "pool_max_bytes": self._pool_cap(),
             "rss_bytes": self.rss_bytes(),
+            "rss_peak_bytes": _rss_peak_bytes(),
             "commands_run": self.commands_run,
             "sent_bytes": self.sent_bytes,
             "received_bytes": self.received_bytes,
@@ -561,6 +563,15 @@ def _trace(on: bool) -> None:
         tracemalloc.clear_traces()
     elif tracemalloc.is_tracing():
         tracemalloc.stop()
+
+
+def _rss_peak_bytes() -> int:
+    """The most resident memory this process has held since it started."""
+    import resource
+
+    # ru_maxrss is in KiB on Linux, in bytes on macOS
+    scale = 1 if sys.platform == "darwin" else 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
 
 
 def _rss_bytes() -> int:
