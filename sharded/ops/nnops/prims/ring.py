@@ -34,8 +34,8 @@ _INF = float("inf")
 
 # query rows per turn inside a block: the scores' temporaries are (..., ROWS, block keys)
 ROWS = 256
-# elements of one chunk's scores (8 MiB of float32): their few temporaries stay small
-SCORES = 1 << 21
+# elements of one chunk's scores (16 MiB of float32): their few temporaries stay small
+SCORES = 1 << 22
 
 
 def _block_scores(xp, q, k, mask, scale, causal, i0, j0):
