@@ -8,7 +8,10 @@ attention, whose rule walks the same blocks) instead of keeping every block's
 probabilities alive. Every step is a sharded op, so inputs split along the batch or the
 sequence dims work as they are.
 
-Inputs split along the sequence dim (-2) only take ring attention instead
+Inputs cut alike along batch dims only take fused kernels instead (each worker runs the
+online softmax over its own shards, a chunk of query rows at a time; see ``local_attention``
+in :mod:`sharded.ops.nnops.prims.ring`). Inputs split along the sequence dim (-2) only take
+ring attention
 (:mod:`sharded.ops.nnops.prims.ring`): each worker keeps its queries and the key/value
 shards visit the workers in turn, so no worker holds the whole sequence's keys and values.
 

@@ -318,7 +318,8 @@ class Worker(Store):
 
     # ------------------------------------------------------------------ statistics
     def stats(self) -> dict:
-        """Live shards, their bytes, and this process's resident memory."""
+        """Live shards, their bytes, and this process's resident memory (now and peak)."""
+        rss = self.rss_bytes()
         return {
             "worker": self.index,
             "device": self.device,
@@ -327,8 +328,9 @@ class Worker(Store):
             "live_bytes": int(sum(a.nbytes for a in self.store.values())),
             "pool_bytes": self.pool_bytes,
             "pool_max_bytes": self._pool_cap(),
-            "rss_bytes": self.rss_bytes(),
-            "rss_peak_bytes": _rss_peak_bytes(),
+            "rss_bytes": rss,
+            # (the kernel updates its high-water mark lazily: it may trail the current rss)
+            "rss_peak_bytes": max(rss, _rss_peak_bytes()),
             "commands_run": self.commands_run,
             "sent_bytes": self.sent_bytes,
             "received_bytes": self.received_bytes,
