@@ -8,7 +8,10 @@ attention, whose rule walks the same blocks) instead of keeping every block's
 probabilities alive. Every step is a sharded op, so inputs split along the batch or the
 sequence dims work as they are.
 
-Inputs split along the sequence dim (-2) only take ring attention instead
+Inputs cut alike along batch dims only take fused kernels instead (each worker runs the
+online softmax over its own shards, a chunk of query rows at a time; see ``local_attention``
+in :mod:`sharded.ops.nnops.prims.ring`). Inputs split along the sequence dim (-2) only take
+ring attention
 (:mod:`sharded.ops.nnops.prims.ring`): each worker keeps its queries and the key/value
 shards visit the workers in turn, so no worker holds the whole sequence's keys and values.
 
@@ -137,6 +140,22 @@ def _ring(q, k, v, mask):
     )
 
 
+def _local(q, k, v, mask):
+    """Whether every worker has the keys its queries need: query, key and value cut alike
+    along batch dims only (not the last two) into two shards or more, no mask (the fused kernels of
+    :mod:`~sharded.ops.nnops.prims.ring` then run on each worker's own shards)."""
+    if mask is not None or q.dtype.is_complex:
+        return False
+    lays = [t.layout for t in (q, k, v)]
+    nb = q.ndim - 2
+    if any(lay.is_replicated or any(d >= nb for d in lay.split_dims) for lay in lays):
+        return False
+    if not lays[0].split_dims:  # one shard: the composed blocks (a worker's BLAS is its own)
+        return False
+    ql = lays[0]
+    return all(lay.bounds[:nb] == ql.bounds[:nb] and lay.workers == ql.workers for lay in lays)
+
+
 def _forward(q, k, v, mask, is_causal, scale):
     """Output and log-sum-exp (+inf on rows where every key is masked) by the online
     softmax over key blocks. Fully masked rows give 0, as torch's safe softmax."""
@@ -182,10 +201,13 @@ def _sdpa_vjp(gs, node):
         lse = _relse(q, k, mask, is_causal, scale, lse)
     g = gs[0]
     want_mask = isinstance(mask, ShardedTensor) and mask.requires_grad
-    if node.params.get("ring") and not is_grad_enabled() and not want_mask:
+    fused = node.params.get("ring")  # "ring" or "local": the fused kernels' backward
+    if fused and not is_grad_enabled() and not want_mask:
         if g.layout != out.layout:
             g = g.reshard(layout=out.layout)
-        dq, dk, dv = apply("ring_attention_backward", q, k, v, mask, out, lse, g, scale, is_causal)
+        dq, dk, dv = apply(
+            f"{fused}_attention_backward", q, k, v, mask, out, lse, g, scale, is_causal
+        )
         return dq, dk, dv, None
     delta = (g * out).sum(-1, keepdim=True)  # rowsum(dP * P) = rowsum(dO * O)
     dq, dks, dvs, dms = None, [], [], []
@@ -210,7 +232,7 @@ def _sdpa_vjp(gs, node):
 _ag._ENGINE_RULES["scaled_dot_product_attention"] = _sdpa_vjp
 
 
-def _record(q, k, v, mask, out, lse, scale, is_causal, ring=False):
+def _record(q, k, v, mask, out, lse, scale, is_causal, ring=None):
     """One autograd node for the whole attention (its rule is :func:`_sdpa_vjp`)."""
     args = tuple(_ag._snapshot(a) for a in (q, k, v, mask))
     saved = {"out": (_ag._alias(out),), "lse": (lse,)}
@@ -290,10 +312,10 @@ def scaled_dot_product_attention(
         return q.sum(-1, keepdim=True) * 0.0 + v.sum(-2, keepdim=True) * 0.0
     if dropout_p > 0.0:
         return _materialized(q, k, v, mask, dropout_p, is_causal, scale)
-    ring = _ring(q, k, v, mask)
+    ring = "ring" if _ring(q, k, v, mask) else "local" if _local(q, k, v, mask) else None
     with no_grad():
         if ring:
-            out, lse = apply("ring_attention", q, k, v, mask, scale, is_causal)
+            out, lse = apply(f"{ring}_attention", q, k, v, mask, scale, is_causal)
         else:
             out, lse = _forward(q, k, v, mask, is_causal, scale)
     ins = (q, k, v) + ((mask,) if mask is not None and mask.dtype.is_floating_point else ())

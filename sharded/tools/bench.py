@@ -19,6 +19,7 @@ import numpy as np
 
 import sharded as st
 
+from . import bench_attention
 from .bench_algorithms import run as run_algorithms
 from .bench_jit import run as run_jit
 from .bench_linalg import run as run_linalg
@@ -38,6 +39,7 @@ def run(
     ckpt_dir=None,
     algorithms: bool = True,
     read_size: int = 1_000_000,
+    attn_len: int = 4096,
 ) -> list:
     """Run the cases; returns rows ``(name, sharded_s, numpy_s, dask_s, target)``."""
     sess = st.init()
@@ -162,6 +164,10 @@ def run(
         rows += run_linalg(repeat=max(1, min(repeat, 3)), out=out)
     if algorithms:
         rows += run_algorithms(st, repeat=max(1, min(repeat, 3)), out=out)
+    if attn_len:  # SDPA forward+backward, batch-split and sequence-split (ring attention)
+        attn = bench_attention.cases(st, attn_len, max(1, min(repeat, 3)), out)
+        report(attn, nw, out)
+        rows += attn
     return rows
 
 
@@ -394,6 +400,13 @@ def main(argv=None) -> int:
         help="elements of the read-latency case x.sum().item() (0 skips it)",
     )
     p.add_argument(
+        "--attn-len",
+        type=int,
+        default=4096,
+        help="sequence length of the attention case, 4 x 8 heads x L x 64 float32 forward "
+        "and backward (0 skips it)",
+    )
+    p.add_argument(
         "--no-linalg",
         action="store_true",
         help="skip the linear-algebra cases (matmul, QR, lstsq, solve)",
@@ -447,6 +460,7 @@ def main(argv=None) -> int:
                 ckpt_dir=a.ckpt_dir,
                 algorithms=not a.no_algorithms,
                 read_size=a.read_size,
+                attn_len=a.attn_len,
             )
             runs.append((sess.executor.num_workers, rows))
         finally:

@@ -133,7 +133,8 @@ def test_scores_never_wider_than_a_block(monkeypatch):
         return s
 
     monkeypatch.setattr(_attention, "_scores", spy)
-    q, k, v = (st.tensor(REF[f"plain/{n}"], requires_grad=True) for n in "qkv")
+    whole = st.Layout.replicated()  # (inputs split along a batch dim take the fused kernels)
+    q, k, v = (st.tensor(REF[f"plain/{n}"], requires_grad=True, layout=whole) for n in "qkv")
     F.scaled_dot_product_attention(q, k, v).sum().backward()
     assert max(widths) == 2 and sum(widths) == 2 * k.shape[-2]  # S=9: 5 blocks, twice
 

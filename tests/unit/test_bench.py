@@ -29,6 +29,8 @@ TINY = [
     "500",
     "--no-linalg",
     "--no-algorithms",
+    "--attn-len",
+    "16",
 ]
 
 
@@ -44,6 +46,8 @@ def test_json_plot_and_scaling_over_worker_counts(cli_session, tmp_path, capsys)
     names = [c["name"] for c in data["runs"][0]["cases"]]
     assert "2*x + 3*y - 1 on 3,000" in names
     assert "read latency x.sum().item() of 500" in names
+    assert "attention fwd+bwd 4x8x16x64 f32, seq split" in names
+    assert "sequence/batch split time ratio" in out and "x its inputs (0.5 MiB" in out
     fused = next(c for c in data["runs"][1]["cases"] if c["name"].startswith("2*x"))
     assert fused["target"] == "<= 0.5 x numpy" and fused["sharded_s"] > 0
     assert fused["ratio_numpy"] == pytest.approx(fused["sharded_s"] / fused["numpy_s"])

@@ -43,3 +43,8 @@ def test_the_switch(monkeypatch):
     monkeypatch.delenv("SHARDED_METRICS")
     assert metrics.enabled()  # on by default
     assert st.info()["namespace"] is None  # in process: no Ray metrics, no tag
+
+
+def test_worker_stats_report_the_peak_resident_memory():
+    s = Worker(0).stats()
+    assert s["rss_peak_bytes"] >= s["rss_bytes"] > 0

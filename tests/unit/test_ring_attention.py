@@ -141,6 +141,23 @@ def test_keys_never_gathered(monkeypatch):
     assert out.layout.split_dims == (2,)
 
 
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("causal", [False, True])
+def test_batch_split_takes_the_fused_kernels(monkeypatch, dim, causal):
+    """Inputs split along a batch dim run the fused kernels on each worker's own shards
+    (in row chunks), forward and backward, and agree with the unsplit computation."""
+    monkeypatch.setattr(ring, "SCORES", 1)  # chunks of the fewest rows: 16
+    q = RNG.standard_normal((3, 2, 37, 5))
+    k, v = RNG.standard_normal((3, 2, 29, 5)), RNG.standard_normal((3, 2, 29, 4))
+    split, whole = (
+        _attend((q, k, v), p, is_causal=causal) for p in (dict(shards=2, dim=dim), WHOLE)
+    )
+    assert split[0].grad_fn.params["ring"] == "local"
+    assert split[0].layout.split_dims == (dim,)
+    for a, b in zip(split[1], whole[1]):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+
+
 def test_falls_back_off_the_ring():
     """A float mask that needs its gradient, or create_graph, takes the composed path and
     gives the same gradients."""

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import tracemalloc
 
 import numpy as np
@@ -317,7 +318,8 @@ class Worker(Store):
 
     # ------------------------------------------------------------------ statistics
     def stats(self) -> dict:
-        """Live shards, their bytes, and this process's resident memory."""
+        """Live shards, their bytes, and this process's resident memory (now and peak)."""
+        rss = self.rss_bytes()
         return {
             "worker": self.index,
             "device": self.device,
@@ -326,7 +328,9 @@ class Worker(Store):
             "live_bytes": int(sum(a.nbytes for a in self.store.values())),
             "pool_bytes": self.pool_bytes,
             "pool_max_bytes": self._pool_cap(),
-            "rss_bytes": self.rss_bytes(),
+            "rss_bytes": rss,
+            # (the kernel updates its high-water mark lazily: it may trail the current rss)
+            "rss_peak_bytes": max(rss, _rss_peak_bytes()),
             "commands_run": self.commands_run,
             "sent_bytes": self.sent_bytes,
             "received_bytes": self.received_bytes,
@@ -561,6 +565,15 @@ def _trace(on: bool) -> None:
         tracemalloc.clear_traces()
     elif tracemalloc.is_tracing():
         tracemalloc.stop()
+
+
+def _rss_peak_bytes() -> int:
+    """The most resident memory this process has held since it started."""
+    import resource
+
+    # ru_maxrss is in KiB on Linux, in bytes on macOS
+    scale = 1 if sys.platform == "darwin" else 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
 
 
 def _rss_bytes() -> int:

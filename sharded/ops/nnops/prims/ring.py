@@ -21,6 +21,8 @@ ring attention). The public function and the autograd node are in
 
 from __future__ import annotations
 
+import math
+
 from ....core.dataflow import Operand, free_temps, gather_regions, region
 from ....core.registry import kernel, nondiff, primitive
 from ....layout import Layout
@@ -32,11 +34,14 @@ _INF = float("inf")
 
 # query rows per turn inside a block: the scores' temporaries are (..., ROWS, block keys)
 ROWS = 256
+# elements of one chunk's scores (16 MiB of float32): their few temporaries stay small
+SCORES = 1 << 22
 
 
 def _block_scores(xp, q, k, mask, scale, causal, i0, j0):
     """Scaled, masked scores of query rows ``i0:`` against key rows ``j0:`` (global)."""
-    s = (q @ k.swapaxes(-1, -2)) * scale
+    s = q @ k.swapaxes(-1, -2)
+    s *= scale  # in place: the scores are the one big temporary
     if mask is not None:
         s = xp.where(mask, s, -_INF) if mask.dtype == bool else s + mask
     if causal:  # torch's tril(ones(L, S)): key j for query i when j <= i
@@ -52,6 +57,8 @@ def _chunks(xp, q, k, mask, causal, i0, j0, rows):
     scores' temporaries stay small) and the ``n`` first keys they can see (causal: the
     keys past the chunk's last row are skipped, not computed and masked)."""
     L, S = q.shape[-2], k.shape[-2]
+    # fewer rows for many heads or long blocks: a score chunk stays near SCORES elements
+    rows = max(16, min(rows, SCORES // max(1, math.prod(q.shape[:-2]) * S)))
     for a in range(0, L, rows):
         z = min(L, a + rows)
         n = max(0, min(S, i0 + z - j0)) if causal else S
@@ -80,7 +87,8 @@ def ring_attn_step(xp, q, k, v, *rest, scale, causal, i0, j0, rows, has_state, h
         old = m[..., a:z, :]
         new = xp.maximum(old, s.max(-1, keepdims=True))
         safe = xp.where(new == -_INF, 0.0, new)  # exp(-inf - -inf) would be nan
-        p = xp.exp(s - safe)
+        s -= safe
+        p = xp.exp(s, out=s)  # the scores' buffer becomes the probabilities
         alpha = xp.exp(old - safe)  # rescales what was summed under the old maximum
         total[..., a:z, :] = total[..., a:z, :] * alpha + p.sum(-1, keepdims=True)
         acc[..., a:z, :] = acc[..., a:z, :] * alpha + p @ v[..., :n, :]
@@ -228,11 +236,15 @@ def ring_attn_grad_step(
             continue
         qc, gc, kn = q[..., a:z, :], g[..., a:z, :], k[..., :n, :]
         s = _block_scores(xp, qc, kn, mc, scale, causal, i0 + a, j0)
-        p = xp.exp(s - lse[..., a:z, :])  # the probabilities, from the saved log-sum-exp
-        ds = p * (gc @ v[..., :n, :].swapaxes(-1, -2) - delta[..., a:z, :])
-        dq[..., a:z, :] += (ds @ kn) * scale
-        dk[..., :n, :] += (ds.swapaxes(-1, -2) @ qc) * scale
+        s -= lse[..., a:z, :]
+        p = xp.exp(s, out=s)  # the probabilities, from the saved log-sum-exp
         dv[..., :n, :] += p.swapaxes(-1, -2) @ gc
+        ds = gc @ v[..., :n, :].swapaxes(-1, -2)
+        ds -= delta[..., a:z, :]
+        ds *= p
+        ds *= scale  # once here rather than on both products below
+        dq[..., a:z, :] += ds @ kn
+        dk[..., :n, :] += ds.swapaxes(-1, -2) @ qc
     return dq, dk, dv
 
 
@@ -337,3 +349,53 @@ def _reduce_back(ex, t, parts, sums):
 
 
 nondiff("ring_attention_backward")  # create_graph takes the composed form (_attention)
+
+
+# ------------------------------------------------------------- batch-split attention
+# Query, key and value cut alike along batch dims only: every worker has all the keys its
+# queries need, so one ring step on its own shards is the whole attention (the kernels
+# above, no transfers), in row chunks whose scores stay small.
+def _local_params(q, scale, is_causal):
+    return {"scale": scale, "causal": is_causal, "rows": ROWS, "has_mask": False}
+
+
+@primitive("local_attention", kernels=[ring_attn_step, ring_attn_finish], out_spec=_spec)
+def _local_attention_plan(ex, q, k, v, mask, scale, is_causal):
+    """Each worker's online softmax over its own key/value shards."""
+    shards = q._layout.shards()
+    out = Operand(_last(q._layout, v._layout.shape[-1]), q._dtype, ex.new_keys(len(shards)))
+    lse = Operand(_last(q._layout, 1), q._dtype, ex.new_keys(len(shards)))
+    p = dict(_local_params(q, scale, is_causal), i0=0, j0=0, has_state=False)
+    for s, (w, _, _) in enumerate(shards):
+        state = (ex.new_key(), ex.new_key(), ex.new_key())
+        ins = [Key(t._keys[s], None) for t in (q, k, v)]
+        ex.submit(w, "ring_attn_step", ins, state, p, ("local_attention", s))
+        ex.submit(
+            w,
+            "ring_attn_finish",
+            [Key(x, None) for x in state],
+            (out._keys[s], lse._keys[s]),
+            {},
+            ("local_attention", s),
+        )
+        ex.free(w, list(state))
+    return out, lse
+
+
+nondiff("local_attention")
+
+
+@primitive("local_attention_backward", kernels=[ring_attn_grad_step], out_spec=_bspec)
+def _local_attention_backward_plan(ex, q, k, v, mask, out, lse, g, scale, is_causal):
+    """Each worker's query, key and value gradients from its own shards."""
+    shards = q._layout.shards()
+    grads = [ex.new_keys(len(shards)) for _ in range(3)]
+    p = dict(_local_params(q, scale, is_causal), i0=0, j0=0, has_dq=False)
+    for s, (w, _, _) in enumerate(shards):
+        ins = [Key(t._keys[s], None) for t in (q, k, v, g, out, lse)]
+        outs = tuple(keys[s] for keys in grads)
+        ex.submit(w, "ring_attn_grad_step", ins, outs, p, ("local_attention_backward", s))
+    return tuple(Operand(t._layout, t._dtype, keys) for t, keys in zip((q, k, v), grads))
+
+
+nondiff("local_attention_backward")
