@@ -1,6 +1,7 @@
 """The margin, embedding and likelihood losses of ``st.nn.functional``: torch's
-``margin_ranking_loss``, ``triplet_margin_loss``, ``cosine_embedding_loss``,
-``poisson_nll_loss``, ``gaussian_nll_loss`` and ``multilabel_soft_margin_loss``.
+``pairwise_distance`` (the triplet losses' default distance), ``margin_ranking_loss``,
+``triplet_margin_loss``, ``cosine_embedding_loss``, ``poisson_nll_loss``,
+``gaussian_nll_loss`` and ``multilabel_soft_margin_loss``.
 
 Each is torch's formula composed from sharded ops, so gradients come from the ops' VJPs and
 any layout of the operands works; ``st.nn.functional`` re-exports them.
@@ -20,6 +21,7 @@ from ._activation import logsigmoid
 from ._loss import _reduce
 
 __all__ = [
+    "pairwise_distance",
     "margin_ranking_loss",
     "triplet_margin_loss",
     "cosine_embedding_loss",
@@ -69,10 +71,20 @@ def margin_ranking_loss(
     return _reduce(loss, _reduction(size_average, reduce, reduction))
 
 
-def _distance(x1, x2, p, eps):
-    # torch's pairwise_distance: ||x1 - x2 + eps||_p over the last dim
-    d = x1 - x2 + eps
-    return d.abs() if d.ndim == 0 else vector_norm(d, p, -1)
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """``||x1 - x2 + eps||_p`` along the last dim (torch's ``pairwise_distance``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> a, b = st.tensor([[0., 0.]]), st.tensor([[3., 4.]])
+    >>> st.nn.functional.pairwise_distance(a, b, eps=0).tolist()
+    [5.0]
+    """
+    diff = x1 - x2 + eps
+    if diff.ndim == 0:
+        return diff.abs()
+    return vector_norm(diff, p, -1, keepdim=keepdim)
 
 
 def triplet_margin_loss(
@@ -106,10 +118,10 @@ def triplet_margin_loss(
             f"of dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and "
             f"negative {negative.ndim}D inputs"
         )
-    d_pos = _distance(anchor, positive, p, eps)
-    d_neg = _distance(anchor, negative, p, eps)
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
-        d_neg = d_neg.minimum(_distance(positive, negative, p, eps))
+        d_neg = d_neg.minimum(pairwise_distance(positive, negative, p, eps))
     loss = (margin + d_pos - d_neg).clamp_min(0)
     return _reduce(loss, _reduction(size_average, reduce, reduction))
 

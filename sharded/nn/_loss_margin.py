@@ -15,7 +15,7 @@ from ..ops.creation.prims import arange
 from ..ops.elementwise.prims.selection import where
 from ..ops.elementwise.prims.unary import exp, log1p
 from ._loss import _reduce
-from ._loss_extra import _reduction, _t
+from ._loss_extra import _reduction, _t, pairwise_distance
 
 __all__ = [
     "soft_margin_loss",
@@ -195,8 +195,6 @@ def triplet_margin_with_distance_loss(
     >>> f(a, p, n, distance_function=l1).item()
     7.0
     """
-    from .functional import pairwise_distance
-
     _check_reduction(reduction)
     if margin <= 0:
         raise ArgumentError(f"margin must be greater than 0, got {margin}")

@@ -67,7 +67,6 @@ __all__ = [
     "pad",
     "normalize",
     "cosine_similarity",
-    "pairwise_distance",
     *_activation.__all__,
     *_attention.__all__,
     *_multihead.__all__,
@@ -296,19 +295,3 @@ def _floor(norm, eps):
     """``norm`` clamped at ``eps`` in value only: torch clamps in place without recording
     it, so the gradient still flows through the norm."""
     return norm + (norm.clamp_min(eps) - norm).detach()
-
-
-def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """``||x1 - x2 + eps||_p`` along the last dim (torch's ``pairwise_distance``).
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> a, b = st.tensor([[0., 0.]]), st.tensor([[3., 4.]])
-    >>> st.nn.functional.pairwise_distance(a, b, eps=0).tolist()
-    [5.0]
-    """
-    diff = x1 - x2 + eps
-    if diff.ndim == 0:
-        return diff.abs()
-    return vector_norm(diff, p, -1, keepdim=keepdim)
