@@ -5,12 +5,13 @@ the row mask ``r`` (4,) broadcast to every row, or no mask. Needs torch (CPU), w
 tests themselves do not: run ``python scripts/torch_refs_masked.py`` where torch is installed.
 
 Keys: ``x``, ``xi``, ``m``, ``r`` (the inputs), ``<case>`` (the value of each case of
-``CASES`` below, which the test file lists again) and ``<case>/grad`` (the float64 gradient
+``CASES`` below, whose list the test reads back from the key ``cases``, as JSON) and ``<case>/grad`` (the float64 gradient
 of ``(out * w).sum()``, ``w`` the key ``w/<case>``, with zeros where the output is not
 finite) for the cases with a float64 input."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -96,7 +97,7 @@ def main():
     xi = rng.integers(-5, 9, size=(3, 4))
     m, r = _masks()
     env = {"m": m, "r": r}
-    out = {"x": x, "xi": xi, "m": m, "r": r}
+    out = {"x": x, "xi": xi, "m": m, "r": r, "cases": np.array(json.dumps(CASES))}
     for key, fn, name, args, kw in CASES:
         base = {"x": torch.tensor(x), "x32": torch.tensor(x, dtype=torch.float32)}
         base["xi"] = torch.tensor(xi)
