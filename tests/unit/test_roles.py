@@ -76,7 +76,13 @@ def test_every_module_has_a_role():
 
 @pytest.mark.parametrize("family", ops.FAMILIES, ids=lambda f: f.__name__.rsplit(".", 1)[1])
 def test_family_init_names_its_st_functions(family):
-    assert [n for n in family.__all__ if getattr(st, n, None) is not getattr(family, n)] == []
+    # st's function is the family's, or its wrapper with torch's top-level rules
+    # (sharded.core.toplevel: out=, tensor-only arguments)
+    def named(n):
+        f = getattr(st, n, None)
+        return getattr(family, n) in (f, getattr(f, "__wrapped__", None))
+
+    assert [n for n in family.__all__ if not named(n)] == []
 
 
 def test_every_planner_is_in_its_familys_prims():
