@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes
 import numpy as np
 import torch
 
@@ -17,7 +18,7 @@ from sharded.tensor import ShardedTensor
 
 
 class Unconvertible(Exception):
-    """A sample holds something sharded has no counterpart for (a bfloat16 or meta tensor)."""
+    """A sample holds something sharded has no counterpart for (a complex32 or meta tensor)."""
 
 
 class Mismatch(AssertionError):
@@ -30,10 +31,13 @@ class Frozen:
     def __init__(self, t: torch.Tensor):
         if t.device.type != "cpu" or t.layout != torch.strided:
             raise Unconvertible(f"a {t.device.type} {t.layout} tensor")
-        if t.dtype in (torch.bfloat16, torch.complex32) or t.is_quantized:
+        if t.dtype == torch.complex32 or t.is_quantized:
             raise Unconvertible(f"a {t.dtype} tensor")
         try:
-            self.array = t.detach().resolve_conj().resolve_neg().numpy().copy()
+            if t.dtype == torch.bfloat16:  # exact through float32 (ml_dtypes' bfloat16)
+                self.array = t.detach().float().numpy().astype(ml_dtypes.bfloat16)
+            else:
+                self.array = t.detach().resolve_conj().resolve_neg().numpy().copy()
         except (TypeError, ValueError) as e:  # NumPy holds at most 64 dims
             raise Unconvertible(f"a tensor of shape {tuple(t.shape)}: {e}") from None
         self.requires_grad = t.requires_grad
@@ -73,6 +77,13 @@ def _freeze_leaf(x):
         return str(x)
     if isinstance(x, (torch.memory_format, torch.Generator)):
         raise Unconvertible(f"argument {x!r}")
+    if callable(x) and (getattr(x, "__module__", None) or "").startswith("torch"):
+        # a torch function passed as an argument (a distance_function): sharded's namesake
+        name = getattr(x, "__name__", "")
+        for home in (st.nn.functional, st):
+            if callable(getattr(home, name, None)):
+                return getattr(home, name)
+        raise Unconvertible(f"the torch function {name or x!r}")
     return x
 
 
@@ -123,7 +134,11 @@ def to_numpy_tree(obj):
 
 
 def _close(actual: np.ndarray, expected: torch.Tensor, where: str, values: bool):
-    a = torch.from_numpy(np.array(actual, order="C"))  # ascontiguousarray makes 0-d 1-d
+    actual = np.array(actual, order="C")  # (ascontiguousarray makes 0-d 1-d)
+    if actual.dtype.name == "bfloat16":  # ml_dtypes' bfloat16, which torch cannot take
+        a = torch.from_numpy(actual.astype(np.float32)).to(torch.bfloat16)
+    else:
+        a = torch.from_numpy(actual)
     if a.shape != expected.shape:
         raise Mismatch(f"{where}shape {tuple(a.shape)} != torch's {tuple(expected.shape)}")
     if not values:

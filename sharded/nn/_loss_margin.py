@@ -76,7 +76,7 @@ def _class_targets(name, input, target, lo):
     workers and raises at the next read, as ``one_hot``'s does)."""
     if target.dtype != D.int64:
         raise DTypeError(f"{name}: expected scalar type Long but found {target.dtype}")
-    c = input.shape[-1]
+    c = input.shape[-1] if input.ndim else 1  # a 0-d input: one class
     return apply("check_indices", target, lo, c, None, f"{name} target")
 
 
@@ -116,7 +116,7 @@ def multi_margin_loss(
             f"input samples (batch size). Expected target size [{n}], but got "
             f"{list(target.shape)}. Input has shape {list(input.shape)}."
         )
-    c = input.shape[-1]
+    c = input.shape[-1] if input.ndim else 1  # a 0-d input: one score, one class
     if weight is not None:
         weight = _t(weight)
         if weight.ndim != 1 or weight.shape[0] != c:
@@ -163,7 +163,8 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
             f"multilabel_margin_loss: inconsistent target size: {list(target.shape)} for "
             f"input of size: {list(input.shape)}"
         )
-    n, c = (input.shape[0] if input.ndim == 2 else 1), input.shape[-1]
+    # a 0-d input: one score, one class
+    n, c = (input.shape[0] if input.ndim == 2 else 1), (input.shape[-1] if input.ndim else 1)
     y = _class_targets("multilabel_margin_loss", input, target, -1).reshape(n, c)
     x = input.reshape(n, c)
     # a row's targets are its entries before the first -1

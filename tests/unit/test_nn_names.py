@@ -64,6 +64,17 @@ def test_modules_match_the_functions():
     assert repr(st.nn.AlphaDropout(0.2)) == "AlphaDropout(p=0.2, inplace=False)"
 
 
+def test_margin_losses_of_a_0d_score():
+    # torch 2.13: a 0-d input is one score of one class (the target's own: loss 0)
+    F = st.nn.functional
+    assert F.multi_margin_loss(st.tensor(0.3), st.tensor(0), margin=-3.14).item() == 0.0
+    assert F.multilabel_margin_loss(st.tensor(0.7), st.tensor(0)).item() == 0.0
+    assert F.multilabel_margin_loss(st.tensor(0.7), st.tensor(-1)).item() == 0.0
+    x = st.tensor(0.3, dtype=st.float64, requires_grad=True)
+    F.multi_margin_loss(x, st.tensor(0)).backward()
+    assert x.grad.item() == 0.0
+
+
 def test_legacy_size_average_and_reduce_pick_the_reduction():
     x, s = st.tensor([0.3, -1.0]), st.tensor([1.0, -1.0])
     with pytest.warns(UserWarning, match="size_average"):
