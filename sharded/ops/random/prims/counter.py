@@ -183,7 +183,9 @@ def random_bits(xp, idx, seed: int, counter: int, stream: int = 0):
 
 def _unit(xp, bits, dtype):
     """Uniform [0, 1) floats from random bits, using as many bits as the dtype's mantissa."""
-    mant = {2: 11, 4: 24}.get(np.dtype(dtype).itemsize, 53)
+    dt = np.dtype(dtype)
+    # bfloat16 keeps 8 bits (float16's 11 would round values near 1 up to 1.0)
+    mant = 8 if dt.name == "bfloat16" else {2: 11, 4: 24}.get(dt.itemsize, 53)
     return ((bits >> np.uint64(64 - mant)).astype(np.float64) * 2.0**-mant).astype(dtype)
 
 
