@@ -98,6 +98,23 @@ class BatchPacker:
         return data if last is cmds else self.pack(cmds)
 
 
+def from_socket_ok(cmds) -> bool:
+    """Whether a batch that came off a socket is records only: a list whose shared layout
+    commands are a list or codec data, never the pickled bytes that only Ray's channels and
+    the driver's memory carry (:func:`shared_layout` would unpickle them).
+
+    Examples
+    --------
+    >>> from_socket_ok([LayoutCmds(None, [])]), from_socket_ok([LayoutCmds(None, b"x")])
+    (True, False)
+    >>> from_socket_ok(b"a pickle")
+    False
+    """
+    if type(cmds) is not list:
+        return False
+    return not any(type(c) is LayoutCmds and type(c.cmds) is bytes for c in cmds)
+
+
 def shared_layout(layout) -> list:
     """A batch's shared layout commands as records, however :class:`BatchPacker` packed
     them: pickled (bytes), as codec data (an Encoded), or not at all (a list)."""

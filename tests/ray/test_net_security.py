@@ -210,3 +210,34 @@ def test_mailboxes_listen_on_loopback_when_every_worker_is_on_the_drivers_node(o
     before = next(ex._wire._keys)
     assert x.sum().item() == xn.sum()
     assert next(ex._wire._keys) > before + 1  # by wire, over loopback
+
+
+class _Plant:
+    """Unpickling this writes a file: what a pickle off a socket could do."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def test_a_wire_batch_of_pickled_bytes_is_refused_unread(tmp_path):
+    """A driver-role frame whose layout commands are pickled bytes (the form only Ray's
+    channels carry) is answered with an error record; the pickle is never loaded."""
+    import pickle
+
+    from sharded.runtime.commands import LayoutCmds
+
+    ex = _ex()
+    plant = tmp_path / "planted"
+    ch = channel.dial(ex._mail_addrs[1], ex._mail_key, b"D", 1)
+    try:
+        payload = pickle.dumps([_Plant(str(plant))])
+        ch.sock.sendall(b"".join(map(bytes, ch.pack(Run(0, 5.0, [LayoutCmds(None, payload)])))))
+        answer = ch.recv()
+    finally:
+        ch.close()
+    assert "must be records, not pickled bytes" in str(answer)
+    assert not plant.exists()
+    assert (st.ones(8, shards=4) + 1).sum().item() == 16.0  # the session goes on

@@ -12,6 +12,7 @@ import ray
 from .. import metrics
 from ..net.mailbox import Mailbox
 from ..net.tls import Tls
+from ..packing import from_socket_ok
 from . import threads
 from .core import Worker
 
@@ -55,6 +56,8 @@ class _RayWorker(Worker):
         """A batch from the driver's wire: run once the ``after`` Ray batches sent before it
         ran (a later one never runs first: the driver waits for this answer before sending
         it)."""
+        if not from_socket_ok(cmds):  # a socket carries data, never a pickle to load
+            return self._failed("a wire batch must be records, not pickled bytes")
         with self._ran_cv:
             gen = self._aborts
             ok = self._ran_cv.wait_for(lambda: self._ran >= after or self._aborts != gen, timeout)
