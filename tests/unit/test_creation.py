@@ -175,6 +175,29 @@ def test_python_ints_outside_the_dtype_wrap_in_creation_like_torch():
         st.tensor([300, -1], dtype=st.uint8)
 
 
+def test_a_float_fill_beyond_the_dtype_raises_as_torch():
+    # torch 2.13: full/full_like/new_full/fill_ refuse a finite value past the dtype's range;
+    # inf fills, float64 takes 1e39, and a tensor of the value rounds to inf without a check
+    x = st.zeros(2)
+    for make in (
+        lambda: st.full((2,), 1e39),
+        lambda: st.full_like(x, 1e39),
+        lambda: x.new_full((2,), 1e39),
+        lambda: x.fill_(1e39),
+    ):
+        with pytest.raises(st.ValueOverflow, match="1e[+]39 cannot be converted to type float32"):
+            make()
+    assert x.tolist() == [0.0, 0.0]  # the refused fill_ wrote nothing
+    with pytest.raises(st.ValueOverflow, match="type float16"):
+        st.full((2,), 70000.0, dtype=st.float16)
+    with pytest.raises(st.ValueOverflow, match="300 cannot be converted to type int8"):
+        st.zeros(2, dtype=st.int8).fill_(300)
+    assert st.full((2,), float("inf")).tolist() == [float("inf")] * 2
+    assert st.full((1,), 1e39, dtype=st.float64).item() == 1e39
+    assert st.zeros(2, dtype=st.uint8).fill_(-3).tolist() == [253, 253]
+    assert st.tensor([1e39], dtype=st.float32).tolist() == [float("inf")]
+
+
 def test_tensor_keeps_numpy_scalar_dtypes_like_torch():
     assert st.tensor(np.float64(2.0)).dtype == st.float64
     assert st.tensor(np.int32(4)).dtype == st.int32

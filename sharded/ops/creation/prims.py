@@ -187,7 +187,8 @@ def full(
         if fill_value.imag and dt != D.bool_:
             raise ValueOverflow(f"value {fill_value!r} cannot be converted to type {dt.name}")
         fill_value = bool(fill_value) if dt == D.bool_ else fill_value.real
-    fill_value = D.check_int(fill_value, dt)  # -2 -> 254 for uint8; 300 raises for int8
+    # -2 -> 254 for uint8; 300 raises for int8; 1e39 raises for float32 (torch checks too)
+    fill_value = D.check_fill(fill_value, dt)
     lay = placement(shape, shards, dim, layout, device, dt)
     return _finish(apply("full", lay, fill_value, dt), requires_grad)
 

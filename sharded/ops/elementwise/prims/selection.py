@@ -315,6 +315,8 @@ def fill_(self, value):
             f"fill_ only supports 0-dimension value tensors, got one with {value.ndim} dimensions"
         )
     check_not_published(self)  # a published snapshot is never written, not even this way
+    if not is_tensor(value):  # torch refuses 300 for int8 and 1e39 for float32 before writing
+        value = D.check_fill(value, self._dtype)
     if self._readonly and not is_tensor(value):
         # torch fills an expanded view with a number: write each shared element once
         self[tuple(slice(0, 1) if s == 0 else slice(None) for s in self.stride())].fill_(value)
