@@ -153,6 +153,11 @@ def acosh_(input, *args, **kwargs) -> ShardedTensor:
 def adaptive_avg_pool1d(input, output_size) -> ShardedTensor:
     """Average pooling to a fixed length."""
 
+def adaptive_max_pool1d(input, output_size) -> ShardedTensor:
+    """torch's top-level ``adaptive_max_pool1d``: the maxima over torch's adaptive bins and
+    their positions, always both (``st.adaptive_max_pool1d``; the ``nn.functional`` form
+    returns the indices only with ``return_indices=True``)."""
+
 def add(input, other, *, alpha=..., out=...) -> ShardedTensor:
     """``input + alpha * other`` with broadcasting."""
 

@@ -487,6 +487,16 @@ def test_torch_top_level_names():
     assert st.max_pool1d is F.max_pool1d and st.adaptive_avg_pool1d is F.adaptive_avg_pool1d
 
 
+def test_top_level_adaptive_max_pool1d_returns_values_and_indices():
+    # torch 2.13: torch.adaptive_max_pool1d(x, 2) is always a pair; a third argument is refused
+    x = st.tensor([[1.0, 5.0, 2.0, 0.0, 7.0]])
+    values, indices = st.adaptive_max_pool1d(x, 2)
+    assert values.tolist() == [[5.0, 7.0]] and indices.tolist() == [[1, 4]]
+    assert F.adaptive_max_pool1d(x, 2).tolist() == [[5.0, 7.0]]  # functional: values only
+    with pytest.raises(TypeError):
+        st.adaptive_max_pool1d(x, 2, True)
+
+
 def test_argument_forms_and_edge_errors_as_torch():
     x = st.ones(2, 4, 8, 8)
     w = st.ones(6, 4, 3, 3)

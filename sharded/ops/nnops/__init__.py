@@ -13,6 +13,7 @@ its modules' (the roles are described in :mod:`sharded.ops`).
 
 from . import derived  # noqa: F401  (registers its primitives)
 from .derived import adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool2d, max_pool3d
+from .derived import adaptive_max_pool1d_with_indices as adaptive_max_pool1d
 from .prims import (
     conv,  # noqa: F401  (registers its primitives)
     pool,  # noqa: F401  (registers its primitives)
@@ -25,6 +26,7 @@ __all__ = [
     "conv2d",
     "conv3d",
     "adaptive_avg_pool1d",
+    "adaptive_max_pool1d",
     "avg_pool1d",
     "max_pool1d",
     "max_pool2d",

@@ -310,6 +310,21 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     return _adaptive_max("adaptive_max_pool1d", 1, input, output_size, return_indices)
 
 
+def adaptive_max_pool1d_with_indices(input, output_size):
+    """torch's top-level ``adaptive_max_pool1d``: the maxima over torch's adaptive bins and
+    their positions, always both (``st.adaptive_max_pool1d``; the ``nn.functional`` form
+    returns the indices only with ``return_indices=True``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> values, indices = st.adaptive_max_pool1d(st.tensor([[1., 5., 2.]]), 2)
+    >>> values.tolist(), indices.tolist()
+    ([[5.0, 5.0]], [[1, 1]])
+    """
+    return _adaptive_max("adaptive_max_pool1d", 1, input, output_size, True)
+
+
 @via_float32
 def max_pool3d(
     input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
