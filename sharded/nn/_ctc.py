@@ -81,6 +81,17 @@ def _lse3(a, b, c):
     return m + ((a - m).exp() + (b - m).exp() + (c - m).exp()).log()
 
 
+def _torch_grad_term(lp, il):
+    """Zero per batch entry, whose gradient is ``exp(log_probs)`` over its first
+    ``input_lengths`` steps. torch's CTC backward returns ``exp(lp) - exp(lcab + nll - lp)``:
+    the true derivative plus ``exp(lp)``, i.e. the gradient of the logits when ``lp`` is
+    ``log_softmax(logits)`` (through log_softmax the added term sums to zero and the result
+    is exact). Adding this term gives torch's gradient for any ``log_probs``."""
+    e = lp.exp()
+    steps = as_tensor((np.arange(lp.shape[0])[:, None] < il[None, :])[:, :, None])
+    return where(steps, e - e.detach(), 0.0).sum((0, 2))
+
+
 def ctc_loss(
     log_probs,
     targets,
@@ -154,6 +165,8 @@ def ctc_loss(
         alpha = where(as_tensor((il > t)[:, None]), step, alpha)
     ends = (s[None, :] == 2 * tl[:, None]) | (s[None, :] == 2 * tl[:, None] - 1)
     loss = -logsumexp(where(as_tensor(ends), alpha, _NEG), 1)
+    if lp.requires_grad:
+        loss = loss + _torch_grad_term(lp, il)
     impossible = loss > _IMPOSSIBLE
     loss = where(impossible, 0.0 if zero_infinity else float("inf"), loss)
     if reduction == "mean":

@@ -120,3 +120,32 @@ def test_ctc_module_and_errors():
         F.ctc_loss(x, st.tensor([1, 2, 3]), [7, 6, 5], [4, 2, 3])
     with pytest.raises(st.errors.DTypeError, match="integers"):
         F.ctc_loss(x, y.double(), [7, 6, 5], [4, 2, 3])
+
+
+def test_ctc_gradient_of_unnormalized_log_probs_is_torchs():
+    # torch 2.13 returns exp(lp) - exp(lcab + nll - lp) for any log_probs (the logits'
+    # gradient when lp is a log_softmax); steps past an input length get 0
+    lp = st.tensor(
+        [[[-0.5, -1.0, -2.0]], [[-1.5, -0.25, -1.0]], [[-1.0, -2.0, -0.5]]],
+        dtype=st.float64,
+        requires_grad=True,
+    )
+    loss = F.ctc_loss(lp, st.tensor([[1, 2]]), [3], [2], reduction="sum")
+    loss.backward()
+    assert loss.item() == pytest.approx(0.4432637468431422, rel=1e-14)
+    want = [
+        [[0.16021831747695542, -0.1858082165928796, 0.1353352832366127]],
+        [[0.1455727044275314, 0.061786321461630433, 0.16245135850211542]],
+        [[0.29032198545054394, 0.1353352832366127, -0.3159118845664681]],
+    ]
+    np.testing.assert_allclose(lp.grad.numpy(), want, rtol=1e-12, atol=1e-15)
+    lp.grad = None
+    loss = F.ctc_loss(lp, st.tensor([[1, 2]]), [2], [1])
+    loss.backward()
+    assert loss.item() == pytest.approx(0.1732155249637666, rel=1e-14)
+    want = [
+        [[0.04482902830456226, -0.0704189274204865, 0.1353352832366127]],
+        [[0.1255210526161009, -0.12359010939626625, 0.36787944117144233]],
+        [[0.0, 0.0, 0.0]],
+    ]
+    np.testing.assert_allclose(lp.grad.numpy(), want, rtol=1e-12, atol=1e-15)
