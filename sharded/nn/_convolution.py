@@ -21,6 +21,7 @@ from .. import dtypes as D
 from ..core.dispatch import as_tensor, is_tensor
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..ops.creation.prims import full
+from ..ops.elementwise.prims.complex_ import complex as complex_
 from ..ops.nnops.prims.conv import conv2d, conv3d, operands
 from ..ops.shape.prims.joining import cat
 
@@ -250,6 +251,12 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
             f"dilation={list(d)}, padding={list(p)}, calculated shape of the array of sliding "
             f"blocks as {blocks}, but its components must be at least one."
         )
+    if x.dtype == D.bool_:  # torch has a bool im2col: a 0/1 copy is exact in float32
+        out = unfold(x.to(D.float32), k, d, p, s).to(D.bool_)
+        return out if batched else out.squeeze(0)
+    if x.dtype.is_complex:  # a copy of each part (the convolutions take real inputs)
+        out = complex_(*(unfold(part, k, d, p, s) for part in (x.real, x.imag)))
+        return out if batched else out.squeeze(0)
     if not x.dtype.is_floating_point:
         raise DTypeError(f'"im2col" not implemented for {x.dtype.name!r}')
     out = conv2d(x, _one_hot_weight(c, k, x.dtype), None, s, p, d, c)

@@ -63,6 +63,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             f"input of shape {list(input.shape)} and num_groups={num_groups}"
         )
     N, C = input.shape[0], input.shape[1]
+    if input.numel() == 0:  # no group has elements: torch returns the empty input's shape
+        return _affine(input * 1, weight, bias, C)
     x = input.reshape(N, num_groups, -1)
     mu = x.mean(-1, keepdim=True)
     d = x - mu

@@ -20,7 +20,7 @@ import numpy as np
 from ..core.dispatch import as_tensor, is_tensor
 from ..errors import ArgumentError, DTypeError, ShapeError, UnsupportedArgument
 from ..ops.index.prims.index_ops import index_select
-from ..ops.nnops.derived import adaptive_avg_pool1d, adaptive_avg_pool2d
+from ..ops.nnops.derived import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
 __all__ = [
     "interpolate",
@@ -187,9 +187,8 @@ def interpolate(
     if any(n == 0 for n in x.shape[2:]):
         raise ShapeError(f"interpolate: input of size {list(x.shape)} has an empty spatial dim")
     if mode == "area":
-        if x.ndim == 5:
-            raise UnsupportedArgument("interpolate: mode='area' of a 5-D input is not supported")
-        return (adaptive_avg_pool1d if x.ndim == 3 else adaptive_avg_pool2d)(x, out)
+        pool = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[x.ndim - 3]
+        return pool(x, out)
     if (linear or mode == "bicubic") and not x.dtype.is_floating_point:
         raise DTypeError(f'"upsample_{mode}" not implemented for {x.dtype.name!r}')
     ft = np.float64 if x.dtype.np == np.float64 else np.float32  # torch's opmath type

@@ -173,6 +173,9 @@ def batch_norm(
     >>> st.nn.functional.batch_norm(x, None, None, training=True, eps=0.0).tolist()
     [[-1.0, -1.0], [1.0, 1.0]]
     """
+    if input.numel() == 0 and input.ndim >= 1:
+        # torch returns an empty input as it is (any statistics, running ones untouched)
+        return input * 1
     if input.ndim < 2:
         raise ShapeError(f"batch_norm: expected at least 2D input, got shape {list(input.shape)}")
     # statistics per channel (dim 1), over the batch and every spatial dim
@@ -180,7 +183,7 @@ def batch_norm(
     shape = (1, input.shape[1]) + (1,) * (input.ndim - 2)
     if training:
         count = input.numel() // input.shape[1]
-        if count <= 1:
+        if count == 1:
             raise ArgumentError(
                 "Expected more than 1 value per channel when training, got input size "
                 f"{list(input.shape)}"

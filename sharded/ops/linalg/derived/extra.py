@@ -187,11 +187,11 @@ def vander(x, *, N=None):
     [[1, 1, 1], [1, 2, 4], [1, 3, 9]]
     """
     x = t_(x)
-    if x.ndim < 1:
-        raise ShapeError("linalg.vander: x must have at least one dimension")
+    if x.ndim < 1:  # torch takes a 0-d x as one element
+        x = x.reshape(1)
     n = x.shape[-1] if N is None else N
-    if N is not None and N < 1:
-        raise ArgumentError(f"linalg.vander: N must be greater than 1, got {N}")
+    if n < 2:  # torch refuses N = 1 too (and so a one-element x without N)
+        raise ArgumentError(f"linalg.vander: N must be greater than 1, got {n}")
     dt = x.dtype if x.dtype != D.bool_ else D.int64
     p = apply("arange", placement((n,), dtype=D.int64), 0, 1, D.int64)
     return x.to(dt).unsqueeze(-1) ** p.to(dt)
