@@ -137,6 +137,10 @@ class Embedding(Module):
     num_embeddings: Any
     embedding_dim: Any
     padding_idx: Any
+    max_norm: Any
+    norm_type: Any
+    scale_grad_by_freq: Any
+    sparse: Any
     weight: Any
     def __init__(
         self,
@@ -177,6 +181,10 @@ class EmbeddingBag(Module):
     mode: Any
     include_last_offset: Any
     padding_idx: Any
+    max_norm: Any
+    norm_type: Any
+    scale_grad_by_freq: Any
+    sparse: Any
     weight: Any
     def __init__(
         self,

@@ -7,10 +7,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ArgumentError, ShapeError, UnsupportedArgument
+from ..grad_mode import no_grad
 from ..ops.creation.prims import full, tensor
 from ..ops.elementwise.prims.selection import where
 from ..ops.index.derived.scatter import gather
 from ..ops.index.prims.index_ops import index_select
+from ..ops.linalg.derived.norms import vector_norm
+from ..ops.order.derived.sets import unique
+from ..ops.order.prims.count import bincount
 from ..ops.random.prims.counter import rand_like
 from ..ops.shape.prims.joining import cat
 from ._activation import _src
@@ -58,10 +62,33 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return out
 
 
-def embedding(input, weight, padding_idx=None):
+def renorm_rows(weight, input, max_norm, norm_type=2.0):
+    """torch's ``embedding_renorm_``: the rows of ``weight`` that ``input`` names whose
+    ``norm_type``-norm exceeds ``max_norm`` are scaled in place by ``max_norm / (norm +
+    1e-7)``, outside autograd (as torch, the table itself changes)."""
+    with no_grad():
+        idx = unique(input.reshape(-1))
+        rows = index_select(weight, 0, idx)
+        norms = vector_norm(rows, norm_type, dim=1, keepdim=True)
+        scale = where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight.index_copy_(0, idx, rows * scale)
+
+
+def embedding(
+    input,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
+    scale_grad_by_freq=False,
+    sparse=False,
+):
     """Rows ``weight[input]``: an (*, D) tensor for integer indices of shape (*). The
     gradient scatters back into the rows (none into ``padding_idx``'s row). With a
     replicated ``weight`` (a layer's default) the result is laid out like ``input``.
+    ``max_norm`` first rescales, in place, the looked-up rows whose norm exceeds it
+    (:func:`renorm_rows`); ``scale_grad_by_freq`` divides each row's gradient by how often
+    the row occurs in ``input``. Sparse gradients (``sparse=True``) are not supported.
 
     Examples
     --------
@@ -74,6 +101,10 @@ def embedding(input, weight, padding_idx=None):
         raise ArgumentError(f"embedding: indices must be integers, got {input.dtype}")
     if weight.ndim != 2:
         raise ShapeError(f"embedding: 'weight' must be 2-D, got shape {list(weight.shape)}")
+    if sparse:
+        raise UnsupportedArgument("embedding: sparse gradients (sparse=True) are not supported")
+    if max_norm is not None:
+        renorm_rows(weight, input, max_norm, norm_type)
     if weight.layout.is_replicated and input.ndim:
         # Every worker holds the whole table: each block of indices reads its rows where it
         # lies, so the result keeps the indices' layout (a sequence split stays split).
@@ -88,6 +119,12 @@ def embedding(input, weight, padding_idx=None):
         pad = padding_idx + weight.shape[0] if padding_idx < 0 else padding_idx
         hit = (input == pad).unsqueeze(-1)
         rows = where(hit, rows.detach(), rows)
+    if scale_grad_by_freq and weight.requires_grad:
+        # the value is rows exactly ((r - r) * c is 0); the gradient is c * g
+        flat = input.reshape(-1)
+        count = index_select(bincount(flat, minlength=weight.shape[0]), 0, flat)
+        inv = (1.0 / count.to(rows.dtype)).reshape(tuple(input.shape) + (1,))
+        rows = rows.detach() + (rows - rows.detach()) * inv
     return rows
 
 

@@ -80,13 +80,13 @@ def embedding_bag(
     >>> st.nn.functional.embedding_bag(x, w, offs, mode="max").tolist()
     [[0.0, 1.0], [6.0, 7.0]]
     """
-    from ._basic import embedding
+    from ._basic import embedding, renorm_rows
 
     input, weight = _t(input), _t(weight)
-    if max_norm is not None or scale_grad_by_freq or sparse:
+    if scale_grad_by_freq or sparse:
         raise UnsupportedArgument(
-            "embedding_bag: max_norm, scale_grad_by_freq and sparse are not supported (got "
-            f"{max_norm}, {scale_grad_by_freq}, {sparse})"
+            "embedding_bag: scale_grad_by_freq and sparse are not supported (got "
+            f"{scale_grad_by_freq}, {sparse})"
         )
     if mode not in ("sum", "mean", "max"):
         raise ArgumentError(f"mode has to be one of sum, mean or max, got {mode!r}")
@@ -111,6 +111,8 @@ def embedding_bag(
                 f"supported for mode='sum' (got mode='{mode}')"
             )
     n_rows = weight.shape[0]
+    if max_norm is not None and input.numel():
+        renorm_rows(weight, input, max_norm, norm_type)
     if padding_idx is not None:
         if not -n_rows <= padding_idx < n_rows:
             raise ArgumentError(

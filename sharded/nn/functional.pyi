@@ -181,10 +181,15 @@ def elu(input, alpha=..., inplace=...) -> ShardedTensor:
 def elu_(input, alpha=...) -> ShardedTensor:
     """In-place :func:`elu`."""
 
-def embedding(input, weight, padding_idx=...) -> ShardedTensor:
+def embedding(
+    input, weight, padding_idx=..., max_norm=..., norm_type=..., scale_grad_by_freq=..., sparse=...
+) -> ShardedTensor:
     """Rows ``weight[input]``: an (*, D) tensor for integer indices of shape (*). The gradient
     scatters back into the rows (none into ``padding_idx``'s row). With a replicated
-    ``weight`` (a layer's default) the result is laid out like ``input``."""
+    ``weight`` (a layer's default) the result is laid out like ``input``. ``max_norm`` first
+    rescales, in place, the looked-up rows whose norm exceeds it (:func:`renorm_rows`);
+    ``scale_grad_by_freq`` divides each row's gradient by how often the row occurs in
+    ``input``. Sparse gradients (``sparse=True``) are not supported."""
 
 def embedding_bag(
     input,

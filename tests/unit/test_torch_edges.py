@@ -50,3 +50,40 @@ def test_unfold_of_bool_and_complex_inputs():
     np.testing.assert_array_equal(got.numpy(), [[1 + 2j, 3 - 1j, 0.5j, 2]])
     with pytest.raises(st.DTypeError, match="im2col"):
         F.unfold(st.ones(1, 1, 2, 2, dtype=st.int64), 1)
+
+
+def test_embedding_max_norm_and_scale_grad_by_freq_as_torch():
+    w = st.tensor([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0], [1.0, 1.0]])
+    w2 = w.clone().requires_grad_()
+    out = F.embedding(st.tensor([[0, 2], [0, 1]]), w2, max_norm=1.0)
+    # torch 2.13: the named rows past the norm are rescaled in the table itself
+    want_w = [[0.6, 0.8], [0.3, 0.4], [0.6, 0.8], [1.0, 1.0]]
+    np.testing.assert_allclose(w2.detach().numpy(), want_w, rtol=1e-6)
+    np.testing.assert_allclose(out.detach().numpy()[1, 1], [0.3, 0.4], rtol=1e-6)
+    out.sum().backward()
+    assert w2.grad.tolist() == [[2.0, 2.0], [1.0, 1.0], [1.0, 1.0], [0.0, 0.0]]
+    w3 = w.clone().requires_grad_()
+    out = F.embedding(st.tensor([[0, 2], [0, 0]]), w3, scale_grad_by_freq=True, padding_idx=2)
+    (out * st.arange(8.0).reshape(2, 2, 2)).sum().backward()
+    want = [[3.3333334922790527, 4.333333492279053], [0, 0], [0, 0], [0, 0]]
+    np.testing.assert_allclose(w3.grad.numpy(), want, rtol=1e-6)
+    w4 = w.clone()
+    F.embedding(st.tensor([0, 3]), w4, max_norm=2.0, norm_type=1.0)
+    np.testing.assert_allclose(w4.numpy()[0], [0.8571428, 1.1428571], rtol=1e-6)
+    assert w4.numpy()[3].tolist() == [1.0, 1.0]  # norm 2 is not past max_norm 2
+    w5 = w.clone()
+    bags = F.embedding_bag(st.tensor([[0, 2], [1, 0]]), w5, max_norm=1.0, mode="sum")
+    np.testing.assert_allclose(bags.numpy(), [[1.2, 1.6], [0.9, 1.2]], rtol=1e-6)
+    emb = st.nn.Embedding(
+        10, 3, padding_idx=0, max_norm=1.0, norm_type=1.0, scale_grad_by_freq=True
+    )
+    assert repr(emb) == (
+        "Embedding(10, 3, padding_idx=0, max_norm=1.0, norm_type=1.0, scale_grad_by_freq=True)"
+    )
+    bag = st.nn.EmbeddingBag(10, 3, max_norm=1.0, norm_type=1.0, mode="sum", padding_idx=1)
+    assert (
+        repr(bag) == "EmbeddingBag(10, 3, max_norm=1.0, norm_type=1.0, mode='sum', padding_idx=1)"
+    )
+    assert (emb(st.tensor([1, 2])).abs().sum(1) <= 1.0 + 1e-6).all().item()
+    with pytest.raises(st.UnsupportedArgument, match="sparse"):
+        F.embedding(st.tensor([0]), w, sparse=True)

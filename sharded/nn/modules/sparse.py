@@ -37,6 +37,13 @@ def _table(name, num_embeddings, embedding_dim, padding_idx, _weight, dtype, dev
     return padding_idx, _weight.detach()
 
 
+def _norm_repr(m) -> str:
+    """torch's repr of the non-default ``max_norm``, ``norm_type``, ``scale_grad_by_freq``."""
+    s = "" if m.max_norm is None else f", max_norm={m.max_norm}"
+    s += "" if m.norm_type == 2 else f", norm_type={m.norm_type}"
+    return s + (", scale_grad_by_freq=True" if m.scale_grad_by_freq else "")
+
+
 class Embedding(Module):
     """A lookup table of ``num_embeddings`` vectors of size ``embedding_dim``, initialised
     from N(0, 1) (the ``padding_idx`` row zero, and it gets no gradient).
@@ -66,16 +73,15 @@ class Embedding(Module):
         dtype=None,
     ):
         super().__init__()
-        if max_norm is not None or scale_grad_by_freq or sparse:
-            raise UnsupportedArgument(
-                "Embedding: max_norm, scale_grad_by_freq and sparse are not supported "
-                f"(got {max_norm}, {scale_grad_by_freq}, {sparse})"
-            )
+        if sparse:
+            raise UnsupportedArgument("Embedding: sparse gradients (sparse=True) are not supported")
         padding_idx, w = _table(
             "Padding_idx", num_embeddings, embedding_dim, padding_idx, _weight, dtype, device
         )
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = padding_idx
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         self.weight = Parameter(w, requires_grad=not _freeze)
 
     @classmethod
@@ -91,11 +97,16 @@ class Embedding(Module):
                    _weight=embeddings, _freeze=freeze)  # fmt: skip
 
     def forward(self, input):
-        return F.embedding(input, self.weight, self.padding_idx)
+        return F.embedding(
+            input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+            self.scale_grad_by_freq, self.sparse,
+        )  # fmt: skip
 
     def extra_repr(self):
-        pad = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
-        return f"{self.num_embeddings}, {self.embedding_dim}{pad}"
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s + _norm_repr(self)
 
 
 class EmbeddingBag(Module):
@@ -129,10 +140,10 @@ class EmbeddingBag(Module):
         dtype=None,
     ):
         super().__init__()
-        if max_norm is not None or scale_grad_by_freq or sparse:
+        if scale_grad_by_freq or sparse:
             raise UnsupportedArgument(
-                "EmbeddingBag: max_norm, scale_grad_by_freq and sparse are not supported "
-                f"(got {max_norm}, {scale_grad_by_freq}, {sparse})"
+                "EmbeddingBag: scale_grad_by_freq and sparse are not supported "
+                f"(got {scale_grad_by_freq}, {sparse})"
             )
         if mode not in ("sum", "mean", "max"):
             raise ArgumentError(f"mode has to be one of sum, mean or max, got {mode!r}")
@@ -142,6 +153,8 @@ class EmbeddingBag(Module):
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.mode, self.include_last_offset = mode, include_last_offset
         self.padding_idx = padding_idx
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         self.weight = Parameter(w)
 
     @classmethod
@@ -162,13 +175,13 @@ class EmbeddingBag(Module):
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         return F.embedding_bag(
-            input, self.weight, offsets, mode=self.mode,
+            input, self.weight, offsets, self.max_norm, self.norm_type, mode=self.mode,
             per_sample_weights=per_sample_weights,
             include_last_offset=self.include_last_offset, padding_idx=self.padding_idx,
         )  # fmt: skip
 
     def extra_repr(self):
-        s = f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}"
+        s = f"{self.num_embeddings}, {self.embedding_dim}{_norm_repr(self)}, mode={self.mode!r}"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
         return s
