@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .. import dtypes as D
 from ..errors import DTypeError
 from ..tensor import ShardedTensor
 from ._dtypes import promote, result_type, scalar_fits
@@ -24,8 +25,13 @@ def _cast(x, dt):
 
 
 def _scalar_array(s, like):
-    """A Python scalar as a 0-d array next to ``like`` (its dtype where the kinds agree)."""
-    return F.full((), s, dtype=result_type(like, s), device=like.device)
+    """A Python scalar as a 0-d array next to ``like`` (its dtype where the kinds agree); a
+    float past that dtype's range becomes inf, as NumPy's and torch's casts round it (``full``
+    itself refuses such a fill value, as torch's does)."""
+    dt = result_type(like, s)
+    if isinstance(s, builtins.float) and dt.is_floating_point:
+        s = s if builtins.abs(s) <= float(D.finfo_np(dt.np).max) else math.copysign(math.inf, s)
+    return F.full((), s, dtype=dt, device=like.device)
 
 
 def _scalar(s, like, numbers):
@@ -50,7 +56,7 @@ def _as_is(s, dt):
         info = np.iinfo(dt.np if kind in "iu" else np.int64)
         return info.min <= s <= info.max
     if isinstance(s, builtins.float):
-        return not math.isfinite(s) or builtins.abs(s) <= float(np.finfo(dt.np).max)
+        return not math.isfinite(s) or builtins.abs(s) <= float(D.finfo_np(dt.np).max)
     return True
 
 

@@ -87,3 +87,22 @@ def test_embedding_max_norm_and_scale_grad_by_freq_as_torch():
     assert (emb(st.tensor([1, 2])).abs().sum(1) <= 1.0 + 1e-6).all().item()
     with pytest.raises(st.UnsupportedArgument, match="sparse"):
         F.embedding(st.tensor([0]), w, sparse=True)
+
+
+def test_tensordot_broadcasts_contracted_dims_of_size_1():
+    # torch 2.13: (1, 1, 1) with (2, 1, 2) over ([0, 1], [2, 0]) sums b over both
+    a, b = st.ones(1, 1, 1), st.arange(4.0).reshape(2, 1, 2)
+    assert st.tensordot(a, b, ([0, 1], [2, 0])).tolist() == [[6.0]]
+    a = st.tensor([2.0, 3.0]).reshape(2, 1, 1).requires_grad_()
+    b = st.arange(4.0).reshape(2, 1, 2).requires_grad_()
+    r = st.tensordot(a, b, ([0, 1], [2, 0]))
+    r.sum().backward()
+    assert r.tolist() == [[16.0]]
+    assert a.grad.reshape(-1).tolist() == [2.0, 4.0] and b.grad.reshape(-1).tolist() == [
+        2.0,
+        3.0,
+        2.0,
+        3.0,
+    ]
+    with pytest.raises(st.ShapeError, match="do not match"):
+        st.tensordot(st.ones(3, 1), st.ones(2, 1), ([0], [0]))

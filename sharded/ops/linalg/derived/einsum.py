@@ -124,6 +124,10 @@ def _t(x):
     return x if is_tensor(x) else as_tensor(x)
 
 
+def _sum_broadcast(t, dims):
+    return t.sum(dims, keepdim=True) if dims else t
+
+
 @bind("tensordot")
 def tensordot(a, b, dims=2):
     """Contract ``dims`` (an int: a's last and b's first dims; or two lists) as one matmul
@@ -143,11 +147,17 @@ def tensordot(a, b, dims=2):
     else:
         ca, cb = ([d] if isinstance(d, int) else list(d) for d in dims)
         ca, cb = [d % a.ndim for d in ca], [d % b.ndim for d in cb]
-    if len(ca) != len(cb) or any(a.shape[i] != b.shape[j] for i, j in zip(ca, cb)):
+    if len(ca) != len(cb) or any(
+        a.shape[i] != b.shape[j] and 1 not in (a.shape[i], b.shape[j]) for i, j in zip(ca, cb)
+    ):
         raise ShapeError(
             f"tensordot: contracted dims {ca} of {tuple(a.shape)} and {cb} of "
             f"{tuple(b.shape)} do not match"
         )
+    # torch broadcasts a contracted dim of size 1: the other operand's dim is summed first
+    # (the size-1 side is constant along it)
+    a = _sum_broadcast(a, [i for i, j in zip(ca, cb) if a.shape[i] != 1 and b.shape[j] == 1])
+    b = _sum_broadcast(b, [j for i, j in zip(ca, cb) if b.shape[j] != 1 and a.shape[i] == 1])
     fa = [d for d in range(a.ndim) if d not in ca]
     fb = [d for d in range(b.ndim) if d not in cb]
     k = math.prod(a.shape[d] for d in ca)
