@@ -106,3 +106,23 @@ def test_tensordot_broadcasts_contracted_dims_of_size_1():
     ]
     with pytest.raises(st.ShapeError, match="do not match"):
         st.tensordot(st.ones(3, 1), st.ones(2, 1), ([0], [0]))
+
+
+def test_complex_convolutions_and_their_gradients():
+    # torch 2.13's values and gradients (a complex conv1d with a bias)
+    x = st.tensor([[[1 + 2j, 3 - 1j, 0.5j]]], dtype=st.complex64, requires_grad=True)
+    w = st.tensor([[[2 - 1j, 1j]]], dtype=st.complex64, requires_grad=True)
+    r = F.conv1d(x, w, st.tensor([1 + 1j], dtype=st.complex64))
+    assert r.dtype == st.complex64 and r.tolist() == [[[6 + 7j, 5.5 - 4j]]]
+    (r.real.sum() + 2 * r.imag.sum()).backward()
+    assert x.grad.tolist() == [[[5j, 2 + 4j, 2 - 1j]]]
+    assert w.grad.tolist() == [[[6 + 7j, 2 + 6.5j]]]
+    # a transposed convolution of a complex input against the real formula
+    xs = np.array([[[[1 + 1j, 2j], [3, 1 - 1j]]]], dtype=np.complex128)
+    ws = np.array([[[[1j, 2], [1, -1j]]]], dtype=np.complex128)
+    out = F.conv_transpose2d(st.tensor(xs), st.tensor(ws)).numpy()
+    want = np.zeros((1, 1, 3, 3), complex)
+    for i in range(2):
+        for j in range(2):
+            want[0, 0, i : i + 2, j : j + 2] += xs[0, 0, i, j] * ws[0, 0]
+    np.testing.assert_allclose(out, want, rtol=1e-12)

@@ -28,6 +28,7 @@ from ....core.dispatch import apply, as_tensor, is_tensor
 from ....core.registry import kernel, nondiff, primitive, vjp
 from ....errors import ArgumentError, DTypeError, ShapeError
 from ....layout import Layout
+from ...elementwise.prims.complex_ import complex as complex_
 from ..kernels import conv_forward, conv_grad_input, conv_grad_weight, fill, take
 from ..plan import (
     Win,
@@ -303,8 +304,10 @@ def _conv(op, nd, input, weight, bias, stride, padding, dilation, groups):
             f"{op}: expected input, weight and bias to have the same dtype, but got "
             f"{x.dtype.name} and {other.name}"
         )
-    if x.dtype == D.bool_ or x.dtype.is_complex:
+    if x.dtype == D.bool_:
         raise DTypeError(f"{op} is not implemented for {x.dtype.name} tensors")
+    if x.dtype.is_complex:  # four real convolutions: (a + ib) * (w + iv), torch's answer
+        return _complex_conv(op, nd, x, w, bias, stride, padding, dilation, groups)
     if not batched:
         x = x.unsqueeze(0)
     if nd == 1:  # a 1-D convolution is a 2-D one over rows of height 1
@@ -319,6 +322,17 @@ def _conv(op, nd, input, weight, bias, stride, padding, dilation, groups):
     if nd == 1:
         out = out.squeeze(2)
     return out if batched else out.squeeze(0)
+
+
+def _complex_conv(op, nd, x, w, bias, stride, padding, dilation, groups):
+    def real(a, v, c=None):
+        return _conv(op, nd, a, v, c, stride, padding, dilation, groups)
+
+    b = None if bias is None else (bias if is_tensor(bias) else as_tensor(bias))
+    bre, bim = (None, None) if b is None else (b.real, b.imag)
+    re = real(x.real, w.real, bre) - real(x.imag, w.imag)
+    im = real(x.real, w.imag, bim) + real(x.imag, w.real)
+    return complex_(re, im)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
