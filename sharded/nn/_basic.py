@@ -88,7 +88,8 @@ def embedding(
     replicated ``weight`` (a layer's default) the result is laid out like ``input``.
     ``max_norm`` first rescales, in place, the looked-up rows whose norm exceeds it
     (:func:`renorm_rows`); ``scale_grad_by_freq`` divides each row's gradient by how often
-    the row occurs in ``input``. Sparse gradients (``sparse=True``) are not supported.
+    the row occurs in ``input``. ``sparse=True`` is accepted and gives the same values, but
+    the weight's gradient stays dense (sharded has no sparse tensors).
 
     Examples
     --------
@@ -101,8 +102,6 @@ def embedding(
         raise ArgumentError(f"embedding: indices must be integers, got {input.dtype}")
     if weight.ndim != 2:
         raise ShapeError(f"embedding: 'weight' must be 2-D, got shape {list(weight.shape)}")
-    if sparse:
-        raise UnsupportedArgument("embedding: sparse gradients (sparse=True) are not supported")
     if max_norm is not None:
         renorm_rows(weight, input, max_norm, norm_type)
     if weight.layout.is_replicated and input.ndim:
@@ -120,12 +119,18 @@ def embedding(
         hit = (input == pad).unsqueeze(-1)
         rows = where(hit, rows.detach(), rows)
     if scale_grad_by_freq and weight.requires_grad:
-        # the value is rows exactly ((r - r) * c is 0); the gradient is c * g
-        flat = input.reshape(-1)
-        count = index_select(bincount(flat, minlength=weight.shape[0]), 0, flat)
-        inv = (1.0 / count.to(rows.dtype)).reshape(tuple(input.shape) + (1,))
-        rows = rows.detach() + (rows - rows.detach()) * inv
+        rows = scale_by_freq(rows, input, input, weight.shape[0])
     return rows
+
+
+def scale_by_freq(rows, ids, counted, n_rows):
+    """``rows`` (looked up at ``ids``) unchanged, but each one's gradient divided by how
+    often its id occurs in ``counted`` (``scale_grad_by_freq``): ``r + (r - r) * c`` is
+    ``r`` exactly and passes ``c * g`` back."""
+    flat = counted.reshape(-1)
+    count = index_select(bincount(flat, minlength=n_rows), 0, ids.reshape(-1))
+    inv = (1.0 / count.clamp_min(1).to(rows.dtype)).reshape(tuple(ids.shape) + (1,))
+    return rows.detach() + (rows - rows.detach()) * inv
 
 
 def _source_rows(n, left, right, mode):

@@ -68,7 +68,11 @@ def embedding_bag(
     ``offsets`` (bag ``i`` starts at ``offsets[i]``; with ``include_last_offset`` the last
     offset ends the last bag). ``per_sample_weights`` scales each looked-up row (``sum``
     only); rows of ``padding_idx`` are left out of every bag (and of a mean's count). An
-    empty bag gives zeros. Returns the (B, D) reductions.
+    empty bag gives zeros. ``max_norm`` rescales the looked-up rows in place first (as
+    :func:`embedding`); ``scale_grad_by_freq`` divides each row's gradient by its count in
+    ``input`` (``sum``/``mean``; torch 2.13's own bag backward scales by a miscounted
+    frequency, see the guide's differences); ``sparse=True`` keeps a dense gradient. Returns
+    the (B, D) reductions.
 
     Examples
     --------
@@ -80,16 +84,13 @@ def embedding_bag(
     >>> st.nn.functional.embedding_bag(x, w, offs, mode="max").tolist()
     [[0.0, 1.0], [6.0, 7.0]]
     """
-    from ._basic import embedding, renorm_rows
+    from ._basic import embedding, renorm_rows, scale_by_freq
 
     input, weight = _t(input), _t(weight)
-    if scale_grad_by_freq or sparse:
-        raise UnsupportedArgument(
-            "embedding_bag: scale_grad_by_freq and sparse are not supported (got "
-            f"{scale_grad_by_freq}, {sparse})"
-        )
     if mode not in ("sum", "mean", "max"):
         raise ArgumentError(f"mode has to be one of sum, mean or max, got {mode!r}")
+    if scale_grad_by_freq and mode == "max":
+        raise ArgumentError("max mode does not support scaling the gradient by the frequency")
     if weight.ndim != 2:
         raise ShapeError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
     if input.dtype not in (D.int64, D.int32):
@@ -153,6 +154,8 @@ def embedding_bag(
         real = ids != padding_idx
         keep = real if keep is None else keep & real
     rows = embedding(ids, weight)  # (bags, longest, D)
+    if scale_grad_by_freq and weight.requires_grad:
+        rows = scale_by_freq(rows, ids, input, n_rows)
     if psw is not None:
         rows = rows * psw.unsqueeze(-1)
     if mode == "max":

@@ -189,7 +189,8 @@ def embedding(
     ``weight`` (a layer's default) the result is laid out like ``input``. ``max_norm`` first
     rescales, in place, the looked-up rows whose norm exceeds it (:func:`renorm_rows`);
     ``scale_grad_by_freq`` divides each row's gradient by how often the row occurs in
-    ``input``. Sparse gradients (``sparse=True``) are not supported."""
+    ``input``. ``sparse=True`` is accepted and gives the same values, but the weight's
+    gradient stays dense (sharded has no sparse tensors)."""
 
 def embedding_bag(
     input,

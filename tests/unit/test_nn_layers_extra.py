@@ -144,8 +144,8 @@ def test_bad_arguments_raise_typed_errors():
         F.embedding_bag(st.tensor([[1, 2]]), wt, mode="sum", per_sample_weights=st.ones(2))
     with pytest.raises(st.errors.IndexDTypeError, match="Long, Int"):
         F.embedding_bag(st.tensor([[1.0, 2.0]]), wt)
-    with pytest.raises(st.errors.UnsupportedArgument, match="scale_grad_by_freq"):
-        st.nn.EmbeddingBag(10, 3, scale_grad_by_freq=True)
+    with pytest.raises(st.errors.ArgumentError, match="max mode does not support scaling"):
+        st.nn.EmbeddingBag(10, 3, scale_grad_by_freq=True, mode="max")
     a, b = st.zeros(2, 3), st.zeros(2, 4)
     with pytest.raises(st.errors.ShapeError, match="input1 size does not match weight size"):
         F.bilinear(a, b, st.zeros(5, 2, 4))

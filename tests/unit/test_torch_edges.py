@@ -85,8 +85,15 @@ def test_embedding_max_norm_and_scale_grad_by_freq_as_torch():
         repr(bag) == "EmbeddingBag(10, 3, max_norm=1.0, norm_type=1.0, mode='sum', padding_idx=1)"
     )
     assert (emb(st.tensor([1, 2])).abs().sum(1) <= 1.0 + 1e-6).all().item()
-    with pytest.raises(st.UnsupportedArgument, match="sparse"):
-        F.embedding(st.tensor([0]), w, sparse=True)
+    # sparse=True: the same values, a dense gradient
+    w6 = w.clone().requires_grad_()
+    F.embedding(st.tensor([1, 1]), w6, sparse=True).sum().backward()
+    assert w6.grad.tolist() == [[0.0, 0.0], [2.0, 2.0], [0.0, 0.0], [0.0, 0.0]]
+    # a bag's frequency scaling counts each index in the input (padded bags apart)
+    w7 = w.clone().requires_grad_()
+    ids, offs = st.tensor([0, 0, 1, 0]), st.tensor([0, 3])
+    F.embedding_bag(ids, w7, offs, scale_grad_by_freq=True, mode="sum").sum().backward()
+    assert w7.grad.tolist() == [[1.0, 1.0], [1.0, 1.0], [0.0, 0.0], [0.0, 0.0]]
 
 
 def test_tensordot_broadcasts_contracted_dims_of_size_1():

@@ -4,7 +4,7 @@ worker."""
 from __future__ import annotations
 
 from ...autograd import no_grad
-from ...errors import ArgumentError, ShapeError, UnsupportedArgument
+from ...errors import ArgumentError, ShapeError
 from ...ops.random.prims.counter import randn
 from .. import functional as F
 from .module import Module, Parameter
@@ -73,8 +73,6 @@ class Embedding(Module):
         dtype=None,
     ):
         super().__init__()
-        if sparse:
-            raise UnsupportedArgument("Embedding: sparse gradients (sparse=True) are not supported")
         padding_idx, w = _table(
             "Padding_idx", num_embeddings, embedding_dim, padding_idx, _weight, dtype, device
         )
@@ -140,11 +138,8 @@ class EmbeddingBag(Module):
         dtype=None,
     ):
         super().__init__()
-        if scale_grad_by_freq or sparse:
-            raise UnsupportedArgument(
-                "EmbeddingBag: scale_grad_by_freq and sparse are not supported "
-                f"(got {scale_grad_by_freq}, {sparse})"
-            )
+        if scale_grad_by_freq and mode == "max":
+            raise ArgumentError("max mode does not support scaling the gradient by the frequency")
         if mode not in ("sum", "mean", "max"):
             raise ArgumentError(f"mode has to be one of sum, mean or max, got {mode!r}")
         padding_idx, w = _table(
@@ -175,7 +170,8 @@ class EmbeddingBag(Module):
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         return F.embedding_bag(
-            input, self.weight, offsets, self.max_norm, self.norm_type, mode=self.mode,
+            input, self.weight, offsets, self.max_norm, self.norm_type,
+            self.scale_grad_by_freq, self.mode, self.sparse,
             per_sample_weights=per_sample_weights,
             include_last_offset=self.include_last_offset, padding_idx=self.padding_idx,
         )  # fmt: skip
