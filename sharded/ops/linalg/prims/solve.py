@@ -251,14 +251,24 @@ def linalg_lstsq_vjp(gs, node):
             "lstsq: only the solution is differentiable (not residuals, rank or singular values)"
         )
     if a.shape[-2] < a.shape[-1]:
-        raise AutogradError(
-            f"the derivative of lstsq needs a tall A (m >= n), got {tuple(a.shape)}"
-        )
+        return _wide_lstsq_vjp(gs[0], a, b)
     x = node.saved["out"][0]
     y = solve_any(herm(a) @ a, cj(gs[0]))
     ay = a @ y
     ga = cj((b - a @ x) @ herm(y) - ay @ herm(x)) if needs(a) else None
     return (unbroadcast(ga, a) if ga is not None else None, unbroadcast(cj(ay), b))
+
+
+def _wide_lstsq_vjp(gx, a, b):
+    """Full row rank, wide: the minimum-norm ``X = A^H Z`` with ``Z = (A A^H)^-1 B`` (torch
+    differentiates ``pinv(A) @ B``, the same function there). With ``W = (A A^H)^-1 A gX``:
+    ``gA = Z gX^H - (W Z^H + Z W^H) A``, ``gB = W`` (conjugated in and out as above)."""
+    g = cj(gx)
+    m = a @ herm(a)
+    z = solve_any(m, b)
+    w = solve_any(m, a @ g)
+    ga = cj(z @ herm(g) - (w @ herm(z) + z @ herm(w)) @ a) if needs(a) else None
+    return (unbroadcast(ga, a) if ga is not None else None, unbroadcast(cj(w), b))
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
