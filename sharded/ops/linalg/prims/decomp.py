@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 
+from .... import dtypes as D
 from ....core.dispatch import apply, placement
 from ....core.registry import bind, primitive, vjp
 from ....errors import ArgumentError, AutogradError
@@ -348,14 +349,30 @@ def _plan_eig(ex, *ts, **params):
     return plan_batched(ex, "eig", ts, **params)
 
 
-@vjp("linalg_eig", saves=(0,))
+@vjp("linalg_eig", saves=(0,), save_out=True)
 def linalg_eig_vjp(gs, node):
-    if gs[1] is not None:
-        raise AutogradError(
-            "the derivative of linalg.eig's eigenvectors is not implemented; use "
-            "linalg.eigvals (differentiable) or linalg.eigh for symmetric matrices"
-        )
-    return (_eigvals_grad(node.args[0], gs[0]),)
+    """torch's ``linalg_eig_backward`` (unit-norm eigenvectors, each up to a phase): with
+    ``E[i, j] = conj(L_j - L_i)`` (1 on the diagonal), ``P = V^H gV - V^H V diag(Re(diag(V^H
+    gV)))``: ``gA = V^-H (P / E + diag(gL)) V^H``, in torch's convention (conjugated in and
+    out, see :func:`~.batched.cj`); a real ``A`` takes the real part."""
+    gl, gv = gs
+    if gv is None:
+        return (_eigvals_grad(node.args[0], gl),)
+    a = node.args[0]
+    lam, v = node.saved["out"]
+    gv = cj(gv)
+    vh = herm(v)
+    vhgv = vh @ gv
+    p = vhgv - vh @ (v * vhgv.diagonal(0, -2, -1).real.unsqueeze(-2))
+    lc = lam.conj()
+    e = lc.unsqueeze(-2) - lc.unsqueeze(-1)
+    n = lam.shape[-1]
+    eye = apply("eye", placement((n, n), dtype=D.bool_), D.bool_)
+    ga = p / e.masked_fill(eye, 1.0)
+    if gl is not None:
+        ga = ga + cj(gl).diag_embed()
+    ga = cj(apply("linalg_solve", vh, ga @ vh))
+    return (ga.real if not a.dtype.is_complex else ga,)
 
 
 EigResult = collections.namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
