@@ -210,8 +210,41 @@ def spec(rule):
 def plan_rule(ex, name, rule, operands, target=None, check=None) -> Operand:
     """Plan primitive ``name`` (kernel ``name``) with dtype ``rule``: the body every
     elementwise planner shares (``target``: in place, the result must fit its dtype;
-    ``check(operands, cast)`` may raise for values the op rejects)."""
-    cast, out = _cached_rule(rule, operands)
+    ``check(operands, cast)`` may raise for values the op rejects).
+
+    What the dtype rule decides (compute and result dtypes, the kernel's params, whether
+    Python ints wrap) is remembered by what it looks at (:func:`_signature`): an op repeated
+    in a loop pays one dict lookup for it.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> from sharded.runtime.driver.session import current
+    >>> x = st.ones(4, shards=2, dtype=st.int32)
+    >>> op = plan_rule(current().executor, "add", promote, (x, 2))
+    >>> op.dtype, op.layout is x.layout
+    (sharded.int32, True)
+    """
+    key = _signature(rule, operands, target)
+    hit = _PLANS.get(key) if key is not None else None
+    if hit is None:
+        hit = _decide(name, rule, operands, target, key is not None)  # (a raise caches nothing)
+        if key is not None:
+            if len(_PLANS) > 4096:
+                _PLANS.clear()
+            _PLANS[key] = hit
+    cast, out, params, wraps = hit
+    if check is not None:
+        check(operands, cast)
+    if wraps:  # Python ints wrap into an integer cast dtype, as torch (uint8 > -1)
+        operands = tuple([D.wrap_int(o, cast) for o in operands])
+    return plan(ex, name, operands, params, out, name, target)
+
+
+def _decide(name, rule, operands, target, cached):
+    """``(cast, out, params, wraps)`` of :func:`plan_rule` (``cached``: the operands are
+    tensors, Python scalars and None only)."""
+    cast, out = rule(operands)
     if target is not None:
         tdt = target._dtype
         if D.category(out) > D.category(tdt):
@@ -220,41 +253,52 @@ def plan_rule(ex, name, rule, operands, target=None, check=None) -> Operand:
                 f"in-place output's dtype {tdt.name}"
             )
         out = tdt
-    if check is not None:
-        check(operands, cast)
-    if cast is not None and cast.np.kind in "iu":  # Python ints wrap into an integer cast
-        operands = tuple(D.wrap_int(o, cast) for o in operands)  # dtype, as torch (uint8 > -1)
+    wraps = cast is not None and cast.np.kind in "iu"
+    if wraps and cached:  # (only a Python scalar can wrap)
+        wraps = any(type(o) in _PY_SCALARS for o in operands)
     params = _PARAMS.get((cast, out))
     if params is None:  # one dict per dtype pair: commands share it (a batch pickles it once)
         params = _PARAMS[cast, out] = {
             "cast": None if cast is None else cast.np_str,
             "out": out.np_str,
         }
-    return plan(ex, name, operands, params, out, name, target)
+    return cast, out, params, wraps
 
 
 _PY_SCALARS = frozenset((bool, int, float, complex))
 _PARAMS: dict = {}  # (cast, out) -> the kernel's params (never changed: shared by commands)
-_RULES: dict = {}  # (rule, default float dtype, operand signature) -> (cast, out)
+_PLANS: dict = {}  # _signature(...) -> plan_rule's (cast, out, params, wraps)
+_RULES: dict = {}  # _signature(...) -> a rule's (cast, out), for _cached_rule
 _PURE: set = set()  # the dtype rules that look at operand dtypes and scalar types only
 
 
-def _cached_rule(rule, operands):
-    """``rule(operands)``, remembered for the rules of :data:`_PURE` by what they look at:
-    each tensor's dtype and whether it is 0-d, each scalar's type, the default dtype (an
-    op in a loop pays one lookup instead of torch's promotion)."""
+def _signature(rule, operands, target=None):
+    """What a pure rule (:data:`_PURE`) looks at, as a dict key: the rule, the default
+    dtype, the in-place target's dtype, each tensor's dtype and whether it is 0-d, each
+    scalar's type. None when the rule is not pure or an operand is something else (a NumPy
+    array): decided each time. Dtypes enter by name (a string hashes in C, a DType in
+    Python)."""
     if rule not in _PURE:
-        return rule(operands)
-    sig = [rule, D.get_default_dtype()]
+        return None
+    sig = [rule, D._default_float.name, None if target is None else target._dtype.name]
     for o in operands:
         t = type(o)
         if t in _PY_SCALARS or o is None:
             sig.append(t)
-        elif hasattr(o, "_layout"):
-            sig.append((o._dtype, not o._layout.shape))
-        else:  # NumPy arrays and the rest: computed each time
-            return rule(operands)
-    sig = tuple(sig)
+        elif t is ShardedTensor or t is Operand or hasattr(o, "_layout"):
+            sig.append(o._dtype.name)  # (a string, then a bool: no nested tuple)
+            sig.append(not o._layout.shape)
+        else:
+            return None
+    return tuple(sig)
+
+
+def _cached_rule(rule, operands):
+    """``rule(operands)``, remembered for the rules of :data:`_PURE` by what they look at
+    (see :func:`_signature`): an op in a loop pays one lookup instead of torch's promotion."""
+    sig = _signature(rule, operands)
+    if sig is None:
+        return rule(operands)
     hit = _RULES.get(sig)
     if hit is None:
         hit = rule(operands)  # a rule that raises caches nothing
@@ -409,6 +453,16 @@ def named_kernel(name):
 # ------------------------------------------------------------------- public functions
 def call(name, *operands):
     """Run elementwise primitive ``name`` on user values (at least one becomes a tensor)."""
+    tensor = False
+    for o in operands:  # the usual call: tensors and Python scalars, as they are
+        t = type(o)
+        if t is ShardedTensor:
+            tensor = True
+        elif t not in _PY_SCALARS:
+            break
+    else:
+        if tensor:
+            return apply(name, *operands)
     ops = [o if type(o) in _PASS else operand(o) for o in operands]
     if not any(is_tensor(o) for o in ops):
         ops[0] = as_tensor(ops[0])
