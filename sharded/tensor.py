@@ -29,12 +29,6 @@ from .errors import (
 from .layout import normalize_dim
 
 
-def _free(ex, layout, keys, sid=None):
-    ex.live.pop(sid, None)
-    if not ex.closed:  # one layout command when the keys are a range (see Executor.free_group)
-        ex.free_group(layout, keys)
-
-
 def check_not_published(t) -> None:
     """Raise :class:`PublishedReadOnly` if ``t`` is (a view of) a published snapshot, whose
     ``_readonly`` flag is ``("published", name, version)``."""
@@ -62,7 +56,10 @@ class Storage:
     def __del__(self):
         # (not weakref.finalize: 0.9 us a tensor against 0.2, on the path of every op)
         try:
-            _free(self._ex, self._layout, self.keys, id(self))
+            ex = self._ex
+            ex.live.pop(id(self), None)
+            if not ex.closed:  # one layout command when the keys are a range (free_group)
+                ex.free_group(self._layout, self.keys)
         except Exception:  # (interpreter shutdown: the session's modules may be gone)
             pass
 

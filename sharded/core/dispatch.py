@@ -40,7 +40,7 @@ def session_of(args):
     for a in args:
         if isinstance(a, ShardedTensor):
             s = a._storage.session
-            if s.closed:
+            if s.executor.closed:  # (Session.closed, inline: once per op)
                 raise SessionClosed(
                     f"this tensor (shape {tuple(a.shape)}, {a.dtype.name}) belongs to a session "
                     "that was shut down (st.shutdown() freed its shards); create it again "
@@ -102,7 +102,12 @@ def apply(name, *args, **params):
         target._vc[0] += 1
         out = target
     else:
-        out = wrap(res, sess)
+        # (one output, the usual case: the tensor made here, without a call of wrap)
+        out = (
+            ShardedTensor(sess, res._layout, res._dtype, res._keys)
+            if type(res) is Operand
+            else wrap(res, sess)
+        )
         if prim.kind == "view":  # how to make this view again
             out._view_chain = args[0]._view_chain + ((name, args[1:], params),)
     if CHECK_SPECS and prim.out_spec is not None:

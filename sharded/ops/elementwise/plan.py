@@ -117,39 +117,44 @@ def _local(o, layout) -> bool:
 
 
 def _one_layout(operands, target):
-    """The layout when every operand is a Python scalar or a tensor of that one sharded
+    """``(layout, args)`` when every operand is a Python scalar or a tensor of one sharded
     layout whose keys are a range (and ``target``, if any, has it too): the usual op, which
-    needs no broadcasting, no layout rule and no per-shard argument. None otherwise."""
+    needs no broadcasting, no layout rule and no per-shard argument; ``args`` are the
+    command's operands (``Const`` of a scalar, ``Keys`` of a tensor). None otherwise."""
     layout = None
+    args = []
     for o in operands:
         if type(o) in _PY_SCALARS:
+            args.append(_CONST((o,)))
             continue
         lay = getattr(o, "_layout", None)
-        if lay is None or type(o._keys) is not range:
+        if lay is None:
+            return None
+        keys = o._keys
+        if type(keys) is not range:
             return None
         if layout is None:
             layout = lay
         elif lay is not layout and lay != layout:
             return None
+        args.append(_KEYS((keys.start,)))
     if layout is None or layout.is_replicated:
         return None
     if target is not None and (target._layout is not layout or type(target._keys) is not range):
         return None
-    return layout
+    return layout, tuple(args)
+
+
+# (the records built from their fields' tuples: the per-op path of every op)
+_CONST, _KEYS = Const.make, Keys.make
 
 
 def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Operand:
     """Queue ``kernel`` on every output shard; ``target`` makes it in-place on that tensor."""
-    layout = _one_layout(operands, target)
-    if layout is not None:  # one command names the whole layout
-        keys = target._keys if target is not None else ex.new_keys(len(layout.shards()))
-        # (the records built from their fields' tuples: the per-op path of every op)
-        args = tuple(
-            [
-                Const.make((o,)) if type(o) in _PY_SCALARS else Keys.make((o._keys.start,))
-                for o in operands
-            ]
-        )
+    one = _one_layout(operands, target)
+    if one is not None:  # one command names the whole layout
+        layout, args = one
+        keys = target._keys if target is not None else ex.new_keys(len(layout.workers))
         ex.submit_group(layout, kernel, args, keys.start, params, label, target is not None)
         return Operand(layout, out_dtype, keys)
     tensors = [o for o in operands if _sharded(o)]
