@@ -116,7 +116,7 @@ def _check_inplace(name, target):
 def _record(name, args, params, out, target):
     if not _state.enabled:  # (is_grad_enabled, inline: every op passes here)
         return
-    for a in args:  # (a loop, not any() over a generator: 0.5 us less on every op)
+    for a in args:  # (a loop: any() over a generator costs 0.13 us more, on every op)
         if isinstance(a, ShardedTensor) and a._requires_grad:
             break
     else:

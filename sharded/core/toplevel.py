@@ -81,7 +81,7 @@ _PLAIN = frozenset((int, float, bool, complex))
 
 
 def _is_number(v) -> bool:
-    t = type(v)  # the usual arguments first: an ABC's isinstance costs 0.8 us
+    t = type(v)  # the usual arguments first: isinstance against an ABC is 3x slower
     if t in _PLAIN:
         return True
     if t is ShardedTensor:
