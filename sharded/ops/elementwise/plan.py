@@ -24,6 +24,10 @@ from ... import dtypes as D
 from ...core.dataflow import Operand, align, free_temps, region
 from ...core.dispatch import apply, as_tensor, is_tensor, operand
 from ...core.registry import bind, kernel, primitive
+from ...core.rulecache import PURE as _PURE  # (the prims modules add their rules as E._PURE)
+from ...core.rulecache import PY_SCALARS as _PY_SCALARS
+from ...core.rulecache import cached_rule as _cached_rule  # noqa: F401  (E._cached_rule)
+from ...core.rulecache import signature as _signature
 from ...errors import DTypeError, ShapeError, UnsupportedDType
 from ...layout import Layout, broadcast_shapes
 from ...runtime.commands import Const, Keys
@@ -218,18 +222,8 @@ def plan_rule(ex, name, rule, operands, target=None, check=None) -> Operand:
     ``check(operands, cast)`` may raise for values the op rejects).
 
     What the dtype rule decides (compute and result dtypes, the kernel's params, whether
-    Python ints wrap) is remembered by what it looks at (:func:`_signature`): an op repeated
-    in a loop pays one dict lookup for it.
-
-    Examples
-    --------
-    >>> import sharded as st
-    >>> from sharded.runtime.driver.session import current
-    >>> x = st.ones(4, shards=2, dtype=st.int32)
-    >>> op = plan_rule(current().executor, "add", promote, (x, 2))
-    >>> op.dtype, op.layout is x.layout
-    (sharded.int32, True)
-    """
+    Python ints wrap) is remembered by what it looks at (:mod:`~sharded.core.rulecache`): an
+    op repeated in a loop pays one dict lookup for it."""
     key = _signature(rule, operands, target)
     hit = _PLANS.get(key) if key is not None else None
     if hit is None:
@@ -270,47 +264,8 @@ def _decide(name, rule, operands, target, cached):
     return cast, out, params, wraps
 
 
-_PY_SCALARS = frozenset((bool, int, float, complex))
 _PARAMS: dict = {}  # (cast, out) -> the kernel's params (never changed: shared by commands)
 _PLANS: dict = {}  # _signature(...) -> plan_rule's (cast, out, params, wraps)
-_RULES: dict = {}  # _signature(...) -> a rule's (cast, out), for _cached_rule
-_PURE: set = set()  # the dtype rules that look at operand dtypes and scalar types only
-
-
-def _signature(rule, operands, target=None):
-    """What a pure rule (:data:`_PURE`) looks at, as a dict key: the rule, the default
-    dtype, the in-place target's dtype, each tensor's dtype and whether it is 0-d, each
-    scalar's type. None when the rule is not pure or an operand is something else (a NumPy
-    array): decided each time. Dtypes enter by name (a string hashes in C, a DType in
-    Python)."""
-    if rule not in _PURE:
-        return None
-    sig = [rule, D._default_float.name, None if target is None else target._dtype.name]
-    for o in operands:
-        t = type(o)
-        if t in _PY_SCALARS or o is None:
-            sig.append(t)
-        elif t is ShardedTensor or t is Operand or hasattr(o, "_layout"):
-            sig.append(o._dtype.name)  # (a string, then a bool: no nested tuple)
-            sig.append(not o._layout.shape)
-        else:
-            return None
-    return tuple(sig)
-
-
-def _cached_rule(rule, operands):
-    """``rule(operands)``, remembered for the rules of :data:`_PURE` by what they look at
-    (see :func:`_signature`): an op in a loop pays one lookup instead of torch's promotion."""
-    sig = _signature(rule, operands)
-    if sig is None:
-        return rule(operands)
-    hit = _RULES.get(sig)
-    if hit is None:
-        hit = rule(operands)  # a rule that raises caches nothing
-        if len(_RULES) > 4096:
-            _RULES.clear()
-        _RULES[sig] = hit
-    return hit
 
 
 # ----------------------------------------------------------------------------- dtype rules
