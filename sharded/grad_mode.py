@@ -16,17 +16,35 @@ from .core.registry import bind
 from .errors import AutogradError
 from .tensor import ShardedTensor
 
-_state = threading.local()
+
+class _State(threading.local):
+    """The grad mode of each thread. The defaults are class attributes: a thread that never
+    set its mode reads them directly (``getattr(local, name, default)`` on a missing name
+    costs 0.4 us, on the path of every op)."""
+
+    enabled = True
+    inference = False
+    old_value = None  # (autograd: the target's value before an in-place op that saves it)
+
+
+_state = _State()
 
 
 def is_grad_enabled() -> bool:
-    """Whether ops are being recorded for backward."""
-    return getattr(_state, "enabled", True)
+    """Whether ops are being recorded for backward.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.is_grad_enabled()
+    True
+    """
+    return _state.enabled
 
 
 def is_inference_mode_enabled() -> bool:
     """Whether an ``inference_mode()`` block is active."""
-    return getattr(_state, "inference", False)
+    return _state.inference
 
 
 class _GradMode:

@@ -29,12 +29,6 @@ from .errors import (
 from .layout import normalize_dim
 
 
-def _free(ex, layout, keys, sid=None):
-    ex.live.pop(sid, None)
-    if not ex.closed:  # one layout command when the keys are a range (see Executor.free_group)
-        ex.free_group(layout, keys)
-
-
 def check_not_published(t) -> None:
     """Raise :class:`PublishedReadOnly` if ``t`` is (a view of) a published snapshot, whose
     ``_readonly`` flag is ``("published", name, version)``."""
@@ -62,7 +56,10 @@ class Storage:
     def __del__(self):
         # (not weakref.finalize: 0.9 us a tensor against 0.2, on the path of every op)
         try:
-            _free(self._ex, self._layout, self.keys, id(self))
+            ex = self._ex
+            ex.live.pop(id(self), None)
+            if not ex.closed:  # one layout command when the keys are a range (free_group)
+                ex.free_group(self._layout, self.keys)
         except Exception:  # (interpreter shutdown: the session's modules may be gone)
             pass
 
@@ -129,19 +126,22 @@ class ShardedTensor:
     __array_priority__ = 1000
     __array_ufunc__ = None  # numpy defers to our reflected operators (a + x -> x.__radd__)
 
+    # The defaults of the fields few tensors change, as class attributes: a new tensor (every
+    # op makes one) stores only its own fields; assigning one on an instance overrides it.
+    _hooks = None  # register_hook's functions of a leaf: {handle id: fn}
+    # torch's view metadata: strides/offset into the base's storage (None: contiguous)
+    _strides, _offset, _base, _readonly = None, 0, None, False
+    _out_index = 0  # which output of its grad_fn this tensor is
+    _retains_grad = False
+    _view_chain = ()  # (primitive, args, params) steps from the base to this view
+
     def __init__(self, session, layout, dtype, keys, requires_grad=False, storage=None):
         self._storage = storage or Storage(session, layout, keys, dtype)
         self._layout, self._dtype, self._keys = layout, dtype, keys
         self._requires_grad = requires_grad
         self.grad = None
         self.grad_fn = None
-        self._hooks = None  # register_hook's functions of a leaf: {handle id: fn}
-        # torch's view metadata: strides/offset into the base's storage (None: contiguous)
-        self._strides, self._offset, self._base, self._readonly = None, 0, None, False
         self._vc = [0]  # version counter, shared with views: in-place ops bump it
-        self._out_index = 0  # which output of its grad_fn this tensor is
-        self._retains_grad = False
-        self._view_chain = ()  # (primitive, args, params) steps from the base to this view
 
     # ------------------------------------------------------------------ metadata
     @property
@@ -179,6 +179,12 @@ class ShardedTensor:
                 "data set to a tensor that requires gradients must be floating point or complex "
                 f"dtype, got {other.dtype.name}"
             )
+        self._take_storage(other)
+
+    def _take_storage(self, other) -> None:
+        """Make this tensor hold ``other``'s shards: its storage, layout, keys, dtype and view
+        metadata (the graph flags and the version counter stay). ``x.data = y`` and an
+        ``out=`` tensor resized to a result of another shape both do this."""
         self._dtype = other._dtype
         self._storage, self._layout, self._keys = other._storage, other._layout, other._keys
         self._strides, self._offset, self._base = other._strides, other._offset, other._base

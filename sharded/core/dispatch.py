@@ -40,7 +40,7 @@ def session_of(args):
     for a in args:
         if isinstance(a, ShardedTensor):
             s = a._storage.session
-            if s.closed:
+            if s.executor.closed:  # (Session.closed, inline: once per op)
                 raise SessionClosed(
                     f"this tensor (shape {tuple(a.shape)}, {a.dtype.name}) belongs to a session "
                     "that was shut down (st.shutdown() freed its shards); create it again "
@@ -102,7 +102,12 @@ def apply(name, *args, **params):
         target._vc[0] += 1
         out = target
     else:
-        out = wrap(res, sess)
+        # (one output, the usual case: the tensor made here, without a call of wrap)
+        out = (
+            ShardedTensor(sess, res._layout, res._dtype, res._keys)
+            if type(res) is Operand
+            else wrap(res, sess)
+        )
         if prim.kind == "view":  # how to make this view again
             out._view_chain = args[0]._view_chain + ((name, args[1:], params),)
     if CHECK_SPECS and prim.out_spec is not None:
@@ -273,6 +278,11 @@ def via_float32(fn):
 
     @functools.wraps(fn)
     def run(*args, **kwargs):
+        for a in args:  # no bfloat16 tensor (the usual call): straight through, no sets built
+            if isinstance(a, ShardedTensor) and a._dtype.name == "bfloat16":
+                break
+        else:
+            return fn(*args, **kwargs)
         tensors = [a for a in args if isinstance(a, ShardedTensor)]
         floats = {a.dtype for a in tensors if D.category(a.dtype) >= 2}
         if floats != {D.bfloat16} or kwargs.get("dtype") is not None:

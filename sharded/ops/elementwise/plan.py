@@ -24,6 +24,10 @@ from ... import dtypes as D
 from ...core.dataflow import Operand, align, free_temps, region
 from ...core.dispatch import apply, as_tensor, is_tensor, operand
 from ...core.registry import bind, kernel, primitive
+from ...core.rulecache import PURE as _PURE  # (the prims modules add their rules as E._PURE)
+from ...core.rulecache import PY_SCALARS as _PY_SCALARS
+from ...core.rulecache import cached_rule as _cached_rule  # noqa: F401  (E._cached_rule)
+from ...core.rulecache import signature as _signature
 from ...errors import DTypeError, ShapeError, UnsupportedDType
 from ...layout import Layout, broadcast_shapes
 from ...runtime.commands import Const, Keys
@@ -117,39 +121,44 @@ def _local(o, layout) -> bool:
 
 
 def _one_layout(operands, target):
-    """The layout when every operand is a Python scalar or a tensor of that one sharded
+    """``(layout, args)`` when every operand is a Python scalar or a tensor of one sharded
     layout whose keys are a range (and ``target``, if any, has it too): the usual op, which
-    needs no broadcasting, no layout rule and no per-shard argument. None otherwise."""
+    needs no broadcasting, no layout rule and no per-shard argument; ``args`` are the
+    command's operands (``Const`` of a scalar, ``Keys`` of a tensor). None otherwise."""
     layout = None
+    args = []
     for o in operands:
         if type(o) in _PY_SCALARS:
+            args.append(_CONST((o,)))
             continue
         lay = getattr(o, "_layout", None)
-        if lay is None or type(o._keys) is not range:
+        if lay is None:
+            return None
+        keys = o._keys
+        if type(keys) is not range:
             return None
         if layout is None:
             layout = lay
         elif lay is not layout and lay != layout:
             return None
+        args.append(_KEYS((keys.start,)))
     if layout is None or layout.is_replicated:
         return None
     if target is not None and (target._layout is not layout or type(target._keys) is not range):
         return None
-    return layout
+    return layout, tuple(args)
+
+
+# (the records built from their fields' tuples: the per-op path of every op)
+_CONST, _KEYS = Const.make, Keys.make
 
 
 def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Operand:
     """Queue ``kernel`` on every output shard; ``target`` makes it in-place on that tensor."""
-    layout = _one_layout(operands, target)
-    if layout is not None:  # one command names the whole layout
-        keys = target._keys if target is not None else ex.new_keys(len(layout.shards()))
-        # (the records built from their fields' tuples: the per-op path of every op)
-        args = tuple(
-            [
-                Const.make((o,)) if type(o) in _PY_SCALARS else Keys.make((o._keys.start,))
-                for o in operands
-            ]
-        )
+    one = _one_layout(operands, target)
+    if one is not None:  # one command names the whole layout
+        layout, args = one
+        keys = target._keys if target is not None else ex.new_keys(len(layout.workers))
         ex.submit_group(layout, kernel, args, keys.start, params, label, target is not None)
         return Operand(layout, out_dtype, keys)
     tensors = [o for o in operands if _sharded(o)]
@@ -210,8 +219,31 @@ def spec(rule):
 def plan_rule(ex, name, rule, operands, target=None, check=None) -> Operand:
     """Plan primitive ``name`` (kernel ``name``) with dtype ``rule``: the body every
     elementwise planner shares (``target``: in place, the result must fit its dtype;
-    ``check(operands, cast)`` may raise for values the op rejects)."""
-    cast, out = _cached_rule(rule, operands)
+    ``check(operands, cast)`` may raise for values the op rejects).
+
+    What the dtype rule decides (compute and result dtypes, the kernel's params, whether
+    Python ints wrap) is remembered by what it looks at (:mod:`~sharded.core.rulecache`): an
+    op repeated in a loop pays one dict lookup for it."""
+    key = _signature(rule, operands, target)
+    hit = _PLANS.get(key) if key is not None else None
+    if hit is None:
+        hit = _decide(name, rule, operands, target, key is not None)  # (a raise caches nothing)
+        if key is not None:
+            if len(_PLANS) > 4096:
+                _PLANS.clear()
+            _PLANS[key] = hit
+    cast, out, params, wraps = hit
+    if check is not None:
+        check(operands, cast)
+    if wraps:  # Python ints wrap into an integer cast dtype, as torch (uint8 > -1)
+        operands = tuple([D.wrap_int(o, cast) for o in operands])
+    return plan(ex, name, operands, params, out, name, target)
+
+
+def _decide(name, rule, operands, target, cached):
+    """``(cast, out, params, wraps)`` of :func:`plan_rule` (``cached``: the operands are
+    tensors, Python scalars and None only)."""
+    cast, out = rule(operands)
     if target is not None:
         tdt = target._dtype
         if D.category(out) > D.category(tdt):
@@ -220,48 +252,20 @@ def plan_rule(ex, name, rule, operands, target=None, check=None) -> Operand:
                 f"in-place output's dtype {tdt.name}"
             )
         out = tdt
-    if check is not None:
-        check(operands, cast)
-    if cast is not None and cast.np.kind in "iu":  # Python ints wrap into an integer cast
-        operands = tuple(D.wrap_int(o, cast) for o in operands)  # dtype, as torch (uint8 > -1)
+    wraps = cast is not None and cast.np.kind in "iu"
+    if wraps and cached:  # (only a Python scalar can wrap)
+        wraps = any(type(o) in _PY_SCALARS for o in operands)
     params = _PARAMS.get((cast, out))
     if params is None:  # one dict per dtype pair: commands share it (a batch pickles it once)
         params = _PARAMS[cast, out] = {
             "cast": None if cast is None else cast.np_str,
             "out": out.np_str,
         }
-    return plan(ex, name, operands, params, out, name, target)
+    return cast, out, params, wraps
 
 
-_PY_SCALARS = frozenset((bool, int, float, complex))
 _PARAMS: dict = {}  # (cast, out) -> the kernel's params (never changed: shared by commands)
-_RULES: dict = {}  # (rule, default float dtype, operand signature) -> (cast, out)
-_PURE: set = set()  # the dtype rules that look at operand dtypes and scalar types only
-
-
-def _cached_rule(rule, operands):
-    """``rule(operands)``, remembered for the rules of :data:`_PURE` by what they look at:
-    each tensor's dtype and whether it is 0-d, each scalar's type, the default dtype (an
-    op in a loop pays one lookup instead of torch's promotion)."""
-    if rule not in _PURE:
-        return rule(operands)
-    sig = [rule, D.get_default_dtype()]
-    for o in operands:
-        t = type(o)
-        if t in _PY_SCALARS or o is None:
-            sig.append(t)
-        elif hasattr(o, "_layout"):
-            sig.append((o._dtype, not o._layout.shape))
-        else:  # NumPy arrays and the rest: computed each time
-            return rule(operands)
-    sig = tuple(sig)
-    hit = _RULES.get(sig)
-    if hit is None:
-        hit = rule(operands)  # a rule that raises caches nothing
-        if len(_RULES) > 4096:
-            _RULES.clear()
-        _RULES[sig] = hit
-    return hit
+_PLANS: dict = {}  # _signature(...) -> plan_rule's (cast, out, params, wraps)
 
 
 # ----------------------------------------------------------------------------- dtype rules
@@ -409,6 +413,16 @@ def named_kernel(name):
 # ------------------------------------------------------------------- public functions
 def call(name, *operands):
     """Run elementwise primitive ``name`` on user values (at least one becomes a tensor)."""
+    tensor = False
+    for o in operands:  # the usual call: tensors and Python scalars, as they are
+        t = type(o)
+        if t is ShardedTensor:
+            tensor = True
+        elif t not in _PY_SCALARS:
+            break
+    else:
+        if tensor:
+            return apply(name, *operands)
     ops = [o if type(o) in _PASS else operand(o) for o in operands]
     if not any(is_tensor(o) for o in ops):
         ops[0] = as_tensor(ops[0])

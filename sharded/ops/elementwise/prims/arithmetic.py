@@ -134,6 +134,7 @@ def _sub_rule(ops):
 
 
 E.define("sub", "subtract", _sub_rule)
+E._PURE.add(_sub_rule)  # it looks at dtypes and scalar types only: cacheable
 
 
 @vjp("sub")
@@ -152,7 +153,7 @@ def sub(input, other, *, alpha=1):
     >>> st.sub(st.tensor([3, 4]), 1).tolist()
     [2, 3]
     """
-    _sub_rule([operand(input), operand(other)])  # bool operands raise before alpha applies
+    E._cached_rule(_sub_rule, (operand(input), operand(other)))  # bool operands raise first
     return E.call("sub", input, _scaled(input, other, alpha))
 
 
@@ -172,6 +173,7 @@ def _mul_rule(ops):
 
 
 E.define("mul", "multiply", _mul_rule)
+E._PURE.add(_mul_rule)  # it looks at dtypes and scalar types only: cacheable
 
 
 @vjp("mul", saves=(0, 1))
@@ -213,6 +215,7 @@ def _div_rule(ops):
 
 
 E.define("div", "divide", _div_rule)
+E._PURE.add(_div_rule)  # it looks at dtypes and scalar types only: cacheable
 
 
 @vjp("div", saves=(0, 1))
