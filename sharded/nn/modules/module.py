@@ -38,12 +38,7 @@ class Parameter(ShardedTensor):
 
     def _set_data(self, t: ShardedTensor) -> None:
         """Point this parameter at ``t``'s shards (used by ``Module.to``)."""
-        self._storage, self._layout, self._dtype, self._keys = (
-            t._storage,
-            t._layout,
-            t._dtype,
-            t._keys,
-        )
+        self._take_storage(t)
         self._vc[0] += 1
 
     def __repr__(self):
