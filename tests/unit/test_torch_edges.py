@@ -165,3 +165,13 @@ def test_eig_eigenvector_gradient():
 
     for A in (rng.standard_normal((3, 3)), rng.standard_normal((3, 3)) + 1j * rng.random((3, 3))):
         assert gradcheck(f, (st.tensor(A, requires_grad=True),))
+
+
+def test_pinv_hermitian_reads_the_lower_triangle():
+    # torch 2.13: [[1, 2], [3, 4]] with hermitian=True is the inverse of [[1, 3], [3, 4]]
+    a = st.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=st.float64)
+    np.testing.assert_allclose(
+        st.linalg.pinv(a, hermitian=True).numpy(), [[-0.8, 0.6], [0.6, -0.2]], rtol=1e-12
+    )
+    s = st.tensor([[2.0, 7.0], [0.0, 0.0]], dtype=st.float64)  # lower: diag(2, 0), rank 1
+    assert st.linalg.pinv(s, hermitian=True).tolist() == [[0.5, 0.0], [0.0, 0.0]]

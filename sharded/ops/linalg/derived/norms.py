@@ -17,7 +17,7 @@ from ....core.dispatch import apply, is_tensor, via_float32
 from ....core.registry import bind
 from ....errors import ArgumentError, DTypeError, ShapeError
 from ..prims.batched import check_float, herm, matrix, square, t_
-from ..prims.decomp import svd, svdvals
+from ..prims.decomp import eigh, svd, svdvals
 from ..prims.solve import inv_ex
 
 
@@ -270,7 +270,8 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
 @bind("pinverse")
 def pinv(A, *, atol=None, rtol=None, hermitian=False):
     """Moore-Penrose pseudo-inverse through the SVD (singular values under the tolerance of
-    :func:`matrix_rank` count as zero).
+    :func:`matrix_rank` count as zero); with ``hermitian=True`` through ``eigh``, which reads
+    the lower triangle only (as torch).
 
     Examples
     --------
@@ -279,6 +280,12 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     [[0.5, 0.0], [0.0, 0.0]]
     """
     A = matrix("pinv", A)
+    if hermitian:  # torch: eigh, which reads the lower triangle only
+        w, v = eigh(A)
+        s = w.abs()
+        keep = s > _tolerance(A, s, atol, rtol)
+        winv = (1.0 / w.where(keep, 1.0)).where(keep, 0.0)
+        return (v * winv.unsqueeze(-2)) @ herm(v)
     u, s, vh = svd(A, full_matrices=False)
     return _pinv(u, s, vh, _tolerance(A, s, atol, rtol))
 
