@@ -9,6 +9,7 @@ that could not be produced travels as a :class:`Failed` standing in for it.
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -47,7 +48,8 @@ class Store:
         self.store: dict = {}
         self.poisoned: dict = {}
         self.copy_exports = copy_exports
-        self.pool: dict = {}
+        self.pool: dict = {}  # id -> a free block, the one pooled longest ago first
+        self._returned: list = []  # blocks whose leases ended, not yet back in the pool
         self.pool_bytes = 0
         self.pool_max = None  # this worker's cap (None: POOL_MAX_BYTES), set after placement
         self.cow: set = set()  # published keys that may still share memory with a writable shard
@@ -162,33 +164,40 @@ class Store:
     # ------------------------------------------------------------------ buffer pool
     def _recycle(self, arr):
         """Keep a freed block for reuse: a fresh allocation of a big block costs page faults
-        (the kernel zeroes every page), a reused one is already mapped. Past the cap (this
-        worker's share, :data:`POOL_MAX_BYTES` at most) the blocks pooled longest ago go
-        first: one-off shapes must not fill the pool for good. ``arr=None`` only trims the
-        pool to the cap."""
+        (the kernel zeroes every page; on a VM the host maps it too), a reused one is
+        mapped already. Past the cap (this worker's share, :data:`POOL_MAX_BYTES` at most)
+        the blocks pooled longest ago go first: one-off shapes must not fill the pool for
+        good. ``arr=None`` only trims the pool to the cap."""
+        if self._returned:
+            self._drain()
         if not self.pool and (arr is None or arr.nbytes < POOL_MIN_BYTES):
             return  # (the usual free of a small block: nothing to keep, nothing to trim)
-        cap = self._pool_cap()
         keep = (
             arr is not None
-            and POOL_MIN_BYTES <= arr.nbytes <= cap
+            and POOL_MIN_BYTES <= arr.nbytes
             and arr.flags.owndata
             and arr.flags.c_contiguous
             and sys.getrefcount(arr) <= 2  # else a view elsewhere still uses its memory
         )
+        self._keep(arr if keep else None)
+
+    def _keep(self, block) -> None:
+        """Pool ``block`` (None: none) after trimming the oldest blocks to make room."""
+        cap = self._pool_cap()
+        size = 0 if block is None or block.nbytes > cap else block.nbytes
         pool = self.pool
-        while pool and self.pool_bytes + (arr.nbytes if keep else 0) > cap:
-            old = next(iter(pool))  # dicts keep insertion order: the oldest shape first
-            self.pool_bytes -= pool[old].pop(0).nbytes
-            if not pool[old]:
-                del pool[old]
-        if not keep:
-            return
-        key = (arr.shape, arr.dtype.str)
-        blocks = pool.pop(key, [])  # re-inserted last: the most recently pooled shape
-        blocks.append(arr)
-        pool[key] = blocks
-        self.pool_bytes += arr.nbytes
+        while pool and self.pool_bytes + size > cap:
+            # dicts keep insertion order: the block pooled longest ago first
+            self.pool_bytes -= pool.pop(next(iter(pool))).nbytes
+        if size:
+            pool[id(block)] = block
+            self.pool_bytes += size
+
+    def _drain(self) -> None:
+        """Pool the blocks whose leases ended (their last view died) since the last call."""
+        returned = self._returned
+        while returned:
+            self._keep(returned.pop())
 
     def _pool_cap(self) -> int:
         """This worker's pool cap: its share (the ``Pool`` command), at most
@@ -196,16 +205,76 @@ class Store:
         return POOL_MAX_BYTES if self.pool_max is None else min(self.pool_max, POOL_MAX_BYTES)
 
     def _take(self, shape, dtype):
-        """A pooled block of ``shape``/``dtype`` (contents undefined), or None."""
-        key = (tuple(shape), np.dtype(dtype).str)
-        free = self.pool.get(key)
-        if not free:
+        """A block of ``shape``/``dtype`` from the pool (contents undefined), or None.
+
+        The best fit: the smallest pooled block of at least the bytes asked for (and at
+        most :data:`LEND_WASTE` times them, so a small output does not hold a big block).
+        A block of exactly that shape and dtype is handed out itself; a larger one lends
+        its leading bytes (:class:`Lease`), and comes back to the pool when the last view
+        of them dies. Either way it leaves the pool while in use: never lent twice."""
+        if self._returned:
+            self._drain()
+        if not self.pool:
             return None
-        arr = free.pop()
-        if not free:
-            del self.pool[key]
-        self.pool_bytes -= arr.nbytes
-        return arr
+        dtype = np.dtype(dtype)
+        shape = tuple(shape)
+        need = math.prod(shape) * dtype.itemsize
+        if dtype.hasobject:
+            return None
+        best = None
+        for block in self.pool.values():
+            n = block.nbytes
+            if need <= n <= need * LEND_WASTE and (best is None or n < best.nbytes):
+                if type(block) is np.ndarray or (block.shape == shape and block.dtype == dtype):
+                    best = block  # (a device array is handed out only whole)
+                    if n == need:
+                        break
+        if best is None:
+            return None
+        del self.pool[id(best)]
+        self.pool_bytes -= best.nbytes
+        if best.shape == shape and best.dtype == dtype:
+            return best
+        return np.asarray(Lease(best, need, self._returned)).view(dtype).reshape(shape)
+
+
+LEND_WASTE = 2  # a lent block is at most twice the bytes asked for
+
+
+class Lease:
+    """The leading ``nbytes`` of a pooled ``block`` on loan (NumPy arrays: the views made of
+    it keep this object alive, whatever their chain). When the last view dies the block goes
+    on ``home``, a list the pool drains into itself at its next call: appending is all a
+    collection at an arbitrary moment may safely do to the pool.
+
+    Examples
+    --------
+    >>> home, block = [], np.zeros(64, np.uint8)
+    >>> v = np.asarray(Lease(block, 16, home)).view(np.float64)
+    >>> v.shape, home
+    ((2,), [])
+    >>> w = v[1:]
+    >>> del v
+    >>> home == []
+    True
+    >>> del w
+    >>> home[0] is block
+    True
+    """
+
+    __slots__ = ("__array_interface__", "block", "home")
+
+    def __init__(self, block, nbytes: int, home: list):
+        self.block, self.home = block, home
+        self.__array_interface__ = {
+            "data": (block.ctypes.data, False),
+            "shape": (int(nbytes),),
+            "typestr": "|u1",
+            "version": 3,
+        }
+
+    def __del__(self):
+        self.home.append(self.block)
 
 
 class Failed:
