@@ -51,30 +51,30 @@ def test_pool_command_trims_the_pool_to_the_workers_share():
     assert store.pool_share(16 << 30, 16) == 128 << 20
 
 
-def test_take_lends_the_best_fitting_larger_block_and_gets_it_back_when_its_views_die():
+def test_take_lends_the_best_fit_pools_the_rest_and_gets_the_loan_back_when_its_views_die():
     w = W.Worker(0)
-    for n in (5 * MB, MB, 3 * MB):
+    for n in (5 * MB, MB, 4 * MB):
         w._recycle(_block(n))
-    mid, big = _addrs(w)[3 * MB], _addrs(w)[5 * MB]
-    a = w._take((MB // 4,), np.float64)  # 2 MiB: the 3 MiB block is the best fit
+    mid, big = _addrs(w)[4 * MB], _addrs(w)[5 * MB]
+    a = w._take((MB // 4,), np.float64)  # 2 MiB: the 4 MiB block is the best fit
     assert a.shape == (MB // 4,) and a.dtype == np.float64 and a.flags.c_contiguous
-    assert a.ctypes.data == mid  # its leading bytes
-    assert _sizes(w) == [5 * MB, MB] and w.pool_bytes == 6 * MB
+    assert a.ctypes.data == mid  # its leading bytes; its other 2 MiB are pooled on their own
+    assert _sizes(w) == [5 * MB, MB, 2 * MB] and w.pool_bytes == 8 * MB
+    b = w._take((MB // 4,), np.float64)  # that rest, exactly
+    assert b.ctypes.data == mid + 2 * MB and _sizes(w) == [5 * MB, MB]
     part = a[10:].reshape(-1, 2)  # a view of the loan outlives it
     del a
-    # while a view lives the block stays out: the same request finds no other fit (5 MiB
-    # is more than twice the bytes asked for)
-    assert w._take((MB // 4,), np.float64) is None
-    b = w._take((3 * MB,), np.uint8)  # the 3 MiB block is lent (never twice): the 5 MiB
-    assert b.ctypes.data == big and _sizes(w) == [MB]
-    del part  # the last view of the loan: the block comes back at the pool's next call
-    assert w._take((MB + 1,), np.uint8) is None  # (3 MiB is more than twice 1 MiB + 1)
-    assert _sizes(w) == [MB, 3 * MB]
-    got = w._take((3 * MB // 2,), np.uint16)
-    assert got.ctypes.data == mid and _sizes(w) == [MB]
-    del b, got
+    # while a view lives its bytes stay out of the pool (never lent twice): the same
+    # request takes the next fit, the 5 MiB block's first 2 MiB (its last 3 pooled)
+    c = w._take((2 * MB,), np.uint8)
+    assert c.ctypes.data == big and _sizes(w) == [MB, 3 * MB]
+    assert w._take((MB // 4 - 8,), np.uint8) is None  # every block is over 4 times that
+    del part  # the last view of the first loan: it comes back at the pool's next call
+    d = w._take((MB // 8, 2), np.float64)
+    assert d.ctypes.data == mid and _sizes(w) == [MB, 3 * MB]
+    del b, c, d
     w._recycle(None)
-    assert sorted(_sizes(w)) == [MB, 3 * MB, 5 * MB] and w.pool_bytes == 9 * MB
+    assert sorted(_sizes(w)) == [MB, 2 * MB, 2 * MB, 2 * MB, 3 * MB] and w.pool_bytes == 10 * MB
 
 
 def test_a_loan_is_the_blocks_leading_bytes_and_an_exact_block_is_handed_out_itself():
@@ -92,9 +92,9 @@ def test_a_loan_is_the_blocks_leading_bytes_and_an_exact_block_is_handed_out_its
     loan[:] = False  # writes land in the block: its first 3 MiB zeroed, the rest kept
     del loan
     w._recycle(None)
-    (blk,) = w.pool.values()
-    assert not blk.reshape(-1).view(np.uint8)[: 3 * MB].any()
-    assert (blk.reshape(-1)[3 * MB // 8 :] == 7.0).all()
+    parts = {b.ctypes.data - exact: b for b in w.pool.values()}  # the loan, and the rest
+    assert sorted(parts) == [0, 3 * MB] and w.pool_bytes == 4 * MB
+    assert not parts[0].any() and (parts[3 * MB].view(np.float64) == 7.0).all()
 
 
 def test_a_kernels_output_in_a_lent_block_is_exact_and_the_block_returns_on_free():
@@ -106,13 +106,60 @@ def test_a_kernels_output_in_a_lent_block_is_exact_and_the_block_returns_on_free
     blk = _addrs(w)[3 * MB]
     add = Kernel("add", (Key(1, None), Key(2, None)), (3,), {"out": "<f8"}, None, False)
     w.run([add])
-    assert w.store[3].ctypes.data == blk and not w.pool  # written into the loan
+    assert w.store[3].ctypes.data == blk and _sizes(w) == [MB]  # into the loan; the rest pooled
     assert w.store[3].tobytes() == np.add(x, y).tobytes()
     w.run([add._replace(outs=(4,))])  # the block is lent: a fresh one
     assert w.store[4].ctypes.data != blk
     view = w.store[3][5:]
     w.run([Free([3, 4])])
-    assert _sizes(w) == [2 * MB]  # `4`'s own block; the loan lives on in `view`
+    assert _sizes(w) == [MB, 2 * MB]  # `4`'s own block; the loan lives on in `view`
     del view
     w._recycle(None)
-    assert _sizes(w) == [2 * MB, 3 * MB] and _addrs(w)[3 * MB] == blk
+    assert _sizes(w) == [MB, 2 * MB, 2 * MB]
+    assert list(w.pool.values())[-1].ctypes.data == blk  # back
+
+
+def _loans(seed=0):
+    """An ``alloc`` lending the leading bytes of larger blocks full of noise, and the list of
+    what it lent."""
+    rng, lent = np.random.default_rng(seed), []
+
+    def alloc(shape, dtype):
+        need = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        block = rng.integers(0, 256, need + 64, dtype=np.uint8)
+        lent.append(np.asarray(store.Lease(block, need, [])).view(dtype).reshape(shape))
+        return lent[-1]
+
+    return alloc, lent
+
+
+def test_large_outputs_of_reductions_powers_and_casts_go_into_loans_bit_identical():
+    from sharded.core.registry import KERNELS
+
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2000, 40, 3)) * 50
+    cases = [
+        ("reduce_chunk", (x, "sum", -1), {"squeeze": (2,)}),
+        ("reduce_chunk", (x.astype(np.float32), "sum", (2,)), {"dtype": "<f8"}),
+        ("reduce_chunk", (x.astype(np.int8), "sum", 2), {}),  # int64, as NumPy's
+        ("reduce_chunk", (x.transpose(2, 1, 0), "max", 0), {}),
+        ("reduce_chunk", (x > 0, "any", 2), {}),
+        ("arg_chunk", (x.reshape(-1, 3), "min", 1, (0, 3), (160000, 6)), {"squeeze": (1,)}),
+        ("pow", (x, 2), {"cast": "<f8", "out": "<f8"}),
+        (
+            "pow",
+            (abs(x).astype(np.float32), np.float32([0.5, 1.5, 3])),
+            {"cast": "<f4", "out": "<f4"},
+        ),
+        ("astype", (x.transpose(1, 0, 2),), {"out": "<f4"}),
+        ("astype", (x,), {"out": "|b1"}),
+    ]
+    for name, args, params in cases:
+        want = KERNELS[name](np, *args, **params)
+        alloc, lent = _loans()
+        got = KERNELS[name](np, *args, alloc=alloc, **params)
+        want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+        assert lent and got[-1].ctypes.data == lent[-1].ctypes.data, name  # into the loan
+        for a, b in zip(want, got):
+            assert (a.dtype, a.shape) == (b.dtype, b.shape), name
+            assert np.ascontiguousarray(a).tobytes() == b.tobytes(), name

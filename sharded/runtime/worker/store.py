@@ -208,10 +208,11 @@ class Store:
         """A block of ``shape``/``dtype`` from the pool (contents undefined), or None.
 
         The best fit: the smallest pooled block of at least the bytes asked for (and at
-        most :data:`LEND_WASTE` times them, so a small output does not hold a big block).
-        A block of exactly that shape and dtype is handed out itself; a larger one lends
-        its leading bytes (:class:`Lease`), and comes back to the pool when the last view
-        of them dies. Either way it leaves the pool while in use: never lent twice."""
+        most :data:`LEND_WASTE` times them). A block of exactly that shape and dtype is
+        handed out itself; a larger one lends its leading bytes (:class:`Lease`), the rest
+        (1 MiB or more) pooled on its own for the next request, and the loan comes back to
+        the pool when the last view of it dies. Either way what is in use is out of the
+        pool: never lent twice."""
         if self._returned:
             self._drain()
         if not self.pool:
@@ -219,7 +220,7 @@ class Store:
         dtype = np.dtype(dtype)
         shape = tuple(shape)
         need = math.prod(shape) * dtype.itemsize
-        if dtype.hasobject:
+        if dtype.hasobject or not need:
             return None
         best = None
         for block in self.pool.values():
@@ -233,19 +234,25 @@ class Store:
             return None
         del self.pool[id(best)]
         self.pool_bytes -= best.nbytes
-        if best.shape == shape and best.dtype == dtype:
+        if best.shape == shape and best.dtype == dtype and best.flags.owndata:
             return best
-        return np.asarray(Lease(best, need, self._returned)).view(dtype).reshape(shape)
+        flat = best.reshape(-1).view(np.uint8)
+        cut = -(-need // 64) * 64  # the rest starts on a cache line (and any dtype's alignment)
+        if best.nbytes - cut >= POOL_MIN_BYTES:
+            self._keep(flat[cut:])
+            flat = flat[:cut]
+        return np.asarray(Lease(flat, need, self._returned)).view(dtype).reshape(shape)
 
 
-LEND_WASTE = 2  # a lent block is at most twice the bytes asked for
+LEND_WASTE = 4  # a block lends to requests of a quarter of its bytes or more
 
 
 class Lease:
     """The leading ``nbytes`` of a pooled ``block`` on loan (NumPy arrays: the views made of
-    it keep this object alive, whatever their chain). When the last view dies the block goes
-    on ``home``, a list the pool drains into itself at its next call: appending is all a
-    collection at an arbitrary moment may safely do to the pool.
+    it keep this object alive, whatever their chain). ``block`` may be a part of a larger
+    one, which stays allocated while any of its parts is lent or pooled. When the last view
+    dies the block goes on ``home``, a list the pool drains into itself at its next call:
+    appending is all a collection at an arbitrary moment may safely do to the pool.
 
     Examples
     --------
