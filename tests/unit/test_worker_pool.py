@@ -163,3 +163,19 @@ def test_large_outputs_of_reductions_powers_and_casts_go_into_loans_bit_identica
         for a, b in zip(want, got):
             assert (a.dtype, a.shape) == (b.dtype, b.shape), name
             assert np.ascontiguousarray(a).tobytes() == b.tobytes(), name
+
+
+def test_an_evicted_part_of_a_lent_block_gives_its_pages_back(monkeypatch):
+    monkeypatch.setattr(store, "POOL_MAX_BYTES", 8 * MB)
+    w = W.Worker(0)
+    w._recycle(np.full(8 * MB, 7, np.uint8))
+    a = w._take((2 * MB,), np.uint8)  # the rest, 6 MiB, pooled on its own
+    lease = a
+    while isinstance(lease, np.ndarray):
+        lease = lease.base
+    owner = lease.block.base  # (the loan's part of the block, then the block)
+    assert owner.nbytes == 8 * MB and _sizes(w) == [6 * MB]
+    w._recycle(_block(4 * MB))  # past the cap: the rest leaves the pool, and its memory
+    assert _sizes(w) == [4 * MB]
+    assert (a == 7).all()  # the loan is untouched
+    assert not owner[2 * MB + 4096 : -4096].any()  # its whole pages read as zeros (Linux)

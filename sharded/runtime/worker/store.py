@@ -9,7 +9,9 @@ that could not be produced travels as a :class:`Failed` standing in for it.
 
 from __future__ import annotations
 
+import ctypes
 import math
+import mmap
 import sys
 
 import numpy as np
@@ -188,7 +190,10 @@ class Store:
         pool = self.pool
         while pool and self.pool_bytes + size > cap:
             # dicts keep insertion order: the block pooled longest ago first
-            self.pool_bytes -= pool.pop(next(iter(pool))).nbytes
+            old = pool.pop(next(iter(pool)))
+            self.pool_bytes -= old.nbytes
+            if not old.flags.owndata and type(old) is np.ndarray:
+                release(old)  # a part: its block lives on while another part is lent
         if size:
             pool[id(block)] = block
             self.pool_bytes += size
@@ -245,6 +250,38 @@ class Store:
 
 
 LEND_WASTE = 4  # a block lends to requests of a quarter of its bytes or more
+
+
+def _madvise():
+    try:
+        f = ctypes.CDLL(None, use_errno=True).madvise
+    except (OSError, AttributeError):  # (no C library to ask, or no madvise in it)
+        return None
+    f.argtypes, f.restype = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int), ctypes.c_int
+    return f
+
+
+_MADVISE, _MADV_DONTNEED, _PAGE = _madvise(), 4, mmap.PAGESIZE
+
+
+def release(part) -> None:
+    """Hand the whole pages of ``part`` (free bytes of a block whose other parts are in
+    use) back to the system: the block stays allocated while those parts live, but its
+    free part need not hold memory meanwhile. The pages read as zeros when next touched.
+
+    Examples
+    --------
+    >>> block = np.full(4 * _PAGE, 7, np.uint8)
+    >>> release(block[_PAGE // 2 :])  # only whole pages: the first page's second half stays
+    >>> int(block[_PAGE - 1]), int(block[2 * _PAGE]) in (0, 7)
+    (7, True)
+    """
+    if _MADVISE is None:
+        return
+    start = part.ctypes.data
+    lo, hi = -(-start // _PAGE) * _PAGE, (start + part.nbytes) // _PAGE * _PAGE
+    if hi > lo:
+        _MADVISE(lo, hi - lo, _MADV_DONTNEED)
 
 
 class Lease:
