@@ -225,8 +225,8 @@ class Store:
         dtype = np.dtype(dtype)
         shape = tuple(shape)
         need = math.prod(shape) * dtype.itemsize
-        if dtype.hasobject or not need:
-            return None
+        if need * LEND_WASTE < POOL_MIN_BYTES or dtype.hasobject:
+            return None  # (no pooled block is that small: a small result's quick answer)
         best = None
         for block in self.pool.values():
             n = block.nbytes
