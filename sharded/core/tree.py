@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import math
 
 import numpy as np
 
@@ -305,13 +306,31 @@ def _finish(xp, out, squeeze):
     return xp.squeeze(out, axis=squeeze) if squeeze else out
 
 
-@kernel
-def reduce_chunk(xp, a, fn, axis, dtype=None, squeeze=None):
-    """Reduce a block over ``axis`` keeping dims (a partial of a cross-shard reduction)."""
+@kernel(pooled=True)
+def reduce_chunk(xp, a, fn, axis, dtype=None, squeeze=None, alloc=None):
+    """Reduce a block over ``axis`` keeping dims (a partial of a cross-shard reduction);
+    a large result goes into a block of the worker's pool (``alloc``) where one fits."""
+    f = getattr(xp, _REDUCE[fn])
     kw = {"dtype": dtype} if fn in ("sum", "prod") else {}
-    return _finish(
-        xp, xp.asarray(getattr(xp, _REDUCE[fn])(a, axis=axis, keepdims=True, **kw)), squeeze
-    )
+    out = None
+    if alloc is not None and a.size >= _POOLED_MIN:  # (no smaller block reaches the pool)
+        axes = range(a.ndim) if axis is None else np.atleast_1d(axis) % max(a.ndim, 1)
+        shape = tuple(1 if d in axes else n for d, n in enumerate(a.shape))
+        # the result dtype NumPy picks (a sum of int8 is int64, say): that of the corner
+        out = _pooled(alloc, a, shape, lambda c: f(c, axis=axis, keepdims=True, **kw))
+    return _finish(xp, xp.asarray(f(a, axis=axis, keepdims=True, out=out, **kw)), squeeze)
+
+
+def _pooled(alloc, a, shape, probe):
+    """A block from ``alloc`` for a result of ``shape`` computed from ``a``, its dtype that of
+    ``probe`` run on ``a``'s first element; None for a small result (never pooled) or
+    when the pool has no block that fits (the kernel allocates its own)."""
+    if not isinstance(a, np.ndarray) or a.size == 0 or math.prod(shape) < _POOLED_MIN:
+        return None
+    return alloc(shape, probe(a[(slice(0, 1),) * a.ndim]).dtype)
+
+
+_POOLED_MIN = 1 << 16  # elements: below, no result reaches the pool's smallest block (1 MiB)
 
 
 @kernel
@@ -324,10 +343,11 @@ def reduce_combine(xp, *parts, fn, squeeze=None):
     return _finish(xp, out, squeeze)
 
 
-@kernel
-def arg_chunk(xp, a, fn, axis, offsets, gshape, squeeze=None):
+@kernel(pooled=True)
+def arg_chunk(xp, a, fn, axis, offsets, gshape, squeeze=None, alloc=None):
     """``(values, global indices)`` of the max/min of a block along ``axis`` (``None``: the
-    whole block, indices into the flattened global tensor, as torch's argmax)."""
+    whole block, indices into the flattened global tensor, as torch's argmax); large
+    indices go into a block of the worker's pool (``alloc``) where one fits."""
     f = xp.argmax if fn == "max" else xp.argmin
     if axis is None:
         i = int(f(a))
@@ -336,8 +356,15 @@ def arg_chunk(xp, a, fn, axis, offsets, gshape, squeeze=None):
         keep = (1,) * a.ndim
         v, idx = a.reshape(-1)[i : i + 1].reshape(keep), xp.full(keep, g, dtype=np.int64)
     else:
-        i = xp.expand_dims(f(a, axis=axis), axis)
-        v, idx = xp.take_along_axis(a, i, axis=axis), (i + offsets[axis]).astype(np.int64)
+        ax = axis % a.ndim
+        shape = a.shape[:ax] + a.shape[ax + 1 :]
+        out = None
+        if alloc is not None and a.size >= _POOLED_MIN:
+            out = _pooled(alloc, a, shape, lambda c: f(c, axis=axis))
+        i = xp.expand_dims(f(a, axis=axis, out=out), axis)
+        v = xp.take_along_axis(a, i, axis=axis)
+        i += offsets[axis]  # (in place: the indices are this kernel's own)
+        idx = i if i.dtype == np.int64 else i.astype(np.int64)
     return _finish(xp, v, squeeze), _finish(xp, idx, squeeze)
 
 

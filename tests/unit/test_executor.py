@@ -11,7 +11,7 @@ from sharded.core.dataflow import Operand
 from sharded.core.tree import plan_reduce
 from sharded.errors import OpFailed, SessionClosed
 from sharded.layout import Layout
-from sharded.runtime.commands import Const, Free, Kernel, Key, LayoutSync, Pool, Transfer
+from sharded.runtime.commands import Const, Free, Kernel, Key, LayoutSync, Transfer
 from sharded.runtime.driver import executor as E
 from sharded.runtime.driver.local import LocalExecutor
 
@@ -206,40 +206,6 @@ def test_work_queued_on_a_tree_parent_ships_before_the_tree(ex, batches):
     assert len(batches) == 3  # frees alone do not ship before a tree: the read is one shipment
     assert float(ex.fetch([(0, s2.keys[0], None)])[0]) == 6.0
     assert sorted(w for w, _ in batches[3:]) == [0, 1]
-
-
-def test_worker_pool_evicts_the_shapes_pooled_longest_ago(monkeypatch):
-    from sharded.runtime.worker import core as W
-    from sharded.runtime.worker import store
-
-    monkeypatch.setattr(store, "POOL_MAX_BYTES", 4 << 20)
-    w = W.Worker(0)
-    one, two, odd = ((1 << 20) // 8,), ((2 << 20) // 8,), ((1 << 20) // 8 + 1,)
-    for shape in (one, two, one):  # pooling `one` again makes it the most recent shape
-        w._recycle(np.empty(shape))
-    assert list(w.pool) == [(two, "<f8"), (one, "<f8")] and w.pool_bytes == 4 << 20
-    w._recycle(np.empty(odd))  # past the cap: `two`, pooled longest ago, leaves
-    assert list(w.pool) == [(one, "<f8"), (odd, "<f8")]
-    assert w.pool_bytes == (3 << 20) + 8
-    assert w._take(odd, np.float64) is not None and (odd, "<f8") not in w.pool
-    w._recycle(np.empty(2 * one[0])[: one[0]])  # a view: not its own memory, never pooled
-    assert len(w.pool[(one, "<f8")]) == 2
-
-
-def test_pool_command_trims_the_pool_to_the_workers_share():
-    from sharded.runtime.worker import core as W
-    from sharded.runtime.worker import store
-
-    w = W.Worker(0)
-    for n in (1, 2, 3):
-        w._recycle(np.empty(n * (1 << 20) // 8))
-    assert w.pool_bytes == 6 << 20
-    w.run([Pool(3 << 20)])  # a share smaller than what it holds: the oldest leave
-    assert w.pool_bytes == 3 << 20 and list(w.pool) == [(((3 << 20) // 8,), "<f8")]
-    w._recycle(np.empty((4 << 20) // 8))  # over the share: not kept
-    assert w.pool_bytes == 3 << 20
-    assert store.pool_share(16 << 30, 2) == 1 << 30
-    assert store.pool_share(16 << 30, 16) == 128 << 20
 
 
 # ------------------------------------------------------- the transport and the executor table

@@ -399,13 +399,14 @@ def result(xp, r, dtype):
 _cast = cast  # inside kernels the keyword ``cast`` (a dtype) hides the function
 
 
-def named_kernel(name):
+def named_kernel(name, pooled=False):
     """Register the decorated function as the kernel of primitive ``name`` (the module
-    attribute of that name is the public function, so the kernel's own name differs)."""
+    attribute of that name is the public function, so the kernel's own name differs);
+    ``pooled``: it takes ``alloc=`` (see :func:`sharded.core.registry.kernel`)."""
 
     def deco(f):
         f.__name__ = f.__qualname__ = name
-        return kernel(f)
+        return kernel(f, pooled=pooled)
 
     return deco
 

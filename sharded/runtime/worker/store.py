@@ -9,6 +9,9 @@ that could not be produced travels as a :class:`Failed` standing in for it.
 
 from __future__ import annotations
 
+import ctypes
+import math
+import mmap
 import sys
 
 import numpy as np
@@ -47,7 +50,8 @@ class Store:
         self.store: dict = {}
         self.poisoned: dict = {}
         self.copy_exports = copy_exports
-        self.pool: dict = {}
+        self.pool: dict = {}  # id -> a free block, the one pooled longest ago first
+        self._returned: list = []  # blocks whose leases ended, not yet back in the pool
         self.pool_bytes = 0
         self.pool_max = None  # this worker's cap (None: POOL_MAX_BYTES), set after placement
         self.cow: set = set()  # published keys that may still share memory with a writable shard
@@ -162,33 +166,43 @@ class Store:
     # ------------------------------------------------------------------ buffer pool
     def _recycle(self, arr):
         """Keep a freed block for reuse: a fresh allocation of a big block costs page faults
-        (the kernel zeroes every page), a reused one is already mapped. Past the cap (this
-        worker's share, :data:`POOL_MAX_BYTES` at most) the blocks pooled longest ago go
-        first: one-off shapes must not fill the pool for good. ``arr=None`` only trims the
-        pool to the cap."""
+        (the kernel zeroes every page; on a VM the host maps it too), a reused one is
+        mapped already. Past the cap (this worker's share, :data:`POOL_MAX_BYTES` at most)
+        the blocks pooled longest ago go first: one-off shapes must not fill the pool for
+        good. ``arr=None`` only trims the pool to the cap."""
+        if self._returned:
+            self._drain()
         if not self.pool and (arr is None or arr.nbytes < POOL_MIN_BYTES):
             return  # (the usual free of a small block: nothing to keep, nothing to trim)
-        cap = self._pool_cap()
         keep = (
             arr is not None
-            and POOL_MIN_BYTES <= arr.nbytes <= cap
+            and POOL_MIN_BYTES <= arr.nbytes
             and arr.flags.owndata
             and arr.flags.c_contiguous
             and sys.getrefcount(arr) <= 2  # else a view elsewhere still uses its memory
         )
+        self._keep(arr if keep else None)
+
+    def _keep(self, block) -> None:
+        """Pool ``block`` (None: none) after trimming the oldest blocks to make room."""
+        cap = self._pool_cap()
+        size = 0 if block is None or block.nbytes > cap else block.nbytes
         pool = self.pool
-        while pool and self.pool_bytes + (arr.nbytes if keep else 0) > cap:
-            old = next(iter(pool))  # dicts keep insertion order: the oldest shape first
-            self.pool_bytes -= pool[old].pop(0).nbytes
-            if not pool[old]:
-                del pool[old]
-        if not keep:
-            return
-        key = (arr.shape, arr.dtype.str)
-        blocks = pool.pop(key, [])  # re-inserted last: the most recently pooled shape
-        blocks.append(arr)
-        pool[key] = blocks
-        self.pool_bytes += arr.nbytes
+        while pool and self.pool_bytes + size > cap:
+            # dicts keep insertion order: the block pooled longest ago first
+            old = pool.pop(next(iter(pool)))
+            self.pool_bytes -= old.nbytes
+            if not old.flags.owndata and type(old) is np.ndarray:
+                release(old)  # a part: its block lives on while another part is lent
+        if size:
+            pool[id(block)] = block
+            self.pool_bytes += size
+
+    def _drain(self) -> None:
+        """Pool the blocks whose leases ended (their last view died) since the last call."""
+        returned = self._returned
+        while returned:
+            self._keep(returned.pop())
 
     def _pool_cap(self) -> int:
         """This worker's pool cap: its share (the ``Pool`` command), at most
@@ -196,16 +210,115 @@ class Store:
         return POOL_MAX_BYTES if self.pool_max is None else min(self.pool_max, POOL_MAX_BYTES)
 
     def _take(self, shape, dtype):
-        """A pooled block of ``shape``/``dtype`` (contents undefined), or None."""
-        key = (tuple(shape), np.dtype(dtype).str)
-        free = self.pool.get(key)
-        if not free:
+        """A block of ``shape``/``dtype`` from the pool (contents undefined), or None.
+
+        The best fit: the smallest pooled block of at least the bytes asked for (and at
+        most :data:`LEND_WASTE` times them). A block of exactly that shape and dtype is
+        handed out itself; a larger one lends its leading bytes (:class:`Lease`), the rest
+        (1 MiB or more) pooled on its own for the next request, and the loan comes back to
+        the pool when the last view of it dies. Either way what is in use is out of the
+        pool: never lent twice."""
+        if self._returned:
+            self._drain()
+        if not self.pool:
             return None
-        arr = free.pop()
-        if not free:
-            del self.pool[key]
-        self.pool_bytes -= arr.nbytes
-        return arr
+        dtype = np.dtype(dtype)
+        shape = tuple(shape)
+        need = math.prod(shape) * dtype.itemsize
+        if need * LEND_WASTE < POOL_MIN_BYTES or dtype.hasobject:
+            return None  # (no pooled block is that small: a small result's quick answer)
+        best = None
+        for block in self.pool.values():
+            n = block.nbytes
+            if need <= n <= need * LEND_WASTE and (best is None or n < best.nbytes):
+                if type(block) is np.ndarray or (block.shape == shape and block.dtype == dtype):
+                    best = block  # (a device array is handed out only whole)
+                    if n == need:
+                        break
+        if best is None:
+            return None
+        del self.pool[id(best)]
+        self.pool_bytes -= best.nbytes
+        if best.shape == shape and best.dtype == dtype and best.flags.owndata:
+            return best
+        flat = best.reshape(-1).view(np.uint8)
+        cut = -(-need // 64) * 64  # the rest starts on a cache line (and any dtype's alignment)
+        if best.nbytes - cut >= POOL_MIN_BYTES:
+            self._keep(flat[cut:])
+            flat = flat[:cut]
+        return np.asarray(Lease(flat, need, self._returned)).view(dtype).reshape(shape)
+
+
+LEND_WASTE = 4  # a block lends to requests of a quarter of its bytes or more
+
+
+def _madvise():
+    try:
+        f = ctypes.CDLL(None, use_errno=True).madvise
+    except (OSError, AttributeError):  # (no C library to ask, or no madvise in it)
+        return None
+    f.argtypes, f.restype = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int), ctypes.c_int
+    return f
+
+
+_MADVISE, _MADV_DONTNEED, _PAGE = _madvise(), 4, mmap.PAGESIZE
+
+
+def release(part) -> None:
+    """Hand the whole pages of ``part`` (free bytes of a block whose other parts are in
+    use) back to the system: the block stays allocated while those parts live, but its
+    free part need not hold memory meanwhile. The pages read as zeros when next touched.
+
+    Examples
+    --------
+    >>> block = np.full(4 * _PAGE, 7, np.uint8)
+    >>> release(block[_PAGE // 2 :])  # only whole pages: the first page's second half stays
+    >>> int(block[_PAGE - 1]), int(block[2 * _PAGE]) in (0, 7)
+    (7, True)
+    """
+    if _MADVISE is None:
+        return
+    start = part.ctypes.data
+    lo, hi = -(-start // _PAGE) * _PAGE, (start + part.nbytes) // _PAGE * _PAGE
+    if hi > lo:
+        _MADVISE(lo, hi - lo, _MADV_DONTNEED)
+
+
+class Lease:
+    """The leading ``nbytes`` of a pooled ``block`` on loan (NumPy arrays: the views made of
+    it keep this object alive, whatever their chain). ``block`` may be a part of a larger
+    one, which stays allocated while any of its parts is lent or pooled. When the last view
+    dies the block goes on ``home``, a list the pool drains into itself at its next call:
+    appending is all a collection at an arbitrary moment may safely do to the pool.
+
+    Examples
+    --------
+    >>> home, block = [], np.zeros(64, np.uint8)
+    >>> v = np.asarray(Lease(block, 16, home)).view(np.float64)
+    >>> v.shape, home
+    ((2,), [])
+    >>> w = v[1:]
+    >>> del v
+    >>> home == []
+    True
+    >>> del w
+    >>> home[0] is block
+    True
+    """
+
+    __slots__ = ("__array_interface__", "block", "home")
+
+    def __init__(self, block, nbytes: int, home: list):
+        self.block, self.home = block, home
+        self.__array_interface__ = {
+            "data": (block.ctypes.data, False),
+            "shape": (int(nbytes),),
+            "typestr": "|u1",
+            "version": 3,
+        }
+
+    def __del__(self):
+        self.home.append(self.block)
 
 
 class Failed:

@@ -372,12 +372,22 @@ _inplace("remainder", "__imod__")
 
 
 # ---------------------------------------------------------------------------------- pow
-@E.named_kernel("pow")
-def _pow_kernel(xp, a, b, cast=None, out=None):
+@E.named_kernel("pow", pooled=True)
+def _pow_kernel(xp, a, b, cast=None, out=None, alloc=None):
     """``xp.power``; a negative integer power of a signed integer is what C's integer pow
-    gives (torch: ``2 ** -1 == 0``, ``1`` for base 1, ``+-1`` for base -1) where NumPy raises."""
+    gives (torch: ``2 ** -1 == 0``, ``1`` for base 1, ``+-1`` for base -1) where NumPy raises.
+    A large result goes into a block of the worker's pool (``alloc``) where one fits."""
     a, b = E.cast(xp, a, cast), E.cast(xp, b, cast)
     if cast is None or np.dtype(cast).kind != "i" or not bool(xp.any(xp.asarray(b) < 0)):
+        if alloc is not None and cast is not None and np.dtype(cast) == np.dtype(out):
+            # operands in ``cast``: the ufunc's own result dtype is ``out``
+            shape = np.broadcast_shapes(*[x.shape for x in (a, b) if hasattr(x, "shape")])
+            buf = alloc(shape, out) if shape else None
+            if buf is not None:
+                try:
+                    return xp.power(a, b, out=buf)
+                except TypeError:  # (no loop of that dtype: bool) the usual path converts
+                    pass
         return E.result(xp, xp.power(a, b), out)
     neg = xp.asarray(b) < 0
     r = xp.power(a, xp.where(neg, 0, b).astype(np.dtype(cast)))

@@ -249,9 +249,14 @@ def _where_method(self, condition, other):
 
 
 # --------------------------------------------------------------------------- astype
-@E.named_kernel("astype")
-def _astype_kernel(xp, a, out):
-    return a.astype(out, copy=True)
+@E.named_kernel("astype", pooled=True)
+def _astype_kernel(xp, a, out, alloc=None):
+    """``a`` converted to ``out``, into a block of the worker's pool where one fits."""
+    buf = alloc(a.shape, out) if alloc is not None and a.size >= 1 << 16 else None
+    if buf is None:
+        return a.astype(out, copy=True)
+    xp.copyto(buf, a, casting="unsafe")  # (the same conversion as astype's)
+    return buf
 
 
 @primitive(
