@@ -20,14 +20,15 @@ import sys
 
 import numpy as np
 
-from ... import dtypes as D
-from ...core.dataflow import Operand, align, free_temps, region
-from ...core.dispatch import apply, as_tensor, is_tensor, operand
-from ...core.registry import bind, kernel, primitive
-from ...errors import DTypeError, ShapeError, UnsupportedDType
-from ...layout import Layout, broadcast_shapes
-from ...runtime.commands import Const, Keys
-from ...tensor import ShardedTensor
+from .... import dtypes as D
+from ....core.dataflow import Operand, free_temps, region
+from ....core.dispatch import apply, as_tensor, is_tensor, operand
+from ....core.registry import bind, kernel, primitive
+from ....errors import DTypeError, ShapeError, UnsupportedDType
+from ....layout import Layout, broadcast_shapes
+from ....runtime.commands import Const, Key, Keys
+from ....tensor import ShardedTensor
+from . import halo
 
 
 def _sharded(o) -> bool:
@@ -174,15 +175,25 @@ def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Operand
     nshards = len(keys)
     for o in operands:
         if _sharded(o):
-            a, t = align(ex, o, layout)
+            # (an operand a few rows off the output's cuts reads a halo, not a copy)
+            a, t = halo.halo_args(ex, o, layout)
             per_op.append(a)
             temps += t
         elif isinstance(o, np.ndarray) and o.ndim:
             per_op.append(_const_args(o, layout))
         else:
             per_op.append((Const(o),) * nshards)
-    for s, (w, _, _) in enumerate(layout.shards()):
-        ex.submit(w, kernel, tuple(a[s] for a in per_op), (keys[s],), params, (label, s), inplace)
+    for s, (w, _, shp) in enumerate(layout.shards()):
+        args = tuple(a[s] for a in per_op)
+        if any(type(a) is halo.Bands for a in args):
+            args, bands = halo.flatten(args)
+            p = {"op": kernel, "params": params or {}, "bands": bands, "rows": shp[0]}
+            p["ndim"], p["into"] = len(shp), inplace
+            if inplace:
+                args = (Key(keys[s], None),) + args
+            ex.submit(w, "banded", args, (keys[s],), p, (label, s), inplace)
+            continue
+        ex.submit(w, kernel, args, (keys[s],), params, (label, s), inplace)
     if temps:
         free_temps(ex, temps)
     return Operand(layout, out_dtype, keys)
