@@ -152,17 +152,17 @@ def flatten(per_op):
 @kernel(pooled=True)
 def banded(xp, *arrays, op, params, bands, rows, ndim, into=False, alloc=None):
     """Kernel ``op`` (with ``params``) over an output block of ``rows`` rows (``ndim`` dims)
-    whose operands
-    come as row bands (``bands``: per operand None, one argument, or the first rows of its
-    consecutive band arguments). ``into``: the first argument is the in-place target, which
-    receives the result (segment by segment when no operand shares its memory).
+    whose operands come as row bands (``bands``: per operand None, one argument, or the
+    first rows of its consecutive band arguments), one segment between band cuts at a time.
+    ``into``: the first argument is the in-place target; each segment's result is written
+    into its rows (operands sharing its memory are read from copies).
 
     Examples
     --------
     >>> import numpy as np
     >>> a = np.arange(6.0).reshape(3, 2)
-    >>> r = banded(np, a, a[:1], a[1:], op="add", params={}, bands=(None, (0, 1)), rows=3, ndim=2)
-    >>> r.tolist()
+    >>> bands = (None, (0, 1))  # a whole, then a as two bands: row 0, rows 1-2
+    >>> banded(np, a, a[:1], a[1:], op="add", params={}, bands=bands, rows=3, ndim=2).tolist()
     [[0.0, 2.0], [4.0, 6.0], [8.0, 10.0]]
     """
     fn = KERNELS[op]
@@ -178,8 +178,12 @@ def banded(xp, *arrays, op, params, bands, rows, ndim, into=False, alloc=None):
             i += len(b)
     cuts = sorted(c for c in cuts if 0 <= c <= rows)
     segs = sorted(zip(cuts, cuts[1:]), key=lambda s: s[1] - s[0])  # the smallest first
-    # (only NumPy arrays are checked for shared memory: elsewhere the result is computed whole)
-    out = target if into and xp is np and not _overlaps(target, ops) else None
+    out = None
+    if into and xp is np:  # (elsewhere the result is computed whole, then stored)
+        # every segment is read before it is written, but a later segment may read rows an
+        # earlier one wrote (``x[1:] += x[:-1]``): such operands are copied first
+        ops = [_private(o, target) for o in ops]
+        out = target
     for r0, r1 in segs:
         dst = None if out is None else out[r0:r1]
         # (the target read as an operand is the very block written: a kernel that writes its
@@ -211,14 +215,15 @@ def _rows(o, r0, r1, rows, ndim):
     return o
 
 
-def _overlaps(target, ops) -> bool:
-    """Whether an operand other than ``target`` itself may share its memory (then writing
-    segments into it could change what a later segment reads)."""
-    for o in ops:
-        for a in (a for _, a in o) if type(o) is list else (o,):
-            if a is not target and isinstance(a, np.ndarray) and np.may_share_memory(a, target):
-                return True
-    return False
+def _private(o, target):
+    """Operand ``o`` with its arrays that may share ``target``'s memory copied (``target``
+    itself stays: each segment reads its own rows of it, then writes them)."""
+
+    def own(a):
+        shared = a is not target and isinstance(a, np.ndarray)
+        return a.copy() if shared and np.may_share_memory(a, target) else a
+
+    return [(s, own(a)) for s, a in o] if type(o) is list else own(o)
 
 
 def _offer(dst):
