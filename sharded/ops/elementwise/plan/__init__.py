@@ -11,7 +11,10 @@ the output's full shape (so ``x + y`` on equal layouts, and ``x + row``, stay lo
 that, the largest sharded operand's chunking on its non-broadcast dims; an all-replicated op
 stays replicated. Every other operand is aligned to that layout (:func:`~sharded.core.
 dataflow.align`): replicated operands and broadcast rows are read locally, mismatched layouts
-travel worker to worker. Python scalars and small NumPy arrays ride in the command itself.
+travel worker to worker; an operand whose row cuts are a few rows off the output's (the
+shifted slices of a stencil) reads those rows as a halo beside its local rows instead of an
+assembled copy (:mod:`.halo`). Python scalars and small NumPy arrays ride in the command
+itself.
 """
 
 from __future__ import annotations
