@@ -29,7 +29,7 @@ from ....core.dispatch import apply, as_tensor, is_tensor, operand
 from ....core.registry import bind, kernel, primitive
 from ....errors import DTypeError, ShapeError, UnsupportedDType
 from ....layout import Layout, broadcast_shapes
-from ....runtime.commands import Const, Key, Keys
+from ....runtime.commands import Const, Keys
 from ....tensor import ShardedTensor
 from . import halo
 
@@ -188,15 +188,7 @@ def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Operand
             per_op.append((Const(o),) * nshards)
     for s, (w, _, shp) in enumerate(layout.shards()):
         args = tuple(a[s] for a in per_op)
-        if any(type(a) is halo.Bands for a in args):
-            args, bands = halo.flatten(args)
-            p = {"op": kernel, "params": params or {}, "bands": bands, "rows": shp[0]}
-            p["ndim"], p["into"] = len(shp), inplace
-            if inplace:
-                args = (Key(keys[s], None),) + args
-            ex.submit(w, "banded", args, (keys[s],), p, (label, s), inplace)
-            continue
-        ex.submit(w, kernel, args, (keys[s],), params, (label, s), inplace)
+        halo.submit(ex, w, kernel, args, keys[s], shp, params, (label, s), inplace)
     if temps:
         free_temps(ex, temps)
     return Operand(layout, out_dtype, keys)

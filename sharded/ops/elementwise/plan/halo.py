@@ -149,6 +149,20 @@ def flatten(per_op):
     return tuple(args), tuple(bands)
 
 
+def submit(ex, w, kernel, args, key, shp, params, label, inplace) -> None:
+    """Queue ``kernel`` on worker ``w`` for the output block ``key`` (of shape ``shp``):
+    through :func:`banded` when an operand comes as :class:`Bands`, else as it is."""
+    if not any(type(a) is Bands for a in args):
+        ex.submit(w, kernel, args, (key,), params, label, inplace)
+        return
+    args, bands = flatten(args)
+    p = {"op": kernel, "params": params or {}, "bands": bands, "rows": shp[0], "ndim": len(shp)}
+    p["into"] = inplace
+    if inplace:  # (the target first: the kernel writes into it)
+        args = (Key(key, None),) + args
+    ex.submit(w, "banded", args, (key,), p, label, inplace)
+
+
 @kernel(pooled=True)
 def banded(xp, *arrays, op, params, bands, rows, ndim, into=False, alloc=None):
     """Kernel ``op`` (with ``params``) over an output block of ``rows`` rows (``ndim`` dims)
