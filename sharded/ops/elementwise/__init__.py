@@ -6,7 +6,8 @@ complex parts, clamp/where.
   ``selection`` (clamp, where), ``special`` (erf, lgamma...), ``bessel`` (torch.special's
   Bessel functions, airy_ai, erfcx, igamma), ``orthopoly`` (the orthogonal polynomials),
   ``trig``, ``unary``;
-- ``plan``: the planner, broadcasting and dtype rules shared by the primitives;
+- ``plan``: the planner, broadcasting and dtype rules shared by the primitives (``plan.halo``:
+  operands a few rows off the output's cuts read their halo rows, no assembled copy);
 - ``kernels``: the worker math of the special functions;
 - ``derived``: ``compare`` (isclose, allclose, equal, isinf..., is_nonzero, is_signed),
   ``combine`` (positive, lerp, addcmul, addcdiv), ``inplace`` (torch's top-level in-place

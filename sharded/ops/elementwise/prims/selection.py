@@ -278,8 +278,24 @@ def _astype_vjp(gs, node):
 # ---------------------------------------------------------------------------- fill_
 @E.named_kernel("fill_")
 def _fill_kernel(xp, value, a, cast=None, out=None):
-    """``value`` broadcast over ``a``'s block, in ``a``'s dtype."""
-    return E.cast(xp, xp.where(True, E.cast(xp, value, cast), E.cast(xp, a, cast)), out)
+    """``value`` broadcast over ``a``'s block, in ``a``'s dtype.
+
+    ``a`` is the in-place target's block (``fill_`` is always in place): an array value of
+    the target's dtype is copied straight into it (one pass; NumPy's assignment buffers
+    overlapping memory, so ``x[1:].copy_(x[:-1])`` reads before it writes) and ``a`` is
+    returned, so the worker stores nothing more.
+    """
+    v = E.cast(xp, value, cast)
+    if (
+        xp is np
+        and isinstance(v, np.ndarray)
+        and isinstance(a, np.ndarray)
+        and a.flags.writeable
+        and v.dtype == a.dtype == out
+    ):
+        a[...] = v
+        return a
+    return E.cast(xp, xp.where(True, v, E.cast(xp, a, cast)), out)
 
 
 @primitive(

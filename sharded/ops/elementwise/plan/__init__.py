@@ -11,7 +11,10 @@ the output's full shape (so ``x + y`` on equal layouts, and ``x + row``, stay lo
 that, the largest sharded operand's chunking on its non-broadcast dims; an all-replicated op
 stays replicated. Every other operand is aligned to that layout (:func:`~sharded.core.
 dataflow.align`): replicated operands and broadcast rows are read locally, mismatched layouts
-travel worker to worker. Python scalars and small NumPy arrays ride in the command itself.
+travel worker to worker; an operand whose row cuts are a few rows off the output's (the
+shifted slices of a stencil) reads those rows as a halo beside its local rows instead of an
+assembled copy (:mod:`.halo`). Python scalars and small NumPy arrays ride in the command
+itself.
 """
 
 from __future__ import annotations
@@ -20,18 +23,19 @@ import sys
 
 import numpy as np
 
-from ... import dtypes as D
-from ...core.dataflow import Operand, align, free_temps, region
-from ...core.dispatch import apply, as_tensor, is_tensor, operand
-from ...core.registry import bind, kernel, primitive
-from ...core.rulecache import PURE as _PURE  # (the prims modules add their rules as E._PURE)
-from ...core.rulecache import PY_SCALARS as _PY_SCALARS
-from ...core.rulecache import cached_rule as _cached_rule  # noqa: F401  (E._cached_rule)
-from ...core.rulecache import signature as _signature
-from ...errors import DTypeError, ShapeError, UnsupportedDType
-from ...layout import Layout, broadcast_shapes
-from ...runtime.commands import Const, Keys
-from ...tensor import ShardedTensor
+from .... import dtypes as D
+from ....core.dataflow import Operand, free_temps, region
+from ....core.dispatch import apply, as_tensor, is_tensor, operand
+from ....core.registry import bind, kernel, primitive
+from ....core.rulecache import PURE as _PURE  # (the prims modules add their rules as E._PURE)
+from ....core.rulecache import PY_SCALARS as _PY_SCALARS
+from ....core.rulecache import cached_rule as _cached_rule  # noqa: F401  (E._cached_rule)
+from ....core.rulecache import signature as _signature
+from ....errors import DTypeError, ShapeError, UnsupportedDType
+from ....layout import Layout, broadcast_shapes
+from ....runtime.commands import Const, Keys
+from ....tensor import ShardedTensor
+from . import halo
 
 
 def _sharded(o) -> bool:
@@ -183,15 +187,17 @@ def plan(ex, kernel, operands, params, out_dtype, label, target=None) -> Operand
     nshards = len(keys)
     for o in operands:
         if _sharded(o):
-            a, t = align(ex, o, layout)
+            # (an operand a few rows off the output's cuts reads a halo, not a copy)
+            a, t = halo.halo_args(ex, o, layout)
             per_op.append(a)
             temps += t
         elif isinstance(o, np.ndarray) and o.ndim:
             per_op.append(_const_args(o, layout))
         else:
             per_op.append((Const(o),) * nshards)
-    for s, (w, _, _) in enumerate(layout.shards()):
-        ex.submit(w, kernel, tuple(a[s] for a in per_op), (keys[s],), params, (label, s), inplace)
+    for s, (w, _, shp) in enumerate(layout.shards()):
+        args = tuple(a[s] for a in per_op)
+        halo.submit(ex, w, kernel, args, keys[s], shp, params, (label, s), inplace)
     if temps:
         free_temps(ex, temps)
     return Operand(layout, out_dtype, keys)
