@@ -93,19 +93,16 @@ def defer(ex, w: int, items):
     another worker) without sending them: their :class:`Posted` handles, or None when they
     must go now (the caller flushes them as before). They may wait when the batch that will
     carry them can be logged as that export batch followed by the rest: ``w``'s queue holds
-    nothing but frees (and posts queued the same way, last), no refs, and no tree is queued
+    nothing but frees (and posts queued the same way), no refs, and no tree is queued
     (a tree's batches link their partials; see :meth:`.executor.Executor.submit_tree`)."""
     if not (RIDE and ENABLED and ex._mail and ex.recorder is None) or ex._btree or ex._tedges:
         return None
     if ex._refs[w] or any(len(it) < 3 or it[2] == w for it in items):
         return None
-    q = ex._queues[w]
     pend = ex._pend.get(w)
-    start = pend.end if pend is not None else 0
-    if pend is not None and len(q) != pend.end:
-        return None  # (work was queued after them: a batch of its own)
-    if any(type(c) is not Free and type(c) is not LayoutSync for c in q[start:]):
-        return None
+    q = ex._queues[w][pend.end if pend is not None else 0 :]  # (after the posts waiting)
+    if any(type(c) is not Free and type(c) is not LayoutSync for c in q):
+        return None  # (work is queued: its takes may wait for posts of this shipment)
     q = ex._q(w)  # (marked to run after the layout commands queued so far)
     ex._shipno += 1  # (the tags of one call: aborted with the shipments up to it)
     out = []
