@@ -19,7 +19,8 @@ the others' pieces: one send per worker and no Ray call. Such a batch is logged 
 commands up to the posts (an export batch, as a post of its own would have been) and the rest;
 every export batch of a shipment is logged before the rest of any batch (:func:`record`), so
 that a replay through Ray finds the exports made before the refs that name them. A shipment
-that cannot go by the wire whole sends each such export batch first (:func:`split`).
+that cannot go by the wire whole sends each such export batch first
+(:func:`first_through_ray`).
 
 Posts and takes travel only in batches that go by the driver's wire: a wire wait sees a
 lost worker at once (its connection ends) and aborts every take waiting for its posts,
@@ -120,7 +121,20 @@ def split(pend, cmds, shared):
     layout commands)``; ``cmds`` the batch's own commands (no ``LayoutCmds`` in front),
     ``shared`` its layout commands (or None). The first part ends with the posts, as plain
     exports, and has the layout commands queued before them; the rest has the others, its
-    marks (``LayoutSync``) counted from there."""
+    marks (``LayoutSync``) counted from there.
+
+    Examples
+    --------
+    >>> from sharded.runtime.commands import Free, LayoutSync
+    >>> tag = MailTag("c", 1, TRANSFER, 0, 0)
+    >>> pend = Pending([Posted(None, 1, tag, 0)], 2, 1)
+    >>> cmds = [LayoutSync(1), Post(7, None, (1,), tag), Free((8,)), LayoutSync(3)]
+    >>> (first, before), (rest, after) = split(pend, cmds, ["g0", "g1", "g2"])
+    >>> first, before
+    ([LayoutSync(upto=1), Export(key=7, slices=None)], ['g0'])
+    >>> rest, after
+    ([Free(keys=(8,)), LayoutSync(upto=2)], ['g1', 'g2'])
+    """
     n, end = pend.nbc, pend.end
     h = 0  # (a shipment's tree marks in front: TreeRefs, TreeMail; they go with the rest)
     while h < len(cmds) and type(cmds[h]) in (TreeRefs, TreeMail):
