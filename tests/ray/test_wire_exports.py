@@ -179,3 +179,68 @@ def test_a_post_of_a_failed_export_fails_the_command_that_takes_it():
     with pytest.raises(OpFailed, match="export"):
         ex.fetch([(1, out, None)])
     assert (st.arange(4.0, shards=2) + 1).tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
+def _sends(monkeypatch):
+    """Counts the batches sent over the driver's wire."""
+    count = [0]
+    send = wire.Wire.send
+
+    def counted(self, *a, **k):
+        count[0] += 1
+        return send(self, *a, **k)
+
+    monkeypatch.setattr(wire.Wire, "send", counted)
+    return count
+
+
+def test_a_split_product_and_the_dot_read_after_it_are_one_batch_per_worker(monkeypatch):
+    # the vector's pieces ride in the batches that take them (posted first, taken after), and
+    # the dot's reduction rides with the product: one send per worker, no Ray call, where
+    # the posts, the products and the reduction were a send per worker each
+    n, nw = 96, _ex().num_workers
+    An, _, A, _ = _system(n, 6)
+    pn = np.random.default_rng(6).standard_normal(n)
+    p = st.from_numpy(pn, shards=nw)
+    (p @ (A @ p)).item()  # (warm: the plans and the connections)
+    st.synchronize()
+    sends, before = _sends(monkeypatch), _ray_batches()
+    taken = _ex().posts_taken
+    got = [(p @ (A @ p)).item() for _ in range(3)]
+    np.testing.assert_allclose(got, [pn @ (An @ pn)] * 3, rtol=1e-12)
+    assert sends[0] == 3 * nw, sends  # (before: 3 sends per worker)
+    assert _ray_batches() == before
+    assert _ex().posts_taken - taken >= 3 * (nw - 1)  # the pieces went worker to worker
+
+
+def test_posts_waiting_in_a_queue_go_first_in_a_shipment_through_ray():
+    # a flush that is not the wire's (here a plain flush of every queue) sends the batches
+    # through Ray: each worker's posts go as exports of their own first, then the products,
+    # which take them as refs; the log keeps both, so a replay finds the exports first
+    n, ex = 64, _ex()
+    An, _, A, _ = _system(n, 7)
+    pn = np.arange(n, dtype=np.float64)
+    p = st.from_numpy(pn, shards=ex.num_workers)
+    st.synchronize()
+    before = _ray_batches()
+    y = A @ p
+    assert ex._pend  # the posts wait in the queues
+    ex.flush_all()
+    assert not ex._pend and _ray_batches() > before + ex.num_workers  # (the exports first)
+    np.testing.assert_allclose(y.numpy(), An @ pn, rtol=1e-12)
+
+
+def test_posts_riding_off_restores_a_batch_per_post(monkeypatch):
+    n, nw = 64, _ex().num_workers
+    An, _, A, _ = _system(n, 8)
+    pn = np.ones(n)
+    p = st.from_numpy(pn, shards=nw)
+    counts = {}
+    for ride in (False, True):
+        monkeypatch.setattr(posts, "RIDE", ride)
+        (A @ p).numpy()
+        st.synchronize()
+        sends = _sends(monkeypatch)
+        np.testing.assert_allclose((A @ p).numpy(), An @ pn, rtol=1e-12)
+        counts[ride] = sends[0]
+    assert counts[True] == nw < counts[False], counts  # (a post batch per exporter)

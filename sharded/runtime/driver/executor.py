@@ -120,6 +120,8 @@ class Executor(Reading, Transport):
         self._mailq: set = set()
         self._mailrefs: dict = {}
         self._posts_sent: set = set()  # tags of posts that went (by the wire)
+        self._pend: dict = {}  # worker -> posts waiting in its queue (posts.Pending)
+        self._held: list = []  # batches whose log entries wait for this shipment's posts
         self._posts_out = False  # a post was taken since every batch was last waited for
         self._aborted_ship = 0  # mailbox takes of shipments up to this one were aborted
         self.posts_taken = 0
@@ -213,17 +215,18 @@ class Executor(Reading, Transport):
         parent)`` worker pairs: when this flush is shipped, each child's batch returns its
         partial and the parent's batch takes it (children are dispatched first). A tree whose
         edges would close a cycle with the trees already queued ships those first, and so does
-        one whose parents' batches hold work (:meth:`_split`)."""
+        one whose parents' batches hold work (:meth:`_split`), unless the partials go by
+        mailbox (a read's shipment by the wire): a parent then takes them when its tree runs,
+        after its work, and a product and the reduction of its result are one batch."""
         self._check_open()
         if self.recorder is not None:
             self.recorder.tree(layout, spec, edges)
         wd, targets = layout_workers(layout)
         with self._lock:
-            if edges and (
-                self._bwork
-                or (self._work and not self._work.isdisjoint(p for _, p in edges))
-                or (self._tedges and cycle(self._tedges, edges))
-            ):
+            busy = self._bwork or (self._work and not self._work.isdisjoint(p for _, p in edges))
+            # (not self._wire_xfer_ok(0): no mailboxes, or relays, whose trees link by refs)
+            cyc = edges and self._tedges and cycle(self._tedges, edges)
+            if edges and (cyc or busy and not self._wire_xfer_ok(0)):
                 # a parent's batch takes its children's partials as refs (see _split)
                 self.flush_wired()
             for c, p in edges:
@@ -383,6 +386,9 @@ class Executor(Reading, Transport):
         goes through Ray (see :meth:`_ship`)."""
         if not items:
             return []
+        ride = posts.defer(self, w, items)  # (in the batch that carries the takers' work)
+        if ride is not None:
+            return ride
         cmds, sent = posts.commands(self, w, items)
         if any(sent):
             self._mailq.add(w)
@@ -479,6 +485,9 @@ class Executor(Reading, Transport):
             # by wire whole or not at all (a batch with refs goes by Ray); trees by the wire
             # only in shipments whose every batch a read or sync waits for
             self._wired = False
+        per = {}  # worker -> its own layout commands (its waiting posts went first)
+        if self._pend and not self._wired:  # through Ray: the export batches go first
+            per = posts.first_through_ray(self, order, taken, shared)
         mail = None
         if kids and self._mail and (self._wired or self._mail_ray):
             # see .mailbox; the log keeps the refs' form, for a replay
@@ -498,10 +507,12 @@ class Executor(Reading, Transport):
             if mail is not None:
                 logged = logged or (list(taken[v][0]), taken[v][1])
                 taken[v][0].insert(0, mail)
-            e = self._flush(v, nx + nout.get(v, 0), shared, taken[v], logged)
+            e = self._flush(v, nx + nout.get(v, 0), per.get(v, shared), taken[v], logged)
             if v in nout:
                 e, got[v] = e[:nx], e[nx:]
             out[v] = e
+        if self._held:
+            posts.release(self)
         self._backpressure()
         return out if reads is not None else out.get(w, [])
 
@@ -516,13 +527,19 @@ class Executor(Reading, Transport):
         """Dispatch worker ``w``'s batch (``taken``: its commands and refs, else its queue);
         ``logged``: the form the log keeps instead, when the batch takes tree partials from
         its mailbox (a replay takes them as refs)."""
-        if self._bcast and shared is None:
+        own = taken is None
+        if own and (self._bcast or self._pend):
+            # (posts waiting in a queue ride in the next shipment, which takes every queue)
             return self._ship(w, nexp)
         if taken is None:
             taken = self._queues[w], self._refs[w]
             self._queues[w], self._refs[w] = [], []
             self._work.discard(w)
         cmds, refs = taken
+        pend = self._pend.pop(w, None)  # posts riding in this batch (.posts.defer)
+        if pend is not None:
+            first = posts.split(pend, cmds, shared)[0]
+            nexp += len(pend.posted)  # (the batch's first exports)
         mailed = w in self._mailq  # (posts or takes posted values: the log keeps Ray's form)
         if shared is not None:
             cmds.insert(0, LayoutCmds.make((None, shared)))  # where its layout commands are
@@ -531,20 +548,24 @@ class Executor(Reading, Transport):
         rec = self._rec
         if rec is not None and rec.remap and refs:  # exports made before a recovery
             refs = rec.translate(refs)
+        by_wire = self._wired and not refs  # (the route _dispatch takes)
         if mailed:
-            by_wire = self._wired and not refs  # (the route _dispatch takes)
             cmds, refs, form = posts.settle(self, w, cmds, refs, logged, by_wire)
             logged = form if rec is not None else logged
         errs, exports = self._dispatch(w, cmds, refs, nexp)
+        if pend is not None:
+            exports, nexp = posts.fill(self, pend, exports, by_wire), nexp - len(pend.posted)
         if rec is not None:
             if logged is not None:
-                cmds, refs = logged[0], rec.translate(logged[1]) if rec.remap else logged[1]
-            rec.record(w, cmds, refs, nexp, errs, exports)
+                cmds, refs = logged
+            if pend is not None:  # logged as its export batch, then the rest (.posts)
+                cmds = posts.record_first(rec, w, pend, first, cmds[shared is not None :], shared)
+            posts.record(self, rec, w, cmds, refs, nexp, errs, exports)
         if errs is None:  # the relay tracks this batch (RayExecutor with relays)
             return exports
         infl = self._inflight[w]
         infl.append(errs)
-        if len(infl) > MAX_INFLIGHT and shared is None:
+        if len(infl) > MAX_INFLIGHT and own:
             # Before waiting on this worker, ship what the others have queued: the wait holds
             # the lock, so the timer could not start their work meanwhile.
             for v, q in enumerate(self._queues):
