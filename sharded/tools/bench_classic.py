@@ -167,19 +167,27 @@ def verify(w: Workload, p: Placed) -> float:
     return first
 
 
+# a pause before each timed run: the BLAS and thread-pool threads of the run before spin-wait
+# for work a while after it returns (OpenBLAS's do), and would take cores from the next one
+SETTLE_S = 0.2
+
+
 def measure(w: Workload, scale: float, repeat: int, nw: int, da=None) -> Row:
     """:func:`verify` ``w``, then ``repeat`` rounds of NumPy, dask and sharded in turn."""
     p = place(w, scale, nw, da)
     first = verify(w, p)
     tn, td, ts, cpu = [], [], [], []
     for _ in range(repeat):
+        time.sleep(SETTLE_S)
         t = time.perf_counter()
         w.numpy(*p.numpy)
         tn.append(time.perf_counter() - t)
         if p.dask is not None:
+            time.sleep(SETTLE_S)
             t = time.perf_counter()
             w.dask(*p.dask)
             td.append(time.perf_counter() - t)
+        time.sleep(SETTLE_S)
         t, c = time.perf_counter(), time.process_time()
         w.sharded(*p.sharded)
         ts.append(time.perf_counter() - t)
