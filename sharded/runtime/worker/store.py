@@ -272,8 +272,8 @@ def release(part) -> None:
     Examples
     --------
     >>> block = np.full(4 * _PAGE, 7, np.uint8)
-    >>> release(block[_PAGE // 2 :])  # only whole pages: the first page's second half stays
-    >>> int(block[_PAGE - 1]), int(block[2 * _PAGE]) in (0, 7)
+    >>> release(block[_PAGE // 2 :])  # only whole pages inside the part: bytes before it stay
+    >>> int(block[_PAGE // 2 - 1]), int(block[2 * _PAGE]) in (0, 7)
     (7, True)
     """
     if _MADVISE is None:
