@@ -1570,7 +1570,8 @@ def permute(x, *dims, **kw) -> ShardedTensor:
 
 def pinverse(A, *, atol=..., rtol=..., hermitian=...) -> ShardedTensor:
     """Moore-Penrose pseudo-inverse through the SVD (singular values under the tolerance of
-    :func:`matrix_rank` count as zero)."""
+    :func:`matrix_rank` count as zero); with ``hermitian=True`` through ``eigh``, which reads
+    the lower triangle only (as torch)."""
 
 def poisson(input, generator=...) -> ShardedTensor:
     """Poisson samples with rates ``input`` (same shape and dtype), exact in distribution for

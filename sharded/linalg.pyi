@@ -165,7 +165,8 @@ def outer(input, vec2) -> ShardedTensor:
 
 def pinv(A, *, atol=..., rtol=..., hermitian=...) -> ShardedTensor:
     """Moore-Penrose pseudo-inverse through the SVD (singular values under the tolerance of
-    :func:`matrix_rank` count as zero)."""
+    :func:`matrix_rank` count as zero); with ``hermitian=True`` through ``eigh``, which reads
+    the lower triangle only (as torch)."""
 
 def qr(A, mode=..., *, method=...) -> QRResult:
     """QR decomposition with ``R``'s diagonal non-negative (the unique QR of a full-rank matrix,

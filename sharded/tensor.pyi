@@ -1061,7 +1061,8 @@ class ShardedTensor:
         """Reorder dims (a view; chunk bounds move with their dims, no data moves)."""
     def pinverse(self, *, atol=..., rtol=..., hermitian=...) -> ShardedTensor:
         """Moore-Penrose pseudo-inverse through the SVD (singular values under the tolerance of
-        :func:`matrix_rank` count as zero)."""
+        :func:`matrix_rank` count as zero); with ``hermitian=True`` through ``eigh``, which
+        reads the lower triangle only (as torch)."""
     def placement(self) -> list:
         """One dict per shard: ``worker``, ``node`` (Ray node id), ``device``, ``offsets``,
         ``shape``."""
