@@ -95,8 +95,12 @@ def defer(ex, w: int, items):
     must go now (the caller flushes them as before). They may wait when the batch that will
     carry them can be logged as that export batch followed by the rest: ``w``'s queue holds
     nothing but frees (and posts queued the same way), no refs, and no tree is queued
-    (a tree's batches link their partials; see :meth:`.executor.Executor.submit_tree`)."""
+    (a tree's batches link their partials; see :meth:`.executor.Executor.submit_tree`), and
+    no relays (a relay's shipment waits for the wire batches sent before it, which may take
+    these posts: they would wait for a shipment that waits for them)."""
     if not (RIDE and ENABLED and ex._mail and ex.recorder is None) or ex._btree or ex._tedges:
+        return None
+    if getattr(ex, "_relays", None):
         return None
     if ex._refs[w] or any(len(it) < 3 or it[2] == w for it in items):
         return None
