@@ -215,18 +215,18 @@ class Executor(Reading, Transport):
         parent)`` worker pairs: when this flush is shipped, each child's batch returns its
         partial and the parent's batch takes it (children are dispatched first). A tree whose
         edges would close a cycle with the trees already queued ships those first, and so does
-        one whose parents' batches hold work (:meth:`_split`), unless the partials go by
-        mailbox (a read's shipment by the wire): a parent then takes them when its tree runs,
-        after its work, and a product and the reduction of its result are one batch."""
+        one whose parents' batches hold work (:meth:`_split`): the work before a reduction
+        starts at once. (Holding it back to ship a product and its reduction as one batch per
+        worker saved sends per read but made loops without reads wait for the flush timer:
+        logistic regression's 10 iterations took 0.39-0.40 s against 0.26-0.27 s.)"""
         self._check_open()
         if self.recorder is not None:
             self.recorder.tree(layout, spec, edges)
         wd, targets = layout_workers(layout)
         with self._lock:
             busy = self._bwork or (self._work and not self._work.isdisjoint(p for _, p in edges))
-            # (not self._wire_xfer_ok(0): no mailboxes, or relays, whose trees link by refs)
             cyc = edges and self._tedges and cycle(self._tedges, edges)
-            if edges and (cyc or busy and not self._wire_xfer_ok(0)):
+            if edges and (cyc or busy):
                 # a parent's batch takes its children's partials as refs (see _split)
                 self.flush_wired()
             for c, p in edges:

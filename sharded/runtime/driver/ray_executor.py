@@ -391,7 +391,6 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
 
     def _tick(self):
         t0 = time.monotonic()
-        held = False  # a tree waited one period for its read (see below)
         while not self._stop.is_set():
             self._queued.wait()  # asleep while nothing is queued (Executor._wake)
             # the next tick of a 5 ms grid, as a timer that never slept: work queued after
@@ -401,14 +400,6 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
             self._queued.clear()
             if not (self._bcast or any(self._queues)):
                 continue
-            if self._btree and self._mail and not held:
-                # a reduction is queued: the read that follows it soon ships it by the wire,
-                # its partials by mailbox; shipped unread, they would link through Ray (the
-                # parents' batches waiting for their children's). One more period first.
-                held = True
-                self._queued.set()
-                continue
-            held = False
             if not self._lock.acquire(blocking=False):
                 self._queued.set()  # the driver is busy with the lock: next period
                 continue
