@@ -34,10 +34,10 @@ _INF = float("inf")
 
 # query rows per turn inside a block: the scores' temporaries are (..., ROWS, block keys)
 ROWS = 256
-# elements of one chunk's scores (4 MiB of float32): their few temporaries stay small (at
-# L = 4096, 8 heads, 2 batch rows a worker: 16 query rows a turn; 16 MiB made the
-# batch-split step hold 2.01x its inputs, 4 MiB 1.63x)
-SCORES = 1 << 20
+# elements of one chunk's scores (8 MiB of float32): their few temporaries stay small. At
+# L = 4096, 8 heads, 2 batch rows a worker (32 query rows a turn) the batch-split step holds
+# 1.76x its inputs in 3.96 s; 16 MiB held 2.01x, 4 MiB 1.63x but took 6.1 s (16-row GEMMs)
+SCORES = 1 << 21
 
 
 def _block_scores(xp, q, k, mask, scale, causal, i0, j0):
