@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import collections
+import math
+
 import numpy as np
 from hypothesis import strategies as hs
 
@@ -122,6 +125,17 @@ def traced_peak(f) -> int:
     st.trace_memory(False)
     del r
     return peak
+
+
+def block_bytes(t) -> int:
+    """What an elementwise op's output blocks of ``t``'s layout and dtype add to
+    :func:`traced_peak`: the busiest worker's blocks on Ray, every block in process (one
+    tracer). A bound relative to this does not depend on what the workers' pools hold (an
+    elementwise op may take its output from the pool, so its own traced peak can be ~0)."""
+    per = collections.Counter()
+    for w, _, shape in t.layout.shards():
+        per[w] += math.prod(shape) * t.element_size()
+    return max(per.values()) if st.info()["executor"] == "ray" else sum(per.values())
 
 
 def ray_ref_slack() -> int:
