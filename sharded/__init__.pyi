@@ -1009,6 +1009,7 @@ def init(
     recovery=...,
     timeout=...,
     tls=...,
+    workers_per_node=...,
 ) -> Session:
     """Start or connect the workers; idempotent (a second call returns the live session)."""
 

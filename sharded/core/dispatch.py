@@ -157,8 +157,9 @@ def placement(shape, shards=None, dim=None, layout=None, device="cpu", dtype=Non
     """Bind the placement keywords (``shards=``, ``dim=``, ``layout=``, ``device=``) of a new
     tensor of ``shape`` to the current session's workers of that device.
 
-    Without ``shards=`` and ``layout=`` the tensor is split into at most one shard per worker
-    and only into shards of at least the session's ``min_shard_bytes`` (``dtype`` gives the
+    Without ``shards=`` and ``layout=`` the tensor is split into at most one shard per
+    worker thread (``WorkerInfo.threads``) and only into shards of at least the session's
+    ``min_shard_bytes`` (``dtype`` gives the
     element size; 8 bytes if None); a tensor too small for two such shards lives whole on
     one worker, the next one in round robin. ``shards=`` is capped at the split dim's length.
 
@@ -175,11 +176,13 @@ def placement(shape, shards=None, dim=None, layout=None, device="cpu", dtype=Non
             raise OutOfMemory(nbytes, cap, f"a tensor of shape {tuple(shape)}{dt}")
     ids = workers_for(ex, device)
     if shards is None and layout is None:
-        k = default_shards(shape, dtype, len(ids), sess.min_shard_bytes, dim)
+        workers = ex.workers
+        slots = sum([workers[i].threads for i in ids])  # one shard per kernel thread
+        k = default_shards(shape, dtype, slots, sess.min_shard_bytes, dim)
         if k == 1:
             lay = resolve(shape, 1, shards=1, dim=dim)
             return lay.replace(workers=[ids[sess.next_worker(len(ids))]])
-        if k < len(ids):
+        if k != len(ids):
             shards = k
     req = getattr(layout, "_req", None)
     if req is not None and req.get("workers") is not None:
@@ -195,8 +198,9 @@ def placement(shape, shards=None, dim=None, layout=None, device="cpu", dtype=Non
 
 
 def default_shards(shape, dtype, num_workers: int, min_shard_bytes: int, dim=None) -> int:
-    """How many shards a default placement makes: one per worker, no more than the split dim
-    has entries, and none smaller than ``min_shard_bytes``.
+    """How many shards a default placement makes: one per worker (``num_workers`` counts
+    the kernel threads of the workers: a worker on 8 threads takes 8 shards), no more than
+    the split dim has entries, and none smaller than ``min_shard_bytes``.
 
     Examples
     --------

@@ -43,7 +43,7 @@ def run(
 ) -> list:
     """Run the cases; returns rows ``(name, sharded_s, numpy_s, dask_s, target)``."""
     sess = st.init()
-    nw = sess.executor.num_workers
+    nw = sum(w.threads for w in sess.executor.workers)  # dask's chunks: one per shard
     da = dask_array()
     st.manual_seed(0)
     x = st.rand(size, dtype=st.float64)
@@ -425,6 +425,13 @@ def main(argv=None) -> int:
         "prints each case's scaling efficiency",
     )
     p.add_argument(
+        "--workers-per-node",
+        type=int,
+        default=None,
+        help="st.init(workers_per_node=...): e.g. 1 runs one worker per node whose shards "
+        "use the node's cores on threads (default: one worker per CPU)",
+    )
+    p.add_argument(
         "--executor",
         choices=("ray", "local"),
         default="ray",
@@ -447,7 +454,12 @@ def main(argv=None) -> int:
             return 2
     runs = []
     for n in a.workers or [None]:
-        sess = st.init(address=a.address, num_workers=n, executor=a.executor)
+        sess = st.init(
+            address=a.address,
+            num_workers=n,
+            executor=a.executor,
+            workers_per_node=a.workers_per_node,
+        )
         try:
             rows = run(
                 a.size,

@@ -330,3 +330,26 @@ def test_a_stuck_worker_raises_wait_timeout_and_a_later_read_works():
     np.testing.assert_array_equal(y.numpy(), np.arange(8.0) * 2)
     st.synchronize()
     assert ex.recovery_stats()["count"] == before and _pid(1) == pid  # nothing replaced
+
+
+def test_a_lost_threaded_worker_loses_all_its_shards(ray_cluster):
+    """``workers_per_node=1``: one worker per node on both of its CPUs, a default placement
+    makes one shard per thread (4 over the 2 workers); killing a worker loses both of its
+    shards at once, and the replay rebuilds them bit for bit."""
+    _restart(ray_cluster.address, n=None, workers_per_node=1)
+    try:
+        ex = _ex()
+        assert [i.threads for i in ex.workers] == [CPUS_PER_NODE] * NODES
+        assert len({i.node for i in ex.workers}) == NODES  # one worker on each node
+        reference = pipeline()
+        st.manual_seed(3)
+        x = st.rand(64, 1000, dtype=st.float64)  # no shards=: one per thread
+        assert x.layout.num_shards == NODES * CPUS_PER_NODE
+        assert sorted(x.layout.workers) == [0, 0, 1, 1]
+        want = ((x * 2 + 1).sum(dim=1)).numpy()
+        before = ex.recovery_stats()["count"]
+        _same(reference, pipeline(hook=lambda: _kill(1)))
+        np.testing.assert_array_equal(((x * 2 + 1).sum(dim=1)).numpy(), want)
+        assert ex.recovery_stats()["count"] == before + 1
+    finally:
+        _restart(ray_cluster.address)

@@ -55,8 +55,12 @@ MAX_INFLIGHT = 8
 TRANSFER_BYTES = 32 << 20  # the largest piece of data one export call carries
 
 
-class WorkerInfo(collections.namedtuple("WorkerInfo", "index name node device")):
-    """Static facts about one worker: index, actor name, node id, device."""
+class WorkerInfo(
+    collections.namedtuple("WorkerInfo", "index name node device threads", defaults=(1,))
+):
+    """Static facts about one worker: index, actor name, node id, device, and the threads
+    its shards' kernels run on (its share of its node's cores: a default placement makes
+    that many shards for it, :func:`sharded.core.dispatch.default_shards`)."""
 
 
 class Executor(Reading, Transport):

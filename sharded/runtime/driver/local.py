@@ -7,7 +7,9 @@ from __future__ import annotations
 import os
 
 from ...errors import ArgumentError, ShardingError
+from ..commands import Threads
 from ..worker.core import Worker
+from ..worker.threads import share
 from .executor import Executor, WorkerInfo
 from .local_loss import LocalLoss, LostMark, Slow
 
@@ -27,21 +29,27 @@ class LocalExecutor(LocalLoss, Executor):
 
     kind = "local"
 
-    def __init__(self, num_workers: int = 2, devices=None):
+    def __init__(self, num_workers: int = 2, devices=None, threads: int = 1):
         devices = list(devices) if devices is not None else ["cpu"] * num_workers
         self._workers = [Worker(i, d, copy_exports=True) for i, d in enumerate(devices)]
         self._doom: dict = {}  # worker -> batches it still runs before it dies (lose)
         self._slow: dict = {}  # worker -> seconds each of its batches takes (stall)
         super().__init__(
-            [WorkerInfo(i, f"sharded-worker-{i}", "local", d) for i, d in enumerate(devices)]
+            [
+                WorkerInfo(i, f"sharded-worker-{i}", "local", d, threads)
+                for i, d in enumerate(devices)
+            ]
         )
         self.memory_bytes = host_memory_bytes()  # every worker lives in this process
+        if threads > 1:  # (a CPU share of 1 is every worker's own default)
+            self.send({w: [Threads(threads)] for w in range(len(devices))})
 
     @classmethod
-    def open(cls, num_workers=None, devices=None, namespace=None, **_):
+    def open(cls, num_workers=None, devices=None, namespace=None, workers_per_node=None, **_):
         """``st.init(executor="local")``'s workers: ``(executor, owns_ray, address)``
-        (``num_workers`` defaults to the ``devices`` given, else 2; the Ray-only arguments
-        are ignored).
+        (``num_workers`` defaults to the ``devices`` given, else ``workers_per_node``, else
+        2; this process is the one node, whose cores ``workers_per_node`` workers share;
+        the Ray-only arguments are ignored).
 
         Examples
         --------
@@ -54,12 +62,14 @@ class LocalExecutor(LocalLoss, Executor):
                 f"namespace={namespace!r} needs executor='ray': in-process workers "
                 "cannot be shared with other clients"
             )
-        n = num_workers if num_workers is not None else (len(devices) if devices else 2)
+        n = num_workers if num_workers is not None else (len(devices) if devices else None)
+        n = n if n is not None else (workers_per_node or 2)
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ShardingError(f"num_workers must be a positive int, got {n!r}")
         if devices is not None and len(devices) != n:
             raise ShardingError(f"{len(devices)} devices given for {n} workers")
-        return cls(n, devices), False, None
+        cores = share(os.cpu_count() or 1, n) if workers_per_node is not None else 1
+        return cls(n, devices, cores), False, None
 
     def _dispatch(self, w, cmds, refs, nexp):
         if self._doom and w in self._doom:

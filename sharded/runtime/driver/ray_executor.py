@@ -89,13 +89,15 @@ class _Handled(logging.Filter):
 logging.getLogger("ray._private.worker").addFilter(_Handled())
 
 
-def _slots(nodes, num_workers):
-    """Node id of every worker: interleaved across nodes, at most each node's CPUs per round."""
+def _slots(nodes, num_workers, per_node=None):
+    """Node id of every worker: interleaved across nodes, at most each node's CPUs per round
+    (or ``per_node`` workers on each node, ``st.init(workers_per_node=...)``)."""
     caps = {n["NodeID"]: int(n["Resources"].get("CPU", 0)) for n in nodes}
     order = [nid for nid, c in caps.items() if c > 0] or list(caps)
     out, used = [], dict.fromkeys(order, 0)
+    room = caps if per_node is None else dict.fromkeys(order, per_node)
     while len(out) < num_workers:
-        fresh = [nid for nid in order if used[nid] < caps[nid]]
+        fresh = [nid for nid in order if used[nid] < room[nid]]
         for nid in fresh or order:  # oversubscribe evenly once every CPU has a worker
             if len(out) < num_workers:
                 out.append(nid)
@@ -115,6 +117,10 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
     shared : bool
         Detached workers shared with the other clients of ``namespace`` (see the module
         docstring); the first client's worker counts win.
+    workers_per_node : int, optional
+        Place this many workers on each node with CPUs (default: one per CPU), each
+        reserving and running its kernels on its share of the node's cores (1: one worker
+        per node, its shards on threads). ``num_workers`` then defaults to nodes x this.
     tls : bool
         Run the mailboxes' sockets (the driver's wire, worker to worker) inside TLS 1.3 with
         a certificate made for this session (:mod:`~sharded.runtime.net.tls`).
@@ -135,6 +141,7 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
         gpu_fraction=1.0,
         shared=False,
         tls=False,
+        workers_per_node=None,
     ):
         nodes = [n for n in ray.nodes() if n.get("Alive")]
         total = sum(n["Resources"].get("CPU", 0) for n in nodes)
@@ -149,17 +156,27 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
                 f"need {gpu_workers * gpu_fraction:g} GPUs; the cluster "
                 f"has {gpus:g}"
             )
+        cpu_nodes = sum(1 for n in nodes if n["Resources"].get("CPU", 0) > 0) or 1
         if num_workers is None:
-            num_workers = max(1, int(total))
+            num_workers = max(1, int(total) if workers_per_node is None else 0)
+            num_workers = max(num_workers, (workers_per_node or 0) * cpu_nodes)
         if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 1:
             raise ShardingError(f"num_workers must be a positive int, got {num_workers!r}")
+        if workers_per_node is not None and num_workers > workers_per_node * cpu_nodes:
+            raise ShardingError(
+                f"num_workers={num_workers} does not fit workers_per_node="
+                f"{workers_per_node} on the cluster's {cpu_nodes} nodes with CPUs"
+            )
         # the session certificate (.tls), made before any worker starts: a missing backend
         # fails here; sessions without mailboxes open no sockets to protect
         self._tls_pem = session_cert() if tls and MAILBOX != "0" and not shared else None
         self._tls = Tls.from_pem(*self._tls_pem) if self._tls_pem else None
-        placement, caps, used = _slots(nodes, num_workers)
-        # Fractional CPUs when oversubscribed, so every actor fits on its node.
-        need = min([1.0] + [caps[n] / used[n] for n in used if used[n] and caps[n]])
+        placement, caps, used = _slots(nodes, num_workers, workers_per_node)
+        # Fractional CPUs when oversubscribed, so every actor fits on its node; a worker that
+        # owns its node's cores (workers_per_node) reserves them (the smallest node's share)
+        cap = 1.0 if workers_per_node is None else float("inf")
+        need = min([cap] + [caps[n] / used[n] for n in used if used[n] and caps[n]])
+        need = 1.0 if need == float("inf") else need
         names = [f"sharded-worker-{i}" for i in range(num_workers)] + [
             f"sharded-gpu-worker-{j}" for j in range(gpu_workers)
         ]
@@ -222,7 +239,10 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
             ) from None
         client = self._reg.register() if shared else 0
         super().__init__(
-            [WorkerInfo(i, names[i], nid, devices[i]) for i, nid in enumerate(node_ids)],
+            [
+                WorkerInfo(i, names[i], nid, devices[i], (self._spawn[i][2][2] or 1))
+                for i, nid in enumerate(node_ids)
+            ],
             client=client,
         )
         self.memory_bytes = memory_of(nodes, node_ids)
@@ -266,13 +286,15 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
         gpu_fraction=1.0,
         namespace=None,
         tls=False,
+        workers_per_node=None,
         **_,
     ):
         """``st.init(executor="ray")``'s workers: ``(executor, owns_ray, address)``. With no
         ``address`` (nor ``RAY_ADDRESS``) and Ray not initialised, an embedded local Ray is
         started (and owned: stopped with the session); a named ``namespace`` shares detached
         workers with the namespace's other clients (``devices`` is the local executor's);
-        ``tls`` runs the mailboxes' sockets inside TLS."""
+        ``tls`` runs the mailboxes' sockets inside TLS; ``workers_per_node`` places that
+        many workers on each node, each owning its share of the node's cores."""
         owns = not ray.is_initialized()
         address = address or os.environ.get("RAY_ADDRESS") or None
         if owns:
@@ -289,6 +311,7 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
                 gpu_fraction=gpu_fraction,
                 shared=namespace is not None,
                 tls=tls,
+                workers_per_node=workers_per_node,
             )
         except BaseException:
             if owns:

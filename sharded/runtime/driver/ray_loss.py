@@ -17,7 +17,6 @@ import ray
 
 from ..net.wire import TYPES as WIRE
 from . import recovery
-from .executor import WorkerInfo
 from .relay import Handle, silent
 
 READY_TIMEOUT_S = 120  # the most an actor may take to start (and to answer its first call)
@@ -103,7 +102,7 @@ class RayLoss:
         if self._relays:  # (before any later forward: the driver's calls run in order)
             self._orphans.discard(w)
             self._relays[self._relay_of[w]].rebind.remote(w, actor)
-        self.workers[w] = WorkerInfo(w, name, node, self.workers[w].device)
+        self.workers[w] = self.workers[w]._replace(name=name, node=node)
 
     def _snapshot(self, w):
         return tuple(self._actors[w].snapshot.options(num_returns=2).remote())

@@ -89,11 +89,13 @@ def init(
     recovery=None,
     timeout=None,
     tls=None,
+    workers_per_node=None,
 ) -> Session:
     """Start or connect the workers; idempotent (a second call returns the live session).
 
     Placement of new tensors: a tensor made without ``shards=``/``layout=`` is split into at
-    most one shard per worker, and only into as many shards as hold ``min_shard_bytes`` each;
+    most one shard per worker thread (one per worker unless ``workers_per_node`` gives each
+    several), and only into as many shards as hold ``min_shard_bytes`` each;
     a smaller tensor lives whole on one worker (successive ones go to successive workers).
     Explicit ``shards=``/``layout=`` are always honoured (``shards=`` up to the split dim's
     length). Results of ops follow the layouts of their operands.
@@ -104,7 +106,8 @@ def init(
         Ray cluster to join (``"auto"``, ``"host:port"``, ``"ray://host:port"``). Default:
         ``$RAY_ADDRESS`` if set, else an embedded local Ray.
     num_workers : int, optional
-        Worker actors to start (default: one per CPU of the cluster).
+        Worker actors to start (default: one per CPU of the cluster, or
+        ``workers_per_node`` on each node).
     executor : {"ray", "local"}
         ``"local"`` runs the workers in this process (no Ray needed).
     devices : list of str, optional
@@ -154,6 +157,14 @@ def init(
         object store) needs Ray's TLS (``RAY_USE_TLS``). Default: off, unless
         ``SHARDED_NET_TLS=1``. Given to a call that finds a live session whose sockets run
         without TLS, ``True`` raises :class:`~sharded.errors.ArgumentError`.
+    workers_per_node : int, optional
+        Workers on each node (default: ``$SHARDED_WORKERS_PER_NODE`` when ``num_workers``
+        is not given either, else one per CPU).
+        Each reserves its share of its node's cores and runs the kernels of the shards it
+        holds on that many threads; a default placement then makes one shard per thread
+        (``workers_per_node=1``: one worker per node owning all its cores, tensors still
+        split into as many shards as the cluster has cores). The local executor counts
+        this process as the one node.
 
     Examples
     --------
@@ -196,6 +207,16 @@ def init(
             return _current
         if namespace is not None and (not isinstance(namespace, str) or not namespace):
             raise ArgumentError(f"namespace must be a non-empty str, got {namespace!r}")
+        if workers_per_node is None and num_workers is None:
+            workers_per_node = _env_per_node()
+        if workers_per_node is not None and (
+            isinstance(workers_per_node, bool)
+            or not isinstance(workers_per_node, int)
+            or workers_per_node < 1
+        ):
+            raise ArgumentError(
+                f"workers_per_node must be a positive int, got {workers_per_node!r}"
+            )
         ex, owns, address = executor_class(executor).open(
             address=address,
             num_workers=num_workers,
@@ -204,6 +225,7 @@ def init(
             gpu_fraction=gpu_fraction,
             namespace=namespace,
             tls=_tls_default() if tls is None else tls,
+            workers_per_node=workers_per_node,
         )
         if namespace is not None:
             # Leave the namespace cleanly at exit (frees our unpublished shards at once rather
@@ -219,6 +241,17 @@ def init(
         if recovery is not None and not (recovery and namespace is not None):
             _current.executor.set_recovery(bool(recovery), "st.init(recovery=False)")
         return _current
+
+
+def _env_per_node():
+    """``st.init(workers_per_node=None)``: ``$SHARDED_WORKERS_PER_NODE`` (unset or empty:
+    one worker per CPU)."""
+    v = os.environ.get("SHARDED_WORKERS_PER_NODE", "")
+    if v == "":
+        return None
+    if not v.isdigit() or int(v) < 1:
+        raise ArgumentError(f"SHARDED_WORKERS_PER_NODE must be a positive int, got {v!r}")
+    return int(v)
 
 
 def _tls_default() -> bool:
