@@ -102,9 +102,8 @@ class SimulatedExecutor(Executor):
         except BaseException:
             self._stopper()
             raise
-        super().__init__(
-            [WorkerInfo(w, f"sharded-sim-worker-{w}", f"simhost-{host_of[w]}", "cpu") for w in range(n)]
-        )
+        names = [f"sharded-sim-worker-{w}" for w in range(n)]
+        super().__init__([WorkerInfo(w, names[w], f"host-{host_of[w]}", "cpu") for w in range(n)])
         self.memory_bytes = host_memory_bytes()
         self._host_of = host_of
         self._wire = Wire(self._key, None, self._packer)
@@ -237,7 +236,8 @@ class SimulatedExecutor(Executor):
         if refs:  # (_inline leaves none; a guard against a path that keeps them)
             raise ShardingError(f"worker {w}'s batch takes refs: the simulated executor has none")
         if self._fan:  # one worker's batch, through its relays like every other
-            got = self._wire.send(self._top[w], 0, [Fan([], (w,), {w: cmds}, None, {w: nexp})], nexp, self.timeout)
+            fan = Fan([], (w,), {w: cmds}, None, {w: nexp})
+            got = self._wire.send(self._top[w], 0, [fan], nexp, self.timeout)
         else:
             got = self._wire.send(w, 0, cmds, nexp, self.timeout)
         if got is None:
