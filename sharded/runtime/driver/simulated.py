@@ -259,6 +259,15 @@ class SimulatedExecutor(Executor):
             finally:
                 self._end(True)
 
+    def submit_tree(self, layout, spec, edges) -> None:
+        """Behind relays every tree's partials go worker to worker by mailbox, each worker
+        running its trees in the order queued: no batch waits for another's result, so the
+        trees' edges (which order the batches of a shipment that links them as refs) are
+        not kept: ~1 us per worker of driver CPU per reduction saved."""
+        if self._fan and self.recorder is None:
+            edges = ()
+        super().submit_tree(layout, spec, edges)
+
     def _ship(self, w=None, nexp=0, reads=None):
         if not self._fan:
             return super()._ship(w, nexp, reads)
