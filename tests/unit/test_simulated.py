@@ -38,9 +38,11 @@ def _gone(pid) -> bool:
 
 @pytest.fixture
 def sim():
+    """Starts a simulated session of ``n`` workers; the package's session comes back after."""
     st.shutdown()
     yield lambda n: st.init(executor="simulated", num_workers=n).executor
     st.shutdown()
+    st.init(executor="local", num_workers=3, min_shard_bytes=0)
 
 
 def _check_math(n):
@@ -202,3 +204,16 @@ def test_a_relay_takes_only_fan_records(relay):
     wire.wait([r], 5.0)
     assert wire.value(r)[0]["cause"] == "a relay takes one Fan record per frame"
     wire.close()
+
+
+def test_bench_scaling_simulated_prints_the_table(sim, capsys):
+    from sharded.tools import bench_scaling
+
+    with pytest.raises(SystemExit):
+        bench_scaling.main(["--simulated", "0"])
+    assert "--simulated needs a positive worker count, got 0" in capsys.readouterr().err
+    assert (
+        bench_scaling.main(["--simulated", "3", "--ops", "4", "--reads", "1", "--repeat", "1"]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "simulated executor: 2..3 workers" in out and "op cpu at 3 workers / at 2" in out
