@@ -47,7 +47,8 @@ def executor_class(name):
     'LocalExecutor'
     """
     if not isinstance(name, str) or name not in EXECUTORS:
-        names = " or ".join(repr(n) for n in EXECUTORS)
+        *most, last = [repr(n) for n in EXECUTORS]
+        names = f"{', '.join(most)} or {last}" if most else last
         raise ShardingError(f"executor must be {names}, got {name!r}")
     module, cls = EXECUTORS[name]
     return getattr(importlib.import_module(module, __package__), cls)
