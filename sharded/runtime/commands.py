@@ -23,7 +23,8 @@ What travels where:
 * a stored ``st.jit`` program's keys are symbols: :class:`Fresh`, :class:`Input` or a plain
   key; the recorder's entries are the ``Jit*`` records;
 * mailbox frames (:class:`Deliver`, :class:`Abort`, :class:`Run`) and relay messages
-  (:class:`Forward` with its :class:`Send` / :class:`Ship` entries).
+  (:class:`Forward` with its :class:`Send` / :class:`Ship` entries; a wire relay's
+  :class:`Fan`).
 
 Examples
 --------
@@ -480,6 +481,21 @@ class Forward(NamedTuple):
     ret: bool
 
 
+class Fan(NamedTuple):
+    """One flush for a wire relay (:mod:`sharded.runtime.net.fanout`): the layout commands
+    ``bc`` every worker of ``order`` (sorted) runs, ``own[w]`` the commands of the workers
+    that have their own, ``mail`` (a :class:`TreeMail` or None) and ``want[w]`` the exports
+    worker ``w``'s batch returns. The relay answers ``(errors, *values)``: every batch's
+    error records, and the wanted exports in the order of ``order``."""
+
+    TAG = "fan"
+    bc: Any
+    order: Any
+    own: dict
+    mail: Any
+    want: dict
+
+
 # ------------------------------------------------------------------ the jit recorder
 class JitGroup(NamedTuple):
     """A recorded ``submit_group`` (keys as symbols once normalized)."""
@@ -556,6 +572,7 @@ RECORDS = (
     MailTag, Deliver, Abort, Run,
     Obj, Held, Send, Own, Ship, Forward,
     JitGroup, JitGroupFree, JitTree, JitSubmit, JitFree, JitExport, JitWave,
+    Fan,
 )  # fmt: skip
 
 # TAG -> record class: how a ``[tag, *fields]`` array off a socket becomes a record again

@@ -6,6 +6,9 @@ read the driver's CPU time (``time.process_time``: every thread of the driver pr
 Ray's included, so the figure does not depend on how busy the workers are) and the wall
 time, then the slope per added worker (least squares over 2..N). ``--cluster`` runs the same
 table on a simulated cluster of 4 nodes x 8 workers (``ray.cluster_utils.Cluster``).
+``--simulated N`` runs it on the simulated executor instead (no Ray: workers as threads of
+a few local processes, over real loopback sockets; 2, 8, 64, 256, 1,024 workers up to N,
+one session each, one shard of 64 float64 per worker).
 
 Next to each read it prints Ray's own floor, measured in the same run: the driver CPU of ONE
 plain actor call whose reply comes after the read's median wall time (an actor that only
@@ -58,11 +61,14 @@ def _per_read(x, reads: int):
     return statistics.median(walls), min(cpus)
 
 
-def measure(max_shards: int, ops: int = 200, reads: int = 10, repeat: int = 3) -> list:
+def measure(
+    max_shards: int, ops: int = 200, reads: int = 10, repeat: int = 3, counts=None, elems=ELEMS
+) -> list:
     """Rows ``(shards, op_wall_us, op_cpu_us, read_wall_ms, read_cpu_ms, floor_ms)`` on the
     current session, for shard counts 1, 2, 4, ... up to ``max_shards`` (and
-    ``max_shards``). ``floor_ms`` is the driver CPU of one plain Ray actor call whose reply
-    comes after ``read_wall_ms`` (min over ``reads`` calls); None without Ray.
+    ``max_shards``), or for the shard counts ``counts``, each shard of ``elems`` float64.
+    ``floor_ms`` is the driver CPU of one plain Ray actor call whose reply comes after
+    ``read_wall_ms`` (min over ``reads`` calls); None without Ray.
 
     Examples
     --------
@@ -73,14 +79,15 @@ def measure(max_shards: int, ops: int = 200, reads: int = 10, repeat: int = 3) -
     >>> st.shutdown()
     """
     on_ray = current().executor.kind == "ray"
-    counts, s = [], 1
-    while s < max_shards:
-        counts.append(s)
-        s *= 2
-    counts.append(max_shards)
+    if counts is None:
+        counts, s = [], 1
+        while s < max_shards:
+            counts.append(s)
+            s *= 2
+        counts.append(max_shards)
     rows = []
     for shards in counts:
-        x = st.rand(ELEMS * shards, shards=shards, dtype=st.float64)
+        x = st.rand(elems * shards, shards=shards, dtype=st.float64)
         _per_op(x, 20, 1)  # warm-up: code paths, layout caches, actor connections
         x.sum().item()
         ow, oc = _per_op(x, ops, repeat)
@@ -152,6 +159,34 @@ def _run(address, workers, a, title):
     return rows
 
 
+SIM_COUNTS = (2, 8, 64, 256, 1024)
+SIM_ELEMS = 64  # per shard: the simulated workers share this machine's cores
+
+
+def simulated(n: int, a) -> list:
+    """Rows of :func:`measure` on the simulated executor (workers as threads of local
+    processes over real sockets, :mod:`sharded.runtime.driver.simulated`): one session of
+    ``c`` workers, one shard each, for every ``c`` of :data:`SIM_COUNTS` up to ``n`` (and
+    ``n``).
+
+    Examples
+    --------
+    >>> import argparse
+    >>> a = argparse.Namespace(ops=4, reads=1, repeat=1)
+    >>> [r[0] for r in simulated(2, a)]
+    [2]
+    """
+    rows = []
+    for c in sorted({c for c in SIM_COUNTS if c < n} | {n}):
+        st.shutdown()
+        st.init(executor="simulated", num_workers=c)
+        try:
+            rows += measure(c, a.ops, a.reads, a.repeat, counts=[c], elems=SIM_ELEMS)
+        finally:
+            st.shutdown()
+    return rows
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="sharded bench --scaling", description=__doc__)
     p.add_argument("--workers", type=int, default=16, help="largest worker count (default 16)")
@@ -171,7 +206,24 @@ def main(argv=None) -> int:
         help="also run on a simulated cluster of 4 nodes x 8 workers (32 workers)",
     )
     p.add_argument("--cluster-only", action="store_true", help="only the simulated-cluster table")
+    p.add_argument(
+        "--simulated",
+        type=int,
+        default=None,
+        metavar="N",
+        help="only the simulated executor's table: 2, 8, 64, 256, 1024 workers up to N "
+        "(threads of local processes over real sockets, no Ray)",
+    )
     a = p.parse_args(argv)
+    if a.simulated is not None:
+        if a.simulated < 1:
+            p.error(f"--simulated needs a positive worker count, got {a.simulated}")
+        title = (
+            f"simulated executor: 2..{a.simulated} workers, one shard of {SIM_ELEMS} float64 "
+            "each, over loopback sockets"
+        )
+        print(table(simulated(a.simulated, a), title), flush=True)
+        return 0
     if a.executor == "local" and (a.cluster or a.cluster_only or a.address):
         p.error("--cluster, --cluster-only and --address need --executor ray")
     if not a.cluster_only:

@@ -70,6 +70,7 @@ SAMPLES = [
     C.Own((), (), ()),
     C.Ship((), (0, 1), {}, None, ()),
     C.Forward((), (), (), None, True, False),
+    C.Fan((), (0, 1), {1: ()}, None, {0: 1}),
     C.JitSubmit(0, "add", (), (1,), {}, None, False),
     C.JitFree(0, (1, 2)),
     C.JitExport(0, {0: ((1, None),)}),

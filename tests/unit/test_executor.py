@@ -232,9 +232,10 @@ def test_init_picks_the_executor_class_from_the_table():
     from sharded.errors import ShardingError
     from sharded.runtime.driver import session as S
 
-    assert list(S.EXECUTORS) == ["ray", "local"]
+    assert list(S.EXECUTORS) == ["ray", "local", "simulated"]
     assert S.executor_class("local") is LocalExecutor
-    with pytest.raises(ShardingError, match="executor must be 'ray' or 'local', got 'dask'"):
+    msg = "executor must be 'ray', 'local' or 'simulated', got 'dask'"
+    with pytest.raises(ShardingError, match=msg):
         S.executor_class("dask")
     ex, owns_ray, address = LocalExecutor.open(num_workers=None, devices=["cpu"] * 3)
     assert (ex.num_workers, owns_ray, address) == (3, False, None)

@@ -31,7 +31,11 @@ DEFAULT_MIN_SHARD_BYTES = 1 << 20
 # tls=)``,
 # which returns ``(executor, owns_ray, address)``. A module is imported when its executor is
 # chosen: a local session never loads Ray.
-EXECUTORS = {"ray": (".ray_executor", "RayExecutor"), "local": (".local", "LocalExecutor")}
+EXECUTORS = {
+    "ray": (".ray_executor", "RayExecutor"),
+    "local": (".local", "LocalExecutor"),
+    "simulated": (".simulated", "SimulatedExecutor"),
+}
 
 
 def executor_class(name):
@@ -43,7 +47,8 @@ def executor_class(name):
     'LocalExecutor'
     """
     if not isinstance(name, str) or name not in EXECUTORS:
-        names = " or ".join(repr(n) for n in EXECUTORS)
+        *most, last = [repr(n) for n in EXECUTORS]
+        names = f"{', '.join(most)} or {last}" if most else last
         raise ShardingError(f"executor must be {names}, got {name!r}")
     module, cls = EXECUTORS[name]
     return getattr(importlib.import_module(module, __package__), cls)
@@ -108,8 +113,10 @@ def init(
     num_workers : int, optional
         Worker actors to start (default: one per CPU of the cluster, or
         ``workers_per_node`` on each node).
-    executor : {"ray", "local"}
-        ``"local"`` runs the workers in this process (no Ray needed).
+    executor : {"ray", "local", "simulated"}
+        ``"local"`` runs the workers in this process (no Ray needed); ``"simulated"`` runs
+        them as threads of a few local processes, reached over real sockets without Ray
+        (for measuring the driver at many workers: see the performance guide's "Scale").
     devices : list of str, optional
         Local executor only: the device of each worker (``"cpu"``, ``"cuda:0"``...).
     gpu_workers : int, optional
