@@ -48,7 +48,7 @@ def run(
     ... # doctest: +SKIP
     """
     sess = st.init()
-    nw = sess.executor.num_workers
+    nw = sum(w.threads for w in sess.executor.workers)  # dask's chunks: one per shard
     da = dask_array()
     rows, keep = [], {}
 
@@ -148,7 +148,8 @@ def run(
     bign, rhsn = big.numpy(), rhs.numpy()
     bd_ = rd = None
     if da is not None:
-        bd_ = da.from_array(bign, chunks=chunks(n_solve, n_solve)).persist()
+        c = math.ceil(n_solve / nw)  # (dask's LU takes square blocks only)
+        bd_ = da.from_array(bign, chunks=(c, c)).persist()
         rd = da.from_array(rhsn, chunks=(math.ceil(n_solve / nw),)).persist()
 
     def st_solve():
