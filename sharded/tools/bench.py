@@ -24,7 +24,7 @@ from .bench_algorithms import run as run_algorithms
 from .bench_jit import run as run_jit
 from .bench_linalg import run as run_linalg
 from .bench_report import BenchError, check_plotting, parse_workers, plot, scaling, write_json
-from .timing import dask_array, median_time, report
+from .timing import dask_array, median_time, report, workers_label
 
 
 def run(
@@ -157,7 +157,7 @@ def run(
         rows += _ckpt_case(st, ckpt_gb, max(1, min(repeat, 3)), ckpt_dir)
     if mlp_rows:
         rows += _mlp_case(st, mlp_rows, max(1, min(repeat, 3)), out)
-    report(rows, nw, out)
+    report(rows, workers_label(sess.executor), out)
     if tiny_ops or mlp_rows:  # st.jit against eager: 200 tiny ops, a 10,000 x 64 MLP step
         rows += run_jit(st, tiny_ops, 10_000 if mlp_rows else 0, max(repeat, 5), out)
     if linalg:
@@ -166,7 +166,7 @@ def run(
         rows += run_algorithms(st, repeat=max(1, min(repeat, 3)), out=out)
     if attn_len:  # SDPA forward+backward, batch-split and sequence-split (ring attention)
         attn = bench_attention.cases(st, attn_len, max(1, min(repeat, 3)), out)
-        report(attn, nw, out)
+        report(attn, workers_label(sess.executor), out)
         rows += attn
     return rows
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import bench_fft, bench_order, bench_scan, bench_scatter, bench_sort
-from .timing import dask_array, report
+from .timing import dask_array, report, workers_label
 
 # (family module, elements) in the order the table prints them
 FAMILIES = [
@@ -24,5 +24,5 @@ def run(st, repeat: int = 3, scale: float = 1.0, out=print) -> list:
     rows = []
     for module, size in FAMILIES:
         rows += module.cases(st, np, da, max(1000, int(size * scale)), repeat)
-    report(rows, st.runtime.current().executor.num_workers, out)
+    report(rows, workers_label(st.runtime.current().executor), out)
     return rows

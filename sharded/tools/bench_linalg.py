@@ -22,7 +22,7 @@ import numpy as np
 
 import sharded as st
 
-from .timing import dask_array, median_time, report
+from .timing import dask_array, median_time, report, workers_label
 
 SLOW_S = 8.0  # a run longer than this is not repeated
 
@@ -166,5 +166,5 @@ def run(
     )
     big = rhs = bign = rhsn = bd_ = rd = None
     keep.clear()
-    report(rows, nw, out)
+    report(rows, workers_label(sess.executor), out)
     return rows

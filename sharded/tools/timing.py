@@ -41,6 +41,24 @@ def dask_array():
     return da
 
 
+def workers_label(executor) -> str:
+    """The session's layout in a report's title: ``"2 workers"``, or ``"1 worker x 2
+    threads"`` where workers run their shards on threads (``workers_per_node``).
+
+    Examples
+    --------
+    >>> from sharded.runtime.driver.local import LocalExecutor
+    >>> ex = LocalExecutor(2); workers_label(ex); ex.close()
+    '2 workers'
+    """
+    n = executor.num_workers
+    threads = {w.threads for w in executor.workers}
+    label = f"{n} worker{'s' if n != 1 else ''}"
+    if threads != {1}:
+        label += " x " + "/".join(str(t) for t in sorted(threads)) + " threads"
+    return label
+
+
 def report(rows, num_workers, out=print) -> None:
     """Print rows ``(name, sharded_s, numpy_s, dask_s, target)`` as a table with ratios.
 
@@ -53,7 +71,8 @@ def report(rows, num_workers, out=print) -> None:
     ---...
     add ... 1.0000 2.0000 4.0000 0.50 0.25
     """
-    out(f"sharded benchmark: {num_workers} workers; median of repeated runs; seconds")
+    label = num_workers if isinstance(num_workers, str) else f"{num_workers} workers"
+    out(f"sharded benchmark: {label}; median of repeated runs; seconds")
     head = f"{'case':50} {'sharded':>9} {'numpy':>9} {'dask':>9} {'/numpy':>7} {'/dask':>7}  target"
     out(head)
     out("-" * len(head))

@@ -39,7 +39,7 @@ def test_json_plot_and_scaling_over_worker_counts(cli_session, tmp_path, capsys)
     argv = TINY + ["--workers", "1,2", "--json", str(js), "--plot", str(png)]
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
-    assert "sharded benchmark: 1 workers" in out and "sharded benchmark: 2 workers" in out
+    assert "sharded benchmark: 1 worker;" in out and "sharded benchmark: 2 workers" in out
     assert "scaling efficiency over 1, 2 workers" in out and "eff(2)" in out
     data = json.loads(js.read_text())
     assert [r["workers"] for r in data["runs"]] == [1, 2]
