@@ -182,6 +182,34 @@ def live_actors() -> list:
     ]
 
 
+def workers() -> dict:
+    """Namespace -> sharded worker actors there, each ``name``, ``node`` (hex id, None while
+    not placed), ``cpus`` and ``gpus`` (its reservation) and ``state`` (``ALIVE``, or e.g.
+    ``PENDING_CREATION`` while it waits for room), sorted by name; ``{}`` if Ray's actor
+    table is unreadable."""
+    out: dict = {}
+    for a, st in _actor_table() or ():
+        if not a.name.startswith(WORKER_PREFIXES):
+            continue
+        res = a.required_resources
+        out.setdefault(a.ray_namespace, []).append(
+            dict(
+                name=a.name,
+                node=a.node_id.hex() if st == "ALIVE" and a.node_id else None,
+                cpus=float(res.get("CPU", 0.0)),
+                gpus=float(res.get("GPU", 0.0)),
+                state=st,
+            )
+        )
+    return {ns: sorted(ws, key=_by_number) for ns, ws in sorted(out.items())}
+
+
+def _by_number(w) -> tuple:
+    """``sharded-worker-10`` after ``sharded-worker-9``; GPU workers after the CPU ones."""
+    head, _, n = w["name"].rpartition("-")
+    return (head != "sharded-worker", int(n) if n.isdigit() else 0, w["name"])
+
+
 def holders() -> list:
     """What holds the cluster's CPUs, per namespace (:func:`summarize` of the live actors)."""
     return summarize(live_actors())
