@@ -138,6 +138,8 @@ def test_the_registry_is_read_without_workers_and_a_second_namespace_starts_clea
     node = cluster.add_node(num_cpus=1, memory=1 << 30, object_store_memory=100 << 20)
     try:
         cluster.wait_for_nodes()
+        monkeypatch.setenv("SHARDED_PLACEMENT_TIMEOUT_S", "10")  # (the new node's CPUs show)
+        # planned on the node with room (lab's holds no free CPU), not on the first one
         st.init(address=cluster.address, namespace="other", num_workers=1)
         assert session.current().executor.num_workers == 1
         assert st.list_published() == [] and st.list_published(namespace="lab") == ["w"]
@@ -183,4 +185,23 @@ def test_placement_waits_within_the_bound_for_cpus_coming_free(cluster, monkeypa
         assert st.arange(4.0, shards=2).sum().item() == 6.0
     finally:
         st.shutdown()
+        ray.shutdown()
+
+
+def test_a_start_that_times_out_leaves_nothing_half_made(cluster, monkeypatch):
+    from sharded.runtime.driver import ray_executor
+
+    # the workers take longer than this bound to start: the start fails as a lost worker
+    monkeypatch.setattr(ray_executor, "READY_TIMEOUT_S", 0.01)
+    with pytest.raises(st.WorkerLost, match="did not start within 0.01s"):
+        st.init(address=cluster.address, namespace="slow", num_workers=1)
+    assert not st.is_initialized()
+    assert "slow" not in _named(cluster.address)  # was: a registry and a detached worker
+    monkeypatch.undo()
+    st.init(address=cluster.address, namespace="slow", num_workers=1)  # afresh, as planned
+    try:
+        assert st.arange(3.0).sum().item() == 3.0
+    finally:
+        st.shutdown()
+        _cli("service", "stop", "--address", cluster.address, "--namespace", "slow")
         ray.shutdown()

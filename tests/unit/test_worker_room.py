@@ -66,3 +66,11 @@ def test_placement_failed_is_a_worker_lost_with_its_details():
     assert isinstance(e, st.WorkerLost) and isinstance(e, st.ShardedError)
     assert e.short == {"n": (2.0, 0.0)} and e.holders == ({"namespace": "lab"},)
     assert e.workers == () and str(e) == "no room"
+
+
+def test_nodes_without_a_free_cpu_are_planned_last_in_their_order():
+    nodes = [{"NodeID": n} for n in "abcd"]
+    free = {"a": 0.0, "b": 2.0, "c": 0.5, "d": 1.0}  # c: less than one whole CPU
+    assert [n["NodeID"] for n in P.by_room(nodes, free)] == ["b", "d", "a", "c"]
+    everywhere = {n: 4.0 for n in "abcd"}  # a fresh cluster: the order stays
+    assert [n["NodeID"] for n in P.by_room(nodes, everywhere)] == list("abcd")

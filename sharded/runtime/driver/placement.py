@@ -252,6 +252,23 @@ def _ending(free: dict) -> bool:
     return _total_cpus() - sum(free.values()) - held > 1e-9
 
 
+def by_room(nodes, free=None) -> list:
+    """Ray's node records ``nodes``, those without a whole free CPU last (else in their
+    order), so a session's workers are planned first where there is room: beside a namespace
+    whose workers hold one node, on the others. ``free``: node id -> free CPUs (default
+    :func:`free_cpus`; unknown keeps the order).
+
+    Examples
+    --------
+    >>> [n["NodeID"] for n in by_room([{"NodeID": "a"}, {"NodeID": "b"}], {"a": 0.0, "b": 2.0})]
+    ['b', 'a']
+    """
+    free = free_cpus() if free is None else free
+    if not free:
+        return list(nodes)
+    return sorted(nodes, key=lambda n: free.get(n["NodeID"], 0.0) < 1.0)
+
+
 def _exists(name: str, namespace: str) -> bool:
     try:
         ray.get_actor(name, namespace=namespace)

@@ -50,7 +50,7 @@ from ..worker.store import pool_share
 from . import recovery
 from .executor import Executor, WorkerInfo
 from .nodes import memory_of
-from .placement import room
+from .placement import by_room, room
 from .ray_loss import READY_TIMEOUT_S, SETTLE_TIMEOUT_S, RayLoss
 from .relay import LOSS, Relayed
 
@@ -157,7 +157,7 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
         # fails here; sessions without mailboxes open no sockets to protect
         self._tls_pem = session_cert() if tls and MAILBOX != "0" and not shared else None
         self._tls = Tls.from_pem(*self._tls_pem) if self._tls_pem else None
-        placement, caps, used = _slots(nodes, num_workers)
+        placement, caps, used = _slots(by_room(nodes), num_workers)  # free nodes first
         # Fractional CPUs when oversubscribed, so every actor fits on its node.
         need = min([1.0] + [caps[n] / used[n] for n in used if used[n] and caps[n]])
         names = [f"sharded-worker-{i}" for i in range(num_workers)] + [
@@ -216,6 +216,8 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
         except GetTimeoutError:
             if not shared:
                 self._kill()
+            else:  # nothing half-made stays behind in the namespace
+                ray_service.abandon(namespace)
             raise WorkerLost(
                 f"{num_workers} worker actors did not start within "
                 f"{READY_TIMEOUT_S}s (cluster CPUs: {total})"

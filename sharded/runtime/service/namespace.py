@@ -202,6 +202,32 @@ def cluster(address) -> dict:
     }
 
 
+def abandon(namespace: str) -> list:
+    """After a client's start of ``namespace``'s workers failed (they did not answer in time):
+    kill the workers that never came up (they would start later, holding their CPUs, with no
+    client), and, if the namespace serves no client and publishes nothing, its other workers
+    and registry too, so a later ``st.init`` starts it afresh with its own plan. Returns the
+    names of the actors killed; never raises (the start's own error is the one to see)."""
+    from ..driver import placement
+
+    killed = []
+    try:
+        ws = placement.workers().get(namespace, [])
+        down = [w["name"] for w in ws if w["state"] != "ALIVE"]
+        reg = registry(namespace)
+        idle = reg is None or not (reg.clients() or reg.entries())
+        names = [w["name"] for w in ws] + [REGISTRY_NAME] if idle else down
+        for name in names:
+            try:
+                ray.kill(ray.get_actor(name, namespace=namespace), no_restart=True)
+                killed.append(name)
+            except ValueError:  # (gone meanwhile)
+                pass
+    except Exception:  # Ray unreachable: the start's error says enough
+        pass
+    return killed
+
+
 def stop(address, namespace: str) -> list:
     """Kill the namespace's workers and registry (their shards and published tensors are
     gone); returns the names of the actors killed."""
