@@ -6,6 +6,7 @@ session would hold the CPUs these tests measure.
 
 import contextlib
 import io
+import re
 import threading
 import time
 
@@ -205,3 +206,31 @@ def test_a_start_that_times_out_leaves_nothing_half_made(cluster, monkeypatch):
         st.shutdown()
         _cli("service", "stop", "--address", cluster.address, "--namespace", "slow")
         ray.shutdown()
+
+
+def test_gpu_workers_without_room_fail_fast_naming_what_holds_the_gpus(cluster, monkeypatch):
+    node = cluster.add_node(num_cpus=0, num_gpus=1, object_store_memory=100 << 20)
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
+    holder = _Holder.options(num_cpus=0, num_gpus=1, name="gpu-holder", namespace="tmp").remote()
+    try:
+        ray.get(holder.ping.remote())
+        monkeypatch.setenv("SHARDED_PLACEMENT_TIMEOUT_S", "0.5")
+        t0 = time.monotonic()
+        with pytest.raises(st.PlacementFailed) as e:
+            st.init(address=cluster.address, namespace="g", num_workers=1, gpu_workers=1)
+        assert time.monotonic() - t0 < 10  # was: 120 s, then WorkerLost
+        msg = str(e.value)
+        assert re.match(r"no room for 1 GPU workers of namespace 'g' after 0\.\d s: at 1 GPUs", msg)
+        assert (
+            "the free GPUs hold 0. Of the cluster's 1 GPUs (0 free), namespace 'tmp' holds 1 "
+            "with 1 other actors." in msg
+        )
+        assert e.value.holders == ({"namespace": "tmp", "workers": 0, "others": 1, "gpus": 1.0},)
+        named = ray.util.list_named_actors(all_namespaces=True)
+        assert "g" not in {a["namespace"] for a in named}  # nothing was started
+    finally:
+        st.shutdown()
+        ray.kill(holder)
+        ray.shutdown()
+        cluster.remove_node(node)

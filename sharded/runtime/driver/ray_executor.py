@@ -178,7 +178,7 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
         # plan of a namespace already configured is the one its first client made
         peek = ray_service.registry(namespace) if shared else None
         got = (peek.get_config() if peek is not None else None) or plan
-        room(got["names"], got["placement"], got["need"], namespace, shared)
+        room(got["names"], got["placement"], got["need"], namespace, shared, got["gpu_fraction"])
         if shared:
             self._reg = ray_service.registry(namespace, create=True)
             cfg = self._reg.configure(plan)
