@@ -133,14 +133,17 @@ def _elsewhere(name, ex) -> str:
         return ""
     from .runtime.service import namespace as ray_namespace
 
-    there = [ns for ns in ray_namespace.published_in(name) if ns != ex.namespace]
+    try:
+        there = [ns for ns in ray_namespace.published_in(name) if ns != ex.namespace]
+    except Exception:  # (Ray cannot list the namespaces now): the error stands without it
+        return ""
     if not there:
         return ""
     return (
         f"; it is published in namespace {there[0]!r}"
         + (f" (and {there[1:]})" if there[1:] else "")
-        + f": read it from a session of that namespace (st.init(namespace={there[0]!r}) starts "
-        "no workers when its workers exist)"
+        + ": read it from a session of that namespace (st.shutdown(), then "
+        f"st.init(namespace={there[0]!r}), which starts no workers when its workers exist)"
     )
 
 
