@@ -1166,8 +1166,8 @@ def linspace(
 ) -> ShardedTensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
 
-def list_published() -> list:
-    """Names published in this namespace, sorted (read from its registry: no new workers)."""
+def list_published(namespace: str | None = ..., *, address: str | None = ...) -> list:
+    """Names published in this session's namespace, or in ``namespace``, sorted."""
 
 def load(path, *, shards=..., dim=..., layout=..., device=..., progress=...) -> Any:
     """Load what :func:`save` wrote to ``path``: the same structure, with new tensors."""
@@ -1604,9 +1604,10 @@ def promote_types(a: DType, b: DType) -> DType:
 def publish(name: str, x: ShardedTensor) -> None:
     """Publish an immutable snapshot of ``x`` under ``name``, replacing any earlier version."""
 
-def published_entries() -> list:
+def published_entries(namespace: str | None = ..., *, address: str | None = ...) -> list:
     """Every live version (current or still held): name, version, shape, dtype, nbytes, holders
-    (client numbers), publisher."""
+    (client numbers), publisher. ``namespace`` and ``address`` read another namespace's
+    registry, as in :func:`list_published` (no workers are started)."""
 
 def put(input, index, source, accumulate=..., *, out=...) -> ShardedTensor:
     """A copy of ``input`` with ``source`` written at the flat (row-major) positions ``index``

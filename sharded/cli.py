@@ -102,16 +102,28 @@ def cmd_service(args) -> int:
 
 
 def _cluster_status(address) -> int:
-    """``sharded service status`` without ``--namespace``: what holds the cluster's CPUs."""
+    """``sharded service status`` without ``--namespace``: what holds the cluster's CPUs, per
+    namespace, with each namespace's workers (what each reserves) and published names."""
     info = service_cluster(address)
     free = "" if info["free"] is None else f", {info['free']:g} free"
     print(f"cluster: {info['cpus']:g} CPUs{free}")
-    for h in info["holders"]:
+    held = {h["namespace"]: h for h in info["holders"]}
+    spaces = info.get("namespaces", {})
+    for ns in list(held) + [ns for ns in spaces if ns not in held]:
+        h = held.get(ns) or dict(workers=0, others=0, cpus=0.0)
+        space = spaces.get(ns) or dict(workers=[], published=None)
         others = f", {h['others']} other actors" if h["others"] else ""
         print(
-            f"  namespace {h['namespace']!r}: {h['workers']} sharded workers{others}, "
-            f"{h['cpus']:g} CPUs"
+            f"  namespace {ns!r}: {len(space['workers']) or h['workers']} sharded workers"
+            f"{others}, {h['cpus']:g} CPUs"
         )
+        for w in space["workers"]:
+            gpus = f"  gpus {w['gpus']:g}" if w["gpus"] else ""
+            where = f"node {w['node'][:8]}" if w["node"] else "not placed"
+            state = "" if w["state"] == "ALIVE" else f"  {w['state'].lower()}"
+            print(f"    {w['name']:20} {where:13} cpus {w['cpus']:g}{gpus}{state}")
+        if space["published"] is not None:
+            print(f"    published: {', '.join(space['published']) or '-'}")
     return 0
 
 

@@ -165,19 +165,22 @@ class WorkerLost(ShardedError):
 
 
 class PlacementFailed(WorkerLost):
-    """The cluster has no room for this session's worker actors: their CPUs stayed held (by
-    other namespaces' sharded workers, or other actors and tasks) for the placement bound
-    (``$SHARDED_PLACEMENT_TIMEOUT_S``, 5 s by default). Nothing is left pending. The message
-    names what each node lacks and what holds the cluster's CPUs. A :class:`WorkerLost`, as
-    such a failure was before it had its own class.
+    """The cluster has no room for this session's worker actors: their CPUs (or, for GPU
+    workers, GPUs) stayed held (by other namespaces' sharded workers, or other actors and
+    tasks) for the placement bound (``$SHARDED_PLACEMENT_TIMEOUT_S``, 5 s by default).
+    Nothing is left pending. The message names what each node lacks and what holds the
+    cluster's CPUs (GPUs). A :class:`WorkerLost`, as such a failure was before it had its own
+    class.
 
     Attributes
     ----------
     short : dict
-        Node id -> ``(cpus_needed, cpus_free)`` of every node that lacks room.
+        Node id -> ``(cpus_needed, cpus_free)`` of every node that lacks room (empty when
+        GPU workers found none).
     holders : tuple of dict
-        What holds the CPUs: ``namespace``, ``workers`` (sharded workers), ``actors`` (all
-        actors) and ``cpus`` of each namespace holding any.
+        What holds the CPUs: ``namespace``, ``workers`` (sharded workers), ``others`` (other
+        actors holding any) and ``cpus`` of each namespace holding any (``gpus`` instead of
+        ``cpus`` when GPU workers found no room).
     """
 
     def __init__(self, message: str, short=None, holders=()):

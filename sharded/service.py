@@ -12,7 +12,7 @@ from __future__ import annotations
 import weakref
 
 from . import dtypes as D
-from .errors import SessionClosed
+from .errors import ArgumentError, PublishedNotFound, SessionClosed
 from .layout import Layout
 from .runtime.driver import session as _session
 from .runtime.service.catalog import record_nbytes
@@ -92,9 +92,11 @@ def get(name: str) -> ShardedTensor:
     client that joins a namespace whose workers exist starts none (``st.init`` raises
     :class:`~sharded.errors.PlacementFailed` within seconds only when workers must be
     started and cannot be placed). Names published in another namespace are not visible
-    here (:class:`~sharded.errors.PublishedNotFound`): their shards live on that
-    namespace's workers, which this session does not drive, so a usable tensor of them
-    needs a session in their namespace (``st.init(namespace=...)``).
+    here: their shards live on that namespace's workers, which this session does not drive,
+    so a usable tensor of them needs a session in their namespace (``st.init(namespace=...)``,
+    which joins its workers); :class:`~sharded.errors.PublishedNotFound` then names the
+    namespaces that publish the name. Their names are listed from anywhere with
+    ``st.list_published(namespace=...)``.
 
     Examples
     --------
@@ -110,7 +112,10 @@ def get(name: str) -> ShardedTensor:
     >>> st.unpublish("b")
     """
     c = _client()
-    rec = c.acquire(name)
+    try:
+        rec = c.acquire(name)
+    except PublishedNotFound as e:
+        raise PublishedNotFound(f"{e.args[0] if e.args else e}{_elsewhere(name, c.ex)}") from None
     sess = _session.current()
     lay = Layout.from_bounds(rec["shape"], rec["bounds"], rec["workers"], rec["replicated"])
     keys = tuple(rec["keys"])
@@ -122,8 +127,45 @@ def get(name: str) -> ShardedTensor:
     return t
 
 
-def list_published() -> list:
-    """Names published in this namespace, sorted (read from its registry: no new workers).
+def _elsewhere(name, ex) -> str:
+    """The hint of a name not published here but in other namespaces of the cluster."""
+    if ex.kind != "ray":  # (no cluster to look in; and a local session never loads Ray)
+        return ""
+    from .runtime.service import namespace as ray_namespace
+
+    try:
+        there = [ns for ns in ray_namespace.published_in(name) if ns != ex.namespace]
+    except Exception:  # (Ray cannot list the namespaces now): the error stands without it
+        return ""
+    if not there:
+        return ""
+    return (
+        f"; it is published in namespace {there[0]!r}"
+        + (f" (and {there[1:]})" if there[1:] else "")
+        + ": read it from a session of that namespace (st.shutdown(), then "
+        f"st.init(namespace={there[0]!r}), which starts no workers when its workers exist)"
+    )
+
+
+def list_published(namespace: str | None = None, *, address: str | None = None) -> list:
+    """Names published in this session's namespace, or in ``namespace``, sorted.
+
+    Reading names starts no workers. With ``namespace`` the names are read from that
+    namespace's registry through Ray, as an outsider: it works with no session at all, from
+    a session of another namespace, or after ``st.init`` raised
+    :class:`~sharded.errors.PlacementFailed` because the cluster had no room for this
+    client's workers. It uses the live session's Ray connection, or Ray as the program
+    connected it, else connects to ``address`` (default ``$RAY_ADDRESS``, else ``"auto"``),
+    and leaves Ray connected.
+
+    Parameters
+    ----------
+    namespace : str, optional
+        The namespace given to ``st.init(namespace=...)`` by its clients. A namespace where
+        no sharded service runs raises :class:`~sharded.errors.ArgumentError` naming those
+        where one does.
+    address : str, optional
+        The Ray cluster to read from when Ray is not connected (with ``namespace`` only).
 
     Examples
     --------
@@ -132,8 +174,10 @@ def list_published() -> list:
     ['a']
     >>> st.unpublish("a"); st.list_published()
     []
+    >>> st.list_published(namespace="lab", address="10.0.0.5:6379")  # doctest: +SKIP
+    ['weights']
     """
-    return _client().names()
+    return _read("names", namespace, address)
 
 
 def unpublish(name: str) -> None:
@@ -148,9 +192,10 @@ def unpublish(name: str) -> None:
     _client().unpublish(name)
 
 
-def published_entries() -> list:
+def published_entries(namespace: str | None = None, *, address: str | None = None) -> list:
     """Every live version (current or still held): name, version, shape, dtype, nbytes,
-    holders (client numbers), publisher.
+    holders (client numbers), publisher. ``namespace`` and ``address`` read another
+    namespace's registry, as in :func:`list_published` (no workers are started).
 
     Examples
     --------
@@ -159,4 +204,22 @@ def published_entries() -> list:
     [('e', (2, 3))]
     >>> st.unpublish("e")
     """
-    return _client().entries()
+    return _read("entries", namespace, address)
+
+
+def _read(method: str, namespace, address):
+    """A registry read: this session's (starting the default session if none is live), or
+    ``namespace``'s through Ray, which needs no session and starts no workers."""
+    if namespace is None:
+        if address is not None:
+            raise ArgumentError(f"address={address!r} needs namespace= (the registry to read)")
+        return getattr(_client(), method)()
+    if not isinstance(namespace, str) or not namespace:
+        raise ArgumentError(f"namespace must be a non-empty str, got {namespace!r}")
+    if _session.is_initialized():
+        ex = _session.current().executor
+        if getattr(ex, "namespace", None) == namespace:  # our own: releases go out first
+            return getattr(_client(), method)()
+    from .runtime.service import namespace as ray_namespace  # (Ray only when asked for)
+
+    return ray_namespace.read(namespace, method, address)

@@ -104,6 +104,13 @@ def test_bad_arguments():
         st.publish("", st.zeros(2))
     with pytest.raises(TypeError, match="got ndarray"):
         st.publish("n", np.zeros(2))
+    for bad in ("", 3):
+        with pytest.raises(
+            st.ArgumentError, match=f"namespace must be a non-empty str, got {bad!r}"
+        ):
+            st.list_published(namespace=bad)
+    with pytest.raises(st.ArgumentError, match="address='h:1' needs namespace="):
+        st.published_entries(address="h:1")
     with pytest.raises(st.ArgumentError, match="namespace='lab' needs executor='ray'"):
         st.shutdown()
         st.init(executor="local", namespace="lab")

@@ -66,3 +66,23 @@ def test_placement_failed_is_a_worker_lost_with_its_details():
     assert isinstance(e, st.WorkerLost) and isinstance(e, st.ShardedError)
     assert e.short == {"n": (2.0, 0.0)} and e.holders == ({"namespace": "lab"},)
     assert e.workers == () and str(e) == "no room"
+
+
+def test_nodes_without_a_free_cpu_are_planned_last_in_their_order():
+    nodes = [{"NodeID": n} for n in "abcd"]
+    free = {"a": 0.0, "b": 2.0, "c": 0.5, "d": 1.0}  # c: less than one whole CPU
+    assert [n["NodeID"] for n in P.by_room(nodes, free)] == ["b", "d", "a", "c"]
+    everywhere = {n: 4.0 for n in "abcd"}  # a fresh cluster: the order stays
+    assert [n["NodeID"] for n in P.by_room(nodes, everywhere)] == list("abcd")
+
+
+def test_gpu_workers_fit_by_whole_fractions_and_the_message_names_the_holders():
+    assert P.gpu_fit({"a": 1.0, "b": 0.75}, 0.5) == 3  # b's spare quarter holds no worker
+    assert P.gpu_fit({"a": 1.0}, 1.0) == 1 and P.gpu_fit({}, 0.25) == 0
+    holders = [dict(namespace="lab", workers=2, others=0, gpus=1.0)]
+    msg = P.gpu_message("this session's 2 GPU workers", 0.5, 0, holders, 1.0, 0.0, 5)
+    assert msg.startswith(
+        "no room for this session's 2 GPU workers after 5 s: at 0.5 GPUs each, the free GPUs "
+        "hold 0. Of the cluster's 1 GPUs (0 free), namespace 'lab' holds 1 with 2 sharded workers."
+    )
+    assert "st.init(gpu_workers=...)" in msg and "sharded service stop" in msg

@@ -50,7 +50,7 @@ from ..worker.store import pool_share
 from . import recovery
 from .executor import Executor, WorkerInfo
 from .nodes import memory_of
-from .placement import room
+from .placement import by_room, room
 from .ray_loss import READY_TIMEOUT_S, SETTLE_TIMEOUT_S, RayLoss
 from .relay import LOSS, Relayed
 
@@ -171,7 +171,8 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
         # fails here; sessions without mailboxes open no sockets to protect
         self._tls_pem = session_cert() if tls and MAILBOX != "0" and not shared else None
         self._tls = Tls.from_pem(*self._tls_pem) if self._tls_pem else None
-        placement, caps, used = _slots(nodes, num_workers, workers_per_node)
+        # free nodes first
+        placement, caps, used = _slots(by_room(nodes), num_workers, workers_per_node)
         # Fractional CPUs when oversubscribed, so every actor fits on its node; a worker that
         # owns its node's cores (workers_per_node) reserves them (the smallest node's share)
         cap = 1.0 if workers_per_node is None else float("inf")
@@ -195,7 +196,7 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
         # plan of a namespace already configured is the one its first client made
         peek = ray_service.registry(namespace) if shared else None
         got = (peek.get_config() if peek is not None else None) or plan
-        room(got["names"], got["placement"], got["need"], namespace, shared)
+        room(got["names"], got["placement"], got["need"], namespace, shared, got["gpu_fraction"])
         if shared:
             self._reg = ray_service.registry(namespace, create=True)
             cfg = self._reg.configure(plan)
@@ -233,6 +234,8 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
         except GetTimeoutError:
             if not shared:
                 self._kill()
+            else:  # nothing half-made stays behind in the namespace
+                ray_service.abandon(namespace)
             raise WorkerLost(
                 f"{num_workers} worker actors did not start within "
                 f"{READY_TIMEOUT_S}s (cluster CPUs: {total})"

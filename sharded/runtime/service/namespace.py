@@ -19,7 +19,9 @@ import threading
 import time
 
 import ray
+from ray.exceptions import RayTaskError
 
+from ...errors import ArgumentError, ShardedError
 from .catalog import DEFAULT_LEASE_S, Registry
 from .client import ACTION_METHODS
 
@@ -74,7 +76,12 @@ class RegistryProxy:
 
     def __getattr__(self, method):
         def call(*args):
-            return ray.get(self.actor.call.remote(method, *args), timeout=CALL_TIMEOUT_S)
+            try:
+                return ray.get(self.actor.call.remote(method, *args), timeout=CALL_TIMEOUT_S)
+            except RayTaskError as e:  # the registry's own error, without Ray's traceback
+                if isinstance(e.cause, ShardedError):
+                    raise e.cause from None
+                raise
 
         return call
 
@@ -134,18 +141,91 @@ def status(address, namespace: str) -> dict | None:
     }
 
 
+def services() -> list:
+    """The namespaces where a sharded service runs (a registry actor), sorted."""
+    named = ray.util.list_named_actors(all_namespaces=True)
+    return sorted({a["namespace"] for a in named if a["name"] == REGISTRY_NAME})
+
+
+def read(namespace: str, method: str, address=None):
+    """``method`` (``names`` or ``entries``) of ``namespace``'s registry, read as an outsider:
+    no client number, no workers, whatever room the cluster has. Connects to ``address``
+    (default ``$RAY_ADDRESS``, else ``auto``) if Ray is not connected yet."""
+    _connect(address, None)
+    reg = registry(namespace)
+    if reg is None:
+        raise ArgumentError(
+            f"no sharded service runs in namespace {namespace!r} (namespaces with one: "
+            f"{services()})"
+        )
+    return getattr(reg, method)()
+
+
+def published_in(name: str) -> list:
+    """The namespaces whose registry publishes ``name`` (for a PublishedNotFound's hint);
+    registries that do not answer are skipped."""
+    out = []
+    for ns in services():
+        reg = registry(ns)
+        try:
+            if reg is not None and name in reg.names():
+                out.append(ns)
+        except Exception:  # a registry ending or busy: it is no hint
+            pass
+    return out
+
+
 def cluster(address) -> dict:
-    """The cluster's CPUs (``cpus``, ``free``) and what holds them per Ray namespace
-    (``holders``: :func:`sharded.runtime.driver.placement.holders`)."""
+    """The cluster's CPUs (``cpus``, ``free``), what holds them per Ray namespace
+    (``holders``: :func:`sharded.runtime.driver.placement.holders`), and every namespace
+    with sharded workers or a registry (``namespaces``: name -> ``workers``, each with its
+    reservation, see :func:`~sharded.runtime.driver.placement.workers`, and ``published``
+    names, None if its registry did not answer)."""
     from ..driver import placement
 
     _connect(address, None)
     free = placement.free_cpus()
+    by_ns, served = placement.workers(), services()
+    spaces = {}
+    for ns in sorted(set(by_ns) | set(served)):
+        reg = registry(ns) if ns in served else None
+        try:
+            published = None if reg is None else reg.names()
+        except Exception:  # (a registry ending): the workers are still listed
+            published = None
+        spaces[ns] = dict(workers=by_ns.get(ns, []), published=published)
     return {
         "cpus": float(ray.cluster_resources().get("CPU", 0.0)),
         "free": None if free is None else sum(free.values()),
         "holders": placement.holders(),
+        "namespaces": spaces,
     }
+
+
+def abandon(namespace: str) -> list:
+    """After a client's start of ``namespace``'s workers failed (they did not answer in time):
+    kill the workers that never came up (they would start later, holding their CPUs, with no
+    client), and, if the namespace serves no client and publishes nothing, its other workers
+    and registry too, so a later ``st.init`` starts it afresh with its own plan. Returns the
+    names of the actors killed; never raises (the start's own error is the one to see)."""
+    from ..driver import placement
+
+    killed = []
+    try:
+        ws = placement.workers().get(namespace, [])
+        down = [w["name"] for w in ws if w["state"] != "ALIVE"]
+        reg = registry(namespace)
+        idle = reg is None or not (reg.clients() or reg.entries())
+        names = [w["name"] for w in ws] + [REGISTRY_NAME] if idle else down
+        for name in names:
+            try:
+                ray.kill(ray.get_actor(name, namespace=namespace), no_restart=True)
+                killed.append(name)
+            except ValueError:  # (gone meanwhile)
+                pass
+    except Exception:  # Ray unreachable: the start's error says enough
+        pass
+    return killed
 
 
 def stop(address, namespace: str) -> list:
