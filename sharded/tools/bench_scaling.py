@@ -32,6 +32,7 @@ import sharded as st
 
 from ..runtime import current
 from ..runtime.driver.probe import call_floor
+from .timing import workers_label
 
 ELEMS = 4096  # per shard: small, so the figures are the cost of orchestration, not of math
 
@@ -148,9 +149,16 @@ def table(rows, title: str) -> str:
     return "\n".join(out)
 
 
-def _run(address, workers, a, title):
+def _run(address, workers, a, title, per_node=None):
+    """One table: ``workers`` workers (or ``per_node`` on each node, their shards on
+    threads), 1 .. ``workers`` shards."""
     st.shutdown()
-    st.init(address=address, num_workers=workers, executor=a.executor)
+    if per_node is None:
+        st.init(address=address, num_workers=workers, executor=a.executor)
+    else:
+        st.init(address=address, workers_per_node=per_node, executor=a.executor)
+        title = title.split(":")[0] + ": " + workers_label(current().executor)
+        title += f" ({workers} shards at most)"
     try:
         rows = measure(workers, a.ops, a.reads, a.repeat)
     finally:
@@ -207,6 +215,14 @@ def main(argv=None) -> int:
     )
     p.add_argument("--cluster-only", action="store_true", help="only the simulated-cluster table")
     p.add_argument(
+        "--workers-per-node",
+        type=int,
+        default=None,
+        metavar="K",
+        help="after each table, the same shard counts on K workers per node "
+        "(st.init(workers_per_node=K): their shards run on the node's cores in threads)",
+    )
+    p.add_argument(
         "--simulated",
         type=int,
         default=None,
@@ -226,13 +242,20 @@ def main(argv=None) -> int:
         return 0
     if a.executor == "local" and (a.cluster or a.cluster_only or a.address):
         p.error("--cluster, --cluster-only and --address need --executor ray")
+    if a.workers_per_node is not None and a.workers_per_node < 1:
+        p.error(f"--workers-per-node needs a positive count, got {a.workers_per_node}")
+    k = a.workers_per_node
     if not a.cluster_only:
         _run(a.address, a.workers, a, f"session: {a.workers} workers (one shard each)")
+        if k is not None:
+            _run(a.address, a.workers, a, "session", per_node=k)
     if a.cluster or a.cluster_only:
         from ..runtime.driver.simcluster import simulated_cluster
 
         with simulated_cluster(4, 8) as address:
             _run(address, 32, a, "simulated cluster: 4 nodes x 8 workers")
+            if k is not None:
+                _run(address, 32, a, "simulated cluster: 4 nodes", per_node=k)
     return 0
 
 
