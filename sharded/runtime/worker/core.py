@@ -243,7 +243,7 @@ class Worker(Store):
         was = gc.isenabled()
         gc.disable()
         try:
-            if self.kernel_threads > 1:
+            if self.kernel_threads > 1 and parallel.wanted(self, layout_cmds):
                 return parallel.expand(self, layout_cmds, refs)
             out, errors = [], []
             for c in layout_cmds:

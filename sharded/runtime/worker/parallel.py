@@ -10,8 +10,8 @@ workers), three kinds of work go to the pool:
   point or reduction) expand to one *chain* of commands per shard (:func:`expand`); chains
   that are independent (:func:`independent`: no chain reads or writes a key another chain
   writes, nor memory another chain writes in place) run in parallel, each through
-  :meth:`Worker.run` (so fusion windows apply per chain). Otherwise, or when the work is
-  small (``Worker.par_min`` elements), the commands run in today's sequential order. Error
+  :meth:`Worker.run` (so fusion windows apply per chain). Otherwise, or when the shards are
+  small (under ``Worker.par_min`` elements), the commands run in the sequential order. Error
   records are merged in shard order (chain 0's, then chain 1's...): with one failing shard
   they are those of the sequential run;
 * **fused blocks**: a fused elementwise group (:mod:`.fusion`) over fewer shards than threads
@@ -29,6 +29,14 @@ lowers the process's BLAS/OpenMP pools to ``max(1, n // k)`` threads and restore
 after (once per section: a cached :class:`threadpoolctl.ThreadpoolController` does it in a
 few microseconds, where ``threadpool_limits`` rescans the loaded libraries, ~200 us), and
 :func:`.threads.cpu_share` (``scipy.fft``'s workers) says ``n // k`` meanwhile.
+
+Shared state while lanes run: the store and the poisoned keys see reads and writes of
+distinct keys only (independent chains; tree chunks write keys of their own), which dicts do
+atomically; the pool of freed blocks lends and takes back under a lock (lock-free when it is
+empty, as it is for small data); ``commands_run`` is set after a section to its exact count
+(each kernel command counts once), the fusion and byte counters change under a lock; tree
+partials (``_texp``, the mailbox) and tracing stay on the batch's thread, and lanes start no
+sections of their own (``Worker._busy``).
 
 ``SHARDED_SHARD_THREADS=0`` in a worker's environment keeps every worker sequential whatever
 its share (an A/B switch for measurements).
@@ -53,7 +61,9 @@ from threadpoolctl import ThreadpoolController
 from ..commands import Const, Free, Group, GroupFree, Kernel, Key, Keys, Ref
 from . import threads
 
-PAR_MIN_ELEMS = 1 << 16  # a chain touching fewer elements runs sequentially (dispatch ~50 us)
+# shards of fewer elements run sequentially: their kernels take about the time of the Python
+# around them (which holds the GIL), and a section's dispatch costs tens of microseconds
+PAR_MIN_ELEMS = 1 << 15
 # kernels that are neither fusable nor BLAS callers: no switch of the BLAS pools for them
 _NO_BLAS = frozenset({"reduce_chunk", "reduce_combine", "arg_chunk", "arg_combine", "full"})
 
@@ -78,8 +88,8 @@ class Pool:
     Examples
     --------
     >>> pool = Pool(3)
-    >>> sorted(set(pool.map(lambda _: threading.get_ident(), range(3)))) != []
-    True
+    >>> pool.map(str.upper, ["a", "b", "c"])
+    ['A', 'B', 'C']
     >>> pool.close()
     """
 
@@ -177,6 +187,25 @@ def _calls_blas(kernels, lists) -> bool:
 
 
 # ------------------------------------------------------------------ chains
+def wanted(w, layout_cmds) -> bool:
+    """Whether layout commands may gain from :func:`expand`: False when the first operand
+    found stored is a shard of fewer than ``w.par_min`` elements or this worker holds fewer
+    than 2 shards of its layout (a quick look: the usual small op pays nothing more)."""
+    store = w.store
+    for c in layout_cmds:
+        if type(c) is not Group:
+            continue
+        for x in c.args:
+            if type(x) is Keys:
+                shards = w.mine(c.desc)
+                if len(shards) < 2:
+                    return False
+                arr = store.get(x.start + shards[0])
+                if arr is not None:
+                    return arr.size >= w.par_min
+    return True
+
+
 def expand(w, layout_cmds, refs) -> list:
     """:meth:`Worker._expand` with shards on the pool: the per-shard commands in the
     sequential order (``flat``, as the sequential path builds them) and per shard
@@ -216,7 +245,7 @@ def run_chains(w, chains: dict, refs):
     if len(chains) < 2:
         return None
     lists = [chains[s] for s in sorted(chains)]
-    if _work(w, lists[0]) < w.par_min or not independent(w, lists):
+    if _size(w, lists[0]) < w.par_min or not independent(w, lists):
         return None
     from .core import Worker
 
@@ -260,30 +289,27 @@ def worth(w, cmds) -> bool:
     already on it, and enough data."""
     if w.kernel_threads < 2 or w._busy or len(cmds) < 2:
         return False
-    return _work(w, cmds[:1]) >= w.par_min
+    return _size(w, cmds[:1]) >= w.par_min
 
 
-def _work(w, cmds) -> int:
-    """Elements a chain touches, roughly: its kernels times the size of the first stored
-    operand (or ``shape`` parameter) found."""
-    size, nk, store = None, 0, w.store
+def _size(w, cmds) -> int:
+    """A chain's shard size, roughly: the elements of the first stored operand (or
+    ``shape`` parameter: a tensor made here) of its kernels; 0 when none tells."""
+    store = w.store
     for c in cmds:
         if type(c) is not Kernel:
             continue
-        nk += 1
-        if size is None:
-            for a in c.args:
-                if type(a) is Key:
-                    arr = store.get(a.key)
-                    if arr is not None:
-                        size = arr.size
-                        break
-            if size is None and c.params and "shape" in c.params:
-                try:
-                    size = int(np.prod(c.params["shape"]))
-                except (TypeError, ValueError):
-                    pass
-    return (size or 0) * nk
+        for a in c.args:
+            if type(a) is Key:
+                arr = store.get(a.key)
+                if arr is not None:
+                    return arr.size
+        if c.params and "shape" in c.params:
+            try:
+                return int(np.prod(c.params["shape"]))
+            except (TypeError, ValueError):
+                pass
+    return 0
 
 
 def independent(w, lists) -> bool:
@@ -291,7 +317,17 @@ def independent(w, lists) -> bool:
     chain (an output, a free, an in-place target) is read or written by another, no
     operand is taken from a mailbox, and no in-place write touches memory another chain
     reads (stored views share it) or a published snapshot (copy on write is not
-    thread-safe)."""
+    thread-safe).
+
+    Examples
+    --------
+    >>> from sharded.runtime.worker.core import Worker
+    >>> w = Worker(0)
+    >>> a = Kernel("neg", (Key(1),), (10,), {}, None, False)
+    >>> b = Kernel("neg", (Key(2),), (11,), {}, None, False)
+    >>> independent(w, [[a], [b]]), independent(w, [[a], [b._replace(args=(Key(10),))]])
+    (True, False)
+    """
     owner: dict = {}
     inplace = False
     for i, cmds in enumerate(lists):
