@@ -19,9 +19,11 @@ and anything that is not a fusable kernel or a free end a group. Whenever someth
 (a poisoned operand, a kernel error, an unexpected dtype), the fused attempt is dropped before
 the store changes and the group's commands run one at a time in their original order, so
 errors are recorded exactly as without fusion. Groups smaller than :data:`MIN_ELEMS` elements
-run unfused (blocking only pays for data larger than the caches). ``SHARDED_FUSION=0`` in a
-worker's environment, or the ``Fusion(False, ...)`` command (``st.init(fusion=False)``), turns
-it off.
+run unfused (blocking only pays for data larger than the caches). A worker with a kernel pool
+(:mod:`.parallel`) evaluates the blocks after the first on its threads when it is not
+already running shards there: each block as sequentially, so still bit-identical.
+``SHARDED_FUSION=0`` in a worker's environment, or the ``Fusion(False, ...)`` command
+(``st.init(fusion=False)``), turns it off.
 """
 
 from __future__ import annotations
