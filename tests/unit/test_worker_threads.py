@@ -107,8 +107,9 @@ def _meet(monkeypatch, name, fusable=False, op=lambda xp, x: xp.add(x, 1.0)):
     return seen
 
 
-def test_chains_and_tree_on_two_threads_are_bit_identical_to_one():
-    seq, par = _worker(1), _worker(2, par_min=0)
+@pytest.mark.parametrize("fuse", [{}, {"fusion_block": 100, "fusion_min": 8}])
+def test_chains_and_tree_on_two_threads_are_bit_identical_to_one(fuse):
+    seq, par = _worker(1, **fuse), _worker(2, par_min=0, **fuse)
     assert seq.stats()["kernel_threads"] == 1 and par.stats()["kernel_threads"] == 2
     for w in (seq, par):
         assert w.run([LayoutCmds(None, _chain())]) == []
@@ -117,6 +118,7 @@ def test_chains_and_tree_on_two_threads_are_bit_identical_to_one():
     want = np.exp(1.5 * DATA[2] + 0.25) * DATA[2] - 1
     np.testing.assert_allclose(_results(par, [52])[0], want)
     assert par.commands_run == seq.commands_run  # every kernel counted once
+    assert par.fused_commands == seq.fused_commands == (20 if fuse else 0)  # fused per chain
     assert sorted(par.store) == sorted(seq.store)  # temporaries freed alike
     assert seq._kpool is None  # the sequential path starts no threads
 
