@@ -116,7 +116,8 @@ class Worker(Store):
         """Take a CPU share of ``n`` cores: BLAS/OpenMP threads and the kernel pool."""
         threads.set_threads(n)
         parallel.rescan()
-        self._resize(parallel.pool_size(n))
+        # (a device's kernels queue on its own streams: shards on threads only on the CPU)
+        self._resize(parallel.pool_size(n) if self.xp is np else 1)
 
     def _resize(self, size: int) -> None:
         if size != self.kernel_threads and self._kpool is not None:
