@@ -117,19 +117,7 @@ class Worker(Store):
         threads.set_threads(n)
         parallel.rescan()
         # (a device's kernels queue on its own streams: shards on threads only on the CPU)
-        self._resize(parallel.pool_size(n) if self.xp is np else 1)
-
-    def _resize(self, size: int) -> None:
-        if size != self.kernel_threads and self._kpool is not None:
-            self._kpool.close()
-            self._kpool = None
-        self.kernel_threads = size
-
-    def kernel_pool(self) -> parallel.Pool:
-        """The pool the shards' commands run on (:mod:`.parallel`), started at first use."""
-        if self._kpool is None:
-            self._kpool = parallel.Pool(self.kernel_threads)
-        return self._kpool
+        parallel.resize(self, parallel.pool_size(n) if self.xp is np else 1)
 
     # ------------------------------------------------------------------ running
     def run(self, cmds, *refs):
@@ -434,7 +422,7 @@ class Worker(Store):
         self.programs = dict(state["programs"])
         if state["threads"]:
             threads.set_threads(state["threads"])
-        self._resize(state.get("kernel_threads", 1))
+        parallel.resize(self, state.get("kernel_threads", 1))
 
 
 class _Mail:

@@ -33,6 +33,7 @@ import math
 import numpy as np
 
 from ..commands import Alias, Const, DropRange, Export, Free, Fusion, Kernel, Key, Post
+from . import parallel
 
 BLOCK_ELEMS = 1 << 17  # elements per block (1 MB of float64): measured best of 16K..256K
 MIN_ELEMS = 1 << 17  # smaller outputs run unfused (they fit in cache anyway)
@@ -372,7 +373,7 @@ def _blocks(xp, steps, bufs, los, rows, n0) -> None:
 def _split(worker, steps, bufs, los, rows, n0) -> None:
     """:func:`_blocks` on the worker's kernel pool: contiguous runs of blocks per lane, each
     lane with scratch buffers of its own (every block computes as sequentially)."""
-    pool = worker.kernel_pool()
+    pool = parallel.pool_of(worker)
     k = min(pool.n, len(los))
     cut = [len(los) * i // k for i in range(k + 1)]
     parts = [los[cut[i] : cut[i + 1]] for i in range(k)]

@@ -138,6 +138,21 @@ class Pool:
             self._helpers = None
 
 
+def resize(w, size: int) -> None:
+    """Give worker ``w`` a kernel pool of ``size`` threads (its helpers start at first use)."""
+    if size != w.kernel_threads and w._kpool is not None:
+        w._kpool.close()
+        w._kpool = None
+    w.kernel_threads = size
+
+
+def pool_of(w) -> Pool:
+    """Worker ``w``'s kernel pool, started at first use."""
+    if w._kpool is None:
+        w._kpool = Pool(w.kernel_threads)
+    return w._kpool
+
+
 # ------------------------------------------------------------------ BLAS threads
 _CONTROLLER: list = [None]  # the loaded BLAS/OpenMP libraries, scanned at each Threads(n)
 
@@ -249,7 +264,7 @@ def run_chains(w, chains: dict, refs):
         return None
     from .core import Worker
 
-    pool = w.kernel_pool()
+    pool = pool_of(w)
     nk = sum(type(c) is Kernel for cmds in lists for c in cmds)
     before = w.commands_run
     w._busy = True
@@ -276,8 +291,8 @@ def reduce_chunks(w, cmds, refs) -> list:
 
     w._busy = True
     try:
-        with _Share(min(w.kernel_pool().n, len(cmds)), False):
-            got = w.kernel_pool().map(one, cmds)
+        with _Share(min(pool_of(w).n, len(cmds)), False):
+            got = pool_of(w).map(one, cmds)
     finally:
         w._busy = False
         w.commands_run = before + len(cmds)
