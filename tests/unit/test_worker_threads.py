@@ -223,6 +223,8 @@ def test_blas_takes_its_share_per_lane_while_chains_run(monkeypatch):
 
     monkeypatch.setitem(KERNELS, "probe", probe)
     w = _worker(2, par_min=0)
+    if threads.blas_threads() != 2:
+        pytest.skip("this BLAS cannot run 2 threads here")
     assert w.run([LayoutCmds(None, [Group("probe", DESC, (Keys(0),), 10, {}, "p", False)])]) == []
     assert seen == [(1, 1)] * S  # 2 lanes of a share of 2: one thread each
     assert threads.blas_threads() == 2 and threads.cpu_share() == 2  # restored after
