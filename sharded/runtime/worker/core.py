@@ -22,8 +22,10 @@ executor wraps it in an actor. A batch is a list of the records of
   and ``Hold`` serve recovery (:mod:`..driver.recovery`); the others set the worker up.
 
 Runs of elementwise kernels whose intermediates the batch frees are evaluated block by block
-(:mod:`.fusion`). A failing command poisons its outputs; the batch goes on, and the errors
-are returned for the driver to raise at its next read.
+(:mod:`.fusion`). A worker whose CPU share is more than one core runs its shards' commands on
+that many threads where they are independent (:mod:`.parallel`). A failing command poisons its
+outputs; the batch goes on, and the errors are returned for the driver to raise at its next
+read.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ from ..commands import (
 )
 from ..net import mailbox
 from ..packing import load_batch, shared_layout
-from . import fusion, program, threads
+from . import fusion, parallel, program, threads
 from .store import Failed, Poisoned, Store, readonly_view
 
 # name -> kernel ``f(xp, *arrays, **params)``: the one kernel table. The op families fill it
@@ -104,6 +106,18 @@ class Worker(Store):
         self.mailbox = None  # a .mailbox.Mailbox: tree partials straight from worker to worker
         self._tmail = None  # this batch's _Mail (TreeMail), None: partials come as refs
         self.held: dict = {}  # worker -> its last snapshot, kept here as a second copy
+        # shards on threads (.parallel): the pool's size (the CPU share of the last Threads
+        # command; 1: the sequential path), the least work worth it, and whether the pool
+        # runs a section now (its lanes do not start sections of their own)
+        self.kernel_threads, self.par_min, self._busy = 1, parallel.PAR_MIN_ELEMS, False
+        self._kpool = None
+
+    def set_threads(self, n: int) -> None:
+        """Take a CPU share of ``n`` cores: BLAS/OpenMP threads and the kernel pool."""
+        threads.set_threads(n)
+        parallel.rescan()
+        # (a device's kernels queue on its own streams: shards on threads only on the CPU)
+        parallel.resize(self, parallel.pool_size(n) if self.xp is np else 1)
 
     # ------------------------------------------------------------------ running
     def run(self, cmds, *refs):
@@ -218,6 +232,8 @@ class Worker(Store):
         was = gc.isenabled()
         gc.disable()
         try:
+            if self.kernel_threads > 1 and parallel.wanted(self, layout_cmds):
+                return parallel.expand(self, layout_cmds, refs)
             out, errors = [], []
             for c in layout_cmds:
                 _EXPAND[type(c)](self, c, out, refs, errors)
@@ -226,13 +242,19 @@ class Worker(Store):
             if was:
                 gc.enable()
 
-    def _run_nested(self, cmds, refs) -> list:
-        """Run expanded per-shard commands (no exports); returns their error records."""
+    def _run_nested(self, cmds, refs, chains=None) -> list:
+        """Run expanded per-shard commands (no exports); returns their error records.
+        ``chains`` (shard -> its commands, :func:`.parallel.expand`): the same commands
+        per shard, run on the kernel pool when they are independent."""
         if not cmds:
             return []
         held, self._texp = self._texp, []  # the tree partials belong to the outer batch
         mail = self._tmail
         try:
+            if chains is not None:
+                got = parallel.run_chains(self, chains, refs)
+                if got is not None:
+                    return got
             return Worker.run(self, cmds, *refs)  # (not a batch: a Ray worker counts those)
         finally:
             self._texp, self._tmail = held, mail
@@ -252,7 +274,7 @@ class Worker(Store):
             if me not in parts:
                 continue
             pos = parts.index(me)
-            args = []
+            args, chunks = [], []
             for s in group.live:
                 if s not in mine:
                     continue
@@ -262,9 +284,15 @@ class Worker(Store):
                 ks = (tmp,) if len(outs) == 1 else (tmp, tmp - 1)
                 tmp -= len(outs)
                 arg = Key.make((start + s, None))  # (the records of every read: by make)
-                cmd = Kernel.make((spec.chunk, (arg,), ks, p, (label, s), False))
-                self._kernel(cmd, refs, errors)
+                chunks.append(Kernel.make((spec.chunk, (arg,), ks, p, (label, s), False)))
                 args += [Key.make((k, None)) for k in ks]
+            # the shards' chunks on the kernel pool (each whole: the same rounding), their
+            # partials combined below in shard order
+            if self.kernel_threads > 1 and parallel.worth(self, chunks):
+                errors += parallel.reduce_chunks(self, chunks, refs)
+            else:
+                for cmd in chunks:
+                    self._kernel(cmd, refs, errors)
             kids = range(pos * fan + 1, min(pos * fan + fan + 1, len(parts)))
             crefs = refs
             if mail is not None:
@@ -337,6 +365,7 @@ class Worker(Store):
             "fused_runs": self.fused_runs,
             "fused_commands": self.fused_commands,
             "blas_threads": threads.blas_threads(),
+            "kernel_threads": self.kernel_threads,
             "net": self.mailbox.counts() if self.mailbox is not None else {},
             "traced_peak_bytes": tracemalloc.get_traced_memory()[1]
             if tracemalloc.is_tracing()
@@ -370,6 +399,7 @@ class Worker(Store):
             "published_seen": self.published_seen,
             "fusion": (self.fusion, self.fusion_block, self.fusion_min),
             "threads": threads.blas_threads(),
+            "kernel_threads": self.kernel_threads,
             "programs": dict(self.programs),  # st.jit programs defined before the cut
         }
         return int(sum(a.nbytes for a in store.values())), state
@@ -392,6 +422,7 @@ class Worker(Store):
         self.programs = dict(state["programs"])
         if state["threads"]:
             threads.set_threads(state["threads"])
+        parallel.resize(self, state.get("kernel_threads", 1))
 
 
 class _Mail:
@@ -442,7 +473,7 @@ def _trace_cmd(w, cmd, refs, errors, exports):
 
 
 def _threads(w, cmd, refs, errors, exports):
-    threads.set_threads(cmd.n)
+    w.set_threads(cmd.n)
 
 
 def _pool(w, cmd, refs, errors, exports):

@@ -19,9 +19,11 @@ and anything that is not a fusable kernel or a free end a group. Whenever someth
 (a poisoned operand, a kernel error, an unexpected dtype), the fused attempt is dropped before
 the store changes and the group's commands run one at a time in their original order, so
 errors are recorded exactly as without fusion. Groups smaller than :data:`MIN_ELEMS` elements
-run unfused (blocking only pays for data larger than the caches). ``SHARDED_FUSION=0`` in a
-worker's environment, or the ``Fusion(False, ...)`` command (``st.init(fusion=False)``), turns
-it off.
+run unfused (blocking only pays for data larger than the caches). A worker with a kernel pool
+(:mod:`.parallel`) evaluates the blocks after the first on its threads when it is not
+already running shards there: each block as sequentially, so still bit-identical.
+``SHARDED_FUSION=0`` in a worker's environment, or the ``Fusion(False, ...)`` command
+(``st.init(fusion=False)``), turns it off.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import math
 import numpy as np
 
 from ..commands import Alias, Const, DropRange, Export, Free, Fusion, Kernel, Key, Post
+from . import parallel
 
 BLOCK_ELEMS = 1 << 17  # elements per block (1 MB of float64): measured best of 16K..256K
 MIN_ELEMS = 1 << 17  # smaller outputs run unfused (they fit in cache anyway)
@@ -314,26 +317,23 @@ def _fused(worker, gcmds, group, internal, refs) -> bool:
         return False
     bufs = [None] * len(steps)
     try:
-        for lo in range(0, n0, rows):
-            hi = min(n0, lo + rows)
-            vals = [None] * len(steps)
-            for j, (fn, params, specs, scratch) in enumerate(steps):
-                a = [v if t == 0 else (v[lo:hi] if t == 2 else vals[v]) for t, v in specs]
-                buf = bufs[j]
-                if buf is None:  # the first block tells the output's dtype
-                    r = fn(xp, *a, **params)
-                    dims = (rows if scratch else n0,) + shape[1:]
-                    buf = None if scratch else worker._take(dims, r.dtype)
-                    bufs[j] = buf = xp.empty(dims, r.dtype) if buf is None else buf
-                    dst = buf[: hi - lo] if scratch else buf[lo:hi]
-                else:
-                    dst = buf[: hi - lo] if scratch else buf[lo:hi]
-                    r = fn(xp, *a, alloc=_offer(dst), **params)
-                if r is not dst:
-                    if r.dtype != dst.dtype or r.shape != dst.shape:
-                        raise _Mismatch(f"{r.dtype}{r.shape} != {dst.dtype}{dst.shape}")
-                    dst[...] = r
-                vals[j] = dst
+        # the first block tells the outputs' dtypes (and takes their buffers)
+        hi = min(n0, rows)
+        vals = [None] * len(steps)
+        for j, (fn, params, specs, scratch) in enumerate(steps):
+            a = [v if t == 0 else (v[0:hi] if t == 2 else vals[v]) for t, v in specs]
+            r = fn(xp, *a, **params)
+            dims = (rows if scratch else n0,) + shape[1:]
+            buf = None if scratch else worker._take(dims, r.dtype)
+            bufs[j] = buf = xp.empty(dims, r.dtype) if buf is None else buf
+            dst = buf[:hi]
+            _put(r, dst)
+            vals[j] = dst
+        los = range(rows, n0, rows)
+        if worker.kernel_threads > 1 and not worker._busy and len(los) >= 2:
+            _split(worker, steps, bufs, los, rows, n0)  # fewer shards than threads
+        else:
+            _blocks(xp, steps, bufs, los, rows, n0)
     except Exception:  # unfused, command by command, records the error as usual
         for buf, (_, _, _, scratch) in zip(bufs, steps):
             if buf is not None and not scratch:
@@ -342,10 +342,54 @@ def _fused(worker, gcmds, group, internal, refs) -> bool:
     for cmd, buf, (_, _, _, scratch) in zip(gcmds, bufs, steps):
         if not scratch:
             worker.store[cmd.outs[0]] = buf
-    worker.commands_run += len(gcmds)
-    worker.fused_runs += 1
-    worker.fused_commands += len(gcmds)
+    with worker._count_lock:  # (chains on threads fuse at once)
+        worker.commands_run += len(gcmds)
+        worker.fused_runs += 1
+        worker.fused_commands += len(gcmds)
     return True
+
+
+def _put(r, dst) -> None:
+    """A block's result ``r`` into its place ``dst`` (unless the kernel wrote it there)."""
+    if r is not dst:
+        if r.dtype != dst.dtype or r.shape != dst.shape:
+            raise _Mismatch(f"{r.dtype}{r.shape} != {dst.dtype}{dst.shape}")
+        dst[...] = r
+
+
+def _blocks(xp, steps, bufs, los, rows, n0) -> None:
+    """Evaluate the blocks starting at rows ``los`` into ``bufs`` (full-size outputs, or
+    block-sized scratch buffers for the internal keys)."""
+    for lo in los:
+        hi = min(n0, lo + rows)
+        vals = [None] * len(steps)
+        for j, (fn, params, specs, scratch) in enumerate(steps):
+            a = [v if t == 0 else (v[lo:hi] if t == 2 else vals[v]) for t, v in specs]
+            dst = bufs[j][: hi - lo] if scratch else bufs[j][lo:hi]
+            _put(fn(xp, *a, alloc=_offer(dst), **params), dst)
+            vals[j] = dst
+
+
+def _split(worker, steps, bufs, los, rows, n0) -> None:
+    """:func:`_blocks` on the worker's kernel pool: contiguous runs of blocks per lane, each
+    lane with scratch buffers of its own (every block computes as sequentially)."""
+    pool = parallel.pool_of(worker)
+    k = min(pool.n, len(los))
+    cut = [len(los) * i // k for i in range(k + 1)]
+    parts = [los[cut[i] : cut[i + 1]] for i in range(k)]
+
+    def lane(i):
+        if i == 0:
+            own = bufs
+        else:  # (a step's last field: whether its output is a block-sized scratch buffer)
+            own = [worker.xp.empty_like(b) if st[3] else b for b, st in zip(bufs, steps)]
+        _blocks(worker.xp, steps, own, parts[i], rows, n0)
+
+    worker._busy = True
+    try:
+        pool.map(lane, range(k))
+    finally:
+        worker._busy = False
 
 
 def _offer(dst):

@@ -13,6 +13,7 @@ import ctypes
 import math
 import mmap
 import sys
+import threading
 
 import numpy as np
 
@@ -59,6 +60,10 @@ class Store:
         # bytes of the arrays this worker exported (reads, transfers, tree partials) and of
         # those its commands took from elsewhere (other workers' exports, the driver's puts)
         self.sent_bytes = self.received_bytes = 0
+        # a worker may run its shards' commands on threads (.parallel): the pool and the
+        # byte counters change under locks (the store and the poisoned keys see reads and
+        # writes of distinct keys only, which dicts do atomically)
+        self._pool_lock, self._count_lock = threading.Lock(), threading.Lock()
 
     def missing(self, op: str, key) -> dict:
         """The error record of reading ``key`` for ``op``: its poison, or a missing key."""
@@ -97,7 +102,8 @@ class Store:
         v = self._mailed(a.tag, a.timeout) if kind is Mail else refs[a.index]
         if isinstance(v, Failed):
             raise Poisoned(v.record)
-        self.received_bytes += getattr(v, "nbytes", 0)
+        with self._count_lock:
+            self.received_bytes += getattr(v, "nbytes", 0)
         return self.backend.to_device(v)
 
     def _mailed(self, tag, timeout):
@@ -170,18 +176,21 @@ class Store:
         mapped already. Past the cap (this worker's share, :data:`POOL_MAX_BYTES` at most)
         the blocks pooled longest ago go first: one-off shapes must not fill the pool for
         good. ``arr=None`` only trims the pool to the cap."""
-        if self._returned:
-            self._drain()
-        if not self.pool and (arr is None or arr.nbytes < POOL_MIN_BYTES):
-            return  # (the usual free of a small block: nothing to keep, nothing to trim)
-        keep = (
-            arr is not None
-            and POOL_MIN_BYTES <= arr.nbytes
-            and arr.flags.owndata
-            and arr.flags.c_contiguous
-            and sys.getrefcount(arr) <= 2  # else a view elsewhere still uses its memory
-        )
-        self._keep(arr if keep else None)
+        if not self.pool and not self._returned and (arr is None or arr.nbytes < POOL_MIN_BYTES):
+            return  # (the usual free of a small block, without the lock: nothing to do)
+        with self._pool_lock:  # (inline: a wrapper's frame would hold arr)
+            if self._returned:
+                self._drain()
+            if not self.pool and (arr is None or arr.nbytes < POOL_MIN_BYTES):
+                return  # (the usual free of a small block: nothing to keep, nothing to trim)
+            keep = (
+                arr is not None
+                and POOL_MIN_BYTES <= arr.nbytes
+                and arr.flags.owndata
+                and arr.flags.c_contiguous
+                and sys.getrefcount(arr) <= 2  # else a view elsewhere still uses its memory
+            )
+            self._keep(arr if keep else None)
 
     def _keep(self, block) -> None:
         """Pool ``block`` (None: none) after trimming the oldest blocks to make room."""
@@ -218,35 +227,38 @@ class Store:
         (1 MiB or more) pooled on its own for the next request, and the loan comes back to
         the pool when the last view of it dies. Either way what is in use is out of the
         pool: never lent twice."""
-        if self._returned:
-            self._drain()
-        if not self.pool:
-            return None
-        dtype = np.dtype(dtype)
-        shape = tuple(shape)
-        need = math.prod(shape) * dtype.itemsize
-        if need * LEND_WASTE < POOL_MIN_BYTES or dtype.hasobject:
-            return None  # (no pooled block is that small: a small result's quick answer)
-        best = None
-        for block in self.pool.values():
-            n = block.nbytes
-            if need <= n <= need * LEND_WASTE and (best is None or n < best.nbytes):
-                if type(block) is np.ndarray or (block.shape == shape and block.dtype == dtype):
-                    best = block  # (a device array is handed out only whole)
-                    if n == need:
-                        break
-        if best is None:
-            return None
-        del self.pool[id(best)]
-        self.pool_bytes -= best.nbytes
-        if best.shape == shape and best.dtype == dtype and best.flags.owndata:
-            return best
-        flat = best.reshape(-1).view(np.uint8)
-        cut = -(-need // 64) * 64  # the rest starts on a cache line (and any dtype's alignment)
-        if best.nbytes - cut >= POOL_MIN_BYTES:
-            self._keep(flat[cut:])
-            flat = flat[:cut]
-        return np.asarray(Lease(flat, need, self._returned)).view(dtype).reshape(shape)
+        if not self.pool and not self._returned:
+            return None  # (the usual answer, without the lock: nothing pooled)
+        with self._pool_lock:  # (kernels on threads take blocks at once)
+            if self._returned:
+                self._drain()
+            if not self.pool:
+                return None
+            dtype = np.dtype(dtype)
+            shape = tuple(shape)
+            need = math.prod(shape) * dtype.itemsize
+            if need * LEND_WASTE < POOL_MIN_BYTES or dtype.hasobject:
+                return None  # (no pooled block is that small: a small result's quick answer)
+            best = None
+            for block in self.pool.values():
+                n = block.nbytes
+                if need <= n <= need * LEND_WASTE and (best is None or n < best.nbytes):
+                    if type(block) is np.ndarray or (block.shape == shape and block.dtype == dtype):
+                        best = block  # (a device array is handed out only whole)
+                        if n == need:
+                            break
+            if best is None:
+                return None
+            del self.pool[id(best)]
+            self.pool_bytes -= best.nbytes
+            if best.shape == shape and best.dtype == dtype and best.flags.owndata:
+                return best
+            flat = best.reshape(-1).view(np.uint8)
+            cut = -(-need // 64) * 64  # the rest starts on a cache line (and any dtype's alignment)
+            if best.nbytes - cut >= POOL_MIN_BYTES:
+                self._keep(flat[cut:])
+                flat = flat[:cut]
+            return np.asarray(Lease(flat, need, self._returned)).view(dtype).reshape(shape)
 
 
 LEND_WASTE = 4  # a block lends to requests of a quarter of its bytes or more

@@ -5,7 +5,9 @@ OpenBLAS reads that variable when NumPy loads it: each worker multiplies matrice
 thread, so two workers on a 4-core node leave half the cores idle. ``threadpoolctl`` changes
 the count of the already loaded libraries (OpenBLAS, MKL, OpenMP runtimes), so a worker sets
 its own at start and again once the executor knows how many workers share its node
-(``share = node CPUs // workers on the node``, at least 1: no oversubscription).
+(``share = node CPUs // workers on the node``, at least 1: no oversubscription). The same
+share sizes the worker's kernel pool, which runs its shards' commands on threads
+(:mod:`.parallel`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,420 @@
+"""A worker's shards on threads: the per-shard work of one op runs on a pool of kernel threads.
+
+A worker's CPU share (the ``n`` of its last ``Threads(n)`` command, :mod:`.threads`) is also
+the size of its *kernel pool* (:class:`Pool`): the batch's thread plus ``n - 1`` helpers.
+With ``n == 1`` (the default: one worker per core) nothing here runs, the worker's path is
+the sequential one. With one worker owning all of a node's cores (and more shards than
+workers), three kinds of work go to the pool:
+
+* **chains**: the layout commands of a run (``Group``/``GroupFree``, up to the next sync
+  point or reduction) expand to one *chain* of commands per shard (:func:`expand`); chains
+  that are independent (:func:`independent`: no chain reads or writes a key another chain
+  writes, nor memory another chain writes in place) run in parallel, each through
+  :meth:`Worker.run` (so fusion windows apply per chain). Otherwise, or when the shards are
+  small (under ``Worker.par_min`` elements), the commands run in the sequential order. Error
+  records are merged in shard order (chain 0's, then chain 1's...): with one failing shard
+  they are those of the sequential run;
+* **fused blocks**: a fused elementwise group (:mod:`.fusion`) over fewer shards than threads
+  evaluates its blocks on the pool, each lane with its own scratch buffers;
+* **local reductions**: the chunk step of a ``Tree`` (one kernel per shard this worker holds)
+  runs on the pool; the combine step takes the partials in shard order, on the batch's thread
+  (trees and their partials never leave it).
+
+Each block and each shard goes through the same kernel with the same operands as
+sequentially, so results are bit-identical (a shard's reduction is never cut into chunks:
+that would change its rounding).
+
+No oversubscription: while ``k`` lanes run, a section holding a kernel that may call BLAS
+lowers the process's BLAS/OpenMP pools to ``max(1, n // k)`` threads and restores ``n``
+after (once per section: a cached :class:`threadpoolctl.ThreadpoolController` does it in a
+few microseconds, where ``threadpool_limits`` rescans the loaded libraries, ~200 us), and
+:func:`.threads.cpu_share` (``scipy.fft``'s workers) says ``n // k`` meanwhile.
+
+Shared state while lanes run: the store and the poisoned keys see reads and writes of
+distinct keys only (independent chains; tree chunks write keys of their own), which dicts do
+atomically; the pool of freed blocks lends and takes back under a lock (lock-free when it is
+empty, as it is for small data); ``commands_run`` is set after a section to its exact count
+(each kernel command counts once), the fusion and byte counters change under a lock; tree
+partials (``_texp``, the mailbox) and tracing stay on the batch's thread, and lanes start no
+sections of their own (``Worker._busy``).
+
+``SHARDED_SHARD_THREADS=0`` in a worker's environment keeps every worker sequential whatever
+its share (an A/B switch for measurements).
+
+Examples
+--------
+>>> pool = Pool(2)
+>>> pool.map(lambda x: x * x, [1, 2, 3])
+[1, 4, 9]
+>>> pool.close()
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from threadpoolctl import ThreadpoolController
+
+from ..commands import Const, Free, Group, GroupFree, Kernel, Key, Keys, Ref
+from . import threads
+
+# shards of fewer elements run sequentially: their kernels take about the time of the Python
+# around them (which holds the GIL), and a section's dispatch costs tens of microseconds
+PAR_MIN_ELEMS = 1 << 15
+# kernels that are neither fusable nor BLAS callers: no switch of the BLAS pools for them
+_NO_BLAS = frozenset({"reduce_chunk", "reduce_combine", "arg_chunk", "arg_combine", "full"})
+
+
+def pool_size(share: int) -> int:
+    """The kernel threads of a worker whose CPU share is ``share``: the share, or 1 when
+    ``SHARDED_SHARD_THREADS=0``.
+
+    Examples
+    --------
+    >>> pool_size(4) in (1, 4), pool_size(0)
+    (True, 1)
+    """
+    if os.environ.get("SHARDED_SHARD_THREADS", "1") == "0":
+        return 1
+    return max(1, int(share))
+
+
+class Pool:
+    """``n`` lanes: the calling thread and ``n - 1`` helper threads (started at first use).
+
+    Examples
+    --------
+    >>> pool = Pool(3)
+    >>> pool.map(str.upper, ["a", "b", "c"])
+    ['A', 'B', 'C']
+    >>> pool.close()
+    """
+
+    def __init__(self, n: int):
+        self.n = max(1, int(n))
+        self._helpers = None
+
+    def map(self, fn, items) -> list:
+        """``[fn(x) for x in items]``, the items spread over ``min(n, len(items))`` lanes
+        (each takes the next item when done). Every item runs even when one raises; the
+        first exception in item order is raised after all are done."""
+        items = list(items)
+        out = [None] * len(items)
+        fails: list = [None] * len(items)
+        lanes = min(self.n, len(items))
+        if lanes <= 1:
+            return [fn(x) for x in items]
+        if self._helpers is None:
+            self._helpers = ThreadPoolExecutor(self.n - 1, thread_name_prefix="sharded-kernel")
+        nxt, lock = iter(range(len(items))), threading.Lock()
+
+        def lane():
+            with np.errstate(all="ignore"):  # (per thread: the batch's own state stays)
+                while True:
+                    with lock:
+                        i = next(nxt, None)
+                    if i is None:
+                        return
+                    try:
+                        out[i] = fn(items[i])
+                    except BaseException as e:  # raised on the calling thread, in order
+                        fails[i] = e
+
+        futs = [self._helpers.submit(lane) for _ in range(lanes - 1)]
+        lane()
+        for f in futs:
+            f.result()
+        for e in fails:
+            if e is not None:
+                raise e
+        return out
+
+    def close(self) -> None:
+        if self._helpers is not None:
+            self._helpers.shutdown(wait=False)
+            self._helpers = None
+
+
+def resize(w, size: int) -> None:
+    """Give worker ``w`` a kernel pool of ``size`` threads (its helpers start at first use)."""
+    if size != w.kernel_threads and w._kpool is not None:
+        w._kpool.close()
+        w._kpool = None
+    w.kernel_threads = size
+
+
+def pool_of(w) -> Pool:
+    """Worker ``w``'s kernel pool, started at first use."""
+    if w._kpool is None:
+        w._kpool = Pool(w.kernel_threads)
+    return w._kpool
+
+
+# ------------------------------------------------------------------ BLAS threads
+_CONTROLLER: list = [None]  # the loaded BLAS/OpenMP libraries, scanned at each Threads(n)
+
+
+def rescan() -> None:
+    """Look up the loaded BLAS/OpenMP libraries again (a ``Threads`` command does)."""
+    _CONTROLLER[0] = ThreadpoolController()
+
+
+class _Share:
+    """While ``k`` lanes run: BLAS/OpenMP pools at ``n // k`` threads when ``blas``, and
+    :func:`.threads.cpu_share` at ``n // k``; both back to ``n`` after."""
+
+    def __init__(self, k: int, blas: bool):
+        self.n = threads.cpu_share()
+        self.lane = max(1, self.n // max(1, k))
+        self.blas = blas and self.lane != self.n
+
+    def __enter__(self):
+        threads._SHARE[0] = self.lane
+        if self.blas:
+            if _CONTROLLER[0] is None:
+                rescan()
+            _CONTROLLER[0].limit(limits=self.lane)
+
+    def __exit__(self, *exc):
+        threads._SHARE[0] = self.n
+        if self.blas:
+            _CONTROLLER[0].limit(limits=self.n)
+
+
+_BLAS_FREE: dict = {}  # kernel name -> True when it surely calls no BLAS
+
+
+def _calls_blas(kernels, lists) -> bool:
+    for cmds in lists:
+        for c in cmds:
+            if type(c) is Kernel:
+                free = _BLAS_FREE.get(c.kernel)
+                if free is None:
+                    fn = kernels.get(c.kernel)
+                    free = c.kernel in _NO_BLAS or bool(getattr(fn, "fusable", False))
+                    _BLAS_FREE[c.kernel] = free
+                if not free:
+                    return True
+    return False
+
+
+# ------------------------------------------------------------------ chains
+def wanted(w, layout_cmds) -> bool:
+    """Whether layout commands may gain from :func:`expand`: False when the first operand
+    found stored is a shard of fewer than ``w.par_min`` elements or this worker holds fewer
+    than 2 shards of its layout (a quick look: the usual small op pays nothing more)."""
+    store = w.store
+    for c in layout_cmds:
+        if type(c) is not Group:
+            continue
+        for x in c.args:
+            if type(x) is Keys:
+                shards = w.mine(c.desc)
+                if len(shards) < 2:
+                    return False
+                arr = store.get(x.start + shards[0])
+                if arr is not None:
+                    return arr.size >= w.par_min
+    return True
+
+
+def expand(w, layout_cmds, refs) -> list:
+    """:meth:`Worker._expand` with shards on the pool: the per-shard commands in the
+    sequential order (``flat``, as the sequential path builds them) and per shard
+    (``chains``); each reduction runs the commands before it, then itself on this thread."""
+    from .core import _EXPAND  # (core imports this module)
+
+    flat, chains, errors = [], {}, []
+    for c in layout_cmds:
+        kind = type(c)
+        if kind is Group:
+            kernel, args, base, params, label, inplace = (
+                c.kernel, c.args, c.out, c.params, c.label, c.inplace
+            )  # fmt: skip
+            for s in w.mine(c.desc):
+                a = tuple([Key.make((x.start + s, None)) if type(x) is Keys else x for x in args])
+                cmd = Kernel.make((kernel, a, (base + s,), params, (label, s), inplace))
+                flat.append(cmd)
+                chains.setdefault(s, []).append(cmd)
+        elif kind is GroupFree:
+            shards = w.mine(c.desc)
+            if shards:
+                flat.append(Free.make(([c.start + s for s in shards],)))
+                for s in shards:
+                    chains.setdefault(s, []).append(Free.make(([c.start + s],)))
+        else:  # a reduction: the commands before it first (they may make its input)
+            if flat:
+                errors += w._run_nested(flat, refs, chains)
+                flat, chains = [], {}
+            _EXPAND[kind](w, c, flat, refs, errors)
+    return errors + w._run_nested(flat, refs, chains)
+
+
+def run_chains(w, chains: dict, refs):
+    """Run the per-shard ``chains`` (shard -> commands) on ``w``'s pool and return their
+    error records in shard order; None (nothing ran) when they are not independent or too
+    small to gain: the caller then runs them in the sequential order."""
+    if len(chains) < 2:
+        return None
+    lists = [chains[s] for s in sorted(chains)]
+    if _size(w, lists[0]) < w.par_min or not independent(w, lists):
+        return None
+    from .core import Worker
+
+    pool = pool_of(w)
+    nk = sum(type(c) is Kernel for cmds in lists for c in cmds)
+    before = w.commands_run
+    w._busy = True
+    try:
+        with _Share(min(pool.n, len(lists)), _calls_blas(w.kernels, lists)):
+            got = pool.map(lambda cmds: Worker.run(w, cmds, *refs), lists)
+    finally:
+        w._busy = False
+        # (each kernel command counts once, fused or not: the exact count whatever the
+        # interleaving of the lanes' increments)
+        w.commands_run = before + nk
+    return [e for errs in got for e in errs]
+
+
+def reduce_chunks(w, cmds, refs) -> list:
+    """Run a tree's chunk commands (one per shard, distinct inputs and outputs) on the pool;
+    their error records in shard order."""
+    before = w.commands_run
+
+    def one(cmd):
+        errs: list = []
+        w._kernel(cmd, refs, errs)
+        return errs
+
+    w._busy = True
+    try:
+        with _Share(min(pool_of(w).n, len(cmds)), False):
+            got = pool_of(w).map(one, cmds)
+    finally:
+        w._busy = False
+        w.commands_run = before + len(cmds)
+    return [e for errs in got for e in errs]
+
+
+def worth(w, cmds) -> bool:
+    """Whether per-shard commands ``cmds`` may go to the pool: a pool of 2 or more, not
+    already on it, and enough data."""
+    if w.kernel_threads < 2 or w._busy or len(cmds) < 2:
+        return False
+    return _size(w, cmds[:1]) >= w.par_min
+
+
+def _size(w, cmds) -> int:
+    """A chain's shard size, roughly: the elements of the first stored operand (or
+    ``shape`` parameter: a tensor made here) of its kernels; 0 when none tells."""
+    store = w.store
+    for c in cmds:
+        if type(c) is not Kernel:
+            continue
+        for a in c.args:
+            if type(a) is Key:
+                arr = store.get(a.key)
+                if arr is not None:
+                    return arr.size
+        if c.params and "shape" in c.params:
+            try:
+                return int(np.prod(c.params["shape"]))
+            except (TypeError, ValueError):
+                pass
+    return 0
+
+
+def independent(w, lists) -> bool:
+    """Whether the chains ``lists`` may run in any interleaving: no key written by one
+    chain (an output, a free, an in-place target) is read or written by another, no
+    operand is taken from a mailbox, and no in-place write touches memory another chain
+    reads (stored views share it) or a published snapshot (copy on write is not
+    thread-safe).
+
+    Examples
+    --------
+    >>> from sharded.runtime.worker.core import Worker
+    >>> w = Worker(0)
+    >>> a = Kernel("neg", (Key(1),), (10,), {}, None, False)
+    >>> b = Kernel("neg", (Key(2),), (11,), {}, None, False)
+    >>> independent(w, [[a], [b]]), independent(w, [[a], [b._replace(args=(Key(10),))]])
+    (True, False)
+    """
+    owner: dict = {}
+    inplace = False
+    for i, cmds in enumerate(lists):
+        for c in cmds:
+            keys = c.keys if type(c) is Free else c.outs
+            for k in keys:
+                if owner.setdefault(k, i) != i:
+                    return False
+            if type(c) is Kernel and c.inplace:
+                inplace = True
+    for i, cmds in enumerate(lists):
+        for c in cmds:
+            if type(c) is not Kernel:
+                continue
+            for a in c.args:
+                kind = type(a)
+                if kind is Key:
+                    if owner.get(a.key, i) != i:
+                        return False
+                elif kind is not Const and kind is not Ref:
+                    return False  # (a Mail: its take is not shared safely)
+    if inplace:
+        if w.published_seen:
+            return False
+        return _disjoint(w, lists)
+    return True
+
+
+def _bounds(arr) -> tuple:
+    """The first and past-the-last byte addresses ``arr`` spans."""
+    lo = arr.__array_interface__["data"][0]
+    if arr.flags.c_contiguous:
+        return lo, lo + arr.nbytes
+    hi = lo + arr.itemsize
+    for n, st in zip(arr.shape, arr.strides):
+        if st < 0:
+            lo += st * (n - 1)
+        else:
+            hi += st * (n - 1)
+    return lo, hi
+
+
+def _disjoint(w, lists) -> bool:
+    """Whether memory written in place by a chain is touched by no other chain (checked on
+    the stored arrays: a chain writing in place into an array it made itself, which may be
+    a view of what it read, counts everything it read as written)."""
+    store, spans = w.store, []  # (lo, hi, chain, written)
+    for i, cmds in enumerate(lists):
+        made, reads, writes, blind = set(), set(), set(), False
+        for c in cmds:
+            if type(c) is not Kernel:
+                continue
+            reads.update(a.key for a in c.args if type(a) is Key)
+            if c.inplace:
+                for k in c.outs:
+                    if k in made:
+                        blind = True
+                    writes.add(k)
+            made.update(c.outs)
+        if blind:
+            writes |= reads
+        for k in reads | writes:
+            arr = store.get(k)
+            if isinstance(arr, np.ndarray) and arr.nbytes:
+                lo, hi = _bounds(arr)
+                spans.append((lo, hi, i, k in writes))
+    spans.sort()
+    active: list = []  # spans still open at the current start
+    for lo, hi, i, wr in spans:
+        active = [s for s in active if s[1] > lo]
+        for _, _, j, wj in active:
+            if j != i and (wr or wj):
+                return False
+        active.append((lo, hi, i, wr))
+    return True

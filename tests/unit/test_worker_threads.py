@@ -1,0 +1,238 @@
+"""A worker's shards on threads (sharded.runtime.worker.parallel): with a CPU share of 2 a bare
+Worker runs its shards' chains, a tree's chunks and a fused group's blocks on 2 threads,
+bit-identical to the sequential path; conflicting chains fall back; errors are recorded as
+sequentially; BLAS gets its share per lane meanwhile.
+
+Concurrency is shown with real kernels that meet at a barrier: they only pass it when two of
+them run at once (sequentially the barrier times out and the kernel fails)."""
+
+import threading
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_limits
+
+from sharded.runtime.commands import (
+    Const,
+    Free,
+    Group,
+    GroupFree,
+    Kernel,
+    Key,
+    Keys,
+    LayoutCmds,
+    Mod,
+    ReduceGroup,
+    Threads,
+    Tree,
+    TreeSpec,
+)
+from sharded.runtime.worker import parallel, threads
+from sharded.runtime.worker.core import KERNELS, Worker
+
+F8 = np.dtype(np.float64).str
+P = {"cast": None, "out": F8}
+S = 4  # shards, all on the one worker
+DESC = Mod(1, S)
+DATA = [np.linspace(-1.0, 1.0, 1000) * (s + 1) + s / 7 for s in range(S)]
+
+
+@pytest.fixture(autouse=True)
+def _blas_restored():
+    with threadpool_limits(limits=None):  # Threads(n) sets this process's BLAS: put it back
+        yield
+    threads._SHARE[0] = None
+
+
+def _worker(n, data=DATA, **attrs):
+    w = Worker(0)
+    assert w.run([Threads(n)]) == []
+    for k, v in attrs.items():
+        setattr(w, k, v)
+    w.run([Kernel("mul", (Const(d), Const(1.0)), (s,), P, None, False) for s, d in enumerate(data)])
+    return w
+
+
+def _group(op, args, out):
+    return Group(op, DESC, args, out, P, op, False)
+
+
+def _sum_tree(start, out):
+    n = len(DATA[0])
+    bounds = (tuple(n * s for s in range(S + 1)),)
+    spec = TreeSpec(
+        "reduce_chunk", {"fn": "sum", "axis": (0,), "dtype": F8}, "reduce_combine", "sum",
+        start, (out,), bounds, False, (0,), (ReduceGroup((0,), tuple(range(S))),), "sum", 8,
+    )  # fmt: skip
+    return Tree(DESC, spec)
+
+
+def _chain():
+    """exp(1.5 x + 0.25) * x - 1 over the layout, temporaries freed, then its sum."""
+    return [
+        _group("mul", (Keys(0), Const(1.5)), 10),
+        _group("add", (Keys(10), Const(0.25)), 20),
+        GroupFree(DESC, 10),
+        _group("exp", (Keys(20),), 30),
+        GroupFree(DESC, 20),
+        _group("mul", (Keys(30), Keys(0)), 40),
+        GroupFree(DESC, 30),
+        _group("sub", (Keys(40), Const(1.0)), 50),
+        GroupFree(DESC, 40),
+        _sum_tree(50, 90),
+    ]
+
+
+def _results(w, keys):
+    return [w.fetch([(k, None)])[0] for k in keys]
+
+
+def _same(a, b):
+    assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def _meet(monkeypatch, name, fusable=False, op=lambda xp, x: xp.add(x, 1.0)):
+    """A real kernel ``name`` (``op``: x + 1) that waits at a 2-party barrier: it passes only while
+    another call runs at the same time; the threads it ran on are recorded."""
+    barrier, seen = threading.Barrier(2, timeout=10), set()
+
+    def meet(xp, x, alloc=None, **params):
+        if not fusable or alloc is not None:  # (a fused group's first block runs alone)
+            barrier.wait()
+        seen.add(threading.get_ident())
+        return op(xp, x)
+
+    meet.fusable, meet.pooled = fusable, False
+    monkeypatch.setitem(KERNELS, name, meet)
+    return seen
+
+
+@pytest.mark.parametrize("fuse", [{}, {"fusion_block": 100, "fusion_min": 8}])
+def test_chains_and_tree_on_two_threads_are_bit_identical_to_one(fuse):
+    seq, par = _worker(1, **fuse), _worker(2, par_min=0, **fuse)
+    assert seq.stats()["kernel_threads"] == 1 and par.stats()["kernel_threads"] == 2
+    for w in (seq, par):
+        assert w.run([LayoutCmds(None, _chain())]) == []
+    for a, b in zip(_results(seq, [50, 51, 52, 53, 90]), _results(par, [50, 51, 52, 53, 90])):
+        _same(a, b)
+    want = np.exp(1.5 * DATA[2] + 0.25) * DATA[2] - 1
+    np.testing.assert_allclose(_results(par, [52])[0], want)
+    assert par.commands_run == seq.commands_run  # every kernel counted once
+    assert par.fused_commands == seq.fused_commands == (20 if fuse else 0)  # fused per chain
+    assert sorted(par.store) == sorted(seq.store)  # temporaries freed alike
+    assert seq._kpool is None  # the sequential path starts no threads
+
+
+def test_shards_chains_run_at_once(monkeypatch):
+    seen = _meet(monkeypatch, "meet")
+    w = _worker(2, par_min=0)
+    errs = w.run([LayoutCmds(None, [Group("meet", DESC, (Keys(0),), 10, {}, "meet", False)])])
+    assert errs == []
+    assert len(seen) == 2  # two threads, each passed the barrier with the other
+    np.testing.assert_array_equal(_results(w, [13])[0], DATA[3] + 1)
+
+
+def test_tree_chunks_run_at_once(monkeypatch):
+    # each shard's partial: its sum (dims kept, as the real chunk kernel keeps them)
+    seen = _meet(monkeypatch, "reduce_chunk", op=lambda xp, x: x.sum(keepdims=True))
+    w = _worker(2, par_min=0)
+    assert w.run([LayoutCmds(None, [_sum_tree(0, 90)])]) == []
+    assert len(seen) == 2
+    # the partials, combined in shard order
+    np.testing.assert_allclose(_results(w, [90])[0], sum(d.sum() for d in DATA))
+
+
+def test_conflicting_chains_fall_back_to_the_sequential_order():
+    # every shard of the second op reads shard 0's output: written by chain 0
+    cmds = [_group("mul", (Keys(0), Const(2.0)), 10), _group("add", (Keys(0), Key(10)), 20)]
+    w = _worker(2, par_min=0)
+    write = Kernel("mul", (Key(0), Const(2.0)), (10,), P, ("mul", 0), False)
+    read = Kernel("add", (Key(1), Key(10)), (21,), P, ("add", 1), False)
+    assert not parallel.independent(w, [[write], [read]])
+    assert not parallel.independent(w, [[write], [Free((10,))]])  # a free writes too
+    assert parallel.independent(w, [[write], [read._replace(args=(Key(1), Key(0)))]])
+    assert w.run([LayoutCmds(None, cmds)]) == []
+    for s in range(S):
+        np.testing.assert_array_equal(_results(w, [20 + s])[0], DATA[s] + 2 * DATA[0])
+
+
+def test_in_place_write_into_memory_another_chain_reads_is_a_conflict():
+    w = _worker(2, par_min=0)
+    w.store[9] = w.store[1][:10]  # a view of shard 1 under a key of its own
+    write = Kernel("add", (Key(1), Const(1.0)), (1,), P, ("add", 1), True)
+    read = Kernel("mul", (Key(9), Const(1.0)), (8,), P, ("mul", 0), False)
+    assert not parallel.independent(w, [[read], [write]])
+    apart = Kernel("mul", (Key(0), Const(1.0)), (8,), P, ("mul", 0), False)
+    assert parallel.independent(w, [[apart], [write]])
+
+
+def test_an_error_in_one_chain_is_recorded_as_sequentially_and_the_worker_goes_on():
+    data = [d if s != 2 else d[:7] for s, d in enumerate(DATA)]  # shard 2 mismatches the row
+    row = Const(np.ones(len(DATA[0])))
+    cmds = [_group("add", (Keys(0), row), 10), _group("mul", (Keys(10), Const(3.0)), 20)]
+    seq, par = _worker(1, data), _worker(2, data, par_min=0)
+    errs = [w.run([LayoutCmds(None, cmds)]) for w in (seq, par)]
+    assert errs[0] == errs[1] and len(errs[1]) == 2
+    assert errs[1][0]["shard"] == 2 and not errs[1][0]["cascade"] and errs[1][1]["cascade"]
+    _same(_results(seq, [23])[0], _results(par, [23])[0])
+    assert par.run([LayoutCmds(None, [GroupFree(DESC, 10), _group("neg", (Keys(0),), 30)])]) == []
+    np.testing.assert_array_equal(_results(par, [32])[0], -data[2])
+
+
+def _fused(w):
+    # one shard of 1000 rows in blocks of 100: a fused group whose blocks split over the pool
+    w.fusion_block, w.fusion_min = 100, 8
+    cmds = [
+        Kernel("mul", (Key(0), Const(1.5)), (10,), P, ("mul", 0), False),
+        Kernel("exp", (Key(10),), (11,), P, ("exp", 0), False),
+        Free((10,)),
+        Kernel("sub", (Key(11), Key(0)), (12,), P, ("sub", 0), False),
+        Free((11,)),
+    ]
+    assert w.run(cmds) == []
+    assert w.fused_commands == 3
+    return w.fetch([(12, None)])[0]
+
+
+def test_fused_blocks_split_over_two_threads_are_bit_identical():
+    _same(_fused(_worker(1, DATA[:1])), _fused(_worker(2, DATA[:1])))
+
+
+def test_fused_blocks_run_at_once(monkeypatch):
+    seen = _meet(monkeypatch, "meet", fusable=True)
+    w = _worker(2, DATA[:1])
+    w.fusion_block, w.fusion_min = 200, 8  # the first block alone, then 2 + 2 on two lanes
+    cmds = [
+        Kernel("meet", (Key(0),), (10,), {}, ("meet", 0), False),
+        Kernel("mul", (Key(10), Const(2.0)), (11,), P, ("mul", 0), False),
+        Free((10,)),
+    ]
+    assert w.run(cmds) == [] and w.fused_commands == 2
+    assert len(seen) == 2
+    np.testing.assert_array_equal(w.fetch([(11, None)])[0], (DATA[0] + 1) * 2)
+
+
+def test_blas_takes_its_share_per_lane_while_chains_run(monkeypatch):
+    if threads.blas_threads() is None:
+        pytest.skip("no BLAS loaded")
+    seen = []
+
+    def probe(xp, x):  # (not fusable: it may call BLAS)
+        seen.append((threads.blas_threads(), threads.cpu_share()))
+        return x
+
+    monkeypatch.setitem(KERNELS, "probe", probe)
+    w = _worker(2, par_min=0)
+    if threads.blas_threads() != 2:
+        pytest.skip("this BLAS cannot run 2 threads here")
+    assert w.run([LayoutCmds(None, [Group("probe", DESC, (Keys(0),), 10, {}, "p", False)])]) == []
+    assert seen == [(1, 1)] * S  # 2 lanes of a share of 2: one thread each
+    assert threads.blas_threads() == 2 and threads.cpu_share() == 2  # restored after
+
+
+def test_small_work_and_the_switch_stay_sequential(monkeypatch):
+    w = _worker(2)  # the default least work: far more than these 1000-element shards
+    assert w.run([LayoutCmds(None, _chain())]) == [] and w._kpool is None
+    monkeypatch.setenv("SHARDED_SHARD_THREADS", "0")
+    w = _worker(2)
+    assert w.stats()["kernel_threads"] == 1
