@@ -343,10 +343,12 @@ def test_a_lost_threaded_worker_loses_all_its_shards(ray_cluster):
         assert len({i.node for i in ex.workers}) == NODES  # one worker on each node
         reference = pipeline()
         st.manual_seed(3)
-        x = st.rand(64, 1000, dtype=st.float64)  # no shards=: one per thread
+        x = st.rand(64, 4096, dtype=st.float64)  # no shards=: one per thread
         assert x.layout.num_shards == NODES * CPUS_PER_NODE
         assert sorted(x.layout.workers) == [0, 0, 1, 1]
         want = ((x * 2 + 1).sum(dim=1)).numpy()
+        # (shards of 64K elements: each worker ran its two on its two threads)
+        assert all(w["parallel_sections"] > 0 for w in st.stats()["workers"])
         before = ex.recovery_stats()["count"]
         _same(reference, pipeline(hook=lambda: _kill(1)))
         np.testing.assert_array_equal(((x * 2 + 1).sum(dim=1)).numpy(), want)

@@ -366,6 +366,7 @@ class Worker(Store):
             "fused_commands": self.fused_commands,
             "blas_threads": threads.blas_threads(),
             "kernel_threads": self.kernel_threads,
+            "parallel_sections": self._kpool.sections if self._kpool is not None else 0,
             "net": self.mailbox.counts() if self.mailbox is not None else {},
             "traced_peak_bytes": tracemalloc.get_traced_memory()[1]
             if tracemalloc.is_tracing()

@@ -96,6 +96,7 @@ class Pool:
     def __init__(self, n: int):
         self.n = max(1, int(n))
         self._helpers = None
+        self.sections = 0  # maps that ran on more than one lane (a worker's stats)
 
     def map(self, fn, items) -> list:
         """``[fn(x) for x in items]``, the items spread over ``min(n, len(items))`` lanes
@@ -107,6 +108,7 @@ class Pool:
         lanes = min(self.n, len(items))
         if lanes <= 1:
             return [fn(x) for x in items]
+        self.sections += 1
         if self._helpers is None:
             self._helpers = ThreadPoolExecutor(self.n - 1, thread_name_prefix="sharded-kernel")
         nxt, lock = iter(range(len(items))), threading.Lock()

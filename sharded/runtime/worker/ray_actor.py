@@ -13,7 +13,6 @@ from .. import metrics
 from ..net.mailbox import Mailbox
 from ..net.tls import Tls
 from ..packing import from_socket_ok
-from . import threads
 from .core import Worker
 
 
@@ -24,7 +23,7 @@ class _RayWorker(Worker):
     def __init__(self, index, device="cpu", blas_threads=None, session=None):
         super().__init__(index, device)
         if blas_threads:  # Ray pinned OMP_NUM_THREADS to 1: take the node's share at start
-            threads.set_threads(blas_threads)
+            self.set_threads(blas_threads)  # (BLAS and the kernel pool: a replacement too)
         # Batches also come over the driver's wire (.wire), on the mailbox's thread: one at
         # a time, and each after the Ray batches the driver had sent before it (counted)
         self._ran, self._ran_cv, self._exec = 0, threading.Condition(), threading.Lock()
