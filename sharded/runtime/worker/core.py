@@ -43,12 +43,9 @@ from ..commands import (
     Export,
     Free,
     Fusion,
-    Group,
-    GroupFree,
     Hold,
     Kernel,
     Key,
-    Keys,
     LayoutCmds,
     LayoutSync,
     MailTag,
@@ -62,13 +59,13 @@ from ..commands import (
     Reset,
     Threads,
     Trace,
-    Tree,
     TreeMail,
     TreeRefs,
 )
 from ..net import mailbox
 from ..packing import load_batch, shared_layout
 from . import fusion, parallel, program, threads
+from .expand import EXPAND
 from .store import Failed, Poisoned, Store, readonly_view
 
 # name -> kernel ``f(xp, *arrays, **params)``: the one kernel table. The op families fill it
@@ -232,12 +229,12 @@ class Worker(Store):
         was = gc.isenabled()
         gc.disable()
         try:
-            if self.kernel_threads > 1 and parallel.wanted(self, layout_cmds):
-                return parallel.expand(self, layout_cmds, refs)
+            # per shard too, for the kernel pool, where the shards may gain from it
+            chains = {} if self.kernel_threads > 1 and parallel.wanted(self, layout_cmds) else None
             out, errors = [], []
             for c in layout_cmds:
-                _EXPAND[type(c)](self, c, out, refs, errors)
-            return errors + self._run_nested(out, refs)
+                EXPAND[type(c)](self, c, out, refs, errors, chains)
+            return errors + self._run_nested(out, refs, chains)
         finally:
             if was:
                 gc.enable()
@@ -255,9 +252,14 @@ class Worker(Store):
                 got = parallel.run_chains(self, chains, refs)
                 if got is not None:
                     return got
-            return Worker.run(self, cmds, *refs)  # (not a batch: a Ray worker counts those)
+            return self.run_commands(cmds, *refs)
         finally:
             self._texp, self._tmail = held, mail
+
+    def run_commands(self, cmds, *refs) -> list:
+        """:meth:`run` of this class, never a subclass's (expanded commands and a kernel
+        lane's chain are not batches: a Ray worker counts those)."""
+        return Worker.run(self, cmds, *refs)
 
     def _tree(self, spec, mine, refs, errors, mail=None) -> None:
         """Expand a reduction for this worker (``spec``: a
@@ -537,41 +539,6 @@ HANDLERS = {
     Reset: _reset,
     Hold: _hold,
 }
-
-
-# ------------------------------------------------------------------ layout expansion
-# expand(worker, layout command, per-shard commands so far, refs, errors), by record type
-
-
-def _expand_group(w, c, out, refs, errors) -> None:
-    """A kernel per shard of the layout this worker holds (``Keys`` read key start + s)."""
-    kernel, args, base, params, label, inplace = (
-        c.kernel, c.args, c.out, c.params, c.label, c.inplace
-    )  # fmt: skip
-    for s in w.mine(c.desc):  # (a Key and a Kernel per shard of every op: built by make)
-        a = tuple([Key.make((x.start + s, None)) if type(x) is Keys else x for x in args])
-        out.append(Kernel.make((kernel, a, (base + s,), params, (label, s), inplace)))
-
-
-def _expand_free(w, c, out, refs, errors) -> None:
-    shards = w.mine(c.desc)
-    if shards:
-        out.append(Free.make(([c.start + s for s in shards],)))
-
-
-def _expand_tree(w, c, out, refs, errors) -> None:
-    """This worker's part of a reduction, after the commands before it (which may make its
-    input)."""
-    if out:
-        errors += w._run_nested(out, refs)
-        out.clear()
-    mail = w._tmail
-    if mail is not None:  # the tree's tag: every worker counts the same trees
-        mail.trees += 1
-    w._tree(c.spec, set(w.mine(c.desc)), refs, errors, mail)
-
-
-_EXPAND = {Group: _expand_group, GroupFree: _expand_free, Tree: _expand_tree}
 
 
 def _offsets(bounds, s, repl) -> tuple:

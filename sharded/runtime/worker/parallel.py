@@ -58,7 +58,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from ..commands import Const, Free, Group, GroupFree, Kernel, Key, Keys, Ref
+from ..commands import Const, Free, Group, Kernel, Key, Keys, Ref
 from . import threads
 
 # shards of fewer elements run sequentially: their kernels take about the time of the Python
@@ -223,38 +223,6 @@ def wanted(w, layout_cmds) -> bool:
     return True
 
 
-def expand(w, layout_cmds, refs) -> list:
-    """:meth:`Worker._expand` with shards on the pool: the per-shard commands in the
-    sequential order (``flat``, as the sequential path builds them) and per shard
-    (``chains``); each reduction runs the commands before it, then itself on this thread."""
-    from .core import _EXPAND  # (core imports this module)
-
-    flat, chains, errors = [], {}, []
-    for c in layout_cmds:
-        kind = type(c)
-        if kind is Group:
-            kernel, args, base, params, label, inplace = (
-                c.kernel, c.args, c.out, c.params, c.label, c.inplace
-            )  # fmt: skip
-            for s in w.mine(c.desc):
-                a = tuple([Key.make((x.start + s, None)) if type(x) is Keys else x for x in args])
-                cmd = Kernel.make((kernel, a, (base + s,), params, (label, s), inplace))
-                flat.append(cmd)
-                chains.setdefault(s, []).append(cmd)
-        elif kind is GroupFree:
-            shards = w.mine(c.desc)
-            if shards:
-                flat.append(Free.make(([c.start + s for s in shards],)))
-                for s in shards:
-                    chains.setdefault(s, []).append(Free.make(([c.start + s],)))
-        else:  # a reduction: the commands before it first (they may make its input)
-            if flat:
-                errors += w._run_nested(flat, refs, chains)
-                flat, chains = [], {}
-            _EXPAND[kind](w, c, flat, refs, errors)
-    return errors + w._run_nested(flat, refs, chains)
-
-
 def run_chains(w, chains: dict, refs):
     """Run the per-shard ``chains`` (shard -> commands) on ``w``'s pool and return their
     error records in shard order; None (nothing ran) when they are not independent or too
@@ -264,15 +232,13 @@ def run_chains(w, chains: dict, refs):
     lists = [chains[s] for s in sorted(chains)]
     if _size(w, lists[0]) < w.par_min or not independent(w, lists):
         return None
-    from .core import Worker
-
     pool = pool_of(w)
     nk = sum(type(c) is Kernel for cmds in lists for c in cmds)
     before = w.commands_run
     w._busy = True
     try:
         with _Share(min(pool.n, len(lists)), _calls_blas(w.kernels, lists)):
-            got = pool.map(lambda cmds: Worker.run(w, cmds, *refs), lists)
+            got = pool.map(lambda cmds: w.run_commands(cmds, *refs), lists)
     finally:
         w._busy = False
         # (each kernel command counts once, fused or not: the exact count whatever the
