@@ -236,3 +236,32 @@ def test_small_work_and_the_switch_stay_sequential(monkeypatch):
     monkeypatch.setenv("SHARDED_SHARD_THREADS", "0")
     w = _worker(2)
     assert w.stats()["kernel_threads"] == 1
+
+
+def test_the_drivers_per_shard_kernels_run_at_once(monkeypatch):
+    """Per-shard commands sent one by one (a matmul's panels, a sort's local sorts) run on
+    the pool too when they are independent, with the same results as one after another."""
+    seen = _meet(monkeypatch, "meet")
+    w = _worker(2, par_min=0)
+    cmds = [Kernel("meet", (Key(s),), (20 + s,), {}, ("meet", s), False) for s in range(S)]
+    assert w.run(cmds) == []
+    assert len(seen) == 2 and w.stats()["parallel_sections"] >= 1
+    for s in range(S):
+        _same(_results(w, [20 + s])[0], DATA[s] + 1)
+
+
+def test_kernels_that_depend_or_write_unsaid_stay_in_order(monkeypatch):
+    """A kernel that reads another's output, or one run for its effect (no outputs: it may
+    write its operands, as an LU's update does), is never run beside the others."""
+    w = _worker(2, par_min=0)
+    dep = [
+        Kernel("mul", (Key(0), Const(2.0)), (30,), P, None, False),
+        Kernel("mul", (Key(30), Const(3.0)), (31,), P, None, False),  # reads 30
+    ]
+    assert parallel.kernel_run(w, dep, 0, None) is None
+    effect = Kernel("mul", (Key(1), Const(2.0)), (), P, None, False)
+    assert parallel.kernel_run(w, [dep[0], effect], 0, None) is None
+    two = [dep[0], Kernel("mul", (Key(1), Const(2.0)), (32,), P, None, False)]
+    assert parallel.kernel_run(w, two + [dep[1]], 0, None) == 2  # the run stops before 31
+    assert w.run(dep) == []
+    _same(_results(w, [31])[0], DATA[0] * 2.0 * 3.0)

@@ -149,6 +149,14 @@ class Worker(Store):
                     errors += self._expand(layout[done : cmd.upto], refs)
                     done = cmd.upto
                 else:
+                    if kind is Kernel and self.kernel_threads > 1 and not self._busy:
+                        # the driver's per-shard commands of one op (a matmul's panels, a
+                        # sort's local sorts): independent ones run on the kernel pool
+                        end = parallel.kernel_run(self, cmds, i - 1, windows)
+                        if end is not None:
+                            errors += parallel.run_kernels(self, cmds[i - 1 : end], refs)
+                            i = end
+                            continue
                     handler = HANDLERS.get(kind)
                     if handler is None:
                         raise TypeError(f"not a worker command: {cmd!r}")

@@ -250,6 +250,12 @@ def run_chains(w, chains: dict, refs):
 def reduce_chunks(w, cmds, refs) -> list:
     """Run a tree's chunk commands (one per shard, distinct inputs and outputs) on the pool;
     their error records in shard order."""
+    return run_kernels(w, cmds, refs, blas=False)
+
+
+def run_kernels(w, cmds, refs, blas=None) -> list:
+    """Run independent kernel commands on the pool, one each; their error records in the
+    commands' order (``blas``: whether one may call BLAS; None: look)."""
     before = w.commands_run
 
     def one(cmd):
@@ -257,14 +263,37 @@ def reduce_chunks(w, cmds, refs) -> list:
         w._kernel(cmd, refs, errs)
         return errs
 
+    if blas is None:
+        blas = _calls_blas(w.kernels, [cmds])
     w._busy = True
     try:
-        with _Share(min(pool_of(w).n, len(cmds)), False):
+        with _Share(min(pool_of(w).n, len(cmds)), blas):
             got = pool_of(w).map(one, cmds)
     finally:
         w._busy = False
         w.commands_run = before + len(cmds)
     return [e for errs in got for e in errs]
+
+
+RUN_MAX = 64  # the most kernel commands one look ahead takes (the independence check is
+# quadratic in them at worst)
+
+
+def kernel_run(w, cmds, start, windows):
+    """The end of the run of kernel commands from ``start`` that may go to the pool, one
+    per lane: consecutive plain ``Kernel`` records (no fused window starts among them), at
+    least 2, each independent of the others (:func:`independent`), the first one's data of
+    ``w.par_min`` elements or more; None when there is no such run."""
+    first = cmds[start]
+    if _size(w, [first]) < w.par_min:
+        return None
+    run, end, n = [[first]], start + 1, min(len(cmds), start + RUN_MAX)
+    while end < n and type(cmds[end]) is Kernel and (not windows or end not in windows):
+        if not independent(w, run + [[cmds[end]]]):
+            break
+        run.append([cmds[end]])
+        end += 1
+    return end if len(run) >= 2 else None
 
 
 def worth(w, cmds) -> bool:
@@ -297,7 +326,8 @@ def _size(w, cmds) -> int:
 
 def independent(w, lists) -> bool:
     """Whether the chains ``lists`` may run in any interleaving: no key written by one
-    chain (an output, a free, an in-place target) is read or written by another, no
+    chain (an output, a free, an in-place target) is read or written by another, no kernel
+    runs for its effect alone (no outputs: it may write its operands), no
     operand is taken from a mailbox, and no in-place write touches memory another chain
     reads (stored views share it) or a published snapshot (copy on write is not
     thread-safe).
@@ -316,6 +346,8 @@ def independent(w, lists) -> bool:
     for i, cmds in enumerate(lists):
         for c in cmds:
             keys = c.keys if type(c) is Free else c.outs
+            if not keys:
+                return False  # (a kernel run for its effect: what it writes is not said)
             for k in keys:
                 if owner.setdefault(k, i) != i:
                     return False
