@@ -32,6 +32,8 @@ class LocalExecutor(LocalLoss, Executor):
     def __init__(self, num_workers: int = 2, devices=None, threads: int = 1):
         devices = list(devices) if devices is not None else ["cpu"] * num_workers
         self._workers = [Worker(i, d, copy_exports=True) for i, d in enumerate(devices)]
+        for w in self._workers:  # (BLAS takes the share; the kernels stay on this thread)
+            w.threads_ok = False
         self._doom: dict = {}  # worker -> batches it still runs before it dies (lose)
         self._slow: dict = {}  # worker -> seconds each of its batches takes (stall)
         super().__init__(

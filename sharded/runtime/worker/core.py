@@ -107,6 +107,11 @@ class Worker(Store):
         # command; 1: the sequential path), the least work worth it, and whether the pool
         # runs a section now (its lanes do not start sections of their own)
         self.kernel_threads, self.par_min, self._busy = 1, parallel.PAR_MIN_ELEMS, False
+        # whether the shards may run on threads: not in the driver's own process (the local
+        # executor), where the garbage collector may run a driver object's finalizer (a
+        # tensor's free, under the executor's lock) on a kernel thread while the driver's
+        # thread, holding that lock, waits for the kernel thread: a deadlock
+        self.threads_ok = True
         self._kpool = None
 
     def set_threads(self, n: int) -> None:
@@ -114,7 +119,8 @@ class Worker(Store):
         threads.set_threads(n)
         parallel.rescan()
         # (a device's kernels queue on its own streams: shards on threads only on the CPU)
-        parallel.resize(self, parallel.pool_size(n) if self.xp is np else 1)
+        pool = self.threads_ok and self.xp is np
+        parallel.resize(self, parallel.pool_size(n) if pool else 1)
 
     # ------------------------------------------------------------------ running
     def run(self, cmds, *refs):

@@ -39,7 +39,10 @@ partials (``_texp``, the mailbox) and tracing stay on the batch's thread, and la
 sections of their own (``Worker._busy``).
 
 ``SHARDED_SHARD_THREADS=0`` in a worker's environment keeps every worker sequential whatever
-its share (an A/B switch for measurements).
+its share (an A/B switch for measurements). In-process workers (the local executor) never
+start kernel threads: they share the driver's process, whose finalizers (a tensor's free,
+under the executor's lock) the garbage collector may run on a kernel thread while the
+driver's thread holds that lock waiting for it.
 
 Examples
 --------
