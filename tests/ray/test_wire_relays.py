@@ -20,7 +20,8 @@ def fanned(ray_cluster, monkeypatch):
     monkeypatch.setattr(ray_executor, "RELAY_MIN", 2)
     monkeypatch.setattr(ray_executor, "RELAY_FANOUT", 3)
     monkeypatch.setattr(relay, "WIRE_MAX", 2)
-    with own_session(ray_cluster, monkeypatch, num_workers=6) as ex:
+    # (a bound on every wait: a batch waiting for another that never comes fails the test)
+    with own_session(ray_cluster, monkeypatch, num_workers=6, timeout=120) as ex:
         assert len(ex._relays) == 2 and ex._fan_on
         yield ex
 
@@ -68,6 +69,27 @@ def test_matmul_and_ray_batches_in_order(fanned):
         a[st.from_numpy(np.array([0, 99]), shards=1)].numpy()
     assert (a * 0).sum().item() == 0.0  # the session goes on
     st.synchronize()
+
+
+def test_every_kind_of_shipment(fanned):
+    """Layout ops shipped by the timer and by reads, reshards (exports through the Ray
+    relays, held for a whole flush while a wire batch waits for them), two trees in one
+    shipment, boolean indexing, in-place ops."""
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((37, 11)), rng.standard_normal((37, 11))
+    x, y = st.tensor(a, shards=6), st.tensor(b, shards=5)  # y is resharded: exports
+    z, ref = x, a.copy()
+    for _ in range(40):
+        z, ref = z * 1.0001 + 0.5, ref * 1.0001 + 0.5
+    np.testing.assert_allclose(z.numpy(), ref)
+    np.testing.assert_allclose((x * y).sum(0).numpy(), (a * b).sum(0))
+    assert np.isclose((x + y).sum().item(), (a + b).sum())
+    s1, s2 = x.sum(), (x * 2).amax()  # two trees in one shipment
+    assert np.isclose(s1.item() + s2.item(), a.sum() + 2 * a.max())
+    np.testing.assert_allclose(x[x > 0].numpy(), a[a > 0])
+    x.add_(1)
+    np.testing.assert_allclose(x.numpy(), a + 1)
+    np.testing.assert_allclose((x @ st.tensor(b.T, shards=2)).numpy(), (a + 1) @ b.T)
 
 
 def test_a_worker_lost_behind_a_wire_relay_is_rebuilt(fanned):

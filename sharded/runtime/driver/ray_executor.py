@@ -47,7 +47,7 @@ from ..service.client import PublishClient
 from ..worker import threads
 from ..worker.ray_actor import Actor
 from ..worker.store import pool_share
-from . import recovery, relay
+from . import recovery
 from .executor import Executor, WorkerInfo
 from .nodes import memory_of
 from .placement import by_room, room
@@ -276,8 +276,7 @@ class RayExecutor(metrics.TimedReads, RayLoss, WireRelays, Relayed, Executor):
         if MAILBOX != "0" and not shared:
             self._wire = Wire(self._mail_key, self._tls, self._packer)
             self._open_mail(range(len(self._actors)))
-            if self._relays and self._mail and len(self._actors) > relay.WIRE_MAX:
-                self._fan_start()  # reads through the relays' wire relays (.wire_relays)
+            self._fan_start()  # past WIRE_MAX workers: the relays' wire relays
         # sockets that carry the frames in the clear (st.init(tls=True) refuses such a session)
         self.plain_sockets = self._wire is not None and self._tls is None
         self._timer = threading.Thread(target=self._tick, name="sharded-flush", daemon=True)

@@ -55,8 +55,10 @@ BATCH = 256  # sends held back for the next whole flush, at most
 # workers (env SHARDED_WIRE_MAX): by wire the driver sends and takes one batch per worker, ~35
 # us of its CPU each (16 workers: 0.63-0.76 ms per x.sum().item(), 2.3 ms of wall), through the
 # relays one call per relay, ~1 ms and a wall of 14 ms at 16 workers. Past WIRE_MAX workers
-# reads go by wire through the relays' wire relays (.wire_relays): one frame per relay.
+# reads go by wire through the relays' wire relays (.wire_relays): one frame per relay
+# (SHARDED_WIRE_RELAYS=0: through the relays' actor calls instead).
 WIRE_MAX = int(os.environ.get("SHARDED_WIRE_MAX", "32"))
+WIRE_RELAYS = os.environ.get("SHARDED_WIRE_RELAYS", "1") != "0"
 # what says a worker or its data is gone (also a dependent task's error's cause)
 LOSS = (RayActorError, ObjectLostError, NodeDiedError, WorkerCrashedError)
 

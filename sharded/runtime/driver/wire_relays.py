@@ -42,7 +42,7 @@ from ..net import codec
 from ..net.fanout import RELAY_BASE
 from ..net.mailbox import abort_all
 from ..net.wire import Part
-from . import recovery
+from . import recovery, relay
 from .ray_loss import READY_TIMEOUT_S
 
 
@@ -145,15 +145,24 @@ class WireRelays:
         if self._wire is None:
             return
         limit = self.timeout if limit is None else limit
-        if self._fan_on and w is not None and self._wire.busy(self._fan_of[w]):
-            self._wire.drain(self._fan_of[w], limit, self._abandon)
+        t = self._fan_of[w] if self._fan_on and w is not None else None
+        busy = self._wire.busy(w) or (t is not None and self._wire.busy(t))
+        if busy and self._relays and any(self._outbox):
+            # the Ray batches those wait for (held for a whole flush) go first
+            self._post(True)
+        if t is not None and self._wire.busy(t):
+            self._wire.drain(t, limit, self._abandon)
         if self._wire.busy(w):
             self._wire.drain(w, limit, self._abandon)
 
     # ------------------------------------------------------------------ wire relays
     def _fan_start(self) -> None:
         """Past :data:`.relay.WIRE_MAX` workers: wire relays in the relay actors, if every
-        one can listen where the driver and its workers reach it."""
+        one can listen where the driver and its workers reach it (unless
+        ``SHARDED_WIRE_RELAYS=0``)."""
+        n = len(self._actors)
+        if not (self._relays and self._mail and n > relay.WIRE_MAX and relay.WIRE_RELAYS):
+            return
         self._fan_pend = {}
         self._fan_of = [RELAY_BASE + r for r in self._relay_of]
         self._fan_serves: dict = {}
