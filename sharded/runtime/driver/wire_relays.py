@@ -150,10 +150,18 @@ class WireRelays:
         if busy and self._relays and any(self._outbox):
             # the Ray batches those wait for (held for a whole flush) go first
             self._post(True)
+        # (a batch may wait for a Ray batch that a lost relay or worker never runs: the
+        # relays' forwards are looked at every second, a loss among them ends the drain)
+        check = (lambda: self._probe([])) if self._relays else None
         if t is not None and self._wire.busy(t):
-            self._wire.drain(t, limit, self._abandon)
+            self._wire.drain(t, limit, self._abandon, check)
         if self._wire.busy(w):
-            self._wire.drain(w, limit, self._abandon)
+            self._wire.drain(w, limit, self._abandon, check)
+
+    def _post(self, whole=True, fetch=None):
+        if self._fan_pend:  # the frames of this flush (before the Ray batches after them)
+            self._fan_send()
+        return super()._post(whole, fetch)
 
     # ------------------------------------------------------------------ wire relays
     def _fan_start(self) -> None:

@@ -245,14 +245,15 @@ class Wire:
             return any(self.waiting.values())
         return bool(self.waiting.get(w))
 
-    def drain(self, w, timeout, on_loss) -> None:
+    def drain(self, w, timeout, on_loss, check=None) -> None:
         """Wait (at most ``timeout`` s) for every answer of worker ``w`` (every worker: None),
         keeping them for whoever waits for them (a lost worker's record the loss, and
-        ``on_loss()`` is called: the others' batches may wait for its partials)."""
+        ``on_loss()`` is called: the others' batches may wait for its partials); ``check``
+        as :meth:`wait`'s (a loss it raises ends the drain)."""
         ws = [v for v, q in self.waiting.items() if q] if w is None else [w]
         last = [q[-1] for v in ws for q in [self.waiting.get(v)] if q]
         try:
-            self.wait(last, timeout, on_loss=on_loss)
+            self.wait(last, timeout, check, on_loss)
         except recovery.Lost:  # (past the bound, or lost: whoever waits on them sees it)
             pass
 
