@@ -98,19 +98,26 @@ class FanOut:
         self.wire = Wire(key, tls)
         self.wire.set_addrs(dict(children))
         self._lock = threading.Lock()
+        self._moved: dict = {}  # children's new addresses, taken by the next run
+        self._moved_lock = threading.Lock()
 
     def set_children(self, children: dict) -> None:
         """Where the children listen now (a replaced worker listens elsewhere; one whose
-        connection failed is dialled again)."""
-        with self._lock:
-            self.kids = sorted(set(self.kids).union(children))
-            self.wire.set_addrs(dict(children))
+        connection failed is dialled again), from the next frame on: never waits for a
+        frame under way (its batches may wait for a worker being replaced)."""
+        with self._moved_lock:
+            self._moved.update(children)
 
     def run(self, after, timeout, cmds):
         """A frame from the driver (or the relay above): ``[Fan]``; see the module."""
         if type(cmds) is not list or len(cmds) != 1 or type(cmds[0]) is not Fan:
             return failed(self.ident, "a relay takes one Fan record per frame")
         with self._lock:
+            with self._moved_lock:
+                moved, self._moved = self._moved, {}
+            if moved:
+                self.kids = sorted(set(self.kids).union(moved))
+                self.wire.set_addrs(moved)
             return self._run(cmds[0], timeout)
 
     def _run(self, fan, timeout):
