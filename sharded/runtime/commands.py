@@ -483,10 +483,12 @@ class Forward(NamedTuple):
 
 class Fan(NamedTuple):
     """One flush for a wire relay (:mod:`sharded.runtime.net.fanout`): the layout commands
-    ``bc`` every worker of ``order`` (sorted) runs, ``own[w]`` the commands of the workers
-    that have their own, ``mail`` (a :class:`TreeMail` or None) and ``want[w]`` the exports
-    worker ``w``'s batch returns. The relay answers ``(errors, *values)``: every batch's
-    error records, and the wanted exports in the order of ``order``."""
+    ``bc`` every worker of ``order`` runs (sorted for a relay of relays), ``own[w]`` the
+    commands of the workers that have their own, ``mail`` (a :class:`TreeMail` or None),
+    ``want[w]`` the exports worker ``w``'s batch returns and ``after[w]`` the Ray batches the
+    driver sent worker ``w`` before this one (absent: none; the worker runs its batch once it
+    ran them, as a ``Run``'s ``after``). The relay answers ``(errors, *values)``: every
+    batch's error records, and the wanted exports in the order of ``order``."""
 
     TAG = "fan"
     bc: Any
@@ -494,6 +496,7 @@ class Fan(NamedTuple):
     own: dict
     mail: Any
     want: dict
+    after: Any = None
 
 
 # ------------------------------------------------------------------ the jit recorder

@@ -17,6 +17,7 @@ from sharded.runtime.driver import session as _session
 def one_relay(ray_cluster, monkeypatch):
     monkeypatch.setattr(ray_executor, "RELAY_MIN", 2)  # 4 workers: one relay serves them all
     monkeypatch.setattr(relay, "WIRE_MAX", 0)  # reads through the relays, as past 32 workers
+    monkeypatch.setattr(relay, "WIRE_RELAYS", False)  # ... by their actor calls
     st.shutdown()
     st.init(address=ray_cluster.address, num_workers=4, min_shard_bytes=0)
     try:

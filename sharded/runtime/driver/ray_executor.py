@@ -36,7 +36,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from ...errors import BackendUnavailable, OpFailed, ShardingError, WorkerLost
 from .. import metrics
 from ..commands import Const, Pool, Threads, Transfer
-from ..net.mailbox import KEY_BYTES, abort_all
+from ..net.mailbox import KEY_BYTES
 from ..net.tls import Tls, session_cert
 from ..net.wire import READ_MAX as WIRE_READ_MAX
 from ..net.wire import TYPES as WIRE
@@ -53,6 +53,7 @@ from .nodes import memory_of
 from .placement import by_room, room
 from .ray_loss import READY_TIMEOUT_S, SETTLE_TIMEOUT_S, RayLoss
 from .relay import LOSS, Relayed
+from .wire_relays import WireRelays
 
 FLUSH_INTERVAL_S = 0.005
 # Above this many workers the driver talks to relay actors (one call per relay per flush)
@@ -105,7 +106,7 @@ def _slots(nodes, num_workers, per_node=None):
     return out, caps, used
 
 
-class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
+class RayExecutor(metrics.TimedReads, RayLoss, WireRelays, Relayed, Executor):
     """Executor whose workers are Ray actors named ``sharded-worker-N``.
 
     Parameters
@@ -275,6 +276,7 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
         if MAILBOX != "0" and not shared:
             self._wire = Wire(self._mail_key, self._tls, self._packer)
             self._open_mail(range(len(self._actors)))
+            self._fan_start()  # past WIRE_MAX workers: the relays' wire relays
         # sockets that carry the frames in the clear (st.init(tls=True) refuses such a session)
         self.plain_sockets = self._wire is not None and self._tls is None
         self._timer = threading.Thread(target=self._tick, name="sharded-flush", daemon=True)
@@ -327,53 +329,8 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
             return  # recovery stays off there (the reason was given when it was turned off)
         super().set_recovery(on, reason)
 
-    def _open_mail(self, ws) -> None:
-        """Start the mailboxes of workers ``ws`` and tell every worker where all of them
-        are; trees use them from the next shipment on (or never, if one cannot listen).
-        Workers shared by several clients never do: two clients' trees could each hold a
-        worker the other's waits for."""
-        host = self._mail_host
-        addrs = self._get([self._actors[w].mail_open.remote(host) for w in ws], READY_TIMEOUT_S)
-        self._mail_addrs.update(zip(ws, addrs))
-        if any(a is None for a in self._mail_addrs.values()):
-            self._mail = False
-            return
-        peers, key = dict(self._mail_addrs), self._mail_key
-        calls = [a.mail_peers.remote(peers, key, self._tls_pem) for a in self._actors]
-        self._get(calls, READY_TIMEOUT_S)
-        self._wire.set_addrs(peers)
-        self._mail = True
-
-    def _local_host(self):
-        """127.0.0.1 when every worker runs on the driver's node (the mailboxes then listen
-        on loopback only), else None (each on its node's address)."""
-        here = ray.get_runtime_context().get_node_id()
-        return "127.0.0.1" if all(i.node == here for i in self.workers) else None
-
     def net_counts(self) -> dict:
         return dict(self._wire.counts) if self._wire is not None else {}
-
-    def _rebuilt(self, replaced):
-        if not self._mail_addrs:
-            return
-        if replaced and self._mail_host and self._local_host() is None:
-            # a replacement landed on another node: loopback mailboxes cannot reach it
-            self._mail = self._wire.on = False
-        elif replaced:  # (with every worker alive again)
-            self._open_mail(sorted(replaced))
-        else:  # the lost connections' workers are alive: their addresses hold again
-            self._wire.set_addrs(dict(self._mail_addrs))
-        # every batch of the replay ran: the count each wire batch waits for starts again
-        self._nray = self._get([a.ran.remote() for a in self._actors], READY_TIMEOUT_S)
-
-    def _abandon(self):
-        if self._mail_addrs:
-            # (not the workers whose connection was lost: their address may be anyone's now)
-            known = {w: a for w, a in self._mail_addrs.items() if w in self._wire.addrs}
-            abort_all(known, self._mail_key, self.client, self._shipno, self._tls)
-            self._aborted_ship = self._shipno  # (queued takes of those posts: see .posts)
-            if self._rec is None:  # no replay will count the batches again: Ray alone now
-                self._wire.on = False
 
     def _wire_ok(self, nbytes=0):
         return self._mail and self._wire.on and nbytes <= WIRE_READ_MAX
@@ -466,7 +423,10 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
 
     def _dispatch(self, w, cmds, refs, nexp):
         if self._wired and not refs:  # a read's batch: over the driver's wire (.wire)
-            got = self._wire.send(w, self._nray[w], cmds, nexp, self.timeout)
+            if self._fan_on:  # (through its relay's wire relay: one frame per relay)
+                got = self._fan_add(w, cmds, nexp)
+            else:
+                got = self._wire.send(w, self._nray[w], cmds, nexp, self.timeout)
             if got is not None:
                 return got
             if self._relays:  # (commands that do not pickle) the relays' batches run first
@@ -493,18 +453,14 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
         self._nray[w] += 1
         return out
 
-    def _wire_drain(self, w, limit=None):
-        """Before a Ray batch to ``w`` (None: to any worker): the answers of the wire
-        batches sent before it (the worker runs them first)."""
-        if self._wire is not None and self._wire.busy(w):
-            self._wire.drain(w, self.timeout if limit is None else limit, self._abandon)
-
     def _stats(self, w):
         if self._relays:
             return self._relays[self._relay_of[w]].call.remote(w, "stats")
         return self._actors[w].stats.remote()
 
     def _ready(self, handles):
+        if self._fan_pend:
+            self._fan_send()
         if self._wire is not None and any(type(h) in WIRE for h in handles):
             refs = [h for h in handles if type(h) not in WIRE]
             flags = iter(self._ready(refs) if refs else ())
@@ -516,11 +472,16 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
 
     def _get(self, handles, timeout=None):
         limit = self.timeout if timeout is None else timeout
+        if self._fan_pend:  # (frames still filling: sent before anything waits)
+            self._fan_send()
         if self._wire is not None and any(type(h) in WIRE for h in handles):
             t0 = time.monotonic()
             refs = [h for h in handles if type(h) not in WIRE]
             wired = [h for h in handles if type(h) in WIRE]
-            self._wire.wait(wired, limit, lambda: self._probe(refs))
+            try:
+                self._wire.wait(wired, limit, lambda: self._probe(refs))
+            except recovery.Late as e:  # (a wire relay's number names its workers)
+                raise self._fan_late(e) if self._fan_on else e from None
             got = iter(self._get(refs, max(limit - time.monotonic() + t0, 0.1)) if refs else ())
             return [self._wire.value(h) if type(h) in WIRE else next(got) for h in handles]
         try:  # the usual case: everything answers within a slice
@@ -571,8 +532,8 @@ class RayExecutor(metrics.TimedReads, RayLoss, Relayed, Executor):
             a = r.task_id().actor_id()
             if a in by_actor:
                 out.add(by_actor[a])
-            for i, relay in enumerate(self._relays):
-                if relay._actor_id == a:
+            for i, actor in enumerate(self._relays):
+                if actor._actor_id == a:
                     out.update(w for w, j in enumerate(self._relay_of) if j == i)
         return sorted(out)
 

@@ -42,6 +42,8 @@ from ..commands import (
     TreeMail,
     TreeRefs,
 )
+from ..net.fanout import Listener
+from ..net.tls import Tls
 from ..packing import dump_batch, load_batch
 from ..worker.store import is_failed
 from . import recovery
@@ -52,9 +54,11 @@ BATCH = 256  # sends held back for the next whole flush, at most
 # Reads behind relays go over the driver's wire (.wire) while the session has at most WIRE_MAX
 # workers (env SHARDED_WIRE_MAX): by wire the driver sends and takes one batch per worker, ~35
 # us of its CPU each (16 workers: 0.63-0.76 ms per x.sum().item(), 2.3 ms of wall), through the
-# relays one call per relay, ~1 ms and a wall of 14 ms at 16 workers; past about one relay's
-# worth of workers the relays cost the driver less.
+# relays one call per relay, ~1 ms and a wall of 14 ms at 16 workers. Past WIRE_MAX workers
+# reads go by wire through the relays' wire relays (.wire_relays): one frame per relay
+# (SHARDED_WIRE_RELAYS=0: through the relays' actor calls instead).
 WIRE_MAX = int(os.environ.get("SHARDED_WIRE_MAX", "32"))
+WIRE_RELAYS = os.environ.get("SHARDED_WIRE_RELAYS", "1") != "0"
 # what says a worker or its data is gone (also a dependent task's error's cause)
 LOSS = (RayActorError, ObjectLostError, NodeDiedError, WorkerCrashedError)
 
@@ -76,6 +80,7 @@ class Relay:
         self.errors: list = []
         self.max_inflight, self.put_min = max_inflight, put_min
         self.broken = None  # the loss that stopped this relay's stream (until ``quiet``)
+        self.fan = None  # its wire relay (..net.fanout.Listener), once fan_open made it
 
     def forward(self, msg):
         """:meth:`_forward`, unless a loss stopped an earlier call half-way: the driver's
@@ -220,6 +225,23 @@ class Relay:
     def ping(self):
         return True
 
+    def fan_open(self, ident, host=None):
+        """Start this relay's wire relay (mailbox number ``ident``) on ``host``, else on
+        ``SHARDED_NET_HOST`` if the node sets it, else on the node's address: ``(address,
+        node id)``, or None when it cannot listen."""
+        try:
+            if self.fan is None:
+                host = host or os.environ.get("SHARDED_NET_HOST") or ray.util.get_node_ip_address()
+                self.fan = Listener(ident, host)
+            return self.fan.address, ray.get_runtime_context().get_node_id()
+        except OSError:
+            return None
+
+    def fan_peers(self, children, key, tls=None):
+        """The mailboxes of its workers and the session key (sent through Ray, never over
+        a socket); ``tls``: the session certificate and key (PEM) of a TLS session."""
+        self.fan.set(children, key, None if tls is None else Tls.from_pem(*tls))
+
     def rebind(self, w, actor):
         """Worker ``w`` is now ``actor`` (a replacement under the same name)."""
         self.workers[w] = actor
@@ -277,6 +299,7 @@ class Relayed:
     """
 
     _relays: list = []
+    _fan_on = False  # reads go through the relays' wire relays (.wire_relays)
 
     def _start_relays(self, fanout):
         """Relay actors of at most ``fanout`` workers each (worker ``w`` to relay ``w % r``)."""
@@ -408,7 +431,8 @@ class Relayed:
         if self.recorder is not None:
             self.recorder.read(items)  # a traced function may not read values (st.jit)
         with self._lock:  # a read with no refs queued goes over the driver's wire (.wire)
-            wire = self.num_workers <= WIRE_MAX and self._wire_ok(nbytes) and not any(self._refs)
+            few = self.num_workers <= WIRE_MAX or self._fan_on
+            wire = few and self._wire_ok(nbytes) and not any(self._refs)
             if not self._relays or wire:
                 return super().fetch(items, nbytes)
         self._check_open()
@@ -499,7 +523,7 @@ def ship(ex, w=None, nexp: int = 0, reads=None):
         groups = collections.defaultdict(list)
         for v in sorted(targets):
             groups[ex._relay_of[v]].append(v)
-    if ex._wire is not None and ex._wire.busy():
+    if ex._wire is not None:
         ex._wire_drain(None)  # the workers run the wire batches sent before first
     try:  # packed once for every relay (Ray's serializer would call back for each record)
         packed = dump_batch(bc) if bc else bc

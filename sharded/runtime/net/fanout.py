@@ -23,9 +23,18 @@ sent them. Reductions link workers of different relays through the workers' mail
 every relay sends all of a flush's batches before it waits for any answer, so a parent
 waiting for a partial never waits for a batch its relay has not sent.
 
+**Order with Ray.** A Ray session's workers also run batches that came through Ray: a
+``Fan`` carries, per worker, how many the driver had sent it before (``after``), and each
+worker's batch goes on with that count, as the driver's own wire batch would.
+
 **Loss.** A worker or relay whose connection ends makes this relay's wait raise
 (:class:`~.wire.WireLost`); the mailbox then closes the connection to the driver (or to
 the relay above), whose wait sees the loss at once.
+
+**Where.** The simulated executor's hosts run relays as threads
+(:mod:`sharded.runtime.worker.simhost`); a Ray session's relay actors each run one
+(:class:`Listener`, :mod:`sharded.runtime.driver.wire_relays`), told the session key and
+their workers' mailboxes through Ray, and told again when a worker is replaced.
 
 Examples
 --------
@@ -41,6 +50,7 @@ import threading
 
 from ..commands import Fan, LayoutCmds
 from ..driver import recovery
+from .mailbox import Mailbox
 from .wire import Wire
 
 RELAY_BASE = 1 << 24  # a relay's mailbox number: RELAY_BASE + its index (workers: 0, 1, ...)
@@ -78,29 +88,46 @@ class FanOut:
         For a relay of relays: the first worker its relays serve and how many each serves
         (child ``i`` serves ``first + i * span ...``); ``span`` None: the children are
         workers.
+    tls : Tls, optional
+        The session's :class:`~.tls.Tls`, when its sockets run TLS.
     """
 
-    def __init__(self, ident: int, key: bytes, children: dict, first: int = 0, span=None):
+    def __init__(self, ident, key, children: dict, first: int = 0, span=None, tls=None):
         self.ident, self.first, self.span = ident, first, span
         self.kids = sorted(children)
-        self.wire = Wire(key)
+        self.wire = Wire(key, tls)
         self.wire.set_addrs(dict(children))
         self._lock = threading.Lock()
+        self._moved: dict = {}  # children's new addresses, taken by the next run
+        self._moved_lock = threading.Lock()
+
+    def set_children(self, children: dict) -> None:
+        """Where the children listen now (a replaced worker listens elsewhere; one whose
+        connection failed is dialled again), from the next frame on: never waits for a
+        frame under way (its batches may wait for a worker being replaced)."""
+        with self._moved_lock:
+            self._moved.update(children)
 
     def run(self, after, timeout, cmds):
         """A frame from the driver (or the relay above): ``[Fan]``; see the module."""
         if type(cmds) is not list or len(cmds) != 1 or type(cmds[0]) is not Fan:
             return failed(self.ident, "a relay takes one Fan record per frame")
         with self._lock:
+            with self._moved_lock:
+                moved, self._moved = self._moved, {}
+            if moved:
+                self.kids = sorted(set(self.kids).union(moved))
+                self.wire.set_addrs(moved)
             return self._run(cmds[0], timeout)
 
     def _run(self, fan, timeout):
         sent = []  # (reply, parts) of each child, in the order of the workers
         wire = self.wire
         if self.span is None:
-            own, want, bc, mail = fan.own, fan.want, fan.bc, fan.mail
+            own, want, bc, mail, after = fan.own, fan.want, fan.bc, fan.mail, fan.after or {}
             for w in fan.order:
-                got = wire.send(w, 0, compose(bc, mail, own.get(w, [])), want.get(w, 0), timeout)
+                batch = compose(bc, mail, own.get(w, []))
+                got = wire.send(w, after.get(w, 0), batch, want.get(w, 0), timeout)
                 if got is None:
                     return failed(self.ident, f"worker {w}'s batch is not data")
                 sent.append(got)
@@ -112,6 +139,7 @@ class FanOut:
                     {w: c for w, c in fan.own.items() if w in order},
                     fan.mail,
                     {w: n for w, n in fan.want.items() if w in order},
+                    {w: n for w, n in (fan.after or {}).items() if w in order} or None,
                 )
                 got = wire.send(kid, 0, [sub], sum(sub.want.values()), timeout)
                 if got is None:
@@ -140,3 +168,44 @@ class FanOut:
 
     def close(self) -> None:
         self.wire.close()
+
+
+class Listener:
+    """A relay's mailbox that listens at once (number ``ident``, on ``host``) and relays
+    once :meth:`set` gave it the session key and its children: how a Ray relay actor serves
+    a wire relay from a thread of its process.
+
+    Examples
+    --------
+    >>> box = Mailbox("127.0.0.1", 0)
+    >>> box.set_peers({}, b"k" * 32)
+    >>> box.runner = lambda after, timeout, cmds: [["ran", after]]
+    >>> relay = Listener(RELAY_BASE, "127.0.0.1")
+    >>> relay.set({0: box.address}, b"k" * 32)
+    >>> wire = Wire(b"k" * 32)
+    >>> wire.set_addrs({RELAY_BASE: relay.address})
+    >>> errs, _ = wire.send(RELAY_BASE, 0, [Fan([], (0,), {}, None, {}, {0: 2})], 0, 5.0)
+    >>> wire.wait([errs], 5.0); wire.value(errs)
+    [['ran', 2]]
+    >>> wire.close(); relay.close(); box.close()
+    """
+
+    def __init__(self, ident: int, host: str):
+        self.ident, self.fan = ident, None
+        self.box = Mailbox(host, ident)
+        self.address = self.box.address
+
+    def set(self, children: dict, key: bytes, tls=None) -> None:
+        """The workers' mailboxes ``{worker: (host, port)}`` and the session's key (and
+        :class:`~.tls.Tls`); later calls update the workers' addresses."""
+        if self.fan is None:
+            self.fan = FanOut(self.ident, key, children, tls=tls)
+            self.box.set_peers({}, key, tls)
+            self.box.runner = self.fan.run
+        else:
+            self.fan.set_children(children)
+
+    def close(self) -> None:
+        self.box.close()
+        if self.fan is not None:
+            self.fan.close()

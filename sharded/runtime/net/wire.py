@@ -161,13 +161,14 @@ class Wire:
                 self.drop(w, "the worker was replaced", lost=False)
             self.addrs[w] = a
 
-    def send(self, w, after, cmds, nexp, timeout):
+    def send(self, w, after, cmds, nexp, timeout, reply=None):
         """Send worker ``w`` a batch (to run after its ``after``-th Ray batch): returns
         ``(reply, [parts])`` like an actor call's refs (a worker that cannot be reached is
         found lost by the wait), or None when the commands are not data (:mod:`.codec`)
         or a new connection's handshake timed out or failed: the caller sends them
-        through Ray."""
-        r = Reply(w, ("wire", next(self._keys)))
+        through Ray. ``reply``: the :class:`Reply` to answer (made by :meth:`reply`
+        before the batch was whole: its parts are handed out already)."""
+        r = reply if reply is not None else Reply(w, ("wire", next(self._keys)))
         q = self.waiting.setdefault(w, collections.deque())
         try:
             ch = self.chans.get(w)
@@ -206,6 +207,17 @@ class Wire:
             self.drop(w, f"its connection failed ({type(e).__name__}: {e})")
         return r, [Part(r, i) for i in range(nexp)]
 
+    def reply(self, w) -> Reply:
+        """A :class:`Reply` for a batch to ``w`` sent later (:meth:`send`'s ``reply``)."""
+        return Reply(w, ("wire", next(self._keys)))
+
+    def fail(self, r, why, lost=True) -> None:
+        """Answer ``r`` (a :class:`Reply` that was never sent) with a loss; ``lost``: the
+        next wait raises it (:class:`WireLost`), as for a connection that ended."""
+        r.value, r.done = _Gone(why), True
+        if lost:
+            self.lost = why
+
     def _send(self, w, s, frame) -> None:
         """Send a frame, reading ``w``'s answers meanwhile: a worker blocked sending a large
         answer reads no more, and a large batch would then never go out."""
@@ -233,14 +245,15 @@ class Wire:
             return any(self.waiting.values())
         return bool(self.waiting.get(w))
 
-    def drain(self, w, timeout, on_loss) -> None:
+    def drain(self, w, timeout, on_loss, check=None) -> None:
         """Wait (at most ``timeout`` s) for every answer of worker ``w`` (every worker: None),
         keeping them for whoever waits for them (a lost worker's record the loss, and
-        ``on_loss()`` is called: the others' batches may wait for its partials)."""
+        ``on_loss()`` is called: the others' batches may wait for its partials); ``check``
+        as :meth:`wait`'s (a loss it raises ends the drain)."""
         ws = [v for v, q in self.waiting.items() if q] if w is None else [w]
         last = [q[-1] for v in ws for q in [self.waiting.get(v)] if q]
         try:
-            self.wait(last, timeout, on_loss=on_loss)
+            self.wait(last, timeout, check, on_loss)
         except recovery.Lost:  # (past the bound, or lost: whoever waits on them sees it)
             pass
 
