@@ -208,9 +208,9 @@ def _calls_blas(kernels, lists) -> bool:
 
 # ------------------------------------------------------------------ chains
 def wanted(w, layout_cmds) -> bool:
-    """Whether layout commands may gain from :func:`expand`: False when the first operand
-    found stored is a shard of fewer than ``w.par_min`` elements or this worker holds fewer
-    than 2 shards of its layout (a quick look: the usual small op pays nothing more)."""
+    """Whether layout commands may gain from running per shard on the pool: some op's first
+    stored operand is a shard of ``w.par_min`` elements or more, of a layout of which this
+    worker holds 2 shards or more (a quick look: one store lookup per op)."""
     store = w.store
     for c in layout_cmds:
         if type(c) is not Group:
@@ -218,12 +218,12 @@ def wanted(w, layout_cmds) -> bool:
         for x in c.args:
             if type(x) is Keys:
                 shards = w.mine(c.desc)
-                if len(shards) < 2:
-                    return False
-                arr = store.get(x.start + shards[0])
-                if arr is not None:
-                    return arr.size >= w.par_min
-    return True
+                if len(shards) >= 2:
+                    arr = store.get(x.start + shards[0])
+                    if arr is not None and arr.size >= w.par_min:
+                        return True
+                break
+    return False
 
 
 def run_chains(w, chains: dict, refs):
@@ -308,9 +308,10 @@ def worth(w, cmds) -> bool:
 
 
 def _size(w, cmds) -> int:
-    """A chain's shard size, roughly: the elements of the first stored operand (or
-    ``shape`` parameter: a tensor made here) of its kernels; 0 when none tells."""
-    store = w.store
+    """A chain's shard size, roughly: the largest over its kernels of the elements of the
+    first stored operand (or ``shape`` parameter: a tensor made here); 0 when none tells
+    (a chain of small ops with one large one is worth the pool)."""
+    store, most = w.store, 0
     for c in cmds:
         if type(c) is not Kernel:
             continue
@@ -318,13 +319,15 @@ def _size(w, cmds) -> int:
             if type(a) is Key:
                 arr = store.get(a.key)
                 if arr is not None:
-                    return arr.size
-        if c.params and "shape" in c.params:
-            try:
-                return int(np.prod(c.params["shape"]))
-            except (TypeError, ValueError):
-                pass
-    return 0
+                    most = max(most, arr.size)
+                    break
+        else:
+            if c.params and "shape" in c.params:
+                try:
+                    most = max(most, int(np.prod(c.params["shape"])))
+                except (TypeError, ValueError):
+                    pass
+    return most
 
 
 def independent(w, lists) -> bool:
