@@ -11,6 +11,7 @@ import ray
 import sharded as st
 from sharded.runtime.driver import ray_executor, relay
 from tests.ray.test_recovery import _kill
+from tests.ray.test_relay import every_kind_of_shipment
 from tests.support.raynet import kill_during_a_read, own_session
 from tests.unit.test_recovery import _same, pipeline
 
@@ -75,21 +76,7 @@ def test_every_kind_of_shipment(fanned):
     """Layout ops shipped by the timer and by reads, reshards (exports through the Ray
     relays, held for a whole flush while a wire batch waits for them), two trees in one
     shipment, boolean indexing, in-place ops."""
-    rng = np.random.default_rng(1)
-    a, b = rng.standard_normal((37, 11)), rng.standard_normal((37, 11))
-    x, y = st.tensor(a, shards=6), st.tensor(b, shards=5)  # y is resharded: exports
-    z, ref = x, a.copy()
-    for _ in range(40):
-        z, ref = z * 1.0001 + 0.5, ref * 1.0001 + 0.5
-    np.testing.assert_allclose(z.numpy(), ref)
-    np.testing.assert_allclose((x * y).sum(0).numpy(), (a * b).sum(0))
-    assert np.isclose((x + y).sum().item(), (a + b).sum())
-    s1, s2 = x.sum(), (x * 2).amax()  # two trees in one shipment
-    assert np.isclose(s1.item() + s2.item(), a.sum() + 2 * a.max())
-    np.testing.assert_allclose(x[x > 0].numpy(), a[a > 0])
-    x.add_(1)
-    np.testing.assert_allclose(x.numpy(), a + 1)
-    np.testing.assert_allclose((x @ st.tensor(b.T, shards=2)).numpy(), (a + 1) @ b.T)
+    every_kind_of_shipment(6, 5)
 
 
 def test_a_worker_lost_behind_a_wire_relay_is_rebuilt(fanned):
