@@ -188,7 +188,11 @@ def one_node(ray_cluster, monkeypatch):
     here = ray.get_runtime_context().get_node_id()
     slots = ray_executor._slots
     monkeypatch.setattr(
-        ray_executor, "_slots", lambda nodes, n: slots([m for m in nodes if m["NodeID"] == here], n)
+        ray_executor,
+        "_slots",
+        lambda nodes, n, per_node=None: slots(
+            [m for m in nodes if m["NodeID"] == here], n, per_node
+        ),
     )
     with own_session(ray_cluster, monkeypatch, num_workers=2) as ex:
         yield ex

@@ -174,11 +174,13 @@ class RayExecutor(metrics.TimedReads, RayLoss, WireRelays, Relayed, Executor):
         self._tls = Tls.from_pem(*self._tls_pem) if self._tls_pem else None
         # free nodes first
         placement, caps, used = _slots(by_room(nodes), num_workers, workers_per_node)
-        # Each worker reserves the cores its kernels and BLAS run on: its share of its node
-        # (the smallest node's, one CPU per worker by default, all of a node's with
-        # workers_per_node=1; fractional when oversubscribed, so every actor fits), so that
-        # namespaces sharing a node share its cores by their reservations
-        need = min([caps[n] / used[n] for n in used if used[n] and caps[n]] or [1.0])
+        # Fractional CPUs when oversubscribed, so every actor fits on its node; a worker that
+        # owns its node's cores (workers_per_node) reserves them (the smallest node's share).
+        # (One per CPU by default, even with fewer workers than CPUs: detached workers of a
+        # namespace holding every core would leave other namespaces no room.)
+        cap = 1.0 if workers_per_node is None else float("inf")
+        need = min([cap] + [caps[n] / used[n] for n in used if used[n] and caps[n]])
+        need = 1.0 if need == float("inf") else need
         names = [f"sharded-worker-{i}" for i in range(num_workers)] + [
             f"sharded-gpu-worker-{j}" for j in range(gpu_workers)
         ]
