@@ -36,7 +36,8 @@ class RayLoss:
 
     def _settle(self, handles):
         if self._wire is not None:
-            self._wire.settle([h for h in handles if type(h) in WIRE], SETTLE_TIMEOUT_S)
+            again = self._abort_mail if self._mail_addrs else None  # (see its docstring)
+            self._wire.settle([h for h in handles if type(h) in WIRE], SETTLE_TIMEOUT_S, again)
             self._wire_drain(None, SETTLE_TIMEOUT_S)  # (those no wait held: none may run later)
         refs = [h for h in handles if isinstance(h, ray.ObjectRef)]
         if self._relays:  # also what the relays started: a replay must follow all of it

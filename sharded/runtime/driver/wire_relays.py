@@ -22,8 +22,9 @@ others are tracked by the relay (an errors handle of None, as behind the Ray rel
 The log keeps every worker's batch as the driver's wire would. A lost worker closes its
 connection to the relay, whose wait raises; the relay's mailbox then closes the driver's
 connection, whose wait sees the loss at once (:class:`~..net.wire.WireLost`): recovery
-replays the log through Ray and tells every relay where its workers listen again
-(:meth:`WireRelays._rebuilt`). A relay that dies takes its workers with it
+aborts every mailbox's waits (again while a batch stays silent:
+:meth:`WireRelays._abort_mail`), replays the log through Ray and tells every relay where
+its workers listen again (:meth:`WireRelays._rebuilt`). A relay that dies takes its workers with it
 (:meth:`.relay.Relayed._dead_relays`); its replacement opens a wire relay of its own.
 
 Examples
@@ -130,12 +131,21 @@ class WireRelays:
             self._wire.fail(f.reply, "a worker was lost before it was sent", lost=False)
         self._fan_pend = {}
         if self._mail_addrs:
-            # (not the workers whose connection was lost: their address may be anyone's now)
-            known = {w: a for w, a in self._mail_addrs.items() if w in self._wire.addrs}
-            abort_all(known, self._mail_key, self.client, self._shipno, self._tls)
-            self._aborted_ship = self._shipno  # (queued takes of those posts: see .posts)
+            self._abort_mail()
             if self._rec is None:  # no replay will count the batches again: Ray alone now
                 self._wire.on = False
+
+    def _abort_mail(self):
+        """Abort, at every worker's mailbox, the takes of this client's shipments so far
+        and the wire batches waiting there (for a partial, or for a Ray batch that a loss
+        stopped). An abort comes by a connection of its own and may overtake a batch sent
+        before it (through a wire relay the batch takes one more hop): that batch would wait
+        for its bound, so a recovery's wait repeats the abort after every second without an
+        answer (:meth:`_settle`)."""
+        # (not the workers whose connection was lost: their address may be anyone's now)
+        known = {w: a for w, a in self._mail_addrs.items() if w in self._wire.addrs}
+        abort_all(known, self._mail_key, self.client, self._shipno, self._tls)
+        self._aborted_ship = self._shipno  # (queued takes of those posts: see .posts)
 
     def _wire_drain(self, w, limit=None):
         """Before a Ray batch to ``w`` (None: to any worker): the answers of the wire

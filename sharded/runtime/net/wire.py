@@ -311,11 +311,12 @@ class Wire:
             self._sweep(pending)
         return [(h if type(h) is Reply else h.reply).done for h in handles]
 
-    def settle(self, handles, limit) -> None:
+    def settle(self, handles, limit, check=None) -> None:
         """Wait for ``handles`` like :meth:`wait`, swallowing a loss or the bound (a
-        recovery's wait for the batches a loss may have cut short)."""
+        recovery's wait for the batches a loss may have cut short); ``check()`` runs after
+        every second without an answer."""
         try:
-            self.wait(handles, limit, on_loss=lambda: None)
+            self.wait(handles, limit, check, on_loss=lambda: None)
         except recovery.Lost:
             pass
 
