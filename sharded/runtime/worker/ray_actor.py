@@ -12,11 +12,11 @@ import ray
 from .. import metrics
 from ..net.mailbox import Mailbox
 from ..net.tls import Tls
-from ..packing import from_socket_ok
 from .core import Worker
+from .socket_batch import SocketBatches
 
 
-class _RayWorker(Worker):
+class _RayWorker(SocketBatches, Worker):
     """A :class:`~.worker.Worker` as a Ray actor: its BLAS threads, its mailbox and the
     batches that come over the driver's wire (:mod:`.wire`)."""
 
@@ -55,8 +55,9 @@ class _RayWorker(Worker):
         """A batch from the driver's wire: run once the ``after`` Ray batches sent before it
         ran (a later one never runs first: the driver waits for this answer before sending
         it)."""
-        if not from_socket_ok(cmds):  # a socket carries data, never a pickle to load
-            return self._failed("a wire batch must be records, not pickled bytes")
+        refused = self._refused(cmds)
+        if refused:
+            return refused
         with self._ran_cv:
             gen = self._aborts
             ok = self._ran_cv.wait_for(lambda: self._ran >= after or self._aborts != gen, timeout)
@@ -65,22 +66,12 @@ class _RayWorker(Worker):
             return self._failed("aborted: a worker was lost (the batch is replayed)")
         if not ok or ran != after:
             return self._failed(f"ran {ran} Ray batches, the driver sent {after} before this")
-        try:
-            with self._exec:
-                self._tmail = None
-                return Worker.run(self, cmds)
-        except Exception as e:  # (Worker.run records a command's errors itself)
-            return self._failed(f"{type(e).__name__}: {e}")
+        return self._run_socket(cmds)
 
     def _aborted(self) -> None:
         with self._ran_cv:
             self._aborts += 1
             self._ran_cv.notify_all()
-
-    def _failed(self, cause) -> list:
-        """A wire batch's answer when it could not run: one error record."""
-        rec = {"op": "batch", "shard": None, "worker": self.index, "cause": cause}
-        return [dict(rec, cascade=False)]
 
     def mail_open(self, host=None):
         """Start this worker's mailbox (:mod:`.mailbox`) on ``host`` (the driver says

@@ -36,13 +36,13 @@ import threading
 
 from ..net.fanout import RELAY_BASE, FanOut
 from ..net.mailbox import Mailbox
-from ..packing import from_socket_ok
 from .core import Worker
+from .socket_batch import SocketBatches
 
 STACK_BYTES = 512 << 10  # a mailbox thread's stack: thousands of threads per host
 
 
-class SimWorker(Worker):
+class SimWorker(SocketBatches, Worker):
     """A :class:`Worker` whose batches come over its mailbox only (the simulated
     executor has no Ray): one at a time, in the order of their connection."""
 
@@ -53,18 +53,7 @@ class SimWorker(Worker):
     def wire_run(self, after, timeout, cmds):
         """The mailbox's runner: run a batch that came over a socket (``after`` is the
         Ray executor's count of Ray batches: none here)."""
-        if not from_socket_ok(cmds):  # a socket carries data, never a pickle to load
-            return self._failed("a wire batch must be records, not pickled bytes")
-        try:
-            with self._exec:
-                self._tmail = None  # a batch takes partials from its mailbox only if it says so
-                return Worker.run(self, cmds)
-        except Exception as e:  # (Worker.run records a command's errors itself)
-            return self._failed(f"{type(e).__name__}: {e}")
-
-    def _failed(self, cause) -> list:
-        rec = {"op": "batch", "shard": None, "worker": self.index, "cause": cause}
-        return [dict(rec, cascade=False)]
+        return self._refused(cmds) or self._run_socket(cmds)
 
 
 def _addr(a) -> list:
