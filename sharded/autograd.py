@@ -22,7 +22,7 @@ import numpy as np
 
 from . import dtypes as D
 from .core.dispatch import apply, hooks
-from .core.registry import NONDIFF, PRIMITIVES, bind
+from .core.registry import COMPOSITES, NONDIFF, PRIMITIVES, bind
 from .errors import ArgumentError, AutogradError, ShapeError, ShardedError  # noqa: F401
 from .grad_mode import (  # noqa: F401  (st.autograd.no_grad... as torch.autograd's)
     RemovableHandle,
@@ -121,7 +121,7 @@ def _record(name, args, params, out, target):
             break
     else:
         return
-    rule = PRIMITIVES.get(name)
+    rule = PRIMITIVES.get(name) or COMPOSITES.get(name)
     outs = out if isinstance(out, tuple) else (out,)
     if rule is not None and not rule.differentiable:
         return
@@ -319,7 +319,9 @@ def _run(roots, root_grads, retain_graph, create_graph, capture=None):
                     f"{node.name()} at version {v} and is now at version "
                     f"{t._vc[0]}"
                 )
-        rule = _ENGINE_RULES.get(node.prim) or PRIMITIVES[node.prim].vjp
+        rule = (
+            _ENGINE_RULES.get(node.prim) or (PRIMITIVES.get(node.prim) or COMPOSITES[node.prim]).vjp
+        )
         if rule is None or rule == NONDIFF:
             raise AutogradError(f"the derivative of '{node.prim}' is not implemented")
         # a rule that reads the saved output (exp's g * out) must differentiate through it

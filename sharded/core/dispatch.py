@@ -117,6 +117,14 @@ def apply(name, *args, **params):
     return out
 
 
+def record_composite(name, args, params, out):
+    """Record ``out`` (computed from ``args`` without recording its primitives) as one
+    autograd node of the composite ``name`` (:func:`~.registry.composite`)."""
+    if hooks.record is not None:
+        hooks.record(name, args, params, out, None)
+    return out
+
+
 # ------------------------------------------------------------------ user values -> operands
 def is_tensor(o) -> bool:
     return isinstance(o, ShardedTensor)

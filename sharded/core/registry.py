@@ -93,6 +93,7 @@ class Primitive:
 
 
 PRIMITIVES: dict[str, Primitive] = {}
+COMPOSITES: dict[str, Primitive] = {}  # composed functions with a VJP of their own (composite)
 
 
 def kernel(fn=None, *, name=None, pooled=False, fusable=False):
@@ -153,7 +154,25 @@ def vjp(*names, saves=(), save_out=False):
 
     def deco(fn):
         for n in names:
-            PRIMITIVES[n].def_vjp(fn, saves=saves, save_out=save_out)
+            (PRIMITIVES.get(n) or COMPOSITES[n]).def_vjp(fn, saves=saves, save_out=save_out)
+        return fn
+
+    return deco
+
+
+def composite(name):
+    """Register the decorated function as the composite ``name``: a function composed of
+    primitives (run without recording them) that records one autograd node of its own with
+    :func:`~sharded.core.dispatch.record_composite`; its VJP attaches with :func:`vjp`, as
+    a primitive's. For compositions whose gradient is not the function's: ``pinv`` through
+    the SVD has none at repeated singular values (a singular matrix), where torch's formula
+    for the pseudo-inverse has one. The record's ``plan`` is the function itself, which
+    ``apply`` never runs (it is kept apart from :data:`PRIMITIVES`, in :data:`COMPOSITES`)."""
+
+    def deco(fn):
+        if name in PRIMITIVES or name in COMPOSITES:
+            raise KeyError(f"primitive {name!r} is defined twice")
+        COMPOSITES[name] = Primitive(name, fn, kind="composite")
         return fn
 
     return deco

@@ -128,6 +128,33 @@ def test_complex_norm_pinv_rank_gradients_match_torch():
     assert_matches_numpy(pz, np.linalg.pinv(np.array(CA)), **TOL)
 
 
+@pytest.mark.parametrize("shards", [1, 2])
+def test_pinv_gradient_is_torchs_at_singular_and_hermitian_inputs(shards):
+    # the SVD's gradient has none at repeated singular values; the pseudo-inverse's does
+    sing = t([[1.0, 2, 3], [2, 4, 6], [1, 2, 3]], shards=shards).requires_grad_()
+    L.pinv(sing).pow(2).sum().backward()
+    row = [-0.0002834467120181402, -0.0005668934240362803, -0.0008503401360544207]
+    want = [row, [2 * v for v in row], row]
+    assert_matches_numpy(sing.grad, np.array(want), atol=1e-15, rtol=1e-9)
+    assert L.pinv(sing).grad_fn.name() == "LinalgPinvBackward0"
+    # hermitian=True reads the lower triangle; its gradient is torch's general formula
+    h = t([[2.0, 1, 0], [3, 1, 1], [0, 1, 4]], shards=shards).requires_grad_()
+    L.pinv(h, hermitian=True).pow(2).sum().backward()
+    want = [
+        [-0.09579259259259233, 0.319920987654321, -0.009372839506172794],
+        [-0.22755555555555548, -0.0032000000000002027, -0.04237037037037033],
+        [0.0502222222222223, -0.0032000000000000153, -0.023851851851851978],
+    ]
+    assert_matches_numpy(h.grad, np.array(want), atol=1e-12, rtol=1e-9)
+    # create_graph: the second derivative flows through P = pinv(A) too
+    b = t([[1.0, 2], [3, 5], [0, 1]], shards=shards).requires_grad_()
+    (g,) = st.autograd.grad(L.pinv(b).pow(2).sum(), b, create_graph=True)
+    g.sum().backward()
+    want = [[2.4417731029301883, -1.6453794139744966], [-6.874530428249356, 4.184823441021749]]
+    want.append([22.613072877535757, -13.930879038317116])
+    assert_matches_numpy(b.grad, np.array(want), atol=1e-9, rtol=1e-9)
+
+
 @pytest.mark.parametrize("p", [None, 2, -2, "fro", "nuc", 1, -1, math.inf, -math.inf], ids=str)
 def test_cond(p):
     # torch's values (float32): [[1, 2], [3, 4]], and inf for a singular matrix

@@ -37,6 +37,14 @@ def test_primitive_is_one_complete_block(name):
         )
 
 
+@pytest.mark.parametrize("name", sorted(R.COMPOSITES))
+def test_composite_is_one_block_with_its_vjp(name):
+    # a composed function with a gradient of its own: both in one module of an op family
+    p = R.COMPOSITES[name]
+    assert name not in R.PRIMITIVES and p.kind == "composite" and callable(p.vjp)
+    assert p.plan.__module__.startswith("sharded.ops.") and p.vjp.__module__ == p.plan.__module__
+
+
 @pytest.mark.parametrize("name", PRIMS)
 def test_bound_names_exist(name):
     for n in R.PRIMITIVES[name].names:

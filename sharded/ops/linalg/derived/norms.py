@@ -3,7 +3,8 @@ norms, ``cond``, ``matrix_rank`` and ``pinv``.
 
 They are compositions of tensor methods (``abs``, ``sum``, ``amax``, ``sqrt``, ``where``,
 ``@``) and of :func:`~..prims.decomp.svd`/:func:`~..prims.decomp.svdvals`, so they run on
-any layout and need no gradient rule of their own.
+any layout and need no gradient rule of their own, except ``pinv``: the SVD's gradient
+does not exist at a singular matrix, the pseudo-inverse's does (a composite node).
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ import math
 import numpy as np
 
 from .... import dtypes as D
-from ....core.dispatch import apply, is_tensor, via_float32
-from ....core.registry import bind
+from ....core.dispatch import apply, is_tensor, record_composite, via_float32
+from ....core.registry import bind, composite, vjp
 from ....errors import ArgumentError, DTypeError, ShapeError
-from ..prims.batched import check_float, herm, matrix, square, t_
+from ....grad_mode import is_grad_enabled, no_grad
+from ..prims.batched import check_float, cj, herm, matrix, square, t_
 from ..prims.decomp import eigh, svd, svdvals
 from ..prims.solve import inv_ex
 
@@ -268,10 +270,14 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
 
 
 @bind("pinverse")
+@composite("linalg_pinv")
 def pinv(A, *, atol=None, rtol=None, hermitian=False):
     """Moore-Penrose pseudo-inverse through the SVD (singular values under the tolerance of
     :func:`matrix_rank` count as zero); with ``hermitian=True`` through ``eigh``, which reads
     the lower triangle only (as torch).
+
+    Its gradient is torch's formula for the pseudo-inverse (:func:`linalg_pinv_vjp`), not
+    the SVD's, which has none at repeated singular values (a singular matrix).
 
     Examples
     --------
@@ -280,14 +286,36 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     [[0.5, 0.0], [0.0, 0.0]]
     """
     A = matrix("pinv", A)
-    if hermitian:  # torch: eigh, which reads the lower triangle only
-        w, v = eigh(A)
-        s = w.abs()
-        keep = s > _tolerance(A, s, atol, rtol)
-        winv = (1.0 / w.where(keep, 1.0)).where(keep, 0.0)
-        return (v * winv.unsqueeze(-2)) @ herm(v)
-    u, s, vh = svd(A, full_matrices=False)
-    return _pinv(u, s, vh, _tolerance(A, s, atol, rtol))
+    with no_grad():
+        if hermitian:  # torch: eigh, which reads the lower triangle only
+            w, v = eigh(A)
+            s = w.abs()
+            keep = s > _tolerance(A, s, atol, rtol)
+            winv = (1.0 / w.where(keep, 1.0)).where(keep, 0.0)
+            P = (v * winv.unsqueeze(-2)) @ herm(v)
+        else:
+            u, s, vh = svd(A, full_matrices=False)
+            P = _pinv(u, s, vh, _tolerance(A, s, atol, rtol))
+    params = {"atol": atol, "rtol": rtol, "hermitian": hermitian}
+    return record_composite("linalg_pinv", (A,), params, P)
+
+
+@vjp("linalg_pinv", saves=(0,), save_out=True)
+def linalg_pinv_vjp(gs, node):
+    """The derivative of P = pinv(A) where A's rank does not change (torch's, for
+    ``hermitian=True`` too): ``dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P``,
+    so ``gA = -P^H G P^H + (I - A P) G^H P P^H + P^H P G^H (I - P A)``."""
+    (A,) = node.args
+    if is_grad_enabled():  # create_graph: P as a function of A
+        P = pinv(A, **node.params)
+    else:
+        (P,) = node.saved["out"]
+    G = cj(gs[0])  # (the engine carries the conjugate of torch's gradient: batched.cj)
+    PH, GH = herm(P), herm(G)
+    gA = -(PH @ G) @ PH
+    gA = gA + (GH - A @ (P @ GH)) @ (P @ PH)
+    gA = gA + (PH @ P) @ (GH - (GH @ P) @ A)
+    return (cj(gA),)
 
 
 @bind("norm")
