@@ -151,6 +151,30 @@ def test_lstsq_of_a_wide_matrix_has_torchs_gradient():
     assert gradcheck(lambda x: st.linalg.lstsq(x, B.double()).solution, (A,))
 
 
+@pytest.mark.parametrize("shards", [1, 2])
+def test_lstsq_residuals_and_singular_values_have_torchs_gradient(shards):
+    # a batch of tall systems (one NumPy lstsq per matrix): the residuals are differentiable
+    # in torch, not only the solution; the singular values are not (literals from torch)
+    a = [[[1.0, 2], [3, 1], [0, 1], [2, 2]], [[2.0, 0], [1, 1], [1, 3], [0, 1]]]
+    b = [[[1.0], [0], [2], [1]], [[0.0], [1], [1], [3]]]
+    A = st.tensor(a, dtype=st.float64, shards=shards, requires_grad=True)
+    B = st.tensor(b, dtype=st.float64, shards=shards, requires_grad=True)
+    r = st.linalg.lstsq(A, B, driver="gelsd")
+    np.testing.assert_allclose(r.residuals.tolist(), [[1.4237288135593225], [6.48]], rtol=1e-12)
+    assert not r.singular_values.requires_grad
+    (r.residuals.sum() + r.singular_values.sum()).backward()
+    ga = [
+        [[-0.4274633725940821, 1.015225509910945], [0.20683711577133018, -0.4912381499569091]],
+        [[0.8411376041367423, -1.9977018098247628], [-0.09652398735995396, 0.2292444699798906]],
+        [[0.0576, -0.3264], [0.1056, -0.5984]],
+        [[-0.2208, 1.2512], [0.5568, -3.1552]],
+    ]
+    np.testing.assert_allclose(A.grad.numpy(), np.reshape(ga, (2, 4, 2)), atol=1e-12)
+    gb = [[-1.0508474576271185, 0.5084745762711866, 2.0677966101694913, -0.23728813559322015]]
+    gb.append([0.48, 0.88, -1.84, 4.64])
+    np.testing.assert_allclose(B.grad.numpy(), np.reshape(gb, (2, 4, 1)), atol=1e-12)
+
+
 def test_eig_eigenvector_gradient():
     # torch's linalg_eig_backward: finite differences of a phase-invariant function of the
     # unit-norm eigenvectors (and the eigenvalues) agree, real and complex input

@@ -19,6 +19,7 @@ from .... import dtypes as D
 from ....core.dispatch import apply, needs, placement, unbroadcast
 from ....core.registry import bind, primitive, vjp
 from ....errors import ArgumentError, AutogradError, DTypeError, ShapeError
+from ....grad_mode import is_grad_enabled
 from .batched import (
     ExResult,
     check_float,
@@ -283,7 +284,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     decides which outputs are empty ``(0,)`` tensors: ``residuals`` unless the driver is not
     ``'gelsy'``, ``m > n`` and every matrix has full rank (``'gelsd'``/``'gelss'`` read the
     ranks for that: a short wait); ``rank`` with ``'gels'``; ``singular_values`` unless
-    ``'gelsd'``/``'gelss'``.
+    ``'gelsd'``/``'gelss'``. As torch's, the solution and the residuals have gradients, the
+    rank and the singular values none.
 
     Examples
     --------
@@ -320,9 +322,14 @@ def lstsq(A, B, rcond=None, *, driver=None):
         # rank as gelsd counts it (singular values above rcond * the largest)
         eps = float(np.finfo(D.to_real(A.dtype).np).eps) * max(A.shape)
         tol = sv.amax() * (eps if rcond is None or rcond < 0 else rcond)
-        out = (x, res, (sv > tol).sum(), sv)
+        out = (x, res, (sv > tol).sum(), sv.detach())  # (torch's have no gradient)
     else:
         out = apply("linalg_lstsq", A, bm, rcond=rcond)
+        if is_grad_enabled() and (needs(A) or needs(bm)):
+            # the kernel's residuals are a value only: as a function of A and B (the tall
+            # path's), their gradient flows as torch's does; torch's singular values have none
+            x = out[0]
+            out = (x, ((A @ x - bm).abs() ** 2).sum(-2), out[2], out[3].detach())
     x = out[0].squeeze(-1) if vector else out[0]
     return LstsqResult(x, *_driver_outputs(driver or "gelsy", A, *out[1:]))
 
