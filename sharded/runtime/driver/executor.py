@@ -27,7 +27,6 @@ import threading
 
 from ...errors import SessionClosed
 from ..commands import (
-    Export,
     Free,
     Group,
     GroupFree,
@@ -46,6 +45,7 @@ from ..commands import (
 from ..packing import BatchPacker
 from ..service.catalog import key_range
 from . import posts, recovery
+from .exporting import Exporting
 from .links import cycle, wired
 from .reading import Reading
 from .transport import Transport
@@ -63,7 +63,7 @@ class WorkerInfo(
     that many shards for it, :func:`sharded.core.dispatch.default_shards`)."""
 
 
-class Executor(Reading, Transport):
+class Executor(Reading, Exporting, Transport):
     """The protocol shared by every executor; subclasses say how a batch reaches a worker
     (the :class:`~.transport.Transport` hooks)."""
 
@@ -332,84 +332,6 @@ class Executor(Reading, Transport):
         overtake ours."""
         with self._lock:
             self.flush_all()
-
-    def export(self, requests) -> dict:
-        """Hand pieces of shards to other workers: ``{w: [(key, slices[, nbytes[, to]]),
-        ...]}`` -> ``{w: [handle, ...]}``; a handle is passed to :meth:`submit` as
-        ``Transfer(handle)``; ``to``: the worker that takes it, if one does (a small piece
-        then goes worker to worker, :mod:`.posts`).
-
-        Pieces whose sizes are given are shipped in batches of at most
-        :data:`TRANSFER_BYTES`, one call each, so a source worker holds at most one transfer
-        buffer of copies at a time (the rest already sit in the object store).
-        """
-        self._check_open()
-        out = {}
-        with self._lock:
-            self._depth += 1
-            self._xgen += 1
-            try:
-                out = self._export_all(requests)
-            finally:
-                self._end()
-        if self.recorder is not None:
-            self.recorder.export({w: [it[:3] for it in its] for w, its in requests.items()}, out)
-        return out
-
-    def _export_all(self, requests) -> dict:
-        out = {}
-        sized = [it for its in requests.values() for it in its if len(it) > 2]
-        if (
-            not self._reading
-            and len(sized) == sum(map(len, requests.values()))
-            and self._wire_xfer_ok(sum(it[2] for it in sized))
-        ):  # small in all (the takers hold copies): by the wire, inline in the takers
-            return {
-                w: self._export_wired(w, [it[:2] + it[3:] for it in its])
-                for w, its in requests.items()
-            }
-        for w, items in requests.items():
-            handles, batch, size = [], [], 0
-            for it in items:
-                nb = it[2] if len(it) > 2 else 0
-                if batch and size + nb > self.transfer_bytes:
-                    handles += self._export_batch(w, batch)
-                    batch, size = [], 0
-                batch.append(it[:2])
-                size += nb
-            handles += self._export_batch(w, batch)
-            out[w] = handles
-        return out
-
-    def _export_wired(self, w, items):
-        """A small export by the driver's wire: a later command takes its value inline
-        (:meth:`_inline`), so that command's batch needs no Ray reference and may go by the
-        wire too; the round trip costs ~0.1 ms of driver CPU, an actor call ~0.5-0.8 ms.
-        An item that names its taker (``(key, slices, to)``) is also posted to the taker's
-        mailbox, which spares the round trip (:mod:`.posts`). A shipment with trees still
-        goes through Ray (see :meth:`_ship`)."""
-        if not items:
-            return []
-        ride = posts.defer(self, w, items)  # (in the batch that carries the takers' work)
-        if ride is not None:
-            return ride
-        cmds, sent = posts.commands(self, w, items)
-        if any(sent):
-            self._mailq.add(w)
-        with self._over_wire(waited=False):
-            self._q(w).extend(cmds)
-            handles = self._flush(w, nexp=len(cmds))
-        went, self._posts_sent = self._posts_sent, set()  # (not by the wire: plain exports)
-        return [
-            h if p is None or p[1] not in went else posts.Posted(h, *p)
-            for h, p in zip(handles, sent)
-        ]
-
-    def _export_batch(self, w, items):
-        if not items:
-            return []
-        self._q(w).extend([Export.make((k, sl)) for k, sl in items])
-        return self._flush(w, nexp=len(items))
 
     def trace_memory(self, on: bool) -> None:
         """Start (and zero) or stop tracing every worker's allocations; while on,

@@ -6,7 +6,7 @@ workers' batches; op errors travel back as records and are raised, typed, at the
 :meth:`Reading.sync`. Every wait goes through :meth:`Reading._wait`: bounded by the
 executor's ``timeout`` (:class:`~sharded.errors.WaitTimeout`), and a lost worker is rebuilt
 by :mod:`.recovery` before the wait goes on. The queueing half (``_q``, ``_ship``,
-``_export_all``, ``flush_all``...) and the state both halves share are
+``flush_all``...; exports in :mod:`.exporting`) and the state both halves share are
 :class:`~sharded.runtime.driver.executor.Executor`'s; the hooks a wait relies on (``_get``,
 ``_ready``, ``_abandon``...) are the executor's :class:`~.transport.Transport`.
 """
