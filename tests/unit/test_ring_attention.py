@@ -175,14 +175,15 @@ def test_keys_never_gathered(monkeypatch):
     assert out.layout.split_dims == (2,)
 
 
-def test_backward_memory():
+def test_backward_memory(monkeypatch):
     """Forward and backward hold under twice a worker's inputs (query, key, value and the
     output's gradient) on the busiest worker: a block's key/value gradient sums travel with
     it instead of every visitor's partial sums going back to the owner, and the steps take
     the blocks the previous ones freed. (In process the workers share one tracer: the
-    bound is then on all workers' inputs together, to which the old reduce-back form came
-    at 5.9 times.)"""
+    bound is then 3 times all workers' inputs together. The old reduce-back form held 3.4
+    times those in process, about 3.8 times a worker's inputs on Ray.)"""
     shape = (2, 4, 1024, 32)  # a (2, 4, 512, 32) float64 shard: 1 MiB, the pool's least
+    monkeypatch.setattr(ring, "ROWS", 32)  # score tiles of 0.5 MiB: small next to the shards
     ts = [st.tensor(RNG.standard_normal(shape), shards=2, dim=-2, requires_grad=True)
           for _ in range(3)]  # fmt: skip
     g = st.tensor(RNG.standard_normal(shape), shards=2, dim=-2)
@@ -203,11 +204,11 @@ def test_backward_memory():
         peak = max(w["traced_peak_bytes"] for w in st.stats()["workers"])
     finally:
         st.trace_memory(False)
-    inputs = 4 * np.prod(shape) * 8
-    if st.info()["executor"] == "ray":
-        assert peak < 2 * inputs / 2 + ray_ref_slack()
+    inputs = 4 * np.prod(shape) * 8  # q, k, v and g, all workers
+    if st.info()["executor"] == "ray":  # a worker holds half of them
+        assert peak < 2 * (inputs / 2) + ray_ref_slack()
     else:
-        assert peak < 4 * inputs
+        assert peak < 3 * inputs
 
 
 @pytest.mark.parametrize("dim", [0, 1])
