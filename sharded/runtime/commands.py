@@ -238,7 +238,8 @@ class Threads(NamedTuple):
 
 
 class Pool(NamedTuple):
-    """Keep at most ``nbytes`` of freed blocks for reuse."""
+    """Keep at most ``nbytes`` of freed blocks for reuse (negative: drop those kept now,
+    the cap unchanged)."""
 
     TAG = "pool"
     nbytes: int

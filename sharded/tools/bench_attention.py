@@ -49,7 +49,13 @@ def _time(st, ins, repeat):
 
 def _peak_extra(st, ins) -> int:
     """The most extra memory any worker held over one step (traced allocations, in an
-    untimed run: tracing slows every allocation down)."""
+    untimed run: tracing slows every allocation down). The workers' pools of freed blocks
+    are emptied first: a kernel that took its output from a block an earlier step freed
+    would allocate nothing the trace sees, and the step would look lighter than it is
+    (the last step's gradients are dropped before, not into the traced step's pools)."""
+    for t in ins[:3]:
+        t.grad = None
+    st.runtime.driver.session.current().executor.drain_pools()
     st.trace_memory()
     try:
         _step(st, *ins)

@@ -51,6 +51,18 @@ def test_pool_command_trims_the_pool_to_the_workers_share():
     assert store.pool_share(16 << 30, 16) == 128 << 20
 
 
+def test_a_negative_pool_command_empties_the_pool_and_keeps_the_share():
+    """(what ``Executor.drain_pools`` sends before a traced run)"""
+    w = W.Worker(0)
+    w.run([Pool(3 * MB)])
+    w._recycle(np.empty(2 * MB // 8))
+    assert w.pool_bytes == 2 * MB
+    w.run([Pool(-1)])
+    assert w.pool_bytes == 0 and not w.pool and w.pool_max == 3 * MB
+    w._recycle(np.empty(2 * MB // 8))  # pooled again, under the share
+    assert w.pool_bytes == 2 * MB
+
+
 def test_take_lends_the_best_fit_pools_the_rest_and_gets_the_loan_back_when_its_views_die():
     w = W.Worker(0)
     for n in (5 * MB, MB, 4 * MB):

@@ -35,6 +35,7 @@ from ..commands import (
     LayoutSync,
     Mod,
     OnWorkers,
+    Pool,
     Ref,
     Trace,
     Transfer,
@@ -339,6 +340,15 @@ class Executor(Reading, Exporting, Transport):
         with self._lock:
             for w in range(self.num_workers):
                 self._q(w).append(Trace(bool(on)))
+            self.sync()
+
+    def drain_pools(self) -> None:
+        """Empty every worker's pool of freed blocks, its cap kept: a run traced after this
+        (:meth:`trace_memory`) counts every block it holds, none lent from blocks that
+        earlier work freed."""
+        with self._lock:
+            for w in range(self.num_workers):
+                self._q(w).append(Pool(-1))
             self.sync()
 
     def flush_all(self) -> None:

@@ -494,6 +494,11 @@ def _threads(w, cmd, refs, errors, exports):
 
 
 def _pool(w, cmd, refs, errors, exports):
+    if cmd.nbytes < 0:  # empty the pool, the cap kept
+        cap, w.pool_max = w.pool_max, 0
+        w._recycle(None)
+        w.pool_max = cap
+        return
     w.pool_max = max(0, int(cmd.nbytes))
     w._recycle(None)  # down to the new cap
 

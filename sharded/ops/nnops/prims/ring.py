@@ -12,11 +12,21 @@ Inside a block the scores are computed ``ROWS`` query rows at a time, so their t
 stay small. Causal attention skips the blocks that lie entirely above the diagonal (no
 transfer, no compute) and, within a block, the keys past each turn's last row.
 
-Backward walks the same ring: each step recomputes the block's probabilities from the
-saved log-sum-exp, adds into the worker's query gradient, and sends the block's partial
-key/value gradients back to the block's owner, which sums them (the reduce-back form of
-ring attention). The public function and the autograd node are in
-:mod:`sharded.nn._attention`, whose rule calls ``ring_attention_backward``.
+Backward walks the same ring, each query shard's own block last: each step recomputes the
+block's probabilities from the saved log-sum-exp (in tiles of ``COLS`` keys, so a tile's
+shares of the key/value gradients are small too), adds into the worker's query gradient,
+and adds the block's key/value gradients into the sums that travel with the block: the
+sums of block ``b`` start at its first visitor, go from visitor to visitor (each step hands
+them over before any worker starts the step, so a worker drops the sums it passed on before
+it makes the next ones) and end at ``b``'s owner, which visits it last. A block's sums exist
+once, where the block is; no worker holds partial sums of another's block waiting to be
+summed. Every step makes its results in fresh blocks (the runtime's recovery replays steps
+whose inputs must be as they were), taken where they fit from the worker's pool of the
+blocks that the op's earlier steps freed. Per worker the backward then holds the output, the
+query gradient and the next one, one block's key/value sums and the next ones, a visiting
+key/value block (mapped from the object store) and a few tiles. The public function and the
+autograd node are in :mod:`sharded.nn._attention`, whose rule calls
+``ring_attention_backward``.
 """
 
 from __future__ import annotations
@@ -35,9 +45,13 @@ _INF = float("inf")
 # query rows per turn inside a block: the scores' temporaries are (..., ROWS, block keys)
 ROWS = 256
 # elements of one chunk's scores (8 MiB of float32): their few temporaries stay small. At
-# L = 4096, 8 heads, 2 batch rows a worker (32 query rows a turn) the batch-split step holds
-# 1.76x its inputs in 3.96 s; 16 MiB held 2.01x, 4 MiB 1.63x but took 6.1 s (16-row GEMMs)
+# L = 4096, 8 heads, 2 batch rows a worker (32 query rows a turn, whole-block backward
+# shares) the batch-split step held 1.76x its inputs in 3.96 s; 16 MiB held 2.01x, 4 MiB
+# 1.63x but took 6.1 s (16-row GEMMs). In (256 rows, COLS keys) backward tiles: 1.19x, 3.3 s
 SCORES = 1 << 21
+# key rows per tile of the backward: a tile's shares of the key and value gradients are
+# (..., COLS, Ev), not the whole block's
+COLS = 256
 
 
 def _block_scores(xp, q, k, mask, scale, causal, i0, j0):
@@ -51,6 +65,18 @@ def _block_scores(xp, q, k, mask, scale, causal, i0, j0):
         keep = xp.arange(j0, j0 + k.shape[-2])[None, :] <= rows
         s = xp.where(keep, s, -_INF)
     return s
+
+
+def _block(xp, alloc, shape, dtype, like=None):
+    """Zeros of ``shape`` (or a copy of ``like``) in a block of the worker's pool of freed
+    blocks (``alloc``) when one fits, else fresh: the op's steps free blocks of the sizes
+    the next ones make, which the pool keeps (a fresh block next to them would be memory
+    held twice, and its page faults)."""
+    got = alloc(tuple(shape), dtype) if alloc is not None else None
+    if got is None:
+        return xp.zeros(shape, dtype) if like is None else xp.array(like, dtype=dtype, copy=True)
+    got[...] = 0 if like is None else like
+    return got
 
 
 # ---------------------------------------------------------------------- ring_attention
@@ -71,17 +97,20 @@ def _chunks(xp, q, k, mask, causal, i0, j0, rows):
         yield a, z, n, mc
 
 
-@kernel
-def ring_attn_step(xp, q, k, v, *rest, scale, causal, i0, j0, rows, has_state, has_mask):
+@kernel(pooled=True)
+def ring_attn_step(
+    xp, q, k, v, *rest, scale, causal, i0, j0, rows, has_state, has_mask, alloc=None
+):
     """One ring step of the online softmax: state ``(m, l, acc)`` after keys ``k``."""
     mask = rest[-1] if has_mask else None
     per_row = q.shape[:-1] + (1,)
     if has_state:
-        m, total, acc = (xp.array(x, copy=True) for x in rest[:3])
+        m, total = (xp.array(x, copy=True) for x in rest[:2])
+        acc = _block(xp, alloc, rest[2].shape, q.dtype, rest[2])
     else:
         m = xp.full(per_row, -_INF, dtype=q.dtype)
         total = xp.zeros(per_row, dtype=q.dtype)
-        acc = xp.zeros(q.shape[:-1] + v.shape[-1:], dtype=q.dtype)
+        acc = _block(xp, alloc, q.shape[:-1] + v.shape[-1:], q.dtype)
     for a, z, n, mc in _chunks(xp, q, k, mask, causal, i0, j0, rows):
         if n == 0:
             continue
@@ -98,18 +127,20 @@ def ring_attn_step(xp, q, k, v, *rest, scale, causal, i0, j0, rows, has_state, h
     return m, total, acc
 
 
-@kernel
-def ring_attn_finish(xp, m, total, acc):
+@kernel(pooled=True)
+def ring_attn_finish(xp, m, total, acc, alloc=None):
     """Output and log-sum-exp (+inf where every key was masked: the output is 0 there)."""
     empty = total == 0
     total = xp.where(empty, 1.0, total)
     lse = xp.where(empty, _INF, xp.where(m == -_INF, 0.0, m) + xp.log(total))
-    return acc / total, lse.astype(acc.dtype)
+    got = alloc(acc.shape, acc.dtype) if alloc is not None else None
+    return xp.divide(acc, total, out=got), lse.astype(acc.dtype)
 
 
-def _blocks(q, k, is_causal):
-    """``(s, w, i0, i1, [(b, j0, j1), ...])`` per query shard: its ring of key blocks,
-    starting at block ``s``, causal ones above the diagonal left out."""
+def _blocks(q, k, is_causal, first=0):
+    """``(s, w, i0, i1, [(r, b, j0, j1), ...])`` per query shard: its ring of key blocks,
+    block ``b = (s + first + r) % n`` at step ``r``, causal ones above the diagonal left
+    out (their steps stay empty, so that shards cut alike visit each block in turn)."""
     qs, ks = q._layout.shards(), k._layout.shards()
     n = len(ks)
     out = []
@@ -117,10 +148,10 @@ def _blocks(q, k, is_causal):
         i0, i1 = offs[-2], offs[-2] + shp[-2]
         ring = []
         for r in range(n):
-            b = (s + r) % n
+            b = (s + first + r) % n
             j0, j1 = ks[b][1][-2], ks[b][1][-2] + ks[b][2][-2]
             if not (is_causal and j0 > i1 - 1):
-                ring.append((b, j0, j1))
+                ring.append((r, b, j0, j1))
         out.append((s, w, i0, i1, ring))
     return out
 
@@ -149,12 +180,13 @@ def _step_wants(k, rings):
     """Per ring step: the ``(query shard, block)`` pairs and k/v regions they read."""
     shards = k._layout.shards()
     steps = []
-    for r in range(max(len(ring) for *_, ring in rings)):
-        pairs = [(s, w, i0, i1, ring[r]) for s, w, i0, i1, ring in rings if r < len(ring)]
+    for r in range(len(shards)):
+        pairs = [(s, w, i0, i1, e[1:]) for s, w, i0, i1, ring in rings for e in ring if e[0] == r]
         regs = [
             (w, [(o, o + m) for o, m in zip(*shards[b][1:])]) for _, w, _, _, (b, _, _) in pairs
         ]
-        steps.append((pairs, regs))
+        if pairs:
+            steps.append((pairs, regs))
     return steps
 
 
@@ -222,38 +254,70 @@ nondiff("ring_attention")
 
 
 # ------------------------------------------------------------- ring_attention_backward
-@kernel
+def _tiles(xp, q, k, mask, causal, i0, j0, rows, cols):
+    """``(a, z, c, e, mask tile)``: query rows ``a:z`` against keys ``c:e`` of a block, in
+    tiles whose scores stay near ``SCORES`` elements and whose shares of the key and value
+    gradients are ``cols`` rows, not the whole block's (causal: keys past the rows' last
+    skipped)."""
+    L, S = q.shape[-2], k.shape[-2]
+    cols = max(1, min(cols, S))
+    rows = max(16, min(rows, SCORES // max(1, math.prod(q.shape[:-2]) * cols)))
+    for a in range(0, L, rows):
+        z = min(L, a + rows)
+        n = max(0, min(S, i0 + z - j0)) if causal else S
+        for c in range(0, n, cols):
+            e = min(n, c + cols)
+            mc = mask
+            if mask is not None:
+                mc = mc if mc.shape[-2] == 1 else mc[..., a:z, :]
+                mc = mc if mc.shape[-1] == 1 else mc[..., c:e]
+            yield a, z, c, e, mc
+
+
+@kernel(pooled=True)
 def ring_attn_grad_step(
-    xp, q, k, v, g, out, lse, *rest, scale, causal, i0, j0, rows, has_dq, has_mask
+    xp,
+    q,
+    k,
+    v,
+    g,
+    out,
+    lse,
+    *rest,
+    scale,
+    causal,
+    i0,
+    j0,
+    rows,
+    cols,
+    has_dq,
+    has_acc,
+    has_mask,
+    alloc=None,
 ):
     """One backward ring step: the query gradient so far plus this block's share, and the
-    block's partial key and value gradients (summed on the block's owner)."""
-    mask = rest[-1] if has_mask else None
-    dq = xp.array(rest[0], copy=True) if has_dq else xp.zeros_like(q)
-    dk = xp.zeros(k.shape, dtype=q.dtype)
-    dv = xp.zeros(v.shape, dtype=q.dtype)
-    delta = (g * out).sum(-1, keepdims=True)  # rowsum(dP * P) = rowsum(dO * O)
-    for a, z, n, mc in _chunks(xp, q, k, mask, causal, i0, j0, rows):
-        if n == 0:
-            continue
-        qc, gc, kn = q[..., a:z, :], g[..., a:z, :], k[..., :n, :]
-        s = _block_scores(xp, qc, kn, mc, scale, causal, i0 + a, j0)
+    block's key and value gradients so far (summed by the workers it visited before, in
+    ``rest`` when ``has_acc``) plus this query shard's share, all in fresh arrays."""
+    rest = list(rest)
+    dq = _block(xp, alloc, q.shape, q.dtype, rest.pop(0) if has_dq else None)
+    dk, dv = (_block(xp, alloc, t.shape, q.dtype, rest.pop(0) if has_acc else None) for t in (k, v))
+    mask = rest[0] if has_mask else None
+    last = None
+    for a, z, c, e, mc in _tiles(xp, q, k, mask, causal, i0, j0, rows, cols):
+        qc, gc, kc, vc = q[..., a:z, :], g[..., a:z, :], k[..., c:e, :], v[..., c:e, :]
+        if a != last:  # rowsum(dP * P) = rowsum(dO * O), a row chunk at a time
+            delta, last = (gc * out[..., a:z, :]).sum(-1, keepdims=True), a
+        s = _block_scores(xp, qc, kc, mc, scale, causal, i0 + a, j0 + c)
         s -= lse[..., a:z, :]
         p = xp.exp(s, out=s)  # the probabilities, from the saved log-sum-exp
-        dv[..., :n, :] += p.swapaxes(-1, -2) @ gc
-        ds = gc @ v[..., :n, :].swapaxes(-1, -2)
-        ds -= delta[..., a:z, :]
+        dv[..., c:e, :] += p.swapaxes(-1, -2) @ gc
+        ds = gc @ vc.swapaxes(-1, -2)
+        ds -= delta
         ds *= p
         ds *= scale  # once here rather than on both products below
-        dq[..., a:z, :] += ds @ kn
-        dk[..., :n, :] += ds.swapaxes(-1, -2) @ qc
+        dq[..., a:z, :] += ds @ kc
+        dk[..., c:e, :] += ds.swapaxes(-1, -2) @ qc
     return dq, dk, dv
-
-
-@kernel
-def ring_add(xp, a, b):
-    """``a + b`` in a fresh array (``b`` may be a read-only transfer)."""
-    return a + b
 
 
 @kernel
@@ -268,18 +332,21 @@ def _bspec(q, k, v, mask, out, lse, g, scale, is_causal):
 
 @primitive(
     "ring_attention_backward",
-    kernels=[ring_attn_grad_step, ring_add, ring_zeros, "copy"],
+    kernels=[ring_attn_grad_step, ring_zeros, "copy"],
     out_spec=_bspec,
 )
 def _ring_attention_backward_plan(ex, q, k, v, mask, out, lse, g, scale, is_causal):
-    """The forward's ring again; partial key/value gradients go back to their owners."""
+    """The forward's ring again, each query shard's own block last: a block's key/value
+    gradient sums travel with it and end on its owner."""
     nd = len(q._layout.shape)
     batch = q._layout.shape[:-2]
-    rings = _blocks(q, k, is_causal)
-    kshards = k._layout.shards()
+    rings = _blocks(q, k, is_causal, first=1)
     dq = {s: None for s, *_ in rings}
-    acc = {"k": [None] * len(kshards), "v": [None] * len(kshards)}
-    params = {"scale": scale, "causal": is_causal, "rows": ROWS, "has_mask": mask is not None}
+    sums = [None] * len(k._layout.shards())  # per block: (holder, dk key, dv key)
+    params = {
+        "scale": scale, "causal": is_causal, "rows": ROWS, "cols": COLS,
+        "has_mask": mask is not None,
+    }  # fmt: skip
     for pairs, regs in _step_wants(k, rings):
         temps = []
         ka, t1 = gather_regions(ex, k, regs)
@@ -293,61 +360,74 @@ def _ring_attention_backward_plan(ex, q, k, v, mask, out, lse, g, scale, is_caus
             nd,
             temps,
         )
-        parts = []
+        # the sums this step moves are handed over before any of the step's kernels is
+        # queued: a holder drops them before it makes the next block's (a block that two
+        # query shards visit in one step, cut unlike the keys, goes from one to the next)
+        first = {b: n for n, (*_, (b, _, _)) in reversed(list(enumerate(pairs)))}
+        accs = {n: _take_sums(ex, (k, v), b, sums[b], pairs[n][1]) for b, n in first.items()}
         for n, (s, w, i0, i1, (b, j0, j1)) in enumerate(pairs):
+            acc = accs[n] if n in accs else _take_sums(ex, (k, v), b, sums[b], w)
             outs = (ex.new_key(), ex.new_key(), ex.new_key())
             own = [Key(x._keys[s], None) for x in (q, g, out, lse)]
             extra = [Key(dq[s], None)] if dq[s] is not None else []
-            p = dict(params, i0=i0, j0=j0, has_dq=dq[s] is not None)
+            p = dict(params, i0=i0, j0=j0, has_dq=dq[s] is not None, has_acc=bool(acc))
             ex.submit(
                 w,
                 "ring_attn_grad_step",
-                [own[0], ka[n], va[n], *own[1:], *extra, *ma[n]],
+                [own[0], ka[n], va[n], *own[1:], *extra, *acc, *ma[n]],
                 outs,
                 p,
                 ("ring_attention_backward", s),
             )
             if dq[s] is not None:
                 ex.free(w, [dq[s]])
+            if sums[b] is not None and sums[b][0] == w:  # (moved ones went at the handover)
+                ex.free(w, list(sums[b][1:]))
             dq[s] = outs[0]
-            parts.append((w, b, outs[1], outs[2]))
+            sums[b] = (w, outs[1], outs[2])
         free_temps(ex, t1 + t2 + temps)
-        _reduce_back(ex, k, [(w, b, dk) for w, b, dk, _ in parts], acc["k"])
-        _reduce_back(ex, v, [(w, b, dv) for w, b, _, dv in parts], acc["v"])
-    label = ("ring_attention_backward", 0)
-    for t, sums in ((k, acc["k"]), (v, acc["v"])):
-        for b, (w, _, _) in enumerate(t._layout.shards()):
-            if sums[b] is None:  # no query attends to this block (causal, keys past L)
-                sums[b] = ex.new_key()
-                ex.submit(w, "ring_zeros", [Key(t._keys[b], None)], (sums[b],), {}, label)
+    grads = [[], []]
+    for b, (owner, _, _) in enumerate(k._layout.shards()):
+        label = ("ring_attention_backward", b)
+        if sums[b] is None:  # no query attends to this block (causal, keys past L)
+            for t, keys in zip((k, v), grads):
+                keys.append(ex.new_key())
+                ex.submit(owner, "ring_zeros", [Key(t._keys[b], None)], (keys[-1],), {}, label)
+            continue
+        keys = sums[b][1:]
+        if sums[b][0] != owner:  # the last visitor was not the owner: the sums move there
+            got, keys = _take_sums(ex, (k, v), b, sums[b], owner), (ex.new_key(), ex.new_key())
+            for a, key in zip(got, keys):  # (a transfer may be a read-only view)
+                ex.submit(owner, "copy", [a], (key,), {}, label)
+        for ks, key in zip(grads, keys):
+            ks.append(key)
     return (
         Operand(q._layout, q._dtype, [dq[s] for s, *_ in rings]),
-        Operand(k._layout, k._dtype, acc["k"]),
-        Operand(v._layout, v._dtype, acc["v"]),
+        Operand(k._layout, k._dtype, grads[0]),
+        Operand(v._layout, v._dtype, grads[1]),
     )
 
 
-def _reduce_back(ex, t, parts, sums):
-    """Add each partial gradient ``(holder, block, key)`` into the sum on the block's owner
-    (``sums[block]``: its key there, None before the first)."""
-    shards = t._layout.shards()
-    for w, b, key in parts:
-        owner, shp = shards[b][0], shards[b][2]
+def _take_sums(ex, kv, b, held, w) -> list:
+    """Command arguments on worker ``w`` for block ``b``'s key and value gradient sums
+    ``held = (holder, dk key, dv key)`` (none before the block's first visit). A sum that
+    moves is dropped on its holder as soon as it is handed over, before the holder's next
+    step: a block's sums exist once, at the worker that has the block now."""
+    if held is None:
+        return []
+    holder, *keys = held
+    if holder == w:
+        return [Key(x, None) for x in keys]
+    args = []
+    for t, key in zip(kv, keys):
+        shp = t._layout.shards()[b][2]
         whole = [(0, m) for m in shp]
-        if sums[b] is None and w == owner:  # the owner's own partial starts the sum
-            sums[b] = key
-            continue
-        one = Operand(Layout.from_bounds(shp, whole, (w,)), t._dtype, (key,))
-        args, temps = gather_regions(ex, one, [(owner, whole)])
-        new, label = ex.new_key(), ("ring_attention_backward", b)
-        if sums[b] is None:  # (a transfer may be a read-only view: copied)
-            ex.submit(owner, "copy", args, (new,), {}, label)
-        else:
-            ex.submit(owner, "ring_add", [Key(sums[b], None), *args], (new,), {}, label)
-            ex.free(owner, [sums[b]])
-        sums[b] = new
+        one = Operand(Layout.from_bounds(shp, whole, (holder,)), t._dtype, (key,))
+        got, temps = gather_regions(ex, one, [(w, whole)])
+        args += got
         free_temps(ex, temps)
-        ex.free(w, [key])
+    ex.free(holder, keys)
+    return args
 
 
 nondiff("ring_attention_backward")  # create_graph takes the composed form (_attention)
@@ -359,6 +439,10 @@ nondiff("ring_attention_backward")  # create_graph takes the composed form (_att
 # above, no transfers), in row chunks whose scores stay small.
 def _local_params(q, scale, is_causal):
     return {"scale": scale, "causal": is_causal, "rows": ROWS, "has_mask": False}
+
+
+def _local_grad_params(q, scale, is_causal):
+    return dict(_local_params(q, scale, is_causal), cols=COLS, has_acc=False)
 
 
 @primitive("local_attention", kernels=[ring_attn_step, ring_attn_finish], out_spec=_spec)
@@ -392,7 +476,7 @@ def _local_attention_backward_plan(ex, q, k, v, mask, out, lse, g, scale, is_cau
     """Each worker's query, key and value gradients from its own shards."""
     shards = q._layout.shards()
     grads = [ex.new_keys(len(shards)) for _ in range(3)]
-    p = dict(_local_params(q, scale, is_causal), i0=0, j0=0, has_dq=False)
+    p = dict(_local_grad_params(q, scale, is_causal), i0=0, j0=0, has_dq=False)
     for s, (w, _, _) in enumerate(shards):
         ins = [Key(t._keys[s], None) for t in (q, k, v, g, out, lse)]
         outs = tuple(keys[s] for keys in grads)
