@@ -12,6 +12,7 @@ from sharded.grad_mode import no_grad as no_grad
 from sharded.grad_mode import set_grad_enabled as set_grad_enabled
 from sharded.tensor import ShardedTensor as ShardedTensor
 
+COMPOSITES: dict
 NONDIFF: str
 PRIMITIVES: dict
 hooks: _Hooks

@@ -404,6 +404,26 @@ def max_pool3d(
     """3-D max pooling of an (N, C, D, H, W) or (C, D, H, W) input (``stride`` defaults to
     ``kernel_size``; with ``return_indices`` also the flat D*H*W positions of the maxima)."""
 
+def max_unpool1d(
+    input, indices, kernel_size, stride=..., padding=..., output_size=...
+) -> ShardedTensor:
+    """Partial inverse of ``max_pool1d(..., return_indices=True)`` on an (N, C, L) or (C, L)
+    input: each value goes to its index in an output of zeros, of length ``(L - 1) * stride +
+    kernel_size - 2 * padding`` or ``output_size``."""
+
+def max_unpool2d(
+    input, indices, kernel_size, stride=..., padding=..., output_size=...
+) -> ShardedTensor:
+    """Partial inverse of ``max_pool2d(..., return_indices=True)`` on an (N, C, H, W) or (C, H,
+    W) input: each value goes to its flat H*W index in an output of zeros (size from the
+    pooling's arguments, or ``output_size``). Split batches or channels stay local."""
+
+def max_unpool3d(
+    input, indices, kernel_size, stride=..., padding=..., output_size=...
+) -> ShardedTensor:
+    """Partial inverse of ``max_pool3d(..., return_indices=True)`` on an (N, C, D, H, W) or (C,
+    D, H, W) input: each value goes to its flat D*H*W index in an output of zeros."""
+
 def mish(input, inplace=...) -> ShardedTensor:
     """``x * tanh(softplus(x))``."""
 
