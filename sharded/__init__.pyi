@@ -182,6 +182,9 @@ def addr(input, vec1, vec2, *, beta=..., alpha=..., out=...) -> ShardedTensor:
 def adjoint(x) -> ShardedTensor:
     """The conjugate transpose of the last two dims (``x.mH``; ``x.mT`` for a real tensor)."""
 
+def affine_grid_generator(theta, size, align_corners) -> Any:
+    """torch's ``affine_grid_generator``: ``affine_grid`` with ``align_corners`` given."""
+
 def all(input, dim=..., keepdim=..., *, out=...) -> ShardedTensor:
     """True if every element is non-zero."""
 
@@ -885,6 +888,16 @@ def greater(input, other, *, out=...) -> ShardedTensor:
 
 def greater_equal(input, other, *, out=...) -> ShardedTensor:
     """``input >= other``."""
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners) -> ShardedTensor:
+    """``grid_sample`` with torch's integer modes: ``interpolation_mode`` 0 bilinear, 1 nearest,
+    2 bicubic; ``padding_mode`` 0 zeros, 1 border, 2 reflection."""
+
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners) -> ShardedTensor:
+    """``grid_sampler`` of a 4-D input (N, C, H, W) only."""
+
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners) -> ShardedTensor:
+    """``grid_sampler`` of a 5-D input (N, C, D, H, W) only (no bicubic mode)."""
 
 def gt(input, other, *, out=...) -> ShardedTensor:
     """``input > other``."""

@@ -23,6 +23,12 @@ def adaptive_max_pool3d(input, output_size, return_indices=...) -> ShardedTensor
     """Max pooling to a fixed (OD, OH, OW) over torch's adaptive bins (with ``return_indices``
     also the flat D*H*W positions of the maxima)."""
 
+def affine_grid(theta, size, align_corners=...) -> Any:
+    """The sampling grid of a batch of affine maps, for ``grid_sample``: (N, H, W, 2) from
+    ``theta`` (N, 2, 3) and ``size`` (N, C, H, W), or (N, D, H, W, 3) from (N, 3, 4) and (N,
+    C, D, H, W), as ``torch.nn.functional.affine_grid`` (``align_corners=None`` is ``False``,
+    with torch's warning)."""
+
 def alpha_dropout(input, p=..., training=..., inplace=...) -> ShardedTensor:
     """Dropout for self-normalizing (selu) networks: dropped elements take selu's negative
     saturation and an affine map keeps the mean and variance (identity unless ``training``,
@@ -227,6 +233,15 @@ def gelu(input, approximate=...) -> ShardedTensor:
 
 def glu(input, dim=...) -> ShardedTensor:
     """Gated linear unit: ``a * sigmoid(b)`` for the halves ``a``, ``b`` of ``dim``."""
+
+def grid_sample(input, grid, mode=..., padding_mode=..., align_corners=...) -> ShardedTensor:
+    """Sample ``input`` (N, C, H, W) or (N, C, D, H, W) at the points of ``grid`` (N, Ho, Wo, 2)
+    or (N, Do, Ho, Wo, 3), given as (x, y[, z]) in [-1, 1], as
+    ``torch.nn.functional.grid_sample``: ``mode`` 'bilinear', 'nearest' or 'bicubic' (4-D
+    only), ``padding_mode`` 'zeros', 'border' or 'reflection' for points outside,
+    ``align_corners`` (``None`` is ``False``, with torch's warning). A composition of
+    elementwise ops on the grid and one ``gather`` of the input: a batch split stays local;
+    gradients flow to the input and the grid as torch's."""
 
 def group_norm(input, num_groups, weight=..., bias=..., eps=...) -> ShardedTensor:
     """Normalize an (N, C, *) input over each group of ``C // num_groups`` channels (and every
