@@ -70,6 +70,7 @@ from sharded.tensor import Size as Size
 from sharded.tensor import (
     _AminmaxResult,
     _FrexpResult,
+    _HistogramddResult,
     _KthValue,
     _LUUnpackResult,
     _Median,
@@ -947,6 +948,15 @@ def histogram(input, bins, *, range=..., weight=..., density=...) -> HistogramRe
     given sorted edges: ``(hist, bin_edges)``. ``density`` divides by the total and the bin
     widths."""
 
+def histogramdd(input, bins, *, range=..., weight=..., density=...) -> _HistogramddResult:
+    """Histogram of the points of ``input`` (..., D): ``(hist, bin_edges)`` with ``hist`` of
+    shape (B0, ..., B(D-1)) in the input's dtype and ``bin_edges`` a tuple of D tensors, as
+    ``torch.histogramdd``. ``bins``: an int (every dim), D ints (equal bins over ``range``,
+    ``(min0, max0, min1, max1, ...)``, or the data's range) or D tensors of sorted edges. A
+    point on a dim's last edge falls in its last bin; points outside are not counted.
+    ``weight`` (the input's shape without its last dim) sums weights instead of counts;
+    ``density`` divides by the total and the bins' volumes. No gradient (as torch's)."""
+
 def hsplit(
     input, indices_or_sections=..., *, sections=..., indices=...
 ) -> tuple[ShardedTensor, ...]:
@@ -1534,6 +1544,11 @@ def nonzero(input, *, as_tuple: Literal[True], out=...) -> tuple[ShardedTensor, 
     or with ``as_tuple=True`` one 1-D tensor per dim. Each shard finds its own; the driver
     reads one count per shard (a tensor split along a later dim is resharded by rows first,
     so that shard order is C order)."""
+
+def nonzero_static(input, *, size, fill_value=...) -> ShardedTensor:
+    """The ``(size, ndim)`` int64 indices of the first ``size`` non-zero elements of ``input``
+    in C order, as ``torch.nonzero_static``: ``nonzero``'s rows cut to ``size``, or padded
+    with rows of ``fill_value``. ``nonzero`` reads one count per shard."""
 
 def norm(self, p=..., dim=..., keepdim=..., dtype=..., *, out=...) -> ShardedTensor:
     """torch's ``Tensor.norm``: ``'fro'`` (default) and numbers are vector norms over ``dim``

@@ -1040,6 +1040,11 @@ class ShardedTensor:
         tensor, or with ``as_tuple=True`` one 1-D tensor per dim. Each shard finds its own;
         the driver reads one count per shard (a tensor split along a later dim is resharded
         by rows first, so that shard order is C order)."""
+    def nonzero_static(self, *, size, fill_value=...) -> ShardedTensor:
+        """The ``(size, ndim)`` int64 indices of the first ``size`` non-zero elements of
+        ``input`` in C order, as ``torch.nonzero_static``: ``nonzero``'s rows cut to
+        ``size``, or padded with rows of ``fill_value``. ``nonzero`` reads one count per
+        shard."""
     def norm(self, p=..., dim=..., keepdim=..., dtype=...) -> ShardedTensor:
         """torch's ``Tensor.norm``: ``'fro'`` (default) and numbers are vector norms over
         ``dim`` (all elements by default), ``'nuc'`` the nuclear norm of matrices."""
@@ -1470,6 +1475,10 @@ class _AminmaxResult(NamedTuple):
 class _FrexpResult(NamedTuple):
     mantissa: ShardedTensor
     exponent: ShardedTensor
+
+class _HistogramddResult(NamedTuple):
+    hist: ShardedTensor
+    bin_edges: ShardedTensor
 
 class _KthValue(NamedTuple):
     values: ShardedTensor
