@@ -1587,6 +1587,9 @@ def ones_like(
 ) -> ShardedTensor:
     """``ones`` with the shape, dtype and layout of ``input``."""
 
+def orgqr(input, tau) -> ShardedTensor:
+    """torch's older name of :func:`sharded.linalg.householder_product`."""
+
 def outer(input, vec2, *, out=...) -> ShardedTensor:
     """Outer product of two 1-D tensors: ``input[:, None] * vec2[None, :]``."""
 

@@ -1060,6 +1060,8 @@ class ShardedTensor:
         """Gather every shard into a new NumPy array (a copy: writing to it does not change the
         tensor, unlike torch's shared-memory ``numpy()`` on CPU). A tensor that requires grad
         raises, as in torch: call ``detach().numpy()``."""
+    def orgqr(self, tau) -> ShardedTensor:
+        """torch's older name of :func:`sharded.linalg.householder_product`."""
     def outer(self, vec2) -> ShardedTensor:
         """Outer product of two 1-D tensors: ``input[:, None] * vec2[None, :]``."""
     def permute(self, *dims, **kw) -> ShardedTensor:
