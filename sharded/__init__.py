@@ -100,6 +100,7 @@ from .nn.functional import torch_dropout_ as dropout_
 from .nn._nn_extra import channel_shuffle, constant_pad_nd, pdist
 from .nn._nn_extra import torch_alpha_dropout as alpha_dropout
 from .nn._nn_extra import torch_feature_alpha_dropout as feature_alpha_dropout
+from .nn._sampling import affine_grid_generator, grid_sampler, grid_sampler_2d, grid_sampler_3d
 from .ops import *  # noqa: F403  (every family's top-level functions)
 from .ops import random
 from .runtime import init, is_initialized, shutdown

@@ -70,6 +70,7 @@ from sharded.tensor import Size as Size
 from sharded.tensor import (
     _AminmaxResult,
     _FrexpResult,
+    _HistogramddResult,
     _KthValue,
     _LUUnpackResult,
     _Median,
@@ -181,6 +182,9 @@ def addr(input, vec1, vec2, *, beta=..., alpha=..., out=...) -> ShardedTensor:
 
 def adjoint(x) -> ShardedTensor:
     """The conjugate transpose of the last two dims (``x.mH``; ``x.mT`` for a real tensor)."""
+
+def affine_grid_generator(theta, size, align_corners) -> Any:
+    """torch's ``affine_grid_generator``: ``affine_grid`` with ``align_corners`` given."""
 
 def all(input, dim=..., keepdim=..., *, out=...) -> ShardedTensor:
     """True if every element is non-zero."""
@@ -886,6 +890,16 @@ def greater(input, other, *, out=...) -> ShardedTensor:
 def greater_equal(input, other, *, out=...) -> ShardedTensor:
     """``input >= other``."""
 
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners) -> ShardedTensor:
+    """``grid_sample`` with torch's integer modes: ``interpolation_mode`` 0 bilinear, 1 nearest,
+    2 bicubic; ``padding_mode`` 0 zeros, 1 border, 2 reflection."""
+
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners) -> ShardedTensor:
+    """``grid_sampler`` of a 4-D input (N, C, H, W) only."""
+
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners) -> ShardedTensor:
+    """``grid_sampler`` of a 5-D input (N, C, D, H, W) only (no bicubic mode)."""
+
 def gt(input, other, *, out=...) -> ShardedTensor:
     """``input > other``."""
 
@@ -933,6 +947,15 @@ def histogram(input, bins, *, range=..., weight=..., density=...) -> HistogramRe
     """Histogram with ``bins`` equal bins (over ``range`` or the data's range) or between the
     given sorted edges: ``(hist, bin_edges)``. ``density`` divides by the total and the bin
     widths."""
+
+def histogramdd(input, bins, *, range=..., weight=..., density=...) -> _HistogramddResult:
+    """Histogram of the points of ``input`` (..., D): ``(hist, bin_edges)`` with ``hist`` of
+    shape (B0, ..., B(D-1)) in the input's dtype and ``bin_edges`` a tuple of D tensors, as
+    ``torch.histogramdd``. ``bins``: an int (every dim), D ints (equal bins over ``range``,
+    ``(min0, max0, min1, max1, ...)``, or the data's range) or D tensors of sorted edges. A
+    point on a dim's last edge falls in its last bin; points outside are not counted.
+    ``weight`` (the input's shape without its last dim) sums weights instead of counts;
+    ``density`` divides by the total and the bins' volumes. No gradient (as torch's)."""
 
 def hsplit(
     input, indices_or_sections=..., *, sections=..., indices=...
@@ -1522,6 +1545,11 @@ def nonzero(input, *, as_tuple: Literal[True], out=...) -> tuple[ShardedTensor, 
     reads one count per shard (a tensor split along a later dim is resharded by rows first,
     so that shard order is C order)."""
 
+def nonzero_static(input, *, size, fill_value=...) -> ShardedTensor:
+    """The ``(size, ndim)`` int64 indices of the first ``size`` non-zero elements of ``input``
+    in C order, as ``torch.nonzero_static``: ``nonzero``'s rows cut to ``size``, or padded
+    with rows of ``fill_value``. ``nonzero`` reads one count per shard."""
+
 def norm(self, p=..., dim=..., keepdim=..., dtype=..., *, out=...) -> ShardedTensor:
     """torch's ``Tensor.norm``: ``'fro'`` (default) and numbers are vector norms over ``dim``
     (all elements by default), ``'nuc'`` the nuclear norm of matrices."""
@@ -1558,6 +1586,9 @@ def ones_like(
     input, *, dtype=..., shards=..., dim=..., layout=..., device=..., requires_grad=...
 ) -> ShardedTensor:
     """``ones`` with the shape, dtype and layout of ``input``."""
+
+def orgqr(input, tau) -> ShardedTensor:
+    """torch's older name of :func:`sharded.linalg.householder_product`."""
 
 def outer(input, vec2, *, out=...) -> ShardedTensor:
     """Outer product of two 1-D tensors: ``input[:, None] * vec2[None, :]``."""

@@ -15,7 +15,8 @@ inside it):
   (``prims/cholesky.py``); nothing is gathered on one worker or the driver.
 * Norms, ``cond``, ``matrix_rank`` and ``pinv`` are compositions of the above
   (``derived/norms.py``); so are ``matrix_power``, ``matrix_exp``, ``cross``,
-  ``solve_triangular``... (``derived/extra.py``).
+  ``solve_triangular``... (``derived/extra.py``), and ``householder_product``
+  (``derived/householder.py``).
 * The LU family (``lu``, ``lu_factor``, ``lu_factor_ex``, ``lu_solve``; ``st.lu_unpack``) for
   matrices that fit on one worker (``prims/lu_family.py``).
 
@@ -38,6 +39,7 @@ from .ops.linalg.derived.extra import (
     tensorinv,
     vander,
 )
+from .ops.linalg.derived.householder import householder_product
 from .ops.linalg.derived.norms import (
     cond,
     matrix_norm,
@@ -135,4 +137,5 @@ __all__ = [
     "lu_factor",
     "lu_factor_ex",
     "lu_solve",
+    "householder_product",
 ]

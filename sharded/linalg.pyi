@@ -87,6 +87,12 @@ def einsum(equation, *operands) -> ShardedTensor:
 def ger(input, vec2) -> ShardedTensor:
     """Outer product of two 1-D tensors: ``input[:, None] * vec2[None, :]``."""
 
+def householder_product(A, tau) -> ShardedTensor:
+    """The first ``n`` columns of ``H_0 H_1 ... H_{k-1}`` for ``A`` (*, m, n) and ``tau`` (*,
+    k), ``k <= n <= m``: ``H_i = I - tau_i v_i v_i^H`` with ``v_i`` column ``i`` of ``A``
+    below the diagonal and 1 on it, as ``torch.linalg.householder_product`` (LAPACK's
+    ``orgqr``/``ungqr``). Differentiable in ``A`` and ``tau``; batch dims may be split."""
+
 def inner(input, other) -> ShardedTensor:
     """Sum of products over the last dim of both: one matmul of the flattened free dims."""
 

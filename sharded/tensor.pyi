@@ -1040,6 +1040,11 @@ class ShardedTensor:
         tensor, or with ``as_tuple=True`` one 1-D tensor per dim. Each shard finds its own;
         the driver reads one count per shard (a tensor split along a later dim is resharded
         by rows first, so that shard order is C order)."""
+    def nonzero_static(self, *, size, fill_value=...) -> ShardedTensor:
+        """The ``(size, ndim)`` int64 indices of the first ``size`` non-zero elements of
+        ``input`` in C order, as ``torch.nonzero_static``: ``nonzero``'s rows cut to
+        ``size``, or padded with rows of ``fill_value``. ``nonzero`` reads one count per
+        shard."""
     def norm(self, p=..., dim=..., keepdim=..., dtype=...) -> ShardedTensor:
         """torch's ``Tensor.norm``: ``'fro'`` (default) and numbers are vector norms over
         ``dim`` (all elements by default), ``'nuc'`` the nuclear norm of matrices."""
@@ -1055,6 +1060,8 @@ class ShardedTensor:
         """Gather every shard into a new NumPy array (a copy: writing to it does not change the
         tensor, unlike torch's shared-memory ``numpy()`` on CPU). A tensor that requires grad
         raises, as in torch: call ``detach().numpy()``."""
+    def orgqr(self, tau) -> ShardedTensor:
+        """torch's older name of :func:`sharded.linalg.householder_product`."""
     def outer(self, vec2) -> ShardedTensor:
         """Outer product of two 1-D tensors: ``input[:, None] * vec2[None, :]``."""
     def permute(self, *dims, **kw) -> ShardedTensor:
@@ -1470,6 +1477,10 @@ class _AminmaxResult(NamedTuple):
 class _FrexpResult(NamedTuple):
     mantissa: ShardedTensor
     exponent: ShardedTensor
+
+class _HistogramddResult(NamedTuple):
+    hist: ShardedTensor
+    bin_edges: ShardedTensor
 
 class _KthValue(NamedTuple):
     values: ShardedTensor

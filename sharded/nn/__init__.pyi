@@ -1335,6 +1335,37 @@ class MaxPool3d(Module):
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
 
+class MaxUnpool1d(Module):
+    """Partial inverse of ``MaxPool1d``: the values at the pooling's indices, zeros elsewhere."""
+
+    kernel_size: Any
+    stride: Any
+    padding: Any
+    def __init__(self, kernel_size, stride=..., padding=...) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input, indices, output_size=...) -> ShardedTensor: ...
+
+class MaxUnpool2d(Module):
+    """Partial inverse of ``MaxPool2d``: the values at the pooling's indices, zeros elsewhere
+    (``output_size`` of ``forward`` picks among the sizes a pooling could have come from)."""
+
+    kernel_size: Any
+    stride: Any
+    padding: Any
+    def __init__(self, kernel_size, stride=..., padding=...) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input, indices, output_size=...) -> ShardedTensor: ...
+
+class MaxUnpool3d(Module):
+    """Partial inverse of ``MaxPool3d``: the values at the pooling's indices, zeros elsewhere."""
+
+    kernel_size: Any
+    stride: Any
+    padding: Any
+    def __init__(self, kernel_size, stride=..., padding=...) -> None: ...
+    def extra_repr(self) -> Any: ...
+    def forward(self, input, indices, output_size=...) -> ShardedTensor: ...
+
 class Mish(Module):
     """``x * tanh(softplus(x))``."""
 

@@ -38,6 +38,7 @@ from . import (
     _multihead,
     _nn_extra,
     _normalization,
+    _sampling,
     _upsampling,
 )
 from ._activation import *  # noqa: F403
@@ -52,6 +53,7 @@ from ._loss_margin import *  # noqa: F403
 from ._multihead import *  # noqa: F403
 from ._nn_extra import *  # noqa: F403
 from ._normalization import *  # noqa: F403
+from ._sampling import *  # noqa: F403
 from ._upsampling import *  # noqa: F403
 
 __all__ = [
@@ -77,6 +79,7 @@ __all__ = [
     *_nn_extra.__all__,
     *_ctc.__all__,
     *_upsampling.__all__,
+    *_sampling.__all__,
     *_conv.__all__,
     *_convolution.__all__,
     *_embedding_bag.__all__,

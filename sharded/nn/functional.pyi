@@ -23,6 +23,12 @@ def adaptive_max_pool3d(input, output_size, return_indices=...) -> ShardedTensor
     """Max pooling to a fixed (OD, OH, OW) over torch's adaptive bins (with ``return_indices``
     also the flat D*H*W positions of the maxima)."""
 
+def affine_grid(theta, size, align_corners=...) -> Any:
+    """The sampling grid of a batch of affine maps, for ``grid_sample``: (N, H, W, 2) from
+    ``theta`` (N, 2, 3) and ``size`` (N, C, H, W), or (N, D, H, W, 3) from (N, 3, 4) and (N,
+    C, D, H, W), as ``torch.nn.functional.affine_grid`` (``align_corners=None`` is ``False``,
+    with torch's warning)."""
+
 def alpha_dropout(input, p=..., training=..., inplace=...) -> ShardedTensor:
     """Dropout for self-normalizing (selu) networks: dropped elements take selu's negative
     saturation and an affine map keeps the mean and variance (identity unless ``training``,
@@ -228,6 +234,15 @@ def gelu(input, approximate=...) -> ShardedTensor:
 def glu(input, dim=...) -> ShardedTensor:
     """Gated linear unit: ``a * sigmoid(b)`` for the halves ``a``, ``b`` of ``dim``."""
 
+def grid_sample(input, grid, mode=..., padding_mode=..., align_corners=...) -> ShardedTensor:
+    """Sample ``input`` (N, C, H, W) or (N, C, D, H, W) at the points of ``grid`` (N, Ho, Wo, 2)
+    or (N, Do, Ho, Wo, 3), given as (x, y[, z]) in [-1, 1], as
+    ``torch.nn.functional.grid_sample``: ``mode`` 'bilinear', 'nearest' or 'bicubic' (4-D
+    only), ``padding_mode`` 'zeros', 'border' or 'reflection' for points outside,
+    ``align_corners`` (``None`` is ``False``, with torch's warning). A composition of
+    elementwise ops on the grid and one ``gather`` of the input: a batch split stays local;
+    gradients flow to the input and the grid as torch's."""
+
 def group_norm(input, num_groups, weight=..., bias=..., eps=...) -> ShardedTensor:
     """Normalize an (N, C, *) input over each group of ``C // num_groups`` channels (and every
     spatial position), then scale and shift per channel (torch's ``group_norm``)."""
@@ -403,6 +418,26 @@ def max_pool3d(
 ) -> tuple[ShardedTensor, ...]:
     """3-D max pooling of an (N, C, D, H, W) or (C, D, H, W) input (``stride`` defaults to
     ``kernel_size``; with ``return_indices`` also the flat D*H*W positions of the maxima)."""
+
+def max_unpool1d(
+    input, indices, kernel_size, stride=..., padding=..., output_size=...
+) -> ShardedTensor:
+    """Partial inverse of ``max_pool1d(..., return_indices=True)`` on an (N, C, L) or (C, L)
+    input: each value goes to its index in an output of zeros, of length ``(L - 1) * stride +
+    kernel_size - 2 * padding`` or ``output_size``."""
+
+def max_unpool2d(
+    input, indices, kernel_size, stride=..., padding=..., output_size=...
+) -> ShardedTensor:
+    """Partial inverse of ``max_pool2d(..., return_indices=True)`` on an (N, C, H, W) or (C, H,
+    W) input: each value goes to its flat H*W index in an output of zeros (size from the
+    pooling's arguments, or ``output_size``). Split batches or channels stay local."""
+
+def max_unpool3d(
+    input, indices, kernel_size, stride=..., padding=..., output_size=...
+) -> ShardedTensor:
+    """Partial inverse of ``max_pool3d(..., return_indices=True)`` on an (N, C, D, H, W) or (C,
+    D, H, W) input: each value goes to its flat D*H*W index in an output of zeros."""
 
 def mish(input, inplace=...) -> ShardedTensor:
     """``x * tanh(softplus(x))``."""

@@ -1,5 +1,6 @@
-"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d`` and
-``AdaptiveMaxPool1d/2d/3d``, each forwarding to its ``st.nn.functional`` form."""
+"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``,
+``AdaptiveMaxPool1d/2d/3d`` and ``MaxUnpool1d/2d/3d``, each forwarding to its
+``st.nn.functional`` form."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ __all__ = [
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
     "AdaptiveMaxPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
 ]
 
 
@@ -276,3 +280,67 @@ class AdaptiveMaxPool1d(_Adaptive):
     """
 
     _fn = "adaptive_max_pool1d"
+
+
+class _MaxUnpoolNd(Module):
+    _fn, _n = "max_unpool2d", 2
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = _ntuple(kernel_size, self._n)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, self._n)
+        self.padding = _ntuple(padding, self._n)
+
+    def forward(self, input, indices, output_size=None):
+        return getattr(F, self._fn)(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """Partial inverse of ``MaxPool1d``: the values at the pooling's indices, zeros elsewhere.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> out, idx = st.nn.MaxPool1d(2, return_indices=True)(st.tensor([[[1., 3., 2., 5.]]]))
+    >>> unpool = st.nn.MaxUnpool1d(2)
+    >>> unpool
+    MaxUnpool1d(kernel_size=(2,), stride=(2,), padding=(0,))
+    >>> unpool(out, idx).tolist()
+    [[[0.0, 3.0, 0.0, 5.0]]]
+    """
+
+    _fn, _n = "max_unpool1d", 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """Partial inverse of ``MaxPool2d``: the values at the pooling's indices, zeros elsewhere
+    (``output_size`` of ``forward`` picks among the sizes a pooling could have come from).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> out, idx = st.nn.MaxPool2d(2, return_indices=True)(st.ones(1, 1, 5, 5))
+    >>> st.nn.MaxUnpool2d(2)(out, idx, output_size=(5, 5)).shape
+    sharded.Size([1, 1, 5, 5])
+    """
+
+    _fn, _n = "max_unpool2d", 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Partial inverse of ``MaxPool3d``: the values at the pooling's indices, zeros elsewhere.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> out, idx = st.nn.MaxPool3d(2, return_indices=True)(st.ones(1, 1, 2, 4, 4))
+    >>> st.nn.MaxUnpool3d(2)(out, idx).shape
+    sharded.Size([1, 1, 2, 4, 4])
+    """
+
+    _fn, _n = "max_unpool3d", 3

@@ -5,17 +5,19 @@
   checks run on the workers), ``index_ops`` (``index_*``, ``masked_*``, ``nonzero``);
 - ``derived``: ``scatter`` (gather, scatter, scatter_add, scatter_reduce, take_along_dim),
   ``scatter_extra`` (the view scatters, index_reduce, put), ``index_put``, ``unravel``
-  (unravel_index).
+  (unravel_index), ``nonzero_static``.
 
 This ``__init__`` names the family's top-level ``st`` functions: ``__all__`` is the union of
 its modules' (the roles are described in :mod:`sharded.ops`).
 """
 
 from .derived import index_put as _index_put
+from .derived import nonzero_static as _nonzero_static
 from .derived import scatter as _scatter
 from .derived import scatter_extra as _scatter_extra
 from .derived import unravel as _unravel
 from .derived.index_put import *  # noqa: F403
+from .derived.nonzero_static import *  # noqa: F403
 from .derived.scatter import *  # noqa: F403
 from .derived.scatter_extra import *  # noqa: F403
 from .derived.unravel import *  # noqa: F403
@@ -31,6 +33,7 @@ from .prims.index_ops import *  # noqa: F403
 __all__ = [
     *_index_ops.__all__,
     *_index_put.__all__,
+    *_nonzero_static.__all__,
     *_scatter.__all__,
     *_scatter_extra.__all__,
     *_unravel.__all__,

@@ -1,7 +1,7 @@
 """Pooling over the last 1, 2 or 3 dims of (N, C, L), (N, C, H, W) and (N, C, D, H, W)
 tensors (and unbatched ones), as ``torch.nn.functional``: ``max_pool1d/2d/3d`` (with
 ``return_indices``), ``avg_pool1d/2d/3d``, ``adaptive_avg_pool1d/2d/3d``,
-``adaptive_max_pool1d/2d/3d``.
+``adaptive_max_pool1d/2d/3d``, and ``max_unpool1d/2d/3d``, their partial inverse.
 
 Every window lies inside one image and one channel, so shards split along N or C pool where
 they are (the primitives of :mod:`.prims.pool`, one per kind for any number of spatial
@@ -13,9 +13,12 @@ before anything is queued."""
 
 from __future__ import annotations
 
+import math
+
 from ... import dtypes as D
 from ...core.dispatch import apply, as_tensor, is_tensor, via_float32
-from ...errors import ArgumentError, DTypeError, ShapeError, UnsupportedDType
+from ...errors import ArgumentError, DTypeError, IndexOutOfRange, ShapeError, UnsupportedDType
+from ..creation.prims import zeros
 from .kernels import right_pad
 from .plan import Win, batch_layout, pool_out, window_layout
 
@@ -32,6 +35,9 @@ __all__ = [
     "adaptive_max_pool1d",
     "adaptive_max_pool2d",
     "adaptive_max_pool3d",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
 ]
 
 
@@ -395,3 +401,132 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     [[[[7]]]]
     """
     return _adaptive_max("adaptive_max_pool3d", 3, input, output_size, return_indices)
+
+
+# ---------------------------------------------------------------------------- max_unpool
+def _unpool_size(x, k, s, p, output_size):
+    """torch's ``_unpool_output_size``: the default spatial size, or ``output_size`` (spatial
+    or with N and C) checked to lie strictly within one stride of it."""
+    nd = len(k)
+    if x.ndim < nd:
+        raise ShapeError(f"max_unpool{nd}d: input of shape {list(x.shape)} has under {nd} dims")
+    sp = tuple(x.shape[x.ndim - nd :])
+    default = [(sp[d] - 1) * s[d] + k[d] - 2 * p[d] for d in range(nd)]
+    if output_size is None:
+        return tuple(default)
+    size = list(output_size)
+    if len(size) == nd + 2:
+        size = size[2:]
+    if len(size) != nd:
+        raise ArgumentError(
+            f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it "
+            f"has a length of '{len(size)}'"
+        )
+    for d in range(nd):
+        lo, hi = default[d] - s[d], default[d] + s[d]
+        if not lo < size[d] < hi:
+            raise ArgumentError(
+                f'invalid output_size "{output_size}" (dim {d} must be between {lo} and {hi})'
+            )
+    return tuple(int(i) for i in size)
+
+
+def _max_unpool(op, nd, input, indices, kernel_size, stride, padding, output_size):
+    """Scatter ``input``'s values into zeros at ``indices`` (flat positions in each (n, c)
+    image of the output), in torch's order of checks. A composition of ``scatter`` along
+    the flattened spatial dim: a batch or channel split stays where it is, and the gradient
+    is ``scatter``'s, a gather at the indices."""
+    k = _ints(kernel_size, nd, "kernel_size", op)
+    s = k if stride is None else _ints(stride, nd, "stride", op)
+    p = _ints(padding, nd, "padding", op)
+    x = input if is_tensor(input) else as_tensor(input)
+    idx = indices if is_tensor(indices) else as_tensor(indices)
+    out_sp = _unpool_size(x, k, s, p, output_size)
+    if nd == 1:  # torch's 1-D form is the 2-D one over columns of width 1
+        return _max_unpool(
+            "max_unpool2d", 2, x.unsqueeze(-1), idx.unsqueeze(-1), k + (1,), s + (1,),
+            p + (0,), out_sp + (1,),
+        ).squeeze(-1)  # fmt: skip
+    if idx.dtype != D.int64:
+        raise DTypeError(f"elements in indices should be type int64 but got: {idx.dtype.name}")
+    if x.ndim not in (nd + 1, nd + 2):
+        raise ShapeError(
+            f"Input to max_unpooling{nd}d should be a {nd + 1}d or {nd + 2}d Tensor, but got a "
+            f"tensor with {x.ndim} dimensions."
+        )
+    if nd == 3 and any(i <= 0 for i in s):
+        raise ArgumentError(f"strides should be greater than zero, but got stride: {list(s)}")
+    if tuple(x.shape) != tuple(idx.shape):
+        raise ShapeError(
+            f"Expected shape of indices to be same as that of the input tensor "
+            f"({list(x.shape)}) but got indices tensor with shape: {list(idx.shape)}"
+        )
+    for d in range(1, x.ndim):
+        if x.shape[d] == 0:
+            raise ShapeError(
+                f"{op}: Expected input to have non-zero size for non-batch dimensions, but got "
+                f"{list(x.shape)} with dimension {d} being empty."
+            )
+    if not x.dtype.is_floating_point:
+        raise UnsupportedDType(f'"{op}" not implemented for {x.dtype.name!r}')
+    batched = x.ndim == nd + 2
+    if not batched:
+        x, idx = x.unsqueeze(0), idx.unsqueeze(0)
+    n, c, size = x.shape[0], x.shape[1], math.prod(out_sp)
+    if idx.numel():  # one read: torch's check of every index against the output's size
+        lo, hi = (int(v.item()) for v in idx.aminmax())
+        if lo < 0 or hi >= size:
+            raise IndexOutOfRange(
+                f"Found an invalid max index: {hi if hi >= size else lo} (output volumes are "
+                f"of size {'x'.join(map(str, out_sp))})"
+            )
+    out = zeros(n, c, size, dtype=x.dtype, shards=x.layout.grid[0], dim=0)  # x's batch cuts
+    out = out.scatter(2, idx.reshape(n, c, -1), x.reshape(n, c, -1)).reshape(n, c, *out_sp)
+    return out if batched else out.squeeze(0)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of ``max_pool1d(..., return_indices=True)`` on an (N, C, L) or (C, L)
+    input: each value goes to its index in an output of zeros, of length
+    ``(L - 1) * stride + kernel_size - 2 * padding`` or ``output_size``.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> F = st.nn.functional
+    >>> out, idx = F.max_pool1d(st.tensor([[1., 3., 2., 5.]]), 2, return_indices=True)
+    >>> F.max_unpool1d(out, idx, 2).tolist()
+    [[0.0, 3.0, 0.0, 5.0]]
+    """
+    return _max_unpool("max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of ``max_pool2d(..., return_indices=True)`` on an (N, C, H, W) or
+    (C, H, W) input: each value goes to its flat H*W index in an output of zeros (size from
+    the pooling's arguments, or ``output_size``). Split batches or channels stay local.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> F = st.nn.functional
+    >>> out, idx = F.max_pool2d(st.arange(16.).reshape(1, 1, 4, 4), 2, return_indices=True)
+    >>> F.max_unpool2d(out, idx, 2)[0, 0, :2].tolist()
+    [[0.0, 0.0, 0.0, 0.0], [0.0, 5.0, 0.0, 7.0]]
+    """
+    return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of ``max_pool3d(..., return_indices=True)`` on an (N, C, D, H, W) or
+    (C, D, H, W) input: each value goes to its flat D*H*W index in an output of zeros.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> F = st.nn.functional
+    >>> out, idx = F.max_pool3d(st.arange(8.).reshape(1, 1, 2, 2, 2), 2, return_indices=True)
+    >>> F.max_unpool3d(out, idx, 2).flatten().tolist()
+    [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 7.0]
+    """
+    return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)

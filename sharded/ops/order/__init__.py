@@ -8,16 +8,18 @@ counts, diff, unique.
 - ``kernels``: worker kernels of ``sort``, ``select``, ``mode`` and ``scan``;
 - ``plan``: the driver's set-op exchange, selection rounds and split ``mode``, and
   (``plan.sample_sort``) the two stages of the sample sort (``sort`` along a split dim);
-- ``derived``: ``sets`` (unique, unique_consecutive, isin) and ``gradient`` (finite
-  differences).
+- ``derived``: ``sets`` (unique, unique_consecutive, isin), ``gradient`` (finite
+  differences) and ``histogramdd``.
 
 This ``__init__`` names the family's top-level ``st`` functions: ``__all__`` is the union of
 its modules' (the roles are described in :mod:`sharded.ops`).
 """
 
 from .derived import gradient as _gradient
+from .derived import histogramdd as _histogramdd
 from .derived import sets as _sets
 from .derived.gradient import *  # noqa: F403
+from .derived.histogramdd import *  # noqa: F403
 from .derived.sets import *  # noqa: F403
 from .prims import count as _count
 from .prims import diff as _diff
@@ -42,4 +44,5 @@ __all__ = [
     *_sort.__all__,
     *_sets.__all__,
     *_gradient.__all__,
+    *_histogramdd.__all__,
 ]
