@@ -232,3 +232,14 @@ def test_route_kernels_write_into_pooled_blocks():
     assert v0 is given[-2] and v1 is given[-1]
     got = R.route_place(np, p0, v0, p1, v1, shape=(7,), dtype="<f8", alloc=alloc)
     assert got is given[-1] and got.tolist() == [5.0, 9.0, 0.0, 9.0, 4.0, 6.0, 2.0]
+    # the shard this worker holds (candidate 0): its points picked into the result at once,
+    # an empty bucket; the other bucket placed into that block later
+    out = R.route_split(np, idx, xs[0], offs=(0,), shape=(7,), cmap=(("i", 0),), sizes=(10,),
+                        bounds=((0, 5, 10),), cands=[(0,), (1,)], nidx=1, wrap=True, own=(0,),
+                        alloc=alloc)  # fmt: skip
+    status, res, lc0, p0, lc1, p1 = out
+    assert status.tolist() == [0, 0, 0, 3, 4] and lc0.shape == (1, 0) and p0.shape == (0,)
+    assert res is given[-1] and res[[2, 4, 6]].tolist() == [0.0, 4.0, 2.0]
+    v1 = R.route_pick(np, xs[1], lc1)
+    got = R.route_place(np, res, p1, v1, shape=(7,), dtype="<f8", into=True)
+    assert got is res and got.tolist() == [5.0, 9.0, 0.0, 9.0, 4.0, 6.0, 2.0]

@@ -103,10 +103,12 @@ def _candidates(lay, offs, shp, cmap, gather_side, w):
 
 def _split(ex, x, idx, cmap, elay, values, fill, wrap, op, gather_side):
     """Run ``route_split`` on every index block, read the status arrays, raise on an
-    out-of-range index. Returns per block ``(worker, shape, [(shard, n, k_coords, k_other)])``
-    and the keys to free. While ``st.jit`` traces (reads refuse), nothing is read: the blocks
-    raise out-of-range indices themselves (at the next read) and every bucket's size is -1
-    (unknown: the transfers then go unsized)."""
+    out-of-range index. Returns per block ``(worker, shape, [(shard, n, k_coords, k_other)],
+    k_result)`` and the keys to free. A gather picks the points whose shards of ``x`` the
+    block's worker holds in ``route_split`` itself, into a block of the result (``k_result``,
+    else None), and lists only the other shards. While ``st.jit`` traces (reads refuse),
+    nothing is read: the blocks raise out-of-range indices themselves (at the next read) and
+    every bucket's size is -1 (unknown: the transfers then go unsized)."""
     lay = x._layout
     blind = ex.recorder is not None
     temps, iargs = [], []
@@ -118,8 +120,8 @@ def _split(ex, x, idx, cmap, elay, values, fill, wrap, op, gather_side):
     if values is not None:
         vargs, tt = align(ex, values, elay)
         temps += tt
-    blocks, status = [], []
-    seen = set()
+    blocks, status, results = [], [], []
+    seen, shards = set(), lay.shards()
     for s, (w, offs, shp) in enumerate(elay.shards()):
         if elay.is_replicated and not gather_side:
             if seen:  # a scatter from replicated indices: one replica is enough
@@ -127,11 +129,14 @@ def _split(ex, x, idx, cmap, elay, values, fill, wrap, op, gather_side):
             seen.add(w)
         cands = _candidates(lay, offs, shp, cmap, gather_side, w)
         if 0 in shp or not cands:
-            blocks.append((w, shp, []))
+            blocks.append((w, shp, [], None))
             continue
         st_key = ex.new_key()
         keys = [(ex.new_key(), ex.new_key()) for _ in cands]
         args = tuple(a[s] for a in iargs) + ((vargs[s],) if values is not None else ())
+        own = [i for i, (j, _) in enumerate(cands) if gather_side and shards[j][0] == w]
+        args += tuple(Key(x._keys[cands[i][0]], None) for i in own)
+        kres = ex.new_key() if own else None
         params = {
             "offs": offs,
             "shape": shp,
@@ -146,27 +151,27 @@ def _split(ex, x, idx, cmap, elay, values, fill, wrap, op, gather_side):
             params["fill"] = fill
         if blind:
             params["strict"] = True
-        outs = (st_key,) + tuple(k for pair in keys for k in pair)
+        if own:
+            params["own"] = tuple(own)
+        outs = (st_key,) + ((kres,) if own else ()) + tuple(k for pair in keys for k in pair)
         ex.submit(w, "route_split", args, outs, params, (op, s))
         status.append((w, st_key))
-        blocks.append((w, shp, [(j, k1, k2) for (j, _), (k1, k2) in zip(cands, keys)]))
-        temps += [(w, k) for k in outs]
-    if blind:
-        return [
-            (w, shp, [(j, -1, k1, k2) for j, k1, k2 in parts]) for w, shp, parts in blocks
-        ], temps
-    stats = ex.fetch([(w, k, None) for w, k in status]) if status else []
-    if any(st[0] for st in stats):
-        free_temps(ex, temps)
+        parts = [(i, j, k1, k2) for i, ((j, _), (k1, k2)) in enumerate(zip(cands, keys))]
+        blocks.append((w, shp, parts, kres))
+        temps += [(w, k) for k in outs if k != kres]
+        results += [(w, kres)] if own else []
+    stats = [None] * len(status) if blind else ex.fetch([(w, k, None) for w, k in status])
+    if any(st is not None and st[0] for st in stats):
+        free_temps(ex, temps + results)
         raise IndexOutOfRange(_bad_message(op, lay.shape, [st for st in stats if st[0]]))
     it = iter(stats)
     out = []
-    for w, shp, parts in blocks:
-        if not parts:
-            out.append((w, shp, []))
-            continue
-        st = next(it)
-        out.append((w, shp, [(j, int(n), k1, k2) for (j, k1, k2), n in zip(parts, st[3:])]))
+    for w, shp, parts, kres in blocks:
+        st = next(it) if parts else None
+        sized = [(j, -1 if st is None else int(st[3 + i]), k1, k2) for i, j, k1, k2 in parts]
+        if kres is not None:  # (the block's own shards: picked already)
+            sized = [p for p in sized if shards[p[0]][0] != w]
+        out.append((w, shp, sized, kres))
     return out, temps
 
 
@@ -200,41 +205,36 @@ def _route_gather_plan(ex, x, idx, cmap, wrap=False, op="gather") -> Operand:
     lay, elay = x._layout, idx[0]._layout
     blocks, temps = _split(ex, x, idx, cmap, elay, None, None, wrap, op, True)
     shards, item, nd = lay.shards(), x._dtype.itemsize, lay.ndim
-    # the picks other workers wait for go first, their values leave with that batch; each
-    # worker's own picks then run while those values travel
-    parts = [(j, w, shards[j][0], n, kc) for w, _, ps in blocks for j, n, kc, _ in ps if n]
-    remote = [p for p in parts if p[2] != p[1]]
-    req = {}
+    # the points on other workers' shards (route_split picked the block's own): coordinates
+    # there, values back
+    remote = [(j, w, shards[j][0], n, kc) for w, _, ps, _ in blocks for j, n, kc, _ in ps if n]
+    req, back, picked = {}, {}, {}
     for _, w, _, n, kc in remote:
         req.setdefault(w, []).append(_sized(kc, n * nd * 8))
         ex.bytes_moved += max(n, 0) * nd * 8
     handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
-    picked, back = {}, {}
-
-    def pick(j, wj, kc, arg):
-        kv = ex.new_key()
+    for j, w, wj, n, kc in remote:
+        kv = picked[kc] = ex.new_key()
+        arg = Transfer(next(handles[w]))
         ex.submit(wj, "route_pick", (Key(x._keys[j], None), arg), (kv,), {}, (op, j))
         temps.append((wj, kv))
-        picked[kc] = kv
-
-    for j, w, wj, n, kc in remote:
-        pick(j, wj, kc, Transfer(next(handles[w])))
-        back.setdefault(wj, []).append(_sized(picked[kc], n * item))
+        back.setdefault(wj, []).append(_sized(kv, n * item))
         ex.bytes_moved += max(n, 0) * item
     bh = {w: iter(h) for w, h in ex.export(back).items()} if back else {}
-    for j, w, wj, _, kc in parts:
-        if wj == w:
-            pick(j, wj, kc, Key(kc, None))
     came = {kc: Transfer(next(bh[wj])) for _, _, wj, _, kc in remote}
     keys = []
-    for s, (w, shp, ps) in enumerate(blocks):
-        args = []
-        for _, n, kc, kp in ps:
-            if n:
-                args += [Key(kp, None), came[kc] if kc in came else Key(picked[kc], None)]
-        k = ex.new_key()
+    for s, (w, shp, ps, kres) in enumerate(blocks):
+        args = [a for _, n, kc, kp in ps if n for a in (Key(kp, None), came[kc])]
         params = {"shape": shp, "dtype": x._dtype.np_str}
-        ex.submit(w, "route_place", tuple(args), (k,), params, (op, s))
+        if kres is None:
+            k = ex.new_key()
+            ex.submit(w, "route_place", tuple(args), (k,), params, (op, s))
+        elif args:  # the rest of the block route_split began
+            k = kres
+            args = (Key(k, None), *args)
+            ex.submit(w, "route_place", args, (k,), dict(params, into=True), (op, s), inplace=True)
+        else:
+            k = kres
         keys.append(k)
     free_temps(ex, temps)
     return Operand(elay, x._dtype, keys)
@@ -279,7 +279,7 @@ def _route_scatter_plan(
     else:
         keys = list(x._keys)
     req, plan = {}, []
-    for w, _, parts in blocks:
+    for w, _, parts, _ in blocks:
         for j, n, kc, kv in parts:
             wj = shards[j][0]
             if n and wj != w:
