@@ -21,11 +21,12 @@ index raise :class:`~sharded.errors.IndexOutOfRange` before anything is written 
 stay intact, as in torch) and it sizes the transfers, so they stream through buffers of at
 most ``ex.transfer_bytes``. Buckets then travel to the owners (shard-local coordinates for a
 gather, coordinates and values for a scatter); a gather's picked values travel back and are
-placed at their positions; each worker first picks what the others wait for, then its own
-points while those values travel. The kernels (:mod:`sharded.ops.index.kernels.route`) work
-through a block in chunks of points. Peak extra memory per worker: one byte per point of its
-index block (the owners) and its buckets (32-bit shard-local coordinates, one row per dim of
-``x``, and the points' int64 positions or their values).
+placed at their positions. A gather's points on the shards its index block's worker holds
+move not at all: ``route_split`` picks them into the block of the result, which the values
+from the other workers then complete. The kernels (:mod:`sharded.ops.index.kernels.route`)
+work through a block in chunks of points. Peak extra memory per worker: one byte per point
+of its index block (the owners) and its buckets (32-bit shard-local coordinates, one row per
+dim of ``x``, and the points' int64 positions or their values).
 """
 
 from __future__ import annotations
@@ -208,13 +209,13 @@ def _route_gather_plan(ex, x, idx, cmap, wrap=False, op="gather") -> Operand:
     # the points on other workers' shards (route_split picked the block's own): coordinates
     # there, values back
     remote = [(j, w, shards[j][0], n, kc) for w, _, ps, _ in blocks for j, n, kc, _ in ps if n]
-    req, back, picked = {}, {}, {}
+    req, back = {}, {}
     for _, w, _, n, kc in remote:
         req.setdefault(w, []).append(_sized(kc, n * nd * 8))
         ex.bytes_moved += max(n, 0) * nd * 8
     handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
     for j, w, wj, n, kc in remote:
-        kv = picked[kc] = ex.new_key()
+        kv = ex.new_key()
         arg = Transfer(next(handles[w]))
         ex.submit(wj, "route_pick", (Key(x._keys[j], None), arg), (kv,), {}, (op, j))
         temps.append((wj, kv))
@@ -229,12 +230,11 @@ def _route_gather_plan(ex, x, idx, cmap, wrap=False, op="gather") -> Operand:
         if kres is None:
             k = ex.new_key()
             ex.submit(w, "route_place", tuple(args), (k,), params, (op, s))
-        elif args:  # the rest of the block route_split began
+        else:  # route_split began the block: the rest goes into it
             k = kres
-            args = (Key(k, None), *args)
-            ex.submit(w, "route_place", args, (k,), dict(params, into=True), (op, s), inplace=True)
-        else:
-            k = kres
+            if args:
+                args, params = (Key(k, None), *args), dict(params, into=True)
+                ex.submit(w, "route_place", args, (k,), params, (op, s), inplace=True)
         keys.append(k)
     free_temps(ex, temps)
     return Operand(elay, x._dtype, keys)
