@@ -167,3 +167,79 @@ def test_jit_batch_gather():
     bad = st.from_numpy(np.full((4, 3), 9), shards=2)
     with pytest.raises(IndexError, match="index 24 is out of bounds for dimension 0 with size 20"):
         batch_gather(x, bad, st.from_numpy(off)).numpy()  # raised at the read
+
+
+@pytest.mark.parametrize("xs", [1, 2, 3, 10])
+@pytest.mark.parametrize("ish", [None, 2, 3])
+def test_gather_any_shard_counts_in_small_chunks(monkeypatch, xs, ish):
+    # route_split buckets in chunks of points (3 here: several chunks per block); the index
+    # on another number of shards than x, every kind of block: all local, all remote, mixed,
+    # negative, int32, empty; 10 shards of x take the sorted bucketing (more than 8 owners)
+    from sharded.ops.index.kernels import route
+
+    monkeypatch.setattr(route, "CHUNK", 3)
+    a = np.arange(40.0) * 1.5
+    x = st.from_numpy(a, shards=xs)
+    place = {} if ish is None else dict(shards=ish)
+    for i in [
+        np.arange(40),  # each block on its own shard where the counts match
+        np.arange(40)[::-1].copy(),  # each block on the far shards
+        np.array([39, 0, -1, -40, 20, 20, 7, -21, 33, 1, 0]),
+        np.array([5] * 9),  # one owner for all
+        np.zeros(0, np.int64),
+    ]:
+        for dt in (np.int64, np.int32):
+            got = x[st.from_numpy(i.astype(dt), **place)]
+            np.testing.assert_array_equal(got.numpy(), a[i])
+    b = np.arange(60.0).reshape(6, 10)
+    y = st.from_numpy(b, shards=min(xs, 6))  # rows split: the column index takes a row's own
+    i = st.from_numpy(np.array([[9, -10], [3, 3], [0, 5]]), **place)
+    np.testing.assert_array_equal(y[:, i].numpy(), b[:, i.numpy()])
+    r = st.from_numpy(np.array([[5, -6], [3, 3], [0, 2]]), **place)
+    np.testing.assert_array_equal(y[r, 2:].numpy(), b[r.numpy(), 2:])
+    np.testing.assert_array_equal(
+        st.gather(y, 1, y.to(st.int64) % 10).numpy(),
+        np.take_along_axis(b, b.astype(np.int64) % 10, 1),
+    )
+    with pytest.raises(
+        IndexOutOfRange, match=r"index -41 is out of bounds .* size 40 \(also out of range: 40\)"
+    ):
+        x[st.from_numpy(np.array([3, -41, 40, -41]), **place)]
+
+
+def test_route_kernels_write_into_pooled_blocks():
+    # a worker hands its kernels freed blocks (a fresh one costs its page faults): the
+    # buckets, the picked values and the placed block are written into them
+    from sharded.ops.index.kernels import route as R
+
+    given = []
+
+    def alloc(shape, dtype):
+        given.append(np.full(shape, -7, dtype=dtype))
+        return given[-1]
+
+    idx = np.array([5, -1, 0, 9, 4, 6, 2])
+    out = R.route_split(np, idx, offs=(0,), shape=(7,), cmap=(("i", 0),), sizes=(10,),
+                        bounds=((0, 5, 10),), cands=[(0,), (1,)], nidx=1, wrap=True,
+                        alloc=alloc)  # fmt: skip
+    status, lc0, p0, lc1, p1 = out
+    assert status.tolist() == [0, 0, 0, 3, 4]
+    assert lc0.tolist() == [[0, 4, 2]] and p0.tolist() == [2, 4, 6]
+    assert lc1.tolist() == [[0, 4, 4, 1]] and p1.tolist() == [0, 1, 3, 5]
+    assert all(any(o is g for g in given) for o in (lc0, p0, lc1, p1))
+    xs = [np.arange(5.0), np.arange(5.0, 10.0)]
+    v0, v1 = (R.route_pick(np, s, lc, alloc=alloc) for s, lc in zip(xs, (lc0, lc1)))
+    assert v0 is given[-2] and v1 is given[-1]
+    got = R.route_place(np, p0, v0, p1, v1, shape=(7,), dtype="<f8", alloc=alloc)
+    assert got is given[-1] and got.tolist() == [5.0, 9.0, 0.0, 9.0, 4.0, 6.0, 2.0]
+    # the shard this worker holds (candidate 0): its points picked into the result at once,
+    # an empty bucket; the other bucket placed into that block later
+    out = R.route_split(np, idx, xs[0], offs=(0,), shape=(7,), cmap=(("i", 0),), sizes=(10,),
+                        bounds=((0, 5, 10),), cands=[(0,), (1,)], nidx=1, wrap=True, own=(0,),
+                        alloc=alloc)  # fmt: skip
+    status, res, lc0, p0, lc1, p1 = out
+    assert status.tolist() == [0, 0, 0, 3, 4] and lc0.shape == (1, 0) and p0.shape == (0,)
+    assert res is given[-1] and res[[2, 4, 6]].tolist() == [0.0, 4.0, 2.0]
+    v1 = R.route_pick(np, xs[1], lc1)
+    got = R.route_place(np, res, p1, v1, shape=(7,), dtype="<f8", into=True)
+    assert got is res and got.tolist() == [5.0, 9.0, 0.0, 9.0, 4.0, 6.0, 2.0]

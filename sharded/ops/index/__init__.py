@@ -3,6 +3,8 @@
 - ``prims``: ``indexing`` (``x[key]``, ``x[key] = v``), ``routing`` (gather/scatter
   with indices routed worker to worker), ``masking`` (boolean masks), ``checks`` (value
   checks run on the workers), ``index_ops`` (``index_*``, ``masked_*``, ``nonzero``);
+- ``kernels``: ``route`` (the worker kernels of ``routing``: bucketing by owner, picking,
+  placing);
 - ``derived``: ``scatter`` (gather, scatter, scatter_add, scatter_reduce, take_along_dim),
   ``scatter_extra`` (the view scatters, index_reduce, put), ``index_put``, ``unravel``
   (unravel_index), ``nonzero_static``.

@@ -21,8 +21,12 @@ index raise :class:`~sharded.errors.IndexOutOfRange` before anything is written 
 stay intact, as in torch) and it sizes the transfers, so they stream through buffers of at
 most ``ex.transfer_bytes``. Buckets then travel to the owners (shard-local coordinates for a
 gather, coordinates and values for a scatter); a gather's picked values travel back and are
-placed at their positions. Peak extra memory per worker: the index block's coordinates (one
-int64 array per dim of ``x``) and its buckets.
+placed at their positions. A gather's points on the shards its index block's worker holds
+move not at all: ``route_split`` picks them into the block of the result, which the values
+from the other workers then complete. The kernels (:mod:`sharded.ops.index.kernels.route`)
+work through a block in chunks of points. Peak extra memory per worker: one byte per point
+of its index block (the owners) and its buckets (32-bit shard-local coordinates, one row per
+dim of ``x``, and the points' int64 positions or their values).
 """
 
 from __future__ import annotations
@@ -35,139 +39,10 @@ from ....core.dispatch import apply, is_tensor
 from ....core.registry import kernel, primitive, vjp
 from ....errors import AutogradError, IndexOutOfRange
 from ....runtime.commands import Key, Transfer
+from ..kernels.route import NBAD, route_pick, route_place, route_split
+
 
 # ------------------------------------------------------------------------ worker kernels
-_NBAD = 16  # distinct out-of-range values a block names to the driver (its message lists them)
-
-
-def _coords(xp, idx, offs, shape, cmap, sizes, wrap):
-    """Global coordinates (one flat int64 array per dim of ``x``) of a block's points, and
-    ``(distinct count, dim, [first distinct values in order of appearance])`` of its
-    out-of-range indices (along the first dim that has any)."""
-    n = int(np.prod(shape, dtype=np.int64))
-    out, bad = [], (0, 0, [])
-    for d, (kind, e) in enumerate(cmap):
-        if kind == "p":
-            r = xp.arange(offs[e], offs[e] + shape[e], dtype=np.int64)
-            r = r.reshape((1,) * e + (shape[e],) + (1,) * (len(shape) - e - 1))
-            out.append(xp.broadcast_to(r, shape).reshape(-1))
-            continue
-        c = xp.asarray(idx[e], dtype=np.int64).reshape(-1)
-        if wrap:  # advanced indexing reads negative indices from the end
-            c = xp.where(c < 0, c + sizes[d], c)
-        # one unsigned compare finds both ends: a negative index reads as a huge one
-        wrong = c.view(np.uint64) >= np.uint64(sizes[d])
-        if not bad[0] and bool(wrong.any()):
-            # distinct values as given: an index expanded over other dims (index_select)
-            # or repeated counts once
-            vals, first = xp.unique(xp.asarray(idx[e]).reshape(-1)[wrong], return_index=True)
-            vals = vals[xp.argsort(first)]
-            bad = (len(vals), d, [int(v) for v in vals[:_NBAD]])
-        out.append(c)
-    return out, bad, n
-
-
-_FEW = 8  # owners up to which bucketing compresses once per owner instead of sorting
-
-
-def _chunk_of(xp, c, b):
-    """The chunk of ``bounds`` ``b`` holding each coordinate ``c`` (all in range): a compare
-    per inner bound when there are few (``searchsorted`` costs a binary search each)."""
-    if len(b) - 2 > 2 * _FEW:
-        return xp.minimum(xp.searchsorted(xp.asarray(b), c, side="right") - 1, len(b) - 2)
-    ch = xp.zeros(c.shape, dtype=np.int64)
-    for bb in b[1:-1]:
-        ch += c >= bb
-    return ch
-
-
-@kernel
-def route_split(
-    xp, *blocks, offs, shape, cmap, sizes, bounds, cands, nidx, wrap, fill=None, strict=False
-):
-    """Bucket an index block's points by the candidate shard of ``x`` that owns them.
-
-    ``blocks``: ``nidx`` index blocks, then (for a scatter) a values block. Outputs: a status
-    array, ``[0, 0, 0, n_0, n_1, ...]`` or, with out-of-range indices, ``[distinct count, dim,
-    v_0, v_1, ...]`` (the first :data:`_NBAD` distinct bad values), and, per candidate ``j``
-    (``cands[j]`` = its grid coords, or None for a replica), the shard-local coordinates
-    ``(ndim, n_j)`` and either the flat positions (gather) or the values (scatter).
-    ``strict``: an out-of-range index raises here (the driver reads no status: a traced call).
-    """
-    idx, vals = blocks[:nidx], blocks[nidx:]
-    coords, bad, n = _coords(xp, idx, offs, shape, cmap, sizes, wrap)
-    scatter = bool(vals) or fill is not None
-    nd = len(sizes)
-    if bad[0] and strict:  # raised at the driver's next read, typed IndexError there
-        raise IndexError(
-            f"index {bad[2][0]} is out of bounds for dimension {bad[1]} with size {sizes[bad[1]]}"
-        )
-    if bad[0]:  # nothing moves: the driver raises before the next phase
-        empty = [xp.empty((nd, 0), np.int32), xp.empty(0, np.int32)] * len(cands)
-        return (xp.asarray([bad[0], bad[1], *bad[2]], dtype=np.int64), *empty)
-    if scatter:
-        v = vals[0].reshape(-1) if vals else None
-        if v is None:
-            v = xp.full(n, fill)
-    if len(cands) == 1 or cands[0] is None:  # one owner, or replicas that all take every point
-        order, counts = None, [n] * len(cands)
-    else:
-        sid = _chunk_of(xp, coords[0], bounds[0])
-        for d in range(1, nd):
-            sid *= len(bounds[d]) - 1
-            sid += _chunk_of(xp, coords[d], bounds[d])
-        lookup = {}
-        for j, cc in enumerate(cands):
-            s = 0
-            for d in range(nd):
-                s = s * (len(bounds[d]) - 1) + cc[d]
-            lookup[s] = j
-        table = xp.full(int(np.prod([len(b) - 1 for b in bounds])), len(cands), dtype=np.int64)
-        for s, j in lookup.items():
-            table[s] = j
-        cid = table[sid].astype(np.int16)  # a 16-bit key sorts by radix (linear time)
-        counts = [int(c) for c in xp.bincount(cid, minlength=len(cands))[: len(cands)]]
-        # a few owners: one compress per owner beats sorting the owner ids
-        order = None if len(cands) <= _FEW else xp.argsort(cid, kind="stable")
-    outs, lo = [], 0
-    small = np.int32 if max(list(sizes) + [n]) < 2**31 else np.int64
-    for j, cc in enumerate(cands):
-        if len(cands) == 1 or cands[0] is None:
-            sel = slice(0, n)
-        elif order is None:
-            sel = xp.flatnonzero(cid == j)
-        else:
-            sel = order[lo : lo + counts[j]]
-            lo += counts[j]
-        base = [0] * nd if cc is None else [bounds[d][cc[d]] for d in range(nd)]
-        lc = xp.empty((nd, counts[j]), dtype=small)  # 32-bit where it fits: half the bytes
-        for d in range(nd):
-            lc[d] = coords[d][sel] - base[d]
-        if scatter:
-            outs += [lc, v[sel]]
-        elif isinstance(sel, slice):
-            outs += [lc, xp.arange(n, dtype=small)]
-        else:
-            outs += [lc, sel.astype(small)]
-    return (xp.asarray([0, 0, 0] + counts, dtype=np.int64), *outs)
-
-
-@kernel
-def route_pick(xp, a, lc):
-    """The elements of block ``a`` at shard-local coordinates ``lc`` (one row per dim)."""
-    return a[tuple(lc)]
-
-
-@kernel
-def route_place(xp, *pieces, shape, dtype):
-    """A block of ``shape`` from ``(positions, values)`` pairs."""
-    out = xp.empty(shape, dtype=dtype)
-    flat = out.reshape(-1)
-    for p, v in zip(pieces[0::2], pieces[1::2]):
-        flat[p] = v
-    return out
-
-
 def _identity(dtype, reduce):
     if reduce in ("sum", "mean"):
         return 0
@@ -229,10 +104,12 @@ def _candidates(lay, offs, shp, cmap, gather_side, w):
 
 def _split(ex, x, idx, cmap, elay, values, fill, wrap, op, gather_side):
     """Run ``route_split`` on every index block, read the status arrays, raise on an
-    out-of-range index. Returns per block ``(worker, shape, [(shard, n, k_coords, k_other)])``
-    and the keys to free. While ``st.jit`` traces (reads refuse), nothing is read: the blocks
-    raise out-of-range indices themselves (at the next read) and every bucket's size is -1
-    (unknown: the transfers then go unsized)."""
+    out-of-range index. Returns per block ``(worker, shape, [(shard, n, k_coords, k_other)],
+    k_result)`` and the keys to free. A gather picks the points whose shards of ``x`` the
+    block's worker holds in ``route_split`` itself, into a block of the result (``k_result``,
+    else None), and lists only the other shards. While ``st.jit`` traces (reads refuse),
+    nothing is read: the blocks raise out-of-range indices themselves (at the next read) and
+    every bucket's size is -1 (unknown: the transfers then go unsized)."""
     lay = x._layout
     blind = ex.recorder is not None
     temps, iargs = [], []
@@ -244,8 +121,8 @@ def _split(ex, x, idx, cmap, elay, values, fill, wrap, op, gather_side):
     if values is not None:
         vargs, tt = align(ex, values, elay)
         temps += tt
-    blocks, status = [], []
-    seen = set()
+    blocks, status, results = [], [], []
+    seen, shards = set(), lay.shards()
     for s, (w, offs, shp) in enumerate(elay.shards()):
         if elay.is_replicated and not gather_side:
             if seen:  # a scatter from replicated indices: one replica is enough
@@ -253,11 +130,14 @@ def _split(ex, x, idx, cmap, elay, values, fill, wrap, op, gather_side):
             seen.add(w)
         cands = _candidates(lay, offs, shp, cmap, gather_side, w)
         if 0 in shp or not cands:
-            blocks.append((w, shp, []))
+            blocks.append((w, shp, [], None))
             continue
         st_key = ex.new_key()
         keys = [(ex.new_key(), ex.new_key()) for _ in cands]
         args = tuple(a[s] for a in iargs) + ((vargs[s],) if values is not None else ())
+        own = [i for i, (j, _) in enumerate(cands) if gather_side and shards[j][0] == w]
+        args += tuple(Key(x._keys[cands[i][0]], None) for i in own)
+        kres = ex.new_key() if own else None
         params = {
             "offs": offs,
             "shape": shp,
@@ -272,27 +152,27 @@ def _split(ex, x, idx, cmap, elay, values, fill, wrap, op, gather_side):
             params["fill"] = fill
         if blind:
             params["strict"] = True
-        outs = (st_key,) + tuple(k for pair in keys for k in pair)
+        if own:
+            params["own"] = tuple(own)
+        outs = (st_key,) + ((kres,) if own else ()) + tuple(k for pair in keys for k in pair)
         ex.submit(w, "route_split", args, outs, params, (op, s))
         status.append((w, st_key))
-        blocks.append((w, shp, [(j, k1, k2) for (j, _), (k1, k2) in zip(cands, keys)]))
-        temps += [(w, k) for k in outs]
-    if blind:
-        return [
-            (w, shp, [(j, -1, k1, k2) for j, k1, k2 in parts]) for w, shp, parts in blocks
-        ], temps
-    stats = ex.fetch([(w, k, None) for w, k in status]) if status else []
-    if any(st[0] for st in stats):
-        free_temps(ex, temps)
+        parts = [(i, j, k1, k2) for i, ((j, _), (k1, k2)) in enumerate(zip(cands, keys))]
+        blocks.append((w, shp, parts, kres))
+        temps += [(w, k) for k in outs if k != kres]
+        results += [(w, kres)] if own else []
+    stats = [None] * len(status) if blind else ex.fetch([(w, k, None) for w, k in status])
+    if any(st is not None and st[0] for st in stats):
+        free_temps(ex, temps + results)
         raise IndexOutOfRange(_bad_message(op, lay.shape, [st for st in stats if st[0]]))
     it = iter(stats)
     out = []
-    for w, shp, parts in blocks:
-        if not parts:
-            out.append((w, shp, []))
-            continue
-        st = next(it)
-        out.append((w, shp, [(j, int(n), k1, k2) for (j, k1, k2), n in zip(parts, st[3:])]))
+    for w, shp, parts, kres in blocks:
+        st = next(it) if parts else None
+        sized = [(j, -1 if st is None else int(st[3 + i]), k1, k2) for i, j, k1, k2 in parts]
+        if kres is not None:  # (the block's own shards: picked already)
+            sized = [p for p in sized if shards[p[0]][0] != w]
+        out.append((w, shp, sized, kres))
     return out, temps
 
 
@@ -315,7 +195,7 @@ def _bad_message(op, sizes, bad):
     msg = f"{op}: index {vals[0]} is out of bounds for dimension {d} with size {sizes[d]}"
     if len(vals) > 1 or not complete:
         more = "" if complete else f", ... (at least {max(most, len(vals))} distinct values)"
-        msg += f" (also out of range: {', '.join(map(str, vals[1:_NBAD]))}{more})"
+        msg += f" (also out of range: {', '.join(map(str, vals[1:NBAD]))}{more})"
     return msg
 
 
@@ -326,41 +206,35 @@ def _route_gather_plan(ex, x, idx, cmap, wrap=False, op="gather") -> Operand:
     lay, elay = x._layout, idx[0]._layout
     blocks, temps = _split(ex, x, idx, cmap, elay, None, None, wrap, op, True)
     shards, item, nd = lay.shards(), x._dtype.itemsize, lay.ndim
-    req, picks = {}, []
-    for w, _, parts in blocks:
-        for j, n, kc, _ in parts:
-            wj = shards[j][0]
-            if wj != w and n:
-                req.setdefault(w, []).append(_sized(kc, n * nd * 8))
-                ex.bytes_moved += max(n, 0) * nd * 8
+    # the points on other workers' shards (route_split picked the block's own): coordinates
+    # there, values back
+    remote = [(j, w, shards[j][0], n, kc) for w, _, ps, _ in blocks for j, n, kc, _ in ps if n]
+    req, back = {}, {}
+    for _, w, _, n, kc in remote:
+        req.setdefault(w, []).append(_sized(kc, n * nd * 8))
+        ex.bytes_moved += max(n, 0) * nd * 8
     handles = {w: iter(h) for w, h in ex.export(req).items()} if req else {}
-    back = {}
-    for w, _, parts in blocks:
-        for j, n, kc, _ in parts:
-            wj = shards[j][0]
-            if not n:
-                continue
-            arg = Key(kc, None) if wj == w else Transfer(next(handles[w]))
-            kv = ex.new_key()
-            ex.submit(wj, "route_pick", (Key(x._keys[j], None), arg), (kv,), None, (op, j))
-            temps.append((wj, kv))
-            picks.append((w, wj, kv, n))
-            if wj != w:
-                back.setdefault(wj, []).append(_sized(kv, n * item))
-                ex.bytes_moved += max(n, 0) * item
+    for j, w, wj, n, kc in remote:
+        kv = ex.new_key()
+        arg = Transfer(next(handles[w]))
+        ex.submit(wj, "route_pick", (Key(x._keys[j], None), arg), (kv,), {}, (op, j))
+        temps.append((wj, kv))
+        back.setdefault(wj, []).append(_sized(kv, n * item))
+        ex.bytes_moved += max(n, 0) * item
     bh = {w: iter(h) for w, h in ex.export(back).items()} if back else {}
-    it = iter(picks)
+    came = {kc: Transfer(next(bh[wj])) for _, _, wj, _, kc in remote}
     keys = []
-    for s, (w, shp, parts) in enumerate(blocks):
-        args = []
-        for _, n, _, kp in parts:
-            if not n:
-                continue
-            _, wj, kv, _ = next(it)
-            args += [Key(kp, None), Key(kv, None) if wj == w else Transfer(next(bh[wj]))]
-        k = ex.new_key()
+    for s, (w, shp, ps, kres) in enumerate(blocks):
+        args = [a for _, n, kc, kp in ps if n for a in (Key(kp, None), came[kc])]
         params = {"shape": shp, "dtype": x._dtype.np_str}
-        ex.submit(w, "route_place", tuple(args), (k,), params, (op, s))
+        if kres is None:
+            k = ex.new_key()
+            ex.submit(w, "route_place", tuple(args), (k,), params, (op, s))
+        else:  # route_split began the block: the rest goes into it
+            k = kres
+            if args:
+                args, params = (Key(k, None), *args), dict(params, into=True)
+                ex.submit(w, "route_place", args, (k,), params, (op, s), inplace=True)
         keys.append(k)
     free_temps(ex, temps)
     return Operand(elay, x._dtype, keys)
@@ -405,7 +279,7 @@ def _route_scatter_plan(
     else:
         keys = list(x._keys)
     req, plan = {}, []
-    for w, _, parts in blocks:
+    for w, _, parts, _ in blocks:
         for j, n, kc, kv in parts:
             wj = shards[j][0]
             if n and wj != w:

@@ -1,0 +1,1 @@
+"""sharded.ops.index.kernels."""
