@@ -2108,7 +2108,10 @@ def trace(input, *, out=...) -> ShardedTensor:
 def trace_memory(on: builtins.bool = ...) -> None:
     """Start (zeroing the peaks) or stop tracing each worker's new allocations; while on,
     ``st.stats()["workers"][i]["traced_peak_bytes"]`` is the most extra memory worker ``i``
-    held since the start (its live shards before the start do not count)."""
+    held since the start (its live shards before the start do not count). Blocks a worker
+    received from another count too while the batch that took them runs: on Ray they come
+    mapped from the object store, not allocated, so the worker adds their bytes to that
+    batch's traced peak."""
 
 def transpose(x, dim0, dim1) -> ShardedTensor:
     """Swap two dims (a view)."""

@@ -97,7 +97,10 @@ def info() -> dict:
 def trace_memory(on: bool = True) -> None:
     """Start (zeroing the peaks) or stop tracing each worker's new allocations; while on,
     ``st.stats()["workers"][i]["traced_peak_bytes"]`` is the most extra memory worker ``i``
-    held since the start (its live shards before the start do not count).
+    held since the start (its live shards before the start do not count). Blocks a worker
+    received from another count too while the batch that took them runs: on Ray they come
+    mapped from the object store, not allocated, so the worker adds their bytes to that
+    batch's traced peak.
 
     Examples
     --------

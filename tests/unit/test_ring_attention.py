@@ -10,7 +10,6 @@ import pytest
 
 import sharded as st
 from sharded.ops.nnops.prims import ring
-from tests.helpers import ray_ref_slack
 
 pytestmark = pytest.mark.ray_mirror  # these tests run on the Ray cluster too (tests/conftest.py)
 
@@ -141,7 +140,7 @@ def test_torch_values():
 
 
 def test_keys_never_gathered(monkeypatch):
-    """Each worker receives the other workers' key/value shards one shard at a time, as
+    """Each worker receives the other workers' key/value shards one piece at a time, as
     they are (no block assembled from several shards, as a gathered or replicated copy of
     the keys would be): the bytes moved are exactly the ring's, and nothing but the inputs
     and the output stays behind."""
@@ -165,7 +164,8 @@ def test_keys_never_gathered(monkeypatch):
     monkeypatch.setattr(ex, "submit", spy_submit)
     out = F.scaled_dot_product_attention(*ts)
     monkeypatch.undo()
-    assert pieces and max(pieces) <= shard
+    # a shard visits in pieces along the sequence: 4 rows, one a step
+    assert pieces and max(pieces) <= shard // ring.PIECES == shard // 4
     assert "assemble" not in kernels
     # 3 workers, each reads the 2 other k and v shards
     assert st.stats()["bytes_moved"] - before == 3 * 2 * 2 * shard
@@ -177,11 +177,13 @@ def test_keys_never_gathered(monkeypatch):
 
 def test_backward_memory(monkeypatch):
     """Forward and backward hold under twice a worker's inputs (query, key, value and the
-    output's gradient) on the busiest worker: a block's key/value gradient sums travel with
-    it instead of every visitor's partial sums going back to the owner, and the steps take
-    the blocks the previous ones freed. (In process the workers share one tracer: the
-    bound is then 3 times all workers' inputs together. The old reduce-back form held 3.4
-    times those in process, about 3.8 times a worker's inputs on Ray.)"""
+    output's gradient) on the busiest worker, the blocks it received counted (on Ray they
+    come mapped from the object store, which the trace alone does not see): a block visits
+    in pieces, so a worker holds one piece of another's keys and values and one piece's
+    traveling key/value gradient sums at a time, and the steps take the blocks the previous
+    ones freed. (In process the workers share one tracer: the bound is then 3 times all
+    workers' inputs together. On Ray whole blocks visiting held 2.15 times a worker's inputs,
+    in 4 pieces 1.64 times; the old reduce-back form held 3.4 times all inputs in process.)"""
     shape = (2, 4, 1024, 32)  # a (2, 4, 512, 32) float64 shard: 1 MiB, the pool's least
     monkeypatch.setattr(ring, "ROWS", 32)  # score tiles of 0.5 MiB: small next to the shards
     ts = [st.tensor(RNG.standard_normal(shape), shards=2, dim=-2, requires_grad=True)
@@ -206,7 +208,7 @@ def test_backward_memory(monkeypatch):
         st.trace_memory(False)
     inputs = 4 * np.prod(shape) * 8  # q, k, v and g, all workers
     if st.info()["executor"] == "ray":  # a worker holds half of them
-        assert peak < 2 * (inputs / 2) + ray_ref_slack()
+        assert peak < 2 * (inputs / 2)
     else:
         assert peak < 3 * inputs
 

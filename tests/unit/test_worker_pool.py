@@ -4,7 +4,7 @@ never lending a block twice while a view of it lives."""
 import numpy as np
 
 import sharded  # noqa: F401  (fills the kernel table the workers run from)
-from sharded.runtime.commands import Free, Kernel, Key, Pool
+from sharded.runtime.commands import Free, Kernel, Key, Pool, Ref, Trace
 from sharded.runtime.worker import core as W
 from sharded.runtime.worker import store
 
@@ -191,3 +191,22 @@ def test_an_evicted_part_of_a_lent_block_gives_its_pages_back(monkeypatch):
     assert _sizes(w) == [4 * MB]
     assert (a == 7).all()  # the loan is untouched
     assert not owner[2 * MB + 4096 : -4096].any()  # its whole pages read as zeros (Linux)
+
+
+def test_a_traced_batch_counts_the_blocks_it_received_mapped():
+    """Ray hands a large received array over mapped from its object store (a read-only view
+    of memory NumPy did not allocate), which the trace does not see: the worker adds it to
+    the peak of the batch that holds it (``run_mapped``), and a batch after keeps it."""
+    w = W.Worker(0)
+    got = np.frombuffer(bytes(4 * MB), np.float64)  # (made before the trace starts)
+    try:
+        w.run([Trace(True)])
+        w.run_mapped([Kernel("neg", (Ref(0),), (1,), {}, None, False)], (got,))
+        w.run([Free((1,))])
+        w.run_mapped([Kernel("neg", (Key(1),), (2,), {}, None, False)], ())  # (poisoned)
+        peak = w.stats()["traced_peak_bytes"]
+        assert 8 * MB <= peak < 8 * MB + MB // 4  # the received block and the output
+        w.run([Trace(True)])  # a new trace starts from zero
+        assert w.stats()["traced_peak_bytes"] < MB // 4
+    finally:
+        w.run([Trace(False)])

@@ -113,6 +113,9 @@ class Worker(Store):
         # thread, holding that lock, waits for the kernel thread: a deadlock
         self.threads_ok = True
         self._kpool = None
+        # the traced peak of the batches before the last reset of tracemalloc's own, each
+        # with the received blocks it held (:meth:`run_mapped`)
+        self.traced_peak = 0
 
     def set_threads(self, n: int) -> None:
         """Take a CPU share of ``n`` cores: BLAS/OpenMP threads and the kernel pool."""
@@ -384,10 +387,28 @@ class Worker(Store):
             "kernel_threads": self.kernel_threads,
             "parallel_sections": self._kpool.sections if self._kpool is not None else 0,
             "net": self.mailbox.counts() if self.mailbox is not None else {},
-            "traced_peak_bytes": tracemalloc.get_traced_memory()[1]
+            "traced_peak_bytes": max(self.traced_peak, tracemalloc.get_traced_memory()[1])
             if tracemalloc.is_tracing()
             else None,
         }
+
+    def run_mapped(self, cmds, refs):
+        """:meth:`run` a batch whose ``refs`` are mapped, not allocated (Ray's object store
+        hands large arrays over zero-copy): while tracing, the batch's peak counts them, as
+        they stay mapped until the batch ends (Ray holds a call's arguments until it
+        returns). The trace alone would not see a received block at all."""
+        mapped = _mapped_bytes(refs) if tracemalloc.is_tracing() else 0
+        if not mapped:
+            return Worker.run(self, cmds, *refs)
+        self.traced_peak = max(self.traced_peak, tracemalloc.get_traced_memory()[1])
+        tracemalloc.reset_peak()  # the peak of this batch alone, from here
+        try:
+            return Worker.run(self, cmds, *refs)
+        finally:
+            if tracemalloc.is_tracing():  # (the batch may have stopped tracing)
+                peak = tracemalloc.get_traced_memory()[1] + mapped
+                self.traced_peak = max(self.traced_peak, peak)
+                tracemalloc.reset_peak()
 
     @staticmethod
     def rss_bytes() -> int:
@@ -487,6 +508,7 @@ def _tree_mail(w, cmd, refs, errors, exports):
 
 def _trace_cmd(w, cmd, refs, errors, exports):
     _trace(cmd.on)
+    w.traced_peak = 0
 
 
 def _threads(w, cmd, refs, errors, exports):
@@ -575,7 +597,8 @@ def _trace(on: bool) -> None:
     """Trace allocations (NumPy reports its data buffers too) from now on, or stop.
 
     Only blocks allocated while tracing count, so the peak is the extra memory an operation
-    needed; data mapped from the object store is not an allocation and does not count."""
+    needed; data mapped from the object store is not an allocation: the worker adds it
+    (:meth:`Worker.run_mapped`)."""
     if on:
         if not tracemalloc.is_tracing():
             tracemalloc.start()
@@ -583,6 +606,17 @@ def _trace(on: bool) -> None:
         tracemalloc.clear_traces()
     elif tracemalloc.is_tracing():
         tracemalloc.stop()
+
+
+def _mapped_bytes(refs) -> int:
+    """Bytes of the arrays in ``refs`` (a batch's received values, or lists of them) that
+    were handed over without a copy: read-only views of memory NumPy did not allocate."""
+    total = 0
+    for v in refs:
+        for a in v if type(v) in (list, tuple) else (v,):
+            if isinstance(a, np.ndarray) and not a.flags.owndata and not a.flags.writeable:
+                total += a.nbytes
+    return total
 
 
 def _rss_peak_bytes() -> int:

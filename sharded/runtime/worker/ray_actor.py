@@ -41,7 +41,8 @@ class _RayWorker(SocketBatches, Worker):
         try:
             with self._exec:
                 self._tmail = None  # a batch takes partials from its mailbox only if it says so
-                return super().run(cmds, *refs)
+                # (its refs come from the object store, mapped: a traced peak counts them)
+                return self.run_mapped(cmds, refs)
         finally:
             with self._ran_cv:
                 self._ran += 1
