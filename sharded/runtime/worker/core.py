@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import gc
 import os
-import sys
-import tracemalloc
 
 import numpy as np
 
@@ -66,6 +64,7 @@ from ..net import mailbox
 from ..packing import load_batch, shared_layout
 from . import fusion, parallel, program, threads
 from .expand import EXPAND
+from .memtrace import MemoryTrace, rss_peak_bytes, trace
 from .store import Failed, Poisoned, Store, readonly_view
 
 # name -> kernel ``f(xp, *arrays, **params)``: the one kernel table. The op families fill it
@@ -74,7 +73,7 @@ from .store import Failed, Poisoned, Store, readonly_view
 KERNELS: dict = {}
 
 
-class Worker(Store):
+class Worker(MemoryTrace, Store):
     """Holds shards by key and runs kernels on them.
 
     Examples
@@ -377,7 +376,7 @@ class Worker(Store):
             "pool_max_bytes": self._pool_cap(),
             "rss_bytes": rss,
             # (the kernel updates its high-water mark lazily: it may trail the current rss)
-            "rss_peak_bytes": max(rss, _rss_peak_bytes()),
+            "rss_peak_bytes": max(rss, rss_peak_bytes()),
             "commands_run": self.commands_run,
             "sent_bytes": self.sent_bytes,
             "received_bytes": self.received_bytes,
@@ -387,33 +386,13 @@ class Worker(Store):
             "kernel_threads": self.kernel_threads,
             "parallel_sections": self._kpool.sections if self._kpool is not None else 0,
             "net": self.mailbox.counts() if self.mailbox is not None else {},
-            "traced_peak_bytes": max(self.traced_peak, tracemalloc.get_traced_memory()[1])
-            if tracemalloc.is_tracing()
-            else None,
+            "traced_peak_bytes": self.traced_peak_bytes(),
         }
 
     def run_mapped(self, cmds, refs):
-        """:meth:`run` a batch whose ``refs`` are mapped, not allocated (Ray's object store
-        hands large arrays over zero-copy): while tracing, the batch's peak counts them, as
-        they stay mapped until the batch ends (Ray holds a call's arguments until it
-        returns). The trace alone would not see a received block at all."""
-        mapped = _mapped_bytes(refs) if tracemalloc.is_tracing() else 0
-        if not mapped:
-            return Worker.run(self, cmds, *refs)
-        self.traced_peak = max(self.traced_peak, tracemalloc.get_traced_memory()[1])
-        tracemalloc.reset_peak()  # the peak of this batch alone, from here
-        try:
-            return Worker.run(self, cmds, *refs)
-        finally:
-            if tracemalloc.is_tracing():  # (the batch may have stopped tracing)
-                peak = tracemalloc.get_traced_memory()[1] + mapped
-                self.traced_peak = max(self.traced_peak, peak)
-                tracemalloc.reset_peak()
-
-    @staticmethod
-    def rss_bytes() -> int:
-        """This process's resident memory in bytes."""
-        return _rss_bytes()
+        """:meth:`run` a batch whose ``refs`` came through Ray (counted while tracing,
+        :meth:`~.memtrace.MemoryTrace._batch_traced`)."""
+        return self._batch_traced(lambda: Worker.run(self, cmds, *refs), refs)
 
     def ping(self):
         return self.index
@@ -507,7 +486,7 @@ def _tree_mail(w, cmd, refs, errors, exports):
 
 
 def _trace_cmd(w, cmd, refs, errors, exports):
-    _trace(cmd.on)
+    trace(cmd.on)
     w.traced_peak = 0
 
 
@@ -591,48 +570,3 @@ def _offsets(bounds, s, repl) -> tuple:
         s, c = divmod(s, len(b) - 1)
         out.append(b[c])
     return tuple(reversed(out))
-
-
-def _trace(on: bool) -> None:
-    """Trace allocations (NumPy reports its data buffers too) from now on, or stop.
-
-    Only blocks allocated while tracing count, so the peak is the extra memory an operation
-    needed; data mapped from the object store is not an allocation: the worker adds it
-    (:meth:`Worker.run_mapped`)."""
-    if on:
-        if not tracemalloc.is_tracing():
-            tracemalloc.start()
-        tracemalloc.reset_peak()
-        tracemalloc.clear_traces()
-    elif tracemalloc.is_tracing():
-        tracemalloc.stop()
-
-
-def _mapped_bytes(refs) -> int:
-    """Bytes of the arrays in ``refs`` (a batch's received values, or lists of them) that
-    were handed over without a copy: read-only views of memory NumPy did not allocate."""
-    total = 0
-    for v in refs:
-        for a in v if type(v) in (list, tuple) else (v,):
-            if isinstance(a, np.ndarray) and not a.flags.owndata and not a.flags.writeable:
-                total += a.nbytes
-    return total
-
-
-def _rss_peak_bytes() -> int:
-    """The most resident memory this process has held since it started."""
-    import resource
-
-    # ru_maxrss is in KiB on Linux, in bytes on macOS
-    scale = 1 if sys.platform == "darwin" else 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
-
-
-def _rss_bytes() -> int:
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except OSError:  # not Linux: report peak instead of current
-        import resource
-
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
