@@ -70,6 +70,7 @@ from sharded.tensor import Size as Size
 from sharded.tensor import (
     _AminmaxResult,
     _FrexpResult,
+    _GeqrfResult,
     _HistogramddResult,
     _KthValue,
     _LUUnpackResult,
@@ -854,6 +855,13 @@ def gcd_(input, *args, **kwargs) -> ShardedTensor:
 def ge(input, other, *, out=...) -> ShardedTensor:
     """``input >= other``."""
 
+def geqrf(input) -> _GeqrfResult:
+    """The QR factorization of (a batch of) ``m x n`` matrices in LAPACK's compact form (geqrf):
+    ``(a, tau)``, ``a`` holding ``R`` on and above the diagonal and the Householder vectors
+    below it (their unit heads implied), ``tau`` (``min(m, n)``) their scalars, so that ``Q =
+    householder_product(a, tau)``. Batch dims may be split; a split matrix is gathered on one
+    worker. Not differentiable (as torch; :func:`sharded.linalg.qr` is)."""
+
 def ger(input, vec2, *, out=...) -> ShardedTensor:
     """Outer product of two 1-D tensors: ``input[:, None] * vec2[None, :]``."""
 
@@ -1589,6 +1597,15 @@ def ones_like(
 
 def orgqr(input, tau) -> ShardedTensor:
     """torch's older name of :func:`sharded.linalg.householder_product`."""
+
+def ormqr(input, tau, other, left=..., transpose=...) -> ShardedTensor:
+    """``Q @ other`` for ``Q = H_0 H_1 ... H_{k-1}`` the product of the Householder reflectors
+    stored below the diagonal of ``input`` (LAPACK's compact form, as :func:`geqrf` leaves
+    it; ``H_i = I - tau_i v_i v_i^H``), as ``torch.ormqr`` (LAPACK's ormqr/unmqr): ``other @
+    Q`` with ``left=False``, ``Q^H`` in place of ``Q`` with ``transpose=True``. ``Q`` is
+    never formed: each reflector is a rank-one update of ``other``, so the gradient with
+    respect to all three inputs is that of its products and batch dims stay split as they
+    are."""
 
 def outer(input, vec2, *, out=...) -> ShardedTensor:
     """Outer product of two 1-D tensors: ``input[:, None] * vec2[None, :]``."""

@@ -3,6 +3,7 @@ big-matrix solvers (``st.linalg`` is :mod:`sharded.linalg`).
 
 - ``prims``: ``matmul`` (the products), ``batched`` (one kernel per batch block),
   ``decomp`` and ``solve`` (the ``st.linalg`` decompositions and solvers), ``lu_family``,
+  ``compact`` (LAPACK's compact forms: ldl_factor/ldl_solve, geqrf),
   and the distributed algorithms for one big split matrix: ``tall`` (QR), ``lu_dist``
   (block LU), ``cholesky`` (blocked Cholesky);
 - ``plan``: matmul's layout strategy and cost model;
@@ -10,7 +11,7 @@ big-matrix solvers (``st.linalg`` is :mod:`sharded.linalg`).
 - ``derived``: ``einsum`` (einsum, tensordot), ``norms`` (norms, cond, matrix_rank, pinv...),
   ``extra`` (matrix_power, matrix_exp, det/inverse at the top level...), ``toplevel``
   (torch's older svd/qr/cholesky, the BLAS thread count), ``legacy_lu`` (torch's older
-  lu/lu_solve/triangular_solve), ``householder`` (householder_product, orgqr).
+  lu/lu_solve/triangular_solve), ``householder`` (householder_product, orgqr, ormqr).
 
 This ``__init__`` names the family's top-level ``st`` functions: ``__all__`` is the union of
 its modules' (the roles are described in :mod:`sharded.ops`).
@@ -37,7 +38,9 @@ from .prims import (
     tall,  # noqa: F401  (registers its primitives)
 )
 from .prims import cholesky as _cholesky  # noqa: F401  (registers; the name is toplevel's)
+from .prims import compact as _compact
 from .prims import matmul as _matmul
+from .prims.compact import *  # noqa: F403
 from .prims.lu_family import lu_unpack
 from .prims.matmul import *  # noqa: F403
 
@@ -50,4 +53,5 @@ __all__ = [
     *_legacy_lu.__all__,
     "norm",
     "lu_unpack",
+    *_compact.__all__,
 ]
