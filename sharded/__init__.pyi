@@ -1610,6 +1610,13 @@ def ormqr(input, tau, other, left=..., transpose=...) -> ShardedTensor:
 def outer(input, vec2, *, out=...) -> ShardedTensor:
     """Outer product of two 1-D tensors: ``input[:, None] * vec2[None, :]``."""
 
+def pca_lowrank(A, q=..., center=..., niter=...) -> ShardedTensor:
+    """Principal component analysis of (a batch of) ``m x n`` data matrices (``m`` samples,
+    ``n`` features): :func:`svd_lowrank` of ``A`` less its column means (``center=False``: of
+    ``A``), ``(U, S, V)`` with the principal directions in ``V``'s columns, as
+    ``torch.pca_lowrank``. ``q`` defaults to ``min(6, m, n)`` and must not exceed ``min(m,
+    n)``."""
+
 def pdist(input, p=...) -> ShardedTensor:
     """The ``p``-norm distances between every pair of rows ``i < j`` of an (N, M) input, in
     row-major order of the pairs: ``N (N - 1) / 2`` values."""
@@ -2045,6 +2052,13 @@ def svd(input, some=..., compute_uv=...) -> _SVDLegacy:
     """torch's older SVD: ``(U, S, V)`` with ``input = U diag(S) V^H`` (``V``, not ``V^H``);
     ``some=False`` gives square ``U`` and ``V``; ``compute_uv=False`` gives zero ``U`` (m x
     m) and ``V`` (n x n), as torch."""
+
+def svd_lowrank(A, q=..., niter=..., M=...) -> ShardedTensor:
+    """A rank-``q`` approximate SVD ``(U, S, V)`` of (a batch of) ``m x n`` matrices ``A`` (of
+    ``A - M`` when ``M`` is given, broadcast to ``A``'s shape), ``A ~ U diag(S) V^H``, by
+    randomized subspace iteration (``niter`` rounds), as ``torch.svd_lowrank``. ``q=None``
+    means 6. The test matrix is drawn from sharded's generator (seed it with
+    ``st.manual_seed`` to repeat a result); the results are close to torch's, not equal."""
 
 def swapaxes(x, axis0, axis1) -> ShardedTensor:
     """``transpose`` with NumPy's keyword names ``axis0``/``axis1`` (torch's alias)."""
