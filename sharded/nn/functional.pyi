@@ -341,6 +341,26 @@ def leaky_relu_(input, negative_slope=...) -> ShardedTensor:
 def linear(input, weight, bias=...) -> ShardedTensor:
     """``input @ weight.T + bias``."""
 
+def linear_cross_entropy(
+    input,
+    linear_weight,
+    target,
+    *,
+    linear_bias=...,
+    weight=...,
+    reduction=...,
+    ignore_index=...,
+    label_smoothing=...,
+    options=...,
+) -> ShardedTensor:
+    """:func:`cross_entropy` of the logits ``linear(input, linear_weight, linear_bias)``, as
+    ``torch.nn.functional.linear_cross_entropy``: ``input`` (in,) or (N, in),
+    ``linear_weight`` (C, in) or (C, d_1, ..., d_K, in) for a K-dimensional loss (logits (N,
+    C, d_1, ..., d_K)); ``ignore_index=None`` means -100 for class indices and may not be
+    given with class probabilities. ``options`` (torch's chunking strategy) is accepted and
+    not needed: the logits are computed sharded as ``input`` is (split along N, each worker
+    holds its rows' logits only), and the gradient is that of the composition."""
+
 def local_response_norm(input, size, alpha=..., beta=..., k=...) -> ShardedTensor:
     """Divide each channel (dim 1) by ``(k + alpha / size * sum of x² over the size neighbouring
     channels) ** beta``, the window running from ``c - size // 2`` to ``c + (size - 1) // 2``
