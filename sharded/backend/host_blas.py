@@ -318,8 +318,9 @@ def lapack(name, dtype):
 
     Examples
     --------
-    >>> lapack("geqrf", np.float64).__name__
-    'dgeqrf'
+    >>> qr, tau, work, info = lapack("geqrf", np.float64)(np.array([[3.0], [4.0]]))
+    >>> qr.ravel().tolist(), tau.tolist(), info
+    ([-5.0, 0.5], [1.6], 0)
     """
     from scipy.linalg import lapack as lib
 

@@ -103,7 +103,7 @@ def pca_lowrank(A, q=None, center=True, niter=2):
     >>> A = st.tensor([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]], dtype=st.float64)
     >>> U, S, V = st.pca_lowrank(A, q=1)
     >>> round(S.item(), 6), [round(abs(v), 6) for v in V[:, 0].tolist()]
-    (1.414214, [0.707107, 0.707107])
+    (2.0, [0.707107, 0.707107])
     """
     A = _t(A)
     _check("pca_lowrank", A)

@@ -280,7 +280,7 @@ def geqrf(input):
     >>> import sharded as st
     >>> a, tau = st.geqrf(st.tensor([[3.0, 1.0], [4.0, 2.0]], dtype=st.float64))
     >>> [[round(v, 4) for v in r] for r in a.tolist()], [round(v, 4) for v in tau.tolist()]
-    ([[-5.0, -2.2], [0.5, -0.4]], [1.6, 0.0])
+    ([[-5.0, -2.2], [0.5, 0.4]], [1.6, 0.0])
     """
     a = t_(input)
     if a.ndim < 2:
