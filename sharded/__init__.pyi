@@ -70,6 +70,7 @@ from sharded.tensor import Size as Size
 from sharded.tensor import (
     _AminmaxResult,
     _FrexpResult,
+    _GeqrfResult,
     _HistogramddResult,
     _KthValue,
     _LUUnpackResult,
@@ -854,6 +855,13 @@ def gcd_(input, *args, **kwargs) -> ShardedTensor:
 def ge(input, other, *, out=...) -> ShardedTensor:
     """``input >= other``."""
 
+def geqrf(input) -> _GeqrfResult:
+    """The QR factorization of (a batch of) ``m x n`` matrices in LAPACK's compact form (geqrf):
+    ``(a, tau)``, ``a`` holding ``R`` on and above the diagonal and the Householder vectors
+    below it (their unit heads implied), ``tau`` (``min(m, n)``) their scalars, so that ``Q =
+    householder_product(a, tau)``. Batch dims may be split; a split matrix is gathered on one
+    worker. Not differentiable (as torch; :func:`sharded.linalg.qr` is)."""
+
 def ger(input, vec2, *, out=...) -> ShardedTensor:
     """Outer product of two 1-D tensors: ``input[:, None] * vec2[None, :]``."""
 
@@ -1590,8 +1598,24 @@ def ones_like(
 def orgqr(input, tau) -> ShardedTensor:
     """torch's older name of :func:`sharded.linalg.householder_product`."""
 
+def ormqr(input, tau, other, left=..., transpose=...) -> ShardedTensor:
+    """``Q @ other`` for ``Q = H_0 H_1 ... H_{k-1}`` the product of the Householder reflectors
+    stored below the diagonal of ``input`` (LAPACK's compact form, as :func:`geqrf` leaves
+    it; ``H_i = I - tau_i v_i v_i^H``), as ``torch.ormqr`` (LAPACK's ormqr/unmqr): ``other @
+    Q`` with ``left=False``, ``Q^H`` in place of ``Q`` with ``transpose=True``. ``Q`` is
+    never formed: each reflector is a rank-one update of ``other``, so the gradient with
+    respect to all three inputs is that of its products and batch dims stay split as they
+    are."""
+
 def outer(input, vec2, *, out=...) -> ShardedTensor:
     """Outer product of two 1-D tensors: ``input[:, None] * vec2[None, :]``."""
+
+def pca_lowrank(A, q=..., center=..., niter=...) -> ShardedTensor:
+    """Principal component analysis of (a batch of) ``m x n`` data matrices (``m`` samples,
+    ``n`` features): :func:`svd_lowrank` of ``A`` less its column means (``center=False``: of
+    ``A``), ``(U, S, V)`` with the principal directions in ``V``'s columns, as
+    ``torch.pca_lowrank``. ``q`` defaults to ``min(6, m, n)`` and must not exceed ``min(m,
+    n)``."""
 
 def pdist(input, p=...) -> ShardedTensor:
     """The ``p``-norm distances between every pair of rows ``i < j`` of an (N, M) input, in
@@ -2028,6 +2052,13 @@ def svd(input, some=..., compute_uv=...) -> _SVDLegacy:
     """torch's older SVD: ``(U, S, V)`` with ``input = U diag(S) V^H`` (``V``, not ``V^H``);
     ``some=False`` gives square ``U`` and ``V``; ``compute_uv=False`` gives zero ``U`` (m x
     m) and ``V`` (n x n), as torch."""
+
+def svd_lowrank(A, q=..., niter=..., M=...) -> ShardedTensor:
+    """A rank-``q`` approximate SVD ``(U, S, V)`` of (a batch of) ``m x n`` matrices ``A`` (of
+    ``A - M`` when ``M`` is given, broadcast to ``A``'s shape), ``A ~ U diag(S) V^H``, by
+    randomized subspace iteration (``niter`` rounds), as ``torch.svd_lowrank``. ``q=None``
+    means 6. The test matrix is drawn from sharded's generator (seed it with
+    ``st.manual_seed`` to repeat a result); the results are close to torch's, not equal."""
 
 def swapaxes(x, axis0, axis1) -> ShardedTensor:
     """``transpose`` with NumPy's keyword names ``axis0``/``axis1`` (torch's alias)."""

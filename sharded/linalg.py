@@ -18,7 +18,8 @@ inside it):
   ``solve_triangular``... (``derived/extra.py``), and ``householder_product``
   (``derived/householder.py``).
 * The LU family (``lu``, ``lu_factor``, ``lu_factor_ex``, ``lu_solve``; ``st.lu_unpack``) for
-  matrices that fit on one worker (``prims/lu_family.py``).
+  matrices that fit on one worker (``prims/lu_family.py``); so are LAPACK's compact LDL
+  (``ldl_factor``, ``ldl_factor_ex``, ``ldl_solve``; ``prims/compact.py``).
 
 Singular or non-positive-definite inputs raise :class:`LinAlgError` at call time, naming the
 batch element; the ``*_ex`` variants return torch's ``info`` instead of raising.
@@ -51,6 +52,7 @@ from .ops.linalg.derived.norms import (
     vector_norm,
 )
 from .ops.linalg.prims.batched import GATHER_LIMIT, LinAlgError
+from .ops.linalg.prims.compact import ldl_factor, ldl_factor_ex, ldl_solve
 from .ops.linalg.prims.decomp import (
     EighResult,
     QRResult,
@@ -138,4 +140,7 @@ __all__ = [
     "lu_factor_ex",
     "lu_solve",
     "householder_product",
+    "ldl_factor",
+    "ldl_factor_ex",
+    "ldl_solve",
 ]

@@ -1,7 +1,15 @@
 from typing import NamedTuple
 
 from sharded.ops.linalg.prims.batched import LinAlgError as LinAlgError
-from sharded.tensor import ShardedTensor, _EigResult, _LUFactorExResult, _LUFactorResult, _LUResult
+from sharded.tensor import (
+    ShardedTensor,
+    _EigResult,
+    _LDLFactorExResult,
+    _LDLFactorResult,
+    _LUFactorExResult,
+    _LUFactorResult,
+    _LUResult,
+)
 
 GATHER_LIMIT: int
 
@@ -101,6 +109,29 @@ def inv(A) -> ShardedTensor:
 
 def inv_ex(A, *, check_errors=...) -> ExResult:
     """:func:`inv` returning ``(inverse, info)`` without raising."""
+
+def ldl_factor(A, *, hermitian=...) -> _LDLFactorResult:
+    """:func:`ldl_factor_ex` without ``info``: ``(LD, pivots)``; a singular ``D`` raises
+    :class:`LinAlgError` naming the batch element (read from ``info``: a short wait)."""
+
+def ldl_factor_ex(A, *, hermitian=..., check_errors=...) -> _LDLFactorExResult:
+    """The compact LDL factorization of (a batch of) symmetric (``hermitian=True``: Hermitian)
+    matrices, as LAPACK's sytrf/hetrf (Bunch-Kaufman pivoting, the lower triangle): ``(LD,
+    pivots, info)``. ``LD`` holds ``L``'s multipliers below the diagonal and the 1 x 1 and 2
+    x 2 blocks of ``D`` on and next to it (its upper triangle zero); ``pivots`` (int32,
+    1-based) are sytrf's ``ipiv``, a pair of equal negatives marking a 2 x 2 block; ``info``
+    (int32) is the 1-based index of an exactly zero ``D[i, i]`` (0: none), and
+    ``check_errors=True`` raises :class:`LinAlgError` naming the batch element where it is
+    not 0. Only the lower triangle of ``A`` is read. Batch dims may be split (each block
+    factored where it lies); a split matrix is gathered on one worker. Not differentiable (as
+    torch)."""
+
+def ldl_solve(LD, pivots, B, *, hermitian=...) -> ShardedTensor:
+    """The solution ``X`` of ``A X = B`` from :func:`ldl_factor`'s ``(LD, pivots)`` of ``A``
+    (LAPACK's sytrs/hetrs; ``hermitian`` as given to the factorization). ``B`` (*, n, k)
+    broadcasts its batch dims against ``LD``'s; ``pivots`` has ``LD``'s shape but the last
+    dim and any integer dtype; invalid pivots raise ``IndexError`` at the next read. Not
+    differentiable (as torch)."""
 
 def lstsq(A, B, rcond=..., *, driver=...) -> LstsqResult:
     """Least-squares solution of ``A X ~= B``: ``(solution, residuals, rank, singular_values)``.

@@ -599,6 +599,13 @@ class ShardedTensor:
     def geometric_(self, p, *, generator=...) -> ShardedTensor:
         """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...),
         in place; integer tensors too, as torch."""
+    def geqrf(self) -> _GeqrfResult:
+        """The QR factorization of (a batch of) ``m x n`` matrices in LAPACK's compact form
+        (geqrf): ``(a, tau)``, ``a`` holding ``R`` on and above the diagonal and the
+        Householder vectors below it (their unit heads implied), ``tau`` (``min(m, n)``)
+        their scalars, so that ``Q = householder_product(a, tau)``. Batch dims may be split;
+        a split matrix is gathered on one worker. Not differentiable (as torch;
+        :func:`sharded.linalg.qr` is)."""
     def ger(self, vec2) -> ShardedTensor:
         """Outer product of two 1-D tensors: ``input[:, None] * vec2[None, :]``."""
     def get_device(self) -> builtins.int:
@@ -1062,6 +1069,14 @@ class ShardedTensor:
         raises, as in torch: call ``detach().numpy()``."""
     def orgqr(self, tau) -> ShardedTensor:
         """torch's older name of :func:`sharded.linalg.householder_product`."""
+    def ormqr(self, tau, other, left=..., transpose=...) -> ShardedTensor:
+        """``Q @ other`` for ``Q = H_0 H_1 ... H_{k-1}`` the product of the Householder
+        reflectors stored below the diagonal of ``input`` (LAPACK's compact form, as
+        :func:`geqrf` leaves it; ``H_i = I - tau_i v_i v_i^H``), as ``torch.ormqr`` (LAPACK's
+        ormqr/unmqr): ``other @ Q`` with ``left=False``, ``Q^H`` in place of ``Q`` with
+        ``transpose=True``. ``Q`` is never formed: each reflector is a rank-one update of
+        ``other``, so the gradient with respect to all three inputs is that of its products
+        and batch dims stay split as they are."""
     def outer(self, vec2) -> ShardedTensor:
         """Outer product of two 1-D tensors: ``input[:, None] * vec2[None, :]``."""
     def permute(self, *dims, **kw) -> ShardedTensor:
@@ -1478,6 +1493,10 @@ class _FrexpResult(NamedTuple):
     mantissa: ShardedTensor
     exponent: ShardedTensor
 
+class _GeqrfResult(NamedTuple):
+    a: ShardedTensor
+    tau: ShardedTensor
+
 class _HistogramddResult(NamedTuple):
     hist: ShardedTensor
     bin_edges: ShardedTensor
@@ -1523,6 +1542,15 @@ class _TriangularSolve(NamedTuple):
 class _EigResult(NamedTuple):
     eigenvalues: ShardedTensor
     eigenvectors: ShardedTensor
+
+class _LDLFactorResult(NamedTuple):
+    LD: ShardedTensor
+    pivots: ShardedTensor
+
+class _LDLFactorExResult(NamedTuple):
+    LD: ShardedTensor
+    pivots: ShardedTensor
+    info: ShardedTensor
 
 class _LUResult(NamedTuple):
     P: ShardedTensor

@@ -309,3 +309,19 @@ def getrf(a):
         raise ValueError(f"getrf rejected argument {-info} for a {m} x {n} block")
     _into(a, lu)
     return piv.astype(np.int64), (info - 1 if info > 0 else -1)
+
+
+def lapack(name, dtype):
+    """SciPy's LAPACK wrapper ``name`` for ``dtype`` (``lapack("sytrf", float64)`` is
+    ``dsytrf``), for routines NumPy has no counterpart of (the LDL and compact-QR factors):
+    not switched off by ``SHARDED_HOST_BLAS``, as there is no NumPy path to fall back to.
+
+    Examples
+    --------
+    >>> qr, tau, work, info = lapack("geqrf", np.float64)(np.array([[3.0], [4.0]]))
+    >>> qr.ravel().tolist(), tau.tolist(), info
+    ([-5.0, 0.5], [1.6], 0)
+    """
+    from scipy.linalg import lapack as lib
+
+    return getattr(lib, _KINDS[np.dtype(dtype)] + name)

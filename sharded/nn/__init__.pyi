@@ -1137,6 +1137,42 @@ class FeatureAlphaDropout(Module):
     def extra_repr(self) -> Any: ...
     def forward(self, input) -> ShardedTensor: ...
 
+class FractionalMaxPool2d(Module):
+    """2-D fractional max pooling (see ``st.nn.functional.fractional_max_pool2d``): windows of
+    ``kernel_size`` at pseudo-random starts, to ``output_size`` or ``output_ratio`` (in (0,
+    1)) of the input's size; ``_random_samples`` (a buffer) fixes the starts."""
+
+    kernel_size: Any
+    return_indices: Any
+    output_size: Any
+    output_ratio: Any
+    def __init__(
+        self,
+        kernel_size,
+        output_size=...,
+        output_ratio=...,
+        return_indices=...,
+        _random_samples=...,
+    ) -> None: ...
+    def forward(self, input) -> ShardedTensor: ...
+
+class FractionalMaxPool3d(Module):
+    """3-D fractional max pooling (see ``st.nn.functional.fractional_max_pool3d``)."""
+
+    kernel_size: Any
+    return_indices: Any
+    output_size: Any
+    output_ratio: Any
+    def __init__(
+        self,
+        kernel_size,
+        output_size=...,
+        output_ratio=...,
+        return_indices=...,
+        _random_samples=...,
+    ) -> None: ...
+    def forward(self, input) -> ShardedTensor: ...
+
 class GRU(RNNBase):
     """Gated recurrent unit: gates ``r, z, n`` (torch's order), ``n = tanh(x W_in^T + b_in + r *
     (h W_hn^T + b_hn))``, ``h_t = (1 - z) * n + z * h_{t-1}``."""

@@ -6,6 +6,7 @@ layout of its operands; ``st.nn.functional`` re-exports them.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 from .. import dtypes as D
@@ -16,6 +17,7 @@ from ..ops.elementwise.prims.selection import where
 from ..ops.elementwise.prims.unary import relu
 from ..ops.reduce.derived.moments import log_softmax
 from ..tensor import ShardedTensor
+from ._basic import linear
 
 __all__ = [
     "mse_loss",
@@ -27,6 +29,7 @@ __all__ = [
     "huber_loss",
     "smooth_l1_loss",
     "kl_div",
+    "linear_cross_entropy",
 ]
 
 
@@ -317,3 +320,72 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()
     return _reduce(loss, reduction)
+
+
+def linear_cross_entropy(
+    input,
+    linear_weight,
+    target,
+    *,
+    linear_bias=None,
+    weight=None,
+    reduction="mean",
+    ignore_index=None,
+    label_smoothing=0.0,
+    options=None,
+):
+    """:func:`cross_entropy` of the logits ``linear(input, linear_weight, linear_bias)``, as
+    ``torch.nn.functional.linear_cross_entropy``: ``input`` (in,) or (N, in),
+    ``linear_weight`` (C, in) or (C, d_1, ..., d_K, in) for a K-dimensional loss (logits
+    (N, C, d_1, ..., d_K)); ``ignore_index=None`` means -100 for class indices and may not
+    be given with class probabilities. ``options`` (torch's chunking strategy) is accepted
+    and not needed: the logits are computed sharded as ``input`` is (split along N, each
+    worker holds its rows' logits only), and the gradient is that of the composition.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> x = st.tensor([[1.0, 0.0], [0.0, 1.0]])
+    >>> w = st.tensor([[2.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
+    >>> round(st.nn.functional.linear_cross_entropy(x, w, st.tensor([0, 1])).item(), 4)
+    0.2395
+    """
+    if input.ndim < 1 or input.ndim > 2:
+        raise ShapeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise ShapeError(
+            f"expected linear_weight with dimensionality at least 2, got {linear_weight.ndim}"
+        )
+    batch, n_in = tuple(input.shape[:-1]), input.shape[-1]
+    if n_in != linear_weight.shape[-1]:
+        raise ShapeError(
+            "expected equal input and linear_weight last dimensions (in_features), got "
+            f"{n_in} and {linear_weight.shape[-1]}, respectively"
+        )
+    classes, extra = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *extra):
+        raise ShapeError(
+            f"expected linear_bias shape {(classes, *extra)}, got {tuple(linear_bias.shape)}"
+        )
+    if extra and not batch:
+        raise ShapeError(
+            f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} "
+            f"requires batched input, (N, {n_in}), got unbatched input with shape "
+            f"{tuple(input.shape)}"
+        )
+    logits_shape = (*batch, classes, *extra)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise ArgumentError("ignore_index cannot be specified when target contains probabilities")
+    if extra:
+        linear_weight = linear_weight.reshape(classes * math.prod(extra), n_in)
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(classes * math.prod(extra))
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(
+        logits,
+        target,
+        weight=weight,
+        reduction=reduction,
+        ignore_index=-100 if ignore_index is None else ignore_index,
+        label_smoothing=label_smoothing,
+    )

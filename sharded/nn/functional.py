@@ -32,6 +32,7 @@ from . import (
     _convolution,
     _ctc,
     _embedding_bag,
+    _fractional,
     _loss,
     _loss_extra,
     _loss_margin,
@@ -47,6 +48,7 @@ from ._basic import _source_rows, dropout, embedding, linear, pad  # noqa: F401
 from ._convolution import *  # noqa: F403
 from ._ctc import *  # noqa: F403
 from ._embedding_bag import *  # noqa: F403
+from ._fractional import *  # noqa: F403
 from ._loss import *  # noqa: F403
 from ._loss_extra import *  # noqa: F403
 from ._loss_margin import *  # noqa: F403
@@ -83,6 +85,7 @@ __all__ = [
     *_conv.__all__,
     *_convolution.__all__,
     *_embedding_bag.__all__,
+    *_fractional.__all__,
     *_pool.__all__,
 ]
 

@@ -221,6 +221,23 @@ def fold(input, output_size, kernel_size, dilation=..., padding=..., stride=...)
     """Combine sliding blocks into a tensor (col2im, summing where blocks overlap): (N, C kH kW,
     L) or (C kH kW, L) to (N, C, H, W), the adjoint of :func:`unfold`."""
 
+def fractional_max_pool2d(
+    input, kernel_size, output_size=..., output_ratio=..., return_indices=..., _random_samples=...
+) -> ShardedTensor:
+    """2-D fractional max pooling of an (N, C, H, W) or (C, H, W) input to ``output_size`` (or
+    ``output_ratio`` times the input's H and W): windows of ``kernel_size`` at pseudo-random
+    increasing starts drawn from ``_random_samples`` (N, C, 2), uniform in [0, 1), drawn from
+    sharded's generator when not given. Given the samples, the result and the flat H*W
+    ``indices`` (``return_indices=True``) are torch's. A batch or channel split stays local;
+    differentiable (the gradient goes to each window's winner)."""
+
+def fractional_max_pool3d(
+    input, kernel_size, output_size=..., output_ratio=..., return_indices=..., _random_samples=...
+) -> ShardedTensor:
+    """3-D fractional max pooling of an (N, C, T, H, W) or (C, T, H, W) input, as
+    :func:`fractional_max_pool2d` with ``_random_samples`` (N, C, 3) and flat T*H*W
+    ``indices``."""
+
 def gaussian_nll_loss(input, target, var, full=..., eps=..., reduction=...) -> ShardedTensor:
     """Gaussian negative log likelihood ``0.5 (log(var) + (input - target)² / var)`` (plus ``0.5
     log(2π)`` when ``full``), ``var`` clamped at ``eps`` as torch does: without touching its
@@ -323,6 +340,26 @@ def leaky_relu_(input, negative_slope=...) -> ShardedTensor:
 
 def linear(input, weight, bias=...) -> ShardedTensor:
     """``input @ weight.T + bias``."""
+
+def linear_cross_entropy(
+    input,
+    linear_weight,
+    target,
+    *,
+    linear_bias=...,
+    weight=...,
+    reduction=...,
+    ignore_index=...,
+    label_smoothing=...,
+    options=...,
+) -> ShardedTensor:
+    """:func:`cross_entropy` of the logits ``linear(input, linear_weight, linear_bias)``, as
+    ``torch.nn.functional.linear_cross_entropy``: ``input`` (in,) or (N, in),
+    ``linear_weight`` (C, in) or (C, d_1, ..., d_K, in) for a K-dimensional loss (logits (N,
+    C, d_1, ..., d_K)); ``ignore_index=None`` means -100 for class indices and may not be
+    given with class probabilities. ``options`` (torch's chunking strategy) is accepted and
+    not needed: the logits are computed sharded as ``input`` is (split along N, each worker
+    holds its rows' logits only), and the gradient is that of the composition."""
 
 def local_response_norm(input, size, alpha=..., beta=..., k=...) -> ShardedTensor:
     """Divide each channel (dim 1) by ``(k + alpha / size * sum of x² over the size neighbouring

@@ -1,9 +1,10 @@
 """Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``,
-``AdaptiveMaxPool1d/2d/3d`` and ``MaxUnpool1d/2d/3d``, each forwarding to its
-``st.nn.functional`` form."""
+``AdaptiveMaxPool1d/2d/3d``, ``MaxUnpool1d/2d/3d`` and ``FractionalMaxPool2d/3d``, each
+forwarding to its ``st.nn.functional`` form."""
 
 from __future__ import annotations
 
+from ...errors import ArgumentError
 from .. import functional as F
 from .module import Module
 from .utils import _ntuple
@@ -24,6 +25,8 @@ __all__ = [
     "MaxUnpool1d",
     "MaxUnpool2d",
     "MaxUnpool3d",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
 ]
 
 
@@ -344,3 +347,67 @@ class MaxUnpool3d(_MaxUnpoolNd):
     """
 
     _fn, _n = "max_unpool3d", 3
+
+
+class _FractionalMaxPoolNd(Module):
+    _fn, _n, _name = "fractional_max_pool2d", 2, "FractionalMaxPool2d"
+
+    def __init__(
+        self,
+        kernel_size,
+        output_size=None,
+        output_ratio=None,
+        return_indices=False,
+        _random_samples=None,
+    ):
+        super().__init__()
+        self.kernel_size = _ntuple(kernel_size, self._n)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = None if output_size is None else _ntuple(output_size, self._n)
+        self.output_ratio = None if output_ratio is None else _ntuple(output_ratio, self._n)
+        if output_size is None and output_ratio is None:
+            raise ArgumentError(
+                f"{self._name} requires specifying either an output size, or a pooling ratio"
+            )
+        if output_size is not None and output_ratio is not None:
+            raise ArgumentError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ArgumentError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        return getattr(F, self._fn)(
+            input,
+            self.kernel_size,
+            self.output_size,
+            self.output_ratio,
+            self.return_indices,
+            _random_samples=self._random_samples,
+        )
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """2-D fractional max pooling (see ``st.nn.functional.fractional_max_pool2d``): windows of
+    ``kernel_size`` at pseudo-random starts, to ``output_size`` or ``output_ratio`` (in (0, 1))
+    of the input's size; ``_random_samples`` (a buffer) fixes the starts.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> pool = st.nn.FractionalMaxPool2d(2, output_ratio=0.5)
+    >>> pool(st.ones(1, 3, 8, 6)).shape
+    sharded.Size([1, 3, 4, 3])
+    """
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """3-D fractional max pooling (see ``st.nn.functional.fractional_max_pool3d``).
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> st.nn.FractionalMaxPool3d(2, output_size=3)(st.ones(1, 2, 5, 5, 5)).shape
+    sharded.Size([1, 2, 3, 3, 3])
+    """
+
+    _fn, _n, _name = "fractional_max_pool3d", 3, "FractionalMaxPool3d"

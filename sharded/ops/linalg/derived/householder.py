@@ -15,7 +15,7 @@ from ....core.registry import bind
 from ....errors import DTypeError, ShapeError, UnsupportedDType
 from ...creation.prims import zeros_like
 
-__all__ = ["orgqr"]
+__all__ = ["orgqr", "ormqr"]
 
 _OP = "torch.linalg.householder_product"
 
@@ -96,3 +96,82 @@ def orgqr(input, tau):
     [[0.0], [-1.0]]
     """
     return householder_product(input, tau)
+
+
+def _check_ormqr(A, tau, C, left):
+    op = "torch.ormqr"
+    for t, name in ((A, "input"), (C, "other")):
+        if t.ndim < 2:
+            raise ShapeError(f"{op}: {name} must have at least 2 dimensions (got {list(t.shape)}).")
+    if tau.ndim != A.ndim - 1:
+        raise ShapeError(
+            f"{op}: Expected tau to have one dimension less than input, but got tau.ndim "
+            f"equal to {tau.ndim} and input.ndim is equal to {A.ndim}"
+        )
+    if C.ndim != A.ndim:
+        raise ShapeError(
+            f"{op}: Expected other to have the same number of dimensions as input, but got "
+            f"other.ndim equal to {C.ndim} and input.ndim is equal to {A.ndim}"
+        )
+    side = -2 if left else -1
+    if C.shape[side] != A.shape[-2]:
+        raise ShapeError(
+            f"{op}: other.shape[{side}] must be equal to input.shape[-2] (got {C.shape[side]} "
+            f"and {A.shape[-2]})"
+        )
+    k = min(C.shape[side], A.shape[-1])
+    if tau.shape[-1] != k:
+        raise ShapeError(
+            f"{op}: tau.shape[-1] must be equal to min(other.shape[{side}], input.shape[-1]) "
+            f"(got {tau.shape[-1]}, expected {k})"
+        )
+    for t, name in ((tau, "tau"), (C, "other")):
+        if tuple(t.shape[: A.ndim - 2]) != tuple(A.shape[:-2]):
+            raise ShapeError(
+                f"{op}: Expected batch dimensions of {name} to be equal to input.shape[:-2], "
+                f"but got {list(t.shape[: A.ndim - 2])}"
+            )
+    for t, name in ((tau, "tau"), (C, "other")):
+        if t.dtype != A.dtype:
+            raise DTypeError(
+                f"{op}: Expected input and {name} to have the same dtype, but input has dtype "
+                f"{A.dtype.name} and {name} has dtype {t.dtype.name}"
+            )
+    if A.dtype not in (D.float32, D.float64, D.complex64, D.complex128):  # LAPACK's
+        raise UnsupportedDType(f'"ormqr_cpu" not implemented for {A.dtype.name!r}')
+
+
+@bind("ormqr")
+def ormqr(input, tau, other, left=True, transpose=False):
+    """``Q @ other`` for ``Q = H_0 H_1 ... H_{k-1}`` the product of the Householder reflectors
+    stored below the diagonal of ``input`` (LAPACK's compact form, as :func:`geqrf` leaves
+    it; ``H_i = I - tau_i v_i v_i^H``), as ``torch.ormqr`` (LAPACK's ormqr/unmqr):
+    ``other @ Q`` with ``left=False``, ``Q^H`` in place of ``Q`` with ``transpose=True``. ``Q``
+    is never formed: each reflector is a rank-one update of ``other``, so the gradient with
+    respect to all three inputs is that of its products and batch dims stay split as they are.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> a = st.tensor([[1.0, 0.0], [1.0, 1.0]])
+    >>> st.ormqr(a, st.tensor([1.0, 0.0]), st.tensor([[1.0], [2.0]])).tolist()
+    [[-2.0], [-1.0]]
+    """
+    A, tau, C = _t(input), _t(tau), _t(other)
+    _check_ormqr(A, tau, C, left)
+    m, k = A.shape[-2], tau.shape[-1]
+    eye = apply("eye", placement((m, k), dtype=A.dtype), A.dtype)
+    v = A[..., :, :k].tril(-1) + eye  # the reflectors, unit diagonal
+    t = tau.conj() if transpose and tau.dtype.is_complex else tau  # H_i^H = I - conj(tau_i) v v^H
+    # Q C applies H_{k-1} first; Q^H C applies H_0 first; C Q: H_0 first; C Q^H: H_{k-1} first
+    order = range(k) if left == bool(transpose) else reversed(range(k))
+    out = C
+    for i in order:
+        vi, ti = v[..., :, i : i + 1], t[..., i : i + 1].unsqueeze(-1)
+        if left:
+            out = out - ti * (vi @ (vi.mH @ out))
+        else:
+            out = out - ti * ((out @ vi) @ vi.mH)
+    if k == 0:  # no reflector: ``other`` itself, still a function of all three inputs
+        return out + A.sum() * 0 + tau.sum() * 0
+    return out

@@ -126,6 +126,12 @@ def out_specs(op, shapes, dt, params):
         return [(shapes[2], dt)]
     if op == "lu_perm":  # P (m x m) from pivots (k, 1), in the dtype of LU
         return [((params["m"], params["m"]), D.as_dtype(params["dtype"]))]
+    if op == "ldl_factor":  # compact LD, then sytrf's 1-based int32 pivots
+        return [((n, n), dt), ((n,), D.int32)]
+    if op == "geqrf":  # reflectors below the diagonal, R on and above; tau
+        return [((m, n), dt), ((kk,), dt)]
+    if op == "ldl_solve":  # inputs LD, pivots (n, 1), B
+        return [(shapes[2], dt)]
     if op == "lstsq":
         k = shapes[1][1]
         return [((n, k), dt), ((k,) if m > n else (0,), rt), ((), D.int64), ((kk,), rt)]
