@@ -2136,13 +2136,10 @@ def topk(input, k, dim=..., largest=..., sorted=..., *, out=...) -> _TopK:
 def trace(input, *, out=...) -> ShardedTensor:
     """The sum of the main diagonal of a matrix (integers sum in int64, as torch)."""
 
-def trace_memory(on: builtins.bool = ...) -> None:
+def trace_memory(on: builtins.bool = ..., *, received: builtins.bool = ...) -> None:
     """Start (zeroing the peaks) or stop tracing each worker's new allocations; while on,
     ``st.stats()["workers"][i]["traced_peak_bytes"]`` is the most extra memory worker ``i``
-    held since the start (its live shards before the start do not count). Blocks a worker
-    received from another count too while the batch that took them runs: on Ray they come
-    mapped from the object store, not allocated, so the worker adds their bytes to that
-    batch's traced peak."""
+    held since the start (its live shards before the start do not count)."""
 
 def transpose(x, dim0, dim1) -> ShardedTensor:
     """Swap two dims (a view)."""

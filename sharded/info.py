@@ -94,13 +94,18 @@ def info() -> dict:
     }
 
 
-def trace_memory(on: bool = True) -> None:
+def trace_memory(on: bool = True, *, received: bool = False) -> None:
     """Start (zeroing the peaks) or stop tracing each worker's new allocations; while on,
     ``st.stats()["workers"][i]["traced_peak_bytes"]`` is the most extra memory worker ``i``
-    held since the start (its live shards before the start do not count). Blocks a worker
-    received from another count too while the batch that took them runs: on Ray they come
-    mapped from the object store, not allocated, so the worker adds their bytes to that
-    batch's traced peak.
+    held since the start (its live shards before the start do not count).
+
+    Blocks a worker receives from another through Ray's object store come mapped, not
+    allocated: they sit in the node's shared object store memory, where the sender put
+    them, whether or not a worker maps them, and do not count by default. With
+    ``received=True`` the worker adds their bytes to the traced peak of the batch that
+    holds them (Ray keeps a call's arguments until it returns): the whole footprint of an
+    op on its worker, e.g. ring attention's visiting key/value blocks. Blocks that come
+    through the workers' mailboxes are copies and count either way.
 
     Examples
     --------
@@ -110,4 +115,4 @@ def trace_memory(on: bool = True) -> None:
     True
     >>> st.trace_memory(False)
     """
-    _session.current().executor.trace_memory(on)
+    _session.current().executor.trace_memory(on, received)

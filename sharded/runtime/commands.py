@@ -224,10 +224,12 @@ class Post(NamedTuple):
 
 
 class Trace(NamedTuple):
-    """Start (and zero) or stop tracing this process's allocations."""
+    """Start (and zero) or stop tracing this process's allocations; ``received``: count
+    the blocks a batch receives mapped from Ray's object store too."""
 
     TAG = "trace"
     on: bool
+    received: bool = False
 
 
 class Threads(NamedTuple):

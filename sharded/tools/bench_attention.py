@@ -60,7 +60,7 @@ def _peak_extra(st, ins) -> int:
     for t in ins[:3]:
         t.grad = None
     st.runtime.driver.session.current().executor.drain_pools()
-    st.trace_memory()
+    st.trace_memory(received=True)
     try:
         _step(st, *ins)
         return max(w["traced_peak_bytes"] or 0 for w in st.stats()["workers"])

@@ -200,7 +200,7 @@ def test_backward_memory(monkeypatch):
     for t in ts:
         t.grad = None
     st.runtime.current().executor.drain_pools()
-    st.trace_memory()
+    st.trace_memory(received=True)
     try:
         step()
         peak = max(w["traced_peak_bytes"] for w in st.stats()["workers"])

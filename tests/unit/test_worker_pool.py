@@ -200,13 +200,13 @@ def test_a_traced_batch_counts_the_blocks_it_received_mapped():
     w = W.Worker(0)
     got = np.frombuffer(bytes(4 * MB), np.float64)  # (made before the trace starts)
     try:
-        w.run([Trace(True)])
+        w.run([Trace(True, True)])
         w.run_mapped([Kernel("neg", (Ref(0),), (1,), {}, None, False)], (got,))
         w.run([Free((1,))])
         w.run_mapped([Kernel("neg", (Key(1),), (2,), {}, None, False)], ())  # (poisoned)
         peak = w.stats()["traced_peak_bytes"]
         assert 8 * MB <= peak < 8 * MB + MB // 4  # the received block and the output
-        w.run([Trace(True)])  # a new trace starts from zero
+        w.run([Trace(True, True)])  # a new trace starts from zero
         assert w.stats()["traced_peak_bytes"] < MB // 4
     finally:
         w.run([Trace(False)])

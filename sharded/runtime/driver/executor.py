@@ -334,12 +334,13 @@ class Executor(Reading, Exporting, Transport):
         with self._lock:
             self.flush_all()
 
-    def trace_memory(self, on: bool) -> None:
+    def trace_memory(self, on: bool, received: bool = False) -> None:
         """Start (and zero) or stop tracing every worker's allocations; while on,
-        :meth:`stats` reports each worker's peak of new allocations (``traced_peak_bytes``)."""
+        :meth:`stats` reports each worker's peak of new allocations (``traced_peak_bytes``),
+        with ``received`` the blocks its batches received mapped too."""
         with self._lock:
             for w in range(self.num_workers):
-                self._q(w).append(Trace(bool(on)))
+                self._q(w).append(Trace(bool(on), bool(received)))
             self.sync()
 
     def drain_pools(self) -> None:

@@ -115,6 +115,7 @@ class Worker(MemoryTrace, Store):
         # the traced peak of the batches before the last reset of tracemalloc's own, each
         # with the received blocks it held (:meth:`run_mapped`)
         self.traced_peak = 0
+        self.trace_received = False  # whether the traced peak counts mapped received blocks
 
     def set_threads(self, n: int) -> None:
         """Take a CPU share of ``n`` cores: BLAS/OpenMP threads and the kernel pool."""
@@ -487,7 +488,7 @@ def _tree_mail(w, cmd, refs, errors, exports):
 
 def _trace_cmd(w, cmd, refs, errors, exports):
     trace(cmd.on)
-    w.traced_peak = 0
+    w.traced_peak, w.trace_received = 0, bool(cmd.on and cmd.received)
 
 
 def _threads(w, cmd, refs, errors, exports):

@@ -1,5 +1,6 @@
 """A worker's memory figures: its resident memory, and the traced peak of what its batches
-allocate (``st.trace_memory``), received blocks mapped from the object store included.
+allocate (``st.trace_memory``), with ``received=True`` the blocks mapped from the object
+store included.
 
 Examples
 --------
@@ -24,10 +25,10 @@ class MemoryTrace:
 
     def _batch_traced(self, run, refs):
         """``run()`` (a batch whose ``refs`` may be mapped, not allocated: Ray's object
-        store hands large arrays over zero-copy): while tracing, the batch's peak counts
-        them, as they stay mapped until the batch ends (Ray holds a call's arguments until
-        it returns). The trace alone would not see a received block at all."""
-        mapped = _mapped_bytes(refs) if tracemalloc.is_tracing() else 0
+        store hands large arrays over zero-copy): while tracing with ``received``, the
+        batch's peak counts them, as they stay mapped until the batch ends (Ray holds a
+        call's arguments until it returns). The trace alone would not see them at all."""
+        mapped = _mapped_bytes(refs) if self.trace_received and tracemalloc.is_tracing() else 0
         if not mapped:
             return run()
         self.traced_peak = max(self.traced_peak, tracemalloc.get_traced_memory()[1])
@@ -57,7 +58,7 @@ def trace(on: bool) -> None:
 
     Only blocks allocated while tracing count, so the peak is the extra memory an operation
     needed; data mapped from the object store is not an allocation: the worker adds it
-    (:meth:`~.core.Worker.run_mapped`)."""
+    when asked (:meth:`~.core.Worker.run_mapped`)."""
     if on:
         if not tracemalloc.is_tracing():
             tracemalloc.start()
