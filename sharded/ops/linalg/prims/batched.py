@@ -60,6 +60,18 @@ def fail(op: str, index, shape=None) -> LinAlgError:
     return LinAlgError(f"linalg.{op}: {where}{_FAIL.get(op, 'the computation failed.')}{what}")
 
 
+def first_info(info, batched):
+    """The first nonzero LAPACK ``info`` of a batch, read on the driver: ``(where, value)``
+    with ``where`` torch's ``"(Batch element i): "`` prefix of a batch, or None when all
+    are zero."""
+    vals = np.asarray(info.numpy()).reshape(-1)
+    bad = np.flatnonzero(vals)
+    if not bad.size:
+        return None
+    i = int(bad[0])
+    return (f"(Batch element {i}): " if batched else ""), int(vals[i])
+
+
 def check_float(op: str, *ts) -> None:
     """torch accepts only floating point and complex inputs for linalg decompositions."""
     ok = (D.float32, D.float64, D.complex64, D.complex128)

@@ -22,7 +22,15 @@ from ....backend.host_blas import lapack
 from ....core.dispatch import apply
 from ....core.registry import bind, nondiff, primitive
 from ....errors import DTypeError, ShapeError, UnsupportedDType
-from .batched import BATCHED, LinAlgError, dims_str, linalg_kernel, plan_batched, t_
+from .batched import (
+    BATCHED,
+    LinAlgError,
+    dims_str,
+    first_info,
+    linalg_kernel,
+    plan_batched,
+    t_,
+)
 
 __all__ = ["geqrf"]
 
@@ -160,14 +168,12 @@ def _square(op, a, what="A"):
 
 def _raise_info(op, info, batched):
     """A zero ``D[i, i]`` (``info > 0``): the first batch element with one, by name."""
-    vals = np.asarray(info.numpy()).reshape(-1)
-    bad = np.flatnonzero(vals)
-    if bad.size:
-        i = int(bad[0])
-        where = f"(Batch element {i}): " if batched else ""
+    got = first_info(info, batched)
+    if got is not None:
+        where, v = got
         raise LinAlgError(
             f"torch.linalg.{op}: {where}The factorization could not be completed because "
-            f"D[{vals[i]},{vals[i]}] is exactly zero (the matrix is singular); ldl_solve with "
+            f"D[{v},{v}] is exactly zero (the matrix is singular); ldl_solve with "
             "it would divide by zero"
         )
 

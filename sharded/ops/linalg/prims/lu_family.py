@@ -26,7 +26,17 @@ from ....core.registry import nondiff, primitive, vjp
 from ....errors import ArgumentError, DTypeError, ShapeError, UnsupportedDType
 from ....layout import Layout
 from ..derived.extra import solve_triangular
-from .batched import BATCHED, LinAlgError, cj, dims_str, herm, linalg_kernel, plan_batched, t_
+from .batched import (
+    BATCHED,
+    LinAlgError,
+    cj,
+    dims_str,
+    first_info,
+    herm,
+    linalg_kernel,
+    plan_batched,
+    t_,
+)
 
 LUResult = collections.namedtuple("LUResult", ["P", "L", "U"])  # torch.return_types.linalg_lu
 LUFactorResult = collections.namedtuple("LUFactorResult", ["LU", "pivots"])
@@ -169,13 +179,11 @@ def _pivots(op, piv, lo, hi):
 
 def _raise_info(op, info, batched):
     """torch's error for ``info > 0``: the first batch element with a zero pivot ``U[i,i]``."""
-    vals = np.asarray(info.numpy()).reshape(-1)
-    bad = np.flatnonzero(vals)
-    if bad.size:
-        i = int(bad[0])
-        where = f"(Batch element {i}): " if batched else ""
+    got = first_info(info, batched)
+    if got is not None:
+        where, v = got
         raise LinAlgError(
-            f"torch.linalg.{op}: {where}U[{vals[i]},{vals[i]}] is zero and using it on "
+            f"torch.linalg.{op}: {where}U[{v},{v}] is zero and using it on "
             "lu_solve would result in a division by zero. If you still want to perform the "
             "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"
         )
