@@ -31,7 +31,7 @@ def load_batch(data) -> list:
     --------
     >>> from sharded.runtime.commands import Free, Trace
     >>> load_batch(dump_batch([Free((1, 2)), Trace(True)]))
-    [Free(keys=(1, 2)), Trace(on=True)]
+    [Free(keys=(1, 2)), Trace(on=True, received=False)]
     """
     return [from_fields(*t) for t in pickle.loads(data)]
 
