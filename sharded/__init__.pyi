@@ -2139,7 +2139,9 @@ def trace(input, *, out=...) -> ShardedTensor:
 def trace_memory(on: builtins.bool = ..., *, received: builtins.bool = ...) -> None:
     """Start (zeroing the peaks) or stop tracing each worker's new allocations; while on,
     ``st.stats()["workers"][i]["traced_peak_bytes"]`` is the most extra memory worker ``i``
-    held since the start (its live shards before the start do not count)."""
+    held since the start (its live shards before the start do not count). Starting a trace
+    empties the workers' pools of freed blocks (their caps kept), so that a block a kernel
+    would take from them counts as the allocation it is."""
 
 def transpose(x, dim0, dim1) -> ShardedTensor:
     """Swap two dims (a view)."""

@@ -97,7 +97,9 @@ def info() -> dict:
 def trace_memory(on: bool = True, *, received: bool = False) -> None:
     """Start (zeroing the peaks) or stop tracing each worker's new allocations; while on,
     ``st.stats()["workers"][i]["traced_peak_bytes"]`` is the most extra memory worker ``i``
-    held since the start (its live shards before the start do not count).
+    held since the start (its live shards before the start do not count). Starting a
+    trace empties the workers' pools of freed blocks (their caps kept), so that a block a
+    kernel would take from them counts as the allocation it is.
 
     Blocks a worker receives from another through Ray's object store come mapped, not
     allocated: they sit in the node's shared object store memory, where the sender put

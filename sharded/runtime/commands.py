@@ -240,8 +240,7 @@ class Threads(NamedTuple):
 
 
 class Pool(NamedTuple):
-    """Keep at most ``nbytes`` of freed blocks for reuse (negative: drop those kept now,
-    the cap unchanged)."""
+    """Keep at most ``nbytes`` of freed blocks for reuse."""
 
     TAG = "pool"
     nbytes: int

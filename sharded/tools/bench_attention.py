@@ -49,17 +49,16 @@ def _time(st, ins, repeat):
 
 def _peak_extra(st, ins) -> int:
     """The most extra memory any worker held over one step (traced allocations, in an
-    untimed run: tracing slows every allocation down). The workers' pools of freed blocks
-    are emptied first: a kernel that took its output from a block an earlier step freed
-    would allocate nothing the trace sees, and the step would look lighter than it is
-    (the last step's gradients are dropped before, not into the traced step's pools). The
+    untimed run: tracing slows every allocation down). Starting the trace empties the
+    workers' pools of freed blocks: a kernel that took its output from a block an earlier
+    step freed would allocate nothing the trace sees, and the step would look lighter than
+    it is (the last step's gradients are dropped before, not into the traced pools). The
     blocks a worker received count too (ring attention's visiting key/value pieces and the
     gradient sums that travel with them): on Ray they come mapped from the object store,
     which the trace does not see, and the worker adds them to the peak of the batch that
     holds them (:func:`sharded.trace_memory`)."""
     for t in ins[:3]:
         t.grad = None
-    st.runtime.driver.session.current().executor.drain_pools()
     st.trace_memory(received=True)
     try:
         _step(st, *ins)

@@ -51,13 +51,16 @@ def test_pool_command_trims_the_pool_to_the_workers_share():
     assert store.pool_share(16 << 30, 16) == 128 << 20
 
 
-def test_a_negative_pool_command_empties_the_pool_and_keeps_the_share():
-    """(what ``Executor.drain_pools`` sends before a traced run)"""
+def test_starting_a_trace_empties_the_pool_and_keeps_the_share():
+    """(a kernel taking a block pooled before the trace would allocate nothing it sees)"""
     w = W.Worker(0)
     w.run([Pool(3 * MB)])
     w._recycle(np.empty(2 * MB // 8))
     assert w.pool_bytes == 2 * MB
-    w.run([Pool(-1)])
+    try:
+        w.run([Trace(True)])
+    finally:
+        w.run([Trace(False)])
     assert w.pool_bytes == 0 and not w.pool and w.pool_max == 3 * MB
     w._recycle(np.empty(2 * MB // 8))  # pooled again, under the share
     assert w.pool_bytes == 2 * MB

@@ -35,7 +35,6 @@ from ..commands import (
     LayoutSync,
     Mod,
     OnWorkers,
-    Pool,
     Ref,
     Trace,
     Transfer,
@@ -341,15 +340,6 @@ class Executor(Reading, Exporting, Transport):
         with self._lock:
             for w in range(self.num_workers):
                 self._q(w).append(Trace(bool(on), bool(received)))
-            self.sync()
-
-    def drain_pools(self) -> None:
-        """Empty every worker's pool of freed blocks, its cap kept: a run traced after this
-        (:meth:`trace_memory`) counts every block it holds, none lent from blocks that
-        earlier work freed."""
-        with self._lock:
-            for w in range(self.num_workers):
-                self._q(w).append(Pool(-1))
             self.sync()
 
     def flush_all(self) -> None:

@@ -487,6 +487,8 @@ def _tree_mail(w, cmd, refs, errors, exports):
 
 
 def _trace_cmd(w, cmd, refs, errors, exports):
+    if cmd.on:  # (a kernel taking a block pooled before the trace would allocate nothing)
+        w.empty_pool()
     trace(cmd.on)
     w.traced_peak, w.trace_received = 0, bool(cmd.on and cmd.received)
 
@@ -496,11 +498,6 @@ def _threads(w, cmd, refs, errors, exports):
 
 
 def _pool(w, cmd, refs, errors, exports):
-    if cmd.nbytes < 0:  # empty the pool, the cap kept
-        cap, w.pool_max = w.pool_max, 0
-        w._recycle(None)
-        w.pool_max = cap
-        return
     w.pool_max = max(0, int(cmd.nbytes))
     w._recycle(None)  # down to the new cap
 

@@ -192,6 +192,13 @@ class Store:
             )
             self._keep(arr if keep else None)
 
+    def empty_pool(self) -> None:
+        """Drop every pooled block, the cap kept (a traced run then sees each block it
+        holds allocated, none lent from what earlier work freed)."""
+        cap, self.pool_max = self.pool_max, 0
+        self._recycle(None)
+        self.pool_max = cap
+
     def _keep(self, block) -> None:
         """Pool ``block`` (None: none) after trimming the oldest blocks to make room."""
         cap = self._pool_cap()
