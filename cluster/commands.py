@@ -141,16 +141,22 @@ def ray_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     process's, with one Ray default pinned unless set).
 
     ``RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S=0``: Ray drains a node for 30 s on SIGTERM (meant
-    for Serve replicas); a batch job or a test wants its nodes gone at once.  Authentication is
+    for Serve replicas); a batch job or a test wants its nodes gone at once.
+    ``OPENBLAS_THREAD_TIMEOUT=20``: the idle BLAS threads of a worker that owns several cores
+    spin ~0.3 ms, not ~0.1 s, after a call, so NumPy's and SciPy's BLAS do not take the cores
+    from each other (``sharded.runtime.worker.threads.BLAS_ENV`` says why; this package does
+    not import ``sharded``).  Authentication is
     not decided here: :func:`start_head`, :func:`start_worker` and the command line set the
     ``RAY_AUTH_*`` variables themselves, token on unless told otherwise (:mod:`cluster.auth`),
     and :meth:`RayNode.driver_env` gives drivers the same.
 
     Examples
     --------
-    >>> ray_env({"PATH": "/bin"})
-    {'PATH': '/bin', 'RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S': '0'}
+    >>> ray_env({"PATH": "/bin"})  # doctest: +NORMALIZE_WHITESPACE
+    {'PATH': '/bin', 'RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S': '0',
+     'OPENBLAS_THREAD_TIMEOUT': '20'}
     """
     out = dict(os.environ if env is None else env)
     out.setdefault("RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S", "0")
+    out.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
     return out

@@ -130,9 +130,17 @@ def test_ray_env_pins_drain_but_never_turns_auth_off():
     env = rc.ray_env({"PATH": "/bin"})
     assert "RAY_AUTH_MODE" not in env  # decided by cluster.auth, token on by default
     assert env["RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S"] == "0"
-    mine = rc.ray_env({"RAY_AUTH_MODE": "token", "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "5"})
+    assert env["OPENBLAS_THREAD_TIMEOUT"] == "20"  # (the workers' BLAS threads spin briefly)
+    mine = rc.ray_env(
+        {
+            "RAY_AUTH_MODE": "token",
+            "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "5",
+            "OPENBLAS_THREAD_TIMEOUT": "28",
+        }
+    )
     assert mine["RAY_AUTH_MODE"] == "token"
     assert mine["RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S"] == "5"
+    assert mine["OPENBLAS_THREAD_TIMEOUT"] == "28"
 
 
 def test_waiting_for_an_absent_cluster_names_how_many_arrived():

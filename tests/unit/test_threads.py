@@ -1,6 +1,8 @@
 """BLAS threads of a worker (sharded.runtime.worker.threads): the share rule, and setting the count
 in this process (the Ray mirror checks real actors against their node's cores)."""
 
+import os
+
 import pytest
 from threadpoolctl import threadpool_limits
 
@@ -23,3 +25,14 @@ def test_threads_command_sets_this_process_blas():
         w = Worker(0)
         assert w.run([Threads(1)]) == []
         assert w.stats()["blas_threads"] == threads.blas_threads() == 1
+
+
+def test_blas_env_adds_the_spin_limit_for_a_start_and_restores_the_environment(monkeypatch):
+    monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT", raising=False)
+    with threads.blas_env():
+        assert os.environ["OPENBLAS_THREAD_TIMEOUT"] == threads.BLAS_ENV["OPENBLAS_THREAD_TIMEOUT"]
+    assert "OPENBLAS_THREAD_TIMEOUT" not in os.environ
+    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", "28")  # a user's own value is kept
+    with threads.blas_env():
+        assert os.environ["OPENBLAS_THREAD_TIMEOUT"] == "28"
+    assert os.environ["OPENBLAS_THREAD_TIMEOUT"] == "28"

@@ -309,7 +309,8 @@ class RayExecutor(metrics.TimedReads, RayLoss, WireRelays, Relayed, Executor):
             if address:
                 ray.init(address=address, **kw)
             else:  # "local": a new instance, never one that `ray start` left on this machine
-                ray.init(address="local", include_dashboard=False, **kw)
+                with threads.blas_env():  # (its workers' BLAS threads: threads.BLAS_ENV)
+                    ray.init(address="local", include_dashboard=False, **kw)
         try:
             ex = cls(
                 num_workers,

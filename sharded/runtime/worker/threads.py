@@ -12,9 +12,43 @@ share sizes the worker's kernel pool, which runs its shards' commands on threads
 
 from __future__ import annotations
 
+import contextlib
+import os
+
 from threadpoolctl import threadpool_info, threadpool_limits
 
 _SHARE: list = [None]  # the count set_threads set last (None: never called here)
+
+# OpenBLAS's idle threads spin for 2**28 cycles (~0.1 s) after each call before they sleep. A
+# worker that owns several cores loads two OpenBLAS builds, NumPy's (matmul) and SciPy's
+# (LAPACK, host_blas's gemm with beta = 1): alternating them, the spinning threads of one took
+# the cores the other's needed. On 2 cores, 1 worker x 2 threads: a 64-column weight gradient
+# 0.16-0.18 s -> 0.06-0.09 s, the bench's MLP training step 0.64 s -> 0.35 s (2 workers x 1
+# thread: 0.34 s). 2**20 cycles (~0.3 ms) keeps LAPACK's short calls fast, which a shorter
+# spin does not (tall QR 2M x 64: 4.9 s at 2**16, 11.8 s at 2**12). OpenBLAS reads the
+# variable when it loads, so it goes into the environment workers start with.
+BLAS_ENV = {"OPENBLAS_THREAD_TIMEOUT": "20"}
+
+
+@contextlib.contextmanager
+def blas_env():
+    """:data:`BLAS_ENV` in this process's environment (where not set already) while the block
+    runs: the embedded Ray started inside it, and the workers it starts, inherit it; this
+    process keeps its own BLAS as it is (loaded already) and its environment after.
+
+    Examples
+    --------
+    >>> with blas_env():
+    ...     "OPENBLAS_THREAD_TIMEOUT" in os.environ
+    True
+    """
+    added = {k: v for k, v in BLAS_ENV.items() if k not in os.environ}
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
 
 
 def share(node_cpus, workers_on_node: int) -> int:
