@@ -92,6 +92,22 @@ class Primitive:
         return f"Primitive({self.name!r}, kernels={self.kernels}, kind={self.kind!r})"
 
 
+def pooled_empty(xp, alloc, shape, dtype):
+    """A block of ``shape``/``dtype`` (contents undefined) for a ``pooled`` kernel: from the
+    worker's pool of freed blocks (``alloc``) when one fits, else fresh. A fresh block costs
+    a page fault per page touched (on a VM, more than a pass of arithmetic over it; and the
+    kernel threads of one worker take theirs one at a time); a pooled one is mapped already.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> pooled_empty(np, None, (2, 3), np.float64).shape
+    (2, 3)
+    """
+    got = alloc(tuple(shape), dtype) if alloc is not None else None
+    return xp.empty(shape, dtype=dtype) if got is None else got
+
+
 PRIMITIVES: dict[str, Primitive] = {}
 COMPOSITES: dict[str, Primitive] = {}  # composed functions with a VJP of their own (composite)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....core.registry import kernel
+from ....core.registry import kernel, pooled_empty
 
 NBAD = 16  # distinct out-of-range values a block names to the driver (its message lists them)
 
@@ -64,14 +64,6 @@ def _coords(xp, flat, i0, i1, offs, shape, cmap, sizes, wraps):
 _ALL = np.full(1, -1, dtype=np.int64)
 _FEW = 8  # owners up to which bucketing compresses once per owner instead of sorting
 CHUNK = 1 << 16  # points per pass of route_split: its temporaries stay in cache
-
-
-def _block(xp, alloc, shape, dtype):
-    """A block (contents undefined) from the worker's pool of freed blocks (``alloc``) when
-    one fits, else fresh: a fresh block costs a page fault per page touched, and on a busy
-    host those cost more than the indexing itself."""
-    got = alloc(shape, dtype) if alloc is not None else None
-    return xp.empty(shape, dtype=dtype) if got is None else got
 
 
 def _small_int(n):
@@ -201,14 +193,14 @@ def route_split(
             else:
                 counts = [k + int(c) for k, c in zip(counts, xp.bincount(cid[i0:i1], minlength=m))]
     sizes_out = [0 if j in own else k for j, k in enumerate(counts)]
-    lcs = [_block(xp, alloc, (nd, k), small) for k in sizes_out]
+    lcs = [pooled_empty(xp, alloc, (nd, k), small) for k in sizes_out]
     if one and not own:
         rest = [v if scatter else xp.asarray(_ALL.copy())] * m  # (the values block itself: no copy)
     elif scatter:
-        rest = [_block(xp, alloc, (k,), v.dtype) for k in sizes_out]
+        rest = [pooled_empty(xp, alloc, (k,), v.dtype) for k in sizes_out]
     else:  # positions stay on this worker: int64, as fancy assignment takes them
-        rest = [_block(xp, alloc, (k,), np.int64) for k in sizes_out]
-    res = _block(xp, alloc, tuple(shape), xs[0].dtype) if own else None
+        rest = [pooled_empty(xp, alloc, (k,), np.int64) for k in sizes_out]
+    res = pooled_empty(xp, alloc, tuple(shape), xs[0].dtype) if own else None
     base = [[0] * nd if cc is None else [bounds[d][cc[d]] for d in range(nd)] for cc in cands]
     cur = [0] * m
     for i0 in range(0, n, CHUNK):
@@ -243,7 +235,7 @@ def route_split(
 @kernel(pooled=True)
 def route_pick(xp, a, lc, alloc=None):
     """The elements of block ``a`` at shard-local coordinates ``lc`` (one row per dim)."""
-    out = _block(xp, alloc, (lc.shape[1],), a.dtype) if lc.shape[0] == 1 else None
+    out = pooled_empty(xp, alloc, (lc.shape[1],), a.dtype) if lc.shape[0] == 1 else None
     return _pick(xp, a, tuple(lc), out)
 
 
@@ -252,7 +244,7 @@ def route_place(xp, *pieces, shape, dtype, into=False, alloc=None):
     """A block of ``shape`` from ``(positions, values)`` pairs (positions :data:`_ALL`: the
     values are the whole block, in order); ``into``: written into the first piece, a block
     of the result that :func:`route_split` began (in place)."""
-    out = pieces[0] if into else _block(xp, alloc, shape, dtype)
+    out = pieces[0] if into else pooled_empty(xp, alloc, shape, dtype)
     flat = out.reshape(-1)
     for p, v in zip(pieces[int(into) :: 2], pieces[int(into) + 1 :: 2]):
         if p.shape == _ALL.shape and int(p[0]) < 0:

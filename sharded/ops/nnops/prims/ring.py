@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 
 from ....core.dataflow import Operand, free_temps, gather_regions, region
-from ....core.registry import kernel, nondiff, primitive
+from ....core.registry import kernel, nondiff, pooled_empty, primitive
 from ....layout import Layout
 from ....runtime.commands import Key
 
@@ -83,9 +83,7 @@ def _block(xp, alloc, shape, dtype, like=None):
     blocks (``alloc``) when one fits, else fresh: the op's steps free blocks of the sizes
     the next ones make, which the pool keeps (a fresh block next to them would be memory
     held twice, and its page faults)."""
-    got = alloc(tuple(shape), dtype) if alloc is not None else None
-    if got is None:
-        return xp.zeros(shape, dtype) if like is None else xp.array(like, dtype=dtype, copy=True)
+    got = pooled_empty(xp, alloc, shape, dtype)
     got[...] = 0 if like is None else like
     return got
 

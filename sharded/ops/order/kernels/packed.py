@@ -16,14 +16,6 @@ import numpy as np
 CHUNK = 1 << 16  # elements per pass of the key kernels: their temporaries stay in cache
 
 
-def block(xp, alloc, shape, dtype):
-    """A block of ``shape``/``dtype`` (contents undefined): from the worker's pool of freed
-    blocks (``alloc``) when one fits, else fresh. A fresh block costs a page fault per page
-    touched; a pooled one is mapped already."""
-    got = alloc(shape, dtype) if alloc is not None else None
-    return xp.empty(shape, dtype=dtype) if got is None else got
-
-
 def order_keys(xp, v, descending, out=None):
     """Order-preserving uint64 keys of ``v``: ascending keys give
     torch's order (NaN last, ``-0.0 == 0.0``), or its descending order (NaN first) with

@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 
 from ....core.registry import kernel
+from ....core.registry import pooled_empty as block
 from .packed import (
     CHUNK,
-    block,
     fix_ties,
     order_keys,
     packed_sort,

@@ -23,7 +23,7 @@ import numpy as np
 from .... import dtypes as D
 from ....core.dataflow import Operand
 from ....core.dispatch import apply, as_tensor, is_tensor, via_float32
-from ....core.registry import bind, kernel, nondiff, primitive, vjp
+from ....core.registry import bind, kernel, nondiff, pooled_empty, primitive, vjp
 from ....core.tree import reduce_groups
 from ....errors import ArgumentError, UnsupportedDType
 from ....layout import Layout, normalize_dim
@@ -90,22 +90,24 @@ def scan_total(xp, a, op, axis, dtype):
     return lse_total(xp, a, axis, dtype)
 
 
-@kernel
-def scan_block(xp, a, *totals, op, axis, dtype, reverse=False):
+@kernel(pooled=True)
+def scan_block(xp, a, *totals, op, axis, dtype, reverse=False, alloc=None):
     """The scan of a block along ``axis`` (reversed: from the end), starting from the
-    combination of the earlier shards' ``totals`` (in scan order) when there are any.
+    combination of the earlier shards' ``totals`` (in scan order) when there are any; into a
+    block of the worker's pool when one fits.
 
     With a carry the block is scanned slab by slab, each slab getting the carry while it is
     in cache (one pass over memory, as an unsplit scan)."""
+    out = pooled_empty(xp, alloc, a.shape, np.dtype(dtype))
     if not totals:
         if not reverse:
-            return _accumulate(xp, op, a, axis, dtype)
-        return xp.ascontiguousarray(_flip(_accumulate(xp, op, _flip(a, axis), axis, dtype), axis))
+            return _accumulate(xp, op, a, axis, dtype, out=out)
+        _accumulate(xp, op, _flip(a, axis), axis, dtype, out=_flip(out, axis))
+        return out
     fn = _combine_fn(xp, op)
     carry = totals[0]
     for t in totals[1:]:
         carry = fn(carry, t)
-    out = xp.empty(a.shape, dtype=dtype)
     src, dst = (_flip(a, axis), _flip(out, axis)) if reverse else (a, out)
     n = a.shape[axis]
     step = max(1, _BLOCK // max(1, a.size // max(n, 1)))
