@@ -23,6 +23,7 @@ from sharded.runtime.commands import (
     LayoutCmds,
     Mod,
     ReduceGroup,
+    Ref,
     Threads,
     Tree,
     TreeSpec,
@@ -248,6 +249,22 @@ def test_the_drivers_per_shard_kernels_run_at_once(monkeypatch):
     assert len(seen) == 2 and w.stats()["parallel_sections"] >= 1
     for s in range(S):
         _same(_results(w, [20 + s])[0], DATA[s] + 1)
+
+
+def test_kernels_on_received_blocks_run_at_once(monkeypatch):
+    """Kernels whose operands came with the batch (``Ref``: a sort's pieces, sent by other
+    shards of the same worker) are sized by those blocks: large ones run on the pool, small
+    ones in order."""
+    seen = _meet(monkeypatch, "meet")
+    w = _worker(2)  # the default par_min: the received blocks decide
+    big = [np.arange(float(w.par_min)) + s for s in range(2)]
+    cmds = [Kernel("meet", (Ref(s),), (40 + s,), {}, ("meet", s), False) for s in range(2)]
+    assert parallel.kernel_run(w, cmds, 0, None, big) == 2
+    assert parallel.kernel_run(w, cmds, 0, None, [b[:8] for b in big]) is None
+    assert w.run(cmds, *big) == []
+    assert len(seen) == 2
+    for s in range(2):
+        _same(_results(w, [40 + s])[0], big[s] + 1)
 
 
 def test_kernels_that_depend_or_write_unsaid_stay_in_order(monkeypatch):

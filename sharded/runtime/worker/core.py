@@ -161,7 +161,7 @@ class Worker(MemoryTrace, Store):
                     if kind is Kernel and self.kernel_threads > 1 and not self._busy:
                         # the driver's per-shard commands of one op (a matmul's panels, a
                         # sort's local sorts): independent ones run on the kernel pool
-                        end = parallel.kernel_run(self, cmds, i - 1, windows)
+                        end = parallel.kernel_run(self, cmds, i - 1, windows, refs)
                         if end is not None:
                             errors += parallel.run_kernels(self, cmds[i - 1 : end], refs)
                             i = end

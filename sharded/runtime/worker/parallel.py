@@ -282,13 +282,14 @@ RUN_MAX = 64  # the most kernel commands one look ahead takes (the independence 
 # quadratic in them at worst)
 
 
-def kernel_run(w, cmds, start, windows):
+def kernel_run(w, cmds, start, windows, refs=()):
     """The end of the run of kernel commands from ``start`` that may go to the pool, one
     per lane: consecutive plain ``Kernel`` records (no fused window starts among them), at
-    least 2, each independent of the others (:func:`independent`), the first one's data of
-    ``w.par_min`` elements or more; None when there is no such run."""
+    least 2, each independent of the others (:func:`independent`), the first one's data
+    (stored or among the batch's ``refs``) of ``w.par_min`` elements or more; None when there
+    is no such run."""
     first = cmds[start]
-    if _size(w, [first]) < w.par_min:
+    if _size(w, [first], refs) < w.par_min:
         return None
     run, end, n = [[first]], start + 1, min(len(cmds), start + RUN_MAX)
     while end < n and type(cmds[end]) is Kernel and (not windows or end not in windows):
@@ -307,20 +308,27 @@ def worth(w, cmds) -> bool:
     return _size(w, cmds[:1]) >= w.par_min
 
 
-def _size(w, cmds) -> int:
+def _size(w, cmds, refs=()) -> int:
     """A chain's shard size, roughly: the largest over its kernels of the elements of the
-    first stored operand (or ``shape`` parameter: a tensor made here); 0 when none tells
-    (a chain of small ops with one large one is worth the pool)."""
+    first stored or received operand (a ``Ref`` into the batch's ``refs``: a sort's pieces
+    from other shards) or ``shape`` parameter (a tensor made here); 0 when none tells (a
+    chain of small ops with one large one is worth the pool)."""
     store, most = w.store, 0
     for c in cmds:
         if type(c) is not Kernel:
             continue
         for a in c.args:
-            if type(a) is Key:
-                arr = store.get(a.key)
-                if arr is not None:
-                    most = max(most, arr.size)
-                    break
+            kind = type(a)
+            arr = (
+                store.get(a.key)
+                if kind is Key
+                else refs[a.index]
+                if kind is Ref and a.index < len(refs)
+                else None
+            )
+            if arr is not None:
+                most = max(most, getattr(arr, "size", 0))
+                break
         else:
             if c.params and "shape" in c.params:
                 try:
