@@ -21,7 +21,7 @@ import numpy as np
 from .... import dtypes as D
 from ....core.dataflow import Operand, even_bounds
 from ....core.dispatch import apply, placement
-from ....core.registry import kernel, primitive, vjp
+from ....core.registry import kernel, pooled_empty, primitive, vjp
 from ....core.tree import plan_reduce
 from ....layout import Layout
 from ....runtime.commands import Key, Transfer
@@ -92,13 +92,14 @@ def chol_r(xp, g, cond_max):
     return xp.asarray(r), xp.asarray(rinv), np.array([-1 if ok else 1], np.int64)
 
 
-@kernel
-def cholqr_step(xp, a, rinv, out):
-    """``q = a @ R^-1`` (cast to ``out``) and, from the same chunks while they are in cache,
-    the Gram partial of ``q`` for CholeskyQR2's second pass."""
+@kernel(pooled=True)
+def cholqr_step(xp, a, rinv, out, alloc=None):
+    """``q = a @ R^-1`` (cast to ``out``, into a block of the worker's pool when one fits)
+    and, from the same chunks while they are in cache, the Gram partial of ``q`` for
+    CholeskyQR2's second pass."""
     m, k = a.shape
     acc = wide(a.dtype)
-    q = xp.empty((m, k), out)
+    q = pooled_empty(xp, alloc, (m, k), np.dtype(out))
     g = xp.zeros((k, k), acc)
     rinv = xp.asarray(rinv, dtype=acc)
     for c in _chunks(m, k):
@@ -110,12 +111,13 @@ def cholqr_step(xp, a, rinv, out):
 
 @kernel
 def scale_rows(xp, q, s):
-    """``q = q @ s`` in place, chunk by chunk (no second block-sized allocation)."""
+    """``q = q @ s`` in place, chunk by chunk (no second block-sized allocation); returns
+    ``q``."""
     acc = wide(q.dtype)
     s = xp.asarray(s, dtype=acc)
     for c in _chunks(*q.shape):
         q[c] = q[c].astype(acc, copy=False) @ s
-    return ()
+    return q
 
 
 @kernel
@@ -275,7 +277,10 @@ def _cholqr2(ex, a, strict):
     ex.free(root2, [gk2, st2])
     rinv2 = broadcast_block(ex, root2, r2i, lay.workers)
     for s, (w, _, _) in enumerate(shards):
-        ex.submit(w, "scale_rows", (Key(qs[s], None), rinv2[w]), (), None, ("qr_tall", s))
+        # (in place, its block named as the output: the shards' scalings may run at once)
+        ex.submit(
+            w, "scale_rows", (Key(qs[s], None), rinv2[w]), (qs[s],), None, ("qr_tall", s), True
+        )
     ex.free(root2, [r2i])
     r1_at = broadcast_block(ex, root, r1, [root2])[root2]
     rk = ex.new_key()
