@@ -231,6 +231,25 @@ def test_blas_takes_its_share_per_lane_while_chains_run(monkeypatch):
     assert threads.blas_threads() == 2 and threads.cpu_share() == 2  # restored after
 
 
+def test_a_lanes_blas_limit_reaches_scipys_blas_loaded_after_the_scan(monkeypatch):
+    """SciPy's linear algebra brings its own OpenBLAS, loaded at first use (after the worker's
+    Threads command scanned the libraries): the next section scans again, so a lane's limit
+    covers it too, not only NumPy's."""
+    import scipy.linalg  # noqa: F401  (its OpenBLAS)
+
+    class Stale:  # a scan from before SciPy loaded: it knows no library
+        lib_controllers: list = []
+
+    monkeypatch.setattr(parallel, "_CONTROLLER", [Stale(), False])
+    got = parallel._controller()
+    assert not isinstance(got, Stale) and parallel._CONTROLLER[1] is True
+    paths = {c.filepath for c in got.lib_controllers}
+    from threadpoolctl import threadpool_info
+
+    assert {p["filepath"] for p in threadpool_info() if p["user_api"] == "blas"} <= paths
+    assert parallel._controller() is got  # scanned once
+
+
 def test_small_work_and_the_switch_stay_sequential(monkeypatch):
     w = _worker(2)  # the default least work: far more than these 1000-element shards
     assert w.run([LayoutCmds(None, _chain())]) == [] and w._kpool is None

@@ -55,6 +55,7 @@ Examples
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -159,12 +160,25 @@ def pool_of(w) -> Pool:
 
 
 # ------------------------------------------------------------------ BLAS threads
-_CONTROLLER: list = [None]  # the loaded BLAS/OpenMP libraries, scanned at each Threads(n)
+# the loaded BLAS/OpenMP libraries, scanned at each Threads(n), and whether SciPy's linear
+# algebra (its own OpenBLAS) was loaded then
+_CONTROLLER: list = [None, False]
 
 
 def rescan() -> None:
     """Look up the loaded BLAS/OpenMP libraries again (a ``Threads`` command does)."""
+    _CONTROLLER[1] = "scipy.linalg" in sys.modules
     _CONTROLLER[0] = ThreadpoolController()
+
+
+def _controller() -> ThreadpoolController:
+    """The libraries to limit, scanned again once SciPy's linear algebra has loaded since the
+    last scan: it brings its own OpenBLAS (loaded at first use, after the worker's
+    ``Threads``), which a lane's limit would otherwise miss, leaving its calls at the whole
+    share beside the other lanes."""
+    if _CONTROLLER[0] is None or (not _CONTROLLER[1] and "scipy.linalg" in sys.modules):
+        rescan()
+    return _CONTROLLER[0]
 
 
 class _Share:
@@ -179,9 +193,7 @@ class _Share:
     def __enter__(self):
         threads._SHARE[0] = self.lane
         if self.blas:
-            if _CONTROLLER[0] is None:
-                rescan()
-            _CONTROLLER[0].limit(limits=self.lane)
+            _controller().limit(limits=self.lane)
 
     def __exit__(self, *exc):
         threads._SHARE[0] = self.n
