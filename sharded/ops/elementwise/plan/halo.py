@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from ....core.dataflow import fetch_regions, region
-from ....core.registry import KERNELS, kernel
+from ....core.registry import KERNELS, kernel, pooled_empty
 from ....runtime.commands import Key, Transfer
 
 HALO_SHARE = 0.25  # largest fraction of a block's rows that may come from other workers
@@ -210,8 +210,7 @@ def banded(xp, *arrays, op, params, bands, rows, ndim, into=False, alloc=None):
         if out is None:  # the first segment tells the block's dtype and trailing shape
             r = xp.asarray(r)
             shape = (rows,) + r.shape[1:]
-            out = alloc(shape, r.dtype) if alloc is not None else None
-            out = xp.empty(shape, r.dtype) if out is None else out
+            out = pooled_empty(xp, alloc, shape, r.dtype)
             dst = out[r0:r1]
         if r is not dst:
             dst[...] = r

@@ -343,8 +343,7 @@ def ring_join(xp, like, *parts, rows, have, alloc=None):
     """A block's key or value gradient (shaped as ``like``, its key or value shard) from its
     pieces' sums: rows ``rows[i]`` from the next of ``parts`` when ``have[i]``, else zeros
     (a piece no query attends to)."""
-    out = alloc(like.shape, like.dtype) if alloc is not None else None
-    out = xp.empty(like.shape, like.dtype) if out is None else out
+    out = pooled_empty(xp, alloc, like.shape, like.dtype)
     parts = iter(parts)
     for (a, z), h in zip(rows, have):
         out[..., a:z, :] = next(parts) if h else 0
