@@ -187,3 +187,62 @@ def compare(actual, expected, values: bool = True, where: str = ""):
 
 def _brief(x) -> str:
     return f"{len(x)} items" if isinstance(x, (list, tuple)) else type(x).__name__
+
+
+# float32 results that miss torch's default tolerance may still be as accurate as torch's
+# own: a matmul, convolution or attention sums in another order than torch's kernel, and
+# both carry float32 rounding of about the same size. Such a run agrees "to rounding" when
+# sharded's largest error against torch's float64 answer is at most ROUNDING times torch's
+# own float32 error (or within the default tolerance of it); the figure is reported apart.
+ROUNDING = 2.0
+WIDER = {torch.float32: torch.float64, torch.complex64: torch.complex128}
+
+
+def widened(x):
+    """A sample leaf in double precision (float32/complex64 tensors and dtypes widened)."""
+    if isinstance(x, torch.dtype):
+        return WIDER.get(x, x)
+    return x.to(WIDER[x.dtype]) if x.dtype in WIDER else x
+
+
+def _tensor_triples(actual, expected, wide):
+    """``(sharded array, torch's tensor, torch's float64 tensor)`` of every tensor leaf."""
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(wide, torch.Tensor):
+            raise Mismatch("torch's float64 answer has another structure")
+        return [(np.asarray(actual[2]), expected, wide)]
+    if isinstance(expected, (list, tuple)) and not isinstance(expected, torch.Size):
+        if not isinstance(wide, (list, tuple)) or len(wide) != len(expected):
+            raise Mismatch("torch's float64 answer has another structure")
+        return [t for a, e, w in zip(actual, expected, wide) for t in _tensor_triples(a, e, w)]
+    return []
+
+
+def rounding_only(actual, expected, wide) -> str:
+    """Why sharded's float32 ``actual`` (which missed the default tolerance) agrees with
+    torch's ``expected`` to rounding, given torch's answer in float64 ``wide``; raises
+    :class:`Mismatch` when it does not (a larger error than torch's own)."""
+    worst = (0.0, 0.0)
+    for arr, exp, w in _tensor_triples(actual, expected, wide):
+        truth = (
+            w.detach()
+            .resolve_conj()
+            .resolve_neg()
+            .to(torch.complex128 if w.is_complex() else torch.float64)
+            .numpy()
+        )
+        if arr.shape != truth.shape:
+            raise Mismatch("shape differs")
+        fin = np.isfinite(truth)
+        mine = np.abs(arr.astype(truth.dtype) - truth)[fin]
+        theirs = np.abs(exp.detach().resolve_conj().numpy().astype(truth.dtype) - truth)[fin]
+        e_s = float(mine.max(initial=0.0))
+        e_t = float(theirs.max(initial=0.0))
+        scale = float(np.abs(truth[fin]).max(initial=0.0))
+        floor = 1e-5 + 1.3e-6 * scale  # torch's float32 tolerance at the answer's scale
+        if e_t > 1e-3 * max(scale, 1.0):  # not an approximation of each other: a sign, a phase
+            raise Mismatch(f"torch's float32 and float64 answers differ by {e_t:.2g}")
+        if e_s > max(ROUNDING * e_t, floor):
+            raise Mismatch(f"error {e_s:.2g} against torch's float64 answer (torch's: {e_t:.2g})")
+        worst = max(worst, (e_s, e_t))
+    return f"float32 rounding: error {worst[0]:.2g} against float64 (torch's {worst[1]:.2g})"
