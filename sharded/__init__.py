@@ -11,7 +11,9 @@ Session(...)
 """
 
 from . import ops  # noqa: I001  (first: see the comment in sharded/ops/__init__.py)
-from . import array_api, autograd, cuda, dtypes, fft, linalg, masked, nn, optim, signal, special
+from . import amp, array_api, autograd, cuda, dtypes, fft, linalg, masked, nn, optim, signal
+from . import special
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from . import storage
 from .autograd import (
     enable_grad,

@@ -1,6 +1,7 @@
 import builtins
 from typing import Any, Literal, NamedTuple, overload
 
+from sharded import amp as amp
 from sharded import array_api as array_api
 from sharded import autograd as autograd
 from sharded import backend as backend
@@ -25,6 +26,7 @@ from sharded import service as service
 from sharded import signal as signal
 from sharded import special as special
 from sharded import storage as storage
+from sharded.amp import autocast as autocast
 from sharded.devices import device as device
 from sharded.dtypes import DType as DType
 from sharded.dtypes import finfo as finfo
@@ -869,6 +871,10 @@ def get(name: str) -> ShardedTensor:
     """The current version of ``name``: a read-only tensor (in-place ops raise
     :class:`~sharded.errors.PublishedReadOnly`) that keeps its version while it lives."""
 
+def get_autocast_dtype(device_type: str) -> Any:
+    """The dtype the lower-precision ops cast to inside a ``device_type`` block (the default
+    outside one: bfloat16 on CPU, float16 on CUDA)."""
+
 def get_default_device() -> device:
     """The device creation functions use without ``device=``: always the CPU workers here."""
 
@@ -1052,6 +1058,10 @@ def inner(input, other, *, out=...) -> ShardedTensor:
 
 def inverse(A, *, out=...) -> ShardedTensor:
     """The inverse of (a batch of) square matrices; singular ones raise :class:`LinAlgError`."""
+
+def is_autocast_enabled(device_type: str = ...) -> builtins.bool:
+    """Whether an enabled :class:`autocast` block of ``device_type`` is active in this thread
+    (no argument: CUDA, as torch's)."""
 
 def is_complex(input) -> builtins.bool:
     """Whether ``input``'s dtype is complex (``complex64`` or ``complex128``)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from .. import dtypes as D
+from ..amp import lower_precision
 from ..core.dispatch import via_float32
 from ..core.registry import bind
 from ..errors import ArgumentError, ShapeError, UnsupportedDType
@@ -397,6 +398,7 @@ def celu_(input, alpha=1.0):
 
 
 @bind("prelu")
+@lower_precision
 def prelu(input, weight):
     """``x`` where positive, else ``weight * x``; ``weight`` holds one slope or one per
     channel (dim 1; a 1-d input has one channel).

@@ -26,7 +26,8 @@ import math
 import numpy as np
 
 from .. import autograd as _ag
-from ..core.dispatch import apply, unbroadcast
+from ..amp import lower_precision
+from ..core.dispatch import apply, unbroadcast, via_float32
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..grad_mode import is_grad_enabled, no_grad
 from ..layout import Layout
@@ -253,6 +254,8 @@ def _materialized(q, k, v, mask, dropout_p, is_causal, scale):
     return dropout(attn, dropout_p) @ v
 
 
+@lower_precision
+@via_float32
 def scaled_dot_product_attention(
     query,
     key,

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..amp import lower_precision
+from ..core.dispatch import via_float32
 from ..errors import ArgumentError, ShapeError, UnsupportedArgument
 from ..grad_mode import no_grad
 from ..ops.creation.prims import full, tensor
@@ -20,6 +22,8 @@ from ..ops.shape.prims.joining import cat
 from ._activation import _src
 
 
+@lower_precision
+@via_float32
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``.
 

@@ -18,7 +18,8 @@ import numbers
 import numpy as np
 
 from .. import dtypes as D
-from ..core.dispatch import as_tensor, is_tensor
+from ..amp import lower_precision
+from ..core.dispatch import as_tensor, is_tensor, via_float32
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..ops.creation.prims import full
 from ..ops.elementwise.prims.complex_ import complex as complex_
@@ -150,6 +151,8 @@ def _conv_transpose(op, nd, input, weight, bias, stride, padding, output_padding
     return out if batched else out.squeeze(0)
 
 
+@lower_precision
+@via_float32
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):  # fmt: skip
     """2-D transposed convolution ("deconvolution") of an (N, C, H, W) or (C, H, W) input
@@ -167,6 +170,8 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            output_padding, groups, dilation)  # fmt: skip
 
 
+@lower_precision
+@via_float32
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):  # fmt: skip
     """3-D transposed convolution of an (N, C, D, H, W) or (C, D, H, W) input with a
@@ -183,6 +188,8 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            output_padding, groups, dilation)  # fmt: skip
 
 
+@lower_precision
+@via_float32
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):  # fmt: skip
     """1-D transposed convolution of an (N, C, L) or (C, L) input with a (C, O/groups, k)

@@ -16,6 +16,7 @@ import numbers
 import numpy as np
 
 from .. import dtypes as D
+from ..amp import keep_float32
 from ..core.dispatch import as_tensor, is_tensor
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..ops.creation.prims import full
@@ -92,6 +93,7 @@ def _torch_grad_term(lp, il):
     return where(steps, e - e.detach(), 0.0).sum((0, 2))
 
 
+@keep_float32
 def ctc_loss(
     log_probs,
     targets,

@@ -10,6 +10,7 @@ import math
 import warnings
 
 from .. import dtypes as D
+from ..amp import keep_float32
 from ..core.dispatch import apply
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..ops.creation.prims import arange
@@ -55,6 +56,7 @@ def _pointwise(name, input, target):
     return input - target
 
 
+@keep_float32
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error ``(input - target) ** 2``, reduced by ``reduction``.
 
@@ -69,6 +71,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 
+@keep_float32
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Mean absolute error ``|input - target|``, reduced by ``reduction``.
 
@@ -81,6 +84,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     return _reduce(_pointwise("l1_loss", input, target).abs(), reduction)
 
 
+@keep_float32
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """``0.5 d²`` where ``|d| < delta``, else ``delta (|d| - delta / 2)``, ``d = input -
     target``.
@@ -99,6 +103,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 
+@keep_float32
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """``0.5 d² / beta`` where ``|d| < beta``, else ``|d| - beta / 2`` (the L1 loss for
     ``beta=0``).
@@ -160,6 +165,7 @@ def _picked(input, target, weight, ignore_index, cls_dim):
     return -(where(onehot, input, 0.0) * w).sum(cls_dim), wy, keep
 
 
+@keep_float32
 def nll_loss(
     input,
     target,
@@ -187,6 +193,7 @@ def nll_loss(
     return _reduce(loss, reduction)
 
 
+@keep_float32
 def cross_entropy(
     input,
     target,
@@ -247,6 +254,7 @@ def _same_shape(name, input, target):
         )
 
 
+@keep_float32
 def binary_cross_entropy(
     input, target, weight=None, size_average=None, reduce=None, reduction="mean"
 ):
@@ -270,6 +278,7 @@ def binary_cross_entropy(
     return _reduce(loss, reduction)
 
 
+@keep_float32
 def binary_cross_entropy_with_logits(
     input,
     target,
@@ -301,6 +310,7 @@ def binary_cross_entropy_with_logits(
     return _reduce(loss, reduction)
 
 
+@keep_float32
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Pointwise KL divergence ``target * (log(target) - input)`` for log-probabilities
     ``input`` (0 where ``target`` is 0), or ``exp(target) * (target - input)`` with

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import warnings
 
+from ..amp import keep_float32
 from ..core.dispatch import as_tensor, is_tensor
 from ..errors import ArgumentError, ShapeError
 from ..linalg import vector_norm
@@ -48,6 +49,7 @@ def _t(x):
     return x if is_tensor(x) else as_tensor(x)
 
 
+@keep_float32
 def margin_ranking_loss(
     input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"
 ):
@@ -87,6 +89,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return vector_norm(diff, p, -1, keepdim=keepdim)
 
 
+@keep_float32
 def triplet_margin_loss(
     anchor,
     positive,
@@ -126,6 +129,7 @@ def triplet_margin_loss(
     return _reduce(loss, _reduction(size_average, reduce, reduction))
 
 
+@keep_float32
 def cosine_embedding_loss(
     input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"
 ):
@@ -158,6 +162,7 @@ def cosine_embedding_loss(
     return _reduce(loss, _reduction(size_average, reduce, reduction))
 
 
+@keep_float32
 def poisson_nll_loss(
     input,
     target,

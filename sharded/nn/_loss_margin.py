@@ -9,6 +9,7 @@ any layout of the operands works; ``st.nn.functional`` re-exports them.
 from __future__ import annotations
 
 from .. import dtypes as D
+from ..amp import keep_float32
 from ..core.dispatch import apply
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..ops.creation.prims import arange
@@ -34,6 +35,7 @@ def _check_reduction(reduction):
     return reduction
 
 
+@keep_float32
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """The two-class logistic loss ``log(1 + exp(-target * input))``, reduced by
     ``reduction`` (targets are 1 or -1).
@@ -50,6 +52,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     return _reduce(log1p(exp(-input * target)), reduction)
 
 
+@keep_float32
 def hinge_embedding_loss(
     input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"
 ):
@@ -80,6 +83,7 @@ def _class_targets(name, input, target, lo):
     return apply("check_indices", target, lo, c, None, f"{name} target")
 
 
+@keep_float32
 def multi_margin_loss(
     input,
     target,
@@ -138,6 +142,7 @@ def multi_margin_loss(
     return _reduce(loss, reduction)
 
 
+@keep_float32
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Multi-label hinge loss of (N, C) or (C,) scores: each row of the int64 ``target``
     lists its classes, ended by the first -1; the loss is ``sum_j sum_{i not a target}

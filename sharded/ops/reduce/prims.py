@@ -15,6 +15,7 @@ import collections
 import math
 
 from ... import dtypes as D
+from ...amp import keep_float32
 from ...core.dispatch import apply, as_tensor, is_tensor, placement, via_float32
 from ...core.registry import bind, no_complex, nondiff, primitive, vjp
 from ...core.tree import (
@@ -199,6 +200,7 @@ def _prod_vjp(gs, node):
 
 
 @bind("prod", prim="prod")
+@keep_float32
 @via_float32
 def prod(input, dim=None, keepdim=False, *, dtype=None, axis=None):
     """Product of elements (over all, one dim or a tuple of dims).

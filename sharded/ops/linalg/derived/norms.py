@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .... import dtypes as D
+from ....amp import lower_precision
 from ....core.dispatch import apply, is_tensor, record_composite, via_float32
 from ....core.registry import bind, composite, vjp
 from ....errors import ArgumentError, DTypeError, ShapeError
@@ -24,6 +25,7 @@ from ..prims.solve import inv_ex
 
 
 # ------------------------------------------------------------------------------ products
+@lower_precision
 def vecdot(x, y, *, dim=-1):
     """Dot products along ``dim`` (batched, broadcasting) of ``conj(x)`` and ``y`` (equal
     dtypes), as ``torch.linalg.vecdot``.

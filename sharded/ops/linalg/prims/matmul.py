@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .... import dtypes as D
+from ....amp import lower_precision
 from ....backend import host_blas
 from ....core.dataflow import Operand
 from ....core.dispatch import apply, as_tensor, is_tensor, unbroadcast, via_float32
@@ -149,6 +150,7 @@ def _same_dtype(op, a, b) -> None:
 
 
 @bind("matmul", "__matmul__", "__rmatmul__", prim="matmul")
+@lower_precision
 @via_float32
 def matmul(input, other):
     """Matrix product with torch's rules for 1-D and batched (broadcast) operands.
@@ -190,6 +192,7 @@ def _matmul(op, a, b):
 
 
 @bind("mm", prim="matmul")
+@lower_precision
 @via_float32
 def mm(input, mat2):
     """Product of two 2-D tensors.
@@ -206,6 +209,7 @@ def mm(input, mat2):
 
 
 @bind("bmm", prim="matmul")
+@lower_precision
 @via_float32
 def bmm(input, mat2):
     """Batched product of two 3-D tensors with equal batch sizes.
@@ -365,6 +369,8 @@ def _add_scaled(op, input, prod, beta, alpha):
 
 
 @bind("addmm")
+@lower_precision
+@via_float32
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)`` for 2-D ``mat1``, ``mat2``.
 
@@ -404,6 +410,8 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 
 
 @bind("baddbmm")
+@lower_precision
+@via_float32
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)`` (3-D batches).
 
@@ -417,6 +425,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 
 @bind("addbmm")
+@lower_precision
+@via_float32
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * sum_b (batch1[b] @ batch2[b])``.
 

@@ -23,8 +23,9 @@ tree (``sum(0)`` of a stack split one entry per shard).
 from __future__ import annotations
 
 from .... import dtypes as D
+from ....amp import lower_precision
 from ....core.dataflow import Operand, align, fetch_regions, free_temps
-from ....core.dispatch import apply, as_tensor, is_tensor
+from ....core.dispatch import apply, as_tensor, is_tensor, via_float32
 from ....core.registry import kernel, nondiff, primitive, vjp
 from ....errors import ArgumentError, DTypeError, ShapeError
 from ....layout import Layout
@@ -335,6 +336,8 @@ def _complex_conv(op, nd, x, w, bias, stride, padding, dilation, groups):
     return complex_(re, im)
 
 
+@lower_precision
+@via_float32
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D cross-correlation of an (N, C, H, W) or (C, H, W) input with an
     (O, C/groups, kH, kW) weight, as ``torch.nn.functional.conv2d``.
@@ -349,6 +352,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@lower_precision
+@via_float32
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-D cross-correlation of an (N, C, L) or (C, L) input with an (O, C/groups, k)
     weight, as ``torch.nn.functional.conv1d``.
@@ -363,6 +368,8 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
+@lower_precision
+@via_float32
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-D cross-correlation of an (N, C, D, H, W) or (C, D, H, W) input with an
     (O, C/groups, kD, kH, kW) weight, as ``torch.nn.functional.conv3d``.

@@ -42,6 +42,7 @@ import collections
 import numpy as np
 
 from .... import dtypes as D
+from ....amp import keep_float32
 from ....core.dataflow import Operand
 from ....core.dispatch import apply, as_tensor, is_tensor, placement, via_float32
 from ....core.registry import bind, no_complex, primitive, vjp
@@ -497,6 +498,7 @@ def _q_term(name, x, q, v, dim, keepdim, ignore):
 
 
 @bind("quantile", prim="quantile")
+@keep_float32
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The ``q``-quantiles (a float or a 1-D tensor, in ``[0, 1]``) along ``dim`` (all
     elements when None), torch's five ``interpolation`` modes; a 1-D ``q`` adds a leading
@@ -512,6 +514,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 
 
 @bind("nanquantile", prim="quantile")
+@keep_float32
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """Like :func:`quantile`, ignoring NaN.
 

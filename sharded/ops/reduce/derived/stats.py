@@ -10,6 +10,7 @@ import numbers
 import warnings
 
 from .... import dtypes as D
+from ....amp import keep_float32
 from ....core.dispatch import is_tensor
 from ....core.registry import bind
 from ....errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
@@ -145,6 +146,7 @@ _MODES = (
 
 
 # cdist[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p over broadcast batch dims
+@keep_float32
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """p-norm distances between each row of ``x1`` (``B x P x M``) and each row of ``x2``
     (``B x R x M``), batch dims broadcast; ``p`` in ``[0, inf]``. ``compute_mode`` is

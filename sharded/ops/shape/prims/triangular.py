@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .... import dtypes as D
+from ....amp import keep_float32
 from ....core.dataflow import as_view, map_shards
 from ....core.dispatch import apply, as_tensor, is_tensor, placement
 from ....core.registry import bind, kernel, primitive, vjp
@@ -339,6 +340,7 @@ def diag(input, diagonal=0):
 
 
 @bind("trace")
+@keep_float32
 def trace(input):
     """The sum of the main diagonal of a matrix (integers sum in int64, as torch).
 
