@@ -292,13 +292,15 @@ def _cumscan_plan(ex, x, op, dim, dtype=None, reverse=False):
             )
             totals[s] = (t,)
     carries, temps = _exchange(ex, lay, dim, totals, reverse, op)
-    keys = []
-    for s, (w, _, _) in enumerate(shards):
-        k = ex.new_key()
-        params = {"op": op, "axis": dim, "dtype": dt.np_str, "reverse": reverse}
+    keys = ex.new_keys(len(shards))
+    # the blocks that take carries are queued first: a worker holding several shards of a
+    # line runs a run of independent kernels in parallel lanes, and a block queued after
+    # the first shard's (which needs no carry) would wait for the run holding its total:
+    # on 1 worker x 2 threads, [total 0, block 0] then block 1 took two blocks' time
+    params = {"op": op, "axis": dim, "dtype": dt.np_str, "reverse": reverse}
+    for s in sorted(range(len(shards)), key=lambda s: -len(carries.get(s, ()))):
         args = (Key(x._keys[s], None), *carries.get(s, ()))
-        ex.submit(w, "scan_block", args, (k,), params, ("cumscan", s))
-        keys.append(k)
+        ex.submit(shards[s][0], "scan_block", args, (keys[s],), params, ("cumscan", s))
     _free_totals(ex, lay, totals)
     ex.free_pairs(temps)
     return Operand(lay, dt, keys)
