@@ -26,7 +26,6 @@ def cases(st, np, da, size: int = 20_000_000, repeat: int = 3) -> list:
     >>> [r[0].split()[0] for r in rows]
     ['msort', 'sort(x).values', 'sort', 'argsort', 'unique']
     """
-    nw = st.runtime.current().executor.num_workers
     rng = np.random.default_rng(0)
     keep = {}
     rows = []
@@ -46,7 +45,9 @@ def cases(st, np, da, size: int = 20_000_000, repeat: int = 3) -> list:
         rows.append((name, ts, tn, td, target))
 
     a = rng.random(size)
-    held = {"x": st.tensor(a, shards=nw)}
+    # the default sharding (one shard per kernel thread: 2 on 1 worker x 2 threads too),
+    # as a user's tensor would have; one per worker left a threaded worker's second core idle
+    held = {"x": st.tensor(a)}
 
     def timed(f):
         def g():
@@ -72,14 +73,15 @@ def cases(st, np, da, size: int = 20_000_000, repeat: int = 3) -> list:
     case(f"argsort {m}", timed(st.argsort), lambda: np.argsort(a, kind="stable"), None, 0.7)
     held.clear()
     b = rng.integers(0, size // 2 or 1, size)
-    y = st.tensor(b, shards=nw)
+    y = st.tensor(b)
 
     def st_unique():
         r = st.unique(y)
         st.synchronize()
         return r
 
-    bd = da.from_array(b, chunks=-(-size // nw)).persist() if da is not None else None
+    nc = len(y.layout.shards())  # dask's chunks: as many as sharded's shards
+    bd = da.from_array(b, chunks=-(-size // nc)).persist() if da is not None else None
     case(
         f"unique {size / 1e6:g}M int64",
         st_unique,
