@@ -62,14 +62,16 @@ def _scipy():
             mods = None
             if os.environ.get("SHARDED_HOST_BLAS", "1") != "0":
                 try:
-                    from threadpoolctl import threadpool_info, threadpool_limits
+                    from threadpoolctl import ThreadpoolController, threadpool_info
+
+                    from ..runtime.worker.threads import limit
 
                     pools = threadpool_info()
                     before = [p["num_threads"] for p in pools if p["user_api"] == "blas"]
                     from scipy.linalg import blas, lapack
 
                     if before:
-                        threadpool_limits(limits=max(before), user_api="blas")
+                        limit(ThreadpoolController().select(user_api="blas"), max(before))
                     mods = (blas, lapack)
                 except ImportError:
                     mods = None

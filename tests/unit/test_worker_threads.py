@@ -231,6 +231,43 @@ def test_blas_takes_its_share_per_lane_while_chains_run(monkeypatch):
     assert threads.blas_threads() == 2 and threads.cpu_share() == 2  # restored after
 
 
+def test_lanes_blas_limit_holds_when_another_thread_set_the_share(monkeypatch):
+    """A real worker takes its Threads command on one thread and batches on another (Ray's
+    actor thread, the wire's): threadpoolctl 3.6+ lets only the first thread that set an
+    OpenBLAS limit set one again, so a lane's limit set from the batch's thread did nothing
+    and the lanes' BLAS ran on the whole share (4 threads on 2 cores)."""
+    if threads.blas_threads() is None:
+        pytest.skip("no BLAS loaded")
+    seen = []
+
+    def probe(xp, x):
+        seen.append(threads.blas_threads())
+        return x
+
+    monkeypatch.setitem(KERNELS, "probe", probe)
+    with threadpool_limits(limits=None):  # restores this process's pools afterwards
+        box, made, done = {}, threading.Event(), threading.Event()
+
+        def serve():  # the share is set (and OpenBLAS's control taken) on this thread,
+            box["w"] = _worker(2, par_min=0)  # which stays alive, as a worker's does
+            made.set()
+            done.wait(30)
+
+        other = threading.Thread(target=serve)
+        other.start()
+        try:
+            assert made.wait(30)
+            if threads.blas_threads() != 2:
+                pytest.skip("this BLAS cannot run 2 threads here")
+            cmds = [LayoutCmds(None, [Group("probe", DESC, (Keys(0),), 10, {}, "p", False)])]
+            assert box["w"].run(cmds) == []  # on this (another) thread
+        finally:
+            done.set()
+            other.join(30)
+        assert seen == [1] * S
+        assert threads.blas_threads() == 2
+
+
 def test_a_lanes_blas_limit_reaches_scipys_blas_loaded_after_the_scan(monkeypatch):
     """SciPy's linear algebra brings its own OpenBLAS, loaded at first use (after the worker's
     Threads command scanned the libraries): the next section scans again, so a lane's limit

@@ -193,12 +193,12 @@ class _Share:
     def __enter__(self):
         threads._SHARE[0] = self.lane
         if self.blas:
-            _controller().limit(limits=self.lane)
+            threads.limit(_controller(), self.lane)
 
     def __exit__(self, *exc):
         threads._SHARE[0] = self.n
         if self.blas:
-            _CONTROLLER[0].limit(limits=self.n)
+            threads.limit(_CONTROLLER[0], self.n)
 
 
 _BLAS_FREE: dict = {}  # kernel name -> True when it surely calls no BLAS
