@@ -21,7 +21,9 @@ PLACES = [{}, dict(shards=2, dim=0)]
 
 
 def close(t, want, tol=0.0):
-    np.testing.assert_allclose(t.detach().float().numpy(), np.asarray(want, np.float32), rtol=tol, atol=tol)
+    np.testing.assert_allclose(
+        t.detach().float().numpy(), np.asarray(want, np.float32), rtol=tol, atol=tol
+    )
 
 
 @pytest.mark.parametrize("place", PLACES, ids=["whole", "split"])
