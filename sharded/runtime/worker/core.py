@@ -163,7 +163,10 @@ class Worker(MemoryTrace, Store):
                         # sort's local sorts): independent ones run on the kernel pool
                         end = parallel.kernel_run(self, cmds, i - 1, windows, refs)
                         if end is not None:
-                            errors += parallel.run_kernels(self, cmds[i - 1 : end], refs)
+                            kernels, frees = parallel.split_run(cmds[i - 1 : end])
+                            errors += parallel.run_kernels(self, kernels, refs)
+                            for c in frees:
+                                self._free(c.keys)
                             i = end
                             continue
                     handler = HANDLERS.get(kind)

@@ -296,20 +296,44 @@ RUN_MAX = 64  # the most kernel commands one look ahead takes (the independence 
 
 def kernel_run(w, cmds, start, windows, refs=()):
     """The end of the run of kernel commands from ``start`` that may go to the pool, one
-    per lane: consecutive plain ``Kernel`` records (no fused window starts among them), at
-    least 2, each independent of the others (:func:`independent`), the first one's data
-    (stored or among the batch's ``refs``) of ``w.par_min`` elements or more; None when there
-    is no such run."""
+    per lane: plain ``Kernel`` records (no fused window starts among them), at least 2, each
+    independent of the others (:func:`independent`), the first one's data (stored or among
+    the batch's ``refs``) of ``w.par_min`` elements or more; None when there is no such run.
+
+    ``Free`` records between them belong to the kernel before (a sort's scratch blocks,
+    freed after each destination's kernel): the run goes on past them, and they run after
+    its kernels (:func:`split_run`), when no other kernel of the run touches what they free.
+    Their blocks then go back to the pool after the run, not between its kernels, which run
+    at once anyway."""
     first = cmds[start]
     if _size(w, [first], refs) < w.par_min:
         return None
     run, end, n = [[first]], start + 1, min(len(cmds), start + RUN_MAX)
-    while end < n and type(cmds[end]) is Kernel and (not windows or end not in windows):
-        if not independent(w, run + [[cmds[end]]]):
+    last = end  # past the run's last kernel (trailing frees stay out of it)
+    while end < n and (not windows or end not in windows):
+        c = cmds[end]
+        kind = type(c)
+        if kind is Free:
+            chain = run[-1] + [c]
+            if not independent(w, run[:-1] + [chain]):
+                break
+            run[-1] = chain
+        elif kind is Kernel:
+            if not independent(w, run + [[c]]):
+                break
+            run.append([c])
+            last = end + 1
+        else:
             break
-        run.append([cmds[end]])
         end += 1
-    return end if len(run) >= 2 else None
+    return last if len(run) >= 2 else None
+
+
+def split_run(cmds) -> tuple:
+    """``(kernels, frees)`` of a run :func:`kernel_run` found: the kernels go to the lanes,
+    the frees run after them."""
+    kernels = [c for c in cmds if type(c) is Kernel]
+    return kernels, [c for c in cmds if type(c) is not Kernel]
 
 
 def worth(w, cmds) -> bool:

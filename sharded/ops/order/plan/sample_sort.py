@@ -132,20 +132,24 @@ def finish(ex, g: Groups, want):
     offs = [np.concatenate([[0], np.cumsum(c)]).astype(np.int64).tolist() for c in g.counts]
 
     # destination b (ascending key order) makes run o = b, or p-1-b when descending, on
-    # output shard o's worker; every piece travels through an export, also a worker's own
-    # (the groups may be freed before the destinations sort: the peak holds one copy)
+    # output shard o's worker; pieces of another worker's groups travel through an export,
+    # a worker's own are read in place (its groups are freed after the destinations' sorts
+    # in its queue). Exporting its own pieces too cost a copy through Ray's object store,
+    # mapped into the worker again: on 1 worker x 2 threads, all of an argsort's pieces
     def plan_of(o):  # bounded slices; with indices (values, positions) pairs
         b = p - 1 - o if descending else o
-        out = []
+        dst, out = shards[o][0], []
         for j, (src, _, _) in enumerate(shards):
             lo, hi = offs[j][b : b + 2]
+            if src == dst and hi > lo:
+                out += [Key(k, (slice(lo, hi),)) for k in keys[j][:parts]]
+                continue
             for a in range(lo, hi, step):
                 sl = (slice(a, min(hi, a + step)),)
                 out += [(src, k, sl, (sl[0].stop - a) * it) for k, it in zip(keys[j], items)]
         return out
 
     args = exchange(ex, plan_of, p, [sh[0] for sh in shards])
-    free_temps(ex, made)
     runs, sizes = [], []
     for o, (w, _, shp) in enumerate(shards):
         b = p - 1 - o if descending else o
@@ -157,6 +161,7 @@ def finish(ex, g: Groups, want):
         if index:
             ex.free(w, list(ks[2:]))  # the scratch blocks, back to the worker's pool
         runs.append(ks[:parts])
+    free_temps(ex, made)  # (after the sorts: a worker's own pieces are read in place)
     args = None
     out = []
     for i, dt in enumerate((dtype, D.int64)[:parts]):
