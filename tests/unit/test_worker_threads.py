@@ -307,6 +307,29 @@ def test_the_drivers_per_shard_kernels_run_at_once(monkeypatch):
         _same(_results(w, [20 + s])[0], DATA[s] + 1)
 
 
+def test_frees_between_per_shard_kernels_wait_for_the_run(monkeypatch):
+    """A free between two per-shard kernels (a sort frees each destination's scratch after
+    its kernel) no longer cuts the run: both kernels run at once, the free after them. A
+    free of what another kernel of the run reads, and frees after the run's last kernel,
+    stay out of it."""
+    seen = _meet(monkeypatch, "meet")
+    w = _worker(2, par_min=0)
+    cmds = [
+        Kernel("meet", (Key(0),), (20,), {}, ("meet", 0), False),
+        Free((2,)),  # (a block none of the run's kernels reads)
+        Kernel("meet", (Key(1),), (22,), {}, ("meet", 1), False),
+        Free((0,)),
+    ]
+    assert parallel.kernel_run(w, cmds, 0, None) == 3  # (the trailing free runs in order)
+    assert w.run(cmds) == []
+    assert len(seen) == 2
+    _same(_results(w, [20])[0], DATA[0] + 1)
+    _same(_results(w, [22])[0], DATA[1] + 1)
+    assert 2 not in w.store and 0 not in w.store
+    reads = [cmds[0], Free((1,)), cmds[2]]  # frees what the next kernel reads: run stops
+    assert parallel.kernel_run(w, reads, 0, None) is None
+
+
 def test_kernels_on_received_blocks_run_at_once(monkeypatch):
     """Kernels whose operands came with the batch (``Ref``: a sort's pieces, sent by other
     shards of the same worker) are sized by those blocks: large ones run on the pool, small
