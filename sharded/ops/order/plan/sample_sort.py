@@ -11,7 +11,8 @@ positions if asked, and the driver reads the group sizes (a second wait). The gr
 a copy of the input's data: from here on the input is not read again.
 
 :func:`finish` moves and sorts: the groups travel worker to worker in pieces of at most
-``ex.transfer_bytes``, each destination sorts what it got once (values alone: a plain sort
+``ex.transfer_bytes`` (a destination reads its own worker's groups in place), each
+destination sorts what it got once (values alone: a plain sort
 in place; values and positions: one sort of packed uint64 keys) and a small move gives the
 result the input's layout: each shard copies the runs' slices its range covers into a block
 of its own, only the runs' ends travel. :func:`finish` may run more than once on the same
