@@ -160,6 +160,7 @@ def verify(w: Workload, p: Placed) -> float:
     want = w.numpy(*p.numpy)
     if p.dask is not None:
         check(w.name, "dask", w.dask(*p.dask), want, w.rtol)
+    time.sleep(SETTLE_S)  # (as before every timed run: the others' threads spin a while)
     t = time.perf_counter()
     got = w.sharded(*p.sharded)
     first = time.perf_counter() - t
