@@ -4,7 +4,7 @@ never lending a block twice while a view of it lives."""
 import numpy as np
 
 import sharded  # noqa: F401  (fills the kernel table the workers run from)
-from sharded.runtime.commands import Free, Kernel, Key, Pool, Ref, Trace
+from sharded.runtime.commands import Free, Kernel, Key, Pool, Ref, Threads, Trace
 from sharded.runtime.worker import core as W
 from sharded.runtime.worker import store
 
@@ -36,6 +36,24 @@ def test_the_pool_evicts_the_blocks_pooled_longest_ago(monkeypatch):
     kept = _block(MB)
     w._recycle(kept)  # referenced elsewhere: not pooled
     assert _sizes(w) == [MB, MB + 8]
+
+
+def test_a_threaded_workers_pool_keeps_what_as_many_one_core_workers_would(monkeypatch):
+    """A worker running 2 cores' shards pools up to 2 x POOL_MAX_BYTES (2 one-core workers
+    would): with one core's cap, a threaded worker's sorts evicted the blocks they reuse."""
+    from threadpoolctl import threadpool_limits
+
+    monkeypatch.setattr(store, "POOL_MAX_BYTES", 4 * MB)
+    with threadpool_limits(limits=None):  # (Threads sets this process's BLAS)
+        w = W.Worker(0)
+        assert w.run([Threads(2)]) == []
+        for _ in range(3):
+            w._recycle(_block(2 * MB))
+        assert w.pool_bytes == 6 * MB  # past one core's 4 MB
+        w.run([Pool(5 * MB)])  # the node's share, when smaller, still bounds it
+        assert w.pool_bytes == 4 * MB
+    assert store.pool_share(64 << 30, 1, threads=2) == 8 * MB
+    assert store.pool_share(16 << 30, 1, threads=2) == 8 * MB
 
 
 def test_pool_command_trims_the_pool_to_the_workers_share():

@@ -370,9 +370,10 @@ class RayExecutor(metrics.TimedReads, RayLoss, WireRelays, Relayed, Executor):
             per_node[nid] = per_node.get(nid, 0) + 1
         cmds = {}
         for w, nid in enumerate(node_ids[:num_workers]):
-            cmds[w] = [Threads(threads.share(caps.get(nid, 1), per_node[nid]))]
+            n = threads.share(caps.get(nid, 1), per_node[nid])
+            cmds[w] = [Threads(n)]
             if mem.get(nid):
-                cmds[w].append(Pool(pool_share(mem[nid], per_node[nid])))
+                cmds[w].append(Pool(pool_share(mem[nid], per_node[nid], n)))
         self.send(cmds)
 
     def _tick(self):

@@ -120,6 +120,7 @@ class Worker(MemoryTrace, Store):
     def set_threads(self, n: int) -> None:
         """Take a CPU share of ``n`` cores: BLAS/OpenMP threads and the kernel pool."""
         threads.set_threads(n)
+        self.pool_threads = max(1, int(n))
         parallel.rescan()
         # (a device's kernels queue on its own streams: shards on threads only on the CPU)
         pool = self.threads_ok and self.xp is np
