@@ -220,31 +220,53 @@ def _cast(a, dtype):
     return a
 
 
-def _policy(lower: bool):
-    def deco(fn):
-        @functools.wraps(fn)
-        def run(*args, **kwargs):
-            if not _active:
-                return fn(*args, **kwargs)
-            dtype = _target(args, kwargs, lower)
-            if dtype is None:
-                return fn(*args, **kwargs)
-            args = tuple(_cast(a, dtype) for a in args)
-            kwargs = {k: _cast(v, dtype) for k, v in kwargs.items()}
-            _state.inside = True
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                _state.inside = False
+def _policy(fn, lower: bool):
+    """``fn`` casting its tensor arguments as :func:`_target` says, and running with
+    autocast suspended (the ops it calls are not cast again)."""
 
-        return run
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        if not _active:
+            return fn(*args, **kwargs)
+        dtype = _target(args, kwargs, lower)
+        if dtype is None:
+            return fn(*args, **kwargs)
+        args = tuple(_cast(a, dtype) for a in args)
+        kwargs = {k: _cast(v, dtype) for k, v in kwargs.items()}
+        _state.inside = True
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _state.inside = False
 
-    return deco
+    return run
 
 
-lower_precision = _policy(True)
-lower_precision.__doc__ = """Decorate an op of torch's autocast lower-precision list: inside an
-enabled block its float32/float16/bfloat16 tensor arguments cast to the block's dtype."""
-keep_float32 = _policy(False)
-keep_float32.__doc__ = """Decorate an op of torch's autocast float32 list: inside an enabled
-block its float16/bfloat16 tensor arguments cast to float32."""
+def lower_precision(fn):
+    """Decorate an op of torch's autocast lower-precision list: inside an enabled block its
+    float32/float16/bfloat16 tensor arguments cast to the block's dtype.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> double = lower_precision(lambda t: t * 2)
+    >>> with st.autocast("cpu"):
+    ...     double(st.ones(2)).dtype
+    sharded.bfloat16
+    """
+    return _policy(fn, True)
+
+
+def keep_float32(fn):
+    """Decorate an op of torch's autocast float32 list: inside an enabled block its
+    float16/bfloat16 tensor arguments cast to float32.
+
+    Examples
+    --------
+    >>> import sharded as st
+    >>> double = keep_float32(lambda t: t * 2)
+    >>> with st.autocast("cpu"):
+    ...     double(st.ones(2, dtype=st.bfloat16)).dtype
+    sharded.float32
+    """
+    return _policy(fn, False)
