@@ -302,6 +302,13 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
         raise ArgumentError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     batch, n = tuple(v.shape[:-1]), v.shape[-1]
     big = n + abs(offset)
+    if not batch:
+        # one matrix: zeros laid out as any new matrix (rows split) with v copied into its
+        # diagonal view: each chunk of v goes to the rows that hold it, and no flattened
+        # n x (n + 1) plane is made and re-cut (Jacobi's diag(D) of 4000: 0.3 s -> ~0.03 s)
+        out = _zeros((big, big), v.dtype)
+        _diagonal(out, offset if d1 == 0 else -offset).copy_(v)
+        return out
     # row i of [v_i, 0 * big] flattened puts v_i at i * (big + 1): the diagonal of a big x big
     # plane, shifted by the position of element (0, offset) or (-offset, 0)
     rows = apply("cat", v.unsqueeze(-1), _zeros(batch + (n, big), v.dtype), dim=len(batch) + 1)
