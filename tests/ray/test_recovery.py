@@ -355,3 +355,30 @@ def test_a_lost_threaded_worker_loses_all_its_shards(ray_cluster):
         assert ex.recovery_stats()["count"] == before + 1
     finally:
         _restart(ray_cluster.address)
+
+
+def test_a_lost_child_of_a_tree_no_wait_covered():
+    """A sum nobody reads at once is shipped by the flush timer, no wait covering it, its
+    partials linked by mailbox (by the driver's wire). Its child worker is killed while its
+    batch still waits behind a matmul: the later read, which waits for the parent's worker
+    alone, notices the child's connection end and recovers, in seconds (not the 30 min
+    bound of the parent's take), and the sum and the matmul are right."""
+    ex = _ex()
+    assert ex._wait_sees_losses  # (no relays: such trees go by mailbox)
+    a = st.rand(2500, 2500, layout=st.Layout(dim=0, shards=1, workers=(1,)), dtype=st.float64)
+    xn = np.arange(8.0)
+    x = st.from_numpy(xn, layout=st.Layout(dim=0, shards=2, workers=(0, 1)))
+    an = a.numpy()
+    pid, before, shipno = _pid(1), ex.recovery_stats()["count"], ex._shipno
+    b = a @ a  # worker 1 is busy for ~0.5 s
+    s = x.sum()  # worker 1's partial comes after the matmul
+    deadline = time.monotonic() + 10
+    while ex._shipno == shipno:  # the timer ships it with its tree linked by mailbox
+        assert time.monotonic() < deadline, "the flush timer did not ship the sum"
+        time.sleep(0.005)
+    os.kill(pid, signal.SIGKILL)
+    t0 = time.monotonic()
+    assert s.item() == xn.sum()
+    assert time.monotonic() - t0 < 60
+    assert ex.recovery_stats()["count"] == before + 1
+    np.testing.assert_allclose(b.numpy(), an @ an)

@@ -132,6 +132,9 @@ class Executor(Reading, Exporting, Transport):
         self._reading = False  # fetch is exporting what it reads
         self._wired = False  # ... and its batches go over the driver's wire (.wire)
         self._unwaited = False  # ... in a flush no wait covers whole (_over_wire)
+        # Every wait (a Ray one too) notices a worker whose wire connection ended, so a tree
+        # may link by mailbox in a shipment no wait covers whole (RayExecutor without relays)
+        self._wait_sees_losses = False
         self._rec_off = "SHARDED_RECOVERY=0"
         # An Event the flush timer sleeps on while nothing is queued (RayExecutor; a timer
         # that woke every 5 ms anyway cost the driver ~10 us of CPU per ms of a read's wait)
@@ -408,9 +411,11 @@ class Executor(Reading, Exporting, Transport):
         if tedges:  # reductions: children first, their partials become the parents' refs
             order, kids, nout = wired(bc, order)
         self._kids = kids
-        if self._wired and (any(taken[v][1] for v in order) or (tedges and self._unwaited)):
+        unwaited_trees = tedges and self._unwaited and not self._wait_sees_losses
+        if self._wired and (any(taken[v][1] for v in order) or unwaited_trees):
             # by wire whole or not at all (a batch with refs goes by Ray); trees by the wire
-            # only in shipments whose every batch a read or sync waits for
+            # in shipments no read or sync waits for whole only where every wait notices a
+            # lost child (its connection's end), which its parent's take would wait out
             self._wired = False
         per = {}  # worker -> its own layout commands (its waiting posts went first)
         if self._pend and not self._wired:  # through Ray: the export batches go first

@@ -9,6 +9,8 @@ from __future__ import annotations
 from ..commands import Export
 from . import posts
 
+MAX_ASKS = 3  # exports asked again after a recovery during the call, at most
+
 
 class Exporting:
     """Exports of an executor (a mixin of :class:`~sharded.runtime.driver.executor.Executor`,
@@ -30,12 +32,23 @@ class Exporting:
             self._depth += 1
             self._xgen += 1
             try:
-                out = self._export_all(requests)
+                for _ in range(MAX_ASKS):
+                    done = self._recoveries()
+                    out = self._export_all(requests)
+                    if self._recoveries() == done:
+                        break
+                    # A wait inside (the backpressure after a shipment) found a lost worker
+                    # and rebuilt every worker: handles made before that name batches of
+                    # the old workers (a value the wire never brought), so ask again.
             finally:
                 self._end()
         if self.recorder is not None:
             self.recorder.export({w: [it[:3] for it in its] for w, its in requests.items()}, out)
         return out
+
+    def _recoveries(self) -> int:
+        """Recoveries so far (0 with recovery off: a loss then raises)."""
+        return 0 if self._rec is None else self._rec.count
 
     def _export_all(self, requests) -> dict:
         out = {}

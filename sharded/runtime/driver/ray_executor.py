@@ -62,11 +62,13 @@ FLUSH_INTERVAL_S = 0.005
 RELAY_MIN = int(os.environ.get("SHARDED_RELAY_MIN", "8"))
 RELAY_FANOUT = 32
 # Every worker opens a mailbox (.mailbox) and reads go over the driver's wire (.wire), unless
-# SHARDED_MAILBOX=0. Trees' partials go worker to worker in the shipments of wire reads, whose
-# wait hears from every batch of the tree. A Ray shipment's trees link through Ray unless
-# SHARDED_MAILBOX=1: a child lost before it sends its partial is noticed only by a wait that
-# holds one of the child's batches, and a later read of the root's result (or a relay) waits
-# for the parent alone, whose take would wait out its bound.
+# SHARDED_MAILBOX=0. Trees' partials go worker to worker in every shipment by the wire: a
+# child lost before it sends its partial ends its wire connection, which every wait notices
+# (Wire.wait, and Wire.check between the slices of a wait on Ray's results), so the take its
+# parent waits in is aborted and the log replayed. Behind relays (whose batches wait for their
+# workers on their own) only the shipments of reads and syncs link by mailbox. A Ray
+# shipment's trees link through Ray unless SHARDED_MAILBOX=1: a later read of the root's
+# result (or a relay) waits for the parent alone, whose take would wait out its bound.
 MAILBOX = os.environ.get("SHARDED_MAILBOX", "auto")
 # A wait longer than this looks at what finished so far, so that a lost worker's failed batch
 # is noticed while another worker still runs (ray.get of a list returns at the last result).
@@ -279,6 +281,9 @@ class RayExecutor(metrics.TimedReads, RayLoss, WireRelays, Relayed, Executor):
             self._wire = Wire(self._mail_key, self._tls, self._packer)
             self._open_mail(range(len(self._actors)))
             self._fan_start()  # past WIRE_MAX workers: the relays' wire relays
+            # a relay's batch waits for its workers on its own: there, trees in shipments no
+            # wait covers whole keep linking through Ray
+            self._wait_sees_losses = not self._relays
         # sockets that carry the frames in the clear (st.init(tls=True) refuses such a session)
         self.plain_sockets = self._wire is not None and self._tls is None
         self._timer = threading.Thread(target=self._tick, name="sharded-flush", daemon=True)
@@ -513,6 +518,8 @@ class RayExecutor(metrics.TimedReads, RayLoss, WireRelays, Relayed, Executor):
         t0 = time.monotonic() - min(WAIT_SLICE_S, limit)  # the first slice, in _get
         rest = list(dict.fromkeys(h for h in handles if isinstance(h, ray.ObjectRef)))
         while rest:
+            if self._wire is not None:  # (a lost child of a tree linked by mailbox)
+                self._wire.check()
             left = limit - (time.monotonic() - t0)
             if left <= 0:
                 raise recovery.Late(self._owners(rest), round(time.monotonic() - t0, 3))

@@ -303,6 +303,17 @@ class Wire:
             for h in handles:
                 self.value(h)  # raises the loss, if one came instead of an answer
 
+    def check(self) -> None:
+        """Raise :class:`WireLost` if a connection with a batch unanswered has ended (what
+        came is taken, nothing waited for): a wait on Ray's results alone calls it between
+        its slices, since the batch it waits for may wait in its mailbox for a partial that
+        a lost worker's batch, sent by the wire, owed it."""
+        if self.lost is None and self.busy():
+            self._sweep(())
+        if self.lost is not None:
+            cause, self.lost = self.lost, None
+            raise WireLost(cause)
+
     def ready(self, handles) -> list:
         """Whether each handle's answer came (reading what already arrived; no wait)."""
         need = {h.w if type(h) is Reply else h.reply.w for h in handles}
