@@ -93,6 +93,26 @@ def test_a_loss_elsewhere_ends_a_wait_or_is_told(box):
     other.close()
 
 
+def test_check_raises_a_loss_without_waiting(box):
+    """``check`` (called between the slices of a wait on Ray's results) takes what came and
+    raises the end of a connection that owes an answer; it waits for nothing."""
+    go = threading.Event()
+    box.runner = lambda after, timeout, cmds: (go.wait(5), [])[1]
+    wire = _wire(box)
+    r, _ = wire.send(0, 0, [], 0, 5.0)
+    t0 = time.monotonic()
+    wire.check()  # still running: nothing to raise, and no wait
+    assert time.monotonic() - t0 < 0.5
+    go.set()
+    assert until(lambda: (wire.check(), wire.ready([r]))[1] == [True], 5.0)
+    box.runner = lambda after, timeout, cmds: 1 / 0  # the mailbox closes the connection
+    wire.send(0, 0, [], 0, 5.0)
+    with pytest.raises(WireLost, match="worker 0"):
+        until(lambda: wire.check(), 5.0)
+    wire.check()  # told once
+    wire.close()
+
+
 def test_a_silent_worker_makes_the_wait_late(box):
     box.runner = lambda after, timeout, cmds: (time.sleep(3), [])[1]
     wire = _wire(box)
