@@ -32,14 +32,15 @@ class Exporting:
             self._depth += 1
             self._xgen += 1
             try:
+                # A wait inside (the backpressure after a shipment) may find a lost worker
+                # and rebuild every worker: handles made before that name batches of the
+                # old workers (a value the wire never brought), so the export is asked again
+                # (a loss at every ask: the last ask's handles, and its waits raise it)
                 for _ in range(MAX_ASKS):
                     done = self._recoveries()
                     out = self._export_all(requests)
                     if self._recoveries() == done:
                         break
-                    # A wait inside (the backpressure after a shipment) found a lost worker
-                    # and rebuilt every worker: handles made before that name batches of
-                    # the old workers (a value the wire never brought), so ask again.
             finally:
                 self._end()
         if self.recorder is not None:

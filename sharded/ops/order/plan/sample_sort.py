@@ -136,7 +136,8 @@ def finish(ex, g: Groups, want):
     # output shard o's worker; pieces of another worker's groups travel through an export,
     # a worker's own are read in place (its groups are freed after the destinations' sorts
     # in its queue). Exporting its own pieces too cost a copy through Ray's object store,
-    # mapped into the worker again: on 1 worker x 2 threads, all of an argsort's pieces
+    # mapped into the worker again: on 1 worker x 2 threads every piece of an argsort made
+    # that round trip (0.43-0.53 s against 0.24-0.25 s read in place)
     def plan_of(o):  # bounded slices; with indices (values, positions) pairs
         b = p - 1 - o if descending else o
         dst, out = shards[o][0], []

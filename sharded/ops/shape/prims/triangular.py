@@ -180,10 +180,6 @@ def triu_indices(row, col, offset=0, *, dtype=None, device="cpu", shards=None, d
 
 
 # ------------------------------------------------------------------------------ diagonals
-def _zeros(shape, dtype):
-    return apply("full", placement(tuple(shape)), 0, dtype)
-
-
 def _diag_shape(shape, offset, d1, d2):
     """Shape of the diagonal ``offset`` of dims ``d1``, ``d2``: the other dims, then its
     length."""
@@ -302,29 +298,19 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
         raise ArgumentError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     batch, n = tuple(v.shape[:-1]), v.shape[-1]
     big = n + abs(offset)
-    if not batch:
-        # one matrix: zeros laid out as any new matrix (rows split) with v copied into its
-        # diagonal view: each chunk of v goes to the rows that hold it, and no flattened
-        # n x (n + 1) plane is made and re-cut (Jacobi's diag(D) of 4000: 0.3 s -> ~0.03 s)
-        out = _zeros((big, big), v.dtype)
-        _diagonal(out, offset if d1 == 0 else -offset).copy_(v)
-        return out
-    # row i of [v_i, 0 * big] flattened puts v_i at i * (big + 1): the diagonal of a big x big
-    # plane, shifted by the position of element (0, offset) or (-offset, 0)
-    rows = apply("cat", v.unsqueeze(-1), _zeros(batch + (n, big), v.dtype), dim=len(batch) + 1)
-    flat = rows.reshape(*batch, n * (big + 1))
-    pre = offset if offset >= 0 else -offset * big
-    post = max(big * big - pre - n * (big + 1), 0)
-    parts = [p for p in (_zeros(batch + (pre,), v.dtype), flat) if p.shape[-1]]
-    if post:
-        parts.append(_zeros(batch + (post,), v.dtype))
-    parts = parts or [flat]  # an empty input with offset 0: a 0 x 0 plane
-    flat = apply("cat", *parts, dim=len(batch)) if len(parts) > 1 else parts[0]
-    out = flat[..., : big * big].reshape(*batch, big, big)
-    order, rest = [], iter(range(len(batch)))
-    for p in range(nd):
-        order.append(len(batch) if p == d1 else len(batch) + 1 if p == d2 else next(rest))
-    return out.permute(*order).contiguous()  # a new tensor with torch's contiguous strides
+    # Zeros with v copied into their diagonal view: each chunk of v goes to the shards that
+    # hold its entries, and nothing else moves (a flattened n x (n + 1) plane re-cut took
+    # Jacobi's diag(D) of 4000 0.30 s; this, 4 ms). The view is one only while the planes
+    # flatten in place: a batch is split along a batch dim (whole planes), one matrix by rows,
+    # and the diagonal is named by its dims in ascending order (d2 < d1: the opposite offset).
+    lo, hi = min(d1, d2), max(d1, d2)
+    shape = list(batch)
+    shape.insert(lo, big)
+    shape.insert(hi, big)
+    free = [d for d in range(nd) if d not in (lo, hi)]
+    out = apply("full", placement(tuple(shape), dim=free[0] if free else None), 0, v.dtype)
+    _diagonal(out, offset if d1 < d2 else -offset, lo, hi).copy_(v)
+    return out
 
 
 @bind("diag")
