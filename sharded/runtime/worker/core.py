@@ -183,11 +183,9 @@ class Worker(MemoryTrace, Store):
 
     def _kernel(self, cmd, refs, errors):
         """Run one kernel command; a failure poisons its outputs and is recorded."""
-        store, poisoned = self.store, self.poisoned
-        self.commands_run += 1
-        outs, inplace = cmd.outs, cmd.inplace
-        if inplace and self.published_seen:
-            self._detach(outs)
+        store, fail = self.store, None
+        if cmd.inplace and self.published_seen:  # (before its operands are read: the copy)
+            self._detach(cmd.outs)
         try:
             vals = []
             for a in cmd.args:
@@ -197,9 +195,31 @@ class Worker(MemoryTrace, Store):
                         vals.append(arr)
                         continue
                 vals.append(self._arg(a, refs))
-            arr = None
-            fn, params = KERNELS[cmd.kernel], cmd.params
-            if getattr(fn, "pooled", False) and not inplace:
+            fn = KERNELS[cmd.kernel]
+        except Poisoned as p:
+            for k in cmd.outs:
+                self.poisoned[k] = p.record
+            errors.append(dict(p.record, cascade=True))
+            self.commands_run += 1
+            return
+        except Exception as e:  # (a bad slice, an unknown kernel): recorded by call
+            vals, fn, fail = None, None, e
+        label = cmd.label or (cmd.kernel, None)
+        self.call(fn, vals, cmd.outs, cmd.params, label, cmd.inplace, errors, True, fail)
+
+    def call(self, fn, vals, outs, params, label, inplace, errors, pool=True, fail=None):
+        """``fn(xp, *vals, **params)`` stored under ``outs`` (written into them when
+        ``inplace``), offered the worker's pool (``alloc=``) when ``pool`` and ``fn`` is a
+        pooled kernel; a failure (or ``fail``, an exception already raised while reading the
+        operands) poisons the outputs and is recorded under ``label`` = ``(op, shard)``. The
+        caller has detached in-place outputs from published views (:meth:`_detach`) before
+        it read the operands."""
+        store = self.store
+        self.commands_run += 1
+        try:
+            if fail is not None:
+                raise fail
+            if pool and not inplace and getattr(fn, "pooled", False):
                 res = fn(self.xp, *vals, alloc=self._take, **params)
             else:
                 res = fn(self.xp, *vals, **(params or {}))
@@ -214,13 +234,8 @@ class Worker(MemoryTrace, Store):
                 else:
                     store[k] = self.xp.asarray(r)
             vals = res = r = None  # no stale references: freed blocks can be pooled
-        except Poisoned as p:
-            for k in outs:
-                poisoned[k] = p.record
-            errors.append(dict(p.record, cascade=True))
         except Exception as e:  # reported to the driver, which raises it typed
-            label = cmd.label or (cmd.kernel, None)
-            program.failed(e, label, self.index, outs, inplace, store, poisoned, errors)
+            program.failed(e, label, self.index, outs, inplace, store, self.poisoned, errors)
 
     # ------------------------------------------------------------------ layout commands
     def mine(self, desc) -> list:
