@@ -24,7 +24,7 @@ from .bench_algorithms import run as run_algorithms
 from .bench_jit import run as run_jit
 from .bench_linalg import run as run_linalg
 from .bench_report import BenchError, check_plotting, parse_workers, plot, scaling, write_json
-from .timing import dask_array, median_time, report, workers_label
+from .timing import dask_array, median_time, report, shard_slots, workers_label
 
 
 def run(
@@ -43,7 +43,7 @@ def run(
 ) -> list:
     """Run the cases; returns rows ``(name, sharded_s, numpy_s, dask_s, target)``."""
     sess = st.init()
-    nw = sum(w.threads for w in sess.executor.workers)  # dask's chunks: one per shard
+    nw = shard_slots(sess.executor)  # dask's chunks: one per shard
     da = dask_array()
     st.manual_seed(0)
     x = st.rand(size, dtype=st.float64)

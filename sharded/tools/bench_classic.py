@@ -33,7 +33,7 @@ import sharded as st
 from ..errors import ShardedError
 from .bench_classic_cases import WORKLOADS, Workload
 from .bench_report import BenchError, check_plotting, finish_ratio_plot
-from .timing import dask_array
+from .timing import dask_array, shard_slots, workers_label
 
 NAMES = tuple(w.name for w in WORKLOADS)
 
@@ -197,7 +197,7 @@ def measure(w: Workload, scale: float, repeat: int, nw: int, da=None) -> Row:
     return Row(p.label, med(tn), med(td) if td else math.nan, med(ts), first, med(cpu))
 
 
-def table(rows, workers: int, repeat: int) -> str:
+def table(rows, workers, repeat: int) -> str:
     """The printed table: medians, ratios, sharded's first call and driver CPU.
 
     Examples
@@ -210,7 +210,7 @@ def table(rows, workers: int, repeat: int) -> str:
     """
     width = max([8] + [len(r.label) for r in rows])
     out = [
-        f"classic workloads: {workers} workers; median of {repeat} rounds; seconds",
+        f"classic workloads: {_label(workers)}; median of {repeat} rounds; seconds",
         f"{'workload':{width}} {'numpy s':>9} {'dask s':>9} {'sharded s':>9} {'sh/numpy':>8} "
         f"{'sh/dask':>8}  {'first call (x steady)':21} {'drv cpu s':>10}",
     ]
@@ -228,7 +228,8 @@ def table(rows, workers: int, repeat: int) -> str:
 def run(names=None, scale: float = 1.0, repeat: int = 3, out=print) -> list:
     """Measure the workloads named in ``names`` (see :func:`select`) on the live session
     and print the table; returns its :class:`Row` s."""
-    nw = st.init().executor.num_workers
+    ex = st.init().executor
+    nw = shard_slots(ex)  # (one shard per worker thread, as a default placement makes)
     da = dask_array()
     if da is None:
         out("dask is not installed: its column is nan (pip install 'sharded[bench]')")
@@ -238,8 +239,12 @@ def run(names=None, scale: float = 1.0, repeat: int = 3, out=print) -> list:
         out(f"  {rows[-1].label}: done")
         sys.stdout.flush()
         gc.collect()  # the last workload's inputs leave before the next one's arrive
-    out(table(rows, nw, repeat))
+    out(table(rows, workers_label(ex), repeat))
     return rows
+
+
+def _label(workers) -> str:
+    return workers if isinstance(workers, str) else f"{workers} workers"
 
 
 def plot(rows, path) -> None:

@@ -22,7 +22,7 @@ import numpy as np
 
 import sharded as st
 
-from .timing import dask_array, median_time, report, workers_label
+from .timing import dask_array, median_time, report, shard_slots, workers_label
 
 SLOW_S = 8.0  # a run longer than this is not repeated
 
@@ -48,7 +48,7 @@ def run(
     ... # doctest: +SKIP
     """
     sess = st.init()
-    nw = sum(w.threads for w in sess.executor.workers)  # dask's chunks: one per shard
+    nw = shard_slots(sess.executor)  # dask's chunks: one per shard
     da = dask_array()
     rows, keep = [], {}
 

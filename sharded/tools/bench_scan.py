@@ -7,7 +7,7 @@ numpy_s, dask_s, target)``; the caller owns the session (``st.init()`` first).
 
 from __future__ import annotations
 
-from .timing import median_time
+from .timing import median_time, shard_slots
 
 
 def cases(st, np, da, size=50_000_000, repeat=5) -> list:
@@ -22,7 +22,7 @@ def cases(st, np, da, size=50_000_000, repeat=5) -> list:
     >>> rows[0][0], rows[0][4]
     ('cumsum 1,000 float64', '<= 1.0 x numpy')
     """
-    nw = st.runtime.driver.session.current().executor.num_workers
+    nw = shard_slots(st.runtime.driver.session.current().executor)
     st.manual_seed(0)
     x = st.rand(size, dtype=st.float64)
     xn = x.numpy()

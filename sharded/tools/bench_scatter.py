@@ -5,7 +5,7 @@ the same run."""
 
 from __future__ import annotations
 
-from .timing import median_time
+from .timing import median_time, shard_slots
 
 
 def cases(st, np, da, size: int = 10_000_000, repeat: int = 3) -> list:
@@ -22,7 +22,7 @@ def cases(st, np, da, size: int = 10_000_000, repeat: int = 3) -> list:
     >>> [r[0] for r in rows]
     ['x[idx] of 1,000 indices along the split dim', 'gather of 1,000 indices along the split dim']
     """
-    nw = st.runtime.driver.session.current().executor.num_workers
+    nw = shard_slots(st.runtime.driver.session.current().executor)
     st.manual_seed(0)
     x = st.rand(size, dtype=st.float64)
     idx = (st.rand(size, dtype=st.float64) * size).to(st.int64)

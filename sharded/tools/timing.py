@@ -41,6 +41,19 @@ def dask_array():
     return da
 
 
+def shard_slots(executor) -> int:
+    """The shards a default placement makes of a big tensor: one per worker thread (a
+    worker owning a node's cores has one per core); dask's chunks match it.
+
+    Examples
+    --------
+    >>> from sharded.runtime.driver.local import LocalExecutor
+    >>> ex = LocalExecutor(2); shard_slots(ex); ex.close()
+    2
+    """
+    return sum(w.threads for w in executor.workers)
+
+
 def workers_label(executor) -> str:
     """The session's layout in a report's title: ``"2 workers"``, or ``"1 worker x 2
     threads"`` where workers run their shards on threads (``workers_per_node``).

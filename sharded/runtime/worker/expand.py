@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..commands import Const, Free, Group, GroupFree, Kernel, Key, Keys, Tree
+from .program import failed
 
 # operands of fewer elements (the product of their sizes) run straight from their layout
 # command: their kernels take about a microsecond, the records around them three
@@ -113,14 +114,15 @@ def _tiny(w, args, s) -> bool:
 
 
 def _run_tiny(w, c, shards, refs, errors) -> None:
-    """Kernel ``c.kernel`` on each of ``shards`` (:meth:`Worker.call`), in order; a shard
-    whose operand is missing (poisoned) goes the general way, which reports it."""
-    store, to_device = w.store, w.backend.to_device
+    """Kernel ``c.kernel`` on each of ``shards``, in order: a new output stored as the general
+    path stores it, an in-place one through :meth:`Worker.call`; a shard whose operand is
+    missing (poisoned) goes the general way, which reports it."""
+    store, xp, to_device = w.store, w.xp, w.backend.to_device
     fn, params, label, inplace = w.kernels.get(c.kernel), c.params or {}, c.label, c.inplace
     for s in shards:
-        outs = (c.out + s,)
+        out = c.out + s
         if inplace and w.published_seen:
-            w._detach(outs)
+            w._detach((out,))
         vals = []
         for x in c.args:
             v = store.get(x.start + s) if type(x) is Keys else x.value
@@ -128,11 +130,18 @@ def _run_tiny(w, c, shards, refs, errors) -> None:
                 break
             vals.append(to_device(v) if type(v) is np.ndarray and type(x) is Const else v)
         else:
+            if fn is not None and not inplace:  # (Worker.call's work, inline: the usual case)
+                w.commands_run += 1
+                try:
+                    store[out] = xp.asarray(fn(xp, *vals, **params))
+                except Exception as e:  # reported to the driver, which raises it typed
+                    failed(e, (label, s), w.index, (out,), False, store, w.poisoned, errors)
+                continue
             if fn is not None:
-                w.call(fn, vals, outs, params, (label, s), inplace, errors, False)
+                w.call(fn, vals, (out,), params, (label, s), inplace, errors, False)
                 continue
         a = tuple([Key.make((x.start + s, None)) if type(x) is Keys else x for x in c.args])
-        w._kernel(Kernel.make((c.kernel, a, outs, params, (label, s), inplace)), refs, errors)
+        w._kernel(Kernel.make((c.kernel, a, (out,), params, (label, s), inplace)), refs, errors)
 
 
 EXPAND = {Group: _expand_group, GroupFree: _expand_free, Tree: _expand_tree}
