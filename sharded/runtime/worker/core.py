@@ -145,7 +145,11 @@ class Worker(MemoryTrace, Store):
             while i < n:
                 end = windows.get(i) if windows else None
                 if end is not None and self.fusion:  # the batch may turn fusion off
-                    fusion.run_window(self, cmds, i, end, refs, errors, index)
+                    # (a window of independent per-shard chains: each fused, on the pool)
+                    if not (self.kernel_threads > 1 and not self._busy) or not (
+                        parallel.run_window(self, cmds[i:end], refs, errors)
+                    ):
+                        fusion.run_window(self, cmds, i, end, refs, errors, index)
                     i = end
                     continue
                 cmd = cmds[i]

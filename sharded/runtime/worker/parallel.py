@@ -262,6 +262,71 @@ def run_chains(w, chains: dict, refs):
     return [e for errs in got for e in errs]
 
 
+def window_chains(cmds):
+    """A fusion window's commands (:func:`.fusion.windows`) as independent chains, or None:
+    each kernel joins the chain that made one of its operands in the window (a new chain
+    when none did); a free goes with the chain that made the key, or, for a key made before
+    the window (an input several chains may read), after them all. None when a kernel
+    reads the outputs of two chains (one fused chain) or there is only one chain.
+
+    The driver's per-shard commands of an op (a broadcast over shards of a layout that
+    differs from its operand's) come as one kernel per shard, back to back: fused as one
+    window they would run one after another on the batch's thread.
+
+    Examples
+    --------
+    >>> a = Kernel("neg", (Key(1),), (10,), {}, None, False)
+    >>> b = Kernel("neg", (Key(2),), (11,), {}, None, False)
+    >>> c = Kernel("exp", (Key(10),), (12,), {}, None, False)
+    >>> chains, after = window_chains([a, b, c, Free((10, 1))])
+    >>> [[x.outs if type(x) is Kernel else x.keys for x in ch] for ch in chains], after
+    ([[(10,), (12,), [10]], [(11,)]], [1])
+    """
+    owner: dict = {}  # key made in the window -> its chain
+    chains: list = []
+    after: list = []
+    for c in cmds:
+        if type(c) is Free:
+            mine: dict = {}
+            for k in c.keys:
+                i = owner.get(k)
+                if i is None:
+                    after.append(k)
+                else:
+                    mine.setdefault(i, []).append(k)
+            for i, keys in mine.items():
+                chains[i].append(Free(keys))
+            continue
+        ids = {owner[a.key] for a in c.args if type(a) is Key and a.key in owner}
+        if len(ids) > 1:
+            return None
+        i = ids.pop() if ids else len(chains)
+        if i == len(chains):
+            chains.append([])
+        chains[i].append(c)
+        for k in c.outs:
+            owner[k] = i
+    return (chains, after) if len(chains) > 1 else None
+
+
+def run_window(w, cmds, refs, errors) -> bool:
+    """Run a fusion window's independent chains (:func:`window_chains`) on the pool, each
+    fused on its own (:func:`run_chains`), then the frees of the keys they shared; their
+    error records go to ``errors`` in chain order. False (nothing ran) where the window is
+    one chain, or its chains are too small to gain or not independent."""
+    got = window_chains(cmds)
+    if got is None:
+        return False
+    chains, after = got
+    errs = run_chains(w, dict(enumerate(chains)), refs)
+    if errs is None:
+        return False
+    errors += errs
+    if after:
+        w._free(after)
+    return True
+
+
 def reduce_chunks(w, cmds, refs) -> list:
     """Run a tree's chunk commands (one per shard, distinct inputs and outputs) on the pool;
     their error records in shard order."""
