@@ -112,6 +112,7 @@ class Worker(MemoryTrace, Store):
         # thread, holding that lock, waits for the kernel thread: a deadlock
         self.threads_ok = True
         self._kpool = None
+        self._malloc_tuned = False  # (threads.tune_malloc: once, when the pool grows)
         # the traced peak of the batches before the last reset of tracemalloc's own, each
         # with the received blocks it held (:meth:`run_mapped`)
         self.traced_peak = 0
@@ -125,6 +126,8 @@ class Worker(MemoryTrace, Store):
         # (a device's kernels queue on its own streams: shards on threads only on the CPU)
         pool = self.threads_ok and self.xp is np
         parallel.resize(self, parallel.pool_size(n) if pool else 1)
+        if self.kernel_threads > 1 and not self._malloc_tuned:  # (never the driver's)
+            self._malloc_tuned = threads.tune_malloc()
 
     # ------------------------------------------------------------------ running
     def run(self, cmds, *refs):
@@ -311,12 +314,12 @@ class Worker(MemoryTrace, Store):
         output keys."""
         outs, fan, label, start = spec.outs, spec.fan, spec.label, spec.start
         me, tmp = self.index, -1  # negative keys: never a driver key
+        steps, chunks = [], []  # (group, its index, my position, combine's operands)
         for g, group in enumerate(spec.groups):
             parts = group.parts
             if me not in parts:
                 continue
-            pos = parts.index(me)
-            args, chunks = [], []
+            args = []
             for s in group.live:
                 if s not in mine:
                     continue
@@ -328,13 +331,25 @@ class Worker(MemoryTrace, Store):
                 arg = Key.make((start + s, None))  # (the records of every read: by make)
                 chunks.append(Kernel.make((spec.chunk, (arg,), ks, p, (label, s), False)))
                 args += [Key.make((k, None)) for k in ks]
-            # the shards' chunks on the kernel pool (each whole: the same rounding), their
-            # partials combined below in shard order
-            if self.kernel_threads > 1 and parallel.worth(self, chunks):
-                errors += parallel.reduce_chunks(self, chunks, refs)
-            else:
-                for cmd in chunks:
-                    self._kernel(cmd, refs, errors)
+            steps.append((g, group, parts.index(me), args))
+        # every group's chunks first, on the kernel pool (each whole: the same rounding;
+        # a reduction along a dim that is not split is a group per shard), their partials
+        # combined below in shard order
+        if self.kernel_threads > 1 and parallel.worth(self, chunks):
+            errors += parallel.reduce_chunks(self, chunks, refs)
+        else:
+            for cmd in chunks:
+                self._kernel(cmd, refs, errors)
+        alone = []  # combines of the groups this worker holds alone (no partials to take)
+        for g, group, pos, args in steps:
+            parts = group.parts
+            if len(parts) == 1:
+                params = {"fn": spec.fn, "squeeze": spec.squeeze}
+                ks = tuple(o + g for o in outs)
+                alone.append(
+                    Kernel.make((spec.combine, tuple(args), ks, params, (label, None), False))
+                )
+                continue
             kids = range(pos * fan + 1, min(pos * fan + fan + 1, len(parts)))
             crefs = refs
             if mail is not None:
@@ -359,6 +374,12 @@ class Worker(MemoryTrace, Store):
                     tag = MailTag(mail.client, mail.ship, mail.trees, g, pos)
                     self.mailbox.send(parts[(pos - 1) // fan], tag, vals)
                 self._free(ks)
+        if alone and self.kernel_threads > 1 and parallel.worth(self, alone):
+            errors += parallel.run_kernels(self, alone, refs, blas=False)
+        else:
+            for cmd in alone:
+                self._kernel(cmd, refs, errors)
+        self._free([a.key for c in alone for a in c.args])
 
     def _mailed(self, tag, timeout):
         """A :class:`Mail` operand: the value another worker posted (a failure record when

@@ -13,6 +13,8 @@ share sizes the worker's kernel pool, which runs its shards' commands on threads
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import os
 
 from threadpoolctl import ThreadpoolController, threadpool_info
@@ -49,6 +51,34 @@ def blas_env():
     finally:
         for k in added:
             os.environ.pop(k, None)
+
+
+# glibc's allocator in a worker whose kernels run on several threads: blocks under 32 MiB come
+# from its heaps and go back to them (M_MMAP_THRESHOLD: its most), free memory is kept up to
+# 512 MiB (M_TRIM_THRESHOLD) and each growth asks 64 MiB more (M_TOP_PAD). By default a block
+# of a few MB is mapped fresh and unmapped when freed: its pages fault in on first touch, and
+# an unmap stops the threads running on other cores to flush their address translations.
+# Threads of one process pay that where processes do not: argmin along a dim of a (1M, 10, 2)
+# float64 tensor, 2 shards, 73 ms on 1 worker x 2 threads against 46 ms on 2 workers x 1;
+# 47 ms with these. (Blocks from the worker's pool, 1 MiB and up, are reused either way.)
+MALLOC_OPTS = ((-3, 32 << 20), (-1, 512 << 20), (-2, 64 << 20))  # (mallopt param, value)
+
+
+def tune_malloc() -> bool:
+    """Apply :data:`MALLOC_OPTS` to this process's allocator (glibc's ``mallopt``); False
+    where there is no glibc (another C library, another OS): nothing changes then.
+
+    Examples
+    --------
+    >>> tune_malloc() in (True, False)
+    True
+    """
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    return all(mallopt(param, value) == 1 for param, value in MALLOC_OPTS)
 
 
 def share(node_cpus, workers_on_node: int) -> int:
