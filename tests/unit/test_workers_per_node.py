@@ -14,10 +14,9 @@ from sharded.runtime.worker import threads
 
 
 @pytest.fixture
-def fresh():
-    st.shutdown()
+def fresh(cli_session):
+    """No session before the test; the package's session again after it."""
     yield
-    st.shutdown()
 
 
 def test_one_worker_per_node_owns_the_cores(fresh):
