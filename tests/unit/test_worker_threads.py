@@ -28,7 +28,7 @@ from sharded.runtime.commands import (
     Tree,
     TreeSpec,
 )
-from sharded.runtime.worker import parallel, threads
+from sharded.runtime.worker import expand, fusion, parallel, threads
 from sharded.runtime.worker.core import KERNELS, Worker
 
 F8 = np.dtype(np.float64).str
@@ -361,3 +361,87 @@ def test_kernels_that_depend_or_write_unsaid_stay_in_order(monkeypatch):
     assert parallel.kernel_run(w, two + [dep[1]], 0, None) == 2  # the run stops before 31
     assert w.run(dep) == []
     _same(_results(w, [31])[0], DATA[0] * 2.0 * 3.0)
+
+
+def test_a_window_of_independent_shards_runs_each_chain_fused_at_once():
+    """The driver's per-shard kernels of two ops (a broadcast's: one kernel per shard, back
+    to back) make one fusion window; a worker on 2 threads runs its per-shard chains on the
+    pool, each fused on its own, with the results and fused counts of the sequential run."""
+    cmds = [Kernel("mul", (Key(s), Const(1.5)), (20 + s,), P, ("mul", s), False) for s in range(S)]
+    cmds += [
+        Kernel("add", (Key(20 + s), Key(s)), (30 + s,), P, ("add", s), False) for s in range(S)
+    ]
+    cmds.append(Free(tuple(20 + s for s in range(S))))
+    assert fusion.windows(cmds, KERNELS) == {0: len(cmds)}
+    chains, after = parallel.window_chains(cmds)
+    assert [[c.outs if type(c) is Kernel else c.keys for c in ch] for ch in chains] == [
+        [(20 + s,), (30 + s,), [20 + s]] for s in range(S)
+    ] and after == []
+    fuse = {"fusion_block": 100, "fusion_min": 8}
+    seq, par = _worker(1, **fuse), _worker(2, par_min=0, **fuse)
+    for w in (seq, par):
+        assert w.run(cmds) == []
+    for s in range(S):
+        _same(_results(seq, [30 + s])[0], _results(par, [30 + s])[0])
+    np.testing.assert_allclose(_results(par, [31])[0], DATA[1] * 2.5)
+    assert par.stats()["parallel_sections"] >= 1 and seq._kpool is None
+    assert par.fused_commands == seq.fused_commands == 2 * S
+    assert sorted(par.store) == sorted(seq.store)
+    # a kernel reading two chains' outputs makes the window one chain: fused as before
+    joined = cmds[:2] + [Kernel("add", (Key(20), Key(21)), (40,), P, None, False)]
+    assert parallel.window_chains(joined) is None
+
+
+def test_a_reduction_along_an_unsplit_dim_runs_its_groups_chunks_at_once(monkeypatch):
+    """A reduction along a dim that is not split is a group per shard (each its own root):
+    the groups' chunks run on the pool together, then their combines, each result the
+    sequential one."""
+    seen = _meet(monkeypatch, "reduce_chunk", op=lambda xp, x: x.sum(keepdims=True))
+    n = len(DATA[0])
+    spec = TreeSpec(
+        "reduce_chunk", {"fn": "sum", "axis": (0,), "dtype": F8}, "reduce_combine", "sum",
+        0, (60,), (tuple(n * s for s in range(S + 1)),), False, (0,),
+        tuple(ReduceGroup((0,), (s,)) for s in range(S)), "sum", 8,
+    )  # fmt: skip
+    w = _worker(2, par_min=0)
+    assert w.run([LayoutCmds(None, [Tree(DESC, spec)])]) == []
+    assert len(seen) == 2
+    for s in range(S):
+        np.testing.assert_allclose(_results(w, [60 + s])[0], DATA[s].sum())
+    assert not [k for k in w.store if k < 0]  # the partials are freed
+
+
+def test_tiny_shards_run_straight_from_the_layout_command_as_the_general_path_would(
+    monkeypatch,
+):
+    """Shards under ``expand.TINY_ELEMS`` run their kernels without per-shard records: the
+    same results, error records (a missing operand's cascade, a failing kernel's own),
+    commands counted and keys freed as the general path's."""
+    ran = []
+    real = expand._run_tiny
+    monkeypatch.setattr(expand, "_run_tiny", lambda w, c, *a: ran.append(c.label) or real(w, c, *a))
+    cmds = [
+        _group("mul", (Keys(0), Const(3.0)), 10),
+        _group("add", (Keys(10), Const(1.0)), 20),
+        GroupFree(DESC, 10),
+        Group("mul", DESC, (Keys(20), Const(2.0)), 20, P, "mul_", True),  # in place
+        Group("no_such_kernel", DESC, (Keys(20),), 40, P, "bad", False),
+        # 1,000 x 1,000 elements: the general path, and so is what reads its output
+        _group("mul", (Keys(20), Const(np.linspace(0.0, 1.0, 1000))), 50),
+        _group("neg", (Keys(50),), 60),
+    ]
+    out = []
+    for par_min in (None, 0):  # the default: tiny; 0: the general path
+        w = _worker(1) if par_min is None else _worker(1, par_min=0)
+        w._free([1])  # shard 1's operand is gone: its commands cascade
+        errs = w.run([LayoutCmds(None, cmds)])
+        out.append((w, errs))
+    (tiny, e1), (general, e2) = out
+    assert ran == ["mul", "add", "mul_", "bad"]
+    assert e1 == e2 and any(e.get("cascade") for e in e1) and any(e["op"] == "bad" for e in e1)
+    assert tiny.commands_run == general.commands_run
+    assert sorted(tiny.store) == sorted(general.store) and 10 not in tiny.store
+    for k in (20, 22, 23, 60, 62, 63):
+        _same(_results(tiny, [k])[0], _results(general, [k])[0])
+    want = -(DATA[2] * 3.0 + 1.0) * 2.0 * np.linspace(0.0, 1.0, 1000)
+    np.testing.assert_allclose(_results(tiny, [62])[0], want)
