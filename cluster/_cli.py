@@ -449,6 +449,9 @@ def _client(args: argparse.Namespace) -> int:
     )
     try:
         rc.wait_for_nodes(args.address, args.nodes + 1, args.timeout)
-        return subprocess.call(command, env=node.driver_env(rc.ray_env()))
+        # The driver attaches to this client node by its IP (sharded reads SHARDED_RAY_NODE_IP):
+        # where several nodes share one process table Ray's own pick is the head's node.
+        env = {**node.driver_env(rc.ray_env()), "SHARDED_RAY_NODE_IP": ip}
+        return subprocess.call(command, env=env)
     finally:
         node.stop()

@@ -312,7 +312,7 @@ class RayExecutor(metrics.TimedReads, RayLoss, WireRelays, Relayed, Executor):
         if owns:
             kw = dict(log_to_driver=False, configure_logging=False, namespace=namespace)
             if address:
-                ray.init(address=address, **kw)
+                ray.init(address=address, **kw, **ray_service.attach_kw(address))
             else:  # "local": a new instance, never one that `ray start` left on this machine
                 with threads.blas_env():  # (its workers' BLAS threads: threads.BLAS_ENV)
                     ray.init(address="local", include_dashboard=False, **kw)

@@ -27,6 +27,27 @@ from .client import ACTION_METHODS
 
 REGISTRY_NAME = "sharded-registry"
 CALL_TIMEOUT_S = 60
+NODE_IP_ENV = "SHARDED_RAY_NODE_IP"
+
+
+def attach_kw(address) -> dict:
+    """``ray.init`` keywords that attach a driver joining ``address`` to this host's own node.
+
+    Ray finds "the local node" of a driver by listing the raylet processes it can see and
+    prefers the head among them. Where several nodes share one process table (network
+    namespaces on one machine, a client node next to the head) the driver would then
+    advertise another node's IP, and no other node could reach it to fetch the objects it owns
+    (a task's argument above Ray's inline size waits forever). ``$SHARDED_RAY_NODE_IP``, the
+    IP this host's node was started with (``cluster.ray_cluster`` sets it for the client
+    role's command), names the node to attach to.
+
+    Examples
+    --------
+    >>> attach_kw(None)
+    {}
+    """
+    ip = os.environ.get(NODE_IP_ENV)
+    return {"_node_ip_address": ip} if address and address != "local" and ip else {}
 
 
 class _RegistryActor:
@@ -107,11 +128,13 @@ def registry(namespace: str, create: bool = False):
 
 def _connect(address, namespace):
     if not ray.is_initialized():
+        address = address or os.environ.get("RAY_ADDRESS") or "auto"
         ray.init(
-            address=address or os.environ.get("RAY_ADDRESS") or "auto",
+            address=address,
             namespace=namespace,
             log_to_driver=False,
             configure_logging=False,
+            **attach_kw(address),
         )
 
 
