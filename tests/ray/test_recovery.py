@@ -332,11 +332,13 @@ def test_a_stuck_worker_raises_wait_timeout_and_a_later_read_works():
     assert ex.recovery_stats()["count"] == before and _pid(1) == pid  # nothing replaced
 
 
-def test_a_lost_threaded_worker_loses_all_its_shards(ray_cluster):
-    """``workers_per_node=1``: one worker per node on both of its CPUs, a default placement
-    makes one shard per thread (4 over the 2 workers); killing a worker loses both of its
-    shards at once, and the replay rebuilds them bit for bit."""
-    _restart(ray_cluster.address, n=None, workers_per_node=1)
+def test_a_lost_threaded_worker_loses_all_its_shards(ray_cluster, monkeypatch):
+    """``st.init()``'s default on Ray (no ``num_workers``, no ``workers_per_node``): one
+    worker per node on both of its CPUs, a default placement makes one shard per thread (4
+    over the 2 workers); killing a worker loses both of its shards at once, and the replay
+    rebuilds them bit for bit."""
+    monkeypatch.delenv("SHARDED_WORKERS_PER_NODE", raising=False)
+    _restart(ray_cluster.address, n=None)
     try:
         ex = _ex()
         assert [i.threads for i in ex.workers] == [CPUS_PER_NODE] * NODES

@@ -56,6 +56,11 @@ from .relay import LOSS, Relayed
 from .wire_relays import WireRelays
 
 FLUSH_INTERVAL_S = 0.005
+# A session that names neither a worker count nor workers per node gets one worker per node,
+# owning its cores (its shards' kernels on threads): the driver then sends one batch and
+# takes one answer per node, not per core (the guide's "Which default serves which
+# workload" has the measurements). ``num_workers=N`` alone keeps one worker per CPU.
+WORKERS_PER_NODE = 1
 # Above this many workers the driver talks to relay actors (one call per relay per flush)
 # instead of to every worker; each relay serves at most RELAY_FANOUT workers. See
 # sharded.runtime.driver.relay and the guide's "Scale" section for the measurements behind them.
@@ -121,9 +126,11 @@ class RayExecutor(metrics.TimedReads, RayLoss, WireRelays, Relayed, Executor):
         Detached workers shared with the other clients of ``namespace`` (see the module
         docstring); the first client's worker counts win.
     workers_per_node : int, optional
-        Place this many workers on each node with CPUs (default: one per CPU), each
-        reserving and running its kernels on its share of the node's cores (1: one worker
-        per node, its shards on threads). ``num_workers`` then defaults to nodes x this.
+        Place this many workers on each node with CPUs, each reserving and running its
+        kernels on its share of the node's cores (1: one worker per node, its shards on
+        threads). ``num_workers`` then defaults to nodes x this. Default: 1 when
+        ``num_workers`` is not given either (:data:`WORKERS_PER_NODE`); with
+        ``num_workers`` alone, one worker per CPU, interleaved over the nodes.
     tls : bool
         Run the mailboxes' sockets (the driver's wire, worker to worker) inside TLS 1.3 with
         a certificate made for this session (:mod:`~sharded.runtime.net.tls`).
@@ -160,6 +167,8 @@ class RayExecutor(metrics.TimedReads, RayLoss, WireRelays, Relayed, Executor):
                 f"has {gpus:g}"
             )
         cpu_nodes = sum(1 for n in nodes if n["Resources"].get("CPU", 0) > 0) or 1
+        if num_workers is None and workers_per_node is None:
+            workers_per_node = WORKERS_PER_NODE
         if num_workers is None:
             num_workers = max(1, int(total) if workers_per_node is None else 0)
             num_workers = max(num_workers, (workers_per_node or 0) * cpu_nodes)

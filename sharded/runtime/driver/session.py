@@ -99,9 +99,10 @@ def init(
     """Start or connect the workers; idempotent (a second call returns the live session).
 
     Placement of new tensors: a tensor made without ``shards=``/``layout=`` is split into at
-    most one shard per worker thread (one per worker unless ``workers_per_node`` gives each
-    several), and only into as many shards as hold ``min_shard_bytes`` each;
-    a smaller tensor lives whole on one worker (successive ones go to successive workers).
+    most one shard per worker thread (a worker owning a node's cores has a thread per core;
+    one per worker with ``num_workers`` alone), and only into as many shards as hold
+    ``min_shard_bytes`` each; a smaller tensor lives whole on one worker (successive ones
+    go to successive workers).
     Explicit ``shards=``/``layout=`` are always honoured (``shards=`` up to the split dim's
     length). Results of ops follow the layouts of their operands.
 
@@ -111,8 +112,8 @@ def init(
         Ray cluster to join (``"auto"``, ``"host:port"``, ``"ray://host:port"``). Default:
         ``$RAY_ADDRESS`` if set, else an embedded local Ray.
     num_workers : int, optional
-        Worker actors to start (default: one per CPU of the cluster, or
-        ``workers_per_node`` on each node).
+        Worker actors to start (default: ``workers_per_node`` on each node with CPUs, one
+        by default on Ray).
     executor : {"ray", "local", "simulated"}
         ``"local"`` runs the workers in this process (no Ray needed); ``"simulated"`` runs
         them as threads of a few local processes, reached over real sockets without Ray
@@ -165,13 +166,16 @@ def init(
         ``SHARDED_NET_TLS=1``. Given to a call that finds a live session whose sockets run
         without TLS, ``True`` raises :class:`~sharded.errors.ArgumentError`.
     workers_per_node : int, optional
-        Workers on each node (default: ``$SHARDED_WORKERS_PER_NODE`` when ``num_workers``
-        is not given either, else one per CPU).
-        Each reserves its share of its node's cores and runs the kernels of the shards it
-        holds on that many threads; a default placement then makes one shard per thread
-        (``workers_per_node=1``: one worker per node owning all its cores, tensors still
-        split into as many shards as the cluster has cores). The local executor counts
-        this process as the one node.
+        Workers on each node. Each reserves its share of its node's cores and runs the
+        kernels of the shards it holds on that many threads; a default placement then makes
+        one shard per thread (``workers_per_node=1``: one worker per node owning all its
+        cores, tensors still split into as many shards as the cluster has cores).
+        Default, when ``num_workers`` is not given either: ``$SHARDED_WORKERS_PER_NODE``,
+        else **1 on Ray** (one worker per node, as Dask and Legate run one process per node
+        with threads inside); ``num_workers=N`` alone places one worker per CPU, the layout
+        that suits chains of tiny ops best (the guide's "Which default serves which
+        workload"). The local executor counts this process as the one node, and starts 2
+        workers when neither is given.
 
     Examples
     --------
