@@ -1170,7 +1170,10 @@ class ShardedTensor:
     def reshape_as(self, other) -> ShardedTensor:
         """``self.reshape(other.shape)``."""
     def reshard(self, dim=..., shards=..., layout=...) -> ShardedTensor:
-        """A copy laid out anew (``dim=``/``shards=``, or ``layout=``), moved worker to worker."""
+        """A copy laid out anew (``dim=``/``shards=``, or ``layout=``), moved worker to worker.
+        ``shards`` defaults to one per kernel thread of the session (one per worker on
+        workers of one thread; a worker owning a node's cores takes one per core), at most
+        the split dim's length."""
     def resolve_conj(self) -> Self:
         """``input`` itself: ``conj`` already materialises (there is no lazy conjugate bit)."""
     def resolve_neg(self) -> Self:

@@ -102,6 +102,10 @@ def test_compose_services_bring_up_a_cluster_and_run_the_demo():
                 assert "== sharded demo:" in out and "MISMATCH" not in out
                 assert f"on {1 + replicas} node(s)" in out  # not on the 0-CPU client node
                 assert "== done" in out
+                # (one worker per node: the solve's 256 x 256 blocks over 3 workers are above
+                # Ray's 100 KB inline size, so the workers fetch objects the driver owns; a
+                # driver attached to the head's node instead of its own hung there)
+                assert "A @ solve(A, b) == b" in out
             finally:
                 # `docker compose down`: SIGTERM to each container's main process.
                 for _, proc in reversed(nodes):

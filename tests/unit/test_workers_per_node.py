@@ -48,3 +48,26 @@ def test_env_and_bad_values(fresh, monkeypatch):
             st.init(executor="local", workers_per_node=bad)
     st.init(executor="local", workers_per_node=1)  # the session is usable after the errors
     assert st.ones(3).sum().item() == 3
+
+
+def test_results_ops_lay_out_take_a_shard_per_thread(fresh):
+    """Where an op lays its result out itself (a gather by host indices, a reshape that
+    re-cuts, ``reshard(dim=...)``, a sort's middle layout), one worker owning the cores gets
+    one shard per thread, as a worker per core would hold one each."""
+    st.init(executor="local", workers_per_node=1, min_shard_bytes=0)
+    ex = session.current().executor
+    cores = ex.workers[0].threads
+    assert ex.num_workers == 1 and ex.num_slots == cores
+    a = np.arange(8 * 6 * 5, dtype=np.float64).reshape(8, 6, 5)[:, ::-1] % 7
+    x = st.tensor(a.copy())
+    g = x[[7, 0, 3, 3, 5, 1]]  # host indices: a gather, rows split anew
+    assert g.layout.num_shards == min(cores, 6)
+    np.testing.assert_array_equal(g.numpy(), a[[7, 0, 3, 3, 5, 1]])
+    r = x.reshard(dim=1)
+    assert r.layout.grid == (1, min(cores, 6), 1)
+    np.testing.assert_array_equal(r.numpy(), a)
+    t = r.transpose(0, 1).reshape(6, 40)  # not local on dim-1 cuts: re-cut first
+    np.testing.assert_array_equal(t.numpy(), a.transpose(1, 0, 2).reshape(6, 40))
+    v, i = st.sort(x, dim=0)  # split along the sort dim: sorted in a layout whole along it
+    np.testing.assert_array_equal(v.numpy(), np.sort(a, axis=0, kind="stable"))
+    np.testing.assert_array_equal(i.numpy(), np.argsort(a, axis=0, kind="stable"))

@@ -168,6 +168,17 @@ class Executor(Reading, Exporting, Transport):
     def num_workers(self) -> int:
         return len(self.workers)
 
+    @property
+    def num_slots(self) -> int:
+        """The workers' kernel threads in all (``WorkerInfo.threads`` summed): how many shards
+        an op's result gets where it makes "one per worker", so that a worker owning a node's
+        cores still holds one shard per core. Equal to :attr:`num_workers` on workers of one
+        thread each."""
+        n = getattr(self, "_num_slots", None)
+        if n is None:  # (threads never change, not even when a worker is replaced)
+            n = self._num_slots = sum(w.threads for w in self.workers)
+        return n
+
     # ----------------------------------------------------------------- queueing
     def new_key(self) -> int:
         return next(self._keys)

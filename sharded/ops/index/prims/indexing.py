@@ -361,17 +361,20 @@ def _flat_start(offs, shape) -> int:
     return int(offs[0]) * int(np.prod(shape[1:], dtype=np.int64))
 
 
-def row_layout(shape, num_workers: int) -> Layout:
-    """The default layout of a new result: rows split evenly over the workers.
+def row_layout(shape, num_workers: int, slots: int | None = None) -> Layout:
+    """The default layout of a new result: rows split evenly into one shard per kernel thread
+    (``slots``, default one per worker), dealt round robin over the workers.
 
     Examples
     --------
     >>> row_layout((5, 2), 2).bounds
     ((0, 3, 5), (0, 2))
+    >>> row_layout((5, 2), 1, slots=2).workers
+    (0, 0)
     """
     if not shape:
         return Layout().bind(shape, num_workers)
-    k = max(1, min(num_workers, shape[0]))
+    k = max(1, min(slots or num_workers, shape[0]))
     return Layout(dim=0, shards=k).bind(shape, num_workers)
 
 
@@ -390,7 +393,7 @@ def _gather_plan(ex, x, coords, shape) -> Operand:
     """The elements of ``x`` at ``coords`` (one int array per dim, all of result ``shape``),
     as a new tensor split by rows over the workers."""
     lay = x._layout
-    out = row_layout(shape, ex.num_workers)
+    out = row_layout(shape, ex.num_workers, ex.num_slots)
     local = [c.reshape(-1) for c in coords]
     if not lay.is_replicated:
         src, local = locate(lay, local)

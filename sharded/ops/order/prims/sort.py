@@ -87,11 +87,13 @@ def _settle(ex, op, lay):
     return Operand(lay, op._dtype, keys)
 
 
-def _whole_dim_layout(lay, dim, num_workers):
-    """A layout of the same shape with ``dim`` whole, split along the largest other dim."""
+def _whole_dim_layout(lay, dim, ex):
+    """A layout of the same shape with ``dim`` whole, split along the largest other dim into
+    one shard per kernel thread (``ex.num_slots``: each worker's shards sort at once)."""
     others = [d for d in range(lay.ndim) if d != dim]
     d2 = max(others, key=lambda d: lay.shape[d])
-    return Layout(dim=d2).bind(lay.shape, num_workers)
+    k = max(1, min(ex.num_slots, lay.shape[d2]))
+    return Layout(dim=d2, shards=k).bind(lay.shape, ex.num_workers)
 
 
 def _local(ex, x, dim, descending):
@@ -128,7 +130,7 @@ def _sort_plan(ex, x, dim, descending=False):
         return _local(ex, x, dim, descending)
     if lay.ndim == 1:
         return ss.sample_sort(ex, x, descending, "both")
-    mid = _whole_dim_layout(lay, dim, ex.num_workers)
+    mid = _whole_dim_layout(lay, dim, ex)
     t = reshard(ex, x, mid)
     v, i = _local(ex, t, dim, descending)
     free_temps(ex, [(w, k) for (w, _, _), k in zip(mid.shards(), t._keys)])
@@ -156,7 +158,7 @@ def _sort_values_plan(ex, x, dim, descending=False):
     if lay.is_replicated or lay.ndim == 0 or lay.grid[dim] == 1:
         t, temps = x, []
     else:
-        mid = _whole_dim_layout(lay, dim, ex.num_workers)
+        mid = _whole_dim_layout(lay, dim, ex)
         t = reshard(ex, x, mid)
         temps = [(w, k) for (w, _, _), k in zip(mid.shards(), t._keys)]
     keys = []

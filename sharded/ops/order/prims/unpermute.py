@@ -135,7 +135,7 @@ def _unpermute_plan(ex, g, idx, dim):
     elif lay.ndim == 1:
         res = _unpermute_1d(ex, g, idx)
     else:
-        mid = _whole_dim_layout(lay, dim, ex.num_workers)
+        mid = _whole_dim_layout(lay, dim, ex)
         gm, im = reshard(ex, g, mid), reshard(ex, idx, mid)
         r = _unpermute_plan(ex, gm, im, dim)
         for t in (gm, im):

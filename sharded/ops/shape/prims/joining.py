@@ -57,7 +57,9 @@ def _reshard_vjp(gs, node):
 @bind("reshard", prim="reshard")
 def reshard(self, dim=None, shards=None, layout=None):
     """A copy laid out anew (``dim=``/``shards=``, or ``layout=``), moved worker to
-    worker.
+    worker. ``shards`` defaults to one per kernel thread of the session (one per worker on
+    workers of one thread; a worker owning a node's cores takes one per core), at most the
+    split dim's length.
 
     Examples
     --------
@@ -66,6 +68,8 @@ def reshard(self, dim=None, shards=None, layout=None):
     (1, 3)
     """
     ex = self._executor()
+    if shards is None and layout is None:
+        shards = ex.num_slots
     lay = resolve(self._layout.shape, ex.num_workers, shards=shards, dim=dim, layout=layout)
     return apply("reshard", self, lay)
 

@@ -216,10 +216,11 @@ def reshape_bounds(lay: Layout, new):
     return None if plan is None else plan[0]
 
 
-def fallback_layout(lay: Layout, new, num_workers: int) -> Layout:
+def fallback_layout(lay: Layout, new, num_workers: int, slots: int | None = None) -> Layout:
     """A layout of the old shape, split along one dim, from which ``reshape(new)`` is local:
     the dim group offering the most whole-row units is split (so the copy stays spread over
-    the workers)."""
+    the workers), into up to one shard per kernel thread (``slots``, default one per
+    worker)."""
     old = lay.shape
     best = None
     for go, gn in dim_groups(old, new):
@@ -233,7 +234,7 @@ def fallback_layout(lay: Layout, new, num_workers: int) -> Layout:
         if best is None or units > best[0]:
             best = (units, unit, go[q])
     units, unit, d = best
-    k = max(1, min(num_workers, units))
+    k = max(1, min(slots or num_workers, units))
     sizes = [s * unit for s in split_sizes(units, k)]
     return Layout(chunks={d: sizes}).bind(old, num_workers)
 
@@ -331,7 +332,8 @@ def reshape(x, *sizes, shape=None):
     if strides is not None and local:
         return as_view(apply("reshape_view", x, new), x, strides, x.storage_offset())
     if not local:
-        x = apply("reshard", x, fallback_layout(x.layout, new, x._executor().num_workers))
+        ex = x._executor()
+        x = apply("reshard", x, fallback_layout(x.layout, new, ex.num_workers, ex.num_slots))
     return apply("reshape_view", x, new, copy=True)
 
 
