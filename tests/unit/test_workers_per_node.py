@@ -71,3 +71,19 @@ def test_results_ops_lay_out_take_a_shard_per_thread(fresh):
     v, i = st.sort(x, dim=0)  # split along the sort dim: sorted in a layout whole along it
     np.testing.assert_array_equal(v.numpy(), np.sort(a, axis=0, kind="stable"))
     np.testing.assert_array_equal(i.numpy(), np.argsort(a, axis=0, kind="stable"))
+
+
+def test_a_contraction_split_on_one_threaded_worker_sums_partials_of_its_threads(fresh):
+    """``X.T @ r`` with the rows of both split over one worker's threads: a partial per
+    thread (made at once), summed by the tree, as two workers' partials would be."""
+    st.init(executor="local", workers_per_node=1, min_shard_bytes=0)
+    rng = np.random.default_rng(5)
+    for shards in (2, 3, 5):
+        X, r, R = (
+            rng.standard_normal((40, 3)),
+            rng.standard_normal(40),
+            rng.standard_normal((40, 2)),
+        )
+        Xs, rs, Rs = (st.tensor(a, shards=shards) for a in (X, r, R))
+        np.testing.assert_allclose((Xs.T @ rs).numpy(), X.T @ r, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose((Xs.T @ Rs).numpy(), X.T @ R, rtol=1e-12, atol=1e-12)

@@ -374,27 +374,32 @@ def run_ksplit(ex, g, src, dt) -> Operand:
         wanted.append((w, [kt, (0, g.m)] if src == "a" else [(0, g.n), kt]))
     oargs, temps = _gather(ex, other, wanted)
     small = g.n * g.m * g.item < SMALL_RESULT
-    part = collections.OrderedDict()  # worker -> key of its partial sum
+    # (worker, slot) -> key of a partial sum. A small result gets one partial per kernel
+    # thread of a worker (its shards dealt round robin), made at once on its threads and
+    # summed by the tree; a large one, one per worker, accumulated in place (no copies).
+    part = collections.OrderedDict()
+    dealt = collections.Counter()
     for s, ((w, _, _), oa) in enumerate(zip(lay.shards(), oargs)):
         mine = Key(keys[s], None)
         pa, pb = (mine, oa) if src == "a" else (oa, mine)
-        if w not in part:
-            part[w] = ex.new_key()
-            ex.submit(
-                w, "matmul", (pa, pb), (part[w],), {"out": dt.np_str, "stack": small}, ("matmul", s)
-            )
+        slot = (w, dealt[w] % ex.workers[w].threads if small else 0)
+        dealt[w] += 1
+        if slot not in part:
+            part[slot] = ex.new_key()
+            params = {"out": dt.np_str, "stack": small}
+            ex.submit(w, "matmul", (pa, pb), (part[slot],), params, ("matmul", s))
         else:
             ex.submit(
                 w,
                 "matmul_acc",
-                (Key(part[w], None), pa, pb),
-                (part[w],),
+                (Key(part[slot], None), pa, pb),
+                (part[slot],),
                 {"out": dt.np_str},
                 ("matmul", s),
                 inplace=True,
             )
     free_temps(ex, temps)
-    ws, pk = list(part), list(part.values())
+    ws, pk = [w for w, _ in part], list(part.values())
     shape = g.squeeze((g.n, g.m))  # the result's (a vector's unit dim dropped)
     if small or not shape or shape[0] < len(ws):
         if not small:  # partials were made 2-D: give them the stack dim the tree expects
