@@ -101,6 +101,7 @@ def place(w: Workload, scale: float, nw: int, da=None, seed: int = 0) -> Placed:
     label, big, small = w.make(scale, np.random.default_rng(seed))
     shards = [st.from_numpy(a, shards=min(nw, a.shape[0])) for a in big]
     st_small = [st.from_numpy(a) if isinstance(a, np.ndarray) else a for a in small]
+    st.synchronize()  # (placing is queued work: not part of the first call's time)
     dk = None
     if da is not None:
         chunks = [(-(-a.shape[0] // nw),) + a.shape[1:] for a in big]

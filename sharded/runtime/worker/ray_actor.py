@@ -9,6 +9,7 @@ import threading
 
 import ray
 
+from ...backend import host_blas
 from .. import metrics
 from ..net.mailbox import Mailbox
 from ..net.tls import Tls
@@ -24,6 +25,9 @@ class _RayWorker(SocketBatches, Worker):
         super().__init__(index, device)
         if blas_threads:  # Ray pinned OMP_NUM_THREADS to 1: take the node's share at start
             self.set_threads(blas_threads)  # (BLAS and the kernel pool: a replacement too)
+        # (SciPy's BLAS takes NumPy's thread count when it loads: after set_threads; off the
+        # actor's thread, so that the worker answers at once)
+        threading.Thread(target=host_blas.load, name="sharded-blas-load", daemon=True).start()
         # Batches also come over the driver's wire (.wire), on the mailbox's thread: one at
         # a time, and each after the Ray batches the driver had sent before it (counted)
         self._ran, self._ran_cv, self._exec = 0, threading.Condition(), threading.Lock()
