@@ -33,7 +33,7 @@ import sharded as st
 from ..errors import ShardedError
 from .bench_classic_cases import WORKLOADS, Workload
 from .bench_report import BenchError, check_plotting, finish_ratio_plot
-from .timing import dask_array, shard_slots, workers_label
+from .timing import dask_array, shard_slots, title, workers_label
 
 NAMES = tuple(w.name for w in WORKLOADS)
 
@@ -211,7 +211,7 @@ def table(rows, workers, repeat: int) -> str:
     """
     width = max([8] + [len(r.label) for r in rows])
     out = [
-        f"classic workloads: {_label(workers)}; median of {repeat} rounds; seconds",
+        f"classic workloads: {title(workers)}; median of {repeat} rounds; seconds",
         f"{'workload':{width}} {'numpy s':>9} {'dask s':>9} {'sharded s':>9} {'sh/numpy':>8} "
         f"{'sh/dask':>8}  {'first call (x steady)':21} {'drv cpu s':>10}",
     ]
@@ -242,10 +242,6 @@ def run(names=None, scale: float = 1.0, repeat: int = 3, out=print) -> list:
         gc.collect()  # the last workload's inputs leave before the next one's arrive
     out(table(rows, workers_label(ex), repeat))
     return rows
-
-
-def _label(workers) -> str:
-    return workers if isinstance(workers, str) else f"{workers} workers"
 
 
 def plot(rows, path) -> None:

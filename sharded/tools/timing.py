@@ -72,6 +72,18 @@ def workers_label(executor) -> str:
     return label
 
 
+def title(workers) -> str:
+    """A report's layout words: :func:`workers_label`'s string as it is, a count as
+    ``"N workers"``.
+
+    Examples
+    --------
+    >>> title(2), title("1 worker x 2 threads")
+    ('2 workers', '1 worker x 2 threads')
+    """
+    return workers if isinstance(workers, str) else f"{workers} workers"
+
+
 def report(rows, num_workers, out=print) -> None:
     """Print rows ``(name, sharded_s, numpy_s, dask_s, target)`` as a table with ratios.
 
@@ -84,8 +96,7 @@ def report(rows, num_workers, out=print) -> None:
     ---...
     add ... 1.0000 2.0000 4.0000 0.50 0.25
     """
-    label = num_workers if isinstance(num_workers, str) else f"{num_workers} workers"
-    out(f"sharded benchmark: {label}; median of repeated runs; seconds")
+    out(f"sharded benchmark: {title(num_workers)}; median of repeated runs; seconds")
     head = f"{'case':50} {'sharded':>9} {'numpy':>9} {'dask':>9} {'/numpy':>7} {'/dask':>7}  target"
     out(head)
     out("-" * len(head))
