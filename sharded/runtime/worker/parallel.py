@@ -204,7 +204,15 @@ class _Share:
 _BLAS_FREE: dict = {}  # kernel name -> True when it surely calls no BLAS
 
 
-def _calls_blas(kernels, lists) -> bool:
+def calls_blas(kernels, lists) -> bool:
+    """Whether a kernel of the command ``lists`` may call BLAS (one not known to call none):
+    lanes that run them share the BLAS threads.
+
+    Examples
+    --------
+    >>> calls_blas({}, [[Kernel("matmul", (), (1,), {}, None, False)]])
+    True
+    """
     for cmds in lists:
         for c in cmds:
             if type(c) is Kernel:
@@ -247,19 +255,26 @@ def run_chains(w, chains: dict, refs):
     lists = [chains[s] for s in sorted(chains)]
     if _size(w, lists[0]) < w.par_min or not independent(w, lists):
         return None
-    pool = pool_of(w)
     nk = sum(type(c) is Kernel for cmds in lists for c in cmds)
+    blas = calls_blas(w.kernels, lists)
+    got = run_lanes(w, lambda cmds: w.run_commands(cmds, *refs), lists, nk, blas)
+    return [e for errs in got for e in errs]
+
+
+def run_lanes(w, fn, items, kernels: int, blas: bool) -> list:
+    """``[fn(x) for x in items]`` on ``w``'s pool: the worker busy meanwhile (no section
+    nests another), its BLAS pools shared among the lanes when ``blas``, and
+    ``w.commands_run`` advanced by exactly ``kernels`` (each kernel command counts once,
+    fused or not, whatever the interleaving of the lanes' increments)."""
+    pool = pool_of(w)
     before = w.commands_run
     w._busy = True
     try:
-        with _Share(min(pool.n, len(lists)), _calls_blas(w.kernels, lists)):
-            got = pool.map(lambda cmds: w.run_commands(cmds, *refs), lists)
+        with _Share(min(pool.n, len(items)), blas):
+            return pool.map(fn, items)
     finally:
         w._busy = False
-        # (each kernel command counts once, fused or not: the exact count whatever the
-        # interleaving of the lanes' increments)
-        w.commands_run = before + nk
-    return [e for errs in got for e in errs]
+        w.commands_run = before + kernels
 
 
 def window_chains(cmds):
@@ -344,7 +359,7 @@ def run_kernels(w, cmds, refs, blas=None) -> list:
         return errs
 
     if blas is None:
-        blas = _calls_blas(w.kernels, [cmds])
+        blas = calls_blas(w.kernels, [cmds])
     w._busy = True
     try:
         with _Share(min(pool_of(w).n, len(cmds)), blas):

@@ -35,7 +35,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..commands import Const, Free, Fresh, Input, Kernel, Key, Mod, Tree, shift
-from . import fusion
+from . import fusion, parallel
 
 POOL_MIN_BYTES = 1 << 20  # the worker's pool keeps no smaller block (store.POOL_MIN_BYTES)
 _FRESH, _INPUT, _FIXED = 1, 2, 3  # how a key symbol binds (a constant operand is 0)
@@ -66,6 +66,18 @@ class _Window(NamedTuple):
     end: int
     outside: tuple
     steps: list
+
+
+class _Group(NamedTuple):
+    """Back-to-back kernel steps of which none reads or writes what another makes (one per
+    shard of an op, say). On a worker with several kernel threads, when the first one's
+    first stored operand holds ``par_min`` elements or more, they run at once on the pool;
+    else one after another, as written."""
+
+    prog: Any  # the Compiled program (its tight loop runs each step)
+    steps: list
+    first: tuple  # a key symbol
+    blas: bool
 
 
 class _KernelStep(NamedTuple):
@@ -153,7 +165,38 @@ class Compiled:
             i = end
         if plain:
             steps.append(_Plain(plain))
-        self.steps = steps
+        self.steps = [_Plain(self._grouped(s.steps)) if type(s) is _Plain else s for s in steps]
+
+    def _grouped(self, steps) -> list:
+        """``steps`` with runs of independent kernel steps as :class:`_Group` s: each step
+        of a run makes fresh keys (none in place) that no other step of the run reads."""
+        out, run, made, read = [], [], set(), set()
+
+        def close():
+            first = next((a[:3] for a in run[0].args if a[0]), None) if len(run) > 1 else None
+            if first is None:
+                out.extend(run)
+            else:
+                cmds = [[self.cmds[s.index]] for s in run]
+                blas = parallel.calls_blas({s.kernel: s.fn for s in run}, cmds)
+                out.append(_Group(self, list(run), first, blas))
+            run.clear()
+            made.clear()
+            read.clear()
+
+        for s in steps:
+            if type(s) is not _KernelStep or s.inplace:
+                close()
+                out.append(s)
+                continue
+            reads = {a[:3] for a in s.args if a[0]}
+            if reads & made or made.intersection(s.outs) or read.intersection(s.outs):
+                close()
+            run.append(s)
+            made.update(s.outs)
+            read.update(reads)
+        close()
+        return out
 
     def _step(self, i, kernels):
         c = self.cmds[i]
@@ -265,6 +308,10 @@ class Compiled:
                 )
                 outs = tuple(_key(o, base, inkeys) for o in s.outs)
                 cmds[j] = c._replace(args=args, outs=outs)
+        # (a window of independent per-shard chains: each fused, on the pool; as Worker.run)
+        if w.kernel_threads > 1 and not w._busy:
+            if parallel.run_window(w, cmds[win.start : win.end], (), errors):
+                return
         fusion.run_window(w, cmds, win.start, win.end, (), errors, _Index(self))
 
 
@@ -317,7 +364,29 @@ def _run_tree(w, st, base, inkeys, errors):
     w._tree(spec, set(w.mine(st.desc)), (), errors)
 
 
-_RUN = {_FreeFresh: _run_free_fresh, _FreeKeys: _run_free_keys, _TreeStep: _run_tree}
+def _run_group(w, st, base, inkeys, errors):
+    prog = st.prog
+    if w.kernel_threads > 1 and not w._busy and w.xp is np:
+        arr = w.store.get(_key(st.first, base, inkeys))
+        if arr is not None and getattr(arr, "size", 0) >= w.par_min:
+
+            def lane(step):
+                errs: list = []
+                prog._run(w, [step], base, inkeys, errs)
+                return errs
+
+            for errs in parallel.run_lanes(w, lane, st.steps, len(st.steps), st.blas):
+                errors += errs
+            return
+    prog._run(w, st.steps, base, inkeys, errors)
+
+
+_RUN = {
+    _FreeFresh: _run_free_fresh,
+    _FreeKeys: _run_free_keys,
+    _TreeStep: _run_tree,
+    _Group: _run_group,
+}
 
 
 class _Index:
