@@ -20,7 +20,11 @@ worker time a call on it). :class:`Compiled` does that work once, at definition:
   would run them;
 * a pooled kernel (one that may write into a recycled block) is offered the pool only while
   its output is large enough to be pooled at all (the pool holds blocks of at least
-  ``POOL_MIN_BYTES``; asking costs a broadcast of the shapes per command).
+  ``POOL_MIN_BYTES``; asking costs a broadcast of the shapes per command);
+* on a worker with several kernel threads, back-to-back kernels that do not read one
+  another's outputs (one per shard of an op: :class:`_Group`) run at once on its pool, and
+  a fusion window of independent per-shard chains runs each chain fused on it, as the
+  batch path does (:mod:`.parallel`).
 
 Results and error records are those of the generic path: the same kernels with the same
 arguments in the same order; a missing or poisoned operand poisons the outputs, a failing
