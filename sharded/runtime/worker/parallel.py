@@ -351,7 +351,6 @@ def reduce_chunks(w, cmds, refs) -> list:
 def run_kernels(w, cmds, refs, blas=None) -> list:
     """Run independent kernel commands on the pool, one each; their error records in the
     commands' order (``blas``: whether one may call BLAS; None: look)."""
-    before = w.commands_run
 
     def one(cmd):
         errs: list = []
@@ -360,13 +359,7 @@ def run_kernels(w, cmds, refs, blas=None) -> list:
 
     if blas is None:
         blas = calls_blas(w.kernels, [cmds])
-    w._busy = True
-    try:
-        with _Share(min(pool_of(w).n, len(cmds)), blas):
-            got = pool_of(w).map(one, cmds)
-    finally:
-        w._busy = False
-        w.commands_run = before + len(cmds)
+    got = run_lanes(w, one, cmds, len(cmds), blas)
     return [e for errs in got for e in errs]
 
 
