@@ -409,3 +409,15 @@ def test_thin_product_gradients(pa, px):
         for v, p in ((ca, pa), (ca[0], px))
     )
     assert gradcheck(lambda m, u: (m @ u, u @ m.mT), (za, zx))
+
+
+def test_weight_gradient_of_chunks_on_one_worker_is_a_k_split():
+    # x.T @ g with both k chunks on one worker (a worker with a thread per shard): a partial
+    # product per chunk, summed, not a gathered copy of both 2.5 MB operands and one product
+    xn, gn = rng.standard_normal((200, 8)), rng.standard_normal((200, 6))
+    one = st.Layout.from_bounds((200, 8), [(0, 100, 200), (0, 8)], [0, 0])
+    x = t(xn, layout=one)
+    g = t(gn, layout=one.replace(shape=(200, 6), bounds=((0, 100, 200), (0, 6))))
+    _, plan = MM.choose(ex(), x.mT, g)
+    assert plan[0] == "ksplit"
+    assert_matches_numpy(x.mT @ g, xn.T @ gn, **TOL)

@@ -30,7 +30,9 @@ whose commands read the vector itself, and the unit dim is dropped from the outp
 reshaping commands around a vector product, and the block kernel is a gemv.
 
 The cheapest candidate wins, cost = busiest worker's flops / :data:`FLOP_RATE` + bytes moved /
-:data:`BYTE_RATE` + transfers * :data:`TRANSFER_COST`; ties go to the first candidate listed.
+:data:`BYTE_RATE` + transfers * :data:`TRANSFER_COST` (+ bytes of regions gathered whole /
+:data:`COPY_RATE`: assembling a region copies it even when all its pieces are local, as when one
+worker holds several k chunks); ties go to the first candidate listed.
 So row-split @ replicated is local; row-split @ row-split ships the other rows of ``b`` to each
 worker; ``x.T @ g`` of row-sharded ``x`` and ``g`` (a weight gradient) is a k-split.
 """
@@ -49,6 +51,7 @@ from ...runtime.commands import Key, Transfer
 FLOP_RATE = 2e10  # flops per second one worker is assumed to sustain
 BYTE_RATE = 1e9  # bytes per second assumed between workers
 TRANSFER_COST = 1e-3  # seconds of latency charged per transferred piece
+COPY_RATE = 4e9  # bytes per second a worker assembles a gathered region at (local pieces too)
 SMALL_RESULT = 1 << 20  # k-split results below this many bytes are summed into one block
 THIN_BYTES = 4 << 20  # gathered regions up to this size are gathered whole (no k panels)
 
@@ -202,7 +205,7 @@ def _blocks_plan(ex, g: _Geo, bounds):
     out = out.replace(workers=workers)
     whole = g.k > 0 and _thin(g, out)
     panels = [full_k] if whole else g.k_cuts()
-    moved, transfers, flops, seen = 0, 0, [0] * nw, set()
+    moved, transfers, copied, flops, seen = 0, 0, 0, [0] * nw, set()
     for s, (w, offs, shp) in enumerate(out.shards()):
         for kt in panels:
             for t, reg in ((g.a, g.reg_a(offs, shp, kt)), (g.b, g.reg_b(offs, shp, kt))):
@@ -211,12 +214,14 @@ def _blocks_plan(ex, g: _Geo, bounds):
                         continue
                     seen.add((w, t is g.a, tuple(reg)))
                     transfers += _remote_pieces(t._layout, w, reg)
+                    if not _one_local_piece(t._layout, w, reg):  # assembled: a copy
+                        copied += _size(reg)
                 else:
                     transfers += held(t._layout, w, reg) < _size(reg)
                 moved += _size(reg) - held(t._layout, w, reg)
         flops[w] += 2 * math.prod(shp) * g.k
     cost = max(flops) / FLOP_RATE + moved * g.item / BYTE_RATE + transfers * TRANSFER_COST
-    return cost, ("blocks", out, panels)
+    return cost + copied * g.item / COPY_RATE, ("blocks", out, panels)
 
 
 def _thin(g: _Geo, out) -> bool:
