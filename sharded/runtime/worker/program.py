@@ -39,7 +39,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..commands import Const, Free, Fresh, Input, Kernel, Key, Mod, Tree, shift
-from . import fusion, parallel
+from . import fusion, parallel, stacked
 
 POOL_MIN_BYTES = 1 << 20  # the worker's pool keeps no smaller block (store.POOL_MIN_BYTES)
 _FRESH, _INPUT, _FIXED = 1, 2, 3  # how a key symbol binds (a constant operand is 0)
@@ -64,12 +64,14 @@ class _Plain(NamedTuple):
 
 class _Window(NamedTuple):
     """A fusion window: commands ``start:end``, what they read from outside (key symbols
-    with slices, constant shapes) and their steps (run so when it is too small to fuse)."""
+    with slices, constant shapes) and their steps (run so when it is too small to fuse,
+    unless its per-shard chains run stacked: ``stack``, keys as encoded symbols)."""
 
     start: int
     end: int
     outside: tuple
     steps: list
+    stack: Any  # a stacked.Stack or None
 
 
 class _Group(NamedTuple):
@@ -96,6 +98,7 @@ class _KernelStep(NamedTuple):
     pooled: bool  # may take its output from the pool
     kernel: str
     index: int  # of the command in the program
+    fast: Any  # (operands, output offset) when it may skip the general loop, else None
 
 
 class _FreeFresh(NamedTuple):
@@ -165,7 +168,8 @@ class Compiled:
                 steps.append(_Plain(plain))
                 plain = []
             inner = [self._step(j, kernels) for j in range(i, end)]
-            steps.append(_Window(i, end, _outside(cmds[i:end]), inner))
+            stack = _encoded(stacked.plan(cmds[i:end], kernels))
+            steps.append(_Window(i, end, _outside(cmds[i:end]), inner, stack))
             i = end
         if plain:
             steps.append(_Plain(plain))
@@ -219,7 +223,11 @@ class Compiled:
                 self._run(w, st.steps, base, inkeys, errors)
             elif fuse and self._large(w, st.outside, base, inkeys):
                 self._fused(w, st, base, inkeys, errors)
-            else:
+            elif not (
+                st.stack is not None
+                and w.xp is np
+                and stacked.run(w, st.stack, lambda s: _key(s, base, inkeys))
+            ):
                 self._run(w, st.steps, base, inkeys, errors)
         return errors
 
@@ -232,6 +240,22 @@ class Compiled:
             if type(st) is not _KernelStep:
                 _RUN[type(st)](w, st, base, inkeys, errors)
                 continue
+            fast = st.fast
+            if fast is not None and not (st.pooled and big[st.index]):
+                # the short path (most steps of a program of small blocks: the general one
+                # below costs about twice a tiny ufunc); a missing operand or a failing
+                # kernel falls through to the general path, which records it as ever
+                try:
+                    vals = [
+                        c if t == 0 else store[base + c] if t == 1 else store[c] for t, c in fast[0]
+                    ]
+                    r = st.fn(xp, *vals, **st.params)
+                    store[base + fast[1]] = r if type(r) is np.ndarray else xp.asarray(r)
+                    vals = r = None
+                    ran += 1
+                    continue
+                except Exception:
+                    vals = r = None
             fn, params, pooled, i, inplace = st.fn, st.params, st.pooled, st.index, st.inplace
             ran += 1
             keys = [
@@ -345,9 +369,27 @@ def _compile_kernel(c, i, kernels):
             raise ValueError(f"a stored program cannot take operand {a!r} ({c.kernel})")
     pooled = fn is not None and getattr(fn, "pooled", False) and not c.inplace
     outs = tuple(_sym(k) for k in c.outs)
-    return _KernelStep(
-        fn, tuple(enc), outs, c.params or {}, c.label, c.inplace, pooled, c.kernel, i
+    step = _KernelStep(
+        fn, tuple(enc), outs, c.params or {}, c.label, c.inplace, pooled, c.kernel, i, None
     )
+    return step._replace(fast=_fast(step))
+
+
+def _fast(st):
+    """``(operands, output offset)`` of a kernel step the tight loop may run by its short
+    path: one fresh output, not in place, operands unsliced keys of the call or fixed keys
+    (``(1, offset)``, ``(2, key)``) and scalar constants (``(0, value)``); else None."""
+    if st.fn is None or st.inplace or len(st.outs) != 1 or st.outs[0][0] != _FRESH:
+        return None
+    ops = []
+    for how, a, _, sl in st.args:
+        if how == 0 and not isinstance(a, np.ndarray):
+            ops.append((0, a))
+        elif how in (_FRESH, _FIXED) and sl is None:
+            ops.append((1 if how == _FRESH else 2, a))
+        else:
+            return None
+    return tuple(ops), st.outs[0][1]
 
 
 _COMPILE = {Tree: _compile_tree, Free: _compile_free, Kernel: _compile_kernel}
@@ -444,6 +486,17 @@ def _tree_reads(c):
 
 def _key(s, base, inkeys):
     return base + s[1] if s[0] == _FRESH else s[1] if s[0] == _FIXED else inkeys[s[1]][s[2]]
+
+
+def _encoded(stack):
+    """A :class:`.stacked.Stack` with its symbols encoded (:func:`_sym`), or None."""
+    if stack is None:
+        return None
+    return stack._replace(
+        ins=[[_sym(k) for k in ins] for ins in stack.ins],
+        keep=[(t, [None if k is None else _sym(k) for k in outs]) for t, outs in stack.keep],
+        after=[_sym(k) for k in stack.after],
+    )
 
 
 def _widen(dims: list, shape) -> None:

@@ -397,8 +397,13 @@ def ufunc_kernel(name, fn):
     """
 
     def k(xp, *arrays, cast=None, out=None, alloc=None):
-        cast, out = as_dtype(cast), as_dtype(out)
-        args = arrays if cast is None else [_cast(xp, a, cast) for a in arrays]
+        # (dtypes by identity first: a tiny block's kernel is mostly this bookkeeping)
+        cast = _DTYPES.get(cast) or as_dtype(cast)
+        out = _DTYPES.get(out) or as_dtype(out)
+        if cast is None:
+            args = arrays
+        else:
+            args = [a if getattr(a, "dtype", None) is cast else _cast(xp, a, cast) for a in arrays]
         f = getattr(xp, fn)
         if alloc is not None and out is not None:
             shapes = [a.shape for a in args if hasattr(a, "shape")]
@@ -416,7 +421,10 @@ def ufunc_kernel(name, fn):
                     return f(*args, out=buf)
                 except TypeError:  # the ufunc's natural dtype differs from ``out``
                     pass
-        return result(xp, f(*args), out)
+        r = f(*args)
+        if type(r) is np.ndarray and r.dtype is out and r.flags.c_contiguous:
+            return r
+        return result(xp, r, out)
 
     k.__name__ = k.__qualname__ = name
     k.__doc__ = f"Kernel of ``{name}``: ``xp.{fn}`` computed in ``cast``, returned as ``out``."
