@@ -185,6 +185,31 @@ def test_mask_selection_stays_sharded_and_moves_nothing():
     assert_matches_numpy(x[st.zeros(7, dtype=st.bool, shards=3)], np.zeros((0, 6)))
 
 
+@pytest.mark.ray_mirror(False)  # (the kernel itself, in this process)
+@pytest.mark.parametrize("dtype", [np.float64, np.int8, np.bool_, "bfloat16"])
+def test_mask_select_kernel_in_steps_and_into_a_pooled_block(monkeypatch, dtype):
+    from sharded.dtypes import BF16_NP
+    from sharded.ops.index.prims import masking
+
+    dt = BF16_NP if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((37, 5, 2)).astype(dt)
+    m = rng.random((37, 5)) > 0.4
+    monkeypatch.setattr(masking, "SELECT_BYTES", 3 * 2 * dt.itemsize)  # 3 rows a step
+    got = masking.mask_select(np, a, m)
+    assert got.dtype == dt and np.array_equal(got, a[m])
+    lent = []
+
+    def alloc(shape, dtype):
+        lent.append(np.empty(shape, dtype))
+        return lent[-1]
+
+    got = masking.mask_select(np, a, m, alloc=alloc)
+    assert got is lent[0] and np.array_equal(got, a[m])
+    assert masking.mask_select(np, a, np.zeros((37, 5), bool)).shape == (0, 2)
+    assert np.array_equal(masking.mask_select(np, a[:0], m[:0]), a[:0][m[:0]])
+
+
 @pytest.mark.parametrize(
     "iplace",
     [dict(), dict(shards=2), dict(layout=st.Layout.replicated())],

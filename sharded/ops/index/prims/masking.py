@@ -10,6 +10,8 @@ primitives by name.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ....core.dataflow import Operand, align, free_temps
@@ -38,10 +40,42 @@ def _mask_args(ex, mask, lay: Layout):
     return margs, temps
 
 
-@kernel
-def mask_select(xp, a, m):
-    """``a[m]`` for a bool mask over the leading dims of a block."""
-    return a[m]
+SELECT_BYTES = 1 << 20  # bytes of rows one step of a host selection reads (a step costs
+# ~5 us of the interpreter: smaller steps fit a cache better, but kernel threads share a GIL)
+
+
+@kernel(pooled=True)
+def mask_select(xp, a, m, alloc=None):
+    """``a[m]`` for a bool mask over the leading dims of a block.
+
+    On the host the selected rows are taken a cache-sized run of rows at a time (their
+    indices by ``np.flatnonzero``, then ``np.take``) into one output block, which may come
+    from the worker's pool (``alloc``): NumPy's boolean indexing branches on every element,
+    which a random mask makes mispredict (half of 25M float64 selected, one thread: 113 ms
+    against 42 ms, 37 ms into a recycled block), and a fresh output block of a large
+    selection costs its page faults at every call. Same elements, same order.
+
+    Examples
+    --------
+    >>> mask_select(np, np.arange(6.0).reshape(3, 2), np.array([True, False, True]))
+    array([[0., 1.],
+           [4., 5.]])
+    """
+    if xp is not np or m.ndim == 0:
+        return a[m]
+    n, tail = m.size, a.shape[m.ndim :]
+    rows, flat = a.reshape((n,) + tail), m.reshape(n)
+    shape = (int(np.count_nonzero(flat)),) + tail
+    out = alloc(shape, a.dtype) if alloc is not None else None
+    if out is None:
+        out = np.empty(shape, a.dtype)
+    step = max(1, SELECT_BYTES // max(1, a.itemsize * math.prod(tail)))
+    at = 0
+    for lo in range(0, n, step):
+        idx = np.flatnonzero(flat[lo : lo + step])
+        np.take(rows[lo : lo + step], idx, axis=0, out=out[at : at + idx.size], mode="clip")
+        at += idx.size
+    return out
 
 
 @kernel
@@ -59,7 +93,7 @@ def _mask_select_plan(ex, x, mask) -> Operand:
     keys, counts = [], []
     for s, ((w, _, _), a) in enumerate(zip(lay.shards(), margs)):
         k, c = ex.new_key(), ex.new_key()
-        ex.submit(w, "mask_select", (Key(x._keys[s], None), a), (k,), None, ("mask_select", s))
+        ex.submit(w, "mask_select", (Key(x._keys[s], None), a), (k,), {}, ("mask_select", s))
         ex.submit(w, "count", (a,), (c,), None, ("mask_select", s))
         keys.append(k)
         counts.append((w, c))
