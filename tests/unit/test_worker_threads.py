@@ -346,6 +346,29 @@ def test_kernels_on_received_blocks_run_at_once(monkeypatch):
         _same(_results(w, [40 + s])[0], big[s] + 1)
 
 
+def test_kernels_are_sized_by_their_largest_operand(monkeypatch):
+    """A convolution's first operand is its small weight: the run is sized by the largest
+    stored operand (the image block), so the shards' convolutions run at once."""
+    barrier, seen = threading.Barrier(2, timeout=10), set()
+
+    def meet2(xp, k, x):
+        barrier.wait()
+        seen.add(threading.get_ident())
+        return xp.add(x, k.sum())
+
+    meet2.fusable, meet2.pooled = False, False
+    monkeypatch.setitem(KERNELS, "meet2", meet2)
+    big = [np.arange(float(2 * 1000)) + s for s in range(2)]
+    w = _worker(2, data=[np.ones(3), np.ones(3)] + big, par_min=1500)
+    cmds = [Kernel("meet2", (Key(s), Key(2 + s)), (40 + s,), {}, ("m", s), False) for s in (0, 1)]
+    assert parallel.kernel_run(w, cmds, 0, None) == 2
+    assert w.run(cmds) == [] and len(seen) == 2
+    for s in range(2):
+        _same(_results(w, [40 + s])[0], big[s] + 3)
+    small = [c._replace(args=c.args[:1]) for c in cmds]  # the weights alone: too small
+    assert parallel.kernel_run(w, small, 0, None) is None
+
+
 def test_kernels_that_depend_or_write_unsaid_stay_in_order(monkeypatch):
     """A kernel that reads another's output, or one run for its effect (no outputs: it may
     write its operands, as an LU's update does), is never run beside the others."""

@@ -371,7 +371,8 @@ def kernel_run(w, cmds, start, windows, refs=()):
     """The end of the run of kernel commands from ``start`` that may go to the pool, one
     per lane: plain ``Kernel`` records (no fused window starts among them), at least 2, each
     independent of the others (:func:`independent`), the first one's data (stored or among
-    the batch's ``refs``) of ``w.par_min`` elements or more; None when there is no such run.
+    the batch's ``refs``: :func:`_size`) of ``w.par_min`` elements or more; None when there
+    is no such run.
 
     ``Free`` records between them belong to the kernel before (a sort's scratch blocks,
     freed after each destination's kernel): the run goes on past them, and they run after
@@ -418,10 +419,11 @@ def worth(w, cmds) -> bool:
 
 
 def _size(w, cmds, refs=()) -> int:
-    """A chain's shard size, roughly: the largest over its kernels of the elements of the
-    first stored or received operand (a ``Ref`` into the batch's ``refs``: a sort's pieces
-    from other shards) or ``shape`` parameter (a tensor made here); 0 when none tells (a
-    chain of small ops with one large one is worth the pool)."""
+    """A chain's shard size, roughly: the largest over its kernels of the elements of their
+    stored or received operands (a ``Ref`` into the batch's ``refs``: a sort's pieces from
+    other shards) and of a ``shape`` parameter (a tensor made here, a block assembled from
+    pieces); 0 when none tells (a chain of small ops with one large one is worth the pool).
+    Every operand counts, not the first: a convolution's first is its small weight."""
     store, most = w.store, 0
     for c in cmds:
         if type(c) is not Kernel:
@@ -437,13 +439,11 @@ def _size(w, cmds, refs=()) -> int:
             )
             if arr is not None:
                 most = max(most, getattr(arr, "size", 0))
-                break
-        else:
-            if c.params and "shape" in c.params:
-                try:
-                    most = max(most, int(np.prod(c.params["shape"])))
-                except (TypeError, ValueError):
-                    pass
+        if c.params and "shape" in c.params:
+            try:
+                most = max(most, int(np.prod(c.params["shape"])))
+            except (TypeError, ValueError):
+                pass
     return most
 
 

@@ -24,7 +24,13 @@ worker time a call on it). :class:`Compiled` does that work once, at definition:
 * on a worker with several kernel threads, back-to-back kernels that do not read one
   another's outputs (one per shard of an op: :class:`_Group`) run at once on its pool, and
   a fusion window of independent per-shard chains runs each chain fused on it, as the
-  batch path does (:mod:`.parallel`).
+  batch path does (:mod:`.parallel`);
+* a window too small to fuse whose chains are its shards' same kernels runs once over the
+  shards stacked (:mod:`.stacked`: a kernel of a few hundred elements costs its
+  bookkeeping, not its arithmetic);
+* a kernel step with one fresh output, not in place, reading unsliced keys and scalars
+  takes a short path through the loop (about half the general path's cost: most steps of a
+  program of small blocks).
 
 Results and error records are those of the generic path: the same kernels with the same
 arguments in the same order; a missing or poisoned operand poisons the outputs, a failing
@@ -76,13 +82,13 @@ class _Window(NamedTuple):
 
 class _Group(NamedTuple):
     """Back-to-back kernel steps of which none reads or writes what another makes (one per
-    shard of an op, say). On a worker with several kernel threads, when the first one's
-    first stored operand holds ``par_min`` elements or more, they run at once on the pool;
+    shard of an op, say). On a worker with several kernel threads, when one of the first
+    one's stored operands holds ``par_min`` elements or more, they run at once on the pool;
     else one after another, as written."""
 
     prog: Any  # the Compiled program (its tight loop runs each step)
     steps: list
-    first: tuple  # a key symbol
+    first: tuple  # the first step's key symbols
     blas: bool
 
 
@@ -181,8 +187,8 @@ class Compiled:
         out, run, made, read = [], [], set(), set()
 
         def close():
-            first = next((a[:3] for a in run[0].args if a[0]), None) if len(run) > 1 else None
-            if first is None:
+            first = tuple(a[:3] for a in run[0].args if a[0]) if len(run) > 1 else ()
+            if not first:
                 out.extend(run)
             else:
                 cmds = [[self.cmds[s.index]] for s in run]
@@ -413,8 +419,9 @@ def _run_tree(w, st, base, inkeys, errors):
 def _run_group(w, st, base, inkeys, errors):
     prog = st.prog
     if w.kernel_threads > 1 and not w._busy and w.xp is np:
-        arr = w.store.get(_key(st.first, base, inkeys))
-        if arr is not None and getattr(arr, "size", 0) >= w.par_min:
+        store = w.store
+        sizes = (getattr(store.get(_key(s, base, inkeys)), "size", 0) for s in st.first)
+        if max(sizes) >= w.par_min:  # (every operand: a convolution's first is its weight)
 
             def lane(step):
                 errs: list = []
