@@ -418,6 +418,18 @@ def test_weight_gradient_of_chunks_on_one_worker_is_a_k_split():
     one = st.Layout.from_bounds((200, 8), [(0, 100, 200), (0, 8)], [0, 0])
     x = t(xn, layout=one)
     g = t(gn, layout=one.replace(shape=(200, 6), bounds=((0, 100, 200), (0, 6))))
-    _, plan = MM.choose(ex(), x.mT, g)
+    _, plan = MM.choose(SimpleNamespace(num_workers=1), x.mT, g)
     assert plan[0] == "ksplit"
     assert_matches_numpy(x.mT @ g, xn.T @ gn, **TOL)
+
+
+def test_matvec_of_row_blocks_on_one_worker_stays_blocks():
+    # A's row blocks and x's chunks all on one worker: one gemv per row block (x gathered,
+    # 32 KB), not a k-split that would gather A's column halves (64 MB at 4096²)
+    one = st.Layout.from_bounds((96, 64), [(0, 48, 96), (0, 64)], [0, 0])
+    a = t(rng.standard_normal((96, 64)), layout=one)
+    x = t(rng.standard_normal(64), layout=st.Layout.from_bounds((64,), [(0, 32, 64)], [0, 0]))
+    one_worker = SimpleNamespace(num_workers=1)  # (more workers: a block may go elsewhere)
+    _, plan = MM.choose(one_worker, a, MM.Vec(x, 1))
+    assert plan[0] == "blocks" and plan[2] == [(0, 64)]
+    assert_matches_numpy(a @ x, a.numpy() @ x.numpy(), **TOL)

@@ -30,9 +30,10 @@ whose commands read the vector itself, and the unit dim is dropped from the outp
 reshaping commands around a vector product, and the block kernel is a gemv.
 
 The cheapest candidate wins, cost = busiest worker's flops / :data:`FLOP_RATE` + bytes moved /
-:data:`BYTE_RATE` + transfers * :data:`TRANSFER_COST` (+ bytes of regions gathered whole /
-:data:`COPY_RATE`: assembling a region copies it even when all its pieces are local, as when one
-worker holds several k chunks); ties go to the first candidate listed.
+:data:`BYTE_RATE` + transfers * :data:`TRANSFER_COST` + bytes of the operand regions a plan
+gathers into one block / :data:`COPY_RATE` (assembling a region copies it even when all its
+pieces are local, as when one worker holds several shards); ties go to the first candidate
+listed.
 So row-split @ replicated is local; row-split @ row-split ships the other rows of ``b`` to each
 worker; ``x.T @ g`` of row-sharded ``x`` and ``g`` (a weight gradient) is a k-split.
 """
@@ -250,19 +251,21 @@ def _ksplit_plan(ex, g: _Geo, src):
     lay = (g.a if src == "a" else g.b)._layout
     other = g.b if src == "a" else g.a
     d = 1 if src == "a" else 0
-    moved, transfers, flops, used = 0, 0, collections.Counter(), set()
+    moved, transfers, copied, flops, used = 0, 0, 0, collections.Counter(), set()
     for w, offs, shp in lay.shards():
         kt = (offs[d], offs[d] + shp[d])
         reg = [kt, (0, g.m)] if src == "a" else [(0, g.n), kt]
         miss = _size(reg) - held(other._layout, w, reg)
         moved += miss
         transfers += miss > 0
+        if not _one_local_piece(other._layout, w, reg):  # gathered: a copy
+            copied += _size(reg)
         flops[w] += 2 * g.n * g.m * shp[d]
         used.add(w)
     moved += (len(used) - 1) * g.n * g.m
     transfers += len(used) - 1
     cost = max(flops.values()) / FLOP_RATE + moved * g.item / BYTE_RATE + transfers * TRANSFER_COST
-    return cost, ("ksplit", src)
+    return cost + copied * g.item / COPY_RATE, ("ksplit", src)
 
 
 def choose(ex, a, b):
