@@ -433,3 +433,18 @@ def test_matvec_of_row_blocks_on_one_worker_stays_blocks():
     _, plan = MM.choose(one_worker, a, MM.Vec(x, 1))
     assert plan[0] == "blocks" and plan[2] == [(0, 64)]
     assert_matches_numpy(a @ x, a.numpy() @ x.numpy(), **TOL)
+
+
+def test_matvec_with_split_vector_on_one_worker_is_one_product_per_row_block(monkeypatch):
+    # x split too: gathered whole (a copy of 64 entries) beats one block of all rows whose
+    # k panels each assemble a column slice of both row blocks of A (A over THIN_BYTES, as
+    # a 4096² one is: its whole-k regions are not gathered whole)
+    monkeypatch.setattr(MM, "_PLANS", {})
+    monkeypatch.setattr(MM, "THIN_BYTES", 1024)
+    one = st.Layout.from_bounds((96, 64), [(0, 48, 96), (0, 64)], [0, 0])
+    a = t(rng.standard_normal((96, 64)), layout=one)
+    x = t(rng.standard_normal(64), layout=st.Layout.from_bounds((64,), [(0, 32, 64)], [0, 0]))
+    _, plan = MM.choose(SimpleNamespace(num_workers=1), a, MM.Vec(x, 1))
+    assert plan[0] == "blocks" and plan[2] == [(0, 64)]
+    assert plan[1].bounds[0] == (0, 48, 96)
+    assert_matches_numpy(a @ x, a.numpy() @ x.numpy(), **TOL)

@@ -215,10 +215,10 @@ def _blocks_plan(ex, g: _Geo, bounds):
                         continue
                     seen.add((w, t is g.a, tuple(reg)))
                     transfers += _remote_pieces(t._layout, w, reg)
-                    if not _one_local_piece(t._layout, w, reg):  # assembled: a copy
-                        copied += _size(reg)
                 else:
                     transfers += held(t._layout, w, reg) < _size(reg)
+                if not _one_local_piece(t._layout, w, reg):  # assembled: a copy
+                    copied += _size(reg)
                 moved += _size(reg) - held(t._layout, w, reg)
         flops[w] += 2 * math.prod(shp) * g.k
     cost = max(flops) / FLOP_RATE + moved * g.item / BYTE_RATE + transfers * TRANSFER_COST
