@@ -27,7 +27,7 @@ worker time a call on it). :class:`Compiled` does that work once, at definition:
   batch path does (:mod:`.parallel`);
 * a window too small to fuse whose chains are its shards' same kernels runs once over the
   shards stacked (:mod:`.stacked`: a kernel of a few hundred elements costs its
-  bookkeeping, not its arithmetic);
+  bookkeeping, not its arithmetic; as fusion, only while the worker's fusion is on);
 * a kernel step with one fresh output, not in place, reading unsliced keys and scalars
   takes a short path through the loop (about half the general path's cost: most steps of a
   program of small blocks).
@@ -230,8 +230,8 @@ class Compiled:
             elif fuse and self._large(w, st.outside, base, inkeys):
                 self._fused(w, st, base, inkeys, errors)
             elif not (
-                st.stack is not None
-                and w.xp is np
+                fuse
+                and st.stack is not None
                 and stacked.run(w, st.stack, lambda s: _key(s, base, inkeys))
             ):
                 self._run(w, st.steps, base, inkeys, errors)
