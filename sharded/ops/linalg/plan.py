@@ -221,8 +221,7 @@ def _blocks_plan(ex, g: _Geo, bounds):
                     copied += _size(reg)
                 moved += _size(reg) - held(t._layout, w, reg)
         flops[w] += 2 * math.prod(shp) * g.k
-    cost = max(flops) / FLOP_RATE + moved * g.item / BYTE_RATE + transfers * TRANSFER_COST
-    return cost + copied * g.item / COPY_RATE, ("blocks", out, panels)
+    return _cost(max(flops), moved, transfers, copied, g.item), ("blocks", out, panels)
 
 
 def _thin(g: _Geo, out) -> bool:
@@ -264,8 +263,19 @@ def _ksplit_plan(ex, g: _Geo, src):
         used.add(w)
     moved += (len(used) - 1) * g.n * g.m
     transfers += len(used) - 1
-    cost = max(flops.values()) / FLOP_RATE + moved * g.item / BYTE_RATE + transfers * TRANSFER_COST
-    return cost + copied * g.item / COPY_RATE, ("ksplit", src)
+    return _cost(max(flops.values()), moved, transfers, copied, g.item), ("ksplit", src)
+
+
+def _cost(flops, moved, transfers, copied, item) -> float:
+    """Seconds a plan is assumed to take (the module docstring): the busiest worker's
+    ``flops``, elements ``moved`` between workers, ``transfers`` and elements ``copied``
+    into gathered blocks, of ``item`` bytes each."""
+    return (
+        flops / FLOP_RATE
+        + moved * item / BYTE_RATE
+        + transfers * TRANSFER_COST
+        + copied * item / COPY_RATE
+    )
 
 
 def choose(ex, a, b):

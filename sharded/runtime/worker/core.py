@@ -227,7 +227,7 @@ class Worker(MemoryTrace, Store):
             if fail is not None:
                 raise fail
             if pool and not inplace and getattr(fn, "pooled", False):
-                res = fn(self.xp, *vals, alloc=self._take, **params)
+                res = fn(self.xp, *vals, alloc=self._take, **(params or {}))
             else:
                 res = fn(self.xp, *vals, **(params or {}))
             if len(outs) == 1:

@@ -93,7 +93,7 @@ def _mask_select_plan(ex, x, mask) -> Operand:
     keys, counts = [], []
     for s, ((w, _, _), a) in enumerate(zip(lay.shards(), margs)):
         k, c = ex.new_key(), ex.new_key()
-        ex.submit(w, "mask_select", (Key(x._keys[s], None), a), (k,), {}, ("mask_select", s))
+        ex.submit(w, "mask_select", (Key(x._keys[s], None), a), (k,), None, ("mask_select", s))
         ex.submit(w, "count", (a,), (c,), None, ("mask_select", s))
         keys.append(k)
         counts.append((w, c))
