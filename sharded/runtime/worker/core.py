@@ -62,7 +62,7 @@ from ..commands import (
 )
 from ..net import mailbox
 from ..packing import load_batch, shared_layout
-from . import fusion, parallel, program, threads
+from . import fusion, parallel, program, rowpass, threads
 from .expand import EXPAND
 from .memtrace import MemoryTrace, rss_peak_bytes, trace
 from .store import Failed, Poisoned, Store, readonly_view
@@ -166,6 +166,13 @@ class Worker(MemoryTrace, Store):
                     errors += self._expand(layout[done : cmd.upto], refs)
                     done = cmd.upto
                 else:
+                    # X.T @ f(X @ w): one pass over X's row blocks (.rowpass); fusion's
+                    # rules (on, host arrays, a batch without DropRange: windows not None)
+                    if kind is Kernel and cmd.kernel == "matmul" and windows is not None:
+                        got = rowpass.run(self, cmds, i - 1, layout, done, refs, errors)
+                        if got is not None:
+                            i, done = got
+                            continue
                     if kind is Kernel and self.kernel_threads > 1 and not self._busy:
                         # the driver's per-shard commands of one op (a matmul's panels, a
                         # sort's local sorts): independent ones run on the kernel pool
