@@ -148,12 +148,15 @@ def _im2col(xp, cols, ns, rs, groups):
     return v.reshape(groups, (c // groups) * math.prod(k), nb * math.prod(out_sp))
 
 
-def conv_forward(xp, xpad, w, stride, dilation, groups, out_sp):
+def conv_forward(xp, xpad, w, stride, dilation, groups, out_sp, alloc=None):
     """Cross-correlation of a padded (n, C, *spatial) block with the (O, C/groups, *k)
-    weight: the (n, O, *out_sp) output, one batched GEMM per im2col block."""
+    weight: the (n, O, *out_sp) output (in ``alloc``'s block where it gives one), one
+    batched GEMM per im2col block."""
     n = xpad.shape[0]
     o, cg, k = w.shape[0], w.shape[1], tuple(w.shape[2:])
-    out = xp.empty((n, o) + tuple(out_sp), dtype=xpad.dtype)
+    shape = (n, o) + tuple(out_sp)
+    out = alloc(shape, xpad.dtype) if alloc is not None else None
+    out = xp.empty(shape, dtype=xpad.dtype) if out is None else out
     cols = windows(xp, xpad, k, stride, dilation, out_sp)
     kk = cg * math.prod(k)
     wm = w.reshape(groups, o // groups, kk)

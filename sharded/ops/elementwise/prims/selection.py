@@ -8,6 +8,8 @@ binds.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .... import dtypes as D
@@ -177,9 +179,28 @@ def clamp_max_(self, max):
 
 
 # ---------------------------------------------------------------------------- where
-@E.named_kernel("where")
-def _where_kernel(xp, cond, a, b, cast=None, out=None):
-    return E.result(xp, xp.where(cond, E.cast(xp, a, cast), E.cast(xp, b, cast)), out)
+@E.named_kernel("where", pooled=True)
+def _where_kernel(xp, cond, a, b, cast=None, out=None, alloc=None):
+    """``where`` of one block; a large result goes into a block of the worker's pool where
+    one fits (``b`` copied in, then ``a`` where ``cond`` holds: the same values, each cast
+    once, as ``xp.where``'s result cast to ``out``)."""
+    a, b = E.cast(xp, a, cast), E.cast(xp, b, cast)
+    buf = None
+    # (only where both paths convert alike: a bool condition, every array already of the
+    # result's dtype; a Python scalar then becomes that dtype either way)
+    if (
+        alloc is not None
+        and out is not None
+        and getattr(cond, "dtype", None) == np.bool_
+        and all(getattr(v, "dtype", out) == out for v in (a, b))
+    ):
+        shape = np.broadcast_shapes(*(np.shape(v) for v in (cond, a, b)))
+        buf = alloc(shape, out) if math.prod(shape) >= 1 << 16 else None
+    if buf is None:
+        return E.result(xp, xp.where(cond, a, b), out)
+    xp.copyto(buf, b, casting="unsafe")
+    xp.copyto(buf, a, casting="unsafe", where=cond)
+    return buf
 
 
 def _where_rule(ops):

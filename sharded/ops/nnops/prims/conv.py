@@ -85,12 +85,14 @@ def _block(xp, pieces, places, shape, pads, dtype):
     return fill(xp, pieces, places, shape, pads, 0, dtype)
 
 
-@kernel
-def conv_block(xp, w, *pieces, places, shape, pads, stride, dilation, groups, out_sp):
+@kernel(pooled=True)
+def conv_block(xp, w, *pieces, places, shape, pads, stride, dilation, groups, out_sp, alloc=None):
     """Cross-correlation of one output block: the input region's ``pieces`` (own rows and
-    halos) laid into one zero-padded block, times the (O, C/groups, *k) weight."""
+    halos) laid into one zero-padded block, times the (O, C/groups, *k) weight; the output
+    in a block of the worker's pool where one fits (``alloc``: an iterative deconvolution's
+    outputs are freed each iteration, and a fresh block costs its page faults again)."""
     xpad = _block(xp, pieces, places, shape, pads, w.dtype)
-    return conv_forward(xp, xpad, w, stride, dilation, groups, out_sp)
+    return conv_forward(xp, xpad, w, stride, dilation, groups, out_sp, alloc)
 
 
 def _conv_spec(x, w, stride, pads, dilation, groups):

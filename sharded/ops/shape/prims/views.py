@@ -314,11 +314,16 @@ def _index_basic_vjp(gs, node):
 
 
 # ------------------------------------------------------------------ contiguous and clone
-@kernel
-def contiguous(xp, a):
+@kernel(pooled=True)
+def contiguous(xp, a, alloc=None):
     """A C-ordered copy (never the same memory: the result of ``contiguous()``/``clone()``
-    must not alias its input)."""
-    return xp.array(a, order="C", copy=True)
+    must not alias its input), into a block of the worker's pool where one fits (a loop's
+    ``clone()`` frees a copy each time round)."""
+    buf = alloc(a.shape, a.dtype) if alloc is not None and a.size >= 1 << 16 else None
+    if buf is None:
+        return xp.array(a, order="C", copy=True)
+    xp.copyto(buf, a)
+    return buf
 
 
 @primitive(
