@@ -134,3 +134,14 @@ def test_worker_missing_operand_falls_back_with_the_same_error(small_rows):
     assert [e["op"] for e in e_on] == [e["op"] for e in e_off]
     assert sorted(on.store) == sorted(off.store)
     assert on.commands_run == off.commands_run
+
+
+def test_half_precision_runs_op_by_op(small_rows):
+    """(a float16 product is rounded to float16: summing a tail's blocks would round once
+    per block, so such blocks keep the unfused path)"""
+    on, off = _worker(), _worker(False)
+    for w in (on, off):
+        w.store.update({k: v.astype(np.float16) for k, v in w.store.items()})
+    assert on.run(_batch()) == [] and off.run(_batch()) == []
+    assert small_rows and not any(small_rows)
+    assert on.store[14].tobytes() == off.store[14].tobytes()

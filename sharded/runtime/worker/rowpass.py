@@ -271,6 +271,10 @@ def _head(store, c, refs):
         return None
     if x.ndim != 2 or x.shape[0] < MIN_ROWS or v.ndim not in (1, 2) or v.size > MAX_W:
         return None
+    # (single and double precision only: bfloat16 and float16 products are rounded to the
+    # block's dtype, so summing a tail's blocks would round once per block)
+    if x.dtype.kind not in "fc" or x.dtype.itemsize < 4:
+        return None
     return x
 
 
