@@ -62,7 +62,7 @@ from ..commands import (
 )
 from ..net import mailbox
 from ..packing import load_batch, shared_layout
-from . import fusion, parallel, program, rowpass, threads
+from . import fusion, parallel, program, rowchain, rowpass, threads
 from .expand import EXPAND
 from .memtrace import MemoryTrace, rss_peak_bytes, trace
 from .store import Failed, Poisoned, Store, readonly_view
@@ -170,6 +170,12 @@ class Worker(MemoryTrace, Store):
                     # rules (on, host arrays, a batch without DropRange: windows not None)
                     if kind is Kernel and cmd.kernel == "matmul" and windows is not None:
                         got = rowpass.run(self, cmds, i - 1, layout, done, refs, errors)
+                        if got is not None:
+                            i, done = got
+                            continue
+                    # a stencil's sums of halo-banded views: one pass (.rowchain)
+                    if kind is Kernel and cmd.kernel == "banded" and windows is not None:
+                        got = rowchain.run(self, cmds, i - 1, layout, done, refs, errors)
                         if got is not None:
                             i, done = got
                             continue

@@ -95,7 +95,7 @@ def run(w, cmds, i, layout, done, refs, errors):
     if found is None:
         return None
     freed = {k for keys in found.frees for k in keys}
-    freed |= _freed_later(w, cmds, found, layout, set(found.owner) - freed)
+    freed |= freed_later(w, cmds, found.end, found.done, layout, set(found.owner) - freed)
     lanes = list(found.shards.values())
     before = w.commands_run
     try:
@@ -161,7 +161,7 @@ def _find(w, cmds, i, layout, done, refs):
                 if c.upto > len(layout):
                     return None
                 for lc in layout[done : c.upto]:
-                    got = _expand(w, lc)
+                    got = expand(w, lc)
                     if got is None:
                         return None
                     pending += got
@@ -212,12 +212,12 @@ def _find(w, cmds, i, layout, done, refs):
     return found
 
 
-def _freed_later(w, cmds, found, layout, cands) -> set:
-    """The values of the pass in ``cands`` that the batch frees after the pass before
-    anything reads them (they need not be written whole): the commands after the pass are
-    read in the order they run, up to one that the scan cannot see into (a new layout, a
-    program), which ends it."""
-    got, pending, j, done = set(), [], found.end, found.done
+def freed_later(w, cmds, end, done, layout, cands) -> set:
+    """The keys in ``cands`` that the batch frees before anything reads them, from command
+    ``end`` on (``done`` layout commands run): such values of a pass need not be written
+    whole. The commands are read in the order they run, up to one that the scan cannot see
+    into (a new layout, a program), which ends it."""
+    got, pending, j = set(), [], end
     for _ in range(MAX_SCAN):
         if not cands:
             break
@@ -311,7 +311,7 @@ def _ptr(a) -> int:
     return a.__array_interface__["data"][0]
 
 
-def _expand(w, lc):
+def expand(w, lc):
     """The per-shard commands of a layout command (no side effects), or None for a
     reduction or anything else that must run where it is."""
     kind = type(lc)
