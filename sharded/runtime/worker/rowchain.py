@@ -41,7 +41,7 @@ import numpy as np
 
 from ..commands import Free, Kernel, Key, LayoutSync
 from . import parallel
-from .rowpass import expand, freed_later
+from .rowpass import expand, finish, freed_later
 
 BLOCK_BYTES = 1 << 20  # bytes of one operand's rows per block
 MAX_SCAN = 256  # commands looked at before the chain ends
@@ -95,12 +95,7 @@ def run(w, cmds, i, layout, done, refs, errors):
     for k, v in views.items():
         if k not in freed:
             store[k] = v
-    for keys in found.frees:
-        w._free(keys)
-    with w._count_lock:
-        w.commands_run = before + found.count
-        w.fused_runs += 1
-        w.fused_commands += found.count
+    finish(w, found.frees, before + found.count, found.count)
     return found.end, found.done
 
 
@@ -239,6 +234,10 @@ def _plan(w, chain, views, refs):
             rows, ndim = r, nd
         if (r, nd) != (rows, ndim):
             raise ValueError(f"a step of {r} rows in a chain of {rows}")
+        for t, v in specs:  # (what a block cannot broadcast as the whole would, unfused)
+            a = getattr(v, "shape", ()) if t == 0 else ()
+            if len(a) > ndim or (len(a) == ndim and a[0] not in (rows, 1)):
+                raise ValueError(f"an operand of shape {a} against {rows} rows")
         steps.append((c.outs[0], fn, kp, specs))
         made.add(c.outs[0])
     return steps, rows, ndim, cuts

@@ -118,13 +118,20 @@ def run(w, cmds, i, layout, done, refs, errors):
             store[out] += part.astype(store[out].dtype, copy=False)
         else:
             store[out] = part
-    for keys in found.frees:
+    finish(w, found.frees, before + found.count, found.count)
+    return found.end, found.done
+
+
+def finish(w, frees, run_to: int, count: int) -> None:
+    """A pass's last steps on worker ``w``: the batch's ``frees`` it took, ``commands_run``
+    set to ``run_to`` (each kernel command it stands for counted once) and the fusion
+    counters advanced by ``count`` commands."""
+    for keys in frees:
         w._free(keys)
     with w._count_lock:
-        w.commands_run = before + found.count
+        w.commands_run = run_to
         w.fused_runs += 1
-        w.fused_commands += found.count
-    return found.end, found.done
+        w.fused_commands += count
 
 
 def _find(w, cmds, i, layout, done, refs):
