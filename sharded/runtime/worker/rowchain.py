@@ -47,16 +47,10 @@ BLOCK_BYTES = 1 << 20  # bytes of one operand's rows per block
 MAX_SCAN = 256  # commands looked at before the chain ends
 
 
-class _Chain:
-    """One shard's chain: its steps in batch order (kernel commands)."""
-
-    def __init__(self):
-        self.steps: list = []
-
-
 class _Found:
-    """The chains, the lazy views (key -> ``index_basic`` command), the frees met, where the
-    batch goes on (``end``, layout commands ``done``) and the kernel commands run."""
+    """The chains (first step's output key -> the chain's kernel commands), the lazy
+    views (key -> ``index_basic`` command), the frees met, where the batch goes on
+    (``end``, layout commands ``done``) and the kernel commands run."""
 
     def __init__(self):
         self.chains, self.owner, self.views, self.frees = {}, {}, {}, []
@@ -176,7 +170,7 @@ def _take(w, store, c, found, freed) -> bool:
     if not chains and not _big(w, store, views, c):  # (a small op: no chain of rows)
         return False
     head = chains.pop() if chains else c.outs[0]
-    found.chains.setdefault(head, _Chain()).steps.append(c)
+    found.chains.setdefault(head, []).append(c)
     owner[c.outs[0]] = head
     found.count += 1
     return True
@@ -208,10 +202,10 @@ def _operand(w, a, views, refs):
 
 def _plan(w, chain, views, refs):
     """Each step as ``(fn, params, specs)`` (a spec: ``(0, value)`` whole or cut by
-    :func:`_rows`, ``(1, key)`` a value of the chain, ``(2, [(first row, array), ...])``
+    :func:`band_rows`, ``(1, key)`` a value of the chain, ``(2, [(first row, array), ...])``
     bands), with the chain's rows, ndim and band cuts."""
     made, steps, cuts, rows, ndim = set(), [], set(), None, None
-    for c in chain.steps:
+    for c in chain:
         params = c.params or {}
         if c.kernel == "banded":
             fn, kp = w.kernels[params["op"]], params.get("params") or {}
@@ -260,7 +254,7 @@ def _pass(w, chain, views, freed, refs) -> dict:
     vals, made = {}, {}
     for r0, r1 in zip(cuts, cuts[1:]):
         for out, fn, params, specs in steps:
-            a = [_at(t, v, r0, r1, rows, ndim, vals) for t, v in specs]
+            a = [vals[v] if t == 1 else band_rows(v, r0, r1, rows, ndim) for t, v in specs]
             r = fn(w.xp, *a, **params)
             if getattr(r, "ndim", 0) != ndim or r.shape[0] != r1 - r0:
                 raise ValueError(f"rows {r0}:{r1} made {np.shape(r)}")
@@ -286,14 +280,24 @@ def _row_elems(steps) -> int:
     return n
 
 
-def _at(t, v, r0, r1, rows, ndim, vals):
-    """An operand over output rows ``r0:r1`` (as :mod:`..halo`'s ``banded`` reads them: the
-    band holding them, a cut of a whole block, or the operand where it broadcasts)."""
-    if t == 1:
-        return vals[v]
-    if t == 2:
-        start, arr = next((s, a) for s, a in reversed(v) if s <= r0)
+def band_rows(o, r0, r1, rows, ndim):
+    """Operand ``o`` over output rows ``r0:r1`` of a block of ``rows`` rows and ``ndim``
+    dims: the band holding them (``o`` a list of ``(first row, array)`` in row order), a cut
+    of a whole block, or ``o`` itself where it broadcasts along the rows (a scalar, fewer
+    dims, one row). The ``banded`` kernel reads its operands so, and a chain's blocks too.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = np.arange(8.0).reshape(4, 2)
+    >>> band_rows([(0, a[:1]), (1, a[1:])], 2, 4, 4, 2).tolist()
+    [[4.0, 5.0], [6.0, 7.0]]
+    >>> band_rows(a, 1, 2, 4, 2).tolist(), band_rows(a[:1], 1, 2, 4, 2).shape
+    ([[2.0, 3.0]], (1, 2))
+    """
+    if type(o) is list:
+        start, arr = next((s, a) for s, a in reversed(o) if s <= r0)
         return arr[r0 - start : r1 - start]
-    if getattr(v, "ndim", 0) == ndim and v.shape[0] == rows and rows > 1:
-        return v[r0:r1]
-    return v
+    if getattr(o, "ndim", 0) == ndim and o.shape[0] == rows and rows > 1:
+        return o[r0:r1]
+    return o

@@ -28,6 +28,7 @@ import numpy as np
 from ....core.dataflow import fetch_regions, region
 from ....core.registry import KERNELS, kernel, pooled_empty
 from ....runtime.commands import Key, Transfer
+from ....runtime.worker.rowchain import band_rows
 
 HALO_SHARE = 0.25  # largest fraction of a block's rows that may come from other workers
 
@@ -202,7 +203,7 @@ def banded(xp, *arrays, op, params, bands, rows, ndim, into=False, alloc=None):
         dst = None if out is None else out[r0:r1]
         # (the target read as an operand is the very block written: a kernel that writes its
         # operand in place, as fill_ does, then returns ``dst`` itself)
-        a = [dst if o is out and dst is not None else _rows(o, r0, r1, rows, ndim) for o in ops]
+        a = [dst if o is out and dst is not None else band_rows(o, r0, r1, rows, ndim) for o in ops]
         if dst is not None and getattr(fn, "pooled", False):
             r = fn(xp, *a, alloc=_offer(dst), **params)
         else:
@@ -215,17 +216,6 @@ def banded(xp, *arrays, op, params, bands, rows, ndim, into=False, alloc=None):
         if r is not dst:
             dst[...] = r
     return out
-
-
-def _rows(o, r0, r1, rows, ndim):
-    """Operand ``o`` over output rows ``r0:r1``: the band holding them, a slice of a whole
-    block, or ``o`` itself where it broadcasts along the rows (a scalar, fewer dims, one row)."""
-    if type(o) is list:
-        start, arr = next((s, a) for s, a in reversed(o) if s <= r0)
-        return arr[r0 - start : r1 - start]
-    if getattr(o, "ndim", 0) == ndim and o.shape[0] == rows and rows > 1:
-        return o[r0:r1]
-    return o
 
 
 def _private(o, target):
