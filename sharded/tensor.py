@@ -16,6 +16,7 @@ import numpy as np
 
 from . import display_svg
 from . import dtypes as D
+from .backend import host_copy
 from .devices import device
 from .display import sharding_map, tensor_repr
 from .errors import (
@@ -421,18 +422,13 @@ class ShardedTensor:
         ex = self._executor()
         out = np.empty(lay.shape, dtype=self._dtype.np)
         if lay.is_replicated:
-            return np.array(
-                ex.fetch([(lay.workers[0], self._keys[0], None)], out.nbytes)[0],
-                copy=True,
-                dtype=self._dtype.np,
-            ).reshape(lay.shape)
-        items = [(w, k, None) for (w, _, shp), k in zip(lay.shards(), self._keys) if 0 not in shp]
-        parts = iter(ex.fetch(items, out.nbytes))
-        for w, offs, shp in lay.shards():
-            if 0 in shp:
-                continue
-            out[tuple(slice(o, o + n) for o, n in zip(offs, shp))] = next(parts)
-        return out
+            part = ex.fetch([(lay.workers[0], self._keys[0], None)], out.nbytes)[0]
+            return host_copy.assemble(out, [((), np.asarray(part).reshape(lay.shape))])
+        shards = [(w, offs, shp, k) for (w, offs, shp), k in zip(lay.shards(), self._keys)]
+        shards = [s for s in shards if 0 not in s[2]]
+        parts = ex.fetch([(w, k, None) for w, _, _, k in shards], out.nbytes)
+        index = [tuple(slice(o, o + n) for o, n in zip(offs, shp)) for _, offs, shp, _ in shards]
+        return host_copy.assemble(out, zip(index, parts))
 
     def __array__(self, dtype=None, copy=None):
         a = self._gather()
