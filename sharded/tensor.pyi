@@ -7,6 +7,7 @@ from typing_extensions import Self
 
 from sharded import CummaxResult, CumminResult, HistogramResult, MaxResult, MinResult
 from sharded import display_svg as display_svg
+from sharded.backend import host_copy as host_copy
 from sharded.devices import device as device
 from sharded.dtypes import DType
 from sharded.errors import ArgumentError as ArgumentError
