@@ -2,9 +2,9 @@
 
 A read of a large tensor ends in a copy of its shards into one new array. On a virtual machine
 whose freed memory goes back to the hypervisor (free page reporting), the first touch of each
-fresh page costs a fault in the host, and those faults, not the copy, set the time: ~0.45 GB/s
-on one thread here, twice that on two. NumPy releases the GIL while it copies, so splitting
-the copy over threads divides that time as well as the copy's own.
+fresh page costs a fault in the host, and those faults, not the copy, set the time: ~0.45
+GB/s on one thread of a 2-core VM, twice that on two. NumPy releases the GIL while it copies,
+so splitting the copy over threads divides that time as well as the copy's own.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ PARALLEL_MIN_BYTES = 8 << 20  # below this a copy is quicker than handing it to 
 MAX_THREADS = 4  # page faults and memory bandwidth stop scaling beyond a few cores
 
 _pool = None
+_pool_pid = None  # the process that made it: a forked child's copy has no threads
 _pool_lock = threading.Lock()
 
 
@@ -31,10 +32,11 @@ def _threads() -> int:
 
 
 def _executor() -> ThreadPoolExecutor:
-    global _pool
+    global _pool, _pool_pid
     with _pool_lock:
-        if _pool is None:
+        if _pool is None or _pool_pid != os.getpid():
             _pool = ThreadPoolExecutor(_threads(), thread_name_prefix="sharded-copy")
+            _pool_pid = os.getpid()
         return _pool
 
 

@@ -34,3 +34,21 @@ def test_read_of_split_tensor(threaded, dim):
     t = st.tensor(x, shards=3, dim=dim)
     np.testing.assert_array_equal(t.numpy(), x)
     assert t.sum().item() == pytest.approx(x.sum())
+
+
+def test_forked_child_copies_on_threads_of_its_own(threaded):
+    import multiprocessing as mp
+    import time
+
+    # the parent's pool with all its threads started (a child inherits none of them)
+    for f in [host_copy._executor().submit(time.sleep, 0.05) for _ in range(3)]:
+        f.result()
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as pool:
+        got = pool.apply_async(_child_copy).get(timeout=30)
+    np.testing.assert_array_equal(got, np.arange(6.0))
+
+
+def _child_copy():
+    host_copy.PARALLEL_MIN_BYTES, host_copy._threads = 0, lambda: 3
+    return host_copy.assemble(np.empty(6), [((), np.arange(6.0))])
