@@ -24,3 +24,23 @@ def cli_session():
     yield
     st.shutdown()
     st.init(executor="local", num_workers=3, min_shard_bytes=0)
+
+
+@pytest.fixture
+def spy_runs(monkeypatch):
+    """``spy_runs(module)`` wraps ``module.run`` (a worker's one-pass hook, which returns
+    None when it declines) and returns the list of whether each call ran."""
+
+    def spy(module):
+        ran = []
+        real = module.run
+
+        def run(*a):
+            got = real(*a)
+            ran.append(got is not None)
+            return got
+
+        monkeypatch.setattr(module, "run", run)
+        return ran
+
+    return spy

@@ -12,22 +12,13 @@ from sharded.tools.bench_classic_cases import stencil
 
 
 @pytest.fixture
-def one_worker(cli_session, monkeypatch):
+def one_worker(cli_session, monkeypatch, spy_runs):
     """A session of one in-process worker, chains of 100 elements on, blocks of 8 rows; the
     list of what each chain attempt returned."""
     ex = st.init(executor="local", num_workers=1).executor
     configure(ex, True, min_elems=100)
     monkeypatch.setattr(rowchain, "BLOCK_BYTES", 64)
-    ran = []
-    real = rowchain.run
-
-    def run(*a):
-        got = real(*a)
-        ran.append(got is not None)
-        return got
-
-    monkeypatch.setattr(rowchain, "run", run)
-    return ran
+    return spy_runs(rowchain)
 
 
 def test_stencil_in_one_pass_bit_identical(one_worker):

@@ -13,20 +13,11 @@ from sharded.runtime.worker.fusion import configure
 
 
 @pytest.fixture
-def small_rows(monkeypatch):
+def small_rows(monkeypatch, spy_runs):
     """Passes over blocks of 7 rows from 40 rows on (the worker is in this process)."""
     monkeypatch.setattr(rowpass, "MIN_ROWS", 40)
     monkeypatch.setattr(rowpass, "BLOCK_BYTES", 7 * 8 * 8)
-    ran = []
-    real = rowpass.run
-
-    def run(*a):
-        got = real(*a)
-        ran.append(got is not None)
-        return got
-
-    monkeypatch.setattr(rowpass, "run", run)
-    return ran
+    return spy_runs(rowpass)
 
 
 def _data(n=300, d=8, seed=0):

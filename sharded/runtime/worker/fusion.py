@@ -366,7 +366,7 @@ def _blocks(xp, steps, bufs, los, rows, n0) -> None:
         for j, (fn, params, specs, scratch) in enumerate(steps):
             a = [v if t == 0 else (v[lo:hi] if t == 2 else vals[v]) for t, v in specs]
             dst = bufs[j][: hi - lo] if scratch else bufs[j][lo:hi]
-            _put(fn(xp, *a, alloc=_offer(dst), **params), dst)
+            _put(fn(xp, *a, alloc=offer(dst), **params), dst)
             vals[j] = dst
 
 
@@ -392,7 +392,7 @@ def _split(worker, steps, bufs, los, rows, n0) -> None:
         worker._busy = False
 
 
-def _offer(dst):
+def offer(dst):
     """The ``alloc`` a pooled kernel receives: ``dst`` when it fits the request."""
 
     def alloc(shape, dtype):

@@ -28,6 +28,7 @@ import numpy as np
 from ....core.dataflow import fetch_regions, region
 from ....core.registry import KERNELS, kernel, pooled_empty
 from ....runtime.commands import Key, Transfer
+from ....runtime.worker.fusion import offer
 from ....runtime.worker.rowchain import band_rows
 
 HALO_SHARE = 0.25  # largest fraction of a block's rows that may come from other workers
@@ -205,7 +206,7 @@ def banded(xp, *arrays, op, params, bands, rows, ndim, into=False, alloc=None):
         # operand in place, as fill_ does, then returns ``dst`` itself)
         a = [dst if o is out and dst is not None else band_rows(o, r0, r1, rows, ndim) for o in ops]
         if dst is not None and getattr(fn, "pooled", False):
-            r = fn(xp, *a, alloc=_offer(dst), **params)
+            r = fn(xp, *a, alloc=offer(dst), **params)
         else:
             r = fn(xp, *a, **params)
         if out is None:  # the first segment tells the block's dtype and trailing shape
@@ -227,12 +228,3 @@ def _private(o, target):
         return a.copy() if shared and np.may_share_memory(a, target) else a
 
     return [(s, own(a)) for s, a in o] if type(o) is list else own(o)
-
-
-def _offer(dst):
-    """The ``alloc`` a pooled kernel receives: ``dst`` when it fits the request."""
-
-    def alloc(shape, dtype):
-        return dst if tuple(shape) == dst.shape and np.dtype(dtype) == dst.dtype else None
-
-    return alloc

@@ -8,8 +8,6 @@ binds.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .... import dtypes as D
@@ -195,7 +193,7 @@ def _where_kernel(xp, cond, a, b, cast=None, out=None, alloc=None):
         and all(getattr(v, "dtype", out) == out for v in (a, b))
     ):
         shape = np.broadcast_shapes(*(np.shape(v) for v in (cond, a, b)))
-        buf = alloc(shape, out) if math.prod(shape) >= 1 << 16 else None
+        buf = alloc(shape, out)  # (a small block: the pool declines it)
     if buf is None:
         return E.result(xp, xp.where(cond, a, b), out)
     xp.copyto(buf, b, casting="unsafe")

@@ -319,7 +319,7 @@ def contiguous(xp, a, alloc=None):
     """A C-ordered copy (never the same memory: the result of ``contiguous()``/``clone()``
     must not alias its input), into a block of the worker's pool where one fits (a loop's
     ``clone()`` frees a copy each time round)."""
-    buf = alloc(a.shape, a.dtype) if alloc is not None and a.size >= 1 << 16 else None
+    buf = alloc(a.shape, a.dtype) if alloc is not None else None  # (small: the pool declines)
     if buf is None:
         return xp.array(a, order="C", copy=True)
     xp.copyto(buf, a)
